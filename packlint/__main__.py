@@ -1,0 +1,3 @@
+from packlint.cli import main
+
+raise SystemExit(main())

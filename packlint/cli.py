@@ -1,0 +1,61 @@
+"""Command-line entry point: parses the sub-command and hands off to its module (imported lazily,
+so `packlint check` never pays for what `packlint probe` needs)."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+from packlint import __version__
+from packlint.errors import EXIT_USAGE, PacklintError
+
+# sub-command -> module exposing `add_arguments(parser)` and `run(args) -> int`
+COMMANDS = {
+    "inspect": ("packlint.cmd_inspect", "show the launch model: every launch, its env and flags"),
+}
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="packlint",
+        description="Catch sequence-packing mistakes in training launch scripts.",
+    )
+    parser.add_argument("--version", action="version", version=f"packlint {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name, (module_name, help_text) in COMMANDS.items():
+        p = sub.add_parser(name, help=help_text, description=help_text)
+        importlib.import_module(module_name).add_arguments(p)
+    return parser
+
+
+def _split_script_args(argv: list[str]) -> tuple[list[str], list[str]]:
+    """Everything after a bare `--` is the checked script's own positional arguments."""
+    if "--" in argv:
+        i = argv.index("--")
+        return argv[:i], argv[i + 1:]
+    return argv, []
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    own, script_args = _split_script_args(argv)
+    parser = build_parser()
+    try:
+        args = parser.parse_args(own)
+    except SystemExit as exc:  # argparse already printed its message
+        return EXIT_USAGE if exc.code not in (0, None) else 0
+    if args.command is None:
+        parser.print_help()
+        return EXIT_USAGE
+    args.script_args = script_args
+    module_name = COMMANDS[args.command][0]
+    try:
+        return importlib.import_module(module_name).run(args)
+    except PacklintError as exc:
+        print(f"packlint: error: {exc.one_line()}", file=sys.stderr)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:
+        return 0
