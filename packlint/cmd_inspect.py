@@ -1,0 +1,62 @@
+"""`packlint inspect`: print the launch model — exactly what the rules see."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+
+from packlint.errors import PacklintError
+
+
+def parse_env_pairs(pairs: list[str] | None) -> dict[str, str]:
+    env: dict[str, str] = {}
+    for pair in pairs or []:
+        name, sep, value = pair.partition("=")
+        if not sep or not name or not name.replace("_", "a").isalnum() or name[0].isdigit():
+            raise PacklintError(f"--env expects NAME=VALUE, got {pair!r}")
+        env[name] = value
+    return env
+
+
+def add_input_arguments(parser) -> None:
+    """--env / --inherit-env: the caller's environment the script is assumed to start with."""
+    parser.add_argument("--env", action="append", metavar="NAME=VALUE", default=[],
+                        help="assume the caller's environment has NAME=VALUE (repeatable)")
+    parser.add_argument("--inherit-env", action="store_true",
+                        help="assume the current environment is the caller's environment")
+
+
+def add_arguments(parser) -> None:
+    parser.add_argument("script", help="the launch script ('-' reads stdin)")
+    parser.add_argument("--format", choices=["text", "json"], default="text")
+    parser.add_argument("--stdin-filename", default=None, help="name to report when reading stdin")
+    parser.add_argument("--color", choices=["auto", "always", "never"], default="auto")
+    add_input_arguments(parser)
+    parser.epilog = "Arguments after `--` are the script's positional arguments."
+
+
+def run(args) -> int:
+    from packlint.api import inspect_script
+
+    env = parse_env_pairs(args.env)
+    text = None
+    path = args.script
+    display = None
+    if path == "-":
+        text = sys.stdin.buffer.read()
+        display = args.stdin_filename or "<stdin>"
+        path = args.stdin_filename or "<stdin>"
+    model = inspect_script(path, env=env, inherit_env=args.inherit_env, args=args.script_args,
+                           text=text, display_path=display)
+    if args.format == "json":
+        json.dump(model, sys.stdout, indent=2, ensure_ascii=False)
+        sys.stdout.write("\n")
+    else:
+        from packlint.reporters.inspect_text import render
+
+        force = {"always": True, "never": False}.get(args.color)
+        if force is None:
+            force = sys.stdout.isatty() and not os.environ.get("NO_COLOR")
+        render(model, sys.stdout, color=force)
+    return 0

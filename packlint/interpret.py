@@ -1,0 +1,2080 @@
+"""Stage 2: walk the syntax tree once, the way bash would run it, without executing anything.
+
+The state is a list of *worlds*. A world is one consistent assignment of variables along one path
+through the script. A condition packlint can decide from known values takes its branch; one it cannot
+decide forks the world, and the fork records the decision (`Condition`) so later findings can name the
+branch that triggers them. Worlds whose states become identical are merged again, so a branch that
+only runs `mkdir` costs nothing. Values are `Known` or `Unknown`; command substitutions are never run.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+import re
+import shlex
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from packlint import launchers as L
+from packlint.parse import ParsedScript, parse
+from packlint.source import SourceFile, load, prepare
+from packlint.errors import PacklintError
+from packlint.values import Condition, Known, Span, Unknown, Value, Variable
+
+MAX_WORLDS = 64
+MAX_LOOP_ITERATIONS = 256
+MAX_CALL_DEPTH = 32
+MAX_SOURCE_DEPTH = 16
+MAX_NESTING = 400
+MAX_VALUE_CHARS = 1 << 20
+
+_NOISE = {"comment", "heredoc_body", "heredoc_start", "heredoc_end", "heredoc_content", ";", ";;", "&",
+          "then", "do", "done", "fi", "else", "elif", "esac", "in", "{", "}", "(", ")", "\n"}
+# Commands whose whole purpose is their exit status: their status stays unknown in && / || lists.
+_PREDICATES = {"grep", "egrep", "fgrep", "pgrep", "which", "type", "hash", "getent", "id", "compgen",
+               "ping", "nc", "curl", "wget", "ls", "cmp", "diff", "pidof", "nvidia-smi"}
+_BASH_DYNAMIC = {"RANDOM", "SECONDS", "HOSTNAME", "PWD", "OLDPWD", "PPID", "UID", "EUID", "BASHPID",
+                 "HOME", "USER", "SRANDOM", "EPOCHSECONDS", "EPOCHREALTIME", "SHLVL", "HOSTTYPE",
+                 "MACHTYPE", "OSTYPE", "BASH_VERSION", "IFS", "PATH", "LOGNAME", "SHELL", "TERM"}
+
+
+@dataclass(frozen=True)
+class Diagnostic:
+    severity: str   # error | warning | info
+    code: str
+    message: str
+    span: Span | None
+
+    def to_json(self) -> dict:
+        d = {"severity": self.severity, "code": self.code, "message": self.message}
+        if self.span is not None:
+            d.update(file=self.span.file, line=self.span.line, column=self.span.column)
+        return d
+
+
+@dataclass
+class LaunchInstance:
+    """One launch as seen in one world: what the interpreter hands to the launch model."""
+
+    span: Span
+    context: tuple[str, ...]          # function calls / loop iterations that led here
+    seq: int                          # execution order, to tell "exported after the launch"
+    fields: list[Value]               # the command line from the outermost launcher on
+    env: dict[str, Variable]          # exported variables + prefix/wrapper assignments
+    unexported: dict[str, Variable]   # set, not exported
+    when: tuple[Condition, ...]
+
+
+@dataclass
+class World:
+    vars: dict[str, Variable]
+    positional: list[Value]
+    script: str
+    functions: dict[str, tuple[object, ParsedScript]] = field(default_factory=dict)
+    when: tuple[Condition, ...] = ()
+    flow: str | None = None            # exit | return | break | continue
+    locals_stack: list[dict[str, Variable | None]] = field(default_factory=list)
+
+    def fork(self) -> "World":
+        return World(dict(self.vars), list(self.positional), self.script, dict(self.functions),
+                     self.when, self.flow, [dict(f) for f in self.locals_stack])
+
+    def state_key(self) -> tuple:
+        items = []
+        for name, var in self.vars.items():
+            v = var.value
+            items.append((name, var.exported, _vkey(v),
+                          None if var.items is None else tuple(_vkey(x) for x in var.items),
+                          var.assigned_at))
+        return (tuple(sorted(items, key=lambda t: t[0])), tuple(_vkey(p) for p in self.positional),
+                self.flow, tuple(sorted(self.functions)), len(self.locals_stack))
+
+
+def _vkey(v):
+    if v is None:
+        return None
+    if isinstance(v, Known):
+        return ("k", v.text, v.span)
+    return ("u", v.reason)
+
+
+@dataclass
+class Piece:
+    """Part of a word being expanded: literal or expanded text, and whether word splitting applies."""
+
+    text: str | None                 # None: unknown
+    split: bool = False              # result of an unquoted expansion: subject to word splitting
+    span: Span | None = None
+    reason: str = ""
+    boundary: bool = False           # "${A[@]}": a field boundary before this piece
+    vanish: bool = False             # "${A[@]}" of an empty array / "$@" with no args
+
+
+class Interpreter:
+    def __init__(self, *, env: dict[str, str] | None = None, args: list[str] | None = None,
+                 known_env: tuple[str, ...] = (), cwd: str | None = None) -> None:
+        self.initial_env = dict(env or {})
+        self.args = list(args or [])
+        self.known_env = tuple(known_env)
+        self.cwd = cwd or os.getcwd()
+        self.diagnostics: list[Diagnostic] = []
+        self.launches: list[LaunchInstance] = []
+        self.export_events: list[tuple[int, str, Span | None]] = []
+        self.seq = 0
+        self.context: list[str] = []
+        self.source_stack: list[str] = []
+        self.depth = 0
+        self.call_depth = 0
+        self.parsed: dict[str, ParsedScript] = {}
+        self._diag_seen: set = set()
+        self.world_cap_hit = False
+
+    # ------------------------------------------------------------------ entry
+    def run(self, ps: ParsedScript, real_path: str | None) -> list[World]:
+        world = World(vars={}, positional=[Known(a) for a in self.args], script=real_path or ps.source.path)
+        for name, value in self.initial_env.items():
+            world.vars[name] = Variable(Known(value), exported=True, source="caller")
+        for name in self.known_env:
+            if name not in world.vars:
+                world.vars[name] = Variable(Unknown(f"${name} is set by the cluster at run time"),
+                                            exported=True, source="cluster")
+        for problem in ps.problems:
+            self.diag(problem.severity, problem.code, problem.message, problem.span)
+        if real_path:
+            self.source_stack.append(os.path.realpath(real_path))
+        return self.exec_block(self._statements(ps.root), [world], ps)
+
+    def diag(self, severity: str, code: str, message: str, span: Span | None) -> None:
+        key = (code, message, span)
+        if key not in self._diag_seen:
+            self._diag_seen.add(key)
+            self.diagnostics.append(Diagnostic(severity, code, message, span))
+
+    # ------------------------------------------------------------------ statements
+    @staticmethod
+    def _statements(node) -> list:
+        return [c for c in node.named_children if c.type not in _NOISE]
+
+    def exec_block(self, stmts: list, worlds: list[World], ps: ParsedScript) -> list[World]:
+        for stmt in stmts:
+            active = [w for w in worlds if w.flow is None]
+            if not active:
+                break
+            done = [w for w in worlds if w.flow is not None]
+            out: list[World] = []
+            for w in active:
+                out.extend(self.exec_stmt(stmt, w, ps))
+            worlds = self._merge(done + out)
+        return worlds
+
+    def _merge(self, worlds: list[World]) -> list[World]:
+        if len(worlds) <= 1:
+            return worlds
+        merged: dict[tuple, World] = {}
+        for w in worlds:
+            key = w.state_key()
+            prev = merged.get(key)
+            if prev is None:
+                merged[key] = w
+            else:
+                prev.when = _common_prefix(prev.when, w.when)
+        result = list(merged.values())
+        if len(result) > MAX_WORLDS:
+            if not self.world_cap_hit:
+                self.world_cap_hit = True
+                self.diag("warning", "too-many-branches",
+                          f"more than {MAX_WORLDS} combinations of undecidable branches; "
+                          f"only the first {MAX_WORLDS} are analysed", None)
+            result = result[:MAX_WORLDS]
+        return result
+
+    def exec_stmt(self, node, world: World, ps: ParsedScript) -> list[World]:
+        self.seq += 1
+        self.depth += 1
+        try:
+            if self.depth > MAX_NESTING:
+                self.diag("warning", "too-deep", "nesting too deep to analyse; the rest of this construct "
+                          "is skipped", ps.source.span(node))
+                return [world]
+            if node.type == "ERROR" or node.has_error and self._inside_error(node, ps):
+                return [world]
+            handler = getattr(self, "_s_" + node.type, None)
+            if handler is None:
+                return [world]
+            return handler(node, world, ps)
+        finally:
+            self.depth -= 1
+
+    def _inside_error(self, node, ps: ParsedScript) -> bool:
+        return any(a <= node.start_byte and node.end_byte <= b for a, b in ps.error_ranges)
+
+    def _s_program(self, node, world, ps):
+        return self.exec_block(self._statements(node), [world], ps)
+
+    def _s_compound_statement(self, node, world, ps):
+        if node.children and node.children[0].type == "((":
+            for c in node.named_children:
+                self.arith(c, world, ps)
+            return [world]
+        return self.exec_block(self._statements(node), [world], ps)
+
+    _s_do_group = _s_compound_statement
+
+    def _s_subshell(self, node, world, ps):
+        self.exec_block(self._statements(node), [world.fork()], ps)
+        return [world]
+
+    def _s_redirected_statement(self, node, world, ps):
+        body = node.child_by_field_name("body")
+        if body is None:
+            return [world]
+        return self.exec_stmt(body, world, ps)
+
+    def _s_pipeline(self, node, world, ps):
+        parts = [c for c in node.named_children if c.type not in _NOISE]
+        for part in parts:  # every element runs in a subshell: its variables do not come back
+            self.exec_stmt(part, world.fork(), ps)
+        return [world]
+
+    def _s_negated_command(self, node, world, ps):
+        return [w for w, _ in self.status(node, world, ps)]
+
+    def _s_list(self, node, world, ps):
+        return [w for w, _ in self.status(node, world, ps)]
+
+    def _s_test_command(self, node, world, ps):
+        return [world]
+
+    def _s_function_definition(self, node, world, ps):
+        name_node = node.child_by_field_name("name")
+        body = node.child_by_field_name("body")
+        if name_node is not None and body is not None:
+            world.functions[name_node.text.decode("utf-8", "replace")] = (body, ps)
+        return [world]
+
+    def _s_variable_assignment(self, node, world, ps):
+        self.assign(node, world, ps)
+        return [world]
+
+    def _s_variable_assignments(self, node, world, ps):
+        for c in node.named_children:
+            if c.type == "variable_assignment":
+                self.assign(c, world, ps)
+        return [world]
+
+    def _s_if_statement(self, node, world, ps):
+        clauses = []  # (condition nodes or None, body statements)
+        cond, body, current = [], [], None
+        for i, child in enumerate(node.children):
+            fname = node.field_name_for_child(i)
+            if child.type in ("elif_clause", "else_clause"):
+                continue
+            if fname == "condition":
+                if child.type not in _NOISE:
+                    cond.append(child)
+            elif child.is_named and child.type not in _NOISE:
+                body.append(child)
+        clauses.append((cond, body))
+        for child in node.named_children:
+            if child.type == "elif_clause":
+                c_nodes, b_nodes, in_body = [], [], False
+                for sub in child.children:
+                    if sub.type == "then":
+                        in_body = True
+                        continue
+                    if sub.is_named and sub.type not in _NOISE:
+                        (b_nodes if in_body else c_nodes).append(sub)
+                clauses.append((c_nodes, b_nodes))
+            elif child.type == "else_clause":
+                clauses.append((None, self._statements(child)))
+        return self._run_clauses(clauses, world, ps)
+
+    def _run_clauses(self, clauses, world, ps) -> list[World]:
+        if not clauses:
+            return [world]
+        (cond, body), rest = clauses[0], clauses[1:]
+        if cond is None:
+            return self.exec_block(body, [world], ps)
+        results: list[World] = []
+        for w, status in self.status_seq(cond, world, ps, in_condition=True):
+            text = _snippet(cond[-1]) if cond else "condition"
+            span = ps.source.span(cond[-1]) if cond else None
+            if status is True:
+                results.extend(self.exec_block(body, [w], ps))
+            elif status is False:
+                results.extend(self._run_clauses(rest, w, ps))
+            else:
+                yes, no = w, w.fork()
+                yes.when = yes.when + (Condition(text, "is true", span),)
+                no.when = no.when + (Condition(text, "is false", span),)
+                results.extend(self.exec_block(body, [yes], ps))
+                results.extend(self._run_clauses(rest, no, ps))
+        return self._merge(results)
+
+    def _s_case_statement(self, node, world, ps):
+        subject_node = node.child_by_field_name("value")
+        if subject_node is None:
+            subject_node = next((c for c in node.named_children if c.type != "case_item"), None)
+        subject = self.expand_joined(subject_node, world, ps) if subject_node is not None else Known("")
+        items = [c for c in node.named_children if c.type == "case_item"]
+        arms = []
+        for item in items:
+            patterns, body, seen_paren = [], [], False
+            for c in item.children:
+                if c.type == ")":
+                    seen_paren = True
+                    continue
+                if not seen_paren:
+                    if c.is_named and c.type not in _NOISE:
+                        patterns.append(c)
+                elif c.is_named and c.type not in _NOISE:
+                    body.append(c)
+            arms.append((patterns, body, item))
+        if isinstance(subject, Known):
+            for patterns, body, _ in arms:
+                for p in patterns:
+                    pat = self.expand_pattern(p, world, ps)
+                    if pat is None:
+                        break  # unknown pattern: fall through to the undecidable path below
+                    if _glob_match(subject.text, pat):
+                        return self.exec_block(body, [world], ps)
+                else:
+                    continue
+                break
+            else:
+                return [world]
+        # undecidable: one world per arm, plus "no arm matched" unless there is a catch-all
+        results: list[World] = []
+        subject_text = _snippet(subject_node) if subject_node is not None else "?"
+        catch_all = False
+        for patterns, body, item in arms:
+            w = world.fork()
+            pat_text = " | ".join(_snippet(p) for p in patterns)
+            w.when = w.when + (Condition(f"case {subject_text}", f"matches `{pat_text})`",
+                                         ps.source.span(item)),)
+            results.extend(self.exec_block(body, [w], ps))
+            if any(_snippet(p) == "*" for p in patterns):
+                catch_all = True
+                break
+        if not catch_all:
+            w = world.fork()
+            w.when = w.when + (Condition(f"case {subject_text}", "matches no arm", ps.source.span(node)),)
+            results.append(w)
+        return self._merge(results)
+
+    def _s_for_statement(self, node, world, ps):
+        var_node = node.child_by_field_name("variable")
+        body = node.child_by_field_name("body")
+        if var_node is None or body is None:
+            return [world]
+        name = var_node.text.decode()
+        value_nodes = [node.children[i] for i in range(node.child_count)
+                       if node.field_name_for_child(i) == "value"]
+        has_in = any(c.type == "in" for c in node.children)
+        if has_in:
+            items: list[Value] = []
+            for v in value_nodes:
+                items.extend(self.expand_fields(v, world, ps))
+        else:
+            items = list(world.positional)
+        span = ps.source.span(node)
+        if any(not isinstance(i, Known) for i in items):
+            reason = next(i.reason for i in items if isinstance(i, Unknown))
+            return self._loop_unknown(body, world, ps, name, Unknown(reason, span),
+                                      f"for {name} in ...", span)
+        worlds = [world]
+        for count, item in enumerate(items):
+            if count >= MAX_LOOP_ITERATIONS:
+                self.diag("warning", "loop-bound", f"loop stopped after {MAX_LOOP_ITERATIONS} iterations",
+                          span)
+                break
+            for w in worlds:
+                self.set_var(w, name, Variable(item, assigned_at=span), span)
+            self.context.append(f"for {name}={item.text} ({span.short()})")
+            try:
+                worlds = self._loop_body(body, worlds, ps)
+            finally:
+                self.context.pop()
+            if all(w.flow == "break_done" for w in worlds):
+                break
+        for w in worlds:
+            if w.flow == "break_done":
+                w.flow = None
+        return worlds
+
+    def _loop_body(self, body, worlds, ps) -> list[World]:
+        active = [w for w in worlds if w.flow is None]
+        rest = [w for w in worlds if w.flow is not None]
+        out = self.exec_block(self._statements(body), active, ps) if active else []
+        for w in out:
+            if w.flow == "continue":
+                w.flow = None
+            elif w.flow == "break":
+                w.flow = "break_done"
+        return self._merge(rest + out)
+
+    def _loop_unknown(self, body, world, ps, var, value, text, span) -> list[World]:
+        """A loop whose iteration count is unknown: model "never runs" and "runs once"."""
+        skip = world.fork()
+        skip.when = skip.when + (Condition(text, "runs no iteration", span),)
+        run = world
+        run.when = run.when + (Condition(text, "runs its body", span),)
+        if var is not None:
+            self.set_var(run, var, Variable(value, assigned_at=span), span)
+        out = self._loop_body(body, [run], ps)
+        for w in out:
+            if w.flow == "break_done":
+                w.flow = None
+        return self._merge([skip] + out)
+
+    def _s_c_style_for_statement(self, node, world, ps):
+        init = node.child_by_field_name("initializer")
+        cond = node.child_by_field_name("condition")
+        update = node.child_by_field_name("update")
+        body = node.child_by_field_name("body")
+        span = ps.source.span(node)
+        if body is None:
+            return [world]
+        if init is not None:
+            self.arith(init, world, ps)
+        worlds = [world]
+        for count in range(MAX_LOOP_ITERATIONS + 1):
+            if count == MAX_LOOP_ITERATIONS:
+                self.diag("warning", "loop-bound", f"loop stopped after {MAX_LOOP_ITERATIONS} iterations",
+                          span)
+                break
+            live = [w for w in worlds if w.flow is None]
+            if not live:
+                break
+            nxt = [w for w in worlds if w.flow is not None]
+            for w in live:
+                c = self.arith(cond, w, ps) if cond is not None else 1
+                if isinstance(c, Unknown):
+                    nxt.extend(self._loop_unknown(body, w, ps, None, None, _snippet(node), span))
+                    continue
+                if c == 0:
+                    w.flow = "loop_done"
+                    nxt.append(w)
+                    continue
+                out = self._loop_body(body, [w], ps)
+                for o in out:
+                    if o.flow is None and update is not None:
+                        self.arith(update, o, ps)
+                nxt.extend(out)
+            worlds = self._merge(nxt)
+        for w in worlds:
+            if w.flow in ("loop_done", "break_done"):
+                w.flow = None
+        return worlds
+
+    def _s_while_statement(self, node, world, ps):
+        cond_nodes = [node.children[i] for i in range(node.child_count)
+                      if node.field_name_for_child(i) == "condition" and node.children[i].type not in _NOISE]
+        body = node.child_by_field_name("body")
+        until = node.children[0].type == "until"
+        span = ps.source.span(node)
+        if body is None:
+            return [world]
+        worlds = [world]
+        finished: list[World] = []
+        for count in range(MAX_LOOP_ITERATIONS + 1):
+            live = [w for w in worlds if w.flow is None]
+            finished.extend(w for w in worlds if w.flow is not None)
+            if not live:
+                break
+            if count == MAX_LOOP_ITERATIONS:
+                self.diag("warning", "loop-bound", f"loop stopped after {MAX_LOOP_ITERATIONS} iterations",
+                          span)
+                finished.extend(live)
+                break
+            nxt = []
+            for w in live:
+                for w2, status in self.status_seq(cond_nodes, w, ps, in_condition=True):
+                    if status is not None and until:
+                        status = not status
+                    if status is False:
+                        finished.append(w2)
+                    elif status is True:
+                        nxt.extend(self._loop_body(body, [w2], ps))
+                    else:
+                        finished.extend(self._loop_unknown(body, w2, ps, None, None,
+                                                           _snippet(node).split("\n")[0], span))
+            worlds = self._merge(nxt)
+        for w in finished:
+            if w.flow == "break_done":
+                w.flow = None
+        return self._merge(finished)
+
+    # ------------------------------------------------------------------ exit status
+    def status_seq(self, nodes, world, ps, in_condition=False) -> list[tuple[World, bool | None]]:
+        """Run a condition list (`if a; b; then`): the status is the last command's."""
+        if not nodes:
+            return [(world, True)]
+        pairs = [(world, True)]
+        for n in nodes:
+            nxt = []
+            for w, _ in pairs:
+                if w.flow is not None:
+                    nxt.append((w, False))
+                    continue
+                nxt.extend(self.status(n, w, ps, in_condition))
+            pairs = nxt
+        return pairs
+
+    def status(self, node, world, ps, in_condition=False) -> list[tuple[World, bool | None]]:
+        t = node.type
+        if t == "list":
+            kids = [c for c in node.children if c.type not in ("comment",)]
+            left, op, right = kids[0], kids[1].type, kids[-1]
+            out = []
+            for w, st in self.status(left, world, ps, in_condition):
+                if w.flow is not None:
+                    out.append((w, st))
+                    continue
+                run_right = {"&&": st, "||": None if st is None else not st}[op]
+                if run_right is True:
+                    out.extend(self.status(right, w, ps, in_condition))
+                elif run_right is False:
+                    out.append((w, st))
+                else:
+                    text = _snippet(left)
+                    span = ps.source.span(left)
+                    yes, no = w, w.fork()
+                    runs = "succeeds" if op == "&&" else "fails"
+                    skips = "fails" if op == "&&" else "succeeds"
+                    yes.when = yes.when + (Condition(text, runs, span),)
+                    no.when = no.when + (Condition(text, skips, span),)
+                    out.extend(self.status(right, yes, ps, in_condition))
+                    out.append((no, op == "||"))
+            return out
+        if t == "negated_command":
+            inner = node.named_children[-1]
+            return [(w, None if s is None else not s) for w, s in self.status(inner, world, ps, in_condition)]
+        if t == "test_command":
+            return [(world, self.eval_test_node(node, world, ps))]
+        if t == "compound_statement" and node.children and node.children[0].type == "((":
+            v = None
+            for c in node.named_children:
+                v = self.arith(c, world, ps)
+            return [(world, None if isinstance(v, Unknown) or v is None else v != 0)]
+        if t == "redirected_statement":
+            body = node.child_by_field_name("body")
+            return self.status(body, world, ps, in_condition) if body is not None else [(world, None)]
+        if t == "pipeline":
+            self._s_pipeline(node, world, ps)
+            last = [c for c in node.named_children if c.type not in _NOISE][-1]
+            bang = node.children and node.children[0].type == "!"
+            st = self._command_status_guess(last, world, ps, in_condition)
+            return [(world, None if st is None else (not st if bang else st))]
+        if t == "command":
+            before = len(self.launches)
+            fields_status: list[tuple[World, bool | None]] = []
+            worlds = self._s_command(node, world, ps, status_out=fields_status)
+            if fields_status:
+                return fields_status
+            guessed = self._command_status_guess(node, world, ps, in_condition)
+            if len(self.launches) > before:
+                guessed = None
+            return [(w, guessed if w.flow is None else False) for w in worlds]
+        worlds = self.exec_stmt(node, world, ps)
+        return [(w, None if in_condition else True) for w in worlds]
+
+    def _command_status_guess(self, node, world, ps, in_condition) -> bool | None:
+        """Ordinary commands in `&&`/`||` lists are assumed to succeed (launch scripts run on a working
+        machine); in `if`/`while` conditions, and for commands that exist to be tested, it is unknown."""
+        if node.type != "command":
+            return None if in_condition else True
+        name_node = node.child_by_field_name("name")
+        name = name_node.text.decode("utf-8", "replace") if name_node is not None else ""
+        if name in ("true", ":"):
+            return True
+        if name == "false":
+            return False
+        if in_condition or os.path.basename(name) in _PREDICATES:
+            return None
+        return True
+
+    # ------------------------------------------------------------------ tests
+    def eval_test_node(self, node, world, ps) -> bool | None:
+        inner = [c for c in node.named_children]
+        if not inner:
+            return False
+        opener = node.children[0].type
+        if opener == "[" and len(inner) == 1 and inner[0].type not in (
+                "binary_expression", "unary_expression", "parenthesized_expression", "negated_expression"):
+            v = self.expand_joined(inner[0], world, ps)
+            return None if not isinstance(v, Known) else v.text != ""
+        return self._test_expr(inner[0], world, ps, double=opener == "[[")
+
+    def _test_expr(self, node, world, ps, double) -> bool | None:
+        t = node.type
+        if t == "parenthesized_expression":
+            kids = node.named_children
+            return self._test_expr(kids[0], world, ps, double) if kids else None
+        if t in ("negated_expression",) or (t == "unary_expression" and node.children[0].type == "!"):
+            v = self._test_expr(node.named_children[-1], world, ps, double)
+            return None if v is None else not v
+        if t == "unary_expression":
+            op_node = node.child_by_field_name("operator") or node.children[0]
+            op = op_node.text.decode()
+            operand = node.named_children[-1]
+            if op == "-v":
+                name = self.expand_joined(operand, world, ps)
+                if not isinstance(name, Known):
+                    return None
+                var = world.vars.get(name.text)
+                if var is None:
+                    return False
+                return None if isinstance(var.scalar(), Unknown) and var.source == "cluster" else True
+            v = self.expand_joined(operand, world, ps)
+            if not isinstance(v, Known):
+                return None
+            if op == "-z":
+                return v.text == ""
+            if op == "-n":
+                return v.text != ""
+            return None  # file tests: the file system of the cluster is unknown
+        if t == "binary_expression":
+            op_node = node.child_by_field_name("operator")
+            op = op_node.text.decode() if op_node is not None else ""
+            left = node.child_by_field_name("left")
+            right = node.child_by_field_name("right")
+            if op in ("&&", "-a", "||", "-o"):
+                a = self._test_expr(left, world, ps, double)
+                if op in ("&&", "-a"):
+                    if a is False:
+                        return False
+                    b = self._test_expr(right, world, ps, double)
+                    return False if b is False else (None if a is None or b is None else True)
+                if a is True:
+                    return True
+                b = self._test_expr(right, world, ps, double)
+                return True if b is True else (None if a is None or b is None else False)
+            lv = self.expand_joined(left, world, ps) if left is not None else Known("")
+            if op in ("==", "=", "!=") and double and right is not None:
+                pat = self.expand_pattern(right, world, ps)
+                if not isinstance(lv, Known) or pat is None:
+                    return None
+                m = _glob_match(lv.text, pat)
+                return m if op != "!=" else not m
+            if op == "=~":
+                rv = self.expand_joined(right, world, ps)
+                if not isinstance(lv, Known) or not isinstance(rv, Known):
+                    return None
+                try:
+                    return re.search(rv.text, lv.text) is not None
+                except re.error:
+                    return None
+            rv = self.expand_joined(right, world, ps) if right is not None else Known("")
+            if not isinstance(lv, Known) or not isinstance(rv, Known):
+                return None
+            return _compare(op, lv.text, rv.text, world, self)
+        v = self.expand_joined(node, world, ps)
+        return None if not isinstance(v, Known) else v.text != ""
+
+    def test_args(self, args: list[Value]) -> bool | None:
+        """`test`/`[` with already expanded arguments (POSIX rules by argument count)."""
+        if args and isinstance(args[-1], Known) and args[-1].text == "]":
+            args = args[:-1]
+        if any(not isinstance(a, Known) for a in args):
+            return None
+        words = [a.text for a in args]
+        return _posix_test(words, self)
+
+    # ------------------------------------------------------------------ commands
+    def _s_command(self, node, world, ps, status_out=None):
+        prefix: list = []
+        name_node = node.child_by_field_name("name")
+        arg_nodes = []
+        for i, c in enumerate(node.children):
+            fname = node.field_name_for_child(i)
+            if c.type == "variable_assignment" and name_node is not None and c.start_byte < name_node.start_byte:
+                prefix.append(c)
+            elif fname == "argument":
+                arg_nodes.append(c)
+        if name_node is None:
+            for a in prefix:
+                self.assign(a, world, ps)
+            return [world]
+        fields = self.expand_fields(name_node, world, ps)
+        for a in arg_nodes:
+            if a.type in ("herestring_redirect", "file_redirect", "heredoc_redirect"):
+                continue
+            fields.extend(self.expand_fields(a, world, ps))
+        span = ps.source.span(node)
+        prefix_env: dict[str, Variable] = {}
+        for a in prefix:
+            name, var = self._assignment_value(a, world, ps)
+            if name is not None:
+                prefix_env[name] = Variable(var.value, var.items, True, var.assigned_at, var.assigned_at,
+                                            "prefix")
+        return self.run_command(fields, prefix_env, world, ps, span, node, status_out)
+
+    def run_command(self, fields, prefix_env, world, ps, span, node, status_out=None) -> list[World]:
+        if not fields:
+            return [world]
+        # peel wrappers: env A=1 nohup exec time ...
+        exec_replaces = False
+        while fields:
+            head = L.basename(fields[0])
+            if head not in L.WRAPPERS:
+                break
+            if head == "exec":
+                exec_replaces = True
+            value_opts, n_pos = L.WRAPPERS[head]
+            i = 1
+            while i < len(fields):
+                f = fields[i]
+                if not isinstance(f, Known):
+                    break
+                if head == "env" and re.match(r"^[A-Za-z_][A-Za-z0-9_]*=", f.text):
+                    name, _, val = f.text.partition("=")
+                    prefix_env[name] = Variable(Known(val, f.span), None, True, f.span, f.span, "prefix")
+                    i += 1
+                    continue
+                if head == "env" and f.text in ("-u", "--unset") and i + 1 < len(fields):
+                    u = fields[i + 1]
+                    if isinstance(u, Known):
+                        prefix_env[u.text] = Variable(None, None, False, f.span, None, "unset")
+                    i += 2
+                    continue
+                if f.text.startswith("-") and len(f.text) > 1:
+                    i += 2 if f.text in value_opts else 1
+                    continue
+                break
+            i += n_pos
+            fields = fields[i:]
+        if not fields:
+            return [world]
+        head = fields[0]
+        name = head.text if isinstance(head, Known) else None
+        if name is not None and "/" not in name and name in world.functions and not prefix_env.get("__nofunc"):
+            return self.call_function(name, fields[1:], prefix_env, world, span)
+        if L.launcher_name(fields) is not None:
+            self.record_launch(fields, prefix_env, world, span)
+            if exec_replaces:
+                world.flow = "exit"
+            return [world]
+        base = os.path.basename(name) if name else None
+        if base in ("bash", "sh", "zsh", "dash"):
+            return self._run_shell(fields, prefix_env, world, ps, span, node)
+        handler = _BUILTINS.get(name) if name else None
+        if handler is not None:
+            return handler(self, fields, world, ps, span, status_out)
+        return [world]
+
+    def call_function(self, name, args, prefix_env, world, span) -> list[World]:
+        body, fps = world.functions[name]
+        if self.call_depth >= MAX_CALL_DEPTH:
+            self.diag("warning", "recursion", f"function `{name}` calls nest deeper than {MAX_CALL_DEPTH}; "
+                      "not followed further", span)
+            return [world]
+        saved_positional = world.positional
+        world.positional = list(args)
+        saved_prefix = {}
+        for k, v in prefix_env.items():
+            saved_prefix[k] = world.vars.get(k)
+            world.vars[k] = v
+        world.locals_stack.append({})
+        self.call_depth += 1
+        self.context.append(f"{name}() called at {span.short()}")
+        try:
+            out = self.exec_block(self._statements(body) if body.type == "compound_statement" else [body],
+                                  [world], fps)
+        finally:
+            self.call_depth -= 1
+            self.context.pop()
+        for w in out:
+            frame = w.locals_stack.pop() if w.locals_stack else {}
+            for k, old in frame.items():
+                if old is None:
+                    w.vars.pop(k, None)
+                else:
+                    w.vars[k] = old
+            for k, old in saved_prefix.items():
+                if old is None:
+                    w.vars.pop(k, None)
+                else:
+                    w.vars[k] = old
+            w.positional = saved_positional
+            if w.flow == "return":
+                w.flow = None
+        return self._merge(out)
+
+    def _run_shell(self, fields, prefix_env, world, ps, span, node) -> list[World]:
+        """`bash -c '...'` is analysed as a script of its own; `bash other.sh args` follows the file."""
+        args = fields[1:]
+        i = 0
+        while i < len(args) and isinstance(args[i], Known) and args[i].text.startswith("-") \
+                and args[i].text not in ("-c",):
+            i += 1
+        child = world.fork()
+        child.vars = {k: v for k, v in world.vars.items() if v.exported}
+        child.vars.update(prefix_env)
+        child.functions = {}
+        child.locals_stack = []
+        if i < len(args) and isinstance(args[i], Known) and args[i].text == "-c":
+            if i + 1 >= len(args):
+                return [world]
+            code = args[i + 1]
+            if not isinstance(code, Known):
+                self.diag("info", "unanalysed", f"`{L.basename(fields[0])} -c` with an unknown command "
+                          f"string ({code.reason}) is not analysed", span)
+                return [world]
+            child.positional = list(args[i + 3:])
+            cspan = code.span or span
+            src = SourceFile(path=ps.source.path, data=code.text.encode("utf-8", "surrogateescape"),
+                             line_base=cspan.line - 1, column_base=cspan.column)
+            self._exec_source(src, child, None)
+            return [world]
+        if i < len(args):
+            target = args[i]
+            if isinstance(target, Known):
+                path = self.resolve_path(target.text, world)
+                if path is not None:
+                    child.positional = list(args[i + 1:])
+                    try:
+                        sf = load(path, display=self._display(path))
+                    except PacklintError as exc:
+                        self.diag("warning", "source-unreadable", exc.one_line(), span)
+                        return [world]
+                    self._exec_source(sf, child, path)
+        return [world]
+
+    def _exec_source(self, src: SourceFile, world: World, real_path: str | None) -> list[World]:
+        ps = parse(src)
+        for problem in ps.problems:
+            self.diag(problem.severity, problem.code, problem.message, problem.span)
+        if real_path:
+            self.source_stack.append(os.path.realpath(real_path))
+        try:
+            return self.exec_block(self._statements(ps.root), [world], ps)
+        finally:
+            if real_path:
+                self.source_stack.pop()
+
+    def _display(self, path: str) -> str:
+        try:
+            rel = os.path.relpath(path, self.cwd)
+        except ValueError:
+            return path
+        return path if rel.startswith("..") else rel
+
+    def resolve_path(self, text: str, world: World) -> str | None:
+        if text.startswith("~"):
+            return None
+        candidates = []
+        if os.path.isabs(text):
+            candidates.append(text)
+        else:
+            if self.source_stack:
+                candidates.append(os.path.join(os.path.dirname(self.source_stack[0]), text))
+                candidates.append(os.path.join(os.path.dirname(self.source_stack[-1]), text))
+            candidates.append(os.path.join(self.cwd, text))
+        for c in candidates:
+            if os.path.isfile(c):
+                return os.path.normpath(c)
+        return None
+
+    def source_file(self, fields, world, ps, span) -> list[World]:
+        if len(fields) < 2:
+            return [world]
+        target = fields[1]
+        text = target.text if isinstance(target, Known) else None
+        guessed = False
+        if text is None and isinstance(target, Unknown) and target.reason.startswith("partly unknown:"):
+            text = target.reason.split("tail=", 1)[-1] if "tail=" in target.reason else None
+            guessed = text is not None
+        if text is None:
+            self.diag("warning", "source-unknown",
+                      f"cannot follow `source`: the path is unknown ({target.reason}); settings it makes "
+                      "are not seen", span)
+            return [world]
+        path = self.resolve_path(text, world)
+        if path is None:
+            self.diag("warning", "source-not-found",
+                      f"sourced file not found: {text} (looked beside the script and in the working "
+                      "directory); settings it makes are not seen", span)
+            return [world]
+        real = os.path.realpath(path)
+        if real in self.source_stack:
+            self.diag("info", "source-cycle", f"`source {text}` would include itself again "
+                      "(cycle); not followed", span)
+            return [world]
+        if len(self.source_stack) >= MAX_SOURCE_DEPTH:
+            self.diag("warning", "source-depth", f"sourced files nest deeper than {MAX_SOURCE_DEPTH}; "
+                      f"{text} not followed", span)
+            return [world]
+        if guessed:
+            self.diag("info", "source-guessed", f"sourced path partly unknown; assumed it is {text} "
+                      "beside the script", span)
+        try:
+            sf = load(path, display=self._display(path))
+        except PacklintError as exc:
+            self.diag("warning", "source-unreadable", exc.one_line(), span)
+            return [world]
+        saved = world.positional
+        if len(fields) > 2:
+            world.positional = list(fields[2:])
+        out = self._exec_source(sf, world, path)
+        if len(fields) > 2:
+            for w in out:
+                w.positional = saved
+        return out
+
+    def record_launch(self, fields, prefix_env, world, span) -> None:
+        env = {k: v for k, v in world.vars.items() if v.exported}
+        unexported = {k: v for k, v in world.vars.items() if not v.exported and k not in prefix_env}
+        for k, v in prefix_env.items():
+            if v.source == "unset":
+                env.pop(k, None)
+            else:
+                env[k] = v
+        self.launches.append(LaunchInstance(span, tuple(self.context), self.seq, list(fields), env,
+                                            unexported, world.when))
+
+    # ------------------------------------------------------------------ assignment
+    def _assignment_value(self, node, world, ps) -> tuple[str | None, Variable]:
+        name_node = node.child_by_field_name("name")
+        value_node = node.child_by_field_name("value")
+        span = ps.source.span(node)
+        if name_node is None:
+            return None, Variable()
+        name = name_node.text.decode("utf-8", "replace")
+        if name_node.type == "subscript":
+            return None, Variable()
+        appending = any(c.type == "+=" for c in node.children)
+        old = world.vars.get(name)
+        if value_node is not None and value_node.type == "array":
+            items: list[Value] = []
+            for c in value_node.named_children:
+                if c.type == "comment":
+                    continue
+                items.extend(self.expand_fields(c, world, ps))
+            if appending and old is not None:
+                prev = old.items if old.items is not None else ([old.value] if old.value is not None else [])
+                items = list(prev) + items
+            return name, Variable(None, items, old.exported if old else False, span,
+                                  old.exported_at if old else None)
+        value = self.expand_joined(value_node, world, ps) if value_node is not None else Known("", span)
+        if appending and old is not None:
+            if old.items is not None:
+                items = list(old.items)
+                if items:
+                    items[0] = _concat(items[0], value, span)
+                else:
+                    items = [value]
+                return name, Variable(None, items, old.exported, span, old.exported_at)
+            value = _concat(old.value or Known(""), value, span)
+        if isinstance(value, Known) and value.span is None:
+            value = Known(value.text, span)
+        return name, Variable(value, None, old.exported if old else False, span,
+                              old.exported_at if old else None)
+
+    def assign(self, node, world, ps, *, export=False, local=False, force_array=False) -> str | None:
+        name_node = node.child_by_field_name("name")
+        if name_node is not None and name_node.type == "subscript":
+            self._assign_subscript(node, name_node, world, ps)
+            return None
+        name, var = self._assignment_value(node, world, ps)
+        if name is None:
+            return None
+        old = world.vars.get(name)
+        if old is not None and old.readonly:
+            self.diag("warning", "readonly", f"assignment to readonly variable {name} is ignored by bash",
+                      var.assigned_at)
+            return name
+        if force_array and var.items is None:
+            var = Variable(None, [] if var.value is None else [var.value], var.exported, var.assigned_at,
+                           var.exported_at)
+        if old is not None and old.source in ("caller", "cluster") and not export:
+            var.exported = True  # a variable from the environment stays exported
+        if export:
+            var.exported = True
+            var.exported_at = var.assigned_at
+        if local and world.locals_stack:
+            frame = world.locals_stack[-1]
+            if name not in frame:
+                frame[name] = old
+        self.set_var(world, name, var, var.assigned_at)
+        return name
+
+    def set_var(self, world, name, var: Variable, span) -> None:
+        if var.exported:
+            self.export_events.append((self.seq, name, var.exported_at or span))
+        world.vars[name] = var
+
+    def _assign_subscript(self, node, sub, world, ps) -> None:
+        name = sub.child_by_field_name("name")
+        index = sub.child_by_field_name("index")
+        value_node = node.child_by_field_name("value")
+        if name is None:
+            return
+        vname = name.text.decode()
+        span = ps.source.span(node)
+        value = self.expand_joined(value_node, world, ps) if value_node is not None else Known("", span)
+        idx = self.arith(index, world, ps) if index is not None else Unknown("no index")
+        old = world.vars.get(vname)
+        items = list(old.items) if old is not None and old.items is not None else (
+            [old.value] if old is not None and old.value is not None else [])
+        if isinstance(idx, Unknown) or idx < 0 or idx > 4096:
+            items.append(Unknown(f"array element at an unknown index ({_snippet(index)})", span))
+        else:
+            while len(items) <= idx:
+                items.append(Known("", span))
+            items[idx] = value
+        world.vars[vname] = Variable(None, items, old.exported if old else False, span,
+                                     old.exported_at if old else None)
+
+    # ------------------------------------------------------------------ expansion
+    def expand_fields(self, node, world, ps) -> list[Value]:
+        """A word as bash turns it into arguments: expansions, quote removal, word splitting."""
+        pieces = self.pieces(node, world, ps, quoted=False)
+        return _assemble(pieces, ps.source.span(node))
+
+    def expand_joined(self, node, world, ps) -> Value:
+        """A word where no splitting happens (assignment values, `[[ ]]` operands, case subjects)."""
+        if node is None:
+            return Known("")
+        pieces = self.pieces(node, world, ps, quoted=False)
+        return _join(pieces, ps.source.span(node))
+
+    def expand_pattern(self, node, world, ps) -> str | None:
+        """A pattern (`case` arm, `[[ == ]]` right side): quoted parts match literally."""
+        out = []
+        for p in self.pieces(node, world, ps, quoted=False, pattern=True):
+            if p.text is None:
+                return None
+            out.append(p.text)
+        return "".join(out)
+
+    def pieces(self, node, world, ps, quoted: bool, pattern: bool = False) -> list[Piece]:
+        self.depth += 1
+        try:
+            if self.depth > MAX_NESTING:
+                return [Piece(None, span=ps.source.span(node), reason="nesting too deep to analyse")]
+            return self._pieces(node, world, ps, quoted, pattern)
+        finally:
+            self.depth -= 1
+
+    def _pieces(self, node, world, ps, quoted, pattern) -> list[Piece]:
+        t = node.type
+        span = ps.source.span(node)
+        if t in ("word", "number", "command_name", "extglob_pattern", "regex", "special_variable_name",
+                 "variable_name", "test_operator", "string_content", "heredoc_content"):
+            if t == "command_name":
+                return [p for c in node.named_children for p in self.pieces(c, world, ps, quoted, pattern)]
+            text = node.text.decode("utf-8", "replace")
+            if t == "word" and not quoted:
+                if text.startswith("~") and (len(text) == 1 or text[1] == "/"):
+                    home = world.vars.get("HOME")
+                    if home is None or not isinstance(home.scalar(), Known):
+                        return [Piece(None, span=span, reason="~ (the home directory at run time)")]
+                    text = home.scalar().text + text[1:]
+                if pattern:
+                    return [Piece(_unescape_pattern(text), span=span)]
+                text = _unescape_unquoted(text)
+            return [Piece(text, span=span)]
+        if t == "concatenation":
+            return [p for c in node.children for p in self.pieces(c, world, ps, quoted, pattern)]
+        if t == "raw_string":
+            text = node.text.decode("utf-8", "replace")[1:-1]
+            return [Piece(_glob_escape(text) if pattern else text, span=span)]
+        if t == "ansi_c_string":
+            raw = node.text.decode("utf-8", "replace")[2:-1]
+            try:
+                text = raw.encode("latin-1", "backslashreplace").decode("unicode_escape")
+            except (UnicodeDecodeError, UnicodeEncodeError):
+                text = raw
+            return [Piece(_glob_escape(text) if pattern else text, span=span)]
+        if t in ("string", "translated_string"):
+            return self._string_pieces(node, world, ps, pattern)
+        if t == "simple_expansion" or t == "expansion":
+            out = self._expansion(node, world, ps, quoted)
+            if pattern and quoted:
+                return [Piece(_glob_escape(p.text), p.split, p.span, p.reason, p.boundary, p.vanish)
+                        if p.text is not None else p for p in out]
+            return out
+        if t == "command_substitution":
+            return [self._command_substitution(node, world, ps, quoted)]
+        if t == "process_substitution":
+            return [Piece(None, span=span, reason=f"process substitution {_snippet(node)}")]
+        if t == "arithmetic_expansion":
+            v = None
+            for c in node.named_children:
+                v = self.arith(c, world, ps)
+            if v is None or isinstance(v, Unknown):
+                reason = v.reason if isinstance(v, Unknown) else "empty arithmetic"
+                return [Piece(None, span=span, reason=f"arithmetic {_snippet(node)}: {reason}")]
+            return [Piece(str(v), split=not quoted, span=span)]
+        if t == "brace_expression":
+            return [Piece(None, span=span, reason=f"brace expansion {_snippet(node)}")]
+        if t in ("file_redirect", "heredoc_redirect", "herestring_redirect", "comment"):
+            return []
+        text = node.text.decode("utf-8", "replace")
+        return [Piece(text, span=span)]
+
+    def _string_pieces(self, node, world, ps, pattern) -> list[Piece]:
+        """Double quotes: literal gaps between the expansions keep their text (escapes removed)."""
+        out: list[Piece] = []
+        data = ps.source.data
+        kids = [c for c in node.children if c.is_named]
+        start = node.start_byte + (1 if node.type == "string" else 2)
+        end = node.end_byte - 1
+        pos = start
+        saw_any = False
+        for c in kids:
+            if c.start_byte > pos:
+                gap = data[pos:c.start_byte].decode("utf-8", "replace")
+                out.append(Piece(_unescape_dquote(gap), span=ps.source.span(node)))
+            if c.type == "string_content":
+                text = _unescape_dquote(c.text.decode("utf-8", "replace"))
+                out.append(Piece(_glob_escape(text) if pattern else text, span=ps.source.span(c)))
+            else:
+                sub = self.pieces(c, world, ps, quoted=True, pattern=pattern)
+                out.extend(sub)
+            pos = c.end_byte
+            saw_any = True
+        if end > pos:
+            gap = data[pos:end].decode("utf-8", "replace")
+            out.append(Piece(_unescape_dquote(gap), span=ps.source.span(node)))
+        if not out and not saw_any:
+            out.append(Piece("", span=ps.source.span(node)))
+        if not any(p.vanish or p.boundary for p in out):
+            # "": an empty quoted string still makes a field
+            out.insert(0, Piece("", span=ps.source.span(node)))
+        return out
+
+    def _command_substitution(self, node, world, ps, quoted) -> Piece:
+        span = ps.source.span(node)
+        text = _snippet(node)
+        inner = [c for c in node.named_children if c.type != "comment"]
+        # $(dirname "$0") / $(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd): the script's directory
+        if _SCRIPT_DIR.match(text.replace("\n", " ")):
+            script = self.source_stack[-1] if self.source_stack else None
+            if script:
+                absolute = "pwd" in text
+                d = os.path.dirname(script) if absolute else os.path.dirname(world.script) or "."
+                return Piece(d, split=not quoted, span=span)
+        # $(echo words): the words joined by spaces
+        if len(inner) == 1 and inner[0].type == "command":
+            cmd = inner[0]
+            name = cmd.child_by_field_name("name")
+            if name is not None and name.text == b"echo":
+                args = []
+                for i, c in enumerate(cmd.children):
+                    if cmd.field_name_for_child(i) == "argument":
+                        args.extend(self.expand_fields(c, world, ps))
+                if args and isinstance(args[0], Known) and args[0].text.startswith("-"):
+                    return Piece(None, span=span, reason=f"command substitution {text}")
+                if all(isinstance(a, Known) for a in args):
+                    return Piece(" ".join(a.text for a in args), split=not quoted, span=span)
+        return Piece(None, span=span, reason=f"command substitution {text}", split=not quoted)
+
+    def lookup(self, world, name: str) -> Variable | None:
+        return world.vars.get(name)
+
+    def _expansion(self, node, world, ps, quoted) -> list[Piece]:
+        span = ps.source.span(node)
+        t = node.type
+        kids = node.children
+        if t == "simple_expansion":
+            target = node.named_children[0] if node.named_children else None
+            if target is None:
+                return [Piece("$", span=span)]
+            name = target.text.decode("utf-8", "replace")
+            return self._param(name, None, world, quoted, span)
+        # ${...}
+        inner = kids[1:-1]
+        if not inner:
+            return [Piece(None, span=span, reason="bad substitution")]
+        # ${#X} / ${#A[@]}
+        if inner[0].type == "#" and len(inner) == 2:
+            target = inner[1]
+            if target.type == "subscript":
+                var = self.lookup(world, target.child_by_field_name("name").text.decode())
+                idx = target.child_by_field_name("index")
+                if idx is not None and idx.text in (b"@", b"*"):
+                    n = 0 if var is None else (len(var.items) if var.items is not None else 1)
+                    return [Piece(str(n), split=not quoted, span=span)]
+            name = target.text.decode("utf-8", "replace")
+            if name in ("@", "*"):
+                return [Piece(str(len(world.positional)), split=not quoted, span=span)]
+            v = self._scalar(name, world, span)
+            if not isinstance(v, Known):
+                return [Piece(None, span=span, reason=v.reason)]
+            return [Piece(str(len(v.text)), split=not quoted, span=span)]
+        if inner[0].type == "!":
+            return [Piece(None, span=span, reason=f"indirect expansion {_snippet(node)}")]
+        target = inner[0]
+        op_nodes = inner[1:]
+        subscript = None
+        if target.type == "subscript":
+            name = target.child_by_field_name("name").text.decode("utf-8", "replace")
+            subscript = target.child_by_field_name("index")
+        else:
+            name = target.text.decode("utf-8", "replace")
+        if not op_nodes:
+            return self._param(name, subscript, world, quoted, span, ps)
+        op = op_nodes[0].type
+        operands = op_nodes[1:]
+        operand_node = operands[0] if operands else None
+        if op in (":-", "-", ":=", "=", ":+", "+", ":?", "?"):
+            is_set, value_pieces = self._param_state(name, subscript, world, quoted, span, ps)
+            colon = op.startswith(":")
+            if is_set is None:
+                # unknown whether set/empty: the value is unknown unless both sides agree
+                return [Piece(None, span=span, reason=f"{_snippet(node)}: unknown whether ${name} is set",
+                              split=not quoted)]
+            empty = is_set and _pieces_empty(value_pieces)
+            use_default = (not is_set) or (colon and empty)
+            if op in (":+", "+"):
+                if use_default:
+                    return []
+                return self._operand_pieces(operands, world, ps, quoted)
+            if op in (":?", "?"):
+                return value_pieces if not use_default else [
+                    Piece(None, span=span, reason=f"{_snippet(node)}: would abort the script")]
+            if not use_default:
+                return value_pieces
+            default = self._operand_pieces(operands, world, ps, quoted)
+            if op in (":=", "="):
+                joined = _join(default, span)
+                self.set_var(world, name, Variable(joined, None, (world.vars.get(name) or Variable()).exported,
+                                                   span), span)
+            return default
+        # string operations need the value
+        value = self._scalar_sub(name, subscript, world, span, ps)
+        if not isinstance(value, Known):
+            return [Piece(None, span=span, reason=value.reason, split=not quoted)]
+        text = value.text
+        arg = self.expand_pattern(operand_node, world, ps) if operand_node is not None else ""
+        if op in ("#", "##", "%", "%%"):
+            if arg is None:
+                return [Piece(None, span=span, reason=f"{_snippet(node)}: unknown pattern", split=not quoted)]
+            return [Piece(_remove_affix(text, arg, op), split=not quoted, span=value.span or span)]
+        if op in ("/", "//", "/#", "/%"):
+            repl_node = operands[2] if len(operands) >= 3 else (operands[1] if len(operands) == 2 and
+                                                                 operands[1].type != "/" else None)
+            # operands may be [pattern, '/', replacement]
+            repl = ""
+            rest = [o for o in operands[1:] if o.type != "/"]
+            if rest:
+                rv = self.expand_joined(rest[0], world, ps)
+                if not isinstance(rv, Known):
+                    return [Piece(None, span=span, reason=rv.reason, split=not quoted)]
+                repl = rv.text
+            del repl_node
+            if arg is None:
+                return [Piece(None, span=span, reason=f"{_snippet(node)}: unknown pattern", split=not quoted)]
+            return [Piece(_replace(text, arg, repl, op), split=not quoted, span=span)]
+        if op in ("^", "^^", ",", ",,"):
+            if op == "^^":
+                text = text.upper()
+            elif op == ",,":
+                text = text.lower()
+            elif op == "^":
+                text = text[:1].upper() + text[1:]
+            else:
+                text = text[:1].lower() + text[1:]
+            return [Piece(text, split=not quoted, span=span)]
+        if op == ":":
+            nums = [o for o in operands if o.type != ":"]
+            off = self.arith(nums[0], world, ps) if nums else 0
+            ln = self.arith(nums[1], world, ps) if len(nums) > 1 else None
+            if isinstance(off, Unknown) or isinstance(ln, Unknown):
+                return [Piece(None, span=span, reason=f"{_snippet(node)}: unknown offset", split=not quoted)]
+            if name in ("@", "*"):
+                items = ([Known(world.script)] + world.positional)[off:] if off >= 0 else []
+                if ln is not None:
+                    items = items[:ln]
+                return _items_pieces(items, quoted, span, star=name == "*")
+            end = None if ln is None else (off + ln if ln >= 0 else ln)
+            return [Piece(text[off:end] if off >= 0 else text[off:end], split=not quoted, span=span)]
+        return [Piece(None, span=span, reason=f"unsupported expansion {_snippet(node)}", split=not quoted)]
+
+    def _operand_pieces(self, operands, world, ps, quoted) -> list[Piece]:
+        out = []
+        for o in operands:
+            out.extend(self.pieces(o, world, ps, quoted=quoted))
+        return out
+
+    def _param_state(self, name, subscript, world, quoted, span, ps) -> tuple[bool | None, list[Piece]]:
+        """(is the parameter set?, its pieces)."""
+        if name.isdigit():
+            n = int(name)
+            if n == 0:
+                return True, [Piece(world.script, split=not quoted, span=span)]
+            if n <= len(world.positional):
+                v = world.positional[n - 1]
+                return True, [_value_piece(v, quoted, span)]
+            return False, []
+        if name in ("@", "*"):
+            return bool(world.positional), _items_pieces(world.positional, quoted, span, star=name == "*")
+        var = world.vars.get(name)
+        if var is None:
+            if name in _BASH_DYNAMIC:
+                return None, []
+            return False, []
+        if var.items is not None and subscript is not None:
+            return True, self._param(name, subscript, world, quoted, span, ps)
+        v = var.scalar()
+        if v is None:
+            return False, []
+        if isinstance(v, Unknown) and var.source == "cluster":
+            return True, [_value_piece(v, quoted, span)]
+        return True, [_value_piece(v, quoted, span)]
+
+    def _scalar(self, name, world, span) -> Value:
+        if name.isdigit():
+            n = int(name)
+            if n == 0:
+                return Known(world.script, span)
+            return world.positional[n - 1] if n <= len(world.positional) else Known("", span)
+        if name == "#":
+            return Known(str(len(world.positional)), span)
+        if name in ("?", "$", "!", "-", "_"):
+            return Unknown(f"${name} is only known at run time", span)
+        if name in ("@", "*"):
+            return Known(" ".join(p.text if isinstance(p, Known) else "?" for p in world.positional), span) \
+                if all(isinstance(p, Known) for p in world.positional) else Unknown("unknown argument", span)
+        if name == "LINENO":
+            return Known(str(span.line), span)
+        var = world.vars.get(name)
+        if var is None:
+            if name in _BASH_DYNAMIC:
+                return Unknown(f"${name} is set by bash at run time", span)
+            return Known("", span)
+        v = var.scalar()
+        return v if v is not None else Known("", span)
+
+    def _scalar_sub(self, name, subscript, world, span, ps) -> Value:
+        if subscript is None:
+            return self._scalar(name, world, span)
+        pieces = self._param(name, subscript, world, True, span, ps)
+        return _join(pieces, span)
+
+    def _param(self, name, subscript, world, quoted, span, ps=None) -> list[Piece]:
+        if name in ("@", "*"):
+            return _items_pieces(world.positional, quoted, span, star=name == "*")
+        if name == "BASH_SOURCE" and subscript is not None:
+            script = self.source_stack[-1] if self.source_stack else world.script
+            return [Piece(self._display_source(script, world), split=not quoted, span=span)]
+        if subscript is not None:
+            var = world.vars.get(name)
+            idx_text = subscript.text.decode("utf-8", "replace")
+            if idx_text in ("@", "*"):
+                if var is None:
+                    return [Piece("", vanish=True, span=span)] if quoted else []
+                items = var.items if var.items is not None else ([var.value] if var.value is not None else [])
+                return _items_pieces(items, quoted, span, star=idx_text == "*")
+            idx = self.arith(subscript, world, ps) if ps is not None else Unknown("index")
+            if isinstance(idx, Unknown):
+                return [Piece(None, span=span, reason=f"array index {idx_text} is unknown", split=not quoted)]
+            if var is None:
+                return [Piece("", span=span)]
+            items = var.items if var.items is not None else [var.value]
+            if idx < 0:
+                idx += len(items)
+            if 0 <= idx < len(items) and items[idx] is not None:
+                return [_value_piece(items[idx], quoted, span)]
+            return [Piece("", span=span)]
+        v = self._scalar(name, world, span)
+        return [_value_piece(v, quoted, span)]
+
+    def _display_source(self, real: str, world: World) -> str:
+        if self.source_stack and real == self.source_stack[0]:
+            return world.script
+        return self._display(real)
+
+    # ------------------------------------------------------------------ arithmetic
+    def arith(self, node, world, ps) -> int | Unknown:
+        if node is None:
+            return 0
+        self.depth += 1
+        try:
+            if self.depth > MAX_NESTING:
+                return Unknown("nesting too deep")
+            return self._arith(node, world, ps)
+        except (ZeroDivisionError, OverflowError, ValueError, RecursionError):
+            return Unknown(f"arithmetic error in {_snippet(node)}")
+        finally:
+            self.depth -= 1
+
+    def _arith_var(self, name, world, ps, span) -> int | Unknown:
+        v = self._scalar(name, world, span)
+        if not isinstance(v, Known):
+            return Unknown(v.reason)
+        return _to_int(v.text, self, world, ps)
+
+    def _arith(self, node, world, ps) -> int | Unknown:
+        t = node.type
+        span = ps.source.span(node)
+        if t == "number":
+            return _parse_int(node.text.decode())
+        if t in ("variable_name", "word"):
+            text = node.text.decode("utf-8", "replace")
+            if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", text):
+                return self._arith_var(text, world, ps, span)
+            return _to_int(text, self, world, ps)
+        if t in ("simple_expansion", "expansion", "command_substitution", "string", "concatenation",
+                 "raw_string", "arithmetic_expansion"):
+            v = self.expand_joined(node, world, ps)
+            if not isinstance(v, Known):
+                return Unknown(v.reason)
+            return _to_int(v.text, self, world, ps)
+        if t == "parenthesized_expression":
+            kids = node.named_children
+            return self.arith(kids[0], world, ps) if kids else 0
+        if t == "subscript":
+            name = node.child_by_field_name("name").text.decode()
+            pieces = self._param(name, node.child_by_field_name("index"), world, True, span, ps)
+            v = _join(pieces, span)
+            return Unknown(v.reason) if not isinstance(v, Known) else _to_int(v.text, self, world, ps)
+        if t == "unary_expression":
+            op = node.children[0].type
+            operand = node.named_children[-1]
+            if op in ("++", "--"):
+                return self._arith_update(operand, world, ps, 1 if op == "++" else -1, prefix=True)
+            v = self.arith(operand, world, ps)
+            if isinstance(v, Unknown):
+                return v
+            return {"-": -v, "+": v, "!": int(not v), "~": ~v}.get(op, Unknown(f"operator {op}"))
+        if t == "postfix_expression":
+            op = node.children[-1].type
+            return self._arith_update(node.named_children[0], world, ps, 1 if op == "++" else -1, prefix=False)
+        if t == "ternary_expression":
+            c = self.arith(node.child_by_field_name("condition"), world, ps)
+            if isinstance(c, Unknown):
+                return c
+            return self.arith(node.child_by_field_name("consequence" if c else "alternative"), world, ps)
+        if t == "variable_assignment":
+            name = node.child_by_field_name("name").text.decode()
+            v = self.arith(node.child_by_field_name("value"), world, ps)
+            self.set_var(world, name, Variable(Known(str(v), span) if not isinstance(v, Unknown) else v, None,
+                                               (world.vars.get(name) or Variable()).exported, span), span)
+            return v
+        if t == "binary_expression":
+            op_node = node.child_by_field_name("operator")
+            op = op_node.type if op_node is not None else ""
+            left = node.child_by_field_name("left")
+            right = node.child_by_field_name("right")
+            if op in ("=", "+=", "-=", "*=", "/=", "%=", "<<=", ">>=", "&=", "|=", "^="):
+                name = left.text.decode()
+                r = self.arith(right, world, ps)
+                if op != "=" and not isinstance(r, Unknown):
+                    cur = self._arith_var(name, world, ps, span)
+                    r = cur if isinstance(cur, Unknown) else _binop(op[:-1], cur, r)
+                val = Known(str(r), span) if not isinstance(r, Unknown) else r
+                old = world.vars.get(name)
+                self.set_var(world, name, Variable(val, None, old.exported if old else False, span), span)
+                return r
+            if op == "&&":
+                a = self.arith(left, world, ps)
+                if a == 0:
+                    return 0
+                b = self.arith(right, world, ps)
+                if isinstance(a, Unknown) or isinstance(b, Unknown):
+                    return a if isinstance(a, Unknown) else b
+                return int(bool(b))
+            if op == "||":
+                a = self.arith(left, world, ps)
+                if not isinstance(a, Unknown) and a != 0:
+                    return 1
+                b = self.arith(right, world, ps)
+                if isinstance(a, Unknown) or isinstance(b, Unknown):
+                    return a if isinstance(a, Unknown) else b
+                return int(bool(b))
+            a = self.arith(left, world, ps)
+            b = self.arith(right, world, ps)
+            if isinstance(a, Unknown):
+                return a
+            if isinstance(b, Unknown):
+                return b
+            return _binop(op, a, b)
+        return Unknown(f"unsupported arithmetic {_snippet(node)}")
+
+    def _arith_update(self, operand, world, ps, delta, prefix) -> int | Unknown:
+        name = operand.text.decode()
+        span = ps.source.span(operand)
+        cur = self._arith_var(name, world, ps, span)
+        if isinstance(cur, Unknown):
+            return cur
+        old = world.vars.get(name)
+        self.set_var(world, name, Variable(Known(str(cur + delta), span), None,
+                                           old.exported if old else False, span), span)
+        return cur + delta if prefix else cur
+
+
+# ---------------------------------------------------------------------- builtins
+def _b_export(interp, fields, world, ps, span, status_out, *, node=None):
+    return [world]
+
+
+def _b_set(interp: Interpreter, fields, world, ps, span, status_out):
+    args = fields[1:]
+    for i, a in enumerate(args):
+        if isinstance(a, Known) and a.text == "--":
+            world.positional = list(args[i + 1:])
+            return [world]
+    if args and isinstance(args[0], Known) and not args[0].text.startswith(("-", "+")):
+        world.positional = list(args)
+    return [world]
+
+
+def _b_shift(interp, fields, world, ps, span, status_out):
+    n = 1
+    if len(fields) > 1:
+        v = fields[1]
+        if not isinstance(v, Known) or not v.text.isdigit():
+            world.positional = [Unknown("positional arguments after an unknown shift", span)]
+            return [world]
+        n = int(v.text)
+    if n > len(world.positional):
+        if status_out is not None:
+            status_out.append((world, False))
+        return [world]
+    world.positional = world.positional[n:]
+    return [world]
+
+
+def _b_source(interp: Interpreter, fields, world, ps, span, status_out):
+    return interp.source_file(fields, world, ps, span)
+
+
+def _b_exit(interp, fields, world, ps, span, status_out):
+    world.flow = "exit"
+    return [world]
+
+
+def _b_return(interp, fields, world, ps, span, status_out):
+    world.flow = "return" if world.locals_stack else "exit"
+    return [world]
+
+
+def _b_break(interp, fields, world, ps, span, status_out):
+    world.flow = "break"
+    return [world]
+
+
+def _b_continue(interp, fields, world, ps, span, status_out):
+    world.flow = "continue"
+    return [world]
+
+
+def _b_test(interp: Interpreter, fields, world, ps, span, status_out):
+    if status_out is not None:
+        status_out.append((world, interp.test_args(fields[1:])))
+    return [world]
+
+
+def _b_read(interp, fields, world, ps, span, status_out):
+    names = [f.text for f in fields[1:] if isinstance(f, Known) and re.fullmatch(r"[A-Za-z_]\w*", f.text)]
+    skip_next = False
+    args = fields[1:]
+    for i, f in enumerate(args):
+        if skip_next:
+            skip_next = False
+            continue
+        if isinstance(f, Known) and f.text in ("-p", "-d", "-n", "-N", "-t", "-u", "-a"):
+            if f.text == "-a" and i + 1 < len(args) and isinstance(args[i + 1], Known):
+                world.vars[args[i + 1].text] = Variable(None, [Unknown("read from input", span)],
+                                                        assigned_at=span)
+            skip_next = True
+    for n in names:
+        world.vars[n] = Variable(Unknown("value read from input at run time", span), assigned_at=span)
+    return [world]
+
+
+def _b_eval(interp: Interpreter, fields, world, ps, span, status_out):
+    args = fields[1:]
+    if not args:
+        return [world]
+    if any(not isinstance(a, Known) for a in args):
+        interp.diag("info", "unanalysed", "`eval` of an unknown string is not analysed", span)
+        return [world]
+    code = " ".join(a.text for a in args)
+    src = SourceFile(path=ps.source.path, data=code.encode("utf-8", "surrogateescape"),
+                     line_base=span.line - 1, column_base=span.column)
+    return interp._exec_source(src, world, None)
+
+
+def _b_unknown_assign(interp, fields, world, ps, span, status_out):
+    """printf -v VAR / getopts / mapfile: the target variable becomes unknown."""
+    args = fields[1:]
+    name = fields[0].text
+    targets = []
+    if name == "printf":
+        for i, a in enumerate(args):
+            if isinstance(a, Known) and a.text == "-v" and i + 1 < len(args) and isinstance(args[i + 1], Known):
+                targets.append(args[i + 1].text)
+    elif name == "getopts" and len(args) >= 2 and isinstance(args[1], Known):
+        targets.append(args[1].text)
+    elif name in ("mapfile", "readarray") and args and isinstance(args[-1], Known):
+        targets.append(args[-1].text)
+    for t in targets:
+        world.vars[t] = Variable(Unknown(f"set by {name} at run time", span), assigned_at=span)
+    return [world]
+
+
+def _b_let(interp: Interpreter, fields, world, ps, span, status_out):
+    for a in fields[1:]:
+        if isinstance(a, Known):
+            m = re.fullmatch(r"([A-Za-z_]\w*)\s*([-+*/%]?=)\s*(.+)", a.text)
+            if m:
+                rhs = _to_int(m.group(3), interp, world, ps)
+                if m.group(2) != "=" and not isinstance(rhs, Unknown):
+                    cur = interp._arith_var(m.group(1), world, ps, span)
+                    rhs = cur if isinstance(cur, Unknown) else _binop(m.group(2)[0], cur, rhs)
+                val = Known(str(rhs), span) if not isinstance(rhs, Unknown) else rhs
+                interp.set_var(world, m.group(1), Variable(val, assigned_at=span), span)
+    return [world]
+
+
+_BUILTINS = {
+    "set": _b_set, "shift": _b_shift, "source": _b_source, ".": _b_source, "exit": _b_exit,
+    "return": _b_return, "break": _b_break, "continue": _b_continue, "test": _b_test, "[": _b_test,
+    "read": _b_read, "eval": _b_eval, "printf": _b_unknown_assign, "getopts": _b_unknown_assign,
+    "mapfile": _b_unknown_assign, "readarray": _b_unknown_assign, "let": _b_let,
+}
+
+
+# declaration_command / unset_command are statements in tree-sitter-bash, not commands
+def _s_declaration_command(self: Interpreter, node, world, ps):
+    keyword = node.children[0].type
+    options = []
+    export = keyword == "export"
+    local = keyword == "local"
+    readonly = keyword == "readonly"
+    force_array = False
+    unexport = False
+    is_function = False
+    for c in node.named_children:
+        if c.type == "word" and c.text.startswith((b"-", b"+")):
+            flag = c.text.decode()
+            options.append(flag)
+            if flag.startswith("-"):
+                export = export or "x" in flag
+                readonly = readonly or "r" in flag
+                force_array = force_array or "a" in flag or "A" in flag
+                is_function = is_function or "f" in flag or "F" in flag
+                if keyword == "export" and "n" in flag:
+                    unexport = True
+            elif "x" in flag:
+                unexport = True
+    if keyword in ("declare", "typeset") and world.locals_stack:
+        local = True  # declare inside a function is local, like bash
+    if is_function:
+        return [world]
+    for c in node.named_children:
+        if c.type == "variable_assignment":
+            name = self.assign(c, world, ps, export=export and not unexport, local=local,
+                               force_array=force_array)
+            if name is not None:
+                var = world.vars[name]
+                if unexport:
+                    world.vars[name] = Variable(var.value, var.items, False, var.assigned_at, None, var.source)
+                if readonly:
+                    var.readonly = True
+        elif c.type in ("variable_name", "word") and not c.text.startswith((b"-", b"+")):
+            name = c.text.decode("utf-8", "replace")
+            if not re.fullmatch(r"[A-Za-z_]\w*", name):
+                continue
+            span = ps.source.span(c)
+            old = world.vars.get(name)
+            if local and world.locals_stack:
+                frame = world.locals_stack[-1]
+                if name not in frame:
+                    frame[name] = old
+                if old is None or True:
+                    world.vars[name] = Variable(None if not force_array else None,
+                                                [] if force_array else None, export, span,
+                                                span if export else None)
+                    continue
+            if old is None:
+                if export:
+                    # `export NAME` before any assignment: marks it; a later assignment keeps the mark
+                    self.set_var(world, name, Variable(None, None, True, None, span), span)
+                elif force_array:
+                    world.vars[name] = Variable(None, [], False, span)
+                continue
+            new = old.copy()
+            if export and not unexport:
+                new.exported = True
+                new.exported_at = span
+                self.set_var(world, name, new, span)
+            elif unexport:
+                new.exported = False
+                world.vars[name] = new
+            if readonly:
+                new.readonly = True
+                world.vars[name] = new
+    return [world]
+
+
+def _s_unset_command(self: Interpreter, node, world, ps):
+    functions = any(c.type == "word" and c.text == b"-f" for c in node.named_children)
+    for c in node.named_children:
+        if c.type in ("variable_name", "word") and not c.text.startswith(b"-"):
+            name = c.text.decode("utf-8", "replace")
+            if functions:
+                world.functions.pop(name, None)
+            else:
+                old = world.vars.get(name)
+                if old is not None and old.readonly:
+                    continue
+                world.vars.pop(name, None)
+    return [world]
+
+
+Interpreter._s_declaration_command = _s_declaration_command
+Interpreter._s_unset_command = _s_unset_command
+Interpreter._s_command = Interpreter._s_command
+
+
+# ---------------------------------------------------------------------- helpers
+_SCRIPT_DIR = re.compile(
+    r"""^\$\(\s*(?:cd\s+(?:--\s+)?)?"?\$\(\s*dirname\s+(?:--\s+)?"?\$(?:\{?0\}?|\{BASH_SOURCE(?:\[0\])?\}|"""
+    r"""BASH_SOURCE)"?\s*\)"?\s*(?:(?:&&|;)\s*pwd(?:\s+-P)?\s*)?(?:>\s*/dev/null\s*)?\)$"""
+    r"""|^\$\(\s*dirname\s+(?:--\s+)?"?\$(?:\{?0\}?|\{BASH_SOURCE(?:\[0\])?\}|BASH_SOURCE)"?\s*\)$""")
+
+
+def _snippet(node, limit=80) -> str:
+    if node is None:
+        return ""
+    text = node.text.decode("utf-8", "replace")
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[:limit - 1] + "…"
+
+
+def _common_prefix(a: tuple, b: tuple) -> tuple:
+    """Conditions two merged worlds share (order kept)."""
+    bs = set(b)
+    return tuple(c for c in a if c in bs)
+
+
+def _value_piece(v: Value, quoted: bool, span: Span) -> Piece:
+    if isinstance(v, Known):
+        return Piece(v.text, split=not quoted, span=v.span or span)
+    return Piece(None, split=not quoted, span=v.span or span, reason=v.reason)
+
+
+def _items_pieces(items: list[Value], quoted: bool, span: Span, star: bool = False) -> list[Piece]:
+    """"${A[@]}" -> one field per item; "${A[*]}" -> items joined by a space; unquoted -> split."""
+    if quoted and star:
+        if any(not isinstance(i, Known) for i in items):
+            reason = next(i.reason for i in items if isinstance(i, Unknown))
+            return [Piece(None, span=span, reason=reason)]
+        return [Piece(" ".join(i.text for i in items), span=span)]
+    if not items:
+        return [Piece("", vanish=True, span=span)] if quoted else []
+    out = []
+    for n, item in enumerate(items):
+        p = _value_piece(item, quoted, span)
+        p.boundary = n > 0
+        out.append(p)
+    return out
+
+
+def _pieces_empty(pieces: list[Piece]) -> bool:
+    return all(p.text == "" for p in pieces)
+
+
+_IFS = re.compile(r"[ \t\n]+")
+
+
+def _assemble(pieces: list[Piece], word_span: Span) -> list[Value]:
+    """Pieces -> fields, with word splitting of unquoted expansion results."""
+    fields: list[Value] = []
+    cur: list[Piece] = []
+    started = False
+
+    def finish():
+        nonlocal cur, started
+        if started:
+            fields.append(_field_value(cur, word_span))
+        cur, started = [], False
+
+    for p in pieces:
+        if p.boundary:
+            finish()
+        if p.vanish:
+            continue
+        if p.text is None:
+            cur.append(p)
+            started = True
+            continue
+        if p.split:
+            parts = _IFS.split(p.text)
+            if len(parts) == 1:
+                if p.text:
+                    cur.append(p)
+                    started = True
+                continue
+            for k, part in enumerate(parts):
+                if k > 0:
+                    finish()
+                if part:
+                    cur.append(Piece(part, span=p.span))
+                    started = True
+            continue
+        cur.append(p)
+        started = True
+    finish()
+    return fields
+
+
+def _field_value(parts: list[Piece], word_span: Span) -> Value:
+    unknown = next((p for p in parts if p.text is None), None)
+    if unknown is not None:
+        known_tail = ""
+        for p in reversed(parts):
+            if p.text is None:
+                break
+            known_tail = p.text + known_tail
+        reason = unknown.reason
+        if known_tail.startswith("/") and len(parts) > 1:
+            reason = f"partly unknown: {unknown.reason}; tail={known_tail.lstrip('/')}"
+        return Unknown(reason, word_span)
+    text = "".join(p.text for p in parts)
+    if len(text) > MAX_VALUE_CHARS:
+        return Unknown("value too long to track", word_span)
+    nonempty = [p for p in parts if p.text]
+    span = nonempty[0].span if len(nonempty) == 1 and nonempty[0].span is not None else word_span
+    return Known(text, span)
+
+
+def _join(pieces: list[Piece], word_span: Span) -> Value:
+    """Pieces -> one value, no splitting; array items are joined by a space as in assignments."""
+    out: list[Piece] = []
+    for p in pieces:
+        if p.vanish:
+            continue
+        if p.boundary:
+            out.append(Piece(" ", span=p.span))
+        out.append(Piece(p.text, span=p.span, reason=p.reason))
+    if not out:
+        return Known("", word_span)
+    return _field_value(out, word_span)
+
+
+def _concat(a: Value, b: Value, span: Span) -> Value:
+    if isinstance(a, Known) and isinstance(b, Known):
+        return Known(a.text + b.text, span if a.text else b.span)
+    return Unknown(a.reason if isinstance(a, Unknown) else b.reason, span)
+
+
+def _unescape_unquoted(text: str) -> str:
+    if "\\" not in text:
+        return text
+    return re.sub(r"\\(\n|.)", lambda m: "" if m.group(1) == "\n" else m.group(1), text)
+
+
+def _unescape_dquote(text: str) -> str:
+    if "\\" not in text:
+        return text
+    return re.sub(r'\\([$`"\\\n])', lambda m: "" if m.group(1) == "\n" else m.group(1), text)
+
+
+def _glob_escape(text: str) -> str:
+    return re.sub(r"([*?\[\]\\])", r"\\\1", text)
+
+
+def _unescape_pattern(text: str) -> str:
+    return text
+
+
+def _glob_regex(pattern: str) -> str:
+    """A bash glob (with `\\` escapes and |-free) as a Python regex."""
+    out = []
+    i = 0
+    while i < len(pattern):
+        c = pattern[i]
+        if c == "\\" and i + 1 < len(pattern):
+            out.append(re.escape(pattern[i + 1]))
+            i += 2
+            continue
+        if c == "*":
+            out.append(".*")
+        elif c == "?":
+            out.append(".")
+        elif c == "[":
+            j = pattern.find("]", i + 2)
+            if j == -1:
+                out.append(re.escape(c))
+            else:
+                body = pattern[i + 1:j]
+                if body.startswith("!"):
+                    body = "^" + body[1:]
+                out.append("[" + body.replace("\\", "\\\\") + "]")
+                i = j + 1
+                continue
+        else:
+            out.append(re.escape(c))
+        i += 1
+    return "".join(out)
+
+
+def _glob_match(text: str, pattern: str) -> bool:
+    try:
+        return re.fullmatch(_glob_regex(pattern), text, re.S) is not None
+    except re.error:
+        return fnmatch.fnmatchcase(text, pattern)
+
+
+def _remove_affix(text: str, pattern: str, op: str) -> str:
+    rx = _glob_regex(pattern)
+    n = len(text)
+    if op in ("#", "##"):
+        rng = range(0, n + 1) if op == "#" else range(n, -1, -1)
+        for k in rng:
+            if re.fullmatch(rx, text[:k], re.S):
+                return text[k:]
+        return text
+    rng = range(n, -1, -1) if op == "%" else range(0, n + 1)
+    for k in rng:
+        if re.fullmatch(rx, text[k:], re.S):
+            return text[:k]
+    return text
+
+
+def _replace(text: str, pattern: str, repl: str, op: str) -> str:
+    rx = _glob_regex(pattern)
+    if not pattern:
+        return text
+    if op == "/#":
+        m = re.match(rx, text, re.S)
+        return repl + text[m.end():] if m else text
+    if op == "/%":
+        for k in range(0, len(text) + 1):
+            if re.fullmatch(rx, text[k:], re.S):
+                return text[:k] + repl
+        return text
+    return re.sub(rx, lambda m: repl, text, count=0 if op == "//" else 1, flags=re.S)
+
+
+def _parse_int(text: str) -> int | Unknown:
+    text = text.strip()
+    try:
+        if "#" in text:
+            base, digits = text.split("#", 1)
+            return int(digits, int(base))
+        if text.lower().startswith(("0x", "-0x")):
+            return int(text, 16)
+        if len(text) > 1 and text.startswith("0") and text.isdigit():
+            return int(text, 8)
+        return int(text)
+    except ValueError:
+        return Unknown(f"{text!r} is not an integer")
+
+
+def _to_int(text: str, interp: Interpreter, world: World, ps) -> int | Unknown:
+    """bash evaluates a variable's text as an arithmetic expression: plain integers, empty -> 0,
+    names -> their values (one level deep), simple `a OP b`."""
+    t = text.strip()
+    if t == "":
+        return 0
+    v = _parse_int(t)
+    if not isinstance(v, Unknown):
+        return v
+    if re.fullmatch(r"[A-Za-z_]\w*", t):
+        var = world.vars.get(t)
+        if var is None:
+            return 0
+        s = var.scalar()
+        if not isinstance(s, Known):
+            return Unknown(s.reason if s is not None else "unset")
+        inner = _parse_int(s.text) if s.text.strip() else 0
+        return inner
+    m = re.fullmatch(r"\s*(-?\w+)\s*([-+*/%])\s*(-?\w+)\s*", t)
+    if m:
+        a = _to_int(m.group(1), interp, world, ps)
+        b = _to_int(m.group(3), interp, world, ps)
+        if isinstance(a, Unknown) or isinstance(b, Unknown):
+            return a if isinstance(a, Unknown) else b
+        return _binop(m.group(2), a, b)
+    return Unknown(f"{t!r} is not an integer")
+
+
+def _binop(op: str, a: int, b: int) -> int | Unknown:
+    if op in ("/", "%") and b == 0:
+        return Unknown("division by zero")
+    if op == "/":
+        q = abs(a) // abs(b)
+        return q if (a >= 0) == (b >= 0) else -q
+    if op == "%":
+        r = abs(a) % abs(b)
+        return r if a >= 0 else -r
+    if op == "**":
+        if b < 0 or b > 256:
+            return Unknown("exponent out of range")
+        return a ** b
+    table = {"+": a + b, "-": a - b, "*": a * b, "<<": a << b if 0 <= b < 64 else 0,
+             ">>": a >> b if 0 <= b < 64 else 0, "&": a & b, "|": a | b, "^": a ^ b,
+             "<": int(a < b), ">": int(a > b), "<=": int(a <= b), ">=": int(a >= b),
+             "==": int(a == b), "!=": int(a != b), "-eq": int(a == b), "-ne": int(a != b),
+             "-lt": int(a < b), "-gt": int(a > b), "-le": int(a <= b), "-ge": int(a >= b)}
+    if op not in table:
+        return Unknown(f"operator {op}")
+    r = table[op]
+    return ((r + (1 << 63)) % (1 << 64)) - (1 << 63)
+
+
+def _compare(op: str, a: str, b: str, world, interp) -> bool | None:
+    if op in ("=", "=="):
+        return a == b
+    if op == "!=":
+        return a != b
+    if op == "<":
+        return a < b
+    if op == ">":
+        return a > b
+    if op in ("-eq", "-ne", "-lt", "-gt", "-le", "-ge"):
+        x, y = _parse_int(a or "0"), _parse_int(b or "0")
+        if isinstance(x, Unknown) or isinstance(y, Unknown):
+            return None
+        return bool(_binop(op, x, y))
+    return None
+
+
+def _posix_test(words: list[str], interp) -> bool | None:
+    n = len(words)
+    if n == 0:
+        return False
+    if n == 1:
+        return words[0] != ""
+    if words[0] == "!" and n <= 4:
+        r = _posix_test(words[1:], interp)
+        return None if r is None else not r
+    if n == 2:
+        op, v = words
+        if op == "-z":
+            return v == ""
+        if op == "-n":
+            return v != ""
+        return None
+    if n == 3 and words[1] in ("=", "==", "!=", "<", ">", "-eq", "-ne", "-lt", "-gt", "-le", "-ge"):
+        return _compare(words[1], words[0], words[2], None, interp)
+    for sep, combine in (("-o", "or"), ("-a", "and")):
+        if sep in words:
+            k = words.index(sep)
+            a, b = _posix_test(words[:k], interp), _posix_test(words[k + 1:], interp)
+            if combine == "and":
+                return False if (a is False or b is False) else (None if None in (a, b) else True)
+            return True if (a is True or b is True) else (None if None in (a, b) else False)
+    return None
+
+
+def interpret_file(path: str, display: str, *, text: bytes | None, env, args, known_env,
+                   cwd: str | None = None) -> tuple[Interpreter, ParsedScript]:
+    """Read, parse and interpret one script; the interpreter holds the launches and diagnostics."""
+    source = prepare(text, display) if text is not None else load(path, display)
+    ps = parse(source)
+    interp = Interpreter(env=env, args=args, known_env=known_env, cwd=cwd)
+    real = path if text is None and path and Path(path).exists() else None
+    interp.run(ps, real)
+    return interp, ps
+
+
+__all__ = ["Interpreter", "LaunchInstance", "Diagnostic", "interpret_file", "shlex"]

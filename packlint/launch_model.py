@@ -1,0 +1,318 @@
+"""Stage 3: the launch model — for every launch, the environment it inherits and the flags it gets.
+
+This is the only thing rules and the probe see, and exactly what `packlint inspect` prints. Each launch
+has one *variant* per feasible path through undecidable branches; variants are fully concrete, so
+settings that change together stay together. The merged top-level view is for people.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass, field
+
+from packlint import launchers as L
+from packlint.interpret import Diagnostic, LaunchInstance, interpret_file
+from packlint.values import Condition, Known, Span, Unknown, Value, Variable
+
+MODEL_VERSION = 1
+_HYDRA = re.compile(r"^[+~]{0,2}[A-Za-z_][\w.\-/@]*=")
+_NUMBER = re.compile(r"^-(\d|\.\d)")
+
+
+@dataclass
+class FlagOccurrence:
+    name: str
+    args: list[Value]            # [] for a store-true flag
+    span: Span | None            # where the flag token was written
+    style: str = "separate"      # separate | equals | hydra
+
+    def to_json(self) -> dict:
+        d: dict = {}
+        unknown = next((a for a in self.args if isinstance(a, Unknown)), None)
+        if unknown is not None:
+            d["unknown"] = unknown.reason
+        elif not self.args:
+            d["value"] = True
+        elif len(self.args) == 1:
+            d["value"] = self.args[0].text
+        else:
+            d["value"] = [a.text for a in self.args]
+        d.update(_loc(self.span))
+        vspan = self.args[0].span if len(self.args) == 1 else None
+        d["value_location"] = vspan.to_json() if vspan is not None and vspan != self.span else None
+        return d
+
+
+def parse_program_flags(args: list[Value]) -> tuple[dict[str, list[FlagOccurrence]], list[Value]]:
+    """Megatron/argparse style: `--name value`, `--name=value`, store-true, multi-valued, Hydra."""
+    flags: dict[str, list[FlagOccurrence]] = {}
+    positionals: list[Value] = []
+    current: FlagOccurrence | None = None
+    for a in args:
+        if isinstance(a, Known):
+            t = a.text
+            if t.startswith("-") and len(t) > 1 and not _NUMBER.match(t) and t != "--":
+                if t.startswith("--") and "=" in t:
+                    name, _, val = t.partition("=")
+                    occ = FlagOccurrence(name, [Known(val, a.span)], a.span, "equals")
+                    flags.setdefault(name, []).append(occ)
+                    current = None
+                    continue
+                current = FlagOccurrence(t, [], a.span)
+                flags.setdefault(t, []).append(current)
+                continue
+            if current is None and _HYDRA.match(t):
+                name, _, val = t.partition("=")
+                flags.setdefault(name, []).append(FlagOccurrence(name, [Known(val, a.span)], a.span, "hydra"))
+                continue
+        if current is not None and current.args and isinstance(a, Known) and _HYDRA.match(a.text):
+            current = None
+            name, _, val = a.text.partition("=")
+            flags.setdefault(name, []).append(FlagOccurrence(name, [Known(val, a.span)], a.span, "hydra"))
+            continue
+        if current is not None:
+            current.args.append(a)
+        else:
+            positionals.append(a)
+    return flags, positionals
+
+
+def _loc(span: Span | None) -> dict:
+    if span is None:
+        return {"file": None, "line": None, "column": None, "end_line": None, "end_column": None}
+    return span.to_json()
+
+
+def _env_entry(name: str, var: Variable) -> dict:
+    v = var.scalar()
+    d: dict = {}
+    if var.items is not None:
+        d["items"] = [_value_json(i) for i in var.items]
+    if var.items is not None and not var.exported:
+        pass
+    elif v is None:
+        d["value"] = None
+    elif isinstance(v, Known):
+        d["value"] = v.text
+    else:
+        d["unknown"] = v.reason
+    d["exported"] = var.exported
+    d["source"] = var.source
+    d.update(_loc(var.assigned_at or var.exported_at))
+    vspan = v.span if v is not None else None
+    d["value_location"] = vspan.to_json() if vspan is not None and vspan != var.assigned_at else None
+    if var.exported_at is not None and var.exported_at != var.assigned_at:
+        d["exported_at"] = var.exported_at.to_json()
+    return d
+
+
+def _value_json(v: Value) -> object:
+    return v.text if isinstance(v, Known) else {"unknown": v.reason}
+
+
+@dataclass
+class Variant:
+    when: tuple[Condition, ...]
+    env: dict[str, dict]
+    unexported: dict[str, dict]
+    exported_after: dict[str, dict]
+    flags: dict[str, list[FlagOccurrence]]
+    launcher_flags: dict[str, list[FlagOccurrence]]
+    world_size: Value | None
+    argv: list[Value]
+    command: list[Value]
+    program: str | None
+    launchers: list[str]
+    positionals: list[Value] = field(default_factory=list)
+
+    def to_json(self) -> dict:
+        return {
+            "when": [c.describe() for c in self.when],
+            "env": self.env,
+            "unexported": self.unexported,
+            "exported_after": self.exported_after,
+            "flags": {k: [o.to_json() for o in v] for k, v in self.flags.items()},
+            "launcher_flags": {k: [o.to_json() for o in v] for k, v in self.launcher_flags.items()},
+            "world_size": None if self.world_size is None else (
+                {"value": self.world_size.text} if isinstance(self.world_size, Known)
+                else {"unknown": self.world_size.reason}),
+            "argv": [_value_json(v) for v in self.argv],
+            "command": [_value_json(v) for v in self.command],
+        }
+
+
+@dataclass
+class Launch:
+    span: Span
+    context: tuple[str, ...]
+    variants: list[Variant]
+
+    def to_json(self, index: int) -> dict:
+        jv = [v.to_json() for v in self.variants]
+        first = self.variants[0]
+        shared_when = [c.describe() for c in first.when
+                       if all(c in v.when for v in self.variants[1:])]
+        programs = {v.program for v in self.variants}
+        d = {
+            "id": index,
+            "launcher": first.launchers[-1] if first.launchers else None,
+            "launchers": first.launchers,
+            "program": first.program if len(programs) == 1 else None,
+            **self.span.to_json(),
+            "context": list(self.context),
+            "when": shared_when,
+            "env": _merge_maps([j["env"] for j in jv], jv),
+            "unexported": _merge_maps([j["unexported"] for j in jv], jv),
+            "exported_after": _merge_maps([j["exported_after"] for j in jv], jv),
+            "flags": _merge_flags([j["flags"] for j in jv], jv),
+            "launcher_flags": _merge_flags([j["launcher_flags"] for j in jv], jv),
+            "world_size": _merge_single([j["world_size"] for j in jv], jv),
+            "argv": jv[0]["argv"] if all(j["argv"] == jv[0]["argv"] for j in jv) else None,
+            "command": jv[0]["command"] if all(j["command"] == jv[0]["command"] for j in jv) else None,
+            "variants": jv,
+        }
+        if len(programs) > 1:
+            d["programs"] = sorted(p for p in programs if p)
+        return d
+
+
+def _strip_when(entry):
+    return entry
+
+
+def _merge_single(values: list, jv: list[dict]):
+    if all(v == values[0] for v in values):
+        return values[0]
+    return {"values": [None if v is None else v.get("value", v.get("unknown")) for v in values],
+            "alternatives": [dict(v or {"value": None}, when=j["when"]) for v, j in zip(values, jv)]}
+
+
+def _merge_maps(maps: list[dict], jv: list[dict]) -> dict:
+    names: list[str] = []
+    for m in maps:
+        for k in m:
+            if k not in names:
+                names.append(k)
+    out = {}
+    for name in names:
+        entries = [m.get(name) for m in maps]
+        if all(e == entries[0] for e in entries):
+            out[name] = entries[0]
+            continue
+        alternatives = []
+        values = []
+        for e, j in zip(entries, jv):
+            alt = dict(e) if e is not None else {"value": None}
+            alt["when"] = j["when"]
+            if alt in alternatives:
+                continue
+            alternatives.append(alt)
+            values.append(alt.get("value") if "unknown" not in alt else {"unknown": alt["unknown"]})
+        out[name] = {"values": values, "alternatives": alternatives}
+    return out
+
+
+def _merge_flags(maps: list[dict], jv: list[dict]) -> dict:
+    names: list[str] = []
+    for m in maps:
+        for k in m:
+            if k not in names:
+                names.append(k)
+    out = {}
+    for name in names:
+        entries = [m.get(name) for m in maps]
+        if all(e == entries[0] for e in entries):
+            out[name] = entries[0]
+            continue
+        alternatives, values = [], []
+        for e, j in zip(entries, jv):
+            alt = dict(e[-1]) if e else {"value": None}
+            alt["when"] = j["when"]
+            if alt in alternatives:
+                continue
+            alternatives.append(alt)
+            values.append(alt.get("value") if "unknown" not in alt else {"unknown": alt["unknown"]})
+        out[name] = [{"values": values, "alternatives": alternatives}]
+    return out
+
+
+def build_variant(inst: LaunchInstance, export_events) -> Variant:
+    parts = L.split_launch(inst.fields)
+    flags, positionals = parse_program_flags(parts.program_args)
+    launcher_flags: dict[str, list[FlagOccurrence]] = {}
+    for owner, opt in parts.launcher_options:
+        launcher_flags.setdefault(opt.name, []).append(FlagOccurrence(opt.name, opt.args, opt.name_value.span))
+    env = {k: _env_entry(k, v) for k, v in sorted(inst.env.items())}
+    unexported = {k: _env_entry(k, v) for k, v in sorted(inst.unexported.items())
+                  if v.value is not None or v.items is not None}
+    exported_after = {}
+    for seq, name, span in export_events:
+        if seq > inst.seq and name not in inst.env and name not in exported_after:
+            exported_after[name] = _loc(span)
+    return Variant(inst.when, env, unexported, exported_after, flags, launcher_flags,
+                   L.world_size(parts.launchers, parts.launcher_options), parts.program_args,
+                   parts.command, parts.program, parts.launchers, positionals)
+
+
+@dataclass
+class ScriptModel:
+    script: str
+    args: list[str]
+    launches: list[Launch]
+    diagnostics: list[Diagnostic]
+    notes: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict:
+        return {
+            "version": MODEL_VERSION,
+            "script": self.script,
+            "args": self.args,
+            "launches": [launch.to_json(i) for i, launch in enumerate(self.launches)],
+            "diagnostics": [d.to_json() for d in self.diagnostics],
+        }
+
+
+def group_launches(instances: list[LaunchInstance], export_events) -> list[Launch]:
+    """One launch per (source location, call/loop context); its variants deduplicated."""
+    order: list[tuple] = []
+    groups: dict[tuple, list[LaunchInstance]] = {}
+    for inst in instances:
+        key = (inst.span, inst.context)
+        if key not in groups:
+            groups[key] = []
+            order.append(key)
+        groups[key].append(inst)
+    launches = []
+    for key in order:
+        variants: list[Variant] = []
+        seen: dict[str, Variant] = {}
+        for inst in groups[key]:
+            v = build_variant(inst, export_events)
+            j = v.to_json()
+            j.pop("when")
+            sig = repr(j)
+            if sig in seen:
+                prev = seen[sig]
+                prev.when = tuple(c for c in prev.when if c in set(v.when))
+                continue
+            seen[sig] = v
+            variants.append(v)
+        launches.append(Launch(key[0], key[1], variants))
+    return launches
+
+
+def build_script_model(path, *, env=None, inherit_env=False, args=(), known_env=(), text=None,
+                       display_path=None) -> ScriptModel:
+    from packlint.source import display_path as shown
+
+    path = str(path)
+    display = display_path or (shown(__import__("pathlib").Path(path)) if text is None else path)
+    caller_env: dict[str, str] = {}
+    if inherit_env:
+        caller_env.update(os.environ)
+    caller_env.update(env or {})
+    interp, ps = interpret_file(path, display, text=text, env=caller_env, args=list(args),
+                                known_env=tuple(known_env))
+    launches = group_launches(interp.launches, interp.export_events)
+    return ScriptModel(display, list(args), launches, interp.diagnostics, ps.source.notes)

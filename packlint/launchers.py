@@ -1,0 +1,322 @@
+"""Per-launcher knowledge, kept as data (like ShellCheck's per-command checks): which commands start a
+training process, which of their options take a value, where the program starts, and how the world
+size follows from their options.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass, field
+
+from packlint.values import Known, Unknown, Value
+
+# Commands that run another command after their own options; the extra env they set is handled by the
+# interpreter (`env A=1 cmd`). value: options that take an argument (others are flags), and how many
+# leading positional arguments belong to the wrapper itself (`timeout 10 cmd`).
+WRAPPERS: dict[str, tuple[frozenset[str], int]] = {
+    "env": (frozenset({"-u", "--unset", "-C", "--chdir", "-S", "--split-string"}), 0),
+    "nohup": (frozenset(), 0),
+    "exec": (frozenset({"-a"}), 0),
+    "time": (frozenset({"-f", "--format", "-o", "--output"}), 0),
+    "nice": (frozenset({"-n", "--adjustment"}), 0),
+    "stdbuf": (frozenset({"-i", "-o", "-e"}), 0),
+    "timeout": (frozenset({"-s", "--signal", "-k", "--kill-after"}), 1),
+    "numactl": (frozenset({"-C", "-N", "-m", "-p", "-i", "--physcpubind", "--cpunodebind", "--membind",
+                           "--preferred", "--interleave"}), 0),
+    "taskset": (frozenset(), 1),
+    "command": (frozenset(), 0),
+    "builtin": (frozenset(), 0),
+    "xargs": (frozenset({"-n", "-P", "-I", "-d", "-a", "-L", "-s", "-E"}), 0),
+}
+
+
+@dataclass(frozen=True)
+class LauncherSpec:
+    """How a launcher's own command line reads."""
+
+    name: str
+    flag_options: frozenset[str] = frozenset()       # options that take no value
+    two_value_options: frozenset[str] = frozenset()  # `--mca key value`
+    value_short_options: frozenset[str] | None = None  # if set, short options NOT listed take no value
+    runs_command: bool = False   # srun/mpirun: what follows is a whole command (maybe another launcher)
+    module_flags: frozenset[str] = frozenset()       # `-m`/`--module`: the program is a module name
+    world_size: tuple[tuple[str, ...], ...] = ()     # products of options, first fully known wins
+
+
+LAUNCHERS: dict[str, LauncherSpec] = {
+    "torchrun": LauncherSpec(
+        "torchrun",
+        flag_options=frozenset({"--standalone", "--no-python", "--no_python", "--run-path", "--run_path",
+                                "-m", "--module", "--use-env", "--use_env"}),
+        module_flags=frozenset({"-m", "--module"}),
+        world_size=(("--nproc-per-node|--nproc_per_node", "--nnodes"),
+                    ("--nproc-per-node|--nproc_per_node",)),
+    ),
+    "deepspeed": LauncherSpec(
+        "deepspeed",
+        flag_options=frozenset({"--no_python", "--no-python", "--module", "--no_local_rank",
+                                "--no-local-rank", "--no_ssh_check", "--force_multi", "--save_pid",
+                                "--bind_cores_to_rank", "--no_ssh", "--elastic_training"}),
+        module_flags=frozenset({"--module"}),
+        world_size=(("--num_gpus|--num-gpus", "--num_nodes|--num-nodes"), ("--num_gpus|--num-gpus",)),
+    ),
+    "accelerate launch": LauncherSpec(
+        "accelerate launch",
+        flag_options=frozenset({"--cpu", "--multi_gpu", "--multi-gpu", "--tpu", "--use_deepspeed",
+                                "--use-deepspeed", "--use_fsdp", "--use-fsdp", "--use_megatron_lm",
+                                "--use_xpu", "-m", "--module", "--no_python", "--no-python", "--debug",
+                                "-q", "--quiet", "--same_network", "--downcast_bf16",
+                                "--enable_cpu_affinity", "--dynamo_use_fullgraph", "--dynamo_use_dynamic",
+                                "--tpu_use_cluster", "--tpu_use_sudo", "--monitor_interval"}),
+        module_flags=frozenset({"-m", "--module"}),
+        world_size=(("--num_processes|--num-processes",),),
+    ),
+    "srun": LauncherSpec(
+        "srun",
+        flag_options=frozenset({"--exclusive", "--pty", "-u", "--unbuffered", "-O", "--overcommit", "-l",
+                                "--label", "-K", "--kill-on-bad-exit", "--no-kill", "-k", "-Q", "--quiet",
+                                "-v", "--verbose", "-X", "--disable-status", "-Z", "--no-allocate",
+                                "--overlap", "--whole"}),
+        value_short_options=frozenset({"-N", "-n", "-c", "-p", "-J", "-t", "-o", "-e", "-w", "-x", "-A",
+                                       "-G", "-C", "-D", "-d", "-i", "-L", "-m", "-q", "-r", "-S", "-T",
+                                       "-W", "-B"}),
+        runs_command=True,
+        world_size=(("--ntasks|-n",), ("--nodes|-N", "--ntasks-per-node")),
+    ),
+    "mpirun": LauncherSpec(
+        "mpirun",
+        flag_options=frozenset({"--allow-run-as-root", "--oversubscribe", "-oversubscribe", "--tag-output",
+                                "-tag-output", "--report-bindings", "-report-bindings", "--display-map",
+                                "-display-map", "-v", "--verbose", "-q", "--quiet", "--noprefix",
+                                "-nooversubscribe", "--nooversubscribe", "-bind-to-core", "-bind-to-socket",
+                                "-l", "-prepend-rank", "--prepend-rank", "-ppn-auto"}),
+        two_value_options=frozenset({"--mca", "-mca", "-gmca", "--gmca"}),
+        runs_command=True,
+        world_size=(("-np|-n|--np|--n",),),
+    ),
+}
+LAUNCHERS["mpiexec"] = LAUNCHERS["mpirun"]
+TORCH_MODULES = {"torch.distributed.run", "torch.distributed.launch"}
+_PYTHON = re.compile(r"^python(\d+(\.\d+)?)?$")
+PYTHON_VALUE_OPTIONS = frozenset({"-W", "-X", "--check-hash-based-pycs"})
+
+
+@dataclass
+class Option:
+    """One option of a launcher (or flag of the program): its token and argument values."""
+
+    name: str
+    name_value: Value
+    args: list[Value] = field(default_factory=list)
+
+
+@dataclass
+class LaunchParts:
+    launchers: list[str]                            # outermost first, e.g. ["srun", "torchrun"]
+    launcher_options: list[tuple[str, Option]]      # (launcher name, option)
+    program: str | None                              # "train.py" / "-m pkg.mod" / None when unknown
+    program_value: Value | None
+    program_args: list[Value]
+    command: list[Value]                             # everything from the outermost launcher on
+
+
+def basename(value: Value) -> str | None:
+    if not isinstance(value, Known):
+        return None
+    return os.path.basename(value.text)
+
+
+def launcher_name(fields: list[Value]) -> str | None:
+    """The launcher this command starts with, or None when it is not a training launch."""
+    if not fields:
+        return None
+    name = basename(fields[0])
+    if name is None:
+        return None
+    if name in LAUNCHERS or name == "torchrun":
+        return name
+    if name == "accelerate":
+        if len(fields) > 1 and isinstance(fields[1], Known) and fields[1].text == "launch":
+            return "accelerate launch"
+        return None
+    if _PYTHON.match(name):
+        return "python" if _python_runs_program(fields[1:]) else None
+    return None
+
+
+def _python_runs_program(args: list[Value]) -> bool:
+    """`python train.py` or `python -m mod` launch something; `python -c`, `--version`, `-m pip` don't."""
+    i = 0
+    while i < len(args):
+        a = args[i]
+        if not isinstance(a, Known):
+            return True
+        t = a.text
+        if t == "-c" or t in ("-V", "--version", "-h", "--help"):
+            return False
+        if t == "-m":
+            mod = args[i + 1] if i + 1 < len(args) else None
+            return not (isinstance(mod, Known) and mod.text.split(".")[0] in ("pip", "venv", "ensurepip",
+                                                                              "json", "http", "pytest"))
+        if t in PYTHON_VALUE_OPTIONS:
+            i += 2
+            continue
+        if t.startswith("-") and t != "-":
+            i += 1
+            continue
+        return True
+    return False
+
+
+def _takes_value(spec: LauncherSpec, opt: str) -> bool:
+    if opt in spec.flag_options:
+        return False
+    if spec.value_short_options is not None and len(opt) == 2 and opt[0] == "-" and opt[1] != "-":
+        return opt in spec.value_short_options
+    return True
+
+
+def _is_option(v: Value) -> bool:
+    return isinstance(v, Known) and v.text.startswith("-") and len(v.text) > 1
+
+
+def _split_options(spec: LauncherSpec, fields: list[Value], start: int) -> tuple[list[Option], int, bool]:
+    """Read the launcher's options from fields[start:]; return them, the index of the first non-option,
+    and whether a module flag (`-m`) was seen."""
+    options: list[Option] = []
+    module = False
+    i = start
+    n = len(fields)
+    while i < n:
+        f = fields[i]
+        if not _is_option(f):
+            break
+        text = f.text
+        if text == "--":
+            i += 1
+            break
+        if "=" in text and text.startswith("--"):
+            name, _, val = text.partition("=")
+            options.append(Option(name, f, [Known(val, f.span)]))
+            i += 1
+            continue
+        if text in spec.module_flags:
+            module = True
+            options.append(Option(text, f, []))
+            i += 1
+            continue
+        if text in spec.two_value_options:
+            options.append(Option(text, f, fields[i + 1:i + 3]))
+            i += 3
+            continue
+        if _takes_value(spec, text) and i + 1 < n:
+            if spec.value_short_options is not None and len(text) > 2 and text[1] != "-":
+                # srun -N2 style: the value is glued to a short option
+                options.append(Option(text[:2], f, [Known(text[2:], f.span)]))
+                i += 1
+                continue
+            options.append(Option(text, f, [fields[i + 1]]))
+            i += 2
+            continue
+        options.append(Option(text, f, []))
+        i += 1
+    return options, i, module
+
+
+def split_launch(fields: list[Value]) -> LaunchParts:
+    """Separate the launchers' own options from the training program and its arguments."""
+    launchers: list[str] = []
+    launcher_options: list[tuple[str, Option]] = []
+    i = 0
+    command = list(fields)
+    while i < len(fields):
+        name = launcher_name(fields[i:])
+        if name is None:
+            break
+        if name == "python":
+            j = i + 1
+            module = None
+            while j < len(fields) and _is_option(fields[j]):
+                t = fields[j].text
+                if t == "-m":
+                    module = fields[j + 1] if j + 1 < len(fields) else None
+                    j += 2
+                    break
+                launcher_options.append(("python", Option(t, fields[j],
+                                                          [fields[j + 1]] if t in PYTHON_VALUE_OPTIONS else [])))
+                j += 2 if t in PYTHON_VALUE_OPTIONS else 1
+            if module is not None:
+                if isinstance(module, Known) and module.text in TORCH_MODULES:
+                    launchers.append(f"python -m {module.text}")
+                    spec = LAUNCHERS["torchrun"]
+                    opts, k, is_mod = _split_options(spec, fields, j)
+                    launcher_options.extend((launchers[-1], o) for o in opts)
+                    return _program_at(launchers, launcher_options, fields, k, is_mod, command)
+                launchers.append("python")
+                return LaunchParts(launchers, launcher_options, _module_name(module), module,
+                                   fields[j:], command)
+            launchers.append("python")
+            return _program_at(launchers, launcher_options, fields, j, False, command)
+        spec = LAUNCHERS[name]
+        launchers.append(name)
+        start = i + (2 if name == "accelerate launch" else 1)
+        opts, k, is_mod = _split_options(spec, fields, start)
+        launcher_options.extend((name, o) for o in opts)
+        if spec.runs_command:
+            if k < len(fields) and launcher_name(fields[k:]) is not None:
+                i = k
+                continue
+            return _program_at(launchers, launcher_options, fields, k, False, command)
+        return _program_at(launchers, launcher_options, fields, k, is_mod, command)
+    return LaunchParts(launchers, launcher_options, None, None, fields[i:], command)
+
+
+def _module_name(v: Value) -> str | None:
+    return f"-m {v.text}" if isinstance(v, Known) else None
+
+
+def _program_at(launchers, launcher_options, fields, k, is_module, command) -> LaunchParts:
+    if k >= len(fields):
+        return LaunchParts(launchers, launcher_options, None, None, [], command)
+    prog = fields[k]
+    name = None
+    if isinstance(prog, Known):
+        name = f"-m {prog.text}" if is_module else prog.text
+    return LaunchParts(launchers, launcher_options, name, prog, fields[k + 1:], command)
+
+
+def world_size(launchers: list[str], launcher_options: list[tuple[str, Option]]) -> Value | None:
+    """World size from the innermost launcher whose options define it (torchrun: nproc x nnodes)."""
+    for name in reversed(launchers):
+        spec = LAUNCHERS.get(name) or (LAUNCHERS["torchrun"] if name.startswith("python -m torch") else None)
+        if spec is None or not spec.world_size:
+            continue
+        opts: dict[str, Option] = {}
+        for owner, opt in launcher_options:
+            if owner == name:
+                opts[opt.name] = opt  # last wins
+        for product in spec.world_size:
+            total = 1
+            unknown: Unknown | None = None
+            found_all = True
+            for alternatives in product:
+                opt = next((opts[a] for a in alternatives.split("|") if a in opts), None)
+                if opt is None or not opt.args:
+                    found_all = False
+                    break
+                v = opt.args[0]
+                if not isinstance(v, Known):
+                    unknown = Unknown(f"{opt.name} is unknown ({v.reason})", v.span)
+                    continue
+                m = re.fullmatch(r"\s*(\d+)\s*(?::\s*(\d+))?\s*", v.text)
+                if not m:
+                    unknown = Unknown(f"{opt.name} {v.text!r} is not a number", v.span)
+                    continue
+                total *= int(m.group(2) or m.group(1))
+            if not found_all:
+                continue
+            return unknown if unknown is not None else Known(str(total))
+        if name in ("torchrun",) or name.startswith("python -m torch"):
+            return Known("1")
+    return None

@@ -1,0 +1,82 @@
+"""Human view of the launch model (`packlint inspect`): each launch, its env and flags, with file:line."""
+
+from __future__ import annotations
+
+
+def _c(text: str, code: str, color: bool) -> str:
+    return f"\x1b[{code}m{text}\x1b[0m" if color else text
+
+
+def _where(entry: dict) -> str:
+    if entry.get("file") is None:
+        return ""
+    return f"{entry['file']}:{entry['line']}"
+
+
+def _value(entry: dict) -> str:
+    if "values" in entry:
+        parts = []
+        for alt in entry["alternatives"]:
+            v = _value(alt)
+            when = "; ".join(alt.get("when", [])) or "otherwise"
+            parts.append(f"{v!s} [{when}]")
+        return "one of: " + " | ".join(parts)
+    if "items" in entry:
+        return "(" + " ".join(i if isinstance(i, str) else "<unknown>" for i in entry["items"]) + ")"
+    if "unknown" in entry:
+        return f"<unknown: {entry['unknown']}>"
+    v = entry.get("value")
+    if v is True:
+        return "(set)"
+    if isinstance(v, list):
+        return " ".join(v)
+    return "<unset>" if v is None else repr(v) if v == "" else str(v)
+
+
+def render(model: dict, out, color: bool = False) -> None:
+    w = out.write
+    w(_c(f"{model['script']}", "1", color))
+    if model.get("args"):
+        w(f"  (arguments: {' '.join(model['args'])})")
+    w(f"\n{len(model['launches'])} launch(es)\n")
+    for launch in model["launches"]:
+        chain = " > ".join(launch["launchers"]) or "?"
+        prog = launch.get("program") or "/".join(launch.get("programs", [])) or "<unknown program>"
+        w("\n" + _c(f"launch #{launch['id']}: {chain} -> {prog}", "1;36", color)
+          + f"  ({launch['file']}:{launch['line']})\n")
+        for ctx in launch.get("context", []):
+            w(f"  via {ctx}\n")
+        if launch["when"]:
+            w(f"  only when: {'; '.join(launch['when'])}\n")
+        if len(launch["variants"]) > 1:
+            w(f"  {len(launch['variants'])} variants (undecidable branches)\n")
+        ws = launch.get("world_size")
+        if ws:
+            w(f"  world size: {_value(ws)}\n")
+        sections = (("environment", launch["env"]), ("set but NOT exported", launch["unexported"]))
+        for title, entries in sections:
+            if not entries:
+                continue
+            w(_c(f"  {title}:\n", "1", color))
+            width = max(len(k) for k in entries)
+            for name, entry in entries.items():
+                src = entry.get("source", "")
+                tag = f" [{src}]" if src and src != "script" else ""
+                w(f"    {name.ljust(width)} = {_value(entry)}{tag}  {_c(_where(entry), '2', color)}\n")
+        if launch["exported_after"]:
+            w(_c("  exported only after this launch:\n", "1", color))
+            for name, loc in launch["exported_after"].items():
+                w(f"    {name}  {_c(_where(loc), '2', color)}\n")
+        for title, flags in (("launcher options", launch["launcher_flags"]), ("program flags", launch["flags"])):
+            if not flags:
+                continue
+            w(_c(f"  {title}:\n", "1", color))
+            width = max(len(k) for k in flags)
+            for name, occs in flags.items():
+                for occ in occs:
+                    w(f"    {name.ljust(width)} {_value(occ)}  {_c(_where(occ), '2', color)}\n")
+    if model["diagnostics"]:
+        w("\n" + _c("diagnostics:\n", "1", color))
+        for d in model["diagnostics"]:
+            where = f"{d['file']}:{d['line']}:{d['column']}: " if d.get("file") else ""
+            w(f"  {where}{d['severity']}: {d['message']} [{d['code']}]\n")

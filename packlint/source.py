@@ -1,0 +1,161 @@
+"""Reading a script from disk or stdin into text packlint can analyse, refusing what is not a script.
+
+Every refusal is a PacklintError with the path, so one bad file is one clear line, never a traceback.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from packlint.errors import PacklintError
+from packlint.values import Span
+
+MAX_SCRIPT_BYTES = 8 * 1024 * 1024  # larger "scripts" are refused: no launch script is 8 MiB
+
+
+@dataclass
+class SourceFile:
+    """One script's bytes (normalised for the parser) and what is needed to turn offsets into spans."""
+
+    path: str                 # as reported to the user
+    data: bytes               # UTF-8 (or raw) bytes with CRLF turned into LF and any BOM removed
+    line_base: int = 0        # for text embedded in another file (`bash -c '...'`): first line's offset
+    column_base: int = 0      # ... and first line's column offset
+    notes: list[str] = field(default_factory=list)  # e.g. "CRLF line endings", "decoded from UTF-16"
+    _line_starts: list[int] | None = None
+
+    def line_starts(self) -> list[int]:
+        if self._line_starts is None:
+            starts = [0]
+            find = self.data.find
+            i = find(b"\n")
+            while i != -1:
+                starts.append(i + 1)
+                i = find(b"\n", i + 1)
+            self._line_starts = starts
+        return self._line_starts
+
+    def line_bytes(self, row: int) -> bytes:
+        starts = self.line_starts()
+        if row >= len(starts):
+            return b""
+        end = starts[row + 1] - 1 if row + 1 < len(starts) else len(self.data)
+        return self.data[starts[row]:end]
+
+    def line_text(self, row: int) -> str:
+        return self.line_bytes(row).decode("utf-8", "replace")
+
+    def char_column(self, row: int, byte_col: int) -> int:
+        """0-based byte column -> 1-based character column."""
+        line = self.line_bytes(row)
+        prefix = line[:byte_col]
+        if prefix.isascii():
+            return byte_col + 1
+        return len(prefix.decode("utf-8", "replace")) + 1
+
+    def span_of_points(self, start: tuple[int, int], end: tuple[int, int]) -> Span:
+        (sr, sc), (er, ec) = start, end
+        col = self.char_column(sr, sc)
+        end_col = self.char_column(er, ec)
+        if sr == 0:
+            col += self.column_base
+        if er == 0:
+            end_col += self.column_base
+        return Span(self.path, sr + 1 + self.line_base, col, er + 1 + self.line_base, end_col)
+
+    def span(self, node) -> Span:
+        return self.span_of_points(node.start_point, node.end_point)
+
+
+def _decode_to_utf8(raw: bytes, path: str, notes: list[str]) -> bytes:
+    """UTF-16/32 with a BOM is re-encoded; a UTF-8 BOM is dropped; other bytes pass through untouched
+    (tree-sitter works on bytes; non-UTF-8 bytes only ever appear in reported text as U+FFFD)."""
+    if raw.startswith(b"\xef\xbb\xbf"):
+        notes.append("UTF-8 byte-order mark removed")
+        return raw[3:]
+    for bom, codec in ((b"\xff\xfe\x00\x00", "utf-32-le"), (b"\x00\x00\xfe\xff", "utf-32-be"),
+                       (b"\xff\xfe", "utf-16-le"), (b"\xfe\xff", "utf-16-be")):
+        if raw.startswith(bom):
+            try:
+                text = raw[len(bom):].decode(codec)
+            except UnicodeDecodeError as exc:
+                raise PacklintError(f"not a text file: invalid {codec.upper()} at byte {exc.start}",
+                                    path=path) from None
+            notes.append(f"decoded from {codec.upper()}")
+            return text.encode("utf-8")
+    return raw
+
+
+def _looks_binary(raw: bytes) -> str | None:
+    head = raw[:8192]
+    if head.startswith(b"\x7fELF"):
+        return "an ELF executable"
+    if head.startswith(b"\x89PNG"):
+        return "a PNG image"
+    if head.startswith((b"PK\x03\x04", b"\x1f\x8b", b"BZh", b"\xfd7zXZ")):
+        return "an archive"
+    if b"\x00" in head:
+        return "binary data (NUL bytes)"
+    return None
+
+
+def prepare(raw: bytes, path: str) -> SourceFile:
+    """Turn raw bytes into a SourceFile, or refuse them with a reason."""
+    if len(raw) > MAX_SCRIPT_BYTES:
+        raise PacklintError(
+            f"file too large to be a launch script ({len(raw) / 1e6:.1f} MB > "
+            f"{MAX_SCRIPT_BYTES // (1024 * 1024)} MiB limit)", path=path)
+    notes: list[str] = []
+    data = _decode_to_utf8(raw, path, notes)
+    kind = _looks_binary(data)
+    if kind is not None:
+        raise PacklintError(f"not a shell script: looks like {kind}", path=path)
+    if b"\r\n" in data:
+        notes.append("CRLF line endings")
+        data = data.replace(b"\r\n", b"\n")
+    return SourceFile(path=path, data=data, notes=notes)
+
+
+def read_bytes(path: str | os.PathLike, display: str | None = None) -> bytes:
+    """Read a regular file with every OS failure turned into a one-line error."""
+    shown = display or str(path)
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        raise PacklintError("no such file", path=shown) from None
+    except PermissionError:
+        raise PacklintError("permission denied", path=shown) from None
+    except OSError as exc:
+        raise PacklintError(f"cannot read: {exc.strerror or exc}", path=shown) from None
+    if stat.S_ISDIR(st.st_mode):
+        raise PacklintError("is a directory", path=shown)
+    if not stat.S_ISREG(st.st_mode):
+        # FIFOs, sockets and devices could block forever or never end.
+        raise PacklintError("not a regular file (FIFO, socket or device): refused", path=shown)
+    if st.st_size > MAX_SCRIPT_BYTES:
+        raise PacklintError(
+            f"file too large to be a launch script ({st.st_size / 1e6:.1f} MB > "
+            f"{MAX_SCRIPT_BYTES // (1024 * 1024)} MiB limit)", path=shown)
+    try:
+        with open(path, "rb") as fh:
+            return fh.read(MAX_SCRIPT_BYTES + 1)
+    except PermissionError:
+        raise PacklintError("permission denied", path=shown) from None
+    except OSError as exc:
+        raise PacklintError(f"cannot read: {exc.strerror or exc}", path=shown) from None
+
+
+def load(path: str | os.PathLike, display: str | None = None) -> SourceFile:
+    shown = display or str(path)
+    return prepare(read_bytes(path, shown), shown)
+
+
+def display_path(path: Path) -> str:
+    """Paths are reported relative to the cwd when below it (like ruff), absolute otherwise."""
+    try:
+        return str(path.resolve().relative_to(Path.cwd().resolve()))
+    except ValueError:
+        return str(path)
