@@ -1,0 +1,111 @@
+"""Which files `packlint check PATH...` reads: named files as given; directories searched recursively
+for `*.sh`, `*.bash` and files whose shebang names bash or sh. Sorted and deterministic; skips VCS and
+dependency folders, virtualenvs and symlink loops."""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+
+STDIN = "-"
+SCRIPT_SUFFIXES = (".sh", ".bash")
+SKIP_DIRS = frozenset({".git", ".hg", ".svn", ".bzr", "node_modules", "__pycache__", ".venv", "venv",
+                       ".tox", ".nox", ".mypy_cache", ".pytest_cache", ".ruff_cache", "site-packages",
+                       ".eggs"})
+# never read for a shebang: they are not shell scripts even when executable
+NON_SCRIPT_SUFFIXES = frozenset({".py", ".pyc", ".json", ".toml", ".yaml", ".yml", ".md", ".txt", ".rst",
+                                 ".cfg", ".ini", ".csv", ".png", ".jpg", ".gz", ".zip", ".tar", ".so", ".o",
+                                 ".pt", ".bin", ".safetensors", ".ipynb", ".html", ".js", ".c", ".h"})
+_SHEBANG = re.compile(rb"^#![ \t]*\S*/(?:env[ \t]+(?:-\S+[ \t]+)*)?(?:bash|sh)(?:[ \t]|\r?$)")
+
+
+@dataclass(frozen=True)
+class DiscoveryError:
+    path: str
+    message: str
+
+
+def has_shell_shebang(path: str) -> bool:
+    try:
+        with open(path, "rb") as fh:
+            first = fh.readline(256)
+    except OSError:
+        return False
+    return bool(_SHEBANG.match(first.rstrip(b"\n")))
+
+
+def is_script(path: str) -> bool:
+    name = os.path.basename(path)
+    if name.endswith(SCRIPT_SUFFIXES):
+        return True
+    if os.path.splitext(name)[1].lower() in NON_SCRIPT_SUFFIXES:
+        return False
+    return has_shell_shebang(path)
+
+
+def _is_virtualenv(path: str) -> bool:
+    return os.path.isfile(os.path.join(path, "pyvenv.cfg"))
+
+
+def discover(paths: list[str]) -> tuple[list[str], list[DiscoveryError]]:
+    """The files to check, in order (stdin `-` kept where given), and the paths that could not be used."""
+    found: list[str] = []
+    errors: list[DiscoveryError] = []
+    seen: set[str] = set()
+
+    def add(p: str) -> None:
+        key = os.path.normpath(p) if p != STDIN else p
+        if key not in seen:
+            seen.add(key)
+            found.append(p)
+
+    for p in paths:
+        if p == STDIN:
+            add(p)
+        elif os.path.isdir(p):
+            for f in _walk(p, errors):
+                add(f)
+        elif os.path.exists(p):
+            add(p)
+        else:
+            errors.append(DiscoveryError(p, "no such file or directory"))
+    return found, errors
+
+
+def _walk(root: str, errors: list[DiscoveryError]) -> list[str]:
+    out: list[str] = []
+    visited: set[tuple[int, int]] = set()
+
+    def visit(d: str) -> None:
+        try:
+            st = os.stat(d)
+        except OSError as exc:
+            errors.append(DiscoveryError(d, exc.strerror or str(exc)))
+            return
+        key = (st.st_dev, st.st_ino)
+        if key in visited:  # symlink loop or a directory reached twice
+            return
+        visited.add(key)
+        try:
+            entries = sorted(os.scandir(d), key=lambda e: e.name)
+        except OSError as exc:
+            errors.append(DiscoveryError(d, exc.strerror or str(exc)))
+            return
+        subdirs = []
+        for e in entries:
+            path = os.path.join(d, e.name) if d != "." else e.name
+            try:
+                if e.is_dir():
+                    if e.name in SKIP_DIRS or _is_virtualenv(path):
+                        continue
+                    subdirs.append(path)
+                elif e.is_file() and is_script(path):
+                    out.append(path)
+            except OSError:
+                continue
+        for sd in subdirs:
+            visit(sd)
+
+    visit(root)
+    return sorted(out)

@@ -1,0 +1,278 @@
+"""Runs the rule table over one launch model and turns what fires into findings.
+
+The engine knows nothing about packing: it evaluates each rule's condition in every variant of every
+launch (for each item of the rule's `for_each`), then merges the variants:
+
+- fires in every variant of a launch, at the same place  -> `certain`
+- fires in some variants                                 -> `possible`, naming the branch decisions
+                                                            (`when`) that separate them from the rest
+- never fires but is undecided (a value packlint could not determine) in some variant
+                                                         -> one `info` "could not decide", when the rule
+                                                            says `undecided = "info"`
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from dataclasses import dataclass
+from typing import Any, Iterable
+
+from packlint.conditions import EvalContext, Unk
+from packlint.findings import Finding, Location, Related
+from packlint.rule_table import LocationSpec, Rule, RuleTable
+
+
+@dataclass
+class _Hit:
+    variant: int
+    severity: str
+    message: str
+    help: str | None
+    location: Location
+    related: tuple[Related, ...]
+
+
+def select_rules(table: RuleTable, select: Iterable[str] = (), ignore: Iterable[str] = ()) -> list[Rule]:
+    """Rules enabled by `--select` / `--ignore` (codes, code prefixes or names; `ALL`)."""
+    def matches(rule: Rule, pat: str) -> bool:
+        pat = pat.strip()
+        return pat.upper() == "ALL" or rule.code.startswith(pat.upper()) or rule.name == pat.lower()
+
+    select = [s for s in select if s.strip()]
+    ignore = [s for s in ignore if s.strip()]
+    out = []
+    for rule in table.rules:
+        if select and not any(matches(rule, s) for s in select):
+            continue
+        if any(matches(rule, s) for s in ignore):
+            continue
+        out.append(rule)
+    return out
+
+
+def unknown_selectors(table: RuleTable, patterns: Iterable[str]) -> list[str]:
+    bad = []
+    for pat in patterns:
+        p = pat.strip()
+        if not p or p.upper() == "ALL":
+            continue
+        if not any(r.code.startswith(p.upper()) or r.name == p.lower() for r in table.rules):
+            bad.append(pat)
+    return bad
+
+
+class _BashCheck:
+    """`bash -n` on the script (run at most once per file, and only when a rule asks)."""
+
+    def __init__(self, text: bytes | None, path: str | None) -> None:
+        self.text = text
+        self.path = path
+        self.result: Any = None
+
+    def __call__(self) -> Any:
+        if self.result is None:
+            self.result = self._run()
+        return self.result
+
+    def _run(self) -> bool:
+        bash = shutil.which("bash")
+        if bash is None:
+            return True
+        data = self.text
+        if data is None and self.path:
+            try:
+                with open(self.path, "rb") as fh:
+                    data = fh.read()
+            except OSError:
+                return True
+        if data is None:
+            return True
+        try:
+            proc = subprocess.run([bash, "-n"], input=data.replace(b"\r\n", b"\n"), capture_output=True,
+                                  timeout=10)
+        except (OSError, subprocess.SubprocessError):
+            return True
+        return proc.returncode != 0
+
+
+def check_model(model: dict, rules: list[Rule], *, script_text: bytes | None = None) -> list[Finding]:
+    """Every finding of `rules` on one launch model (the dict of docs/launch-model.md)."""
+    findings: list[Finding] = []
+    bash = _BashCheck(script_text, model.get("script"))
+    exclusive_fired = False
+    script_rules = [r for r in rules if r.scope == "script"]
+    launch_rules = [r for r in rules if r.scope == "launch"]
+    for rule in script_rules:
+        new = _run_script_rule(model, rule, bash)
+        if new and rule.exclusive:
+            exclusive_fired = True
+        findings.extend(new)
+    if not exclusive_fired:
+        for launch in model.get("launches", []):
+            for rule in launch_rules:
+                findings.extend(_run_launch_rule(model, launch, rule))
+    return sorted(set(findings), key=Finding.sort_key)
+
+
+# ---------------------------------------------------------------------------------------------- script
+
+
+def _script_location(model: dict) -> Location:
+    return Location(str(model.get("script") or "-"), 1, 1, 1, 1)
+
+
+def _run_script_rule(model: dict, rule: Rule, bash: _BashCheck) -> list[Finding]:
+    ctx = EvalContext(model, None, None, bash)
+    items: list[dict | None] = list(model.get("diagnostics", [])) if rule.for_each == "diagnostics" else [None]
+    out = []
+    for item in items:
+        ctx.item = item
+        if _eval(rule.when, ctx) is True:
+            hit = _hit(rule, ctx, 0, Location.from_json(item) or _script_location(model))
+            out.append(Finding(rule.code, rule.name, hit.severity, hit.message, hit.location, hit.related,
+                               "certain", (), hit.help))
+    return out
+
+
+# ---------------------------------------------------------------------------------------------- launches
+
+
+def _variants(launch: dict) -> list[dict]:
+    variants = launch.get("variants") or []
+    return variants if variants else [launch]
+
+
+def _items(rule: Rule, variant: dict) -> list[str | None]:
+    if rule.for_each is None:
+        return [None]
+    if rule.for_each == "flags":
+        return sorted(variant.get("flags", {}))
+    if rule.for_each == "env":
+        return sorted(variant.get("env", {}))
+    return list(rule.for_each_items)
+
+
+def _eval(expr, ctx) -> Any:
+    try:
+        return expr.eval(ctx)
+    except RecursionError:  # pragma: no cover - a pathological table
+        return Unk("the condition is too deeply nested", "invalid")
+
+
+def _run_launch_rule(model: dict, launch: dict, rule: Rule) -> list[Finding]:
+    variants = _variants(launch)
+    launch_loc = Location.from_json(launch) or _script_location(model)
+    # (item, location) -> hits ; item -> undecided reasons
+    hits: dict[tuple, list[_Hit]] = {}
+    fired_items: set = set()
+    undecided: dict[Any, list[Unk]] = {}
+    for vi, variant in enumerate(variants):
+        ctx = EvalContext(model, launch, variant)
+        for item in _items(rule, variant):
+            ctx.bindings = {} if item is None else {"name": item}
+            result = _eval(rule.when, ctx)
+            if result is True:
+                hit = _hit(rule, ctx, vi, launch_loc)
+                hits.setdefault((item, hit.location), []).append(hit)
+                fired_items.add(item)
+            elif isinstance(result, Unk) and result.kind == "unknown" and rule.undecided == "info":
+                undecided.setdefault(item, []).append(result)
+
+    out = []
+    shared = list(launch.get("when") or [])
+    for (item, location), group in hits.items():
+        first = group[0]
+        fired_in = {h.variant for h in group}
+        if len(fired_in) == len(variants):
+            certainty, when = "certain", ()
+        else:
+            certainty = "possible"
+            when = _trigger(variants, fired_in, shared)
+        severity = max((h.severity for h in group), key=lambda s: {"info": 0, "warning": 1, "error": 2}[s])
+        message = first.message
+        if when:
+            message += " (only when " + " or when ".join(when) + ")"
+        out.append(Finding(rule.code, rule.name, severity, message, location, first.related, certainty,
+                           tuple(when), first.help))
+    for item, unks in undecided.items():
+        if item in fired_items:
+            continue
+        reasons: list[str] = []
+        for u in unks:
+            if u.reason not in reasons:
+                reasons.append(u.reason)
+        where = next((Location.from_json(u.loc) for u in unks if u.loc), None)
+        if where is None:
+            ctx = EvalContext(model, launch, variants[0])
+            ctx.bindings = {} if item is None else {"name": item}
+            where = _resolve(rule.report_at, ctx, launch_loc)
+        subject = f" for {item}" if item is not None else ""
+        out.append(Finding(rule.code, rule.name, "info",
+                           f"could not decide {rule.code} ({rule.name}){subject}: " + "; ".join(reasons),
+                           where, (Related(launch_loc, "the launch this applies to"),) if where != launch_loc
+                           else (), "possible", (), None))
+    return out
+
+
+def _trigger(variants: list[dict], fired_in: set[int], shared: list[str]) -> list[str]:
+    """The branch decisions that make the difference: shared by every firing variant and missing from
+    some other one; else each firing variant's own decisions."""
+    extra = {i: [c for c in (variants[i].get("when") or []) if c not in shared] for i in range(len(variants))}
+    firing = sorted(fired_in)
+    common = [c for c in extra[firing[0]] if all(c in extra[i] for i in firing[1:])]
+    others = [i for i in range(len(variants)) if i not in fired_in]
+    decisive = [c for c in common if any(c not in extra[i] for i in others)]
+    if decisive:
+        return [" and ".join(decisive)]
+    alts = []
+    for i in firing:
+        text = " and ".join(extra[i])
+        if text and text not in alts:
+            alts.append(text)
+    return alts
+
+
+def _hit(rule: Rule, ctx: EvalContext, vi: int, fallback: Location) -> _Hit:
+    severity, message, help_t = rule.severity, rule.message, rule.help
+    for ov in rule.overrides:
+        if _eval(ov.when, ctx) is True:
+            severity = ov.severity or severity
+            message = ov.message or message
+            help_t = ov.help or help_t
+            break
+    location = _resolve(rule.report_at, ctx, fallback)
+    related = []
+    for spec, tmpl in rule.related:
+        loc = _resolve(spec, ctx, None)
+        if loc is not None and loc != location:
+            related.append(Related(loc, tmpl.render(ctx)))
+    return _Hit(vi, severity, message.render(ctx), help_t.render(ctx) if help_t else None, location,
+                tuple(related))
+
+
+def _resolve(spec: LocationSpec, ctx: EvalContext, fallback: Location | None) -> Location | None:
+    name = spec.name.render(ctx) if spec.name is not None else None
+    v = ctx.variant
+    loc = None
+    if spec.kind == "launch":
+        loc = Location.from_json(ctx.launch)
+    elif spec.kind == "diagnostic":
+        loc = Location.from_json(ctx.item)
+    elif spec.kind in ("env", "var"):
+        order = ("env", "unexported") if spec.kind == "env" else ("unexported", "env")
+        entry = next((v.get(k, {}).get(name) for k in order if v.get(k, {}).get(name)), None)
+        if entry is not None:
+            if spec.part == "value":
+                loc = Location.from_json(entry.get("value_location"))
+            loc = loc or Location.from_json(entry)
+    elif spec.kind == "exported_after":
+        loc = Location.from_json(v.get("exported_after", {}).get(name))
+    elif spec.kind in ("flag", "launcher_flag"):
+        occ = [o for o in v.get("flags" if spec.kind == "flag" else "launcher_flags", {}).get(name, []) if o]
+        if occ:
+            o = occ[0] if spec.part.startswith("first") else occ[-1]
+            if spec.part.endswith("value"):
+                loc = Location.from_json(o.get("value_location"))
+            loc = loc or Location.from_json(o)
+    return loc or fallback

@@ -1,0 +1,81 @@
+"""Text output: a ruff-style code frame per finding, then a summary. Plain text unless colour is on."""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from packlint.findings import Finding, Summary
+
+_RESET = "\x1b[0m"
+_STYLE = {
+    "error": "\x1b[1;31m", "warning": "\x1b[1;33m", "info": "\x1b[1;34m",
+    "path": "\x1b[1m", "code": "\x1b[1;31m", "gutter": "\x1b[34m", "note": "\x1b[36m", "help": "\x1b[32m",
+    "dim": "\x1b[2m",
+}
+
+
+class _Painter:
+    def __init__(self, color: bool) -> None:
+        self.color = color
+
+    def __call__(self, style: str, text: str) -> str:
+        return f"{_STYLE[style]}{text}{_RESET}" if self.color and text else text
+
+
+def _expand(line: str) -> str:
+    return line.replace("\t", "    ")
+
+
+def _visual_col(line: str, col: int) -> int:
+    """0-based display column of the 1-based character column `col` (tabs count 4)."""
+    return len(_expand(line[: max(0, col - 1)]))
+
+
+def render(findings: list[Finding], summary: Summary, *, color: bool = False,
+           read_source: Callable[[str], list[str] | None] = lambda p: None, **_: object) -> str:
+    paint = _Painter(color)
+    out: list[str] = []
+    for f in findings:
+        loc = f.location
+        label = f.severity if f.certainty == "certain" else f"{f.severity}, may"
+        out.append(f"{paint('path', f'{loc.path}:{loc.line}:{loc.column}')}: "
+                   f"{paint(f.severity, f.code)} [{paint(f.severity, label)}] {f.message}")
+        lines = read_source(loc.path)
+        if lines is not None and 1 <= loc.line <= len(lines):
+            src = lines[loc.line - 1]
+            width = len(str(loc.line))
+            gutter = " " * width + " |"
+            start = _visual_col(src, loc.column)
+            if loc.end_line == loc.line and loc.end_column > loc.column:
+                end = _visual_col(src, loc.end_column)
+            else:
+                end = len(_expand(src).rstrip())
+            end = max(end, start + 1)
+            out.append(paint("gutter", gutter))
+            out.append(paint("gutter", f"{loc.line} |") + " " + _expand(src))
+            out.append(paint("gutter", gutter) + " " + " " * start + paint(f.severity, "^" * (end - start)))
+            out.append(paint("gutter", gutter))
+            pad = " " * width
+        else:
+            pad = ""
+        for r in f.related:
+            out.append(f"{pad} = {paint('note', 'note')}: {r.location.path}:{r.location.line}:{r.location.column}: "
+                       f"{r.message}")
+        if f.help:
+            out.append(f"{pad} = {paint('help', 'help')}: {f.help}")
+        out.append("")
+    out.append(summary_line(summary, paint))
+    return "\n".join(out) + "\n"
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}{'' if n == 1 else 's'}"
+
+
+def summary_line(summary: Summary, paint: Callable[[str, str], str] = lambda s, t: t) -> str:
+    files = _plural(summary.files, "file")
+    if not (summary.errors or summary.warnings or summary.infos):
+        return f"All clear: no findings in {files}."
+    parts = [paint("error", _plural(summary.errors, "error")), paint("warning", _plural(summary.warnings, "warning")),
+             paint("info", _plural(summary.infos, "info"))]
+    return f"Found {', '.join(parts)} in {files}."

@@ -1,0 +1,512 @@
+"""The rule table: `rules/*.toml` (built in) plus user rule files, validated with pydantic, compiled to
+condition objects (packlint.conditions) and cached by content hash, so a warm start neither parses
+TOML nor imports pydantic.
+
+A table file holds:
+
+    [variables]            # named lists (for `for_each`) and constants
+    gates = ["OFFLINE_PACKING_BMR", "OFFLINE_PACKED_DATA"]
+
+    [predicates]           # named shared expressions, with or without parameters
+    gate2_open = "gate_on('OFFLINE_PACKED_DATA') or has_flag('--packing-pretrain-data')"
+    gate_on = { params = ["var"], expr = "int(env(var), 0) == 1" }
+
+    [[rule]]               # see docs/rules.md for every field
+    code = "PK001"  ...
+
+Names in [variables] and [predicates] are shared across all loaded files (built-in first).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import pickle
+import re
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from packlint import __version__
+from packlint.conditions import (BOOL, STR, ConditionError, Expr, PredicateBody, Scope, Template,
+                                 compile_condition, compile_template, parse, check)
+from packlint.errors import PacklintError
+
+CACHE_FORMAT = 1
+
+LOCATION_KINDS = {
+    # kind: (takes a name, allowed parts)
+    "launch": (False, ()),
+    "diagnostic": (False, ()),
+    "env": (True, ("", "value")),
+    "var": (True, ("", "value")),
+    "exported_after": (True, ("",)),
+    "flag": (True, ("", "value", "first", "first_value")),
+    "launcher_flag": (True, ("", "value")),
+}
+
+FOR_EACH_BUILTIN = {"flags", "env", "diagnostics"}
+
+
+# ---------------------------------------------------------------------------------------------- compiled
+
+
+@dataclass
+class LocationSpec:
+    kind: str
+    name: Template | None
+    part: str
+    text: str
+
+
+@dataclass
+class Override:
+    when: Expr
+    severity: str | None
+    message: Template | None
+    help: Template | None
+
+
+@dataclass
+class Example:
+    kind: str            # bad | good
+    script: str
+    env: dict[str, str]
+    args: list[str]
+    title: str | None
+
+
+@dataclass
+class Rule:
+    code: str
+    name: str
+    severity: str
+    summary: str
+    message: Template
+    help: Template | None
+    when: Expr
+    when_text: str
+    scope: str                     # launch | script
+    for_each: str | None           # a [variables] list name, or flags / env / diagnostics
+    for_each_items: list[str]
+    report_at: LocationSpec
+    related: list[tuple[LocationSpec, Template]]
+    undecided: str                 # info | ignore
+    exclusive: bool                # when it fires, no launch rule runs on the script
+    overrides: list[Override]
+    explanation: str
+    references: list[str]
+    examples: list[Example]
+    file: str
+    builtin: bool
+
+
+@dataclass
+class RuleTable:
+    rules: list[Rule]
+    variables: dict[str, Any] = field(default_factory=dict)
+    predicates: dict[str, str] = field(default_factory=dict)   # name -> source text, for docs
+    files: list[str] = field(default_factory=list)
+
+    def by_code(self, code: str) -> Rule | None:
+        code = code.upper()
+        for r in self.rules:
+            if r.code == code or r.name == code.lower():
+                return r
+        return None
+
+
+# ---------------------------------------------------------------------------------------------- loading
+
+
+def builtin_rule_files() -> list[Path]:
+    here = Path(__file__).resolve().parent
+    for d in (here / "_rules", here.parent / "rules"):
+        if d.is_dir():
+            files = sorted(p for p in d.glob("*.toml") if p.is_file())
+            if files:
+                return files
+    raise PacklintError("the built-in rule table (rules/*.toml) is missing from the installation")
+
+
+def load_table(extra_files: list[str | Path] = (), *, builtin: bool = True, use_cache: bool = True) -> RuleTable:
+    """Load, validate and compile the built-in rule files plus `extra_files` (raises PacklintError)."""
+    files: list[tuple[Path, bool]] = [(p, True) for p in builtin_rule_files()] if builtin else []
+    files += [(Path(p), False) for p in extra_files]
+    blobs: list[tuple[str, bytes, bool]] = []
+    for path, is_builtin in files:
+        try:
+            blobs.append((str(path), path.read_bytes(), is_builtin))
+        except OSError as exc:
+            raise PacklintError(f"cannot read rule file: {exc.strerror or exc}", path=str(path)) from None
+    key = _cache_key(blobs)
+    cache_file = _cache_path(key) if use_cache else None
+    if cache_file is not None:
+        try:
+            with open(cache_file, "rb") as fh:
+                table = pickle.load(fh)
+            if isinstance(table, RuleTable):
+                return table
+        except Exception:  # missing, stale or corrupt cache: rebuild
+            pass
+    table = compile_table(blobs)
+    if cache_file is not None:
+        _write_cache(cache_file, table)
+    return table
+
+
+def _cache_key(blobs) -> str:
+    h = hashlib.sha256(f"{CACHE_FORMAT}:{__version__}:{sys.version_info[:2]}".encode())
+    for name, data, is_builtin in blobs:
+        h.update(f"\0{name}\0{is_builtin}\0{len(data)}\0".encode())
+        h.update(data)
+    # the compiled objects' classes live in these modules: a changed module invalidates the cache
+    for mod in (__file__, Path(__file__).with_name("conditions.py")):
+        try:
+            st = os.stat(mod)
+            h.update(f"\0{st.st_mtime_ns}:{st.st_size}".encode())
+        except OSError:
+            pass
+    return h.hexdigest()[:32]
+
+
+def _cache_dir() -> Path | None:
+    if os.environ.get("PACKLINT_NO_CACHE"):
+        return None
+    base = os.environ.get("PACKLINT_CACHE_DIR")
+    if base:
+        return Path(base)
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    return Path(xdg) / "packlint" if xdg else Path.home() / ".cache" / "packlint"
+
+
+def _cache_path(key: str) -> Path | None:
+    d = _cache_dir()
+    return None if d is None else d / f"rules-{key}.pickle"
+
+
+def _write_cache(path: Path, table: RuleTable) -> None:
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(f".{os.getpid()}.tmp")
+        with open(tmp, "wb") as fh:
+            pickle.dump(table, fh, protocol=pickle.HIGHEST_PROTOCOL)
+        os.replace(tmp, path)
+    except OSError:
+        pass
+
+
+# ---------------------------------------------------------------------------------------------- schema
+
+
+def _schema():
+    """The pydantic models, built on first use (a warm cache never imports pydantic)."""
+    from typing import Literal, Union
+
+    from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+    class Strict(BaseModel):
+        model_config = ConfigDict(extra="forbid")
+
+    class ExampleSpec(Strict):
+        kind: Literal["bad", "good"]
+        script: str = Field(min_length=1)
+        title: str | None = None
+        env: dict[str, str] = {}
+        args: list[str] = []
+
+    class RelatedSpec(Strict):
+        at: str
+        message: str
+
+    class OverrideSpec(Strict):
+        when: str
+        severity: Literal["error", "warning", "info"] | None = None
+        message: str | None = None
+        help: str | None = None
+
+    class RuleSpec(Strict):
+        code: str = Field(pattern=r"^[A-Z][A-Z0-9]{0,7}[0-9]{3}$")
+        name: str = Field(pattern=r"^[a-z][a-z0-9]*(-[a-z0-9]+)*$")
+        severity: Literal["error", "warning", "info"]
+        summary: str = Field(min_length=1)
+        message: str = Field(min_length=1)
+        help: str | None = None
+        when: str = Field(min_length=1)
+        scope: Literal["launch", "script"] = "launch"
+        for_each: str | None = None
+        report_at: str = "launch"
+        related: list[RelatedSpec] = []
+        undecided: Literal["info", "ignore"] = "info"
+        exclusive: bool = False
+        override: list[OverrideSpec] = []
+        explanation: str = Field(min_length=1)
+        references: list[str] = []
+        example: list[ExampleSpec] = []
+
+        @field_validator("summary")
+        @classmethod
+        def _one_line(cls, v: str) -> str:
+            if "\n" in v.strip():
+                raise ValueError("must be one line")
+            return v.strip()
+
+        @field_validator("example")
+        @classmethod
+        def _bad_and_good(cls, v: list) -> list:
+            kinds = {e.kind for e in v}
+            if kinds != {"bad", "good"}:
+                raise ValueError("needs at least one 'bad' and one 'good' example")
+            return v
+
+    class PredicateSpec(Strict):
+        params: list[str] = []
+        expr: str
+
+    class TableSpec(Strict):
+        variables: dict[str, Union[list[str], str, int]] = {}
+        predicates: dict[str, Union[str, PredicateSpec]] = {}
+        rule: list[RuleSpec] = []
+
+    return TableSpec, PredicateSpec
+
+
+def _pydantic_one_line(exc, data: dict) -> str:
+    err = exc.errors()[0]
+    loc = list(err.get("loc", ()))
+    where = []
+    if len(loc) >= 2 and loc[0] == "rule" and isinstance(loc[1], int):
+        try:
+            code = data["rule"][loc[1]].get("code")
+        except Exception:
+            code = None
+        where.append(f"rule {code}" if code else f"rule #{loc[1] + 1}")
+        loc = loc[2:]
+    if loc:
+        where.append(".".join(str(x) for x in loc))
+    msg = err.get("msg", "invalid")
+    if err.get("type") == "extra_forbidden":
+        msg = "unknown field"
+    return (": ".join(where) + ": " if where else "") + msg
+
+
+# ---------------------------------------------------------------------------------------------- compile
+
+
+_IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+def compile_table(blobs: list[tuple[str, bytes, bool]]) -> RuleTable:
+    try:
+        import tomllib
+    except ModuleNotFoundError:  # Python 3.10
+        import tomli as tomllib  # type: ignore
+    from pydantic import ValidationError
+
+    TableSpec, PredicateSpec = _schema()
+    specs = []
+    for name, data, is_builtin in blobs:
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError:
+            raise PacklintError("rule file is not UTF-8", path=name) from None
+        try:
+            raw = tomllib.loads(text)
+        except tomllib.TOMLDecodeError as exc:
+            raise PacklintError(f"invalid TOML: {exc}", path=name) from None
+        try:
+            spec = TableSpec.model_validate(raw)
+        except ValidationError as exc:
+            raise PacklintError(_pydantic_one_line(exc, raw), path=name) from None
+        specs.append((name, text, spec, is_builtin))
+
+    scope = Scope()
+    variables: dict[str, Any] = {}
+    pred_sources: dict[str, str] = {}
+    pending: list[tuple[str, str, str, list[tuple[str, str]], PredicateBody, str]] = []
+    for name, text, spec, _ in specs:
+        for vname, value in spec.variables.items():
+            if not _IDENT.match(vname):
+                raise PacklintError(f"variables: {vname!r} is not a valid name", path=name)
+            if vname in variables or vname in pred_sources:
+                raise PacklintError(f"variables: {vname!r} is defined twice", path=name)
+            variables[vname] = value
+            if not isinstance(value, list):
+                scope.constants[vname] = (value, "int" if isinstance(value, int) else STR)
+        for pname, pspec in spec.predicates.items():
+            if not _IDENT.match(pname):
+                raise PacklintError(f"predicates: {pname!r} is not a valid name", path=name)
+            if pname in pred_sources or pname in variables:
+                raise PacklintError(f"predicates: {pname!r} is defined twice", path=name)
+            if isinstance(pspec, str):
+                pspec = PredicateSpec(expr=pspec)
+            params = []
+            for p in pspec.params:
+                pn, _, pt = p.partition(":")
+                pt = pt.strip() or STR
+                if not _IDENT.match(pn.strip()) or pt not in ("str", "int", "bool"):
+                    raise PacklintError(f"predicates: {pname}: bad parameter {p!r} (write 'name' or 'name:int')",
+                                        path=name)
+                params.append((pn.strip(), pt))
+            body = PredicateBody()
+            scope.predicates[pname] = (params, body)
+            pred_sources[pname] = pspec.expr
+            pending.append((name, text, pname, params, body, pspec.expr))
+
+    # Type-check predicates in dependency order (a predicate may use any other; cycles are errors).
+    state: dict[str, int] = {}
+    by_name = {p[2]: p for p in pending}
+
+    def resolve(pname: str, chain: list[str]) -> None:
+        if state.get(pname) == 2:
+            return
+        if state.get(pname) == 1:
+            raise PacklintError(f"predicates: {pname}: refers to itself through {' -> '.join(chain + [pname])}",
+                                path=by_name[pname][0])
+        state[pname] = 1
+        fname, ftext, _, params, body, expr_text = by_name[pname]
+        try:
+            tree = parse(expr_text)
+        except ConditionError as exc:
+            raise _cond_error(fname, ftext, f"predicate {pname}", expr_text, exc) from None
+        for dep in _names_in(tree):
+            if dep in by_name and dep != pname:
+                resolve(dep, chain + [pname])
+            elif dep == pname:
+                raise PacklintError(f"predicates: {pname}: refers to itself", path=fname)
+        local = Scope(variables=dict(params), predicates=scope.predicates, constants=scope.constants)
+        try:
+            body.expr = check(tree, local)
+        except ConditionError as exc:
+            raise _cond_error(fname, ftext, f"predicate {pname}", expr_text, exc) from None
+        body.type = body.expr.type
+        state[pname] = 2
+
+    for pname in by_name:
+        resolve(pname, [])
+
+    rules: list[Rule] = []
+    seen: dict[str, str] = {}
+    names: dict[str, str] = {}
+    for fname, ftext, spec, is_builtin in specs:
+        for r in spec.rule:
+            if r.code in seen:
+                raise PacklintError(f"rule {r.code}: code already used in {seen[r.code]}", path=fname)
+            if r.name in names:
+                raise PacklintError(f"rule {r.code}: name {r.name!r} already used by {names[r.name]}", path=fname)
+            seen[r.code] = fname
+            names[r.name] = r.code
+            rules.append(_compile_rule(r, fname, ftext, is_builtin, scope, variables))
+    rules.sort(key=lambda r: r.code)
+    return RuleTable(rules=rules, variables=variables, predicates=pred_sources, files=[b[0] for b in blobs])
+
+
+def _names_in(node) -> set[str]:
+    from packlint.conditions import Binary, Call, InList, Name, Unary
+
+    out: set[str] = set()
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, Name):
+            out.add(n.ident)
+        elif isinstance(n, Call):
+            out.add(n.func)
+            stack.extend(n.args)
+        elif isinstance(n, Unary):
+            stack.append(n.operand)
+        elif isinstance(n, Binary):
+            stack.extend((n.left, n.right))
+        elif isinstance(n, InList):
+            stack.append(n.operand)
+    return out
+
+
+def _compile_rule(r, fname: str, ftext: str, is_builtin: bool, scope: Scope, variables: dict) -> Rule:
+    bound: dict[str, str] = {}
+    items: list[str] = []
+    if r.for_each is not None:
+        if r.for_each in FOR_EACH_BUILTIN:
+            if r.for_each == "diagnostics" and r.scope != "script":
+                raise PacklintError(f"rule {r.code}: for_each = 'diagnostics' needs scope = 'script'", path=fname)
+            if r.for_each != "diagnostics":
+                bound["name"] = STR
+        elif isinstance(variables.get(r.for_each), list):
+            items = list(variables[r.for_each])
+            bound["name"] = STR
+        else:
+            raise PacklintError(f"rule {r.code}: for_each: {r.for_each!r} is neither a list in [variables] "
+                                f"nor one of {', '.join(sorted(FOR_EACH_BUILTIN))}", path=fname)
+    elif r.scope == "script":
+        pass
+    local = Scope(variables=bound, predicates=scope.predicates, constants=scope.constants)
+
+    def cond(text: str, what: str) -> Expr:
+        try:
+            return compile_condition(text, local, BOOL)
+        except ConditionError as exc:
+            raise _cond_error(fname, ftext, f"rule {r.code}: {what}", text, exc) from None
+
+    def tmpl(text: str | None, what: str) -> Template | None:
+        if text is None:
+            return None
+        try:
+            return compile_template(text, local)
+        except ConditionError as exc:
+            raise _cond_error(fname, ftext, f"rule {r.code}: {what}", text, exc) from None
+
+    def loc(text: str, what: str) -> LocationSpec:
+        kind, _, rest = text.partition(":")
+        if kind not in LOCATION_KINDS:
+            raise PacklintError(f"rule {r.code}: {what}: unknown location kind {kind!r} in {text!r} "
+                                f"(one of {', '.join(LOCATION_KINDS)})", path=fname)
+        takes_name, parts = LOCATION_KINDS[kind]
+        name_t = None
+        part = ""
+        if takes_name:
+            # the name may itself contain ':' only inside a template; the part is the last ':' field
+            name_text, part = rest, ""
+            for p in parts:
+                if p and rest.endswith(":" + p):
+                    name_text, part = rest[: -len(p) - 1], p
+                    break
+            if not name_text:
+                raise PacklintError(f"rule {r.code}: {what}: {text!r} needs a name ('{kind}:NAME')", path=fname)
+            name_t = tmpl(name_text, what)
+        elif rest:
+            raise PacklintError(f"rule {r.code}: {what}: {kind!r} takes no name", path=fname)
+        return LocationSpec(kind, name_t, part, text)
+
+    overrides = [Override(cond(o.when, f"override[{i}].when"), o.severity,
+                          tmpl(o.message, f"override[{i}].message"), tmpl(o.help, f"override[{i}].help"))
+                 for i, o in enumerate(r.override)]
+    return Rule(
+        code=r.code, name=r.name, severity=r.severity, summary=r.summary,
+        message=tmpl(r.message, "message"), help=tmpl(r.help, "help"),
+        when=cond(r.when, "when"), when_text=r.when, scope=r.scope,
+        for_each=r.for_each, for_each_items=items,
+        report_at=loc(r.report_at, "report_at"),
+        related=[(loc(x.at, f"related[{i}].at"), tmpl(x.message, f"related[{i}].message"))
+                 for i, x in enumerate(r.related)],
+        undecided=r.undecided, exclusive=r.exclusive, overrides=overrides, explanation=r.explanation.strip(),
+        references=list(r.references),
+        examples=[Example(e.kind, e.script, dict(e.env), list(e.args), e.title) for e in r.example],
+        file=fname, builtin=is_builtin,
+    )
+
+
+def _cond_error(fname: str, ftext: str, what: str, expr_text: str, exc: ConditionError) -> PacklintError:
+    """`file:line:col: rule PK001: when: message`, pointing into the TOML file where it can be found."""
+    pos = max(0, min(exc.pos, len(expr_text)))
+    where = ""
+    idx = ftext.find(expr_text) if expr_text else -1
+    if idx >= 0 and ftext.count(expr_text) == 1:
+        abs_pos = idx + pos
+        line = ftext.count("\n", 0, abs_pos) + 1
+        col = abs_pos - (ftext.rfind("\n", 0, abs_pos) + 1) + 1
+        where = f"{line}:{col}: "
+    else:
+        where = ""
+    snippet = expr_text if len(expr_text) <= 60 else expr_text[:57] + "..."
+    return PacklintError(f"{where}{what}: {exc.message} (column {pos + 1} of {snippet!r})", path=fname)
