@@ -13,6 +13,9 @@ from packlint.errors import EXIT_USAGE, PacklintError
 # sub-command -> module exposing `add_arguments(parser)` and `run(args) -> int`
 COMMANDS = {
     "inspect": ("packlint.cmd_inspect", "show the launch model: every launch, its env and flags"),
+    "check": ("packlint.cmd_check", "find packing mistakes in launch scripts"),
+    "rules": ("packlint.cmd_rules", "list every rule"),
+    "explain": ("packlint.cmd_explain", "show a rule's documentation"),
 }
 
 
