@@ -81,14 +81,11 @@ class World:
                      self.when, self.flow, [dict(f) for f in self.locals_stack])
 
     def state_key(self) -> tuple:
-        items = []
-        for name, var in self.vars.items():
-            v = var.value
-            items.append((name, var.exported, _vkey(v),
-                          None if var.items is None else tuple(_vkey(x) for x in var.items),
-                          var.assigned_at))
-        return (tuple(sorted(items, key=lambda t: t[0])), tuple(_vkey(p) for p in self.positional),
-                self.flow, tuple(sorted(self.functions)), len(self.locals_stack))
+        """Identity of the state. Variables are replaced, never mutated, on assignment, so worlds that
+        did not touch a variable since they forked share the very same object: ids are enough."""
+        return (tuple(sorted((name, id(var)) for name, var in self.vars.items())),
+                tuple(_vkey(p) for p in self.positional), self.flow,
+                tuple(sorted(self.functions)), len(self.locals_stack))
 
 
 def _vkey(v):
@@ -165,7 +162,8 @@ class Interpreter:
             out: list[World] = []
             for w in active:
                 out.extend(self.exec_stmt(stmt, w, ps))
-            worlds = self._merge(done + out)
+            # merging costs a pass over every variable: only worth it when this statement forked
+            worlds = self._merge(done + out) if len(out) > len(active) else done + out
         return worlds
 
     def _merge(self, worlds: list[World]) -> list[World]:

@@ -237,14 +237,24 @@ def _merge_flags(maps: list[dict], jv: list[dict]) -> dict:
     return out
 
 
-def build_variant(inst: LaunchInstance, export_events) -> Variant:
+def build_variant(inst: LaunchInstance, export_events, memo: dict | None = None) -> Variant:
     parts = L.split_launch(inst.fields)
     flags, positionals = parse_program_flags(parts.program_args)
     launcher_flags: dict[str, list[FlagOccurrence]] = {}
     for owner, opt in parts.launcher_options:
         launcher_flags.setdefault(opt.name, []).append(FlagOccurrence(opt.name, opt.args, opt.name_value.span))
-    env = {k: _env_entry(k, v) for k, v in sorted(inst.env.items())}
-    unexported = {k: _env_entry(k, v) for k, v in sorted(inst.unexported.items())
+    memo = {} if memo is None else memo
+
+    def entry(k: str, v: Variable) -> dict:
+        # the same Variable object recurs in many launches and variants: build its JSON once
+        key = (k, id(v))
+        found = memo.get(key)
+        if found is None:
+            found = memo[key] = _env_entry(k, v)
+        return found
+
+    env = {k: entry(k, v) for k, v in sorted(inst.env.items())}
+    unexported = {k: entry(k, v) for k, v in sorted(inst.unexported.items())
                   if v.value is not None or v.items is not None}
     exported_after = {}
     for seq, name, span in export_events:
@@ -284,18 +294,20 @@ def group_launches(instances: list[LaunchInstance], export_events) -> list[Launc
             order.append(key)
         groups[key].append(inst)
     launches = []
+    memo: dict = {}
     for key in order:
         variants: list[Variant] = []
         seen: dict[str, Variant] = {}
         for inst in groups[key]:
-            v = build_variant(inst, export_events)
-            j = v.to_json()
-            j.pop("when")
-            sig = repr(j)
+            sig = (tuple(sorted((k, id(x)) for k, x in inst.env.items())),
+                   tuple(sorted((k, id(x)) for k, x in inst.unexported.items())),
+                   tuple((type(f).__name__, f.text if isinstance(f, Known) else f.reason, f.span)
+                         for f in inst.fields))
             if sig in seen:
                 prev = seen[sig]
-                prev.when = tuple(c for c in prev.when if c in set(v.when))
+                prev.when = tuple(c for c in prev.when if c in set(inst.when))
                 continue
+            v = build_variant(inst, export_events, memo)
             seen[sig] = v
             variants.append(v)
         launches.append(Launch(key[0], key[1], variants))

@@ -26,6 +26,7 @@ class SourceFile:
     column_base: int = 0      # ... and first line's column offset
     notes: list[str] = field(default_factory=list)  # e.g. "CRLF line endings", "decoded from UTF-16"
     _line_starts: list[int] | None = None
+    _span_cache: dict = field(default_factory=dict, repr=False)
 
     def line_starts(self) -> list[int]:
         if self._line_starts is None:
@@ -67,7 +68,12 @@ class SourceFile:
         return Span(self.path, sr + 1 + self.line_base, col, er + 1 + self.line_base, end_col)
 
     def span(self, node) -> Span:
-        return self.span_of_points(node.start_point, node.end_point)
+        key = (node.start_byte, node.end_byte)
+        cache = self._span_cache
+        found = cache.get(key)
+        if found is None:
+            found = cache[key] = self.span_of_points(node.start_point, node.end_point)
+        return found
 
 
 def _decode_to_utf8(raw: bytes, path: str, notes: list[str]) -> bytes:
