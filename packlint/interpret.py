@@ -126,6 +126,7 @@ class Interpreter:
         self.parsed: dict[str, ParsedScript] = {}
         self._diag_seen: set = set()
         self.world_cap_hit = False
+        self.error_cut: int | None = None   # byte offset of a parse error inside the current statement
 
     # ------------------------------------------------------------------ entry
     def run(self, ps: ParsedScript, real_path: str | None) -> list[World]:
@@ -140,6 +141,8 @@ class Interpreter:
             self.diag(problem.severity, problem.code, problem.message, problem.span)
         if real_path:
             self.source_stack.append(os.path.realpath(real_path))
+        if _rejected(ps):
+            return [world]  # bash would refuse to run it: nothing in it runs
         return self.exec_block(self._statements(ps.root), [world], ps)
 
     def diag(self, severity: str, code: str, message: str, span: Span | None) -> None:
@@ -196,13 +199,34 @@ class Interpreter:
                           "is skipped", ps.source.span(node))
                 return [world]
             if node.type == "ERROR" or node.has_error and self._inside_error(node, ps):
+                self._names_unknown(node, world, ps)
                 return [world]
             handler = getattr(self, "_s_" + node.type, None)
             if handler is None:
                 return [world]
-            return handler(node, world, ps)
+            saved_cut = self.error_cut
+            if node.has_error and node.type in ("command", "declaration_command", "variable_assignment",
+                                                 "variable_assignments", "redirected_statement"):
+                cuts = [a for a, b in ps.error_ranges if node.start_byte <= a < node.end_byte]
+                if cuts:
+                    self.error_cut = min(cuts)
+                    self._names_unknown(node, world, ps)
+            try:
+                return handler(node, world, ps)
+            finally:
+                self.error_cut = saved_cut
         finally:
             self.depth -= 1
+
+    def _names_unknown(self, node, world, ps) -> None:
+        """A construct packlint could not parse: whatever it assigns becomes unknown."""
+        text = node.text.decode("utf-8", "replace")
+        span = ps.source.span(node)
+        for m in re.finditer(r"(?:^|[;\s])(?:export\s+|declare\s+(?:-\w+\s+)*|local\s+)?([A-Za-z_]\w*)\+?=", text):
+            name = m.group(1)
+            old = world.vars.get(name)
+            world.vars[name] = Variable(Unknown("could not analyse this line", span), None,
+                                        old.exported if old else "export" in m.group(0), span)
 
     def _inside_error(self, node, ps: ParsedScript) -> bool:
         return any(a <= node.start_byte and node.end_byte <= b for a, b in ps.error_ranges)
@@ -847,6 +871,8 @@ class Interpreter:
         if real_path:
             self.source_stack.append(os.path.realpath(real_path))
         try:
+            if _rejected(ps):
+                return [world]
             return self.exec_block(self._statements(ps.root), [world], ps)
         finally:
             if real_path:
@@ -1048,6 +1074,8 @@ class Interpreter:
         return "".join(out)
 
     def pieces(self, node, world, ps, quoted: bool, pattern: bool = False) -> list[Piece]:
+        if self.error_cut is not None and node.end_byte > self.error_cut:
+            return [Piece(None, span=ps.source.span(node), reason="could not analyse this part of the line")]
         self.depth += 1
         try:
             if self.depth > MAX_NESTING:
@@ -1736,6 +1764,10 @@ _SCRIPT_DIR = re.compile(
     r"""^\$\(\s*(?:cd\s+(?:--\s+)?)?"?\$\(\s*dirname\s+(?:--\s+)?"?\$(?:\{?0\}?|\{BASH_SOURCE(?:\[0\])?\}|"""
     r"""BASH_SOURCE)"?\s*\)"?\s*(?:(?:&&|;)\s*pwd(?:\s+-P)?\s*)?(?:>\s*/dev/null\s*)?\)$"""
     r"""|^\$\(\s*dirname\s+(?:--\s+)?"?\$(?:\{?0\}?|\{BASH_SOURCE(?:\[0\])?\}|BASH_SOURCE)"?\s*\)$""")
+
+
+def _rejected(ps: ParsedScript) -> bool:
+    return any(p.severity == "error" and p.code == "syntax" for p in ps.problems)
 
 
 def _snippet(node, limit=80) -> str:
