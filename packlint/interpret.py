@@ -948,13 +948,22 @@ class Interpreter:
         return out
 
     def record_launch(self, fields, prefix_env, world, span) -> None:
-        env = {k: v for k, v in world.vars.items() if v.exported}
-        unexported = {k: v for k, v in world.vars.items() if not v.exported and k not in prefix_env}
+        # bash exports scalars only: arrays and names marked for export but never set stay behind
+        env = {k: v for k, v in world.vars.items()
+               if v.exported and v.items is None and v.value is not None}
+        unexported = {k: v for k, v in world.vars.items()
+                      if (not v.exported or v.items is not None) and k not in prefix_env}
         for k, v in prefix_env.items():
             if v.source == "unset":
                 env.pop(k, None)
             else:
                 env[k] = v
+        if L.basename(fields[0]) in ("mpirun", "mpiexec"):
+            # `mpirun -x NAME=VALUE` sets NAME for the ranks it starts
+            for opt, val in zip(fields, fields[1:]):
+                if isinstance(opt, Known) and opt.text == "-x" and isinstance(val, Known) and "=" in val.text:
+                    name, _, text = val.text.partition("=")
+                    env[name] = Variable(Known(text, val.span), None, True, val.span, val.span, "prefix")
         self.launches.append(LaunchInstance(span, tuple(self.context), self.seq, list(fields), env,
                                             unexported, world.when))
 
