@@ -125,9 +125,11 @@ def run(args) -> int:
                 continue
         sources.add(display, text)
         try:
+            # a file is read by inspect_script itself, so `source` resolves beside the script
             model = inspect_script(display if path == STDIN else path, env=env, inherit_env=args.inherit_env,
                                    args=args.script_args, known_env=tuple(getattr(args, "known_env", ()) or ()),
-                                   text=text, display_path=display)
+                                   text=text if path == STDIN else None,
+                                   display_path=display if path == STDIN else None)
             findings.extend(check_model(model, rules, script_text=text))
         except PacklintError as exc:
             print(f"packlint: error: {exc.one_line()}", file=sys.stderr)

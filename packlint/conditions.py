@@ -551,7 +551,42 @@ def _f_env(ctx, node, a):
     name = _name_arg(a[0])
     if name is None:
         return a[0]
-    return _entry_value(ctx.variant.get("env", {}).get(name), name)
+    entry = ctx.variant.get("env", {}).get(name)
+    if entry is None:
+        hidden = _unread_source(ctx)
+        if hidden is not None:
+            return Unk(f"{name} is not set in the script, but {hidden} may set it", "unknown")
+    return _entry_value(entry, name)
+
+
+def _unread_source(ctx) -> str | None:
+    """A `source`d file packlint could not read before this launch: anything may be set in it."""
+    launch_file, launch_line = ctx.launch.get("file"), ctx.launch.get("line") or 0
+    for d in ctx.model.get("diagnostics", []):
+        if d.get("code") != "source-not-found":
+            continue
+        if d.get("file") != launch_file or (d.get("line") or 0) < launch_line:
+            msg = d.get("message", "")
+            what = msg.split(": ", 1)[1].split(" (", 1)[0] if ": " in msg else "a file"
+            return f"the file sourced at {d.get('file')}:{d.get('line')} ({what}) could not be read and"
+    return None
+
+
+def _free_unknowns(ctx) -> str | None:
+    """An argument packlint cannot know that is not a flag's value: it may hold any flags."""
+    argv = ctx.variant.get("argv")
+    if argv is None:
+        argv = ctx.launch.get("argv", [])
+    flags = ctx.variant.get("flags", {})
+    for i, item in enumerate(argv):
+        if not isinstance(item, dict):
+            continue
+        prev = argv[i - 1] if i > 0 else None
+        if (isinstance(prev, str) and prev.startswith("-") and "=" not in prev
+                and any(isinstance(o, dict) and "unknown" in o for o in flags.get(prev, []))):
+            continue  # the value of `prev`
+        return item.get("unknown", "an unknown argument")
+    return None
 
 
 def _f_shell(ctx, node, a):
@@ -606,7 +641,15 @@ def _occurrences(ctx, key: str, name: str) -> list[dict]:
 
 
 def _f_has_flag(ctx, node, a, key="flags"):
-    return a[0] if _is_unk(a[0]) else bool(_occurrences(ctx, key, a[0]))
+    if _is_unk(a[0]):
+        return a[0]
+    if _occurrences(ctx, key, a[0]):
+        return True
+    if key == "flags":
+        hidden = _free_unknowns(ctx)
+        if hidden is not None:
+            return Unk(f"the program's arguments include {hidden}, which may contain {a[0]}", "unknown")
+    return False
 
 
 def _f_flag(ctx, node, a, key="flags"):

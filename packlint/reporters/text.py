@@ -37,7 +37,7 @@ def render(findings: list[Finding], summary: Summary, *, color: bool = False,
     out: list[str] = []
     for f in findings:
         loc = f.location
-        label = f.severity if f.certainty == "certain" else f"{f.severity}, may"
+        label = f.severity if f.certainty == "certain" or f.severity == "info" else f"{f.severity}, may"
         out.append(f"{paint('path', f'{loc.path}:{loc.line}:{loc.column}')}: "
                    f"{paint(f.severity, f.code)} [{paint(f.severity, label)}] {f.message}")
         lines = read_source(loc.path)
