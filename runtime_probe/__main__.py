@@ -1,0 +1,3 @@
+from runtime_probe.cli import main
+
+raise SystemExit(main())

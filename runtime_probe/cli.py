@@ -1,0 +1,122 @@
+"""`python -m runtime_probe` and the options `packlint probe` shares with it.
+
+Argument parsing imports no torch: a bad --lengths or a missing torch is reported in one line
+(exit 2) before anything heavy loads.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from runtime_probe.settings import BACKENDS, DEVICES, DTYPES, ProbeSettings, ProbeUsageError, parse_int_list, parse_lengths
+
+EXIT_USAGE = 2
+
+
+def add_probe_arguments(parser: argparse.ArgumentParser) -> None:
+    """The probe's own options. Every default is None so that only what the user typed overrides
+    what the script says."""
+    g = parser.add_argument_group("configuration (without a script, or overriding the script)")
+    g.add_argument("--bmr", metavar="VALUE", help="OFFLINE_PACKING_BMR as the process sees it (Gate 1)")
+    g.add_argument("--packed-data", metavar="VALUE", help="OFFLINE_PACKED_DATA as the process sees it (Gate 2)")
+    g.add_argument("--packing-pretrain-data", action="store_const", const="--packing-pretrain-data",
+                   dest="packing_flag", help="online packing flag (opens Gate 2)")
+    g.add_argument("--packing-sft-data", action="store_const", const="--packing-sft-data", dest="packing_flag",
+                   help="online packing flag (opens Gate 2, forces MBS to 1)")
+    g.add_argument("--mbs", "--micro-batch-size", dest="mbs", metavar="N", help="micro-batch size")
+    g.add_argument("--lengths", metavar="L1,L2,...",
+                   help="true sub-sample lengths (default: 8 uneven sub-samples, 4096 tokens)")
+    g.add_argument("--seq-length", metavar="N", help="--seq-length of the run (the row may not exceed it)")
+    g.add_argument("--tp", metavar="N", help="tensor model parallel size")
+    g.add_argument("--cp", metavar="N", help="context parallel size")
+    g.add_argument("--sequence-parallel", action="store_const", const=True, default=None,
+                   help="re-enact sequence-parallel padding")
+    g.add_argument("--cu-seqlens", metavar="C0,C1,...",
+                   help="hand the kernel these boundaries instead of the re-enacted ones (tests a pipeline's own)")
+    k = parser.add_argument_group("kernel")
+    k.add_argument("--device", choices=DEVICES, help="where to run (default auto: cuda if available)")
+    k.add_argument("--backend", choices=BACKENDS, help="attention kernel (default auto)")
+    k.add_argument("--dtype", choices=DTYPES, help="default: bfloat16 on cuda, float32 on cpu")
+    k.add_argument("--heads", metavar="N", help="attention heads (default 8)")
+    k.add_argument("--head-dim", metavar="N", help="head dimension (default 64)")
+    k.add_argument("--seed", metavar="N", help="random seed (default 0)")
+    k.add_argument("--megatron-layer", action="store_const", const=True, default=None,
+                   help="run a real Megatron-Core TransformerLayer thd path around the kernel")
+    k.add_argument("--no-second-opinion", dest="second_opinion", action="store_const", const=False, default=None,
+                   help="on CPU, skip the eager flex_attention cross-check")
+    parser.add_argument("--format", choices=("text", "json"), default="text")
+
+
+def _int(value: Any, flag: str, minimum: int = 1) -> int:
+    try:
+        v = int(str(value))
+    except ValueError:
+        raise ProbeUsageError(f"{flag} {value!r}: expected an integer") from None
+    if v < minimum:
+        raise ProbeUsageError(f"{flag} {v}: must be at least {minimum}")
+    return v
+
+
+def overrides_from_args(args: argparse.Namespace) -> dict:
+    """The settings the user typed, validated into ProbeSettings field values."""
+    o: dict[str, Any] = {}
+    for name in ("bmr", "packed_data", "packing_flag", "device", "backend", "dtype", "sequence_parallel",
+                 "megatron_layer", "second_opinion"):
+        v = getattr(args, name, None)
+        if v is not None:
+            o[name] = v
+    ints = {"mbs": "--mbs", "seq_length": "--seq-length", "tp": "--tp", "cp": "--cp", "heads": "--heads",
+            "head_dim": "--head-dim"}
+    for name, flag in ints.items():
+        v = getattr(args, name, None)
+        if v is not None:
+            o[name] = _int(v, flag, 2 if name == "seq_length" else 1)
+    if getattr(args, "seed", None) is not None:
+        o["seed"] = _int(args.seed, "--seed", 0)
+    if getattr(args, "lengths", None) is not None:
+        o["lengths"] = parse_lengths(args.lengths)
+    if getattr(args, "cu_seqlens", None) is not None:
+        o["cu_seqlens"] = parse_int_list(args.cu_seqlens, "--cu-seqlens")
+    return o
+
+
+def settings_from_args(args: argparse.Namespace) -> ProbeSettings:
+    s = ProbeSettings()
+    for k, v in overrides_from_args(args).items():
+        setattr(s, k, v)
+    s.validate()
+    return s
+
+
+def emit(result, fmt: str) -> None:
+    """Print a ProbeReport or ModelProbeResult in the requested format."""
+    import json
+
+    if fmt == "json":
+        print(json.dumps(result.to_json(), indent=2))
+    else:
+        print(result.render_text())
+
+
+def main(argv: list[str] | None = None, prog: str = "runtime_probe") -> int:
+    """`python -m runtime_probe --bmr 1 --packed-data 1 --mbs 1 [--lengths ...]`: probe one
+    configuration given on the command line. Exit 0 proven, 1 a check failed, 2 usage/no kernel."""
+    parser = argparse.ArgumentParser(
+        prog=prog, description="Prove (or refute with a number) that packed attention is block-diagonal causal.")
+    add_probe_arguments(parser)
+    try:
+        args = parser.parse_args(sys.argv[1:] if argv is None else argv)
+    except SystemExit as exc:
+        return EXIT_USAGE if exc.code not in (0, None) else 0
+    try:
+        settings = settings_from_args(args)
+        from runtime_probe.probe import run_probe
+
+        report = run_probe(settings)
+    except ProbeUsageError as exc:
+        print(f"{prog}: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    emit(report, args.format)
+    return report.exit_code

@@ -1,0 +1,182 @@
+"""The probe's verdict as a plain value: checks with pass/fail, the leakage figure, the work saved.
+
+No torch here: a report is data (lists, ints, floats, strings), so it can be rendered, compared and
+serialised by callers that never import the probe's kernels.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+PASS, FAIL, SKIP, INFO = "pass", "fail", "skip", "info"
+
+
+@dataclass
+class Check:
+    """One thing the probe verified. `status` is pass/fail, skip (could not run, says why) or info."""
+
+    name: str
+    status: str
+    detail: str
+    value: Any = None
+
+    def to_json(self) -> dict:
+        return {"name": self.name, "status": self.status, "detail": self.detail, "value": _jsonable(self.value)}
+
+
+@dataclass
+class ProbeReport:
+    """Everything one probe found. `ok` is False as soon as one check failed."""
+
+    settings: dict
+    verdict: str = "failed"            # proven | failed | not-packed
+    backend: str | None = None
+    backend_detail: str | None = None
+    device: str | None = None
+    dtype: str | None = None
+    gates: dict = field(default_factory=dict)
+    pipeline: list[str] = field(default_factory=list)   # what the re-enacted code did, step by step
+    shapes: dict = field(default_factory=dict)
+    tokens: int | None = None          # tokens the kernel sees (real + sequence-parallel padding)
+    padding: int = 0
+    lengths: list[int] = field(default_factory=list)    # the true sub-sample lengths
+    cu_seqlens: list[int] | None = None                 # what reaches the kernel (None: not packed)
+    max_seqlen: int | None = None
+    plain_causal: bool = False         # packed sub-samples reach attention without any cu_seqlens
+    checks: list[Check] = field(default_factory=list)
+    leakage: dict | None = None
+    work: dict | None = None
+    notes: list[str] = field(default_factory=list)
+    timings_s: dict = field(default_factory=dict)
+
+    @property
+    def ok(self) -> bool:
+        return not any(c.status == FAIL for c in self.checks)
+
+    @property
+    def exit_code(self) -> int:
+        return 0 if self.ok else 1
+
+    def add(self, name: str, status: str, detail: str, value: Any = None) -> Check:
+        c = Check(name, status, detail, value)
+        self.checks.append(c)
+        return c
+
+    def to_json(self) -> dict:
+        return {
+            "version": 1,
+            "ok": self.ok,
+            "verdict": self.verdict,
+            "exit_code": self.exit_code,
+            "backend": self.backend,
+            "backend_detail": self.backend_detail,
+            "device": self.device,
+            "dtype": self.dtype,
+            "gates": self.gates,
+            "pipeline": self.pipeline,
+            "shapes": self.shapes,
+            "tokens": self.tokens,
+            "padding": self.padding,
+            "lengths": self.lengths,
+            "cu_seqlens": self.cu_seqlens,
+            "max_seqlen": self.max_seqlen,
+            "plain_causal": self.plain_causal,
+            "checks": [c.to_json() for c in self.checks],
+            "leakage": _jsonable(self.leakage),
+            "work": _jsonable(self.work),
+            "notes": self.notes,
+            "timings_s": {k: round(v, 4) for k, v in self.timings_s.items()},
+            "settings": _jsonable(self.settings),
+        }
+
+    def to_json_text(self) -> str:
+        return json.dumps(self.to_json(), indent=2)
+
+    def render_text(self) -> str:
+        return render_text(self)
+
+
+def _jsonable(v: Any) -> Any:
+    """Floats that JSON cannot hold (nan, inf) become strings; everything else passes through."""
+    if isinstance(v, float) and not math.isfinite(v):
+        return str(v)
+    if isinstance(v, dict):
+        return {k: _jsonable(x) for k, x in v.items()}
+    if isinstance(v, (list, tuple)):
+        return [_jsonable(x) for x in v]
+    return v
+
+
+def _short_list(xs: list[int], limit: int = 12) -> str:
+    if len(xs) <= limit:
+        return "[" + ", ".join(map(str, xs)) + "]"
+    head = ", ".join(map(str, xs[: limit // 2]))
+    tail = ", ".join(map(str, xs[-limit // 2:]))
+    return f"[{head}, ... {len(xs) - limit} more ..., {tail}]"
+
+
+def _fmt(x: Any) -> str:
+    if isinstance(x, float):
+        if x == 0.0:
+            return "0"
+        if not math.isfinite(x):
+            return str(x)
+        return f"{x:.3g}"
+    return str(x)
+
+
+_MARK = {PASS: "PASS", FAIL: "FAIL", SKIP: "skip", INFO: "info"}
+
+
+def render_text(r: ProbeReport) -> str:
+    """A human-readable verdict, most important line first."""
+    out: list[str] = []
+    if r.verdict == "proven":
+        head = "PROVEN: attention is block-diagonal causal, zero cross-sample leakage"
+    elif r.verdict == "not-packed":
+        head = "NOT PACKED: no packing configured; nothing to prove"
+    else:
+        failed = [c.name for c in r.checks if c.status == FAIL]
+        head = "FAILED: " + ", ".join(failed) if failed else "FAILED"
+    out.append(head)
+    gates = ", ".join(f"{k}={v.get('raw')!r}" + ("" if v.get("on") is None else (" (on)" if v.get("on") else " (off)"))
+                      for k, v in r.gates.items() if isinstance(v, dict) and "raw" in v)
+    if gates:
+        out.append(f"  gates:    {gates}")
+    if r.backend:
+        detail = f" [{r.backend_detail}]" if r.backend_detail else ""
+        out.append(f"  kernel:   {r.backend} on {r.device}, {r.dtype}{detail}")
+    if r.lengths:
+        out.append(f"  row:      {len(r.lengths)} sub-samples, {sum(r.lengths)} tokens"
+                   + (f" + {r.padding} sequence-parallel padding" if r.padding else "")
+                   + f", lengths {_short_list(r.lengths)}")
+    if r.shapes:
+        out.append("  shapes:   " + ", ".join(f"{k} {list(v) if isinstance(v, (list, tuple)) else v}"
+                                             for k, v in r.shapes.items()))
+    if r.cu_seqlens is not None:
+        out.append(f"  cu_seqlens: {_short_list(r.cu_seqlens)} (int32), max_seqlen {r.max_seqlen}")
+    elif r.plain_causal:
+        out.append(f"  cu_seqlens: none reach the kernel (packed_seq_params = None): plain causal over {r.tokens} tokens")
+    if r.pipeline:
+        out.append("  re-enacted:")
+        out.extend(f"    - {s}" for s in r.pipeline)
+    out.append("  checks:")
+    for c in r.checks:
+        out.append(f"    {_MARK.get(c.status, c.status):4}  {c.name}: {c.detail}")
+    if r.leakage is not None:
+        lk = r.leakage
+        out.append(f"  leakage:  {_fmt(lk['abs'])} absolute, {_fmt(lk['rel'])} of the mean |output| "
+                   f"({_fmt(lk['mean_abs_output'])}), over {len(lk.get('per_perturbed', []))} perturbed sub-samples")
+    if r.work is not None:
+        w = r.work
+        out.append(f"  work:     packed sum(Li^2) = {w['packed']:,} vs unpacked-causal T^2 = {w['unpacked']:,}: "
+                   f"packing saves {w['saved_fraction']:.1%} of the attention work; without boundaries "
+                   f"{w['cross_fraction']:.1%} of the score matrix is cross-sample (the leak)")
+    for n in r.notes:
+        out.append(f"  note:     {n}")
+    if r.timings_s:
+        out.append("  time:     " + ", ".join(f"{k} {v:.2f}s" for k, v in r.timings_s.items()))
+    return "\n".join(out)
