@@ -281,7 +281,7 @@ def _pydantic_one_line(exc, data: dict) -> str:
             code = data["rule"][loc[1]].get("code")
         except Exception:
             code = None
-        where.append(f"rule {code}" if code else f"rule #{loc[1] + 1}")
+        where.append(f"rule {code}" if isinstance(code, str) and code else f"rule #{loc[1] + 1}")
         loc = loc[2:]
     if loc:
         where.append(".".join(str(x) for x in loc))
@@ -505,8 +505,8 @@ def _cond_error(fname: str, ftext: str, what: str, expr_text: str, exc: Conditio
         abs_pos = idx + pos
         line = ftext.count("\n", 0, abs_pos) + 1
         col = abs_pos - (ftext.rfind("\n", 0, abs_pos) + 1) + 1
-        where = f"{line}:{col}: "
+        where = f"{fname}:{line}:{col}: "
     else:
-        where = ""
+        where = f"{fname}: "
     snippet = expr_text if len(expr_text) <= 60 else expr_text[:57] + "..."
-    return PacklintError(f"{where}{what}: {exc.message} (column {pos + 1} of {snippet!r})", path=fname)
+    return PacklintError(f"{where}{what}: {exc.message} (column {pos + 1} of {snippet!r})")
