@@ -627,6 +627,16 @@ def _f_exported_after(ctx, node, a):
     return a[0] if _is_unk(a[0]) else a[0] in ctx.variant.get("exported_after", {})
 
 
+def _f_later_launch_env(ctx, node, a):
+    if _is_unk(a[0]):
+        return a[0]
+    me = ctx.launch.get("id", -1)
+    for launch in ctx.model.get("launches", []):
+        if launch.get("id", -1) > me and any(a[0] in v.get("env", {}) for v in launch.get("variants") or [launch]):
+            return True
+    return False
+
+
 def _f_source(ctx, node, a):
     if _is_unk(a[0]):
         return a[0]
@@ -755,6 +765,8 @@ FUNCTIONS: dict[str, Function] = {
                            "the variable is set in the shell at the launch but not exported"),
     "exported_after": Function((STR,), (), BOOL, _f_exported_after,
                                "the variable is first exported after the launch ran"),
+    "later_launch_env": Function((STR,), (), BOOL, _f_later_launch_env,
+                                 "a later launch in the script has the variable in its environment"),
     "env_source": Function((STR,), (), STR, _f_source,
                            "where the launch's value comes from: script, caller, prefix or cluster"),
     "has_flag": Function((STR,), (), BOOL, _f_has_flag, "the program is given the flag"),
