@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import os
 import stat
+from array import array
+from bisect import bisect_left
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -27,6 +29,7 @@ class SourceFile:
     notes: list[str] = field(default_factory=list)  # e.g. "CRLF line endings", "decoded from UTF-16"
     _line_starts: list[int] | None = None
     _span_cache: dict = field(default_factory=dict, repr=False)
+    _char_starts: dict = field(default_factory=dict, repr=False)  # row -> False (ASCII) | char offsets
 
     def line_starts(self) -> list[int]:
         if self._line_starts is None:
@@ -50,12 +53,25 @@ class SourceFile:
         return self.line_bytes(row).decode("utf-8", "replace")
 
     def char_column(self, row: int, byte_col: int) -> int:
-        """0-based byte column -> 1-based character column."""
-        line = self.line_bytes(row)
-        prefix = line[:byte_col]
-        if prefix.isascii():
+        """0-based byte column -> 1-based character column.
+
+        Each line is looked at once (a 1 MB line holds hundreds of thousands of words: slicing it per
+        word was quadratic); an undecodable byte counts as one character."""
+        starts = self._char_starts.get(row)
+        if starts is None:
+            line = self.line_bytes(row)
+            if line.isascii():
+                starts = False
+            else:
+                starts = array("l")
+                pos = 0
+                for ch in line.decode("utf-8", "surrogateescape"):
+                    starts.append(pos)
+                    pos += len(ch.encode("utf-8", "surrogateescape"))
+            self._char_starts[row] = starts
+        if starts is False:
             return byte_col + 1
-        return len(prefix.decode("utf-8", "replace")) + 1
+        return bisect_left(starts, byte_col) + 1
 
     def span_of_points(self, start: tuple[int, int], end: tuple[int, int]) -> Span:
         (sr, sc), (er, ec) = start, end
