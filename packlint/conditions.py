@@ -25,7 +25,6 @@ fires only when its condition is exactly `True`.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
 from typing import Any, Callable
 
 BOOL, INT, STR = "bool", "int", "str"
@@ -35,13 +34,17 @@ BOOL, INT, STR = "bool", "int", "str"
 _KIND_RANK = {"unknown": 3, "invalid": 2, "absent": 1}
 
 
-@dataclass(frozen=True, slots=True)
 class Unk:
-    """A value the rule cannot use: `reason` says why, `loc` (a LOCATION dict) says where it came from."""
+    """A value the rule cannot use: `reason` says why, `kind` is unknown | invalid | absent, `loc`
+    (a LOCATION dict) says where it came from. (Plain classes here: dataclass creation costs start-up.)"""
 
-    reason: str
-    kind: str = "unknown"  # unknown | invalid | absent
-    loc: dict | None = None
+    __slots__ = ("reason", "kind", "loc")
+
+    def __init__(self, reason: str, kind: str = "unknown", loc: dict | None = None) -> None:
+        self.reason, self.kind, self.loc = reason, kind, loc
+
+    def __repr__(self) -> str:
+        return f"Unk({self.reason!r}, {self.kind!r})"
 
 
 def _pick(*vals: Any) -> Unk:
@@ -84,12 +87,11 @@ _TOKEN_RE = re.compile(r"""
 _KEYWORDS = {"and", "or", "not", "true", "false", "in"}
 
 
-@dataclass(frozen=True, slots=True)
 class Token:
-    kind: str  # int | str | name | op | kw | end
-    text: str
-    pos: int
-    value: Any = None
+    __slots__ = ("kind", "text", "pos", "value")
+
+    def __init__(self, kind: str, text: str, pos: int, value: Any = None) -> None:
+        self.kind, self.text, self.pos, self.value = kind, text, pos, value  # kind: int|str|name|op|kw|end
 
 
 def tokenize(text: str) -> list[Token]:
@@ -124,45 +126,50 @@ def _unescape(s: str) -> str:
 # ---------------------------------------------------------------------------------------------- syntax
 
 
-@dataclass(slots=True)
 class Node:
-    pos: int
+    __slots__ = ("pos",)
 
 
-@dataclass(slots=True)
 class Lit(Node):
-    value: Any
-    type: str = ""
+    __slots__ = ("value",)
+
+    def __init__(self, pos: int, value: Any) -> None:
+        self.pos, self.value = pos, value
 
 
-@dataclass(slots=True)
 class Name(Node):
-    ident: str
+    __slots__ = ("ident",)
+
+    def __init__(self, pos: int, ident: str) -> None:
+        self.pos, self.ident = pos, ident
 
 
-@dataclass(slots=True)
 class Call(Node):
-    func: str
-    args: list
+    __slots__ = ("func", "args")
+
+    def __init__(self, pos: int, func: str, args: list) -> None:
+        self.pos, self.func, self.args = pos, func, args
 
 
-@dataclass(slots=True)
 class Unary(Node):
-    op: str
-    operand: Node
+    __slots__ = ("op", "operand")
+
+    def __init__(self, pos: int, op: str, operand: Node) -> None:
+        self.pos, self.op, self.operand = pos, op, operand
 
 
-@dataclass(slots=True)
 class Binary(Node):
-    op: str
-    left: Node
-    right: Node
+    __slots__ = ("op", "left", "right")
+
+    def __init__(self, pos: int, op: str, left: Node, right: Node) -> None:
+        self.pos, self.op, self.left, self.right = pos, op, left, right
 
 
-@dataclass(slots=True)
 class InList(Node):
-    operand: Node
-    items: list
+    __slots__ = ("operand", "items")
+
+    def __init__(self, pos: int, operand: Node, items: list) -> None:
+        self.pos, self.operand, self.items = pos, operand, items
 
 
 class _Parser:
@@ -502,15 +509,16 @@ class In(Expr):
 # ---------------------------------------------------------------------------------------------- functions
 
 
-@dataclass(frozen=True)
 class Function:
-    params: tuple[str, ...]          # types of the required parameters
-    optional: tuple[str, ...]        # types of optional trailing parameters
-    returns: str
-    impl: Callable[["EvalContext", Builtin, list], Any]
-    doc: str
-    literal: tuple[int, ...] = ()    # argument indexes that must be literals (checked at load)
-    compile_static: Callable[[list], Any] | None = None
+    """A built-in: parameter types (required, then optional), return type, implementation, doc;
+    `literal`: argument indexes that must be literals (compiled at load by `compile_static`)."""
+
+    __slots__ = ("params", "optional", "returns", "impl", "doc", "literal", "compile_static")
+
+    def __init__(self, params: tuple, optional: tuple, returns: str, impl: Callable, doc: str,
+                 literal: tuple = (), compile_static: Callable | None = None) -> None:
+        self.params, self.optional, self.returns, self.impl, self.doc = params, optional, returns, impl, doc
+        self.literal, self.compile_static = literal, compile_static
 
 
 def _is_unk(*vals: Any) -> bool:
@@ -802,13 +810,16 @@ FUNCTIONS: dict[str, Function] = {
 # ---------------------------------------------------------------------------------------------- checking
 
 
-@dataclass
 class Scope:
-    """What names mean while checking one expression."""
+    """What names mean while checking one expression: bound names (for_each, predicate parameters) ->
+    type; predicates -> (params, body); constants from [variables] -> (value, type)."""
 
-    variables: dict[str, str] = field(default_factory=dict)      # bound names -> type
-    predicates: dict[str, tuple[list[tuple[str, str]], PredicateBody]] = field(default_factory=dict)
-    constants: dict[str, tuple[Any, str]] = field(default_factory=dict)  # e.g. declared string lists? no
+    def __init__(self, variables: dict | None = None, predicates: dict | None = None,
+                 constants: dict | None = None) -> None:
+        self.variables: dict[str, str] = {} if variables is None else variables
+        self.predicates: dict[str, tuple[list[tuple[str, str]], PredicateBody]] = (
+            {} if predicates is None else predicates)
+        self.constants: dict[str, tuple[Any, str]] = {} if constants is None else constants
 
 
 def check(node: Node, scope: Scope) -> Expr:

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass
 
 STDIN = "-"
 SCRIPT_SUFFIXES = (".sh", ".bash")
@@ -20,10 +19,17 @@ NON_SCRIPT_SUFFIXES = frozenset({".py", ".pyc", ".json", ".toml", ".yaml", ".yml
 _SHEBANG = re.compile(rb"^#![ \t]*\S*/(?:env[ \t]+(?:-\S+[ \t]+)*)?(?:bash|sh)(?:[ \t]|\r?$)")
 
 
-@dataclass(frozen=True)
 class DiscoveryError:
-    path: str
-    message: str
+    __slots__ = ("path", "message")
+
+    def __init__(self, path: str, message: str) -> None:
+        self.path, self.message = path, message
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, DiscoveryError) and (self.path, self.message) == (other.path, other.message)
+
+    def __repr__(self) -> str:
+        return f"DiscoveryError({self.path!r}, {self.message!r})"
 
 
 def has_shell_shebang(path: str) -> bool:

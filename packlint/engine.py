@@ -13,9 +13,6 @@ launch (for each item of the rule's `for_each`), then merges the variants:
 
 from __future__ import annotations
 
-import shutil
-import subprocess
-from dataclasses import dataclass
 from typing import Any, Iterable
 
 from packlint.conditions import EvalContext, Unk
@@ -23,14 +20,13 @@ from packlint.findings import Finding, Location, Related
 from packlint.rule_table import LocationSpec, Rule, RuleTable
 
 
-@dataclass
 class _Hit:
-    variant: int
-    severity: str
-    message: str
-    help: str | None
-    location: Location
-    related: tuple[Related, ...]
+    __slots__ = ("variant", "severity", "message", "help", "location", "related")
+
+    def __init__(self, variant: int, severity: str, message: str, help: str | None, location: Location,
+                 related: tuple) -> None:
+        self.variant, self.severity, self.message, self.help = variant, severity, message, help
+        self.location, self.related = location, related
 
 
 def select_rules(table: RuleTable, select: Iterable[str] = (), ignore: Iterable[str] = ()) -> list[Rule]:
@@ -76,6 +72,9 @@ class _BashCheck:
         return self.result
 
     def _run(self) -> bool:
+        import shutil
+        import subprocess
+
         bash = shutil.which("bash")
         if bash is None:
             return True

@@ -2,19 +2,33 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+
+class _Value:
+    """A small immutable value class (hand-written: dataclass creation costs start-up time)."""
+
+    __slots__ = ()
+
+    def _key(self) -> tuple:
+        return tuple(getattr(self, f) for f in self.__slots__)
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is type(self) and self._key() == other._key()
+
+    def __hash__(self) -> int:
+        return hash(self._key())
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({', '.join(f'{f}={getattr(self, f)!r}' for f in self.__slots__)})"
 
 SEVERITIES = ("error", "warning", "info")
 SEVERITY_RANK = {"info": 0, "warning": 1, "error": 2}
 
 
-@dataclass(frozen=True, slots=True)
-class Location:
-    path: str
-    line: int
-    column: int
-    end_line: int
-    end_column: int
+class Location(_Value):
+    __slots__ = ("path", "line", "column", "end_line", "end_column")
+
+    def __init__(self, path: str, line: int, column: int, end_line: int, end_column: int) -> None:
+        self.path, self.line, self.column, self.end_line, self.end_column = path, line, column, end_line, end_column
 
     @classmethod
     def from_json(cls, d: dict | None) -> "Location | None":
@@ -26,23 +40,24 @@ class Location:
                    int(d.get("end_column") or column))
 
 
-@dataclass(frozen=True, slots=True)
-class Related:
-    location: Location
-    message: str
+class Related(_Value):
+    __slots__ = ("location", "message")
+
+    def __init__(self, location: Location, message: str) -> None:
+        self.location, self.message = location, message
 
 
-@dataclass(frozen=True, slots=True)
-class Finding:
-    code: str
-    name: str
-    severity: str                 # error | warning | info
-    message: str
-    location: Location
-    related: tuple[Related, ...] = ()
-    certainty: str = "certain"    # certain | possible
-    when: tuple[str, ...] = ()    # for a possible finding: the branch decisions that trigger it
-    help: str | None = None
+class Finding(_Value):
+    """One reported problem. `severity`: error | warning | info; `certainty`: certain | possible;
+    `when`: for a possible finding, the branch decisions that trigger it."""
+
+    __slots__ = ("code", "name", "severity", "message", "location", "related", "certainty", "when", "help")
+
+    def __init__(self, code: str, name: str, severity: str, message: str, location: Location,
+                 related: tuple = (), certainty: str = "certain", when: tuple = (),
+                 help: str | None = None) -> None:
+        self.code, self.name, self.severity, self.message, self.location = code, name, severity, message, location
+        self.related, self.certainty, self.when, self.help = tuple(related), certainty, tuple(when), help
 
     def sort_key(self) -> tuple:
         loc = self.location
@@ -62,13 +77,9 @@ class Finding:
         }
 
 
-@dataclass
 class Summary:
-    files: int = 0
-    errors: int = 0
-    warnings: int = 0
-    infos: int = 0
-    by_severity: dict = field(default_factory=dict)
+    def __init__(self, files: int = 0, errors: int = 0, warnings: int = 0, infos: int = 0) -> None:
+        self.files, self.errors, self.warnings, self.infos = files, errors, warnings, infos
 
     @classmethod
     def of(cls, findings: list[Finding], files: int) -> "Summary":

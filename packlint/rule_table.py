@@ -19,12 +19,9 @@ Names in [variables] and [predicates] are shared across all loaded files (built-
 
 from __future__ import annotations
 
-import hashlib
 import os
-import pickle
 import re
 import sys
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -52,62 +49,59 @@ FOR_EACH_BUILTIN = {"flags", "env", "diagnostics"}
 # ---------------------------------------------------------------------------------------------- compiled
 
 
-@dataclass
-class LocationSpec:
-    kind: str
-    name: Template | None
-    part: str
-    text: str
+class _Record:
+    """A plain record (hand-written: dataclass creation costs start-up time; these are unpickled from
+    the cache on every run)."""
+
+    __slots__ = ()
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        for name, value in zip(self.__slots__, args):
+            setattr(self, name, value)
+        for name, value in kwargs.items():
+            setattr(self, name, value)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({', '.join(f'{f}={getattr(self, f, None)!r}' for f in self.__slots__[:3])}, ...)"
 
 
-@dataclass
-class Override:
-    when: Expr
-    severity: str | None
-    message: Template | None
-    help: Template | None
+class LocationSpec(_Record):
+    """Where to report: kind (launch, diagnostic, env, var, exported_after, flag, launcher_flag), the
+    name (a template), the part ('' | value | first | first_value) and the source text."""
+
+    __slots__ = ("kind", "name", "part", "text")
 
 
-@dataclass
-class Example:
-    kind: str            # bad | good
-    script: str
-    env: dict[str, str]
-    args: list[str]
-    title: str | None
+class Override(_Record):
+    """A severity/message/help change when `when` also holds (first match wins)."""
+
+    __slots__ = ("when", "severity", "message", "help")
 
 
-@dataclass
-class Rule:
-    code: str
-    name: str
-    severity: str
-    summary: str
-    message: Template
-    help: Template | None
-    when: Expr
-    when_text: str
-    scope: str                     # launch | script
-    for_each: str | None           # a [variables] list name, or flags / env / diagnostics
-    for_each_items: list[str]
-    report_at: LocationSpec
-    related: list[tuple[LocationSpec, Template]]
-    undecided: str                 # info | ignore
-    exclusive: bool                # when it fires, no launch rule runs on the script
-    overrides: list[Override]
-    explanation: str
-    references: list[str]
-    examples: list[Example]
-    file: str
-    builtin: bool
+class Example(_Record):
+    """A rule's documented bad/good script, run by the test suite."""
+
+    __slots__ = ("kind", "script", "env", "args", "title")
 
 
-@dataclass
-class RuleTable:
-    rules: list[Rule]
-    variables: dict[str, Any] = field(default_factory=dict)
-    predicates: dict[str, str] = field(default_factory=dict)   # name -> source text, for docs
-    files: list[str] = field(default_factory=list)
+class Rule(_Record):
+    """A compiled rule. scope: launch | script; for_each: a [variables] list name, or flags / env /
+    diagnostics; undecided: info | ignore; exclusive: when it fires, no launch rule runs on the script."""
+
+    __slots__ = ("code", "name", "severity", "summary", "message", "help", "when", "when_text", "scope",
+                 "for_each", "for_each_items", "report_at", "related", "undecided", "exclusive", "overrides",
+                 "explanation", "references", "examples", "file", "builtin")
+
+
+class RuleTable(_Record):
+    __slots__ = ("rules", "variables", "predicates", "files")
+
+    def __init__(self, rules: list, variables: dict | None = None, predicates: dict | None = None,
+                 files: list | None = None) -> None:
+        self.rules: list[Rule] = rules
+        self.variables: dict[str, Any] = variables or {}
+        self.predicates: dict[str, str] = predicates or {}   # name -> source text, for docs
+        self.files: list[str] = files or []
 
     def by_code(self, code: str) -> Rule | None:
         code = code.upper()
@@ -144,6 +138,8 @@ def load_table(extra_files: list[str | Path] = (), *, builtin: bool = True, use_
     cache_file = _cache_path(key) if use_cache else None
     if cache_file is not None:
         try:
+            import pickle
+
             with open(cache_file, "rb") as fh:
                 table = pickle.load(fh)
             if isinstance(table, RuleTable):
@@ -157,6 +153,8 @@ def load_table(extra_files: list[str | Path] = (), *, builtin: bool = True, use_
 
 
 def _cache_key(blobs) -> str:
+    import hashlib
+
     h = hashlib.sha256(f"{CACHE_FORMAT}:{__version__}:{sys.version_info[:2]}".encode())
     for name, data, is_builtin in blobs:
         h.update(f"\0{name}\0{is_builtin}\0{len(data)}\0".encode())
@@ -187,6 +185,8 @@ def _cache_path(key: str) -> Path | None:
 
 
 def _write_cache(path: Path, table: RuleTable) -> None:
+    import pickle
+
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_suffix(f".{os.getpid()}.tmp")
