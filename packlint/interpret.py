@@ -13,6 +13,7 @@ import fnmatch
 import os
 import re
 import shlex
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -27,6 +28,9 @@ MAX_LOOP_ITERATIONS = 256
 MAX_CALL_DEPTH = 32
 MAX_SOURCE_DEPTH = 16
 MAX_NESTING = 400
+# Python frames a nesting level may take (a `$( )` level is ~8 frames): the recursion limit is raised to
+# this while a script is analysed, so MAX_NESTING, not Python, is what stops deep input.
+RECURSION_LIMIT = 12 * MAX_NESTING + 1000
 MAX_VALUE_CHARS = 1 << 20
 
 _NOISE = {"comment", "heredoc_body", "heredoc_start", "heredoc_end", "heredoc_content", ";", ";;", "&",
@@ -143,7 +147,17 @@ class Interpreter:
             self.source_stack.append(os.path.realpath(real_path))
         if _rejected(ps):
             return [world]  # bash would refuse to run it: nothing in it runs
-        return self.exec_block(self._statements(ps.root), [world], ps)
+        saved_limit = sys.getrecursionlimit()
+        sys.setrecursionlimit(max(saved_limit, RECURSION_LIMIT))
+        try:
+            return self.exec_block(self._statements(ps.root), [world], ps)
+        except RecursionError:  # a path MAX_NESTING does not count: stop cleanly, keep what was found
+            self.depth = 0
+            self.diag("error", "too-deep", "the script nests too deeply to analyse; analysis stopped here "
+                      "(please report this script to packlint)", None)
+            return [world]
+        finally:
+            sys.setrecursionlimit(saved_limit)
 
     def diag(self, severity: str, code: str, message: str, span: Span | None) -> None:
         key = (code, message, span)
@@ -315,6 +329,18 @@ class Interpreter:
     def _run_clauses(self, clauses, world, ps) -> list[World]:
         if not clauses:
             return [world]
+        self.depth += 1  # one level per `elif`: a long chain recurses
+        try:
+            if self.depth > MAX_NESTING:
+                cond = clauses[0][0]
+                self.diag("warning", "too-deep", "nesting too deep to analyse; the rest of this construct "
+                          "is skipped", ps.source.span(cond[-1]) if cond else None)
+                return [world]
+            return self._run_clauses_at(clauses, world, ps)
+        finally:
+            self.depth -= 1
+
+    def _run_clauses_at(self, clauses, world, ps) -> list[World]:
         (cond, body), rest = clauses[0], clauses[1:]
         if cond is None:
             return self.exec_block(body, [world], ps)
@@ -545,6 +571,17 @@ class Interpreter:
         return pairs
 
     def status(self, node, world, ps, in_condition=False) -> list[tuple[World, bool | None]]:
+        self.depth += 1  # `a && b && ...` and `! ! ...` nest one level per operator
+        try:
+            if self.depth > MAX_NESTING:
+                self.diag("warning", "too-deep", "nesting too deep to analyse; the rest of this construct "
+                          "is skipped", ps.source.span(node))
+                return [(world, None)]
+            return self._status(node, world, ps, in_condition)
+        finally:
+            self.depth -= 1
+
+    def _status(self, node, world, ps, in_condition=False) -> list[tuple[World, bool | None]]:
         t = node.type
         if t == "list":
             kids = [c for c in node.children if c.type not in ("comment",)]
@@ -630,6 +667,15 @@ class Interpreter:
         return self._test_expr(inner[0], world, ps, double=opener == "[[")
 
     def _test_expr(self, node, world, ps, double) -> bool | None:
+        self.depth += 1  # `[[ ( ( ... ) ) ]]`, `[[ a && b && ... ]]`
+        try:
+            if self.depth > MAX_NESTING:
+                return None
+            return self._test_expr_at(node, world, ps, double)
+        finally:
+            self.depth -= 1
+
+    def _test_expr_at(self, node, world, ps, double) -> bool | None:
         t = node.type
         if t == "parenthesized_expression":
             kids = node.named_children

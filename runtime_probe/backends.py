@@ -105,14 +105,23 @@ def _make_sdpa(device: torch.device, dtype: torch.dtype) -> Backend:
 def _flex_attend(flex_fn):
     from torch.nn.attention.flex_attention import create_block_mask
 
+    cache: dict = {}
+
     def attend(q, k, v, cu, max_seqlen):
         tokens = q.shape[0]
-        doc = document_ids(cu, tokens, q.device)
+        # one BlockMask per row layout: rebuilding it (a new mask_mod closure) for every leakage
+        # run costs time eagerly and a recompilation under torch.compile
+        key = (None if cu is None else tuple(cu.tolist()), tokens, str(q.device))
+        block_mask = cache.get(key)
+        if block_mask is None:
+            doc = document_ids(cu, tokens, q.device)
 
-        def mask_mod(b, h, q_idx, kv_idx):
-            return (doc[q_idx] == doc[kv_idx]) & (doc[q_idx] >= 0) & (q_idx >= kv_idx)
+            def mask_mod(b, h, q_idx, kv_idx):
+                return (doc[q_idx] == doc[kv_idx]) & (doc[q_idx] >= 0) & (q_idx >= kv_idx)
 
-        block_mask = create_block_mask(mask_mod, None, None, tokens, tokens, device=q.device)
+            if len(cache) > 16:
+                cache.clear()
+            block_mask = cache[key] = create_block_mask(mask_mod, None, None, tokens, tokens, device=q.device)
         with warnings.catch_warnings():
             warnings.filterwarnings("ignore", message=".*flex_attention called without torch.compile.*")
             out = flex_fn(_to_4d(q), _to_4d(k), _to_4d(v), block_mask=block_mask)
@@ -136,7 +145,7 @@ def _make_flex_compiled(device: torch.device, dtype: torch.dtype) -> Backend:
     from torch.nn.attention.flex_attention import flex_attention
 
     if _COMPILED_FLEX is None:
-        _COMPILED_FLEX = torch.compile(flex_attention, dynamic=True)
+        _COMPILED_FLEX = torch.compile(flex_attention, dynamic=False)
     return Backend("flex-compiled", _flex_attend(_COMPILED_FLEX),
                    f"torch {torch.__version__} torch.compile(flex_attention), document block mask")
 
@@ -248,10 +257,17 @@ def make_backend(name: str, device: torch.device, dtype: torch.dtype) -> Backend
     return _FACTORIES[name](device, dtype)
 
 
+def candidate_names(requested: str, device: torch.device) -> list[str]:
+    """The backends to try, in order: the one asked for, or the device's preference order."""
+    if requested != "auto":
+        return [requested]
+    return list(GPU_ORDER if device.type == "cuda" else CPU_ORDER)
+
+
 def choose_backend(requested: str, device: torch.device, dtype: torch.dtype) -> tuple[Backend, list[str]]:
     """The requested backend, or the first usable one in the device's order. Returns the backend and
     why the ones before it were skipped. Raises BackendUnavailable when none can run."""
-    order = [requested] if requested != "auto" else list(GPU_ORDER if device.type == "cuda" else CPU_ORDER[:1])
+    order = candidate_names(requested, device)
     skipped: list[str] = []
     for name in order:
         try:

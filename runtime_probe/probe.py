@@ -74,10 +74,9 @@ def run_probe(settings: ProbeSettings) -> ProbeReport:
         raise TorchMissing(f"the probe needs megatron-core (for PackedSeqParams): {INSTALL_HINT}") from None
     timings["import PackedSeqParams"] = time.perf_counter() - t
 
-    from runtime_probe.backends import BackendUnavailable, choose_backend, default_tolerance, make_backend
+    from runtime_probe.backends import BackendUnavailable, candidate_names, choose_backend, make_backend
     from runtime_probe.pipeline import build_batch
     from runtime_probe.static_checks import check_packed_params
-    from runtime_probe.verify import Verification, compare_with_alone, measure_leakage
 
     device = resolve_device(settings.device)
     dtype = resolve_dtype(settings.dtype, device)
@@ -133,47 +132,79 @@ def run_probe(settings: ProbeSettings) -> ProbeReport:
         r.timings_s = timings
         return r
 
-    # ---------------------------------------------------------------- one real forward
+    # ---------------------------------------------------------------- one real forward, verified
+    # the boundaries passed the static checks, so a kernel that raises now fails on valid input: in
+    # auto mode that kernel is skipped for the next one; a kernel asked for by name is unusable (exit 2)
+    names = [backend.name] + ([n for n in candidate_names("auto", device) if n != backend.name]
+                              if settings.backend == "auto" else [])
+    mark = len(r.checks)
+    for i, name in enumerate(names):
+        try:
+            if i > 0:
+                backend = make_backend(name, device, dtype)
+                r.backend, r.backend_detail = backend.name, backend.detail
+            _forward_and_verify(r, backend, settings, batch, p, device, dtype, timings)
+            break
+        except BackendUnavailable as exc:
+            r.notes.append(f"backend skipped: {name}: {exc}")
+        except Exception as exc:  # noqa: BLE001 - any kernel failure becomes one line, never a traceback
+            first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+            r.notes.append(f"backend failed: {name} raised {type(exc).__name__}: {first}")
+            del r.checks[mark:]
+            r.leakage = None
+    else:
+        raise NoBackend("no usable attention backend: " + "; ".join(
+            n.split(": ", 1)[1] for n in r.notes if n.startswith(("backend failed", "backend skipped"))))
+
+    r.verdict = "proven" if r.ok and p is not None else "failed"
+    r.timings_s = timings
+    return r
+
+
+def _forward_and_verify(r: ProbeReport, backend, settings: ProbeSettings, batch, p, device, dtype,
+                        timings: dict) -> None:
+    """One packed forward on `backend`, then proofs (i) and (ii), and on CPU a second opinion."""
+    import torch
+
+    from runtime_probe.backends import default_tolerance, make_backend
+    from runtime_probe.verify import Verification, compare_with_alone, measure_leakage
+
+    tokens = batch.tokens
     gen = torch.Generator().manual_seed(settings.seed)
     cu = p.cu_seqlens_q if p is not None else None
     max_seqlen = p.max_seqlen_q if p is not None else tokens
     t = time.perf_counter()
-    try:
-        if settings.megatron_layer:
-            from runtime_probe.megatron_layer import build_layer, layer_inputs
+    if settings.megatron_layer:
+        from runtime_probe.megatron_layer import build_layer, layer_inputs
 
-            packed_fn, alone_fn, desc = build_layer(backend, settings.heads, settings.head_dim, dtype, device,
-                                                    settings.seed)
-            r.backend_detail = f"{desc}; {backend.detail}"
-            inputs = [layer_inputs(tokens, settings.heads * settings.head_dim, dtype, device, gen)]
-            timings["build layer"] = time.perf_counter() - t
-            t = time.perf_counter()
+        packed_fn, alone_fn, desc = build_layer(backend, settings.heads, settings.head_dim, dtype, device,
+                                                settings.seed)
+        r.backend_detail = f"{desc}; {backend.detail}"
+        inputs = [layer_inputs(tokens, settings.heads * settings.head_dim, dtype, device, gen)]
+        timings["build layer"] = time.perf_counter() - t
+        t = time.perf_counter()
 
-            def packed(x):
-                return packed_fn(x, p)
+        def packed(x):
+            return packed_fn(x, p)
 
-            alone = alone_fn
-            r.shapes["hidden_states"] = [tokens, 1, settings.heads * settings.head_dim]
-        else:
-            inputs = [torch.randn(tokens, settings.heads, settings.head_dim, generator=gen).to(device=device, dtype=dtype)
-                      for _ in range(3)]
+        alone = alone_fn
+        r.shapes["hidden_states"] = [tokens, 1, settings.heads * settings.head_dim]
+    else:
+        inputs = [torch.randn(tokens, settings.heads, settings.head_dim, generator=gen).to(device=device, dtype=dtype)
+                  for _ in range(3)]
 
-            def packed(q, k, v):
-                with torch.no_grad():
-                    return backend.attend(q, k, v, cu, max_seqlen)
+        def packed(q, k, v):
+            with torch.no_grad():
+                return backend.attend(q, k, v, cu, max_seqlen)
 
-            def alone(q, k, v):
-                with torch.no_grad():
-                    return backend.attend(q, k, v, None, q.shape[0])
+        def alone(q, k, v):
+            with torch.no_grad():
+                return backend.attend(q, k, v, None, q.shape[0])
 
-            r.shapes["q/k/v (thd)"] = [tokens, settings.heads, settings.head_dim]
-        out = packed(*inputs)
-        if device.type == "cuda":
-            torch.cuda.synchronize()
-    except Exception as exc:  # a kernel that rejects its input is a finding, not a crash
-        r.add("forward", FAIL, f"{backend.name} raised {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}")
-        r.timings_s = timings
-        return r
+        r.shapes["q/k/v (thd)"] = [tokens, settings.heads, settings.head_dim]
+    out = packed(*inputs)
+    if device.type == "cuda":
+        torch.cuda.synchronize()
     timings["forward"] = time.perf_counter() - t
     r.add("forward", PASS, f"one {backend.name} forward over {tokens} tokens on {device}"
           + (" (plain causal: no cu_seqlens)" if p is None else f" with cu_seqlens of {len(r.cu_seqlens)} entries"))
@@ -228,10 +259,8 @@ def run_probe(settings: ProbeSettings) -> ProbeReport:
                       f"{settings.heads}: max difference {diff:.3g}"
                       if agree else f"flex_attention and {backend.name} disagree by {diff:.3g} "
                                     f"(tolerance {v.tolerance:.2g})", diff)
-            except BackendUnavailable as exc:
-                r.add("second opinion (eager flex_attention)", SKIP, f"skipped: {exc}")
+            except Exception as exc:  # noqa: BLE001 - a second opinion that cannot run must not sink the first
+                first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+                r.add("second opinion (eager flex_attention)", SKIP, f"skipped: {first}")
             timings["second opinion"] = time.perf_counter() - t
 
-    r.verdict = "proven" if r.ok and p is not None else "failed"
-    r.timings_s = timings
-    return r
