@@ -16,6 +16,7 @@ COMMANDS = {
     "check": ("packlint.cmd_check", "find packing mistakes in launch scripts"),
     "rules": ("packlint.cmd_rules", "list every rule"),
     "explain": ("packlint.cmd_explain", "show a rule's documentation"),
+    "probe": ("packlint.cmd_probe", "prove packed attention is block-diagonal: one real forward"),
 }
 
 
