@@ -14,15 +14,24 @@ MAX_PROBES = 8
 _TRAINING_FLAGS = ("--micro-batch-size",) + PACKING_FLAGS
 
 
+def _parts(launch: dict) -> list[dict]:
+    return [launch] + list(launch.get("variants") or [])
+
+
+def has_training_flags(launch: dict) -> bool:
+    """Passes --micro-batch-size or an online packing flag: a Megatron training entry point."""
+    return any(set(part.get("flags") or {}) & set(_TRAINING_FLAGS) for part in _parts(launch))
+
+
+def has_gate_env(launch: dict) -> bool:
+    """Sees a packing gate. Weaker evidence: every later command inherits an exported gate."""
+    return any((set(part.get("env") or {}) | set(part.get("unexported") or {})) & {GATE_BMR, GATE_PACKED_DATA}
+               for part in _parts(launch))
+
+
 def looks_like_training(launch: dict) -> bool:
     """A launch the probe is about: it sets a packing gate or passes --micro-batch-size."""
-    for part in [launch] + list(launch.get("variants") or []):
-        names = set((part.get("env") or {})) | set((part.get("unexported") or {}))
-        if names & {GATE_BMR, GATE_PACKED_DATA}:
-            return True
-        if set(part.get("flags") or {}) & set(_TRAINING_FLAGS):
-            return True
-    return False
+    return has_training_flags(launch) or has_gate_env(launch)
 
 
 @dataclass
@@ -47,14 +56,16 @@ def select_targets(model: dict, **overrides: Any) -> tuple[list[ProbeTarget], li
     """(what to probe, notes on what was left out). Raises ProbeUsageError if nothing looks like training."""
     launches = model.get("launches") or []
     notes: list[str] = []
-    training = [ln for ln in launches if looks_like_training(ln)]
+    # launches with training flags; only if none has any, those that merely see a gate (a helper
+    # command run after `export OFFLINE_PACKED_DATA=1` inherits it but trains nothing)
+    training = [ln for ln in launches if has_training_flags(ln)] or [ln for ln in launches if has_gate_env(ln)]
     if not training:
         raise ProbeUsageError(f"{model.get('script', 'script')}: no launch looks like training "
                               f"({len(launches)} launch(es); none sets {GATE_BMR}/{GATE_PACKED_DATA} or passes "
                               "--micro-batch-size); give the settings with --bmr/--packed-data/--mbs instead")
     skipped = [ln.get("id") for ln in launches if ln not in training]
     if skipped:
-        notes.append(f"not probed (no packing gates, no --micro-batch-size): launch(es) {skipped}")
+        notes.append(f"not probed (no --micro-batch-size or packing flag; not a training launch): launch(es) {skipped}")
     targets: list[ProbeTarget] = []
     seen: dict[tuple, str] = {}
     for ln in training:
