@@ -20,7 +20,9 @@ COMMANDS = {
 }
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The argument parser; with `only`, just that sub-command's module is imported (start-up time:
+    `packlint check` should not pay for importing the probe's argument set-up)."""
     parser = argparse.ArgumentParser(
         prog="packlint",
         description="Catch sequence-packing mistakes in training launch scripts.",
@@ -29,7 +31,8 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name, (module_name, help_text) in COMMANDS.items():
         p = sub.add_parser(name, help=help_text, description=help_text)
-        importlib.import_module(module_name).add_arguments(p)
+        if only is None or name == only:
+            importlib.import_module(module_name).add_arguments(p)
     return parser
 
 
@@ -44,7 +47,8 @@ def _split_script_args(argv: list[str]) -> tuple[list[str], list[str]]:
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     own, script_args = _split_script_args(argv)
-    parser = build_parser()
+    first = next((a for a in own if not a.startswith("-")), None)
+    parser = build_parser(first if first in COMMANDS else None)
     try:
         args = parser.parse_args(own)
     except SystemExit as exc:  # argparse already printed its message

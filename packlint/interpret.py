@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from packlint import launchers as L
-from packlint.parse import ParsedScript, parse
+from packlint.parse import GAP_VARIABLE, ParsedScript, parse
 from packlint.source import SourceFile, load, prepare
 from packlint.errors import PacklintError
 from packlint.values import Condition, Known, Span, Unknown, Value, Variable
@@ -68,6 +68,7 @@ class LaunchInstance:
     env: dict[str, Variable]          # exported variables + prefix/wrapper assignments
     unexported: dict[str, Variable]   # set, not exported
     when: tuple[Condition, ...]
+    command: list[Value] | None = None  # what bash executes, when it differs (`srun ... bash -c "..."`)
 
 
 @dataclass
@@ -79,17 +80,18 @@ class World:
     when: tuple[Condition, ...] = ()
     flow: str | None = None            # exit | return | break | continue
     locals_stack: list[dict[str, Variable | None]] = field(default_factory=list)
+    allexport: bool = False            # `set -a` is on
 
     def fork(self) -> "World":
         return World(dict(self.vars), list(self.positional), self.script, dict(self.functions),
-                     self.when, self.flow, [dict(f) for f in self.locals_stack])
+                     self.when, self.flow, [dict(f) for f in self.locals_stack], self.allexport)
 
     def state_key(self) -> tuple:
         """Identity of the state. Variables are replaced, never mutated, on assignment, so worlds that
         did not touch a variable since they forked share the very same object: ids are enough."""
         return (tuple(sorted((name, id(var)) for name, var in self.vars.items())),
                 tuple(_vkey(p) for p in self.positional), self.flow,
-                tuple(sorted(self.functions)), len(self.locals_stack))
+                tuple(sorted(self.functions)), len(self.locals_stack), self.allexport)
 
 
 def _vkey(v):
@@ -130,6 +132,8 @@ class Interpreter:
         self.parsed: dict[str, ParsedScript] = {}
         self._diag_seen: set = set()
         self.world_cap_hit = False
+        self.launch_prefix: list[tuple] = []  # outer launchers of `srun bash -c "..."`
+        self.source_calls = 0               # how many `source`s are being executed (for `return`)
         self.error_cut: int | None = None   # byte offset of a parse error inside the current statement
 
     # ------------------------------------------------------------------ entry
@@ -765,12 +769,25 @@ class Interpreter:
             for a in prefix:
                 self.assign(a, world, ps)
             return [world]
+        # tree-sitter-bash glues `a=1 b=2` + newline + the next command into one command (no error
+        # node): assignments separated from the command by an unescaped newline stand on their own
+        items = prefix + [name_node]
+        split_at = 0
+        for k in range(1, len(items)):
+            if _NEWLINE.search(ps.source.data, items[k - 1].end_byte, items[k].start_byte):
+                split_at = k
+        if split_at:
+            for a in prefix[:split_at]:
+                self.assign(a, world, ps)
+            prefix = prefix[split_at:]
+        first = prefix[0] if prefix else name_node
         fields = self.expand_fields(name_node, world, ps)
         for a in arg_nodes:
             if a.type in ("herestring_redirect", "file_redirect", "heredoc_redirect"):
                 continue
             fields.extend(self.expand_fields(a, world, ps))
-        span = ps.source.span(node)
+        span = ps.source.span(node) if first is items[0] else \
+            ps.source.span_of_points(first.start_point, node.end_point)
         prefix_env: dict[str, Variable] = {}
         for a in prefix:
             name, var = self._assignment_value(a, world, ps)
@@ -819,7 +836,25 @@ class Interpreter:
         name = head.text if isinstance(head, Known) else None
         if name is not None and "/" not in name and name in world.functions and not prefix_env.get("__nofunc"):
             return self.call_function(name, fields[1:], prefix_env, world, span)
-        if L.launcher_name(fields) is not None:
+        launcher = L.launcher_name(fields)
+        if launcher is not None:
+            inner = L.inner_shell_command(fields)
+            if inner is not None:
+                # `srun ... bash -c "torchrun ..."`: the launches inside run under srun
+                self.launch_prefix.append((fields[:inner], list(fields), span))
+                task_env = dict(prefix_env)
+                if launcher == "srun":
+                    for name in _SRUN_TASK_ENV:
+                        if name not in world.vars:
+                            task_env[name] = Variable(Unknown(f"${name} is set by srun for each task"),
+                                                      exported=True, source="cluster")
+                try:
+                    self._run_shell(fields[inner:], task_env, world, ps, span, node)
+                finally:
+                    self.launch_prefix.pop()
+                if exec_replaces:
+                    world.flow = "exit"
+                return [world]
             self.record_launch(fields, prefix_env, world, span)
             if exec_replaces:
                 world.flow = "exit"
@@ -886,11 +921,24 @@ class Interpreter:
             if i + 1 >= len(args):
                 return [world]
             code = args[i + 1]
-            if not isinstance(code, Known):
+            if not isinstance(code, Known) and not any(t is not None for t, _ in code.parts):
                 self.diag("info", "unanalysed", f"`{L.basename(fields[0])} -c` with an unknown command "
                           f"string ({code.reason}) is not analysed", span)
                 return [world]
+            if not isinstance(code, Known):
+                # analyse the known parts; each unknown part becomes a variable holding an unknown value
+                text = []
+                for k, (piece, reason) in enumerate(code.parts):
+                    if piece is None:
+                        text.append(f"${_UNKNOWN_PART}{k}")
+                        child.vars[f"{_UNKNOWN_PART}{k}"] = Variable(Unknown(reason, code.span))
+                    else:
+                        text.append(piece)
+                code = Known("".join(text), code.span)
             child.positional = list(args[i + 3:])
+            # `bash -c CODE NAME ARGS`: NAME becomes $0 (bash's own name when absent)
+            name_arg = args[i + 2] if len(args) > i + 2 else fields[0]
+            child.script = name_arg.text if isinstance(name_arg, Known) else "bash"
             cspan = code.span or span
             src = SourceFile(path=ps.source.path, data=code.text.encode("utf-8", "surrogateescape"),
                              line_base=cspan.line - 1, column_base=cspan.column)
@@ -987,18 +1035,26 @@ class Interpreter:
         saved = world.positional
         if len(fields) > 2:
             world.positional = list(fields[2:])
-        out = self._exec_source(sf, world, path)
-        if len(fields) > 2:
-            for w in out:
+        saved_frames = len(world.locals_stack)
+        self.source_calls += 1
+        try:
+            out = self._exec_source(sf, world, path)
+        finally:
+            self.source_calls -= 1
+        for w in out:
+            if len(fields) > 2:
                 w.positional = saved
-        return out
+            if w.flow == "return" and len(w.locals_stack) == saved_frames:
+                w.flow = None
+        return self._merge(out)
 
     def record_launch(self, fields, prefix_env, world, span) -> None:
         # bash exports scalars only: arrays and names marked for export but never set stay behind
         env = {k: v for k, v in world.vars.items()
                if v.exported and v.items is None and v.value is not None}
         unexported = {k: v for k, v in world.vars.items()
-                      if (not v.exported or v.items is not None) and k not in prefix_env}
+                      if (not v.exported or v.items is not None) and k not in prefix_env
+                      and not k.startswith(_UNKNOWN_PART)}
         for k, v in prefix_env.items():
             if v.source == "unset":
                 env.pop(k, None)
@@ -1010,8 +1066,13 @@ class Interpreter:
                 if isinstance(opt, Known) and opt.text == "-x" and isinstance(val, Known) and "=" in val.text:
                     name, _, text = val.text.partition("=")
                     env[name] = Variable(Known(text, val.span), None, True, val.span, val.span, "prefix")
+        command = None
+        if self.launch_prefix:
+            # the process runs under the outer launcher(s); bash itself executes the outer command
+            fields = [f for prefix, _, _ in self.launch_prefix for f in prefix] + list(fields)
+            _, command, span = self.launch_prefix[0]
         self.launches.append(LaunchInstance(span, tuple(self.context), self.seq, list(fields), env,
-                                            unexported, world.when))
+                                            unexported, world.when, command))
 
     # ------------------------------------------------------------------ assignment
     def _assignment_value(self, node, world, ps) -> tuple[str | None, Variable]:
@@ -1080,8 +1141,11 @@ class Interpreter:
         return name
 
     def set_var(self, world, name, var: Variable, span) -> None:
+        if world.allexport and not var.exported and var.source != "unset":
+            var.exported = True  # `set -a`: every assignment exports
+            var.exported_at = var.exported_at or span
         if var.exported:
-            self.export_events.append((self.seq, name, var.exported_at or span))
+            self.export_events.append((self.seq, name, var.exported_at or span, var))
         world.vars[name] = var
 
     def _assign_subscript(self, node, sub, world, ps) -> None:
@@ -1110,6 +1174,8 @@ class Interpreter:
     def expand_fields(self, node, world, ps) -> list[Value]:
         """A word as bash turns it into arguments: expansions, quote removal, word splitting."""
         pieces = self.pieces(node, world, ps, quoted=False)
+        if ps.source.crlf:
+            _crlf_tail(node, ps, pieces)
         return _assemble(pieces, ps.source.span(node))
 
     def expand_joined(self, node, world, ps) -> Value:
@@ -1117,6 +1183,8 @@ class Interpreter:
         if node is None:
             return Known("")
         pieces = self.pieces(node, world, ps, quoted=False)
+        if ps.source.crlf:
+            _crlf_tail(node, ps, pieces)
         return _join(pieces, ps.source.span(node))
 
     def expand_pattern(self, node, world, ps) -> str | None:
@@ -1389,13 +1457,13 @@ class Interpreter:
                 return True, [Piece(world.script, split=not quoted, span=span)]
             if n <= len(world.positional):
                 v = world.positional[n - 1]
-                return True, [_value_piece(v, quoted, span)]
+                return True, _value_pieces(v, quoted, span)
             return False, []
         if name in ("@", "*"):
             return bool(world.positional), _items_pieces(world.positional, quoted, span, star=name == "*")
         var = world.vars.get(name)
         if var is None:
-            if name in _BASH_DYNAMIC:
+            if name in _BASH_DYNAMIC or name.startswith(GAP_VARIABLE):
                 return None, []
             return False, []
         if var.items is not None and subscript is not None:
@@ -1404,10 +1472,12 @@ class Interpreter:
         if v is None:
             return False, []
         if isinstance(v, Unknown) and var.source == "cluster":
-            return True, [_value_piece(v, quoted, span)]
-        return True, [_value_piece(v, quoted, span)]
+            return True, _value_pieces(v, quoted, span)
+        return True, _value_pieces(v, quoted, span)
 
     def _scalar(self, name, world, span) -> Value:
+        if name.startswith(GAP_VARIABLE):
+            return Unknown("could not analyse this part (bash accepts it; packlint's parser does not)", span)
         if name.isdigit():
             n = int(name)
             if n == 0:
@@ -1459,10 +1529,10 @@ class Interpreter:
             if idx < 0:
                 idx += len(items)
             if 0 <= idx < len(items) and items[idx] is not None:
-                return [_value_piece(items[idx], quoted, span)]
+                return _value_pieces(items[idx], quoted, span)
             return [Piece("", span=span)]
         v = self._scalar(name, world, span)
-        return [_value_piece(v, quoted, span)]
+        return _value_pieces(v, quoted, span)
 
     def _display_source(self, real: str, world: World) -> str:
         if self.source_stack and real == self.source_stack[0]:
@@ -1518,10 +1588,14 @@ class Interpreter:
             operand = node.named_children[-1]
             if op in ("++", "--"):
                 return self._arith_update(operand, world, ps, 1 if op == "++" else -1, prefix=True)
+            if operand.type == "binary_expression":
+                # tree-sitter-bash binds `-5 + 3` as -(5 + 3); in bash unary operators bind tighter
+                # than every binary one, so apply the operator to the leftmost operand instead.
+                return self._arith_unary_leftmost(op, operand, world, ps)
             v = self.arith(operand, world, ps)
             if isinstance(v, Unknown):
                 return v
-            return {"-": -v, "+": v, "!": int(not v), "~": ~v}.get(op, Unknown(f"operator {op}"))
+            return _unary(op, v)
         if t == "postfix_expression":
             op = node.children[-1].type
             return self._arith_update(node.named_children[0], world, ps, 1 if op == "++" else -1, prefix=False)
@@ -1576,6 +1650,29 @@ class Interpreter:
             return _binop(op, a, b)
         return Unknown(f"unsupported arithmetic {_snippet(node)}")
 
+    def _arith_unary_leftmost(self, op, node, world, ps) -> int | Unknown:
+        if node.type != "binary_expression":
+            v = self.arith(node, world, ps)
+            return v if isinstance(v, Unknown) else _unary(op, v)
+        op_node = node.child_by_field_name("operator")
+        bop = op_node.type if op_node is not None else ""
+        if bop.endswith("=") and bop not in ("==", "!=", "<=", ">="):
+            v = self.arith(node, world, ps)
+            return v if isinstance(v, Unknown) else _unary(op, v)
+        a = self._arith_unary_leftmost(op, node.child_by_field_name("left"), world, ps)
+        if bop == "&&" and a == 0:
+            return 0
+        if bop == "||" and not isinstance(a, Unknown) and a != 0:
+            return 1
+        b = self.arith(node.child_by_field_name("right"), world, ps)
+        if isinstance(a, Unknown):
+            return a
+        if isinstance(b, Unknown):
+            return b
+        if bop in ("&&", "||"):
+            return int(bool(b))
+        return _binop(bop, a, b)
+
     def _arith_update(self, operand, world, ps, delta, prefix) -> int | Unknown:
         name = operand.text.decode()
         span = ps.source.span(operand)
@@ -1595,6 +1692,13 @@ def _b_export(interp, fields, world, ps, span, status_out, *, node=None):
 
 def _b_set(interp: Interpreter, fields, world, ps, span, status_out):
     args = fields[1:]
+    for a in args:
+        if isinstance(a, Known) and re.fullmatch(r"[-+][a-zA-Z]+", a.text) and "a" in a.text:
+            world.allexport = a.text.startswith("-")
+        if isinstance(a, Known) and a.text in ("-o", "+o"):
+            i = args.index(a)
+            if i + 1 < len(args) and isinstance(args[i + 1], Known) and args[i + 1].text == "allexport":
+                world.allexport = a.text == "-o"
     for i, a in enumerate(args):
         if isinstance(a, Known) and a.text == "--":
             world.positional = list(args[i + 1:])
@@ -1630,7 +1734,8 @@ def _b_exit(interp, fields, world, ps, span, status_out):
 
 
 def _b_return(interp, fields, world, ps, span, status_out):
-    world.flow = "return" if world.locals_stack else "exit"
+    # `return` ends a function or a sourced file; at the top of the script bash treats it as exit
+    world.flow = "return" if world.locals_stack or interp.source_calls else "exit"
     return [world]
 
 
@@ -1713,7 +1818,63 @@ def _b_let(interp: Interpreter, fields, world, ps, span, status_out):
     return [world]
 
 
+def _b_declare(interp: Interpreter, fields, world, ps, span, status_out):
+    """`export`/`declare`/`local`/`readonly` reached as an ordinary command (after a tree-sitter
+    misparse, or behind `builtin`): same semantics as the declaration statement, on expanded words."""
+    keyword = fields[0].text
+    export = keyword == "export"
+    readonly = keyword == "readonly"
+    local = keyword == "local" or (keyword in ("declare", "typeset") and bool(world.locals_stack))
+    unexport = False
+    for f in fields[1:]:
+        if not isinstance(f, Known):
+            continue
+        t = f.text
+        if t.startswith("-") and "=" not in t:
+            export = export or "x" in t
+            readonly = readonly or "r" in t
+            unexport = unexport or (keyword == "export" and "n" in t)
+            continue
+        if t.startswith("+"):
+            unexport = unexport or "x" in t
+            continue
+        name, eq, value = t.partition("=")
+        if not re.fullmatch(r"[A-Za-z_]\w*", name):
+            continue
+        old = world.vars.get(name)
+        if local and world.locals_stack and name not in world.locals_stack[-1]:
+            world.locals_stack[-1][name] = old
+        if eq:
+            var = Variable(Known(value, f.span), None, False, f.span, None)
+        elif old is not None:
+            var = old.copy()
+        else:
+            var = Variable(None, None, False, None, None)
+        if old is not None and old.source in ("caller", "cluster"):
+            var.exported = True
+        if export and not unexport:
+            var.exported, var.exported_at = True, f.span
+        if unexport:
+            var.exported = False
+        var.readonly = var.readonly or readonly
+        interp.set_var(world, name, var, f.span)
+    return [world]
+
+
+def _b_unset(interp, fields, world, ps, span, status_out):
+    functions = any(isinstance(f, Known) and f.text == "-f" for f in fields[1:])
+    for f in fields[1:]:
+        if isinstance(f, Known) and not f.text.startswith("-"):
+            if functions:
+                world.functions.pop(f.text, None)
+            elif not (world.vars.get(f.text) and world.vars[f.text].readonly):
+                world.vars.pop(f.text, None)
+    return [world]
+
+
 _BUILTINS = {
+    "export": _b_declare, "declare": _b_declare, "typeset": _b_declare, "local": _b_declare,
+    "readonly": _b_declare, "unset": _b_unset,
     "set": _b_set, "shift": _b_shift, "source": _b_source, ".": _b_source, "exit": _b_exit,
     "return": _b_return, "break": _b_break, "continue": _b_continue, "test": _b_test, "[": _b_test,
     "read": _b_read, "eval": _b_eval, "printf": _b_unknown_assign, "getopts": _b_unknown_assign,
@@ -1821,6 +1982,19 @@ _SCRIPT_DIR = re.compile(
     r"""|^\$\(\s*dirname\s+(?:--\s+)?"?\$(?:\{?0\}?|\{BASH_SOURCE(?:\[0\])?\}|BASH_SOURCE)"?\s*\)$""")
 
 
+_UNKNOWN_PART = "__PLPART"
+_SRUN_TASK_ENV = ("SLURM_PROCID", "SLURM_LOCALID", "SLURM_NODEID", "SLURM_JOB_ID", "SLURM_JOBID",
+                  "SLURM_NTASKS", "SLURM_NNODES", "SLURM_JOB_NODELIST", "SLURM_STEP_ID",
+                  "SLURM_JOB_NUM_NODES", "SLURM_GPUS_ON_NODE", "SLURM_CPUS_ON_NODE")
+_NEWLINE = re.compile(rb"(?<!\\)\n")
+
+
+def _crlf_tail(node, ps: ParsedScript, pieces: list) -> None:
+    """A word that ends right before a CR gets the CR, as in bash (tree-sitter skips it as a blank)."""
+    if ps.source.data[node.end_byte:node.end_byte + 1] == b"\r":
+        pieces.append(Piece("\r", span=ps.source.span(node)))
+
+
 def _rejected(ps: ParsedScript) -> bool:
     return any(p.severity == "error" and p.code == "syntax" for p in ps.problems)
 
@@ -1837,6 +2011,15 @@ def _common_prefix(a: tuple, b: tuple) -> tuple:
     """Conditions two merged worlds share (order kept)."""
     bs = set(b)
     return tuple(c for c in a if c in bs)
+
+
+def _value_pieces(v: Value, quoted: bool, span: Span) -> list[Piece]:
+    """A value as pieces; a partly unknown value keeps its known parts, so word splitting and
+    `bash -c "$X ..."` still see them."""
+    if isinstance(v, Unknown) and v.parts:
+        return [Piece(t, split=not quoted, span=v.span or span, reason=r or "") for t, r in v.parts] or \
+            [_value_piece(v, quoted, span)]
+    return [_value_piece(v, quoted, span)]
 
 
 def _value_piece(v: Value, quoted: bool, span: Span) -> Piece:
@@ -1856,9 +2039,9 @@ def _items_pieces(items: list[Value], quoted: bool, span: Span, star: bool = Fal
         return [Piece("", vanish=True, span=span)] if quoted else []
     out = []
     for n, item in enumerate(items):
-        p = _value_piece(item, quoted, span)
-        p.boundary = n > 0
-        out.append(p)
+        pieces = _value_pieces(item, quoted, span)
+        pieces[0].boundary = n > 0
+        out.extend(pieces)
     return out
 
 
@@ -1921,7 +2104,7 @@ def _field_value(parts: list[Piece], word_span: Span) -> Value:
         reason = unknown.reason
         if known_tail.startswith("/") and len(parts) > 1:
             reason = f"partly unknown: {unknown.reason}; tail={known_tail.lstrip('/')}"
-        return Unknown(reason, word_span)
+        return Unknown(reason, word_span, tuple((p.text, p.reason) for p in parts))
     text = "".join(p.text for p in parts)
     if len(text) > MAX_VALUE_CHARS:
         return Unknown("value too long to track", word_span)
@@ -2082,6 +2265,10 @@ def _to_int(text: str, interp: Interpreter, world: World, ps) -> int | Unknown:
     return Unknown(f"{t!r} is not an integer")
 
 
+def _unary(op: str, v: int) -> int | Unknown:
+    return {"-": -v, "+": v, "!": int(not v), "~": ~v}.get(op, Unknown(f"operator {op}"))
+
+
 def _binop(op: str, a: int, b: int) -> int | Unknown:
     if op in ("/", "%") and b == 0:
         return Unknown("division by zero")
@@ -2157,7 +2344,7 @@ def interpret_file(path: str, display: str, *, text: bytes | None, env, args, kn
     source = prepare(text, display) if text is not None else load(path, display)
     ps = parse(source)
     interp = Interpreter(env=env, args=args, known_env=known_env, cwd=cwd)
-    real = path if text is None and path and Path(path).exists() else None
+    real = path if path and Path(path).is_file() else None
     interp.run(ps, real)
     return interp, ps
 

@@ -17,6 +17,7 @@ from packlint.values import Condition, Known, Span, Unknown, Value, Variable
 
 MODEL_VERSION = 1
 _HYDRA = re.compile(r"^[+~]{0,2}[A-Za-z_][\w.\-/@]*=")
+_HYDRA_DELETE = re.compile(r"^~[A-Za-z_][\w.\-/@]*$")
 _NUMBER = re.compile(r"^-(\d|\.\d)")
 
 
@@ -62,10 +63,19 @@ def parse_program_flags(args: list[Value]) -> tuple[dict[str, list[FlagOccurrenc
                 current = FlagOccurrence(t, [], a.span)
                 flags.setdefault(t, []).append(current)
                 continue
+            if (current is None or current.args) and _HYDRA_DELETE.match(t):
+                current = None
+                flags.setdefault(t, []).append(FlagOccurrence(t, [], a.span, "hydra"))
+                continue
             if current is None and _HYDRA.match(t):
                 name, _, val = t.partition("=")
                 flags.setdefault(name, []).append(FlagOccurrence(name, [Known(val, a.span)], a.span, "hydra"))
                 continue
+        if current is not None and current.args and not isinstance(a, Known):
+            # `--micro-batch-size 1 $EXTRA`: the unknown word is not taken as a second value
+            current = None
+            positionals.append(a)
+            continue
         if current is not None and current.args and isinstance(a, Known) and _HYDRA.match(a.text):
             current = None
             name, _, val = a.text.partition("=")
@@ -257,12 +267,13 @@ def build_variant(inst: LaunchInstance, export_events, memo: dict | None = None)
     unexported = {k: entry(k, v) for k, v in sorted(inst.unexported.items())
                   if v.value is not None or v.items is not None}
     exported_after = {}
-    for seq, name, span in export_events:
+    for seq, name, span, var in export_events:
         if seq > inst.seq and name not in inst.env and name not in exported_after:
-            exported_after[name] = _loc(span)
+            exported_after[name] = {**entry(name, var), **_loc(span)}
     return Variant(inst.when, env, unexported, exported_after, flags, launcher_flags,
                    L.world_size(parts.launchers, parts.launcher_options), parts.program_args,
-                   parts.command, parts.program, parts.launchers, positionals)
+                   inst.command if inst.command is not None else parts.command, parts.program,
+                   parts.launchers, positionals)
 
 
 @dataclass

@@ -243,20 +243,20 @@ def split_launch(fields: list[Value]) -> LaunchParts:
                     module = fields[j + 1] if j + 1 < len(fields) else None
                     j += 2
                     break
-                launcher_options.append(("python", Option(t, fields[j],
+                launcher_options.append((basename(fields[i]), Option(t, fields[j],
                                                           [fields[j + 1]] if t in PYTHON_VALUE_OPTIONS else [])))
                 j += 2 if t in PYTHON_VALUE_OPTIONS else 1
             if module is not None:
                 if isinstance(module, Known) and module.text in TORCH_MODULES:
-                    launchers.append(f"python -m {module.text}")
+                    launchers.append(f"{basename(fields[i])} -m {module.text}")
                     spec = LAUNCHERS["torchrun"]
                     opts, k, is_mod = _split_options(spec, fields, j)
                     launcher_options.extend((launchers[-1], o) for o in opts)
                     return _program_at(launchers, launcher_options, fields, k, is_mod, command)
-                launchers.append("python")
+                launchers.append(basename(fields[i]))
                 return LaunchParts(launchers, launcher_options, _module_name(module), module,
                                    fields[j:], command)
-            launchers.append("python")
+            launchers.append(basename(fields[i]))
             return _program_at(launchers, launcher_options, fields, j, False, command)
         spec = LAUNCHERS[name]
         launchers.append(name)
@@ -270,6 +270,24 @@ def split_launch(fields: list[Value]) -> LaunchParts:
             return _program_at(launchers, launcher_options, fields, k, False, command)
         return _program_at(launchers, launcher_options, fields, k, is_mod, command)
     return LaunchParts(launchers, launcher_options, None, None, fields[i:], command)
+
+
+def inner_shell_command(fields: list[Value]) -> int | None:
+    """Index of `bash -c ...` run by a launcher that runs a command (`srun ... bash -c "..."`)."""
+    name = launcher_name(fields)
+    spec = LAUNCHERS.get(name) if name else None
+    i = 0
+    while spec is not None and spec.runs_command:
+        _, k, _ = _split_options(spec, fields, i + 1)
+        if k >= len(fields):
+            return None
+        head = basename(fields[k])
+        if head in ("bash", "sh") and any(isinstance(f, Known) and f.text == "-c" for f in fields[k + 1:k + 3]):
+            return k
+        name = launcher_name(fields[k:])
+        spec = LAUNCHERS.get(name) if name else None
+        i = k
+    return None
 
 
 def _module_name(v: Value) -> str | None:
@@ -286,25 +304,45 @@ def _program_at(launchers, launcher_options, fields, k, is_module, command) -> L
     return LaunchParts(launchers, launcher_options, name, prog, fields[k + 1:], command)
 
 
+# How each launcher's options give the number of processes: alternatives tried in order; each is a
+# product of (options, default when absent). A default of None means "not knowable from the script",
+# and the text says why.
+WORLD_SIZE: dict[str, list[list[tuple[str, str | None, str]]]] = {
+    "torchrun": [[("--nproc-per-node|--nproc_per_node", "1", ""), ("--nnodes", "1", "")]],
+    "deepspeed": [[("--num_gpus|--num-gpus", None, "deepspeed starts one process per GPU of each node"),
+                   ("--num_nodes|--num-nodes", None, "deepspeed uses every host of the hostfile")]],
+    "accelerate launch": [[("--num_processes|--num-processes", None, "taken from the accelerate config")]],
+    "srun": [[("--ntasks|-n", None, "")],
+             [("--nodes|-N", "1", ""), ("--ntasks-per-node", None, "the task count comes from the Slurm "
+                                                                      "allocation")]],
+    "mpirun": [[("-np|-n|--np|--n", None, "mpirun starts one process per slot of the allocation")]],
+}
+WORLD_SIZE["mpiexec"] = WORLD_SIZE["mpirun"]
+
+
 def world_size(launchers: list[str], launcher_options: list[tuple[str, Option]]) -> Value | None:
-    """World size from the innermost launcher whose options define it (torchrun: nproc x nnodes)."""
+    """Number of processes, from the innermost launcher that starts several (torchrun: nproc x nnodes;
+    plain `python` under srun: srun's task count; plain `python` alone: 1)."""
     for name in reversed(launchers):
-        spec = LAUNCHERS.get(name) or (LAUNCHERS["torchrun"] if name.startswith("python -m torch") else None)
-        if spec is None or not spec.world_size:
+        key = "torchrun" if " -m torch." in name else name
+        if key not in WORLD_SIZE:
             continue
         opts: dict[str, Option] = {}
         for owner, opt in launcher_options:
             if owner == name:
                 opts[opt.name] = opt  # last wins
-        for product in spec.world_size:
-            total = 1
-            unknown: Unknown | None = None
-            found_all = True
-            for alternatives in product:
+        result: Value | None = None
+        for product in WORLD_SIZE[key]:
+            total, unknown, complete = 1, None, True
+            for alternatives, default, why in product:
                 opt = next((opts[a] for a in alternatives.split("|") if a in opts), None)
                 if opt is None or not opt.args:
-                    found_all = False
-                    break
+                    if default is None:
+                        complete = False
+                        unknown = unknown or Unknown(why or f"{alternatives.split('|')[0]} not given")
+                        continue
+                    total *= int(default)
+                    continue
                 v = opt.args[0]
                 if not isinstance(v, Known):
                     unknown = Unknown(f"{opt.name} is unknown ({v.reason})", v.span)
@@ -314,9 +352,10 @@ def world_size(launchers: list[str], launcher_options: list[tuple[str, Option]])
                     unknown = Unknown(f"{opt.name} {v.text!r} is not a number", v.span)
                     continue
                 total *= int(m.group(2) or m.group(1))
-            if not found_all:
-                continue
-            return unknown if unknown is not None else Known(str(total))
-        if name in ("torchrun",) or name.startswith("python -m torch"):
-            return Known("1")
-    return None
+            if complete and unknown is None:
+                return Known(str(total))
+            result = result or unknown
+        return result
+    if launchers and _PYTHON.match(launchers[-1]):
+        return Known("1")
+    return Unknown("no launcher option gives the number of processes")

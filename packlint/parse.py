@@ -81,14 +81,143 @@ def bash_syntax_check(data: bytes) -> tuple[bool, int | None, str] | None:
     return False, None, (text[0] if text else "bash -n rejected the script")
 
 
+GAP_VARIABLE = "__PLGAP"  # `$__PLGAP___` stands for a region packlint could not parse: an unknown value
+_ASSIGNMENT_LINE = re.compile(
+    rb"^(\s*(?:(?:export|local|declare|readonly|typeset)\s+(?:[-+]\w+\s+)*)?[A-Za-z_]\w*\+?=)")
+
+
+def _matching_end(data: bytes, start: int) -> int | None:
+    """End (exclusive) of the `${...}` or `$((...))` that starts at `start`, by bracket counting."""
+    if data.startswith(b"${", start):
+        depth, i = 0, start + 1
+        while i < len(data) and data[i:i + 1] != b"\n":
+            c = data[i:i + 1]
+            if c == b"{":
+                depth += 1
+            elif c == b"}":
+                depth -= 1
+                if depth == 0:
+                    return i + 1
+            i += 1
+        return None
+    if data.startswith(b"$((", start):
+        depth, i = 0, start + 1
+        while i < len(data) and data[i:i + 1] != b"\n":
+            c = data[i:i + 1]
+            if c == b"(":
+                depth += 1
+            elif c == b")":
+                depth -= 1
+                if depth == 0:
+                    return i + 1
+            i += 1
+    return None
+
+
+def _placeholder(data: bytearray, start: int, end: int) -> bool:
+    """Replace data[start:end] by `$__PLGAP___...` of the same length (positions stay put)."""
+    length = end - start
+    if length < len(GAP_VARIABLE) + 1:
+        return False
+    data[start:end] = b"$" + GAP_VARIABLE.encode() + b"_" * (length - len(GAP_VARIABLE) - 1)
+    return True
+
+
+def _mask_known_gaps(source: SourceFile, result: "ParsedScript") -> None:
+    """`$(((a+b)/c))` is valid bash that tree-sitter-bash misreads *without* an error node (it glues
+    the next lines into one command), so such regions are masked before parsing: their value is
+    unknown, the rest of the script is read correctly."""
+    if b"$(((" not in source.data:
+        return
+    data = bytearray(source.data)
+    pos = data.find(b"$(((")
+    while pos != -1:
+        end = _matching_end(bytes(data), pos)
+        if end is not None and _placeholder(data, pos, end):
+            row = source.data.count(b"\n", 0, pos)
+            col = pos - (source.data.rfind(b"\n", 0, pos) + 1)
+            result.problems.append(SyntaxProblem(
+                "info", "unanalysed", "could not analyse `$(((...)))` (a tree-sitter-bash gap); its value "
+                "is unknown", source.span_of_points((row, col), (row, col + end - pos))))
+        pos = data.find(b"$(((", pos + 1)
+    source.data = bytes(data)
+
+
+def _recover_gaps(source: SourceFile, result: ParsedScript, errors: list) -> None:
+    """A grammar gap (`${X:$N+1}`) can derail tree-sitter for the lines after it. Mask the expansion
+    around the error with an unknown placeholder of the same length, or, failing that, make the
+    assignment on that line assign an unknown value; then parse again."""
+    data = bytearray(source.data)
+    for _ in range(5):
+        changed = False
+        starts = source.line_starts()
+        for node in errors:
+            row = node.start_point[0]
+            start = starts[row]
+            end = data.find(b"\n", start)
+            end = len(data) if end == -1 else end
+            offset = node.start_byte
+            snapshot = bytes(data)
+            for m in re.finditer(rb"\$\{|\$\(\(", snapshot[start:end]):
+                s0 = start + m.start()
+                e0 = _matching_end(snapshot, s0)
+                if e0 is not None and s0 <= offset <= e0 and _placeholder(data, s0, e0):
+                    changed = True
+                    break
+            else:
+                line = snapshot[start:end]
+                m = _ASSIGNMENT_LINE.match(line)
+                if m is not None:
+                    new = m.group(1) + b"$" + GAP_VARIABLE.encode()
+                    if len(new) <= len(line) and not line.startswith(new):
+                        data[start:end] = new + b"_" * (len(line) - len(new))
+                        changed = True
+        if not changed:
+            break
+        tree = _parser().parse(bytes(data))
+        new_errors = _error_nodes(tree.root_node)
+        if len(new_errors) >= len(errors):
+            break
+        source.data = bytes(data)
+        result.root = tree.root_node
+        result.error_ranges = [(n.start_byte, n.end_byte) for n in new_errors]
+        errors = new_errors
+        if not errors:
+            break
+
+
+def _check_crlf(source: SourceFile, result: ParsedScript) -> None:
+    """tree-sitter reads CR as blank space, bash does not (`then\r` is no keyword): ask bash."""
+    first_line = Span(source.path, 1 + source.line_base, 1, 1 + source.line_base, 1)
+    verdict = bash_syntax_check(source.data)
+    if verdict is not None and not verdict[0]:
+        _, line, message = verdict
+        line = line or 1
+        text = source.line_text(line - 1)
+        span = Span(source.path, line + source.line_base, 1, line + source.line_base, len(text) + 1)
+        result.problems.append(SyntaxProblem(
+            "error", "syntax", f"syntax error: {message} (the file has CRLF line endings: bash reads "
+            "the carriage return as part of the line; convert it with `dos2unix`)", span))
+        return
+    result.problems.append(SyntaxProblem(
+        "warning", "crlf", "CRLF line endings: bash keeps the carriage return, so the last word of "
+        "every line ends in \\r (OFFLINE_PACKED_DATA='1\\r', train.py\\r); convert the file with "
+        "`dos2unix`", first_line))
+
+
 def parse(source: SourceFile) -> ParsedScript:
+    result = ParsedScript(source=source, root=None)
+    _mask_known_gaps(source, result)
     tree = _parser().parse(source.data)
-    root = tree.root_node
-    result = ParsedScript(source=source, root=root)
+    root = result.root = tree.root_node
     errors = _error_nodes(root)
+    if source.crlf:
+        _check_crlf(source, result)
     if not errors:
         return result
     result.error_ranges = [(n.start_byte, n.end_byte) for n in errors]
+    if any(p.code == "syntax" for p in result.problems):
+        return result
     verdict = bash_syntax_check(source.data)
     first = errors[0]
     if verdict is not None and verdict[0]:
@@ -97,6 +226,7 @@ def parse(source: SourceFile) -> ParsedScript:
                 "info", "unanalysed",
                 "could not analyse this construct (bash accepts it; packlint's parser does not); "
                 "values it sets are unknown", source.span(node)))
+        _recover_gaps(source, result, errors)
         return result
     if verdict is None:
         result.problems.append(SyntaxProblem(
@@ -113,5 +243,7 @@ def parse(source: SourceFile) -> ParsedScript:
             text = source.line_text(row)
             col = len(text) - len(text.lstrip()) + 1
             span = Span(source.path, line + source.line_base, col, line + source.line_base, len(text) + 1)
-    result.problems.append(SyntaxProblem("error", "syntax", f"syntax error: {message}", span))
+    if not message.startswith("syntax error"):
+        message = f"syntax error: {message}"
+    result.problems.append(SyntaxProblem("error", "syntax", message, span))
     return result

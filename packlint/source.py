@@ -27,6 +27,7 @@ class SourceFile:
     line_base: int = 0        # for text embedded in another file (`bash -c '...'`): first line's offset
     column_base: int = 0      # ... and first line's column offset
     notes: list[str] = field(default_factory=list)  # e.g. "CRLF line endings", "decoded from UTF-16"
+    crlf: bool = False        # lines end in CR LF (bash keeps the CR in the last word of a line)
     _line_starts: list[int] | None = None
     _span_cache: dict = field(default_factory=dict, repr=False)
     _char_starts: dict = field(default_factory=dict, repr=False)  # row -> False (ASCII) | char offsets
@@ -50,7 +51,7 @@ class SourceFile:
         return self.data[starts[row]:end]
 
     def line_text(self, row: int) -> str:
-        return self.line_bytes(row).decode("utf-8", "replace")
+        return self.line_bytes(row).decode("utf-8", "replace").rstrip("\r")
 
     def char_column(self, row: int, byte_col: int) -> int:
         """0-based byte column -> 1-based character column.
@@ -135,10 +136,11 @@ def prepare(raw: bytes, path: str) -> SourceFile:
     kind = _looks_binary(data)
     if kind is not None:
         raise PacklintError(f"not a shell script: looks like {kind}", path=path)
-    if b"\r\n" in data:
+    # CRLF is kept: bash reads the CR as part of the last word of each line, and so does packlint
+    crlf = b"\r\n" in data
+    if crlf:
         notes.append("CRLF line endings")
-        data = data.replace(b"\r\n", b"\n")
-    return SourceFile(path=path, data=data, notes=notes)
+    return SourceFile(path=path, data=data, notes=notes, crlf=crlf)
 
 
 def read_bytes(path: str | os.PathLike, display: str | None = None) -> bytes:

@@ -47,6 +47,9 @@ class Unknown:
 
     reason: str
     span: Span | None = None
+    # for a word only partly unknown: its pieces as (text or None, reason), so that `bash -c "$X ..."`
+    # can still be analysed around the unknown part
+    parts: tuple = field(default=(), compare=False)
 
     @property
     def is_known(self) -> bool:

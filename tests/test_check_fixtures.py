@@ -21,7 +21,7 @@ UPDATE = bool(os.environ.get("PACKLINT_UPDATE_SNAPSHOTS"))
 CASES = sorted(p.relative_to(ROOT).as_posix() for p in ROOT.glob("PK*/*.sh"))
 CLEAN = sorted(p.relative_to(ROOT).as_posix() for p in ROOT.glob("clean/*.sh"))
 # correct scripts the interpreter does not model yet (strict: they fail loudly once it does)
-KNOWN_GAPS = {"clean/set_a.sh": "`set -a` (allexport) is not modelled: plain assignments look unexported"}
+KNOWN_GAPS: dict[str, str] = {}
 
 
 @pytest.fixture(autouse=True)

@@ -216,6 +216,8 @@ def env_problems(variant: dict, env: dict[str, str], base_env: dict[str, str]) -
     for name, entry in penv.items():
         if is_noise(name):
             continue
+        if entry.get("source") == "cluster":
+            continue  # set outside bash at run time (e.g. SLURM_PROCID for each srun task)
         if "unknown" in entry:
             if name not in env:
                 problems.append(f"env {name}: packlint says exported (value unknown), bash did not export it")
