@@ -39,7 +39,7 @@ def add_probe_arguments(parser: argparse.ArgumentParser) -> None:
     k.add_argument("--device", choices=DEVICES, help="where to run (default auto: cuda if available)")
     k.add_argument("--backend", choices=BACKENDS, help="attention kernel (default auto)")
     k.add_argument("--dtype", choices=DTYPES, help="default: bfloat16 on cuda, float32 on cpu")
-    k.add_argument("--heads", metavar="N", help="attention heads (default 8)")
+    k.add_argument("--heads", metavar="N", help="attention heads (default 4)")
     k.add_argument("--head-dim", metavar="N", help="head dimension (default 64)")
     k.add_argument("--seed", metavar="N", help="random seed (default 0)")
     k.add_argument("--megatron-layer", action="store_const", const=True, default=None,

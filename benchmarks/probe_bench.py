@@ -1,0 +1,99 @@
+"""Benchmark the runtime probe end to end on CPU, at its default size, and say where the time goes.
+
+    python benchmarks/probe_bench.py               # 5 cold runs of the default probe (8 sub-samples, 4096 tokens)
+    python benchmarks/probe_bench.py --repeat 3 --megatron-layer
+    python benchmarks/probe_bench.py --json out.json
+
+Why whole processes: `packlint run --probe` pays for the interpreter, `import torch` and the
+PackedSeqParams import every time, so each run is a fresh `python -m runtime_probe` timed from
+spawn to exit. The probe's own report splits that into import torch / import PackedSeqParams /
+build / forward / verify / second opinion; what is left is interpreter start-up and exit.
+
+For scale, the same child also times what the fast PackedSeqParams import avoids: a plain
+`import megatron.core.packed_seq_params`, which runs megatron/core/__init__.py (~150 modules).
+
+Target (issue 6): the default probe under 10 s on this machine, imports included. Missing it prints
+MISS but exits 0: this is a measurement, not a test. CPU benchmarks on a shared machine are noisy:
+the load average at start is printed so a slow run can be told from a slow probe.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+TARGET_S = 10.0
+PHASES = ("import torch", "import PackedSeqParams", "build", "build layer", "forward", "verify", "second opinion")
+
+
+def run_once(extra: list[str]) -> dict:
+    cmd = [sys.executable, "-m", "runtime_probe", "--bmr", "1", "--packed-data", "1", "--mbs", "1",
+           "--device", "cpu", "--format", "json", *extra]
+    t = time.perf_counter()
+    proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=600)
+    wall = time.perf_counter() - t
+    if proc.returncode not in (0, 1):
+        raise SystemExit(f"probe failed (exit {proc.returncode}): {proc.stderr.strip()[-500:]}")
+    report = json.loads(proc.stdout)
+    phases = dict(report["timings_s"])
+    phases["interpreter + exit"] = max(0.0, wall - sum(phases.values()))
+    return {"wall_s": wall, "phases": phases, "verdict": report["verdict"], "leakage": report["leakage"]["abs"],
+            "tokens": report["tokens"], "subsamples": len(report["lengths"]), "backend": report["backend"]}
+
+
+def time_full_megatron_import() -> float:
+    code = ("import time, warnings; warnings.simplefilter('ignore'); import torch; t=time.perf_counter();"
+            "import megatron.core.packed_seq_params; print(time.perf_counter()-t)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    return float(out.stdout.strip()) if out.returncode == 0 else float("nan")
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--megatron-layer", action="store_true", help="time the TransformerLayer path instead")
+    ap.add_argument("--no-second-opinion", action="store_true")
+    ap.add_argument("--json", metavar="PATH", help="also write the numbers here")
+    args = ap.parse_args(argv)
+    extra = (["--megatron-layer"] if args.megatron_layer else []) + \
+            (["--no-second-opinion"] if args.no_second_opinion else [])
+
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+    print(f"probe benchmark: python {platform.python_version()}, {os.cpu_count()} CPUs, load {load:.2f}, "
+          f"{args.repeat} cold runs{' ' + ' '.join(extra) if extra else ''}")
+    runs = [run_once(extra) for _ in range(args.repeat)]
+    first = runs[0]
+    print(f"  default size: {first['subsamples']} sub-samples, {first['tokens']} tokens, backend {first['backend']}, "
+          f"verdict {first['verdict']}, leakage {first['leakage']}")
+    walls = [r["wall_s"] for r in runs]
+    med = statistics.median(walls)
+    names = [p for p in PHASES if any(p in r["phases"] for r in runs)] + ["interpreter + exit"]
+    print(f"  {'phase':26} {'median s':>9} {'min s':>7} {'share':>6}")
+    summary = {}
+    for name in names:
+        vals = [r["phases"].get(name, 0.0) for r in runs]
+        m = statistics.median(vals)
+        summary[name] = m
+        print(f"  {name:26} {m:9.2f} {min(vals):7.2f} {m / med:6.0%}")
+    verdict = "ok" if med < TARGET_S else "MISS"
+    print(f"  {'end to end (wall)':26} {med:9.2f} {min(walls):7.2f}   target < {TARGET_S:.0f} s: {verdict}")
+    full = time_full_megatron_import()
+    print(f"  for scale: `import megatron.core.packed_seq_params` (runs megatron/core/__init__) "
+          f"{full:.2f} s after torch, vs {summary.get('import PackedSeqParams', 0):.3f} s by path")
+    if args.json:
+        Path(args.json).write_text(json.dumps({"runs": runs, "median_wall_s": med, "median_phases_s": summary,
+                                               "full_megatron_import_s": full, "load": load,
+                                               "target_s": TARGET_S}, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
