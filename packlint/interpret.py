@@ -1393,6 +1393,24 @@ class Interpreter:
                 self.set_var(world, name, Variable(joined, None, (world.vars.get(name) or Variable()).exported,
                                                    span), span)
             return default
+        if op == ":" and (name in ("@", "*") or (subscript is not None and subscript.text in (b"@", b"*"))):
+            # ${@:2}, ${A[@]:1:2}: slices of the argument list / of an array
+            nums = [o for o in operands if o.type != ":"]
+            off = self.arith(nums[0], world, ps) if nums else 0
+            ln = self.arith(nums[1], world, ps) if len(nums) > 1 else None
+            if isinstance(off, Unknown) or isinstance(ln, Unknown):
+                return [Piece(None, span=span, reason=f"{_snippet(node)}: unknown offset", split=not quoted)]
+            if name in ("@", "*"):
+                items = [Known(world.script)] + world.positional
+            else:
+                var = world.vars.get(name)
+                items = [] if var is None else (var.items if var.items is not None else
+                                                [var.value] if var.value is not None else [])
+            items = items[off:] if off >= 0 else items[max(len(items) + off, 0):]
+            if ln is not None:
+                items = items[:ln] if ln >= 0 else items[:ln]
+            star = name == "*" or (subscript is not None and subscript.text == b"*")
+            return _items_pieces(items, quoted, span, star=star)
         # string operations need the value
         value = self._scalar_sub(name, subscript, world, span, ps)
         if not isinstance(value, Known):
@@ -1434,11 +1452,6 @@ class Interpreter:
             ln = self.arith(nums[1], world, ps) if len(nums) > 1 else None
             if isinstance(off, Unknown) or isinstance(ln, Unknown):
                 return [Piece(None, span=span, reason=f"{_snippet(node)}: unknown offset", split=not quoted)]
-            if name in ("@", "*"):
-                items = ([Known(world.script)] + world.positional)[off:] if off >= 0 else []
-                if ln is not None:
-                    items = items[:ln]
-                return _items_pieces(items, quoted, span, star=name == "*")
             end = None if ln is None else (off + ln if ln >= 0 else ln)
             return [Piece(text[off:end] if off >= 0 else text[off:end], split=not quoted, span=span)]
         return [Piece(None, span=span, reason=f"unsupported expansion {_snippet(node)}", split=not quoted)]
