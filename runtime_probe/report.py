@@ -168,13 +168,17 @@ def render_text(r: ProbeReport) -> str:
         out.append(f"    {_MARK.get(c.status, c.status):4}  {c.name}: {c.detail}")
     if r.leakage is not None:
         lk = r.leakage
-        out.append(f"  leakage:  {_fmt(lk['abs'])} absolute, {_fmt(lk['rel'])} of the mean |output| "
+        rel = lk["rel"]
+        rel_s = f"{rel:.3g}x" if isinstance(rel, float) and math.isfinite(rel) and rel >= 10 else (
+            f"{rel:.2%}" if isinstance(rel, float) and math.isfinite(rel) else str(rel))
+        out.append(f"  leakage:  {_fmt(lk['abs'])} absolute, {rel_s} of the mean |output| "
                    f"({_fmt(lk['mean_abs_output'])}), over {len(lk.get('per_perturbed', []))} perturbed sub-samples")
     if r.work is not None:
         w = r.work
-        out.append(f"  work:     packed sum(Li^2) = {w['packed']:,} vs unpacked-causal T^2 = {w['unpacked']:,}: "
-                   f"packing saves {w['saved_fraction']:.1%} of the attention work; without boundaries "
-                   f"{w['cross_fraction']:.1%} of the score matrix is cross-sample (the leak)")
+        out.append(f"  work:     packed sum(Li^2) = {w['packed']:,} vs unpacked-causal T^2 = {w['unpacked']:,} "
+                   f"({w['unpacked'] / w['packed']:.1f}x): packing saves {w['saved_fraction']:.1%} of the attention "
+                   f"work; with the boundaries lost, that {w['cross_fraction']:.1%} is attention across samples "
+                   "(the leak)")
     for n in r.notes:
         out.append(f"  note:     {n}")
     if r.timings_s:
