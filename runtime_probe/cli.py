@@ -83,6 +83,11 @@ def overrides_from_args(args: argparse.Namespace) -> dict:
 
 
 def settings_from_args(args: argparse.Namespace) -> ProbeSettings:
+    """Settings from flags alone. Without any gate there is nothing to probe: say so rather than
+    report "not packed" for a configuration the user never described."""
+    if all(getattr(args, n, None) is None for n in ("bmr", "packed_data", "packing_flag")):
+        raise ProbeUsageError("nothing to probe: give a SCRIPT, or the gates with --bmr/--packed-data "
+                              "(or --packing-pretrain-data/--packing-sft-data)")
     s = ProbeSettings()
     for k, v in overrides_from_args(args).items():
         setattr(s, k, v)

@@ -59,6 +59,11 @@ def test_bad_input_is_one_line_and_exit_2(capsys, argv, message):
     assert len(lines) == 1 and lines[0].startswith("packlint: error: ") and message in lines[0], err
 
 
+def test_no_script_and_no_gates_is_a_usage_error(capsys):
+    code, out, err = run_cli(capsys, "--mbs", "1")
+    assert code == 2 and "nothing to probe: give a SCRIPT" in err
+
+
 def test_argparse_rejections_are_exit_2(capsys):
     code, _, err = run_cli(capsys, "--device", "tpu")
     assert code == 2 and "invalid choice" in err
