@@ -175,8 +175,8 @@ class Launch:
             "env": _merge_maps([j["env"] for j in jv], jv),
             "unexported": _merge_maps([j["unexported"] for j in jv], jv),
             "exported_after": _merge_maps([j["exported_after"] for j in jv], jv),
-            "flags": _merge_flags([j["flags"] for j in jv], jv),
-            "launcher_flags": _merge_flags([j["launcher_flags"] for j in jv], jv),
+            "flags": _merge_maps([j["flags"] for j in jv], jv, occurrences=True),
+            "launcher_flags": _merge_maps([j["launcher_flags"] for j in jv], jv, occurrences=True),
             "world_size": _merge_single([j["world_size"] for j in jv], jv),
             "argv": jv[0]["argv"] if all(j["argv"] == jv[0]["argv"] for j in jv) else None,
             "command": jv[0]["command"] if all(j["command"] == jv[0]["command"] for j in jv) else None,
@@ -187,10 +187,6 @@ class Launch:
         return d
 
 
-def _strip_when(entry):
-    return entry
-
-
 def _merge_single(values: list, jv: list[dict]):
     if all(v == values[0] for v in values):
         return values[0]
@@ -198,37 +194,11 @@ def _merge_single(values: list, jv: list[dict]):
             "alternatives": [dict(v or {"value": None}, when=j["when"]) for v, j in zip(values, jv)]}
 
 
-def _merge_maps(maps: list[dict], jv: list[dict]) -> dict:
-    names: list[str] = []
-    for m in maps:
-        for k in m:
-            if k not in names:
-                names.append(k)
-    out = {}
-    for name in names:
-        entries = [m.get(name) for m in maps]
-        if all(e == entries[0] for e in entries):
-            out[name] = entries[0]
-            continue
-        alternatives = []
-        values = []
-        for e, j in zip(entries, jv):
-            alt = dict(e) if e is not None else {"value": None}
-            alt["when"] = j["when"]
-            if alt in alternatives:
-                continue
-            alternatives.append(alt)
-            values.append(alt.get("value") if "unknown" not in alt else {"unknown": alt["unknown"]})
-        out[name] = {"values": values, "alternatives": alternatives}
-    return out
-
-
-def _merge_flags(maps: list[dict], jv: list[dict]) -> dict:
-    names: list[str] = []
-    for m in maps:
-        for k in m:
-            if k not in names:
-                names.append(k)
+def _merge_maps(maps: list[dict], jv: list[dict], *, occurrences: bool = False) -> dict:
+    """Merge per-variant maps (env, or flags when `occurrences`): a name whose entry is the same in
+    every variant keeps it; otherwise it gets `values` and `alternatives`, each with its `when`
+    (for flags, the alternative is the last occurrence, the one argparse keeps)."""
+    names = list(dict.fromkeys(k for m in maps for k in m))
     out = {}
     for name in names:
         entries = [m.get(name) for m in maps]
@@ -237,13 +207,16 @@ def _merge_flags(maps: list[dict], jv: list[dict]) -> dict:
             continue
         alternatives, values = [], []
         for e, j in zip(entries, jv):
-            alt = dict(e[-1]) if e else {"value": None}
+            if occurrences:
+                e = e[-1] if e else None
+            alt = dict(e) if e is not None else {"value": None}
             alt["when"] = j["when"]
             if alt in alternatives:
                 continue
             alternatives.append(alt)
             values.append(alt.get("value") if "unknown" not in alt else {"unknown": alt["unknown"]})
-        out[name] = [{"values": values, "alternatives": alternatives}]
+        merged = {"values": values, "alternatives": alternatives}
+        out[name] = [merged] if occurrences else merged
     return out
 
 

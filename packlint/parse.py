@@ -87,30 +87,24 @@ _ASSIGNMENT_LINE = re.compile(
 
 
 def _matching_end(data: bytes, start: int) -> int | None:
-    """End (exclusive) of the `${...}` or `$((...))` that starts at `start`, by bracket counting."""
+    """End (exclusive) of the `${...}` or `$((...))` that starts at `start`, by bracket counting on
+    its line."""
     if data.startswith(b"${", start):
-        depth, i = 0, start + 1
-        while i < len(data) and data[i:i + 1] != b"\n":
-            c = data[i:i + 1]
-            if c == b"{":
-                depth += 1
-            elif c == b"}":
-                depth -= 1
-                if depth == 0:
-                    return i + 1
-            i += 1
+        opening, closing = b"{", b"}"
+    elif data.startswith(b"$((", start):
+        opening, closing = b"(", b")"
+    else:
         return None
-    if data.startswith(b"$((", start):
-        depth, i = 0, start + 1
-        while i < len(data) and data[i:i + 1] != b"\n":
-            c = data[i:i + 1]
-            if c == b"(":
-                depth += 1
-            elif c == b")":
-                depth -= 1
-                if depth == 0:
-                    return i + 1
-            i += 1
+    depth, i = 0, start + 1
+    while i < len(data) and data[i:i + 1] != b"\n":
+        c = data[i:i + 1]
+        if c == opening:
+            depth += 1
+        elif c == closing:
+            depth -= 1
+            if depth == 0:
+                return i + 1
+        i += 1
     return None
 
 
