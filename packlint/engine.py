@@ -13,7 +13,7 @@ launch (for each item of the rule's `for_each`), then merges the variants:
 
 from __future__ import annotations
 
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 
 from packlint.conditions import EvalContext, Unk
 from packlint.findings import Finding, Location, Related
@@ -95,8 +95,21 @@ class _BashCheck:
         return proc.returncode != 0
 
 
-def check_model(model: dict, rules: list[Rule], *, script_text: bytes | None = None) -> list[Finding]:
-    """Every finding of `rules` on one launch model (the dict of docs/launch-model.md)."""
+def check_model(model: dict, rules: list[Rule], *, script_text: bytes | None = None,
+                read_text: Callable[[str], str | None] | None = None,
+                known_rules: list[Rule] | None = None) -> list[Finding]:
+    """Every finding of `rules` on one launch model (the dict of docs/launch-model.md).
+
+    With `script_text` or `read_text` (path -> decoded text), `# packlint: disable=...` comments are
+    applied and the rules that report suppressions (PK901) run; see packlint.suppressions."""
+    return check_model_detailed(model, rules, script_text=script_text, read_text=read_text,
+                                known_rules=known_rules)[0]
+
+
+def check_model_detailed(model: dict, rules: list[Rule], *, script_text: bytes | None = None,
+                         read_text: Callable[[str], str | None] | None = None,
+                         known_rules: list[Rule] | None = None) -> tuple[list[Finding], int]:
+    """`check_model`, also returning how many findings suppression comments silenced."""
     findings: list[Finding] = []
     bash = _BashCheck(script_text, model.get("script"))
     exclusive_fired = False
@@ -111,7 +124,112 @@ def check_model(model: dict, rules: list[Rule], *, script_text: bytes | None = N
         for launch in model.get("launches", []):
             for rule in launch_rules:
                 findings.extend(_run_launch_rule(model, launch, rule))
-    return sorted(set(findings), key=Finding.sort_key)
+    findings = group_findings(findings)
+    suppressed = 0
+    if script_text is not None or read_text is not None:
+        findings, suppressed = _apply_suppressions(model, findings, rules, script_text, read_text,
+                                                   known_rules if known_rules is not None else rules,
+                                                   judge=not exclusive_fired)
+    return sorted(findings, key=Finding.sort_key), suppressed
+
+
+# ---------------------------------------------------------------------------------------------- grouping
+
+MAX_RELATED_PER_MESSAGE = 3
+
+
+def group_findings(findings: list[Finding]) -> list[Finding]:
+    """One finding per (code, primary location, message): a setting that reaches several launches is
+    reported once, with the launches as related notes (at most MAX_RELATED_PER_MESSAGE per note text,
+    then "and N more launches"); certain when any member is certain; the highest severity wins."""
+    groups: dict[tuple, list[Finding]] = {}
+    for f in findings:
+        groups.setdefault((f.code, f.location, f.message), []).append(f)
+    out = []
+    rank = {"info": 0, "warning": 1, "error": 2}
+    for members in groups.values():
+        first = members[0]
+        if len(members) == 1:
+            out.append(first)
+            continue
+        related: list[Related] = []
+        for m in members:
+            for r in m.related:
+                if r not in related:
+                    related.append(r)
+        by_message: dict[str, list[Related]] = {}
+        for r in related:
+            by_message.setdefault(r.message, []).append(r)
+        capped: list[Related] = []
+        for r in related:
+            same = by_message[r.message]
+            idx = same.index(r)
+            if idx < MAX_RELATED_PER_MESSAGE - 1 or len(same) <= MAX_RELATED_PER_MESSAGE:
+                capped.append(r)
+            elif idx == MAX_RELATED_PER_MESSAGE - 1:
+                more = len(same) - MAX_RELATED_PER_MESSAGE
+                capped.append(Related(r.location, f"{r.message} (and {more} more launches)"))
+        certain = any(m.certainty == "certain" for m in members)
+        severity = max((m.severity for m in members), key=rank.__getitem__)
+        out.append(Finding(first.code, first.name, severity, first.message, first.location, tuple(capped),
+                           "certain" if certain else "possible", () if certain else first.when, first.help))
+    return out
+
+
+def _apply_suppressions(model: dict, findings: list[Finding], rules: list[Rule], script_text: bytes | None,
+                        read_text: Callable[[str], str | None] | None, known: list[Rule],
+                        judge: bool) -> tuple[list[Finding], int]:
+    from packlint import suppressions as sup
+
+    main_path = str(model.get("script") or "-")
+    cache: dict[str, Any] = {}
+
+    def directives_of(path: str):
+        if path not in cache:
+            text = None
+            if path == main_path and script_text is not None:
+                text = decode_script(script_text, path)
+            elif read_text is not None:
+                text = read_text(path)
+            cache[path] = None if text is None else sup.load_file_directives(path, text)
+        return cache[path]
+
+    kept, suppressed = sup.suppress(findings, main_path, directives_of)
+    if not judge:
+        return kept, suppressed
+    # the rules that turn `unused-suppression` diagnostics into findings (PK901), found by asking them
+    probe = {"code": sup.UNUSED_DIAG_CODE, "message": "", "file": main_path, "line": 1, "column": 1}
+    reporters = [r for r in rules if r.scope == "script" and r.for_each == "diagnostics"
+                 and _fires_on(r, model, probe)]
+    exempt = [r for r in known if r.scope == "script" and r.for_each == "diagnostics"
+              and _fires_on(r, model, probe)]
+    if not reporters:
+        return kept, suppressed
+    diags = sup.unused_diagnostics(directives_of(main_path), rules, known, exempt)
+    if not diags:
+        return kept, suppressed
+    pseudo = {**model, "diagnostics": diags}
+    reports: list[Finding] = []
+    for rule in reporters:
+        reports.extend(_run_script_rule(pseudo, rule, _BashCheck(None, None)))
+    reports, n = sup.suppress_reports(reports, directives_of, main_path)
+    return kept + reports, suppressed + n
+
+
+def _fires_on(rule: Rule, model: dict, item: dict) -> bool:
+    ctx = EvalContext(model, None, None, _BashCheck(None, None))
+    ctx.item = item
+    return _eval(rule.when, ctx) is True
+
+
+def decode_script(data: bytes, path: str) -> str:
+    """Script bytes as the interpreter sees them (BOM removed, UTF-16 decoded, CRLF -> LF), as text."""
+    try:
+        from packlint.source import prepare
+
+        return prepare(data, path).data.decode("utf-8", "replace")
+    except Exception:
+        return data.decode("utf-8", "replace").replace("\r\n", "\n")
 
 
 # ---------------------------------------------------------------------------------------------- script
