@@ -32,6 +32,10 @@ MAX_NESTING = 400
 # this while a script is analysed, so MAX_NESTING, not Python, is what stops deep input.
 RECURSION_LIMIT = 12 * MAX_NESTING + 1000
 MAX_VALUE_CHARS = 1 << 20
+# Work units (statements run + words expanded + world-merge effort, over all worlds) one script may take:
+# nested unbounded loops or thousands of undecidable branches are cut off here (seconds), not left to run
+# for hours. Real launch scripts need a few thousand.
+MAX_WORK = 1_000_000
 
 _NOISE = {"comment", "heredoc_body", "heredoc_start", "heredoc_end", "heredoc_content", ";", ";;", "&",
           "then", "do", "done", "fi", "else", "elif", "esac", "in", "{", "}", "(", ")", "\n"}
@@ -114,6 +118,14 @@ class Piece:
     vanish: bool = False             # "${A[@]}" of an empty array / "$@" with no args
 
 
+class _OutOfWork(Exception):
+    """MAX_WORK reached: unwinds the whole analysis (caught in Interpreter.run)."""
+
+    def __init__(self, span: Span | None) -> None:
+        super().__init__("out of work budget")
+        self.span = span
+
+
 class Interpreter:
     def __init__(self, *, env: dict[str, str] | None = None, args: list[str] | None = None,
                  known_env: tuple[str, ...] = (), cwd: str | None = None) -> None:
@@ -135,6 +147,7 @@ class Interpreter:
         self.launch_prefix: list[tuple] = []  # outer launchers of `srun bash -c "..."`
         self.source_calls = 0               # how many `source`s are being executed (for `return`)
         self.error_cut: int | None = None   # byte offset of a parse error inside the current statement
+        self.work = 0                        # see MAX_WORK
 
     # ------------------------------------------------------------------ entry
     def run(self, ps: ParsedScript, real_path: str | None) -> list[World]:
@@ -155,6 +168,11 @@ class Interpreter:
         sys.setrecursionlimit(max(saved_limit, RECURSION_LIMIT))
         try:
             return self.exec_block(self._statements(ps.root), [world], ps)
+        except _OutOfWork as stop:
+            self.depth = 0
+            self.diag("warning", "too-complex", "analysis stopped here: the script loops or branches more than "
+                      f"packlint follows ({MAX_WORK} steps); launches from here on are not seen", stop.span)
+            return [world]
         except RecursionError:  # a path MAX_NESTING does not count: stop cleanly, keep what was found
             self.depth = 0
             self.diag("error", "too-deep", "the script nests too deeply to analyse; analysis stopped here "
@@ -190,6 +208,7 @@ class Interpreter:
     def _merge(self, worlds: list[World]) -> list[World]:
         if len(worlds) <= 1:
             return worlds
+        self.work += len(worlds) * len(worlds[0].vars) // 32  # state keys cost about this
         merged: dict[tuple, World] = {}
         for w in worlds:
             key = w.state_key()
@@ -210,6 +229,9 @@ class Interpreter:
 
     def exec_stmt(self, node, world: World, ps: ParsedScript) -> list[World]:
         self.seq += 1
+        self.work += 1
+        if self.work > MAX_WORK:
+            raise _OutOfWork(ps.source.span(node))
         self.depth += 1
         try:
             if self.depth > MAX_NESTING:
@@ -328,7 +350,7 @@ class Interpreter:
                 clauses.append((c_nodes, b_nodes))
             elif child.type == "else_clause":
                 clauses.append((None, self._statements(child)))
-        return self._run_clauses(clauses, world, ps)
+        return self._run_clauses_at(clauses, world, ps)  # only `elif` levels count as nesting
 
     def _run_clauses(self, clauses, world, ps) -> list[World]:
         if not clauses:
@@ -1197,6 +1219,7 @@ class Interpreter:
         return "".join(out)
 
     def pieces(self, node, world, ps, quoted: bool, pattern: bool = False) -> list[Piece]:
+        self.work += 1
         if self.error_cut is not None and node.end_byte > self.error_cut:
             return [Piece(None, span=ps.source.span(node), reason="could not analyse this part of the line")]
         self.depth += 1
