@@ -1013,7 +1013,8 @@ class Interpreter:
                 candidates.append(os.path.join(os.path.dirname(self.source_stack[-1]), text))
             candidates.append(os.path.join(self.cwd, text))
         for c in candidates:
-            if os.path.isfile(c):
+            # not only regular files: `source /dev/zero` or a FIFO is then refused by load() with its reason
+            if os.path.exists(c) and not os.path.isdir(c):
                 return os.path.normpath(c)
         return None
 
