@@ -33,6 +33,8 @@ def add_arguments(parser) -> None:
     parser.add_argument("--stdin-filename", default=None, help="name to report when reading stdin")
     parser.add_argument("--color", choices=["auto", "always", "never"], default="auto")
     add_input_arguments(parser)
+    parser.add_argument("--known-env", action="append", default=[], metavar="NAME",
+                        help="a variable the cluster always sets (value unknown to packlint; repeatable)")
     parser.epilog = "Arguments after `--` are the script's positional arguments."
 
 
@@ -47,8 +49,9 @@ def run(args) -> int:
         text = sys.stdin.buffer.read()
         display = args.stdin_filename or "<stdin>"
         path = args.stdin_filename or "<stdin>"
+    known_env = tuple(n.strip() for v in getattr(args, "known_env", []) or [] for n in v.split(",") if n.strip())
     model = inspect_script(path, env=env, inherit_env=args.inherit_env, args=args.script_args,
-                           text=text, display_path=display)
+                           known_env=known_env, text=text, display_path=display)
     if args.format == "json":
         json.dump(model, sys.stdout, indent=2, ensure_ascii=False)
         sys.stdout.write("\n")

@@ -78,12 +78,17 @@ class Finding(_Value):
 
 
 class Summary:
-    def __init__(self, files: int = 0, errors: int = 0, warnings: int = 0, infos: int = 0) -> None:
+    """Counts for the summary line. `suppressed`: findings silenced by `# packlint: disable` comments;
+    `baselined`: findings hidden because the baseline file records them."""
+
+    def __init__(self, files: int = 0, errors: int = 0, warnings: int = 0, infos: int = 0,
+                 suppressed: int = 0, baselined: int = 0) -> None:
         self.files, self.errors, self.warnings, self.infos = files, errors, warnings, infos
+        self.suppressed, self.baselined = suppressed, baselined
 
     @classmethod
-    def of(cls, findings: list[Finding], files: int) -> "Summary":
-        s = cls(files=files)
+    def of(cls, findings: list[Finding], files: int, *, suppressed: int = 0, baselined: int = 0) -> "Summary":
+        s = cls(files=files, suppressed=suppressed, baselined=baselined)
         for f in findings:
             if f.severity == "error":
                 s.errors += 1
@@ -94,4 +99,5 @@ class Summary:
         return s
 
     def to_json(self) -> dict:
-        return {"files": self.files, "errors": self.errors, "warnings": self.warnings, "infos": self.infos}
+        return {"files": self.files, "errors": self.errors, "warnings": self.warnings, "infos": self.infos,
+                "suppressed": self.suppressed, "baselined": self.baselined}

@@ -31,8 +31,14 @@ def _visual_col(line: str, col: int) -> int:
     return len(_expand(line[: max(0, col - 1)]))
 
 
-def render(findings: list[Finding], summary: Summary, *, color: bool = False,
-           read_source: Callable[[str], list[str] | None] = lambda p: None, **_: object) -> str:
+def render(result, *, color: bool = False, **_: object) -> str:
+    """Code frames for `result.findings` (sources from `result.sources`), then the summary line.
+    File errors are not part of it: `packlint check` prints them on stderr."""
+    return render_findings(result.findings, result.summary, color=color, read_source=result.sources.lines)
+
+
+def render_findings(findings: list[Finding], summary: Summary, *, color: bool = False,
+                    read_source: Callable[[str], list[str] | None] = lambda p: None) -> str:
     paint = _Painter(color)
     out: list[str] = []
     for f in findings:
@@ -74,8 +80,14 @@ def _plural(n: int, word: str) -> str:
 
 def summary_line(summary: Summary, paint: Callable[[str, str], str] = lambda s, t: t) -> str:
     files = _plural(summary.files, "file")
+    extra = []
+    if getattr(summary, "suppressed", 0):
+        extra.append(f"{summary.suppressed} suppressed by comments")
+    if getattr(summary, "baselined", 0):
+        extra.append(f"{summary.baselined} in the baseline")
+    tail = f" ({', '.join(extra)})" if extra else ""
     if not (summary.errors or summary.warnings or summary.infos):
-        return f"All clear: no findings in {files}."
+        return f"All clear: no findings in {files}{tail}."
     parts = [paint("error", _plural(summary.errors, "error")), paint("warning", _plural(summary.warnings, "warning")),
              paint("info", _plural(summary.infos, "info"))]
-    return f"Found {', '.join(parts)} in {files}."
+    return f"Found {', '.join(parts)} in {files}{tail}."

@@ -1,0 +1,293 @@
+"""The check itself, shared by `packlint check` and `packlint run`: files -> configuration -> launch
+model -> rules -> suppressions -> baseline -> one `CheckResult` that every reporter renders.
+
+One bad file (unreadable, or an internal error while analysing it) becomes a `FileError` for that file
+and the other files are still checked; the command then exits 2.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from typing import Callable
+
+from packlint.config import CliSettings, Resolver, Settings, validate_codes
+from packlint.errors import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, PacklintError
+from packlint.findings import SEVERITY_RANK, Finding, Summary
+
+REPORT_URL = "https://github.com/packlint/packlint/issues"
+
+
+class FileError:
+    """A file packlint could not check. kind: read | config | error | internal."""
+
+    __slots__ = ("path", "message", "kind")
+
+    def __init__(self, path: str | None, message: str, kind: str = "error") -> None:
+        self.path, self.message, self.kind = path, message, kind
+
+    def line(self) -> str:
+        """The one-line form: `PATH: message` (or just the message)."""
+        return f"{self.path}: {self.message}" if self.path else self.message
+
+    def to_json(self) -> dict:
+        return {"path": self.path, "kind": self.kind, "message": self.message}
+
+    def __repr__(self) -> str:
+        return f"FileError({self.path!r}, {self.message!r}, {self.kind!r})"
+
+
+class Sources:
+    """Script text for code frames, suppressions and fingerprints: stdin by its display name, other
+    files read on demand (decoded as the interpreter decodes them)."""
+
+    def __init__(self) -> None:
+        self._text: dict[str, str | None] = {}
+        self._lines: dict[str, list[str] | None] = {}
+
+    def add(self, path: str, data: bytes) -> None:
+        from packlint.engine import decode_script
+
+        self._text[path] = decode_script(data, path)
+        self._lines.pop(path, None)
+
+    def text(self, path: str) -> str | None:
+        if path not in self._text:
+            try:
+                from packlint.source import read_bytes
+                from packlint.engine import decode_script
+
+                self._text[path] = decode_script(read_bytes(path), path)
+            except (PacklintError, OSError):
+                self._text[path] = None
+        return self._text[path]
+
+    def lines(self, path: str) -> list[str] | None:
+        if path not in self._lines:
+            t = self.text(path)
+            self._lines[path] = None if t is None else [ln.rstrip("\r") for ln in t.split("\n")]
+        return self._lines[path]
+
+    __call__ = lines
+
+
+class CheckOptions:
+    """Everything a check needs besides the paths."""
+
+    def __init__(self, *, cli: CliSettings | None = None, inherit_env: bool = False,
+                 script_args: list[str] | None = None, stdin_filename: str | None = None,
+                 read_stdin: Callable[[], bytes] | None = None, apply_exclude: bool = True,
+                 baseline: str | None = None, write_baseline: str | None = None,
+                 real_env: bool = False) -> None:
+        self.cli = cli or CliSettings()
+        self.inherit_env = inherit_env
+        self.script_args = list(script_args or [])
+        self.stdin_filename = stdin_filename
+        self.read_stdin = read_stdin or (lambda: sys.stdin.buffer.read())
+        self.apply_exclude = apply_exclude
+        self.baseline = baseline
+        self.write_baseline = write_baseline
+        self.real_env = real_env     # `packlint run`: the caller's real environment, no assumed `env`
+
+
+class CheckResult:
+    def __init__(self) -> None:
+        self.findings: list[Finding] = []
+        self.fingerprints: list[str] = []
+        self.thresholds: list[int] = []            # per finding: the fail-on rank of the file it came from
+        self.file_errors: list[FileError] = []
+        self.files = 0
+        self.excluded = 0
+        self.suppressed = 0
+        self.baselined = 0
+        self.rules: dict[str, object] = {}          # code -> Rule, every rule loaded (for SARIF)
+        self.sources = Sources()
+        self.root: Path = Path.cwd()
+        self.models: dict[str, dict] = {}          # checked path -> launch model (for `run --probe`)
+        self.baseline_written: str | None = None
+
+    @property
+    def summary(self) -> Summary:
+        return Summary.of(self.findings, self.files, suppressed=self.suppressed, baselined=self.baselined)
+
+    @property
+    def blocking(self) -> int:
+        return sum(1 for f, t in zip(self.findings, self.thresholds) if SEVERITY_RANK[f.severity] >= t)
+
+    @property
+    def failed(self) -> bool:
+        return bool(self.file_errors)
+
+    def exit_code(self, exit_zero: bool = False) -> int:
+        if self.failed:
+            return EXIT_USAGE
+        if exit_zero or self.baseline_written:
+            return EXIT_OK
+        return EXIT_FINDINGS if self.blocking else EXIT_OK
+
+
+def error_result(message: str) -> CheckResult:
+    """A result that holds only one run-level error (a bad config or rule table): every format can still
+    render a valid document from it."""
+    r = CheckResult()
+    r.file_errors.append(FileError(None, message, "error"))
+    return r
+
+
+class _Tables:
+    """Rule tables and enabled rules, built once per distinct configuration."""
+
+    def __init__(self) -> None:
+        self._tables: dict[tuple, object] = {}
+        self._validated: set[int] = set()
+
+    def table(self, settings: Settings):
+        from packlint.rule_table import load_table
+
+        key = settings.table_key()
+        if key not in self._tables:
+            self._tables[key] = load_table(list(key))
+        table = self._tables[key]
+        if id(settings) not in self._validated:
+            validate_codes(settings, table)
+            self._validated.add(id(settings))
+        return table
+
+
+def _severity_overrides(findings: list[Finding], settings: Settings, table) -> list[Finding]:
+    if not settings.severity:
+        return findings
+    wanted = {}
+    for code, level in settings.severity.items():
+        rule = table.by_code(code)
+        if rule is not None:
+            wanted[rule.code] = level
+    out = []
+    for f in findings:
+        level = wanted.get(f.code)
+        # "could not decide" infos stay infos: they say the rule could not run, not that it fired
+        if level and not (f.severity == "info" and f.message.startswith("could not decide")):
+            f = Finding(f.code, f.name, level, f.message, f.location, f.related, f.certainty, f.when, f.help)
+        out.append(f)
+    return out
+
+
+def check_paths(paths: list[str], options: CheckOptions) -> CheckResult:
+    """Check every script under `paths`. Raises PacklintError only for run-level errors (a bad
+    command-line rule file or selector, a bad --config); per-file problems become FileErrors."""
+    from packlint.api import inspect_script
+    from packlint.baseline import repo_root
+    from packlint.discover import STDIN, discover
+    from packlint.engine import check_model_detailed, select_rules, unknown_selectors
+    from packlint.rule_table import load_table
+
+    cli = options.cli
+    result = CheckResult()
+    result.root = repo_root()
+    # run-level validation of the command line: one error, before any file
+    base_table = load_table(cli.rule_files)
+    bad = unknown_selectors(base_table, (cli.select or []) + cli.ignore)
+    if bad:
+        raise PacklintError(f"unknown rule code or name: {', '.join(bad)} (see `packlint rules`)")
+    resolver = Resolver(cli)
+    tables = _Tables()
+    recorded = None
+    if options.baseline:
+        from packlint.baseline import read_baseline
+
+        recorded = read_baseline(options.baseline)
+
+    paths = paths or ["."]
+    if paths.count(STDIN) > 1:
+        raise PacklintError("'-' (stdin) can be given only once")
+    files, errors = discover(paths)
+    for err in errors:
+        result.file_errors.append(FileError(err.path, err.message, "read"))
+    config_errors: set[str] = set()
+    rule_cache: dict[tuple, list] = {}
+
+    for path in files:
+        display = (options.stdin_filename or "<stdin>") if path == STDIN else path
+        try:
+            settings = resolver.settings_for((options.stdin_filename or STDIN) if path == STDIN else path)
+            table = tables.table(settings)
+        except PacklintError as exc:
+            msg = exc.one_line()
+            if msg not in config_errors:
+                config_errors.add(msg)
+                result.file_errors.append(FileError(None, msg, "config"))
+            continue
+        for r in table.rules:
+            result.rules.setdefault(r.code, r)
+        if options.apply_exclude and path != STDIN and settings.excluded(path):
+            # a directory walk skips excluded files; a file named on the command line (as pre-commit
+            # names them) is skipped too, like ruff's force-exclude
+            result.excluded += 1
+            continue
+        per_file = settings.ignores_for(display if path == STDIN else path)
+        key = (id(table), tuple(settings.select), tuple(settings.ignore), tuple(per_file))
+        if key not in rule_cache:
+            rule_cache[key] = select_rules(table, settings.select, settings.ignore + per_file)
+        rules = rule_cache[key]
+        env = {} if options.real_env else dict(settings.env)
+        try:
+            if path == STDIN:
+                text = options.read_stdin()
+            else:
+                from packlint.source import read_bytes
+
+                text = read_bytes(path)
+            result.sources.add(display, text)
+            # a file is read by inspect_script itself, so `source` resolves beside the script
+            model = inspect_script(display if path == STDIN else path, env=env,
+                                   inherit_env=options.inherit_env or options.real_env,
+                                   args=options.script_args, known_env=tuple(settings.known_env),
+                                   text=text if path == STDIN else None,
+                                   display_path=display if path == STDIN else None)
+            result.models[display] = model
+            main = str(model.get("script") or display)
+            if main != display:
+                result.sources.add(main, text)
+            findings, suppressed = check_model_detailed(model, rules, script_text=text,
+                                                        read_text=result.sources.text, known_rules=table.rules)
+            findings = _severity_overrides(findings, settings, table)
+        except PacklintError as exc:
+            result.file_errors.append(FileError(exc.path or display, exc.message, "read"))
+            continue
+        except RecursionError:
+            result.file_errors.append(FileError(display, "the script is nested too deeply to analyse", "error"))
+            continue
+        except Exception as exc:  # an internal error: one diagnostic for this file, the run goes on
+            if os.environ.get("PACKLINT_DEBUG"):
+                raise
+            result.file_errors.append(FileError(
+                display, f"internal error: {type(exc).__name__}: {exc} -- this is a bug in packlint; please "
+                f"report it at {REPORT_URL} with the script (PACKLINT_DEBUG=1 shows a traceback)", "internal"))
+            continue
+        result.files += 1
+        result.suppressed += suppressed
+        threshold = SEVERITY_RANK[settings.fail_on]
+        result.findings.extend(findings)
+        result.thresholds.extend([threshold] * len(findings))
+
+    _finish(result, recorded, options)
+    return result
+
+
+def _finish(result: CheckResult, recorded: dict[str, int] | None, options: CheckOptions) -> None:
+    from packlint.baseline import filter_new, fingerprints, write_baseline
+
+    order = sorted(range(len(result.findings)), key=lambda i: result.findings[i].sort_key())
+    result.findings = [result.findings[i] for i in order]
+    result.thresholds = [result.thresholds[i] for i in order]
+    result.fingerprints = fingerprints(result.findings, result.sources.lines, result.root)
+    if options.write_baseline:
+        write_baseline(options.write_baseline, result.findings, result.fingerprints, result.root)
+        result.baseline_written = options.write_baseline
+    if recorded is not None:
+        keep, hidden = filter_new(result.findings, result.fingerprints, recorded)
+        result.findings = [result.findings[i] for i in keep]
+        result.thresholds = [result.thresholds[i] for i in keep]
+        result.fingerprints = [result.fingerprints[i] for i in keep]
+        result.baselined = hidden

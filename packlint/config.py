@@ -1,0 +1,478 @@
+"""Project configuration: discovered like ruff's, merged with the command line (the command line wins).
+
+For each checked file, the closest of these, from the file's directory upwards, is its configuration
+(in one directory the first that exists wins):
+
+    .packlint.toml      top-level keys
+    packlint.toml       top-level keys
+    pyproject.toml      the [tool.packlint] table (a pyproject.toml without it is passed over)
+
+`--config FILE` uses that file for every checked file; `--isolated` uses none. Resolution is cached per
+directory. Every error names the file, the key and (where it can be found) the line: exit status 2.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+from typing import Any
+
+from packlint.errors import PacklintError
+
+CONFIG_NAMES = (".packlint.toml", "packlint.toml", "pyproject.toml")
+SEVERITY_LEVELS = ("error", "warning", "info")
+_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+# key -> (kind, description for errors)
+KEYS: dict[str, tuple[str, str]] = {
+    "select": ("codes", "a list of rule codes, code prefixes or names"),
+    "ignore": ("codes", "a list of rule codes, code prefixes or names"),
+    "fail-on": ("level", "one of 'error', 'warning', 'info'"),
+    "severity": ("severity", "a table of rule code -> 'error' | 'warning' | 'info'"),
+    "rule-files": ("paths", "a list of paths to rule tables (relative to the config file)"),
+    "per-file-ignores": ("globcodes", "a table of glob -> list of rule codes"),
+    "exclude": ("globs", "a list of globs (relative to the config file's directory)"),
+    "env": ("env", "a table of NAME -> string value"),
+    "known-env": ("names", "a list of environment variable names"),
+}
+
+
+class ConfigFile:
+    """One validated configuration file. `values` holds the keys it sets (TOML names)."""
+
+    def __init__(self, path: Path, table: str, values: dict[str, Any], text: str) -> None:
+        self.path = path
+        self.dir = path.parent
+        self.table = table          # "" (top level) or "tool.packlint"
+        self.values = values
+        self.text = text
+
+    def key_ref(self, key: str) -> str:
+        """`pyproject.toml:12: [tool.packlint] select` (the line when it can be found)."""
+        line = _key_line(self.text, key, self.table)
+        where = f"{_show(self.path)}:{line}" if line else _show(self.path)
+        prefix = f"[{self.table}] " if self.table else ""
+        return f"{where}: {prefix}{key}"
+
+    def origin(self, key: str) -> str:
+        line = _key_line(self.text, key, self.table)
+        prefix = f"[{self.table}]." if self.table else ""
+        return f"{_show(self.path)}{':' + str(line) if line else ''} ({prefix}{key})"
+
+
+def _show(path: Path) -> str:
+    try:
+        return str(path.resolve().relative_to(Path.cwd().resolve()))
+    except ValueError:
+        return str(path)
+
+
+def _key_line(text: str, key: str, table: str) -> int | None:
+    lines = text.split("\n")
+    start = 0
+    if table:
+        pat = re.compile(r"^\s*\[\s*" + re.escape(table).replace(r"\.", r"\s*\.\s*") + r"\s*\]")
+        start = next((i for i, ln in enumerate(lines) if pat.match(ln)), 0)
+    key_pat = re.compile(r'^\s*(?:"' + re.escape(key) + r'"|' + re.escape(key) + r")\s*[=.]")
+    for i in range(start, len(lines)):
+        if key_pat.match(lines[i]):
+            return i + 1
+    for i, ln in enumerate(lines):  # e.g. [tool.packlint.severity] sub-table headers
+        if re.match(r"^\s*\[[^\]]*\b" + re.escape(key) + r"\b", ln):
+            return i + 1
+    return None
+
+
+def _toml():
+    try:
+        import tomllib
+    except ModuleNotFoundError:  # Python 3.10
+        import tomli as tomllib  # type: ignore
+    return tomllib
+
+
+def load_config_file(path: str | Path, *, explicit: bool = False) -> ConfigFile | None:
+    """Read and validate one file. A pyproject.toml without [tool.packlint] gives None (unless named
+    with --config, where it is an error)."""
+    path = Path(path)
+    try:
+        text = path.read_bytes().decode("utf-8")
+    except FileNotFoundError:
+        raise PacklintError("config file not found", path=str(path)) from None
+    except UnicodeDecodeError:
+        raise PacklintError("config file is not UTF-8", path=str(path)) from None
+    except OSError as exc:
+        raise PacklintError(f"cannot read config file: {exc.strerror or exc}", path=str(path)) from None
+    is_pyproject = path.name == "pyproject.toml"
+    if is_pyproject and "packlint" not in text and not explicit:
+        return None
+    tomllib = _toml()
+    try:
+        raw = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise PacklintError(f"invalid TOML: {exc}", path=str(path)) from None
+    table = ""
+    if is_pyproject:
+        tool = raw.get("tool")
+        section = tool.get("packlint") if isinstance(tool, dict) else None
+        if section is None:
+            if explicit:
+                raise PacklintError("no [tool.packlint] table in this pyproject.toml", path=str(path))
+            return None
+        if not isinstance(section, dict):
+            raise PacklintError("[tool.packlint] must be a table", path=str(path))
+        raw, table = section, "tool.packlint"
+    elif isinstance(raw.get("tool"), dict) and isinstance(raw["tool"].get("packlint"), dict) and len(raw) == 1:
+        raw, table = raw["tool"]["packlint"], "tool.packlint"   # [tool.packlint] in packlint.toml: accepted
+    cfg = ConfigFile(path.resolve(), table, {}, text)
+    cfg.values = _validate(cfg, raw)
+    return cfg
+
+
+def _validate(cfg: ConfigFile, raw: dict) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+
+    def err(key: str, message: str) -> PacklintError:
+        return PacklintError(f"{cfg.key_ref(key)}: {message}")
+
+    for key, value in raw.items():
+        if key not in KEYS:
+            import difflib
+
+            close = difflib.get_close_matches(key.replace("_", "-"), list(KEYS), n=1, cutoff=0.6)
+            hint = f" (did you mean '{close[0]}'?)" if close else f" (known keys: {', '.join(KEYS)})"
+            raise err(key, f"unknown key{hint}")
+        kind, desc = KEYS[key]
+
+        def is_str_list(v: Any) -> bool:
+            return isinstance(v, list) and all(isinstance(x, str) for x in v)
+
+        if kind in ("codes", "globs", "names", "paths"):
+            if not is_str_list(value):
+                raise err(key, f"expected {desc}, got {_type(value)}")
+            if kind == "names":
+                bad = [x for x in value if not _NAME.match(x)]
+                if bad:
+                    raise err(key, f"{bad[0]!r} is not an environment variable name")
+            if kind == "codes":
+                value = [c.strip() for v in value for c in v.split(",") if c.strip()]
+            if kind == "paths":
+                resolved = []
+                for p in value:
+                    full = (cfg.dir / p) if not os.path.isabs(p) else Path(p)
+                    if not full.is_file():
+                        raise err(key, f"rule file {p!r} not found (looked for {full})")
+                    resolved.append(str(full))
+                value = resolved
+            out[key] = list(value)
+        elif kind == "level":
+            if value not in SEVERITY_LEVELS:
+                raise err(key, f"expected {desc}, got {value!r}")
+            out[key] = value
+        elif kind == "severity":
+            if not isinstance(value, dict):
+                raise err(key, f"expected {desc}, got {_type(value)}")
+            for code, level in value.items():
+                if level not in SEVERITY_LEVELS:
+                    raise err(key, f"{code}: expected 'error', 'warning' or 'info', got {level!r}")
+            out[key] = dict(value)
+        elif kind == "globcodes":
+            if not isinstance(value, dict):
+                raise err(key, f"expected {desc}, got {_type(value)}")
+            table = {}
+            for glob, codes in value.items():
+                if isinstance(codes, str):
+                    codes = [codes]
+                if not is_str_list(codes):
+                    raise err(key, f"{glob!r}: expected a list of rule codes, got {_type(codes)}")
+                table[glob] = [c.strip() for v in codes for c in v.split(",") if c.strip()]
+            out[key] = table
+        elif kind == "env":
+            if not isinstance(value, dict):
+                raise err(key, f"expected {desc}, got {_type(value)}")
+            for name, v in value.items():
+                if not _NAME.match(name):
+                    raise err(key, f"{name!r} is not an environment variable name")
+                if not isinstance(v, str):
+                    raise err(key, f"{name}: expected a string, got {_type(v)} (write {name} = \"{_toml_str(v)}\")")
+            out[key] = dict(value)
+    return out
+
+
+def _toml_str(v: Any) -> str:
+    if isinstance(v, bool):
+        return "1" if v else "0"
+    return str(v)
+
+
+def _type(v: Any) -> str:
+    if isinstance(v, bool):
+        return "a boolean"
+    if isinstance(v, str):
+        return f"a string ({v!r})"
+    if isinstance(v, (int, float)):
+        return f"a number ({v!r})"
+    if isinstance(v, list):
+        return "a list" + (" with a non-string item" if v else "")
+    if isinstance(v, dict):
+        return "a table"
+    return type(v).__name__
+
+
+# ---------------------------------------------------------------------------------------------- globs
+
+
+def glob_regex(pattern: str) -> re.Pattern:
+    """A path glob: `*` and `?` stay within a path component, `**` crosses components, `[...]` classes."""
+    i, n, out = 0, len(pattern), []
+    while i < n:
+        c = pattern[i]
+        if pattern.startswith("**/", i):
+            out.append("(?:.*/)?")
+            i += 3
+        elif pattern.startswith("**", i):
+            out.append(".*")
+            i += 2
+        elif c == "*":
+            out.append("[^/]*")
+            i += 1
+        elif c == "?":
+            out.append("[^/]")
+            i += 1
+        elif c == "[":
+            j = pattern.find("]", i + 1)
+            if j < 0:
+                out.append(re.escape(c))
+                i += 1
+            else:
+                body = pattern[i + 1:j]
+                if body.startswith("!"):
+                    body = "^" + body[1:]
+                out.append("[" + body.replace("\\", "\\\\") + "]")
+                i = j + 1
+        else:
+            out.append(re.escape(c))
+            i += 1
+    return re.compile("".join(out) + r"(?:/.*)?$")
+
+
+def glob_matches(pattern: str, base: Path, path: str) -> bool:
+    """Like ruff: a pattern without '/' matches any path component (a file or directory name); one
+    with '/' matches the path relative to `base` (the config file's directory)."""
+    try:
+        rel = Path(os.path.abspath(path)).relative_to(base).as_posix()
+    except ValueError:
+        rel = None
+    pat = pattern.rstrip("/")
+    rx = glob_regex(pat[2:] if pat.startswith("./") else pat)
+    if "/" not in pat:
+        parts = (rel or Path(path).as_posix()).split("/")
+        return any(rx.match(p) for p in parts)
+    return rel is not None and bool(rx.match(rel))
+
+
+# ---------------------------------------------------------------------------------------------- settings
+
+
+class CliSettings:
+    """What the command line says (None / empty: not given)."""
+
+    def __init__(self, *, select: list[str] | None = None, ignore: list[str] | None = None,
+                 fail_on: str | None = None, rule_files: list[str] | None = None,
+                 env: dict[str, str] | None = None, known_env: list[str] | None = None,
+                 config: str | None = None, isolated: bool = False) -> None:
+        self.select = select or None
+        self.ignore = ignore or []
+        self.fail_on = fail_on
+        self.rule_files = rule_files or []
+        self.env = env or {}
+        self.known_env = known_env or []
+        self.config = config
+        self.isolated = isolated
+
+
+class Settings:
+    """The settings in effect for one file, each with its origin (default / file:key / command line)."""
+
+    FIELDS = ("select", "ignore", "fail-on", "severity", "rule-files", "per-file-ignores", "exclude", "env",
+              "known-env")
+
+    def __init__(self) -> None:
+        self.config: ConfigFile | None = None
+        self.select: list[str] = ["ALL"]
+        self.ignore: list[str] = []
+        self.fail_on = "error"
+        self.severity: dict[str, str] = {}
+        self.rule_files: list[str] = []
+        self.per_file_ignores: list[tuple[str, list[str]]] = []
+        self.exclude: list[str] = []
+        self.env: dict[str, str] = {}
+        self.known_env: list[str] = []
+        self.origins: dict[str, str] = {k: "default" for k in self.FIELDS}
+
+    @property
+    def base(self) -> Path:
+        return self.config.dir if self.config else Path.cwd()
+
+    def ignores_for(self, path: str) -> list[str]:
+        codes: list[str] = []
+        for glob, cs in self.per_file_ignores:
+            if glob_matches(glob, self.base, path):
+                codes.extend(cs)
+        return codes
+
+    def excluded(self, path: str) -> bool:
+        return any(glob_matches(g, self.base, path) for g in self.exclude)
+
+    def table_key(self) -> tuple:
+        return tuple(self.rule_files)
+
+    def to_json(self) -> dict:
+        return {
+            "config_file": str(self.config.path) if self.config else None,
+            "settings": {
+                "select": self.select, "ignore": self.ignore, "fail-on": self.fail_on, "severity": self.severity,
+                "rule-files": self.rule_files, "per-file-ignores": dict(self.per_file_ignores),
+                "exclude": self.exclude, "env": self.env, "known-env": self.known_env,
+            },
+            "origins": dict(self.origins),
+        }
+
+
+def merge(cfg: ConfigFile | None, cli: CliSettings) -> Settings:
+    s = Settings()
+    s.config = cfg
+    v = cfg.values if cfg else {}
+    # selection, as a stack like ruff's: config select/ignore, then the command line's; a command-line
+    # --select starts over (the config's select and ignore are dropped), --ignore adds
+    if "select" in v:
+        s.select, s.origins["select"] = list(v["select"]), cfg.origin("select")
+    if "ignore" in v:
+        s.ignore, s.origins["ignore"] = list(v["ignore"]), cfg.origin("ignore")
+    if cli.select:
+        s.select, s.origins["select"] = list(cli.select), "command line (--select)"
+        if s.ignore:
+            s.ignore, s.origins["ignore"] = [], "default (the command line's --select replaces the config's)"
+    if cli.ignore:
+        prev = s.origins["ignore"]
+        s.ignore = s.ignore + list(cli.ignore)
+        s.origins["ignore"] = "command line (--ignore)" if prev.startswith("default") else f"{prev} + command line (--ignore)"
+    if "fail-on" in v:
+        s.fail_on, s.origins["fail-on"] = v["fail-on"], cfg.origin("fail-on")
+    if cli.fail_on:
+        s.fail_on, s.origins["fail-on"] = cli.fail_on, "command line (--fail-on)"
+    if "severity" in v:
+        s.severity, s.origins["severity"] = dict(v["severity"]), cfg.origin("severity")
+    if "rule-files" in v:
+        s.rule_files, s.origins["rule-files"] = list(v["rule-files"]), cfg.origin("rule-files")
+    if cli.rule_files:
+        prev = s.origins["rule-files"]
+        s.rule_files = s.rule_files + [str(Path(p)) for p in cli.rule_files]
+        s.origins["rule-files"] = "command line (--rule-file)" if prev == "default" else f"{prev} + command line (--rule-file)"
+    if "per-file-ignores" in v:
+        s.per_file_ignores = list(v["per-file-ignores"].items())
+        s.origins["per-file-ignores"] = cfg.origin("per-file-ignores")
+    if "exclude" in v:
+        s.exclude, s.origins["exclude"] = list(v["exclude"]), cfg.origin("exclude")
+    if "env" in v:
+        s.env, s.origins["env"] = dict(v["env"]), cfg.origin("env")
+    if cli.env:
+        prev = s.origins["env"]
+        s.env = {**s.env, **cli.env}
+        s.origins["env"] = "command line (--env)" if prev == "default" else f"{prev} + command line (--env, wins)"
+    if "known-env" in v:
+        s.known_env, s.origins["known-env"] = list(v["known-env"]), cfg.origin("known-env")
+    if cli.known_env:
+        prev = s.origins["known-env"]
+        s.known_env = list(dict.fromkeys(s.known_env + list(cli.known_env)))
+        s.origins["known-env"] = "command line (--known-env)" if prev == "default" else f"{prev} + command line (--known-env)"
+    return s
+
+
+class Resolver:
+    """Settings per checked file, resolved once per directory."""
+
+    def __init__(self, cli: CliSettings) -> None:
+        self.cli = cli
+        self._dirs: dict[str, ConfigFile | None] = {}
+        self._files: dict[str, ConfigFile | None] = {}
+        self._settings: dict[int, Settings] = {}
+        self._explicit: ConfigFile | None = None
+        if cli.config and not cli.isolated:
+            self._explicit = load_config_file(cli.config, explicit=True)
+
+    def config_for_dir(self, directory: str) -> ConfigFile | None:
+        if self.cli.isolated:
+            return None
+        if self._explicit is not None:
+            return self._explicit
+        d = os.path.abspath(directory)
+        chain = []
+        found: ConfigFile | None = None
+        while True:
+            if d in self._dirs:
+                found = self._dirs[d]
+                break
+            chain.append(d)
+            found = self._in_dir(d)
+            if found is not None:
+                break
+            parent = os.path.dirname(d)
+            if parent == d:
+                break
+            d = parent
+        for c in chain:
+            self._dirs[c] = found
+        return found
+
+    def _in_dir(self, d: str) -> ConfigFile | None:
+        for name in CONFIG_NAMES:
+            p = os.path.join(d, name)
+            if p in self._files:
+                if self._files[p] is not None:
+                    return self._files[p]
+                continue
+            cfg = None
+            if os.path.isfile(p):
+                cfg = load_config_file(p)
+            self._files[p] = cfg
+            if cfg is not None:
+                return cfg
+        return None
+
+    def settings_for(self, path: str) -> Settings:
+        if path in ("-", ""):
+            directory = os.getcwd()
+        elif os.path.isdir(path):
+            directory = os.path.abspath(path)
+        else:
+            directory = os.path.dirname(os.path.abspath(path))
+        cfg = self.config_for_dir(directory)
+        key = id(cfg)
+        if key not in self._settings:
+            self._settings[key] = merge(cfg, self.cli)
+        return self._settings[key]
+
+
+def validate_codes(settings: Settings, table) -> None:
+    """Rule codes named in the config must exist in the rule table (the file and key in the error)."""
+    from packlint.engine import unknown_selectors
+
+    cfg = settings.config
+    if cfg is None:
+        return
+    v = cfg.values
+    for key in ("select", "ignore"):
+        bad = unknown_selectors(table, v.get(key, []))
+        if bad:
+            raise PacklintError(f"{cfg.key_ref(key)}: unknown rule code or name: {', '.join(bad)} "
+                                "(see `packlint rules`)")
+    for code in v.get("severity", {}):
+        if table.by_code(code) is None:
+            raise PacklintError(f"{cfg.key_ref('severity')}: unknown rule code {code!r} (see `packlint rules`)")
+    for glob, codes in v.get("per-file-ignores", {}).items():
+        bad = unknown_selectors(table, codes)
+        if bad:
+            raise PacklintError(f"{cfg.key_ref('per-file-ignores')}: {glob!r}: unknown rule code or name: "
+                                f"{', '.join(bad)}")

@@ -1,0 +1,23 @@
+"""`--format gcc`: `file:line:col: error: message [PK001]`, one line per finding, for editors (vim's
+quickfix, Emacs compilation mode) and CI problem matchers. Severities: error, warning, note (info).
+Files packlint could not check: `file:1:1: error: message [packlint-error]`."""
+
+from __future__ import annotations
+
+LEVEL = {"error": "error", "warning": "warning", "info": "note"}
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())
+
+
+def render(result, **_: object) -> str:
+    out = []
+    for f in result.findings:
+        loc = f.location
+        out.append(f"{loc.path}:{loc.line}:{loc.column}: {LEVEL[f.severity]}: {_one_line(f.message)} [{f.code}]")
+    for e in result.file_errors:
+        kind = "packlint-internal-error" if e.kind == "internal" else "packlint-error"
+        where = f"{e.path}:1:1: " if e.path else "packlint: "
+        out.append(f"{where}error: {_one_line(e.message)} [{kind}]")
+    return "".join(line + "\n" for line in out)
