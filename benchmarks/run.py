@@ -25,6 +25,7 @@ import json
 import math
 import os
 import platform
+import resource
 import shutil
 import signal
 import statistics
@@ -61,6 +62,11 @@ print(f"{len(sys.argv) - 1} files, {errors} unreadable", file=sys.stderr)
 """
 
 
+# Children run as after `pip install`: Python may read and write .pyc files. (Some sandboxes set
+# PYTHONDONTWRITEBYTECODE=1, which would make every cold start recompile packlint from source.)
+CHILD_ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+
+
 @dataclass
 class Run:
     """One child process, timed from spawn to reap."""
@@ -74,12 +80,19 @@ class Run:
     stderr_tail: str
 
 
-def run_child(argv: list[str], timeout: float | None = None) -> Run:
-    """Spawn, wait with os.wait4 (to get this child's rusage, not the sum of all children), time it."""
+def run_child(argv: list[str], timeout: float | None = None, mem_limit_mib: int | None = None) -> Run:
+    """Spawn, wait with os.wait4 (to get this child's rusage, not the sum of all children), time it.
+    `mem_limit_mib` caps the child's address space so a runaway case cannot swap the machine to death
+    (only for packlint: GHC-built ShellCheck reserves a huge address space up front)."""
+
+    def limit() -> None:
+        cap = mem_limit_mib * 2**20
+        resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
+
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         t0 = time.perf_counter()
-        proc = subprocess.Popen(argv, stdout=out, stderr=err, stdin=subprocess.DEVNULL, cwd=ROOT,
-                                start_new_session=True)
+        proc = subprocess.Popen(argv, stdout=out, stderr=err, stdin=subprocess.DEVNULL, cwd=ROOT, env=CHILD_ENV,
+                                start_new_session=True, preexec_fn=limit if mem_limit_mib else None)
         killed = threading.Event()
 
         def kill() -> None:
@@ -92,7 +105,11 @@ def run_child(argv: list[str], timeout: float | None = None) -> Run:
         timer = threading.Timer(timeout, kill) if timeout else None
         if timer:
             timer.start()
-        _, status, ru = os.wait4(proc.pid, 0)
+        try:
+            _, status, ru = os.wait4(proc.pid, 0)
+        except BaseException:  # Ctrl-C / SIGTERM: do not leave a child running in its own session
+            kill()
+            raise
         wall = time.perf_counter() - t0
         if timer:
             timer.cancel()
@@ -130,7 +147,7 @@ def find_packlint(clean: Path, scripts_dir: Path, files: list[Path]) -> tuple[To
     exe = packlint_executable()
     how = "console script " + exe[0] if len(exe) == 1 else "python -m packlint"
     version = subprocess.run(exe + ["--version"], capture_output=True, text=True, cwd=ROOT).stdout.strip()
-    probe = subprocess.run(exe + ["check", str(clean)], capture_output=True, text=True, cwd=ROOT)
+    probe = subprocess.run(exe + ["check", str(clean)], capture_output=True, text=True, cwd=ROOT, env=CHILD_ENV)
     if probe.returncode in (0, 1) and not crashed(probe.stderr):  # 1 = findings; a traceback also exits 1
         return Tool("packlint", exe + ["check"], exe + ["check", rel(scripts_dir) + "/"],
                     note=f"`packlint check` via {how}", version=version), ""
@@ -229,12 +246,12 @@ def interleaved(tools: list[Tool], pick, n: int, warmup: int = 1, progress: str 
     return series
 
 
-def scale_case(tool: Tool, path: Path, timeout: float) -> dict:
+def scale_case(tool: Tool, path: Path, timeout: float, mem_limit_mib: int) -> dict:
     """One scale case: run once; if it was quick, twice more and keep the median."""
-    r = run_child(tool.one(path), timeout=timeout)
+    r = run_child(tool.one(path), timeout=timeout, mem_limit_mib=mem_limit_mib)
     runs = [r]
     if r.returncode is not None and r.wall_s < 2.0:
-        runs += [run_child(tool.one(path), timeout=timeout) for _ in range(2)]
+        runs += [run_child(tool.one(path), timeout=timeout, mem_limit_mib=mem_limit_mib) for _ in range(2)]
     s = Series(runs)
     out = s.summary()
     out["timed_out"] = any(x.returncode is None for x in runs)
@@ -262,9 +279,12 @@ def machine_info() -> dict:
     except (OSError, StopIteration):
         cpu = platform.processor()
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=ROOT).stdout
+    dirty = subprocess.run(["git", "status", "--porcelain", "--", "packlint", "rules"], capture_output=True,
+                           text=True, cwd=ROOT).stdout.strip()
+    commit = commit.strip() + ("+uncommitted packlint/rules edits" if dirty else "")
     return {"cpu_count": os.cpu_count(), "cpus_usable": len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity")
             else os.cpu_count(), "cpu_model": cpu, "platform": platform.platform(),
-            "python": platform.python_version(), "git_commit": commit.strip(),
+            "python": platform.python_version(), "git_commit": commit,
             "date": time.strftime("%Y-%m-%d %H:%M:%S %z")}
 
 
@@ -287,11 +307,15 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--corpus-runs", type=int, help="throughput runs per tool (default 3, quick 1)")
     ap.add_argument("--corpus-size", type=int, help="number of generated scripts (default 300, quick 60)")
     ap.add_argument("--seed", type=int, default=corpus.DEFAULT_SEED)
-    ap.add_argument("--timeout", type=float, default=180.0, help="seconds per scale case before it counts as failed")
+    ap.add_argument("--timeout", type=float, default=60.0,
+                    help="seconds per scale case before it is killed (counts as MISS; default 60)")
+    ap.add_argument("--mem-limit-mib", type=int, default=4096,
+                    help="address-space cap for packlint in the scale cases (default 4096)")
     ap.add_argument("--no-scale", action="store_true", help="skip the scale cases")
     ap.add_argument("--corpus-dir", type=Path, default=HERE / "corpus")
     ap.add_argument("--out", type=Path, default=HERE / "out" / "results.json")
     args = ap.parse_args(argv)
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # so run_child can kill its child
     n_cold = args.runs or (5 if args.quick else 15)
     n_corpus = args.corpus_runs or (1 if args.quick else 3)
     params = corpus.Params(seed=args.seed, size=args.corpus_size or (60 if args.quick else corpus.DEFAULT_SIZE),
@@ -342,14 +366,21 @@ def main(argv: list[str] | None = None) -> int:
 
     scale: dict = {}
     if packlint and not args.no_scale:
-        for name, case in manifest["scale_cases"].items():
+        by_size = sorted(manifest["scale_cases"].items(), key=lambda kv: (kv[1]["kind"], kv[1]["n"]))
+        for name, case in by_size:
             path = args.corpus_dir / "scale" / f"{name}.sh"
             print(f"  scale {name} ...", file=sys.stderr, flush=True)
-            scale[name] = scale_case(packlint, path, args.timeout) | {
+            scale[name] = scale_case(packlint, path, args.timeout, args.mem_limit_mib) | {
                 "kind": case["kind"], "n": case["n"], "lines": manifest["lines"][f"scale/{name}.sh"]}
             s = scale[name]
-            s["result"] = ("MISS" if s["timed_out"] else verdict(s["median_s"], SCALE_SECONDS_TARGET) if s["ok"]
-                           else f"INVALID (exit {s['returncodes']}: {last_line(s['stderr_tail'])})")
+            if s["timed_out"]:
+                s["result"] = f"MISS (killed at {args.timeout:.0f} s)"
+            elif "MemoryError" in s["stderr_tail"]:
+                s["result"] = f"MISS (MemoryError at the {args.mem_limit_mib} MiB cap)"
+            elif not s["ok"]:
+                s["result"] = f"INVALID (exit {s['returncodes']}, see results.json)"
+            else:
+                s["result"] = verdict(s["median_s"], SCALE_SECONDS_TARGET)
         t0 = cold["packlint"].median
         for kind in ("long", "nested"):
             pair = sorted((s for s in scale.values() if s["kind"] == kind), key=lambda s: s["lines"])
@@ -396,7 +427,7 @@ def print_report(result: dict, cold: dict, thru: dict, n_cold: int, n_corpus: in
             ("peak RSS, cold start", mem(cold, "packlint"), mem(cold, "shellcheck"), "", "", ""),
             ("peak RSS, throughput", mem(thru, "packlint"), mem(thru, "shellcheck"), "", "", "")]
     for name, s in result["scale"].items():
-        took = f"> {s['timeout_s']:.0f} s (killed)" if s["timed_out"] else fmt_s(s["median_s"])
+        took = f"> {s['timeout_s']:.0f} s" if s["timed_out"] else fmt_s(s["median_s"])
         rows.append((f"scale: {name} ({s['lines']:,} lines), peak {s['maxrss_mib']:.0f} MiB", took, "", "",
                      f"< {SCALE_SECONDS_TARGET:.0f} s", s["result"]))
     for kind, g in result.get("growth_exponent", {}).items():
