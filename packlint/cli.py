@@ -17,6 +17,8 @@ COMMANDS = {
     "rules": ("packlint.cmd_rules", "list every rule"),
     "explain": ("packlint.cmd_explain", "show a rule's documentation"),
     "probe": ("packlint.cmd_probe", "prove packed attention is block-diagonal: one real forward"),
+    "run": ("packlint.cmd_run", "the launch gate: check SCRIPT with the real environment and ARGS, then exec bash SCRIPT ARGS"),
+    "config": ("packlint.cmd_config", "show the settings in effect for a path and where each comes from"),
 }
 
 
@@ -46,7 +48,18 @@ def _split_script_args(argv: list[str]) -> tuple[list[str], list[str]]:
 
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    own, script_args = _split_script_args(argv)
+    command = next((a for a in argv if not a.startswith("-")), None)
+    if command == "run":
+        # `packlint run [OPTIONS] SCRIPT [ARGS...]`: everything after SCRIPT is the script's, its own
+        # `--` and options included; only the options before SCRIPT are packlint's
+        from packlint.cmd_run import split_argv
+
+        i = argv.index("run")
+        opts, rest = split_argv(argv[i + 1:])
+        own = argv[: i + 1] + opts + (["--", rest[0]] if rest else [])
+        script_args = rest[1:]
+    else:
+        own, script_args = _split_script_args(argv)
     first = next((a for a in own if not a.startswith("-")), None)
     parser = build_parser(first if first in COMMANDS else None)
     try:

@@ -1,0 +1,167 @@
+"""`packlint run [OPTIONS] SCRIPT [ARGS...]`: the launch gate.
+
+Checks SCRIPT with the caller's real environment (`os.environ`) and the real positional ARGS, exactly
+as the launch will see them. Findings at or above --fail-on: they are printed and the script is not
+launched (exit 1). Otherwise packlint replaces itself with `bash SCRIPT ARGS...` (exec: same pid, so
+signals, stdin/stdout/stderr and the exit status belong to the script).
+
+Everything packlint prints goes to stderr; stdout is the script's. Options are read only before
+SCRIPT: everything after it (a `--` and options that look like packlint's included) is the script's.
+
+Exit status when it does not launch: 1 findings (or a failed probe), 2 usage, configuration or
+internal error; when it launches, the script's own status.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+from packlint.errors import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, PacklintError
+
+FORMATS = ("text", "json", "github", "gcc")
+PROBE_MISSING = "the probe needs torch: pip install 'packlint[probe]'"
+
+
+def add_arguments(parser) -> None:
+    from packlint.cmd_check import add_selection_arguments
+
+    parser.add_argument("script", help="the launch script to check and then run with bash")
+    parser.add_argument("--dry-run", action="store_true", help="check only; never launch")
+    parser.add_argument("--force", action="store_true",
+                        help="launch even when there are findings (and say so on stderr)")
+    parser.add_argument("--probe", action="store_true",
+                        help="after the static check, run the runtime probe on the script's launches "
+                             "(needs packlint[probe]); a failed probe blocks the launch")
+    add_selection_arguments(parser, assumed_env=False)
+    parser.add_argument("--format", choices=FORMATS, default="text", help="how findings are printed (on stderr)")
+    parser.add_argument("--color", choices=["auto", "always", "never"], default="auto")
+    parser.epilog = ("Options go before SCRIPT; everything after SCRIPT is passed to it unchanged. "
+                     "Exit: the script's own status when launched; 1 findings; 2 errors.")
+
+
+def split_argv(tokens: list[str]) -> tuple[list[str], list[str]]:
+    """(packlint's options, [SCRIPT, ARGS...]): options end at the first word that is not an option
+    or an option's value, or at `--`."""
+    import argparse
+
+    probe = argparse.ArgumentParser(add_help=True)
+    add_arguments(probe)
+    actions = probe._option_string_actions  # noqa: SLF001 - argparse has no public lookup
+
+    def lookup(name: str):
+        if name in actions:
+            return actions[name]
+        if name.startswith("--"):
+            matches = [a for opt, a in actions.items() if opt.startswith(name)]
+            if len({id(a) for a in matches}) == 1:
+                return matches[0]
+        return None
+
+    i = 0
+    while i < len(tokens):
+        t = tokens[i]
+        if t == "--":
+            return tokens[:i], tokens[i + 1:]
+        if t.startswith("-") and t != "-":
+            action = lookup(t.split("=", 1)[0])
+            if action is None or action.nargs == 0 or "=" in t:
+                i += 1
+            else:
+                i += 2
+            continue
+        return tokens[:i], tokens[i:]
+    return tokens, []
+
+
+def _say(message: str) -> None:
+    print(f"packlint: {message}", file=sys.stderr)
+
+
+def run(args) -> int:
+    from packlint.checking import CheckOptions, check_paths
+    from packlint.cmd_check import cli_settings, render, use_color
+
+    script = args.script
+    if script == "-":
+        raise PacklintError("`packlint run` needs a script file (stdin is the script's own)")
+    options = CheckOptions(cli=cli_settings(args), real_env=True, script_args=list(args.script_args),
+                           apply_exclude=False)
+    result = check_paths([script], options)
+    for e in result.file_errors:
+        _say(f"error: {e.line()}")
+    if result.findings:
+        color = args.format == "text" and use_color(args.color, sys.stderr)
+        sys.stderr.write(render(args.format, result, color=color))
+    blocking = result.blocking
+    if result.failed:
+        if args.dry_run:
+            return EXIT_USAGE
+        if not args.force:
+            _say(f"not launching {script}: it could not be checked (--force launches anyway)")
+            return EXIT_USAGE
+        _say(f"--force: launching {script} although it could not be checked")
+    elif blocking:
+        s = "" if blocking == 1 else "s"
+        if args.dry_run:
+            return EXIT_FINDINGS
+        if not args.force:
+            _say(f"not launching {script}: {blocking} finding{s} at or above --fail-on (--force launches anyway)")
+            return EXIT_FINDINGS
+        _say(f"--force: launching {script} despite {blocking} finding{s} at or above --fail-on")
+    if args.probe:
+        code = _probe(result, script)
+        if code != EXIT_OK:
+            if args.dry_run or not args.force:
+                if not args.dry_run and code != EXIT_USAGE:
+                    _say(f"not launching {script}: the runtime probe failed (--force launches anyway)")
+                return code
+            _say(f"--force: launching {script} although the runtime probe failed")
+    if args.dry_run:
+        return EXIT_FINDINGS if blocking else EXIT_OK
+    return launch(script, list(args.script_args))
+
+
+def _probe(result, script: str) -> int:
+    """Run the runtime probe on the checked script's launch model (issue 6's runtime_probe)."""
+    model = next(iter(result.models.values()), None)
+    if model is None:
+        _say(f"error: {script}: no launch model to probe")
+        return EXIT_USAGE
+    try:
+        from runtime_probe.launches import probe_model
+        from runtime_probe.probe import TorchMissing
+        from runtime_probe.settings import ProbeUsageError
+    except ImportError:
+        _say(f"error: {PROBE_MISSING}")
+        return EXIT_USAGE
+    try:
+        probe_result = probe_model(model)
+    except TorchMissing:
+        _say(f"error: {PROBE_MISSING}")
+        return EXIT_USAGE
+    except ImportError:
+        _say(f"error: {PROBE_MISSING}")
+        return EXIT_USAGE
+    except ProbeUsageError as exc:
+        _say(f"error: probe: {exc}")
+        return EXIT_USAGE
+    sys.stderr.write(probe_result.render_text().rstrip("\n") + "\n")
+    return probe_result.exit_code
+
+
+def launch(script: str, script_args: list[str]) -> int:
+    """Replace this process with `bash SCRIPT ARGS...` (POSIX exec; elsewhere a child process)."""
+    argv = ["bash", script, *script_args]
+    sys.stdout.flush()
+    sys.stderr.flush()
+    if os.name != "posix":  # pragma: no cover - no exec semantics outside POSIX
+        import subprocess
+
+        return subprocess.call(argv)
+    try:
+        os.execvp("bash", argv)
+    except OSError as exc:
+        _say(f"error: cannot run bash: {exc.strerror or exc}")
+        return 127
+    return EXIT_USAGE  # pragma: no cover - exec does not return
