@@ -142,6 +142,9 @@ class _Tables:
         self._tables: dict[tuple, object] = {}
         self._validated: set[int] = set()
 
+    def seed(self, key: tuple, table) -> None:
+        self._tables[key] = table
+
     def table(self, settings: Settings):
         from packlint.rule_table import load_table
 
@@ -192,6 +195,7 @@ def check_paths(paths: list[str], options: CheckOptions) -> CheckResult:
         raise PacklintError(f"unknown rule code or name: {', '.join(bad)} (see `packlint rules`)")
     resolver = Resolver(cli)
     tables = _Tables()
+    tables.seed(tuple(str(Path(p)) for p in cli.rule_files), base_table)
     recorded = None
     if options.baseline:
         from packlint.baseline import read_baseline
