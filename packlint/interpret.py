@@ -612,6 +612,9 @@ class Interpreter:
         if t == "list":
             kids = [c for c in node.children if c.type not in ("comment",)]
             left, op, right = kids[0], kids[1].type, kids[-1]
+            if op not in ("&&", "||") or len(kids) < 3:  # a grammar gap: an ERROR node where the operator is
+                self._names_unknown(node, world, ps)
+                return [(world, None)]
             out = []
             for w, st in self.status(left, world, ps, in_condition):
                 if w.flow is not None:
