@@ -1,0 +1,56 @@
+"""docs/integrations.md documents every flag of check/run/config, every format, config key and
+suppression form; its YAML snippets parse and name the hook that .pre-commit-hooks.yaml defines."""
+
+from __future__ import annotations
+
+import argparse
+import re
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+DOC = (ROOT / "docs" / "integrations.md").read_text()
+CHECK_DOC = (ROOT / "docs" / "check.md").read_text()
+
+
+def options(module: str) -> list[str]:
+    import importlib
+
+    p = argparse.ArgumentParser()
+    importlib.import_module(module).add_arguments(p)
+    return sorted({o for a in p._actions for o in a.option_strings if o.startswith("--") and o != "--help"})
+
+
+@pytest.mark.parametrize("module", ["packlint.cmd_check", "packlint.cmd_run", "packlint.cmd_config"])
+def test_every_flag_is_documented(module):
+    missing = [o for o in options(module) if f"`{o}" not in DOC and f"`{o}" not in CHECK_DOC and o not in DOC]
+    assert missing == []
+
+
+def test_formats_keys_and_suppression_forms():
+    from packlint.cmd_check import FORMATS
+    from packlint.config import KEYS
+
+    for fmt in FORMATS:
+        assert f"| `{fmt}` |" in DOC, fmt
+    for key in KEYS:
+        assert f"| `{key}` |" in DOC, key
+    for form in ("# packlint: disable=", "# packlint: disable-file=", "`all`", "--", "PK901"):
+        assert form in DOC
+    for status in ("| 0 |", "| 1 |", "| 2 |"):
+        assert status in DOC
+
+
+def test_yaml_snippets_parse_and_match_the_hook():
+    yaml = pytest.importorskip("yaml")
+    hooks = yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text())
+    assert hooks == [{**hooks[0], "id": "packlint", "entry": "packlint check", "language": "python",
+                      "types": ["shell"], "require_serial": True}]
+    blocks = re.findall(r"```yaml\n(.*?)```", DOC, re.S)
+    assert len(blocks) == 2
+    precommit, actions = (yaml.safe_load(b) for b in blocks)
+    assert precommit["repos"][0]["hooks"][0]["id"] == hooks[0]["id"]
+    steps = actions["jobs"]["packlint"]["steps"]
+    assert any("--format sarif" in s.get("run", "") for s in steps)
+    assert any(s.get("uses", "").startswith("github/codeql-action/upload-sarif") for s in steps)
