@@ -539,3 +539,18 @@ def test_internal_error_in_one_file_is_one_diagnostic(tmp_path, monkeypatch, cap
     assert main(["check", "bad.sh", "good.sh"]) == 2
     err = capsys.readouterr().err
     assert "bad.sh: internal error" in err and "Traceback" not in err
+
+
+# ---------------------------------------------------------------- regressions found by fuzzing
+
+HOSTILE_FIXTURES = sorted((Path(__file__).parent / "fixtures" / "hostile").glob("*.sh"))
+
+
+@pytest.mark.parametrize("path", HOSTILE_FIXTURES, ids=lambda p: p.name)
+def test_hostile_fixture(path):
+    """Inputs that once crashed the analysis (list_operator_error_node.sh: an ERROR node where the `&&`
+    of a list should be raised KeyError)."""
+    from packlint.api import inspect_script
+
+    model = inspect_script(path)
+    json.dumps(model)
