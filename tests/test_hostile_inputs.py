@@ -554,3 +554,67 @@ def test_hostile_fixture(path):
 
     model = inspect_script(path)
     json.dumps(model)
+
+
+# ---------------------------------------------------------------- scale: cost linear in the script size
+
+_BLOCK = '''# ---- stage {i}
+TP="${{1:-2}}"
+MBS="${{3:-1}}"
+OUTPUT_DIR="${{OUTPUT_DIR:-output/stage{i}}}"
+export OFFLINE_PACKING_BMR='1'
+export OFFLINE_PACKED_DATA=1
+if [[ "${{MODE:-sft}}" == sft ]]; then
+    EXTRA=(--packing-sft-data)
+else
+    EXTRA=()
+fi
+case "$TP" in
+  1) PP=1 ;;
+  2|4) PP=2 ;;
+  *) PP=4 ;;
+esac
+for k in a b; do
+    NAME="${{NAME:-}}$k"
+done
+TRAINING_ARGS=(
+    --tensor-model-parallel-size "${{TP}}"
+    --pipeline-model-parallel-size "$PP"
+    --micro-batch-size "${{MBS}}"
+    --global-batch-size $(( 64 * {i} % 512 + 8 ))
+    --seq-length 16384
+    --bf16
+)
+run_{i}() {{
+    local lr="$1"
+    torchrun --nproc_per_node 8 train.py "${{TRAINING_ARGS[@]}}" "${{EXTRA[@]}}" --lr "$lr" 2>&1 | tee "$OUTPUT_DIR/log"
+}}
+run_{i} 1e-5
+'''
+
+
+def test_20000_line_script_finishes_in_seconds(tmp_path):
+    blocks, lines, i = [], 0, 0
+    while lines < 20000:
+        block = _BLOCK.format(i=i)
+        blocks.append(block)
+        lines += block.count("\n")
+        i += 1
+    (tmp_path / "long.sh").write_text("".join(blocks))
+    start = time.monotonic()
+    rc, out, err = run_cli(["inspect", "--format", "json", "long.sh"], tmp_path, timeout=60)
+    assert rc == 0, err
+    model = json.loads(out)
+    assert len(model["launches"]) == i
+    rc, doc, err = check_json(["long.sh"], tmp_path, timeout=60)
+    assert rc in (0, 1), err
+    assert time.monotonic() - start < 60
+
+
+def test_1000_nested_undecidable_ifs_finish_in_seconds(tmp_path):
+    n = 1000
+    (tmp_path / "nested.sh").write_text(
+        "".join(f"if [[ -f /x{j} ]]; then\n  export A{j}=1\n" for j in range(n))
+        + "torchrun train.py --micro-batch-size 2\n" + "fi\n" * n)
+    model = _timed_inspect("nested.sh", tmp_path, 60)
+    assert "too-deep" in codes(model)
