@@ -216,3 +216,11 @@ def test_probe_runs_before_the_launch(sandbox):
     proc = gate(env, "--probe", s, timeout=300)
     assert proc.returncode == 0, proc.stderr
     assert "PROVEN" in proc.stderr and proc.stdout.startswith("torchrun ran: ")
+
+
+def test_probe_with_nothing_to_probe_does_not_block(sandbox):
+    d, env = sandbox
+    s = script(d, "prep.sh", "#!/bin/bash\necho preparing\n")
+    proc = gate(env, "--probe", s)
+    assert proc.returncode == 0 and proc.stdout == "preparing\n"
+    assert "no training launch to probe" in proc.stderr
