@@ -448,8 +448,8 @@ class Interpreter:
         has_in = any(c.type == "in" for c in node.children)
         if has_in:
             items: list[Value] = []
-            for v in value_nodes:
-                items.extend(self.expand_fields(v, world, ps))
+            for group in _glued_groups(value_nodes):
+                items.extend(self.expand_group(group, world, ps))
         else:
             items = list(world.positional)
         span = ps.source.span(node)
@@ -790,9 +790,17 @@ class Interpreter:
                 prefix.append(c)
             elif fname == "argument":
                 arg_nodes.append(c)
+        words = [name_node] + [a for a in arg_nodes if a.type not in (
+            "herestring_redirect", "file_redirect", "heredoc_redirect")] if name_node is not None else []
+        glue_tail = None
+        if prefix and words and _ends_with_dollar(prefix[-1].child_by_field_name("value")) \
+                and words[0].start_byte == prefix[-1].end_byte and words[0].type in ("word", "command_name"):
+            # `A=$D/$T.log` read by tree-sitter as `A=$D/$` + command `T.log`
+            glue_tail = words.pop(0)
+            name_node = words[0] if words else None
         if name_node is None:
-            for a in prefix:
-                self.assign(a, world, ps)
+            for n, a in enumerate(prefix):
+                self.assign(a, world, ps, glue_tail=glue_tail if n == len(prefix) - 1 else None)
             return [world]
         # tree-sitter-bash glues `a=1 b=2` + newline + the next command into one command (no error
         # node): assignments separated from the command by an unescaped newline stand on their own
@@ -806,16 +814,15 @@ class Interpreter:
                 self.assign(a, world, ps)
             prefix = prefix[split_at:]
         first = prefix[0] if prefix else name_node
-        fields = self.expand_fields(name_node, world, ps)
-        for a in arg_nodes:
-            if a.type in ("herestring_redirect", "file_redirect", "heredoc_redirect"):
-                continue
-            fields.extend(self.expand_fields(a, world, ps))
+        fields = []
+        for group in _glued_groups(words):
+            fields.extend(self.expand_group(group, world, ps))
         span = ps.source.span(node) if first is items[0] else \
             ps.source.span_of_points(first.start_point, node.end_point)
         prefix_env: dict[str, Variable] = {}
-        for a in prefix:
-            name, var = self._assignment_value(a, world, ps)
+        for n, a in enumerate(prefix):
+            name, var = self._assignment_value(a, world, ps,
+                                               glue_tail=glue_tail if n == len(prefix) - 1 else None)
             if name is not None:
                 prefix_env[name] = Variable(var.value, var.items, True, var.assigned_at, var.assigned_at,
                                             "prefix")
@@ -873,10 +880,14 @@ class Interpreter:
                         if name not in world.vars:
                             task_env[name] = Variable(Unknown(f"${name} is set by srun for each task"),
                                                       exported=True, source="cluster")
+                before = len(self.launches)
                 try:
                     self._run_shell(fields[inner:], task_env, world, ps, span, node)
                 finally:
                     self.launch_prefix.pop()
+                if len(self.launches) == before:
+                    # nothing we know runs inside: the launcher still starts the command it is given
+                    self.record_launch(fields, prefix_env, world, span)
                 if exec_replaces:
                     world.flow = "exit"
                 return [world]
@@ -945,21 +956,11 @@ class Interpreter:
         if i < len(args) and isinstance(args[i], Known) and args[i].text == "-c":
             if i + 1 >= len(args):
                 return [world]
-            code = args[i + 1]
-            if not isinstance(code, Known) and not any(t is not None for t, _ in code.parts):
+            code = self.code_text([args[i + 1]], child)
+            if code is None:
                 self.diag("info", "unanalysed", f"`{L.basename(fields[0])} -c` with an unknown command "
-                          f"string ({code.reason}) is not analysed", span)
+                          f"string ({args[i + 1].reason}) is not analysed", span)
                 return [world]
-            if not isinstance(code, Known):
-                # analyse the known parts; each unknown part becomes a variable holding an unknown value
-                text = []
-                for k, (piece, reason) in enumerate(code.parts):
-                    if piece is None:
-                        text.append(f"${_UNKNOWN_PART}{k}")
-                        child.vars[f"{_UNKNOWN_PART}{k}"] = Variable(Unknown(reason, code.span))
-                    else:
-                        text.append(piece)
-                code = Known("".join(text), code.span)
             child.positional = list(args[i + 3:])
             # `bash -c CODE NAME ARGS`: NAME becomes $0 (bash's own name when absent)
             name_arg = args[i + 2] if len(args) > i + 2 else fields[0]
@@ -982,6 +983,34 @@ class Interpreter:
                         return [world]
                     self._exec_source(sf, child, path)
         return [world]
+
+    def code_text(self, values: list[Value], world: World) -> Known | None:
+        """The text of code given as a string (`bash -c`, `eval`), words joined by spaces. A partly
+        unknown string keeps its known parts; each unknown part becomes a variable of `world` that
+        holds an unknown value, so the code around it is still analysed. None: nothing is known."""
+        text: list[str] = []
+        known_any = False
+        for n, v in enumerate(values):
+            if n:
+                text.append(" ")
+            if isinstance(v, Known):
+                text.append(v.text)
+                known_any = True
+                continue
+            if not v.parts:
+                return None
+            for piece, reason in v.parts:
+                if piece is None:
+                    name = f"{_UNKNOWN_PART}{len(world.vars)}_{len(text)}"
+                    world.vars[name] = Variable(Unknown(reason, v.span))
+                    text.append("${" + name + "}")
+                else:
+                    text.append(piece)
+                    known_any = known_any or bool(piece.strip())
+        if not known_any:
+            return None
+        first = values[0]
+        return Known("".join(text), first.span)
 
     def _exec_source(self, src: SourceFile, world: World, real_path: str | None) -> list[World]:
         ps = parse(src)
@@ -1101,7 +1130,7 @@ class Interpreter:
                                             unexported, world.when, command))
 
     # ------------------------------------------------------------------ assignment
-    def _assignment_value(self, node, world, ps) -> tuple[str | None, Variable]:
+    def _assignment_value(self, node, world, ps, glue_tail=None) -> tuple[str | None, Variable]:
         name_node = node.child_by_field_name("name")
         value_node = node.child_by_field_name("value")
         span = ps.source.span(node)
@@ -1114,16 +1143,18 @@ class Interpreter:
         old = world.vars.get(name)
         if value_node is not None and value_node.type == "array":
             items: list[Value] = []
-            for c in value_node.named_children:
-                if c.type == "comment":
-                    continue
-                items.extend(self.expand_fields(c, world, ps))
+            for group in _glued_groups([c for c in value_node.named_children if c.type != "comment"]):
+                items.extend(self.expand_group(group, world, ps))
             if appending and old is not None:
                 prev = old.items if old.items is not None else ([old.value] if old.value is not None else [])
                 items = list(prev) + items
             return name, Variable(None, items, old.exported if old else False, span,
                                   old.exported_at if old else None)
-        value = self.expand_joined(value_node, world, ps) if value_node is not None else Known("", span)
+        if glue_tail is not None:
+            value = _join(self.group_pieces([value_node, glue_tail], world, ps),
+                          ps.source.span_of_points(value_node.start_point, glue_tail.end_point))
+        else:
+            value = self.expand_joined(value_node, world, ps) if value_node is not None else Known("", span)
         if appending and old is not None:
             if old.items is not None:
                 items = list(old.items)
@@ -1138,12 +1169,13 @@ class Interpreter:
         return name, Variable(value, None, old.exported if old else False, span,
                               old.exported_at if old else None)
 
-    def assign(self, node, world, ps, *, export=False, local=False, force_array=False) -> str | None:
+    def assign(self, node, world, ps, *, export=False, local=False, force_array=False,
+               glue_tail=None) -> str | None:
         name_node = node.child_by_field_name("name")
         if name_node is not None and name_node.type == "subscript":
             self._assign_subscript(node, name_node, world, ps)
             return None
-        name, var = self._assignment_value(node, world, ps)
+        name, var = self._assignment_value(node, world, ps, glue_tail=glue_tail)
         if name is None:
             return None
         old = world.vars.get(name)
@@ -1203,6 +1235,37 @@ class Interpreter:
         if ps.source.crlf:
             _crlf_tail(node, ps, pieces)
         return _assemble(pieces, ps.source.span(node))
+
+    def group_pieces(self, group: list, world, ps) -> list[Piece]:
+        """Pieces of a word tree-sitter-bash split in two (`$D/$T.log` -> `$D/$` + `T.log`): the
+        trailing `$` and the next word's leading name are put back together as `$T`."""
+        pieces: list[Piece] = []
+        for k, node in enumerate(group):
+            if k < len(group) - 1:
+                for c in node.children[:-1]:
+                    pieces.extend(self.pieces(c, world, ps, quoted=False))
+                continue
+            if k == 0:
+                return self.pieces(node, world, ps, quoted=False)
+            text = node.text.decode("utf-8", "replace")
+            m = re.match(r"[A-Za-z_]\w*|[0-9@*#?$!-]", text)
+            span = ps.source.span(node)
+            if m is None:
+                pieces.append(Piece("$" + _unescape_unquoted(text), span=span))
+                continue
+            pieces.extend(self._param(m.group(0), None, world, False, span, ps))
+            rest = text[m.end():]
+            if "$" in rest or "`" in rest:
+                pieces.append(Piece(None, span=span, reason=f"could not analyse `{text}`"))
+            elif rest:
+                pieces.append(Piece(_unescape_unquoted(rest), span=span))
+        return pieces
+
+    def expand_group(self, group: list, world, ps) -> list[Value]:
+        if len(group) == 1:
+            return self.expand_fields(group[0], world, ps)
+        span = ps.source.span_of_points(group[0].start_point, group[-1].end_point)
+        return _assemble(self.group_pieces(group, world, ps), span)
 
     def expand_joined(self, node, world, ps) -> Value:
         """A word where no splitting happens (assignment values, `[[ ]]` operands, case subjects)."""
@@ -1817,11 +1880,11 @@ def _b_eval(interp: Interpreter, fields, world, ps, span, status_out):
     args = fields[1:]
     if not args:
         return [world]
-    if any(not isinstance(a, Known) for a in args):
+    code = interp.code_text(args, world)
+    if code is None:
         interp.diag("info", "unanalysed", "`eval` of an unknown string is not analysed", span)
         return [world]
-    code = " ".join(a.text for a in args)
-    src = SourceFile(path=ps.source.path, data=code.encode("utf-8", "surrogateescape"),
+    src = SourceFile(path=ps.source.path, data=code.text.encode("utf-8", "surrogateescape"),
                      line_base=span.line - 1, column_base=span.column)
     return interp._exec_source(src, world, None)
 
@@ -2020,6 +2083,23 @@ _SCRIPT_DIR = re.compile(
     r"""^\$\(\s*(?:cd\s+(?:--\s+)?)?"?\$\(\s*dirname\s+(?:--\s+)?"?\$(?:\{?0\}?|\{BASH_SOURCE(?:\[0\])?\}|"""
     r"""BASH_SOURCE)"?\s*\)"?\s*(?:(?:&&|;)\s*pwd(?:\s+-P)?\s*)?(?:>\s*/dev/null\s*)?\)$"""
     r"""|^\$\(\s*dirname\s+(?:--\s+)?"?\$(?:\{?0\}?|\{BASH_SOURCE(?:\[0\])?\}|BASH_SOURCE)"?\s*\)$""")
+
+
+def _ends_with_dollar(node) -> bool:
+    return node is not None and node.type == "concatenation" and node.child_count > 0 \
+        and node.children[-1].type == "$"
+
+
+def _glued_groups(nodes: list) -> list[list]:
+    """Group a word that tree-sitter-bash split after a bare `$` with the word right after it."""
+    groups: list[list] = []
+    for n in nodes:
+        if groups and _ends_with_dollar(groups[-1][-1]) and n.type == "word" \
+                and n.start_byte == groups[-1][-1].end_byte:
+            groups[-1].append(n)
+        else:
+            groups.append([n])
+    return groups
 
 
 _UNKNOWN_PART = "__PLPART"

@@ -312,9 +312,9 @@ WORLD_SIZE: dict[str, list[list[tuple[str, str | None, str]]]] = {
     "deepspeed": [[("--num_gpus|--num-gpus", None, "deepspeed starts one process per GPU of each node"),
                    ("--num_nodes|--num-nodes", None, "deepspeed uses every host of the hostfile")]],
     "accelerate launch": [[("--num_processes|--num-processes", None, "taken from the accelerate config")]],
-    "srun": [[("--ntasks|-n", None, "")],
-             [("--nodes|-N", "1", ""), ("--ntasks-per-node", None, "the task count comes from the Slurm "
-                                                                      "allocation")]],
+    "srun": [[("--ntasks|-n", None, "the task count comes from the Slurm allocation")],
+             [("--nodes|-N", None, "the task count comes from the Slurm allocation"),
+              ("--ntasks-per-node", "1", "")]],
     "mpirun": [[("-np|-n|--np|--n", None, "mpirun starts one process per slot of the allocation")]],
 }
 WORLD_SIZE["mpiexec"] = WORLD_SIZE["mpirun"]
