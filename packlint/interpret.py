@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from packlint import launchers as L
-from packlint.parse import GAP_VARIABLE, ParsedScript, parse
+from packlint.parse import GAP_VARIABLE, RAW_EXPANSION, ParsedScript, parse
 from packlint.source import SourceFile, load, prepare
 from packlint.errors import PacklintError
 from packlint.values import Condition, Known, Span, Unknown, Value, Variable
@@ -1423,6 +1423,8 @@ class Interpreter:
             if target is None:
                 return [Piece("$", span=span)]
             name = target.text.decode("utf-8", "replace")
+            if name.startswith(RAW_EXPANSION):
+                return self._raw_expansion(name, world, ps, quoted, span)
             return self._param(name, None, world, quoted, span)
         # ${...}
         inner = kids[1:-1]
@@ -1545,6 +1547,58 @@ class Interpreter:
             end = None if ln is None else (off + ln if ln >= 0 else ln)
             return [Piece(text[off:end] if off >= 0 else text[off:end], split=not quoted, span=span)]
         return [Piece(None, span=span, reason=f"unsupported expansion {_snippet(node)}", split=not quoted)]
+
+    def _raw_expansion(self, name, world, ps, quoted, span) -> list[Piece]:
+        """Evaluate a `${...}` kept as raw text by the parser (quotes or backslashes inside)."""
+        m = re.fullmatch(rf"{RAW_EXPANSION}(\d+)_*", name)
+        index = int(m.group(1)) if m else -1
+        if not 0 <= index < len(ps.raw_expansions):
+            return [Piece(None, span=span, reason="could not analyse this expansion", split=not quoted)]
+        raw = ps.raw_expansions[index]
+        unknown = [Piece(None, span=span, reason=f"could not analyse {raw}", split=not quoted)]
+        m = re.match(r"\$\{([A-Za-z_]\w*|\d+)(.*)\}$", raw, re.S)
+        if m is None:
+            return unknown
+        var, rest = m.group(1), m.group(2)
+        op = next((o for o in (":-", ":=", ":+", ":?", "//", "/#", "/%", "##", "%%", "^^", ",,", "-", "=",
+                               "+", "?", "/", "#", "%", "^", ",") if rest.startswith(o)), None)
+        if op is None:
+            return unknown
+        arg = rest[len(op):]
+        if op in (":-", ":=", ":+", ":?", "-", "=", "+", "?"):
+            is_set, value_pieces = self._param_state(var, None, world, quoted, span, ps)
+            operand = _raw_operand(arg, world, self, span)
+            if is_set is None or operand is None:
+                return unknown
+            use_default = (not is_set) or (op.startswith(":") and _pieces_empty(value_pieces))
+            if op in (":+", "+"):
+                return [] if use_default else [Piece(operand[0], split=not quoted, span=span)]
+            if not use_default:
+                return value_pieces
+            if op in (":?", "?"):
+                return unknown
+            if op in (":=", "="):
+                self.set_var(world, var, Variable(Known(operand[0], span), assigned_at=span), span)
+            return [Piece(operand[0], split=not quoted, span=span)]
+        value = self._scalar(var, world, span)
+        if not isinstance(value, Known):
+            return [Piece(None, span=span, reason=value.reason, split=not quoted)]
+        text = value.text
+        if op in ("^^", ",,", "^", ","):
+            text = {"^^": text.upper(), ",,": text.lower(), "^": text[:1].upper() + text[1:],
+                    ",": text[:1].lower() + text[1:]}[op]
+            return [Piece(text, split=not quoted, span=span)]
+        if op in ("#", "##", "%", "%%"):
+            pattern = _raw_operand(arg, world, self, span)
+            if pattern is None:
+                return unknown
+            return [Piece(_remove_affix(text, pattern[1], op), split=not quoted, span=span)]
+        pattern_raw, repl_raw = _split_unescaped_slash(arg)
+        pattern = _raw_operand(pattern_raw, world, self, span)
+        repl = _raw_operand(repl_raw, world, self, span) if repl_raw is not None else ("", "")
+        if pattern is None or repl is None:
+            return unknown
+        return [Piece(_replace(text, pattern[1], repl[0], op), split=not quoted, span=span)]
 
     def _operand_pieces(self, operands, world, ps, quoted) -> list[Piece]:
         out = []
@@ -2083,6 +2137,64 @@ _SCRIPT_DIR = re.compile(
     r"""^\$\(\s*(?:cd\s+(?:--\s+)?)?"?\$\(\s*dirname\s+(?:--\s+)?"?\$(?:\{?0\}?|\{BASH_SOURCE(?:\[0\])?\}|"""
     r"""BASH_SOURCE)"?\s*\)"?\s*(?:(?:&&|;)\s*pwd(?:\s+-P)?\s*)?(?:>\s*/dev/null\s*)?\)$"""
     r"""|^\$\(\s*dirname\s+(?:--\s+)?"?\$(?:\{?0\}?|\{BASH_SOURCE(?:\[0\])?\}|BASH_SOURCE)"?\s*\)$""")
+
+
+def _raw_operand(raw: str, world, interp, span) -> tuple[str, str] | None:
+    """An operand of a raw `${...}`: (its value with quotes removed, the same as a glob pattern in which
+    quoted and escaped characters match literally). None when it needs more than plain variables."""
+    value, pattern = [], []
+    i = 0
+    while i < len(raw):
+        c = raw[i]
+        if c == "\\" and i + 1 < len(raw):
+            value.append(raw[i + 1])
+            pattern.append(_glob_escape(raw[i + 1]))
+            i += 2
+        elif c in "'\"":
+            j = raw.find(c, i + 1)
+            if j == -1:
+                return None
+            inner = raw[i + 1:j]
+            if c == '"' and ("$" in inner or "`" in inner or "\\" in inner):
+                return None
+            value.append(inner)
+            pattern.append(_glob_escape(inner))
+            i = j + 1
+        elif c == "$":
+            m = re.match(r"\$(?:\{([A-Za-z_]\w*)\}|([A-Za-z_]\w*))", raw[i:])
+            if m is None:
+                return None
+            v = interp._scalar(m.group(1) or m.group(2), world, span)
+            if not isinstance(v, Known):
+                return None
+            value.append(v.text)
+            pattern.append(v.text)
+            i += m.end()
+        elif c == "`":
+            return None
+        else:
+            value.append(c)
+            pattern.append(c)
+            i += 1
+    return "".join(value), "".join(pattern)
+
+
+def _split_unescaped_slash(raw: str) -> tuple[str, str | None]:
+    """`pat/repl` of `${X/pat/repl}`: the first `/` that is not escaped or quoted."""
+    i = 0
+    while i < len(raw):
+        c = raw[i]
+        if c == "\\":
+            i += 2
+            continue
+        if c in "'\"":
+            j = raw.find(c, i + 1)
+            i = len(raw) if j == -1 else j + 1
+            continue
+        if c == "/":
+            return raw[:i], raw[i + 1:]
+        i += 1
+    return raw, None
 
 
 def _ends_with_dollar(node) -> bool:

@@ -32,6 +32,7 @@ class ParsedScript:
     root: object                      # tree_sitter.Node of kind "program"
     problems: list[SyntaxProblem] = field(default_factory=list)
     error_ranges: list[tuple[int, int]] = field(default_factory=list)  # byte ranges of ERROR nodes
+    raw_expansions: list[str] = field(default_factory=list)  # `${...}` texts masked as $__PX<n>
 
 
 @lru_cache(maxsize=1)
@@ -137,6 +138,82 @@ def _mask_known_gaps(source: SourceFile, result: "ParsedScript") -> None:
     source.data = bytes(data)
 
 
+RAW_EXPANSION = "__PX"  # `$__PX3___` stands for the 4th `${...}` kept as raw text (see below)
+
+
+def _raw_region_end(data: bytes, start: int, end_of_line: int) -> int | None:
+    """End of the `${...}` at `start`, honouring backslashes and quotes inside it (tree-sitter does not)."""
+    depth, i = 0, start + 1
+    while i < end_of_line:
+        c = data[i]
+        if c == 0x5C:  # backslash
+            i += 2
+            continue
+        if c in (0x27, 0x22):  # ' or "
+            j = data.find(bytes([c]), i + 1, end_of_line)
+            if j == -1:
+                return None
+            i = j + 1
+            continue
+        if c == 0x7B:
+            depth += 1
+        elif c == 0x7D:
+            depth -= 1
+            if depth == 0:
+                return i + 1
+        i += 1
+    return None
+
+
+def _mask_raw_expansions(source: SourceFile, result: "ParsedScript") -> None:
+    """`${X//\\//_}` and `"${X//'/'/_}"` are valid bash that tree-sitter-bash misreads (a wrong value, or
+    an ERROR that swallows the rest of the file). Such expansions — those with a quote or backslash
+    inside — are replaced, keeping their length, by `$__PX<n>___` and evaluated by the interpreter
+    from their raw text. Regions inside single quotes and comments are left alone."""
+    data = source.data
+    if b"${" not in data:
+        return
+    out = bytearray(data)
+    changed = False
+    for row, start in enumerate(source.line_starts()):
+        end = data.find(b"\n", start)
+        end = len(data) if end == -1 else end
+        if data.find(b"${", start, end) == -1:
+            continue
+        i, in_double = start, False
+        while i < end:
+            c = data[i]
+            if c == 0x5C:
+                i += 2
+                continue
+            if c == 0x27 and not in_double:
+                j = data.find(b"'", i + 1, end)
+                if j == -1:
+                    break
+                i = j + 1
+                continue
+            if c == 0x22:
+                in_double = not in_double
+            elif c == 0x23 and not in_double and (i == start or data[i - 1] in b" \t;"):
+                break  # a comment
+            elif c == 0x24 and data[i + 1:i + 2] == b"{":
+                stop = _raw_region_end(data, i, end)
+                if stop is None:
+                    break
+                inner = data[i + 2:stop - 1]
+                if any(ch in inner for ch in b"'\"\\") and b"$(" not in inner and b"`" not in inner:
+                    name = f"{RAW_EXPANSION}{len(result.raw_expansions)}".encode()
+                    if stop - i >= len(name) + 1:
+                        out[i:stop] = b"$" + name + b"_" * (stop - i - len(name) - 1)
+                        result.raw_expansions.append(data[i:stop].decode("utf-8", "replace"))
+                        changed = True
+                i = stop
+                continue
+            i += 1
+    if changed:
+        source.data = bytes(out)
+
+
 def _recover_gaps(source: SourceFile, result: ParsedScript, errors: list) -> None:
     """A grammar gap (`${X:$N+1}`) can derail tree-sitter for the lines after it. Mask the expansion
     around the error with an unknown placeholder of the same length, or, failing that, make the
@@ -202,6 +279,7 @@ def _check_crlf(source: SourceFile, result: ParsedScript) -> None:
 def parse(source: SourceFile) -> ParsedScript:
     result = ParsedScript(source=source, root=None)
     _mask_known_gaps(source, result)
+    _mask_raw_expansions(source, result)
     tree = _parser().parse(source.data)
     root = result.root = tree.root_node
     errors = _error_nodes(root)
