@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 
 from packlint import __version__
@@ -80,3 +81,12 @@ def main(argv: list[str] | None = None) -> int:
         return 130
     except BrokenPipeError:
         return 0
+    except RecursionError:
+        print("packlint: error: the input is nested too deeply to analyse", file=sys.stderr)
+        return EXIT_USAGE
+    except Exception as exc:  # a bug in packlint: one line, never a traceback (unless asked for)
+        if os.environ.get("PACKLINT_DEBUG"):
+            raise
+        print(f"packlint: error: internal error: {type(exc).__name__}: {exc} -- this is a bug in packlint, "
+              "please report it (PACKLINT_DEBUG=1 shows a traceback)", file=sys.stderr)
+        return EXIT_USAGE

@@ -53,8 +53,7 @@ def run(args) -> int:
     model = inspect_script(path, env=env, inherit_env=args.inherit_env, args=args.script_args,
                            known_env=known_env, text=text, display_path=display)
     if args.format == "json":
-        json.dump(model, sys.stdout, indent=2, ensure_ascii=False)
-        sys.stdout.write("\n")
+        sys.stdout.write(json.dumps(model, indent=2, ensure_ascii=False) + "\n")  # one write: fast
     else:
         from packlint.reporters.inspect_text import render
 

@@ -161,8 +161,8 @@ class Launch:
     def to_json(self, index: int) -> dict:
         jv = [v.to_json() for v in self.variants]
         first = self.variants[0]
-        shared_when = [c.describe() for c in first.when
-                       if all(c in v.when for v in self.variants[1:])]
+        others = [set(v.when) for v in self.variants[1:]]
+        shared_when = [c.describe() for c in first.when if all(c in o for o in others)]
         programs = {v.program for v in self.variants}
         d = {
             "id": index,
