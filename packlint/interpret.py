@@ -868,6 +868,9 @@ class Interpreter:
         name = head.text if isinstance(head, Known) else None
         if name is not None and "/" not in name and name in world.functions and not prefix_env.get("__nofunc"):
             return self.call_function(name, fields[1:], prefix_env, world, span)
+        container = L.split_container(fields)
+        if container is not None:
+            return self._run_in_container(fields, container, prefix_env, world, ps, span, node)
         launcher = L.launcher_name(fields)
         if launcher is not None:
             inner = L.inner_shell_command(fields)
@@ -901,6 +904,36 @@ class Interpreter:
         handler = _BUILTINS.get(name) if name else None
         if handler is not None:
             return handler(self, fields, world, ps, span, status_out)
+        return [world]
+
+    def _run_in_container(self, fields, container, prefix_env, world, ps, span, node) -> list[World]:
+        """`docker run -e A=1 IMAGE torchrun ...`: the command runs with the container's environment
+        (for docker/podman only the `-e` variables: the script's exports do not reach it)."""
+        spec, options, k = container
+        inside = world.fork()
+        host = {n: v for n, v in world.vars.items() if v.exported and v.items is None and v.value is not None}
+        host.update({n: v for n, v in prefix_env.items() if v.source != "unset"})
+        clean = any(o.name in spec.clean_env_flags for o in options)
+        env: dict[str, Variable] = dict(host) if spec.inherits_env and not clean else {}
+        for opt in options:
+            if opt.name not in spec.env_options or not opt.args:
+                continue
+            arg = opt.args[0]
+            if not isinstance(arg, Known):
+                continue
+            name, eq, value = arg.text.partition("=")
+            if eq:
+                env[name] = Variable(Known(value, arg.span), None, True, arg.span, arg.span, "prefix")
+            elif name in host:
+                env[name] = host[name]  # `-e NAME`: passed through from the host environment
+        inside.vars = env
+        inside.functions = {}
+        inside.locals_stack = []
+        self.context.append(f"inside `{L.basename(fields[0])} {fields[1].text}` at {span.short()}")
+        try:
+            self.run_command(fields[k:], {}, inside, ps, span, node)
+        finally:
+            self.context.pop()
         return [world]
 
     def call_function(self, name, args, prefix_env, world, span) -> list[World]:
@@ -946,14 +979,14 @@ class Interpreter:
         args = fields[1:]
         i = 0
         while i < len(args) and isinstance(args[i], Known) and args[i].text.startswith("-") \
-                and args[i].text not in ("-c",):
+                and not L.is_shell_c(args[i]):
             i += 1
         child = world.fork()
         child.vars = {k: v for k, v in world.vars.items() if v.exported}
         child.vars.update(prefix_env)
         child.functions = {}
         child.locals_stack = []
-        if i < len(args) and isinstance(args[i], Known) and args[i].text == "-c":
+        if i < len(args) and L.is_shell_c(args[i]):
             if i + 1 >= len(args):
                 return [world]
             code = self.code_text([args[i + 1]], child)

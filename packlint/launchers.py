@@ -32,6 +32,68 @@ WRAPPERS: dict[str, tuple[frozenset[str], int]] = {
 
 
 @dataclass(frozen=True)
+class ContainerSpec:
+    """A container runner (`docker run IMAGE CMD...`): the command runs inside, with the environment
+    the runner gives it — docker and podman pass only `-e` variables, apptainer and singularity pass
+    the whole host environment unless told to clean it."""
+
+    flag_options: frozenset[str]          # options without a value (others take one)
+    env_options: frozenset[str]           # `-e NAME=VALUE` / `--env NAME=VALUE` / `-e NAME`
+    inherits_env: bool                    # the host's exported environment reaches the command
+    clean_env_flags: frozenset[str] = frozenset()
+    subcommands: tuple[str, ...] = ()     # `docker run`, `apptainer exec`
+
+
+CONTAINERS: dict[str, ContainerSpec] = {
+    "docker": ContainerSpec(
+        frozenset({"-d", "--detach", "-i", "--interactive", "-t", "--tty", "--rm", "--privileged", "--init",
+                   "-P", "--publish-all", "--read-only", "--no-healthcheck", "--oom-kill-disable",
+                   "--sig-proxy", "-it", "-ti", "-itd", "-dit"}),
+        frozenset({"-e", "--env"}), inherits_env=False, subcommands=("run",)),
+    "apptainer": ContainerSpec(
+        frozenset({"--nv", "--nvccli", "--rocm", "-e", "--cleanenv", "-C", "--containall", "-c", "--contain",
+                   "--writable", "--writable-tmpfs", "--fakeroot", "-f", "--no-home", "--no-mount", "-u",
+                   "--userns", "--no-privs", "--compat", "--no-init", "--no-eval", "--no-https"}),
+        frozenset({"--env"}), inherits_env=True,
+        clean_env_flags=frozenset({"-e", "--cleanenv", "-C", "--containall", "--compat"}),
+        subcommands=("exec", "run")),
+}
+CONTAINERS["podman"] = CONTAINERS["docker"]
+CONTAINERS["singularity"] = CONTAINERS["apptainer"]
+CONTAINERS["nvidia-docker"] = CONTAINERS["docker"]
+
+
+def split_container(fields: list[Value]):
+    """(spec, options, index of the command inside) for `docker run ... IMAGE CMD`, else None."""
+    name = basename(fields[0]) if fields else None
+    spec = CONTAINERS.get(name or "")
+    if spec is None or len(fields) < 3 or not isinstance(fields[1], Known) \
+            or fields[1].text not in spec.subcommands:
+        return None
+    options: list[Option] = []
+    i = 2
+    while i < len(fields):
+        f = fields[i]
+        if not isinstance(f, Known) or not f.text.startswith("-") or f.text == "-":
+            break
+        t = f.text
+        if t.startswith("--") and "=" in t:
+            n, _, v = t.partition("=")
+            options.append(Option(n, f, [Known(v, f.span)]))
+            i += 1
+        elif t in spec.flag_options or (t.startswith("-") and not t.startswith("--") and len(t) > 2
+                                        and all(c in "dit" for c in t[1:])):
+            options.append(Option(t, f, []))
+            i += 1
+        else:
+            options.append(Option(t, f, fields[i + 1:i + 2]))
+            i += 2
+    if i + 1 >= len(fields):
+        return None  # no image, or no command after it
+    return spec, options, i + 1
+
+
+@dataclass(frozen=True)
 class LauncherSpec:
     """How a launcher's own command line reads."""
 
@@ -272,6 +334,12 @@ def split_launch(fields: list[Value]) -> LaunchParts:
     return LaunchParts(launchers, launcher_options, None, None, fields[i:], command)
 
 
+def is_shell_c(v: Value) -> bool:
+    """`-c`, or short options bundled with it (`bash -lc`, `bash -ec '...'`)."""
+    return isinstance(v, Known) and re.fullmatch(r"-[a-zA-Z]*c[a-zA-Z]*", v.text) is not None \
+        and not v.text.startswith("--")
+
+
 def inner_shell_command(fields: list[Value]) -> int | None:
     """Index of `bash -c ...` run by a launcher that runs a command (`srun ... bash -c "..."`)."""
     name = launcher_name(fields)
@@ -282,7 +350,7 @@ def inner_shell_command(fields: list[Value]) -> int | None:
         if k >= len(fields):
             return None
         head = basename(fields[k])
-        if head in ("bash", "sh") and any(isinstance(f, Known) and f.text == "-c" for f in fields[k + 1:k + 3]):
+        if head in ("bash", "sh") and any(is_shell_c(f) for f in fields[k + 1:k + 3]):
             return k
         name = launcher_name(fields[k:])
         spec = LAUNCHERS.get(name) if name else None
