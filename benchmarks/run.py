@@ -260,6 +260,29 @@ def scale_case(tool: Tool, path: Path, timeout: float, mem_limit_mib: int) -> di
     return out
 
 
+CUTOFF_CODES = ("too-complex", "too-deep")  # packlint gave up on part of the script (interpret.py limits)
+
+
+# The launch model's diagnostics without its JSON (`packlint inspect` of a 20,000-line script prints GiBs).
+CUTOFF_DRIVER = """\
+import json, sys
+from packlint.launch_model import build_script_model
+print(json.dumps([d.to_json() for d in build_script_model(sys.argv[1]).diagnostics]))
+"""
+
+
+def analysis_cutoffs(path: Path, timeout: float) -> list[str] | None:
+    """Did packlint stop analysing part of the script? `check` does not say so; the launch model's
+    diagnostics do. A fast run that skipped half the file is not a pass. None: could not tell."""
+    try:
+        proc = subprocess.run([sys.executable, "-c", CUTOFF_DRIVER, rel(path)], capture_output=True, text=True,
+                              cwd=ROOT, env=CHILD_ENV, timeout=timeout)
+        diags = json.loads(proc.stdout)
+    except (subprocess.TimeoutExpired, ValueError):
+        return None
+    return [f"{d.get('code')} at line {d.get('line')}" for d in diags if d.get("code") in CUTOFF_CODES]
+
+
 def growth_exponent(t_small: float, t_big: float, n_small: int, n_big: int, t0: float) -> float | None:
     """k in time ~ lines**k, from two sizes, after removing the fixed start-up cost t0.
     None when the smaller case is too close to start-up to tell (<50 ms of real work)."""
@@ -373,18 +396,21 @@ def main(argv: list[str] | None = None) -> int:
             scale[name] = scale_case(packlint, path, args.timeout, args.mem_limit_mib) | {
                 "kind": case["kind"], "n": case["n"], "lines": manifest["lines"][f"scale/{name}.sh"]}
             s = scale[name]
+            s["cutoffs"] = None if s["timed_out"] else analysis_cutoffs(path, args.timeout)
             if s["timed_out"]:
                 s["result"] = f"MISS (killed at {args.timeout:.0f} s)"
             elif "MemoryError" in s["stderr_tail"]:
                 s["result"] = f"MISS (MemoryError at the {args.mem_limit_mib} MiB cap)"
             elif not s["ok"]:
                 s["result"] = f"INVALID (exit {s['returncodes']}, see results.json)"
+            elif s["cutoffs"]:
+                s["result"] = f"MISS (analysis cut off: {s['cutoffs'][0]})"
             else:
                 s["result"] = verdict(s["median_s"], SCALE_SECONDS_TARGET)
         t0 = cold["packlint"].median
         for kind in ("long", "nested"):
             pair = sorted((s for s in scale.values() if s["kind"] == kind), key=lambda s: s["lines"])
-            if len(pair) == 2 and all(s["ok"] and not s["timed_out"] for s in pair):
+            if len(pair) == 2 and all(s["ok"] and not s["timed_out"] and not s["cutoffs"] for s in pair):
                 k = growth_exponent(pair[0]["median_s"], pair[1]["median_s"], pair[0]["lines"], pair[1]["lines"], t0)
                 result.setdefault("growth_exponent", {})[kind] = {"k": k, "result": verdict(k, LINEAR_EXPONENT_MAX)}
     result["scale"] = scale
