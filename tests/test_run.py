@@ -125,9 +125,10 @@ def test_sigterm_reaches_the_script(sandbox):
     d, env = sandbox
     trapped = script(d, "trap.sh", """\
         #!/bin/bash
-        trap 'echo "got TERM"; exit 42' TERM
+        trap 'echo "got TERM"; kill "$child"; exit 42' TERM
+        sleep 30 >/dev/null 2>&1 &
+        child=$!
         echo ready
-        sleep 30 &
         wait
         """)
     proc = subprocess.Popen([*PACKLINT, "run", trapped], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
