@@ -61,7 +61,8 @@ def discover(paths: list[str]) -> tuple[list[str], list[DiscoveryError]]:
     seen: set[str] = set()
 
     def add(p: str) -> None:
-        key = os.path.normpath(p) if p != STDIN else p
+        # a file reached twice (named twice, or through a symlink in the tree) is checked once
+        key = os.path.realpath(p) if p != STDIN else p
         if key not in seen:
             seen.add(key)
             found.append(p)

@@ -179,7 +179,8 @@ def load(path: str | os.PathLike, display: str | None = None) -> SourceFile:
 
 def display_path(path: Path) -> str:
     """Paths are reported relative to the cwd when below it (like ruff), absolute otherwise."""
-    try:
-        return str(path.resolve().relative_to(Path.cwd().resolve()))
-    except ValueError:
-        return str(path)
+    absolute = os.path.abspath(path)  # not resolve(): a symlink is reported under the name given
+    cwd = os.path.abspath(os.getcwd())
+    if absolute == cwd or absolute.startswith(cwd.rstrip(os.sep) + os.sep):
+        return os.path.relpath(absolute, cwd)
+    return str(path)
