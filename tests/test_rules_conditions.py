@@ -1,4 +1,4 @@
-"""The condition language and the engine on hand-written launch models (docs/launch-model.md)."""
+"""The condition language and the engine on hand-written launch models (the launch model JSON documented in the README)."""
 
 from __future__ import annotations
 
