@@ -500,7 +500,12 @@ class Interpreter:
         for w in out:
             if w.flow == "break_done":
                 w.flow = None
-        return self._merge([skip] + out)
+        # Joined again right after the loop: forking every later statement on "did that data loop run"
+        # multiplies the work for nothing (such loops prepare data; they rarely set a gate). What the
+        # loop changed becomes unknown; launches inside it keep their own `when`.
+        going = [skip] + [w for w in out if w.flow is None]
+        ended = [w for w in out if w.flow is not None]
+        return self._merge(ended + [_join_worlds(going, f"how many times the loop at {span.short()} runs", span)])
 
     def _s_c_style_for_statement(self, node, world, ps):
         init = node.child_by_field_name("initializer")
@@ -2258,6 +2263,44 @@ def _crlf_tail(node, ps: ParsedScript, pieces: list) -> None:
     """A word that ends right before a CR gets the CR, as in bash (tree-sitter skips it as a blank)."""
     if ps.source.data[node.end_byte:node.end_byte + 1] == b"\r":
         pieces.append(Piece("\r", span=ps.source.span(node)))
+
+
+def _join_worlds(worlds: list[World], depends_on: str, span: Span) -> World:
+    """One world standing for several: what they agree on stays, what differs becomes unknown."""
+    first = worlds[0]
+    if len(worlds) == 1:
+        return first
+    joined = first.fork()
+    reason = f"depends on {depends_on}"
+    for name in dict.fromkeys(n for w in worlds for n in w.vars):
+        found = [w.vars.get(name) for w in worlds]
+        v0 = found[0]
+        if all(v is v0 for v in found):
+            continue
+        present = [v for v in found if v is not None]
+        if len(present) == len(found) and all(
+                v.items is None and v0.items is None and isinstance(v.value, Known)
+                and isinstance(v0.value, Known) and v.value.text == v0.value.text
+                and v.exported == v0.exported for v in present):
+            continue
+        exported = any(v.exported for v in present)
+        if any(v.items is not None for v in present):
+            joined.vars[name] = Variable(None, [Unknown(reason, span)], exported, span, span if exported else None)
+        else:
+            joined.vars[name] = Variable(Unknown(reason, span), None, exported, span, span if exported else None)
+    if any(len(w.positional) != len(first.positional) or any(
+            not (a is b or (isinstance(a, Known) and isinstance(b, Known) and a.text == b.text))
+            for a, b in zip(w.positional, first.positional)) for w in worlds[1:]):
+        joined.positional = [Unknown(reason, span)]
+    for w in worlds[1:]:
+        for fname, fdef in w.functions.items():
+            joined.functions.setdefault(fname, fdef)
+    common = set(first.when)
+    for w in worlds[1:]:
+        common &= set(w.when)
+    joined.when = tuple(c for c in first.when if c in common)
+    joined.allexport = any(w.allexport for w in worlds)
+    return joined
 
 
 def _rejected(ps: ParsedScript) -> bool:
