@@ -7,6 +7,7 @@ settings that change together stay together. The merged top-level view is for pe
 
 from __future__ import annotations
 
+import bisect
 import os
 import re
 from dataclasses import dataclass, field
@@ -240,8 +241,12 @@ def build_variant(inst: LaunchInstance, export_events, memo: dict | None = None)
     unexported = {k: entry(k, v) for k, v in sorted(inst.unexported.items())
                   if v.value is not None or v.items is not None}
     exported_after = {}
-    for seq, name, span, var in export_events:
-        if seq > inst.seq and name not in inst.env and name not in exported_after:
+    for name, events in export_events.items():
+        if name in inst.env:
+            continue
+        k = bisect.bisect_right(events, inst.seq, key=lambda e: e[0])
+        if k < len(events):  # the first export of `name` after this launch
+            _, span, var = events[k]
             exported_after[name] = {**entry(name, var), **_loc(span)}
     return Variant(inst.when, env, unexported, exported_after, flags, launcher_flags,
                    L.world_size(parts.launchers, parts.launcher_options), parts.program_args,
@@ -267,6 +272,17 @@ class ScriptModel:
         }
 
 
+def _exports_by_name(export_events) -> dict[str, list[tuple]]:
+    """Export events (in execution order) grouped by variable, so each launch finds the first export
+    after it by bisection instead of scanning every export of the script."""
+    by_name: dict[str, list[tuple]] = {}
+    for seq, name, span, var in export_events:
+        by_name.setdefault(name, []).append((seq, span, var))
+    for events in by_name.values():
+        events.sort(key=lambda e: e[0])
+    return by_name
+
+
 def group_launches(instances: list[LaunchInstance], export_events) -> list[Launch]:
     """One launch per (source location, call/loop context); its variants deduplicated."""
     order: list[tuple] = []
@@ -279,6 +295,7 @@ def group_launches(instances: list[LaunchInstance], export_events) -> list[Launc
         groups[key].append(inst)
     launches = []
     memo: dict = {}
+    export_events = _exports_by_name(export_events)
     for key in order:
         variants: list[Variant] = []
         seen: dict[str, Variant] = {}
