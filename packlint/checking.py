@@ -89,6 +89,7 @@ class CheckOptions:
         self.baseline = baseline
         self.write_baseline = write_baseline
         self.real_env = real_env     # `packlint run`: the caller's real environment, no assumed `env`
+        self.keep_models = real_env  # `packlint run --probe` needs the launch models back
 
 
 class CheckResult:
@@ -211,6 +212,7 @@ def check_paths(paths: list[str], options: CheckOptions) -> CheckResult:
     config_errors: set[str] = set()
     rule_cache: dict[tuple, list] = {}
 
+    jobs: list[_Job] = []
     for path in files:
         display = (options.stdin_filename or "<stdin>") if path == STDIN else path
         try:
@@ -232,51 +234,127 @@ def check_paths(paths: list[str], options: CheckOptions) -> CheckResult:
         per_file = settings.ignores_for(display if path == STDIN else path)
         key = (id(table), tuple(settings.select), tuple(settings.ignore), tuple(per_file))
         if key not in rule_cache:
-            rule_cache[key] = select_rules(table, settings.select, settings.ignore + per_file)
-        rules = rule_cache[key]
+            rule_cache[key] = (select_rules(table, settings.select, settings.ignore + per_file), table.rules)
         env = {} if options.real_env else dict(settings.env)
-        try:
-            if path == STDIN:
-                text = options.read_stdin()
-            else:
-                from packlint.source import read_bytes
+        stdin_text = options.read_stdin() if path == STDIN else None
+        jobs.append(_Job(path, display, stdin_text, env, options.inherit_env or options.real_env,
+                         list(options.script_args), tuple(settings.known_env), key, settings, table))
 
-                text = read_bytes(path)
-            result.sources.add(display, text)
-            # a file is read by inspect_script itself, so `source` resolves beside the script
-            model = inspect_script(display if path == STDIN else path, env=env,
-                                   inherit_env=options.inherit_env or options.real_env,
-                                   args=options.script_args, known_env=tuple(settings.known_env),
-                                   text=text if path == STDIN else None,
-                                   display_path=display if path == STDIN else None)
-            result.models[display] = model
-            main = str(model.get("script") or display)
-            if main != display:
+    _RULE_SETS.clear()
+    _RULE_SETS.update(rule_cache)
+    for job, outcome in zip(jobs, _run_jobs(jobs, keep_models=options.keep_models)):
+        if isinstance(outcome, FileError):
+            result.file_errors.append(outcome)
+            continue
+        text, model, findings, suppressed = outcome
+        result.sources.add(job.display, text)
+        if model is not None:
+            result.models[job.display] = model
+            main = str(model.get("script") or job.display)
+            if main != job.display:
                 result.sources.add(main, text)
-            findings, suppressed = check_model_detailed(model, rules, script_text=text,
-                                                        read_text=result.sources.text, known_rules=table.rules)
-            findings = _severity_overrides(findings, settings, table)
-        except PacklintError as exc:
-            result.file_errors.append(FileError(exc.path or display, exc.message, "read"))
-            continue
-        except RecursionError:
-            result.file_errors.append(FileError(display, "the script is nested too deeply to analyse", "error"))
-            continue
-        except Exception as exc:  # an internal error: one diagnostic for this file, the run goes on
-            if os.environ.get("PACKLINT_DEBUG"):
-                raise
-            result.file_errors.append(FileError(
-                display, f"internal error: {type(exc).__name__}: {exc} -- this is a bug in packlint; please "
-                f"report it at {REPORT_URL} with the script (PACKLINT_DEBUG=1 shows a traceback)", "internal"))
-            continue
+        findings = _severity_overrides(findings, job.settings, job.table)
         result.files += 1
         result.suppressed += suppressed
-        threshold = SEVERITY_RANK[settings.fail_on]
+        threshold = SEVERITY_RANK[job.settings.fail_on]
         result.findings.extend(findings)
         result.thresholds.extend([threshold] * len(findings))
 
     _finish(result, recorded, options)
     return result
+
+
+class _Job:
+    """One file to analyse, with what its configuration decided."""
+
+    __slots__ = ("path", "display", "stdin_text", "env", "inherit_env", "args", "known_env", "rules_key",
+                 "settings", "table")
+
+    def __init__(self, path, display, stdin_text, env, inherit_env, args, known_env, rules_key, settings,
+                 table) -> None:
+        self.path, self.display, self.stdin_text, self.env = path, display, stdin_text, env
+        self.inherit_env, self.args, self.known_env, self.rules_key = inherit_env, args, known_env, rules_key
+        self.settings, self.table = settings, table
+
+
+_RULE_SETS: dict[tuple, tuple] = {}   # rules_key -> (enabled rules, every rule of the table)
+PARALLEL_MIN_FILES = 16               # below this, starting workers costs more than it saves
+
+
+def _analyse(job: _Job, keep_model: bool):
+    """Parse, interpret and check one file: (text, model or None, findings, suppressed) or a FileError.
+    Workers do not send the launch model back (it can be large); `run` and single files keep it.
+    Runs in the main process or in a worker (forked, so it sees the rule tables already loaded)."""
+    from packlint.api import inspect_script
+    from packlint.engine import check_model_detailed
+    from packlint.source import read_bytes
+
+    rules, known_rules = _RULE_SETS[job.rules_key]
+    is_stdin = job.stdin_text is not None
+    try:
+        text = job.stdin_text if is_stdin else read_bytes(job.path)
+        sources = Sources()
+        sources.add(job.display, text)
+        # a file is read by inspect_script itself, so `source` resolves beside the script
+        model = inspect_script(job.display if is_stdin else job.path, env=job.env, inherit_env=job.inherit_env,
+                               args=job.args, known_env=job.known_env, text=text if is_stdin else None,
+                               display_path=job.display if is_stdin else None)
+        main = str(model.get("script") or job.display)
+        if main != job.display:
+            sources.add(main, text)
+        findings, suppressed = check_model_detailed(model, rules, script_text=text, read_text=sources.text,
+                                                    known_rules=known_rules)
+        return text, (model if keep_model else None), findings, suppressed
+    except PacklintError as exc:
+        return FileError(exc.path or job.display, exc.message, "read")
+    except RecursionError:
+        return FileError(job.display, "the script is nested too deeply to analyse", "error")
+    except Exception as exc:  # an internal error: one diagnostic for this file, the run goes on
+        if os.environ.get("PACKLINT_DEBUG"):
+            raise
+        return FileError(
+            job.display, f"internal error: {type(exc).__name__}: {exc} -- this is a bug in packlint; please "
+            f"report it at {REPORT_URL} with the script (PACKLINT_DEBUG=1 shows a traceback)", "internal")
+
+
+def _analyse_in_worker(index: int):
+    return _analyse(_WORKER_JOBS[index], False)
+
+
+_WORKER_JOBS: list[_Job] = []
+
+
+def _workers(n_jobs: int) -> int:
+    """How many processes: every core for a large directory (PACKLINT_JOBS overrides; 1 disables)."""
+    wanted = os.environ.get("PACKLINT_JOBS")
+    if wanted and wanted.isdigit():
+        return max(1, int(wanted))
+    if n_jobs < PARALLEL_MIN_FILES:
+        return 1
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        cores = os.cpu_count() or 1
+    return max(1, min(cores, n_jobs // 8))
+
+
+def _run_jobs(jobs: list[_Job], keep_models: bool) -> list:
+    n = _workers(len(jobs))
+    if n <= 1 or keep_models or any(j.stdin_text is not None for j in jobs):
+        return [_analyse(job, True) for job in jobs]
+    import multiprocessing
+
+    try:
+        ctx = multiprocessing.get_context("fork")
+    except ValueError:  # no fork (Windows, some macOS set-ups): one process
+        return [_analyse(job, True) for job in jobs]
+    _WORKER_JOBS[:] = jobs
+    try:
+        with ctx.Pool(n) as pool:
+            # small chunks: script sizes vary a lot, so hand them out as workers free up
+            return pool.map(_analyse_in_worker, range(len(jobs)), chunksize=4)
+    finally:
+        _WORKER_JOBS.clear()
 
 
 def _finish(result: CheckResult, recorded: dict[str, int] | None, options: CheckOptions) -> None:
