@@ -11,7 +11,6 @@ recorded and reports only new ones (a finding recorded twice hides two occurrenc
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 from pathlib import Path
@@ -52,6 +51,8 @@ def normalized_line(lines: list[str] | None, line: int) -> str:
 
 def fingerprints(findings: list[Finding], read_lines: Callable[[str], list[str] | None], root: Path) -> list[str]:
     """One fingerprint per finding, in the same order."""
+    import hashlib  # only reports that carry fingerprints (json, sarif, baselines) pay for it
+
     keyed = []
     for i, f in enumerate(findings):
         rel = relative_path(f.location.path, root)

@@ -95,7 +95,7 @@ class CheckOptions:
 class CheckResult:
     def __init__(self) -> None:
         self.findings: list[Finding] = []
-        self.fingerprints: list[str] = []
+        self._fingerprints: list[str] | None = None
         self.thresholds: list[int] = []            # per finding: the fail-on rank of the file it came from
         self.file_errors: list[FileError] = []
         self.files = 0
@@ -107,6 +107,19 @@ class CheckResult:
         self.root: Path = Path.cwd()
         self.models: dict[str, dict] = {}          # checked path -> launch model (for `run --probe`)
         self.baseline_written: str | None = None
+
+    @property
+    def fingerprints(self) -> list[str]:
+        """Stable ids of the findings (SARIF partialFingerprints, JSON, baselines), made on first use."""
+        if self._fingerprints is None or len(self._fingerprints) != len(self.findings):
+            from packlint.baseline import fingerprints
+
+            self._fingerprints = fingerprints(self.findings, self.sources.lines, self.root)
+        return self._fingerprints
+
+    @fingerprints.setter
+    def fingerprints(self, value: list[str]) -> None:
+        self._fingerprints = value
 
     @property
     def summary(self) -> Summary:
@@ -363,13 +376,16 @@ def _finish(result: CheckResult, recorded: dict[str, int] | None, options: Check
     order = sorted(range(len(result.findings)), key=lambda i: result.findings[i].sort_key())
     result.findings = [result.findings[i] for i in order]
     result.thresholds = [result.thresholds[i] for i in order]
+    if not (options.write_baseline or recorded is not None):
+        return  # fingerprints are computed when a report asks for them (CheckResult.fingerprints)
     result.fingerprints = fingerprints(result.findings, result.sources.lines, result.root)
     if options.write_baseline:
         write_baseline(options.write_baseline, result.findings, result.fingerprints, result.root)
         result.baseline_written = options.write_baseline
     if recorded is not None:
-        keep, hidden = filter_new(result.findings, result.fingerprints, recorded)
+        prints = result.fingerprints
+        keep, hidden = filter_new(result.findings, prints, recorded)
         result.findings = [result.findings[i] for i in keep]
         result.thresholds = [result.thresholds[i] for i in keep]
-        result.fingerprints = [result.fingerprints[i] for i in keep]
+        result.fingerprints = [prints[i] for i in keep]
         result.baselined = hidden

@@ -21,6 +21,8 @@ from typing import Any
 from packlint.errors import PacklintError
 
 CONFIG_NAMES = (".packlint.toml", "packlint.toml", "pyproject.toml")
+# a pyproject.toml that never mentions [tool.packlint] is passed over without parsing any TOML
+_TOOL_TABLE = re.compile(r"^\s*\[\s*tool\s*\.\s*packlint\b|^\s*tool\s*\.\s*packlint\b|\btool\s*=\s*\{", re.M)
 SEVERITY_LEVELS = ("error", "warning", "info")
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
@@ -105,7 +107,7 @@ def load_config_file(path: str | Path, *, explicit: bool = False) -> ConfigFile 
     except OSError as exc:
         raise PacklintError(f"cannot read config file: {exc.strerror or exc}", path=str(path)) from None
     is_pyproject = path.name == "pyproject.toml"
-    if is_pyproject and "packlint" not in text and not explicit:
+    if is_pyproject and not _TOOL_TABLE.search(text) and not explicit:
         return None
     tomllib = _toml()
     try:

@@ -9,8 +9,6 @@ executes): a script bash rejects is a syntax error; an ERROR node bash accepts i
 from __future__ import annotations
 
 import re
-import shutil
-import subprocess
 from dataclasses import dataclass, field
 from functools import lru_cache
 
@@ -65,6 +63,9 @@ _BASH_LINE = re.compile(r"line (\d+): (.*)")
 
 def bash_syntax_check(data: bytes) -> tuple[bool, int | None, str] | None:
     """(accepted, line, message) from `bash -n`, or None when bash is not available."""
+    import shutil  # only scripts with parse errors or CRLF pay for these imports
+    import subprocess
+
     bash = shutil.which("bash")
     if bash is None:
         return None
