@@ -11,7 +11,6 @@ recorded and reports only new ones (a finding recorded twice hides two occurrenc
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 from typing import Callable
@@ -71,6 +70,8 @@ def fingerprints(findings: list[Finding], read_lines: Callable[[str], list[str] 
 
 
 def write_baseline(path: str, findings: list[Finding], prints: list[str], root: Path) -> None:
+    import json
+
     entries = [{"fingerprint": fp, "code": f.code, "path": relative_path(f.location.path, root),
                 "line": f.location.line, "message": f.message}
                for f, fp in sorted(zip(findings, prints), key=lambda x: (relative_path(x[0].location.path, root),
@@ -94,6 +95,8 @@ def write_baseline(path: str, findings: list[Finding], prints: list[str], root: 
 
 def read_baseline(path: str) -> dict[str, int]:
     """fingerprint -> how many recorded findings carry it."""
+    import json
+
     try:
         with open(path, "rb") as fh:
             doc = json.loads(fh.read().decode("utf-8"))

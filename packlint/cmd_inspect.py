@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 
@@ -53,6 +52,8 @@ def run(args) -> int:
     model = inspect_script(path, env=env, inherit_env=args.inherit_env, args=args.script_args,
                            known_env=known_env, text=text, display_path=display)
     if args.format == "json":
+        import json
+
         sys.stdout.write(json.dumps(model, indent=2, ensure_ascii=False) + "\n")  # one write: fast
     else:
         from packlint.reporters.inspect_text import render

@@ -14,7 +14,7 @@ import os
 import re
 import shlex
 import sys
-from dataclasses import dataclass, field
+from packlint.records import factory, record
 from pathlib import Path
 
 from packlint import launchers as L
@@ -47,7 +47,7 @@ _BASH_DYNAMIC = {"RANDOM", "SECONDS", "HOSTNAME", "PWD", "OLDPWD", "PPID", "UID"
                  "MACHTYPE", "OSTYPE", "BASH_VERSION", "IFS", "PATH", "LOGNAME", "SHELL", "TERM"}
 
 
-@dataclass(frozen=True)
+@record(eq=True)
 class Diagnostic:
     severity: str   # error | warning | info
     code: str
@@ -61,7 +61,7 @@ class Diagnostic:
         return d
 
 
-@dataclass
+@record
 class LaunchInstance:
     """One launch as seen in one world: what the interpreter hands to the launch model."""
 
@@ -75,15 +75,15 @@ class LaunchInstance:
     command: list[Value] | None = None  # what bash executes, when it differs (`srun ... bash -c "..."`)
 
 
-@dataclass
+@record
 class World:
     vars: dict[str, Variable]
     positional: list[Value]
     script: str
-    functions: dict[str, tuple[object, ParsedScript]] = field(default_factory=dict)
+    functions: dict[str, tuple[object, ParsedScript]] = factory(dict)
     when: tuple[Condition, ...] = ()
     flow: str | None = None            # exit | return | break | continue
-    locals_stack: list[dict[str, Variable | None]] = field(default_factory=list)
+    locals_stack: list[dict[str, Variable | None]] = factory(list)
     allexport: bool = False            # `set -a` is on
 
     def fork(self) -> "World":
@@ -106,7 +106,7 @@ def _vkey(v):
     return ("u", v.reason)
 
 
-@dataclass
+@record
 class Piece:
     """Part of a word being expanded: literal or expanded text, and whether word splitting applies."""
 

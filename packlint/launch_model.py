@@ -10,7 +10,7 @@ from __future__ import annotations
 import bisect
 import os
 import re
-from dataclasses import dataclass, field
+from packlint.records import factory, record
 
 from packlint import launchers as L
 from packlint.interpret import Diagnostic, LaunchInstance, interpret_file
@@ -22,7 +22,7 @@ _HYDRA_DELETE = re.compile(r"^~[A-Za-z_][\w.\-/@]*$")
 _NUMBER = re.compile(r"^-(\d|\.\d)")
 
 
-@dataclass
+@record
 class FlagOccurrence:
     name: str
     args: list[Value]            # [] for a store-true flag
@@ -122,7 +122,7 @@ def _value_json(v: Value) -> object:
     return v.text if isinstance(v, Known) else {"unknown": v.reason}
 
 
-@dataclass
+@record
 class Variant:
     when: tuple[Condition, ...]
     env: dict[str, dict]
@@ -135,7 +135,7 @@ class Variant:
     command: list[Value]
     program: str | None
     launchers: list[str]
-    positionals: list[Value] = field(default_factory=list)
+    positionals: list[Value] = factory(list)
 
     def to_json(self) -> dict:
         return {
@@ -153,7 +153,7 @@ class Variant:
         }
 
 
-@dataclass
+@record
 class Launch:
     span: Span
     context: tuple[str, ...]
@@ -254,13 +254,13 @@ def build_variant(inst: LaunchInstance, export_events, memo: dict | None = None)
                    parts.launchers, positionals)
 
 
-@dataclass
+@record
 class ScriptModel:
     script: str
     args: list[str]
     launches: list[Launch]
     diagnostics: list[Diagnostic]
-    notes: list[str] = field(default_factory=list)
+    notes: list[str] = factory(list)
 
     def to_json(self) -> dict:
         return {

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass, field
+from packlint.records import factory, record
 
 from packlint.values import Known, Unknown, Value
 
@@ -31,7 +31,7 @@ WRAPPERS: dict[str, tuple[frozenset[str], int]] = {
 }
 
 
-@dataclass(frozen=True)
+@record(eq=True)
 class ContainerSpec:
     """A container runner (`docker run IMAGE CMD...`): the command runs inside, with the environment
     the runner gives it — docker and podman pass only `-e` variables, apptainer and singularity pass
@@ -93,7 +93,7 @@ def split_container(fields: list[Value]):
     return spec, options, i + 1
 
 
-@dataclass(frozen=True)
+@record(eq=True)
 class LauncherSpec:
     """How a launcher's own command line reads."""
 
@@ -164,16 +164,16 @@ _PYTHON = re.compile(r"^python(\d+(\.\d+)?)?$")
 PYTHON_VALUE_OPTIONS = frozenset({"-W", "-X", "--check-hash-based-pycs"})
 
 
-@dataclass
+@record
 class Option:
     """One option of a launcher (or flag of the program): its token and argument values."""
 
     name: str
     name_value: Value
-    args: list[Value] = field(default_factory=list)
+    args: list[Value] = factory(list)
 
 
-@dataclass
+@record
 class LaunchParts:
     launchers: list[str]                            # outermost first, e.g. ["srun", "torchrun"]
     launcher_options: list[tuple[str, Option]]      # (launcher name, option)

@@ -9,14 +9,14 @@ executes): a script bash rejects is a syntax error; an ERROR node bash accepts i
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from packlint.records import factory, record
 from functools import lru_cache
 
 from packlint.source import SourceFile
 from packlint.values import Span
 
 
-@dataclass(frozen=True)
+@record(eq=True)
 class SyntaxProblem:
     severity: str          # "error": bash rejects the script; "info": a grammar gap bash accepts
     code: str              # "syntax" | "unanalysed"
@@ -24,21 +24,49 @@ class SyntaxProblem:
     span: Span
 
 
-@dataclass
+@record
 class ParsedScript:
     source: SourceFile
     root: object                      # tree_sitter.Node of kind "program"
-    problems: list[SyntaxProblem] = field(default_factory=list)
-    error_ranges: list[tuple[int, int]] = field(default_factory=list)  # byte ranges of ERROR nodes
-    raw_expansions: list[str] = field(default_factory=list)  # `${...}` texts masked as $__PX<n>
+    problems: list[SyntaxProblem] = factory(list)
+    error_ranges: list[tuple[int, int]] = factory(list)  # byte ranges of ERROR nodes
+    raw_expansions: list[str] = factory(list)  # `${...}` texts masked as $__PX<n>
 
 
 @lru_cache(maxsize=1)
 def _parser():
     import tree_sitter
+    return tree_sitter.Parser(tree_sitter.Language(_bash_language()))
+
+
+def _bash_language():
+    """The compiled grammar. Its package `__init__` imports importlib.resources (and with it tempfile,
+    random, shutil) only to serve query files we never use, so the extension module is loaded
+    directly when it can be found; otherwise the package is imported as usual."""
+    import importlib.machinery
+    import importlib.util
+    import sys
+
+    try:
+        spec = importlib.util.find_spec("tree_sitter_bash")
+        base = spec.submodule_search_locations[0] if spec and spec.submodule_search_locations else None
+        if base and "tree_sitter_bash._binding" not in sys.modules:
+            import os
+
+            for suffix in importlib.machinery.EXTENSION_SUFFIXES:
+                path = os.path.join(base, "_binding" + suffix)
+                if os.path.exists(path):
+                    loader = importlib.machinery.ExtensionFileLoader("tree_sitter_bash._binding", path)
+                    binding_spec = importlib.util.spec_from_file_location("tree_sitter_bash._binding", path,
+                                                                           loader=loader)
+                    module = importlib.util.module_from_spec(binding_spec)
+                    loader.exec_module(module)
+                    return module.language()
+    except Exception:  # any surprise: the ordinary import below
+        pass
     import tree_sitter_bash
 
-    return tree_sitter.Parser(tree_sitter.Language(tree_sitter_bash.language()))
+    return tree_sitter_bash.language()
 
 
 def _error_nodes(root) -> list:

@@ -9,7 +9,7 @@ import os
 import stat
 from array import array
 from bisect import bisect_left
-from dataclasses import dataclass, field
+from packlint.records import factory, record
 from pathlib import Path
 
 from packlint.errors import PacklintError
@@ -18,7 +18,7 @@ from packlint.values import Span
 MAX_SCRIPT_BYTES = 8 * 1024 * 1024  # larger "scripts" are refused: no launch script is 8 MiB
 
 
-@dataclass
+@record
 class SourceFile:
     """One script's bytes (normalised for the parser) and what is needed to turn offsets into spans."""
 
@@ -26,11 +26,11 @@ class SourceFile:
     data: bytes               # UTF-8 (or raw) bytes with CRLF turned into LF and any BOM removed
     line_base: int = 0        # for text embedded in another file (`bash -c '...'`): first line's offset
     column_base: int = 0      # ... and first line's column offset
-    notes: list[str] = field(default_factory=list)  # e.g. "CRLF line endings", "decoded from UTF-16"
+    notes: list[str] = factory(list)  # e.g. "CRLF line endings", "decoded from UTF-16"
     crlf: bool = False        # lines end in CR LF (bash keeps the CR in the last word of a line)
     _line_starts: list[int] | None = None
-    _span_cache: dict = field(default_factory=dict, repr=False)
-    _char_starts: dict = field(default_factory=dict, repr=False)  # row -> False (ASCII) | char offsets
+    _span_cache: dict = factory(dict)
+    _char_starts: dict = factory(dict)  # row -> False (ASCII) | char offsets
 
     def line_starts(self) -> list[int]:
         if self._line_starts is None:

@@ -8,18 +8,29 @@ correlated settings (both gates set in the same branch) stay correlated.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 
-
-@dataclass(frozen=True, slots=True)
 class Span:
     """A 1-based source range; columns count characters."""
 
-    file: str
-    line: int
-    column: int
-    end_line: int
-    end_column: int
+    __slots__ = ("file", "line", "column", "end_line", "end_column")
+
+    def __init__(self, file: str, line: int, column: int, end_line: int, end_column: int) -> None:
+        self.file, self.line, self.column, self.end_line, self.end_column = file, line, column, end_line, end_column
+
+    def _key(self) -> tuple:
+        return (self.file, self.line, self.column, self.end_line, self.end_column)
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is Span and self._key() == other._key()
+
+    def __hash__(self) -> int:
+        return hash(self._key())
+
+    def __repr__(self) -> str:
+        return f"Span({self.file!r}, {self.line}, {self.column}, {self.end_line}, {self.end_column})"
+
+    def __reduce__(self):
+        return (Span, self._key())
 
     def to_json(self) -> dict:
         return {"file": self.file, "line": self.line, "column": self.column,
@@ -29,35 +40,51 @@ class Span:
         return f"{self.file}:{self.line}"
 
 
-@dataclass(frozen=True, slots=True)
 class Known:
     """Exact text; `span` is where the text was written (the literal, or the default in `${4:-2}`)."""
 
-    text: str
-    span: Span | None = None
+    __slots__ = ("text", "span")
+    is_known = True
 
-    @property
-    def is_known(self) -> bool:
-        return True
+    def __init__(self, text: str, span: Span | None = None) -> None:
+        self.text, self.span = text, span
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is Known and self.text == other.text and self.span == other.span
+
+    def __hash__(self) -> int:
+        return hash((self.text, self.span))
+
+    def __repr__(self) -> str:
+        return f"Known({self.text!r}, {self.span!r})"
+
+    def __reduce__(self):
+        return (Known, (self.text, self.span))
 
 
-@dataclass(frozen=True, slots=True)
 class Unknown:
     """Text packlint cannot know statically, e.g. `$(hostname -I)`; never guessed."""
 
-    reason: str
-    span: Span | None = None
-    # for a word only partly unknown: its pieces as (text or None, reason), so that `bash -c "$X ..."`
-    # can still be analysed around the unknown part
-    parts: tuple = field(default=(), compare=False)
+    __slots__ = ("reason", "span", "parts")
+    is_known = False
+    text = None
 
-    @property
-    def is_known(self) -> bool:
-        return False
+    def __init__(self, reason: str, span: Span | None = None, parts: tuple = ()) -> None:
+        # parts: for a word only partly unknown, its pieces as (text or None, reason), so that
+        # `bash -c "$X ..."` can still be analysed around the unknown part (not part of equality)
+        self.reason, self.span, self.parts = reason, span, parts
 
-    @property
-    def text(self) -> None:
-        return None
+    def __eq__(self, other: object) -> bool:
+        return type(other) is Unknown and self.reason == other.reason and self.span == other.span
+
+    def __hash__(self) -> int:
+        return hash((self.reason, self.span))
+
+    def __repr__(self) -> str:
+        return f"Unknown({self.reason!r}, {self.span!r})"
+
+    def __reduce__(self):
+        return (Unknown, (self.reason, self.span, self.parts))
 
 
 Value = Known | Unknown
@@ -74,30 +101,48 @@ def same_value(a: Value | None, b: Value | None) -> bool:
     return False
 
 
-@dataclass(frozen=True, slots=True)
 class Condition:
     """One undecidable branch decision a world took, e.g. `[[ $MODE == sft ]]` is true at line 12."""
 
-    text: str
-    outcome: str  # "true" / "false" / "case arm `sft)`" / "loop body runs" ...
-    span: Span
+    __slots__ = ("text", "outcome", "span")
+
+    def __init__(self, text: str, outcome: str, span: Span) -> None:
+        # outcome: "is true" / "is false" / "matches `sft)`" / "runs its body" ...
+        self.text, self.outcome, self.span = text, outcome, span
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is Condition and (self.text, self.outcome, self.span) == (
+            other.text, other.outcome, other.span)
+
+    def __hash__(self) -> int:
+        return hash((self.text, self.outcome, self.span))
+
+    def __repr__(self) -> str:
+        return f"Condition({self.text!r}, {self.outcome!r}, {self.span!r})"
 
     def describe(self) -> str:
         return f"{self.span.short()}: `{self.text}` {self.outcome}"
 
 
-@dataclass(slots=True)
 class Variable:
     """A shell variable in one world: a scalar or an array of values, plus its attributes."""
 
-    value: Value | None = None            # scalar value (None when the variable is an array)
-    items: list[Value] | None = None      # array items
-    exported: bool = False
-    assigned_at: Span | None = None       # where its current value was assigned
-    exported_at: Span | None = None       # where the export happened (may equal assigned_at)
-    source: str = "script"                # script | caller | prefix | cluster
-    readonly: bool = False
-    history: list[Span] = field(default_factory=list)
+    __slots__ = ("value", "items", "exported", "assigned_at", "exported_at", "source", "readonly", "history")
+
+    def __init__(self, value: Value | None = None, items: list[Value] | None = None, exported: bool = False,
+                 assigned_at: Span | None = None, exported_at: Span | None = None, source: str = "script",
+                 readonly: bool = False, history: list[Span] | None = None) -> None:
+        self.value = value              # scalar value (None when the variable is an array)
+        self.items = items              # array items
+        self.exported = exported
+        self.assigned_at = assigned_at  # where its current value was assigned
+        self.exported_at = exported_at  # where the export happened (may equal assigned_at)
+        self.source = source            # script | caller | prefix | cluster
+        self.readonly = readonly
+        self.history = history if history is not None else []
+
+    def __repr__(self) -> str:
+        return f"Variable({self.value!r}, items={self.items!r}, exported={self.exported})"
 
     def copy(self) -> "Variable":
         return Variable(self.value, None if self.items is None else list(self.items), self.exported,
