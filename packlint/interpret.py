@@ -106,16 +106,23 @@ def _vkey(v):
     return ("u", v.reason)
 
 
-@record
 class Piece:
-    """Part of a word being expanded: literal or expanded text, and whether word splitting applies."""
+    """Part of a word being expanded: literal or expanded text, and whether word splitting applies.
+    (Hand-written: the hottest object of the interpreter.)"""
 
-    text: str | None                 # None: unknown
-    split: bool = False              # result of an unquoted expansion: subject to word splitting
-    span: Span | None = None
-    reason: str = ""
-    boundary: bool = False           # "${A[@]}": a field boundary before this piece
-    vanish: bool = False             # "${A[@]}" of an empty array / "$@" with no args
+    __slots__ = ("text", "split", "span", "reason", "boundary", "vanish")
+
+    def __init__(self, text: str | None, split: bool = False, span: Span | None = None, reason: str = "",
+                 boundary: bool = False, vanish: bool = False) -> None:
+        self.text = text              # None: unknown
+        self.split = split            # result of an unquoted expansion: subject to word splitting
+        self.span = span
+        self.reason = reason
+        self.boundary = boundary      # "${A[@]}": a field boundary before this piece
+        self.vanish = vanish          # "${A[@]}" of an empty array / "$@" with no args
+
+    def __repr__(self) -> str:
+        return f"Piece({self.text!r}, split={self.split}, reason={self.reason!r})"
 
 
 class _OutOfWork(Exception):

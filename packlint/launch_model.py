@@ -22,12 +22,19 @@ _HYDRA_DELETE = re.compile(r"^~[A-Za-z_][\w.\-/@]*$")
 _NUMBER = re.compile(r"^-(\d|\.\d)")
 
 
-@record
 class FlagOccurrence:
-    name: str
-    args: list[Value]            # [] for a store-true flag
-    span: Span | None            # where the flag token was written
-    style: str = "separate"      # separate | equals | hydra
+    """One occurrence of a program flag or launcher option (hand-written: made for every flag)."""
+
+    __slots__ = ("name", "args", "span", "style")
+
+    def __init__(self, name: str, args: list[Value], span: Span | None, style: str = "separate") -> None:
+        self.name = name
+        self.args = args        # [] for a store-true flag
+        self.span = span        # where the flag token was written
+        self.style = style      # separate | equals | hydra
+
+    def __repr__(self) -> str:
+        return f"FlagOccurrence({self.name!r}, {self.args!r})"
 
     def to_json(self) -> dict:
         d: dict = {}

@@ -29,8 +29,13 @@ def record(cls=None, *, eq: bool = False):
                     defaults[n] = c.__dict__[n]
                     break
 
+        n_names = len(names)
+
         def __init__(self, *args, **kwargs):
-            if len(args) > len(names):
+            if not kwargs and len(args) == n_names:  # the common case: every field given
+                self.__dict__.update(zip(names, args))
+                return
+            if len(args) > n_names:
                 raise TypeError(f"{cls.__name__}() takes {len(names)} arguments, {len(args)} given")
             for n, v in zip(names, args):
                 self.__dict__[n] = v
