@@ -127,9 +127,13 @@ def check_model_detailed(model: dict, rules: list[Rule], *, script_text: bytes |
     findings = group_findings(findings)
     suppressed = 0
     if script_text is not None or read_text is not None:
+        # a script bash rejects is analysed only up to its error: a directive after it cannot be
+        # judged unused, so unused-suppression judging is off for such scripts
+        parses = not any(d.get("code") == "syntax" and d.get("severity") == "error"
+                         for d in model.get("diagnostics", []))
         findings, suppressed = _apply_suppressions(model, findings, rules, script_text, read_text,
                                                    known_rules if known_rules is not None else rules,
-                                                   judge=not exclusive_fired)
+                                                   judge=parses and not exclusive_fired)
     return sorted(findings, key=Finding.sort_key), suppressed
 
 

@@ -169,12 +169,10 @@ class Interpreter:
             self.diag(problem.severity, problem.code, problem.message, problem.span)
         if real_path:
             self.source_stack.append(os.path.realpath(real_path))
-        if _rejected(ps):
-            return [world]  # bash would refuse to run it: nothing in it runs
         saved_limit = sys.getrecursionlimit()
         sys.setrecursionlimit(max(saved_limit, RECURSION_LIMIT))
         try:
-            return self.exec_block(self._statements(ps.root), [world], ps)
+            return self.exec_block(_runnable(ps, self._statements(ps.root)), [world], ps)
         except _OutOfWork as stop:
             self.depth = 0
             self.diag("warning", "too-complex", "analysis stopped here: the script loops or branches more than "
@@ -761,6 +759,14 @@ class Interpreter:
                 b = self._test_expr(right, world, ps, double)
                 return True if b is True else (None if a is None or b is None else False)
             lv = self.expand_joined(left, world, ps) if left is not None else Known("")
+            rights = [node.children[i] for i in range(node.child_count) if node.field_name_for_child(i) == "right"]
+            if op in ("==", "=", "!=") and double and len(rights) > 1:
+                # tree-sitter-bash splits `*"--help"*` into three `right` children: one pattern
+                parts = [self.expand_pattern(r, world, ps) for r in rights]
+                if not isinstance(lv, Known) or any(p is None for p in parts):
+                    return None
+                m = _glob_match(lv.text, "".join(parts))
+                return m if op != "!=" else not m
             if op in ("==", "=", "!=") and double and right is not None:
                 pat = self.expand_pattern(right, world, ps)
                 if not isinstance(lv, Known) or pat is None:
@@ -1064,9 +1070,7 @@ class Interpreter:
         if real_path:
             self.source_stack.append(os.path.realpath(real_path))
         try:
-            if _rejected(ps):
-                return [world]
-            return self.exec_block(self._statements(ps.root), [world], ps)
+            return self.exec_block(_runnable(ps, self._statements(ps.root)), [world], ps)
         finally:
             if real_path:
                 self.source_stack.pop()
@@ -1416,6 +1420,12 @@ class Interpreter:
                 text = _unescape_dquote(c.text.decode("utf-8", "replace"))
                 out.append(Piece(_glob_escape(text) if pattern else text, span=ps.source.span(c)))
             else:
+                # tree-sitter-bash puts the blanks before `${` inside the expansion's first token
+                # ("a ${D}" -> `a` + ` ${D}`): inside quotes they are text
+                lead = len(c.text) - len(c.text.lstrip())
+                if lead:
+                    out.append(Piece(data[c.start_byte:c.start_byte + lead].decode("utf-8", "replace"),
+                                     span=ps.source.span(c)))
                 sub = self.pieces(c, world, ps, quoted=True, pattern=pattern)
                 out.extend(sub)
             pos = c.end_byte
@@ -2310,8 +2320,14 @@ def _join_worlds(worlds: list[World], depends_on: str, span: Span) -> World:
     return joined
 
 
-def _rejected(ps: ParsedScript) -> bool:
-    return any(p.severity == "error" and p.code == "syntax" for p in ps.problems)
+def _runnable(ps: ParsedScript, statements: list) -> list:
+    """bash reads and runs a script one complete top-level command at a time: with a syntax error at
+    line L, the commands that end before L still run, and nothing from L on."""
+    lines = [p.span.line - ps.source.line_base for p in ps.problems if p.severity == "error" and p.code == "syntax"]
+    if not lines:
+        return statements
+    stop = min(lines)
+    return [s for s in statements if s.end_point[0] + 1 < stop and not s.has_error]
 
 
 def _snippet(node, limit=80) -> str:

@@ -59,6 +59,11 @@ def parse_program_flags(args: list[Value]) -> tuple[dict[str, list[FlagOccurrenc
     positionals: list[Value] = []
     current: FlagOccurrence | None = None
     for a in args:
+        option = L.unknown_option(a)
+        if option is not None:  # `--name=<unknown>`
+            flags.setdefault(option, []).append(FlagOccurrence(option, [Unknown(a.reason, a.span)], a.span, "equals"))
+            current = None
+            continue
         if isinstance(a, Known):
             t = a.text
             if t.startswith("-") and len(t) > 1 and not _NUMBER.match(t) and t != "--":

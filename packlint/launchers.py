@@ -139,7 +139,12 @@ LAUNCHERS: dict[str, LauncherSpec] = {
         flag_options=frozenset({"--exclusive", "--pty", "-u", "--unbuffered", "-O", "--overcommit", "-l",
                                 "--label", "-K", "--kill-on-bad-exit", "--no-kill", "-k", "-Q", "--quiet",
                                 "-v", "--verbose", "-X", "--disable-status", "-Z", "--no-allocate",
-                                "--overlap", "--whole"}),
+                                "--overlap", "--whole", "--exact", "--spread-job", "--multi-prog",
+                                # pyxis container options that take no value
+                                "--container-writable", "--container-readonly", "--container-remap-root",
+                                "--no-container-remap-root", "--container-mount-home",
+                                "--no-container-mount-home", "--no-container-entrypoint",
+                                "--container-entrypoint", "--no-container-env-override"}),
         value_short_options=frozenset({"-N", "-n", "-c", "-p", "-J", "-t", "-o", "-e", "-w", "-x", "-A",
                                        "-G", "-C", "-D", "-d", "-i", "-L", "-m", "-q", "-r", "-S", "-T",
                                        "-W", "-B"}),
@@ -240,7 +245,16 @@ def _takes_value(spec: LauncherSpec, opt: str) -> bool:
 
 
 def _is_option(v: Value) -> bool:
-    return isinstance(v, Known) and v.text.startswith("-") and len(v.text) > 1
+    return (isinstance(v, Known) and v.text.startswith("-") and len(v.text) > 1) or unknown_option(v) is not None
+
+
+def unknown_option(v: Value) -> str | None:
+    """`--master_port="$P"` with P unknown: the word is unknown, but its `--name=` part is not."""
+    if isinstance(v, Unknown) and v.parts and v.parts[0][0]:
+        m = re.match(r"(--?[A-Za-z][\w.-]*)=", v.parts[0][0])
+        if m:
+            return m.group(1)
+    return None
 
 
 def _split_options(spec: LauncherSpec, fields: list[Value], start: int) -> tuple[list[Option], int, bool]:
@@ -254,6 +268,11 @@ def _split_options(spec: LauncherSpec, fields: list[Value], start: int) -> tuple
         f = fields[i]
         if not _is_option(f):
             break
+        name = unknown_option(f)
+        if name is not None:
+            options.append(Option(name, f, [Unknown(f.reason, f.span)]))
+            i += 1
+            continue
         text = f.text
         if text == "--":
             i += 1
@@ -299,7 +318,7 @@ def split_launch(fields: list[Value]) -> LaunchParts:
         if name == "python":
             j = i + 1
             module = None
-            while j < len(fields) and _is_option(fields[j]):
+            while j < len(fields) and isinstance(fields[j], Known) and _is_option(fields[j]):
                 t = fields[j].text
                 if t == "-m":
                     module = fields[j + 1] if j + 1 < len(fields) else None
