@@ -201,7 +201,7 @@ class Launch:
 
 
 def _merge_single(values: list, jv: list[dict]):
-    if all(v == values[0] for v in values):
+    if len(values) == 1 or all(v == values[0] for v in values):
         return values[0]
     return {"values": [None if v is None else v.get("value", v.get("unknown")) for v in values],
             "alternatives": [dict(v or {"value": None}, when=j["when"]) for v, j in zip(values, jv)]}
@@ -211,6 +211,8 @@ def _merge_maps(maps: list[dict], jv: list[dict], *, occurrences: bool = False) 
     """Merge per-variant maps (env, or flags when `occurrences`): a name whose entry is the same in
     every variant keeps it; otherwise it gets `values` and `alternatives`, each with its `when`
     (for flags, the alternative is the last occurrence, the one argparse keeps)."""
+    if len(maps) == 1:
+        return maps[0]  # one variant: nothing to merge (the common case)
     names = list(dict.fromkeys(k for m in maps for k in m))
     out = {}
     for name in names:
