@@ -249,6 +249,12 @@ class Interpreter:
             handler = getattr(self, "_s_" + node.type, None)
             if handler is None:
                 return [world]
+            following = node.next_sibling
+            if following is not None and following.type == "&":
+                # `cmd &` runs in a background subshell: what it launches starts, what it sets or
+                # exports never reaches this shell (`export A=1 & export B=1` leaves A unset)
+                handler(node, world.fork(), ps)
+                return [world]
             saved_cut = self.error_cut
             if node.has_error and node.type in ("command", "declaration_command", "variable_assignment",
                                                  "variable_assignments", "redirected_statement"):
@@ -2383,6 +2389,14 @@ def _pieces_empty(pieces: list[Piece]) -> bool:
 _IFS = re.compile(r"[ \t\n]+")
 
 
+def _sub_span(span: Span | None, text: str, start: int, end: int) -> Span | None:
+    """The span of text[start:end] when `span` covers exactly `text` on one line (a literal without
+    escapes), so a flag found inside a string (`GPT_ARGS="--micro-batch-size=2 ..."`) points at itself."""
+    if span is None or span.line != span.end_line or span.end_column - span.column != len(text):
+        return None
+    return Span(span.file, span.line, span.column + start, span.line, span.column + end)
+
+
 def _assemble(pieces: list[Piece], word_span: Span) -> list[Value]:
     """Pieces -> fields, with word splitting of unquoted expansion results."""
     fields: list[Value] = []
@@ -2411,11 +2425,14 @@ def _assemble(pieces: list[Piece], word_span: Span) -> list[Value]:
                     cur.append(p)
                     started = True
                 continue
+            offset = 0
             for k, part in enumerate(parts):
                 if k > 0:
                     finish()
+                start = p.text.find(part, offset) if part else offset
+                offset = start + len(part)
                 if part:
-                    cur.append(Piece(part, span=p.span))
+                    cur.append(Piece(part, span=_sub_span(p.span, p.text, start, offset) or p.span))
                     started = True
             continue
         cur.append(p)

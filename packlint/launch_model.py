@@ -69,7 +69,13 @@ def parse_program_flags(args: list[Value]) -> tuple[dict[str, list[FlagOccurrenc
             if t.startswith("-") and len(t) > 1 and not _NUMBER.match(t) and t != "--":
                 if t.startswith("--") and "=" in t:
                     name, _, val = t.partition("=")
-                    occ = FlagOccurrence(name, [Known(val, a.span)], a.span, "equals")
+                    # the value's own location when the word is written literally (`--mbs=2`)
+                    vspan = a.span
+                    if a.span is not None and a.span.line == a.span.end_line \
+                            and a.span.end_column - a.span.column == len(t):
+                        vspan = Span(a.span.file, a.span.line, a.span.column + len(name) + 1, a.span.line,
+                                     a.span.end_column)
+                    occ = FlagOccurrence(name, [Known(val, vspan)], a.span, "equals")
                     flags.setdefault(name, []).append(occ)
                     current = None
                     continue
