@@ -90,13 +90,6 @@ class World:
         return World(dict(self.vars), list(self.positional), self.script, dict(self.functions),
                      self.when, self.flow, [dict(f) for f in self.locals_stack], self.allexport)
 
-    def state_key(self) -> tuple:
-        """Identity of the state. Variables are replaced, never mutated, on assignment, so worlds that
-        did not touch a variable since they forked share the very same object: ids are enough."""
-        return (tuple(sorted((name, id(var)) for name, var in self.vars.items())),
-                tuple(_vkey(p) for p in self.positional), self.flow,
-                tuple(sorted(self.functions)), len(self.locals_stack), self.allexport)
-
 
 def _vkey(v):
     if v is None:
@@ -213,16 +206,21 @@ class Interpreter:
     def _merge(self, worlds: list[World]) -> list[World]:
         if len(worlds) <= 1:
             return worlds
-        self.work += len(worlds) * len(worlds[0].vars) // 32  # state keys cost about this
-        merged: dict[tuple, World] = {}
+        self.work += len(worlds) * len(worlds[0].vars) // 32  # comparing states costs about this
+        # Same state = same Variable objects (assignments replace them, never mutate them): compare the
+        # cheap parts first, then the variable maps as dicts (identity of values, at C speed).
+        buckets: dict[tuple, list[World]] = {}
+        result: list[World] = []
         for w in worlds:
-            key = w.state_key()
-            prev = merged.get(key)
-            if prev is None:
-                merged[key] = w
+            light = (len(w.vars), w.flow, w.allexport, len(w.locals_stack),
+                     tuple(_vkey(p) for p in w.positional))
+            for r in buckets.get(light, ()):
+                if r.vars == w.vars and r.functions.keys() == w.functions.keys():
+                    r.when = _common_prefix(r.when, w.when)
+                    break
             else:
-                prev.when = _common_prefix(prev.when, w.when)
-        result = list(merged.values())
+                buckets.setdefault(light, []).append(w)
+                result.append(w)
         if len(result) > MAX_WORLDS:
             if not self.world_cap_hit:
                 self.world_cap_hit = True
