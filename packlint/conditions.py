@@ -571,7 +571,7 @@ def _unread_source(ctx) -> str | None:
     """A `source`d file packlint could not read before this launch: anything may be set in it."""
     launch_file, launch_line = ctx.launch.get("file"), ctx.launch.get("line") or 0
     for d in ctx.model.get("diagnostics", []):
-        if d.get("code") != "source-not-found":
+        if d.get("code") not in ("source-not-found", "source-unknown", "source-unreadable", "export-unknown"):
             continue
         if d.get("file") != launch_file or (d.get("line") or 0) < launch_line:
             msg = d.get("message", "")

@@ -85,10 +85,14 @@ class World:
     flow: str | None = None            # exit | return | break | continue
     locals_stack: list[dict[str, Variable | None]] = factory(list)
     allexport: bool = False            # `set -a` is on
+    exported_functions: frozenset = frozenset()  # `export -f NAME`: visible to child bash processes
+    unknown_exports: bool = False      # `export $(...)`: names packlint cannot know were exported
+    exit_trap: object = None           # `trap '...' EXIT`: (code Value, span) run when the script ends
 
     def fork(self) -> "World":
         return World(dict(self.vars), list(self.positional), self.script, dict(self.functions),
-                     self.when, self.flow, [dict(f) for f in self.locals_stack], self.allexport)
+                     self.when, self.flow, [dict(f) for f in self.locals_stack], self.allexport,
+                     self.exported_functions, self.unknown_exports, self.exit_trap)
 
 
 def _vkey(v):
@@ -165,7 +169,8 @@ class Interpreter:
         saved_limit = sys.getrecursionlimit()
         sys.setrecursionlimit(max(saved_limit, RECURSION_LIMIT))
         try:
-            return self.exec_block(_runnable(ps, self._statements(ps.root)), [world], ps)
+            worlds = self.exec_block(_runnable(ps, self._statements(ps.root)), [world], ps)
+            return self._run_exit_traps(worlds, ps)
         except _OutOfWork as stop:
             self.depth = 0
             self.diag("warning", "too-complex", "analysis stopped here: the script loops or branches more than "
@@ -202,6 +207,23 @@ class Interpreter:
             # merging costs a pass over every variable: only worth it when this statement forked
             worlds = self._merge(done + out) if len(out) > len(active) else done + out
         return worlds
+
+    def _run_exit_traps(self, worlds: list[World], ps: ParsedScript) -> list[World]:
+        """When the script ends (normally or by `exit`), bash runs the EXIT trap: its launches count."""
+        out = []
+        for w in worlds:
+            if w.exit_trap is None:
+                out.append(w)
+                continue
+            code, span = w.exit_trap
+            w.exit_trap = None
+            w.flow = None
+            self.context.append(f"EXIT trap set at {span.short()}")
+            try:
+                out.extend(_b_eval(self, [Known("eval"), code], w, ps, span, None))
+            finally:
+                self.context.pop()
+        return out
 
     def _merge(self, worlds: list[World]) -> list[World]:
         if len(worlds) <= 1:
@@ -866,8 +888,14 @@ class Interpreter:
             while i < len(fields):
                 f = fields[i]
                 if not isinstance(f, Known):
-                    break
-                if head == "env" and re.match(r"^[A-Za-z_][A-Za-z0-9_]*=", f.text):
+                    name = _assignment_prefix(f) if head == "env" else None
+                    if name is None:
+                        break
+                    # `env MASTER_ADDR="$h" torchrun ...`: the name is known, the value is not
+                    prefix_env[name] = Variable(Unknown(f.reason, f.span), None, True, f.span, f.span, "prefix")
+                    i += 1
+                    continue
+                if head == "env" and re.match(r"^[A-Za-z_][A-Za-z0-9_]*=", f.text or ""):
                     name, _, val = f.text.partition("=")
                     prefix_env[name] = Variable(Known(val, f.span), None, True, f.span, f.span, "prefix")
                     i += 1
@@ -879,7 +907,11 @@ class Interpreter:
                     i += 2
                     continue
                 if f.text.startswith("-") and len(f.text) > 1:
-                    i += 2 if f.text in value_opts else 1
+                    takes_value = f.text in value_opts or ("*" in value_opts and "=" not in f.text)
+                    i += 2 if takes_value else 1
+                    continue
+                if head in ("nsys", "ncu") and i == 1 and f.text in ("profile", "launch"):
+                    i += 1
                     continue
                 break
             i += n_pos
@@ -1006,7 +1038,7 @@ class Interpreter:
         child = world.fork()
         child.vars = {k: v for k, v in world.vars.items() if v.exported}
         child.vars.update(prefix_env)
-        child.functions = {}
+        child.functions = {n: f for n, f in world.functions.items() if n in world.exported_functions}
         child.locals_stack = []
         if i < len(args) and L.is_shell_c(args[i]):
             if i + 1 >= len(args):
@@ -1496,7 +1528,12 @@ class Interpreter:
                 var = self.lookup(world, target.child_by_field_name("name").text.decode())
                 idx = target.child_by_field_name("index")
                 if idx is not None and idx.text in (b"@", b"*"):
-                    n = 0 if var is None else (len(var.items) if var.items is not None else 1)
+                    items = [] if var is None else (var.items if var.items is not None else [var.value])
+                    split = next((i for i in items if isinstance(i, Unknown) and i.may_split), None)
+                    if split is not None:  # `arr=($(cmd))`: as many items as the output has words
+                        return [Piece(None, span=span, reason=f"the array's length depends on {split.reason}",
+                                      split=not quoted)]
+                    n = sum(1 for i in items if i is not None)
                     return [Piece(str(n), split=not quoted, span=span)]
             name = target.text.decode("utf-8", "replace")
             if name in ("@", "*"):
@@ -1742,6 +1779,11 @@ class Interpreter:
             if var is None:
                 return [Piece("", span=span)]
             items = var.items if var.items is not None else [var.value]
+            split = next((i for i in items[:idx + 1] if isinstance(i, Unknown) and i.may_split), None) \
+                if idx >= 0 else next((i for i in items if isinstance(i, Unknown) and i.may_split), None)
+            if split is not None:  # items before this index may be any number of words
+                return [Piece(None, span=span, reason=f"array element {idx_text} depends on {split.reason}",
+                              split=not quoted)]
             if idx < 0:
                 idx += len(items)
             if 0 <= idx < len(items) and items[idx] is not None:
@@ -1971,19 +2013,38 @@ def _b_test(interp: Interpreter, fields, world, ps, span, status_out):
     return [world]
 
 
+def _b_trap(interp: Interpreter, fields, world, ps, span, status_out):
+    """`trap 'cmd' EXIT`: the command runs when the script ends (kept and run then)."""
+    args = [f for f in fields[1:] if not (isinstance(f, Known) and f.text in ("--",))]
+    if len(args) >= 2 and isinstance(args[0], Known) and not args[0].text.startswith("-"):
+        signals = {a.text.upper().removeprefix("SIG") for a in args[1:] if isinstance(a, Known)}
+        if signals & {"EXIT", "0"}:
+            world.exit_trap = None if args[0].text in ("", "-") else (args[0], span)
+    return [world]
+
+
 def _b_read(interp, fields, world, ps, span, status_out):
-    names = [f.text for f in fields[1:] if isinstance(f, Known) and re.fullmatch(r"[A-Za-z_]\w*", f.text)]
-    skip_next = False
+    """`read` sets its variables from input: unknown; `read -a NAME` (also bundled, `-ra`) an array of
+    unknown length."""
     args = fields[1:]
-    for i, f in enumerate(args):
-        if skip_next:
-            skip_next = False
+    array = None
+    names = []
+    i = 0
+    while i < len(args):
+        f = args[i]
+        t = f.text if isinstance(f, Known) else None
+        if t is not None and t.startswith("-") and len(t) > 1:
+            letters = t[1:]
+            takes = next((c for c in letters if c in "adnNptu"), None)
+            if takes == "a" and i + 1 < len(args) and isinstance(args[i + 1], Known):
+                array = args[i + 1].text
+            i += 2 if takes else 1
             continue
-        if isinstance(f, Known) and f.text in ("-p", "-d", "-n", "-N", "-t", "-u", "-a"):
-            if f.text == "-a" and i + 1 < len(args) and isinstance(args[i + 1], Known):
-                world.vars[args[i + 1].text] = Variable(None, [Unknown("read from input", span)],
-                                                        assigned_at=span)
-            skip_next = True
+        if t is not None and re.fullmatch(r"[A-Za-z_]\w*", t):
+            names.append(t)
+        i += 1
+    if array is not None:
+        world.vars[array] = Variable(None, [Unknown("read from input", span, may_split=True)], assigned_at=span)
     for n in names:
         world.vars[n] = Variable(Unknown("value read from input at run time", span), assigned_at=span)
     return [world]
@@ -2016,7 +2077,11 @@ def _b_unknown_assign(interp, fields, world, ps, span, status_out):
     elif name in ("mapfile", "readarray") and args and isinstance(args[-1], Known):
         targets.append(args[-1].text)
     for t in targets:
-        world.vars[t] = Variable(Unknown(f"set by {name} at run time", span), assigned_at=span)
+        if name in ("mapfile", "readarray"):  # an array of as many lines as the input has
+            world.vars[t] = Variable(None, [Unknown(f"lines read by {name} at run time", span, may_split=True)],
+                                     assigned_at=span)
+        else:
+            world.vars[t] = Variable(Unknown(f"set by {name} at run time", span), assigned_at=span)
     return [world]
 
 
@@ -2040,10 +2105,18 @@ def _b_declare(interp: Interpreter, fields, world, ps, span, status_out):
     keyword = fields[0].text
     export = keyword == "export"
     readonly = keyword == "readonly"
-    local = keyword == "local" or (keyword in ("declare", "typeset") and bool(world.locals_stack))
+    global_flag = any(isinstance(f, Known) and f.text.startswith("-") and "g" in f.text for f in fields[1:])
+    local = keyword == "local" or (keyword in ("declare", "typeset") and bool(world.locals_stack)
+                                   and not global_flag)
     unexport = False
     for f in fields[1:]:
         if not isinstance(f, Known):
+            name = _assignment_prefix(f)
+            if name is not None:  # `export NAME=<unknown>`
+                old = world.vars.get(name)
+                var = Variable(Unknown(f.reason, f.span), None, export and not unexport or bool(
+                    old and old.exported), f.span, f.span if export else None)
+                interp.set_var(world, name, var, f.span)
             continue
         t = f.text
         if t.startswith("-") and "=" not in t:
@@ -2090,7 +2163,7 @@ def _b_unset(interp, fields, world, ps, span, status_out):
 
 _BUILTINS = {
     "export": _b_declare, "declare": _b_declare, "typeset": _b_declare, "local": _b_declare,
-    "readonly": _b_declare, "unset": _b_unset,
+    "readonly": _b_declare, "unset": _b_unset, "trap": _b_trap,
     "set": _b_set, "shift": _b_shift, "source": _b_source, ".": _b_source, "exit": _b_exit,
     "return": _b_return, "break": _b_break, "continue": _b_continue, "test": _b_test, "[": _b_test,
     "read": _b_read, "eval": _b_eval, "printf": _b_unknown_assign, "getopts": _b_unknown_assign,
@@ -2121,10 +2194,28 @@ def _s_declaration_command(self: Interpreter, node, world, ps):
                     unexport = True
             elif "x" in flag:
                 unexport = True
-    if keyword in ("declare", "typeset") and world.locals_stack:
-        local = True  # declare inside a function is local, like bash
+    if keyword in ("declare", "typeset") and world.locals_stack and not any("g" in o for o in options
+                                                                           if o.startswith("-")):
+        local = True  # declare inside a function is local, like bash (unless -g)
     if is_function:
+        if keyword == "export":  # `export -f fn`: child shells (bash -c) see the function
+            for c in node.named_children:
+                if c.type in ("word", "variable_name") and not c.text.startswith((b"-", b"+")):
+                    world.exported_functions = world.exported_functions | {c.text.decode("utf-8", "replace")}
         return [world]
+    computed = [c for c in node.named_children if c.type in ("concatenation", "string", "simple_expansion",
+                                                              "expansion", "raw_string", "command_substitution")]
+    if computed:
+        # `export $gate=1`, `declare -x "$v=warn"`: the name comes from an expansion
+        fields = [Known(keyword, ps.source.span(node.children[0]))] + [Known(o) for o in options]
+        for c in computed:
+            fields.extend(self.expand_fields(c, world, ps))
+        unknown = [f for f in fields if isinstance(f, Unknown) and not _assignment_prefix(f)]
+        if unknown:
+            self.diag("warning", "export-unknown", f"`{keyword}` of names packlint cannot know "
+                      f"({unknown[0].reason}); the variables it sets are not seen", ps.source.span(node))
+            world.unknown_exports = True
+        _b_declare(self, [f for f in fields if f not in unknown], world, ps, ps.source.span(node), None)
     for c in node.named_children:
         if c.type == "variable_assignment":
             name = self.assign(c, world, ps, export=export and not unexport, local=local,
@@ -2254,6 +2345,20 @@ def _split_unescaped_slash(raw: str) -> tuple[str, str | None]:
             return raw[:i], raw[i + 1:]
         i += 1
     return raw, None
+
+
+def _assignment_prefix(v: Value) -> str | None:
+    """`NAME=<unknown>` (a partly unknown word whose known start is an assignment): NAME."""
+    if isinstance(v, Unknown) and v.parts:
+        head = ""
+        for text, _ in v.parts:
+            if text is None:
+                break
+            head += text
+        m = re.match(r"([A-Za-z_]\w*)=", head)
+        if m:
+            return m.group(1)
+    return None
 
 
 def _ends_with_dollar(node) -> bool:
@@ -2450,7 +2555,8 @@ def _field_value(parts: list[Piece], word_span: Span) -> Value:
         reason = unknown.reason
         if known_tail.startswith("/") and len(parts) > 1:
             reason = f"partly unknown: {unknown.reason}; tail={known_tail.lstrip('/')}"
-        return Unknown(reason, word_span, tuple((p.text, p.reason) for p in parts))
+        return Unknown(reason, word_span, tuple((p.text, p.reason) for p in parts),
+                       any(p.text is None and p.split for p in parts))
     text = "".join(p.text for p in parts)
     if len(text) > MAX_VALUE_CHARS:
         return Unknown("value too long to track", word_span)

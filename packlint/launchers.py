@@ -28,6 +28,14 @@ WRAPPERS: dict[str, tuple[frozenset[str], int]] = {
     "command": (frozenset(), 0),
     "builtin": (frozenset(), 0),
     "xargs": (frozenset({"-n", "-P", "-I", "-d", "-a", "-L", "-s", "-E"}), 0),
+    "setsid": (frozenset(), 0),
+    "ionice": (frozenset({"-c", "--class", "-n", "--classdata", "-p", "--pid", "-P", "--pgid", "-u",
+                          "--uid"}), 0),
+    "chrt": (frozenset(), 1),          # chrt [options] PRIORITY command
+    "flock": (frozenset({"-w", "--timeout", "-E", "--conflict-exit-code"}), 1),  # flock [opts] FILE cmd
+    "nsys": (frozenset({"*"}), 0),     # nsys profile [options with values] command
+    "ncu": (frozenset({"*"}), 0),
+    "sudo": (frozenset({"-u", "--user", "-g", "--group", "-C", "-D", "-h", "-p", "-r", "-t", "-U"}), 0),
 }
 
 

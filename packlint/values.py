@@ -65,14 +65,15 @@ class Known:
 class Unknown:
     """Text packlint cannot know statically, e.g. `$(hostname -I)`; never guessed."""
 
-    __slots__ = ("reason", "span", "parts")
+    __slots__ = ("reason", "span", "parts", "may_split")
     is_known = False
     text = None
 
-    def __init__(self, reason: str, span: Span | None = None, parts: tuple = ()) -> None:
+    def __init__(self, reason: str, span: Span | None = None, parts: tuple = (), may_split: bool = False) -> None:
         # parts: for a word only partly unknown, its pieces as (text or None, reason), so that
-        # `bash -c "$X ..."` can still be analysed around the unknown part (not part of equality)
-        self.reason, self.span, self.parts = reason, span, parts
+        # `bash -c "$X ..."` can still be analysed around the unknown part (not part of equality);
+        # may_split: an unquoted unknown expansion, which bash may split into any number of words
+        self.reason, self.span, self.parts, self.may_split = reason, span, parts, may_split
 
     def __eq__(self, other: object) -> bool:
         return type(other) is Unknown and self.reason == other.reason and self.span == other.span
@@ -84,7 +85,7 @@ class Unknown:
         return f"Unknown({self.reason!r}, {self.span!r})"
 
     def __reduce__(self):
-        return (Unknown, (self.reason, self.span, self.parts))
+        return (Unknown, (self.reason, self.span, self.parts, self.may_split))
 
 
 Value = Known | Unknown

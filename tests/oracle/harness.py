@@ -52,7 +52,7 @@ HARNESS_VARS = {"PATH", "BASH_ENV"}
 
 
 def is_noise(name: str) -> bool:
-    return name in NOISE or name.startswith("__PL_")
+    return name in NOISE or name.startswith(("__PL_", "BASH_FUNC_"))  # exported functions: not settings
 
 
 @dataclass
@@ -329,9 +329,12 @@ def compare(model: dict, run: BashRun, *, model_root: Path | None = None) -> lis
     for n, rec in enumerate(run.records):
         where = f"bash record {n} ({rec['name']} at {_rel(rec['file'], root) or '<bash -c>'}:{rec['line']})"
         cands = at(rec["file"], rec["line"])
-        if not cands and not rec["file"]:
+        # bash reports no usable location for a `bash -c` string, a function exported into a child
+        # shell (file "environment") or an EXIT trap's command (line 1 of the trap string)
+        placeless = not rec["file"] or rec["file"] == "environment" or rec["line"] == 1
+        if not cands and placeless:
             cands = at(rec.get("parent_file", ""), rec.get("parent_line", 0))
-            if not cands:  # last resort: a bash -c string, by launcher name and order
+            if not cands:  # last resort: by launcher name and order
                 for l in launches:
                     if id(l) not in by_order_used and rec["name"] in _launch_names(l):
                         by_order_used.add(id(l))
