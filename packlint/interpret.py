@@ -437,18 +437,9 @@ class Interpreter:
                     body.append(c)
             arms.append((patterns, body, item))
         if isinstance(subject, Known):
-            for patterns, body, _ in arms:
-                for p in patterns:
-                    pat = self.expand_pattern(p, world, ps)
-                    if pat is None:
-                        break  # unknown pattern: fall through to the undecidable path below
-                    if _glob_match(subject.text, pat):
-                        return self.exec_block(body, [world], ps)
-                else:
-                    continue
-                break
-            else:
-                return [world]
+            decided = self._case_known(subject.text, arms, world, ps)
+            if decided is not None:
+                return decided
         # undecidable: one world per arm, plus "no arm matched" unless there is a catch-all
         results: list[World] = []
         subject_text = _snippet(subject_node) if subject_node is not None else "?"
@@ -467,6 +458,33 @@ class Interpreter:
             w.when = w.when + (Condition(f"case {subject_text}", "matches no arm", ps.source.span(node)),)
             results.append(w)
         return self._merge(results)
+
+    def _case_known(self, subject: str, arms, world, ps) -> list[World] | None:
+        """`case` on a known subject, with bash's terminators: `;;` stops, `;&` runs the next arm's body
+        too, `;;&` goes on testing the arms after it. None: a pattern is unknown (undecidable)."""
+        worlds = [world]
+        i, run_next = 0, False
+        while i < len(arms):
+            patterns, body, item = arms[i]
+            if not run_next:
+                matched = False
+                for p in patterns:
+                    pat = self.expand_pattern(p, world, ps)
+                    if pat is None:
+                        return None if worlds == [world] else worlds
+                    if _glob_match(subject, pat):
+                        matched = True
+                        break
+                if not matched:
+                    i += 1
+                    continue
+            worlds = self.exec_block(body, worlds, ps)
+            terminator = next((c.type for c in item.children if c.type in (";;", ";&", ";;&")), ";;")
+            if terminator == ";;":
+                return worlds
+            run_next = terminator == ";&"
+            i += 1
+        return worlds
 
     def _s_for_statement(self, node, world, ps):
         var_node = node.child_by_field_name("variable")
@@ -1264,6 +1282,9 @@ class Interpreter:
         if name is None:
             return None
         old = world.vars.get(name)
+        if old is not None and old.ref is not None:  # through a nameref: the named variable is set
+            name = old.ref
+            old = world.vars.get(name)
         if old is not None and old.readonly:
             self.diag("warning", "readonly", f"assignment to readonly variable {name} is ignored by bash",
                       var.assigned_at)
@@ -1308,7 +1329,7 @@ class Interpreter:
             items.append(Unknown(f"array element at an unknown index ({_snippet(index)})", span))
         else:
             while len(items) <= idx:
-                items.append(Known("", span))
+                items.append(None)  # a hole: bash arrays are sparse
             items[idx] = value
         world.vars[vname] = Variable(None, items, old.exported if old else False, span,
                                      old.exported_at if old else None)
@@ -1319,7 +1340,7 @@ class Interpreter:
         pieces = self.pieces(node, world, ps, quoted=False)
         if ps.source.crlf:
             _crlf_tail(node, ps, pieces)
-        return _assemble(pieces, ps.source.span(node))
+        return _assemble(pieces, ps.source.span(node), _ifs(world))
 
     def group_pieces(self, group: list, world, ps) -> list[Piece]:
         """Pieces of a word tree-sitter-bash split in two (`$D/$T.log` -> `$D/$` + `T.log`): the
@@ -1350,7 +1371,7 @@ class Interpreter:
         if len(group) == 1:
             return self.expand_fields(group[0], world, ps)
         span = ps.source.span_of_points(group[0].start_point, group[-1].end_point)
-        return _assemble(self.group_pieces(group, world, ps), span)
+        return _assemble(self.group_pieces(group, world, ps), span, _ifs(world))
 
     def expand_joined(self, node, world, ps) -> Value:
         """A word where no splitting happens (assignment values, `[[ ]]` operands, case subjects)."""
@@ -1598,7 +1619,7 @@ class Interpreter:
             if ln is not None:
                 items = items[:ln] if ln >= 0 else items[:ln]
             star = name == "*" or (subscript is not None and subscript.text == b"*")
-            return _items_pieces(items, quoted, span, star=star)
+            return _items_pieces(items, quoted, span, star=star, sep=_ifs_sep(world))
         # string operations need the value
         value = self._scalar_sub(name, subscript, world, span, ps)
         if not isinstance(value, Known):
@@ -1713,7 +1734,8 @@ class Interpreter:
                 return True, _value_pieces(v, quoted, span)
             return False, []
         if name in ("@", "*"):
-            return bool(world.positional), _items_pieces(world.positional, quoted, span, star=name == "*")
+            return bool(world.positional), _items_pieces(world.positional, quoted, span, star=name == "*",
+                                                         sep=_ifs_sep(world))
         var = world.vars.get(name)
         if var is None:
             if name in _BASH_DYNAMIC or name.startswith(GAP_VARIABLE):
@@ -1746,6 +1768,8 @@ class Interpreter:
         if name == "LINENO":
             return Known(str(span.line), span)
         var = world.vars.get(name)
+        if var is not None and var.ref is not None:
+            var = world.vars.get(var.ref)
         if var is None:
             if name in _BASH_DYNAMIC:
                 return Unknown(f"${name} is set by bash at run time", span)
@@ -1761,7 +1785,7 @@ class Interpreter:
 
     def _param(self, name, subscript, world, quoted, span, ps=None) -> list[Piece]:
         if name in ("@", "*"):
-            return _items_pieces(world.positional, quoted, span, star=name == "*")
+            return _items_pieces(world.positional, quoted, span, star=name == "*", sep=_ifs_sep(world))
         if name == "BASH_SOURCE" and subscript is not None:
             script = self.source_stack[-1] if self.source_stack else world.script
             return [Piece(self._display_source(script, world), split=not quoted, span=span)]
@@ -1772,7 +1796,7 @@ class Interpreter:
                 if var is None:
                     return [Piece("", vanish=True, span=span)] if quoted else []
                 items = var.items if var.items is not None else ([var.value] if var.value is not None else [])
-                return _items_pieces(items, quoted, span, star=idx_text == "*")
+                return _items_pieces(items, quoted, span, star=idx_text == "*", sep=_ifs_sep(world))
             idx = self.arith(subscript, world, ps) if ps is not None else Unknown("index")
             if isinstance(idx, Unknown):
                 return [Piece(None, span=span, reason=f"array index {idx_text} is unknown", split=not quoted)]
@@ -2203,6 +2227,24 @@ def _s_declaration_command(self: Interpreter, node, world, ps):
                 if c.type in ("word", "variable_name") and not c.text.startswith((b"-", b"+")):
                     world.exported_functions = world.exported_functions | {c.text.decode("utf-8", "replace")}
         return [world]
+    if keyword in ("local", "declare", "typeset") and any(o.startswith("-") and "n" in o for o in options):
+        # `local -n out=$1`: `out` names another variable; assignments to it go there
+        for c in node.named_children:
+            if c.type != "variable_assignment":
+                continue
+            name_node, value_node = c.child_by_field_name("name"), c.child_by_field_name("value")
+            target = self.expand_joined(value_node, world, ps) if value_node is not None else None
+            if name_node is None or not isinstance(target, Known) or not re.fullmatch(r"[A-Za-z_]\w*",
+                                                                                        target.text):
+                continue
+            ref_name = name_node.text.decode("utf-8", "replace")
+            if world.locals_stack and ref_name not in world.locals_stack[-1]:
+                world.locals_stack[-1][ref_name] = world.vars.get(ref_name)
+            ref = Variable(world.vars[target.text].scalar() if target.text in world.vars else None, None, False,
+                           ps.source.span(c))
+            ref.ref = target.text
+            world.vars[ref_name] = ref
+        return [world]
     computed = [c for c in node.named_children if c.type in ("concatenation", "string", "simple_expansion",
                                                               "expansion", "raw_string", "command_substitution")]
     if computed:
@@ -2265,6 +2307,16 @@ def _s_declaration_command(self: Interpreter, node, world, ps):
 def _s_unset_command(self: Interpreter, node, world, ps):
     functions = any(c.type == "word" and c.text == b"-f" for c in node.named_children)
     for c in node.named_children:
+        if c.type in ("raw_string", "string", "word", "concatenation") and b"[" in c.text:
+            # unset 'A[2]': a hole in the array
+            target = self.expand_joined(c, world, ps)
+            m = re.fullmatch(r"([A-Za-z_]\w*)\[(\d+)\]", target.text or "") if isinstance(target, Known) else None
+            var = world.vars.get(m.group(1)) if m else None
+            if var is not None and var.items is not None and int(m.group(2)) < len(var.items):
+                items = list(var.items)
+                items[int(m.group(2))] = None
+                world.vars[m.group(1)] = Variable(None, items, var.exported, var.assigned_at, var.exported_at)
+            continue
         if c.type in ("variable_name", "word") and not c.text.startswith(b"-"):
             name = c.text.decode("utf-8", "replace")
             if functions:
@@ -2468,13 +2520,16 @@ def _value_piece(v: Value, quoted: bool, span: Span) -> Piece:
     return Piece(None, split=not quoted, span=v.span or span, reason=v.reason)
 
 
-def _items_pieces(items: list[Value], quoted: bool, span: Span, star: bool = False) -> list[Piece]:
-    """"${A[@]}" -> one field per item; "${A[*]}" -> items joined by a space; unquoted -> split."""
+def _items_pieces(items: list[Value], quoted: bool, span: Span, star: bool = False,
+                  sep: str = " ") -> list[Piece]:
+    """"${A[@]}" -> one field per item; "${A[*]}" -> items joined by the first character of IFS;
+    unquoted -> split. Holes of a sparse array (None) are skipped."""
+    items = [i for i in items if i is not None]
     if quoted and star:
         if any(not isinstance(i, Known) for i in items):
             reason = next(i.reason for i in items if isinstance(i, Unknown))
             return [Piece(None, span=span, reason=reason)]
-        return [Piece(" ".join(i.text for i in items), span=span)]
+        return [Piece(sep.join(i.text for i in items), span=span)]
     if not items:
         return [Piece("", vanish=True, span=span)] if quoted else []
     out = []
@@ -2500,8 +2555,40 @@ def _sub_span(span: Span | None, text: str, start: int, end: int) -> Span | None
     return Span(span.file, span.line, span.column + start, span.line, span.column + end)
 
 
-def _assemble(pieces: list[Piece], word_span: Span) -> list[Value]:
-    """Pieces -> fields, with word splitting of unquoted expansion results."""
+def _ifs_sep(world: World) -> str:
+    ifs = _ifs(world)
+    return " " if ifs is None else ifs[:1]
+
+
+def _ifs(world: World) -> str | None:
+    """The IFS in effect when known and not the default (None: split on blanks)."""
+    var = world.vars.get("IFS")
+    if var is None:
+        return None
+    v = var.scalar()
+    if not isinstance(v, Known) or v.text == " \t\n":
+        return None
+    return v.text
+
+
+def _ifs_splitter(ifs: str | None):
+    """The regex bash's word splitting uses for this IFS (None: the default blank characters)."""
+    if ifs is None:
+        return _IFS
+    blanks = "".join(c for c in ifs if c in " \t\n")
+    others = "".join(c for c in ifs if c not in " \t\n")
+    parts = []
+    if others:
+        parts.append(f"[{re.escape(blanks)}]*[{re.escape(others)}][{re.escape(blanks)}]*" if blanks
+                     else f"[{re.escape(others)}]")
+    if blanks:
+        parts.append(f"[{re.escape(blanks)}]+")
+    return re.compile("|".join(parts)) if parts else None
+
+
+def _assemble(pieces: list[Piece], word_span: Span, ifs: str | None = None) -> list[Value]:
+    """Pieces -> fields, with word splitting of unquoted expansion results (on IFS)."""
+    splitter = _ifs_splitter(ifs) if ifs is not None else _IFS
     fields: list[Value] = []
     cur: list[Piece] = []
     started = False
@@ -2522,7 +2609,7 @@ def _assemble(pieces: list[Piece], word_span: Span) -> list[Value]:
             started = True
             continue
         if p.split:
-            parts = _IFS.split(p.text)
+            parts = splitter.split(p.text) if splitter is not None else [p.text]
             if len(parts) == 1:
                 if p.text:
                     cur.append(p)

@@ -117,7 +117,7 @@ def _env_entry(name: str, var: Variable) -> dict:
     v = var.scalar()
     d: dict = {}
     if var.items is not None:
-        d["items"] = [_value_json(i) for i in var.items]
+        d["items"] = [_value_json(i) for i in var.items if i is not None]
     if var.items is not None and not var.exported:
         pass
     elif v is None:

@@ -128,7 +128,8 @@ class Condition:
 class Variable:
     """A shell variable in one world: a scalar or an array of values, plus its attributes."""
 
-    __slots__ = ("value", "items", "exported", "assigned_at", "exported_at", "source", "readonly", "history")
+    __slots__ = ("value", "items", "exported", "assigned_at", "exported_at", "source", "readonly", "history",
+                 "ref")
 
     def __init__(self, value: Value | None = None, items: list[Value] | None = None, exported: bool = False,
                  assigned_at: Span | None = None, exported_at: Span | None = None, source: str = "script",
@@ -141,6 +142,7 @@ class Variable:
         self.source = source            # script | caller | prefix | cluster
         self.readonly = readonly
         self.history = history if history is not None else []
+        self.ref: str | None = None     # `local -n NAME=TARGET`: a nameref to TARGET
 
     def __repr__(self) -> str:
         return f"Variable({self.value!r}, items={self.items!r}, exported={self.exported})"
