@@ -148,6 +148,7 @@ class Interpreter:
         self.parsed: dict[str, ParsedScript] = {}
         self._diag_seen: set = set()
         self.world_cap_hit = False
+        self._here = None                   # (node, parsed script) of the statement being run
         self.launch_prefix: list[tuple] = []  # outer launchers of `srun bash -c "..."`
         self.source_calls = 0               # how many `source`s are being executed (for `return`)
         self.error_cut: int | None = None   # byte offset of a parse error inside the current statement
@@ -246,13 +247,15 @@ class Interpreter:
         if len(result) > MAX_WORLDS:
             if not self.world_cap_hit:
                 self.world_cap_hit = True
+                here = self._here[1].source.span(self._here[0]) if self._here else None
                 self.diag("warning", "too-many-branches",
                           f"more than {MAX_WORLDS} combinations of undecidable branches; "
-                          f"only the first {MAX_WORLDS} are analysed", None)
+                          f"only the first {MAX_WORLDS} are analysed", here)
             result = result[:MAX_WORLDS]
         return result
 
     def exec_stmt(self, node, world: World, ps: ParsedScript) -> list[World]:
+        self._here = (node, ps)
         self.seq += 1
         self.work += 1
         if self.work > MAX_WORK:

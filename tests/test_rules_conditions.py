@@ -315,4 +315,4 @@ def test_rule_codes_are_fixed():
         "PK001": "packing-gate-leak", "PK002": "packing-gate-corruption", "PK003": "packing-micro-batch",
         "PK004": "dead-packing-vqa", "PK101": "env-not-exported", "PK102": "env-set-after-launch",
         "PK103": "flag-repeated", "PK104": "gate-value-invalid", "PK900": "syntax-error",
-        "PK901": "unused-suppression"}
+        "PK901": "unused-suppression", "PK902": "analysis-incomplete"}
