@@ -88,11 +88,15 @@ class World:
     exported_functions: frozenset = frozenset()  # `export -f NAME`: visible to child bash processes
     unknown_exports: bool = False      # `export $(...)`: names packlint cannot know were exported
     exit_trap: object = None           # `trap '...' EXIT`: (code Value, span) run when the script ends
+    nullglob: bool = False             # `shopt -s nullglob`
+    aliases: object = None             # `alias NAME=...` definitions (a dict)
+    expand_aliases: bool = False       # `shopt -s expand_aliases`: scripts expand aliases only then
 
     def fork(self) -> "World":
         return World(dict(self.vars), list(self.positional), self.script, dict(self.functions),
                      self.when, self.flow, [dict(f) for f in self.locals_stack], self.allexport,
-                     self.exported_functions, self.unknown_exports, self.exit_trap)
+                     self.exported_functions, self.unknown_exports, self.exit_trap, self.nullglob,
+                     None if self.aliases is None else dict(self.aliases), self.expand_aliases)
 
 
 def _vkey(v):
@@ -149,6 +153,7 @@ class Interpreter:
         self._diag_seen: set = set()
         self.world_cap_hit = False
         self._here = None                   # (node, parsed script) of the statement being run
+        self.alias_depth = 0
         self.launch_prefix: list[tuple] = []  # outer launchers of `srun bash -c "..."`
         self.source_calls = 0               # how many `source`s are being executed (for `return`)
         self.error_cut: int | None = None   # byte offset of a parse error inside the current statement
@@ -325,7 +330,74 @@ class Interpreter:
         body = node.child_by_field_name("body")
         if body is None:
             return [world]
+        if body.type == "while_statement":
+            lines = self._fed_lines(node, world, ps)
+            if lines is not None:
+                fed = self._while_read(body, lines, world, ps)
+                if fed is not None:
+                    return fed
         return self.exec_stmt(body, world, ps)
+
+    def _fed_lines(self, node, world, ps) -> list[str] | None:
+        """The lines a loop reads from `<<< "text"` or a here-document, when they are known."""
+        for c in node.children:
+            if c.type == "herestring_redirect":
+                value = next((x for x in c.named_children), None)
+                text = self.expand_joined(value, world, ps) if value is not None else None
+                return text.text.split("\n") if isinstance(text, Known) else None
+            if c.type == "heredoc_redirect":
+                body = next((x for x in c.named_children if x.type == "heredoc_body"), None)
+                if body is None or body.named_children:  # expansions inside: not followed
+                    return None
+                return body.text.decode("utf-8", "replace").rstrip("\n").split("\n")
+        return None
+
+    def _while_read(self, loop, lines: list[str], world, ps) -> list[World] | None:
+        """`while read a b; do ...; done <<< "..."`: one iteration per known input line, with the
+        variables `read` sets (split on IFS, the last one taking the rest of the line)."""
+        conds = [loop.children[i] for i in range(loop.child_count)
+                 if loop.field_name_for_child(i) == "condition" and loop.children[i].type not in _NOISE]
+        body = loop.child_by_field_name("body")
+        if len(conds) != 1 or conds[0].type != "command" or body is None:
+            return None
+        cmd = conds[0]
+        name_node = cmd.child_by_field_name("name")
+        if name_node is None or name_node.text != b"read":
+            return None
+        ifs = None
+        for i, c in enumerate(cmd.children):
+            if c.type == "variable_assignment" and c.child_by_field_name("name") is not None \
+                    and c.child_by_field_name("name").text == b"IFS":
+                v = self.expand_joined(c.child_by_field_name("value"), world, ps)
+                ifs = v.text if isinstance(v, Known) else None
+        args = []
+        for i, c in enumerate(cmd.children):
+            if cmd.field_name_for_child(i) == "argument":
+                args.extend(self.expand_fields(c, world, ps))
+        if any(not isinstance(a, Known) for a in args):
+            return None
+        names = [a.text for a in args if not a.text.startswith("-")]
+        if not names or any(not re.fullmatch(r"[A-Za-z_]\w*", n) for n in names) or \
+                any(a.text.startswith("-") and set(a.text[1:]) - set("rs") for a in args):
+            return None
+        span = ps.source.span(cmd)
+        worlds = [world]
+        for line in lines[:MAX_LOOP_ITERATIONS]:
+            if ifs is None or ifs == " \t\n":
+                parts = line.split(None, len(names) - 1)
+            else:
+                parts = re.split("[" + re.escape(ifs) + "]", line, maxsplit=len(names) - 1)
+            parts += [""] * (len(names) - len(parts))
+            for w in worlds:
+                if w.flow is None:
+                    for n, v in zip(names, parts):
+                        self.set_var(w, n, Variable(Known(v, span), assigned_at=span), span)
+            worlds = self._loop_body(body, worlds, ps)
+            if all(w.flow is not None for w in worlds):
+                break
+        for w in worlds:
+            _after_loop(w)
+        return worlds
 
     def _s_pipeline(self, node, world, ps):
         parts = [c for c in node.named_children if c.type not in _NOISE]
@@ -522,11 +594,10 @@ class Interpreter:
                 worlds = self._loop_body(body, worlds, ps)
             finally:
                 self.context.pop()
-            if all(w.flow == "break_done" for w in worlds):
+            if all(w.flow is not None and w.flow.startswith("break_done") for w in worlds):
                 break
         for w in worlds:
-            if w.flow == "break_done":
-                w.flow = None
+            _after_loop(w)
         return worlds
 
     def _loop_body(self, body, worlds, ps) -> list[World]:
@@ -538,6 +609,10 @@ class Interpreter:
                 w.flow = None
             elif w.flow == "break":
                 w.flow = "break_done"
+            elif w.flow and w.flow.startswith(("break ", "continue ")):
+                # `break 2` / `continue 2`: leave this loop, then act on the enclosing one
+                kind, n = w.flow.split()
+                w.flow = f"break_done {kind}" + ("" if int(n) == 2 else f" {int(n) - 1}")
         return self._merge(rest + out)
 
     def _loop_unknown(self, body, world, ps, var, value, text, span) -> list[World]:
@@ -550,8 +625,7 @@ class Interpreter:
             self.set_var(run, var, Variable(value, assigned_at=span), span)
         out = self._loop_body(body, [run], ps)
         for w in out:
-            if w.flow == "break_done":
-                w.flow = None
+            _after_loop(w)
         # Joined again right after the loop: forking every later statement on "did that data loop run"
         # multiplies the work for nothing (such loops prepare data; they rarely set a gate). What the
         # loop changed becomes unknown; launches inside it keep their own `when`.
@@ -595,8 +669,7 @@ class Interpreter:
                 nxt.extend(out)
             worlds = self._merge(nxt)
         for w in worlds:
-            if w.flow in ("loop_done", "break_done"):
-                w.flow = None
+            _after_loop(w)
         return worlds
 
     def _s_while_statement(self, node, world, ps):
@@ -633,8 +706,7 @@ class Interpreter:
                                                            _snippet(node).split("\n")[0], span))
             worlds = self._merge(nxt)
         for w in finished:
-            if w.flow == "break_done":
-                w.flow = None
+            _after_loop(w)
         return self._merge(finished)
 
     # ------------------------------------------------------------------ exit status
@@ -825,9 +897,13 @@ class Interpreter:
                 if not isinstance(lv, Known) or not isinstance(rv, Known):
                     return None
                 try:
-                    return re.search(rv.text, lv.text) is not None
+                    m = re.search(rv.text, lv.text)
                 except re.error:
                     return None
+                span = ps.source.span(node)
+                items = [Known(g or "", span) for g in (m.group(0), *m.groups())] if m else []
+                world.vars["BASH_REMATCH"] = Variable(None, items, False, span)
+                return m is not None
             rv = self.expand_joined(right, world, ps) if right is not None else Known("")
             if not isinstance(lv, Known) or not isinstance(rv, Known):
                 return None
@@ -898,6 +974,7 @@ class Interpreter:
             return [world]
         # peel wrappers: env A=1 nohup exec time ...
         exec_replaces = False
+        xargs_token = None
         while fields:
             head = L.basename(fields[0])
             if head not in L.WRAPPERS:
@@ -927,6 +1004,24 @@ class Interpreter:
                         prefix_env[u.text] = Variable(None, None, False, f.span, None, "unset")
                     i += 2
                     continue
+                if head == "env" and f.text.startswith("--unset="):
+                    prefix_env[f.text.split("=", 1)[1]] = Variable(None, None, False, f.span, None, "unset")
+                    i += 1
+                    continue
+                if head == "env" and f.text in ("-i", "--ignore-environment", "-"):
+                    # `env -i`: the program starts from an empty environment plus the NAME=VALUE given
+                    prefix_env.clear()
+                    prefix_env[_CLEAR_ENV] = Variable(None, None, False, f.span, None, "unset")
+                    i += 1
+                    continue
+                if head == "xargs" and f.text.startswith("-I"):
+                    # `xargs -I{} cmd ... {}`: the placeholder is replaced by input at run time
+                    token = f.text[2:] or (fields[i + 1].text if i + 1 < len(fields) and
+                                           isinstance(fields[i + 1], Known) else None)
+                    if token:
+                        xargs_token = token
+                    i += 1 if f.text[2:] else 2
+                    continue
                 if f.text.startswith("-") and len(f.text) > 1:
                     takes_value = f.text in value_opts or ("*" in value_opts and "=" not in f.text)
                     i += 2 if takes_value else 1
@@ -937,10 +1032,27 @@ class Interpreter:
                 break
             i += n_pos
             fields = fields[i:]
+            if xargs_token:
+                fields = [Unknown(f"replaced by xargs input ({xargs_token})", v.span)
+                          if isinstance(v, Known) and xargs_token in v.text else v for v in fields]
+                xargs_token = None
         if not fields:
             return [world]
         head = fields[0]
         name = head.text if isinstance(head, Known) else None
+        if name is not None and world.expand_aliases and world.aliases and name in world.aliases \
+                and self.alias_depth < 8:
+            value, aspan = world.aliases[name]
+            try:
+                words = [Known(w, aspan) for w in shlex.split(value)]
+            except ValueError:
+                words = []
+            if words:
+                self.alias_depth += 1
+                try:
+                    return self.run_command(words + fields[1:], prefix_env, world, ps, span, node, status_out)
+                finally:
+                    self.alias_depth -= 1
         if name is not None and "/" not in name and name in world.functions and not prefix_env.get("__nofunc"):
             return self.call_function(name, fields[1:], prefix_env, world, span)
         container = L.split_container(fields)
@@ -1216,6 +1328,8 @@ class Interpreter:
         unexported = {k: v for k, v in world.vars.items()
                       if (not v.exported or v.items is not None) and k not in prefix_env
                       and not k.startswith(_UNKNOWN_PART)}
+        if _CLEAR_ENV in prefix_env:
+            env = {}
         for k, v in prefix_env.items():
             if v.source == "unset":
                 env.pop(k, None)
@@ -1261,6 +1375,17 @@ class Interpreter:
                           ps.source.span_of_points(value_node.start_point, glue_tail.end_point))
         else:
             value = self.expand_joined(value_node, world, ps) if value_node is not None else Known("", span)
+        if old is not None and old.integer and old.items is None:
+            # `declare -i M; M=2+3; M+=1`: the value is evaluated as arithmetic (and += adds)
+            r = _to_int(value.text, self, world, ps) if isinstance(value, Known) else Unknown(value.reason)
+            if appending and not isinstance(r, Unknown):
+                cur = _to_int(old.value.text, self, world, ps) if isinstance(old.value, Known) else \
+                    Unknown("unknown value")
+                r = cur if isinstance(cur, Unknown) else cur + r
+            var = Variable(Known(str(r), span) if not isinstance(r, Unknown) else Unknown(r.reason, span), None,
+                           old.exported, span, old.exported_at)
+            var.integer = True
+            return name, var
         if appending and old is not None:
             if old.items is not None:
                 items = list(old.items)
@@ -1324,8 +1449,19 @@ class Interpreter:
         vname = name.text.decode()
         span = ps.source.span(node)
         value = self.expand_joined(value_node, world, ps) if value_node is not None else Known("", span)
-        idx = self.arith(index, world, ps) if index is not None else Unknown("no index")
         old = world.vars.get(vname)
+        if old is not None and old.assoc is not None:  # C[key]=v / C[key]+=v
+            key = self.expand_joined(index, world, ps) if index is not None else Known("")
+            new = old.copy()
+            if not isinstance(key, Known):
+                new.assoc = {}
+            else:
+                if any(c.type == "+=" for c in node.children) and key.text in new.assoc:
+                    value = _concat(new.assoc[key.text], value, span)
+                new.assoc[key.text] = value
+            world.vars[vname] = new
+            return
+        idx = self.arith(index, world, ps) if index is not None else Unknown("no index")
         items = list(old.items) if old is not None and old.items is not None else (
             [old.value] if old is not None and old.value is not None else [])
         if isinstance(idx, Unknown) or idx < 0 or idx > 4096:
@@ -1415,16 +1551,35 @@ class Interpreter:
                 return [p for c in node.named_children for p in self.pieces(c, world, ps, quoted, pattern)]
             text = node.text.decode("utf-8", "replace")
             if t == "word" and not quoted:
-                if text.startswith("~") and (len(text) == 1 or text[1] == "/"):
+                tilde = re.match(r"(?:[A-Za-z_]\w*=)?~(?=/|$)", text)  # `~/x`, and `name=~/x` as bash does
+                if tilde:
                     home = world.vars.get("HOME")
                     if home is None or not isinstance(home.scalar(), Known):
                         return [Piece(None, span=span, reason="~ (the home directory at run time)")]
-                    text = home.scalar().text + text[1:]
+                    text = text[:tilde.end() - 1] + home.scalar().text + text[tilde.end():]
                 if pattern:
                     return [Piece(_unescape_pattern(text), span=span)]
+                if world.nullglob and _GLOB_CHARS.search(text):
+                    return [Piece(None, span=span, split=True,
+                                  reason=f"glob {text!r} with nullglob: the files it matches at run time")]
+                if "{" in text and "," in text and _BRACE_LIST.search(text):
+                    alternatives = _brace_expand(text)
+                    parent = node.parent
+                    if len(alternatives) > 1 and (parent is None or parent.type != "concatenation"):
+                        return [Piece(_unescape_unquoted(a), span=span, boundary=k > 0)
+                                for k, a in enumerate(alternatives)]
                 text = _unescape_unquoted(text)
             return [Piece(text, span=span)]
         if t == "concatenation":
+            if (not quoted and not pattern and "{" in node.text.decode("utf-8", "replace")
+                    and all(c.type == "word" for c in node.children)):
+                # tree-sitter splits `{train,val}.json` into words; bash brace-expands the whole word
+                text = node.text.decode("utf-8", "replace")
+                alternatives = _brace_expand(text) if _BRACE_LIST.search(text) else [text]
+                parent = node.parent
+                if len(alternatives) > 1 and (parent is None or parent.type != "concatenation"):
+                    return [Piece(_unescape_unquoted(a), span=span, boundary=k > 0)
+                            for k, a in enumerate(alternatives)]
             return [p for c in node.children for p in self.pieces(c, world, ps, quoted, pattern)]
         if t == "raw_string":
             text = node.text.decode("utf-8", "replace")[1:-1]
@@ -1552,7 +1707,8 @@ class Interpreter:
                 var = self.lookup(world, target.child_by_field_name("name").text.decode())
                 idx = target.child_by_field_name("index")
                 if idx is not None and idx.text in (b"@", b"*"):
-                    items = [] if var is None else (var.items if var.items is not None else [var.value])
+                    items = [] if var is None else (list(var.assoc.values()) if var.assoc is not None else
+                                                    var.items if var.items is not None else [var.value])
                     split = next((i for i in items if isinstance(i, Unknown) and i.may_split), None)
                     if split is not None:  # `arr=($(cmd))`: as many items as the output has words
                         return [Piece(None, span=span, reason=f"the array's length depends on {split.reason}",
@@ -1660,8 +1816,12 @@ class Interpreter:
             return [Piece(text, split=not quoted, span=span)]
         if op == ":":
             nums = [o for o in operands if o.type != ":"]
-            off = self.arith(nums[0], world, ps) if nums else 0
-            ln = self.arith(nums[1], world, ps) if len(nums) > 1 else None
+            if operands and operands[0].type == ":":  # `${X::n}`: the offset is empty (0)
+                off = 0
+                ln = self.arith(nums[0], world, ps) if nums else 0
+            else:
+                off = self.arith(nums[0], world, ps) if nums else 0
+                ln = self.arith(nums[1], world, ps) if len(nums) > 1 else None
             if isinstance(off, Unknown) or isinstance(ln, Unknown):
                 return [Piece(None, span=span, reason=f"{_snippet(node)}: unknown offset", split=not quoted)]
             end = None if ln is None else (off + ln if ln >= 0 else ln)
@@ -1721,9 +1881,18 @@ class Interpreter:
         return [Piece(_replace(text, pattern[1], repl[0], op), split=not quoted, span=span)]
 
     def _operand_pieces(self, operands, world, ps, quoted) -> list[Piece]:
+        """The word of `${X:-word}` / `${X:+word}`: unquoted, its result is split like any expansion
+        (`${V:+--precision $V}` gives two words), literal text included."""
         out = []
         for o in operands:
-            out.extend(self.pieces(o, world, ps, quoted=quoted))
+            parts = o.children if (not quoted and o.type == "concatenation") else [o]
+            for part in parts:
+                pieces = self.pieces(part, world, ps, quoted=quoted)
+                if not quoted and part.type == "word":
+                    for p in pieces:
+                        if p.text is not None:
+                            p.split = True
+                out.extend(pieces)
         return out
 
     def _param_state(self, name, subscript, world, quoted, span, ps) -> tuple[bool | None, list[Piece]]:
@@ -1795,6 +1964,15 @@ class Interpreter:
         if subscript is not None:
             var = world.vars.get(name)
             idx_text = subscript.text.decode("utf-8", "replace")
+            if var is not None and var.assoc is not None:
+                if idx_text in ("@", "*"):
+                    return _items_pieces(list(var.assoc.values()), quoted, span, star=idx_text == "*",
+                                         sep=_ifs_sep(world))
+                key = self.expand_joined(subscript, world, ps) if ps is not None else Unknown("key")
+                if not isinstance(key, Known):
+                    return [Piece(None, span=span, reason=f"array key {idx_text} is unknown", split=not quoted)]
+                found = var.assoc.get(key.text)
+                return _value_pieces(found, quoted, span) if found is not None else [Piece("", span=span)]
             if idx_text in ("@", "*"):
                 if var is None:
                     return [Piece("", vanish=True, span=span)] if quoted else []
@@ -2024,19 +2202,57 @@ def _b_return(interp, fields, world, ps, span, status_out):
     return [world]
 
 
+def _after_loop(w: World) -> None:
+    """Leaving a loop: a plain break/end is done; `break 2`/`continue 2` act on the enclosing loop."""
+    if w.flow in ("break_done", "loop_done"):
+        w.flow = None
+    elif w.flow is not None and w.flow.startswith("break_done "):
+        w.flow = w.flow[len("break_done "):]
+
+
+def _loop_levels(fields) -> int:
+    if len(fields) > 1 and isinstance(fields[1], Known) and fields[1].text.isdigit():
+        return max(1, int(fields[1].text))
+    return 1
+
+
 def _b_break(interp, fields, world, ps, span, status_out):
-    world.flow = "break"
+    n = _loop_levels(fields)
+    world.flow = "break" if n == 1 else f"break {n}"
     return [world]
 
 
 def _b_continue(interp, fields, world, ps, span, status_out):
-    world.flow = "continue"
+    n = _loop_levels(fields)
+    world.flow = "continue" if n == 1 else f"continue {n}"
     return [world]
 
 
 def _b_test(interp: Interpreter, fields, world, ps, span, status_out):
     if status_out is not None:
         status_out.append((world, interp.test_args(fields[1:])))
+    return [world]
+
+
+def _b_shopt(interp, fields, world, ps, span, status_out):
+    """`shopt -s/-u nullglob|expand_aliases`: the options that change what a launch line becomes."""
+    args = [f.text for f in fields[1:] if isinstance(f, Known)]
+    on = "-s" in args
+    if "-s" in args or "-u" in args:
+        if "nullglob" in args:
+            world.nullglob = on
+        if "expand_aliases" in args:
+            world.expand_aliases = on
+    return [world]
+
+
+def _b_alias(interp, fields, world, ps, span, status_out):
+    """`alias tr="torchrun --nproc_per_node 2"` (used only with expand_aliases, as in scripts)."""
+    for f in fields[1:]:
+        if isinstance(f, Known) and "=" in f.text:
+            name, _, value = f.text.partition("=")
+            world.aliases = dict(world.aliases or {})
+            world.aliases[name] = (value, f.span)
     return [world]
 
 
@@ -2115,6 +2331,14 @@ def _b_unknown_assign(interp, fields, world, ps, span, status_out):
 def _b_let(interp: Interpreter, fields, world, ps, span, status_out):
     for a in fields[1:]:
         if isinstance(a, Known):
+            inc = re.fullmatch(r"\s*(?:([A-Za-z_]\w*)(\+\+|--)|(\+\+|--)([A-Za-z_]\w*))\s*", a.text)
+            if inc:
+                name = inc.group(1) or inc.group(4)
+                cur = interp._arith_var(name, world, ps, span)
+                if not isinstance(cur, Unknown):
+                    step = 1 if "+" in (inc.group(2) or inc.group(3)) else -1
+                    interp.set_var(world, name, Variable(Known(str(cur + step), span), assigned_at=span), span)
+                continue
             m = re.fullmatch(r"([A-Za-z_]\w*)\s*([-+*/%]?=)\s*(.+)", a.text)
             if m:
                 rhs = _to_int(m.group(3), interp, world, ps)
@@ -2190,7 +2414,7 @@ def _b_unset(interp, fields, world, ps, span, status_out):
 
 _BUILTINS = {
     "export": _b_declare, "declare": _b_declare, "typeset": _b_declare, "local": _b_declare,
-    "readonly": _b_declare, "unset": _b_unset, "trap": _b_trap,
+    "readonly": _b_declare, "unset": _b_unset, "trap": _b_trap, "shopt": _b_shopt, "alias": _b_alias,
     "set": _b_set, "shift": _b_shift, "source": _b_source, ".": _b_source, "exit": _b_exit,
     "return": _b_return, "break": _b_break, "continue": _b_continue, "test": _b_test, "[": _b_test,
     "read": _b_read, "eval": _b_eval, "printf": _b_unknown_assign, "getopts": _b_unknown_assign,
@@ -2261,6 +2485,38 @@ def _s_declaration_command(self: Interpreter, node, world, ps):
                       f"({unknown[0].reason}); the variables it sets are not seen", ps.source.span(node))
             world.unknown_exports = True
         _b_declare(self, [f for f in fields if f not in unknown], world, ps, ps.source.span(node), None)
+    if any(o.startswith("-") and "A" in o for o in options):
+        # `declare -A C=([k]=v ...)`: an associative array
+        for c in node.named_children:
+            if c.type == "variable_assignment":
+                name_node, value_node = c.child_by_field_name("name"), c.child_by_field_name("value")
+                table: dict = {}
+                if value_node is not None and value_node.type == "array":
+                    for element in value_node.named_children:
+                        text = self.expand_joined(element, world, ps)
+                        m = re.fullmatch(r"\[(.*?)\]=(.*)", text.text or "", re.S) if isinstance(text, Known) else None
+                        if m:
+                            table[m.group(1)] = Known(m.group(2), ps.source.span(element))
+                var = Variable(None, None, False, ps.source.span(c))
+                var.assoc = table
+                if name_node is not None:
+                    self.set_var(world, name_node.text.decode("utf-8", "replace"), var, ps.source.span(c))
+            elif c.type in ("variable_name", "word") and not c.text.startswith((b"-", b"+")):
+                var = Variable(None, None, False, ps.source.span(c))
+                var.assoc = {}
+                world.vars[c.text.decode("utf-8", "replace")] = var
+        return [world]
+    integer = any(o.startswith("-") and "i" in o for o in options)
+    if integer:  # `declare -i NAME`: later assignments are arithmetic
+        for c in node.named_children:
+            vname = c.child_by_field_name("name") if c.type == "variable_assignment" else (
+                c if c.type in ("variable_name", "word") and not c.text.startswith((b"-", b"+")) else None)
+            if vname is not None:
+                n = vname.text.decode("utf-8", "replace")
+                old = world.vars.get(n)
+                marked = old.copy() if old is not None else Variable(None, None, False, ps.source.span(c))
+                marked.integer = True
+                world.vars[n] = marked
     for c in node.named_children:
         if c.type == "variable_assignment":
             name = self.assign(c, world, ps, export=export and not unexport, local=local,
@@ -2433,7 +2689,24 @@ def _glued_groups(nodes: list) -> list[list]:
     return groups
 
 
+_GLOB_CHARS = re.compile(r"(?<!\\)[*?]|(?<!\\)\[[^]]+\]")
+_BRACE_LIST = re.compile(r"(?<![$\\])\{[^{}\s]*,[^{}\s]*\}")
+
+
+def _brace_expand(text: str) -> list[str]:
+    """`{train,val}.json` -> train.json val.json (comma lists, left to right, nested by recursion)."""
+    m = _BRACE_LIST.search(text)
+    if m is None:
+        return [text]
+    head, tail = text[:m.start()], text[m.end():]
+    out = []
+    for alt in m.group(0)[1:-1].split(","):
+        out.extend(_brace_expand(head + alt + tail))
+    return out
+
+
 _UNKNOWN_PART = "__PLPART"
+_CLEAR_ENV = "__PL_ENV_CLEARED"
 _SRUN_TASK_ENV = ("SLURM_PROCID", "SLURM_LOCALID", "SLURM_NODEID", "SLURM_JOB_ID", "SLURM_JOBID",
                   "SLURM_NTASKS", "SLURM_NNODES", "SLURM_JOB_NODELIST", "SLURM_STEP_ID",
                   "SLURM_JOB_NUM_NODES", "SLURM_GPUS_ON_NODE", "SLURM_CPUS_ON_NODE")

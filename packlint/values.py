@@ -129,7 +129,7 @@ class Variable:
     """A shell variable in one world: a scalar or an array of values, plus its attributes."""
 
     __slots__ = ("value", "items", "exported", "assigned_at", "exported_at", "source", "readonly", "history",
-                 "ref")
+                 "ref", "integer", "assoc")
 
     def __init__(self, value: Value | None = None, items: list[Value] | None = None, exported: bool = False,
                  assigned_at: Span | None = None, exported_at: Span | None = None, source: str = "script",
@@ -143,13 +143,18 @@ class Variable:
         self.readonly = readonly
         self.history = history if history is not None else []
         self.ref: str | None = None     # `local -n NAME=TARGET`: a nameref to TARGET
+        self.integer = False            # `declare -i`: assignments are evaluated as arithmetic
+        self.assoc: dict | None = None  # `declare -A`: key -> Value
 
     def __repr__(self) -> str:
         return f"Variable({self.value!r}, items={self.items!r}, exported={self.exported})"
 
     def copy(self) -> "Variable":
-        return Variable(self.value, None if self.items is None else list(self.items), self.exported,
-                        self.assigned_at, self.exported_at, self.source, self.readonly, list(self.history))
+        new = Variable(self.value, None if self.items is None else list(self.items), self.exported,
+                       self.assigned_at, self.exported_at, self.source, self.readonly, list(self.history))
+        new.ref, new.integer = self.ref, self.integer
+        new.assoc = None if self.assoc is None else dict(self.assoc)
+        return new
 
     def scalar(self) -> Value | None:
         """`$A` of an array is its first item, as in bash."""
