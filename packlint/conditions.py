@@ -574,6 +574,8 @@ def _unread_source(ctx) -> str | None:
         if d.get("code") not in ("source-not-found", "source-unknown", "source-unreadable", "export-unknown"):
             continue
         if d.get("file") != launch_file or (d.get("line") or 0) < launch_line:
+            if d.get("code") == "export-unknown":
+                return f"the export with a name packlint cannot know at {d.get('file')}:{d.get('line')}"
             msg = d.get("message", "")
             what = msg.split(": ", 1)[1].split(" (", 1)[0] if ": " in msg else "a file"
             return f"the file sourced at {d.get('file')}:{d.get('line')} ({what}) could not be read and"
@@ -675,6 +677,19 @@ def _f_flag(ctx, node, a, key="flags"):
         return a[0]
     occ = _occurrences(ctx, key, a[0])
     return _entry_value(occ[-1] if occ else None, a[0])
+
+
+def _f_flag_distinct_in_script(ctx, node, a):
+    """Distinct values among the occurrences written in the script (not those the caller passes in
+    through "$@": overriding a default that way is the intended idiom)."""
+    if _is_unk(a[0]):
+        return a[0]
+    vals = [_entry_value(o, a[0]) for o in _occurrences(ctx, "flags", a[0]) if o.get("source") != "caller"]
+    known = {v for v in vals if not isinstance(v, Unk)}
+    unknown = [v for v in vals if isinstance(v, Unk)]
+    if unknown and len(known) < 2:
+        return unknown[0]
+    return len(known)
 
 
 def _f_flag_count(ctx, node, a):
@@ -783,6 +798,9 @@ FUNCTIONS: dict[str, Function] = {
     "flag_count": Function((STR,), (), INT, _f_flag_count, "how many times the flag is given"),
     "flag_distinct": Function((STR,), (), INT, _f_flag_distinct,
                               "how many different values the flag is given"),
+    "flag_distinct_in_script": Function((STR,), (), INT, _f_flag_distinct_in_script,
+                                        "how many different values the script itself gives the flag "
+                                        "(not counting the caller's arguments forwarded with \"$@\")"),
     "flag_values": Function((STR,), (), STR, _f_flag_values,
                             "every value the flag is given, in order (for messages)"),
     "has_launcher_flag": Function((STR,), (), BOOL, lambda c, n, a: _f_has_flag(c, n, a, "launcher_flags"),

@@ -111,10 +111,11 @@ class Piece:
     """Part of a word being expanded: literal or expanded text, and whether word splitting applies.
     (Hand-written: the hottest object of the interpreter.)"""
 
-    __slots__ = ("text", "split", "span", "reason", "boundary", "vanish")
+    __slots__ = ("text", "split", "span", "reason", "boundary", "vanish", "origin")
 
     def __init__(self, text: str | None, split: bool = False, span: Span | None = None, reason: str = "",
-                 boundary: bool = False, vanish: bool = False) -> None:
+                 boundary: bool = False, vanish: bool = False, origin: str | None = None) -> None:
+        self.origin = origin          # "caller": text from the script's arguments
         self.text = text              # None: unknown
         self.split = split            # result of an unquoted expansion: subject to word splitting
         self.span = span
@@ -161,7 +162,8 @@ class Interpreter:
 
     # ------------------------------------------------------------------ entry
     def run(self, ps: ParsedScript, real_path: str | None) -> list[World]:
-        world = World(vars={}, positional=[Known(a) for a in self.args], script=real_path or ps.source.path)
+        world = World(vars={}, positional=[Known(a, None, "caller") for a in self.args],
+                      script=real_path or ps.source.path)
         for name, value in self.initial_env.items():
             world.vars[name] = Variable(Known(value), exported=True, source="caller")
         for name in self.known_env:
@@ -2302,7 +2304,7 @@ def _b_eval(interp: Interpreter, fields, world, ps, span, status_out):
         interp.diag("info", "unanalysed", "`eval` of an unknown string is not analysed", span)
         return [world]
     src = SourceFile(path=ps.source.path, data=code.text.encode("utf-8", "surrogateescape"),
-                     line_base=span.line - 1, column_base=span.column)
+                     line_base=span.line - 1, column_base=span.column - 1)
     return interp._exec_source(src, world, None)
 
 
@@ -2792,7 +2794,7 @@ def _value_pieces(v: Value, quoted: bool, span: Span) -> list[Piece]:
 
 def _value_piece(v: Value, quoted: bool, span: Span) -> Piece:
     if isinstance(v, Known):
-        return Piece(v.text, split=not quoted, span=v.span or span)
+        return Piece(v.text, split=not quoted, span=v.span or span, origin=v.origin)
     return Piece(None, split=not quoted, span=v.span or span, reason=v.reason)
 
 
@@ -2898,7 +2900,8 @@ def _assemble(pieces: list[Piece], word_span: Span, ifs: str | None = None) -> l
                 start = p.text.find(part, offset) if part else offset
                 offset = start + len(part)
                 if part:
-                    cur.append(Piece(part, span=_sub_span(p.span, p.text, start, offset) or p.span))
+                    cur.append(Piece(part, span=_sub_span(p.span, p.text, start, offset) or p.span,
+                                     origin=p.origin))
                     started = True
             continue
         cur.append(p)
@@ -2925,7 +2928,8 @@ def _field_value(parts: list[Piece], word_span: Span) -> Value:
         return Unknown("value too long to track", word_span)
     nonempty = [p for p in parts if p.text]
     span = nonempty[0].span if len(nonempty) == 1 and nonempty[0].span is not None else word_span
-    return Known(text, span)
+    origin = "caller" if nonempty and all(p.origin == "caller" for p in nonempty) else None
+    return Known(text, span, origin)
 
 
 def _join(pieces: list[Piece], word_span: Span) -> Value:

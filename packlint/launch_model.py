@@ -25,9 +25,11 @@ _NUMBER = re.compile(r"^-(\d|\.\d)")
 class FlagOccurrence:
     """One occurrence of a program flag or launcher option (hand-written: made for every flag)."""
 
-    __slots__ = ("name", "args", "span", "style")
+    __slots__ = ("name", "args", "span", "style", "caller")
 
-    def __init__(self, name: str, args: list[Value], span: Span | None, style: str = "separate") -> None:
+    def __init__(self, name: str, args: list[Value], span: Span | None, style: str = "separate",
+                 caller: bool = False) -> None:
+        self.caller = caller    # the flag token came from the script's arguments
         self.name = name
         self.args = args        # [] for a store-true flag
         self.span = span        # where the flag token was written
@@ -48,6 +50,8 @@ class FlagOccurrence:
         else:
             d["value"] = [a.text for a in self.args]
         d.update(_loc(self.span))
+        if self.caller:
+            d["source"] = "caller"  # passed in through the script's arguments ("$@", "$1" ...)
         vspan = self.args[0].span if len(self.args) == 1 else None
         d["value_location"] = vspan.to_json() if vspan is not None and vspan != self.span else None
         return d
@@ -75,20 +79,21 @@ def parse_program_flags(args: list[Value]) -> tuple[dict[str, list[FlagOccurrenc
                             and a.span.end_column - a.span.column == len(t):
                         vspan = Span(a.span.file, a.span.line, a.span.column + len(name) + 1, a.span.line,
                                      a.span.end_column)
-                    occ = FlagOccurrence(name, [Known(val, vspan)], a.span, "equals")
+                    occ = FlagOccurrence(name, [Known(val, vspan)], a.span, "equals", a.origin == "caller")
                     flags.setdefault(name, []).append(occ)
                     current = None
                     continue
-                current = FlagOccurrence(t, [], a.span)
+                current = FlagOccurrence(t, [], a.span, "separate", a.origin == "caller")
                 flags.setdefault(t, []).append(current)
                 continue
             if (current is None or current.args) and _HYDRA_DELETE.match(t):
                 current = None
-                flags.setdefault(t, []).append(FlagOccurrence(t, [], a.span, "hydra"))
+                flags.setdefault(t, []).append(FlagOccurrence(t, [], a.span, "hydra", a.origin == "caller"))
                 continue
             if current is None and _HYDRA.match(t):
                 name, _, val = t.partition("=")
-                flags.setdefault(name, []).append(FlagOccurrence(name, [Known(val, a.span)], a.span, "hydra"))
+                flags.setdefault(name, []).append(FlagOccurrence(name, [Known(val, a.span)], a.span, "hydra",
+                                                                 a.origin == "caller"))
                 continue
         if current is not None and current.args and not isinstance(a, Known):
             # `--micro-batch-size 1 $EXTRA`: the unknown word is not taken as a second value
@@ -98,7 +103,8 @@ def parse_program_flags(args: list[Value]) -> tuple[dict[str, list[FlagOccurrenc
         if current is not None and current.args and isinstance(a, Known) and _HYDRA.match(a.text):
             current = None
             name, _, val = a.text.partition("=")
-            flags.setdefault(name, []).append(FlagOccurrence(name, [Known(val, a.span)], a.span, "hydra"))
+            flags.setdefault(name, []).append(FlagOccurrence(name, [Known(val, a.span)], a.span, "hydra",
+                                                             a.origin == "caller"))
             continue
         if current is not None:
             current.args.append(a)

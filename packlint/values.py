@@ -43,11 +43,12 @@ class Span:
 class Known:
     """Exact text; `span` is where the text was written (the literal, or the default in `${4:-2}`)."""
 
-    __slots__ = ("text", "span")
+    __slots__ = ("text", "span", "origin")
     is_known = True
 
-    def __init__(self, text: str, span: Span | None = None) -> None:
-        self.text, self.span = text, span
+    def __init__(self, text: str, span: Span | None = None, origin: str | None = None) -> None:
+        # origin "caller": the text came in from outside (the script's positional arguments)
+        self.text, self.span, self.origin = text, span, origin
 
     def __eq__(self, other: object) -> bool:
         return type(other) is Known and self.text == other.text and self.span == other.span
@@ -59,7 +60,7 @@ class Known:
         return f"Known({self.text!r}, {self.span!r})"
 
     def __reduce__(self):
-        return (Known, (self.text, self.span))
+        return (Known, (self.text, self.span, self.origin))
 
 
 class Unknown:
