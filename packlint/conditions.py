@@ -682,24 +682,18 @@ def _f_flag(ctx, node, a, key="flags"):
 def _f_flag_distinct_in_script(ctx, node, a):
     """Distinct values among the occurrences written in the script (not those the caller passes in
     through "$@": overriding a default that way is the intended idiom)."""
-    if _is_unk(a[0]):
-        return a[0]
-    vals = [_entry_value(o, a[0]) for o in _occurrences(ctx, "flags", a[0]) if o.get("source") != "caller"]
-    known = {v for v in vals if not isinstance(v, Unk)}
-    unknown = [v for v in vals if isinstance(v, Unk)]
-    if unknown and len(known) < 2:
-        return unknown[0]
-    return len(known)
+    return _f_flag_distinct(ctx, node, a, script_only=True)
 
 
 def _f_flag_count(ctx, node, a):
     return a[0] if _is_unk(a[0]) else len(_occurrences(ctx, "flags", a[0]))
 
 
-def _f_flag_distinct(ctx, node, a):
+def _f_flag_distinct(ctx, node, a, script_only: bool = False):
     if _is_unk(a[0]):
         return a[0]
-    vals = [_entry_value(o, a[0]) for o in _occurrences(ctx, "flags", a[0])]
+    vals = [_entry_value(o, a[0]) for o in _occurrences(ctx, "flags", a[0])
+            if not (script_only and o.get("source") == "caller")]
     known = {v for v in vals if not isinstance(v, Unk)}
     unknown = [v for v in vals if isinstance(v, Unk)]
     if unknown and len(known) < 2:
