@@ -422,8 +422,12 @@ class Neg(Expr):
         return v if isinstance(v, Unk) else -v
 
 
-class And(Expr):
+class _Logical(Expr):
+    """Three-valued `and` / `or`: the `decisive` value on either side settles it (False for and, True
+    for or); otherwise both sides known give the other value, and an undecided side keeps it undecided."""
+
     __slots__ = ("left", "right")
+    decisive: bool
 
     def __init__(self, left: Expr, right: Expr) -> None:
         self.left, self.right = left, right
@@ -431,33 +435,24 @@ class And(Expr):
 
     def eval(self, ctx):
         a = self.left.eval(ctx)
-        if a is False:
-            return False
+        if a is self.decisive:
+            return a
         b = self.right.eval(ctx)
-        if b is False:
-            return False
-        if a is True and b is True:
-            return True
+        if b is self.decisive:
+            return b
+        if a is (not self.decisive) and b is (not self.decisive):
+            return a
         return _pick(a, b)
 
 
-class Or(Expr):
-    __slots__ = ("left", "right")
+class And(_Logical):
+    __slots__ = ()
+    decisive = False
 
-    def __init__(self, left: Expr, right: Expr) -> None:
-        self.left, self.right = left, right
-        self.type = BOOL
 
-    def eval(self, ctx):
-        a = self.left.eval(ctx)
-        if a is True:
-            return True
-        b = self.right.eval(ctx)
-        if b is True:
-            return True
-        if a is False and b is False:
-            return False
-        return _pick(a, b)
+class Or(_Logical):
+    __slots__ = ()
+    decisive = True
 
 
 def _div(a: int, b: int) -> Any:
