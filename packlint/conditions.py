@@ -1027,16 +1027,26 @@ def _find_close(text: str, i: int) -> int:
 class EvalContext:
     """What an expression reads: one variant of one launch (or only the script, for script rules)."""
 
-    __slots__ = ("model", "launch", "variant", "bindings", "item", "_bash_rejects")
+    __slots__ = ("model", "launch", "variant", "bindings", "item", "_bash_rejects", "_code")
 
     def __init__(self, model: dict, launch: dict | None, variant: dict | None,
-                 bash_rejects: Callable[[], Any] | None = None) -> None:
+                 bash_rejects: Callable[[], Any] | None = None,
+                 code: Callable[[dict, dict], Any] | None = None) -> None:
         self.model = model
         self.launch = launch or {}
         self.variant = variant or {}
         self.bindings: dict[str, Any] = {}
         self.item: dict | None = None
         self._bash_rejects = bash_rejects
+        self._code = code  # (launch, variant) -> packlint.codebase.CodeFacts | None, memoised by the caller
+
+    def code_facts(self) -> Any:
+        """The facts about the code this launch runs (packlint.codebase.model.CodeFacts), or None when
+        no code base is at hand (or code reading is off). Computed on first use by the check's code
+        session, so rules that never ask cost nothing."""
+        if self._code is None or not self.launch:
+            return None
+        return self._code(self.launch, self.variant)
 
     def bash_rejects(self) -> Any:
         return True if self._bash_rejects is None else self._bash_rejects()

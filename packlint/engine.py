@@ -97,19 +97,24 @@ class _BashCheck:
 
 def check_model(model: dict, rules: list[Rule], *, script_text: bytes | None = None,
                 read_text: Callable[[str], str | None] | None = None,
-                known_rules: list[Rule] | None = None) -> list[Finding]:
+                known_rules: list[Rule] | None = None,
+                code: Callable[[dict, dict], Any] | None = None) -> list[Finding]:
     """Every finding of `rules` on one launch model (the JSON dict of `packlint inspect`, see the README).
 
     With `script_text` or `read_text` (path -> decoded text), `# packlint: disable=...` comments are
     applied and the rules that report suppressions (PK901) run; see packlint.suppressions."""
     return check_model_detailed(model, rules, script_text=script_text, read_text=read_text,
-                                known_rules=known_rules)[0]
+                                known_rules=known_rules, code=code)[0]
 
 
 def check_model_detailed(model: dict, rules: list[Rule], *, script_text: bytes | None = None,
                          read_text: Callable[[str], str | None] | None = None,
-                         known_rules: list[Rule] | None = None) -> tuple[list[Finding], int]:
-    """`check_model`, also returning how many findings suppression comments silenced."""
+                         known_rules: list[Rule] | None = None,
+                         code: Callable[[dict, dict], Any] | None = None) -> tuple[list[Finding], int]:
+    """`check_model`, also returning how many findings suppression comments silenced.
+
+    `code`: (launch, variant) -> CodeFacts | None, the facts about the code a launch runs
+    (packlint.codebase.CodeSession.facts); conditions reach it through EvalContext.code_facts()."""
     findings: list[Finding] = []
     bash = _BashCheck(script_text, model.get("script"))
     exclusive_fired = False
@@ -123,7 +128,7 @@ def check_model_detailed(model: dict, rules: list[Rule], *, script_text: bytes |
     if not exclusive_fired:
         for launch in model.get("launches", []):
             for rule in launch_rules:
-                findings.extend(_run_launch_rule(model, launch, rule))
+                findings.extend(_run_launch_rule(model, launch, rule, code))
     findings = group_findings(findings)
     suppressed = 0
     if script_text is not None or read_text is not None:
@@ -281,7 +286,8 @@ def _eval(expr, ctx) -> Any:
         return Unk("the condition is too deeply nested", "invalid")
 
 
-def _run_launch_rule(model: dict, launch: dict, rule: Rule) -> list[Finding]:
+def _run_launch_rule(model: dict, launch: dict, rule: Rule,
+                     code: Callable[[dict, dict], Any] | None = None) -> list[Finding]:
     variants = _variants(launch)
     launch_loc = Location.from_json(launch) or _script_location(model)
     # (item, location) -> hits ; item -> undecided reasons
@@ -289,7 +295,7 @@ def _run_launch_rule(model: dict, launch: dict, rule: Rule) -> list[Finding]:
     fired_items: set = set()
     undecided: dict[Any, list[Unk]] = {}
     for vi, variant in enumerate(variants):
-        ctx = EvalContext(model, launch, variant)
+        ctx = EvalContext(model, launch, variant, code=code)
         for item in _items(rule, variant):
             ctx.bindings = {} if item is None else {"name": item}
             result = _eval(rule.when, ctx)
@@ -325,7 +331,7 @@ def _run_launch_rule(model: dict, launch: dict, rule: Rule) -> list[Finding]:
                 reasons.append(u.reason)
         where = next((Location.from_json(u.loc) for u in unks if u.loc), None)
         if where is None:
-            ctx = EvalContext(model, launch, variants[0])
+            ctx = EvalContext(model, launch, variants[0], code=code)
             ctx.bindings = {} if item is None else {"name": item}
             where = _resolve(rule.report_at, ctx, launch_loc)
         subject = f" for {item}" if item is not None else ""

@@ -1,0 +1,110 @@
+"""The code base a launch runs: find the program's source, read it with `ast`, hand facts to the rules.
+
+The facade the rest of packlint uses (everything else in this package is internal):
+
+- `resolve_program(program, script_path, options, pythonpath=())` -> ProgramResolution
+- `facts_for_launch(launch, script_path, options, variant=None)` -> CodeFacts | None
+- `facts_for_program(program_file, roots, pythonpath=(), options=None)` -> CodeFacts
+- `schema_for_program(root, program_file)` -> FlagSchema | None
+- `CodeSession(script_path, options)`: per checked script, memoised; `session.facts(launch, variant)`
+  is what the rule engine calls (EvalContext.code_facts()).
+
+Reading never imports or executes the code it reads. Importing this package is cheap (no `ast` until
+a program is read), and nothing here runs unless a rule asks or `inspect` shows the resolution.
+"""
+
+from __future__ import annotations
+
+from packlint.codebase.model import (  # noqa: F401  (re-exported)
+    CodeFacts,
+    CodeOptions,
+    EnvRead,
+    FlagSchema,
+    FlagSpec,
+    ProgramResolution,
+    SkippedFile,
+)
+
+
+def _program_of(launch: dict, variant: dict | None) -> str | None:
+    if variant is not None and variant.get("program") is not None:
+        return variant.get("program")
+    return launch.get("program")
+
+
+def launch_pythonpath(launch: dict, variant: dict | None = None) -> list[str]:
+    """The PYTHONPATH entries the launch's environment sets (known values only), in order."""
+    env = (variant or launch).get("env") or launch.get("env") or {}
+    entry = env.get("PYTHONPATH")
+    if not isinstance(entry, dict):
+        return []
+    value = entry.get("value")
+    if not isinstance(value, str):
+        return []
+    return [p for p in value.split(":") if p]
+
+
+def resolve_program(program: str | None, script_path: str | None, options: CodeOptions | None = None,
+                    pythonpath: list[str] | tuple[str, ...] = ()) -> ProgramResolution:
+    """Match a launch's program (`train.py`, `/workspace/P/x/train.py`, `-m pkg.mod`) to a source file:
+    the --code-base roots, then --path-map, then the checkout the script lives in (longest existing
+    suffix), then the launch's PYTHONPATH. Never raises; says why not when nothing matched."""
+    from packlint.codebase.resolve import resolve
+
+    return resolve(program, script_path, options or CodeOptions(), list(pythonpath))
+
+
+def facts_for_program(program_file: str, roots: list[str] | tuple[str, ...] = (),
+                      pythonpath: list[str] | tuple[str, ...] = (), options: CodeOptions | None = None,
+                      resolution: ProgramResolution | None = None) -> CodeFacts:
+    """Read one program file and its import closure (cached by content; `options.use_cache`)."""
+    from packlint.codebase.reader import read_program
+
+    return read_program(program_file, list(roots), list(pythonpath), options or CodeOptions(), resolution)
+
+
+def schema_for_program(root: str, program_file: str, options: CodeOptions | None = None) -> FlagSchema | None:
+    """The flag schema of `program_file` with `root` on the module search path (None: no parser found)."""
+    return facts_for_program(program_file, [root], (), options).schema
+
+
+def facts_for_launch(launch: dict, script_path: str | None, options: CodeOptions | None = None,
+                     variant: dict | None = None) -> CodeFacts | None:
+    """The facts about the code one launch (a launch dict of the launch model, or one of its variants)
+    runs. None when code reading is off or the launch runs no Python program; a CodeFacts whose
+    `resolution.found` is False when the program's source was not found (the resolution says why)."""
+    return CodeSession(script_path, options).facts(launch, variant)
+
+
+class CodeSession:
+    """The code reading of one checked script: resolves and reads each distinct (program, PYTHONPATH)
+    once. Its `facts` method is the callable the rule engine hands to conditions."""
+
+    def __init__(self, script_path: str | None, options: CodeOptions | None = None) -> None:
+        self.script_path = script_path
+        self.options = options or CodeOptions()
+        self._memo: dict[tuple, CodeFacts | None] = {}
+
+    def resolution(self, launch: dict, variant: dict | None = None) -> ProgramResolution | None:
+        program = _program_of(launch, variant)
+        if not self.options.enabled:
+            return None
+        return resolve_program(program, self.script_path, self.options, launch_pythonpath(launch, variant))
+
+    def facts(self, launch: dict, variant: dict | None = None) -> CodeFacts | None:
+        if not self.options.enabled:
+            return None
+        program = _program_of(launch, variant)
+        pythonpath = launch_pythonpath(launch, variant)
+        key = (program, tuple(pythonpath))
+        if key in self._memo:
+            return self._memo[key]
+        res = resolve_program(program, self.script_path, self.options, pythonpath)
+        if res.how == "no-program":
+            facts = None
+        elif not res.found:
+            facts = CodeFacts(res)
+        else:
+            facts = facts_for_program(res.file, res.roots, res.pythonpath, self.options, res)
+        self._memo[key] = facts
+        return facts
