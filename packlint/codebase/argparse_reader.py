@@ -64,9 +64,11 @@ class Parser:
         self.known_reasons: list[str] = []  # parse_known_args calls
         self.kind = kind
 
-    def add(self, spec: FlagSpec) -> None:
+    def add(self, spec: FlagSpec, handler: str | None = None) -> None:
+        """Add a flag as argparse does; `handler`: the conflict handler of the group it is added through
+        (a group copies its parser's handler when it is created)."""
         clash = [o for o in spec.options if o in self.flags]
-        if clash and self.conflict_handler != "resolve":
+        if clash and (handler or self.conflict_handler) != "resolve":
             old = self.flags[clash[0]]
             if old.origin == spec.origin:
                 return  # the same definition reached twice
@@ -152,7 +154,7 @@ class SchemaReader:
     def module_named(self, name: str, rel_from: Module | None = None, level: int = 0) -> Module | None:
         if level and rel_from is not None:
             base = self.index.resolve_relative(rel_from.path, level, name)
-            for cand in (base + ".py", os.path.join(base, "__init__.py")):
+            for cand in (os.path.join(base, "__init__.py"), base + ".py"):
                 if os.path.isfile(cand):
                     return self.module_at(os.path.abspath(cand))
             return None
@@ -231,7 +233,18 @@ class SchemaReader:
             return V("extname", f"{base.value}.{attr}")
         if base.kind == "class" and base.node is not None:
             m = self.find_method(base, attr)
-            return m if m is not None else UNKNOWN
+            if m is not None:
+                return m
+            for stmt in base.node.body:  # a class constant: `TrainingPhase.PRETRAIN = "pretrain"`
+                if isinstance(stmt, ast.Assign) and isinstance(stmt.value, ast.Constant) and any(
+                        isinstance(t, ast.Name) and t.id == attr for t in stmt.targets):
+                    if self.is_enum(base):
+                        return V("const", attr)  # an Enum member: argparse shows it by name
+                    return V("const", stmt.value.value)
+                if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name) and stmt.target.id == attr \
+                        and isinstance(stmt.value, ast.Constant):
+                    return V("const", stmt.value.value)
+            return UNKNOWN
         if base.kind == "instance":
             attrs = base.extra
             if attrs is not None and attr in attrs:
@@ -365,6 +378,11 @@ class SchemaReader:
             env[target.id] = v
         elif isinstance(target, ast.Attribute):
             obj = self.eval(mod, target.value, env, conds, depth)
+            if obj.kind == "parser" and v.kind == "const":
+                if target.attr == "conflict_handler" and isinstance(v.value, str):
+                    obj.value.conflict_handler = v.value    # groups made from now on copy it
+                elif target.attr == "allow_abbrev":
+                    obj.value.allow_abbrev = bool(v.value)
             if obj.kind == "instance":
                 if obj.extra is None:
                     obj.extra = {}
@@ -531,7 +549,11 @@ class SchemaReader:
             r = None
         finally:
             self.stack.pop()
-        return r if r is not None else V("const", None)
+        if r is None:
+            return V("const", None)
+        if r.kind == "const":  # a computed result (a registry's keys...): not known statically
+            return UNKNOWN
+        return r
 
     def call_builtin(self, mod, node, name: str, args, kwargs, conds) -> V:
         if name == "argparse.ArgumentParser":
@@ -562,9 +584,14 @@ class SchemaReader:
         p: Parser = obj.value
         kwargs = {k.arg: self.eval(mod, k.value, env, conds, depth) for k in node.keywords if k.arg}
         if attr in ("add_argument_group", "add_mutually_exclusive_group"):
-            return V("group", p)
+            handler = obj.extra if obj.kind == "group" and obj.extra else p.conflict_handler
+            ch = kwargs.get("conflict_handler")
+            if ch is not None and ch.kind == "const":
+                handler = ch.value
+            return V("group", p, extra=handler)
         if attr == "add_argument":
-            self.add_argument(mod, node, p, env, conds, depth)
+            self.add_argument(mod, node, p, env, conds, depth,
+                              obj.extra if obj.kind == "group" and obj.extra else p.conflict_handler)
             return UNKNOWN
         if attr in ("parse_args", "parse_intermixed_args"):
             p.parsed.append(self.where(mod, node))
@@ -584,7 +611,7 @@ class SchemaReader:
             return UNKNOWN
         return UNKNOWN
 
-    def add_argument(self, mod, node: ast.Call, p: Parser, env, conds, depth) -> None:
+    def add_argument(self, mod, node: ast.Call, p: Parser, env, conds, depth, handler: str | None = None) -> None:
         options = []
         for a in node.args:
             if isinstance(a, ast.Starred):
@@ -605,7 +632,7 @@ class SchemaReader:
         if any(k.arg is None for k in node.keywords):
             p.notes.append(f"add_argument(**kwargs) at {self.where(mod, node)}: keyword details not read")
         spec = self.spec_from_kwargs(mod, node, options, kw, env, conds, depth)
-        p.add(spec)
+        p.add(spec, handler)
 
     def spec_from_kwargs(self, mod, node, options, kw, env, conds, depth, generated_from=None) -> FlagSpec:
         def const(name):

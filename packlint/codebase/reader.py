@@ -54,7 +54,7 @@ class ModuleIndex:
         rel = module.replace(".", "/")
         found = None
         for d in ([base] if base is not None else self.search):
-            for cand in (rel + ".py", rel + "/__init__.py"):
+            for cand in (rel + "/__init__.py", rel + ".py"):  # a package wins over a module, as in Python
                 f = os.path.join(d, cand)
                 if os.path.isfile(f):
                     found = os.path.abspath(f)
@@ -91,7 +91,7 @@ class ModuleIndex:
 
 
 def _file_of_path(base: str) -> str | None:
-    for cand in (base + ".py", os.path.join(base, "__init__.py")):
+    for cand in (os.path.join(base, "__init__.py"), base + ".py"):
         if os.path.isfile(cand):
             return os.path.abspath(cand)
     return None

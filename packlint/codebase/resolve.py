@@ -78,7 +78,7 @@ def _suffixes(parts: list[str]) -> list[str]:
 
 def _module_file(base: str, module: str) -> str | None:
     rel = module.replace(".", "/")
-    for cand in (rel + ".py", rel + "/__main__.py", rel + "/__init__.py"):
+    for cand in (rel + "/__main__.py", rel + ".py"):
         f = os.path.join(base, cand)
         if os.path.isfile(f):
             return f
