@@ -325,8 +325,10 @@ class SchemaReader:
                 return self.exec_body(mod, stmt.body if known else stmt.orelse, env, conds, depth)
             test = unparse(stmt.test, 60)
             self.eval(mod, stmt.test, env, conds, depth)
-            r1 = self.exec_body(mod, stmt.body, env, conds + [f"if {test}"], depth)
-            r2 = self.exec_body(mod, stmt.orelse, env, conds + [f"if not ({test})"], depth)
+            env1, env2 = dict(env), dict(env)
+            r1 = self.exec_body(mod, stmt.body, env1, conds + [f"if {test}"], depth)
+            r2 = self.exec_body(mod, stmt.orelse, env2, conds + [f"if not ({test})"], depth)
+            _merge_envs(env, env1, env2)
             return r1 if r1 is not None and r1.kind != "unknown" else r2
         elif isinstance(stmt, (ast.For, ast.AsyncFor, ast.While)):
             if isinstance(stmt, (ast.For, ast.AsyncFor)):
@@ -388,8 +390,9 @@ class SchemaReader:
                     obj.extra = {}
                 obj.extra[target.attr] = v
         elif isinstance(target, (ast.Tuple, ast.List)):
-            for t in target.elts:
-                self.assign(mod, t, UNKNOWN, env, conds, depth)
+            items = v.value if v.kind == "tuple" and len(v.value) == len(target.elts) else [UNKNOWN] * len(target.elts)
+            for t, item in zip(target.elts, items):
+                self.assign(mod, t, item, env, conds, depth)
 
     def eval(self, mod: Module, node: ast.AST | None, env: dict[str, V], conds: list[str], depth: int) -> V:
         if node is None:
@@ -410,6 +413,8 @@ class SchemaReader:
             items = [self.eval(mod, e, env, conds, depth) for e in node.elts]
             if all(i.kind == "const" for i in items):
                 return V("const", [i.value for i in items])
+            if isinstance(node, ast.Tuple):
+                return V("tuple", items)
             return UNKNOWN
         if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
             a, b = self.eval(mod, node.left, env, conds, depth), self.eval(mod, node.right, env, conds, depth)
@@ -896,6 +901,23 @@ class SchemaReader:
             if bv.kind == "class" and self.is_enum(bv, depth + 1):
                 return True
         return False
+
+
+_USEFUL = ("parser", "group", "func", "class", "factory", "instance", "module", "tuple")
+
+
+def _merge_envs(env: dict[str, V], a: dict[str, V], b: dict[str, V]) -> None:
+    """After an `if` whose branches both ran: each name keeps the more useful of its two values (a
+    callable or parser over an unknown: `if args.x: pretrain = wrap(pretrain)` keeps `pretrain`)."""
+    for k in set(a) | set(b):
+        va, vb = a.get(k), b.get(k)
+        choice = next((v for v in (va, vb) if v is not None and v.kind in _USEFUL), None)
+        if choice is None:
+            choice = va if va is not None and va.kind != "unknown" else (vb if vb is not None else va)
+        if choice is None:
+            choice = env.get(k)
+        if choice is not None:
+            env[k] = choice
 
 
 def _fold(test: ast.AST, env: dict[str, V]) -> bool | None:

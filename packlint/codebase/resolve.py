@@ -45,8 +45,12 @@ def script_checkout_dirs(script_path: str | None) -> list[str]:
     root = repository_root(start)
     dirs = []
     d = start
-    if root is None:
-        return [start, os.path.dirname(start)] if os.path.dirname(start) != start else [start]
+    if root is None:  # no repository: every ancestor but `/` and the home directory
+        home = os.path.expanduser("~")
+        while d not in (os.path.dirname(d), home):
+            dirs.append(d)
+            d = os.path.dirname(d)
+        return dirs or [start]
     while True:
         dirs.append(d)
         if d == root:
@@ -152,13 +156,16 @@ def resolve(program: str | None, script_path: str | None, options: CodeOptions,
     if ".." in parts:
         parts = parts[len(parts) - 1 - parts[::-1].index(".."):][1:]
     tried = []
-    for root, how in [(d, "code-base") for d in explicit] + [(d, "script-checkout") for d in checkout]:
+    # the longest suffix wins over a nearer directory: `/workspace/P/pkg/train.py` is `ROOT/pkg/train.py`
+    # even when the script's own folder has some other train.py
+    for block, how in ((explicit, "code-base"), (checkout, "script-checkout")):
         for suf in _suffixes(parts):
-            cand = os.path.join(root, suf)
-            if os.path.isfile(cand):
-                what = "the script's checkout" if how == "script-checkout" else "--code-base"
-                return found(cand, how, f"longest existing suffix {suf} under {root} ({what})", root)
-        tried.append(root)
+            for root in block:
+                cand = os.path.join(root, suf)
+                if os.path.isfile(cand):
+                    what = "the script's checkout" if how == "script-checkout" else "--code-base"
+                    return found(cand, how, f"longest existing suffix {suf} under {root} ({what})", root)
+        tried.extend(block)
     if os.path.isabs(program) and os.path.isfile(program):
         return found(program, "absolute", f"{program} exists on this machine", os.path.dirname(program))
     for d in mapped_pp:
