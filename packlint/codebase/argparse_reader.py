@@ -28,7 +28,7 @@ from packlint.codebase.filefacts import unparse
 from packlint.codebase.model import FlagSchema, FlagSpec
 
 MAX_DEPTH = 40
-MAX_CALLS = 20000
+MAX_CALLS = 100000
 _BOOL_ACTIONS = {"store_true", "store_false", "store_const", "append_const", "count", "help", "version"}
 
 
@@ -140,6 +140,7 @@ class SchemaReader:
         self.calls = 0
         self.stack: list[ast.AST] = []
         self.global_open: list[str] = []
+        self.ran: dict[int, V] = {}
         self.notes: list[str] = []
 
     # -- modules
@@ -453,6 +454,9 @@ class SchemaReader:
     def call(self, mod: Module, node: ast.Call, env, conds, depth) -> V:
         self.calls += 1
         if self.calls > MAX_CALLS:
+            if self.calls == MAX_CALLS + 1:
+                self.global_open.append(f"packlint stopped following calls after {MAX_CALLS} (at "
+                                        f"{self.where(mod, node)}): flags added later are not seen")
             return UNKNOWN
         func = node.func
         if isinstance(func, ast.Attribute):
@@ -524,6 +528,21 @@ class SchemaReader:
         fn = f.node
         if depth >= MAX_DEPTH or fn in self.stack:
             return UNKNOWN
+        # a call that carries nothing argparse-related runs once: its second run adds nothing new
+        useful = [v for v in list(args) + list(kwargs.values()) if v.kind in _USEFUL]
+        if f.extra and "self" in f.extra:
+            useful.append(f.extra["self"])
+        if not useful and not f.cond:
+            if id(fn) in self.ran:
+                return self.ran[id(fn)]
+            self.ran[id(fn)] = UNKNOWN
+            r = self._invoke(f, args, kwargs, node, mod, conds, depth)
+            self.ran[id(fn)] = r
+            return r
+        return self._invoke(f, args, kwargs, node, mod, conds, depth)
+
+    def _invoke(self, f: V, args: list[V], kwargs: dict[str, V], node, mod, conds, depth) -> V:
+        fn = f.node
         env: dict[str, V] = {}
         a = fn.args
         params = [p.arg for p in a.posonlyargs + a.args]
