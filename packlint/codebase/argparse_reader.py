@@ -430,9 +430,9 @@ class SchemaReader:
             b = self.eval(mod, node.orelse, env, conds, depth)
             test = unparse(node.test, 60)
             if a.kind in ("func", "class") and not (b.kind in ("func", "class")):
-                return V(a.kind, a.value, a.module, a.node, a.extra, cond=f"only if {test}")
+                return V(a.kind, a.value, a.module, a.node, a.extra, cond=f"if {test}")
             if b.kind in ("func", "class") and not (a.kind in ("func", "class")):
-                return V(b.kind, b.value, b.module, b.node, b.extra, cond=f"only if not ({test})")
+                return V(b.kind, b.value, b.module, b.node, b.extra, cond=f"if not ({test})")
             return a if a.kind != "unknown" else b
         if isinstance(node, ast.BoolOp):
             vals = [self.eval(mod, v, env, conds, depth) for v in node.values]
@@ -599,7 +599,7 @@ class SchemaReader:
             p.notes.append("allow_abbrev is computed; taken as True")
         ah = kwargs.get("add_help")
         if not (ah is not None and ah.kind == "const" and ah.value is False):
-            p.add(FlagSpec(("-h", "--help"), "help", "help", 0, "bool", None, None, None, False, None, mod.path,
+            p.add(FlagSpec(("-h", "--help"), "help", "help", 0, "bool", None, None, "'==SUPPRESS=='", False, None, mod.path,
                            getattr(node, "lineno", None), None, "argparse add_help"))
         self.parsers.append(p)
         return V("parser", p)
@@ -616,6 +616,9 @@ class SchemaReader:
         if attr == "add_argument":
             self.add_argument(mod, node, p, env, conds, depth,
                               obj.extra if obj.kind == "group" and obj.extra else p.conflict_handler)
+            return UNKNOWN
+        if p.kind == "hf" and attr.startswith("parse_"):  # parse_args_into_dataclasses, parse_json_file...
+            p.parsed.append(self.where(mod, node))
             return UNKNOWN
         if attr in ("parse_args", "parse_intermixed_args"):
             p.parsed.append(self.where(mod, node))
@@ -949,8 +952,8 @@ def _fold(test: ast.AST, env: dict[str, V]) -> bool | None:
         v = env[test.id]
         if v.kind == "const" and isinstance(v.value, (bool, int, str, type(None))):
             return bool(v.value)
-        if v.kind in ("func", "class", "parser", "group") and v.cond is None:
-            return True
+        if v.kind in ("func", "class", "parser", "group"):
+            return True  # a callback chosen under a condition carries that condition into its flags
         return None
     if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], (ast.Is, ast.IsNot)) \
             and isinstance(test.comparators[0], ast.Constant) and test.comparators[0].value is None \
@@ -958,7 +961,7 @@ def _fold(test: ast.AST, env: dict[str, V]) -> bool | None:
         v = env[test.left.id]
         if v.kind == "const" and v.value is None:
             is_none = True
-        elif v.kind in ("func", "class", "parser", "group") and v.cond is None:
+        elif v.kind in ("func", "class", "parser", "group"):
             is_none = False
         else:
             return None

@@ -82,11 +82,11 @@ def _suffixes(parts: list[str]) -> list[str]:
 
 def _module_file(base: str, module: str) -> str | None:
     rel = module.replace(".", "/")
-    for cand in (rel + "/__main__.py", rel + ".py"):
-        f = os.path.join(base, cand)
-        if os.path.isfile(f):
-            return f
-    return None
+    if os.path.isfile(os.path.join(base, rel, "__init__.py")):  # a package runs its __main__ (or fails)
+        main = os.path.join(base, rel, "__main__.py")
+        return main if os.path.isfile(main) else None
+    f = os.path.join(base, rel + ".py")
+    return f if os.path.isfile(f) else None
 
 
 def map_dir(entry: str, options: CodeOptions, roots: list[str], cwd_hint: str | None) -> str | None:
@@ -126,8 +126,19 @@ def resolve(program: str | None, script_path: str | None, options: CodeOptions,
     search_roots = [top] if top else []
     search_roots = list(dict.fromkeys(explicit + search_roots))
 
-    def found(file: str, how: str, detail: str, root: str | None) -> ProgramResolution:
-        return ProgramResolution(program, os.path.abspath(file), how, detail, root, search_roots, mapped_pp)
+    def found(file: str, how: str, detail: str, root: str | None, suffix: str | None = None) -> ProgramResolution:
+        pp = mapped_pp
+        if suffix and program.endswith("/" + suffix) and os.path.isabs(program) and root:
+            # `/workspace/P/x/train.py` found as ROOT/x/train.py: /workspace/P is ROOT for PYTHONPATH too
+            implied = CodeOptions(list(options.code_bases), [(program[: -len(suffix) - 1], root)]
+                                  + list(options.path_maps))
+            pp = []
+            for entry in pythonpath:
+                d = map_dir(entry, implied, list(dict.fromkeys(explicit + ([top] if top else []))), top)
+                if d is not None:
+                    pp.append(d)
+            pp = list(dict.fromkeys(pp))
+        return ProgramResolution(program, os.path.abspath(file), how, detail, root, search_roots, pp)
 
     if program.startswith("-m ") or program.startswith("-m"):
         module = program[2:].strip()
@@ -164,7 +175,7 @@ def resolve(program: str | None, script_path: str | None, options: CodeOptions,
                 cand = os.path.join(root, suf)
                 if os.path.isfile(cand):
                     what = "the script's checkout" if how == "script-checkout" else "--code-base"
-                    return found(cand, how, f"longest existing suffix {suf} under {root} ({what})", root)
+                    return found(cand, how, f"longest existing suffix {suf} under {root} ({what})", root, suf)
         tried.extend(block)
     if os.path.isabs(program) and os.path.isfile(program):
         return found(program, "absolute", f"{program} exists on this machine", os.path.dirname(program))
