@@ -98,7 +98,7 @@ class _BashCheck:
 def check_model(model: dict, rules: list[Rule], *, script_text: bytes | None = None,
                 read_text: Callable[[str], str | None] | None = None,
                 known_rules: list[Rule] | None = None) -> list[Finding]:
-    """Every finding of `rules` on one launch model (the JSON dict of `packlint inspect`, see the README).
+    """Every finding of `rules` on one launch model (the JSON dict of `packlint inspect`, see docs/launch-model.md).
 
     With `script_text` or `read_text` (path -> decoded text), `# packlint: disable=...` comments are
     applied and the rules that report suppressions (PK901) run; see packlint.suppressions."""

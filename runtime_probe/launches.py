@@ -1,6 +1,6 @@
 """Pick what to probe in a whole launch model: the launches that look like training, and of each,
 the variants whose probe settings differ. Works on the launch model's values only (the JSON of
-the launch model JSON in the README), never on the shell parser."""
+the launch model JSON in docs/launch-model.md), never on the shell parser."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The condition language and the engine on hand-written launch models (the launch model JSON documented in the README)."""
+"""The condition language and the engine on hand-written launch models (the launch model JSON documented in docs/launch-model.md)."""
 
 from __future__ import annotations
 
