@@ -29,11 +29,6 @@ def has_gate_env(launch: dict) -> bool:
                for part in _parts(launch))
 
 
-def looks_like_training(launch: dict) -> bool:
-    """A launch the probe is about: it sets a packing gate or passes --micro-batch-size."""
-    return has_training_flags(launch) or has_gate_env(launch)
-
-
 @dataclass
 class ProbeTarget:
     launch: int
