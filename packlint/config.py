@@ -19,11 +19,11 @@ from pathlib import Path
 from typing import Any
 
 from packlint.errors import PacklintError
+from packlint.findings import SEVERITY_RANK
 
 CONFIG_NAMES = (".packlint.toml", "packlint.toml", "pyproject.toml")
 # a pyproject.toml that never mentions [tool.packlint] is passed over without parsing any TOML
 _TOOL_TABLE = re.compile(r"^\s*\[\s*tool\s*\.\s*packlint\b|^\s*tool\s*\.\s*packlint\b|\btool\s*=\s*\{", re.M)
-SEVERITY_LEVELS = ("error", "warning", "info")
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 # key -> (kind, description for errors)
@@ -169,14 +169,14 @@ def _validate(cfg: ConfigFile, raw: dict) -> dict[str, Any]:
                 value = resolved
             out[key] = list(value)
         elif kind == "level":
-            if value not in SEVERITY_LEVELS:
+            if value not in SEVERITY_RANK:
                 raise err(key, f"expected {desc}, got {value!r}")
             out[key] = value
         elif kind == "severity":
             if not isinstance(value, dict):
                 raise err(key, f"expected {desc}, got {_type(value)}")
             for code, level in value.items():
-                if level not in SEVERITY_LEVELS:
+                if level not in SEVERITY_RANK:
                     raise err(key, f"{code}: expected 'error', 'warning' or 'info', got {level!r}")
             out[key] = dict(value)
         elif kind == "globcodes":
