@@ -20,6 +20,7 @@ from typing import Any
 
 from packlint.errors import PacklintError
 from packlint.findings import SEVERITY_RANK
+from packlint.globs import path_glob_regex
 
 CONFIG_NAMES = (".packlint.toml", "packlint.toml", "pyproject.toml")
 # a pyproject.toml that never mentions [tool.packlint] is passed over without parsing any TOML
@@ -225,40 +226,6 @@ def _type(v: Any) -> str:
 # ---------------------------------------------------------------------------------------------- globs
 
 
-def glob_regex(pattern: str) -> re.Pattern:
-    """A path glob: `*` and `?` stay within a path component, `**` crosses components, `[...]` classes."""
-    i, n, out = 0, len(pattern), []
-    while i < n:
-        c = pattern[i]
-        if pattern.startswith("**/", i):
-            out.append("(?:.*/)?")
-            i += 3
-        elif pattern.startswith("**", i):
-            out.append(".*")
-            i += 2
-        elif c == "*":
-            out.append("[^/]*")
-            i += 1
-        elif c == "?":
-            out.append("[^/]")
-            i += 1
-        elif c == "[":
-            j = pattern.find("]", i + 1)
-            if j < 0:
-                out.append(re.escape(c))
-                i += 1
-            else:
-                body = pattern[i + 1:j]
-                if body.startswith("!"):
-                    body = "^" + body[1:]
-                out.append("[" + body.replace("\\", "\\\\") + "]")
-                i = j + 1
-        else:
-            out.append(re.escape(c))
-            i += 1
-    return re.compile("".join(out) + r"(?:/.*)?$")
-
-
 def glob_matches(pattern: str, base: Path, path: str) -> bool:
     """Like ruff: a pattern without '/' matches any path component (a file or directory name); one
     with '/' matches the path relative to `base` (the config file's directory)."""
@@ -267,7 +234,7 @@ def glob_matches(pattern: str, base: Path, path: str) -> bool:
     except ValueError:
         rel = None
     pat = pattern.rstrip("/")
-    rx = glob_regex(pat[2:] if pat.startswith("./") else pat)
+    rx = path_glob_regex(pat[2:] if pat.startswith("./") else pat)
     if "/" not in pat:
         parts = (rel or Path(path).as_posix()).split("/")
         return any(rx.match(p) for p in parts)
