@@ -328,3 +328,41 @@ def test_code_base_command_errors(capsys):
     assert main(["code-base", str(FIX / "nope")]) == 2
     assert main(["code-base", str(FIX / "open_cases"), "missing_prog.py"]) == 2
     assert "not found" in capsys.readouterr().err
+
+
+# ---------------------------------------------------------------------------------------------- real code
+
+MIRROR = Path("/work/.mirror")
+REAL = [  # (repository, revision, program, PYTHONPATH, flags, of them conditional) — see docs/codebase.md
+    ("NVIDIA+Megatron-LM", "main", "pretrain_gpt.py", [], 861, 22),
+    ("NVIDIA+Megatron-LM", "core_v0.16.0", "pretrain_gpt.py", [], 670, 18),
+    ("EvolvingLMMs-Lab+LLaVA-OneVision-2", "HEAD", "aiak_training_llm/train.py", ["aiak_megatron"], 532, 0),
+]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("repo, rev, program, pp, flags, conditional", REAL, ids=[f"{r[0]}@{r[1]}" for r in REAL])
+def test_real_checkouts(repo, rev, program, pp, flags, conditional, tmp_path_factory):
+    import subprocess
+    import tarfile
+
+    git_dir = MIRROR / repo / "repo"
+    if not git_dir.exists():
+        pytest.skip(f"{git_dir} is not here")
+    root = tmp_path_factory.mktemp(repo.split("+")[1])
+    archive = subprocess.run(["git", "--git-dir", str(git_dir), "archive", rev], capture_output=True, check=True)
+    with tarfile.open(fileobj=io.BytesIO(archive.stdout)) as tar:
+        tar.extractall(root, filter="data") if sys.version_info >= (3, 12) else tar.extractall(root)
+    facts = facts_for_program(str(root / program), [str(root)], [str(root / p) for p in pp],
+                              CodeOptions(use_cache=False))
+    schema = facts.schema
+    assert schema.closed and not schema.allow_abbrev, schema.open_reasons
+    specs = schema.specs()
+    assert len(specs) == flags
+    assert sum(1 for s in specs if s.condition) == conditional
+    assert facts.skipped == [] or all("SyntaxError" in s.reason for s in facts.skipped)
+    if "Megatron" in repo:
+        assert schema.lookup("--no-initialization").generated_from == "TransformerConfig.perform_initialization"
+        assert facts.reads("CUDA_DEVICE_MAX_CONNECTIONS") is True
+    else:
+        assert schema.conflict_handler == "resolve" and schema.lookup("--model-name").choices is None
