@@ -318,6 +318,10 @@ def _analyse(job: _Job, keep_model: bool):
         from packlint.codebase import CodeSession
 
         session = CodeSession(None if is_stdin else job.path, job.code)
+        if os.environ.get("PACKLINT_EAGER_CODE") == "1":
+            # benchmarks/codebase_bench.py: read every launch's code as a rule asking for it would
+            for launch in model.get("launches", []):
+                session.facts(launch)
         findings, suppressed = check_model_detailed(model, rules, script_text=text, read_text=sources.text,
                                                     known_rules=known_rules, code=session.facts)
         return text, (model if keep_model else None), findings, suppressed
