@@ -99,12 +99,21 @@ class CodeSession:
         key = (program, tuple(pythonpath))
         if key in self._memo:
             return self._memo[key]
-        res = resolve_program(program, self.script_path, self.options, pythonpath)
-        if res.how == "no-program":
-            facts = None
-        elif not res.found:
-            facts = CodeFacts(res)
-        else:
-            facts = facts_for_program(res.file, res.roots, res.pythonpath, self.options, res)
+        try:
+            res = resolve_program(program, self.script_path, self.options, pythonpath)
+            if res.how == "no-program":
+                facts = None
+            elif not res.found:
+                facts = CodeFacts(res)
+            else:
+                facts = facts_for_program(res.file, res.roots, res.pythonpath, self.options, res)
+        except (Exception, RecursionError) as exc:  # a reader bug must not cost the user the whole check
+            import os
+
+            if os.environ.get("PACKLINT_DEBUG"):
+                raise
+            facts = CodeFacts(ProgramResolution(program, None, "read-error",
+                                                f"packlint could not read the code ({type(exc).__name__}: {exc}); "
+                                                "this is a bug in packlint"))
         self._memo[key] = facts
         return facts
