@@ -322,7 +322,7 @@ class Settings:
 
     def code_options(self):
         """How to find and read the launched code (packlint.codebase.CodeOptions)."""
-        from packlint.codebase.model import CodeOptions
+        from packlint.codebase.options import CodeOptions
 
         return CodeOptions(list(self.code_bases), list(self.path_maps), self.code_reading, self.code_cache)
 

@@ -366,3 +366,18 @@ def test_real_checkouts(repo, rev, program, pp, flags, conditional, tmp_path_fac
         assert facts.reads("CUDA_DEVICE_MAX_CONNECTIONS") is True
     else:
         assert schema.conflict_handler == "resolve" and schema.lookup("--model-name").choices is None
+
+
+def test_config_keys_code_base_and_path_map(ov_checkout, tmp_path, capsys):
+    from packlint.cli import main
+
+    scripts = tmp_path / "scripts"
+    scripts.mkdir()
+    (scripts / "run.sh").write_text("torchrun /workspace/LLaVA-OneVision-2/aiak_training_llm/train.py --num-layers 2\n")
+    (scripts / "packlint.toml").write_text(f'[path-map]\n"/workspace/LLaVA-OneVision-2" = "{ov_checkout}"\n')
+    code = inspect_json(scripts / "run.sh")["launches"][0]["code"]
+    assert code["how"] == "path-map" and code["file"] == str(ov_checkout / "aiak_training_llm/train.py")
+    (scripts / "packlint.toml").write_text('code-base = ["missing-dir"]\n')
+    assert main(["check", str(scripts / "run.sh")]) == 2
+    err = capsys.readouterr().err
+    assert "packlint.toml:1: code-base" in err and "not found" in err

@@ -259,15 +259,4 @@ class CodeFacts:
                    [SkippedFile(s["file"], s["reason"]) for s in d.get("skipped", [])])
 
 
-@record
-class CodeOptions:
-    """How to find code: `code_bases` (--code-base / config `code-base`, absolute dirs), `path_maps`
-    ((container prefix, local dir) pairs from --path-map / config `path-map`), `enabled` (False with
-    --no-code-base), `use_cache` (False with --no-cache), `cache_dir` (None: the user cache dir, or
-    PACKLINT_CACHE_DIR)."""
-
-    code_bases: list[str] = factory(list)
-    path_maps: list[tuple[str, str]] = factory(list)
-    enabled: bool = True
-    use_cache: bool = True
-    cache_dir: str | None = None
+from packlint.codebase.options import CodeOptions  # noqa: E402,F401  (kept here for the API)

@@ -17,7 +17,8 @@ import os
 from packlint.codebase import cache
 from packlint.codebase.filefacts import SourceFile, cache_key_digest, concrete_path, env_reads_of, \
     extract_file_facts, read_source
-from packlint.codebase.model import CodeFacts, CodeOptions, ProgramResolution, SkippedFile
+from packlint.codebase.model import CodeFacts, ProgramResolution, SkippedFile
+from packlint.codebase.options import CodeOptions
 
 READER_VERSION = 1
 _CODE_DIGEST: list[str] = []

@@ -18,7 +18,8 @@ from __future__ import annotations
 
 import os
 
-from packlint.codebase.model import CodeOptions, ProgramResolution
+from packlint.codebase.model import ProgramResolution
+from packlint.codebase.options import CodeOptions
 
 REPO_MARKERS = (".git", ".hg", ".svn")
 

@@ -1,0 +1,25 @@
+"""How to find the launched code: a plain class, so configuration can build it without importing the
+facts' records (start-up time)."""
+
+from __future__ import annotations
+
+
+class CodeOptions:
+    """How to find code: `code_bases` (--code-base / config `code-base`, absolute dirs), `path_maps`
+    ((container prefix, local dir) pairs from --path-map / config `path-map`), `enabled` (False with
+    --no-code-base), `use_cache` (False with --no-cache), `cache_dir` (None: the user cache dir, or
+    PACKLINT_CACHE_DIR)."""
+
+    __slots__ = ("code_bases", "path_maps", "enabled", "use_cache", "cache_dir")
+
+    def __init__(self, code_bases: list[str] | None = None, path_maps: list[tuple[str, str]] | None = None,
+                 enabled: bool = True, use_cache: bool = True, cache_dir: str | None = None) -> None:
+        self.code_bases = list(code_bases or [])
+        self.path_maps = list(path_maps or [])
+        self.enabled = enabled
+        self.use_cache = use_cache
+        self.cache_dir = cache_dir
+
+    def __repr__(self) -> str:
+        return (f"CodeOptions(code_bases={self.code_bases!r}, path_maps={self.path_maps!r}, "
+                f"enabled={self.enabled!r}, use_cache={self.use_cache!r}, cache_dir={self.cache_dir!r})")
