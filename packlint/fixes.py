@@ -11,8 +11,9 @@ Decisions (docs/fixes.md):
 - only the file that was checked is edited, never a file it sources (the user did not name it);
 - a file that is not plain UTF-8 without BOM and CRLF line ends is left alone;
 - a file bash already rejects is left alone;
-- edits never overlap: the later of two overlapping edits waits for the next round; at most
-  MAX_ROUNDS rounds, each followed by a re-check.
+- edits never overlap: the later of two overlapping edits waits for the next round; safe fixes go
+  first, all at once, then unsafe ones one per round; at most MAX_ROUNDS rounds, each followed by a
+  re-check (so a fix that mends two findings is not followed by a second, redundant one).
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from typing import Callable
 
 from packlint.findings import Finding, FixPlan, _Value
 
-MAX_ROUNDS = 5
+MAX_ROUNDS = 10
 
 # nodes whose children are statements (a statement is a direct child of one of these)
 _CONTAINERS = {"program", "compound_statement", "do_group", "if_statement", "elif_clause", "else_clause",
@@ -219,7 +220,7 @@ def _delete_assignment(script: Script, plan: FixPlan, node) -> tuple[list[TextEd
     if _has_side_effects(node):
         applicability = "unsafe"           # `V=$(cmd)`: deleting it also drops the command
     if name and _name_expanded(script, name, (node.start_byte, node.end_byte)):
-        applicability = "unsafe"           # the script itself reads it: deleting changes the script
+        return None                        # the script itself reads it: the value is not dead there
     siblings = [c for c in parent.children if c.type == "variable_assignment"] if parent is not None else []
     if parent is not None and parent.type in ("declaration_command", "variable_assignments", "command") \
             and len(siblings) + (1 if parent.type == "command" else 0) > 1:
@@ -241,6 +242,10 @@ def _delete_assignment(script: Script, plan: FixPlan, node) -> tuple[list[TextEd
     if composite or stmt != node and stmt.type not in _ASSIGNMENT_STATEMENTS:
         return None                        # `a && export V=1`: deleting changes the list
     edits = _delete_statement(script, stmt)
+    if edits and not bash_accepts(apply_edits(script.text, edits)):
+        # the only statement of a block (`then ... fi`, `{ ...; }`): bash needs one there, so `:` stays
+        s, e = script.node_range(stmt)
+        edits = [script.edit(s, e, ":")]
     return (edits, applicability) if edits else None
 
 
@@ -265,7 +270,8 @@ def _delete_words(script: Script, start: int, end: int) -> list[TextEdit] | None
         return [script.edit(ls, le, "")]   # the line held only these words
     if not rest.strip():                   # the last line of a continued command: keep it, empty
         return [script.edit(ls, le - 1 if text[le - 1:le] == "\n" else le, "")]
-    if s == ls:                            # first word on the line: keep the indentation, eat the space after
+    if s == ls or text[s - 1] in "(\"'":     # first word (of the line, array or string): eat the space after
+        s = start
         e = end
         while e < le and text[e] in " \t":
             e += 1
@@ -356,6 +362,11 @@ def concrete_fix(finding: Finding, script: Script, *, verify: bool = True) -> Fi
 # ---------------------------------------------------------------------------------------------- loop
 
 
+def x_kind_rank(fix: Fix) -> int:
+    """Edits of existing text before new statements: the specific mend before the general one."""
+    return 1 if all(e.start == e.end and e.content.endswith("\n") for e in fix.edits) else 0
+
+
 def applicable(fix: Fix | None, unsafe: bool) -> bool:
     return fix is not None and (fix.applicability == "safe" or unsafe)
 
@@ -419,9 +430,14 @@ def fix_text(path: str, text: str, check: Callable[[str], list[Finding]], *, uns
     for _ in range(MAX_ROUNDS):
         findings = check(text)
         script = Script(path, text)
-        fixes = [f for f in (concrete_fix(x, script) for x in findings if x.fix is not None)
+        fixes = [(x, f) for x, f in ((x, concrete_fix(x, script)) for x in findings if x.fix is not None)
                  if applicable(f, unsafe)]
-        chosen = choose(fixes)
+        # every safe fix, and one unsafe fix per round: two unsafe fixes often mend one mistake twice
+        # (PK101 exports the assignment, PK001 would add another export); the re-check settles it
+        safe = [f for _, f in fixes if f.applicability == "safe"]
+        risky = sorted((f for x, f in fixes if f.applicability == "unsafe"),
+                       key=lambda f: (x_kind_rank(f), min(e.start for e in f.edits)))
+        chosen = choose(safe) if safe else choose(risky[:1])
         if not chosen:
             break
         new = apply_edits(text, [e for f in chosen for e in f.edits])
