@@ -299,6 +299,10 @@ def plan_edits(script: Script, plan: FixPlan) -> tuple[list[TextEdit], str] | No
         edits = _delete_words(script, start, end)
     elif kind == "replace":
         edits = [script.edit(start, end, plan.text)]
+    elif kind == "replace_prefix":             # `--seq-lenght=4096` -> `--seq-length=4096`
+        if not plan.expect:
+            return None
+        edits = [script.edit(start, start + len(plan.expect), plan.text)]
     elif kind in ("insert_before", "insert_after"):
         node = _assignment_at(script, start, end)
         # an insert at a statement's edge: the span must be a whole assignment statement of its own
@@ -311,11 +315,15 @@ def plan_edits(script: Script, plan: FixPlan) -> tuple[list[TextEdit], str] | No
                              start if kind == "insert_before" else end, plan.text)]
     elif kind in ("insert_line_before", "insert_line_after"):
         node = _assignment_at(script, start, end)
+        if node is not None and node.parent is not None and node.parent.type == "command" \
+                and kind == "insert_line_after":
+            return None                    # `V=1 torchrun ...`: after it is after the launch itself
         if node is None:
+            node = script.root.descendant_for_byte_range(script.byte(start), max(script.byte(start),
+                                                                                 script.byte(end) - 1))
+        if node is None or node.type == "program":
             return None
         stmt, composite = _statement(node)
-        if stmt.type not in _ASSIGNMENT_STATEMENTS and not composite:
-            return None                    # `V=1 torchrun ...`: a prefix of the launch itself
         s, e = script.node_range(stmt)
         ls, le = _line_bounds(script, s, e)
         indent = re.match(r"[ \t]*", script.text[ls:]).group(0)

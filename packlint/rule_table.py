@@ -84,7 +84,8 @@ class Example(_Record):
     __slots__ = ("kind", "script", "env", "args", "title")
 
 
-FIX_KINDS = ("insert_before", "insert_after", "insert_line_before", "insert_line_after", "replace", "delete")
+FIX_KINDS = ("insert_before", "insert_after", "insert_line_before", "insert_line_after", "replace",
+             "replace_prefix", "delete")
 
 
 class FixSpec(_Record):
@@ -241,7 +242,7 @@ def _schema():
 
     class FixSpecModel(Strict):
         kind: Literal["insert_before", "insert_after", "insert_line_before", "insert_line_after", "replace",
-                      "delete"]
+                      "replace_prefix", "delete"]
         at: str | None = None
         to: str | None = None
         text: str = ""
@@ -506,6 +507,9 @@ def _compile_rule(r, fname: str, ftext: str, is_builtin: bool, scope: Scope, var
     fix = None
     if r.fix is not None:
         f = r.fix
+        if f.kind == "replace_prefix" and f.expect is None:
+            raise PacklintError(f"rule {r.code}: fix: kind 'replace_prefix' needs `expect` (the text it replaces)",
+                                path=fname)
         fix = FixSpec(kind=f.kind, at=loc(f.at, "fix.at") if f.at else None, to=loc(f.to, "fix.to") if f.to else None,
                       text=tmpl(f.text, "fix.text"), applicability=f.applicability, title=tmpl(f.title, "fix.title"),
                       when=cond(f.when, "fix.when") if f.when else None, expect=tmpl(f.expect, "fix.expect"))

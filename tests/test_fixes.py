@@ -193,3 +193,105 @@ def test_fixes_never_break_a_script(case, tmp_path_factory):
     again = fix_text(str(path), outcome.text, check, unsafe=True)
     if outcome.rounds < 10:
         assert again.text == outcome.text, (name, outcome.text, again.text)
+
+
+# ---------------------------------------------------------------------------------------------- as data
+
+USER_RULES = '''
+[variables]
+typos = ["--seq-lenght"]
+stale = ["NCCL_IB_DISABLE_OLD"]
+
+[[rule]]
+code = "USR001"
+name = "flag-typo"
+severity = "error"
+for_each = "typos"
+summary = "a misspelt flag"
+when = "has_flag(name)"
+message = "{name} is misspelt"
+report_at = "flag:{name}"
+explanation = "The parser rejects it."
+fix = { kind = "replace_prefix", text = "--seq-length", expect = "{name}", applicability = "unsafe", title = "rename {name}" }
+[[rule.example]]
+kind = "bad"
+script = "torchrun t.py --seq-lenght 1"
+[[rule.example]]
+kind = "good"
+script = "torchrun t.py --seq-length 1"
+
+[[rule]]
+code = "USR002"
+name = "stale-env"
+severity = "warning"
+for_each = "stale"
+summary = "a variable nothing reads"
+when = "assigned(name)"
+message = "{name} is read by nothing"
+report_at = "var:{name}"
+explanation = "Dead."
+fix = { kind = "delete", applicability = "safe", title = "delete {name}", expect = "{name}" }
+[[rule.example]]
+kind = "bad"
+script = "export NCCL_IB_DISABLE_OLD=1\\ntorchrun t.py"
+[[rule.example]]
+kind = "good"
+script = "torchrun t.py"
+
+[[rule]]
+code = "USR003"
+name = "needs-debug-line"
+severity = "info"
+summary = "the launch has no NCCL_DEBUG"
+when = "not in_env('NCCL_DEBUG')"
+message = "set NCCL_DEBUG"
+report_at = "launch"
+explanation = "Debugging."
+fix = { kind = "insert_line_before", text = "export NCCL_DEBUG=WARN", applicability = "safe", title = "add NCCL_DEBUG" }
+[[rule.example]]
+kind = "bad"
+script = "torchrun t.py"
+[[rule.example]]
+kind = "good"
+script = "export NCCL_DEBUG=INFO\\ntorchrun t.py"
+'''
+
+
+def test_a_fix_is_only_a_table_entry(capsys, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    Path("rules.toml").write_text(USER_RULES)
+    Path("t.sh").write_text("#!/bin/bash\nexport A=1 NCCL_IB_DISABLE_OLD=1\n"
+                            "ARGS=\"--seq-lenght=4096 --lr 1e-4\"\ntorchrun t.py $ARGS\n")
+    code, out, err = run(capsys, "--rule-file", "rules.toml", "--select", "USR", "--fix", "--unsafe-fixes", "-q",
+                         "t.sh")
+    assert Path("t.sh").read_text() == ("#!/bin/bash\nexport A=1\nARGS=\"--seq-length=4096 --lr 1e-4\"\n"
+                                        "export NCCL_DEBUG=WARN\ntorchrun t.py $ARGS\n")
+    assert out == "" and "applied 3 fixes" in err
+
+
+def test_no_line_after_a_prefix_assignment(capsys, tmp_path, monkeypatch):
+    """PK001's fix adds a line after the OFFLINE_PACKING_BMR assignment: not when that assignment is a
+    prefix of the launch line (after it is after the launch)."""
+    monkeypatch.chdir(tmp_path)
+    text = "#!/bin/bash\nOFFLINE_PACKING_BMR=1 torchrun pretrain_llava_onevision2.py --micro-batch-size 1\n"
+    Path("t.sh").write_text(text)
+    code, out, err = run(capsys, "--fix", "--unsafe-fixes", "-q", "t.sh")
+    assert Path("t.sh").read_text() == text and "PK001" in out and "applied 0 fixes" in err
+
+
+@pytest.mark.parametrize("fix, error", [
+    ('{ kind = "move", applicability = "safe", title = "x" }', "fix.kind"),
+    ('{ kind = "replace_prefix", text = "x", applicability = "safe", title = "x" }', "needs `expect`"),
+    ('{ kind = "delete", at = "nowhere:X", applicability = "safe", title = "x" }', "unknown location kind"),
+    ('{ kind = "delete", applicability = "maybe", title = "x" }', "fix.applicability"),
+    ('{ kind = "delete", applicability = "safe", title = "{nope(1)}" }', "fix.title"),
+])
+def test_bad_fix_entries_are_table_errors(capsys, tmp_path, monkeypatch, fix, error):
+    monkeypatch.chdir(tmp_path)
+    table = USER_RULES.split("[[rule]]")[0] + "[[rule]]" + USER_RULES.split("[[rule]]")[2]
+    table = table.replace('fix = { kind = "delete", applicability = "safe", title = "delete {name}", expect = "{name}" }',
+                          f"fix = {fix}")
+    Path("rules.toml").write_text(table)
+    Path("t.sh").write_text("#!/bin/bash\ntrue\n")
+    code, _, err = run(capsys, "--rule-file", "rules.toml", "t.sh")
+    assert code == 2 and error in err, err
