@@ -226,9 +226,16 @@ def word_at(text: str, line: int, character: int) -> str | None:
 
 
 def _where(entry: dict) -> str:
+    """`file:line:col`, and where the value itself comes from when that is elsewhere (`MBS=1` for
+    `--micro-batch-size ${MBS}`)."""
     if not entry or entry.get("line") is None:
         return "set outside the script" if entry else ""
-    return f"{entry.get('file')}:{entry.get('line')}:{entry.get('column', 1)}"
+    here = f"{entry.get('file')}:{entry.get('line')}:{entry.get('column', 1)}"
+    value = entry.get("value_location") or {}
+    if value.get("line") is not None and (value.get("file"), value.get("line")) != (entry.get("file"),
+                                                                                      entry.get("line")):
+        here += f", value from {value.get('file')}:{value.get('line')}:{value.get('column', 1)}"
+    return here
 
 
 def hover_text(model: dict | None, word: str) -> str | None:
