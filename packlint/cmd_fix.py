@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import sys
 
+from packlint.errors import PacklintError
+
 
 def text_checker(path: str, options):
     """A function text -> findings for `path` (checked as if the file held `text`; `source` resolves
@@ -50,7 +52,7 @@ def run_fixes(args, options) -> int | None:
         display = display_path(Path(path))
         try:
             text, why = read_fixable(path)
-        except Exception as exc:  # unreadable: the check reports it
+        except (PacklintError, OSError):  # unreadable: the check that follows reports it
             continue
         if text is None:
             print(f"packlint: {display}: {why}", file=sys.stderr)

@@ -370,7 +370,7 @@ def concrete_fix(finding: Finding, script: Script, *, verify: bool = True) -> Fi
 # ---------------------------------------------------------------------------------------------- loop
 
 
-def x_kind_rank(fix: Fix) -> int:
+def _new_lines_last(fix: Fix) -> int:
     """Edits of existing text before new statements: the specific mend before the general one."""
     return 1 if all(e.start == e.end and e.content.endswith("\n") for e in fix.edits) else 0
 
@@ -444,7 +444,7 @@ def fix_text(path: str, text: str, check: Callable[[str], list[Finding]], *, uns
         # (PK101 exports the assignment, PK001 would add another export); the re-check settles it
         safe = [f for _, f in fixes if f.applicability == "safe"]
         risky = sorted((f for x, f in fixes if f.applicability == "unsafe"),
-                       key=lambda f: (x_kind_rank(f), min(e.start for e in f.edits)))
+                       key=lambda f: (_new_lines_last(f), min(e.start for e in f.edits)))
         chosen = choose(safe) if safe else choose(risky[:1])
         if not chosen:
             break
