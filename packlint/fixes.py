@@ -438,14 +438,18 @@ def fix_text(path: str, text: str, check: Callable[[str], list[Finding]], *, uns
     for _ in range(MAX_ROUNDS):
         findings = check(text)
         script = Script(path, text)
-        fixes = [(x, f) for x, f in ((x, concrete_fix(x, script)) for x in findings if x.fix is not None)
-                 if applicable(f, unsafe)]
+        # a plan's applicability can only go down (safe -> unsafe) when its edits are made: skip the
+        # plans that cannot apply, and ask bash only about the fixes chosen (one `bash -n` each)
+        candidates = [x for x in findings if x.fix is not None and (unsafe or x.fix.applicability == "safe")]
+        fixes = [f for f in (concrete_fix(x, script, verify=False) for x in candidates) if applicable(f, unsafe)]
         # every safe fix, and one unsafe fix per round: two unsafe fixes often mend one mistake twice
         # (PK101 exports the assignment, PK001 would add another export); the re-check settles it
-        safe = [f for _, f in fixes if f.applicability == "safe"]
-        risky = sorted((f for x, f in fixes if f.applicability == "unsafe"),
+        safe = [f for f in fixes if f.applicability == "safe"]
+        risky = sorted((f for f in fixes if f.applicability == "unsafe"),
                        key=lambda f: (_new_lines_last(f), min(e.start for e in f.edits)))
-        chosen = choose(safe) if safe else choose(risky[:1])
+        chosen = [f for f in choose(safe) if bash_accepts(apply_edits(text, f.edits))]
+        if not chosen:
+            chosen = next(([f] for f in risky if bash_accepts(apply_edits(text, f.edits))), [])
         if not chosen:
             break
         new = apply_edits(text, [e for f in chosen for e in f.edits])
