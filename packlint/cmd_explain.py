@@ -23,6 +23,12 @@ def render_markdown(rule) -> str:
             out += [f"## {heading}{title}", "", "```bash", ex.script.strip("\n"), "```", ""]
     if rule.references:
         out += ["## References", ""] + [f"- {r}" for r in rule.references] + [""]
+    fix = getattr(rule, "fix", None)
+    if fix is not None:
+        how = "`packlint check --fix`" if fix.applicability == "safe" else "`packlint check --fix --unsafe-fixes`"
+        span = fix.at.text if fix.at is not None else rule.report_at.text
+        out += ["## Fix", "", f"{how} applies it ({fix.applicability}): `{fix.kind}` at `{span}`"
+                + (f" to `{fix.to.text}`" if fix.to is not None else "") + " (see docs/fixes.md).", ""]
     out += ["## Condition", "", "```", rule.when_text, "```", ""]
     return "\n".join(out)
 

@@ -33,9 +33,17 @@ FIX_ALL = "source.fixAll.packlint"
 class Analysis:
     """One document's last check: the text, its findings, their concrete fixes and the launch model."""
 
-    def __init__(self, path: str, text: str, findings: list, fixes: list, model: dict | None, urls: dict) -> None:
+    def __init__(self, path: str, text: str, findings: list, fixes: list, model: dict | None, urls: dict,
+                 sources=None) -> None:
         self.path, self.text, self.findings, self.fixes, self.model, self.urls = path, text, findings, fixes, \
             model, urls
+        self.sources = sources     # checking.Sources: the text of sourced files, for their ranges
+
+    def text_of(self, path: str) -> str:
+        if path == self.path:
+            return self.text
+        text = self.sources.text(path) if self.sources is not None else None
+        return text or ""
 
 
 class PacklintServer(LanguageServer):
@@ -69,7 +77,7 @@ class PacklintServer(LanguageServer):
         if errors:
             self.window_log_message(lsp.LogMessageParams(type=lsp.MessageType.Warning,
                                                          message="packlint: " + "; ".join(errors)))
-        analysis = Analysis(path, text, result.findings, fixes, result.models.get(path), urls)
+        analysis = Analysis(path, text, result.findings, fixes, result.models.get(path), urls, result.sources)
         self.analyses[uri] = analysis
         return analysis
 
@@ -124,19 +132,30 @@ def to_range(text: str, line: int, column: int, end_line: int, end_column: int) 
 
 def to_diagnostic(f, analysis: Analysis, index: int) -> lsp.Diagnostic:
     loc = f.location
-    text = analysis.text if loc.path == analysis.path else ""
+    text = analysis.text_of(loc.path)
     related = []
     for r in f.related:
-        rtext = analysis.text if r.location.path == analysis.path else ""
+        rtext = analysis.text_of(r.location.path)
         related.append(lsp.DiagnosticRelatedInformation(
             location=lsp.Location(uri=to_uri(r.location.path),
                                   range=to_range(rtext, r.location.line, r.location.column, r.location.end_line,
                                                  r.location.end_column)),
             message=r.message))
     message = f.message + (f"\nhelp: {f.help}" if f.help else "")
+    rng = to_range(text, loc.line, loc.column, loc.end_line, loc.end_column)
+    if loc.path != analysis.path:
+        # set in a sourced file: shown in this document at its launch (or line 1), pointing there
+        here = next((r.location for r in f.related if r.location.path == analysis.path), None)
+        rng = (to_range(analysis.text, here.line, here.column, here.end_line, here.end_column) if here else
+               to_range(analysis.text, 1, 1, 1, 1))
+        message = f"{loc.path}:{loc.line}:{loc.column}: {message}"
+        related.insert(0, lsp.DiagnosticRelatedInformation(
+            location=lsp.Location(uri=to_uri(loc.path), range=to_range(text, loc.line, loc.column, loc.end_line,
+                                                                       loc.end_column)),
+            message="set here"))
     url = analysis.urls.get(f.code)
     return lsp.Diagnostic(
-        range=to_range(text, loc.line, loc.column, loc.end_line, loc.end_column),
+        range=rng,
         message=message, severity=SEVERITY[f.severity], code=f.code, source=SOURCE,
         code_description=lsp.CodeDescription(href=url) if url else None,
         related_information=related or None,

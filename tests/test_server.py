@@ -189,3 +189,22 @@ def test_lint_path_does_not_import_pygls():
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True,
                          env={**os.environ, "PYTHONPATH": str(ROOT)}).stdout
     assert out.strip().splitlines()[-1] == "[]"
+
+
+def test_finding_in_a_sourced_file(client, tmp_path):
+    (tmp_path / "gates.env").write_text("export OFFLINE_PACKING_BMR=1\n")
+    text = "#!/bin/bash\nsource ./gates.env\ntorchrun pretrain_llava_onevision2.py --micro-batch-size 1\n"
+    path = tmp_path / "train.sh"
+    path.write_text(text)
+    uri = path.as_uri()
+    client.notify("textDocument/didOpen", {"textDocument": {"uri": uri, "languageId": "shellscript",
+                                                            "version": 1, "text": text}})
+    (d,) = client.diagnostics(uri)
+    assert d["code"] == "PK001" and d["message"].startswith("gates.env:1:8: ")
+    assert d["range"]["start"] == {"line": 2, "character": 0}          # at the launch in this file
+    there = d["relatedInformation"][0]["location"]
+    assert there["uri"] == (tmp_path / "gates.env").as_uri() and there["range"]["start"] == {"line": 0, "character": 7}
+    # the fix would edit gates.env, a file the user did not open: no quick fix
+    actions = client.request("textDocument/codeAction", {
+        "textDocument": {"uri": uri}, "range": d["range"], "context": {"diagnostics": [d]}})
+    assert [a for a in actions if a["kind"] == "quickfix"] == []
