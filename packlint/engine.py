@@ -401,7 +401,8 @@ def _fix_plan(rule: Rule, ctx: EvalContext, location: Location) -> FixPlan | Non
         end = start
     return FixPlan(spec.kind, start, end, spec.text.render(ctx) if spec.text is not None else "",
                    spec.applicability, spec.title.render(ctx),
-                   spec.expect.render(ctx) if spec.expect is not None else None)
+                   spec.expect.render(ctx) if spec.expect is not None else None,
+                   getattr(spec, "refuse_if_read", True))
 
 
 def _resolve(spec: LocationSpec, ctx: EvalContext, fallback: Location | None) -> Location | None:
@@ -411,7 +412,12 @@ def _resolve(spec: LocationSpec, ctx: EvalContext, fallback: Location | None) ->
     if spec.kind == "launch":
         loc = Location.from_json(ctx.launch)
     elif spec.kind == "diagnostic":
-        loc = Location.from_json(ctx.item)
+        item = getattr(ctx, "item", None) or {}
+        if spec.part == "related":
+            related = item.get("related") or []
+            loc = Location.from_json(related[0]) if related else None
+            return loc                     # no related location: nothing to point at (no fallback)
+        loc = Location.from_json(item)
     elif spec.kind in ("env", "var"):
         order = ("env", "unexported") if spec.kind == "env" else ("unexported", "env")
         entry = next((v.get(k, {}).get(name) for k in order if v.get(k, {}).get(name)), None)

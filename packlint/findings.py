@@ -52,14 +52,16 @@ class FixPlan(_Value):
     that, with the script's syntax tree): `kind` (insert_before | insert_after | insert_line_before |
     insert_line_after | replace | replace_prefix | delete), the span `start`..`end` (Locations; `end` may equal `start`),
     the rendered `text`, `applicability` (safe | unsafe), a `title` for editors and an `expect`ed span
-    prefix (the edit is dropped when the script text there differs)."""
+    prefix (the edit is dropped when the script text there differs); `refuse_if_read`: a delete is not
+    offered when the script reads the variable it assigns."""
 
-    __slots__ = ("kind", "start", "end", "text", "applicability", "title", "expect")
+    __slots__ = ("kind", "start", "end", "text", "applicability", "title", "expect", "refuse_if_read")
 
     def __init__(self, kind: str, start: Location, end: Location, text: str, applicability: str, title: str,
-                 expect: str | None = None) -> None:
+                 expect: str | None = None, refuse_if_read: bool = True) -> None:
         self.kind, self.start, self.end, self.text = kind, start, end, text
         self.applicability, self.title, self.expect = applicability, title, expect
+        self.refuse_if_read = refuse_if_read
 
 
 class Finding(_Value):

@@ -219,7 +219,7 @@ def _delete_assignment(script: Script, plan: FixPlan, node) -> tuple[list[TextEd
     parent = node.parent
     if _has_side_effects(node):
         applicability = "unsafe"           # `V=$(cmd)`: deleting it also drops the command
-    if name and _name_expanded(script, name, (node.start_byte, node.end_byte)):
+    if name and plan.refuse_if_read and _name_expanded(script, name, (node.start_byte, node.end_byte)):
         return None                        # the script itself reads it: the value is not dead there
     siblings = [c for c in parent.children if c.type == "variable_assignment"] if parent is not None else []
     if parent is not None and parent.type in ("declaration_command", "variable_assignments", "command") \

@@ -35,7 +35,7 @@ CACHE_FORMAT = 2
 LOCATION_KINDS = {
     # kind: (takes a name, allowed parts)
     "launch": (False, ()),
-    "diagnostic": (False, ()),
+    "diagnostic": (False, ("", "related")),   # related: the diagnostic's first related location
     "env": (True, ("", "value")),
     "var": (True, ("", "value")),
     "exported_after": (True, ("",)),
@@ -92,9 +92,9 @@ class FixSpec(_Record):
     """A rule's fix as data (docs/fixes.md): an edit on the span `at`..`to` (location specs; `to`
     defaults to `at`), `text` (a template), `applicability` (safe | unsafe), `title` (a template),
     `when` (a condition: offer the fix only then, or None), `expect` (a template the span's text must
-    start with, or None)."""
+    start with, or None), `refuse_if_read` (delete: no fix when the script reads the variable)."""
 
-    __slots__ = ("kind", "at", "to", "text", "applicability", "title", "when", "expect")
+    __slots__ = ("kind", "at", "to", "text", "applicability", "title", "when", "expect", "refuse_if_read")
 
 
 class Rule(_Record):
@@ -250,6 +250,7 @@ def _schema():
         title: str = Field(min_length=1)
         when: str | None = None
         expect: str | None = None
+        refuse_if_read: bool = True
 
     class RuleSpec(Strict):
         code: str = Field(pattern=r"^[A-Z][A-Z0-9]{0,7}[0-9]{3}$")
@@ -500,6 +501,8 @@ def _compile_rule(r, fname: str, ftext: str, is_builtin: bool, scope: Scope, var
             if not name_text:
                 raise PacklintError(f"rule {r.code}: {what}: {text!r} needs a name ('{kind}:NAME')", path=fname)
             name_t = tmpl(name_text, what)
+        elif rest in parts and rest:
+            part = rest
         elif rest:
             raise PacklintError(f"rule {r.code}: {what}: {kind!r} takes no name", path=fname)
         return LocationSpec(kind, name_t, part, text)
@@ -512,7 +515,8 @@ def _compile_rule(r, fname: str, ftext: str, is_builtin: bool, scope: Scope, var
                                 path=fname)
         fix = FixSpec(kind=f.kind, at=loc(f.at, "fix.at") if f.at else None, to=loc(f.to, "fix.to") if f.to else None,
                       text=tmpl(f.text, "fix.text"), applicability=f.applicability, title=tmpl(f.title, "fix.title"),
-                      when=cond(f.when, "fix.when") if f.when else None, expect=tmpl(f.expect, "fix.expect"))
+                      when=cond(f.when, "fix.when") if f.when else None, expect=tmpl(f.expect, "fix.expect"),
+                      refuse_if_read=f.refuse_if_read)
     overrides = [Override(cond(o.when, f"override[{i}].when"), o.severity,
                           tmpl(o.message, f"override[{i}].message"), tmpl(o.help, f"override[{i}].help"))
                  for i, o in enumerate(r.override)]

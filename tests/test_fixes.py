@@ -295,3 +295,48 @@ def test_bad_fix_entries_are_table_errors(capsys, tmp_path, monkeypatch, fix, er
     Path("t.sh").write_text("#!/bin/bash\ntrue\n")
     code, _, err = run(capsys, "--rule-file", "rules.toml", "t.sh")
     assert code == 2 and error in err, err
+
+
+def test_delete_the_first_of_two_exports_via_a_diagnostic(tmp_path, monkeypatch):
+    """The shape PK105 (env-overwritten, issue 12) takes: a script rule over diagnostics whose fix
+    deletes the *first* assignment, named by the diagnostic's related location; the variable is read
+    later, which `refuse_if_read = false` allows (only the lost first value is deleted)."""
+    from packlint.engine import check_model
+    from packlint.fixes import Script, concrete_fix
+    from packlint.rule_table import load_table
+
+    monkeypatch.chdir(tmp_path)
+    Path("r.toml").write_text('''
+[[rule]]
+code = "USR105"
+name = "env-overwritten-test"
+severity = "warning"
+scope = "script"
+for_each = "diagnostics"
+summary = "s"
+when = "diag_code == 'env-overwritten'"
+message = "{diag_message}"
+report_at = "diagnostic"
+explanation = "x"
+fix = { kind = "delete", at = "diagnostic:related", applicability = "safe", title = "delete the first export", refuse_if_read = false }
+[[rule.example]]
+kind = "bad"
+script = "true"
+[[rule.example]]
+kind = "good"
+script = "true"
+''')
+    text = "#!/bin/bash\nexport TOKENS=1\nexport TOKENS=2\necho $TOKENS\n"
+    rules = [r for r in load_table(["r.toml"], use_cache=False).rules if r.code == "USR105"]
+    diag = {"severity": "info", "code": "env-overwritten", "message": "TOKENS is set again", "file": "t.sh",
+            "line": 3, "column": 8, "related": [{"file": "t.sh", "line": 2, "column": 8}]}
+    (finding,) = check_model({"script": "t.sh", "launches": [], "diagnostics": [diag]}, rules)
+    fix = concrete_fix(finding, Script("t.sh", text))
+    assert fix is not None and fix.applicability == "safe"
+    assert [(e.line, e.end_line, e.content) for e in fix.edits] == [(2, 3, "")]
+    # without refuse_if_read = false, a variable the script reads is never deleted
+    plan = finding.fix
+    from packlint.findings import FixPlan
+
+    strict = finding.replace(fix=FixPlan(plan.kind, plan.start, plan.end, plan.text, plan.applicability, plan.title))
+    assert concrete_fix(strict, Script("t.sh", text)) is None
