@@ -296,7 +296,7 @@ def plan_edits(script: Script, plan: FixPlan) -> tuple[list[TextEdit], str] | No
         node = _assignment_at(script, start, end)
         if node is not None and script.node_range(node)[0] == start:
             return _delete_assignment(script, plan, node)
-        edits = _delete_words(script, start, end)
+        edits = _delete_words(script, start, end) if end > start else None
     elif kind == "replace":
         edits = [script.edit(start, end, plan.text)]
     elif kind == "replace_prefix":             # `--seq-lenght=4096` -> `--seq-length=4096`
