@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable
 
 from packlint.config import CliSettings, Resolver, Settings, validate_codes
 from packlint.errors import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, PacklintError
@@ -110,6 +110,7 @@ class CheckResult:
         self.doc_url: str | None = None           # the URL template of each rule's documentation
         self.hidden = 0                            # findings below the --severity display filter
         self.checked_paths: list[str] = []         # every file checked, in order (JUnit lists clean ones too)
+        self._fixes: list | None = None
 
     def filter_display(self, level: str) -> None:
         """Keep only findings at or above `level` (`--severity`): display only, counted in `hidden`."""
@@ -123,10 +124,10 @@ class CheckResult:
     @property
     def fixes(self) -> list:
         """Per finding: its concrete fix (packlint.fixes.Fix, checked with `bash -n`) or None."""
-        if getattr(self, "_fixes", None) is None or len(self._fixes) != len(self.findings):
+        if self._fixes is None or len(self._fixes) != len(self.findings):
             from packlint.fixes import Script, concrete_fix
 
-            scripts: dict[str, object] = {}
+            scripts: dict[str, Script | None] = {}
             out = []
             for f in self.findings:
                 fix = None
@@ -135,8 +136,9 @@ class CheckResult:
                     if path not in scripts:
                         text = self.sources.text(path)
                         scripts[path] = None if text is None else Script(path, text)
-                    if scripts[path] is not None:
-                        fix = concrete_fix(f, scripts[path])
+                    script = scripts[path]
+                    if script is not None:
+                        fix = concrete_fix(f, script)
                 out.append(fix)
             self._fixes = out
         return self._fixes
@@ -145,7 +147,7 @@ class CheckResult:
         """The rule's documentation URL from the `doc-url` template (None for a user rule's code)."""
         from packlint.config import DEFAULT_DOC_URL
 
-        rule = self.rules.get(code)
+        rule: Any = self.rules.get(code)
         if rule is None:
             return None
         return (self.doc_url or DEFAULT_DOC_URL).format(code=rule.code, code_lower=rule.code.lower(),

@@ -326,7 +326,8 @@ def plan_edits(script: Script, plan: FixPlan) -> tuple[list[TextEdit], str] | No
         stmt, composite = _statement(node)
         s, e = script.node_range(stmt)
         ls, le = _line_bounds(script, s, e)
-        indent = re.match(r"[ \t]*", script.text[ls:]).group(0)
+        line_text = script.text[ls:le]
+        indent = line_text[: len(line_text) - len(line_text.lstrip(" \t"))]
         if kind == "insert_line_after":
             if _alone_on_lines(script, s, e):
                 at = le if script.text[le - 1:le] == "\n" else len(script.text)
@@ -441,7 +442,8 @@ def fix_text(path: str, text: str, check: Callable[[str], list[Finding]], *, uns
         # a plan's applicability can only go down (safe -> unsafe) when its edits are made: skip the
         # plans that cannot apply, and ask bash only about the fixes chosen (one `bash -n` each)
         candidates = [x for x in findings if x.fix is not None and (unsafe or x.fix.applicability == "safe")]
-        fixes = [f for f in (concrete_fix(x, script, verify=False) for x in candidates) if applicable(f, unsafe)]
+        fixes: list[Fix] = [f for f in (concrete_fix(x, script, verify=False) for x in candidates)
+                            if f is not None and applicable(f, unsafe)]
         # every safe fix, and one unsafe fix per round: two unsafe fixes often mend one mistake twice
         # (PK101 exports the assignment, PK001 would add another export); the re-check settles it
         safe = [f for f in fixes if f.applicability == "safe"]
