@@ -5,6 +5,7 @@ fixes in JSON and SARIF, and the `junit` / `gitlab` formats validated against th
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import jsonschema
@@ -110,7 +111,7 @@ def test_did_you_mean_for_commands(capsys):
 def test_json_carries_fix_and_url(capsys):
     _, out, _ = run(capsys, "--output-format", "json", "vqa.sh", "leak.sh", "repeat.sh")
     by_code = {f["code"]: f for f in json.loads(out)["findings"]}
-    assert by_code["PK004"]["url"].endswith("docs/rules.md#pk004")
+    assert by_code["PK004"]["url"].endswith("docs/rules-reference.md#pk004-dead-packing-vqa-warning")
     assert by_code["PK004"]["fix"] == {
         "applicability": "safe", "message": "delete the dead OFFLINE_PACKING_VQA assignment",
         "edits": [{"path": "vqa.sh", "line": 3, "column": 11, "end_line": 3, "end_column": 33, "content": ""}]}
@@ -144,8 +145,13 @@ def test_sarif_fixes_validate(capsys):
     insert = results["PK001"]["fixes"][0]["artifactChanges"][0]["replacements"][0]
     assert insert["insertedContent"]["text"] == "export OFFLINE_PACKED_DATA=1\n"
     assert insert["deletedRegion"]["startColumn"] == insert["deletedRegion"]["endColumn"]
+    reference = (TESTS.parent / "docs" / "rules-reference.md").read_text()
     for rule in doc["runs"][0]["tool"]["driver"]["rules"]:
-        assert rule["helpUri"].endswith("#" + rule["id"].lower())
+        page, anchor = rule["helpUri"].rsplit("#", 1)
+        assert page.endswith("/docs/rules-reference.md") and anchor.startswith(rule["id"].lower() + "-")
+        # the link lands on the rule's own heading in the generated reference (GitHub's anchor of it)
+        heading = next(ln for ln in reference.splitlines() if ln.startswith(f"## {rule['id']} "))
+        assert re.sub(r"[^a-z0-9 -]", "", heading[3:].lower()).replace(" ", "-") == anchor
 
 
 def test_junit_validates(capsys, tmp_path):

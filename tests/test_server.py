@@ -128,7 +128,7 @@ def test_open_fix_and_clean(client, tmp_path):
     assert [d["code"] for d in diags] == ["PK004"]
     d = diags[0]
     assert d["source"] == "packlint" and d["severity"] == 2 and d["range"]["start"] == {"line": 4, "character": 7}
-    assert d["codeDescription"]["href"].endswith("#pk004")
+    assert d["codeDescription"]["href"].endswith("rules-reference.md#pk004-dead-packing-vqa-warning")
 
     actions = client.request("textDocument/codeAction", {
         "textDocument": {"uri": uri}, "range": d["range"], "context": {"diagnostics": [d]}})

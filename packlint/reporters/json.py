@@ -1,4 +1,4 @@
-"""`--format json`: one document for the whole run (documented in the README).
+"""`--format json`: one document for the whole run (documented in docs/check.md).
 
 Each finding carries `url` (its rule's documentation, from the `doc-url` template) and `fix`: null, or
 `{applicability: safe|unsafe, message, edits: [{path, line, column, end_line, end_column, content}]}`
