@@ -20,7 +20,8 @@ COMMANDS = {
     "probe": ("packlint.cmd_probe", "prove packed attention is block-diagonal: one real forward"),
     "run": ("packlint.cmd_run", "the launch gate: check SCRIPT with the real environment and ARGS, then exec bash SCRIPT ARGS"),
     "config": ("packlint.cmd_config", "show the settings in effect for a path and where each comes from"),
-    "server": ("packlint.cmd_server", "the editor server: Language Server Protocol over stdio (needs packlint[lsp])"),
+    "server": ("packlint.cmd_server",
+               "the editor server: Language Server Protocol over stdio (needs packlint[lsp])"),
 }
 
 

@@ -46,8 +46,9 @@ def run_fixes(args, options) -> int | None:
                 continue
             sys.stdout.write(outcome.text)
             return EXIT_OK
-        from packlint.source import display_path
         from pathlib import Path
+
+        from packlint.source import display_path
 
         display = display_path(Path(path))
         try:

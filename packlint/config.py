@@ -179,7 +179,8 @@ def _validate(cfg: ConfigFile, raw: dict) -> dict[str, Any]:
             try:
                 value.format(code="PK001", code_lower="pk001", name="x", anchor="pk001-x-error")
             except (KeyError, IndexError, ValueError) as exc:
-                raise err(key, f"bad template {value!r}: {exc} (placeholders: {{code}}, {{code_lower}}, {{name}}, {{anchor}})")
+                raise err(key, f"bad template {value!r}: {exc} "
+                               "(placeholders: {code}, {code_lower}, {name}, {anchor})") from None
             out[key] = value
         elif kind == "level":
             if value not in SEVERITY_RANK:

@@ -50,7 +50,8 @@ class Related(_Value):
 class FixPlan(_Value):
     """A rule's fix resolved on one finding, before it is turned into text edits (packlint.fixes does
     that, with the script's syntax tree): `kind` (insert_before | insert_after | insert_line_before |
-    insert_line_after | replace | replace_prefix | delete), the span `start`..`end` (Locations; `end` may equal `start`),
+    insert_line_after | replace | replace_prefix | delete), the span `start`..`end` (Locations; `end`
+    may equal `start`),
     the rendered `text`, `applicability` (safe | unsafe), a `title` for editors and an `expect`ed span
     prefix (the edit is dropped when the script text there differs); `refuse_if_read`: a delete is not
     offered when the script reads the variable it assigns."""

@@ -21,7 +21,7 @@ from __future__ import annotations
 import re
 import shutil
 import subprocess
-from typing import Callable
+from collections.abc import Callable
 
 from packlint.findings import Finding, FixPlan, _Value
 
@@ -178,9 +178,9 @@ def _name_expanded(script: Script, name: str, skip: tuple[int, int]) -> bool:
                 if c.type == "variable_name" and script._data[c.start_byte:c.end_byte].decode() == name:
                     return True
         if n.type == "variable_name" and n.parent is not None and n.parent.type in (
-                "arithmetic_expansion", "binary_expression", "unary_expression", "postfix_expression"):
-            if script._data[n.start_byte:n.end_byte].decode() == name:
-                return True
+                "arithmetic_expansion", "binary_expression", "unary_expression", "postfix_expression") \
+                and script._data[n.start_byte:n.end_byte].decode() == name:
+            return True
         stack.extend(n.children)
     # indirect reads the tree cannot see: ${!x}, eval, printenv NAME, declare -p NAME
     return bool(re.search(rf"(printenv|declare\s+-p|typeset\s+-p|\${{!)\s*{re.escape(name)}\b", script.text))

@@ -92,8 +92,9 @@ class PacklintServer(LanguageServer):
 
 
 def display_path(uri: str) -> str:
-    from packlint.source import display_path as shown
     from pathlib import Path
+
+    from packlint.source import display_path as shown
 
     fs = uris.to_fs_path(uri) or uri
     return shown(Path(fs))
@@ -201,20 +202,20 @@ def code_actions(server: PacklintServer, params: lsp.CodeActionParams) -> list[l
                 title=title, kind=lsp.CodeActionKind.QuickFix, diagnostics=[diag],
                 is_preferred=fix.applicability == "safe",
                 edit=lsp.WorkspaceEdit(changes={uri: _text_edits(analysis.text, fix)})))
-    if not only or any(str(k).startswith("source") for k in only):
-        if any(fx is not None and fx.applicability == "safe" for fx in analysis.fixes):
-            from packlint.cmd_fix import text_checker
-            from packlint.checking import CheckOptions
+    wants_source = not only or any(str(k).startswith("source") for k in only)
+    if wants_source and any(fx is not None and fx.applicability == "safe" for fx in analysis.fixes):
+        from packlint.checking import CheckOptions
+        from packlint.cmd_fix import text_checker
 
-            outcome = _fix_all(analysis, text_checker(analysis.path, CheckOptions()))
-            if outcome is not None:
-                lines = analysis.text.split("\n")
-                whole = lsp.Range(start=lsp.Position(line=0, character=0),
-                                  end=lsp.Position(line=len(lines) - 1, character=utf16_column(lines[-1],
-                                                                                               len(lines[-1]) + 1)))
-                actions.append(lsp.CodeAction(
-                    title="packlint: apply every safe fix", kind=FIX_ALL,
-                    edit=lsp.WorkspaceEdit(changes={uri: [lsp.TextEdit(range=whole, new_text=outcome)]})))
+        outcome = _fix_all(analysis, text_checker(analysis.path, CheckOptions()))
+        if outcome is not None:
+            lines = analysis.text.split("\n")
+            whole = lsp.Range(start=lsp.Position(line=0, character=0),
+                              end=lsp.Position(line=len(lines) - 1, character=utf16_column(lines[-1],
+                                                                                           len(lines[-1]) + 1)))
+            actions.append(lsp.CodeAction(
+                title="packlint: apply every safe fix", kind=FIX_ALL,
+                edit=lsp.WorkspaceEdit(changes={uri: [lsp.TextEdit(range=whole, new_text=outcome)]})))
     return actions
 
 

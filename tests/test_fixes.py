@@ -15,7 +15,8 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, event, given, settings, strategies as st
+from hypothesis import HealthCheck, event, given, settings
+from hypothesis import strategies as st
 
 from packlint.cli import main
 
@@ -212,7 +213,8 @@ when = "has_flag(name)"
 message = "{name} is misspelt"
 report_at = "flag:{name}"
 explanation = "The parser rejects it."
-fix = { kind = "replace_prefix", text = "--seq-length", expect = "{name}", applicability = "unsafe", title = "rename {name}" }
+fix = { kind = "replace_prefix", text = "--seq-length", expect = "{name}", applicability = "unsafe", \
+        title = "rename {name}" }
 [[rule.example]]
 kind = "bad"
 script = "torchrun t.py --seq-lenght 1"
@@ -289,8 +291,8 @@ def test_no_line_after_a_prefix_assignment(capsys, tmp_path, monkeypatch):
 def test_bad_fix_entries_are_table_errors(capsys, tmp_path, monkeypatch, fix, error):
     monkeypatch.chdir(tmp_path)
     table = USER_RULES.split("[[rule]]")[0] + "[[rule]]" + USER_RULES.split("[[rule]]")[2]
-    table = table.replace('fix = { kind = "delete", applicability = "safe", title = "delete {name}", expect = "{name}" }',
-                          f"fix = {fix}")
+    old = 'fix = { kind = "delete", applicability = "safe", title = "delete {name}", expect = "{name}" }'
+    table = table.replace(old, f"fix = {fix}")
     Path("rules.toml").write_text(table)
     Path("t.sh").write_text("#!/bin/bash\ntrue\n")
     code, _, err = run(capsys, "--rule-file", "rules.toml", "t.sh")
@@ -318,7 +320,8 @@ when = "diag_code == 'env-overwritten'"
 message = "{diag_message}"
 report_at = "diagnostic"
 explanation = "x"
-fix = { kind = "delete", at = "diagnostic:related", applicability = "safe", title = "delete the first export", refuse_if_read = false }
+fix = { kind = "delete", at = "diagnostic:related", applicability = "safe", title = "delete the first export", \
+        refuse_if_read = false }
 [[rule.example]]
 kind = "bad"
 script = "true"

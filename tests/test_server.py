@@ -66,7 +66,7 @@ class Client:
             try:
                 msg = self.messages.get(timeout=TIMEOUT)
             except queue.Empty:
-                raise AssertionError(f"no answer from the server; stderr: {self.proc.stderr.read1(4000)!r}")
+                raise AssertionError(f"no answer from the server; stderr: {self.proc.stderr.read1(4000)!r}") from None
             if pred(msg):
                 return msg
 
@@ -136,6 +136,9 @@ def test_open_fix_and_clean(client, tmp_path):
     assert len(quick) == 1 and quick[0]["isPreferred"] is True
     fixed = apply(BUGGY, quick[0]["edit"]["changes"][uri])
     assert "OFFLINE_PACKING_VQA" not in fixed and fixed.count("\n") == BUGGY.count("\n") - 1
+
+    fix_all = [a for a in actions if a["kind"] == "source.fixAll.packlint"]
+    assert len(fix_all) == 1 and apply(BUGGY, fix_all[0]["edit"]["changes"][uri]) == fixed
 
     client.notify("textDocument/didChange", {"textDocument": {"uri": uri, "version": 2},
                                              "contentChanges": [{"text": fixed}]})

@@ -21,7 +21,7 @@ def render(result, **_: object) -> str:
 
     issues = []
     seen: set[str] = set()
-    for f, fp in zip(result.findings, result.fingerprints or [""] * len(result.findings)):
+    for f, fp in zip(result.findings, result.fingerprints or [""] * len(result.findings), strict=False):
         loc = f.location
         basis = fp or f"{loc.path}:{loc.line}:{loc.column}:{f.code}:{f.message}"
         digest = hashlib.md5(basis.encode("utf-8"), usedforsecurity=False).hexdigest()

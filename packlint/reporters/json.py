@@ -17,7 +17,8 @@ JSON_VERSION = 1
 def render(result, **_: object) -> str:
     findings = []
     fixes = result.fixes
-    for i, (f, fp) in enumerate(zip(result.findings, result.fingerprints or [None] * len(result.findings))):
+    prints = result.fingerprints or [None] * len(result.findings)
+    for i, (f, fp) in enumerate(zip(result.findings, prints, strict=False)):
         d = f.to_json()
         if fp:
             d["fingerprint"] = fp

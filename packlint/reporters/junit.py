@@ -46,7 +46,8 @@ def render(result, **_: object) -> str:
 
     for path in result.checked_paths if hasattr(result, "checked_paths") else []:
         suite(relative_path(path, result.root))
-    for f, threshold in zip(result.findings, result.thresholds or [SEVERITY_RANK["error"]] * len(result.findings)):
+    thresholds = result.thresholds or [SEVERITY_RANK["error"]] * len(result.findings)
+    for f, threshold in zip(result.findings, thresholds, strict=False):
         path = relative_path(f.location.path, result.root)
         cases = suite(path)
         name = f"{f.code} {f.name} at {f.location.line}:{f.location.column}"

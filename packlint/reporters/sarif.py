@@ -92,7 +92,7 @@ def build(result) -> dict:
     index = {r.code: i for i, r in enumerate(rules)}
     results = []
     fixes = result.fixes
-    for i, (f, fp) in enumerate(zip(result.findings, result.fingerprints or [""] * len(result.findings))):
+    for i, (f, fp) in enumerate(zip(result.findings, result.fingerprints or [""] * len(result.findings), strict=False)):
         res = {
             "ruleId": f.code,
             "level": LEVEL[f.severity],
@@ -129,7 +129,8 @@ def build(result) -> dict:
     s = result.summary
     run = {
         "tool": {"driver": {"name": "packlint", "version": __version__, "semanticVersion": __version__,
-                            "informationUri": INFORMATION_URI, "rules": [rule_descriptor(r, result.doc_url_for(r.code)) for r in rules]}},
+                            "informationUri": INFORMATION_URI,
+                            "rules": [rule_descriptor(r, result.doc_url_for(r.code)) for r in rules]}},
         "invocations": [invocation],
         "originalUriBaseIds": {SRCROOT: {"uri": result.root.as_uri().rstrip("/") + "/"}},
         "columnKind": "unicodeCodePoints",
