@@ -22,6 +22,7 @@ import re
 import shutil
 import subprocess
 from collections.abc import Callable
+from typing import Any
 
 from packlint.findings import Finding, FixPlan, _Value
 
@@ -72,7 +73,7 @@ class Script:
     def __init__(self, path: str, text: str) -> None:
         self.path, self.text = path, text
         self.starts = [0] + [m.end() for m in re.finditer("\n", text)]
-        self._tree = None
+        self._tree: Any = None
         self._data = text.encode("utf-8", "surrogatepass")
 
     def offset(self, line: int, column: int) -> int | None:
