@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable
 
 from packlint.config import CliSettings, Resolver, Settings, validate_codes
 from packlint.errors import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, PacklintError
@@ -107,6 +107,53 @@ class CheckResult:
         self.root: Path = Path.cwd()
         self.models: dict[str, dict] = {}          # checked path -> launch model (for `run --probe`)
         self.baseline_written: str | None = None
+        self.doc_url: str | None = None           # the URL template of each rule's documentation
+        self.hidden = 0                            # findings below the --severity display filter
+        self.checked_paths: list[str] = []         # every file checked, in order (JUnit lists clean ones too)
+        self._fixes: list | None = None
+
+    def filter_display(self, level: str) -> None:
+        """Keep only findings at or above `level` (`--severity`): display only, counted in `hidden`."""
+        keep = [i for i, f in enumerate(self.findings) if SEVERITY_RANK[f.severity] >= SEVERITY_RANK[level]]
+        fps = self.fingerprints
+        self.hidden += len(self.findings) - len(keep)
+        self.findings = [self.findings[i] for i in keep]
+        self.thresholds = [self.thresholds[i] for i in keep]
+        self._fingerprints = [fps[i] for i in keep]
+
+    @property
+    def fixes(self) -> list:
+        """Per finding: its concrete fix (packlint.fixes.Fix, checked with `bash -n`) or None."""
+        if self._fixes is None or len(self._fixes) != len(self.findings):
+            from packlint.fixes import Script, concrete_fix
+
+            scripts: dict[str, Script | None] = {}
+            out = []
+            for f in self.findings:
+                fix = None
+                if f.fix is not None:
+                    path = f.fix.start.path
+                    if path not in scripts:
+                        text = self.sources.text(path)
+                        scripts[path] = None if text is None else Script(path, text)
+                    script = scripts[path]
+                    if script is not None:
+                        fix = concrete_fix(f, script)
+                out.append(fix)
+            self._fixes = out
+        return self._fixes
+
+    def doc_url_for(self, code: str) -> str | None:
+        """The rule's documentation URL from the `doc-url` template (None for a user rule's code)."""
+        from packlint.config import DEFAULT_DOC_URL
+
+        rule: Any = self.rules.get(code)
+        if rule is None:
+            return None
+        from packlint.rule_docs import anchor
+
+        return (self.doc_url or DEFAULT_DOC_URL).format(code=rule.code, code_lower=rule.code.lower(),
+                                                        name=rule.name, anchor=anchor(rule))
 
     @property
     def fingerprints(self) -> list[str]:
@@ -185,7 +232,7 @@ def _severity_overrides(findings: list[Finding], settings: Settings, table) -> l
         level = wanted.get(f.code)
         # "could not decide" infos stay infos: they say the rule could not run, not that it fired
         if level and not (f.severity == "info" and f.message.startswith("could not decide")):
-            f = Finding(f.code, f.name, level, f.message, f.location, f.related, f.certainty, f.when, f.help)
+            f = f.replace(severity=level)
         out.append(f)
     return out
 
@@ -203,9 +250,11 @@ def check_paths(paths: list[str], options: CheckOptions) -> CheckResult:
     result.root = repo_root()
     # run-level validation of the command line: one error, before any file
     base_table = load_table(cli.rule_files)
-    bad = unknown_selectors(base_table, (cli.select or []) + cli.ignore)
+    bad = unknown_selectors(base_table, (cli.select or []) + cli.ignore + list(cli.extend_select))
     if bad:
-        raise PacklintError(f"unknown rule code or name: {', '.join(bad)} (see `packlint rules`)")
+        from packlint.engine import unknown_selectors_message
+
+        raise PacklintError(unknown_selectors_message(base_table, bad))
     resolver = Resolver(cli)
     tables = _Tables()
     tables.seed(tuple(str(Path(p)) for p in cli.rule_files), base_table)
@@ -243,6 +292,8 @@ def check_paths(paths: list[str], options: CheckOptions) -> CheckResult:
             # names them) is skipped too, like ruff's force-exclude
             result.excluded += 1
             continue
+        if result.doc_url is None:
+            result.doc_url = settings.doc_url
         per_file = settings.ignores_for(display if path == STDIN else path)
         key = (id(table), tuple(settings.select), tuple(settings.ignore), tuple(per_file))
         if key not in rule_cache:
@@ -266,6 +317,7 @@ def check_paths(paths: list[str], options: CheckOptions) -> CheckResult:
             if main != job.display:
                 result.sources.add(main, text)
         findings = _severity_overrides(findings, job.settings, job.table)
+        result.checked_paths.append(job.display)
         result.files += 1
         result.suppressed += suppressed
         threshold = SEVERITY_RANK[job.settings.fail_on]

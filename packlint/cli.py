@@ -21,18 +21,55 @@ COMMANDS = {
     "run": ("packlint.cmd_run", "the launch gate: check SCRIPT with the real environment and ARGS, then exec bash SCRIPT ARGS"),
     "config": ("packlint.cmd_config", "show the settings in effect for a path and where each comes from"),
     "code-base": ("packlint.cmd_codebase", "show what packlint reads from a code base: flags, env reads"),
+    "server": ("packlint.cmd_server",
+               "the editor server: Language Server Protocol over stdio (needs packlint[lsp])"),
 }
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse with a "did you mean" for unknown options and sub-commands (ruff and git do this)."""
+
+    def _known_options(self) -> list[str]:
+        found = [o for o in self._option_string_actions if o.startswith("--")]
+        for action in self._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                for p in action.choices.values():
+                    found.extend(o for o in p._option_string_actions if o.startswith("--"))
+        return sorted(set(found))
+
+    def error(self, message: str):  # type: ignore[override]
+        import difflib
+        import re
+
+        hints = []
+        m = re.match(r"unrecognized arguments: (.*)", message)
+        if m:
+            known = self._known_options()
+            for word in m.group(1).split():
+                if word.startswith("--"):
+                    close = difflib.get_close_matches(word.split("=", 1)[0], known, n=1, cutoff=0.6)
+                    if close:
+                        hints.append(f"{word}: did you mean {close[0]}?")
+        m = re.search(r"invalid choice: '([^']*)' \(choose from (.*)\)", message)
+        if m:
+            choices = re.findall(r"'([^']*)'", m.group(2))
+            close = difflib.get_close_matches(m.group(1), choices, n=1, cutoff=0.6)
+            if close:
+                hints.append(f"did you mean '{close[0]}'?")
+        if hints:
+            message = f"{message} ({'; '.join(hints)})"
+        super().error(message)
 
 
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     """The argument parser; with `only`, just that sub-command's module is imported (start-up time:
     `packlint check` should not pay for importing the probe's argument set-up)."""
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="packlint",
         description="Catch sequence-packing mistakes in training launch scripts.",
     )
     parser.add_argument("--version", action="version", version=f"packlint {__version__}")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     for name, (module_name, help_text) in COMMANDS.items():
         p = sub.add_parser(name, help=help_text, description=help_text)
         if only is None or name == only:

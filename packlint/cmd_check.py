@@ -13,7 +13,9 @@ import sys
 
 from packlint.errors import EXIT_USAGE, PacklintError
 
-FORMATS = ("text", "json", "sarif", "github", "gcc")
+FORMATS = ("text", "json", "sarif", "github", "gcc", "junit", "gitlab")
+# display filter (`-S`, like ShellCheck's): a finding shows when its severity is at or above this
+DISPLAY_SEVERITIES = ("error", "warning", "info")
 
 
 def add_rule_arguments(parser) -> None:
@@ -36,6 +38,8 @@ def add_selection_arguments(parser, *, assumed_env: bool = True) -> None:
                         help="a variable the cluster always sets (value unknown to packlint; repeatable)")
     parser.add_argument("--select", action="append", default=[], metavar="CODES",
                         help="only these rules: codes, code prefixes or names, comma-separated (repeatable)")
+    parser.add_argument("--extend-select", action="append", default=[], metavar="CODES",
+                        help="enable these rules on top of the selection (config or --select), comma-separated")
     parser.add_argument("--ignore", action="append", default=[], metavar="CODES",
                         help="skip these rules: codes, code prefixes or names, comma-separated (repeatable)")
     parser.add_argument("--fail-on", choices=["error", "warning", "info"], default=None,
@@ -55,9 +59,23 @@ def add_arguments(parser) -> None:
     add_selection_arguments(parser)
     parser.add_argument("--stdin-filename", default=None, help="name to report when reading stdin")
     parser.add_argument("--exit-zero", action="store_true", help="exit 0 even when there are findings")
-    parser.add_argument("--format", choices=FORMATS, default="text",
+    parser.add_argument("--output-format", "--format", dest="format", choices=FORMATS, default="text",
                         help="text (default), json, sarif (SARIF 2.1.0), github (workflow commands), "
-                             "gcc (file:line:col: error: message [CODE])")
+                             "gcc (file:line:col: error: message [CODE]), junit (JUnit XML), "
+                             "gitlab (GitLab Code Quality JSON); --format is an alias")
+    parser.add_argument("--severity", "-S", choices=DISPLAY_SEVERITIES, default=None,
+                        help="show only findings of this severity or above (display only; --fail-on decides "
+                             "the exit status of what is shown)")
+    parser.add_argument("--statistics", action="store_true",
+                        help="print the number of findings per rule code instead of the findings")
+    parser.add_argument("--quiet", "-q", action="store_true",
+                        help="text: no code frames or summary line, one line per finding; nothing when clean")
+    parser.add_argument("--fix", action="store_true",
+                        help="apply the safe fixes to the files, then report what is left")
+    parser.add_argument("--unsafe-fixes", action="store_true",
+                        help="with --fix or --diff: apply the unsafe fixes too (they change what the script does)")
+    parser.add_argument("--diff", action="store_true",
+                        help="print the fixes as a unified diff instead of writing them (exit 1 when there is one)")
     parser.add_argument("--output-file", "-o", default=None, metavar="FILE",
                         help="write the report to FILE instead of stdout")
     parser.add_argument("--color", choices=["auto", "always", "never"], default="auto",
@@ -101,6 +119,7 @@ def cli_settings(args):
 
     code_bases, path_maps = code_settings(args)
     return CliSettings(select=_split_codes(args.select) or None, ignore=_split_codes(args.ignore),
+                       extend_select=_split_codes(getattr(args, "extend_select", [])),
                        fail_on=args.fail_on, rule_files=list(args.rule_file),
                        env=parse_env_pairs(getattr(args, "env", None)),
                        known_env=known, config=args.config, isolated=args.isolated,
@@ -118,10 +137,21 @@ def render(fmt: str, result, *, color: bool = False) -> str:
 def run(args) -> int:
     from packlint.checking import CheckOptions, check_paths, error_result
 
+    fixing = args.fix or args.diff
+    if args.unsafe_fixes and not fixing:
+        raise PacklintError("--unsafe-fixes needs --fix or --diff")
+    if fixing and (args.baseline or args.write_baseline):
+        raise PacklintError("--fix and --diff cannot be combined with --baseline or --write-baseline")
     try:
         options = CheckOptions(cli=cli_settings(args), inherit_env=args.inherit_env, script_args=args.script_args,
                                stdin_filename=args.stdin_filename, baseline=args.baseline,
                                write_baseline=args.write_baseline)
+        if fixing:
+            from packlint.cmd_fix import run_fixes
+
+            status = run_fixes(args, options)
+            if status is not None:
+                return status
         result = check_paths(args.paths, options)
     except PacklintError as exc:
         if args.format == "text":
@@ -132,14 +162,41 @@ def run(args) -> int:
         return exc.exit_code
     for e in result.file_errors:
         print(f"packlint: error: {e.line()}", file=sys.stderr)
+    if args.severity:
+        result.filter_display(args.severity)
     out_stream = sys.stdout
     color = args.format == "text" and args.output_file is None and use_color(args.color, out_stream)
-    _emit(args, render(args.format, result, color=color))
+    if args.statistics:
+        _emit(args, statistics(result, args.format))
+    elif args.quiet and args.format == "text":
+        from packlint.reporters.text import render_quiet
+
+        _emit(args, render_quiet(result, color=color))
+    else:
+        _emit(args, render(args.format, result, color=color))
     if result.baseline_written:
         n = len(result.findings) + result.baselined
         print(f"packlint: wrote {n} finding{'' if n == 1 else 's'} to the baseline {result.baseline_written}",
               file=sys.stderr)
     return result.exit_code(args.exit_zero)
+
+
+def statistics(result, fmt: str) -> str:
+    """Findings per rule code, most frequent first (ruff's `--statistics`); json with --output-format json."""
+    counts: dict[str, list] = {}
+    for f in result.findings:
+        entry = counts.setdefault(f.code, [0, f.name, f.severity, 0])
+        entry[0] += 1
+        entry[3] += 1 if f.fix is not None else 0
+    rows = sorted(counts.items(), key=lambda kv: (-kv[1][0], kv[0]))
+    if fmt == "json":
+        import json
+
+        return json.dumps([{"code": c, "name": n, "severity": s, "count": k, "fixable": fx}
+                           for c, (k, n, s, fx) in rows], indent=2) + "\n"
+    width = max((len(str(k)) for _, (k, *_r) in rows), default=1)
+    lines = [f"{k:>{width}}\t{c}\t{'[*] ' if fx else ''}{n} [{s}]" for c, (k, n, s, fx) in rows]
+    return "\n".join(lines) + ("\n" if lines else "")
 
 
 def _emit(args, text: str) -> None:

@@ -40,7 +40,11 @@ KEYS: dict[str, tuple[str, str]] = {
     "known-env": ("names", "a list of environment variable names"),
     "code-base": ("dirs", "a list of directories holding the launched code (relative to the config file)"),
     "path-map": ("pathmap", "a table of container path prefix -> local directory (relative to the config file)"),
+    "extend-select": ("codes", "a list of rule codes, code prefixes or names enabled on top of `select`"),
+    "doc-url": ("url", "a URL template for each rule's documentation ({code}, {code_lower}, {name}, {anchor})"),
 }
+# the rule's section in the generated rule reference (packlint.rule_docs.anchor names it)
+DEFAULT_DOC_URL = "https://github.com/packlint/packlint/blob/main/docs/rules-reference.md#{anchor}"
 
 
 class ConfigFile:
@@ -185,6 +189,15 @@ def _validate(cfg: ConfigFile, raw: dict) -> dict[str, Any]:
             if not isinstance(value, dict) or not all(isinstance(v, str) for v in value.values()):
                 raise err(key, f"expected {desc}, got {_type(value)}")
             out[key] = [(k, str((Path(v) if os.path.isabs(v) else cfg.dir / v).resolve())) for k, v in value.items()]
+        elif kind == "url":
+            if not isinstance(value, str):
+                raise err(key, f"expected {desc}, got {_type(value)}")
+            try:
+                value.format(code="PK001", code_lower="pk001", name="x", anchor="pk001-x-error")
+            except (KeyError, IndexError, ValueError) as exc:
+                raise err(key, f"bad template {value!r}: {exc} "
+                               "(placeholders: {code}, {code_lower}, {name}, {anchor})") from None
+            out[key] = value
         elif kind == "level":
             if value not in SEVERITY_RANK:
                 raise err(key, f"expected {desc}, got {value!r}")
@@ -268,8 +281,9 @@ class CliSettings:
                  env: dict[str, str] | None = None, known_env: list[str] | None = None,
                  config: str | None = None, isolated: bool = False, code_bases: list[str] | None = None,
                  path_maps: list[tuple[str, str]] | None = None, code_reading: bool = True,
-                 code_cache: bool = True) -> None:
+                 code_cache: bool = True, extend_select: list[str] | None = None) -> None:
         self.select = select or None
+        self.extend_select = extend_select or []
         self.ignore = ignore or []
         self.fail_on = fail_on
         self.rule_files = rule_files or []
@@ -287,10 +301,11 @@ class Settings:
     """The settings in effect for one file, each with its origin (default / file:key / command line)."""
 
     FIELDS = ("select", "ignore", "fail-on", "severity", "rule-files", "per-file-ignores", "exclude", "env",
-              "known-env", "code-base", "path-map")
+              "known-env", "code-base", "path-map", "doc-url")
 
     def __init__(self) -> None:
         self.config: ConfigFile | None = None
+        self.doc_url = DEFAULT_DOC_URL
         self.select: list[str] = ["ALL"]
         self.ignore: list[str] = []
         self.fail_on = "error"
@@ -336,7 +351,7 @@ class Settings:
                 "select": self.select, "ignore": self.ignore, "fail-on": self.fail_on, "severity": self.severity,
                 "rule-files": self.rule_files, "per-file-ignores": dict(self.per_file_ignores),
                 "exclude": self.exclude, "env": self.env, "known-env": self.known_env,
-                "code-base": self.code_bases, "path-map": dict(self.path_maps),
+                "code-base": self.code_bases, "path-map": dict(self.path_maps), "doc-url": self.doc_url,
             },
             "origins": dict(self.origins),
         }
@@ -356,6 +371,12 @@ def merge(cfg: ConfigFile | None, cli: CliSettings) -> Settings:
         s.select, s.origins["select"] = list(cli.select), "command line (--select)"
         if s.ignore:
             s.ignore, s.origins["ignore"] = [], "default (the command line's --select replaces the config's)"
+    if "extend-select" in v and not cli.select:
+        s.select = s.select + [c for c in v["extend-select"] if c not in s.select]
+        s.origins["select"] = f"{s.origins['select']} + {cfg.origin('extend-select')}"
+    if getattr(cli, "extend_select", None):
+        s.select = s.select + [c for c in cli.extend_select if c not in s.select]
+        s.origins["select"] = f"{s.origins['select']} + command line (--extend-select)"
     if cli.ignore:
         prev = s.origins["ignore"]
         s.ignore = s.ignore + list(cli.ignore)
@@ -383,6 +404,8 @@ def merge(cfg: ConfigFile | None, cli: CliSettings) -> Settings:
         prev = s.origins["env"]
         s.env = {**s.env, **cli.env}
         s.origins["env"] = "command line (--env)" if prev == "default" else f"{prev} + command line (--env, wins)"
+    if "doc-url" in v:
+        s.doc_url, s.origins["doc-url"] = v["doc-url"], cfg.origin("doc-url")
     if "known-env" in v:
         s.known_env, s.origins["known-env"] = list(v["known-env"]), cfg.origin("known-env")
     if cli.known_env:
@@ -478,14 +501,19 @@ def validate_codes(settings: Settings, table) -> None:
     if cfg is None:
         return
     v = cfg.values
-    for key in ("select", "ignore"):
+    for key in ("select", "ignore", "extend-select"):
         bad = unknown_selectors(table, v.get(key, []))
         if bad:
-            raise PacklintError(f"{cfg.key_ref(key)}: unknown rule code or name: {', '.join(bad)} "
-                                "(see `packlint rules`)")
+            from packlint.engine import unknown_selectors_message
+
+            raise PacklintError(f"{cfg.key_ref(key)}: {unknown_selectors_message(table, bad)}")
     for code in v.get("severity", {}):
         if table.by_code(code) is None:
-            raise PacklintError(f"{cfg.key_ref('severity')}: unknown rule code {code!r} (see `packlint rules`)")
+            from packlint.engine import unknown_selectors_message
+
+            hint = unknown_selectors_message(table, [code])
+            hint = hint[hint.index("(did you mean"):hint.index("?)") + 2] + " " if "(did you mean" in hint else ""
+            raise PacklintError(f"{cfg.key_ref('severity')}: unknown rule code {code!r} {hint}(see `packlint rules`)")
     for glob, codes in v.get("per-file-ignores", {}).items():
         bad = unknown_selectors(table, codes)
         if bad:

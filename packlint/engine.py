@@ -16,17 +16,17 @@ from __future__ import annotations
 from typing import Any, Callable, Iterable
 
 from packlint.conditions import EvalContext, Unk
-from packlint.findings import SEVERITY_RANK, Finding, Location, Related
+from packlint.findings import SEVERITY_RANK, Finding, FixPlan, Location, Related
 from packlint.rule_table import LocationSpec, Rule, RuleTable
 
 
 class _Hit:
-    __slots__ = ("variant", "severity", "message", "help", "location", "related")
+    __slots__ = ("variant", "severity", "message", "help", "location", "related", "fix")
 
     def __init__(self, variant: int, severity: str, message: str, help: str | None, location: Location,
-                 related: tuple) -> None:
+                 related: tuple, fix: FixPlan | None = None) -> None:
         self.variant, self.severity, self.message, self.help = variant, severity, message, help
-        self.location, self.related = location, related
+        self.location, self.related, self.fix = location, related, fix
 
 
 def select_rules(table: RuleTable, select: Iterable[str] = (), ignore: Iterable[str] = ()) -> list[Rule]:
@@ -56,6 +56,21 @@ def unknown_selectors(table: RuleTable, patterns: Iterable[str]) -> list[str]:
         if not any(r.code.startswith(p.upper()) or r.name == p.lower() for r in table.rules):
             bad.append(pat)
     return bad
+
+
+def unknown_selectors_message(table: RuleTable, bad: list[str]) -> str:
+    """`unknown rule code or name: PK10 (did you mean PK101?)`: the closest code or name per selector."""
+    import difflib
+
+    words = [r.code for r in table.rules] + [r.name for r in table.rules]
+    parts = []
+    for b in bad:
+        key = b.strip()
+        close = difflib.get_close_matches(key.upper() if key[:1].isalpha() and key.upper()[:2] in
+                                          {r.code[:2] for r in table.rules} else key.lower(), words, n=1,
+                                          cutoff=0.6)
+        parts.append(f"{b} (did you mean {close[0]}?)" if close else b)
+    return f"unknown rule code or name: {', '.join(parts)} (see `packlint rules`)"
 
 
 class _BashCheck:
@@ -180,7 +195,8 @@ def group_findings(findings: list[Finding]) -> list[Finding]:
         certain = any(m.certainty == "certain" for m in members)
         severity = max((m.severity for m in members), key=SEVERITY_RANK.__getitem__)
         out.append(Finding(first.code, first.name, severity, first.message, first.location, tuple(capped),
-                           "certain" if certain else "possible", () if certain else first.when, first.help))
+                           "certain" if certain else "possible", () if certain else first.when, first.help,
+                           first.fix))
     return out
 
 
@@ -256,7 +272,7 @@ def _run_script_rule(model: dict, rule: Rule, bash: _BashCheck) -> list[Finding]
         if _eval(rule.when, ctx) is True:
             hit = _hit(rule, ctx, 0, Location.from_json(item) or _script_location(model))
             out.append(Finding(rule.code, rule.name, hit.severity, hit.message, hit.location, hit.related,
-                               "certain", (), hit.help))
+                               "certain", (), hit.help, hit.fix))
     return out
 
 
@@ -320,7 +336,7 @@ def _run_launch_rule(model: dict, launch: dict, rule: Rule,
         if when:
             message += " (only when " + " or when ".join(when) + ")"
         out.append(Finding(rule.code, rule.name, severity, message, location, first.related, certainty,
-                           tuple(when), first.help))
+                           tuple(when), first.help, first.fix))
     for item, unks in undecided.items():
         if item in fired_items:
             continue
@@ -374,7 +390,24 @@ def _hit(rule: Rule, ctx: EvalContext, vi: int, fallback: Location) -> _Hit:
         if loc is not None and loc != location:
             related.append(Related(loc, tmpl.render(ctx)))
     return _Hit(vi, severity, message.render(ctx), help_t.render(ctx) if help_t else None, location,
-                tuple(related))
+                tuple(related), _fix_plan(rule, ctx, location))
+
+
+def _fix_plan(rule: Rule, ctx: EvalContext, location: Location) -> FixPlan | None:
+    """The rule's fix on this hit: its span resolved like report_at (no span, no fix)."""
+    spec = rule.fix
+    if spec is None or (spec.when is not None and _eval(spec.when, ctx) is not True):
+        return None
+    start = _resolve(spec.at, ctx, None) if spec.at is not None else location
+    if start is None:
+        return None
+    end = _resolve(spec.to, ctx, None) if spec.to is not None else None
+    if end is None or end.path != start.path or (end.end_line, end.end_column) < (start.line, start.column):
+        end = start
+    return FixPlan(spec.kind, start, end, spec.text.render(ctx) if spec.text is not None else "",
+                   spec.applicability, spec.title.render(ctx),
+                   spec.expect.render(ctx) if spec.expect is not None else None,
+                   getattr(spec, "refuse_if_read", True))
 
 
 def _resolve(spec: LocationSpec, ctx: EvalContext, fallback: Location | None) -> Location | None:
@@ -384,7 +417,12 @@ def _resolve(spec: LocationSpec, ctx: EvalContext, fallback: Location | None) ->
     if spec.kind == "launch":
         loc = Location.from_json(ctx.launch)
     elif spec.kind == "diagnostic":
-        loc = Location.from_json(ctx.item)
+        item = getattr(ctx, "item", None) or {}
+        if spec.part == "related":
+            related = item.get("related") or []
+            loc = Location.from_json(related[0]) if related else None
+            return loc                     # no related location: nothing to point at (no fallback)
+        loc = Location.from_json(item)
     elif spec.kind in ("env", "var"):
         order = ("env", "unexported") if spec.kind == "env" else ("unexported", "env")
         entry = next((v.get(k, {}).get(name) for k in order if v.get(k, {}).get(name)), None)

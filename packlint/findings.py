@@ -47,17 +47,42 @@ class Related(_Value):
         self.location, self.message = location, message
 
 
+class FixPlan(_Value):
+    """A rule's fix resolved on one finding, before it is turned into text edits (packlint.fixes does
+    that, with the script's syntax tree): `kind` (insert_before | insert_after | insert_line_before |
+    insert_line_after | replace | replace_prefix | delete), the span `start`..`end` (Locations; `end`
+    may equal `start`),
+    the rendered `text`, `applicability` (safe | unsafe), a `title` for editors and an `expect`ed span
+    prefix (the edit is dropped when the script text there differs); `refuse_if_read`: a delete is not
+    offered when the script reads the variable it assigns."""
+
+    __slots__ = ("kind", "start", "end", "text", "applicability", "title", "expect", "refuse_if_read")
+
+    def __init__(self, kind: str, start: Location, end: Location, text: str, applicability: str, title: str,
+                 expect: str | None = None, refuse_if_read: bool = True) -> None:
+        self.kind, self.start, self.end, self.text = kind, start, end, text
+        self.applicability, self.title, self.expect = applicability, title, expect
+        self.refuse_if_read = refuse_if_read
+
+
 class Finding(_Value):
     """One reported problem. `severity`: error | warning | info; `certainty`: certain | possible;
-    `when`: for a possible finding, the branch decisions that trigger it."""
+    `when`: for a possible finding, the branch decisions that trigger it; `fix`: a FixPlan or None."""
 
-    __slots__ = ("code", "name", "severity", "message", "location", "related", "certainty", "when", "help")
+    __slots__ = ("code", "name", "severity", "message", "location", "related", "certainty", "when", "help", "fix")
 
     def __init__(self, code: str, name: str, severity: str, message: str, location: Location,
                  related: tuple = (), certainty: str = "certain", when: tuple = (),
-                 help: str | None = None) -> None:
+                 help: str | None = None, fix: FixPlan | None = None) -> None:
         self.code, self.name, self.severity, self.message, self.location = code, name, severity, message, location
         self.related, self.certainty, self.when, self.help = tuple(related), certainty, tuple(when), help
+        self.fix = fix
+
+    def replace(self, **changes) -> "Finding":
+        """A copy with some fields changed."""
+        values = {f: getattr(self, f) for f in self.__slots__}
+        values.update(changes)
+        return Finding(**values)
 
     def sort_key(self) -> tuple:
         loc = self.location

@@ -20,6 +20,13 @@ def rule_markdown(rule, level: int = 1) -> str:
             out += [f"{sub} {heading}{title}", "", "```bash", ex.script.strip("\n"), "```", ""]
     if rule.references:
         out += [f"{sub} References", ""] + [f"- {r}" for r in rule.references] + [""]
+    fix = getattr(rule, "fix", None)
+    if fix is not None:
+        how = "`packlint check --fix`" if fix.applicability == "safe" else "`packlint check --fix --unsafe-fixes`"
+        span = fix.at.text if fix.at is not None else rule.report_at.text
+        to = f" to `{fix.to.text}`" if fix.to is not None else ""
+        out += [f"{sub} Fix", "", f"{how} applies it ({fix.applicability}): `{fix.kind}` at `{span}`{to} "
+                "([fixes.md](fixes.md)).", ""]
     out += [f"{sub} Condition", "", "```", rule.when_text, "```", ""]
     return "\n".join(out)
 

@@ -30,12 +30,12 @@ from packlint.conditions import (BOOL, STR, ConditionError, Expr, PredicateBody,
                                  compile_condition, compile_template, parse, check)
 from packlint.errors import PacklintError
 
-CACHE_FORMAT = 1
+CACHE_FORMAT = 2
 
 LOCATION_KINDS = {
     # kind: (takes a name, allowed parts)
     "launch": (False, ()),
-    "diagnostic": (False, ()),
+    "diagnostic": (False, ("", "related")),   # related: the diagnostic's first related location
     "env": (True, ("", "value")),
     "var": (True, ("", "value")),
     "exported_after": (True, ("",)),
@@ -84,13 +84,27 @@ class Example(_Record):
     __slots__ = ("kind", "script", "env", "args", "title")
 
 
+FIX_KINDS = ("insert_before", "insert_after", "insert_line_before", "insert_line_after", "replace",
+             "replace_prefix", "delete")
+
+
+class FixSpec(_Record):
+    """A rule's fix as data (docs/fixes.md): an edit on the span `at`..`to` (location specs; `to`
+    defaults to `at`), `text` (a template), `applicability` (safe | unsafe), `title` (a template),
+    `when` (a condition: offer the fix only then, or None), `expect` (a template the span's text must
+    start with, or None), `refuse_if_read` (delete: no fix when the script reads the variable)."""
+
+    __slots__ = ("kind", "at", "to", "text", "applicability", "title", "when", "expect", "refuse_if_read")
+
+
 class Rule(_Record):
     """A compiled rule. scope: launch | script; for_each: a [variables] list name, or flags / env /
-    diagnostics; undecided: info | ignore; exclusive: when it fires, no launch rule runs on the script."""
+    diagnostics; undecided: info | ignore; exclusive: when it fires, no launch rule runs on the script;
+    fix: a FixSpec or None."""
 
     __slots__ = ("code", "name", "severity", "summary", "message", "help", "when", "when_text", "scope",
                  "for_each", "for_each_items", "report_at", "related", "undecided", "exclusive", "overrides",
-                 "explanation", "references", "examples", "file", "builtin")
+                 "explanation", "references", "examples", "file", "builtin", "fix")
 
 
 class RuleTable(_Record):
@@ -226,6 +240,18 @@ def _schema():
         message: str | None = None
         help: str | None = None
 
+    class FixSpecModel(Strict):
+        kind: Literal["insert_before", "insert_after", "insert_line_before", "insert_line_after", "replace",
+                      "replace_prefix", "delete"]
+        at: str | None = None
+        to: str | None = None
+        text: str = ""
+        applicability: Literal["safe", "unsafe"]
+        title: str = Field(min_length=1)
+        when: str | None = None
+        expect: str | None = None
+        refuse_if_read: bool = True
+
     class RuleSpec(Strict):
         code: str = Field(pattern=r"^[A-Z][A-Z0-9]{0,7}[0-9]{3}$")
         name: str = Field(pattern=r"^[a-z][a-z0-9]*(-[a-z0-9]+)*$")
@@ -244,6 +270,7 @@ def _schema():
         explanation: str = Field(min_length=1)
         references: list[str] = []
         example: list[ExampleSpec] = []
+        fix: FixSpecModel | None = None
 
         @field_validator("summary")
         @classmethod
@@ -472,10 +499,22 @@ def _compile_rule(r, fname: str, ftext: str, is_builtin: bool, scope: Scope, var
             if not name_text:
                 raise PacklintError(f"rule {r.code}: {what}: {text!r} needs a name ('{kind}:NAME')", path=fname)
             name_t = tmpl(name_text, what)
+        elif rest in parts and rest:
+            part = rest
         elif rest:
             raise PacklintError(f"rule {r.code}: {what}: {kind!r} takes no name", path=fname)
         return LocationSpec(kind, name_t, part, text)
 
+    fix = None
+    if r.fix is not None:
+        f = r.fix
+        if f.kind == "replace_prefix" and f.expect is None:
+            raise PacklintError(f"rule {r.code}: fix: kind 'replace_prefix' needs `expect` (the text it replaces)",
+                                path=fname)
+        fix = FixSpec(kind=f.kind, at=loc(f.at, "fix.at") if f.at else None, to=loc(f.to, "fix.to") if f.to else None,
+                      text=tmpl(f.text, "fix.text"), applicability=f.applicability, title=tmpl(f.title, "fix.title"),
+                      when=cond(f.when, "fix.when") if f.when else None, expect=tmpl(f.expect, "fix.expect"),
+                      refuse_if_read=f.refuse_if_read)
     overrides = [Override(cond(o.when, f"override[{i}].when"), o.severity,
                           tmpl(o.message, f"override[{i}].message"), tmpl(o.help, f"override[{i}].help"))
                  for i, o in enumerate(r.override)]
@@ -490,7 +529,7 @@ def _compile_rule(r, fname: str, ftext: str, is_builtin: bool, scope: Scope, var
         undecided=r.undecided, exclusive=r.exclusive, overrides=overrides, explanation=r.explanation.strip(),
         references=list(r.references),
         examples=[Example(e.kind, e.script, dict(e.env), list(e.args), e.title) for e in r.example],
-        file=fname, builtin=is_builtin,
+        file=fname, builtin=is_builtin, fix=fix,
     )
 
 

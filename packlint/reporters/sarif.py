@@ -6,7 +6,8 @@
   (artifactLocation relative to the repository root via `%SRCROOT%`, region with start/end line and
   column; columns count Unicode code points: `columnKind`), relatedLocations, `partialFingerprints`
   (`packlint/v1`: path, code, normalised line text, occurrence; survives line shifts) and
-  properties (certainty, when, help).
+  properties (certainty, when, help); `fixes` (artifactChanges with replacements) when the finding
+  has a fix, the rule's applicability in its description; rules carry `helpUri` (config `doc-url`).
 - `invocations[0]`: executionSuccessful is false when a file could not be checked or packlint failed;
   each such problem is a `toolExecutionNotifications` entry. The log is valid even then.
 """
@@ -55,7 +56,22 @@ def _first_paragraph(text: str) -> str:
     return " ".join(para.split())
 
 
-def rule_descriptor(rule) -> dict:
+def _fix(fix, root: Path, lines) -> dict:
+    """A SARIF `fix`: one artifactChange per file, a replacement per edit (deletedRegion + insertedContent).
+    An insertion is an empty region (startColumn == endColumn)."""
+    changes: dict[str, dict] = {}
+    for e in fix.edits:
+        change = changes.setdefault(e.path, {"artifactLocation": _artifact(e.path, root), "replacements": []})
+        region = {"startLine": e.line, "startColumn": e.column, "endLine": e.end_line, "endColumn": e.end_column}
+        rep = {"deletedRegion": region}
+        if e.content:
+            rep["insertedContent"] = {"text": e.content}
+        change["replacements"].append(rep)
+    return {"description": {"text": f"{fix.title} ({fix.applicability} fix)"},
+            "artifactChanges": list(changes.values())}
+
+
+def rule_descriptor(rule, help_uri: str | None = None) -> dict:
     explanation = (rule.explanation or rule.summary).strip()
     d = {
         "id": rule.code,
@@ -66,6 +82,8 @@ def rule_descriptor(rule) -> dict:
         "defaultConfiguration": {"level": LEVEL[rule.severity]},
         "properties": {"tags": ["packlint", "builtin" if rule.builtin else "user-rule"]},
     }
+    if help_uri and rule.builtin:
+        d["helpUri"] = help_uri
     return d
 
 
@@ -73,7 +91,8 @@ def build(result) -> dict:
     rules = [result.rules[c] for c in sorted(result.rules)]
     index = {r.code: i for i, r in enumerate(rules)}
     results = []
-    for f, fp in zip(result.findings, result.fingerprints or [""] * len(result.findings)):
+    fixes = result.fixes
+    for i, (f, fp) in enumerate(zip(result.findings, result.fingerprints or [""] * len(result.findings), strict=False)):
         res = {
             "ruleId": f.code,
             "level": LEVEL[f.severity],
@@ -88,6 +107,8 @@ def build(result) -> dict:
                 for i, r in enumerate(f.related)]
         if fp:
             res["partialFingerprints"] = {FINGERPRINT_KEY: fp}
+        if fixes[i] is not None:
+            res["fixes"] = [_fix(fixes[i], result.root, result.sources.lines)]
         props = {"certainty": f.certainty}
         if f.when:
             props["when"] = list(f.when)
@@ -108,7 +129,8 @@ def build(result) -> dict:
     s = result.summary
     run = {
         "tool": {"driver": {"name": "packlint", "version": __version__, "semanticVersion": __version__,
-                            "informationUri": INFORMATION_URI, "rules": [rule_descriptor(r) for r in rules]}},
+                            "informationUri": INFORMATION_URI,
+                            "rules": [rule_descriptor(r, result.doc_url_for(r.code)) for r in rules]}},
         "invocations": [invocation],
         "originalUriBaseIds": {SRCROOT: {"uri": result.root.as_uri().rstrip("/") + "/"}},
         "columnKind": "unicodeCodePoints",

@@ -91,3 +91,15 @@ def summary_line(summary: Summary, paint: Callable[[str, str], str] = lambda s, 
     parts = [paint("error", _plural(summary.errors, "error")), paint("warning", _plural(summary.warnings, "warning")),
              paint("info", _plural(summary.infos, "info"))]
     return f"Found {', '.join(parts)} in {files}{tail}."
+
+
+def render_quiet(result, *, color: bool = False, **_: object) -> str:
+    """`-q`: one line per finding (`path:line:col: CODE [severity] message`), no frames, no summary;
+    nothing at all when there is nothing to report."""
+    paint = _Painter(color)
+    out = []
+    for f in result.findings:
+        loc = f.location
+        out.append(f"{paint('path', f'{loc.path}:{loc.line}:{loc.column}')}: {paint(f.severity, f.code)} "
+                   f"[{f.severity}] {f.message}")
+    return "".join(line + "\n" for line in out)

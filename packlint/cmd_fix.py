@@ -1,0 +1,80 @@
+"""`packlint check --fix / --unsafe-fixes / --diff`: the fix loop of packlint.fixes run over the checked
+files. `--fix` writes the files and lets `check` report what is left; `--diff` prints a unified diff
+and writes nothing (exit 1 when there is a diff, like ruff). stdin: `--fix` prints the fixed script."""
+
+from __future__ import annotations
+
+import sys
+
+from packlint.errors import PacklintError
+
+
+def text_checker(path: str, options):
+    """A function text -> findings for `path` (checked as if the file held `text`; `source` resolves
+    beside it, its configuration applies)."""
+    from packlint.checking import CheckOptions, check_paths
+
+    def check(text: str):
+        opts = CheckOptions(cli=options.cli, inherit_env=options.inherit_env, script_args=options.script_args,
+                            stdin_filename=path, read_stdin=lambda: text.encode("utf-8", "surrogatepass"))
+        result = check_paths(["-"], opts)
+        return result.findings
+
+    return check
+
+
+def run_fixes(args, options) -> int | None:
+    """Fix every file; None when `check` should go on and report (after --fix), else the exit status."""
+    from packlint.discover import STDIN, discover
+    from packlint.errors import EXIT_FINDINGS, EXIT_OK
+    from packlint.fixes import fix_text, read_fixable, unified_diff
+
+    paths = args.paths or ["."]
+    files, _errors = discover(paths)   # unreadable paths: reported by the check that follows
+    unsafe = args.unsafe_fixes
+    applied = 0
+    diffs = []
+    for path in files:
+        if path == STDIN:
+            data = options.read_stdin()
+            display = options.stdin_filename or "-"
+            text = data.decode("utf-8", "surrogateescape")
+            outcome = fix_text(display, text, text_checker(display, options), unsafe=unsafe)
+            if args.diff:
+                diffs.append(unified_diff(outcome))
+                applied += outcome.applied
+                continue
+            sys.stdout.write(outcome.text)
+            return EXIT_OK
+        from pathlib import Path
+
+        from packlint.source import display_path
+
+        display = display_path(Path(path))
+        try:
+            text, why = read_fixable(path)
+        except (PacklintError, OSError):  # unreadable: the check that follows reports it
+            continue
+        if text is None:
+            print(f"packlint: {display}: {why}", file=sys.stderr)
+            continue
+        outcome = fix_text(display, text, text_checker(display, options), unsafe=unsafe)
+        if outcome.note:
+            print(f"packlint: {display}: {outcome.note}", file=sys.stderr)
+        applied += outcome.applied
+        if not outcome.changed:
+            continue
+        if args.diff:
+            diffs.append(unified_diff(outcome))
+        else:
+            with open(path, "w", encoding="utf-8", newline="") as fh:
+                fh.write(outcome.text)
+    n = f"{applied} fix{'' if applied == 1 else 'es'}"
+    if args.diff:
+        sys.stdout.write("".join(diffs))
+        sys.stdout.flush()
+        print(f"packlint: would apply {n}" + ("" if unsafe else " (safe only; --unsafe-fixes for the rest)"),
+              file=sys.stderr)
+        return EXIT_FINDINGS if any(diffs) else EXIT_OK
+    print(f"packlint: applied {n}", file=sys.stderr)
+    return None

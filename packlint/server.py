@@ -1,0 +1,356 @@
+"""`packlint server`: the Language Server Protocol over stdio (pygls / lsprotocol, the `packlint[lsp]`
+extra; imported only by this command, never on the lint path).
+
+- diagnostics on open, change and save of shell scripts (languageId shellscript/sh/bash, a .sh/.bash
+  name, or a shell shebang), each with its rule's doc link and the related locations;
+- code actions: one quick fix per fixable finding under the cursor (safe ones preferred, unsafe ones
+  titled as such), and `source.fixAll.packlint` applying every safe fix to a fixed point;
+- hover on a variable or a flag: the value each launch sees, from the launch model, and where it is set.
+
+The document is checked as the text the editor holds (not the file on disk), under the name of its
+file, so configuration files and `source`d files resolve as for `packlint check FILE`.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+
+from lsprotocol import types as lsp
+from pygls import uris
+from pygls.lsp.server import LanguageServer
+
+from packlint import __version__
+
+SOURCE = "packlint"
+SHELL_LANGUAGES = {"shellscript", "sh", "bash", "zsh"}
+_SHEBANG = re.compile(r"^#!\s*(/usr/bin/env\s+)?(/\S*/)?(ba)?sh\b")
+SEVERITY = {"error": lsp.DiagnosticSeverity.Error, "warning": lsp.DiagnosticSeverity.Warning,
+            "info": lsp.DiagnosticSeverity.Information}
+FIX_ALL = "source.fixAll.packlint"
+
+
+class Analysis:
+    """One document's last check: the text, its findings, their concrete fixes and the launch model."""
+
+    def __init__(self, path: str, text: str, findings: list, fixes: list, model: dict | None, urls: dict,
+                 sources=None) -> None:
+        self.path, self.text, self.findings, self.fixes, self.model, self.urls = path, text, findings, fixes, \
+            model, urls
+        self.sources = sources     # checking.Sources: the text of sourced files, for their ranges
+
+    def text_of(self, path: str) -> str:
+        if path == self.path:
+            return self.text
+        text = self.sources.text(path) if self.sources is not None else None
+        return text or ""
+
+
+class PacklintServer(LanguageServer):
+    def __init__(self) -> None:
+        super().__init__("packlint", __version__)
+        self.analyses: dict[str, Analysis] = {}
+
+    # -------------------------------------------------------------------------------- analysis
+
+    def analyse(self, uri: str, text: str) -> Analysis:
+        from packlint.checking import CheckOptions, check_paths
+        from packlint.fixes import Script, concrete_fix
+
+        path = display_path(uri)
+        options = CheckOptions(stdin_filename=path, read_stdin=lambda: text.encode("utf-8", "surrogatepass"))
+        options.keep_models = True
+        from packlint.errors import PacklintError
+
+        try:
+            result = check_paths(["-"], options)
+        except PacklintError as exc:   # a bad configuration or rule file: say so, show nothing
+            self.window_log_message(lsp.LogMessageParams(type=lsp.MessageType.Error,
+                                                         message=f"packlint: {exc.one_line()}"))
+            analysis = Analysis(path, text, [], [], None, {})
+            self.analyses[uri] = analysis
+            return analysis
+        script = Script(path, text)
+        fixes = [concrete_fix(f, script) if f.fix is not None else None for f in result.findings]
+        urls = {f.code: result.doc_url_for(f.code) for f in result.findings}
+        errors = [e.line() for e in result.file_errors]
+        if errors:
+            self.window_log_message(lsp.LogMessageParams(type=lsp.MessageType.Warning,
+                                                         message="packlint: " + "; ".join(errors)))
+        analysis = Analysis(path, text, result.findings, fixes, result.models.get(path), urls, result.sources)
+        self.analyses[uri] = analysis
+        return analysis
+
+    def lint(self, uri: str) -> None:
+        doc = self.workspace.get_text_document(uri)
+        if not is_shell(doc.uri, doc.language_id, doc.source):
+            return
+        analysis = self.analyse(uri, doc.source)
+        diagnostics = [to_diagnostic(f, analysis, i) for i, f in enumerate(analysis.findings)]
+        self.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(uri=uri, diagnostics=diagnostics,
+                                                                             version=doc.version))
+
+
+def display_path(uri: str) -> str:
+    from pathlib import Path
+
+    from packlint.source import display_path as shown
+
+    fs = uris.to_fs_path(uri) or uri
+    return shown(Path(fs))
+
+
+def to_uri(path: str) -> str:
+    return uris.from_fs_path(os.path.abspath(path)) or path
+
+
+def is_shell(uri: str, language_id: str | None, text: str) -> bool:
+    if language_id in SHELL_LANGUAGES:
+        return True
+    if uri.endswith((".sh", ".bash")):
+        return True
+    return bool(_SHEBANG.match(text.split("\n", 1)[0] if text else ""))
+
+
+def utf16_column(line_text: str, column: int) -> int:
+    """LSP positions count UTF-16 code units; packlint columns count code points (1-based)."""
+    prefix = line_text[: max(0, column - 1)]
+    return len(prefix.encode("utf-16-le")) // 2
+
+
+def _line(text: str, line: int) -> str:
+    lines = text.split("\n")
+    return lines[line - 1] if 1 <= line <= len(lines) else ""
+
+
+def to_range(text: str, line: int, column: int, end_line: int, end_column: int) -> lsp.Range:
+    start = lsp.Position(line=max(0, line - 1), character=utf16_column(_line(text, line), column))
+    if (end_line, end_column) <= (line, column):
+        end_line, end_column = line, column + 1
+    end = lsp.Position(line=max(0, end_line - 1), character=utf16_column(_line(text, end_line), end_column))
+    return lsp.Range(start=start, end=end)
+
+
+def to_diagnostic(f, analysis: Analysis, index: int) -> lsp.Diagnostic:
+    loc = f.location
+    text = analysis.text_of(loc.path)
+    related = []
+    for r in f.related:
+        rtext = analysis.text_of(r.location.path)
+        related.append(lsp.DiagnosticRelatedInformation(
+            location=lsp.Location(uri=to_uri(r.location.path),
+                                  range=to_range(rtext, r.location.line, r.location.column, r.location.end_line,
+                                                 r.location.end_column)),
+            message=r.message))
+    message = f.message + (f"\nhelp: {f.help}" if f.help else "")
+    rng = to_range(text, loc.line, loc.column, loc.end_line, loc.end_column)
+    if loc.path != analysis.path:
+        # set in a sourced file: shown in this document at its launch (or line 1), pointing there
+        here = next((r.location for r in f.related if r.location.path == analysis.path), None)
+        rng = (to_range(analysis.text, here.line, here.column, here.end_line, here.end_column) if here else
+               to_range(analysis.text, 1, 1, 1, 1))
+        message = f"{loc.path}:{loc.line}:{loc.column}: {message}"
+        related.insert(0, lsp.DiagnosticRelatedInformation(
+            location=lsp.Location(uri=to_uri(loc.path), range=to_range(text, loc.line, loc.column, loc.end_line,
+                                                                       loc.end_column)),
+            message="set here"))
+    url = analysis.urls.get(f.code)
+    return lsp.Diagnostic(
+        range=rng,
+        message=message, severity=SEVERITY[f.severity], code=f.code, source=SOURCE,
+        code_description=lsp.CodeDescription(href=url) if url else None,
+        related_information=related or None,
+        data={"index": index, "fix": analysis.fixes[index].applicability if analysis.fixes[index] else None})
+
+
+def _overlaps(a: lsp.Range, b: lsp.Range) -> bool:
+    return (a.start.line, a.start.character) <= (b.end.line, b.end.character) and \
+        (b.start.line, b.start.character) <= (a.end.line, a.end.character)
+
+
+def _text_edits(text: str, fix) -> list[lsp.TextEdit]:
+    return [lsp.TextEdit(range=to_range(text, e.line, e.column, e.end_line, e.end_column)
+                         if (e.end_line, e.end_column) > (e.line, e.column) else
+                         lsp.Range(start=lsp.Position(line=e.line - 1,
+                                                      character=utf16_column(_line(text, e.line), e.column)),
+                                   end=lsp.Position(line=e.line - 1,
+                                                    character=utf16_column(_line(text, e.line), e.column))),
+                         new_text=e.content) for e in fix.edits]
+
+
+def code_actions(server: PacklintServer, params: lsp.CodeActionParams) -> list[lsp.CodeAction]:
+    uri = params.text_document.uri
+    doc = server.workspace.get_text_document(uri)
+    analysis = server.analyses.get(uri)
+    if analysis is None or analysis.text != doc.source:
+        if not is_shell(uri, doc.language_id, doc.source):
+            return []
+        analysis = server.analyse(uri, doc.source)
+    only = params.context.only
+    actions: list[lsp.CodeAction] = []
+    if not only or any(k in (lsp.CodeActionKind.QuickFix,) for k in only):
+        for i, f in enumerate(analysis.findings):
+            fix = analysis.fixes[i]
+            if fix is None:
+                continue
+            diag = to_diagnostic(f, analysis, i)
+            if not _overlaps(diag.range, params.range):
+                continue
+            title = f"{fix.title} ({f.code}" + (", unsafe: changes what the script does)" if
+                                                fix.applicability == "unsafe" else ")")
+            actions.append(lsp.CodeAction(
+                title=title, kind=lsp.CodeActionKind.QuickFix, diagnostics=[diag],
+                is_preferred=fix.applicability == "safe",
+                edit=lsp.WorkspaceEdit(changes={uri: _text_edits(analysis.text, fix)})))
+    wants_source = not only or any(str(k).startswith("source") for k in only)
+    if wants_source and any(fx is not None and fx.applicability == "safe" for fx in analysis.fixes):
+        from packlint.checking import CheckOptions
+        from packlint.cmd_fix import text_checker
+
+        outcome = _fix_all(analysis, text_checker(analysis.path, CheckOptions()))
+        if outcome is not None:
+            lines = analysis.text.split("\n")
+            whole = lsp.Range(start=lsp.Position(line=0, character=0),
+                              end=lsp.Position(line=len(lines) - 1, character=utf16_column(lines[-1],
+                                                                                           len(lines[-1]) + 1)))
+            actions.append(lsp.CodeAction(
+                title="packlint: apply every safe fix", kind=FIX_ALL,
+                edit=lsp.WorkspaceEdit(changes={uri: [lsp.TextEdit(range=whole, new_text=outcome)]})))
+    return actions
+
+
+def _fix_all(analysis: Analysis, check) -> str | None:
+    from packlint.fixes import fix_text
+
+    outcome = fix_text(analysis.path, analysis.text, check, unsafe=False)
+    return outcome.text if outcome.changed else None
+
+
+# ------------------------------------------------------------------------------------------ hover
+
+_WORD = re.compile(r"--?[A-Za-z0-9][A-Za-z0-9_.-]*|[A-Za-z_][A-Za-z0-9_]*")
+
+
+def word_at(text: str, line: int, character: int) -> str | None:
+    """The variable name or flag under an LSP position (0-based line, UTF-16 character)."""
+    src = _line(text, line + 1)
+    # UTF-16 -> code points
+    col, units = 0, 0
+    while col < len(src) and units < character:
+        units += 2 if ord(src[col]) > 0xFFFF else 1
+        col += 1
+    for m in _WORD.finditer(src):
+        if m.start() <= col <= m.end():
+            return m.group(0)
+    return None
+
+
+def _where(entry: dict) -> str:
+    """`file:line:col`, and where the value itself comes from when that is elsewhere (`MBS=1` for
+    `--micro-batch-size ${MBS}`)."""
+    if not entry or entry.get("line") is None:
+        return "set outside the script" if entry else ""
+    here = f"{entry.get('file')}:{entry.get('line')}:{entry.get('column', 1)}"
+    value = entry.get("value_location") or {}
+    if value.get("line") is not None and (value.get("file"), value.get("line")) != (entry.get("file"),
+                                                                                      entry.get("line")):
+        here += f", value from {value.get('file')}:{value.get('line')}:{value.get('column', 1)}"
+    return here
+
+
+def hover_text(model: dict | None, word: str) -> str | None:
+    """Markdown: per launch, the value of `word` (an environment variable or a flag) and where it is set."""
+    if not model or not model.get("launches"):
+        return None
+    rows = []
+    is_flag = word.startswith("-")
+    for launch in model["launches"]:
+        program = launch.get("program") or "?"
+        head = f"launch at line {launch.get('line')} (`{program}`)"
+        for variant in (launch.get("variants") or [launch]):
+            cond = " and ".join(variant.get("when") or [])
+            label = head + (f" when {cond}" if cond else "")
+            if is_flag:
+                occ = [o for o in (variant.get("flags", {}).get(word) or []) if o]
+                if not occ:
+                    continue
+                vals = ", ".join(f"`{o.get('value')}` ({_where(o)})" if o.get("value") is not None
+                                 else f"(no value) ({_where(o)})" for o in occ)
+                rows.append(f"- {label}: {vals}" + (" — the last one wins" if len(occ) > 1 else ""))
+            else:
+                env = variant.get("env", {}).get(word)
+                unexported = variant.get("unexported", {}).get(word)
+                if env is not None:
+                    rows.append(f"- {label}: `{word}={env.get('value')}` in its environment "
+                                f"({_where(env) or 'from the caller'})")
+                elif unexported is not None:
+                    rows.append(f"- {label}: **not in its environment** — `{word}={unexported.get('value')}` is "
+                                f"set but not exported ({_where(unexported)})")
+                else:
+                    continue
+    if not rows:
+        if is_flag:
+            return None
+        # a shell variable no launch sees: say so when the script assigns it
+        return None
+    seen: list[str] = []
+    for r in rows:
+        if r not in seen:
+            seen.append(r)
+    title = f"**{word}**" + (" (flag)" if is_flag else " (environment)")
+    return title + "\n\n" + "\n".join(seen)
+
+
+def hover(server: PacklintServer, params: lsp.HoverParams) -> lsp.Hover | None:
+    uri = params.text_document.uri
+    doc = server.workspace.get_text_document(uri)
+    analysis = server.analyses.get(uri)
+    if analysis is None or analysis.text != doc.source:
+        if not is_shell(uri, doc.language_id, doc.source):
+            return None
+        analysis = server.analyse(uri, doc.source)
+    word = word_at(analysis.text, params.position.line, params.position.character)
+    if word is None:
+        return None
+    text = hover_text(analysis.model, word)
+    if text is None:
+        return None
+    return lsp.Hover(contents=lsp.MarkupContent(kind=lsp.MarkupKind.Markdown, value=text))
+
+
+def build_server() -> PacklintServer:
+    server = PacklintServer()
+
+    @server.feature(lsp.TEXT_DOCUMENT_DID_OPEN)
+    def did_open(ls: PacklintServer, params: lsp.DidOpenTextDocumentParams) -> None:
+        ls.lint(params.text_document.uri)
+
+    @server.feature(lsp.TEXT_DOCUMENT_DID_CHANGE)
+    def did_change(ls: PacklintServer, params: lsp.DidChangeTextDocumentParams) -> None:
+        ls.lint(params.text_document.uri)
+
+    @server.feature(lsp.TEXT_DOCUMENT_DID_SAVE)
+    def did_save(ls: PacklintServer, params: lsp.DidSaveTextDocumentParams) -> None:
+        ls.lint(params.text_document.uri)
+
+    @server.feature(lsp.TEXT_DOCUMENT_DID_CLOSE)
+    def did_close(ls: PacklintServer, params: lsp.DidCloseTextDocumentParams) -> None:
+        ls.analyses.pop(params.text_document.uri, None)
+        ls.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(uri=params.text_document.uri,
+                                                                         diagnostics=[]))
+
+    @server.feature(lsp.TEXT_DOCUMENT_CODE_ACTION, lsp.CodeActionOptions(
+        code_action_kinds=[lsp.CodeActionKind.QuickFix, FIX_ALL]))
+    def code_action(ls: PacklintServer, params: lsp.CodeActionParams):
+        return code_actions(ls, params)
+
+    @server.feature(lsp.TEXT_DOCUMENT_HOVER)
+    def on_hover(ls: PacklintServer, params: lsp.HoverParams):
+        return hover(ls, params)
+
+    return server
+
+
+def main() -> int:
+    build_server().start_io()
+    return 0
