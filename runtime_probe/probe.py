@@ -174,12 +174,13 @@ def _forward_and_verify(r: ProbeReport, backend, settings: ProbeSettings, batch,
     cu = p.cu_seqlens_q if p is not None else None
     max_seqlen = p.max_seqlen_q if p is not None else tokens
     t = time.perf_counter()
+    r.backend_detail = backend.describe(p is not None)
     if settings.megatron_layer:
         from runtime_probe.megatron_layer import build_layer, layer_inputs
 
         packed_fn, alone_fn, desc = build_layer(backend, settings.heads, settings.head_dim, dtype, device,
                                                 settings.seed)
-        r.backend_detail = f"{desc}; {backend.detail}"
+        r.backend_detail = f"{desc}; {backend.describe(p is not None)}"
         inputs = [layer_inputs(tokens, settings.heads * settings.head_dim, dtype, device, gen)]
         timings["build layer"] = time.perf_counter() - t
         t = time.perf_counter()
@@ -237,14 +238,20 @@ def _forward_and_verify(r: ProbeReport, backend, settings: ProbeSettings, batch,
           v.leakage)
 
     # ---------------------------------------------------------------- a second opinion on CPU
+    # It cross-checks the kernel, not the configuration: eager flex_attention is handed the same
+    # boundaries sdpa got and must compute the same output. Without boundaries (plain causal) the
+    # two agreeing would say nothing about packing, so it is skipped with that reason.
+    name = "second opinion: eager flex_attention vs sdpa on the same boundaries"
     if (settings.second_opinion and not settings.megatron_layer and device.type == "cpu"
             and backend.name == "sdpa"):
         # one head is enough to check the document mask (it is the same for every head) and costs
         # 1/heads of the eager kernel, which materialises the full score matrix
         need = tokens * tokens * 4
-        if need > SECOND_OPINION_MAX_BYTES:
-            r.add("second opinion (eager flex_attention)", SKIP,
-                  f"skipped: eager flex would materialise {need / 2**30:.1f} GiB of scores")
+        if p is None:
+            r.add(name, SKIP, "skipped: no cu_seqlens reached the kernel, so there are no boundaries to "
+                              "cross-check (the failure above is the configuration's, not the kernel's)")
+        elif need > SECOND_OPINION_MAX_BYTES:
+            r.add(name, SKIP, f"skipped: eager flex would materialise {need / 2**30:.1f} GiB of scores")
         else:
             t = time.perf_counter()
             try:
@@ -254,13 +261,13 @@ def _forward_and_verify(r: ProbeReport, backend, settings: ProbeSettings, batch,
                 diff = (out2.float() - out[:, :1].float()).abs()
                 diff = float("inf") if not bool(torch.isfinite(diff).all()) else float(diff.max().item())
                 agree = diff <= v.tolerance
-                r.add("second opinion (eager flex_attention)", PASS if agree else FAIL,
-                      f"document-masked flex_attention agrees with {backend.name} on head 0 of "
-                      f"{settings.heads}: max difference {diff:.3g}"
-                      if agree else f"flex_attention and {backend.name} disagree by {diff:.3g} "
-                                    f"(tolerance {v.tolerance:.2g})", diff)
+                r.add(name, PASS if agree else FAIL,
+                      f"kernel cross-check: document-masked flex_attention computes the same output as "
+                      f"{backend.name} on head 0 of {settings.heads}: max difference {diff:.3g}"
+                      if agree else f"kernel cross-check: flex_attention and {backend.name} disagree by "
+                                    f"{diff:.3g} on the same boundaries (tolerance {v.tolerance:.2g}): one "
+                                    "of the two kernels is wrong on this machine", diff)
             except Exception as exc:  # noqa: BLE001 - a second opinion that cannot run must not sink the first
                 first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-                r.add("second opinion (eager flex_attention)", SKIP, f"skipped: {first}")
+                r.add(name, SKIP, f"skipped: {first}")
             timings["second opinion"] = time.perf_counter() - t
-
