@@ -39,7 +39,6 @@ class Backend:
     name: str
     attend: Callable          # (q, k, v, cu|None, max_seqlen) -> out
     detail: str = ""          # version / schema, for the report
-    exact_zero: bool = True   # masked keys contribute exactly 0 (so leakage must be exactly 0)
     mask: str = "varlen boundaries from cu_seqlens"  # how the kernel is told the boundaries when it gets cu_seqlens
 
     def describe(self, packed: bool) -> str:
