@@ -8,7 +8,7 @@ Order when chosen automatically:
   GPU: flash-attn varlen -> Transformer Engine thd -> aten::_flash_attention_forward (PyTorch's own
        varlen flash kernel) -> compiled flex_attention with a document mask -> SDPA with a mask.
   CPU: SDPA with an explicit block-diagonal causal mask (4-D input: 3-D input silently takes a
-       ~10x slower path), with eager flex_attention as a second opinion.
+       ~10x slower path); runtime_probe.probe cross-checks it against float64 reference attention.
 """
 
 from __future__ import annotations

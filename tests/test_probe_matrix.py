@@ -74,3 +74,24 @@ def test_flex_compiled_is_refused_on_cpu_with_the_reason(config):
     # runtime_probe/backends.py): refusing is the only verdict that cannot be wrong
     with pytest.raises(NoBackend, match="flex-compiled is refused on CPU.*use --backend sdpa or flex"):
         probe("flex-compiled", LENGTHS["issue-9"], **config)
+
+
+def test_second_opinion_catches_a_kernel_that_is_consistently_wrong(monkeypatch):
+    """(i) and (ii) compare the kernel with itself; a kernel wrong the same way packed and alone
+    passes both. The float64 reference is what catches it."""
+    from runtime_probe import backends
+
+    real = backends._FACTORIES["sdpa"]
+
+    def skewed(device, dtype):
+        b = real(device, dtype)
+        attend = b.attend
+        b.attend = lambda q, k, v, cu, m: attend(q, k, v, cu, m) * 1.01
+        return b
+
+    monkeypatch.setitem(backends._FACTORIES, "sdpa", skewed)
+    r = probe("sdpa", LENGTHS["uneven"])
+    st = statuses(r)
+    assert st["(i) packed == each sub-sample alone"] == "pass" and r.leakage["abs"] == 0.0
+    assert [s for n, s in st.items() if n.startswith("second opinion")] == ["fail"]
+    assert r.verdict == "failed" and "the kernel is wrong on this machine" in r.render_text()
