@@ -362,7 +362,7 @@ def test_packed_seq_params_loads_without_megatron_core_init():
             "names = {f.name for f in dataclasses.fields(cls)};"
             "assert {'qkv_format', 'cu_seqlens_q', 'cu_seqlens_kv', 'max_seqlen_q', 'max_seqlen_kv'} <= names;"
             "p = cls(qkv_format='thd', max_seqlen_q=3); assert p.qkv_format == 'thd'")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600)
     assert out.returncode == 0, out.stderr
 
 
@@ -372,5 +372,5 @@ def test_packed_seq_params_falls_back_to_the_ordinary_import():
             "cls = m.load_packed_seq_params();"
             "assert m.HOW.endswith('(fallback)'), m.HOW; assert 'megatron.core' in sys.modules;"
             "assert cls.__module__ == 'megatron.core.packed_seq_params'")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=180)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600)
     assert out.returncode == 0, out.stderr
