@@ -3,6 +3,7 @@
     python benchmarks/probe_bench.py               # 5 cold runs of the default probe (8 sub-samples, 4096 tokens)
     python benchmarks/probe_bench.py --repeat 3 --megatron-layer
     python benchmarks/probe_bench.py --json out.json
+    python benchmarks/probe_bench.py --busy 2        # under load: 2 busy-loop processes run meanwhile
 
 Why whole processes: `packlint run --probe` pays for the interpreter, `import torch` and the
 PackedSeqParams import every time, so each run is a fresh `python -m runtime_probe` timed from
@@ -66,13 +67,27 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--megatron-layer", action="store_true", help="time the TransformerLayer path instead")
     ap.add_argument("--no-second-opinion", action="store_true")
     ap.add_argument("--json", metavar="PATH", help="also write the numbers here")
+    ap.add_argument("--busy", type=int, default=0, metavar="N",
+                    help="run N busy-loop processes during the runs (a `stress -c N` stand-in)")
+    ap.add_argument("--no-megatron-import", action="store_true", help="skip the full-import comparison")
     args = ap.parse_args(argv)
+    busy = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(args.busy)]
+    try:
+        return _bench(args)
+    finally:
+        for proc in busy:  # only the processes started here
+            proc.kill()
+            proc.wait()
+
+
+def _bench(args) -> int:
     extra = (["--megatron-layer"] if args.megatron_layer else []) + \
             (["--no-second-opinion"] if args.no_second_opinion else [])
 
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     print(f"probe benchmark: python {platform.python_version()}, {os.cpu_count()} CPUs, load {load:.2f}, "
-          f"{args.repeat} cold runs{' ' + ' '.join(extra) if extra else ''}")
+          f"{args.repeat} cold runs{' ' + ' '.join(extra) if extra else ''}"
+          + (f", {args.busy} busy-loop processes running" if args.busy else ""))
     runs = [run_once(extra) for _ in range(args.repeat)]
     first = runs[0]
     print(f"  default size: {first['subsamples']} sub-samples, {first['tokens']} tokens, backend {first['backend']}, "
@@ -92,12 +107,13 @@ def main(argv: list[str] | None = None) -> int:
     cpus = [r["cpu_s"] for r in runs]
     print(f"  {'end to end (CPU time)':26} {statistics.median(cpus):9.2f} {min(cpus):7.2f}   "
           "(user+sys of the child, all threads: less sensitive to other load)")
-    full = time_full_megatron_import()
-    print(f"  for scale: `import megatron.core.packed_seq_params` (runs megatron/core/__init__) "
-          f"{full:.2f} s after torch, vs {summary.get('import PackedSeqParams', 0):.3f} s by path")
+    full = float("nan") if args.no_megatron_import else time_full_megatron_import()
+    if not args.no_megatron_import:
+        print(f"  for scale: `import megatron.core.packed_seq_params` (runs megatron/core/__init__) "
+              f"{full:.2f} s after torch, vs {summary.get('import PackedSeqParams', 0):.3f} s by path")
     if args.json:
         Path(args.json).write_text(json.dumps({"runs": runs, "median_wall_s": med, "median_phases_s": summary,
-                                               "full_megatron_import_s": full, "load": load,
+                                               "full_megatron_import_s": full, "load": load, "busy": args.busy,
                                                "target_s": TARGET_S}, indent=2))
     return 0
 

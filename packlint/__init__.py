@@ -1,3 +1,5 @@
 """packlint: a linter for sequence-packing mistakes in ML training launch scripts."""
 
-__version__ = "0.1.0"
+# The one place the version lives: pyproject.toml reads it (dynamic version), `packlint --version`
+# prints it, CHANGELOG.md has a section for it, and the release is tagged v<version>.
+__version__ = "0.2.0"

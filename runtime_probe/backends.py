@@ -8,7 +8,7 @@ Order when chosen automatically:
   GPU: flash-attn varlen -> Transformer Engine thd -> aten::_flash_attention_forward (PyTorch's own
        varlen flash kernel) -> compiled flex_attention with a document mask -> SDPA with a mask.
   CPU: SDPA with an explicit block-diagonal causal mask (4-D input: 3-D input silently takes a
-       ~10x slower path), with eager flex_attention as a second opinion.
+       ~10x slower path); runtime_probe.probe cross-checks it against float64 reference attention.
 """
 
 from __future__ import annotations
@@ -39,6 +39,13 @@ class Backend:
     name: str
     attend: Callable          # (q, k, v, cu|None, max_seqlen) -> out
     detail: str = ""          # version / schema, for the report
+    mask: str = "varlen boundaries from cu_seqlens"  # how the kernel is told the boundaries when it gets cu_seqlens
+
+    def describe(self, packed: bool) -> str:
+        """What ran, for the report's kernel line: the boundaries it was given, or plain causal when
+        no cu_seqlens reached it (the same call then attends over the whole row)."""
+        how = self.mask if packed else "plain causal over the whole row (no cu_seqlens reached the kernel)"
+        return f"{self.detail}; {how}" if self.detail else how
 
 
 def document_ids(cu: torch.Tensor | None, tokens: int, device) -> torch.Tensor:
@@ -101,8 +108,8 @@ def _make_sdpa(device: torch.device, dtype: torch.dtype) -> Backend:
         out = F.scaled_dot_product_attention(_to_4d(q), _to_4d(k), _to_4d(v), attn_mask=mask)
         return _uncovered_rows_nan(_from_4d(out), cu)
 
-    return Backend("sdpa", attend, f"torch {torch.__version__} scaled_dot_product_attention, explicit "
-                                    "[T, T] block-diagonal causal mask (additive), 4-D input")
+    return Backend("sdpa", attend, f"torch {torch.__version__} scaled_dot_product_attention, 4-D input",
+                   mask="explicit [T, T] block-diagonal causal mask (additive) from cu_seqlens")
 
 
 def _flex_attend(flex_fn):
@@ -137,20 +144,38 @@ def _make_flex(device: torch.device, dtype: torch.dtype) -> Backend:
     from torch.nn.attention.flex_attention import flex_attention
 
     return Backend("flex", _flex_attend(flex_attention),
-                   f"torch {torch.__version__} flex_attention, eager (materialises the scores), document block mask")
+                   f"torch {torch.__version__} flex_attention, eager (materialises the scores)",
+                   mask="document block mask from cu_seqlens")
 
 
 _COMPILED_FLEX = None
 
 
+# Why compiled flex is refused on CPU: inductor's C++ flex-attention template (torch 2.13, the CPU
+# build this project pins) returns wrong rows at random. Same inputs, same compiled kernel, three
+# calls: rows 0-4 of a 24-token causal row off by up to 2.1 (or NaN) in some calls and exact in
+# others, with 1 or 2 threads and with a plain `q >= kv` mask_mod (so not our document mask); head
+# dims 8 and 16 at lengths like 24 show it, 32 and 64 did not. A kernel that reads memory it never
+# wrote cannot prove anything, and a probe built on it reported correct configurations as FAILED.
+# The GPU path (Triton template) is a different kernel and stays available.
+CPU_FLEX_COMPILED_REFUSAL = (
+    "flex-compiled is refused on CPU: torch's inductor C++ flex-attention kernel returns wrong, "
+    "run-to-run different rows for small head dims (e.g. 8 or 16 with a 24-token sub-sample), which "
+    "would report a correct configuration as FAILED; use --backend sdpa or flex on CPU "
+    "(flex-compiled runs on CUDA)")
+
+
 def _make_flex_compiled(device: torch.device, dtype: torch.dtype) -> Backend:
     global _COMPILED_FLEX
+    if device.type != "cuda":
+        raise BackendUnavailable(CPU_FLEX_COMPILED_REFUSAL)
     from torch.nn.attention.flex_attention import flex_attention
 
     if _COMPILED_FLEX is None:
         _COMPILED_FLEX = torch.compile(flex_attention, dynamic=False)
     return Backend("flex-compiled", _flex_attend(_COMPILED_FLEX),
-                   f"torch {torch.__version__} torch.compile(flex_attention), document block mask")
+                   f"torch {torch.__version__} torch.compile(flex_attention)",
+                   mask="document block mask from cu_seqlens")
 
 
 def _need_cuda_half(name: str, device: torch.device, dtype: torch.dtype) -> None:

@@ -45,7 +45,7 @@ def add_probe_arguments(parser: argparse.ArgumentParser) -> None:
     k.add_argument("--megatron-layer", action="store_const", const=True, default=None,
                    help="run a real Megatron-Core TransformerLayer thd path around the kernel")
     k.add_argument("--no-second-opinion", dest="second_opinion", action="store_const", const=False, default=None,
-                   help="on CPU, skip the eager flex_attention cross-check")
+                   help="on CPU, skip the float64 reference-attention cross-check")
     parser.add_argument("--format", choices=("text", "json"), default="text")
 
 

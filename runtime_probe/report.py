@@ -124,6 +124,11 @@ def _fmt(x: Any) -> str:
     return str(x)
 
 
+def _raw(value: Any) -> str:
+    """A gate's value as the process sees it: unset is "unset", a set value is quoted."""
+    return "unset" if value is None else repr(value)
+
+
 _MARK = {PASS: "PASS", FAIL: "FAIL", SKIP: "skip", INFO: "info"}
 
 
@@ -138,7 +143,7 @@ def render_text(r: ProbeReport) -> str:
         failed = [c.name for c in r.checks if c.status == FAIL]
         head = "FAILED: " + ", ".join(failed) if failed else "FAILED"
     out.append(head)
-    gates = ", ".join(f"{k}={v.get('raw')!r}" + ("" if v.get("on") is None else (" (on)" if v.get("on") else " (off)"))
+    gates = ", ".join(f"{k}={_raw(v.get('raw'))}" + ("" if v.get("on") is None else (" (on)" if v.get("on") else " (off)"))
                       for k, v in r.gates.items() if isinstance(v, dict) and "raw" in v)
     if gates:
         out.append(f"  gates:    {gates}")

@@ -92,7 +92,7 @@ class ProbeSettings:
     head_dim: int = 64
     seed: int = 0
     megatron_layer: bool = False         # run a real Megatron-Core TransformerLayer
-    second_opinion: bool = True          # CPU: cross-check the result with eager flex_attention
+    second_opinion: bool = True          # CPU: cross-check the kernel against float64 reference attention
     cu_seqlens: list[int] | None = None  # test a pipeline's own boundaries instead of re-enacting
     notes: list[str] = field(default_factory=list)  # how the values were obtained
 

@@ -55,8 +55,8 @@ def test_formats_keys_and_suppression_forms():
 def test_yaml_snippets_parse_and_match_the_hook():
     yaml = pytest.importorskip("yaml")
     hooks = yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text())
-    assert hooks == [{**hooks[0], "id": "packlint", "entry": "packlint check", "language": "python",
-                      "types": ["shell"], "require_serial": True}]
+    assert hooks == [{**hooks[0], "id": "packlint", "entry": "packlint-pre-commit", "language": "python",
+                      "types": ["text"], "require_serial": True}]
     blocks = re.findall(r"```yaml\n(.*?)```", INTEGRATIONS_DOC, re.S)
     assert len(blocks) == 2
     precommit, actions = (yaml.safe_load(b) for b in blocks)

@@ -1,24 +1,39 @@
-"""The pre-commit hook, with the real `pre-commit` package: `pre-commit try-repo` against this checkout
-in a temporary git repository (a bad script fails the hook, a good one passes, the project's config
-applies), and a real `git commit` blocked by the installed hook.
+"""The pre-commit hook, with the real `pre-commit` package, in the form the docs give it
+(docs/integrations.md): the snippet's `rev` must be the released tag `v<packlint.__version__>` and its
+URL the project's; here the URL is replaced by a local clone of this checkout tagged like a release.
 
-pre-commit builds the hook's Python environment from this repository (pip may fetch tree-sitter,
-pydantic and rich from PyPI). About 15-40 s in all, most of it the one-time environment install.
+What it shows: `pre-commit try-repo` and an installed hook catch a bug in a `.sbatch` file, a `.slurm`
+file and an extensionless non-executable script (the files `packlint check .` checks), pass a good
+script, never look at a text file that is not a script, honour the project's `exclude`, and block a
+real `git commit`.
+
+Cost: building the hook's Python environment (pip install of this repository) is most of it. All
+tests share one PRE_COMMIT_HOME and one (repo, rev), so the config-based tests build it once per
+session; `try-repo` always builds its own in a temporary store, once.
 """
 
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 
 import pytest
 
+from packlint import __version__
+
 ROOT = Path(__file__).resolve().parents[1]
+DOC = ROOT / "docs" / "integrations.md"
 BAD = "#!/bin/bash\nexport OFFLINE_PACKING_BMR=1\ntorchrun train.py --micro-batch-size 1\n"
 GOOD = "#!/bin/bash\nexport OFFLINE_PACKING_BMR=1 OFFLINE_PACKED_DATA=1\ntorchrun train.py --micro-batch-size 1\n"
+# every kind of file `packlint check .` checks, each with a PK001 on line 2
+BAD_FILES = {"bad.sh": BAD, "job.sbatch": BAD.replace("#!/bin/bash", "#!/bin/bash\n#SBATCH -N 1", 1),
+             "job.slurm": BAD, "train_launch": BAD.replace("#!/bin/bash", "#!/usr/bin/env bash", 1)}
+BAD_LINES = {"bad.sh": 2, "job.sbatch": 3, "job.slurm": 2, "train_launch": 2}
 
 pytestmark = [
     pytest.mark.slow,
@@ -27,10 +42,19 @@ pytestmark = [
 ]
 
 
-@pytest.fixture(scope="module")
-def home(tmp_path_factory):
-    pytest.importorskip("pre_commit")
-    return tmp_path_factory.mktemp("pre-commit-home")
+def documented_config() -> dict:
+    yaml = pytest.importorskip("yaml")
+    block = re.search(r"## pre-commit\n.*?```yaml\n(.*?)```", DOC.read_text(), re.S)
+    assert block, "docs/integrations.md has no pre-commit snippet"
+    return yaml.safe_load(block.group(1))
+
+
+def test_snippet_pins_the_released_tag_of_this_version_and_the_project_url():
+    repo = documented_config()["repos"][0]
+    assert repo["rev"] == f"v{__version__}"
+    homepage = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["urls"]["Homepage"]
+    assert repo["repo"] == homepage
+    assert repo["hooks"][0]["id"] == "packlint"
 
 
 def _env(home: Path) -> dict:
@@ -44,54 +68,87 @@ def git(repo: Path, *args: str, env: dict) -> subprocess.CompletedProcess:
     return subprocess.run(["git", *args], cwd=repo, env=env, capture_output=True, text=True)
 
 
+@pytest.fixture(scope="session")
+def release(tmp_path_factory) -> tuple[Path, str, dict]:
+    """A clone of this checkout (uncommitted changes included, via `git stash create`) with the tag
+    the snippet names, plus the shared pre-commit home. Returns (clone, rev, env)."""
+    pytest.importorskip("pre_commit")
+    base = tmp_path_factory.mktemp("pre-commit")
+    env = _env(base / "home")
+    rev = documented_config()["repos"][0]["rev"]
+    snapshot = git(ROOT, "stash", "create", env=env).stdout.strip() or git(ROOT, "rev-parse", "HEAD", env=env).stdout.strip()
+    clone = base / "packlint-release"
+    assert git(base, "clone", "-q", "--no-checkout", str(ROOT), str(clone), env=env).returncode == 0
+    fetched = git(clone, "fetch", "-q", str(ROOT), snapshot, env=env)
+    assert fetched.returncode == 0, fetched.stderr
+    assert git(clone, "checkout", "-q", "--detach", snapshot, env=env).returncode == 0
+    tagged = git(clone, "tag", "-f", rev, env=env)
+    assert tagged.returncode == 0, tagged.stderr
+    return clone, rev, env
+
+
 @pytest.fixture
-def repo(tmp_path, home):
-    env = _env(home)
+def project(tmp_path, release):
+    """A training repository with one bad file of each kind, a good script and a non-script."""
+    clone, rev, env = release
     r = tmp_path / "training-repo"
     r.mkdir()
     assert git(r, "init", "-q", ".", env=env).returncode == 0
-    (r / "bad.sh").write_text(BAD)
+    for name, text in BAD_FILES.items():
+        (r / name).write_text(text)       # none executable: identify's `shell` tag would skip most
     (r / "good.sh").write_text(GOOD)
-    (r / "notes.txt").write_text("export OFFLINE_PACKING_BMR=1\n")   # not a shell file: never checked
+    (r / "notes.txt").write_text(BAD)     # a text file that is no script: never checked
+    config = documented_config()
+    config["repos"][0]["repo"] = str(clone)
+    import yaml
+
+    (r / ".pre-commit-config.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
     git(r, "add", ".", env=env)
     return r, env
 
 
 def pre_commit(repo: Path, env: dict, *args: str) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "pre_commit", *args], cwd=repo, env=env, capture_output=True,
-                          text=True, timeout=600)
+                          text=True, timeout=1200)
 
 
-def test_try_repo_blocks_bad_and_passes_good(repo):
-    r, env = repo
-    bad = pre_commit(r, env, "try-repo", str(ROOT), "packlint", "--files", "bad.sh")
+def assert_caught(out: str, names) -> None:
+    for name in names:
+        assert f"{name}:{BAD_LINES[name]}:8: PK001 [error]" in out, out
+    assert "notes.txt" not in out and "good.sh" not in out, out
+
+
+def test_try_repo_at_the_snippets_tag_catches_a_bug_in_a_sbatch_file(project, release):
+    r, env = project
+    clone, rev, _ = release
+    out = pre_commit(r, env, "try-repo", str(clone), "packlint", "--ref", rev, "--all-files")
+    assert out.returncode == 1, out.stdout + out.stderr
+    assert "Failed" in out.stdout
+    assert_caught(out.stdout, BAD_FILES)
+
+
+def test_snippet_config_checks_what_check_dot_checks_and_honours_exclude(project):
+    r, env = project
+    bad = pre_commit(r, env, "run", "--all-files")
     assert bad.returncode == 1, bad.stdout + bad.stderr
-    assert "packlint" in bad.stdout and "Failed" in bad.stdout
-    assert "bad.sh:2:8: PK001 [error]" in bad.stdout
-    good = pre_commit(r, env, "try-repo", str(ROOT), "packlint", "--files", "good.sh", "notes.txt")
+    assert_caught(bad.stdout, BAD_FILES)
+    good = pre_commit(r, env, "run", "--files", "good.sh", "notes.txt")
     assert good.returncode == 0, good.stdout + good.stderr
-    assert "Passed" in good.stdout
     # the project's configuration applies to the hook (exclude, as pre-commit names the files)
-    (r / "pyproject.toml").write_text("[tool.packlint]\nexclude = ['bad.sh']\n")
-    excluded = pre_commit(r, env, "try-repo", str(ROOT), "packlint", "--files", "bad.sh")
+    (r / "pyproject.toml").write_text("[tool.packlint]\nexclude = ['job.sbatch']\n")
+    excluded = pre_commit(r, env, "run", "--files", "job.sbatch")
     assert excluded.returncode == 0, excluded.stdout + excluded.stderr
 
 
-def test_installed_hook_blocks_the_commit(repo):
-    r, env = repo
-    head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True).stdout.strip()
-    has_manifest = subprocess.run(["git", "cat-file", "-e", f"{head}:.pre-commit-hooks.yaml"], cwd=ROOT).returncode == 0
-    if not has_manifest:
-        pytest.skip("HEAD of this checkout has no .pre-commit-hooks.yaml yet")
-    (r / ".pre-commit-config.yaml").write_text(
-        f"repos:\n  - repo: {ROOT}\n    rev: {head}\n    hooks:\n      - id: packlint\n")
+def test_installed_hook_blocks_the_commit(project):
+    r, env = project
     git(r, "reset", "-q", env=env)
-    git(r, "add", ".pre-commit-config.yaml", "good.sh", env=env)
+    git(r, "add", ".pre-commit-config.yaml", "good.sh", "notes.txt", env=env)
     assert pre_commit(r, env, "install").returncode == 0
     ok = git(r, "commit", "-q", "-m", "good script", env=env)
     assert ok.returncode == 0, ok.stdout + ok.stderr
-    git(r, "add", "bad.sh", env=env)
-    blocked = git(r, "commit", "-q", "-m", "bad script", env=env)
+    git(r, "add", "job.sbatch", env=env)
+    blocked = git(r, "commit", "-q", "-m", "bad job", env=env)
     assert blocked.returncode != 0
-    assert "PK001" in blocked.stdout + blocked.stderr
+    assert "job.sbatch:3:8: PK001" in blocked.stdout + blocked.stderr
     assert git(r, "log", "--format=%s", env=env).stdout.split("\n")[0] == "good script"

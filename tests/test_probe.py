@@ -208,12 +208,10 @@ def test_cpu_backend_proves_and_refutes(backend):
     assert bad.leakage["abs"] > 0
 
 
-def test_flex_compiled_runs_on_cpu():
-    try:
-        good = probe(backend="flex-compiled", lengths=[16, 24, 16, 24])  # 2 distinct shapes: 3 compiles
-    except NoBackend as exc:  # pragma: no cover - depends on a C++ toolchain for inductor
-        pytest.skip(str(exc))
-    assert good.ok and good.leakage["abs"] == 0.0, good.render_text()
+def test_flex_compiled_refuses_cpu_with_a_reason():
+    # the verdict matrix (tests/test_probe_matrix.py) checks the probe; this checks the factory
+    with pytest.raises(BackendUnavailable, match="refused on CPU"):
+        make_backend("flex-compiled", torch.device("cpu"), torch.float32)
 
 
 @pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
@@ -364,7 +362,7 @@ def test_packed_seq_params_loads_without_megatron_core_init():
             "names = {f.name for f in dataclasses.fields(cls)};"
             "assert {'qkv_format', 'cu_seqlens_q', 'cu_seqlens_kv', 'max_seqlen_q', 'max_seqlen_kv'} <= names;"
             "p = cls(qkv_format='thd', max_seqlen_q=3); assert p.qkv_format == 'thd'")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600)
     assert out.returncode == 0, out.stderr
 
 
@@ -374,5 +372,5 @@ def test_packed_seq_params_falls_back_to_the_ordinary_import():
             "cls = m.load_packed_seq_params();"
             "assert m.HOW.endswith('(fallback)'), m.HOW; assert 'megatron.core' in sys.modules;"
             "assert cls.__module__ == 'megatron.core.packed_seq_params'")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=180)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600)
     assert out.returncode == 0, out.stderr

@@ -80,15 +80,15 @@ def test_packlint_imports_no_torch_until_probe_runs():
     code = ("import sys, packlint.cli as c; c.build_parser(); import packlint.cmd_probe, runtime_probe;"
             "from runtime_probe import settings_from_variant; settings_from_variant({});"
             "assert 'torch' not in sys.modules, 'torch imported'")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600)
     assert out.returncode == 0, out.stderr
 
 
 def test_python_dash_m_runtime_probe():
     base = [sys.executable, "-m", "runtime_probe", "--bmr", "1", "--mbs", "1", *SMALL, "--no-second-opinion"]
-    ok = subprocess.run(base + ["--packed-data", "1"], capture_output=True, text=True, timeout=120)
+    ok = subprocess.run(base + ["--packed-data", "1"], capture_output=True, text=True, timeout=600)
     assert ok.returncode == 0 and ok.stdout.startswith("PROVEN"), ok.stdout + ok.stderr
-    bad = subprocess.run(base + ["--packed-data", "1", "--lengths", "3"], capture_output=True, text=True, timeout=120)
+    bad = subprocess.run(base + ["--packed-data", "1", "--lengths", "3"], capture_output=True, text=True, timeout=600)
     assert bad.returncode == 2 and bad.stderr.startswith("runtime_probe: error:") and "Traceback" not in bad.stderr
 
 
