@@ -666,7 +666,60 @@ def bash_syntax_errors(out_dir: Path) -> list[str]:
     return errors
 
 
+# Public repositories' shell scripts (real launch, monitoring, utility and Slurm job scripts), taken from
+# the read-only snapshots under /work/.mirror (bare git dirs). Collected, never committed: the corpus
+# folder is git-ignored, and the numbers are reproducible from the snapshot commits in its manifest.
+MIRRORS = Path("/work/.mirror")
+PUBLIC_SUFFIXES = (".sh", ".bash", ".slurm", ".sbatch", ".job")
+
+
+def collect_public(out_dir: Path, mirrors: Path = MIRRORS) -> dict:
+    """Copy every shell script of every mirrored repository's HEAD to `out_dir/<owner+name>/<path>`."""
+    out_dir = Path(out_dir)
+    if out_dir.exists():
+        shutil.rmtree(out_dir)
+    manifest: dict = {"kind": "public", "repositories": {}, "lines": {}}
+    for git_dir in sorted(mirrors.glob("*/repo")):
+        repo = git_dir.parent.name
+        def git(*a: str) -> bytes:
+            return subprocess.run(["git", "--git-dir", str(git_dir), *a], capture_output=True,
+                                  check=True).stdout
+        try:
+            commit = git("rev-parse", "HEAD").decode().strip()
+            names = git("ls-tree", "-r", "-z", "--name-only", "HEAD").split(b"\0")
+        except (subprocess.CalledProcessError, OSError):
+            continue
+        picked = [n.decode("utf-8", "surrogateescape") for n in names
+                  if n and n.decode("utf-8", "surrogateescape").endswith(PUBLIC_SUFFIXES)]
+        for name in picked:
+            try:
+                data = git("show", f"HEAD:{name}")
+            except subprocess.CalledProcessError:
+                continue
+            if len(data) > 2_000_000 or data.startswith(b"version https://git-lfs"):
+                continue
+            dest = out_dir / repo / name
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            dest.write_bytes(data)
+            manifest["lines"][f"{repo}/{name}"] = data.count(b"\n")
+        manifest["repositories"][repo] = {"commit": commit, "files": len(picked)}
+    manifest["files"] = len(manifest["lines"])
+    (out_dir / "manifest.json").write_text(json.dumps(manifest, indent=1, sort_keys=True) + "\n")
+    return manifest
+
+
 def main(argv: list[str] | None = None) -> int:
+    if argv is None:
+        argv = sys.argv[1:]
+    if argv[:1] == ["collect"]:
+        ap = argparse.ArgumentParser(prog="corpus.py collect", description=collect_public.__doc__)
+        ap.add_argument("out_dir", nargs="?", default=str(Path(__file__).parent / "corpus" / "public"))
+        ap.add_argument("--mirrors", default=str(MIRRORS))
+        a = ap.parse_args(argv[1:])
+        m = collect_public(Path(a.out_dir), Path(a.mirrors))
+        print(f"collected {m['files']} files, {sum(m['lines'].values())} lines, from "
+              f"{len(m['repositories'])} repositories to {a.out_dir}")
+        return 0
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("out_dir", nargs="?", default=str(Path(__file__).parent / "corpus"))
     ap.add_argument("--seed", type=int, default=DEFAULT_SEED)
