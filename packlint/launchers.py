@@ -265,6 +265,18 @@ def unknown_option(v: Value) -> str | None:
     return None
 
 
+def _ends_options(v: Value) -> bool:
+    """A word no launcher option takes as its value: another option (argparse never takes `--x` as a
+    value), `--`, or the `*.py` program. `--nproc_per_node $UNSET train.py` leaves the option empty
+    (bash drops the unquoted empty word) instead of swallowing the program."""
+    if not isinstance(v, Known):
+        return unknown_option(v) is not None
+    t = v.text
+    if t.startswith("-") and len(t) > 1 and not re.fullmatch(r"-\d+(\.\d+)?", t):
+        return True
+    return t.endswith(".py")
+
+
 def _split_options(spec: LauncherSpec, fields: list[Value], start: int) -> tuple[list[Option], int, bool]:
     """Read the launcher's options from fields[start:]; return them, the index of the first non-option,
     and whether a module flag (`-m`) was seen."""
@@ -299,7 +311,7 @@ def _split_options(spec: LauncherSpec, fields: list[Value], start: int) -> tuple
             options.append(Option(text, f, fields[i + 1:i + 3]))
             i += 3
             continue
-        if _takes_value(spec, text) and i + 1 < n:
+        if _takes_value(spec, text) and i + 1 < n and not _ends_options(fields[i + 1]):
             if spec.value_short_options is not None and len(text) > 2 and text[1] != "-":
                 # srun -N2 style: the value is glued to a short option
                 options.append(Option(text[:2], f, [Known(text[2:], f.span)]))
@@ -307,6 +319,12 @@ def _split_options(spec: LauncherSpec, fields: list[Value], start: int) -> tuple
                 continue
             options.append(Option(text, f, [fields[i + 1]]))
             i += 2
+            continue
+        if _takes_value(spec, text) and text not in spec.module_flags:
+            # its value is missing (an unset variable bash dropped): what the launcher does is unknown
+            options.append(Option(text, f, [Unknown(f"{text} is given no value (an empty unquoted "
+                                                    "expansion vanishes)", f.span)]))
+            i += 1
             continue
         options.append(Option(text, f, []))
         i += 1
