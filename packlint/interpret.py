@@ -1155,7 +1155,10 @@ class Interpreter:
         if container is not None:
             return self._run_in_container(fields, container, prefix_env, world, ps, span, node)
         launcher = L.launcher_name(fields)
+        if launcher in _SUBMITTERS:
+            return self._run_submitted(launcher, fields, prefix_env, world, ps, span, node)
         if launcher is not None:
+            prefix_env = self._launcher_env(fields, prefix_env, world, span)
             inner = L.inner_shell_command(fields)
             if inner is not None:
                 # `srun ... bash -c "torchrun ..."`: the launches inside run under srun
@@ -1218,6 +1221,140 @@ class Interpreter:
         finally:
             self.context.pop()
         return [world]
+
+    def _launcher_env(self, fields, prefix_env, world, span) -> dict[str, Variable]:
+        """`srun --export=NONE` drops the environment, `--export=ALL,X=1` adds X."""
+        if L.basename(fields[0]) != "srun":
+            return prefix_env
+        parts = L.split_launch(fields)
+        export = L.export_option([o for owner, o in parts.launcher_options if owner == "srun"])
+        if export is None:
+            return prefix_env
+        inherit, added = export
+        env = dict(prefix_env)
+        if not inherit:
+            env = {_CLEAR_ENV: Variable(None, None, False, span, None, "unset")}
+        for name, value in added.items():
+            if value is None:
+                old = prefix_env.get(name) or world.vars.get(name)
+                if old is not None and old.exported and old.value is not None and old.items is None:
+                    env[name] = old
+            else:
+                env[name] = Variable(value, None, True, value.span, value.span, "prefix")
+        return env
+
+    def _submitted_world(self, world: World, prefix_env, *, remote: bool, export=None) -> World:
+        """The shell a submitted command runs in: a fresh process. A remote one (ssh, pdsh, ray) starts
+        from that machine's environment, which the script cannot see: nothing of ours reaches it."""
+        child = world.fork()
+        inherit = not remote and (export is None or export[0])
+        env = {k: v for k, v in world.vars.items() if v.exported and v.items is None} if inherit else {}
+        if inherit:
+            env.update({k: v for k, v in prefix_env.items() if v.source != "unset"})
+        for name, value in (export[1].items() if export else ()):
+            if value is None:
+                old = prefix_env.get(name) or world.vars.get(name)
+                if old is not None and old.exported:
+                    env[name] = old
+            else:
+                env[name] = Variable(value, None, True, value.span, value.span, "prefix")
+        child.vars = env
+        child.functions = {}
+        child.locals_stack = []
+        child.positional = []
+        child.flow = None
+        return child
+
+    def _run_submitted(self, launcher, fields, prefix_env, world, ps, span, node) -> list[World]:
+        """Commands that hand a command to another shell: `sbatch --wrap`, a job script (`sbatch job.sh`,
+        `sbatch <<EOF`), `ssh HOST CMD`, `pdsh -w HOSTS CMD`, `ray job submit -- CMD`. What that shell
+        launches is analysed with the environment it gets (see docs/launch-forms.md)."""
+        spec = L.LAUNCHERS[launcher]
+        self.context.append(f"run by `{launcher}` at {span.short()}")
+        try:
+            if launcher == "ray job submit":
+                _, k, _ = L._split_options(spec, fields, spec.words)
+                if k < len(fields):
+                    self.run_command(list(fields[k:]), {}, self._submitted_world(world, prefix_env, remote=True),
+                                     ps, span, node)
+                return [world]
+            string = L.command_string(fields)
+            if string is not None:
+                spec, _, words = string
+                export = None
+                if launcher == "sbatch":
+                    opts, _, _ = L._split_options(spec, fields, 1)
+                    export = L.export_option(opts)
+                child = self._submitted_world(world, prefix_env, remote=spec.remote, export=export)
+                code = self.code_text(words, child)
+                if code is None:
+                    self.diag("info", "unanalysed", f"the command `{launcher}` runs is unknown; not analysed", span)
+                    return [world]
+                cspan = code.span or span
+                src = SourceFile(path=ps.source.path, data=code.text.encode("utf-8", "surrogateescape"),
+                                 line_base=cspan.line - 1, column_base=cspan.column)
+                self._exec_source(src, child, None)
+                return [world]
+            job = L.job_script(fields)
+            if job is None:
+                return [world]
+            opts, k = job
+            export = L.export_option(opts)
+            child = self._submitted_world(world, prefix_env, remote=False, export=export)
+            if k < len(fields):
+                target = fields[k]
+                path = self.resolve_path(target.text, world) if isinstance(target, Known) else None
+                if path is None:
+                    return [world]
+                try:
+                    sf = load(path, display=self._display(path))
+                except PacklintError as exc:
+                    self.diag("warning", "source-unreadable", exc.one_line(), span)
+                    return [world]
+                child.positional = list(fields[k + 1:])
+                self._job_env(child, sf.data)
+                self._exec_source(sf, child, path)
+                return [world]
+            src = self._heredoc_source(node, world, ps)
+            if src is not None:
+                self._job_env(child, src.data)
+                self._exec_source(src, child, None)
+            return [world]
+        finally:
+            self.context.pop()
+
+    @staticmethod
+    def _job_env(child: World, data: bytes) -> None:
+        """A job script's `#SBATCH` headers: Slurm sets the job's node/task/GPU counts from them."""
+        for name, value in L.sbatch_header_env(data.decode("utf-8", "replace")).items():
+            if name not in child.vars:
+                child.vars[name] = Variable(Known(value), exported=True, source="cluster")
+
+    def _heredoc_source(self, node, world, ps) -> SourceFile | None:
+        """The here-document fed to a command (`sbatch <<EOF ... EOF`), expanded as bash does (not
+        when the delimiter is quoted), as a script of its own at its place in the file."""
+        parent = node.parent if node is not None else None
+        if parent is None or parent.type != "redirected_statement":
+            return None
+        redirect = next((c for c in parent.children if c.type == "heredoc_redirect"), None)
+        if redirect is None:
+            return None
+        body = next((c for c in redirect.named_children if c.type == "heredoc_body"), None)
+        start = next((c for c in redirect.children if c.type == "heredoc_start"), None)
+        if body is None:
+            return None
+        bspan = ps.source.span(body)
+        raw = ps.source.data[body.start_byte:body.end_byte]
+        if start is not None and any(q in start.text for q in (b"'", b'"', b"\\")):
+            text = raw.decode("utf-8", "surrogateescape")
+        else:
+            value = self.expand_joined(body, world, ps)
+            code = self.code_text([value], world) if not isinstance(value, Known) else value
+            if code is None:
+                return None
+            text = code.text
+        return SourceFile(path=ps.source.path, data=text.encode("utf-8", "surrogateescape"),
+                          line_base=bspan.line - 1, column_base=bspan.column)
 
     def call_function(self, name, args, prefix_env, world, span) -> list[World]:
         body, fps = world.functions[name]
@@ -2810,6 +2947,8 @@ def _brace_expand(text: str) -> list[str]:
 
 _UNKNOWN_PART = "__PLPART"
 _CLEAR_ENV = "__PL_ENV_CLEARED"
+# Launchers that hand their command to another shell (interpret.py runs it there; see _run_submitted).
+_SUBMITTERS = frozenset({"sbatch", "ssh", "pdsh", "ray job submit"})
 _SRUN_TASK_ENV = ("SLURM_PROCID", "SLURM_LOCALID", "SLURM_NODEID", "SLURM_JOB_ID", "SLURM_JOBID",
                   "SLURM_NTASKS", "SLURM_NNODES", "SLURM_JOB_NODELIST", "SLURM_STEP_ID",
                   "SLURM_JOB_NUM_NODES", "SLURM_GPUS_ON_NODE", "SLURM_CPUS_ON_NODE")
