@@ -163,6 +163,8 @@ class Interpreter:
         self.error_cut: int | None = None   # byte offset of a parse error inside the current statement
         self.work = 0                        # see MAX_WORK
         self.stop_reported = False           # a STOP_CODES diagnostic was given (PK902: once per file)
+        self.unknown_launchers: list[tuple[str, str, Span]] = []  # (command, why, where): see PK903
+        self.training_exports: list[tuple[str, Span | None]] = []  # packing gates set (PK903)
         self._top_stmt = None                # the top-level statement of the script being run
 
     # ------------------------------------------------------------------ entry
@@ -183,7 +185,9 @@ class Interpreter:
         sys.setrecursionlimit(max(saved_limit, RECURSION_LIMIT))
         try:
             worlds = self.exec_block(_runnable(ps, self._statements(ps.root)), [world], ps)
-            return self._run_exit_traps(worlds, ps)
+            worlds = self._run_exit_traps(worlds, ps)
+            self._no_launch_found(worlds, ps)
+            return worlds
         except _OutOfWork as stop:
             self.depth = 0
             top = self._top_stmt
@@ -203,6 +207,26 @@ class Interpreter:
             return [world]
         finally:
             sys.setrecursionlimit(saved_limit)
+
+    def _no_launch_found(self, worlds: list[World], ps: ParsedScript) -> None:
+        """No launch recognised, yet the file sets training settings: say so (PK903) rather than pass
+        it as "All clear", naming the command packlint did not know when there is one."""
+        if self.launches or any(p.severity == "error" and p.code == "syntax" for p in ps.problems):
+            return  # a launch, or bash stops at a syntax error (PK900 says so)
+        if self.unknown_launchers:
+            head, why, span = self.unknown_launchers[0]
+            others = sorted({h for h, _, _ in self.unknown_launchers[1:]} - {head})
+            more = f" (also: {', '.join(f'`{o}`' for o in others)})" if others else ""
+            self.diag("info", "no-launch-found", f"no launch recognised: `{head}` {why}, but packlint does not "
+                      f"know `{head}` as a launcher{more}; its settings are not checked", span)
+            return
+        gates = sorted({n for w in worlds for n, v in w.vars.items()
+                        if v.exported and v.source != "caller" and _PACKING_GATE.search(n)})
+        if gates:
+            var = next(w.vars[gates[0]] for w in worlds if gates[0] in w.vars)
+            self.diag("info", "no-launch-found", f"the script sets packing settings ({', '.join(gates[:4])}) but "
+                      "packlint recognises no launch in it; nothing is checked against them",
+                      var.assigned_at)
 
     def diag(self, severity: str, code: str, message: str, span: Span | None) -> None:
         if code in STOP_CODES:  # PK902 once per file: later stops are noted, not reported again
@@ -1190,7 +1214,28 @@ class Interpreter:
         handler = _BUILTINS.get(name) if name else None
         if handler is not None:
             return handler(self, fields, world, ps, span, status_out)
+        self._note_unknown_command(fields, span)
         return [world]
+
+    def _note_unknown_command(self, fields, span) -> None:
+        """A command packlint does not know that looks like it starts training (a `*.py` program or
+        Megatron-style flags among its words): named by PK903 when the file has no launch at all."""
+        if len(self.unknown_launchers) >= 8:
+            return
+        head = L.basename(fields[0])
+        if head is None or head in _NOT_LAUNCHERS:
+            return
+        why = None
+        for f in fields[1:]:
+            if isinstance(f, Known):
+                if f.text.endswith(".py") and not f.text.startswith("-"):
+                    why = f"runs `{f.text}`"
+                    break
+                if f.text.split("=")[0] in _TRAINING_FLAGS:
+                    why = f"is given `{f.text.split('=')[0]}`"
+                    break
+        if why is not None:
+            self.unknown_launchers.append((head, why, span))
 
     def _run_in_container(self, fields, container, prefix_env, world, ps, span, node) -> list[World]:
         """`docker run -e A=1 IMAGE torchrun ...`: the command runs with the container's environment
@@ -2947,6 +2992,25 @@ def _brace_expand(text: str) -> list[str]:
 
 _UNKNOWN_PART = "__PLPART"
 _CLEAR_ENV = "__PL_ENV_CLEARED"
+# Commands that take `*.py` or training flags as plain data, never start training (PK903 ignores them).
+_NOT_LAUNCHERS = frozenset({
+    "echo", "printf", "cat", "ls", "cp", "mv", "rm", "mkdir", "grep", "egrep", "sed", "awk", "tee", "wget",
+    "curl", "git", "chmod", "chown", "touch", "ln", "find", "tar", "head", "tail", "wc", "sort", "cut", "tr",
+    "scp", "rsync", "pip", "pip3", "test", "[", "basename", "dirname", "realpath", "readlink", "stat", "diff",
+    "sha256sum", "md5sum", "zip", "unzip", "du", "df", "file", "wait", "kill", "pkill", "pgrep", "ps",
+    "sleep", "cd", "pushd", "popd", "true", "false", ":", "exit", "logger", "less", "more", "vim", "nano",
+    "code", "open", "rg", "jq", "yq", "envsubst", "hostname", "date", "nvidia-smi", "ray", "docker",
+    "kubectl", "gsutil", "aws", "hdfs", "ossutil", "coscmd", "huggingface-cli", "modelscope", "apt", "apt-get",
+    "yum", "conda", "uv", "pytest", "ruff", "black", "isort", "flake8", "mypy", "pre-commit", "python-config"})
+# Flags that only a training program takes (Megatron spellings): a command given one is a launch.
+_TRAINING_FLAGS = frozenset({
+    "--micro-batch-size", "--global-batch-size", "--tensor-model-parallel-size", "--pipeline-model-parallel-size",
+    "--context-parallel-size", "--expert-model-parallel-size", "--seq-length", "--num-layers", "--hidden-size",
+    "--num-attention-heads", "--train-iters", "--train-samples", "--lr-decay-style", "--tokenizer-type",
+    "--data-path", "--sequence-parallel", "--use-distributed-optimizer", "--reset-position-ids",
+    "--reset-attention-mask", "--micro_batch_size", "--per_device_train_batch_size",
+    "--gradient_accumulation_steps", "--deepspeed"})
+_PACKING_GATE = re.compile(r"PACK")
 # Launchers that hand their command to another shell (interpret.py runs it there; see _run_submitted).
 _SUBMITTERS = frozenset({"sbatch", "ssh", "pdsh", "ray job submit"})
 _SRUN_TASK_ENV = ("SLURM_PROCID", "SLURM_LOCALID", "SLURM_NODEID", "SLURM_JOB_ID", "SLURM_JOBID",
