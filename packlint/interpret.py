@@ -39,6 +39,10 @@ MAX_VALUE_CHARS = 1 << 20
 # Measured on 1,515 public scripts: median 77 units, 99th percentile about 1,100, largest legitimate
 # ones under 10,000 (benchmarks/run.py --public).
 MAX_WORK = 15_000
+# ... plus one unit per WORK_BYTES bytes of script text read (the script and the files it sources or
+# runs, each once): straight-line code is always analysed in full, at a cost linear in its size
+# (a 20,000-line script needs ~0.12 units per byte); only repetition is cut off.
+WORK_BYTES = 4
 
 _NOISE = {"comment", "heredoc_body", "heredoc_start", "heredoc_end", "heredoc_content", ";", ";;", "&",
           "then", "do", "done", "fi", "else", "elif", "esac", "in", "{", "}", "(", ")", "\n"}
@@ -162,6 +166,8 @@ class Interpreter:
         self.source_calls = 0               # how many `source`s are being executed (for `return`)
         self.error_cut: int | None = None   # byte offset of a parse error inside the current statement
         self.work = 0                        # see MAX_WORK
+        self.budget = MAX_WORK               # grows with the text read (WORK_BYTES)
+        self._budgeted: set[str] = set()     # files whose size was added to the budget
         self.stop_reported = False           # a STOP_CODES diagnostic was given (PK902: once per file)
         self.unknown_launchers: list[tuple[str, str, Span]] = []  # (command, why, where): see PK903
         self.training_exports: list[tuple[str, Span | None]] = []  # packing gates set (PK903)
@@ -181,6 +187,7 @@ class Interpreter:
             self.diag(problem.severity, problem.code, problem.message, problem.span)
         if real_path:
             self.source_stack.append(os.path.realpath(real_path))
+        self._add_budget(ps.source, real_path)
         saved_limit = sys.getrecursionlimit()
         sys.setrecursionlimit(max(saved_limit, RECURSION_LIMIT))
         try:
@@ -193,12 +200,12 @@ class Interpreter:
             top = self._top_stmt
             where = ps.source.span(top) if top is not None else stop.span
             if top is not None and not _may_launch_after(ps, top.start_byte, self.launches, where):
-                self.diag("info", "analysis-limit", "analysis stopped here (work budget of "
-                          f"{MAX_WORK} steps); nothing after this point looks like a launch", where)
+                self.diag("info", "analysis-limit", "analysis stopped here (work budget used up); nothing "
+                          "after this point looks like a launch", where)
             else:
                 self.diag("warning", "too-complex", "analysis stopped in this construct: the script loops or "
-                          f"branches more than packlint follows ({MAX_WORK} steps); launches from here on "
-                          "are not seen", where)
+                          "branches more than packlint follows (its work budget, well under a second); "
+                          "launches from here on are not seen", where)
             return [world]
         except RecursionError:  # a path MAX_NESTING does not count: stop cleanly, keep what was found
             self.depth = 0
@@ -315,7 +322,7 @@ class Interpreter:
             self._top_stmt = node
         self.seq += 1
         self.work += 1
-        if self.work > MAX_WORK:
+        if self.work > self.budget:
             raise _OutOfWork(ps.source.span(node))
         self.depth += 1
         try:
@@ -1510,7 +1517,17 @@ class Interpreter:
         first = values[0]
         return Known("".join(text), first.span)
 
+    def _add_budget(self, src: SourceFile, real_path: str | None) -> None:
+        key = os.path.realpath(real_path) if real_path else None
+        if key is None and self._budgeted:
+            return  # code strings (`bash -c`, `eval`) add nothing: a loop could feed them forever
+        if key not in self._budgeted:
+            self._budgeted.add(key)
+            self.budget += len(src.data) // WORK_BYTES
+
     def _exec_source(self, src: SourceFile, world: World, real_path: str | None) -> list[World]:
+        if real_path:
+            self._add_budget(src, real_path)
         ps = parse(src)
         for problem in ps.problems:
             self.diag(problem.severity, problem.code, problem.message, problem.span)
@@ -2586,8 +2603,20 @@ def _b_eval(interp: Interpreter, fields, world, ps, span, status_out):
     if code is None:
         interp.diag("info", "unanalysed", "`eval` of an unknown string is not analysed", span)
         return [world]
-    src = SourceFile(path=ps.source.path, data=code.text.encode("utf-8", "surrogateescape"),
-                     line_base=span.line - 1, column_base=span.column - 1)
+    data = code.text.encode("utf-8", "surrogateescape")
+    at = code.span
+    if len(args) == 1 and at is not None and at.line == span.line and at.file == span.file \
+            and b"\n" not in data and (at.end_line == at.line):
+        # `eval "torchrun ..."` written on this line: spans point into the string itself
+        line = ps.source.line_text(at.line - 1 - ps.source.line_base)
+        quoted = line[at.column - 1:at.column] in ("'", '"')
+        src = SourceFile(path=ps.source.path, data=data, line_base=at.line - 1,
+                         column_base=at.column if quoted else at.column - 1)
+    else:
+        # text from elsewhere (`eval "$CMD"`) or over several lines: findings point at the `eval`
+        # command, never at columns past the end of its line
+        src = SourceFile(path=ps.source.path, data=data, line_base=span.line - 1,
+                         column_base=span.column - 1, pinned=span)
     return interp._exec_source(src, world, None)
 
 
