@@ -188,6 +188,7 @@ class Interpreter:
         if real_path:
             self.source_stack.append(os.path.realpath(real_path))
         self._add_budget(ps.source, real_path)
+        self._job_env(world, ps.source.data)  # a Slurm job script: its #SBATCH node/GPU counts
         saved_limit = sys.getrecursionlimit()
         sys.setrecursionlimit(max(saved_limit, RECURSION_LIMIT))
         try:
@@ -1378,8 +1379,11 @@ class Interpreter:
     @staticmethod
     def _job_env(child: World, data: bytes) -> None:
         """A job script's `#SBATCH` headers: Slurm sets the job's node/task/GPU counts from them."""
+        if b"#SBATCH" not in data:
+            return
         for name, value in L.sbatch_header_env(data.decode("utf-8", "replace")).items():
-            if name not in child.vars:
+            old = child.vars.get(name)
+            if old is None or (old.source == "cluster" and not isinstance(old.value, Known)):
                 child.vars[name] = Variable(Known(value), exported=True, source="cluster")
 
     def _heredoc_source(self, node, world, ps) -> SourceFile | None:
