@@ -39,11 +39,11 @@ MAX_VALUE_CHARS = 1 << 20
 # A unit costs 10-50 us on a loaded 2-core machine, so the budget ends any script well under a second.
 # Measured on 1,515 public scripts: median 77 units, 99th percentile about 1,100, largest legitimate
 # ones under 10,000 (benchmarks/run.py --public).
-MAX_WORK = 15_000
+MAX_WORK = 8_000
 # ... plus one unit per WORK_BYTES bytes of script text read (the script and the files it sources or
 # runs, each once): straight-line code is always analysed in full, at a cost linear in its size
 # (a 20,000-line script needs ~0.12 units per byte); only repetition is cut off.
-WORK_BYTES = 4
+WORK_BYTES = 8
 
 _NOISE = {"comment", "heredoc_body", "heredoc_start", "heredoc_end", "heredoc_content", ";", ";;", "&",
           "then", "do", "done", "fi", "else", "elif", "esac", "in", "{", "}", "(", ")", "\n"}
