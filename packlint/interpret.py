@@ -1223,16 +1223,22 @@ class Interpreter:
         handler = _BUILTINS.get(name) if name else None
         if handler is not None:
             return handler(self, fields, world, ps, span, status_out)
-        self._note_unknown_command(fields, span)
+        self._note_unknown_command(fields, span, ps)
         return [world]
 
-    def _note_unknown_command(self, fields, span) -> None:
+    def _note_unknown_command(self, fields, span, ps) -> None:
         """A command packlint does not know that looks like it starts training (a `*.py` program or
         Megatron-style flags among its words): named by PK903 when the file has no launch at all."""
         if len(self.unknown_launchers) >= 8:
             return
         head = L.basename(fields[0])
-        if head is None or head in _NOT_LAUNCHERS:
+        if head is None:  # `${LAUNCH_SCRIPT} train.py`: a command whose name is not known statically
+            at = fields[0].span
+            word = ""
+            if at is not None and at.line == at.end_line and at.file == ps.source.path:
+                word = ps.source.line_text(at.line - 1 - ps.source.line_base)[at.column - 1:at.end_column - 1]
+            head = word.strip() or "(a command whose name is unknown)"
+        if head in _NOT_LAUNCHERS:
             return
         why = None
         for f in fields[1:]:
