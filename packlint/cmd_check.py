@@ -162,6 +162,8 @@ def run(args) -> int:
         return exc.exit_code
     for e in result.file_errors:
         print(f"packlint: error: {e.line()}", file=sys.stderr)
+    if result.failed and args.format == "text" and not result.findings and not result.files:
+        return result.exit_code(args.exit_zero)  # exit 2, nothing checked: only the error (no "All clear")
     if args.severity:
         result.filter_display(args.severity)
     out_stream = sys.stdout
