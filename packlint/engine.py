@@ -17,7 +17,7 @@ from typing import Any, Callable, Iterable
 
 from packlint.conditions import EvalContext, Unk
 from packlint.findings import Finding, Location, Related
-from packlint.rule_table import LocationSpec, Rule, RuleTable
+from packlint.rule_table import version_applies, LocationSpec, Rule, RuleTable
 
 
 class _Hit:
@@ -281,7 +281,15 @@ def _eval(expr, ctx) -> Any:
         return Unk("the condition is too deeply nested", "invalid")
 
 
+def code_version(model: dict, launch: dict) -> str | None:
+    """The version of the code a launch runs, where the model knows it (a code-base reader or a
+    snapshot fills `code_version`); None until then, and every rule applies."""
+    return launch.get("code_version") or model.get("code_version")
+
+
 def _run_launch_rule(model: dict, launch: dict, rule: Rule) -> list[Finding]:
+    if getattr(rule, "versions", None) and not version_applies(rule.versions, code_version(model, launch)):
+        return []
     variants = _variants(launch)
     launch_loc = Location.from_json(launch) or _script_location(model)
     # (item, location) -> hits ; item -> undecided reasons

@@ -326,6 +326,9 @@ def _size_from_flags(key: str, flags: dict[str, list[FlagOccurrence]], hidden: V
         return d
     if hidden is not None:
         return {"unknown": f"{names[0]} may be given by {hidden.reason}", "source": "unknown arguments"}
+    if any(not f.startswith("-") and "." in f for f in flags):
+        # Hydra overrides (Megatron-Bridge): what is not overridden comes from the recipe, not argparse
+        return {"unknown": f"not overridden: the recipe's config decides {names[-1]}", "source": "recipe"}
     value = megatron_default(names, default)
     return {"value": value, "source": f"default ({names[0]} not given)"}
 
