@@ -816,7 +816,8 @@ def _f_size(ctx, node, a):
         return Unk(f"{label} is not in the launch model", "unknown")
     loc = _loc_of(entry)
     if "unknown" in entry:
-        return Unk(f"{label} is unknown ({entry['unknown']})", "unknown", loc)
+        kind = "invalid" if entry.get("not_divisible") else "unknown"  # the world size is wrong: PK301
+        return Unk(f"{label} is unknown ({entry['unknown']})", kind, loc)
     if "range" in entry:
         lo, hi = entry["range"]
         return Unk(f"{label} is an elastic range {lo}..{hi}", "unknown", loc)

@@ -360,7 +360,8 @@ def parallel_sizes(layout, flags: dict[str, list[FlagOccurrence]], positionals: 
     else:
         product = model[0]["value"] * model[1]["value"] * model[2]["value"]
         if product <= 0 or world.lo % product:
-            dp = {"unknown": f"the world size {world.lo} is not divisible by TP x PP x CP = {product}"}
+            dp = {"unknown": f"the world size {world.lo} is not divisible by TP x PP x CP = {product}",
+                  "not_divisible": True}  # PK301's finding; no "could not decide" for DP rules
         else:
             dp = {"value": world.lo // product}
     dp["source"] = "world / (tp x pp x cp)"

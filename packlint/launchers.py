@@ -11,6 +11,12 @@ from packlint.records import factory, record
 
 from packlint.values import Known, Unknown, Value
 
+# Variables a cluster's scheduler or launcher sets in every job (Slurm, PMI/PMIx, Open MPI, PyTorch
+# elastic, PAI-DLC/Volcano/Kubeflow's WORLD_SIZE = node count, LSF, PBS). A `${SLURM_NNODES:-1}` fallback
+# in a script is what runs on a laptop, not on the cluster: process counts taken from it are unknown.
+CLUSTER_VARIABLE = re.compile(r"^(SLURM_\w+|PMI_\w+|PMIX_\w+|OMPI_COMM_WORLD_\w+|OMPI_\w+|PET_\w+|MLP_\w+|"
+                              r"WORLD_SIZE|KUBERNETES_\w+|LSB_\w+|PBS_\w+)$")
+
 # Commands that run another command after their own options; the extra env they set is handled by the
 # interpreter (`env A=1 cmd`). value: options that take an argument (others are flags), and how many
 # leading positional arguments belong to the wrapper itself (`timeout 10 cmd`).
@@ -493,6 +499,11 @@ def _read_count(owner: str, size: SizeOption | None, opts: dict[str, Option]) ->
     where = f"{owner} {opt.name}"
     if not isinstance(v, Known):
         return Count(unknown=f"{opt.name} is unknown ({v.reason})", source=where, span=v.span)
+    if v.origin and v.origin.startswith("cluster-default:"):
+        name = v.origin.split(":", 1)[1]
+        return Count(unknown=f"{opt.name} comes from ${name}, which the cluster sets at run time "
+                             f"(the script's fallback is {v.text!r}; pass --env {name}=N to decide)",
+                     source=where, span=v.span)
     m = _COUNT.fullmatch(v.text)
     if not m:
         return Count(unknown=f"{opt.name} {v.text!r} is not a number", source=where, span=v.span)
@@ -526,14 +537,23 @@ def process_layout(launchers: list[str], launcher_options: list[tuple[str, Optio
                 world = total  # neither given: the allocation decides; say so
         return ProcessLayout(name, nodes, per_node, world)
     if launchers and _PYTHON.match(launchers[-1]):
-        one = Count(1, 1, None, f"{launchers[-1]} runs one process")
+        # one process here; but a script with a plain `python train.py` is often itself started once
+        # per rank (`srun bash train.sh`, an sbatch wrapper, a platform's launcher)
+        why = (f"a plain {launchers[-1]} launch starts one process, but the script itself may be "
+               "started once per rank (srun, mpirun, a job platform)")
+        one = Count(unknown=why, source=launchers[-1])
         return ProcessLayout(launchers[-1], one, one, one)
     none = Count(unknown="no launcher option gives the number of processes")
     return ProcessLayout(None, none, none, none)
 
 
 def world_size(launchers: list[str], launcher_options: list[tuple[str, Option]]) -> Value | None:
-    """The number of processes as a shell value (the upper end of an elastic range)."""
+    """The number of processes as a shell value (the upper end of an elastic range); a plain
+    `python` launch counts as 1 here."""
+    if launchers and _PYTHON.match(launchers[-1]) and all(
+            LAUNCHERS.get(n) is None or LAUNCHERS[n].processes is None for n in launchers
+            if " -m torch." not in n):
+        return Known("1")
     world = process_layout(launchers, launcher_options).world
     if world.known:
         return Known(str(world.hi))
