@@ -3180,6 +3180,12 @@ def interpret_file(path: str, display: str, *, text: bytes | None, env, args, kn
     interp = Interpreter(env=env, args=args, known_env=known_env, cwd=cwd)
     real = path if path and Path(path).is_file() else None
     interp.run(ps, real)
+    from packlint.env_hygiene import overwritten_exports
+
+    for name, first, first_value, second, value in overwritten_exports(ps):
+        interp.diag("info", "env-overwritten",
+                    f"{name} is set again here before any command read it: its value {first_value!r} "
+                    f"exported at line {first.line} is lost (now {value!r})", second)
     return interp, ps
 
 
