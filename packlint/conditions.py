@@ -816,7 +816,9 @@ def _f_size(ctx, node, a):
         return Unk(f"{label} is not in the launch model", "unknown")
     loc = _loc_of(entry)
     if "unknown" in entry:
-        kind = "invalid" if entry.get("not_divisible") else "unknown"  # the world size is wrong: PK301
+        # the world size is wrong (PK301's finding), or the script does not say it (a hostfile, the
+        # allocation): no "could not decide" info, which the user could not settle with --env anyway
+        kind = "invalid" if entry.get("not_divisible") else "absent" if entry.get("not_in_script") else "unknown"
         return Unk(f"{label} is unknown ({entry['unknown']})", kind, loc)
     if "range" in entry:
         lo, hi = entry["range"]

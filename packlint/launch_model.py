@@ -353,6 +353,8 @@ def parallel_sizes(layout, flags: dict[str, list[FlagOccurrence]], positionals: 
     model = [out[k] for k in ("tp", "pp", "cp")]
     if not world.known:
         dp = {"unknown": f"the world size is unknown: {world.unknown}"}
+        if world.not_in_script:
+            dp["not_in_script"] = True
     elif world.lo != world.hi:
         dp = {"unknown": f"the world size is an elastic range {world.lo}..{world.hi}"}
     elif any("value" not in m for m in model):

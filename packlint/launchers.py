@@ -443,11 +443,14 @@ class Count:
     as torchrun's elastic `--nnodes 1:4` or srun's `-N 2-4`), or `unknown` (why); `source` says which
     option (or default) it came from, `span` where it was written."""
 
-    __slots__ = ("lo", "hi", "unknown", "source", "span")
+    __slots__ = ("lo", "hi", "unknown", "source", "span", "not_in_script")
 
     def __init__(self, lo: int | None = None, hi: int | None = None, unknown: str | None = None,
-                 source: str = "", span=None) -> None:
+                 source: str = "", span=None, not_in_script: bool = False) -> None:
         self.lo, self.hi, self.unknown, self.source, self.span = lo, hi, unknown, source, span
+        # unknown because the script does not say (a hostfile, the accelerate config, the allocation),
+        # not because it says something packlint cannot evaluate: nothing to pass with --env
+        self.not_in_script = not_in_script
 
     @property
     def known(self) -> bool:
@@ -455,7 +458,7 @@ class Count:
 
     def times(self, other: "Count", source: str) -> "Count":
         if not self.known:
-            return self
+            return self if self.span is not None or other.known or other.span is None else other
         if not other.known:
             return other
         return Count(self.lo * other.lo, self.hi * other.hi, None, source)
@@ -464,6 +467,8 @@ class Count:
         d: dict = {}
         if self.unknown is not None:
             d["unknown"] = self.unknown
+            if self.not_in_script:
+                d["not_in_script"] = True
         elif self.lo == self.hi:
             d["value"] = self.lo
         else:
@@ -493,7 +498,8 @@ def _read_count(owner: str, size: SizeOption | None, opts: dict[str, Option]) ->
     opt = next((opts[a] for a in size.names if a in opts), None)
     if opt is None or not opt.args:
         if size.default is None:
-            return Count(unknown=size.why_unknown or f"{size.names[0]} not given", source=owner)
+            return Count(unknown=size.why_unknown or f"{size.names[0]} not given", source=owner,
+                         not_in_script=True)
         return Count(int(size.default), int(size.default), None, f"{owner} default ({size.names[0]} not given)")
     v = opt.args[0]
     where = f"{owner} {opt.name}"
@@ -541,7 +547,7 @@ def process_layout(launchers: list[str], launcher_options: list[tuple[str, Optio
         # per rank (`srun bash train.sh`, an sbatch wrapper, a platform's launcher)
         why = (f"a plain {launchers[-1]} launch starts one process, but the script itself may be "
                "started once per rank (srun, mpirun, a job platform)")
-        one = Count(unknown=why, source=launchers[-1])
+        one = Count(unknown=why, source=launchers[-1], not_in_script=True)
         return ProcessLayout(launchers[-1], one, one, one)
     none = Count(unknown="no launcher option gives the number of processes")
     return ProcessLayout(None, none, none, none)
