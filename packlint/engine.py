@@ -17,7 +17,7 @@ from typing import Any, Callable, Iterable
 
 from packlint.conditions import EvalContext, Unk
 from packlint.findings import Finding, Location, Related
-from packlint.rule_table import version_applies, LocationSpec, Rule, RuleTable
+from packlint.rule_table import LocationSpec, Rule, RuleTable, version_applies
 
 
 class _Hit:

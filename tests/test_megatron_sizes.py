@@ -8,7 +8,14 @@ from __future__ import annotations
 import pytest
 
 from packlint.api import inspect_script
-from packlint.conditions import (ConditionError, EvalContext, Scope, Setting, Unk, compile_condition)
+from packlint.conditions import (
+    ConditionError,
+    EvalContext,
+    Scope,
+    Setting,
+    Unk,
+    compile_condition,
+)
 from packlint.engine import check_model
 from packlint.errors import PacklintError
 from packlint.rule_table import compile_table, load_table, version_applies
@@ -118,8 +125,9 @@ def test_plain_python_is_not_a_world_of_one_for_the_rules():
 
 
 def test_inspect_text_shows_the_sizes(capsys):
-    from packlint.reporters.inspect_text import render
     import io
+
+    from packlint.reporters.inspect_text import render
 
     out = io.StringIO()
     render(model_of("torchrun --nnodes 2 --nproc_per_node 8 t.py --tensor-model-parallel-size 4\n"), out,
