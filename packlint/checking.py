@@ -193,10 +193,9 @@ def _severity_overrides(findings: list[Finding], settings: Settings, table) -> l
 def check_paths(paths: list[str], options: CheckOptions) -> CheckResult:
     """Check every script under `paths`. Raises PacklintError only for run-level errors (a bad
     command-line rule file or selector, a bad --config); per-file problems become FileErrors."""
-    from packlint.api import inspect_script
     from packlint.baseline import repo_root
     from packlint.discover import STDIN, discover
-    from packlint.engine import check_model_detailed, select_rules, unknown_selectors
+    from packlint.engine import select_rules, unknown_selectors
     from packlint.rule_table import load_table
 
     cli = options.cli
