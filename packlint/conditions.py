@@ -320,7 +320,7 @@ def parse(text: str) -> Node:
 class Expr:
     __slots__ = ("type",)
 
-    def eval(self, ctx: "EvalContext") -> Any:  # pragma: no cover - abstract
+    def eval(self, ctx: EvalContext) -> Any:  # pragma: no cover - abstract
         raise NotImplementedError
 
 
@@ -353,7 +353,7 @@ class PredicateCall(Expr):
 
     __slots__ = ("name", "params", "args", "body")
 
-    def __init__(self, name: str, params: list[str], args: list[Expr], body: "PredicateBody") -> None:
+    def __init__(self, name: str, params: list[str], args: list[Expr], body: PredicateBody) -> None:
         self.name = name
         self.params = params
         self.args = args
@@ -797,7 +797,7 @@ def _compile_size(args: list) -> str:
     return args[0]
 
 
-def _compile_setting(args: list, scope: "Scope") -> Setting:
+def _compile_setting(args: list, scope: Scope) -> Setting:
     found = scope.settings.get(args[0])
     if found is None:
         import difflib
@@ -900,7 +900,7 @@ def _f_choose(ctx, node, a):
     return a[0] if isinstance(a[0], Unk) else (a[1] if a[0] else a[2])
 
 
-DERIVED_FUNCTIONS: dict[str, "Function"] = {
+DERIVED_FUNCTIONS: dict[str, Function] = {
     "count": Function((BOOL,), (), INT, lambda c, n, a: a[0] if isinstance(a[0], Unk) else int(a[0]),
                       "1 when the condition holds, else 0 (to add flags that count as a layer, say)"),
     "choose": Function((BOOL, STR, STR), (), STR, _f_choose,
@@ -991,7 +991,7 @@ class Scope:
             {} if predicates is None else predicates)
         self.constants: dict[str, tuple[Any, str]] = {} if constants is None else constants
         # [defaults] of the table: setting name -> Setting (its flag spellings and default)
-        self.settings: dict[str, "Setting"] = {} if settings is None else settings
+        self.settings: dict[str, Setting] = {} if settings is None else settings
 
 
 def check(node: Node, scope: Scope) -> Expr:
@@ -1122,7 +1122,7 @@ class Template:
     def __init__(self, parts: list) -> None:
         self.parts = parts  # str | Expr
 
-    def render(self, ctx: "EvalContext") -> str:
+    def render(self, ctx: EvalContext) -> str:
         out = []
         for p in self.parts:
             if isinstance(p, str):

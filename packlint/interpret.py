@@ -93,7 +93,7 @@ class World:
     aliases: object = None             # `alias NAME=...` definitions (a dict)
     expand_aliases: bool = False       # `shopt -s expand_aliases`: scripts expand aliases only then
 
-    def fork(self) -> "World":
+    def fork(self) -> World:
         return World(dict(self.vars), list(self.positional), self.script, dict(self.functions),
                      self.when, self.flow, [dict(f) for f in self.locals_stack], self.allexport,
                      self.exported_functions, self.unknown_exports, self.exit_trap, self.nullglob,
@@ -2938,7 +2938,7 @@ def _field_value(parts: list[Piece], word_span: Span) -> Value:
     return Known(text, span, origin)
 
 
-def _cluster_fallback(p: "Piece", name: str) -> "Piece":
+def _cluster_fallback(p: Piece, name: str) -> Piece:
     """A default taken because a cluster variable is unset here (it is set on the cluster)."""
     if p.text is not None:
         p.origin = f"cluster-default:{name}"

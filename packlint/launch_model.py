@@ -350,6 +350,7 @@ def parallel_sizes(layout, flags: dict[str, list[FlagOccurrence]], positionals: 
                     "source": "--num-layers-per-virtual-pipeline-stage"})
     world = layout.world
     model = [out[k] for k in ("tp", "pp", "cp")]
+    dp: dict[str, object]
     if not world.known:
         dp = {"unknown": f"the world size is unknown: {world.unknown}"}
         if world.not_in_script:

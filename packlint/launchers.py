@@ -136,7 +136,7 @@ class LauncherSpec:
     value_short_options: frozenset[str] | None = None  # if set, short options NOT listed take no value
     runs_command: bool = False   # srun/mpirun: what follows is a whole command (maybe another launcher)
     module_flags: frozenset[str] = frozenset()       # `-m`/`--module`: the program is a module name
-    processes: "ProcessCount | None" = None          # how many processes it starts (see process_layout)
+    processes: ProcessCount | None = None          # how many processes it starts (see process_layout)
 
 
 LAUNCHERS: dict[str, LauncherSpec] = {
@@ -456,11 +456,12 @@ class Count:
     def known(self) -> bool:
         return self.unknown is None
 
-    def times(self, other: "Count", source: str) -> "Count":
+    def times(self, other: Count, source: str) -> Count:
         if not self.known:
             return self if self.span is not None or other.known or other.span is None else other
         if not other.known:
             return other
+        assert self.lo is not None and self.hi is not None and other.lo is not None and other.hi is not None
         return Count(self.lo * other.lo, self.hi * other.hi, None, source)
 
     def to_json(self) -> dict:
@@ -563,4 +564,4 @@ def world_size(launchers: list[str], launcher_options: list[tuple[str, Option]])
     world = process_layout(launchers, launcher_options).world
     if world.known:
         return Known(str(world.hi))
-    return Unknown(world.unknown, world.span)
+    return Unknown(world.unknown or "unknown", world.span)

@@ -290,7 +290,7 @@ def _schema():
 
     class DefaultSpec(Strict):
         flags: list[str] = Field(min_length=1)
-        value: Union[str, int, None] = None
+        value: str | int | None = None
 
     class TableSpec(Strict):
         variables: dict[str, Union[list[str], str, int]] = {}

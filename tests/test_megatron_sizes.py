@@ -60,7 +60,7 @@ def test_world_from_launcher_options(launch, nodes, per_node, world):
     par = sizes(f"#!/bin/bash\n{launch} --micro-batch-size 1\n")[0]
     got = [value(par["nodes"]), value(par["procs_per_node"]), value(par["world"])]
     want = [nodes, per_node, world]
-    for g, w in zip(got, want):
+    for g, w in zip(got, want, strict=True):
         if w is None:
             assert g[0] == "unknown"
         else:
