@@ -308,7 +308,7 @@ def image_args(rng: random.Random) -> list[str]:
 def plain_string_flags(rng: random.Random) -> list[str]:
     flags = " ".join(rng.sample(FLAG_POOL, rng.randint(3, 8)))
     return [f'GPT_ARGS="--micro-batch-size {rng.choice([1, 1, 2])} --global-batch-size ${{GBS}} {flags}"',
-            'OUTPUT_ARGS="--save ${OUTPUT_DIR}/checkpoints --tensorboard-dir ${OUTPUT_DIR}/tensorboard"', ""]
+            'OUTPUT_ARGS="--save ${OUTPUT_DIR}/checkpoints --save-interval 1000 --tensorboard-dir ${OUTPUT_DIR}/tensorboard"', ""]
 
 
 def heredoc(rng: random.Random) -> list[str]:
@@ -555,7 +555,7 @@ def clean_script(rng: random.Random) -> list[str]:
         '    "${MODEL_ARGS[@]}" \\',
         '    "${DATA_ARGS[@]}" \\',
         '    "${TRAINING_ARGS[@]}" \\',
-        '    --save "${OUTPUT_DIR}/checkpoints" \\',
+        '    --save "${OUTPUT_DIR}/checkpoints" --save-interval 1000 \\',
         '    2>&1 | tee "${LOG_FILE}"',
         "",
         'log "done: ${OUTPUT_DIR}"',

@@ -35,4 +35,4 @@ mkdir -p "${OUTPUT_DIR}"
 PYTHONPATH=.:${PYTHONPATH:-} torchrun "${DISTRIBUTED_ARGS[@]}" \
     aiak_training_llm/train/pretrain/pretrain_llava_onevision2.py \
     "${TRAINING_ARGS[@]}" \
-    --save "${OUTPUT_DIR}/checkpoints" 2>&1 | tee "${OUTPUT_DIR}/train.log"
+    --save "${OUTPUT_DIR}/checkpoints" --save-interval 1000 2>&1 | tee "${OUTPUT_DIR}/train.log"

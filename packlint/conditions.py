@@ -320,7 +320,7 @@ def parse(text: str) -> Node:
 class Expr:
     __slots__ = ("type",)
 
-    def eval(self, ctx: "EvalContext") -> Any:  # pragma: no cover - abstract
+    def eval(self, ctx: EvalContext) -> Any:  # pragma: no cover - abstract
         raise NotImplementedError
 
 
@@ -353,7 +353,7 @@ class PredicateCall(Expr):
 
     __slots__ = ("name", "params", "args", "body")
 
-    def __init__(self, name: str, params: list[str], args: list[Expr], body: "PredicateBody") -> None:
+    def __init__(self, name: str, params: list[str], args: list[Expr], body: PredicateBody) -> None:
         self.name = name
         self.params = params
         self.args = args
@@ -508,12 +508,13 @@ class Function:
     """A built-in: parameter types (required, then optional), return type, implementation, doc;
     `literal`: argument indexes that must be literals (compiled at load by `compile_static`)."""
 
-    __slots__ = ("params", "optional", "returns", "impl", "doc", "literal", "compile_static")
+    __slots__ = ("params", "optional", "returns", "impl", "doc", "literal", "compile_static", "scoped")
 
     def __init__(self, params: tuple, optional: tuple, returns: str, impl: Callable, doc: str,
-                 literal: tuple = (), compile_static: Callable | None = None) -> None:
+                 literal: tuple = (), compile_static: Callable | None = None, scoped: bool = False) -> None:
         self.params, self.optional, self.returns, self.impl, self.doc = params, optional, returns, impl, doc
         self.literal, self.compile_static = literal, compile_static
+        self.scoped = scoped  # compile_static also gets the Scope (to resolve names from the table)
 
 
 def _is_unk(*vals: Any) -> bool:
@@ -773,6 +774,167 @@ def _compile_regex(args: list) -> Any:
     return re.compile(args[1])
 
 
+
+# ---------------------------------------------------------------------------------------------- derived values
+# Issue 12: parallel sizes (from the launch model's `parallel` block: world from the launcher, TP/PP/CP/
+# EP/VPP from the flags, DP derived) and *settings* — one program setting under all its spellings
+# (`--micro-batch-size 2`, Megatron-Bridge's `train.micro_batch_size=2`) with the default the table's
+# [defaults] gives. Arithmetic over them (`*`, `/`, `%`) is the language's own; these functions give it
+# typed values, and say "unknown" (rule undecided) rather than guess.
+
+SIZE_NAMES = ("nodes", "procs_per_node", "world", "tp", "pp", "cp", "ep", "vpp", "dp")
+
+
+class NameLookupError(Exception):
+    """A literal name argument that the table does not define (reported at load as a ConditionError)."""
+
+
+class Setting:
+    """One entry of [defaults]: the flag spellings of a setting and the value used when none is given
+    (None: the program has no default; the setting is absent)."""
+
+    __slots__ = ("name", "flags", "default")
+
+    def __init__(self, name: str, flags: tuple[str, ...], default: str | None) -> None:
+        self.name, self.flags, self.default = name, flags, default
+
+    def __reduce__(self):
+        return (Setting, (self.name, self.flags, self.default))
+
+
+def _compile_size(args: list) -> str:
+    if args[0] not in SIZE_NAMES:
+        raise NameLookupError(f"unknown size {args[0]!r} (one of {', '.join(SIZE_NAMES)})")
+    return args[0]
+
+
+def _compile_setting(args: list, scope: Scope) -> Setting:
+    found = scope.settings.get(args[0])
+    if found is None:
+        import difflib
+
+        close = difflib.get_close_matches(args[0], list(scope.settings), n=1)
+        hint = f" (did you mean {close[0]!r}?)" if close else ""
+        raise NameLookupError(f"unknown setting {args[0]!r}: not in any table's [defaults]{hint}")
+    return found
+
+
+def _f_size(ctx, node, a):
+    name = node.static
+    entry = (ctx.variant.get("parallel") or ctx.launch.get("parallel") or {}).get(name)
+    label = {"procs_per_node": "processes per node", "world": "the world size"}.get(name, name.upper())
+    if entry is None:
+        return Unk(f"{label} is not in the launch model", "unknown")
+    loc = _loc_of(entry)
+    if "unknown" in entry:
+        # the world size is wrong (PK301's finding), or the script does not say it (a hostfile, the
+        # allocation): no "could not decide" info, which the user could not settle with --env anyway
+        kind = "invalid" if entry.get("not_divisible") else "absent" if entry.get("not_in_script") else "unknown"
+        return Unk(f"{label} is unknown ({entry['unknown']})", kind, loc)
+    if "range" in entry:
+        lo, hi = entry["range"]
+        return Unk(f"{label} is an elastic range {lo}..{hi}", "unknown", loc)
+    if "values" in entry:
+        return Unk(f"{label} differs between branches", "unknown", loc)
+    value = entry.get("value")
+    if value is None:
+        return Unk(f"{label} is not set", "absent", loc)
+    return int(value)
+
+
+def schema_default(ctx, setting: Setting) -> str | None:
+    """The value the program uses when the script gives none of the setting's flags. Today the
+    table's [defaults]; the code-base flag schema (when the launched code is read) will answer here."""
+    return setting.default
+
+
+def _setting_occurrence(ctx, setting: Setting) -> tuple[str, dict] | None:
+    """The occurrence the program keeps: the last one written, over all spellings."""
+    best = None
+    for flag in setting.flags:
+        for occ in _occurrences(ctx, "flags", flag):
+            key = (occ.get("line") or 0, occ.get("column") or 0)
+            if best is None or key >= best[0]:
+                best = (key, flag, occ)
+    return None if best is None else (best[1], best[2])
+
+
+def _f_setting(ctx, node, a):
+    setting: Setting = node.static
+    found = _setting_occurrence(ctx, setting)
+    if found is not None:
+        return _entry_value(found[1], found[0])
+    hidden = _free_unknowns(ctx)
+    if hidden is not None:
+        return Unk(f"{setting.flags[0]} may be given by {hidden}", "unknown")
+    if any(not f.startswith("-") and "." in f for f in ctx.variant.get("flags", {})):
+        # Hydra overrides (Megatron-Bridge): what is not overridden comes from the recipe, not argparse
+        return Unk(f"{setting.flags[0]} is not overridden: the recipe's config decides it", "unknown")
+    default = schema_default(ctx, setting)
+    if default is None:
+        return Unk(f"{setting.flags[0]} is not given and has no default", "absent")
+    return default
+
+
+_TRUE_WORDS = {"true", "1", "yes", "on"}
+
+
+def _f_enabled(ctx, node, a):
+    v = _f_setting(ctx, node, a)
+    if isinstance(v, Unk):
+        return False if v.kind == "absent" else v
+    return v.strip().lower() in _TRUE_WORDS
+
+
+def _f_setting_given(ctx, node, a):
+    return _setting_occurrence(ctx, node.static) is not None
+
+
+def python_float(text: str) -> float | None:
+    """What Python's `float(text)` returns (learning rates are floats: `1e-4`), or None where it raises."""
+    try:
+        return float(text)
+    except (ValueError, TypeError):
+        return None
+
+
+def _f_float_lt(ctx, node, a):
+    if _is_unk(*a):
+        return _pick(*a)
+    x, y = python_float(a[0]), python_float(a[1])
+    if x is None or y is None:
+        return Unk(f"{a[0] if x is None else a[1]!r} is not a number", "invalid")
+    return x < y
+
+
+def _f_choose(ctx, node, a):
+    return a[0] if isinstance(a[0], Unk) else (a[1] if a[0] else a[2])
+
+
+DERIVED_FUNCTIONS: dict[str, Function] = {
+    "count": Function((BOOL,), (), INT, lambda c, n, a: a[0] if isinstance(a[0], Unk) else int(a[0]),
+                      "1 when the condition holds, else 0 (to add flags that count as a layer, say)"),
+    "choose": Function((BOOL, STR, STR), (), STR, _f_choose,
+                       "the second argument when the condition holds, else the third (for messages)"),
+    "float_lt": Function((STR, STR), (), BOOL, _f_float_lt,
+                         "both values read with Python float() (`1e-4`), the first is smaller"),
+    "size": Function((STR,), (), INT, _f_size,
+                     "a parallel size of the launch: 'world', 'nodes', 'procs_per_node' (from the launcher), "
+                     "'tp', 'pp', 'cp', 'ep', 'vpp' (from the flags, with defaults), 'dp' = world / "
+                     "(tp x pp x cp); unknown for an elastic range or a size packlint cannot know",
+                     literal=(0,), compile_static=_compile_size),
+    "setting": Function((STR,), (), STR, _f_setting,
+                        "a program setting from [defaults] under any of its spellings (argparse flag, Hydra "
+                        "override), the last one given; else its default; absent when it has none",
+                        literal=(0,), compile_static=_compile_setting, scoped=True),
+    "enabled": Function((STR,), (), BOOL, _f_enabled,
+                        "a boolean setting is on: given as a store-true flag or with the value true/1/yes/on",
+                        literal=(0,), compile_static=_compile_setting, scoped=True),
+    "setting_given": Function((STR,), (), BOOL, _f_setting_given,
+                              "the script gives the setting under one of its spellings (defaults do not count)",
+                              literal=(0,), compile_static=_compile_setting, scoped=True),
+}
+
 FUNCTIONS: dict[str, Function] = {
     "env": Function((STR,), (), STR, _f_env,
                     "the value the launched process sees for an environment variable (absent when unset)"),
@@ -823,6 +985,7 @@ FUNCTIONS: dict[str, Function] = {
     "diag_code": Function((), (), STR, _f_item("code"), "for_each diagnostics: the diagnostic's code"),
     "diag_message": Function((), (), STR, _f_item("message"), "for_each diagnostics: its message"),
 }
+FUNCTIONS.update(DERIVED_FUNCTIONS)
 
 
 # ---------------------------------------------------------------------------------------------- checking
@@ -833,11 +996,13 @@ class Scope:
     type; predicates -> (params, body); constants from [variables] -> (value, type)."""
 
     def __init__(self, variables: dict | None = None, predicates: dict | None = None,
-                 constants: dict | None = None) -> None:
+                 constants: dict | None = None, settings: dict | None = None) -> None:
         self.variables: dict[str, str] = {} if variables is None else variables
         self.predicates: dict[str, tuple[list[tuple[str, str]], PredicateBody]] = (
             {} if predicates is None else predicates)
         self.constants: dict[str, tuple[Any, str]] = {} if constants is None else constants
+        # [defaults] of the table: setting name -> Setting (its flag spellings and default)
+        self.settings: dict[str, Setting] = {} if settings is None else settings
 
 
 def check(node: Node, scope: Scope) -> Expr:
@@ -893,10 +1058,13 @@ def check(node: Node, scope: Scope) -> Expr:
                 if not isinstance(args[i], Const):
                     raise ConditionError(f"argument {i + 1} of {node.func}() must be a literal",
                                          node.args[i].pos)
+            literals = [a.value if isinstance(a, Const) else None for a in args]
             try:
-                static = fn.compile_static([a.value if isinstance(a, Const) else None for a in args])
+                static = fn.compile_static(literals, scope) if fn.scoped else fn.compile_static(literals)
             except re.error as exc:
                 raise ConditionError(f"bad regex {args[1].value!r}: {exc}", node.args[1].pos) from None
+            except NameLookupError as exc:
+                raise ConditionError(str(exc), node.args[0].pos) from None
         return Builtin(node.func, args, fn.returns, static)
     if isinstance(node, Unary):
         operand = check(node.operand, scope)
@@ -965,7 +1133,7 @@ class Template:
     def __init__(self, parts: list) -> None:
         self.parts = parts  # str | Expr
 
-    def render(self, ctx: "EvalContext") -> str:
+    def render(self, ctx: EvalContext) -> str:
         out = []
         for p in self.parts:
             if isinstance(p, str):

@@ -17,7 +17,7 @@ from typing import Any, Callable, Iterable
 
 from packlint.conditions import EvalContext, Unk
 from packlint.findings import SEVERITY_RANK, Finding, FixPlan, Location, Related
-from packlint.rule_table import LocationSpec, Rule, RuleTable
+from packlint.rule_table import LocationSpec, Rule, RuleTable, version_applies
 
 
 class _Hit:
@@ -64,8 +64,14 @@ def unknown_selectors_message(table: RuleTable, bad: list[str]) -> str:
 
     words = [r.code for r in table.rules] + [r.name for r in table.rules]
     parts = []
+    codes = {r.code for r in table.rules}
     for b in bad:
         key = b.strip()
+        # a code typed with a letter for a digit (PK1O1, PK1l1) is that code, before any fuzzy match
+        digits = key.upper()[:2] + key.upper()[2:].translate(str.maketrans("OIL", "011"))
+        if digits in codes:
+            parts.append(f"{b} (did you mean {digits}?)")
+            continue
         close = difflib.get_close_matches(key.upper() if key[:1].isalpha() and key.upper()[:2] in
                                           {r.code[:2] for r in table.rules} else key.lower(), words, n=1,
                                           cutoff=0.6)
@@ -301,8 +307,16 @@ def _eval(expr, ctx) -> Any:
         return Unk("the condition is too deeply nested", "invalid")
 
 
+def code_version(model: dict, launch: dict) -> str | None:
+    """The version of the code a launch runs, where the model knows it (a code-base reader or a
+    snapshot fills `code_version`); None until then, and every rule applies."""
+    return launch.get("code_version") or model.get("code_version")
+
+
 def _run_launch_rule(model: dict, launch: dict, rule: Rule,
                      code: Callable[[dict, dict], Any] | None = None) -> list[Finding]:
+    if getattr(rule, "versions", None) and not version_applies(rule.versions, code_version(model, launch)):
+        return []
     variants = _variants(launch)
     launch_loc = Location.from_json(launch) or _script_location(model)
     # (item, location) -> hits ; item -> undecided reasons

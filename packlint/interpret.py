@@ -100,7 +100,7 @@ class World:
     aliases: object = None             # `alias NAME=...` definitions (a dict)
     expand_aliases: bool = False       # `shopt -s expand_aliases`: scripts expand aliases only then
 
-    def fork(self) -> "World":
+    def fork(self) -> World:
         return World(dict(self.vars), list(self.positional), self.script, dict(self.functions),
                      self.when, self.flow, [dict(f) for f in self.locals_stack], self.allexport,
                      self.exported_functions, self.unknown_exports, self.exit_trap, self.nullglob,
@@ -2069,6 +2069,9 @@ class Interpreter:
             if not use_default:
                 return value_pieces
             default = self._operand_pieces(operands, world, ps, quoted)
+            if not is_set and L.CLUSTER_VARIABLE.match(name):
+                # `${SLURM_NNODES:-1}`: on the cluster the variable is set; the fallback is a guess
+                default = [_cluster_fallback(p, name) for p in default]
             if op in (":=", "="):
                 joined = _join(default, span)
                 self.set_var(world, name, Variable(joined, None, (world.vars.get(name) or Variable()).exported,
@@ -2172,7 +2175,8 @@ class Interpreter:
                 return unknown
             if op in (":=", "="):
                 self.set_var(world, var, Variable(Known(operand[0], span), assigned_at=span), span)
-            return [Piece(operand[0], split=not quoted, span=span)]
+            piece = Piece(operand[0], split=not quoted, span=span)
+            return [_cluster_fallback(piece, var) if not is_set and L.CLUSTER_VARIABLE.match(var) else piece]
         value = self._scalar(var, world, span)
         if not isinstance(value, Known):
             return [Piece(None, span=span, reason=value.reason, split=not quoted)]
@@ -3302,8 +3306,16 @@ def _field_value(parts: list[Piece], word_span: Span) -> Value:
         return Unknown("value too long to track", word_span)
     nonempty = [p for p in parts if p.text]
     span = nonempty[0].span if len(nonempty) == 1 and nonempty[0].span is not None else word_span
-    origin = "caller" if nonempty and all(p.origin == "caller" for p in nonempty) else None
+    origins = {p.origin for p in nonempty}
+    origin = origins.pop() if len(origins) == 1 else None  # "caller", or "cluster-default:NAME"
     return Known(text, span, origin)
+
+
+def _cluster_fallback(p: Piece, name: str) -> Piece:
+    """A default taken because a cluster variable is unset here (it is set on the cluster)."""
+    if p.text is not None:
+        p.origin = f"cluster-default:{name}"
+    return p
 
 
 def _join(pieces: list[Piece], word_span: Span) -> Value:
@@ -3314,7 +3326,10 @@ def _join(pieces: list[Piece], word_span: Span) -> Value:
             continue
         if p.boundary:
             out.append(Piece(" ", span=p.span))
-        out.append(Piece(p.text, span=p.span, reason=p.reason))
+        # a cluster fallback stays one through assignments (NNODES=${SLURM_NNODES:-1}); the caller's
+        # origin does not (it marks words the caller passes straight through "$@")
+        keep = p.origin if p.origin and p.origin.startswith("cluster-default:") else None
+        out.append(Piece(p.text, span=p.span, reason=p.reason, origin=keep))
     if not out:
         return Known("", word_span)
     return _field_value(out, word_span)
@@ -3519,6 +3534,12 @@ def interpret_file(path: str, display: str, *, text: bytes | None, env, args, kn
     interp = Interpreter(env=env, args=args, known_env=known_env, cwd=cwd)
     real = path if path and Path(path).is_file() else None
     interp.run(ps, real)
+    from packlint.env_hygiene import overwritten_exports
+
+    for name, first, first_value, second, value in overwritten_exports(ps):
+        interp.diag("info", "env-overwritten",
+                    f"{name} is set again here before any command read it: its value {first_value!r} "
+                    f"exported at line {first.line} is lost (now {value!r})", second)
     return interp, ps
 
 

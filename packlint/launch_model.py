@@ -159,6 +159,7 @@ class Variant:
     program: str | None
     launchers: list[str]
     positionals: list[Value] = factory(list)
+    parallel: dict | None = None
 
     def to_json(self) -> dict:
         return {
@@ -171,6 +172,7 @@ class Variant:
             "world_size": None if self.world_size is None else (
                 {"value": self.world_size.text} if isinstance(self.world_size, Known)
                 else {"unknown": self.world_size.reason}),
+            "parallel": self.parallel,
             "argv": [_value_json(v) for v in self.argv],
             "command": [_value_json(v) for v in self.command],
         }
@@ -202,6 +204,8 @@ class Launch:
             "flags": _merge_maps([j["flags"] for j in jv], jv, occurrences=True),
             "launcher_flags": _merge_maps([j["launcher_flags"] for j in jv], jv, occurrences=True),
             "world_size": _merge_single([j["world_size"] for j in jv], jv),
+            "parallel": {k: _merge_single([(j["parallel"] or {}).get(k) for j in jv], jv)
+                         for k in PARALLEL_KEYS},
             "argv": jv[0]["argv"] if all(j["argv"] == jv[0]["argv"] for j in jv) else None,
             "command": jv[0]["command"] if all(j["command"] == jv[0]["command"] for j in jv) else None,
             "variants": jv,
@@ -273,10 +277,98 @@ def build_variant(inst: LaunchInstance, export_events, memo: dict | None = None)
         if k < len(events):  # the first export of `name` after this launch
             _, span, var = events[k]
             exported_after[name] = {**entry(name, var), **_loc(span)}
+    layout = L.process_layout(parts.launchers, parts.launcher_options)
     return Variant(inst.when, env, unexported, exported_after, flags, launcher_flags,
                    L.world_size(parts.launchers, parts.launcher_options), parts.program_args,
                    inst.command if inst.command is not None else parts.command, parts.program,
-                   parts.launchers, positionals)
+                   parts.launchers, positionals, parallel_sizes(layout, flags, positionals))
+
+
+# ---------------------------------------------------------------------------------------------- parallel sizes
+# Megatron's parallel sizes as the program reads them: argparse flags and Megatron-Bridge's Hydra
+# overrides (`model.tensor_model_parallel_size=2`) are two spellings of one setting. The defaults are
+# Megatron-LM's argparse defaults (megatron/training/arguments.py, identical from core 0.4 to main);
+# `megatron_default` is the one place a code-base flag schema will supply them instead.
+
+PARALLEL_FLAGS: dict[str, tuple[tuple[str, ...], int | None]] = {
+    "tp": (("--tensor-model-parallel-size", "model.tensor_model_parallel_size"), 1),
+    "pp": (("--pipeline-model-parallel-size", "model.pipeline_model_parallel_size"), 1),
+    "cp": (("--context-parallel-size", "model.context_parallel_size"), 1),
+    "ep": (("--expert-model-parallel-size", "model.expert_model_parallel_size"), 1),
+    "vpp": (("--num-virtual-stages-per-pipeline-rank", "--virtual-pipeline-model-parallel-size",
+             "model.virtual_pipeline_model_parallel_size"), None),
+}
+PARALLEL_KEYS = ("nodes", "procs_per_node", "world", "tp", "pp", "cp", "ep", "vpp", "dp")
+
+
+def megatron_default(flag_names: tuple[str, ...], table_default: int | None) -> int | None:
+    """The value the program uses when none of `flag_names` is given. Today: Megatron-LM's default,
+    kept as data above; a code-base flag schema (when the launched code is read) will answer here."""
+    return table_default
+
+
+def _size_from_flags(key: str, flags: dict[str, list[FlagOccurrence]], hidden: Value | None) -> dict:
+    names, default = PARALLEL_FLAGS[key]
+    given = [(o, n) for n in names for o in flags.get(n, [])]
+    if given:
+        occ, name = max(given, key=lambda p: (p[0].span.line, p[0].span.column) if p[0].span else (0, 0))
+        d: dict = {"source": name}
+        v = occ.args[0] if len(occ.args) == 1 else None
+        if v is None or not isinstance(v, Known):
+            d["unknown"] = f"{name} is {v.reason}" if isinstance(v, Unknown) else f"{name} has no single value"
+        elif re.fullmatch(r"\s*\d+\s*", v.text) is None:
+            d["unknown"] = f"{name} {v.text!r} is not an integer"  # the program rejects it (not this rule's job)
+        else:
+            d["value"] = int(v.text)
+        span = v.span if isinstance(v, (Known, Unknown)) and v.span is not None else occ.span
+        d.update(_loc(span))
+        return d
+    if hidden is not None:
+        return {"unknown": f"{names[0]} may be given by {hidden.reason}", "source": "unknown arguments"}
+    if any(not f.startswith("-") and "." in f for f in flags):
+        # Hydra overrides (Megatron-Bridge): what is not overridden comes from the recipe, not argparse
+        return {"unknown": f"not overridden: the recipe's config decides {names[-1]}", "source": "recipe"}
+    value = megatron_default(names, default)
+    return {"value": value, "source": f"default ({names[0]} not given)"}
+
+
+def parallel_sizes(layout, flags: dict[str, list[FlagOccurrence]], positionals: list[Value]) -> dict:
+    """World size from the launcher; TP/PP/CP/EP/VPP from the flags (Megatron's defaults when absent);
+    DP = world / (TP x PP x CP). Each entry: `value` (or `range`, or `unknown`), `source`, location."""
+    hidden = next((p for p in positionals if isinstance(p, Unknown)), None)
+    out = {"nodes": layout.nodes.to_json(), "procs_per_node": layout.per_node.to_json(),
+           "world": layout.world.to_json()}
+    for key in ("tp", "pp", "cp", "ep", "vpp"):
+        out[key] = _size_from_flags(key, flags, hidden)
+    vpp = out["vpp"]
+    if vpp.get("value") == 1:
+        vpp["value"] = None  # Megatron: a virtual size of 1 means no interleaving
+    layers_per_vstage = flags.get("--num-layers-per-virtual-pipeline-stage")
+    if vpp.get("value") is None and "unknown" not in vpp and layers_per_vstage:
+        vpp.clear()
+        vpp.update({"unknown": "derived from --num-layers-per-virtual-pipeline-stage",
+                    "source": "--num-layers-per-virtual-pipeline-stage"})
+    world = layout.world
+    model = [out[k] for k in ("tp", "pp", "cp")]
+    dp: dict[str, object]
+    if not world.known:
+        dp = {"unknown": f"the world size is unknown: {world.unknown}"}
+        if world.not_in_script:
+            dp["not_in_script"] = True
+    elif world.lo != world.hi:
+        dp = {"unknown": f"the world size is an elastic range {world.lo}..{world.hi}"}
+    elif any("value" not in m for m in model):
+        dp = {"unknown": next(m["unknown"] for m in model if "value" not in m)}
+    else:
+        product = model[0]["value"] * model[1]["value"] * model[2]["value"]
+        if product <= 0 or world.lo % product:
+            dp = {"unknown": f"the world size {world.lo} is not divisible by TP x PP x CP = {product}",
+                  "not_divisible": True}  # PK301's finding; no "could not decide" for DP rules
+        else:
+            dp = {"value": world.lo // product}
+    dp["source"] = "world / (tp x pp x cp)"
+    out["dp"] = dp
+    return out
 
 
 @record

@@ -11,6 +11,12 @@ from packlint.records import factory, record
 
 from packlint.values import Known, Unknown, Value
 
+# Variables a cluster's scheduler or launcher sets in every job (Slurm, PMI/PMIx, Open MPI, PyTorch
+# elastic, PAI-DLC/Volcano/Kubeflow's WORLD_SIZE = node count, LSF, PBS). A `${SLURM_NNODES:-1}` fallback
+# in a script is what runs on a laptop, not on the cluster: process counts taken from it are unknown.
+CLUSTER_VARIABLE = re.compile(r"^(SLURM_\w+|PMI_\w+|PMIX_\w+|OMPI_COMM_WORLD_\w+|OMPI_\w+|PET_\w+|MLP_\w+|"
+                              r"WORLD_SIZE|KUBERNETES_\w+|LSB_\w+|PBS_\w+)$")
+
 # Commands that run another command after their own options; the extra env they set is handled by the
 # interpreter (`env A=1 cmd`). value: options that take an argument (others are flags), and how many
 # leading positional arguments belong to the wrapper itself (`timeout 10 cmd`).
@@ -102,6 +108,25 @@ def split_container(fields: list[Value]):
 
 
 @record(eq=True)
+class SizeOption:
+    """A launcher option that gives a process count: its spellings, the launcher's default when it is
+    absent (None: not knowable from the script) and why it cannot be known then."""
+
+    names: tuple[str, ...]
+    default: str | None = None
+    why_unknown: str = ""
+
+
+@record(eq=True)
+class ProcessCount:
+    """How a launcher's options give its process count: `total` when given, else nodes x per node."""
+
+    nodes: SizeOption | None = None
+    per_node: SizeOption | None = None
+    total: SizeOption | None = None
+
+
+@record(eq=True)
 class LauncherSpec:
     """How a launcher's own command line reads."""
 
@@ -111,7 +136,7 @@ class LauncherSpec:
     value_short_options: frozenset[str] | None = None  # if set, short options NOT listed take no value
     runs_command: bool = False   # srun/mpirun: what follows is a whole command (maybe another launcher)
     module_flags: frozenset[str] = frozenset()       # `-m`/`--module`: the program is a module name
-    world_size: tuple[tuple[str, ...], ...] = ()     # products of options, first fully known wins
+    processes: ProcessCount | None = None          # how many processes it starts (see process_layout)
     # --- forms added for issue 11 (see docs/launch-forms.md)
     words: int = 1               # words of the launcher's name (`conda run` = 2, `lightning run model` = 3)
     needs_launch: bool = False   # an environment runner: a launch only when what it runs is one
@@ -128,8 +153,8 @@ LAUNCHERS: dict[str, LauncherSpec] = {
         flag_options=frozenset({"--standalone", "--no-python", "--no_python", "--run-path", "--run_path",
                                 "-m", "--module", "--use-env", "--use_env"}),
         module_flags=frozenset({"-m", "--module"}),
-        world_size=(("--nproc-per-node|--nproc_per_node", "--nnodes"),
-                    ("--nproc-per-node|--nproc_per_node",)),
+        processes=ProcessCount(nodes=SizeOption(("--nnodes",), "1"),
+                               per_node=SizeOption(("--nproc-per-node", "--nproc_per_node"), "1")),
     ),
     "deepspeed": LauncherSpec(
         "deepspeed",
@@ -137,7 +162,10 @@ LAUNCHERS: dict[str, LauncherSpec] = {
                                 "--no-local-rank", "--no_ssh_check", "--force_multi", "--save_pid",
                                 "--bind_cores_to_rank", "--no_ssh", "--elastic_training"}),
         module_flags=frozenset({"--module"}),
-        world_size=(("--num_gpus|--num-gpus", "--num_nodes|--num-nodes"), ("--num_gpus|--num-gpus",)),
+        processes=ProcessCount(
+            nodes=SizeOption(("--num_nodes", "--num-nodes"), None, "deepspeed uses every host of the hostfile"),
+            per_node=SizeOption(("--num_gpus", "--num-gpus"), None,
+                                "deepspeed starts one process per GPU of each node")),
     ),
     "accelerate launch": LauncherSpec(
         "accelerate launch",
@@ -148,7 +176,9 @@ LAUNCHERS: dict[str, LauncherSpec] = {
                                 "--enable_cpu_affinity", "--dynamo_use_fullgraph", "--dynamo_use_dynamic",
                                 "--tpu_use_cluster", "--tpu_use_sudo", "--monitor_interval"}),
         module_flags=frozenset({"-m", "--module"}),
-        world_size=(("--num_processes|--num-processes",),),
+        processes=ProcessCount(
+            total=SizeOption(("--num_processes", "--num-processes"), None, "taken from the accelerate config"),
+            nodes=SizeOption(("--num_machines", "--num-machines"), None, "taken from the accelerate config")),
     ),
     "srun": LauncherSpec(
         "srun",
@@ -165,7 +195,10 @@ LAUNCHERS: dict[str, LauncherSpec] = {
                                        "-G", "-C", "-D", "-d", "-i", "-L", "-m", "-q", "-r", "-S", "-T",
                                        "-W", "-B"}),
         runs_command=True,
-        world_size=(("--ntasks|-n",), ("--nodes|-N", "--ntasks-per-node")),
+        processes=ProcessCount(
+            total=SizeOption(("--ntasks", "-n"), None, "the task count comes from the Slurm allocation"),
+            nodes=SizeOption(("--nodes", "-N"), None, "the node count comes from the Slurm allocation"),
+            per_node=SizeOption(("--ntasks-per-node",), "1")),
     ),
     "mpirun": LauncherSpec(
         "mpirun",
@@ -176,7 +209,10 @@ LAUNCHERS: dict[str, LauncherSpec] = {
                                 "-l", "-prepend-rank", "--prepend-rank", "-ppn-auto"}),
         two_value_options=frozenset({"--mca", "-mca", "-gmca", "--gmca"}),
         runs_command=True,
-        world_size=(("-np|-n|--np|--n",),),
+        processes=ProcessCount(
+            total=SizeOption(("-np", "-n", "--np", "--n"), None,
+                             "mpirun starts one process per slot of the allocation"),
+            per_node=SizeOption(("-npernode", "--npernode", "-ppn"), None, "one process per slot of each node")),
     ),
 }
 LAUNCHERS["mpiexec"] = LAUNCHERS["mpirun"]
@@ -237,7 +273,8 @@ LAUNCHERS.update({
     "composer": LauncherSpec("composer", module_flags=frozenset({"-m", "--module"}),
                              flag_options=frozenset({"--stdout", "-v", "--verbose", "-m", "--module",
                                                      "--no_python", "--no-python"}),
-                             world_size=(("-n|--nproc",),)),
+                             processes=ProcessCount(total=SizeOption(("-n", "--nproc"), None,
+                                                                     "composer starts one process per GPU"))),
     "colossalai run": LauncherSpec("colossalai run", words=2,
                                    flag_options=frozenset({"-m", "--module"}), module_flags=frozenset({"-m"})),
     "lightning run model": LauncherSpec("lightning run model", words=3),
@@ -530,61 +567,136 @@ def _program_at(launchers, launcher_options, fields, k, is_module, command) -> L
     return LaunchParts(launchers, launcher_options, name, prog, fields[k + 1:], command)
 
 
-# How each launcher's options give the number of processes: alternatives tried in order; each is a
-# product of (options, default when absent). A default of None means "not knowable from the script",
-# and the text says why.
-WORLD_SIZE: dict[str, list[list[tuple[str, str | None, str]]]] = {
-    "torchrun": [[("--nproc-per-node|--nproc_per_node", "1", ""), ("--nnodes", "1", "")]],
-    "deepspeed": [[("--num_gpus|--num-gpus", None, "deepspeed starts one process per GPU of each node"),
-                   ("--num_nodes|--num-nodes", None, "deepspeed uses every host of the hostfile")]],
-    "accelerate launch": [[("--num_processes|--num-processes", None, "taken from the accelerate config")]],
-    "srun": [[("--ntasks|-n", None, "the task count comes from the Slurm allocation")],
-             [("--nodes|-N", None, "the task count comes from the Slurm allocation"),
-              ("--ntasks-per-node", "1", "")]],
-    "mpirun": [[("-np|-n|--np|--n", None, "mpirun starts one process per slot of the allocation")]],
-}
-WORLD_SIZE["mpiexec"] = WORLD_SIZE["mpirun"]
+# ---------------------------------------------------------------------------------------------- process counts
 
 
-def world_size(launchers: list[str], launcher_options: list[tuple[str, Option]]) -> Value | None:
-    """Number of processes, from the innermost launcher that starts several (torchrun: nproc x nnodes;
-    plain `python` under srun: srun's task count; plain `python` alone: 1)."""
+class Count:
+    """A process count with its provenance: `lo`/`hi` (equal unless the launcher was given a range such
+    as torchrun's elastic `--nnodes 1:4` or srun's `-N 2-4`), or `unknown` (why); `source` says which
+    option (or default) it came from, `span` where it was written."""
+
+    __slots__ = ("lo", "hi", "unknown", "source", "span", "not_in_script")
+
+    def __init__(self, lo: int | None = None, hi: int | None = None, unknown: str | None = None,
+                 source: str = "", span=None, not_in_script: bool = False) -> None:
+        self.lo, self.hi, self.unknown, self.source, self.span = lo, hi, unknown, source, span
+        # unknown because the script does not say (a hostfile, the accelerate config, the allocation),
+        # not because it says something packlint cannot evaluate: nothing to pass with --env
+        self.not_in_script = not_in_script
+
+    @property
+    def known(self) -> bool:
+        return self.unknown is None
+
+    def times(self, other: Count, source: str) -> Count:
+        if not self.known:
+            return self if self.span is not None or other.known or other.span is None else other
+        if not other.known:
+            return other
+        assert self.lo is not None and self.hi is not None and other.lo is not None and other.hi is not None
+        return Count(self.lo * other.lo, self.hi * other.hi, None, source)
+
+    def to_json(self) -> dict:
+        d: dict = {}
+        if self.unknown is not None:
+            d["unknown"] = self.unknown
+            if self.not_in_script:
+                d["not_in_script"] = True
+        elif self.lo == self.hi:
+            d["value"] = self.lo
+        else:
+            d["range"] = [self.lo, self.hi]
+        d["source"] = self.source
+        if self.span is not None:
+            d.update(self.span.to_json())
+        return d
+
+
+@record
+class ProcessLayout:
+    """Nodes, processes per node and world size of one launch (each a Count)."""
+
+    launcher: str | None
+    nodes: Count
+    per_node: Count
+    world: Count
+
+
+_COUNT = re.compile(r"\s*(\d+)\s*(?:[:-]\s*(\d+))?\s*")
+
+
+def _read_count(owner: str, size: SizeOption | None, opts: dict[str, Option]) -> Count:
+    if size is None:
+        return Count(unknown=f"{owner} has no such option", source=owner)
+    opt = next((opts[a] for a in size.names if a in opts), None)
+    if opt is None or not opt.args:
+        if size.default is None:
+            return Count(unknown=size.why_unknown or f"{size.names[0]} not given", source=owner,
+                         not_in_script=True)
+        return Count(int(size.default), int(size.default), None, f"{owner} default ({size.names[0]} not given)")
+    v = opt.args[0]
+    where = f"{owner} {opt.name}"
+    if not isinstance(v, Known):
+        return Count(unknown=f"{opt.name} is unknown ({v.reason})", source=where, span=v.span)
+    if v.origin and v.origin.startswith("cluster-default:"):
+        name = v.origin.split(":", 1)[1]
+        return Count(unknown=f"{opt.name} comes from ${name}, which the cluster sets at run time "
+                             f"(the script's fallback is {v.text!r}; pass --env {name}=N to decide)",
+                     source=where, span=v.span)
+    m = _COUNT.fullmatch(v.text)
+    if not m:
+        return Count(unknown=f"{opt.name} {v.text!r} is not a number", source=where, span=v.span)
+    lo = int(m.group(1))
+    hi = int(m.group(2) or m.group(1))
+    return Count(min(lo, hi), max(lo, hi), None, where, v.span)
+
+
+def process_layout(launchers: list[str], launcher_options: list[tuple[str, Option]]) -> ProcessLayout:
+    """Nodes x processes per node = world size, from the innermost launcher that starts several
+    processes (torchrun: --nnodes x --nproc-per-node; srun: --ntasks, else --nodes x --ntasks-per-node;
+    plain `python` under srun: srun's counts; plain `python` alone: 1)."""
     for name in reversed(launchers):
         key = "torchrun" if " -m torch." in name else name
-        if key not in WORLD_SIZE:
+        spec = LAUNCHERS.get(key)
+        if spec is None or spec.processes is None:
             continue
         opts: dict[str, Option] = {}
         for owner, opt in launcher_options:
             if owner == name:
                 opts[opt.name] = opt  # last wins
-        result: Value | None = None
-        for product in WORLD_SIZE[key]:
-            total, unknown, complete = 1, None, True
-            for alternatives, default, why in product:
-                opt = next((opts[a] for a in alternatives.split("|") if a in opts), None)
-                if opt is None or not opt.args:
-                    if default is None:
-                        complete = False
-                        unknown = unknown or Unknown(why or f"{alternatives.split('|')[0]} not given")
-                        continue
-                    total *= int(default)
-                    continue
-                v = opt.args[0]
-                if not isinstance(v, Known):
-                    unknown = Unknown(f"{opt.name} is unknown ({v.reason})", v.span)
-                    continue
-                m = re.fullmatch(r"\s*(\d+)\s*(?::\s*(\d+))?\s*", v.text)
-                if not m:
-                    unknown = Unknown(f"{opt.name} {v.text!r} is not a number", v.span)
-                    continue
-                total *= int(m.group(2) or m.group(1))
-            if complete and unknown is None:
-                return Known(str(total))
-            result = result or unknown
-        return result
+        pc = spec.processes
+        nodes = _read_count(name, pc.nodes, opts)
+        per_node = _read_count(name, pc.per_node, opts)
+        total = _read_count(name, pc.total, opts) if pc.total is not None else None
+        if total is not None and (total.known or total.span is not None):
+            world = total  # given explicitly (or given but unknown)
+        else:
+            world = nodes.times(per_node, f"{name}: nodes x processes per node")
+            if not world.known and total is not None and not nodes.known and nodes.span is None:
+                world = total  # neither given: the allocation decides; say so
+        return ProcessLayout(name, nodes, per_node, world)
     if launchers and _PYTHON.match(launchers[-1]):
+        # one process here; but a script with a plain `python train.py` is often itself started once
+        # per rank (`srun bash train.sh`, an sbatch wrapper, a platform's launcher)
+        why = (f"a plain {launchers[-1]} launch starts one process, but the script itself may be "
+               "started once per rank (srun, mpirun, a job platform)")
+        one = Count(unknown=why, source=launchers[-1], not_in_script=True)
+        return ProcessLayout(launchers[-1], one, one, one)
+    none = Count(unknown="no launcher option gives the number of processes")
+    return ProcessLayout(None, none, none, none)
+
+
+def world_size(launchers: list[str], launcher_options: list[tuple[str, Option]]) -> Value | None:
+    """The number of processes as a shell value (the upper end of an elastic range); a plain
+    `python` launch counts as 1 here."""
+    if launchers and _PYTHON.match(launchers[-1]) and all(
+            LAUNCHERS.get(n) is None or LAUNCHERS[n].processes is None for n in launchers
+            if " -m torch." not in n):
         return Known("1")
-    return Unknown("no launcher option gives the number of processes")
+    world = process_layout(launchers, launcher_options).world
+    if world.known:
+        return Known(str(world.hi))
+    return Unknown(world.unknown or "unknown", world.span)
 
 
 # ------------------------------------------------------------------------------- Slurm and remote shells

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from packlint import __version__
-from packlint.conditions import (BOOL, STR, ConditionError, Expr, PredicateBody, Scope, Template,
+from packlint.conditions import (BOOL, STR, ConditionError, Expr, PredicateBody, Scope, Setting, Template,
                                  compile_condition, compile_template, parse, check)
 from packlint.errors import PacklintError
 
@@ -44,6 +44,28 @@ LOCATION_KINDS = {
 }
 
 FOR_EACH_BUILTIN = {"flags", "env", "diagnostics"}
+
+# `versions = "core>=0.8"`, `"core<0.16"`, `"core>=0.12,<0.16"`: Megatron core release numbers.
+VERSIONS_PATTERN = r"^core(>=|<)\d+\.\d+(,(>=|<)\d+\.\d+)?$"
+
+
+def version_applies(versions: str | None, version: str | None) -> bool:
+    """Whether a rule tagged `versions` applies to a launch whose code is at `version` ("0.15.2",
+    "core_v0.12.0"). Without a known version every rule applies (the constraint may hold there)."""
+    if not versions or not version:
+        return True
+    m = re.search(r"(\d+)\.(\d+)", version)
+    if m is None:
+        return True
+    have = (int(m.group(1)), int(m.group(2)))
+    for part in versions[len("core"):].split(","):
+        op, _, num = part.partition("=") if part.startswith(">=") else ("<", "", part[1:])
+        major, minor = (int(x) for x in (num if op == ">" else num).split("."))
+        if op == ">" and have < (major, minor):   # ">=" partitioned as (">", "=", num)
+            return False
+        if op == "<" and have >= (major, minor):
+            return False
+    return True
 
 
 # ---------------------------------------------------------------------------------------------- compiled
@@ -104,7 +126,7 @@ class Rule(_Record):
 
     __slots__ = ("code", "name", "severity", "summary", "message", "help", "when", "when_text", "scope",
                  "for_each", "for_each_items", "report_at", "related", "undecided", "exclusive", "overrides",
-                 "explanation", "references", "examples", "file", "builtin", "fix")
+                 "explanation", "references", "examples", "file", "builtin", "fix", "versions")
 
 
 class RuleTable(_Record):
@@ -266,6 +288,8 @@ def _schema():
         related: list[RelatedSpec] = []
         undecided: Literal["info", "ignore"] = "info"
         exclusive: bool = False
+        # the program versions the constraint exists in (e.g. "core>=0.8"); see version_applies
+        versions: str | None = Field(default=None, pattern=VERSIONS_PATTERN)
         override: list[OverrideSpec] = []
         explanation: str = Field(min_length=1)
         references: list[str] = []
@@ -291,8 +315,13 @@ def _schema():
         params: list[str] = []
         expr: str
 
+    class DefaultSpec(Strict):
+        flags: list[str] = Field(min_length=1)
+        value: str | int | None = None
+
     class TableSpec(Strict):
         variables: dict[str, Union[list[str], str, int]] = {}
+        defaults: dict[str, DefaultSpec] = {}
         predicates: dict[str, Union[str, PredicateSpec]] = {}
         rule: list[RuleSpec] = []
 
@@ -353,6 +382,13 @@ def compile_table(blobs: list[tuple[str, bytes, bool]]) -> RuleTable:
     pred_sources: dict[str, str] = {}
     pending: list[tuple[str, str, str, list[tuple[str, str]], PredicateBody, str]] = []
     for name, text, spec, _ in specs:
+        for sname, dspec in spec.defaults.items():
+            if not _IDENT.match(sname):
+                raise PacklintError(f"defaults: {sname!r} is not a valid name", path=name)
+            if sname in scope.settings:
+                raise PacklintError(f"defaults: {sname!r} is defined twice", path=name)
+            scope.settings[sname] = Setting(sname, tuple(dspec.flags),
+                                            None if dspec.value is None else str(dspec.value))
         for vname, value in spec.variables.items():
             if not _IDENT.match(vname):
                 raise PacklintError(f"variables: {vname!r} is not a valid name", path=name)
@@ -402,7 +438,8 @@ def compile_table(blobs: list[tuple[str, bytes, bool]]) -> RuleTable:
                 resolve(dep, chain + [pname])
             elif dep == pname:
                 raise PacklintError(f"predicates: {pname}: refers to itself", path=fname)
-        local = Scope(variables=dict(params), predicates=scope.predicates, constants=scope.constants)
+        local = Scope(variables=dict(params), predicates=scope.predicates, constants=scope.constants,
+                      settings=scope.settings)
         try:
             body.expr = check(tree, local)
         except ConditionError as exc:
@@ -465,7 +502,8 @@ def _compile_rule(r, fname: str, ftext: str, is_builtin: bool, scope: Scope, var
         else:
             raise PacklintError(f"rule {r.code}: for_each: {r.for_each!r} is neither a list in [variables] "
                                 f"nor one of {', '.join(sorted(FOR_EACH_BUILTIN))}", path=fname)
-    local = Scope(variables=bound, predicates=scope.predicates, constants=scope.constants)
+    local = Scope(variables=bound, predicates=scope.predicates, constants=scope.constants,
+                  settings=scope.settings)
 
     def cond(text: str, what: str) -> Expr:
         try:
@@ -529,7 +567,7 @@ def _compile_rule(r, fname: str, ftext: str, is_builtin: bool, scope: Scope, var
         undecided=r.undecided, exclusive=r.exclusive, overrides=overrides, explanation=r.explanation.strip(),
         references=list(r.references),
         examples=[Example(e.kind, e.script, dict(e.env), list(e.args), e.title) for e in r.example],
-        file=fname, builtin=is_builtin, fix=fix,
+        file=fname, builtin=is_builtin, fix=fix, versions=r.versions,
     )
 
 

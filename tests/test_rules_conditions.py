@@ -317,7 +317,20 @@ def test_rule_codes_are_fixed():
         "PK001": "packing-gate-leak", "PK002": "packing-gate-corruption", "PK003": "packing-micro-batch",
         "PK004": "dead-packing-vqa", "PK101": "env-not-exported", "PK102": "env-set-after-launch",
         "PK103": "flag-repeated", "PK104": "gate-value-invalid", "PK900": "syntax-error",
-        "PK901": "unused-suppression", "PK902": "analysis-incomplete"}
+        "PK901": "unused-suppression", "PK902": "analysis-incomplete",
+        # rules/hygiene.toml
+        "PK105": "env-overwritten",
+        # rules/megatron.toml
+        "PK301": "world-size-not-divisible", "PK302": "batch-not-divisible",
+        "PK303": "heads-not-divisible-by-tp", "PK304": "query-groups-not-divisible-by-tp",
+        "PK305": "hidden-not-divisible-by-heads", "PK306": "seq-length-not-divisible-by-cp",
+        "PK307": "seq-length-above-max-position", "PK308": "layers-not-divisible-by-pp",
+        "PK309": "virtual-pipeline-needs-pp", "PK310": "sequence-parallel-without-tp",
+        "PK311": "tp-comm-overlap-without-sp", "PK312": "expert-parallel-without-experts",
+        "PK313": "precision-conflict", "PK314": "schedule-mixed", "PK315": "overlap-param-gather-requirements",
+        "PK316": "save-without-interval", "PK317": "min-lr-above-lr",
+        "PK320": "reset-position-packing-micro-batch", "PK321": "packing-with-local-attention",
+        "PK322": "reset-position-packing-with-cp", "PK323": "bridge-packed-micro-batch"}
     current = {r.code: r.name for r in BUILTIN.rules}
     assert {code: current.get(code) for code in shipped} == shipped
     assert len(current) == len(BUILTIN.rules)  # no code given to two rules

@@ -59,6 +59,9 @@ def render(model: dict, out, color: bool = False) -> None:
         ws = launch.get("world_size")
         if ws:
             w(f"  world size: {_value(ws)}\n")
+        par = launch.get("parallel") or {}
+        if par:
+            w(f"  parallel: {_sizes(par)}\n")
         sections = (("environment", launch["env"]), ("set but NOT exported", launch["unexported"]))
         for title, entries in sections:
             if not entries:
@@ -86,3 +89,25 @@ def render(model: dict, out, color: bool = False) -> None:
         for d in model["diagnostics"]:
             where = f"{d['file']}:{d['line']}:{d['column']}: " if d.get("file") else ""
             w(f"  {where}{d['severity']}: {d['message']} [{d['code']}]\n")
+
+
+def _size(entry) -> str:
+    if entry is None:
+        return "?"
+    if "values" in entry:
+        return "|".join("?" if v is None else str(v) for v in entry["values"])
+    if "range" in entry:
+        return f"{entry['range'][0]}..{entry['range'][1]}"
+    if "unknown" in entry:
+        return "?"
+    v = entry.get("value")
+    return "-" if v is None else str(v)
+
+
+def _sizes(par: dict) -> str:
+    """`nodes 2 x 8 per node = world 16; TP 2 PP 1 CP 1 EP 1 VPP - -> DP 8` (`?`: unknown)."""
+    return (f"nodes {_size(par.get('nodes'))} x {_size(par.get('procs_per_node'))} per node = world "
+            f"{_size(par.get('world'))}; TP {_size(par.get('tp'))} PP {_size(par.get('pp'))} "
+            f"CP {_size(par.get('cp'))} EP {_size(par.get('ep'))} VPP {_size(par.get('vpp'))} "
+            f"-> DP {_size(par.get('dp'))}")
+

@@ -1,0 +1,116 @@
+"""Environment hygiene facts read from the syntax tree: an exported variable set again before anything
+could read it (its first value is lost: `export PYTORCH_CUDA_ALLOC_CONF=A` then `=B`).
+
+Only statements of one statement list are compared, so both assignments are on the same path; any
+command between them that may read the environment (anything but a few builtins that do not), a
+reference to the variable, or a compound statement (a branch, a loop) ends the search. Appends
+(`PATH=$PATH:x`) read the first value and are not overwrites. The facts travel as diagnostics with the
+code `env-overwritten`; rule PK105 reports them.
+"""
+
+from __future__ import annotations
+
+import re
+
+from packlint.values import Span
+
+# Commands that do not read the environment of the variables in question (a reference to the variable
+# in their arguments still counts as a read).
+_INERT_COMMANDS = frozenset({"echo", "printf", "mkdir", "cd", "pushd", "popd", "ulimit", "set", "shopt",
+                             "umask", "true", ":", "sleep", "date", "touch"})
+_STATEMENT_CONTAINERS = ("program", "compound_statement", "do_group", "subshell", "if_statement",
+                         "elif_clause", "else_clause", "case_item", "function_definition")
+_MASK = re.compile(r"\$__PX(\d+)")
+
+
+def _text(node, ps) -> str:
+    """The node's source text with packlint's masked `${...}` expansions put back."""
+    raw = node.text.decode("utf-8", "replace")
+    if "$__PX" not in raw:
+        return raw
+    return _MASK.sub(lambda m: ps.raw_expansions[int(m.group(1))] if int(m.group(1)) < len(ps.raw_expansions)
+                     else m.group(0), raw)
+
+
+def _reads(text: str, name: str) -> bool:
+    return re.search(r"\$\{?[#!]?" + re.escape(name) + r"(?![A-Za-z0-9_])", text) is not None
+
+
+def _exports(node, ps) -> list[tuple[str, str, object]] | None:
+    """(name, value text, assignment node) for `export A=1 B=2` / `declare -x A=1`; None when the
+    statement is not an export."""
+    if node.type != "declaration_command" or not node.children:
+        return None
+    keyword = node.children[0].text.decode("utf-8", "replace")
+    words = [c for c in node.children[1:]]
+    if keyword == "declare" or keyword == "typeset":
+        flags = [w.text.decode("utf-8", "replace") for w in words if w.type == "word"]
+        if not any(f.startswith("-") and "x" in f for f in flags):
+            return None
+    elif keyword != "export":
+        return None
+    out = []
+    for w in words:
+        if w.type == "variable_assignment":
+            name_node = w.child_by_field_name("name")
+            value_node = w.child_by_field_name("value")
+            if name_node is None or name_node.type != "variable_name":
+                continue
+            out.append((name_node.text.decode(), _text(value_node, ps) if value_node is not None else "", w))
+    return out
+
+
+def _assignments(node, ps) -> list[tuple[str, str, object]]:
+    """Plain `A=1` statements (not prefixes of a command)."""
+    if node.type == "variable_assignment":
+        name_node = node.child_by_field_name("name")
+        value_node = node.child_by_field_name("value")
+        if name_node is not None and name_node.type == "variable_name":
+            return [(name_node.text.decode(), _text(value_node, ps) if value_node is not None else "", node)]
+    if node.type == "variable_assignments":
+        return [a for c in node.named_children for a in _assignments(c, ps)]
+    return []
+
+
+def _inert(node, ps) -> bool:
+    if node.type != "command":
+        return False
+    name = node.child_by_field_name("name")
+    if name is None:
+        return False
+    return name.text.decode("utf-8", "replace") in _INERT_COMMANDS and not any(
+        c.type == "variable_assignment" for c in node.children)
+
+
+def overwritten_exports(ps) -> list[tuple[str, Span, str, Span, str]]:
+    """(name, first span, first value, second span, second value) for every lost export."""
+    found: list[tuple[str, Span, str, Span, str]] = []
+    stack = [ps.root]
+    while stack:
+        node = stack.pop()
+        children = node.named_children
+        stack.extend(reversed(children))
+        if node.type not in _STATEMENT_CONTAINERS:
+            continue
+        pending: dict[str, tuple[Span, str]] = {}   # exported, not read since
+        for stmt in children:
+            if stmt.type == "comment":
+                continue
+            exports = _exports(stmt, ps)
+            sets = exports if exports is not None else _assignments(stmt, ps)
+            if exports is None and not sets and not _inert(stmt, ps):
+                pending.clear()  # a command or a compound statement may read anything
+                continue
+            text = _text(stmt, ps)
+            for name in list(pending):
+                if _reads(text, name):
+                    del pending[name]
+            for name, value, anode in sets:
+                if name in pending:
+                    first_span, first_value = pending.pop(name)
+                    if value != first_value:
+                        found.append((name, first_span, first_value, ps.source.span(anode), value))
+                if exports is not None:
+                    pending[name] = (ps.source.span(anode), value)
+    found.sort(key=lambda f: (f[3].line, f[3].column))
+    return found
