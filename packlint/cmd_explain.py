@@ -20,7 +20,10 @@ def render_markdown(rule) -> str:
     for kind, heading in (("bad", "Bad"), ("good", "Good")):
         for ex in (e for e in rule.examples if e.kind == kind):
             title = f" ({ex.title})" if ex.title else ""
-            out += [f"## {heading}{title}", "", "```bash", ex.script.strip("\n"), "```", ""]
+            out += [f"## {heading}{title}", ""]
+            for path, source in sorted((getattr(ex, "code", None) or {}).items()):
+                out += [f"The code it launches, `{path}`:", "", "```python", source.strip("\n"), "```", ""]
+            out += ["```bash", ex.script.strip("\n"), "```", ""]
     if rule.references:
         out += ["## References", ""] + [f"- {r}" for r in rule.references] + [""]
     out += ["## Condition", "", "```", rule.when_text, "```", ""]

@@ -1050,3 +1050,335 @@ class EvalContext:
 
     def bash_rejects(self) -> Any:
         return True if self._bash_rejects is None else self._bash_rejects()
+
+
+# ---------------------------------------------------------------------------------------------- code base
+# Issue 10: conditions over the code a launch runs (packlint.codebase). The facts come from the check's
+# code session through EvalContext.code_facts(); when the program's source is not at hand and it is one
+# of Megatron-LM's root programs, its flags are checked against the shipped release snapshots
+# (packlint.codebase.snapshots). Nothing here reads code itself.
+
+
+def _code(ctx) -> Any:
+    try:
+        return ctx.code_facts()
+    except Exception:  # a reader bug must not take the check down: the rules then see no code
+        return None
+
+
+def _pinned_megatron(ctx) -> str | None:
+    session = getattr(ctx._code, "__self__", None)
+    return getattr(getattr(session, "options", None), "megatron_version", None)
+
+
+def _schema_view(ctx) -> tuple[Any, str, Any]:
+    """(FlagSchema or None, what it was read from (for messages), Snapshot or None)."""
+    facts = _code(ctx)
+    if facts is not None and facts.known:
+        if facts.schema is None:
+            return None, "", None
+        return facts.schema, _code_label(facts, "the parser of "), None
+    from packlint.codebase.snapshots import snapshot_for
+
+    snap = snapshot_for(ctx.variant.get("program") or ctx.launch.get("program"), _pinned_megatron(ctx))
+    if snap is None:
+        return None, "", None
+    return snap.schema, snap.describe + " (its code base was not found)", snap
+
+
+def _code_label(facts, prefix: str = "") -> str:
+    res = facts.resolution
+    path = res.file or res.program or "?"
+    if res.root and res.file and res.file.startswith(res.root.rstrip("/") + "/"):
+        path = res.file[len(res.root.rstrip("/")) + 1:]
+    return f"{prefix}{path}"
+
+
+def _f_code_searched(ctx, node, a):
+    return _code(ctx) is not None
+
+
+def _f_code_known(ctx, node, a):
+    facts = _code(ctx)
+    return facts is not None and facts.known
+
+
+def _f_code_program(ctx, node, a):
+    facts = _code(ctx)
+    if facts is None:
+        return Unk("code reading is off or the launch runs no program", "absent")
+    return _code_label(facts) if facts.known else (facts.resolution.program or "?")
+
+
+def _f_code_detail(ctx, node, a):
+    facts = _code(ctx)
+    if facts is None:
+        return Unk("code reading is off or the launch runs no program", "absent")
+    return facts.resolution.detail or facts.resolution.how
+
+
+def _f_code_reads(ctx, node, a):
+    if _is_unk(a[0]):
+        return a[0]
+    facts = _code(ctx)
+    if facts is None or not facts.known:
+        return Unk("the code base of the launch was not found", "absent")
+    r = facts.reads(a[0])
+    if r is None:
+        hit = next((x for x in facts.env_reads if x.computed and a[0].startswith(x.name)), None)
+        where = f" at {hit.file}:{hit.line}" if hit is not None else ""
+        return Unk(f"the code reads environment variables with a computed name{where}, which may be {a[0]}",
+                   "unknown")
+    return r
+
+
+def _f_code_read_at(ctx, node, a):
+    if _is_unk(a[0]):
+        return a[0]
+    facts = _code(ctx)
+    reads = facts.reads_of(a[0]) if facts is not None and facts.known else []
+    if not reads:
+        return Unk(f"{a[0]} is not read", "absent")
+    r = reads[0]
+    root = (facts.resolution.root or "").rstrip("/") + "/"
+    f = r.file[len(root):] if root != "/" and r.file.startswith(root) else r.file
+    return f"{f}:{r.line}"
+
+
+def _f_flags_checked(ctx, node, a):
+    return _schema_view(ctx)[0] is not None
+
+
+def _f_flags_closed(ctx, node, a):
+    schema = _schema_view(ctx)[0]
+    if schema is None:
+        return Unk("no flag schema for this program", "absent")
+    return bool(schema.closed)
+
+
+def _f_flags_source(ctx, node, a):
+    schema, what, _ = _schema_view(ctx)
+    return what if schema is not None else Unk("no flag schema for this program", "absent")
+
+
+def _f_flag_defined(ctx, node, a):
+    if _is_unk(a[0]):
+        return a[0]
+    schema = _schema_view(ctx)[0]
+    if schema is None:
+        return Unk("no flag schema for this program", "absent")
+    if not a[0].startswith("-"):
+        return True
+    return schema.lookup(a[0]) is not None
+
+
+def _f_flag_suggestion(ctx, node, a):
+    """' (did you mean --x?)' from the schema, '' when nothing is close."""
+    if _is_unk(a[0]):
+        return a[0]
+    import difflib
+
+    schema, _, snap = _schema_view(ctx)
+    if schema is None:
+        return ""
+    close = difflib.get_close_matches(a[0], list(schema.flags), n=1, cutoff=0.75)
+    if close:
+        return f" (did you mean {close[0]}?)"
+    if snap is not None and snap.pinned is not None:
+        from packlint.codebase.snapshots import snapshot_for
+
+        full = snapshot_for(ctx.variant.get("program") or ctx.launch.get("program"), None)
+        rel = full.flag_releases.get(a[0]) if full is not None else None
+        if rel:
+            return f" (it exists in Megatron-LM {full.range_text(rel)})"
+    return ""
+
+
+def _f_flag_releases(ctx, node, a):
+    """The snapshot releases a flag is valid in, when not all of those considered; absent otherwise."""
+    if _is_unk(a[0]):
+        return a[0]
+    snap = _schema_view(ctx)[2]
+    rel = snap.flag_releases.get(a[0]) if snap is not None else None
+    if not rel or len(rel) == len(snap.considered):
+        return Unk(f"{a[0]} is valid in every release considered", "absent")
+    return snap.range_text(rel)
+
+
+def _f_flag_removed(ctx, node, a):
+    if _is_unk(a[0]):
+        return a[0]
+    snap = _schema_view(ctx)[2]
+    return snap is not None and snap.removed_after(a[0]) is not None
+
+
+def _f_flag_spec(field_name: str):
+    def impl(ctx, node, a):
+        if _is_unk(a[0]):
+            return a[0]
+        schema = _schema_view(ctx)[0]
+        spec = schema.lookup(a[0]) if schema is not None else None
+        if spec is None:
+            return Unk(f"{a[0]} is not in the schema", "absent")
+        v = getattr(spec, field_name)
+        if field_name == "origin":
+            return v if spec.origin_file else Unk("no origin", "absent")
+        return "|".join(v) if isinstance(v, tuple) else ("" if v is None else str(v))
+    return impl
+
+
+_ONE_VALUE_ACTIONS = ("store", "append")
+
+
+def _value_words(occ: dict) -> list | None:
+    """The words argparse receives as the occurrence's value (None: none, the flag stands alone);
+    an item that is a dict is a word packlint does not know."""
+    v = occ.get("value")
+    if v is True or v is None:
+        return None
+    if isinstance(v, list):
+        return v
+    return [v]
+
+
+def _type_problem(spec, word: str) -> str | None:
+    t = spec.type or "str"
+    if t == "int" and python_int(word) is None:
+        return f"{word!r} is not an integer (type=int)"
+    if t == "float":
+        try:
+            float(word)
+        except ValueError:
+            return f"{word!r} is not a number (type=float)"
+    if spec.choices is not None:
+        text = word
+        if t == "int" and python_int(word) is not None:
+            text = str(python_int(word))
+        elif t == "float":
+            try:
+                text = str(float(word))
+            except ValueError:
+                pass
+        if text not in spec.choices and word not in spec.choices:
+            return f"{word!r} is not one of its choices ({', '.join(spec.choices)})"
+    return None
+
+
+def _flag_problem(spec, occ: dict) -> Any:
+    words = _value_words(occ)
+    name = spec.options[0] if spec.options else "the flag"
+    if "unknown" in occ:
+        return None
+    if not spec.takes_value:
+        if words is None:
+            return None
+        if any(isinstance(w, dict) for w in words):
+            return Unk("the words after it are not known", "unknown")
+        shown = " ".join(words)
+        return (f"takes no value ({spec.action}), but is followed by {shown!r}: argparse reads it as an extra "
+                f"argument and exits with 'unrecognized arguments'")
+    nargs = spec.nargs
+    if words is None:
+        if nargs in (None, "+") or (isinstance(nargs, int) and nargs > 0):
+            return "needs a value but none follows it: argparse exits with 'expected one argument'" \
+                if nargs is None else "needs at least one value but none follows it"
+        return None
+    if any(isinstance(w, dict) for w in words):
+        known_count = len(words)
+        if nargs is None and known_count > 1:
+            return Unk("some of the words after it are not known", "unknown")
+        return None
+    if nargs is None and len(words) > 1:
+        return (f"takes one value but is given {len(words)} words ({' '.join(words)!r}), often an unquoted "
+                f"variable: argparse takes {words[0]!r} and exits with 'unrecognized arguments: "
+                f"{' '.join(words[1:])}'")
+    if isinstance(nargs, int) and not isinstance(nargs, bool) and len(words) != nargs:
+        return f"takes exactly {nargs} values but is given {len(words)} ({' '.join(words)!r})"
+    for w in words:
+        bad = _type_problem(spec, w)
+        if bad is not None:
+            return bad + ": argparse exits with 'invalid ... value'" if "choices" not in bad \
+                else bad + ": argparse exits with 'invalid choice'"
+    return None
+
+
+def _f_flag_problem(ctx, node, a):
+    """What is wrong with the values a flag is given, by its spec in the schema; absent when nothing is."""
+    if _is_unk(a[0]):
+        return a[0]
+    schema = _schema_view(ctx)[0]
+    spec = schema.lookup(a[0]) if schema is not None else None
+    if spec is None:
+        return Unk(f"{a[0]} is not in the schema", "absent")
+    unk = None
+    for occ in ctx.variant.get("flags", {}).get(a[0], []):
+        if not isinstance(occ, dict):
+            continue
+        p = _flag_problem(spec, occ)
+        if isinstance(p, str):
+            return p
+        if isinstance(p, Unk):
+            unk = p
+    return unk if unk is not None else Unk(f"{a[0]}'s values are fine", "absent")
+
+
+_EXPANDS_MEMO: dict[tuple[str, str], bool] = {}
+
+
+def _f_script_expands(ctx, node, a):
+    """The script text expands the variable itself (`$NAME`, `${NAME...}`): an export then may serve
+    the script's own commands, not the program."""
+    if _is_unk(a[0]):
+        return a[0]
+    path = ctx.model.get("script")
+    files = [path] + [f for f in ctx.model.get("files", []) if isinstance(f, str)] if path else []
+    for f in files:
+        key = (f, a[0])
+        if key not in _EXPANDS_MEMO:
+            try:
+                with open(f, encoding="utf-8", errors="replace") as fh:
+                    text = fh.read()
+            except OSError:
+                text = ""
+            _EXPANDS_MEMO[key] = re.search(r"\$\{?[#!]?" + re.escape(a[0]) + r"\b", text) is not None
+        if _EXPANDS_MEMO[key]:
+            return True
+    return False
+
+
+CODEBASE_FUNCTIONS: dict[str, Function] = {
+    "code_searched": Function((), (), BOOL, _f_code_searched,
+                              "packlint looked for the code the launch runs (code reading on, a program given)"),
+    "code_known": Function((), (), BOOL, _f_code_known,
+                           "the source of the launch's program was found and read"),
+    "code_program": Function((), (), STR, _f_code_program,
+                             "the program file (relative to its code base) or, when not found, as written"),
+    "code_detail": Function((), (), STR, _f_code_detail,
+                            "how the program was found, or where packlint looked (for messages)"),
+    "code_reads": Function((STR,), (), BOOL, _f_code_reads,
+                           "a module of the launched code base reads the environment variable "
+                           "(undecided where a computed name may be it; absent without code)"),
+    "code_read_at": Function((STR,), (), STR, _f_code_read_at, "file:line of the first read of the variable"),
+    "flags_checked": Function((), (), BOOL, _f_flags_checked,
+                              "a flag schema is at hand: the program's parser, or a Megatron-LM snapshot"),
+    "flags_closed": Function((), (), BOOL, _f_flags_closed,
+                             "the parser rejects flags it does not define (no parse_known_args, nothing unresolved)"),
+    "flags_source": Function((), (), STR, _f_flags_source, "what the flags were checked against (for messages)"),
+    "flag_defined": Function((STR,), (), BOOL, _f_flag_defined,
+                             "the program's parser defines the flag (argparse's prefix matching included)"),
+    "flag_suggestion": Function((STR,), (), STR, _f_flag_suggestion,
+                                "' (did you mean --x?)' from the schema, or ''"),
+    "flag_releases": Function((STR,), (), STR, _f_flag_releases,
+                              "Megatron-LM snapshots: the releases the flag is valid in, when not all"),
+    "flag_removed": Function((STR,), (), BOOL, _f_flag_removed,
+                             "Megatron-LM snapshots: the flag is gone from the newest release considered"),
+    "flag_type": Function((STR,), (), STR, _f_flag_spec("type"), "the flag's type in the schema"),
+    "flag_action": Function((STR,), (), STR, _f_flag_spec("action"), "the flag's argparse action"),
+    "flag_origin": Function((STR,), (), STR, _f_flag_spec("origin"), "file:line where the flag is defined"),
+    "flag_problem": Function((STR,), (), STR, _f_flag_problem,
+                             "what argparse rejects in the flag's values (type, choices, a value for a "
+                             "store_true flag, several words for a one-value flag); absent when nothing"),
+    "script_expands": Function((STR,), (), BOOL, _f_script_expands,
+                               "the script text itself expands the variable ($NAME)"),
+}
+FUNCTIONS.update(CODEBASE_FUNCTIONS)
