@@ -1087,11 +1087,20 @@ def _schema_view(ctx) -> tuple[Any, str, Any]:
 
 
 def _code_label(facts, prefix: str = "") -> str:
+    """The program file as a reader can find it: relative to the working directory when under it or
+    one level up, else absolute."""
     res = facts.resolution
-    path = res.file or res.program or "?"
-    if res.root and res.file and res.file.startswith(res.root.rstrip("/") + "/"):
-        path = res.file[len(res.root.rstrip("/")) + 1:]
-    return f"{prefix}{path}"
+    return f"{prefix}{_show_path(res.file) if res.file else (res.program or '?')}"
+
+
+def _show_path(path: str) -> str:
+    import os
+
+    try:
+        rel = os.path.relpath(path)
+    except ValueError:
+        return path
+    return path if rel.startswith("../..") else rel
 
 
 def _f_code_searched(ctx, node, a):
@@ -1118,18 +1127,76 @@ def _f_code_detail(ctx, node, a):
 
 
 def _f_code_reads(ctx, node, a):
+    """True / False from the code's reads. The reads found in the program's import closure decide
+    first; a read with a computed name makes the names starting with its known prefix undecidable (a
+    name computed from nothing known, an empty prefix, e.g. Megatron's YAML loader resolving `${NAME}`
+    from a config file, is not counted: it would make every variable undecidable). A name the closure
+    does not read still counts as read when a Python file anywhere under the code base's roots quotes
+    it: modules imported dynamically (registries, importlib) escape any static closure, and a
+    variable is only called dead when no module of the code base reads it."""
     if _is_unk(a[0]):
         return a[0]
     facts = _code(ctx)
     if facts is None or not facts.known:
         return Unk("the code base of the launch was not found", "absent")
-    r = facts.reads(a[0])
-    if r is None:
-        hit = next((x for x in facts.env_reads if x.computed and a[0].startswith(x.name)), None)
-        where = f" at {hit.file}:{hit.line}" if hit is not None else ""
-        return Unk(f"the code reads environment variables with a computed name{where}, which may be {a[0]}",
-                   "unknown")
-    return r
+    hit = None
+    for r in facts.env_reads:
+        if not r.computed and r.name == a[0]:
+            return True
+        if r.computed and r.name and a[0].startswith(r.name) and hit is None:
+            hit = r
+    if hit is not None:
+        return Unk(f"the code reads environment variables named {hit.name}... (a computed name) at "
+                   f"{_show_path(hit.file)}:{hit.line}, which may be {a[0]}", "unknown")
+    return any(a[0] in _quoted_names(root) for root in _code_roots(facts))
+
+
+def _code_roots(facts) -> list[str]:
+    import os
+
+    res = facts.resolution
+    roots = [res.root] if res.root else []
+    roots += [p for p in (res.pythonpath or []) if p]
+    if not roots and res.file:
+        roots = [os.path.dirname(res.file)]
+    out: list[str] = []
+    for r in roots:
+        r = os.path.abspath(r)
+        if os.path.isdir(r) and not any(r == o or r.startswith(o.rstrip("/") + "/") for o in out):
+            out = [o for o in out if not o.startswith(r.rstrip("/") + "/")] + [r]
+    return out
+
+
+_QUOTED_MEMO: dict[str, frozenset] = {}
+_QUOTED_RE = re.compile(rb"""['"]([A-Za-z_][A-Za-z0-9_]{1,127})['"]""")
+_MAX_TREE_FILES = 20000
+
+
+def _quoted_names(root: str) -> frozenset:
+    """Every identifier-like string literal in the Python files under `root` (one pass per root and
+    process; a text scan, no parsing)."""
+    if root in _QUOTED_MEMO:
+        return _QUOTED_MEMO[root]
+    import os
+
+    names: set[bytes] = set()
+    seen = 0
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames[:] = [d for d in dirnames if not d.startswith(".") and d not in ("__pycache__", "node_modules")]
+        for fn in filenames:
+            if not fn.endswith(".py"):
+                continue
+            seen += 1
+            if seen > _MAX_TREE_FILES:
+                break
+            try:
+                with open(os.path.join(dirpath, fn), "rb") as fh:
+                    names.update(_QUOTED_RE.findall(fh.read()))
+            except OSError:
+                continue
+    result = frozenset(n.decode("ascii", "replace") for n in names)
+    _QUOTED_MEMO[root] = result
+    return result
 
 
 def _f_code_read_at(ctx, node, a):
@@ -1140,9 +1207,7 @@ def _f_code_read_at(ctx, node, a):
     if not reads:
         return Unk(f"{a[0]} is not read", "absent")
     r = reads[0]
-    root = (facts.resolution.root or "").rstrip("/") + "/"
-    f = r.file[len(root):] if root != "/" and r.file.startswith(root) else r.file
-    return f"{f}:{r.line}"
+    return f"{_show_path(r.file)}:{r.line}"
 
 
 def _f_flags_checked(ctx, node, a):
@@ -1242,6 +1307,9 @@ def _value_words(occ: dict) -> list | None:
 
 
 def _type_problem(spec, word: str) -> str | None:
+    if word == "":
+        # an empty word is almost always an unset variable the caller is meant to set: not judged
+        return None
     t = spec.type or "str"
     if t == "int" and python_int(word) is None:
         return f"{word!r} is not an integer (type=int)"
@@ -1250,7 +1318,7 @@ def _type_problem(spec, word: str) -> str | None:
             float(word)
         except ValueError:
             return f"{word!r} is not a number (type=float)"
-    if spec.choices is not None:
+    if spec.choices:  # an empty tuple is a list computed at run time that read as empty: open
         text = word
         if t == "int" and python_int(word) is not None:
             text = str(python_int(word))
@@ -1264,9 +1332,8 @@ def _type_problem(spec, word: str) -> str | None:
     return None
 
 
-def _flag_problem(spec, occ: dict) -> Any:
+def _flag_problem(spec, occ: dict, name: str) -> Any:
     words = _value_words(occ)
-    name = spec.options[0] if spec.options else "the flag"
     if "unknown" in occ:
         return None
     if not spec.takes_value:
@@ -1278,11 +1345,18 @@ def _flag_problem(spec, occ: dict) -> Any:
         return (f"takes no value ({spec.action}), but is followed by {shown!r}: argparse reads it as an extra "
                 f"argument and exits with 'unrecognized arguments'")
     nargs = spec.nargs
+    if words is None and _followed_by_expansion(occ, name):
+        # `--flag $X` with X empty here (often a positional parameter the caller gives): bash drops the
+        # word, but packlint cannot tell an intended caller value from a missing one
+        return Unk(f"the value after {name} is an expansion that is empty here", "unknown")
     if words is None:
         if nargs in (None, "+") or (isinstance(nargs, int) and nargs > 0):
             return "needs a value but none follows it: argparse exits with 'expected one argument'" \
                 if nargs is None else "needs at least one value but none follows it"
         return None
+    joined = " ".join(w for w in words if isinstance(w, str))
+    if "<" in joined and ">" in joined.split("<", 1)[1]:
+        return Unk("the value is a template placeholder (<...>)", "unknown")
     if any(isinstance(w, dict) for w in words):
         known_count = len(words)
         if nargs is None and known_count > 1:
@@ -1302,6 +1376,26 @@ def _flag_problem(spec, occ: dict) -> Any:
     return None
 
 
+_LINES_MEMO: dict[str, list[str]] = {}
+
+
+def _followed_by_expansion(occ: dict, flag: str) -> bool:
+    """The script writes the flag followed by an unquoted `$...` word (`--load $CKPT`, also inside a
+    string of flags), so a missing value may be an empty expansion the caller is meant to fill."""
+    path = occ.get("file")
+    if not path:
+        return False
+    if path not in _LINES_MEMO:
+        try:
+            with open(path, encoding="utf-8", errors="replace") as fh:
+                _LINES_MEMO[path] = [fh.read()]
+        except OSError:
+            _LINES_MEMO[path] = [""]
+    text = _LINES_MEMO[path][0]
+    pattern = r"(?<![\w-])" + re.escape(flag) + r"(?:[ \t]|\\\n)+\$(?!\()"
+    return re.search(pattern, text) is not None
+
+
 def _f_flag_problem(ctx, node, a):
     """What is wrong with the values a flag is given, by its spec in the schema; absent when nothing is."""
     if _is_unk(a[0]):
@@ -1314,7 +1408,7 @@ def _f_flag_problem(ctx, node, a):
     for occ in ctx.variant.get("flags", {}).get(a[0], []):
         if not isinstance(occ, dict):
             continue
-        p = _flag_problem(spec, occ)
+        p = _flag_problem(spec, occ, a[0])
         if isinstance(p, str):
             return p
         if isinstance(p, Unk):
