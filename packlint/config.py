@@ -37,6 +37,8 @@ KEYS: dict[str, tuple[str, str]] = {
     "exclude": ("globs", "a list of globs (relative to the config file's directory)"),
     "env": ("env", "a table of NAME -> string value"),
     "known-env": ("names", "a list of environment variable names"),
+    "megatron-version": ("megatron", "a Megatron-LM release of the shipped flag snapshots ('core_v0.14.0', "
+                                     "'0.14', 'main')"),
 }
 
 
@@ -199,6 +201,13 @@ def _validate(cfg: ConfigFile, raw: dict) -> dict[str, Any]:
                 if not isinstance(v, str):
                     raise err(key, f"{name}: expected a string, got {_type(v)} (write {name} = \"{_toml_str(v)}\")")
             out[key] = dict(value)
+        elif kind == "megatron":
+            from packlint.codebase.snapshots import normalize_version, release_names
+
+            name = normalize_version(value) if isinstance(value, str) else None
+            if name is None:
+                raise err(key, f"expected {desc}, got {value!r} (known: {', '.join(release_names()) or 'none'})")
+            out[key] = name
     return out
 
 
@@ -283,7 +292,8 @@ class CliSettings:
     def __init__(self, *, select: list[str] | None = None, ignore: list[str] | None = None,
                  fail_on: str | None = None, rule_files: list[str] | None = None,
                  env: dict[str, str] | None = None, known_env: list[str] | None = None,
-                 config: str | None = None, isolated: bool = False) -> None:
+                 config: str | None = None, isolated: bool = False,
+                 megatron_version: str | None = None) -> None:
         self.select = select or None
         self.ignore = ignore or []
         self.fail_on = fail_on
@@ -292,13 +302,14 @@ class CliSettings:
         self.known_env = known_env or []
         self.config = config
         self.isolated = isolated
+        self.megatron_version = megatron_version
 
 
 class Settings:
     """The settings in effect for one file, each with its origin (default / file:key / command line)."""
 
     FIELDS = ("select", "ignore", "fail-on", "severity", "rule-files", "per-file-ignores", "exclude", "env",
-              "known-env")
+              "known-env", "megatron-version")
 
     def __init__(self) -> None:
         self.config: ConfigFile | None = None
@@ -311,6 +322,7 @@ class Settings:
         self.exclude: list[str] = []
         self.env: dict[str, str] = {}
         self.known_env: list[str] = []
+        self.megatron_version: str | None = None   # pins the Megatron-LM flag snapshot (issue 10)
         self.origins: dict[str, str] = {k: "default" for k in self.FIELDS}
 
     @property
@@ -337,6 +349,7 @@ class Settings:
                 "select": self.select, "ignore": self.ignore, "fail-on": self.fail_on, "severity": self.severity,
                 "rule-files": self.rule_files, "per-file-ignores": dict(self.per_file_ignores),
                 "exclude": self.exclude, "env": self.env, "known-env": self.known_env,
+                "megatron-version": self.megatron_version,
             },
             "origins": dict(self.origins),
         }
@@ -389,6 +402,10 @@ def merge(cfg: ConfigFile | None, cli: CliSettings) -> Settings:
         prev = s.origins["known-env"]
         s.known_env = list(dict.fromkeys(s.known_env + list(cli.known_env)))
         s.origins["known-env"] = "command line (--known-env)" if prev == "default" else f"{prev} + command line (--known-env)"
+    if "megatron-version" in v:
+        s.megatron_version, s.origins["megatron-version"] = v["megatron-version"], cfg.origin("megatron-version")
+    if cli.megatron_version:
+        s.megatron_version, s.origins["megatron-version"] = cli.megatron_version, "command line (--megatron-version)"
     return s
 
 

@@ -264,10 +264,13 @@ class CodeOptions:
     """How to find code: `code_bases` (--code-base / config `code-base`, absolute dirs), `path_maps`
     ((container prefix, local dir) pairs from --path-map / config `path-map`), `enabled` (False with
     --no-code-base), `use_cache` (False with --no-cache), `cache_dir` (None: the user cache dir, or
-    PACKLINT_CACHE_DIR)."""
+    PACKLINT_CACHE_DIR); `megatron_version` (--megatron-version / config `megatron-version`, added by
+    the rules side): the Megatron-LM release snapshot the flags of a Megatron program whose code is not
+    found are checked against (None: every shipped release)."""
 
     code_bases: list[str] = factory(list)
     path_maps: list[tuple[str, str]] = factory(list)
     enabled: bool = True
     use_cache: bool = True
     cache_dir: str | None = None
+    megatron_version: str | None = None

@@ -17,6 +17,7 @@ basename -> {`releases`: index ranges, `closed`: index ranges where the parser r
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 from packlint.codebase.model import FlagSchema, FlagSpec
@@ -181,6 +182,24 @@ def snapshot_for(program: str | None, pinned: str | None = None) -> Snapshot | N
             snap = Snapshot(name, data, pinned)
     _MEMO[key] = snap
     return snap
+
+
+def normalize_version(text: str) -> str | None:
+    """'core_v0.14.0' / 'v0.14.0' / '0.14.0' / '0.14' (its newest patch release) / 'main' -> the
+    snapshot release name, or None when no shipped snapshot matches."""
+    names = release_names()
+    t = text.strip()
+    if t in names:
+        return t
+    m = re.fullmatch(r"(?:core_)?v?(\d+)\.(\d+)(?:\.(\d+))?", t)
+    if not m:
+        return None
+    if m.group(3) is not None:
+        cand = f"core_v{m.group(1)}.{m.group(2)}.{m.group(3)}"
+        return cand if cand in names else None
+    prefix = f"core_v{m.group(1)}.{m.group(2)}."
+    same = [n for n in names if n.startswith(prefix)]
+    return same[-1] if same else None
 
 
 def release_names() -> list[str]:
