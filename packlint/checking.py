@@ -281,13 +281,14 @@ class _Job:
     """One file to analyse, with what its configuration decided."""
 
     __slots__ = ("path", "display", "stdin_text", "env", "inherit_env", "args", "known_env", "rules_key",
-                 "settings", "table")
+                 "settings", "table", "code")
 
     def __init__(self, path, display, stdin_text, env, inherit_env, args, known_env, rules_key, settings,
                  table) -> None:
         self.path, self.display, self.stdin_text, self.env = path, display, stdin_text, env
         self.inherit_env, self.args, self.known_env, self.rules_key = inherit_env, args, known_env, rules_key
         self.settings, self.table = settings, table
+        self.code = settings.code_options()   # how to find the launched code (packlint.codebase)
 
 
 _RULE_SETS: dict[tuple, tuple] = {}   # rules_key -> (enabled rules, every rule of the table)
@@ -315,8 +316,11 @@ def _analyse(job: _Job, keep_model: bool):
         main = str(model.get("script") or job.display)
         if main != job.display:
             sources.add(main, text)
+        from packlint.codebase import CodeSession
+
+        session = CodeSession(None if is_stdin else job.path, job.code)
         findings, suppressed = check_model_detailed(model, rules, script_text=text, read_text=sources.text,
-                                                    known_rules=known_rules)
+                                                    known_rules=known_rules, code=session.facts)
         return text, (model if keep_model else None), findings, suppressed
     except PacklintError as exc:
         return FileError(exc.path or job.display, exc.message, "read")

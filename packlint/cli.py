@@ -20,6 +20,7 @@ COMMANDS = {
     "probe": ("packlint.cmd_probe", "prove packed attention is block-diagonal: one real forward"),
     "run": ("packlint.cmd_run", "the launch gate: check SCRIPT with the real environment and ARGS, then exec bash SCRIPT ARGS"),
     "config": ("packlint.cmd_config", "show the settings in effect for a path and where each comes from"),
+    "code-base": ("packlint.cmd_codebase", "show what packlint reads from a code base: flags, env reads"),
 }
 
 

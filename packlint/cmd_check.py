@@ -41,6 +41,9 @@ def add_selection_arguments(parser, *, assumed_env: bool = True) -> None:
     parser.add_argument("--fail-on", choices=["error", "warning", "info"], default=None,
                         help="exit 1 when a finding of this severity or above is reported (default: error)")
     add_rule_arguments(parser)
+    from packlint.cmd_codebase import add_code_arguments
+
+    add_code_arguments(parser)
     parser.add_argument("--config", default=None, metavar="FILE",
                         help="use this configuration file (pyproject.toml, packlint.toml) for every file")
     parser.add_argument("--isolated", action="store_true", help="ignore every configuration file")
@@ -97,10 +100,16 @@ def cli_settings(args):
                 if not n.replace("_", "a").isalnum() or n[0].isdigit():
                     raise PacklintError(f"--known-env expects a variable name, got {n!r}")
                 known.append(n)
+    from packlint.cmd_codebase import code_settings
+
+    code_bases, path_maps = code_settings(args)
     return CliSettings(select=_split_codes(args.select) or None, ignore=_split_codes(args.ignore),
                        fail_on=args.fail_on, rule_files=list(args.rule_file),
                        env=parse_env_pairs(getattr(args, "env", None)),
                        known_env=known, config=args.config, isolated=args.isolated,
+                       code_bases=code_bases, path_maps=path_maps,
+                       code_reading=not getattr(args, "no_code_base", False),
+                       code_cache=not getattr(args, "no_cache", False),
                        megatron_version=_megatron_version(getattr(args, "megatron_version", None)))
 
 

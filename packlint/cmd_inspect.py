@@ -34,6 +34,9 @@ def add_arguments(parser) -> None:
     add_input_arguments(parser)
     parser.add_argument("--known-env", action="append", default=[], metavar="NAME",
                         help="a variable the cluster always sets (value unknown to packlint; repeatable)")
+    from packlint.cmd_codebase import add_code_arguments
+
+    add_code_arguments(parser, cache=False)
     parser.epilog = "Arguments after `--` are the script's positional arguments."
 
 
@@ -51,6 +54,10 @@ def run(args) -> int:
     known_env = tuple(n.strip() for v in getattr(args, "known_env", []) or [] for n in v.split(",") if n.strip())
     model = inspect_script(path, env=env, inherit_env=args.inherit_env, args=args.script_args,
                            known_env=known_env, text=text, display_path=display)
+    if not args.no_code_base:
+        from packlint.cmd_codebase import add_code_resolution, inspect_code_options
+
+        add_code_resolution(model, None if text is not None else path, inspect_code_options(args, path))
     if args.format == "json":
         import json
 

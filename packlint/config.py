@@ -37,6 +37,8 @@ KEYS: dict[str, tuple[str, str]] = {
     "exclude": ("globs", "a list of globs (relative to the config file's directory)"),
     "env": ("env", "a table of NAME -> string value"),
     "known-env": ("names", "a list of environment variable names"),
+    "code-base": ("dirs", "a list of directories holding the launched code (relative to the config file)"),
+    "path-map": ("pathmap", "a table of container path prefix -> local directory (relative to the config file)"),
     "megatron-version": ("megatron", "a Megatron-LM release of the shipped flag snapshots ('core_v0.14.0', "
                                      "'0.14', 'main')"),
 }
@@ -170,6 +172,20 @@ def _validate(cfg: ConfigFile, raw: dict) -> dict[str, Any]:
                     resolved.append(str(full))
                 value = resolved
             out[key] = list(value)
+        elif kind == "dirs":
+            if not is_str_list(value):
+                raise err(key, f"expected {desc}, got {_type(value)}")
+            dirs = []
+            for p in value:
+                full = Path(p) if os.path.isabs(p) else cfg.dir / p
+                if not full.is_dir():
+                    raise err(key, f"directory {p!r} not found (looked for {full})")
+                dirs.append(str(full.resolve()))
+            out[key] = dirs
+        elif kind == "pathmap":
+            if not isinstance(value, dict) or not all(isinstance(v, str) for v in value.values()):
+                raise err(key, f"expected {desc}, got {_type(value)}")
+            out[key] = [(k, str((Path(v) if os.path.isabs(v) else cfg.dir / v).resolve())) for k, v in value.items()]
         elif kind == "level":
             if value not in SEVERITY_LEVELS:
                 raise err(key, f"expected {desc}, got {value!r}")
@@ -292,8 +308,9 @@ class CliSettings:
     def __init__(self, *, select: list[str] | None = None, ignore: list[str] | None = None,
                  fail_on: str | None = None, rule_files: list[str] | None = None,
                  env: dict[str, str] | None = None, known_env: list[str] | None = None,
-                 config: str | None = None, isolated: bool = False,
-                 megatron_version: str | None = None) -> None:
+                 config: str | None = None, isolated: bool = False, code_bases: list[str] | None = None,
+                 path_maps: list[tuple[str, str]] | None = None, code_reading: bool = True,
+                 code_cache: bool = True, megatron_version: str | None = None) -> None:
         self.select = select or None
         self.ignore = ignore or []
         self.fail_on = fail_on
@@ -302,6 +319,10 @@ class CliSettings:
         self.known_env = known_env or []
         self.config = config
         self.isolated = isolated
+        self.code_bases = code_bases or []      # --code-base (absolute)
+        self.path_maps = path_maps or []        # --path-map PREFIX=DIR (DIR absolute)
+        self.code_reading = code_reading        # False with --no-code-base
+        self.code_cache = code_cache            # False with --no-cache
         self.megatron_version = megatron_version
 
 
@@ -309,7 +330,7 @@ class Settings:
     """The settings in effect for one file, each with its origin (default / file:key / command line)."""
 
     FIELDS = ("select", "ignore", "fail-on", "severity", "rule-files", "per-file-ignores", "exclude", "env",
-              "known-env", "megatron-version")
+              "known-env", "code-base", "path-map", "megatron-version")
 
     def __init__(self) -> None:
         self.config: ConfigFile | None = None
@@ -322,6 +343,10 @@ class Settings:
         self.exclude: list[str] = []
         self.env: dict[str, str] = {}
         self.known_env: list[str] = []
+        self.code_bases: list[str] = []
+        self.path_maps: list[tuple[str, str]] = []
+        self.code_reading = True
+        self.code_cache = True
         self.megatron_version: str | None = None   # pins the Megatron-LM flag snapshot (issue 10)
         self.origins: dict[str, str] = {k: "default" for k in self.FIELDS}
 
@@ -339,6 +364,13 @@ class Settings:
     def excluded(self, path: str) -> bool:
         return any(glob_matches(g, self.base, path) for g in self.exclude)
 
+    def code_options(self):
+        """How to find and read the launched code (packlint.codebase.CodeOptions)."""
+        from packlint.codebase.model import CodeOptions
+
+        return CodeOptions(list(self.code_bases), list(self.path_maps), self.code_reading, self.code_cache,
+                           megatron_version=self.megatron_version)
+
     def table_key(self) -> tuple:
         return tuple(self.rule_files)
 
@@ -349,6 +381,7 @@ class Settings:
                 "select": self.select, "ignore": self.ignore, "fail-on": self.fail_on, "severity": self.severity,
                 "rule-files": self.rule_files, "per-file-ignores": dict(self.per_file_ignores),
                 "exclude": self.exclude, "env": self.env, "known-env": self.known_env,
+                "code-base": self.code_bases, "path-map": dict(self.path_maps),
                 "megatron-version": self.megatron_version,
             },
             "origins": dict(self.origins),
@@ -402,6 +435,19 @@ def merge(cfg: ConfigFile | None, cli: CliSettings) -> Settings:
         prev = s.origins["known-env"]
         s.known_env = list(dict.fromkeys(s.known_env + list(cli.known_env)))
         s.origins["known-env"] = "command line (--known-env)" if prev == "default" else f"{prev} + command line (--known-env)"
+    if "code-base" in v:
+        s.code_bases, s.origins["code-base"] = list(v["code-base"]), cfg.origin("code-base")
+    if cli.code_bases:
+        prev = s.origins["code-base"]
+        s.code_bases = list(dict.fromkeys(list(cli.code_bases) + s.code_bases))
+        s.origins["code-base"] = "command line (--code-base)" if prev == "default" else f"command line (--code-base) + {prev}"
+    if "path-map" in v:
+        s.path_maps, s.origins["path-map"] = list(v["path-map"]), cfg.origin("path-map")
+    if cli.path_maps:
+        prev = s.origins["path-map"]
+        s.path_maps = list(cli.path_maps) + s.path_maps
+        s.origins["path-map"] = "command line (--path-map)" if prev == "default" else f"command line (--path-map) + {prev}"
+    s.code_reading, s.code_cache = cli.code_reading, cli.code_cache
     if "megatron-version" in v:
         s.megatron_version, s.origins["megatron-version"] = v["megatron-version"], cfg.origin("megatron-version")
     if cli.megatron_version:

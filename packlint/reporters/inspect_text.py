@@ -46,6 +46,12 @@ def render(model: dict, out, color: bool = False) -> None:
           + f"  ({launch['file']}:{launch['line']})\n")
         for ctx in launch.get("context", []):
             w(f"  via {ctx}\n")
+        code = launch.get("code")
+        if code:
+            if code.get("file"):
+                w(f"  code: {code['file']}  {_c('(' + code['detail'] + ')', '2', color)}\n")
+            else:
+                w(f"  code: not found  {_c('(' + code['detail'] + ')', '2', color)}\n")
         if launch["when"]:
             w(f"  only when: {'; '.join(launch['when'])}\n")
         if len(launch["variants"]) > 1:

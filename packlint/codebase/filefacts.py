@@ -1,0 +1,290 @@
+"""Per-file facts: what one Python file imports, which environment variables it reads, how it edits
+`sys.path` — read with `ast`, cached by the file's content hash (so an unchanged file is never parsed
+again, wherever it lives).
+
+Also the shared parse helper: a file that does not parse (newer syntax than this Python, not UTF-8)
+gives `None` and a reason, never an exception.
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import os
+import re
+
+from packlint.codebase.model import EnvRead
+
+_ENVISH = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+# `get_env("NAME", ...)`: a possible call of an env-reading wrapper (matched to wrappers later)
+_CANDIDATE_CALL = re.compile(r"\b([A-Za-z_]\w*)\(\s*[rRuU]?['\"]([A-Z][A-Z0-9_]+)['\"]")
+
+
+class SourceFile:
+    """One file's bytes, content hash and (parsed on demand) syntax tree."""
+
+    __slots__ = ("path", "data", "digest", "_tree", "error")
+
+    def __init__(self, path: str, data: bytes) -> None:
+        self.path = path
+        self.data = data
+        self.digest = hashlib.sha1(data).hexdigest()
+        self._tree: ast.Module | None = None
+        self.error: str | None = None
+
+    def tree(self) -> ast.Module | None:
+        if self._tree is None and self.error is None:
+            try:
+                self._tree = ast.parse(self.data, filename=self.path)
+            except SyntaxError as exc:
+                self.error = f"does not parse with this Python: SyntaxError at line {exc.lineno}: {exc.msg}"
+            except (ValueError, UnicodeDecodeError) as exc:
+                self.error = f"does not parse: {exc}"
+            except RecursionError:
+                self.error = "nested too deeply to parse"
+        return self._tree
+
+
+def read_source(path: str) -> SourceFile | None:
+    try:
+        with open(path, "rb") as fh:
+            return SourceFile(path, fh.read())
+    except OSError:
+        return None
+
+
+def unparse(node: ast.AST | None, limit: int = 120) -> str | None:
+    if node is None:
+        return None
+    try:
+        text = ast.unparse(node)
+    except Exception:  # noqa: BLE001 - unparse of odd nodes: a note only
+        return "?"
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+# ---------------------------------------------------------------------------------------------- paths
+
+
+def static_path(node: ast.AST, consts: dict[str, str]) -> str | None:
+    """A path expression over `__file__` evaluated to text with `__file__` kept symbolic as '@FILE@'
+    (os.path.dirname/abspath/realpath/join/normpath, '+', f-strings, string constants)."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return node.value
+    if isinstance(node, ast.Name):
+        if node.id == "__file__":
+            return "@FILE@"
+        return consts.get(node.id)
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+        a, b = static_path(node.left, consts), static_path(node.right, consts)
+        return None if a is None or b is None else a + b
+    if isinstance(node, ast.JoinedStr):
+        out = []
+        for v in node.values:
+            if isinstance(v, ast.Constant):
+                out.append(str(v.value))
+            elif isinstance(v, ast.FormattedValue):
+                s = static_path(v.value, consts)
+                if s is None:
+                    return None
+                out.append(s)
+        return "".join(out)
+    if isinstance(node, ast.Call):
+        fn = _dotted(node.func)
+        if fn is None:
+            return None
+        last = fn.split(".")[-1]
+        args = [static_path(a, consts) for a in node.args]
+        if any(a is None for a in args):
+            return None
+        if last in ("dirname",) and len(args) == 1:
+            return f"@DIR({args[0]})"
+        if last in ("abspath", "realpath", "normpath", "expanduser", "str", "resolve") and len(args) == 1:
+            return args[0]
+        if last == "join" and args:
+            return "/".join(args)
+        if fn.endswith("Path") and len(args) == 1:
+            return args[0]
+        if last == "getcwd":
+            return "@CWD@"
+    if isinstance(node, ast.Attribute) and node.attr == "parent":
+        inner = static_path(node.value, consts)
+        return None if inner is None else f"@DIR({inner})"
+    return None
+
+
+def concrete_path(expr: str, file: str) -> str | None:
+    """Evaluate a `static_path` text for a file at `file`."""
+    if "@CWD@" in expr:
+        return None
+    while "@DIR(" in expr:
+        i = expr.rfind("@DIR(")
+        depth, j = 0, i + 5
+        while j < len(expr):
+            if expr[j] == "(":
+                depth += 1
+            elif expr[j] == ")":
+                if depth == 0:
+                    break
+                depth -= 1
+            j += 1
+        inner = expr[i + 5:j].replace("@FILE@", os.path.abspath(file))
+        expr = expr[:i] + os.path.dirname(os.path.normpath(inner)) + expr[j + 1:]
+    expr = expr.replace("@FILE@", os.path.abspath(file))
+    if not os.path.isabs(expr):
+        return None
+    return os.path.normpath(expr)
+
+
+def _dotted(node: ast.AST) -> str | None:
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if isinstance(node, ast.Name):
+        parts.append(node.id)
+        return ".".join(reversed(parts))
+    return None
+
+
+# ---------------------------------------------------------------------------------------------- facts
+
+
+_ENV_CALLS = {"os.environ.get": "os.environ.get", "environ.get": "os.environ.get", "os.getenv": "os.getenv",
+              "getenv": "os.getenv", "os.environ.setdefault": "os.environ.setdefault",
+              "environ.setdefault": "os.environ.setdefault", "os.environ.pop": "os.environ.pop"}
+_ENV_OBJS = {"os.environ", "environ"}
+
+
+def extract_file_facts(src: SourceFile) -> dict:
+    """The JSON-able per-file facts of one file (no file path inside: they are keyed by content)."""
+    tree = src.tree()
+    if tree is None:
+        return {"error": src.error}
+    consts: dict[str, str] = {}
+    for stmt in tree.body:
+        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
+            v = static_path(stmt.value, consts)
+            if v is not None:
+                consts[stmt.targets[0].id] = v
+    imports: list = []
+    env: list = []
+    calls: list = []
+    wrappers: list = []
+    syspath: list = []
+
+    def name_of(node: ast.AST, line: int) -> tuple[str, bool]:
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            return node.value, False
+        if isinstance(node, ast.Name) and node.id in consts and "@" not in consts[node.id]:
+            return consts[node.id], False
+        if isinstance(node, ast.JoinedStr):
+            head = ""
+            for v in node.values:
+                if isinstance(v, ast.Constant):
+                    head += str(v.value)
+                else:
+                    break
+            return head, True
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+            left, computed = name_of(node.left, line)
+            return (left, True)
+        return "", True
+
+    def parse_form(stack: list[ast.AST], read: ast.AST) -> str | None:
+        outer = None
+        for parent in reversed(stack):
+            if isinstance(parent, (ast.Call, ast.Compare, ast.UnaryOp)) or (
+                    isinstance(parent, ast.Attribute) and parent.attr in ("lower", "upper", "strip", "split")):
+                outer = parent
+                continue
+            break
+        if outer is None:
+            return None
+        text, inner = unparse(outer, 400), unparse(read, 400)
+        if not text or not inner or inner not in text:
+            return None
+        form = text.replace(inner, "...", 1)
+        return form if len(form) <= 80 else form[:77] + "..."
+
+    def visit(node: ast.AST, stack: list[ast.AST]) -> None:
+        line = getattr(node, "lineno", 0)
+        if isinstance(node, ast.Import):
+            for a in node.names:
+                imports.append([0, a.name, [], line])
+        elif isinstance(node, ast.ImportFrom):
+            imports.append([node.level, node.module or "", [a.name for a in node.names], line])
+        elif isinstance(node, ast.Call):
+            fn = _dotted(node.func)
+            if fn in _ENV_CALLS and node.args:
+                wrapper_param(node.args[0], stack)
+                name, computed = name_of(node.args[0], line)
+                default = unparse(node.args[1], 60) if len(node.args) > 1 else None
+                env.append([name, computed, line, _ENV_CALLS[fn], parse_form(stack, node), default])
+            elif fn in ("sys.path.append", "sys.path.insert", "path.append", "path.insert") and node.args:
+                arg = node.args[-1]
+                p = static_path(arg, consts)
+                if p is not None:
+                    syspath.append(p)
+        elif isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Load) and _dotted(node.value) in _ENV_OBJS:
+            wrapper_param(node.slice, stack)
+            name, computed = name_of(node.slice, line)
+            env.append([name, computed, line, "os.environ[]", parse_form(stack, node), None])
+        elif isinstance(node, ast.Compare) and len(node.ops) == 1 and isinstance(node.ops[0], (ast.In, ast.NotIn)) \
+                and _dotted(node.comparators[0]) in _ENV_OBJS:
+            name, computed = name_of(node.left, line)
+            env.append([name, computed, line, "in os.environ", None, None])
+        stack.append(node)
+        for child in ast.iter_child_nodes(node):
+            visit(child, stack)
+        stack.pop()
+
+    def wrapper_param(arg: ast.AST, stack: list[ast.AST]) -> None:
+        """`def get_env(name, default=None): return os.environ.get(name, default)`: a wrapper."""
+        if not isinstance(arg, ast.Name):
+            return
+        fn = next((n for n in reversed(stack) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))), None)
+        if fn is None:
+            return
+        params = [a.arg for a in fn.args.posonlyargs + fn.args.args]
+        if arg.id in params:
+            wrappers.append([fn.name, params.index(arg.id) - (1 if params[:1] in (["self"], ["cls"]) else 0)])
+
+    def statements(body: list) -> None:
+        for node in body:
+            if isinstance(node, ast.Import):
+                for a in node.names:
+                    imports.append([0, a.name, [], node.lineno])
+            elif isinstance(node, ast.ImportFrom):
+                imports.append([node.level, node.module or "", [a.name for a in node.names], node.lineno])
+            for field in ("body", "orelse", "finalbody", "handlers", "cases"):
+                sub = getattr(node, field, None)
+                if isinstance(sub, list):
+                    statements(sub)
+
+    data = src.data
+    try:
+        if any(k in data for k in (b"environ", b"getenv", b"path.append", b"path.insert")):
+            visit(tree, [])
+        else:
+            statements(tree.body)
+    except RecursionError:
+        return {"error": "nested too deeply to read"}
+    text = data.decode("utf-8", "replace")
+    for m in _CANDIDATE_CALL.finditer(text):
+        calls.append([m.group(1), m.group(2), text.count("\n", 0, m.start()) + 1, None, None])
+    return {"imports": imports, "env": env, "calls": calls, "wrappers": wrappers, "syspath": syspath}
+
+
+def env_reads_of(facts: dict, file: str, wrappers: dict[str, int]) -> list[EnvRead]:
+    """The EnvReads of one file's facts, wrapper calls (`get_env('X')`) included."""
+    out = [EnvRead(name, file, line, form, computed, parse, default)
+           for name, computed, line, form, parse, default in facts.get("env", [])]
+    for fn, name, line, parse, default in facts.get("calls", []):
+        if wrappers.get(fn) == 0:
+            out.append(EnvRead(name, file, line, fn + "()", False, parse, default))
+    return out
+
+
+def cache_key_digest(parts: list) -> str:
+    return hashlib.sha1(repr(parts).encode()).hexdigest()

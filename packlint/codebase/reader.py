@@ -1,0 +1,261 @@
+"""Reading one program: its import closure (env reads) and its flag schema.
+
+The import closure starts at the program file and follows every `import` (at any depth, inside
+functions too) through the module search path the program would have: the program's directory, the
+`sys.path` edits the code makes (`sys.path.append(os.path.dirname(__file__) + '/..')`), the launch's
+PYTHONPATH, then the code-base roots. Modules not found on disk (torch, transformers...) are listed as
+unresolved: their env reads are not seen.
+
+The schema comes from packlint.codebase.argparse_reader, which follows the program's calls down to
+`parse_args`. Results are cached (packlint.codebase.cache).
+"""
+
+from __future__ import annotations
+
+import os
+
+from packlint.codebase import cache
+from packlint.codebase.filefacts import SourceFile, cache_key_digest, concrete_path, env_reads_of, \
+    extract_file_facts, read_source
+from packlint.codebase.model import CodeFacts, CodeOptions, ProgramResolution, SkippedFile
+
+READER_VERSION = 1
+MAX_FILES = 20000
+
+
+class ModuleIndex:
+    """Module name -> file over a search path, and parsed files by path (read once per session)."""
+
+    def __init__(self, search: list[str]) -> None:
+        self.search = list(dict.fromkeys(os.path.abspath(s) for s in search if s))
+        self.sources: dict[str, SourceFile | None] = {}
+        self._found: dict[str, str | None] = {}
+
+    def add_path(self, path: str, front: bool = False) -> None:
+        path = os.path.abspath(path)
+        if path in self.search:
+            return
+        if front:
+            self.search.insert(0, path)
+        else:
+            self.search.append(path)
+        self._found = {k: v for k, v in self._found.items() if v is not None}
+
+    def source(self, path: str) -> SourceFile | None:
+        if path not in self.sources:
+            self.sources[path] = read_source(path)
+        return self.sources[path]
+
+    def find(self, module: str, base: str | None = None) -> str | None:
+        """The file of `module` (a package's __init__.py), searched under `base` only when given."""
+        key = module if base is None else f"{base}::{module}"
+        if key in self._found:
+            return self._found[key]
+        rel = module.replace(".", "/")
+        found = None
+        for d in ([base] if base is not None else self.search):
+            for cand in (rel + ".py", rel + "/__init__.py"):
+                f = os.path.join(d, cand)
+                if os.path.isfile(f):
+                    found = os.path.abspath(f)
+                    break
+            if found:
+                break
+            if base is None and os.path.isdir(os.path.join(d, rel)) and "." not in module:
+                pass  # a namespace package: its submodules are found by their own names
+        self._found[key] = found
+        return found
+
+    def is_namespace(self, module: str) -> str | None:
+        rel = module.replace(".", "/")
+        for d in self.search:
+            if os.path.isdir(os.path.join(d, rel)):
+                return os.path.join(d, rel)
+        return None
+
+    def module_name(self, file: str) -> str | None:
+        """The dotted name `file` has on the search path (for relative imports)."""
+        file = os.path.abspath(file)
+        for d in self.search:
+            if file.startswith(d + os.sep):
+                rel = os.path.relpath(file, d)[:-3].replace(os.sep, ".")
+                return rel[: -len(".__init__")] if rel.endswith(".__init__") else rel
+        return None
+
+    def resolve_relative(self, file: str, level: int, module: str) -> str:
+        """The directory-based target of `from ..x import y` in `file`, as a path (no .py)."""
+        d = os.path.dirname(os.path.abspath(file))
+        for _ in range(level - 1):
+            d = os.path.dirname(d)
+        return os.path.join(d, module.replace(".", "/")) if module else d
+
+
+def _file_of_path(base: str) -> str | None:
+    for cand in (base + ".py", os.path.join(base, "__init__.py")):
+        if os.path.isfile(cand):
+            return os.path.abspath(cand)
+    return None
+
+
+class Closure:
+    """The import closure of a program, with per-file facts (content-hash cached)."""
+
+    def __init__(self, index: ModuleIndex, options: CodeOptions) -> None:
+        self.index = index
+        self.options = options
+        self.facts: dict[str, dict] = {}
+        self.order: list[str] = []
+        self.unresolved: set[str] = set()
+        self.skipped: list[SkippedFile] = []
+        self.cache_base = cache.cache_dir(options.cache_dir) if options.use_cache else None
+
+    def file_facts(self, path: str) -> dict | None:
+        src = self.index.source(path)
+        if src is None:
+            return None
+        if self.cache_base:
+            hit = cache.load(self.cache_base, "files", src.digest)
+            if hit is not None:
+                return hit
+        facts = extract_file_facts(src)
+        if self.cache_base:
+            cache.store(self.cache_base, "files", src.digest, facts)
+        return facts
+
+    def walk(self, start: str) -> None:
+        queue = [os.path.abspath(start)]
+        seen = set(queue)
+        while queue and len(self.order) < MAX_FILES:
+            path = queue.pop(0)
+            facts = self.file_facts(path)
+            if facts is None:
+                continue
+            self.facts[path] = facts
+            self.order.append(path)
+            if "error" in facts:
+                self.skipped.append(SkippedFile(path, facts["error"]))
+                continue
+            for expr in facts.get("syspath", []):
+                p = concrete_path(expr, path)
+                if p is not None and os.path.isdir(p):
+                    self.index.add_path(p)
+            for level, module, names, _line in facts.get("imports", []):
+                for target in self._targets(path, level, module, names):
+                    if target not in seen:
+                        seen.add(target)
+                        queue.append(target)
+
+    def _targets(self, file: str, level: int, module: str, names: list[str]) -> list[str]:
+        out = []
+        if level:
+            base = self.index.resolve_relative(file, level, module)
+            f = _file_of_path(base)
+            if f:
+                out.append(f)
+            for n in names:
+                sub = _file_of_path(os.path.join(base, n))
+                if sub:
+                    out.append(sub)
+            return out
+        parts = module.split(".")
+        found_any = False
+        for i in range(1, len(parts) + 1):  # importing a.b.c runs a/__init__ and a/b/__init__ too
+            f = self.index.find(".".join(parts[:i]))
+            if f:
+                out.append(f)
+                found_any = True
+        for n in names:
+            if n == "*":
+                continue
+            f = self.index.find(module + "." + n)
+            if f:
+                out.append(f)
+        if not found_any and not (names and out):
+            self.unresolved.add(parts[0])
+        return out
+
+    def env_reads(self):
+        wrappers: dict[str, int] = {}
+        for facts in self.facts.values():
+            for name, idx in facts.get("wrappers", []):
+                wrappers.setdefault(name, idx)
+        out = []
+        for path in self.order:
+            out.extend(env_reads_of(self.facts[path], path, wrappers))
+        return out
+
+
+def initial_search(program_file: str, roots: list[str], pythonpath: list[str]) -> list[str]:
+    """sys.path as the program starts: its own directory, PYTHONPATH, then the code-base roots
+    (a fallback for code that relies on an install or a `cd`)."""
+    return [os.path.dirname(os.path.abspath(program_file))] + list(pythonpath) + list(roots)
+
+
+def _manifest_ok(manifest: dict) -> bool:
+    import hashlib
+
+    for path, (mtime, size, digest) in manifest.items():
+        try:
+            st = os.stat(path)
+        except OSError:
+            return False
+        if st.st_mtime_ns == mtime and st.st_size == size:
+            continue
+        try:
+            with open(path, "rb") as fh:
+                if hashlib.sha1(fh.read()).hexdigest() != digest:
+                    return False
+        except OSError:
+            return False
+    return True
+
+
+def read_program(program_file: str, roots: list[str], pythonpath: list[str], options: CodeOptions,
+                 resolution: ProgramResolution | None = None) -> CodeFacts:
+    program_file = os.path.abspath(program_file)
+    if resolution is None:
+        resolution = ProgramResolution(program_file, program_file, "absolute", f"{program_file} read directly",
+                                       os.path.dirname(program_file), list(roots), list(pythonpath))
+    key = cache_key_digest([READER_VERSION, program_file, list(roots), list(pythonpath)])
+    base = cache.cache_dir(options.cache_dir) if options.use_cache else None
+    if base:
+        hit = cache.load(base, "programs", key)
+        if hit is not None and hit.get("version") == READER_VERSION and _manifest_ok(hit.get("manifest", {})):
+            facts = CodeFacts.from_json(hit["facts"])
+            facts.resolution = resolution
+            return facts
+    facts, manifest = build_facts(program_file, roots, pythonpath, options, resolution)
+    if base:
+        cache.store(base, "programs", key, {"version": READER_VERSION, "manifest": manifest,
+                                            "facts": facts.to_json()})
+    return facts
+
+
+def build_facts(program_file: str, roots: list[str], pythonpath: list[str], options: CodeOptions,
+                resolution: ProgramResolution) -> tuple[CodeFacts, dict]:
+    """Read the program from source (no cache of the whole): closure, env reads, schema."""
+    from packlint.codebase.argparse_reader import read_schema
+
+    index = ModuleIndex(initial_search(program_file, roots, pythonpath))
+    closure = Closure(index, options)
+    closure.walk(program_file)
+    schema = read_schema(program_file, index)
+    skipped = list(closure.skipped)
+    for path, src in index.sources.items():
+        if src is not None and src.error and not any(s.file == path for s in skipped):
+            skipped.append(SkippedFile(path, src.error))
+    import sys
+
+    stdlib = getattr(sys, "stdlib_module_names", frozenset())
+    unresolved = sorted(m for m in closure.unresolved if m not in stdlib and m != "__future__")
+    facts = CodeFacts(resolution, schema, closure.env_reads(), list(closure.order), unresolved, skipped)
+    manifest = {}
+    for path, src in index.sources.items():
+        if src is None:
+            continue
+        try:
+            st = os.stat(path)
+        except OSError:
+            continue
+        manifest[path] = [st.st_mtime_ns, st.st_size, src.digest]
+    return facts, manifest

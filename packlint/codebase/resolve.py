@@ -1,0 +1,171 @@
+"""Finding the source file a launch's program names.
+
+Scripts name programs by container paths (`/workspace/LLaVA-OneVision-2/aiak_training_llm/train.py`),
+by paths relative to a `cd` packlint may not follow (`pretrain_gpt.py`), or as modules (`-m pkg.mod`).
+Candidates, first match wins:
+
+1. `--path-map PREFIX=DIR`: a program under PREFIX is looked up under DIR;
+2. every `--code-base` root, then the checkout the script lives in (each directory from the script's
+   own up to the repository root, the first with a `.git`, `.hg` or `.svn`), matching the program
+   path's *longest existing suffix* (`a/b/train.py` -> `ROOT/a/b/train.py`, then `ROOT/b/train.py`,
+   then `ROOT/train.py`);
+3. the launch's own `PYTHONPATH` entries, mapped the same way (for `-m` modules).
+
+Only stats files: cheap enough to run for every launch of every checked script.
+"""
+
+from __future__ import annotations
+
+import os
+
+from packlint.codebase.model import CodeOptions, ProgramResolution
+
+REPO_MARKERS = (".git", ".hg", ".svn")
+
+
+def repository_root(start: str) -> str | None:
+    """The nearest directory at or above `start` holding a VCS marker, or None."""
+    d = os.path.abspath(start)
+    while True:
+        if any(os.path.exists(os.path.join(d, m)) for m in REPO_MARKERS):
+            return d
+        parent = os.path.dirname(d)
+        if parent == d:
+            return None
+        d = parent
+
+
+def script_checkout_dirs(script_path: str | None) -> list[str]:
+    """The script's directory and its ancestors up to the repository root (inclusive). Without a
+    repository, just the script's directory and its parent (never up to `/`)."""
+    if not script_path or script_path.startswith("<"):
+        start = os.getcwd()
+    else:
+        start = os.path.dirname(os.path.abspath(script_path))
+    root = repository_root(start)
+    dirs = []
+    d = start
+    if root is None:
+        return [start, os.path.dirname(start)] if os.path.dirname(start) != start else [start]
+    while True:
+        dirs.append(d)
+        if d == root:
+            break
+        parent = os.path.dirname(d)
+        if parent == d:
+            break
+        d = parent
+    return dirs
+
+
+def apply_path_maps(path: str, maps: list[tuple[str, str]]) -> str | None:
+    """`path` with the longest matching container prefix replaced by its local directory."""
+    best = None
+    for prefix, local in maps:
+        p = prefix.rstrip("/") or "/"
+        if path == p or path.startswith(p + "/") or p == "/":
+            if best is None or len(p) > len(best[0]):
+                best = (p, local)
+    if best is None:
+        return None
+    rest = path[len(best[0]):].lstrip("/")
+    return os.path.normpath(os.path.join(best[1], rest)) if rest else os.path.normpath(best[1])
+
+
+def _suffixes(parts: list[str]) -> list[str]:
+    return ["/".join(parts[i:]) for i in range(len(parts))]
+
+
+def _module_file(base: str, module: str) -> str | None:
+    rel = module.replace(".", "/")
+    for cand in (rel + ".py", rel + "/__main__.py", rel + "/__init__.py"):
+        f = os.path.join(base, cand)
+        if os.path.isfile(f):
+            return f
+    return None
+
+
+def map_dir(entry: str, options: CodeOptions, roots: list[str], cwd_hint: str | None) -> str | None:
+    """A PYTHONPATH entry (maybe a container path) as a local directory, or None."""
+    mapped = apply_path_maps(entry, options.path_maps)
+    if mapped is not None and os.path.isdir(mapped):
+        return os.path.abspath(mapped)
+    if os.path.isabs(entry) and os.path.isdir(entry) and not entry.startswith("/workspace"):
+        return entry
+    parts = [p for p in entry.strip("/").split("/") if p and p != "."]
+    if not parts:
+        return cwd_hint
+    for root in roots:
+        for suf in _suffixes(parts):
+            cand = os.path.join(root, suf)
+            if os.path.isdir(cand):
+                return os.path.abspath(cand)
+    return None
+
+
+def resolve(program: str | None, script_path: str | None, options: CodeOptions,
+            pythonpath: list[str]) -> ProgramResolution:
+    if not options.enabled:
+        return ProgramResolution(program, None, "disabled", "code-base reading is off (--no-code-base)")
+    if not program:
+        return ProgramResolution(program, None, "no-program", "the launch runs no Python program packlint can see")
+    checkout = script_checkout_dirs(script_path)
+    explicit = [os.path.abspath(d) for d in options.code_bases]
+    roots = list(dict.fromkeys(explicit + checkout))
+    top = checkout[-1] if checkout else None
+    mapped_pp = []
+    for entry in pythonpath:
+        d = map_dir(entry, options, list(dict.fromkeys(explicit + ([top] if top else []))), top)
+        if d is not None:
+            mapped_pp.append(d)
+    mapped_pp = list(dict.fromkeys(mapped_pp))
+    search_roots = [top] if top else []
+    search_roots = list(dict.fromkeys(explicit + search_roots))
+
+    def found(file: str, how: str, detail: str, root: str | None) -> ProgramResolution:
+        return ProgramResolution(program, os.path.abspath(file), how, detail, root, search_roots, mapped_pp)
+
+    if program.startswith("-m ") or program.startswith("-m"):
+        module = program[2:].strip()
+        if not module or "$" in module:
+            return ProgramResolution(program, None, "unknown-program", "the module name is not known",
+                                     None, search_roots, mapped_pp)
+        for base, how in [(d, "code-base") for d in explicit] + [(d, "pythonpath") for d in mapped_pp] \
+                + [(d, "script-checkout") for d in checkout]:
+            f = _module_file(base, module)
+            if f is not None:
+                return found(f, how, f"module {module} found under {base}", base)
+        return ProgramResolution(program, None, "not-found",
+                                 f"module {module} not found under {', '.join(explicit + mapped_pp + checkout[-1:]) or 'any root'}",
+                                 None, search_roots, mapped_pp)
+    if "$" in program or not program.endswith(".py"):
+        if not program.endswith(".py"):
+            return ProgramResolution(program, None, "unknown-program",
+                                     f"{program!r} is not a .py file packlint can read", None, search_roots, mapped_pp)
+        return ProgramResolution(program, None, "unknown-program", "the program path is not known",
+                                 None, search_roots, mapped_pp)
+    mapped = apply_path_maps(program, options.path_maps)
+    if mapped is not None:
+        if os.path.isfile(mapped):
+            return found(mapped, "path-map", f"{program} mapped by --path-map to {mapped}", os.path.dirname(mapped))
+    parts = [p for p in program.split("/") if p and p != "."]
+    if ".." in parts:
+        parts = parts[len(parts) - 1 - parts[::-1].index(".."):][1:]
+    tried = []
+    for root, how in [(d, "code-base") for d in explicit] + [(d, "script-checkout") for d in checkout]:
+        for suf in _suffixes(parts):
+            cand = os.path.join(root, suf)
+            if os.path.isfile(cand):
+                what = "the script's checkout" if how == "script-checkout" else "--code-base"
+                return found(cand, how, f"longest existing suffix {suf} under {root} ({what})", root)
+        tried.append(root)
+    if os.path.isabs(program) and os.path.isfile(program):
+        return found(program, "absolute", f"{program} exists on this machine", os.path.dirname(program))
+    for d in mapped_pp:
+        cand = os.path.join(d, parts[-1])
+        if os.path.isfile(cand):
+            return found(cand, "pythonpath", f"{parts[-1]} found in PYTHONPATH entry {d}", d)
+    where = ", ".join(tried) if tried else "nowhere"
+    hint = "" if options.code_bases else " (give --code-base DIR, or --path-map PREFIX=DIR for container paths)"
+    return ProgramResolution(program, None, "not-found",
+                             f"no suffix of {program} exists under {where}{hint}", None, search_roots, mapped_pp)
