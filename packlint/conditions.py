@@ -1148,7 +1148,7 @@ def _f_code_reads(ctx, node, a):
     if hit is not None:
         return Unk(f"the code reads environment variables named {hit.name}... (a computed name) at "
                    f"{_show_path(hit.file)}:{hit.line}, which may be {a[0]}", "unknown")
-    return any(a[0] in _quoted_names(root) for root in _code_roots(facts))
+    return _quoted_anywhere(_code_roots(facts), a[0])
 
 
 def _code_roots(facts) -> list[str]:
@@ -1165,6 +1165,36 @@ def _code_roots(facts) -> list[str]:
         if os.path.isdir(r) and not any(r == o or r.startswith(o.rstrip("/") + "/") for o in out):
             out = [o for o in out if not o.startswith(r.rstrip("/") + "/")] + [r]
     return out
+
+
+_MENTION_MEMO: dict[tuple, bool] = {}
+
+
+def _quoted_anywhere(roots: list[str], name: str) -> bool:
+    """A Python file under `roots` holds the string literal `name` ('NAME' or "NAME"). grep where it
+    exists (a fraction of a second on Megatron-LM's 70 MB), else one Python text scan per root."""
+    key = (tuple(roots), name)
+    if key in _MENTION_MEMO:
+        return _MENTION_MEMO[key]
+    if not roots:
+        return False
+    import shutil
+    import subprocess
+
+    found = None
+    grep = shutil.which("grep")
+    if grep is not None:
+        try:
+            proc = subprocess.run([grep, "-rlF", "--include=*.py", "-m", "1", "-e", f'"{name}"', "-e", f"'{name}'",
+                                   "--", *roots], capture_output=True, timeout=60)
+            if proc.returncode in (0, 1):
+                found = proc.returncode == 0
+        except (OSError, subprocess.SubprocessError):
+            found = None
+    if found is None:
+        found = any(name in _quoted_names(root) for root in roots)
+    _MENTION_MEMO[key] = found
+    return found
 
 
 _QUOTED_MEMO: dict[str, frozenset] = {}
