@@ -1337,17 +1337,18 @@ def _value_words(occ: dict) -> list | None:
 
 
 def _type_problem(spec, word: str) -> str | None:
+    """What argparse says about one value word, or None when it accepts it."""
     if word == "":
         # an empty word is almost always an unset variable the caller is meant to set: not judged
         return None
     t = spec.type or "str"
     if t == "int" and python_int(word) is None:
-        return f"{word!r} is not an integer (type=int)"
+        return f"{word!r} is not an integer: argparse exits with \"invalid int value: {word!r}\""
     if t == "float":
         try:
             float(word)
         except ValueError:
-            return f"{word!r} is not a number (type=float)"
+            return f"{word!r} is not a number: argparse exits with \"invalid float value: {word!r}\""
     if spec.choices:  # an empty tuple is a list computed at run time that read as empty: open
         text = word
         if t == "int" and python_int(word) is not None:
@@ -1358,7 +1359,8 @@ def _type_problem(spec, word: str) -> str | None:
             except ValueError:
                 pass
         if text not in spec.choices and word not in spec.choices:
-            return f"{word!r} is not one of its choices ({', '.join(spec.choices)})"
+            return (f"{word!r} is not one of its choices ({', '.join(spec.choices)}): argparse exits with "
+                    f"\"invalid choice: {word!r}\"")
     return None
 
 
@@ -1401,8 +1403,7 @@ def _flag_problem(spec, occ: dict, name: str) -> Any:
     for w in words:
         bad = _type_problem(spec, w)
         if bad is not None:
-            return bad + ": argparse exits with 'invalid ... value'" if "choices" not in bad \
-                else bad + ": argparse exits with 'invalid choice'"
+            return bad
     return None
 
 

@@ -43,18 +43,22 @@ def check_json(capsys, *argv: str) -> tuple[list[dict], int]:
 
 
 def _cases_on(codebase: str) -> list[str]:
+    """Check fixtures (paths relative to CHECK) whose .args map the container path onto `codebase`, and
+    the differential-only scripts under i10rules/scripts/."""
     out = []
-    for args in sorted(CHECK.glob("PK*/*.args")):
-        if f"codebase/i10rules/{codebase}" in args.read_text():
-            out.append(args.relative_to(CHECK).as_posix()[: -len(".args")] + ".sh")
+    for args in sorted(CHECK.glob("PK*/*.args")) + sorted((CODE / "scripts").glob("*.args")):
+        if f"/{codebase}" in args.read_text():
+            rel = os.path.relpath(args, CHECK)
+            out.append(rel[: -len(".args")] + ".sh")
     return out
 
 
 ARGPARSE_CASES = [(cb, case) for cb in ("aiak_2025", "aiak_2026") for case in _cases_on(cb)]
 # where packlint's static reader and argparse still disagree (strict: fails loudly once fixed)
 READER_GAPS = {
-    "PK201/aiak_flags_pass.sh": "the reader keeps the Megatron --tokenizer-type choices although the provider "
-                                "sets parser.conflict_handler = 'resolve' and redefines the flag",
+    "../codebase/i10rules/scripts/resolve_override.sh":
+        "the reader keeps the Megatron --tokenizer-type choices although the provider sets "
+        "parser.conflict_handler = 'resolve' and redefines the flag",
 }
 
 
@@ -173,3 +177,19 @@ def test_ov15_quick_start_packing(capsys, monkeypatch, tmp_path):
     findings, _ = check_json(capsys, "examples/llava_ov_1_5/quick_start")
     codes = {f["code"] for f in findings}
     assert not codes & {"PK001", "PK002", "PK004", "PK201", "PK202", "PK203", "PK204"}, findings
+
+
+MEGATRON = "NVIDIA+Megatron-LM"
+
+
+@pytest.mark.slow
+def test_megatron_main_stale_preprocess_flag(capsys, monkeypatch, tmp_path):
+    """A real unknown flag, audited: tools/preprocess_data.py lost --chunk-size (d1a36e5), the detoxify
+    annotation script still passes it."""
+    script = "examples/academic_paper_scripts/detxoify_lm/annotations/preprocess.sh"
+    root = _extract(MEGATRON, "main", tmp_path / "mlm", ["megatron", "tools/preprocess_data.py", script])
+    monkeypatch.chdir(root)
+    findings, _ = check_json(capsys, script)
+    unknown = [f for f in findings if f["code"] == "PK201"]
+    assert [f["message"].split(" ", 1)[0] for f in unknown] == ["--chunk-size"], findings
+    assert "tools/preprocess_data.py" in unknown[0]["message"]
