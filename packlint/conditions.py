@@ -1277,16 +1277,14 @@ def _f_flag_suggestion(ctx, node, a):
     if schema is None:
         return ""
     close = difflib.get_close_matches(a[0], list(schema.flags), n=1, cutoff=0.75)
-    if close:
-        return f" (did you mean {close[0]}?)"
     if snap is not None and snap.pinned is not None:
         from packlint.codebase.snapshots import snapshot_for
 
         full = snapshot_for(ctx.variant.get("program") or ctx.launch.get("program"), None)
         rel = full.flag_releases.get(a[0]) if full is not None else None
-        if rel:
+        if rel:  # a flag of other releases: that says more than a similar name
             return f" (it exists in Megatron-LM {full.range_text(rel)})"
-    return ""
+    return f" (did you mean {close[0]}?)" if close else ""
 
 
 def _f_flag_releases(ctx, node, a):
