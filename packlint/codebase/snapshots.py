@@ -26,8 +26,18 @@ FORMAT = 1
 DATA_NAME = "megatron_flags.json"
 
 
+_RANGES: dict[str, list[int]] = {}
+
+
 def parse_ranges(text: str) -> list[int]:
-    """'0-2,5' -> [0, 1, 2, 5]."""
+    """'0-2,5' -> [0, 1, 2, 5] (memoised: most flags share a handful of range texts)."""
+    hit = _RANGES.get(text)
+    if hit is None:
+        hit = _RANGES[text] = _parse_ranges(text)
+    return list(hit)
+
+
+def _parse_ranges(text: str) -> list[int]:
     out: list[int] = []
     for part in (text or "").split(","):
         part = part.strip()
@@ -103,6 +113,7 @@ class Snapshot:
         else:
             considered = have
         self.considered = considered
+        considered_set = set(considered)
         self.pinned = pinned
         self.flag_releases: dict[str, list[int]] = {}
         specs: dict[str, FlagSpec] = {}
@@ -112,7 +123,7 @@ class Snapshot:
             for v in variants:
                 if v.get("programs") is not None and program not in v["programs"]:
                     continue
-                r = [i for i in parse_ranges(v["releases"]) if i in considered]
+                r = [i for i in _RANGES.get(v["releases"]) or parse_ranges(v["releases"]) if i in considered_set]
                 if r:
                     rel.extend(r)
                     chosen = v  # the newest variant wins (variants are stored oldest first)
