@@ -34,7 +34,7 @@ import sys
 import tempfile
 import threading
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -423,7 +423,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def print_report(result: dict, cold: dict, thru: dict, n_cold: int, n_corpus: int) -> None:
-    """A Markdown table: paste it into docs/performance.md and the README as is."""
+    """A Markdown table: paste it into docs/performance.md as is."""
     m, c = result["machine"], result["corpus"]
     pl = result["tools"].get("packlint", {})
     sc = result["tools"].get("shellcheck", {})

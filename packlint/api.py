@@ -9,7 +9,7 @@ def inspect_script(path: str | Path, *, env: dict[str, str] | None = None, inher
                    args: list[str] | tuple[str, ...] = (), known_env: tuple[str, ...] = (),
                    text: bytes | None = None, display_path: str | None = None) -> dict:
     """Build the launch model of one script and return it as the JSON-able dict documented in
-    the README (the same document `packlint inspect --format json` prints).
+    docs/launch-model.md (the same document `packlint inspect --format json` prints).
 
     `env`: the assumed caller environment; `inherit_env`: add os.environ under it; `args`: the script's
     positional arguments; `known_env`: names the cluster always sets (unknown but set);

@@ -193,10 +193,9 @@ def _severity_overrides(findings: list[Finding], settings: Settings, table) -> l
 def check_paths(paths: list[str], options: CheckOptions) -> CheckResult:
     """Check every script under `paths`. Raises PacklintError only for run-level errors (a bad
     command-line rule file or selector, a bad --config); per-file problems become FileErrors."""
-    from packlint.api import inspect_script
     from packlint.baseline import repo_root
     from packlint.discover import STDIN, discover
-    from packlint.engine import check_model_detailed, select_rules, unknown_selectors
+    from packlint.engine import select_rules, unknown_selectors
     from packlint.rule_table import load_table
 
     cli = options.cli
@@ -319,6 +318,10 @@ def _analyse(job: _Job, keep_model: bool):
         from packlint.codebase import CodeSession
 
         session = CodeSession(None if is_stdin else job.path, job.code)
+        if os.environ.get("PACKLINT_EAGER_CODE") == "1":
+            # benchmarks/codebase_bench.py: read every launch's code as a rule asking for it would
+            for launch in model.get("launches", []):
+                session.facts(launch)
         findings, suppressed = check_model_detailed(model, rules, script_text=text, read_text=sources.text,
                                                     known_rules=known_rules, code=session.facts)
         return text, (model if keep_model else None), findings, suppressed

@@ -15,23 +15,9 @@ def add_arguments(parser) -> None:
     add_rule_arguments(parser)
 
 
-def render_markdown(rule) -> str:
-    out = [f"# {rule.code} `{rule.name}` ({rule.severity})", "", rule.summary, "", rule.explanation, ""]
-    for kind, heading in (("bad", "Bad"), ("good", "Good")):
-        for ex in (e for e in rule.examples if e.kind == kind):
-            title = f" ({ex.title})" if ex.title else ""
-            out += [f"## {heading}{title}", ""]
-            for path, source in sorted((getattr(ex, "code", None) or {}).items()):
-                out += [f"The code it launches, `{path}`:", "", "```python", source.strip("\n"), "```", ""]
-            out += ["```bash", ex.script.strip("\n"), "```", ""]
-    if rule.references:
-        out += ["## References", ""] + [f"- {r}" for r in rule.references] + [""]
-    out += ["## Condition", "", "```", rule.when_text, "```", ""]
-    return "\n".join(out)
-
-
 def run(args) -> int:
     from packlint.cmd_check import use_color
+    from packlint.rule_docs import rule_markdown
     from packlint.rule_table import load_table
 
     table = load_table(args.rule_file)
@@ -43,7 +29,7 @@ def run(args) -> int:
         close = difflib.get_close_matches(args.code, names, n=1)
         hint = f" (did you mean {close[0]}?)" if close else " (see `packlint rules`)"
         raise PacklintError(f"no rule {args.code!r}{hint}")
-    text = render_markdown(rule)
+    text = rule_markdown(rule)
     if use_color(args.color, sys.stdout):
         from rich.console import Console
         from rich.markdown import Markdown

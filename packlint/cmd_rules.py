@@ -1,4 +1,5 @@
-"""`packlint rules`: every rule in the table (built-in plus --rule-file), as a table or JSON."""
+"""`packlint rules`: every rule in the table (built-in plus --rule-file), as a table, JSON, or the
+Markdown reference page (docs/rules-reference.md is this output for the built-in table)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import sys
 def add_arguments(parser) -> None:
     from packlint.cmd_check import add_rule_arguments
 
-    parser.add_argument("--format", choices=["text", "json"], default="text")
+    parser.add_argument("--format", choices=["text", "json", "markdown"], default="text")
     add_rule_arguments(parser)
 
 
@@ -27,6 +28,11 @@ def run(args) -> int:
         json.dump({"version": 1, "rules": [rule_json(r) for r in table.rules]}, sys.stdout, indent=2,
                   ensure_ascii=False)
         sys.stdout.write("\n")
+        return 0
+    if args.format == "markdown":
+        from packlint.rule_docs import table_markdown
+
+        sys.stdout.write(table_markdown(table))
         return 0
     rows = [(r.code, r.name, r.severity, r.summary) for r in table.rules]
     widths = [max(len(h), *(len(row[i]) for row in rows)) for i, h in enumerate(("CODE", "NAME", "SEVERITY"))]

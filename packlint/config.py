@@ -19,11 +19,12 @@ from pathlib import Path
 from typing import Any
 
 from packlint.errors import PacklintError
+from packlint.findings import SEVERITY_RANK
+from packlint.globs import path_glob_regex
 
 CONFIG_NAMES = (".packlint.toml", "packlint.toml", "pyproject.toml")
 # a pyproject.toml that never mentions [tool.packlint] is passed over without parsing any TOML
 _TOOL_TABLE = re.compile(r"^\s*\[\s*tool\s*\.\s*packlint\b|^\s*tool\s*\.\s*packlint\b|\btool\s*=\s*\{", re.M)
-SEVERITY_LEVELS = ("error", "warning", "info")
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 # key -> (kind, description for errors)
@@ -187,14 +188,14 @@ def _validate(cfg: ConfigFile, raw: dict) -> dict[str, Any]:
                 raise err(key, f"expected {desc}, got {_type(value)}")
             out[key] = [(k, str((Path(v) if os.path.isabs(v) else cfg.dir / v).resolve())) for k, v in value.items()]
         elif kind == "level":
-            if value not in SEVERITY_LEVELS:
+            if value not in SEVERITY_RANK:
                 raise err(key, f"expected {desc}, got {value!r}")
             out[key] = value
         elif kind == "severity":
             if not isinstance(value, dict):
                 raise err(key, f"expected {desc}, got {_type(value)}")
             for code, level in value.items():
-                if level not in SEVERITY_LEVELS:
+                if level not in SEVERITY_RANK:
                     raise err(key, f"{code}: expected 'error', 'warning' or 'info', got {level!r}")
             out[key] = dict(value)
         elif kind == "globcodes":
@@ -250,40 +251,6 @@ def _type(v: Any) -> str:
 # ---------------------------------------------------------------------------------------------- globs
 
 
-def glob_regex(pattern: str) -> re.Pattern:
-    """A path glob: `*` and `?` stay within a path component, `**` crosses components, `[...]` classes."""
-    i, n, out = 0, len(pattern), []
-    while i < n:
-        c = pattern[i]
-        if pattern.startswith("**/", i):
-            out.append("(?:.*/)?")
-            i += 3
-        elif pattern.startswith("**", i):
-            out.append(".*")
-            i += 2
-        elif c == "*":
-            out.append("[^/]*")
-            i += 1
-        elif c == "?":
-            out.append("[^/]")
-            i += 1
-        elif c == "[":
-            j = pattern.find("]", i + 1)
-            if j < 0:
-                out.append(re.escape(c))
-                i += 1
-            else:
-                body = pattern[i + 1:j]
-                if body.startswith("!"):
-                    body = "^" + body[1:]
-                out.append("[" + body.replace("\\", "\\\\") + "]")
-                i = j + 1
-        else:
-            out.append(re.escape(c))
-            i += 1
-    return re.compile("".join(out) + r"(?:/.*)?$")
-
-
 def glob_matches(pattern: str, base: Path, path: str) -> bool:
     """Like ruff: a pattern without '/' matches any path component (a file or directory name); one
     with '/' matches the path relative to `base` (the config file's directory)."""
@@ -292,7 +259,7 @@ def glob_matches(pattern: str, base: Path, path: str) -> bool:
     except ValueError:
         rel = None
     pat = pattern.rstrip("/")
-    rx = glob_regex(pat[2:] if pat.startswith("./") else pat)
+    rx = path_glob_regex(pat[2:] if pat.startswith("./") else pat)
     if "/" not in pat:
         parts = (rel or Path(path).as_posix()).split("/")
         return any(rx.match(p) for p in parts)
@@ -366,7 +333,7 @@ class Settings:
 
     def code_options(self):
         """How to find and read the launched code (packlint.codebase.CodeOptions)."""
-        from packlint.codebase.model import CodeOptions
+        from packlint.codebase.options import CodeOptions
 
         return CodeOptions(list(self.code_bases), list(self.path_maps), self.code_reading, self.code_cache,
                            megatron_version=self.megatron_version)

@@ -16,7 +16,7 @@ from __future__ import annotations
 from typing import Any, Callable, Iterable
 
 from packlint.conditions import EvalContext, Unk
-from packlint.findings import Finding, Location, Related
+from packlint.findings import SEVERITY_RANK, Finding, Location, Related
 from packlint.rule_table import LocationSpec, Rule, RuleTable
 
 
@@ -99,7 +99,7 @@ def check_model(model: dict, rules: list[Rule], *, script_text: bytes | None = N
                 read_text: Callable[[str], str | None] | None = None,
                 known_rules: list[Rule] | None = None,
                 code: Callable[[dict, dict], Any] | None = None) -> list[Finding]:
-    """Every finding of `rules` on one launch model (the JSON dict of `packlint inspect`, see the README).
+    """Every finding of `rules` on one launch model (the JSON dict of `packlint inspect`, see docs/launch-model.md).
 
     With `script_text` or `read_text` (path -> decoded text), `# packlint: disable=...` comments are
     applied and the rules that report suppressions (PK901) run; see packlint.suppressions."""
@@ -155,7 +155,6 @@ def group_findings(findings: list[Finding]) -> list[Finding]:
     for f in findings:
         groups.setdefault((f.code, f.location, f.message), []).append(f)
     out = []
-    rank = {"info": 0, "warning": 1, "error": 2}
     for members in groups.values():
         first = members[0]
         if len(members) == 1:
@@ -179,7 +178,7 @@ def group_findings(findings: list[Finding]) -> list[Finding]:
                 more = len(same) - MAX_RELATED_PER_MESSAGE
                 capped.append(Related(r.location, f"{r.message} (and {more} more launches)"))
         certain = any(m.certainty == "certain" for m in members)
-        severity = max((m.severity for m in members), key=rank.__getitem__)
+        severity = max((m.severity for m in members), key=SEVERITY_RANK.__getitem__)
         out.append(Finding(first.code, first.name, severity, first.message, first.location, tuple(capped),
                            "certain" if certain else "possible", () if certain else first.when, first.help))
     return out
@@ -316,7 +315,7 @@ def _run_launch_rule(model: dict, launch: dict, rule: Rule,
         else:
             certainty = "possible"
             when = _trigger(variants, fired_in, shared)
-        severity = max((h.severity for h in group), key=lambda s: {"info": 0, "warning": 1, "error": 2}[s])
+        severity = max((h.severity for h in group), key=SEVERITY_RANK.__getitem__)
         message = first.message
         if when:
             message += " (only when " + " or when ".join(when) + ")"

@@ -20,7 +20,7 @@ class _Value:
     def __repr__(self) -> str:
         return f"{type(self).__name__}({', '.join(f'{f}={getattr(self, f)!r}' for f in self.__slots__)})"
 
-SEVERITIES = ("error", "warning", "info")
+# The one severity order (fail-on thresholds, grouping, config validation all use it), lowest first.
 SEVERITY_RANK = {"info": 0, "warning": 1, "error": 2}
 
 

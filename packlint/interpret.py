@@ -21,6 +21,7 @@ from packlint import launchers as L
 from packlint.parse import GAP_VARIABLE, RAW_EXPANSION, ParsedScript, parse
 from packlint.source import SourceFile, load, prepare
 from packlint.errors import PacklintError
+from packlint.globs import bash_pattern_regex as _glob_regex
 from packlint.values import Condition, Known, Span, Unknown, Value, Variable
 
 MAX_WORLDS = 64
@@ -2970,37 +2971,6 @@ def _glob_escape(text: str) -> str:
 
 def _unescape_pattern(text: str) -> str:
     return text
-
-
-def _glob_regex(pattern: str) -> str:
-    """A bash glob (with `\\` escapes and |-free) as a Python regex."""
-    out = []
-    i = 0
-    while i < len(pattern):
-        c = pattern[i]
-        if c == "\\" and i + 1 < len(pattern):
-            out.append(re.escape(pattern[i + 1]))
-            i += 2
-            continue
-        if c == "*":
-            out.append(".*")
-        elif c == "?":
-            out.append(".")
-        elif c == "[":
-            j = pattern.find("]", i + 2)
-            if j == -1:
-                out.append(re.escape(c))
-            else:
-                body = pattern[i + 1:j]
-                if body.startswith("!"):
-                    body = "^" + body[1:]
-                out.append("[" + body.replace("\\", "\\\\") + "]")
-                i = j + 1
-                continue
-        else:
-            out.append(re.escape(c))
-        i += 1
-    return "".join(out)
 
 
 def _glob_match(text: str, pattern: str) -> bool:

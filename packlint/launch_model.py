@@ -124,14 +124,13 @@ def _env_entry(name: str, var: Variable) -> dict:
     d: dict = {}
     if var.items is not None:
         d["items"] = [_value_json(i) for i in var.items if i is not None]
-    if var.items is not None and not var.exported:
-        pass
-    elif v is None:
-        d["value"] = None
-    elif isinstance(v, Known):
-        d["value"] = v.text
-    else:
-        d["unknown"] = v.reason
+    if var.items is None or var.exported:   # an unexported array shows its items only
+        if v is None:
+            d["value"] = None
+        elif isinstance(v, Known):
+            d["value"] = v.text
+        else:
+            d["unknown"] = v.reason
     d["exported"] = var.exported
     d["source"] = var.source
     d.update(_loc(var.assigned_at or var.exported_at))

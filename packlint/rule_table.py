@@ -441,8 +441,6 @@ def _compile_rule(r, fname: str, ftext: str, is_builtin: bool, scope: Scope, var
         else:
             raise PacklintError(f"rule {r.code}: for_each: {r.for_each!r} is neither a list in [variables] "
                                 f"nor one of {', '.join(sorted(FOR_EACH_BUILTIN))}", path=fname)
-    elif r.scope == "script":
-        pass
     local = Scope(variables=bound, predicates=scope.predicates, constants=scope.constants)
 
     def cond(text: str, what: str) -> Expr:

@@ -44,7 +44,6 @@ class Known:
     """Exact text; `span` is where the text was written (the literal, or the default in `${4:-2}`)."""
 
     __slots__ = ("text", "span", "origin")
-    is_known = True
 
     def __init__(self, text: str, span: Span | None = None, origin: str | None = None) -> None:
         # origin "caller": the text came in from outside (the script's positional arguments)
@@ -67,7 +66,6 @@ class Unknown:
     """Text packlint cannot know statically, e.g. `$(hostname -I)`; never guessed."""
 
     __slots__ = ("reason", "span", "parts", "may_split")
-    is_known = False
     text = None
 
     def __init__(self, reason: str, span: Span | None = None, parts: tuple = (), may_split: bool = False) -> None:
@@ -90,17 +88,6 @@ class Unknown:
 
 
 Value = Known | Unknown
-
-
-def same_value(a: Value | None, b: Value | None) -> bool:
-    """Equality of what a value *is*, ignoring where it came from."""
-    if a is None or b is None:
-        return a is b
-    if isinstance(a, Known) and isinstance(b, Known):
-        return a.text == b.text
-    if isinstance(a, Unknown) and isinstance(b, Unknown):
-        return a.reason == b.reason
-    return False
 
 
 class Condition:

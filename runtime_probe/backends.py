@@ -39,7 +39,6 @@ class Backend:
     name: str
     attend: Callable          # (q, k, v, cu|None, max_seqlen) -> out
     detail: str = ""          # version / schema, for the report
-    exact_zero: bool = True   # masked keys contribute exactly 0 (so leakage must be exactly 0)
 
 
 def document_ids(cu: torch.Tensor | None, tokens: int, device) -> torch.Tensor:

@@ -1,6 +1,6 @@
 """Pick what to probe in a whole launch model: the launches that look like training, and of each,
 the variants whose probe settings differ. Works on the launch model's values only (the JSON of
-the launch model JSON in the README), never on the shell parser."""
+the launch model JSON in docs/launch-model.md), never on the shell parser."""
 
 from __future__ import annotations
 
@@ -27,11 +27,6 @@ def has_gate_env(launch: dict) -> bool:
     """Sees a packing gate. Weaker evidence: every later command inherits an exported gate."""
     return any((set(part.get("env") or {}) | set(part.get("unexported") or {})) & {GATE_BMR, GATE_PACKED_DATA}
                for part in _parts(launch))
-
-
-def looks_like_training(launch: dict) -> bool:
-    """A launch the probe is about: it sets a packing gate or passes --micro-batch-size."""
-    return has_training_flags(launch) or has_gate_env(launch)
 
 
 @dataclass

@@ -20,7 +20,7 @@ from typing import Any
 
 import torch
 
-from runtime_probe.report import FAIL, INFO, PASS, Check
+from runtime_probe.report import FAIL, INFO, Check
 from runtime_probe.settings import GATE_BMR, GATE_PACKED_DATA, ProbeSettings
 
 

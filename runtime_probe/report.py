@@ -6,7 +6,6 @@ serialised by callers that never import the probe's kernels.
 
 from __future__ import annotations
 
-import json
 import math
 from dataclasses import dataclass, field
 from typing import Any
@@ -91,9 +90,6 @@ class ProbeReport:
             "timings_s": {k: round(v, 4) for k, v in self.timings_s.items()},
             "settings": _jsonable(self.settings),
         }
-
-    def to_json_text(self) -> str:
-        return json.dumps(self.to_json(), indent=2)
 
     def render_text(self) -> str:
         return render_text(self)

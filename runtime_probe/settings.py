@@ -189,7 +189,7 @@ def _last_flag(flags: dict, name: str, notes: list[str]) -> tuple[bool, Any]:
 
 
 def settings_from_variant(variant: dict, **overrides: Any) -> ProbeSettings:
-    """Read the probe's settings from one launch-model VARIANT (the launch model JSON in the README).
+    """Read the probe's settings from one launch-model VARIANT (the launch model JSON in docs/launch-model.md).
 
     Values packlint could not know fall back to the defaults and leave a note, so the report says
     what was assumed. `overrides` (device, backend, lengths, ...) win over what the script says."""

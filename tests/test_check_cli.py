@@ -216,19 +216,25 @@ def test_no_traceback_from_the_installed_entry_point(tmp_path):
 
 
 def test_docs_are_current(capsys, monkeypatch):
-    """The README shows the real output of `packlint check examples/`; docs/rules.md names every
-    rule and every built-in function of the condition language."""
+    """docs/check.md shows the real output of `packlint check examples/` and the README the real
+    output of its one example; docs/rules-reference.md names every rule, docs/rules.md every
+    built-in function of the condition language."""
     from packlint.conditions import FUNCTIONS
     from packlint.rule_table import load_table
 
     root = Path(__file__).resolve().parents[1]
     monkeypatch.chdir(root)
-    check_md = (root / "README.md").read_text()
+    check_md = (root / "docs" / "check.md").read_text()
     shown = check_md.split("$ packlint check examples/\n", 1)[1].split("```", 1)[0]
     _, out, _ = run(capsys, "check", "--color", "never", "examples/")
     assert shown == out
-    rules_md = (root / "docs" / "rules.md").read_text()
+    readme = (root / "README.md").read_text()
+    shown = readme.split("$ packlint check examples/pk001_gate_leak.sh\n", 1)[1].split("```", 1)[0]
+    _, out, _ = run(capsys, "check", "--color", "never", "examples/pk001_gate_leak.sh")
+    assert shown == out
+    reference_md = (root / "docs" / "rules-reference.md").read_text()
     for rule in load_table().rules:
-        assert f"| {rule.code} | `{rule.name}` |" in rules_md
+        assert f"| [{rule.code}](#" in reference_md and f") | `{rule.name}` |" in reference_md
+    rules_md = (root / "docs" / "rules.md").read_text()
     for name in FUNCTIONS:
         assert f"`{name}" in rules_md, name

@@ -1,5 +1,6 @@
-"""The README documents every flag of check/run/config, every format, config key and
-suppression form; its YAML snippets parse and name the hook that .pre-commit-hooks.yaml defines."""
+"""The docs pages document every flag of check/run/config (docs/check.md, docs/integrations.md,
+docs/configuration.md), every format, config key and suppression form; the YAML snippets of
+docs/integrations.md parse and name the hook that .pre-commit-hooks.yaml defines."""
 
 from __future__ import annotations
 
@@ -10,8 +11,13 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-DOC = (ROOT / "README.md").read_text()
-CHECK_DOC = DOC
+DOCS = ROOT / "docs"
+CHECK_DOC = (DOCS / "check.md").read_text()
+CONFIG_DOC = (DOCS / "configuration.md").read_text()
+INTEGRATIONS_DOC = (DOCS / "integrations.md").read_text()
+# the page that documents each command's flags
+COMMAND_DOC = {"packlint.cmd_check": CHECK_DOC, "packlint.cmd_run": INTEGRATIONS_DOC,
+               "packlint.cmd_config": CONFIG_DOC}
 
 
 def options(module: str) -> list[str]:
@@ -24,7 +30,10 @@ def options(module: str) -> list[str]:
 
 @pytest.mark.parametrize("module", ["packlint.cmd_check", "packlint.cmd_run", "packlint.cmd_config"])
 def test_every_flag_is_documented(module):
-    missing = [o for o in options(module) if f"`{o}" not in DOC and f"`{o}" not in CHECK_DOC and o not in DOC]
+    if module not in COMMAND_DOC:
+        pytest.fail(f"name the docs page that documents {module}'s flags in COMMAND_DOC")
+    doc = COMMAND_DOC[module]
+    missing = [o for o in options(module) if f"`{o}" not in doc and f"`{o}" not in CHECK_DOC and o not in doc]
     assert missing == []
 
 
@@ -33,13 +42,14 @@ def test_formats_keys_and_suppression_forms():
     from packlint.config import KEYS
 
     for fmt in FORMATS:
-        assert f"| `{fmt}` |" in DOC, fmt
+        assert f"| `{fmt}` |" in INTEGRATIONS_DOC, fmt
     for key in KEYS:
-        assert f"| `{key}` |" in DOC, key
+        assert f"| `{key}` |" in CONFIG_DOC, key
     for form in ("# packlint: disable=", "# packlint: disable-file=", "`all`", "--", "PK901"):
-        assert form in DOC
+        assert form in CONFIG_DOC
     for status in ("| 0 |", "| 1 |", "| 2 |"):
-        assert status in DOC
+        assert status in CHECK_DOC
+        assert status in INTEGRATIONS_DOC
 
 
 def test_yaml_snippets_parse_and_match_the_hook():
@@ -47,7 +57,7 @@ def test_yaml_snippets_parse_and_match_the_hook():
     hooks = yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text())
     assert hooks == [{**hooks[0], "id": "packlint", "entry": "packlint check", "language": "python",
                       "types": ["shell"], "require_serial": True}]
-    blocks = re.findall(r"```yaml\n(.*?)```", DOC, re.S)
+    blocks = re.findall(r"```yaml\n(.*?)```", INTEGRATIONS_DOC, re.S)
     assert len(blocks) == 2
     precommit, actions = (yaml.safe_load(b) for b in blocks)
     assert precommit["repos"][0]["hooks"][0]["id"] == hooks[0]["id"]

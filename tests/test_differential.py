@@ -11,7 +11,6 @@ from __future__ import annotations
 import copy
 import shutil
 import textwrap
-from pathlib import Path
 
 import pytest
 

@@ -15,15 +15,26 @@ a program is read), and nothing here runs unless a rule asks or `inspect` shows 
 
 from __future__ import annotations
 
-from packlint.codebase.model import (  # noqa: F401  (re-exported)
-    CodeFacts,
-    CodeOptions,
-    EnvRead,
-    FlagSchema,
-    FlagSpec,
-    ProgramResolution,
-    SkippedFile,
-)
+TYPE_CHECKING = False  # (typing.TYPE_CHECKING without importing typing)
+
+if TYPE_CHECKING:
+    from packlint.codebase.model import CodeFacts, CodeOptions, FlagSchema, ProgramResolution
+
+_MODEL_NAMES = ("CodeFacts", "CodeOptions", "EnvRead", "FlagSchema", "FlagSpec", "ProgramResolution", "SkippedFile")
+
+
+def __getattr__(name: str):
+    """The model's records, re-exported lazily: a check whose rules never ask for code does not pay for
+    building them."""
+    if name == "CodeOptions":
+        from packlint.codebase.options import CodeOptions
+
+        return CodeOptions
+    if name in _MODEL_NAMES:
+        from packlint.codebase import model
+
+        return getattr(model, name)
+    raise AttributeError(name)
 
 
 def _program_of(launch: dict, variant: dict | None) -> str | None:
@@ -49,6 +60,7 @@ def resolve_program(program: str | None, script_path: str | None, options: CodeO
     """Match a launch's program (`train.py`, `/workspace/P/x/train.py`, `-m pkg.mod`) to a source file:
     the --code-base roots, then --path-map, then the checkout the script lives in (longest existing
     suffix), then the launch's PYTHONPATH. Never raises; says why not when nothing matched."""
+    from packlint.codebase.options import CodeOptions
     from packlint.codebase.resolve import resolve
 
     return resolve(program, script_path, options or CodeOptions(), list(pythonpath))
@@ -58,6 +70,7 @@ def facts_for_program(program_file: str, roots: list[str] | tuple[str, ...] = ()
                       pythonpath: list[str] | tuple[str, ...] = (), options: CodeOptions | None = None,
                       resolution: ProgramResolution | None = None) -> CodeFacts:
     """Read one program file and its import closure (cached by content; `options.use_cache`)."""
+    from packlint.codebase.options import CodeOptions
     from packlint.codebase.reader import read_program
 
     return read_program(program_file, list(roots), list(pythonpath), options or CodeOptions(), resolution)
@@ -81,8 +94,12 @@ class CodeSession:
     once. Its `facts` method is the callable the rule engine hands to conditions."""
 
     def __init__(self, script_path: str | None, options: CodeOptions | None = None) -> None:
+        if options is None:
+            from packlint.codebase.options import CodeOptions
+
+            options = CodeOptions()
         self.script_path = script_path
-        self.options = options or CodeOptions()
+        self.options = options
         self._memo: dict[tuple, CodeFacts | None] = {}
 
     def resolution(self, launch: dict, variant: dict | None = None) -> ProgramResolution | None:
@@ -99,12 +116,23 @@ class CodeSession:
         key = (program, tuple(pythonpath))
         if key in self._memo:
             return self._memo[key]
-        res = resolve_program(program, self.script_path, self.options, pythonpath)
-        if res.how == "no-program":
-            facts = None
-        elif not res.found:
-            facts = CodeFacts(res)
-        else:
-            facts = facts_for_program(res.file, res.roots, res.pythonpath, self.options, res)
+        from packlint.codebase.model import CodeFacts, ProgramResolution
+
+        try:
+            res = resolve_program(program, self.script_path, self.options, pythonpath)
+            if res.how == "no-program":
+                facts = None
+            elif not res.found:
+                facts = CodeFacts(res)
+            else:
+                facts = facts_for_program(res.file, res.roots, res.pythonpath, self.options, res)
+        except (Exception, RecursionError) as exc:  # a reader bug must not cost the user the whole check
+            import os
+
+            if os.environ.get("PACKLINT_DEBUG"):
+                raise
+            facts = CodeFacts(ProgramResolution(program, None, "read-error",
+                                                f"packlint could not read the code ({type(exc).__name__}: {exc}); "
+                                                "this is a bug in packlint"))
         self._memo[key] = facts
         return facts

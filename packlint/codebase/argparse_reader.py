@@ -28,7 +28,7 @@ from packlint.codebase.filefacts import unparse
 from packlint.codebase.model import FlagSchema, FlagSpec
 
 MAX_DEPTH = 40
-MAX_CALLS = 20000
+MAX_CALLS = 100000
 _BOOL_ACTIONS = {"store_true", "store_false", "store_const", "append_const", "count", "help", "version"}
 
 
@@ -64,9 +64,11 @@ class Parser:
         self.known_reasons: list[str] = []  # parse_known_args calls
         self.kind = kind
 
-    def add(self, spec: FlagSpec) -> None:
+    def add(self, spec: FlagSpec, handler: str | None = None) -> None:
+        """Add a flag as argparse does; `handler`: the conflict handler of the group it is added through
+        (a group copies its parser's handler when it is created)."""
         clash = [o for o in spec.options if o in self.flags]
-        if clash and self.conflict_handler != "resolve":
+        if clash and (handler or self.conflict_handler) != "resolve":
             old = self.flags[clash[0]]
             if old.origin == spec.origin:
                 return  # the same definition reached twice
@@ -138,6 +140,7 @@ class SchemaReader:
         self.calls = 0
         self.stack: list[ast.AST] = []
         self.global_open: list[str] = []
+        self.ran: dict[int, V] = {}
         self.notes: list[str] = []
 
     # -- modules
@@ -152,7 +155,7 @@ class SchemaReader:
     def module_named(self, name: str, rel_from: Module | None = None, level: int = 0) -> Module | None:
         if level and rel_from is not None:
             base = self.index.resolve_relative(rel_from.path, level, name)
-            for cand in (base + ".py", os.path.join(base, "__init__.py")):
+            for cand in (os.path.join(base, "__init__.py"), base + ".py"):
                 if os.path.isfile(cand):
                     return self.module_at(os.path.abspath(cand))
             return None
@@ -231,7 +234,18 @@ class SchemaReader:
             return V("extname", f"{base.value}.{attr}")
         if base.kind == "class" and base.node is not None:
             m = self.find_method(base, attr)
-            return m if m is not None else UNKNOWN
+            if m is not None:
+                return m
+            for stmt in base.node.body:  # a class constant: `TrainingPhase.PRETRAIN = "pretrain"`
+                if isinstance(stmt, ast.Assign) and isinstance(stmt.value, ast.Constant) and any(
+                        isinstance(t, ast.Name) and t.id == attr for t in stmt.targets):
+                    if self.is_enum(base):
+                        return V("const", attr)  # an Enum member: argparse shows it by name
+                    return V("const", stmt.value.value)
+                if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name) and stmt.target.id == attr \
+                        and isinstance(stmt.value, ast.Constant):
+                    return V("const", stmt.value.value)
+            return UNKNOWN
         if base.kind == "instance":
             attrs = base.extra
             if attrs is not None and attr in attrs:
@@ -312,8 +326,10 @@ class SchemaReader:
                 return self.exec_body(mod, stmt.body if known else stmt.orelse, env, conds, depth)
             test = unparse(stmt.test, 60)
             self.eval(mod, stmt.test, env, conds, depth)
-            r1 = self.exec_body(mod, stmt.body, env, conds + [f"if {test}"], depth)
-            r2 = self.exec_body(mod, stmt.orelse, env, conds + [f"if not ({test})"], depth)
+            env1, env2 = dict(env), dict(env)
+            r1 = self.exec_body(mod, stmt.body, env1, conds + [f"if {test}"], depth)
+            r2 = self.exec_body(mod, stmt.orelse, env2, conds + [f"if not ({test})"], depth)
+            _merge_envs(env, env1, env2)
             return r1 if r1 is not None and r1.kind != "unknown" else r2
         elif isinstance(stmt, (ast.For, ast.AsyncFor, ast.While)):
             if isinstance(stmt, (ast.For, ast.AsyncFor)):
@@ -365,13 +381,19 @@ class SchemaReader:
             env[target.id] = v
         elif isinstance(target, ast.Attribute):
             obj = self.eval(mod, target.value, env, conds, depth)
+            if obj.kind == "parser" and v.kind == "const":
+                if target.attr == "conflict_handler" and isinstance(v.value, str):
+                    obj.value.conflict_handler = v.value    # groups made from now on copy it
+                elif target.attr == "allow_abbrev":
+                    obj.value.allow_abbrev = bool(v.value)
             if obj.kind == "instance":
                 if obj.extra is None:
                     obj.extra = {}
                 obj.extra[target.attr] = v
         elif isinstance(target, (ast.Tuple, ast.List)):
-            for t in target.elts:
-                self.assign(mod, t, UNKNOWN, env, conds, depth)
+            items = v.value if v.kind == "tuple" and len(v.value) == len(target.elts) else [UNKNOWN] * len(target.elts)
+            for t, item in zip(target.elts, items):
+                self.assign(mod, t, item, env, conds, depth)
 
     def eval(self, mod: Module, node: ast.AST | None, env: dict[str, V], conds: list[str], depth: int) -> V:
         if node is None:
@@ -392,6 +414,8 @@ class SchemaReader:
             items = [self.eval(mod, e, env, conds, depth) for e in node.elts]
             if all(i.kind == "const" for i in items):
                 return V("const", [i.value for i in items])
+            if isinstance(node, ast.Tuple):
+                return V("tuple", items)
             return UNKNOWN
         if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
             a, b = self.eval(mod, node.left, env, conds, depth), self.eval(mod, node.right, env, conds, depth)
@@ -406,9 +430,9 @@ class SchemaReader:
             b = self.eval(mod, node.orelse, env, conds, depth)
             test = unparse(node.test, 60)
             if a.kind in ("func", "class") and not (b.kind in ("func", "class")):
-                return V(a.kind, a.value, a.module, a.node, a.extra, cond=f"only if {test}")
+                return V(a.kind, a.value, a.module, a.node, a.extra, cond=f"if {test}")
             if b.kind in ("func", "class") and not (a.kind in ("func", "class")):
-                return V(b.kind, b.value, b.module, b.node, b.extra, cond=f"only if not ({test})")
+                return V(b.kind, b.value, b.module, b.node, b.extra, cond=f"if not ({test})")
             return a if a.kind != "unknown" else b
         if isinstance(node, ast.BoolOp):
             vals = [self.eval(mod, v, env, conds, depth) for v in node.values]
@@ -430,6 +454,9 @@ class SchemaReader:
     def call(self, mod: Module, node: ast.Call, env, conds, depth) -> V:
         self.calls += 1
         if self.calls > MAX_CALLS:
+            if self.calls == MAX_CALLS + 1:
+                self.global_open.append(f"packlint stopped following calls after {MAX_CALLS} (at "
+                                        f"{self.where(mod, node)}): flags added later are not seen")
             return UNKNOWN
         func = node.func
         if isinstance(func, ast.Attribute):
@@ -501,6 +528,21 @@ class SchemaReader:
         fn = f.node
         if depth >= MAX_DEPTH or fn in self.stack:
             return UNKNOWN
+        # a call that carries nothing argparse-related runs once: its second run adds nothing new
+        useful = [v for v in list(args) + list(kwargs.values()) if v.kind in _USEFUL]
+        if f.extra and "self" in f.extra:
+            useful.append(f.extra["self"])
+        if not useful and not f.cond:
+            if id(fn) in self.ran:
+                return self.ran[id(fn)]
+            self.ran[id(fn)] = UNKNOWN
+            r = self._invoke(f, args, kwargs, node, mod, conds, depth)
+            self.ran[id(fn)] = r
+            return r
+        return self._invoke(f, args, kwargs, node, mod, conds, depth)
+
+    def _invoke(self, f: V, args: list[V], kwargs: dict[str, V], node, mod, conds, depth) -> V:
+        fn = f.node
         env: dict[str, V] = {}
         a = fn.args
         params = [p.arg for p in a.posonlyargs + a.args]
@@ -531,7 +573,11 @@ class SchemaReader:
             r = None
         finally:
             self.stack.pop()
-        return r if r is not None else V("const", None)
+        if r is None:
+            return V("const", None)
+        if r.kind == "const":  # a computed result (a registry's keys...): not known statically
+            return UNKNOWN
+        return r
 
     def call_builtin(self, mod, node, name: str, args, kwargs, conds) -> V:
         if name == "argparse.ArgumentParser":
@@ -553,7 +599,7 @@ class SchemaReader:
             p.notes.append("allow_abbrev is computed; taken as True")
         ah = kwargs.get("add_help")
         if not (ah is not None and ah.kind == "const" and ah.value is False):
-            p.add(FlagSpec(("-h", "--help"), "help", "help", 0, "bool", None, None, None, False, None, mod.path,
+            p.add(FlagSpec(("-h", "--help"), "help", "help", 0, "bool", None, None, "'==SUPPRESS=='", False, None, mod.path,
                            getattr(node, "lineno", None), None, "argparse add_help"))
         self.parsers.append(p)
         return V("parser", p)
@@ -562,9 +608,17 @@ class SchemaReader:
         p: Parser = obj.value
         kwargs = {k.arg: self.eval(mod, k.value, env, conds, depth) for k in node.keywords if k.arg}
         if attr in ("add_argument_group", "add_mutually_exclusive_group"):
-            return V("group", p)
+            handler = obj.extra if obj.kind == "group" and obj.extra else p.conflict_handler
+            ch = kwargs.get("conflict_handler")
+            if ch is not None and ch.kind == "const":
+                handler = ch.value
+            return V("group", p, extra=handler)
         if attr == "add_argument":
-            self.add_argument(mod, node, p, env, conds, depth)
+            self.add_argument(mod, node, p, env, conds, depth,
+                              obj.extra if obj.kind == "group" and obj.extra else p.conflict_handler)
+            return UNKNOWN
+        if p.kind == "hf" and attr.startswith("parse_"):  # parse_args_into_dataclasses, parse_json_file...
+            p.parsed.append(self.where(mod, node))
             return UNKNOWN
         if attr in ("parse_args", "parse_intermixed_args"):
             p.parsed.append(self.where(mod, node))
@@ -584,7 +638,7 @@ class SchemaReader:
             return UNKNOWN
         return UNKNOWN
 
-    def add_argument(self, mod, node: ast.Call, p: Parser, env, conds, depth) -> None:
+    def add_argument(self, mod, node: ast.Call, p: Parser, env, conds, depth, handler: str | None = None) -> None:
         options = []
         for a in node.args:
             if isinstance(a, ast.Starred):
@@ -605,7 +659,7 @@ class SchemaReader:
         if any(k.arg is None for k in node.keywords):
             p.notes.append(f"add_argument(**kwargs) at {self.where(mod, node)}: keyword details not read")
         spec = self.spec_from_kwargs(mod, node, options, kw, env, conds, depth)
-        p.add(spec)
+        p.add(spec, handler)
 
     def spec_from_kwargs(self, mod, node, options, kw, env, conds, depth, generated_from=None) -> FlagSpec:
         def const(name):
@@ -871,6 +925,23 @@ class SchemaReader:
         return False
 
 
+_USEFUL = ("parser", "group", "func", "class", "factory", "instance", "module", "tuple")
+
+
+def _merge_envs(env: dict[str, V], a: dict[str, V], b: dict[str, V]) -> None:
+    """After an `if` whose branches both ran: each name keeps the more useful of its two values (a
+    callable or parser over an unknown: `if args.x: pretrain = wrap(pretrain)` keeps `pretrain`)."""
+    for k in set(a) | set(b):
+        va, vb = a.get(k), b.get(k)
+        choice = next((v for v in (va, vb) if v is not None and v.kind in _USEFUL), None)
+        if choice is None:
+            choice = va if va is not None and va.kind != "unknown" else (vb if vb is not None else va)
+        if choice is None:
+            choice = env.get(k)
+        if choice is not None:
+            env[k] = choice
+
+
 def _fold(test: ast.AST, env: dict[str, V]) -> bool | None:
     """The truth of an `if` test over a local whose value is a known constant or callable, else None.
     Module-level names are never folded (`HAVE_X = True` in a try/except is not a constant)."""
@@ -881,8 +952,8 @@ def _fold(test: ast.AST, env: dict[str, V]) -> bool | None:
         v = env[test.id]
         if v.kind == "const" and isinstance(v.value, (bool, int, str, type(None))):
             return bool(v.value)
-        if v.kind in ("func", "class", "parser", "group") and v.cond is None:
-            return True
+        if v.kind in ("func", "class", "parser", "group"):
+            return True  # a callback chosen under a condition carries that condition into its flags
         return None
     if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], (ast.Is, ast.IsNot)) \
             and isinstance(test.comparators[0], ast.Constant) and test.comparators[0].value is None \
@@ -890,7 +961,7 @@ def _fold(test: ast.AST, env: dict[str, V]) -> bool | None:
         v = env[test.left.id]
         if v.kind == "const" and v.value is None:
             is_none = True
-        elif v.kind in ("func", "class", "parser", "group") and v.cond is None:
+        elif v.kind in ("func", "class", "parser", "group"):
             is_none = False
         else:
             return None

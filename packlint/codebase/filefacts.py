@@ -217,19 +217,19 @@ def extract_file_facts(src: SourceFile) -> dict:
         elif isinstance(node, ast.Call):
             fn = _dotted(node.func)
             if fn in _ENV_CALLS and node.args:
-                wrapper_param(node.args[0], stack)
-                name, computed = name_of(node.args[0], line)
-                default = unparse(node.args[1], 60) if len(node.args) > 1 else None
-                env.append([name, computed, line, _ENV_CALLS[fn], parse_form(stack, node), default])
+                if not wrapper_param(node.args[0], stack):  # a wrapper's own read: its calls are the reads
+                    name, computed = name_of(node.args[0], line)
+                    default = unparse(node.args[1], 60) if len(node.args) > 1 else None
+                    env.append([name, computed, line, _ENV_CALLS[fn], parse_form(stack, node), default])
             elif fn in ("sys.path.append", "sys.path.insert", "path.append", "path.insert") and node.args:
                 arg = node.args[-1]
                 p = static_path(arg, consts)
                 if p is not None:
                     syspath.append(p)
         elif isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Load) and _dotted(node.value) in _ENV_OBJS:
-            wrapper_param(node.slice, stack)
-            name, computed = name_of(node.slice, line)
-            env.append([name, computed, line, "os.environ[]", parse_form(stack, node), None])
+            if not wrapper_param(node.slice, stack):
+                name, computed = name_of(node.slice, line)
+                env.append([name, computed, line, "os.environ[]", parse_form(stack, node), None])
         elif isinstance(node, ast.Compare) and len(node.ops) == 1 and isinstance(node.ops[0], (ast.In, ast.NotIn)) \
                 and _dotted(node.comparators[0]) in _ENV_OBJS:
             name, computed = name_of(node.left, line)
@@ -239,16 +239,18 @@ def extract_file_facts(src: SourceFile) -> dict:
             visit(child, stack)
         stack.pop()
 
-    def wrapper_param(arg: ast.AST, stack: list[ast.AST]) -> None:
-        """`def get_env(name, default=None): return os.environ.get(name, default)`: a wrapper."""
+    def wrapper_param(arg: ast.AST, stack: list[ast.AST]) -> bool:
+        """`def get_env(name, default=None): return os.environ.get(name, default)`: a wrapper (True)."""
         if not isinstance(arg, ast.Name):
-            return
+            return False
         fn = next((n for n in reversed(stack) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))), None)
         if fn is None:
-            return
+            return False
         params = [a.arg for a in fn.args.posonlyargs + fn.args.args]
         if arg.id in params:
             wrappers.append([fn.name, params.index(arg.id) - (1 if params[:1] in (["self"], ["cls"]) else 0)])
+            return True
+        return False
 
     def statements(body: list) -> None:
         for node in body:

@@ -165,7 +165,7 @@ class ProgramResolution:
     `program`: as written in the script ('train.py', '/workspace/P/x/train.py', '-m pkg.mod');
     `file`: the resolved file (absolute) or None; `root`: the code-base root it was found under;
     `how`: 'code-base' | 'path-map' | 'script-checkout' | 'pythonpath' | 'absolute' (found) — or
-    'not-found' | 'no-program' | 'unknown-program' | 'disabled'; `detail`: one sentence for people
+    'not-found' | 'no-program' | 'unknown-program' | 'disabled' | 'read-error' (a packlint bug, said so); `detail`: one sentence for people
     ('longest existing suffix aiak_training_llm/train.py under /src/OV2 (the script's checkout)' or why
     not, with the places tried); `roots`: the roots searched, in order; `pythonpath`: the launch's own
     PYTHONPATH entries mapped onto disk (the module search path for the program's imports)."""
@@ -259,18 +259,4 @@ class CodeFacts:
                    [SkippedFile(s["file"], s["reason"]) for s in d.get("skipped", [])])
 
 
-@record
-class CodeOptions:
-    """How to find code: `code_bases` (--code-base / config `code-base`, absolute dirs), `path_maps`
-    ((container prefix, local dir) pairs from --path-map / config `path-map`), `enabled` (False with
-    --no-code-base), `use_cache` (False with --no-cache), `cache_dir` (None: the user cache dir, or
-    PACKLINT_CACHE_DIR); `megatron_version` (--megatron-version / config `megatron-version`, added by
-    the rules side): the Megatron-LM release snapshot the flags of a Megatron program whose code is not
-    found are checked against (None: every shipped release)."""
-
-    code_bases: list[str] = factory(list)
-    path_maps: list[tuple[str, str]] = factory(list)
-    enabled: bool = True
-    use_cache: bool = True
-    cache_dir: str | None = None
-    megatron_version: str | None = None
+from packlint.codebase.options import CodeOptions  # noqa: E402,F401  (kept here for the API)

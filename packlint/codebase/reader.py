@@ -17,9 +17,29 @@ import os
 from packlint.codebase import cache
 from packlint.codebase.filefacts import SourceFile, cache_key_digest, concrete_path, env_reads_of, \
     extract_file_facts, read_source
-from packlint.codebase.model import CodeFacts, CodeOptions, ProgramResolution, SkippedFile
+from packlint.codebase.model import CodeFacts, ProgramResolution, SkippedFile
+from packlint.codebase.options import CodeOptions
 
 READER_VERSION = 1
+_CODE_DIGEST: list[str] = []
+
+
+def reader_digest() -> str:
+    """A digest of this package's own source: a changed reader never trusts facts an older one cached."""
+    if not _CODE_DIGEST:
+        import hashlib
+
+        h = hashlib.sha1(str(READER_VERSION).encode())
+        here = os.path.dirname(os.path.abspath(__file__))
+        for name in sorted(os.listdir(here)):
+            if name.endswith(".py"):
+                try:
+                    with open(os.path.join(here, name), "rb") as fh:
+                        h.update(fh.read())
+                except OSError:
+                    pass
+        _CODE_DIGEST.append(h.hexdigest())
+    return _CODE_DIGEST[0]
 MAX_FILES = 20000
 
 
@@ -54,7 +74,7 @@ class ModuleIndex:
         rel = module.replace(".", "/")
         found = None
         for d in ([base] if base is not None else self.search):
-            for cand in (rel + ".py", rel + "/__init__.py"):
+            for cand in (rel + "/__init__.py", rel + ".py"):  # a package wins over a module, as in Python
                 f = os.path.join(d, cand)
                 if os.path.isfile(f):
                     found = os.path.abspath(f)
@@ -91,7 +111,7 @@ class ModuleIndex:
 
 
 def _file_of_path(base: str) -> str | None:
-    for cand in (base + ".py", os.path.join(base, "__init__.py")):
+    for cand in (os.path.join(base, "__init__.py"), base + ".py"):
         if os.path.isfile(cand):
             return os.path.abspath(cand)
     return None
@@ -113,13 +133,14 @@ class Closure:
         src = self.index.source(path)
         if src is None:
             return None
+        key = cache_key_digest([reader_digest(), src.digest])
         if self.cache_base:
-            hit = cache.load(self.cache_base, "files", src.digest)
+            hit = cache.load(self.cache_base, "files", key)
             if hit is not None:
                 return hit
         facts = extract_file_facts(src)
         if self.cache_base:
-            cache.store(self.cache_base, "files", src.digest, facts)
+            cache.store(self.cache_base, "files", key, facts)
         return facts
 
     def walk(self, start: str) -> None:
@@ -216,17 +237,17 @@ def read_program(program_file: str, roots: list[str], pythonpath: list[str], opt
     if resolution is None:
         resolution = ProgramResolution(program_file, program_file, "absolute", f"{program_file} read directly",
                                        os.path.dirname(program_file), list(roots), list(pythonpath))
-    key = cache_key_digest([READER_VERSION, program_file, list(roots), list(pythonpath)])
+    key = cache_key_digest([reader_digest(), program_file, list(roots), list(pythonpath)])
     base = cache.cache_dir(options.cache_dir) if options.use_cache else None
     if base:
         hit = cache.load(base, "programs", key)
-        if hit is not None and hit.get("version") == READER_VERSION and _manifest_ok(hit.get("manifest", {})):
+        if hit is not None and hit.get("version") == reader_digest() and _manifest_ok(hit.get("manifest", {})):
             facts = CodeFacts.from_json(hit["facts"])
             facts.resolution = resolution
             return facts
     facts, manifest = build_facts(program_file, roots, pythonpath, options, resolution)
     if base:
-        cache.store(base, "programs", key, {"version": READER_VERSION, "manifest": manifest,
+        cache.store(base, "programs", key, {"version": reader_digest(), "manifest": manifest,
                                             "facts": facts.to_json()})
     return facts
 

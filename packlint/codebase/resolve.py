@@ -18,7 +18,8 @@ from __future__ import annotations
 
 import os
 
-from packlint.codebase.model import CodeOptions, ProgramResolution
+from packlint.codebase.model import ProgramResolution
+from packlint.codebase.options import CodeOptions
 
 REPO_MARKERS = (".git", ".hg", ".svn")
 
@@ -45,8 +46,12 @@ def script_checkout_dirs(script_path: str | None) -> list[str]:
     root = repository_root(start)
     dirs = []
     d = start
-    if root is None:
-        return [start, os.path.dirname(start)] if os.path.dirname(start) != start else [start]
+    if root is None:  # no repository: every ancestor but `/` and the home directory
+        home = os.path.expanduser("~")
+        while d not in (os.path.dirname(d), home):
+            dirs.append(d)
+            d = os.path.dirname(d)
+        return dirs or [start]
     while True:
         dirs.append(d)
         if d == root:
@@ -78,11 +83,11 @@ def _suffixes(parts: list[str]) -> list[str]:
 
 def _module_file(base: str, module: str) -> str | None:
     rel = module.replace(".", "/")
-    for cand in (rel + ".py", rel + "/__main__.py", rel + "/__init__.py"):
-        f = os.path.join(base, cand)
-        if os.path.isfile(f):
-            return f
-    return None
+    if os.path.isfile(os.path.join(base, rel, "__init__.py")):  # a package runs its __main__ (or fails)
+        main = os.path.join(base, rel, "__main__.py")
+        return main if os.path.isfile(main) else None
+    f = os.path.join(base, rel + ".py")
+    return f if os.path.isfile(f) else None
 
 
 def map_dir(entry: str, options: CodeOptions, roots: list[str], cwd_hint: str | None) -> str | None:
@@ -122,8 +127,19 @@ def resolve(program: str | None, script_path: str | None, options: CodeOptions,
     search_roots = [top] if top else []
     search_roots = list(dict.fromkeys(explicit + search_roots))
 
-    def found(file: str, how: str, detail: str, root: str | None) -> ProgramResolution:
-        return ProgramResolution(program, os.path.abspath(file), how, detail, root, search_roots, mapped_pp)
+    def found(file: str, how: str, detail: str, root: str | None, suffix: str | None = None) -> ProgramResolution:
+        pp = mapped_pp
+        if suffix and program.endswith("/" + suffix) and os.path.isabs(program) and root:
+            # `/workspace/P/x/train.py` found as ROOT/x/train.py: /workspace/P is ROOT for PYTHONPATH too
+            implied = CodeOptions(list(options.code_bases), [(program[: -len(suffix) - 1], root)]
+                                  + list(options.path_maps))
+            pp = []
+            for entry in pythonpath:
+                d = map_dir(entry, implied, list(dict.fromkeys(explicit + ([top] if top else []))), top)
+                if d is not None:
+                    pp.append(d)
+            pp = list(dict.fromkeys(pp))
+        return ProgramResolution(program, os.path.abspath(file), how, detail, root, search_roots, pp)
 
     if program.startswith("-m ") or program.startswith("-m"):
         module = program[2:].strip()
@@ -152,13 +168,16 @@ def resolve(program: str | None, script_path: str | None, options: CodeOptions,
     if ".." in parts:
         parts = parts[len(parts) - 1 - parts[::-1].index(".."):][1:]
     tried = []
-    for root, how in [(d, "code-base") for d in explicit] + [(d, "script-checkout") for d in checkout]:
+    # the longest suffix wins over a nearer directory: `/workspace/P/pkg/train.py` is `ROOT/pkg/train.py`
+    # even when the script's own folder has some other train.py
+    for block, how in ((explicit, "code-base"), (checkout, "script-checkout")):
         for suf in _suffixes(parts):
-            cand = os.path.join(root, suf)
-            if os.path.isfile(cand):
-                what = "the script's checkout" if how == "script-checkout" else "--code-base"
-                return found(cand, how, f"longest existing suffix {suf} under {root} ({what})", root)
-        tried.append(root)
+            for root in block:
+                cand = os.path.join(root, suf)
+                if os.path.isfile(cand):
+                    what = "the script's checkout" if how == "script-checkout" else "--code-base"
+                    return found(cand, how, f"longest existing suffix {suf} under {root} ({what})", root, suf)
+        tried.extend(block)
     if os.path.isabs(program) and os.path.isfile(program):
         return found(program, "absolute", f"{program} exists on this machine", os.path.dirname(program))
     for d in mapped_pp:

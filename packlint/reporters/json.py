@@ -1,4 +1,4 @@
-"""`--format json`: one document for the whole run (documented in the README).
+"""`--format json`: one document for the whole run (documented in docs/check.md).
 
 `errors` lists the files packlint could not check (and run-level errors, with `path: null`); the
 document is complete and valid even then."""

@@ -1,0 +1,90 @@
+"""Glob patterns as Python regexes, for the two places packlint matches them: bash's own pattern
+matching (`[[ $x == pat ]]`, `case`, `${x#pat}`, `${x/pat/rep}`) and the configuration's path globs
+(`exclude`, `per-file-ignores`). One translator, so both read bracket expressions the same way, as
+POSIX and bash do: a `]` right after `[`, `[!` or `[^` is a member, not the end; `!` and `^` negate;
+`[:alpha:]`-style classes; an unterminated `[` is a literal `[`."""
+
+from __future__ import annotations
+
+import re
+
+# POSIX character classes (the C locale, as bash's defaults in a launch script)
+_CLASSES = {
+    "alpha": "a-zA-Z", "digit": "0-9", "alnum": "a-zA-Z0-9", "upper": "A-Z", "lower": "a-z",
+    "space": " \\t\\n\\r\\f\\v", "blank": " \\t", "xdigit": "0-9A-Fa-f", "word": "a-zA-Z0-9_",
+    "punct": re.escape("!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~"), "cntrl": "\\x00-\\x1f\\x7f",
+    "print": "\\x20-\\x7e", "graph": "\\x21-\\x7e",
+}
+
+
+def _bracket(pattern: str, i: int, escapes: bool) -> tuple[str, int] | None:
+    """The bracket expression starting at `pattern[i] == '['`: (a regex class, the index after its
+    closing `]`), or None when it is not terminated (then the `[` is an ordinary character)."""
+    n = len(pattern)
+    j = i + 1
+    negate = j < n and pattern[j] in "!^"
+    if negate:
+        j += 1
+    members: list[str] = []
+    first = True
+    while j < n:
+        c = pattern[j]
+        if c == "]" and not first:
+            return ("[^" if negate else "[") + "".join(members) + "]", j + 1
+        first = False
+        if c == "[" and pattern.startswith("[:", j):
+            end = pattern.find(":]", j + 2)
+            name = pattern[j + 2:end] if end >= 0 else None
+            if name in _CLASSES:
+                members.append(_CLASSES[name])
+                j = end + 2
+                continue
+        if c == "\\" and escapes and j + 1 < n:
+            members.append(re.escape(pattern[j + 1]))
+            j += 2
+            continue
+        members.append("-" if c == "-" else re.escape(c))   # a-z stays a range
+        j += 1
+    return None
+
+
+def translate(pattern: str, *, path: bool, escapes: bool) -> str:
+    """A glob as a regex (without anchors). `path`: `*` and `?` stay within one path component and
+    `**` crosses components (configuration globs); otherwise `*` and `?` match any character, `/`
+    included (bash patterns). `escapes`: a backslash makes the next character literal (bash)."""
+    i, n, out = 0, len(pattern), []
+    while i < n:
+        c = pattern[i]
+        if c == "\\" and escapes and i + 1 < n:
+            out.append(re.escape(pattern[i + 1]))
+            i += 2
+        elif path and pattern.startswith("**/", i):
+            out.append("(?:.*/)?")
+            i += 3
+        elif path and pattern.startswith("**", i):
+            out.append(".*")
+            i += 2
+        elif c == "*":
+            out.append("[^/]*" if path else ".*")
+            i += 1
+        elif c == "?":
+            out.append("[^/]" if path else ".")
+            i += 1
+        elif c == "[" and (bracket := _bracket(pattern, i, escapes)) is not None:
+            out.append(bracket[0])
+            i = bracket[1]
+        else:
+            out.append(re.escape(c))
+            i += 1
+    return "".join(out)
+
+
+def bash_pattern_regex(pattern: str) -> str:
+    """A bash pattern (`\\` escapes a character; `*` matches `/` too) as a regex; match with re.S."""
+    return translate(pattern, path=False, escapes=True)
+
+
+def path_glob_regex(pattern: str) -> re.Pattern:
+    """A configuration path glob; matches the path itself or anything under it (`legacy` matches
+    `legacy/x.sh`). A backslash is an ordinary character."""
+    return re.compile(translate(pattern, path=True, escapes=False) + r"(?:/.*)?$")
