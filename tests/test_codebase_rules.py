@@ -55,11 +55,7 @@ def _cases_on(codebase: str) -> list[str]:
 
 ARGPARSE_CASES = [(cb, case) for cb in ("aiak_2025", "aiak_2026") for case in _cases_on(cb)]
 # where packlint's static reader and argparse still disagree (strict: fails loudly once fixed)
-READER_GAPS = {
-    "../codebase/i10rules/scripts/resolve_override.sh":
-        "the reader keeps the Megatron --tokenizer-type choices although the provider sets "
-        "parser.conflict_handler = 'resolve' and redefines the flag",
-}
+READER_GAPS: dict[str, str] = {}
 
 
 def _real_parser_rejects(codebase: Path, argv: list[str]) -> tuple[bool, str]:
@@ -74,7 +70,8 @@ def _real_parser_rejects(codebase: Path, argv: list[str]) -> tuple[bool, str]:
 
 @pytest.mark.parametrize("codebase,case", ARGPARSE_CASES, ids=[c for _, c in ARGPARSE_CASES])
 def test_flag_rules_agree_with_argparse(codebase, case, capsys, monkeypatch, request):
-    """PK201/PK202 fire exactly when the program's real parser rejects the launch's arguments."""
+    """PK201/PK202 fire exactly when the program's real parser rejects the launch's arguments (including
+    a provider that sets parser.conflict_handler = 'resolve' and redefines a Megatron flag)."""
     if case in READER_GAPS:
         request.node.add_marker(pytest.mark.xfail(strict=True, reason=READER_GAPS[case]))
     from packlint.api import inspect_script
