@@ -1385,6 +1385,8 @@ def _flag_problem(spec, occ: dict, name: str) -> Any:
                 if nargs is None else "needs at least one value but none follows it"
         return None
     joined = " ".join(w for w in words if isinstance(w, str))
+    if "$__PLGAP" in joined:  # a region the parser could not read (packlint.parse.GAP_VARIABLE): unknown
+        return Unk("the value comes from a part of the script packlint could not parse", "unknown")
     if "<" in joined and ">" in joined.split("<", 1)[1]:
         return Unk("the value is a template placeholder (<...>)", "unknown")
     if any(isinstance(w, dict) for w in words):
