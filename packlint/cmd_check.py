@@ -51,6 +51,9 @@ def add_selection_arguments(parser, *, assumed_env: bool = True) -> None:
     parser.add_argument("--config", default=None, metavar="FILE",
                         help="use this configuration file (pyproject.toml, packlint.toml) for every file")
     parser.add_argument("--isolated", action="store_true", help="ignore every configuration file")
+    parser.add_argument("--megatron-version", default=None, metavar="RELEASE",
+                        help="check a Megatron-LM program whose code is not found against this release's flag "
+                             "snapshot ('core_v0.14.0', '0.14', 'main'; config: megatron-version)")
 
 
 def add_arguments(parser) -> None:
@@ -125,7 +128,20 @@ def cli_settings(args):
                        known_env=known, config=args.config, isolated=args.isolated,
                        code_bases=code_bases, path_maps=path_maps,
                        code_reading=not getattr(args, "no_code_base", False),
-                       code_cache=not getattr(args, "no_cache", False))
+                       code_cache=not getattr(args, "no_cache", False),
+                       megatron_version=_megatron_version(getattr(args, "megatron_version", None)))
+
+
+def _megatron_version(text: str | None) -> str | None:
+    if text is None:
+        return None
+    from packlint.codebase.snapshots import normalize_version, release_names
+
+    name = normalize_version(text)
+    if name is None:
+        raise PacklintError(f"--megatron-version: unknown release {text!r} "
+                            f"(the shipped snapshots: {', '.join(release_names()) or 'none'})")
+    return name
 
 
 def render(fmt: str, result, *, color: bool = False) -> str:

@@ -42,6 +42,8 @@ KEYS: dict[str, tuple[str, str]] = {
     "path-map": ("pathmap", "a table of container path prefix -> local directory (relative to the config file)"),
     "extend-select": ("codes", "a list of rule codes, code prefixes or names enabled on top of `select`"),
     "doc-url": ("url", "a URL template for each rule's documentation ({code}, {code_lower}, {name}, {anchor})"),
+    "megatron-version": ("megatron", "a Megatron-LM release of the shipped flag snapshots ('core_v0.14.0', "
+                                     "'0.14', 'main')"),
 }
 # the rule's section in the generated rule reference (packlint.rule_docs.anchor names it)
 DEFAULT_DOC_URL = "https://github.com/packlint/packlint/blob/main/docs/rules-reference.md#{anchor}"
@@ -229,6 +231,13 @@ def _validate(cfg: ConfigFile, raw: dict) -> dict[str, Any]:
                 if not isinstance(v, str):
                     raise err(key, f"{name}: expected a string, got {_type(v)} (write {name} = \"{_toml_str(v)}\")")
             out[key] = dict(value)
+        elif kind == "megatron":
+            from packlint.codebase.snapshots import normalize_version, release_names
+
+            name = normalize_version(value) if isinstance(value, str) else None
+            if name is None:
+                raise err(key, f"expected {desc}, got {value!r} (known: {', '.join(release_names()) or 'none'})")
+            out[key] = name
     return out
 
 
@@ -281,7 +290,8 @@ class CliSettings:
                  env: dict[str, str] | None = None, known_env: list[str] | None = None,
                  config: str | None = None, isolated: bool = False, code_bases: list[str] | None = None,
                  path_maps: list[tuple[str, str]] | None = None, code_reading: bool = True,
-                 code_cache: bool = True, extend_select: list[str] | None = None) -> None:
+                 code_cache: bool = True, extend_select: list[str] | None = None,
+                 megatron_version: str | None = None) -> None:
         self.select = select or None
         self.extend_select = extend_select or []
         self.ignore = ignore or []
@@ -295,13 +305,14 @@ class CliSettings:
         self.path_maps = path_maps or []        # --path-map PREFIX=DIR (DIR absolute)
         self.code_reading = code_reading        # False with --no-code-base
         self.code_cache = code_cache            # False with --no-cache
+        self.megatron_version = megatron_version
 
 
 class Settings:
     """The settings in effect for one file, each with its origin (default / file:key / command line)."""
 
     FIELDS = ("select", "ignore", "fail-on", "severity", "rule-files", "per-file-ignores", "exclude", "env",
-              "known-env", "code-base", "path-map", "doc-url")
+              "known-env", "code-base", "path-map", "doc-url", "megatron-version")
 
     def __init__(self) -> None:
         self.config: ConfigFile | None = None
@@ -319,6 +330,7 @@ class Settings:
         self.path_maps: list[tuple[str, str]] = []
         self.code_reading = True
         self.code_cache = True
+        self.megatron_version: str | None = None   # pins the Megatron-LM flag snapshot (issue 10)
         self.origins: dict[str, str] = {k: "default" for k in self.FIELDS}
 
     @property
@@ -339,7 +351,8 @@ class Settings:
         """How to find and read the launched code (packlint.codebase.CodeOptions)."""
         from packlint.codebase.options import CodeOptions
 
-        return CodeOptions(list(self.code_bases), list(self.path_maps), self.code_reading, self.code_cache)
+        return CodeOptions(list(self.code_bases), list(self.path_maps), self.code_reading, self.code_cache,
+                           megatron_version=self.megatron_version)
 
     def table_key(self) -> tuple:
         return tuple(self.rule_files)
@@ -352,6 +365,7 @@ class Settings:
                 "rule-files": self.rule_files, "per-file-ignores": dict(self.per_file_ignores),
                 "exclude": self.exclude, "env": self.env, "known-env": self.known_env,
                 "code-base": self.code_bases, "path-map": dict(self.path_maps), "doc-url": self.doc_url,
+                "megatron-version": self.megatron_version,
             },
             "origins": dict(self.origins),
         }
@@ -425,6 +439,10 @@ def merge(cfg: ConfigFile | None, cli: CliSettings) -> Settings:
         s.path_maps = list(cli.path_maps) + s.path_maps
         s.origins["path-map"] = "command line (--path-map)" if prev == "default" else f"command line (--path-map) + {prev}"
     s.code_reading, s.code_cache = cli.code_reading, cli.code_cache
+    if "megatron-version" in v:
+        s.megatron_version, s.origins["megatron-version"] = v["megatron-version"], cfg.origin("megatron-version")
+    if cli.megatron_version:
+        s.megatron_version, s.origins["megatron-version"] = cli.megatron_version, "command line (--megatron-version)"
     return s
 
 

@@ -17,7 +17,10 @@ def rule_markdown(rule, level: int = 1) -> str:
     for kind, heading in (("bad", "Bad"), ("good", "Good")):
         for ex in (e for e in rule.examples if e.kind == kind):
             title = f" ({ex.title})" if ex.title else ""
-            out += [f"{sub} {heading}{title}", "", "```bash", _visible(ex.script.strip("\n")), "```", ""]
+            out += [f"{sub} {heading}{title}", ""]
+            for path, source in sorted((getattr(ex, "code", None) or {}).items()):
+                out += [f"The code it launches, `{path}`:", "", "```python", source.strip("\n"), "```", ""]
+            out += ["```bash", _visible(ex.script.strip("\n")), "```", ""]
     if rule.references:
         out += [f"{sub} References", ""] + [f"- {r}" for r in rule.references] + [""]
     fix = getattr(rule, "fix", None)

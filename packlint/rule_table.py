@@ -103,7 +103,7 @@ class Override(_Record):
 class Example(_Record):
     """A rule's documented bad/good script, run by the test suite."""
 
-    __slots__ = ("kind", "script", "env", "args", "title")
+    __slots__ = ("kind", "script", "env", "args", "title", "code")
 
 
 FIX_KINDS = ("insert_before", "insert_after", "insert_line_before", "insert_line_after", "replace",
@@ -251,6 +251,9 @@ def _schema():
         title: str | None = None
         env: dict[str, str] = {}
         args: list[str] = []
+        # a small code base the example launches (relative path -> Python source), written beside the
+        # script when the example runs (issue 10: rules over the launched code)
+        code: dict[str, str] = {}
 
     class RelatedSpec(Strict):
         at: str
@@ -566,7 +569,7 @@ def _compile_rule(r, fname: str, ftext: str, is_builtin: bool, scope: Scope, var
                  for i, x in enumerate(r.related)],
         undecided=r.undecided, exclusive=r.exclusive, overrides=overrides, explanation=r.explanation.strip(),
         references=list(r.references),
-        examples=[Example(e.kind, e.script, dict(e.env), list(e.args), e.title) for e in r.example],
+        examples=[Example(e.kind, e.script, dict(e.env), list(e.args), e.title, dict(e.code)) for e in r.example],
         file=fname, builtin=is_builtin, fix=fix, versions=r.versions,
     )
 

@@ -72,8 +72,10 @@ def test_exit_codes_and_fail_on(tmp_path, capsys):
 def test_select_and_ignore(tmp_path, capsys):
     both = script(tmp_path, "a.sh", LEAK.replace("torchrun", "export OFFLINE_PACKING_VQA=1\ntorchrun"))
     def found(*opts):
-        _, out, _ = run(capsys, "check", "--format", "json", *opts, both)
+        _, out, _ = run(capsys, "check", "--format", "json", "--no-code-base", *opts, both)
         return sorted(f["code"] for f in json.loads(out)["findings"])
+    _, out, _ = run(capsys, "check", "--format", "json", both)  # with code reading: a.sh's code is not at hand
+    assert sorted(f["code"] for f in json.loads(out)["findings"]) == ["PK001", "PK004", "PK204"]
     assert found() == ["PK001", "PK004"]
     assert found("--select", "PK00") == ["PK001", "PK004"]
     assert found("--select", "PK001") == ["PK001"]

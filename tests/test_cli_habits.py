@@ -53,7 +53,7 @@ def test_statistics(capsys):
     code, out, _ = run(capsys, "--statistics", "leak.sh", "vqa.sh", "repeat.sh", "clean.sh")
     assert code == 1
     assert out.splitlines() == ["1\tPK001\t[*] packing-gate-leak [error]", "1\tPK004\t[*] dead-packing-vqa [warning]",
-                                "1\tPK103\t[*] flag-repeated [warning]"]
+                                "1\tPK103\t[*] flag-repeated [warning]", "1\tPK204\tcode-base-not-found [info]"]
     _, out, _ = run(capsys, "--statistics", "--output-format", "json", "leak.sh")
     assert json.loads(out) == [{"code": "PK001", "name": "packing-gate-leak", "severity": "error", "count": 1,
                                 "fixable": 1}]
@@ -64,7 +64,11 @@ def test_quiet(capsys):
     assert (code, out) == (0, "")
     code, out, _ = run(capsys, "--quiet", "vqa.sh")
     assert code == 0 and out == ("vqa.sh:3:12: PK004 [warning] OFFLINE_PACKING_VQA is read nowhere in the "
-                                 "LLaVA-OneVision2 code: setting it does nothing and misleads readers\n")
+                                 "LLaVA-OneVision2 code: setting it does nothing and misleads readers\n"
+                                 "vqa.sh:4:1: PK204 [info] the code of train.py was not found, so the packing rules "
+                                 "judged OFFLINE_PACKING_VQA from the program path: it names no LLaVA-OneVision-1.5 "
+                                 "checkout, so the code is taken not to read it (`packlint inspect` shows where "
+                                 "packlint looked)\n")
 
 
 def test_severity_display_filter(capsys):

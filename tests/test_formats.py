@@ -29,7 +29,7 @@ def _env(monkeypatch, tmp_path_factory, tmp_path):
 
 def run(capsys, *argv):
     capsys.readouterr()
-    code = main(["check", "--isolated", *argv])
+    code = main(["check", "--isolated", "--no-code-base", *argv])
     out, err = capsys.readouterr()
     return code, out, err
 

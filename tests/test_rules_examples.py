@@ -3,6 +3,8 @@ stale: a bad example must fire that rule, a good example must fire nothing at wa
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from packlint.api import inspect_script
@@ -14,18 +16,28 @@ CASES = [pytest.param(rule, ex, id=f"{rule.code}-{ex.kind}{i}")
          for rule in TABLE.rules for i, ex in enumerate(rule.examples)]
 
 
-def run_example(ex) -> list:
+def run_example(ex, where: Path) -> list:
+    """Check the example as a script in `where`, beside the small code base it launches (`code`), with
+    code reading on: rules over the launched code (PK2xx) see that code, or find none."""
+    from packlint.codebase import CodeOptions, CodeSession
+
     text = ex.script.lstrip("\n").encode()
-    model = inspect_script("example.sh", env=ex.env, args=ex.args, text=text, display_path="example.sh")
-    return check_model(model, TABLE.rules, script_text=text)
+    for rel, source in (getattr(ex, "code", None) or {}).items():
+        (where / rel).parent.mkdir(parents=True, exist_ok=True)
+        (where / rel).write_text(source.lstrip("\n"))
+    script = where / "example.sh"
+    script.write_bytes(text)
+    model = inspect_script(str(script), env=ex.env, args=ex.args, text=text, display_path=str(script))
+    session = CodeSession(str(script), CodeOptions(use_cache=False))
+    return check_model(model, TABLE.rules, script_text=text, code=session.facts)
 
 
 @pytest.mark.parametrize("rule,example", CASES)
-def test_rule_example(rule, example):
-    findings = run_example(example)
+def test_rule_example(rule, example, tmp_path):
+    findings = run_example(example, tmp_path)
     codes = [(f.code, f.severity) for f in findings]
     if example.kind == "bad":
-        # an info rule (PK903) is proven by its own info finding; others by a warning or error
+        # an info rule (PK204, PK903) is proven by its own info finding; others by a warning or error
         assert any(f.code == rule.code and (f.severity != "info" or rule.severity == "info")
                    for f in findings), codes
     else:

@@ -23,7 +23,7 @@ def check(capsys, tmp_path, text, *opts, name="t.sh"):
     p = tmp_path / name
     p.write_text(text)
     capsys.readouterr()
-    code = main(["check", "--isolated", "--format", "json", *opts, str(p)])
+    code = main(["check", "--isolated", "--no-code-base", "--format", "json", *opts, str(p)])
     doc = json.loads(capsys.readouterr().out)
     return code, [(f["code"], f["line"]) for f in doc["findings"]], doc
 
@@ -145,5 +145,5 @@ def test_text_summary_mentions_suppressed(capsys, tmp_path):
     p = tmp_path / "t.sh"
     p.write_text(CLEAN_HEAD + VQA_LINE + "  # packlint: disable=PK004\n" + LAUNCH)
     capsys.readouterr()
-    main(["check", "--isolated", "--color", "never", str(p)])
+    main(["check", "--isolated", "--no-code-base", "--color", "never", str(p)])
     assert "All clear: no findings in 1 file (1 suppressed by comments)." in capsys.readouterr().out
