@@ -1466,6 +1466,20 @@ def _f_flag_suggestion(ctx, node, a):
     return f" (did you mean {close[0]}?)" if close else ""
 
 
+def _f_flag_close_match(ctx, node, a):
+    """The one flag of the schema close to this name (a fix may rename to it); absent when none or
+    several are close, so no fix guesses between them."""
+    if _is_unk(a[0]):
+        return a[0]
+    import difflib
+
+    schema = _schema_view(ctx)[0]
+    if schema is None:
+        return Unk("no flag schema for this program", "absent")
+    close = difflib.get_close_matches(a[0], list(schema.flags), n=2, cutoff=0.75)
+    return close[0] if len(close) == 1 else Unk("no single close flag", "absent")
+
+
 def _f_flag_releases(ctx, node, a):
     """The snapshot releases a flag is valid in, when not all of those considered; absent otherwise."""
     if _is_unk(a[0]):
@@ -1672,6 +1686,8 @@ CODEBASE_FUNCTIONS: dict[str, Function] = {
                              "the program's parser defines the flag (argparse's prefix matching included)"),
     "flag_suggestion": Function((STR,), (), STR, _f_flag_suggestion,
                                 "' (did you mean --x?)' from the schema, or ''"),
+    "flag_close_match": Function((STR,), (), STR, _f_flag_close_match,
+                                 "the one flag of the schema close to this name (absent: none or several)"),
     "flag_releases": Function((STR,), (), STR, _f_flag_releases,
                               "Megatron-LM snapshots: the releases the flag is valid in, when not all"),
     "flag_removed": Function((STR,), (), BOOL, _f_flag_removed,
