@@ -17,17 +17,25 @@ from packlint.errors import PacklintError
 
 def add_code_arguments(parser, cache: bool = True) -> None:
     """The options that say where the launched code is (shared by check, run, config, inspect)."""
-    parser.add_argument("--code-base", action="append", default=[], metavar="DIR",
-                        help="a checkout of the code the scripts launch (repeatable; default: the checkout "
-                             "each script lives in)")
-    parser.add_argument("--path-map", action="append", default=[], metavar="PREFIX=DIR",
-                        help="read paths under PREFIX (a container path such as /workspace/PROJ) from DIR "
-                             "(repeatable)")
-    parser.add_argument("--no-code-base", action="store_true",
-                        help="do not look for or read the launched code")
+    parser.add_argument(
+        "--code-base",
+        action="append",
+        default=[],
+        metavar="DIR",
+        help="a checkout of the code the scripts launch (repeatable; default: the checkout each script lives in)",
+    )
+    parser.add_argument(
+        "--path-map",
+        action="append",
+        default=[],
+        metavar="PREFIX=DIR",
+        help="read paths under PREFIX (a container path such as /workspace/PROJ) from DIR (repeatable)",
+    )
+    parser.add_argument("--no-code-base", action="store_true", help="do not look for or read the launched code")
     if cache:
-        parser.add_argument("--no-cache", action="store_true",
-                            help="read the code again instead of using the cache of code-base facts")
+        parser.add_argument(
+            "--no-cache", action="store_true", help="read the code again instead of using the cache of code-base facts"
+        )
 
 
 def parse_path_maps(values: list[str] | None) -> list[tuple[str, str]]:
@@ -82,14 +90,25 @@ def add_code_resolution(model: dict, script_path: str | None, options) -> None:
 
 def add_arguments(parser) -> None:
     parser.add_argument("dir", metavar="DIR", help="the code base (a checkout)")
-    parser.add_argument("program", metavar="PROGRAM", nargs="?", default=None,
-                        help="the program as a launch names it (train.py, a/b/train.py, -m pkg.mod, a container "
-                             "path); default: every top-level *.py of DIR with a __main__ block")
+    parser.add_argument(
+        "program",
+        metavar="PROGRAM",
+        nargs="?",
+        default=None,
+        help="the program as a launch names it (train.py, a/b/train.py, -m pkg.mod, a container "
+        "path); default: every top-level *.py of DIR with a __main__ block",
+    )
     parser.add_argument("--format", choices=["text", "json"], default="text")
-    parser.add_argument("--path-map", action="append", default=[], metavar="PREFIX=DIR",
-                        help="read paths under PREFIX from DIR (repeatable)")
-    parser.add_argument("--pythonpath", action="append", default=[], metavar="DIR",
-                        help="a PYTHONPATH entry of the launch (repeatable)")
+    parser.add_argument(
+        "--path-map",
+        action="append",
+        default=[],
+        metavar="PREFIX=DIR",
+        help="read paths under PREFIX from DIR (repeatable)",
+    )
+    parser.add_argument(
+        "--pythonpath", action="append", default=[], metavar="DIR", help="a PYTHONPATH entry of the launch (repeatable)"
+    )
     parser.add_argument("--no-cache", action="store_true", help="read the code again instead of using the cache")
 
 
@@ -141,8 +160,10 @@ def run(args) -> int:
     if args.format == "json":
         import json
 
-        doc = {"root": root, "programs": [f.to_json() if f is not None else {"resolution": r.to_json()}
-                                          for _, f, r in results]}
+        doc = {
+            "root": root,
+            "programs": [f.to_json() if f is not None else {"resolution": r.to_json()} for _, f, r in results],
+        }
         sys.stdout.write(json.dumps(doc, indent=2, ensure_ascii=False) + "\n")
         return 0
     out = sys.stdout.write
@@ -161,8 +182,9 @@ def _summary(facts) -> str:
     if facts is None:
         return "not read"
     s = facts.schema
-    schema = "no argparse parser found" if s is None else (
-        f"{len(s.specs())} flags, {'closed' if s.closed else 'open'}")
+    schema = (
+        "no argparse parser found" if s is None else (f"{len(s.specs())} flags, {'closed' if s.closed else 'open'}")
+    )
     return f"{schema}; {len(facts.env_names())} env names read; {len(facts.files)} files"
 
 
@@ -185,11 +207,16 @@ def render_text(facts, root: str, out) -> None:
     if s is None:
         out("flag schema: no argparse parser found (no flag can be checked)\n")
     else:
-        state = "closed: an unknown flag is an 'unrecognized arguments' error" if s.closed else "open: " + \
-            "; ".join(_relmsg(r, root) for r in s.open_reasons)
+        state = (
+            "closed: an unknown flag is an 'unrecognized arguments' error"
+            if s.closed
+            else "open: " + "; ".join(_relmsg(r, root) for r in s.open_reasons)
+        )
         out(f"flag schema: {len(s.specs())} flags, {state}\n")
-        out(f"  parser: {_relmsg(s.parser_origin or '?', root)}, allow_abbrev={s.allow_abbrev}, "
-            f"conflict_handler={s.conflict_handler}\n")
+        out(
+            f"  parser: {_relmsg(s.parser_origin or '?', root)}, allow_abbrev={s.allow_abbrev}, "
+            f"conflict_handler={s.conflict_handler}\n"
+        )
         for n in s.notes:
             out(f"  note: {_relmsg(n, root)}\n")
         for spec in s.specs():

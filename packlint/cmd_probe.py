@@ -19,8 +19,10 @@ def add_arguments(parser) -> None:
     parser.add_argument("script", nargs="?", help="the launch script; without it, give the settings as flags")
     add_input_arguments(parser)
     add_probe_arguments(parser)
-    parser.epilog = ("Arguments after `--` are the script's positional arguments. Exit 0: block-diagonal "
-                     "proven (or no packing configured); 1: a check failed; 2: usage error or no usable kernel.")
+    parser.epilog = (
+        "Arguments after `--` are the script's positional arguments. Exit 0: block-diagonal "
+        "proven (or no packing configured); 1: a check failed; 2: usage error or no usable kernel."
+    )
 
 
 def _error(message: str) -> int:
@@ -39,11 +41,14 @@ def run(args) -> int:
 
             overrides = overrides_from_args(args)
             try:
-                model = inspect_script(args.script, env=parse_env_pairs(args.env), inherit_env=args.inherit_env,
-                                       args=args.script_args)
+                model = inspect_script(
+                    args.script, env=parse_env_pairs(args.env), inherit_env=args.inherit_env, args=args.script_args
+                )
             except (NotImplementedError, ImportError) as exc:
-                return _error(f"{args.script}: the launch model is not available ({exc}); "
-                              "give the settings as flags instead (--bmr, --packed-data, --mbs, ...)")
+                return _error(
+                    f"{args.script}: the launch model is not available ({exc}); "
+                    "give the settings as flags instead (--bmr, --packed-data, --mbs, ...)"
+                )
             result = probe_model(model, **overrides)
         else:
             if args.env or args.inherit_env or args.script_args:

@@ -20,6 +20,7 @@ class _Value:
     def __repr__(self) -> str:
         return f"{type(self).__name__}({', '.join(f'{f}={getattr(self, f)!r}' for f in self.__slots__)})"
 
+
 # The one severity order (fail-on thresholds, grouping, config validation all use it), lowest first.
 SEVERITY_RANK = {"info": 0, "warning": 1, "error": 2}
 
@@ -36,8 +37,7 @@ class Location(_Value):
             return None
         line = int(d["line"])
         column = int(d.get("column") or 1)
-        return cls(str(d["file"]), line, column, int(d.get("end_line") or line),
-                   int(d.get("end_column") or column))
+        return cls(str(d["file"]), line, column, int(d.get("end_line") or line), int(d.get("end_column") or column))
 
 
 class Related(_Value):
@@ -58,8 +58,17 @@ class FixPlan(_Value):
 
     __slots__ = ("kind", "start", "end", "text", "applicability", "title", "expect", "refuse_if_read")
 
-    def __init__(self, kind: str, start: Location, end: Location, text: str, applicability: str, title: str,
-                 expect: str | None = None, refuse_if_read: bool = True) -> None:
+    def __init__(
+        self,
+        kind: str,
+        start: Location,
+        end: Location,
+        text: str,
+        applicability: str,
+        title: str,
+        expect: str | None = None,
+        refuse_if_read: bool = True,
+    ) -> None:
         self.kind, self.start, self.end, self.text = kind, start, end, text
         self.applicability, self.title, self.expect = applicability, title, expect
         self.refuse_if_read = refuse_if_read
@@ -71,9 +80,19 @@ class Finding(_Value):
 
     __slots__ = ("code", "name", "severity", "message", "location", "related", "certainty", "when", "help", "fix")
 
-    def __init__(self, code: str, name: str, severity: str, message: str, location: Location,
-                 related: tuple = (), certainty: str = "certain", when: tuple = (),
-                 help: str | None = None, fix: FixPlan | None = None) -> None:
+    def __init__(
+        self,
+        code: str,
+        name: str,
+        severity: str,
+        message: str,
+        location: Location,
+        related: tuple = (),
+        certainty: str = "certain",
+        when: tuple = (),
+        help: str | None = None,
+        fix: FixPlan | None = None,
+    ) -> None:
         self.code, self.name, self.severity, self.message, self.location = code, name, severity, message, location
         self.related, self.certainty, self.when, self.help = tuple(related), certainty, tuple(when), help
         self.fix = fix
@@ -91,11 +110,19 @@ class Finding(_Value):
     def to_json(self) -> dict:
         loc = self.location
         return {
-            "code": self.code, "name": self.name, "severity": self.severity, "message": self.message,
-            "path": loc.path, "line": loc.line, "column": loc.column,
-            "end_line": loc.end_line, "end_column": loc.end_column,
-            "related": [{"path": r.location.path, "line": r.location.line, "column": r.location.column,
-                         "message": r.message} for r in self.related],
+            "code": self.code,
+            "name": self.name,
+            "severity": self.severity,
+            "message": self.message,
+            "path": loc.path,
+            "line": loc.line,
+            "column": loc.column,
+            "end_line": loc.end_line,
+            "end_column": loc.end_column,
+            "related": [
+                {"path": r.location.path, "line": r.location.line, "column": r.location.column, "message": r.message}
+                for r in self.related
+            ],
             "certainty": self.certainty,
             "when": list(self.when),
             "help": self.help,
@@ -106,15 +133,24 @@ class Summary:
     """Counts for the summary line. `suppressed`: findings silenced by `# packlint: disable` comments;
     `baselined`: findings hidden because the baseline file records them."""
 
-    def __init__(self, files: int = 0, errors: int = 0, warnings: int = 0, infos: int = 0,
-                 suppressed: int = 0, baselined: int = 0, no_launch: int = 0) -> None:
+    def __init__(
+        self,
+        files: int = 0,
+        errors: int = 0,
+        warnings: int = 0,
+        infos: int = 0,
+        suppressed: int = 0,
+        baselined: int = 0,
+        no_launch: int = 0,
+    ) -> None:
         self.files, self.errors, self.warnings, self.infos = files, errors, warnings, infos
         self.suppressed, self.baselined = suppressed, baselined
         self.no_launch = no_launch  # files in which no launch was recognised
 
     @classmethod
-    def of(cls, findings: list[Finding], files: int, *, suppressed: int = 0, baselined: int = 0,
-           no_launch: int = 0) -> "Summary":
+    def of(
+        cls, findings: list[Finding], files: int, *, suppressed: int = 0, baselined: int = 0, no_launch: int = 0
+    ) -> "Summary":
         s = cls(files=files, suppressed=suppressed, baselined=baselined, no_launch=no_launch)
         for f in findings:
             if f.severity == "error":
@@ -126,5 +162,11 @@ class Summary:
         return s
 
     def to_json(self) -> dict:
-        return {"files": self.files, "errors": self.errors, "warnings": self.warnings, "infos": self.infos,
-                "suppressed": self.suppressed, "baselined": self.baselined}
+        return {
+            "files": self.files,
+            "errors": self.errors,
+            "warnings": self.warnings,
+            "infos": self.infos,
+            "suppressed": self.suppressed,
+            "baselined": self.baselined,
+        }

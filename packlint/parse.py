@@ -18,8 +18,8 @@ from packlint.values import Span
 
 @record(eq=True)
 class SyntaxProblem:
-    severity: str          # "error": bash rejects the script; "info": a grammar gap bash accepts
-    code: str              # "syntax" | "unanalysed"
+    severity: str  # "error": bash rejects the script; "info": a grammar gap bash accepts
+    code: str  # "syntax" | "unanalysed"
     message: str
     span: Span
 
@@ -27,7 +27,7 @@ class SyntaxProblem:
 @record
 class ParsedScript:
     source: SourceFile
-    root: object                      # tree_sitter.Node of kind "program"
+    root: object  # tree_sitter.Node of kind "program"
     problems: list[SyntaxProblem] = factory(list)
     error_ranges: list[tuple[int, int]] = factory(list)  # byte ranges of ERROR nodes
     raw_expansions: list[str] = factory(list)  # `${...}` texts masked as $__PX<n>
@@ -36,6 +36,7 @@ class ParsedScript:
 @lru_cache(maxsize=1)
 def _parser():
     import tree_sitter
+
     return tree_sitter.Parser(tree_sitter.Language(_bash_language()))
 
 
@@ -57,8 +58,9 @@ def _bash_language():
                 path = os.path.join(base, "_binding" + suffix)
                 if os.path.exists(path):
                     loader = importlib.machinery.ExtensionFileLoader("tree_sitter_bash._binding", path)
-                    binding_spec = importlib.util.spec_from_file_location("tree_sitter_bash._binding", path,
-                                                                           loader=loader)
+                    binding_spec = importlib.util.spec_from_file_location(
+                        "tree_sitter_bash._binding", path, loader=loader
+                    )
                     module = importlib.util.module_from_spec(binding_spec)
                     loader.exec_module(module)
                     return module.language()
@@ -113,7 +115,8 @@ def bash_syntax_check(data: bytes) -> tuple[bool, int | None, str] | None:
 
 GAP_VARIABLE = "__PLGAP"  # `$__PLGAP___` stands for a region packlint could not parse: an unknown value
 _ASSIGNMENT_LINE = re.compile(
-    rb"^(\s*(?:(?:export|local|declare|readonly|typeset)\s+(?:[-+]\w+\s+)*)?[A-Za-z_]\w*\+?=)")
+    rb"^(\s*(?:(?:export|local|declare|readonly|typeset)\s+(?:[-+]\w+\s+)*)?[A-Za-z_]\w*\+?=)"
+)
 
 
 def _matching_end(data: bytes, start: int) -> int | None:
@@ -126,8 +129,8 @@ def _matching_end(data: bytes, start: int) -> int | None:
     else:
         return None
     depth, i = 0, start + 1
-    while i < len(data) and data[i:i + 1] != b"\n":
-        c = data[i:i + 1]
+    while i < len(data) and data[i : i + 1] != b"\n":
+        c = data[i : i + 1]
         if c == opening:
             depth += 1
         elif c == closing:
@@ -160,9 +163,14 @@ def _mask_known_gaps(source: SourceFile, result: "ParsedScript") -> None:
         if end is not None and _placeholder(data, pos, end):
             row = source.data.count(b"\n", 0, pos)
             col = pos - (source.data.rfind(b"\n", 0, pos) + 1)
-            result.problems.append(SyntaxProblem(
-                "info", "unanalysed", "could not analyse `$(((...)))` (a tree-sitter-bash gap); its value "
-                "is unknown", source.span_of_points((row, col), (row, col + end - pos))))
+            result.problems.append(
+                SyntaxProblem(
+                    "info",
+                    "unanalysed",
+                    "could not analyse `$(((...)))` (a tree-sitter-bash gap); its value is unknown",
+                    source.span_of_points((row, col), (row, col + end - pos)),
+                )
+            )
         pos = data.find(b"$(((", pos + 1)
     source.data = bytes(data)
 
@@ -225,11 +233,11 @@ def _mask_raw_expansions(source: SourceFile, result: "ParsedScript") -> None:
                 in_double = not in_double
             elif c == 0x23 and not in_double and (i == start or data[i - 1] in b" \t;"):
                 break  # a comment
-            elif c == 0x24 and data[i + 1:i + 2] == b"{":
+            elif c == 0x24 and data[i + 1 : i + 2] == b"{":
                 stop = _raw_region_end(data, i, end)
                 if stop is None:
                     break
-                inner = data[i + 2:stop - 1]
+                inner = data[i + 2 : stop - 1]
                 if any(ch in inner for ch in b"'\"\\") and b"$(" not in inner and b"`" not in inner:
                     name = f"{RAW_EXPANSION}{len(result.raw_expansions)}".encode()
                     if stop - i >= len(name) + 1:
@@ -295,14 +303,26 @@ def _check_crlf(source: SourceFile, result: ParsedScript) -> None:
         line = line or 1
         text = source.line_text(line - 1)
         span = Span(source.path, line + source.line_base, 1, line + source.line_base, len(text) + 1)
-        result.problems.append(SyntaxProblem(
-            "error", "syntax", f"syntax error: {message} (the file has CRLF line endings: bash reads "
-            "the carriage return as part of the line; convert it with `dos2unix`)", span))
+        result.problems.append(
+            SyntaxProblem(
+                "error",
+                "syntax",
+                f"syntax error: {message} (the file has CRLF line endings: bash reads "
+                "the carriage return as part of the line; convert it with `dos2unix`)",
+                span,
+            )
+        )
         return
-    result.problems.append(SyntaxProblem(
-        "warning", "crlf", "CRLF line endings: bash keeps the carriage return, so the last word of "
-        "every line ends in \\r (OFFLINE_PACKED_DATA='1\\r', train.py\\r); convert the file with "
-        "`dos2unix`", first_line))
+    result.problems.append(
+        SyntaxProblem(
+            "warning",
+            "crlf",
+            "CRLF line endings: bash keeps the carriage return, so the last word of "
+            "every line ends in \\r (OFFLINE_PACKED_DATA='1\\r', train.py\\r); convert the file with "
+            "`dos2unix`",
+            first_line,
+        )
+    )
 
 
 _OPEN_REDIRECT = re.compile(rb"[<>][ \t]*\n")
@@ -323,8 +343,14 @@ def _check_open_redirect(source: SourceFile, result: "ParsedScript") -> None:
     col = len(text) - len(text.lstrip()) + 1
     if not message.startswith("syntax error"):
         message = f"syntax error: {message}"
-    result.problems.append(SyntaxProblem("error", "syntax", message, Span(
-        source.path, line + source.line_base, col, line + source.line_base, len(text) + 1)))
+    result.problems.append(
+        SyntaxProblem(
+            "error",
+            "syntax",
+            message,
+            Span(source.path, line + source.line_base, col, line + source.line_base, len(text) + 1),
+        )
+    )
 
 
 def parse(source: SourceFile) -> ParsedScript:
@@ -346,15 +372,21 @@ def parse(source: SourceFile) -> ParsedScript:
     first = errors[0]
     if verdict is not None and verdict[0]:
         for node in errors:
-            result.problems.append(SyntaxProblem(
-                "info", "unanalysed",
-                "could not analyse this construct (bash accepts it; packlint's parser does not); "
-                "values it sets are unknown", source.span(node)))
+            result.problems.append(
+                SyntaxProblem(
+                    "info",
+                    "unanalysed",
+                    "could not analyse this construct (bash accepts it; packlint's parser does not); "
+                    "values it sets are unknown",
+                    source.span(node),
+                )
+            )
         _recover_gaps(source, result, errors)
         return result
     if verdict is None:
-        result.problems.append(SyntaxProblem(
-            "error", "syntax", "syntax error (bash not available to confirm)", source.span(first)))
+        result.problems.append(
+            SyntaxProblem("error", "syntax", "syntax error (bash not available to confirm)", source.span(first))
+        )
         return result
     _, line, message = verdict
     span = source.span(first)

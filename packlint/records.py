@@ -39,7 +39,7 @@ def record(cls=None, *, eq: bool = False):
                 raise TypeError(f"{cls.__name__}() takes {len(names)} arguments, {len(args)} given")
             for n, v in zip(names, args):
                 self.__dict__[n] = v
-            for n in names[len(args):]:
+            for n in names[len(args) :]:
                 v = kwargs.pop(n, _MISSING)
                 if v is _MISSING:
                     v = defaults.get(n, _MISSING)
@@ -58,6 +58,7 @@ def record(cls=None, *, eq: bool = False):
         cls.__repr__ = __repr__
         cls._fields = names
         if eq:
+
             def __eq__(self, other):
                 return type(other) is type(self) and all(getattr(self, n) == getattr(other, n) for n in names)
 

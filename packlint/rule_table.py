@@ -26,8 +26,20 @@ from pathlib import Path
 from typing import Any
 
 from packlint import __version__
-from packlint.conditions import (BOOL, STR, ConditionError, Expr, PredicateBody, Scope, Setting, Template,
-                                 compile_condition, compile_template, parse, check)
+from packlint.conditions import (
+    BOOL,
+    STR,
+    ConditionError,
+    Expr,
+    PredicateBody,
+    Scope,
+    Setting,
+    Template,
+    compile_condition,
+    compile_template,
+    parse,
+    check,
+)
 from packlint.errors import PacklintError
 
 CACHE_FORMAT = 2
@@ -35,7 +47,7 @@ CACHE_FORMAT = 2
 LOCATION_KINDS = {
     # kind: (takes a name, allowed parts)
     "launch": (False, ()),
-    "diagnostic": (False, ("", "related")),   # related: the diagnostic's first related location
+    "diagnostic": (False, ("", "related")),  # related: the diagnostic's first related location
     "env": (True, ("", "value")),
     "var": (True, ("", "value")),
     "exported_after": (True, ("",)),
@@ -58,10 +70,10 @@ def version_applies(versions: str | None, version: str | None) -> bool:
     if m is None:
         return True
     have = (int(m.group(1)), int(m.group(2)))
-    for part in versions[len("core"):].split(","):
+    for part in versions[len("core") :].split(","):
         op, _, num = part.partition("=") if part.startswith(">=") else ("<", "", part[1:])
         major, minor = (int(x) for x in (num if op == ">" else num).split("."))
-        if op == ">" and have < (major, minor):   # ">=" partitioned as (">", "=", num)
+        if op == ">" and have < (major, minor):  # ">=" partitioned as (">", "=", num)
             return False
         if op == "<" and have >= (major, minor):
             return False
@@ -106,8 +118,15 @@ class Example(_Record):
     __slots__ = ("kind", "script", "env", "args", "title", "code")
 
 
-FIX_KINDS = ("insert_before", "insert_after", "insert_line_before", "insert_line_after", "replace",
-             "replace_prefix", "delete")
+FIX_KINDS = (
+    "insert_before",
+    "insert_after",
+    "insert_line_before",
+    "insert_line_after",
+    "replace",
+    "replace_prefix",
+    "delete",
+)
 
 
 class FixSpec(_Record):
@@ -124,19 +143,42 @@ class Rule(_Record):
     diagnostics; undecided: info | ignore; exclusive: when it fires, no launch rule runs on the script;
     fix: a FixSpec or None."""
 
-    __slots__ = ("code", "name", "severity", "summary", "message", "help", "when", "when_text", "scope",
-                 "for_each", "for_each_items", "report_at", "related", "undecided", "exclusive", "overrides",
-                 "explanation", "references", "examples", "file", "builtin", "fix", "versions")
+    __slots__ = (
+        "code",
+        "name",
+        "severity",
+        "summary",
+        "message",
+        "help",
+        "when",
+        "when_text",
+        "scope",
+        "for_each",
+        "for_each_items",
+        "report_at",
+        "related",
+        "undecided",
+        "exclusive",
+        "overrides",
+        "explanation",
+        "references",
+        "examples",
+        "file",
+        "builtin",
+        "fix",
+        "versions",
+    )
 
 
 class RuleTable(_Record):
     __slots__ = ("rules", "variables", "predicates", "files")
 
-    def __init__(self, rules: list, variables: dict | None = None, predicates: dict | None = None,
-                 files: list | None = None) -> None:
+    def __init__(
+        self, rules: list, variables: dict | None = None, predicates: dict | None = None, files: list | None = None
+    ) -> None:
         self.rules: list[Rule] = rules
         self.variables: dict[str, Any] = variables or {}
-        self.predicates: dict[str, str] = predicates or {}   # name -> source text, for docs
+        self.predicates: dict[str, str] = predicates or {}  # name -> source text, for docs
         self.files: list[str] = files or []
 
     def by_code(self, code: str) -> Rule | None:
@@ -266,8 +308,15 @@ def _schema():
         help: str | None = None
 
     class FixSpecModel(Strict):
-        kind: Literal["insert_before", "insert_after", "insert_line_before", "insert_line_after", "replace",
-                      "replace_prefix", "delete"]
+        kind: Literal[
+            "insert_before",
+            "insert_after",
+            "insert_line_before",
+            "insert_line_after",
+            "replace",
+            "replace_prefix",
+            "delete",
+        ]
         at: str | None = None
         to: str | None = None
         text: str = ""
@@ -390,8 +439,9 @@ def compile_table(blobs: list[tuple[str, bytes, bool]]) -> RuleTable:
                 raise PacklintError(f"defaults: {sname!r} is not a valid name", path=name)
             if sname in scope.settings:
                 raise PacklintError(f"defaults: {sname!r} is defined twice", path=name)
-            scope.settings[sname] = Setting(sname, tuple(dspec.flags),
-                                            None if dspec.value is None else str(dspec.value))
+            scope.settings[sname] = Setting(
+                sname, tuple(dspec.flags), None if dspec.value is None else str(dspec.value)
+            )
         for vname, value in spec.variables.items():
             if not _IDENT.match(vname):
                 raise PacklintError(f"variables: {vname!r} is not a valid name", path=name)
@@ -412,8 +462,9 @@ def compile_table(blobs: list[tuple[str, bytes, bool]]) -> RuleTable:
                 pn, _, pt = p.partition(":")
                 pt = pt.strip() or STR
                 if not _IDENT.match(pn.strip()) or pt not in ("str", "int", "bool"):
-                    raise PacklintError(f"predicates: {pname}: bad parameter {p!r} (write 'name' or 'name:int')",
-                                        path=name)
+                    raise PacklintError(
+                        f"predicates: {pname}: bad parameter {p!r} (write 'name' or 'name:int')", path=name
+                    )
                 params.append((pn.strip(), pt))
             body = PredicateBody()
             scope.predicates[pname] = (params, body)
@@ -428,8 +479,9 @@ def compile_table(blobs: list[tuple[str, bytes, bool]]) -> RuleTable:
         if state.get(pname) == 2:
             return
         if state.get(pname) == 1:
-            raise PacklintError(f"predicates: {pname}: refers to itself through {' -> '.join(chain + [pname])}",
-                                path=by_name[pname][0])
+            raise PacklintError(
+                f"predicates: {pname}: refers to itself through {' -> '.join(chain + [pname])}", path=by_name[pname][0]
+            )
         state[pname] = 1
         fname, ftext, _, params, body, expr_text = by_name[pname]
         try:
@@ -441,8 +493,9 @@ def compile_table(blobs: list[tuple[str, bytes, bool]]) -> RuleTable:
                 resolve(dep, chain + [pname])
             elif dep == pname:
                 raise PacklintError(f"predicates: {pname}: refers to itself", path=fname)
-        local = Scope(variables=dict(params), predicates=scope.predicates, constants=scope.constants,
-                      settings=scope.settings)
+        local = Scope(
+            variables=dict(params), predicates=scope.predicates, constants=scope.constants, settings=scope.settings
+        )
         try:
             body.expr = check(tree, local)
         except ConditionError as exc:
@@ -503,10 +556,12 @@ def _compile_rule(r, fname: str, ftext: str, is_builtin: bool, scope: Scope, var
             items = list(variables[r.for_each])
             bound["name"] = STR
         else:
-            raise PacklintError(f"rule {r.code}: for_each: {r.for_each!r} is neither a list in [variables] "
-                                f"nor one of {', '.join(sorted(FOR_EACH_BUILTIN))}", path=fname)
-    local = Scope(variables=bound, predicates=scope.predicates, constants=scope.constants,
-                  settings=scope.settings)
+            raise PacklintError(
+                f"rule {r.code}: for_each: {r.for_each!r} is neither a list in [variables] "
+                f"nor one of {', '.join(sorted(FOR_EACH_BUILTIN))}",
+                path=fname,
+            )
+    local = Scope(variables=bound, predicates=scope.predicates, constants=scope.constants, settings=scope.settings)
 
     def cond(text: str, what: str) -> Expr:
         try:
@@ -525,8 +580,11 @@ def _compile_rule(r, fname: str, ftext: str, is_builtin: bool, scope: Scope, var
     def loc(text: str, what: str) -> LocationSpec:
         kind, _, rest = text.partition(":")
         if kind not in LOCATION_KINDS:
-            raise PacklintError(f"rule {r.code}: {what}: unknown location kind {kind!r} in {text!r} "
-                                f"(one of {', '.join(LOCATION_KINDS)})", path=fname)
+            raise PacklintError(
+                f"rule {r.code}: {what}: unknown location kind {kind!r} in {text!r} "
+                f"(one of {', '.join(LOCATION_KINDS)})",
+                path=fname,
+            )
         takes_name, parts = LOCATION_KINDS[kind]
         name_t = None
         part = ""
@@ -550,27 +608,55 @@ def _compile_rule(r, fname: str, ftext: str, is_builtin: bool, scope: Scope, var
     if r.fix is not None:
         f = r.fix
         if f.kind == "replace_prefix" and f.expect is None:
-            raise PacklintError(f"rule {r.code}: fix: kind 'replace_prefix' needs `expect` (the text it replaces)",
-                                path=fname)
-        fix = FixSpec(kind=f.kind, at=loc(f.at, "fix.at") if f.at else None, to=loc(f.to, "fix.to") if f.to else None,
-                      text=tmpl(f.text, "fix.text"), applicability=f.applicability, title=tmpl(f.title, "fix.title"),
-                      when=cond(f.when, "fix.when") if f.when else None, expect=tmpl(f.expect, "fix.expect"),
-                      refuse_if_read=f.refuse_if_read)
-    overrides = [Override(cond(o.when, f"override[{i}].when"), o.severity,
-                          tmpl(o.message, f"override[{i}].message"), tmpl(o.help, f"override[{i}].help"))
-                 for i, o in enumerate(r.override)]
+            raise PacklintError(
+                f"rule {r.code}: fix: kind 'replace_prefix' needs `expect` (the text it replaces)", path=fname
+            )
+        fix = FixSpec(
+            kind=f.kind,
+            at=loc(f.at, "fix.at") if f.at else None,
+            to=loc(f.to, "fix.to") if f.to else None,
+            text=tmpl(f.text, "fix.text"),
+            applicability=f.applicability,
+            title=tmpl(f.title, "fix.title"),
+            when=cond(f.when, "fix.when") if f.when else None,
+            expect=tmpl(f.expect, "fix.expect"),
+            refuse_if_read=f.refuse_if_read,
+        )
+    overrides = [
+        Override(
+            cond(o.when, f"override[{i}].when"),
+            o.severity,
+            tmpl(o.message, f"override[{i}].message"),
+            tmpl(o.help, f"override[{i}].help"),
+        )
+        for i, o in enumerate(r.override)
+    ]
     return Rule(
-        code=r.code, name=r.name, severity=r.severity, summary=r.summary,
-        message=tmpl(r.message, "message"), help=tmpl(r.help, "help"),
-        when=cond(r.when, "when"), when_text=r.when, scope=r.scope,
-        for_each=r.for_each, for_each_items=items,
+        code=r.code,
+        name=r.name,
+        severity=r.severity,
+        summary=r.summary,
+        message=tmpl(r.message, "message"),
+        help=tmpl(r.help, "help"),
+        when=cond(r.when, "when"),
+        when_text=r.when,
+        scope=r.scope,
+        for_each=r.for_each,
+        for_each_items=items,
         report_at=loc(r.report_at, "report_at"),
-        related=[(loc(x.at, f"related[{i}].at"), tmpl(x.message, f"related[{i}].message"))
-                 for i, x in enumerate(r.related)],
-        undecided=r.undecided, exclusive=r.exclusive, overrides=overrides, explanation=r.explanation.strip(),
+        related=[
+            (loc(x.at, f"related[{i}].at"), tmpl(x.message, f"related[{i}].message")) for i, x in enumerate(r.related)
+        ],
+        undecided=r.undecided,
+        exclusive=r.exclusive,
+        overrides=overrides,
+        explanation=r.explanation.strip(),
         references=list(r.references),
         examples=[Example(e.kind, e.script, dict(e.env), list(e.args), e.title, dict(e.code)) for e in r.example],
-        file=fname, builtin=is_builtin, fix=fix, versions=r.versions,
+        file=fname,
+        builtin=is_builtin,
+        fix=fix,
+        versions=r.versions,
     )
 
 
