@@ -12,8 +12,8 @@ recorded and reports only new ones (a finding recorded twice hides two occurrenc
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 from packlint.errors import PacklintError
 from packlint.findings import Finding
@@ -83,7 +83,7 @@ def write_baseline(path: str, findings: list[Finding], prints: list[str], root: 
             "message": f.message,
         }
         for f, fp in sorted(
-            zip(findings, prints),
+            zip(findings, prints, strict=True),
             key=lambda x: (relative_path(x[0].location.path, root), x[0].location.line, x[0].code),
         )
     ]

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from packlint.config import CliSettings, Resolver, Settings, validate_codes
 from packlint.errors import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, PacklintError
@@ -55,8 +56,8 @@ class Sources:
     def text(self, path: str) -> str | None:
         if path not in self._text:
             try:
-                from packlint.source import read_bytes
                 from packlint.engine import decode_script
+                from packlint.source import read_bytes
 
                 self._text[path] = decode_script(read_bytes(path), path)
             except (PacklintError, OSError):
@@ -186,7 +187,7 @@ class CheckResult:
 
     @property
     def blocking(self) -> int:
-        return sum(1 for f, t in zip(self.findings, self.thresholds) if SEVERITY_RANK[f.severity] >= t)
+        return sum(1 for f, t in zip(self.findings, self.thresholds, strict=True) if SEVERITY_RANK[f.severity] >= t)
 
     @property
     def failed(self) -> bool:
@@ -329,7 +330,7 @@ def check_paths(paths: list[str], options: CheckOptions) -> CheckResult:
 
     _RULE_SETS.clear()
     _RULE_SETS.update(rule_cache)
-    for job, outcome in zip(jobs, _run_jobs(jobs, keep_models=options.keep_models)):
+    for job, outcome in zip(jobs, _run_jobs(jobs, keep_models=options.keep_models), strict=True):
         if isinstance(outcome, FileError):
             result.file_errors.append(outcome)
             continue

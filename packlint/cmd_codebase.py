@@ -169,11 +169,11 @@ def run(args) -> int:
     out = sys.stdout.write
     if not args.program:
         out(f"{root}: {len(programs)} program(s) with a __main__ block\n")
-        for prog, facts, res in results:
+        for prog, facts, _res in results:
             out(f"  {prog}: {_summary(facts)}\n")
         out("(give PROGRAM for its flags and env reads)\n")
         return 0
-    for prog, facts, res in results:
+    for _prog, facts, _res in results:
         render_text(facts, root, out)
     return 0
 

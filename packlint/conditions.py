@@ -25,7 +25,8 @@ fires only when its condition is exactly `True`.
 from __future__ import annotations
 
 import re
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 BOOL, INT, STR = "bool", "int", "str"
 
@@ -368,7 +369,7 @@ class PredicateCall(Expr):
             return self.body.expr.eval(ctx)
         values = [a.eval(ctx) for a in self.args]
         saved = ctx.bindings
-        ctx.bindings = {**saved, **dict(zip(self.params, values))}
+        ctx.bindings = {**saved, **dict(zip(self.params, values, strict=True))}
         try:
             return self.body.expr.eval(ctx)
         finally:
@@ -1150,7 +1151,7 @@ def check(node: Node, scope: Scope) -> Expr:
                 )
             if not body.type:
                 raise ConditionError(f"predicate {node.func!r} refers to itself", node.pos)
-            for (pname, ptype), arg, raw in zip(params, args, node.args):
+            for (pname, ptype), arg, raw in zip(params, args, node.args, strict=True):
                 if arg.type != ptype:
                     raise ConditionError(
                         f"argument {pname!r} of {node.func!r} must be {ptype}, not {arg.type}", raw.pos
@@ -1163,7 +1164,7 @@ def check(node: Node, scope: Scope) -> Expr:
         if not n_min <= len(args) <= n_max:
             want = str(n_min) if n_min == n_max else f"{n_min} or {n_max}"
             raise ConditionError(f"{node.func}() takes {want} argument(s), got {len(args)}", node.pos)
-        for i, (arg, raw) in enumerate(zip(args, node.args)):
+        for i, (arg, raw) in enumerate(zip(args, node.args, strict=True)):
             want_t = (fn.params + fn.optional)[i]
             if arg.type != want_t:
                 raise ConditionError(f"argument {i + 1} of {node.func}() must be {want_t}, not {arg.type}", raw.pos)

@@ -13,7 +13,8 @@ launch (for each item of the rule's `for_each`), then merges the variants:
 
 from __future__ import annotations
 
-from typing import Any, Callable, Iterable
+from collections.abc import Callable, Iterable
+from typing import Any
 
 from packlint.conditions import EvalContext, Unk
 from packlint.findings import SEVERITY_RANK, Finding, FixPlan, Location, Related
@@ -394,7 +395,7 @@ def _run_launch_rule(
 
     out = []
     shared = list(launch.get("when") or [])
-    for (item, location), group in hits.items():
+    for (_item, location), group in hits.items():
         first = group[0]
         fired_in = {h.variant for h in group}
         if len(fired_in) == len(variants):

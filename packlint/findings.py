@@ -32,7 +32,7 @@ class Location(_Value):
         self.path, self.line, self.column, self.end_line, self.end_column = path, line, column, end_line, end_column
 
     @classmethod
-    def from_json(cls, d: dict | None) -> "Location | None":
+    def from_json(cls, d: dict | None) -> Location | None:
         if not d or d.get("line") is None or d.get("file") is None:
             return None
         line = int(d["line"])
@@ -97,7 +97,7 @@ class Finding(_Value):
         self.related, self.certainty, self.when, self.help = tuple(related), certainty, tuple(when), help
         self.fix = fix
 
-    def replace(self, **changes) -> "Finding":
+    def replace(self, **changes) -> Finding:
         """A copy with some fields changed."""
         values = {f: getattr(self, f) for f in self.__slots__}
         values.update(changes)
@@ -150,7 +150,7 @@ class Summary:
     @classmethod
     def of(
         cls, findings: list[Finding], files: int, *, suppressed: int = 0, baselined: int = 0, no_launch: int = 0
-    ) -> "Summary":
+    ) -> Summary:
         s = cls(files=files, suppressed=suppressed, baselined=baselined, no_launch=no_launch)
         for f in findings:
             if f.severity == "error":

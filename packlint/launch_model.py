@@ -10,10 +10,10 @@ from __future__ import annotations
 import bisect
 import os
 import re
-from packlint.records import factory, record
 
 from packlint import launchers as L
 from packlint.interpret import Diagnostic, LaunchInstance, interpret_file
+from packlint.records import factory, record
 from packlint.values import Condition, Known, Span, Unknown, Value, Variable
 
 MODEL_VERSION = 1
@@ -230,7 +230,7 @@ def _merge_single(values: list, jv: list[dict]):
         return values[0]
     return {
         "values": [None if v is None else v.get("value", v.get("unknown")) for v in values],
-        "alternatives": [dict(v or {"value": None}, when=j["when"]) for v, j in zip(values, jv)],
+        "alternatives": [dict(v or {"value": None}, when=j["when"]) for v, j in zip(values, jv, strict=False)],
     }
 
 
@@ -248,7 +248,7 @@ def _merge_maps(maps: list[dict], jv: list[dict], *, occurrences: bool = False) 
             out[name] = entries[0]
             continue
         alternatives, values = [], []
-        for e, j in zip(entries, jv):
+        for e, j in zip(entries, jv, strict=False):
             if occurrences:
                 e = e[-1] if e else None
             alt = dict(e) if e is not None else {"value": None}
@@ -266,7 +266,7 @@ def build_variant(inst: LaunchInstance, export_events, memo: dict | None = None)
     parts = L.split_launch(inst.fields)
     flags, positionals = parse_program_flags(parts.program_args)
     launcher_flags: dict[str, list[FlagOccurrence]] = {}
-    for owner, opt in parts.launcher_options:
+    for _owner, opt in parts.launcher_options:
         launcher_flags.setdefault(opt.name, []).append(FlagOccurrence(opt.name, opt.args, opt.name_value.span))
     memo = {} if memo is None else memo
 

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import os
 import re
-from packlint.records import factory, record
 
+from packlint.records import factory, record
 from packlint.values import Known, Unknown, Value
 
 # Variables a cluster's scheduler or launcher sets in every job (Slurm, PMI/PMIx, Open MPI, PyTorch

@@ -9,9 +9,9 @@ executes): a script bash rejects is a syntax error; an ERROR node bash accepts i
 from __future__ import annotations
 
 import re
-from packlint.records import factory, record
 from functools import lru_cache
 
+from packlint.records import factory, record
 from packlint.source import SourceFile
 from packlint.values import Span
 
@@ -150,7 +150,7 @@ def _placeholder(data: bytearray, start: int, end: int) -> bool:
     return True
 
 
-def _mask_known_gaps(source: SourceFile, result: "ParsedScript") -> None:
+def _mask_known_gaps(source: SourceFile, result: ParsedScript) -> None:
     """`$(((a+b)/c))` is valid bash that tree-sitter-bash misreads *without* an error node (it glues
     the next lines into one command), so such regions are masked before parsing: their value is
     unknown, the rest of the script is read correctly."""
@@ -202,7 +202,7 @@ def _raw_region_end(data: bytes, start: int, end_of_line: int) -> int | None:
     return None
 
 
-def _mask_raw_expansions(source: SourceFile, result: "ParsedScript") -> None:
+def _mask_raw_expansions(source: SourceFile, result: ParsedScript) -> None:
     """`${X//\\//_}` and `"${X//'/'/_}"` are valid bash that tree-sitter-bash misreads (a wrong value, or
     an ERROR that swallows the rest of the file). Such expansions — those with a quote or backslash
     inside — are replaced, keeping their length, by `$__PX<n>___` and evaluated by the interpreter
@@ -212,7 +212,7 @@ def _mask_raw_expansions(source: SourceFile, result: "ParsedScript") -> None:
         return
     out = bytearray(data)
     changed = False
-    for row, start in enumerate(source.line_starts()):
+    for start in source.line_starts():
         end = data.find(b"\n", start)
         end = len(data) if end == -1 else end
         if data.find(b"${", start, end) == -1:
@@ -328,7 +328,7 @@ def _check_crlf(source: SourceFile, result: ParsedScript) -> None:
 _OPEN_REDIRECT = re.compile(rb"[<>][ \t]*\n")
 
 
-def _check_open_redirect(source: SourceFile, result: "ParsedScript") -> None:
+def _check_open_redirect(source: SourceFile, result: ParsedScript) -> None:
     """`export PYTHONPATH=$PYTHONPATH:<your_path>` (a template placeholder) is a redirection with no
     target: bash rejects it ("syntax error near unexpected token `newline'"), tree-sitter-bash reads the
     next line as the target without an error. A line ending in `<` or `>` is asked of bash."""

@@ -33,11 +33,11 @@ def record(cls=None, *, eq: bool = False):
 
         def __init__(self, *args, **kwargs):
             if not kwargs and len(args) == n_names:  # the common case: every field given
-                self.__dict__.update(zip(names, args))
+                self.__dict__.update(zip(names, args, strict=True))
                 return
             if len(args) > n_names:
                 raise TypeError(f"{cls.__name__}() takes {len(names)} arguments, {len(args)} given")
-            for n, v in zip(names, args):
+            for n, v in zip(names, args, strict=False):
                 self.__dict__[n] = v
             for n in names[len(args) :]:
                 v = kwargs.pop(n, _MISSING)

@@ -35,10 +35,10 @@ from packlint.conditions import (
     Scope,
     Setting,
     Template,
+    check,
     compile_condition,
     compile_template,
     parse,
-    check,
 )
 from packlint.errors import PacklintError
 
@@ -90,7 +90,7 @@ class _Record:
     __slots__ = ()
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
-        for name, value in zip(self.__slots__, args):
+        for name, value in zip(self.__slots__, args, strict=False):
             setattr(self, name, value)
         for name, value in kwargs.items():
             setattr(self, name, value)
@@ -280,7 +280,7 @@ def _write_cache(path: Path, table: RuleTable) -> None:
 
 def _schema():
     """The pydantic models, built on first use (a warm cache never imports pydantic)."""
-    from typing import Literal, Union
+    from typing import Literal
 
     from pydantic import BaseModel, ConfigDict, Field, field_validator
 
@@ -372,9 +372,9 @@ def _schema():
         value: str | int | None = None
 
     class TableSpec(Strict):
-        variables: dict[str, Union[list[str], str, int]] = {}
+        variables: dict[str, list[str] | str | int] = {}
         defaults: dict[str, DefaultSpec] = {}
-        predicates: dict[str, Union[str, PredicateSpec]] = {}
+        predicates: dict[str, str | PredicateSpec] = {}
         rule: list[RuleSpec] = []
 
     return TableSpec, PredicateSpec

@@ -9,10 +9,10 @@ import os
 import stat
 from array import array
 from bisect import bisect_left
-from packlint.records import factory, record
 from pathlib import Path
 
 from packlint.errors import PacklintError
+from packlint.records import factory, record
 from packlint.values import Span
 
 MAX_SCRIPT_BYTES = 8 * 1024 * 1024  # larger "scripts" are refused: no launch script is 8 MiB

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
-from typing import Callable, Iterable
+from collections.abc import Callable, Iterable
 
 from packlint.findings import Finding
 

@@ -164,7 +164,7 @@ class Variable:
     def __repr__(self) -> str:
         return f"Variable({self.value!r}, items={self.items!r}, exported={self.exported})"
 
-    def copy(self) -> "Variable":
+    def copy(self) -> Variable:
         new = Variable(
             self.value,
             None if self.items is None else list(self.items),

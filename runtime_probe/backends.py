@@ -16,8 +16,8 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import warnings
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 import torch
 

@@ -76,7 +76,8 @@ def select_targets(model: dict, **overrides: Any) -> tuple[list[ProbeTarget], li
     seen: dict[tuple, str] = {}
     for ln in training:
         variants = list(ln.get("variants") or []) or [ln]
-        where = f"{ln.get('file', '?')}:{ln.get('line', '?')}, {ln.get('launcher') or '?'} {ln.get('program') or ''}".rstrip()
+        launched = f"{ln.get('launcher') or '?'} {ln.get('program') or ''}"
+        where = f"{ln.get('file', '?')}:{ln.get('line', '?')}, {launched}".rstrip()
         for i, var in enumerate(variants):
             s = settings_from_variant(var, **overrides)
             key = s.key()

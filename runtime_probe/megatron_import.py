@@ -57,7 +57,7 @@ def _load_by_path(path: Path):
 
 
 def _looks_right(cls) -> bool:
-    return dataclasses.is_dataclass(cls) and _REQUIRED_FIELDS <= {f.name for f in dataclasses.fields(cls)}
+    return dataclasses.is_dataclass(cls) and {f.name for f in dataclasses.fields(cls)} >= _REQUIRED_FIELDS
 
 
 def load_packed_seq_params(*, full_import: bool = False):

@@ -299,7 +299,7 @@ def build_batch(s: ProbeSettings, device: torch.device, PackedSeqParams) -> Batc
             b.notes.append("--cu-seqlens ignored: gate 2 is closed, so no cu_seqlens reach the kernel")
         else:
             given = torch.tensor(s.cu_seqlens, dtype=torch.int32, device=device)
-            diffs = [y - x for x, y in zip(s.cu_seqlens, s.cu_seqlens[1:])]
+            diffs = [y - x for x, y in zip(s.cu_seqlens, s.cu_seqlens[1:], strict=False)]
             packed_seq_params = PackedSeqParams(
                 qkv_format="thd",
                 cu_seqlens_q=given,

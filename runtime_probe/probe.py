@@ -318,7 +318,7 @@ def reference_difference(out, inputs, cu: list[int]) -> float:
 
     q, k, v = (x[:, 0].to(torch.float64) for x in inputs)
     worst = 0.0
-    for a, b in zip(cu[:-1], cu[1:]):
+    for a, b in zip(cu[:-1], cu[1:], strict=True):
         scores = (q[a:b] @ k[a:b].T) / math.sqrt(q.shape[-1])
         future = torch.ones(b - a, b - a, dtype=torch.bool).triu(1)
         ref = torch.softmax(scores.masked_fill(future, float("-inf")), dim=-1) @ v[a:b]

@@ -37,7 +37,7 @@ def check_cu_seqlens(name: str, cu: torch.Tensor, max_seqlen, tokens: int, devic
         add("starts at 0", False, "empty")
         return checks
     add("starts at 0", flat[0] == 0, f"cu[0] = {flat[0]}", flat[0])
-    diffs = [y - x for x, y in zip(flat, flat[1:])]
+    diffs = [y - x for x, y in zip(flat, flat[1:], strict=False)]
     bad = [i for i, d in enumerate(diffs) if d <= 0]
     add(
         "strictly increasing",

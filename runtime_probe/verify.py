@@ -8,8 +8,8 @@ Megatron TransformerLayer on hidden states): `inputs` are tensors whose first di
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Callable, Sequence
 
 import torch
 

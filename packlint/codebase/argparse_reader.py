@@ -410,7 +410,7 @@ class SchemaReader:
                 obj.extra[target.attr] = v
         elif isinstance(target, (ast.Tuple, ast.List)):
             items = v.value if v.kind == "tuple" and len(v.value) == len(target.elts) else [UNKNOWN] * len(target.elts)
-            for t, item in zip(target.elts, items):
+            for t, item in zip(target.elts, items, strict=True):
                 self.assign(mod, t, item, env, conds, depth)
 
     def eval(self, mod: Module, node: ast.AST | None, env: dict[str, V], conds: list[str], depth: int) -> V:
@@ -447,9 +447,9 @@ class SchemaReader:
             a = self.eval(mod, node.body, env, conds, depth)
             b = self.eval(mod, node.orelse, env, conds, depth)
             test = unparse(node.test, 60)
-            if a.kind in ("func", "class") and not (b.kind in ("func", "class")):
+            if a.kind in ("func", "class") and b.kind not in ("func", "class"):
                 return V(a.kind, a.value, a.module, a.node, a.extra, cond=f"if {test}")
-            if b.kind in ("func", "class") and not (a.kind in ("func", "class")):
+            if b.kind in ("func", "class") and a.kind not in ("func", "class"):
                 return V(b.kind, b.value, b.module, b.node, b.extra, cond=f"if not ({test})")
             return a if a.kind != "unknown" else b
         if isinstance(node, ast.BoolOp):
@@ -591,7 +591,7 @@ class SchemaReader:
         defaults = a.defaults
         for i, d in enumerate(defaults):
             env[params[len(params) - len(defaults) + i]] = self.eval(f.module, d, {}, conds, depth)
-        for p, d in zip(a.kwonlyargs, a.kw_defaults):
+        for p, d in zip(a.kwonlyargs, a.kw_defaults, strict=True):
             env[p.arg] = self.eval(f.module, d, {}, conds, depth) if d is not None else UNKNOWN
         bound = list(args)
         if f.extra and "self" in f.extra:
@@ -600,7 +600,7 @@ class SchemaReader:
             isinstance(d, ast.Name) and d.id == "classmethod" for d in fn.decorator_list
         ):
             bound = [UNKNOWN] + bound
-        for p, v in zip(params, bound):
+        for p, v in zip(params, bound, strict=False):
             env[p] = v
         for k, v in kwargs.items():
             env[k] = v
@@ -917,9 +917,13 @@ class SchemaReader:
                 default_node = ast.Call(func=kws["default_factory"], args=[], keywords=[])
             md = kws.get("metadata")
             if isinstance(md, ast.Dict):
-                for k, v in zip(md.keys, md.values):
+                for k, v in zip(md.keys, md.values, strict=True):
                     if isinstance(k, ast.Constant) and k.value == "argparse_meta" and isinstance(v, ast.Dict):
-                        meta = {kk.value: vv for kk, vv in zip(v.keys, v.values) if isinstance(kk, ast.Constant)}
+                        meta = {
+                            kk.value: vv
+                            for kk, vv in zip(v.keys, v.values, strict=True)
+                            if isinstance(kk, ast.Constant)
+                        }
         kw: dict = {}
         options = ["--" + fname.replace("_", "-")]
         ok = self.extract_type(fmod, ann, kw)

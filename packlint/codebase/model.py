@@ -85,7 +85,7 @@ class FlagSpec:
         }
 
     @classmethod
-    def from_json(cls, d: dict) -> "FlagSpec":
+    def from_json(cls, d: dict) -> FlagSpec:
         o = d.get("origin") or {}
         return cls(
             tuple(d["options"]),
@@ -157,7 +157,7 @@ class FlagSchema:
         }
 
     @classmethod
-    def from_json(cls, d: dict) -> "FlagSchema":
+    def from_json(cls, d: dict) -> FlagSchema:
         flags: dict[str, FlagSpec] = {}
         for fj in d.get("flags", []):
             spec = FlagSpec.from_json(fj)
@@ -204,7 +204,7 @@ class EnvRead:
         }
 
     @classmethod
-    def from_json(cls, d: dict) -> "EnvRead":
+    def from_json(cls, d: dict) -> EnvRead:
         return cls(
             d["name"], d["file"], d["line"], d["form"], bool(d.get("computed")), d.get("parse"), d.get("default")
         )
@@ -217,7 +217,8 @@ class ProgramResolution:
     `program`: as written in the script ('train.py', '/workspace/P/x/train.py', '-m pkg.mod');
     `file`: the resolved file (absolute) or None; `root`: the code-base root it was found under;
     `how`: 'code-base' | 'path-map' | 'script-checkout' | 'pythonpath' | 'absolute' (found) — or
-    'not-found' | 'no-program' | 'unknown-program' | 'disabled' | 'read-error' (a packlint bug, said so); `detail`: one sentence for people
+    'not-found' | 'no-program' | 'unknown-program' | 'disabled' | 'read-error' (a packlint bug, said so);
+    `detail`: one sentence for people
     ('longest existing suffix aiak_training_llm/train.py under /src/OV2 (the script's checkout)' or why
     not, with the places tried); `roots`: the roots searched, in order; `pythonpath`: the launch's own
     PYTHONPATH entries mapped onto disk (the module search path for the program's imports)."""
@@ -247,7 +248,7 @@ class ProgramResolution:
         }
 
     @classmethod
-    def from_json(cls, d: dict) -> "ProgramResolution":
+    def from_json(cls, d: dict) -> ProgramResolution:
         return cls(
             d.get("program"),
             d.get("file"),
@@ -320,7 +321,7 @@ class CodeFacts:
         }
 
     @classmethod
-    def from_json(cls, d: dict) -> "CodeFacts":
+    def from_json(cls, d: dict) -> CodeFacts:
         return cls(
             ProgramResolution.from_json(d["resolution"]),
             None if d.get("schema") is None else FlagSchema.from_json(d["schema"]),

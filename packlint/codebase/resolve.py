@@ -68,9 +68,8 @@ def apply_path_maps(path: str, maps: list[tuple[str, str]]) -> str | None:
     best = None
     for prefix, local in maps:
         p = prefix.rstrip("/") or "/"
-        if path == p or path.startswith(p + "/") or p == "/":
-            if best is None or len(p) > len(best[0]):
-                best = (p, local)
+        if (path == p or path.startswith(p + "/") or p == "/") and (best is None or len(p) > len(best[0])):
+            best = (p, local)
     if best is None:
         return None
     rest = path[len(best[0]) :].lstrip("/")
@@ -117,7 +116,6 @@ def resolve(
         return ProgramResolution(program, None, "no-program", "the launch runs no Python program packlint can see")
     checkout = script_checkout_dirs(script_path)
     explicit = [os.path.abspath(d) for d in options.code_bases]
-    roots = list(dict.fromkeys(explicit + checkout))
     top = checkout[-1] if checkout else None
     mapped_pp = []
     for entry in pythonpath:
@@ -181,9 +179,8 @@ def resolve(
             program, None, "unknown-program", "the program path is not known", None, search_roots, mapped_pp
         )
     mapped = apply_path_maps(program, options.path_maps)
-    if mapped is not None:
-        if os.path.isfile(mapped):
-            return found(mapped, "path-map", f"{program} mapped by --path-map to {mapped}", os.path.dirname(mapped))
+    if mapped is not None and os.path.isfile(mapped):
+        return found(mapped, "path-map", f"{program} mapped by --path-map to {mapped}", os.path.dirname(mapped))
     parts = [p for p in program.split("/") if p and p != "."]
     if ".." in parts:
         parts = parts[len(parts) - 1 - parts[::-1].index("..") :][1:]
