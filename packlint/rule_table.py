@@ -41,6 +41,7 @@ from packlint.conditions import (
     parse,
 )
 from packlint.errors import PacklintError
+from packlint.records import factory, record
 
 CACHE_FORMAT = 2
 
@@ -83,39 +84,41 @@ def version_applies(versions: str | None, version: str | None) -> bool:
 # ---------------------------------------------------------------------------------------------- compiled
 
 
-class _Record:
-    """A plain record (hand-written: dataclass creation costs start-up time; these are unpickled from
-    the cache on every run)."""
-
-    __slots__ = ()
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        for name, value in zip(self.__slots__, args, strict=False):
-            setattr(self, name, value)
-        for name, value in kwargs.items():
-            setattr(self, name, value)
-
-    def __repr__(self) -> str:
-        return f"{type(self).__name__}({', '.join(f'{f}={getattr(self, f, None)!r}' for f in self.__slots__[:3])}, ...)"
+# The compiled records below are @record classes (packlint.records): no dataclass creation at start-up;
+# they are unpickled from the table cache on every run.
 
 
-class LocationSpec(_Record):
+@record
+class LocationSpec:
     """Where to report: kind (launch, diagnostic, env, var, exported_after, flag, launcher_flag), the
     name (a template), the part ('' | value | first | first_value) and the source text."""
 
-    __slots__ = ("kind", "name", "part", "text")
+    kind: str
+    name: Template | None
+    part: str
+    text: str
 
 
-class Override(_Record):
+@record
+class Override:
     """A severity/message/help change when `when` also holds (first match wins)."""
 
-    __slots__ = ("when", "severity", "message", "help")
+    when: Expr
+    severity: str | None
+    message: Template | None
+    help: Template | None
 
 
-class Example(_Record):
+@record
+class Example:
     """A rule's documented bad/good script, run by the test suite."""
 
-    __slots__ = ("kind", "script", "env", "args", "title", "code")
+    kind: str
+    script: str
+    env: dict[str, str]
+    args: list[str]
+    title: str | None
+    code: dict[str, str]
 
 
 FIX_KINDS = (
@@ -129,57 +132,61 @@ FIX_KINDS = (
 )
 
 
-class FixSpec(_Record):
+@record
+class FixSpec:
     """A rule's fix as data (docs/fixes.md): an edit on the span `at`..`to` (location specs; `to`
     defaults to `at`), `text` (a template), `applicability` (safe | unsafe), `title` (a template),
     `when` (a condition: offer the fix only then, or None), `expect` (a template the span's text must
     start with, or None), `refuse_if_read` (delete: no fix when the script reads the variable)."""
 
-    __slots__ = ("kind", "at", "to", "text", "applicability", "title", "when", "expect", "refuse_if_read")
+    kind: str
+    at: LocationSpec | None
+    to: LocationSpec | None
+    text: Template | None
+    applicability: str
+    title: Template | None
+    when: Expr | None
+    expect: Template | None
+    refuse_if_read: bool
 
 
-class Rule(_Record):
+@record
+class Rule:
     """A compiled rule. scope: launch | script; for_each: a [variables] list name, or flags / env /
     diagnostics; undecided: info | ignore; exclusive: when it fires, no launch rule runs on the script;
     fix: a FixSpec or None."""
 
-    __slots__ = (
-        "code",
-        "name",
-        "severity",
-        "summary",
-        "message",
-        "help",
-        "when",
-        "when_text",
-        "scope",
-        "for_each",
-        "for_each_items",
-        "report_at",
-        "related",
-        "undecided",
-        "exclusive",
-        "overrides",
-        "explanation",
-        "references",
-        "examples",
-        "file",
-        "builtin",
-        "fix",
-        "versions",
-    )
+    code: str
+    name: str
+    severity: str
+    summary: str
+    message: Template | None
+    help: Template | None
+    when: Expr
+    when_text: str
+    scope: str
+    for_each: str | None
+    for_each_items: Any
+    report_at: LocationSpec
+    related: list[tuple[LocationSpec, Template | None]]
+    undecided: str
+    exclusive: bool
+    overrides: list[Override]
+    explanation: str
+    references: list[str]
+    examples: list[Example]
+    file: str
+    builtin: bool
+    fix: FixSpec | None
+    versions: str | None
 
 
-class RuleTable(_Record):
-    __slots__ = ("rules", "variables", "predicates", "files")
-
-    def __init__(
-        self, rules: list, variables: dict | None = None, predicates: dict | None = None, files: list | None = None
-    ) -> None:
-        self.rules: list[Rule] = rules
-        self.variables: dict[str, Any] = variables or {}
-        self.predicates: dict[str, str] = predicates or {}  # name -> source text, for docs
-        self.files: list[str] = files or []
+@record
+class RuleTable:
+    rules: list[Rule]
+    variables: dict[str, Any] = factory(dict)
+    predicates: dict[str, str] = factory(dict)  # name -> source text, for docs
+    files: list[str] = factory(list)
 
     def by_code(self, code: str) -> Rule | None:
         code = code.upper()
