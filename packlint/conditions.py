@@ -132,6 +132,7 @@ def _unescape(s: str) -> str:
 
 class Node:
     __slots__ = ("pos",)
+    pos: int
 
 
 class Lit(Node):
@@ -323,6 +324,7 @@ def parse(text: str) -> Node:
 
 class Expr:
     __slots__ = ("type",)
+    type: str
 
     def eval(self, ctx: EvalContext) -> Any:  # pragma: no cover - abstract
         raise NotImplementedError
@@ -382,7 +384,8 @@ class PredicateBody:
     __slots__ = ("expr", "type")
 
     def __init__(self) -> None:
-        self.expr: Expr | None = None
+        # set by compile_table before anything evaluates it (None only while the table compiles)
+        self.expr: Expr = None  # type: ignore[assignment]
         self.type = ""
 
 
@@ -1174,10 +1177,12 @@ def check(node: Node, scope: Scope) -> Expr:
                 if not isinstance(args[i], Const):
                     raise ConditionError(f"argument {i + 1} of {node.func}() must be a literal", node.args[i].pos)
             literals = [a.value if isinstance(a, Const) else None for a in args]
+            make_static = fn.compile_static
+            assert make_static is not None  # a function with literal arguments compiles them
             try:
-                static = fn.compile_static(literals, scope) if fn.scoped else fn.compile_static(literals)
+                static = make_static(literals, scope) if fn.scoped else make_static(literals)
             except re.error as exc:
-                raise ConditionError(f"bad regex {args[1].value!r}: {exc}", node.args[1].pos) from None
+                raise ConditionError(f"bad regex {literals[1]!r}: {exc}", node.args[1].pos) from None
             except NameLookupError as exc:
                 raise ConditionError(str(exc), node.args[0].pos) from None
         return Builtin(node.func, args, fn.returns, static)
@@ -1591,7 +1596,7 @@ def _f_flag_suggestion(ctx, node, a):
 
         full = snapshot_for(ctx.variant.get("program") or ctx.launch.get("program"), None)
         rel = full.flag_releases.get(a[0]) if full is not None else None
-        if rel:  # a flag of other releases: that says more than a similar name
+        if full is not None and rel:  # a flag of other releases: that says more than a similar name
             return f" (it exists in Megatron-LM {full.range_text(rel)})"
     return f" (did you mean {close[0]}?)" if close else ""
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import os
 import re
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -98,10 +99,10 @@ def _key_line(text: str, key: str, table: str) -> int | None:
 
 
 def _toml():
-    try:
+    if sys.version_info >= (3, 11):
         import tomllib
-    except ModuleNotFoundError:  # Python 3.10
-        import tomli as tomllib  # type: ignore
+    else:  # Python 3.10
+        import tomli as tomllib
     return tomllib
 
 
@@ -415,19 +416,20 @@ def merge(cfg: ConfigFile | None, cli: CliSettings) -> Settings:
     s = Settings()
     s.config = cfg
     v = cfg.values if cfg else {}
+    origin = cfg.origin if cfg else str  # no file: no key of `v` is present, so it is never called
     # selection, as a stack like ruff's: config select/ignore, then the command line's; a command-line
     # --select starts over (the config's select and ignore are dropped), --ignore adds
     if "select" in v:
-        s.select, s.origins["select"] = list(v["select"]), cfg.origin("select")
+        s.select, s.origins["select"] = list(v["select"]), origin("select")
     if "ignore" in v:
-        s.ignore, s.origins["ignore"] = list(v["ignore"]), cfg.origin("ignore")
+        s.ignore, s.origins["ignore"] = list(v["ignore"]), origin("ignore")
     if cli.select:
         s.select, s.origins["select"] = list(cli.select), "command line (--select)"
         if s.ignore:
             s.ignore, s.origins["ignore"] = [], "default (the command line's --select replaces the config's)"
     if "extend-select" in v and not cli.select:
         s.select = s.select + [c for c in v["extend-select"] if c not in s.select]
-        s.origins["select"] = f"{s.origins['select']} + {cfg.origin('extend-select')}"
+        s.origins["select"] = f"{s.origins['select']} + {origin('extend-select')}"
     if getattr(cli, "extend_select", None):
         s.select = s.select + [c for c in cli.extend_select if c not in s.select]
         s.origins["select"] = f"{s.origins['select']} + command line (--extend-select)"
@@ -438,13 +440,13 @@ def merge(cfg: ConfigFile | None, cli: CliSettings) -> Settings:
             "command line (--ignore)" if prev.startswith("default") else f"{prev} + command line (--ignore)"
         )
     if "fail-on" in v:
-        s.fail_on, s.origins["fail-on"] = v["fail-on"], cfg.origin("fail-on")
+        s.fail_on, s.origins["fail-on"] = v["fail-on"], origin("fail-on")
     if cli.fail_on:
         s.fail_on, s.origins["fail-on"] = cli.fail_on, "command line (--fail-on)"
     if "severity" in v:
-        s.severity, s.origins["severity"] = dict(v["severity"]), cfg.origin("severity")
+        s.severity, s.origins["severity"] = dict(v["severity"]), origin("severity")
     if "rule-files" in v:
-        s.rule_files, s.origins["rule-files"] = list(v["rule-files"]), cfg.origin("rule-files")
+        s.rule_files, s.origins["rule-files"] = list(v["rule-files"]), origin("rule-files")
     if cli.rule_files:
         prev = s.origins["rule-files"]
         s.rule_files = s.rule_files + [str(Path(p)) for p in cli.rule_files]
@@ -453,19 +455,19 @@ def merge(cfg: ConfigFile | None, cli: CliSettings) -> Settings:
         )
     if "per-file-ignores" in v:
         s.per_file_ignores = list(v["per-file-ignores"].items())
-        s.origins["per-file-ignores"] = cfg.origin("per-file-ignores")
+        s.origins["per-file-ignores"] = origin("per-file-ignores")
     if "exclude" in v:
-        s.exclude, s.origins["exclude"] = list(v["exclude"]), cfg.origin("exclude")
+        s.exclude, s.origins["exclude"] = list(v["exclude"]), origin("exclude")
     if "env" in v:
-        s.env, s.origins["env"] = dict(v["env"]), cfg.origin("env")
+        s.env, s.origins["env"] = dict(v["env"]), origin("env")
     if cli.env:
         prev = s.origins["env"]
         s.env = {**s.env, **cli.env}
         s.origins["env"] = "command line (--env)" if prev == "default" else f"{prev} + command line (--env, wins)"
     if "doc-url" in v:
-        s.doc_url, s.origins["doc-url"] = v["doc-url"], cfg.origin("doc-url")
+        s.doc_url, s.origins["doc-url"] = v["doc-url"], origin("doc-url")
     if "known-env" in v:
-        s.known_env, s.origins["known-env"] = list(v["known-env"]), cfg.origin("known-env")
+        s.known_env, s.origins["known-env"] = list(v["known-env"]), origin("known-env")
     if cli.known_env:
         prev = s.origins["known-env"]
         s.known_env = list(dict.fromkeys(s.known_env + list(cli.known_env)))
@@ -473,7 +475,7 @@ def merge(cfg: ConfigFile | None, cli: CliSettings) -> Settings:
             "command line (--known-env)" if prev == "default" else f"{prev} + command line (--known-env)"
         )
     if "code-base" in v:
-        s.code_bases, s.origins["code-base"] = list(v["code-base"]), cfg.origin("code-base")
+        s.code_bases, s.origins["code-base"] = list(v["code-base"]), origin("code-base")
     if cli.code_bases:
         prev = s.origins["code-base"]
         s.code_bases = list(dict.fromkeys(list(cli.code_bases) + s.code_bases))
@@ -481,7 +483,7 @@ def merge(cfg: ConfigFile | None, cli: CliSettings) -> Settings:
             "command line (--code-base)" if prev == "default" else f"command line (--code-base) + {prev}"
         )
     if "path-map" in v:
-        s.path_maps, s.origins["path-map"] = list(v["path-map"]), cfg.origin("path-map")
+        s.path_maps, s.origins["path-map"] = list(v["path-map"]), origin("path-map")
     if cli.path_maps:
         prev = s.origins["path-map"]
         s.path_maps = list(cli.path_maps) + s.path_maps
@@ -490,7 +492,7 @@ def merge(cfg: ConfigFile | None, cli: CliSettings) -> Settings:
         )
     s.code_reading, s.code_cache = cli.code_reading, cli.code_cache
     if "megatron-version" in v:
-        s.megatron_version, s.origins["megatron-version"] = v["megatron-version"], cfg.origin("megatron-version")
+        s.megatron_version, s.origins["megatron-version"] = v["megatron-version"], origin("megatron-version")
     if cli.megatron_version:
         s.megatron_version, s.origins["megatron-version"] = cli.megatron_version, "command line (--megatron-version)"
     return s

@@ -24,7 +24,8 @@ import subprocess
 from collections.abc import Callable
 from typing import Any
 
-from packlint.findings import Finding, FixPlan, _Value
+from packlint.findings import Finding, FixPlan
+from packlint.records import record
 
 MAX_ROUNDS = 10
 
@@ -45,16 +46,18 @@ _COMPOSITE = {"list", "pipeline", "negated_command"}
 _ASSIGNMENT_STATEMENTS = {"variable_assignment", "variable_assignments", "declaration_command"}
 
 
-class TextEdit(_Value):
+@record(eq=True)
+class TextEdit:
     """Replace text[start:end] (code-point offsets) by `content`; line/column: 1-based, end exclusive."""
 
-    __slots__ = ("path", "start", "end", "content", "line", "column", "end_line", "end_column")
-
-    def __init__(
-        self, path: str, start: int, end: int, content: str, line: int, column: int, end_line: int, end_column: int
-    ) -> None:
-        self.path, self.start, self.end, self.content = path, start, end, content
-        self.line, self.column, self.end_line, self.end_column = line, column, end_line, end_column
+    path: str
+    start: int
+    end: int
+    content: str
+    line: int
+    column: int
+    end_line: int
+    end_column: int
 
     def to_json(self) -> dict:
         return {
@@ -67,13 +70,13 @@ class TextEdit(_Value):
         }
 
 
-class Fix(_Value):
+@record(eq=True)
+class Fix:
     """A concrete fix of one finding: applicability (safe | unsafe), a title, the edits (one file)."""
 
-    __slots__ = ("applicability", "title", "edits")
-
-    def __init__(self, applicability: str, title: str, edits: tuple) -> None:
-        self.applicability, self.title, self.edits = applicability, title, tuple(edits)
+    applicability: str
+    title: str
+    edits: tuple[TextEdit, ...]
 
     def to_json(self) -> dict:
         return {"applicability": self.applicability, "message": self.title, "edits": [e.to_json() for e in self.edits]}

@@ -737,10 +737,11 @@ def _split_options(spec: LauncherSpec, fields: list[Value], start: int) -> tuple
         if not _is_option(f):
             break
         name = unknown_option(f)
-        if name is not None:
+        if name is not None and isinstance(f, Unknown):  # (a name implies an Unknown word)
             options.append(Option(name, f, [Unknown(f.reason, f.span)]))
             i += 1
             continue
+        assert isinstance(f, Known)  # an option that is not a partly-unknown word is known text
         text = f.text
         if text == "--":
             i += 1
@@ -1057,7 +1058,8 @@ def export_option(options: list[Option]) -> tuple[bool, dict[str, Value | None]]
     opt = next((o for o in reversed(options) if o.name == "--export" and o.args), None)
     if opt is None or not isinstance(opt.args[0], Known):
         return None
-    inherit, added = False, {}
+    inherit = False
+    added: dict[str, Value | None] = {}
     for item in opt.args[0].text.split(","):
         if item in ("ALL", "NIL"):
             inherit = True

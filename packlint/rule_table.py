@@ -23,7 +23,7 @@ import os
 import re
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from packlint import __version__
 from packlint.conditions import (
@@ -42,6 +42,9 @@ from packlint.conditions import (
 )
 from packlint.errors import PacklintError
 from packlint.records import factory, record
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
 
 CACHE_FORMAT = 2
 
@@ -209,7 +212,7 @@ def builtin_rule_files() -> list[Path]:
     raise PacklintError("the built-in rule table (rules/*.toml) is missing from the installation")
 
 
-def load_table(extra_files: list[str | Path] = (), *, builtin: bool = True, use_cache: bool = True) -> RuleTable:
+def load_table(extra_files: Sequence[str | Path] = (), *, builtin: bool = True, use_cache: bool = True) -> RuleTable:
     """Load, validate and compile the built-in rule files plus `extra_files` (raises PacklintError)."""
     files: list[tuple[Path, bool]] = [(p, True) for p in builtin_rule_files()] if builtin else []
     files += [(Path(p), False) for p in extra_files]
@@ -413,10 +416,10 @@ _IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
 def compile_table(blobs: list[tuple[str, bytes, bool]]) -> RuleTable:
-    try:
+    if sys.version_info >= (3, 11):
         import tomllib
-    except ModuleNotFoundError:  # Python 3.10
-        import tomli as tomllib  # type: ignore
+    else:  # Python 3.10
+        import tomli as tomllib
     from pydantic import ValidationError
 
     TableSpec, PredicateSpec = _schema()
