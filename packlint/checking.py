@@ -242,10 +242,10 @@ def _severity_overrides(findings: list[Finding], settings: Settings, table) -> l
             wanted[rule.code] = level
     out = []
     for f in findings:
-        level = wanted.get(f.code)
+        new_level = wanted.get(f.code)
         # "could not decide" infos stay infos: they say the rule could not run, not that it fired
-        if level and not (f.severity == "info" and f.message.startswith("could not decide")):
-            f = f.replace(severity=level)
+        if new_level and not (f.severity == "info" and f.message.startswith("could not decide")):
+            f = f.replace(severity=new_level)
         out.append(f)
     return out
 
@@ -284,7 +284,7 @@ def check_paths(paths: list[str], options: CheckOptions) -> CheckResult:
     for err in errors:
         result.file_errors.append(FileError(err.path, err.message, "read"))
     config_errors: set[str] = set()
-    rule_cache: dict[tuple, list] = {}
+    rule_cache: dict[tuple, tuple[list, list]] = {}
 
     jobs: list[_Job] = []
     for path in files:

@@ -39,7 +39,7 @@ class _Parser(argparse.ArgumentParser):
                     found.extend(o for o in p._option_string_actions if o.startswith("--"))
         return sorted(set(found))
 
-    def error(self, message: str):  # type: ignore[override]
+    def error(self, message: str):
         import difflib
         import re
 

@@ -11,8 +11,12 @@ from __future__ import annotations
 
 import os
 import sys
+from typing import TYPE_CHECKING
 
 from packlint.errors import PacklintError
+
+if TYPE_CHECKING:
+    from packlint.codebase.model import CodeFacts, ProgramResolution
 
 
 def add_code_arguments(parser, cache: bool = True) -> None:
@@ -113,7 +117,7 @@ def add_arguments(parser) -> None:
 
 
 def _programs_in(root: str) -> list[str]:
-    out = []
+    out: list[str] = []
     try:
         names = sorted(os.listdir(root))
     except OSError:
@@ -141,11 +145,11 @@ def run(args) -> int:
     programs = [args.program] if args.program else _programs_in(root)
     if args.program and not args.program.startswith("-m") and os.path.isfile(args.program):
         programs = [os.path.abspath(args.program)]
-    results = []
+    results: list[tuple[str, CodeFacts | None, ProgramResolution]] = []
     for prog in programs:
         pp = [os.path.abspath(p) for p in args.pythonpath]
         res = resolve_program(prog, os.path.join(root, "__packlint__"), options, pp)
-        if not res.found:
+        if res.file is None:  # (not res.found)
             results.append((prog, None, res))
             continue
         results.append((prog, facts_for_program(res.file, res.roots, res.pythonpath, options, res), res))

@@ -8,9 +8,14 @@ inside `run`, so `packlint check` never pays for it and a missing torch is one l
 from __future__ import annotations
 
 import sys
+from typing import TYPE_CHECKING
 
 from packlint.cmd_inspect import add_input_arguments, parse_env_pairs
 from packlint.errors import EXIT_USAGE
+
+if TYPE_CHECKING:
+    from runtime_probe.launches import ModelProbeResult
+    from runtime_probe.probe import ProbeReport
 
 
 def add_arguments(parser) -> None:
@@ -34,6 +39,7 @@ def run(args) -> int:
     from runtime_probe.cli import emit, overrides_from_args, settings_from_args
     from runtime_probe.settings import ProbeUsageError
 
+    result: ModelProbeResult | ProbeReport
     try:
         if args.script:
             from packlint.api import inspect_script

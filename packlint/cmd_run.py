@@ -176,4 +176,3 @@ def launch(script: str, script_args: list[str]) -> int:
     except OSError as exc:
         _say(f"error: cannot run bash: {exc.strerror or exc}")
         return 127
-    return EXIT_USAGE  # pragma: no cover - exec does not return

@@ -399,7 +399,7 @@ def _run_launch_rule(
         first = group[0]
         fired_in = {h.variant for h in group}
         if len(fired_in) == len(variants):
-            certainty, when = "certain", ()
+            certainty, when = "certain", []
         else:
             certainty = "possible"
             when = _trigger(variants, fired_in, shared)
@@ -432,7 +432,7 @@ def _run_launch_rule(
         if where is None:
             ctx = EvalContext(model, launch, variants[0], code=code)
             ctx.bindings = {} if item is None else {"name": item}
-            where = _resolve(rule.report_at, ctx, launch_loc)
+            where = _resolve(rule.report_at, ctx, launch_loc) or launch_loc
         subject = f" for {item}" if item is not None else ""
         out.append(
             Finding(
@@ -476,7 +476,8 @@ def _hit(rule: Rule, ctx: EvalContext, vi: int, fallback: Location) -> _Hit:
             message = ov.message or message
             help_t = ov.help or help_t
             break
-    location = _resolve(rule.report_at, ctx, fallback)
+    # (a report_at with no location of its own, e.g. a diagnostic's missing related one, falls back)
+    location = _resolve(rule.report_at, ctx, fallback) or fallback
     related = []
     for spec, tmpl in rule.related:
         loc = _resolve(spec, ctx, None)

@@ -71,7 +71,7 @@ class Finding:
         """A copy with some fields changed."""
         values = dict(self.__dict__)
         values.update(changes)
-        return Finding(**values)  # type: ignore[arg-type]  # the fields' own types, as given
+        return Finding(**values)
 
     def sort_key(self) -> tuple:
         loc = self.location

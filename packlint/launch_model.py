@@ -65,7 +65,7 @@ def parse_program_flags(args: list[Value]) -> tuple[dict[str, list[FlagOccurrenc
     current: FlagOccurrence | None = None
     for a in args:
         option = L.unknown_option(a)
-        if option is not None:  # `--name=<unknown>`
+        if option is not None and isinstance(a, Unknown):  # `--name=<unknown>` (only an Unknown has one)
             flags.setdefault(option, []).append(FlagOccurrence(option, [Unknown(a.reason, a.span)], a.span, "equals"))
             current = None
             continue
@@ -337,7 +337,7 @@ def megatron_default(flag_names: tuple[str, ...], table_default: int | None) -> 
     return table_default
 
 
-def _size_from_flags(key: str, flags: dict[str, list[FlagOccurrence]], hidden: Value | None) -> dict:
+def _size_from_flags(key: str, flags: dict[str, list[FlagOccurrence]], hidden: Unknown | None) -> dict:
     names, default = PARALLEL_FLAGS[key]
     given = [(o, n) for n in names for o in flags.get(n, [])]
     if given:
@@ -454,7 +454,7 @@ def group_launches(instances: list[LaunchInstance], export_events) -> list[Launc
     export_events = _exports_by_name(export_events)
     for key in order:
         variants: list[Variant] = []
-        seen: dict[str, Variant] = {}
+        seen: dict[tuple, Variant] = {}
         for inst in groups[key]:
             sig = (
                 tuple(sorted((k, id(x)) for k, x in inst.env.items())),

@@ -795,28 +795,29 @@ def split_launch(fields: list[Value]) -> LaunchParts:
         if name is None:
             break
         if name == "python":
+            python = basename(fields[i]) or name  # (a launcher name comes from a known word)
             j = i + 1
             module = None
             while j < len(fields) and isinstance(fields[j], Known) and _is_option(fields[j]):
-                t = fields[j].text
+                t = fields[j].text or ""  # (a Known word: never None)
                 if t == "-m":
                     module = fields[j + 1] if j + 1 < len(fields) else None
                     j += 2
                     break
                 launcher_options.append(
-                    (basename(fields[i]), Option(t, fields[j], [fields[j + 1]] if t in PYTHON_VALUE_OPTIONS else []))
+                    (python, Option(t, fields[j], [fields[j + 1]] if t in PYTHON_VALUE_OPTIONS else []))
                 )
                 j += 2 if t in PYTHON_VALUE_OPTIONS else 1
             if module is not None:
                 if isinstance(module, Known) and module.text in TORCH_MODULES:
-                    launchers.append(f"{basename(fields[i])} -m {module.text}")
+                    launchers.append(f"{python} -m {module.text}")
                     spec = LAUNCHERS["torchrun"]
                     opts, k, is_mod = _split_options(spec, fields, j)
                     launcher_options.extend((launchers[-1], o) for o in opts)
                     return _program_at(launchers, launcher_options, fields, k, is_mod, command)
-                launchers.append(basename(fields[i]))
+                launchers.append(python)
                 return LaunchParts(launchers, launcher_options, _module_name(module), module, fields[j:], command)
-            launchers.append(basename(fields[i]))
+            launchers.append(python)
             return _program_at(launchers, launcher_options, fields, j, False, command)
         spec = LAUNCHERS[name]
         launchers.append(name)

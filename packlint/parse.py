@@ -61,6 +61,8 @@ def _bash_language():
                     binding_spec = importlib.util.spec_from_file_location(
                         "tree_sitter_bash._binding", path, loader=loader
                     )
+                    if binding_spec is None:
+                        raise ImportError(path)  # (caught below: the ordinary import)
                     module = importlib.util.module_from_spec(binding_spec)
                     loader.exec_module(module)
                     return module.language()
@@ -73,7 +75,7 @@ def _bash_language():
 
 def _error_nodes(root) -> list:
     """ERROR and MISSING nodes, outermost only, found without recursion (trees can be deep)."""
-    found = []
+    found: list = []
     if not root.has_error:
         return found
     stack = [root]
@@ -274,9 +276,9 @@ def _recover_gaps(source: SourceFile, result: ParsedScript, errors: list) -> Non
                     break
             else:
                 line = snapshot[start:end]
-                m = _ASSIGNMENT_LINE.match(line)
-                if m is not None:
-                    new = m.group(1) + b"$" + GAP_VARIABLE.encode()
+                assignment = _ASSIGNMENT_LINE.match(line)
+                if assignment is not None:
+                    new = assignment.group(1) + b"$" + GAP_VARIABLE.encode()
                     if len(new) <= len(line) and not line.startswith(new):
                         data[start:end] = new + b"_" * (len(line) - len(new))
                         changed = True

@@ -46,7 +46,7 @@ if TYPE_CHECKING:
     def record(*, eq: bool = False) -> Callable[[_C], _C]: ...
 
 
-def record(cls: Any = None, *, eq: bool = False) -> Any:  # type: ignore[no-redef]  # typed by the overloads above
+def record(cls: Any = None, *, eq: bool = False) -> Any:
     def wrap(cls):
         names = tuple(n for c in reversed(cls.__mro__) for n in c.__dict__.get("__annotations__", {}))
         names = tuple(dict.fromkeys(names))

@@ -147,7 +147,7 @@ class FixSpec:
     to: LocationSpec | None
     text: Template | None
     applicability: str
-    title: Template | None
+    title: Template
     when: Expr | None
     expect: Template | None
     refuse_if_read: bool
@@ -163,7 +163,7 @@ class Rule:
     name: str
     severity: str
     summary: str
-    message: Template | None
+    message: Template
     help: Template | None
     when: Expr
     when_text: str
@@ -171,7 +171,7 @@ class Rule:
     for_each: str | None
     for_each_items: Any
     report_at: LocationSpec
-    related: list[tuple[LocationSpec, Template | None]]
+    related: list[tuple[LocationSpec, Template]]
     undecided: str
     exclusive: bool
     overrides: list[Override]
@@ -580,8 +580,9 @@ def _compile_rule(r, fname: str, ftext: str, is_builtin: bool, scope: Scope, var
             raise _cond_error(fname, ftext, f"rule {r.code}: {what}", text, exc) from None
 
     def tmpl(text: str | None, what: str) -> Template | None:
-        if text is None:
-            return None
+        return None if text is None else required_tmpl(text, what)
+
+    def required_tmpl(text: str, what: str) -> Template:
         try:
             return compile_template(text, local)
         except ConditionError as exc:
@@ -627,7 +628,7 @@ def _compile_rule(r, fname: str, ftext: str, is_builtin: bool, scope: Scope, var
             to=loc(f.to, "fix.to") if f.to else None,
             text=tmpl(f.text, "fix.text"),
             applicability=f.applicability,
-            title=tmpl(f.title, "fix.title"),
+            title=required_tmpl(f.title, "fix.title"),
             when=cond(f.when, "fix.when") if f.when else None,
             expect=tmpl(f.expect, "fix.expect"),
             refuse_if_read=f.refuse_if_read,
@@ -646,7 +647,7 @@ def _compile_rule(r, fname: str, ftext: str, is_builtin: bool, scope: Scope, var
         name=r.name,
         severity=r.severity,
         summary=r.summary,
-        message=tmpl(r.message, "message"),
+        message=required_tmpl(r.message, "message"),
         help=tmpl(r.help, "help"),
         when=cond(r.when, "when"),
         when_text=r.when,
@@ -655,7 +656,8 @@ def _compile_rule(r, fname: str, ftext: str, is_builtin: bool, scope: Scope, var
         for_each_items=items,
         report_at=loc(r.report_at, "report_at"),
         related=[
-            (loc(x.at, f"related[{i}].at"), tmpl(x.message, f"related[{i}].message")) for i, x in enumerate(r.related)
+            (loc(x.at, f"related[{i}].at"), required_tmpl(x.message, f"related[{i}].message"))
+            for i, x in enumerate(r.related)
         ],
         undecided=r.undecided,
         exclusive=r.exclusive,

@@ -31,7 +31,7 @@ class SourceFile:
     pinned: Span | None = None  # text that is not on the page as is (`eval "$CMD"`): every span is this
     _line_starts: list[int] | None = None
     _span_cache: dict = factory(dict)
-    _char_starts: dict = factory(dict)  # row -> False (ASCII) | char offsets
+    _char_starts: dict[int, array[int] | bool] = factory(dict)  # row -> False (ASCII) | char offsets
 
     def line_starts(self) -> list[int]:
         if self._line_starts is None:
@@ -71,7 +71,7 @@ class SourceFile:
                     starts.append(pos)
                     pos += len(ch.encode("utf-8", "surrogateescape"))
             self._char_starts[row] = starts
-        if starts is False:
+        if not isinstance(starts, array):  # False: an ASCII line
             return byte_col + 1
         return bisect_left(starts, byte_col) + 1
 

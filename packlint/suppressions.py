@@ -177,7 +177,7 @@ class FileDirectives:
         self.comment_only = comment_only_lines
 
     def for_span(self, line: int, end_line: int) -> list[Directive]:
-        found = []
+        found: list[Directive] = []
         for ln in range(line, max(line, end_line) + 1):
             found.extend(self.by_line.get(ln, ()))
         above = line - 1

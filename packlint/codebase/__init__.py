@@ -131,7 +131,7 @@ class CodeSession:
             res = resolve_program(program, self.script_path, self.options, pythonpath)
             if res.how == "no-program":
                 facts = None
-            elif not res.found:
+            elif res.file is None:  # (not res.found)
                 facts = CodeFacts(res)
             else:
                 facts = facts_for_program(res.file, res.roots, res.pythonpath, self.options, res)

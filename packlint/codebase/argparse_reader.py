@@ -192,25 +192,23 @@ class SchemaReader:
 
     def resolve_import(self, mod: Module, imp: tuple, depth: int = 0) -> V:
         """('module', name) or ('from', module, attr, level) as a value."""
-        if True:
-            if imp[0] == "module":
-                m = self.module_named(imp[1])
-                return V("module", imp[1], m) if m is not None else V("extmodule", imp[1])
-            _, module, attr, level = imp
-            if level == 0 and module in ("argparse",):
-                return V("builtin", f"argparse.{attr}")
-            if level == 0 and module == "transformers" and attr == "HfArgumentParser":
-                return V("builtin", "HfArgumentParser")
-            sub = self.module_named(f"{module}.{attr}" if module else attr, mod, level) if (module or level) else None
-            if sub is not None:
-                return V("module", f"{module}.{attr}", sub)
-            target = self.module_named(module, mod, level)
-            if target is None:
-                return V("extname", f"{module}.{attr}")
-            if target is mod:
-                return UNKNOWN
-            return self.lookup(target, attr, depth + 1)
-        return UNKNOWN
+        if imp[0] == "module":
+            m = self.module_named(imp[1])
+            return V("module", imp[1], m) if m is not None else V("extmodule", imp[1])
+        _, module, attr, level = imp
+        if level == 0 and module in ("argparse",):
+            return V("builtin", f"argparse.{attr}")
+        if level == 0 and module == "transformers" and attr == "HfArgumentParser":
+            return V("builtin", "HfArgumentParser")
+        sub = self.module_named(f"{module}.{attr}" if module else attr, mod, level) if (module or level) else None
+        if sub is not None:
+            return V("module", f"{module}.{attr}", sub)
+        target = self.module_named(module, mod, level)
+        if target is None:
+            return V("extname", f"{module}.{attr}")
+        if target is mod:
+            return UNKNOWN
+        return self.lookup(target, attr, depth + 1)
 
     def eval_in_module(self, mod: Module, node: ast.AST, depth: int = 0) -> V:
         if isinstance(node, ast.Name):
@@ -703,7 +701,7 @@ class SchemaReader:
         return UNKNOWN
 
     def add_argument(self, mod, node: ast.Call, p: Parser, env, conds, depth, handler: str | None = None) -> None:
-        options = []
+        options: list = []
         for a in node.args:
             if isinstance(a, ast.Starred):
                 v = self.eval(mod, a.value, env, conds, depth)
@@ -936,13 +934,13 @@ class SchemaReader:
         if not ok and meta is None:
             return None  # the real factory raises here: such a field is always excluded in working code
         if meta is not None:
-            for k, v in meta.items():
-                if k == "arg_names":
-                    names = self.eval(fmod, v, {}, conds, 0)
+            for mk, mv in meta.items():
+                if mk == "arg_names":
+                    names = self.eval(fmod, mv, {}, conds, 0)
                     if names.kind == "const" and isinstance(names.value, (list, tuple)):
                         options = [str(n) for n in names.value]
                 else:
-                    kw[k] = v
+                    kw[mk] = mv
         # FlagSpec from the kwargs: AST nodes (meta) and V values (inferred) both accepted
         kw.setdefault("dest", V("const", fname))
         if "default" not in kw and default_node is not None:
@@ -1085,7 +1083,7 @@ def _choice_text(c) -> str:
     return c if isinstance(c, str) else repr(c) if not isinstance(c, (int, float)) or isinstance(c, bool) else str(c)
 
 
-def _const_list(node: ast.AST):
+def _const_list(node: ast.List | ast.Tuple):
     out = []
     for e in node.elts:
         if not isinstance(e, ast.Constant):

@@ -12,6 +12,7 @@ import ast
 import hashlib
 import os
 import re
+from typing import overload
 
 from packlint.codebase.model import EnvRead
 
@@ -53,6 +54,10 @@ def read_source(path: str) -> SourceFile | None:
         return None
 
 
+@overload
+def unparse(node: ast.AST, limit: int = 120) -> str: ...
+@overload
+def unparse(node: None, limit: int = 120) -> None: ...
 def unparse(node: ast.AST | None, limit: int = 120) -> str | None:
     if node is None:
         return None
@@ -94,8 +99,9 @@ def static_path(node: ast.AST, consts: dict[str, str]) -> str | None:
         if fn is None:
             return None
         last = fn.split(".")[-1]
-        args = [static_path(a, consts) for a in node.args]
-        if any(a is None for a in args):
+        maybe_args = [static_path(a, consts) for a in node.args]
+        args = [a for a in maybe_args if a is not None]
+        if len(args) != len(maybe_args):
             return None
         if last in ("dirname",) and len(args) == 1:
             return f"@DIR({args[0]})"

@@ -287,7 +287,7 @@ def build_facts(
             skipped.append(SkippedFile(path, src.error))
     import sys
 
-    stdlib = getattr(sys, "stdlib_module_names", frozenset())
+    stdlib: frozenset[str] = getattr(sys, "stdlib_module_names", frozenset())
     unresolved = sorted(m for m in closure.unresolved if m not in stdlib and m != "__future__")
     facts = CodeFacts(resolution, schema, closure.env_reads(), list(closure.order), unresolved, skipped)
     manifest = {}

@@ -25,12 +25,12 @@ def _value(entry: dict) -> str:
         return "(" + " ".join(i if isinstance(i, str) else "<unknown>" for i in entry["items"]) + ")"
     if "unknown" in entry:
         return f"<unknown: {entry['unknown']}>"
-    v = entry.get("value")
-    if v is True:
+    value = entry.get("value")
+    if value is True:
         return "(set)"
-    if isinstance(v, list):
-        return " ".join(v)
-    return "<unset>" if v is None else repr(v) if v == "" else str(v)
+    if isinstance(value, list):
+        return " ".join(value)
+    return "<unset>" if value is None else repr(value) if value == "" else str(value)
 
 
 def render(model: dict, out, color: bool = False) -> None:

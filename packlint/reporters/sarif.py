@@ -121,7 +121,7 @@ def build(result) -> dict:
         results.append(res)
     notifications = []
     for e in result.file_errors:
-        n = {
+        n: dict[str, object] = {
             "level": "error",
             "message": {"text": e.message},
             "descriptor": {"id": "packlint-internal-error" if e.kind == "internal" else "packlint-error"},
@@ -129,7 +129,7 @@ def build(result) -> dict:
         if e.path:
             n["locations"] = [{"physicalLocation": {"artifactLocation": _artifact(e.path, result.root)}}]
         notifications.append(n)
-    invocation = {"executionSuccessful": not result.file_errors}
+    invocation: dict[str, object] = {"executionSuccessful": not result.file_errors}
     if notifications:
         invocation["toolExecutionNotifications"] = notifications
     s = result.summary
