@@ -30,7 +30,7 @@ def _candidate_files() -> list[Path]:
         from importlib import metadata
 
         dist = metadata.distribution("megatron-core")
-        files.append(Path(dist.locate_file("megatron/core/packed_seq_params.py")))
+        files.append(Path(str(dist.locate_file("megatron/core/packed_seq_params.py"))))
     except Exception:  # not installed as a distribution (e.g. a source checkout on PYTHONPATH)
         pass
     try:

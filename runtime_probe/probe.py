@@ -4,10 +4,14 @@ prove (or refute, with a number) that attention is block-diagonal causal."""
 from __future__ import annotations
 
 import time
+from typing import TYPE_CHECKING, Any
 
 from runtime_probe import megatron_import
 from runtime_probe.report import FAIL, PASS, SKIP, ProbeReport
 from runtime_probe.settings import ProbeSettings, ProbeUsageError
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 INSTALL_HINT = "pip install 'packlint[probe]'"
 
@@ -193,6 +197,8 @@ def _forward_and_verify(
     max_seqlen = p.max_seqlen_q if p is not None else tokens
     t = time.perf_counter()
     r.backend_detail = backend.describe(p is not None)
+    packed: Callable[..., Any]  # the layer takes hidden states, the bare kernel q, k, v
+    alone: Callable[..., Any]
     if settings.megatron_layer:
         from runtime_probe.megatron_layer import build_layer, layer_inputs
 
@@ -204,9 +210,10 @@ def _forward_and_verify(
         timings["build layer"] = time.perf_counter() - t
         t = time.perf_counter()
 
-        def packed(x):
+        def packed_layer(x):
             return packed_fn(x, p)
 
+        packed = packed_layer
         alone = alone_fn
         r.shapes["hidden_states"] = [tokens, 1, settings.heads * settings.head_dim]
     else:
@@ -215,9 +222,11 @@ def _forward_and_verify(
             for _ in range(3)
         ]
 
-        def packed(q, k, v):
+        def packed_kernel(q, k, v):
             with torch.no_grad():
                 return backend.attend(q, k, v, cu, max_seqlen)
+
+        packed = packed_kernel
 
         def alone(q, k, v):
             with torch.no_grad():
@@ -232,7 +241,7 @@ def _forward_and_verify(
         "forward",
         PASS,
         f"one {backend.name} forward over {tokens} tokens on {device}"
-        + (" (plain causal: no cu_seqlens)" if p is None else f" with cu_seqlens of {len(r.cu_seqlens)} entries"),
+        + (" (plain causal: no cu_seqlens)" if p is None else f" with cu_seqlens of {len(r.cu_seqlens or ())} entries"),
     )
 
     # ---------------------------------------------------------------- verify two ways
@@ -264,7 +273,8 @@ def _forward_and_verify(
         "per_perturbed": v.per_perturbed,
     }
     leak_ok = v.leakage == 0.0
-    worst = max(v.per_perturbed, key=lambda d: d["max_change"]) if v.per_perturbed else None
+    # (a leak is always measured on some perturbation, so `worst` is set whenever it is reported)
+    worst = max(v.per_perturbed, key=lambda d: d["max_change"]) if v.per_perturbed else {}
     r.add(
         "(ii) leakage",
         PASS if leak_ok else FAIL,
@@ -293,6 +303,7 @@ def _forward_and_verify(
             )
         else:
             t = time.perf_counter()
+            assert cu is not None  # (p is not None here)
             diff = reference_difference(out, inputs, [int(x) for x in cu.tolist()])
             agree = diff <= v.tolerance
             r.add(
