@@ -5,9 +5,16 @@ from __future__ import annotations
 from pathlib import Path
 
 
-def inspect_script(path: str | Path, *, env: dict[str, str] | None = None, inherit_env: bool = False,
-                   args: list[str] | tuple[str, ...] = (), known_env: tuple[str, ...] = (),
-                   text: bytes | None = None, display_path: str | None = None) -> dict:
+def inspect_script(
+    path: str | Path,
+    *,
+    env: dict[str, str] | None = None,
+    inherit_env: bool = False,
+    args: list[str] | tuple[str, ...] = (),
+    known_env: tuple[str, ...] = (),
+    text: bytes | None = None,
+    display_path: str | None = None,
+) -> dict:
     """Build the launch model of one script and return it as the JSON-able dict documented in
     docs/launch-model.md (the same document `packlint inspect --format json` prints).
 
@@ -18,5 +25,12 @@ def inspect_script(path: str | Path, *, env: dict[str, str] | None = None, inher
     """
     from packlint.launch_model import build_script_model
 
-    return build_script_model(path, env=env, inherit_env=inherit_env, args=list(args),
-                              known_env=tuple(known_env), text=text, display_path=display_path).to_json()
+    return build_script_model(
+        path,
+        env=env,
+        inherit_env=inherit_env,
+        args=list(args),
+        known_env=tuple(known_env),
+        text=text,
+        display_path=display_path,
+    ).to_json()

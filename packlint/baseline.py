@@ -12,8 +12,8 @@ recorded and reports only new ones (a finding recorded twice hides two occurrenc
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 from packlint.errors import PacklintError
 from packlint.findings import Finding
@@ -56,8 +56,10 @@ def fingerprints(findings: list[Finding], read_lines: Callable[[str], list[str] 
     for i, f in enumerate(findings):
         rel = relative_path(f.location.path, root)
         keyed.append((rel, f.code, normalized_line(read_lines(f.location.path), f.location.line), i))
-    order = sorted(range(len(findings)), key=lambda i: (keyed[i][:3], findings[i].location.line,
-                                                         findings[i].location.column, findings[i].message))
+    order = sorted(
+        range(len(findings)),
+        key=lambda i: (keyed[i][:3], findings[i].location.line, findings[i].location.column, findings[i].message),
+    )
     seen: dict[tuple, int] = {}
     out = [""] * len(findings)
     for i in order:
@@ -72,13 +74,25 @@ def fingerprints(findings: list[Finding], read_lines: Callable[[str], list[str] 
 def write_baseline(path: str, findings: list[Finding], prints: list[str], root: Path) -> None:
     import json
 
-    entries = [{"fingerprint": fp, "code": f.code, "path": relative_path(f.location.path, root),
-                "line": f.location.line, "message": f.message}
-               for f, fp in sorted(zip(findings, prints), key=lambda x: (relative_path(x[0].location.path, root),
-                                                                         x[0].location.line, x[0].code))]
-    doc = {"version": BASELINE_VERSION, "tool": "packlint",
-           "comment": "findings recorded by `packlint check --write-baseline`; `--baseline` hides them",
-           "findings": entries}
+    entries = [
+        {
+            "fingerprint": fp,
+            "code": f.code,
+            "path": relative_path(f.location.path, root),
+            "line": f.location.line,
+            "message": f.message,
+        }
+        for f, fp in sorted(
+            zip(findings, prints, strict=True),
+            key=lambda x: (relative_path(x[0].location.path, root), x[0].location.line, x[0].code),
+        )
+    ]
+    doc = {
+        "version": BASELINE_VERSION,
+        "tool": "packlint",
+        "comment": "findings recorded by `packlint check --write-baseline`; `--baseline` hides them",
+        "findings": entries,
+    }
     tmp = f"{path}.{os.getpid()}.tmp"
     try:
         with open(tmp, "w", encoding="utf-8") as fh:
@@ -107,8 +121,9 @@ def read_baseline(path: str) -> dict[str, int]:
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise PacklintError(f"not a packlint baseline (invalid JSON: {exc})", path=path) from None
     if not isinstance(doc, dict) or doc.get("version") != BASELINE_VERSION or not isinstance(doc.get("findings"), list):
-        raise PacklintError(f"not a packlint baseline (expected version {BASELINE_VERSION} with a findings list)",
-                            path=path)
+        raise PacklintError(
+            f"not a packlint baseline (expected version {BASELINE_VERSION} with a findings list)", path=path
+        )
     counts: dict[str, int] = {}
     for e in doc["findings"]:
         fp = e.get("fingerprint") if isinstance(e, dict) else None

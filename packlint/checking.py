@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from packlint.config import CliSettings, Resolver, Settings, validate_codes
 from packlint.errors import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, PacklintError
@@ -55,8 +56,8 @@ class Sources:
     def text(self, path: str) -> str | None:
         if path not in self._text:
             try:
-                from packlint.source import read_bytes
                 from packlint.engine import decode_script
+                from packlint.source import read_bytes
 
                 self._text[path] = decode_script(read_bytes(path), path)
             except (PacklintError, OSError):
@@ -75,11 +76,19 @@ class Sources:
 class CheckOptions:
     """Everything a check needs besides the paths."""
 
-    def __init__(self, *, cli: CliSettings | None = None, inherit_env: bool = False,
-                 script_args: list[str] | None = None, stdin_filename: str | None = None,
-                 read_stdin: Callable[[], bytes] | None = None, apply_exclude: bool = True,
-                 baseline: str | None = None, write_baseline: str | None = None,
-                 real_env: bool = False) -> None:
+    def __init__(
+        self,
+        *,
+        cli: CliSettings | None = None,
+        inherit_env: bool = False,
+        script_args: list[str] | None = None,
+        stdin_filename: str | None = None,
+        read_stdin: Callable[[], bytes] | None = None,
+        apply_exclude: bool = True,
+        baseline: str | None = None,
+        write_baseline: str | None = None,
+        real_env: bool = False,
+    ) -> None:
         self.cli = cli or CliSettings()
         self.inherit_env = inherit_env
         self.script_args = list(script_args or [])
@@ -88,7 +97,7 @@ class CheckOptions:
         self.apply_exclude = apply_exclude
         self.baseline = baseline
         self.write_baseline = write_baseline
-        self.real_env = real_env     # `packlint run`: the caller's real environment, no assumed `env`
+        self.real_env = real_env  # `packlint run`: the caller's real environment, no assumed `env`
         self.keep_models = real_env  # `packlint run --probe` needs the launch models back
 
 
@@ -96,21 +105,21 @@ class CheckResult:
     def __init__(self) -> None:
         self.findings: list[Finding] = []
         self._fingerprints: list[str] | None = None
-        self.thresholds: list[int] = []            # per finding: the fail-on rank of the file it came from
+        self.thresholds: list[int] = []  # per finding: the fail-on rank of the file it came from
         self.file_errors: list[FileError] = []
         self.files = 0
-        self.no_launch = 0                          # files in which no launch was recognised (PK903)
+        self.no_launch = 0  # files in which no launch was recognised (PK903)
         self.excluded = 0
         self.suppressed = 0
         self.baselined = 0
-        self.rules: dict[str, object] = {}          # code -> Rule, every rule loaded (for SARIF)
+        self.rules: dict[str, object] = {}  # code -> Rule, every rule loaded (for SARIF)
         self.sources = Sources()
         self.root: Path = Path.cwd()
-        self.models: dict[str, dict] = {}          # checked path -> launch model (for `run --probe`)
+        self.models: dict[str, dict] = {}  # checked path -> launch model (for `run --probe`)
         self.baseline_written: str | None = None
-        self.doc_url: str | None = None           # the URL template of each rule's documentation
-        self.hidden = 0                            # findings below the --severity display filter
-        self.checked_paths: list[str] = []         # every file checked, in order (JUnit lists clean ones too)
+        self.doc_url: str | None = None  # the URL template of each rule's documentation
+        self.hidden = 0  # findings below the --severity display filter
+        self.checked_paths: list[str] = []  # every file checked, in order (JUnit lists clean ones too)
         self._fixes: list | None = None
 
     def filter_display(self, level: str) -> None:
@@ -153,8 +162,9 @@ class CheckResult:
             return None
         from packlint.rule_docs import anchor
 
-        return (self.doc_url or DEFAULT_DOC_URL).format(code=rule.code, code_lower=rule.code.lower(),
-                                                        name=rule.name, anchor=anchor(rule))
+        return (self.doc_url or DEFAULT_DOC_URL).format(
+            code=rule.code, code_lower=rule.code.lower(), name=rule.name, anchor=anchor(rule)
+        )
 
     @property
     def fingerprints(self) -> list[str]:
@@ -171,12 +181,13 @@ class CheckResult:
 
     @property
     def summary(self) -> Summary:
-        return Summary.of(self.findings, self.files, suppressed=self.suppressed, baselined=self.baselined,
-                          no_launch=self.no_launch)
+        return Summary.of(
+            self.findings, self.files, suppressed=self.suppressed, baselined=self.baselined, no_launch=self.no_launch
+        )
 
     @property
     def blocking(self) -> int:
-        return sum(1 for f, t in zip(self.findings, self.thresholds) if SEVERITY_RANK[f.severity] >= t)
+        return sum(1 for f, t in zip(self.findings, self.thresholds, strict=True) if SEVERITY_RANK[f.severity] >= t)
 
     @property
     def failed(self) -> bool:
@@ -231,10 +242,10 @@ def _severity_overrides(findings: list[Finding], settings: Settings, table) -> l
             wanted[rule.code] = level
     out = []
     for f in findings:
-        level = wanted.get(f.code)
+        new_level = wanted.get(f.code)
         # "could not decide" infos stay infos: they say the rule could not run, not that it fired
-        if level and not (f.severity == "info" and f.message.startswith("could not decide")):
-            f = f.replace(severity=level)
+        if new_level and not (f.severity == "info" and f.message.startswith("could not decide")):
+            f = f.replace(severity=new_level)
         out.append(f)
     return out
 
@@ -273,7 +284,7 @@ def check_paths(paths: list[str], options: CheckOptions) -> CheckResult:
     for err in errors:
         result.file_errors.append(FileError(err.path, err.message, "read"))
     config_errors: set[str] = set()
-    rule_cache: dict[tuple, list] = {}
+    rule_cache: dict[tuple, tuple[list, list]] = {}
 
     jobs: list[_Job] = []
     for path in files:
@@ -302,12 +313,24 @@ def check_paths(paths: list[str], options: CheckOptions) -> CheckResult:
             rule_cache[key] = (select_rules(table, settings.select, settings.ignore + per_file), table.rules)
         env = {} if options.real_env else dict(settings.env)
         stdin_text = options.read_stdin() if path == STDIN else None
-        jobs.append(_Job(path, display, stdin_text, env, options.inherit_env or options.real_env,
-                         list(options.script_args), tuple(settings.known_env), key, settings, table))
+        jobs.append(
+            _Job(
+                path,
+                display,
+                stdin_text,
+                env,
+                options.inherit_env or options.real_env,
+                list(options.script_args),
+                tuple(settings.known_env),
+                key,
+                settings,
+                table,
+            )
+        )
 
     _RULE_SETS.clear()
     _RULE_SETS.update(rule_cache)
-    for job, outcome in zip(jobs, _run_jobs(jobs, keep_models=options.keep_models)):
+    for job, outcome in zip(jobs, _run_jobs(jobs, keep_models=options.keep_models), strict=True):
         if isinstance(outcome, FileError):
             result.file_errors.append(outcome)
             continue
@@ -334,19 +357,31 @@ def check_paths(paths: list[str], options: CheckOptions) -> CheckResult:
 class _Job:
     """One file to analyse, with what its configuration decided."""
 
-    __slots__ = ("path", "display", "stdin_text", "env", "inherit_env", "args", "known_env", "rules_key",
-                 "settings", "table", "code")
+    __slots__ = (
+        "path",
+        "display",
+        "stdin_text",
+        "env",
+        "inherit_env",
+        "args",
+        "known_env",
+        "rules_key",
+        "settings",
+        "table",
+        "code",
+    )
 
-    def __init__(self, path, display, stdin_text, env, inherit_env, args, known_env, rules_key, settings,
-                 table) -> None:
+    def __init__(
+        self, path, display, stdin_text, env, inherit_env, args, known_env, rules_key, settings, table
+    ) -> None:
         self.path, self.display, self.stdin_text, self.env = path, display, stdin_text, env
         self.inherit_env, self.args, self.known_env, self.rules_key = inherit_env, args, known_env, rules_key
         self.settings, self.table = settings, table
-        self.code = settings.code_options()   # how to find the launched code (packlint.codebase)
+        self.code = settings.code_options()  # how to find the launched code (packlint.codebase)
 
 
-_RULE_SETS: dict[tuple, tuple] = {}   # rules_key -> (enabled rules, every rule of the table)
-PARALLEL_MIN_FILES = 16               # below this, starting workers costs more than it saves
+_RULE_SETS: dict[tuple, tuple] = {}  # rules_key -> (enabled rules, every rule of the table)
+PARALLEL_MIN_FILES = 16  # below this, starting workers costs more than it saves
 
 
 def _analyse(job: _Job, keep_model: bool):
@@ -364,9 +399,15 @@ def _analyse(job: _Job, keep_model: bool):
         sources = Sources()
         sources.add(job.display, text)
         # a file is read by inspect_script itself, so `source` resolves beside the script
-        model = inspect_script(job.display if is_stdin else job.path, env=job.env, inherit_env=job.inherit_env,
-                               args=job.args, known_env=job.known_env, text=text if is_stdin else None,
-                               display_path=job.display if is_stdin else None)
+        model = inspect_script(
+            job.display if is_stdin else job.path,
+            env=job.env,
+            inherit_env=job.inherit_env,
+            args=job.args,
+            known_env=job.known_env,
+            text=text if is_stdin else None,
+            display_path=job.display if is_stdin else None,
+        )
         main = str(model.get("script") or job.display)
         if main != job.display:
             sources.add(main, text)
@@ -377,8 +418,9 @@ def _analyse(job: _Job, keep_model: bool):
             # benchmarks/codebase_bench.py: read every launch's code as a rule asking for it would
             for launch in model.get("launches", []):
                 session.facts(launch)
-        findings, suppressed = check_model_detailed(model, rules, script_text=text, read_text=sources.text,
-                                                    known_rules=known_rules, code=session.facts)
+        findings, suppressed = check_model_detailed(
+            model, rules, script_text=text, read_text=sources.text, known_rules=known_rules, code=session.facts
+        )
         no_launch = not model.get("launches")
         return text, (model if keep_model else None), findings, suppressed, no_launch
     except PacklintError as exc:
@@ -389,8 +431,11 @@ def _analyse(job: _Job, keep_model: bool):
         if os.environ.get("PACKLINT_DEBUG"):
             raise
         return FileError(
-            job.display, f"internal error: {type(exc).__name__}: {exc} -- this is a bug in packlint; please "
-            f"report it at {REPORT_URL} with the script (PACKLINT_DEBUG=1 shows a traceback)", "internal")
+            job.display,
+            f"internal error: {type(exc).__name__}: {exc} -- this is a bug in packlint; please "
+            f"report it at {REPORT_URL} with the script (PACKLINT_DEBUG=1 shows a traceback)",
+            "internal",
+        )
 
 
 def _analyse_in_worker(index: int):

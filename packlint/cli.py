@@ -18,11 +18,13 @@ COMMANDS = {
     "rules": ("packlint.cmd_rules", "list every rule"),
     "explain": ("packlint.cmd_explain", "show a rule's documentation"),
     "probe": ("packlint.cmd_probe", "prove packed attention is block-diagonal: one real forward"),
-    "run": ("packlint.cmd_run", "the launch gate: check SCRIPT with the real environment and ARGS, then exec bash SCRIPT ARGS"),
+    "run": (
+        "packlint.cmd_run",
+        "the launch gate: check SCRIPT with the real environment and ARGS, then exec bash SCRIPT ARGS",
+    ),
     "config": ("packlint.cmd_config", "show the settings in effect for a path and where each comes from"),
     "code-base": ("packlint.cmd_codebase", "show what packlint reads from a code base: flags, env reads"),
-    "server": ("packlint.cmd_server",
-               "the editor server: Language Server Protocol over stdio (needs packlint[lsp])"),
+    "server": ("packlint.cmd_server", "the editor server: Language Server Protocol over stdio (needs packlint[lsp])"),
 }
 
 
@@ -37,7 +39,7 @@ class _Parser(argparse.ArgumentParser):
                     found.extend(o for o in p._option_string_actions if o.startswith("--"))
         return sorted(set(found))
 
-    def error(self, message: str):  # type: ignore[override]
+    def error(self, message: str):
         import difflib
         import re
 
@@ -81,7 +83,7 @@ def _split_script_args(argv: list[str]) -> tuple[list[str], list[str]]:
     """Everything after a bare `--` is the checked script's own positional arguments."""
     if "--" in argv:
         i = argv.index("--")
-        return argv[:i], argv[i + 1:]
+        return argv[:i], argv[i + 1 :]
     return argv, []
 
 
@@ -94,7 +96,7 @@ def main(argv: list[str] | None = None) -> int:
         from packlint.cmd_run import split_argv
 
         i = argv.index("run")
-        opts, rest = split_argv(argv[i + 1:])
+        opts, rest = split_argv(argv[i + 1 :])
         own = argv[: i + 1] + opts + (["--", rest[0]] if rest else [])
         script_args = rest[1:]
     else:
@@ -125,6 +127,9 @@ def main(argv: list[str] | None = None) -> int:
     except Exception as exc:  # a bug in packlint: one line, never a traceback (unless asked for)
         if os.environ.get("PACKLINT_DEBUG"):
             raise
-        print(f"packlint: error: internal error: {type(exc).__name__}: {exc} -- this is a bug in packlint, "
-              "please report it (PACKLINT_DEBUG=1 shows a traceback)", file=sys.stderr)
+        print(
+            f"packlint: error: internal error: {type(exc).__name__}: {exc} -- this is a bug in packlint, "
+            "please report it (PACKLINT_DEBUG=1 shows a traceback)",
+            file=sys.stderr,
+        )
         return EXIT_USAGE

@@ -19,8 +19,13 @@ DISPLAY_SEVERITIES = ("error", "warning", "info")
 
 
 def add_rule_arguments(parser) -> None:
-    parser.add_argument("--rule-file", action="append", default=[], metavar="PATH",
-                        help="also load the rules in this TOML file (repeatable)")
+    parser.add_argument(
+        "--rule-file",
+        action="append",
+        default=[],
+        metavar="PATH",
+        help="also load the rules in this TOML file (repeatable)",
+    )
 
 
 def _split_codes(values: list[str]) -> list[str]:
@@ -34,59 +39,128 @@ def add_selection_arguments(parser, *, assumed_env: bool = True) -> None:
         from packlint.cmd_inspect import add_input_arguments
 
         add_input_arguments(parser)
-    parser.add_argument("--known-env", action="append", default=[], metavar="NAME",
-                        help="a variable the cluster always sets (value unknown to packlint; repeatable)")
-    parser.add_argument("--select", action="append", default=[], metavar="CODES",
-                        help="only these rules: codes, code prefixes or names, comma-separated (repeatable)")
-    parser.add_argument("--extend-select", action="append", default=[], metavar="CODES",
-                        help="enable these rules on top of the selection (config or --select), comma-separated")
-    parser.add_argument("--ignore", action="append", default=[], metavar="CODES",
-                        help="skip these rules: codes, code prefixes or names, comma-separated (repeatable)")
-    parser.add_argument("--fail-on", choices=["error", "warning", "info"], default=None,
-                        help="exit 1 when a finding of this severity or above is reported (default: error)")
+    parser.add_argument(
+        "--known-env",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="a variable the cluster always sets (value unknown to packlint; repeatable)",
+    )
+    parser.add_argument(
+        "--select",
+        action="append",
+        default=[],
+        metavar="CODES",
+        help="only these rules: codes, code prefixes or names, comma-separated (repeatable)",
+    )
+    parser.add_argument(
+        "--extend-select",
+        action="append",
+        default=[],
+        metavar="CODES",
+        help="enable these rules on top of the selection (config or --select), comma-separated",
+    )
+    parser.add_argument(
+        "--ignore",
+        action="append",
+        default=[],
+        metavar="CODES",
+        help="skip these rules: codes, code prefixes or names, comma-separated (repeatable)",
+    )
+    parser.add_argument(
+        "--fail-on",
+        choices=["error", "warning", "info"],
+        default=None,
+        help="exit 1 when a finding of this severity or above is reported (default: error)",
+    )
     add_rule_arguments(parser)
     from packlint.cmd_codebase import add_code_arguments
 
     add_code_arguments(parser)
-    parser.add_argument("--config", default=None, metavar="FILE",
-                        help="use this configuration file (pyproject.toml, packlint.toml) for every file")
+    parser.add_argument(
+        "--config",
+        default=None,
+        metavar="FILE",
+        help="use this configuration file (pyproject.toml, packlint.toml) for every file",
+    )
     parser.add_argument("--isolated", action="store_true", help="ignore every configuration file")
-    parser.add_argument("--megatron-version", default=None, metavar="RELEASE",
-                        help="check a Megatron-LM program whose code is not found against this release's flag "
-                             "snapshot ('core_v0.14.0', '0.14', 'main'; config: megatron-version)")
+    parser.add_argument(
+        "--megatron-version",
+        default=None,
+        metavar="RELEASE",
+        help="check a Megatron-LM program whose code is not found against this release's flag "
+        "snapshot ('core_v0.14.0', '0.14', 'main'; config: megatron-version)",
+    )
 
 
 def add_arguments(parser) -> None:
-    parser.add_argument("paths", nargs="*", metavar="PATH",
-                        help="scripts or directories to check ('-' reads stdin; default: .)")
+    parser.add_argument(
+        "paths", nargs="*", metavar="PATH", help="scripts or directories to check ('-' reads stdin; default: .)"
+    )
     add_selection_arguments(parser)
     parser.add_argument("--stdin-filename", default=None, help="name to report when reading stdin")
     parser.add_argument("--exit-zero", action="store_true", help="exit 0 even when there are findings")
-    parser.add_argument("--output-format", "--format", dest="format", choices=FORMATS, default="text",
-                        help="text (default), json, sarif (SARIF 2.1.0), github (workflow commands), "
-                             "gcc (file:line:col: error: message [CODE]), junit (JUnit XML), "
-                             "gitlab (GitLab Code Quality JSON); --format is an alias")
-    parser.add_argument("--severity", "-S", choices=DISPLAY_SEVERITIES, default=None,
-                        help="show only findings of this severity or above (display only; --fail-on decides "
-                             "the exit status of what is shown)")
-    parser.add_argument("--statistics", action="store_true",
-                        help="print the number of findings per rule code instead of the findings")
-    parser.add_argument("--quiet", "-q", action="store_true",
-                        help="text: no code frames or summary line, one line per finding; nothing when clean")
-    parser.add_argument("--fix", action="store_true",
-                        help="apply the safe fixes to the files, then report what is left")
-    parser.add_argument("--unsafe-fixes", action="store_true",
-                        help="with --fix or --diff: apply the unsafe fixes too (they change what the script does)")
-    parser.add_argument("--diff", action="store_true",
-                        help="print the fixes as a unified diff instead of writing them (exit 1 when there is one)")
-    parser.add_argument("--output-file", "-o", default=None, metavar="FILE",
-                        help="write the report to FILE instead of stdout")
-    parser.add_argument("--color", choices=["auto", "always", "never"], default="auto",
-                        help="colour the text output (auto: only on a terminal, and not when NO_COLOR is set)")
-    parser.add_argument("--baseline", default=None, metavar="FILE",
-                        help="report only findings that are not recorded in this baseline file")
-    parser.add_argument("--write-baseline", default=None, metavar="FILE",
-                        help="record every current finding in FILE (exit 0) for a later --baseline")
+    parser.add_argument(
+        "--output-format",
+        "--format",
+        dest="format",
+        choices=FORMATS,
+        default="text",
+        help="text (default), json, sarif (SARIF 2.1.0), github (workflow commands), "
+        "gcc (file:line:col: error: message [CODE]), junit (JUnit XML), "
+        "gitlab (GitLab Code Quality JSON); --format is an alias",
+    )
+    parser.add_argument(
+        "--severity",
+        "-S",
+        choices=DISPLAY_SEVERITIES,
+        default=None,
+        help="show only findings of this severity or above (display only; --fail-on decides "
+        "the exit status of what is shown)",
+    )
+    parser.add_argument(
+        "--statistics", action="store_true", help="print the number of findings per rule code instead of the findings"
+    )
+    parser.add_argument(
+        "--quiet",
+        "-q",
+        action="store_true",
+        help="text: no code frames or summary line, one line per finding; nothing when clean",
+    )
+    parser.add_argument(
+        "--fix", action="store_true", help="apply the safe fixes to the files, then report what is left"
+    )
+    parser.add_argument(
+        "--unsafe-fixes",
+        action="store_true",
+        help="with --fix or --diff: apply the unsafe fixes too (they change what the script does)",
+    )
+    parser.add_argument(
+        "--diff",
+        action="store_true",
+        help="print the fixes as a unified diff instead of writing them (exit 1 when there is one)",
+    )
+    parser.add_argument(
+        "--output-file", "-o", default=None, metavar="FILE", help="write the report to FILE instead of stdout"
+    )
+    parser.add_argument(
+        "--color",
+        choices=["auto", "always", "never"],
+        default="auto",
+        help="colour the text output (auto: only on a terminal, and not when NO_COLOR is set)",
+    )
+    parser.add_argument(
+        "--baseline",
+        default=None,
+        metavar="FILE",
+        help="report only findings that are not recorded in this baseline file",
+    )
+    parser.add_argument(
+        "--write-baseline",
+        default=None,
+        metavar="FILE",
+        help="record every current finding in FILE (exit 0) for a later --baseline",
+    )
     parser.epilog = "Arguments after `--` are the scripts' positional arguments."
 
 
@@ -121,15 +195,22 @@ def cli_settings(args):
     from packlint.cmd_codebase import code_settings
 
     code_bases, path_maps = code_settings(args)
-    return CliSettings(select=_split_codes(args.select) or None, ignore=_split_codes(args.ignore),
-                       extend_select=_split_codes(getattr(args, "extend_select", [])),
-                       fail_on=args.fail_on, rule_files=list(args.rule_file),
-                       env=parse_env_pairs(getattr(args, "env", None)),
-                       known_env=known, config=args.config, isolated=args.isolated,
-                       code_bases=code_bases, path_maps=path_maps,
-                       code_reading=not getattr(args, "no_code_base", False),
-                       code_cache=not getattr(args, "no_cache", False),
-                       megatron_version=_megatron_version(getattr(args, "megatron_version", None)))
+    return CliSettings(
+        select=_split_codes(args.select) or None,
+        ignore=_split_codes(args.ignore),
+        extend_select=_split_codes(getattr(args, "extend_select", [])),
+        fail_on=args.fail_on,
+        rule_files=list(args.rule_file),
+        env=parse_env_pairs(getattr(args, "env", None)),
+        known_env=known,
+        config=args.config,
+        isolated=args.isolated,
+        code_bases=code_bases,
+        path_maps=path_maps,
+        code_reading=not getattr(args, "no_code_base", False),
+        code_cache=not getattr(args, "no_cache", False),
+        megatron_version=_megatron_version(getattr(args, "megatron_version", None)),
+    )
 
 
 def _megatron_version(text: str | None) -> str | None:
@@ -139,8 +220,10 @@ def _megatron_version(text: str | None) -> str | None:
 
     name = normalize_version(text)
     if name is None:
-        raise PacklintError(f"--megatron-version: unknown release {text!r} "
-                            f"(the shipped snapshots: {', '.join(release_names()) or 'none'})")
+        raise PacklintError(
+            f"--megatron-version: unknown release {text!r} "
+            f"(the shipped snapshots: {', '.join(release_names()) or 'none'})"
+        )
     return name
 
 
@@ -159,9 +242,14 @@ def run(args) -> int:
     if fixing and (args.baseline or args.write_baseline):
         raise PacklintError("--fix and --diff cannot be combined with --baseline or --write-baseline")
     try:
-        options = CheckOptions(cli=cli_settings(args), inherit_env=args.inherit_env, script_args=args.script_args,
-                               stdin_filename=args.stdin_filename, baseline=args.baseline,
-                               write_baseline=args.write_baseline)
+        options = CheckOptions(
+            cli=cli_settings(args),
+            inherit_env=args.inherit_env,
+            script_args=args.script_args,
+            stdin_filename=args.stdin_filename,
+            baseline=args.baseline,
+            write_baseline=args.write_baseline,
+        )
         if fixing:
             from packlint.cmd_fix import run_fixes
 
@@ -194,8 +282,10 @@ def run(args) -> int:
         _emit(args, render(args.format, result, color=color))
     if result.baseline_written:
         n = len(result.findings) + result.baselined
-        print(f"packlint: wrote {n} finding{'' if n == 1 else 's'} to the baseline {result.baseline_written}",
-              file=sys.stderr)
+        print(
+            f"packlint: wrote {n} finding{'' if n == 1 else 's'} to the baseline {result.baseline_written}",
+            file=sys.stderr,
+        )
     return result.exit_code(args.exit_zero)
 
 
@@ -210,8 +300,13 @@ def statistics(result, fmt: str) -> str:
     if fmt == "json":
         import json
 
-        return json.dumps([{"code": c, "name": n, "severity": s, "count": k, "fixable": fx}
-                           for c, (k, n, s, fx) in rows], indent=2) + "\n"
+        return (
+            json.dumps(
+                [{"code": c, "name": n, "severity": s, "count": k, "fixable": fx} for c, (k, n, s, fx) in rows],
+                indent=2,
+            )
+            + "\n"
+        )
     width = max((len(str(k)) for _, (k, *_r) in rows), default=1)
     lines = [f"{k:>{width}}\t{c}\t{'[*] ' if fx else ''}{n} [{s}]" for c, (k, n, s, fx) in rows]
     return "\n".join(lines) + ("\n" if lines else "")
@@ -223,8 +318,9 @@ def _emit(args, text: str) -> None:
             with open(args.output_file, "w", encoding="utf-8") as fh:
                 fh.write(text)
         except OSError as exc:
-            raise PacklintError(f"cannot write the report: {exc.strerror or exc}", path=args.output_file,
-                                exit_code=EXIT_USAGE) from None
+            raise PacklintError(
+                f"cannot write the report: {exc.strerror or exc}", path=args.output_file, exit_code=EXIT_USAGE
+            ) from None
         return
     sys.stdout.write(text)
     sys.stdout.flush()

@@ -11,23 +11,35 @@ from __future__ import annotations
 
 import os
 import sys
+from typing import TYPE_CHECKING
 
 from packlint.errors import PacklintError
+
+if TYPE_CHECKING:
+    from packlint.codebase.model import CodeFacts, ProgramResolution
 
 
 def add_code_arguments(parser, cache: bool = True) -> None:
     """The options that say where the launched code is (shared by check, run, config, inspect)."""
-    parser.add_argument("--code-base", action="append", default=[], metavar="DIR",
-                        help="a checkout of the code the scripts launch (repeatable; default: the checkout "
-                             "each script lives in)")
-    parser.add_argument("--path-map", action="append", default=[], metavar="PREFIX=DIR",
-                        help="read paths under PREFIX (a container path such as /workspace/PROJ) from DIR "
-                             "(repeatable)")
-    parser.add_argument("--no-code-base", action="store_true",
-                        help="do not look for or read the launched code")
+    parser.add_argument(
+        "--code-base",
+        action="append",
+        default=[],
+        metavar="DIR",
+        help="a checkout of the code the scripts launch (repeatable; default: the checkout each script lives in)",
+    )
+    parser.add_argument(
+        "--path-map",
+        action="append",
+        default=[],
+        metavar="PREFIX=DIR",
+        help="read paths under PREFIX (a container path such as /workspace/PROJ) from DIR (repeatable)",
+    )
+    parser.add_argument("--no-code-base", action="store_true", help="do not look for or read the launched code")
     if cache:
-        parser.add_argument("--no-cache", action="store_true",
-                            help="read the code again instead of using the cache of code-base facts")
+        parser.add_argument(
+            "--no-cache", action="store_true", help="read the code again instead of using the cache of code-base facts"
+        )
 
 
 def parse_path_maps(values: list[str] | None) -> list[tuple[str, str]]:
@@ -82,19 +94,30 @@ def add_code_resolution(model: dict, script_path: str | None, options) -> None:
 
 def add_arguments(parser) -> None:
     parser.add_argument("dir", metavar="DIR", help="the code base (a checkout)")
-    parser.add_argument("program", metavar="PROGRAM", nargs="?", default=None,
-                        help="the program as a launch names it (train.py, a/b/train.py, -m pkg.mod, a container "
-                             "path); default: every top-level *.py of DIR with a __main__ block")
+    parser.add_argument(
+        "program",
+        metavar="PROGRAM",
+        nargs="?",
+        default=None,
+        help="the program as a launch names it (train.py, a/b/train.py, -m pkg.mod, a container "
+        "path); default: every top-level *.py of DIR with a __main__ block",
+    )
     parser.add_argument("--format", choices=["text", "json"], default="text")
-    parser.add_argument("--path-map", action="append", default=[], metavar="PREFIX=DIR",
-                        help="read paths under PREFIX from DIR (repeatable)")
-    parser.add_argument("--pythonpath", action="append", default=[], metavar="DIR",
-                        help="a PYTHONPATH entry of the launch (repeatable)")
+    parser.add_argument(
+        "--path-map",
+        action="append",
+        default=[],
+        metavar="PREFIX=DIR",
+        help="read paths under PREFIX from DIR (repeatable)",
+    )
+    parser.add_argument(
+        "--pythonpath", action="append", default=[], metavar="DIR", help="a PYTHONPATH entry of the launch (repeatable)"
+    )
     parser.add_argument("--no-cache", action="store_true", help="read the code again instead of using the cache")
 
 
 def _programs_in(root: str) -> list[str]:
-    out = []
+    out: list[str] = []
     try:
         names = sorted(os.listdir(root))
     except OSError:
@@ -122,11 +145,11 @@ def run(args) -> int:
     programs = [args.program] if args.program else _programs_in(root)
     if args.program and not args.program.startswith("-m") and os.path.isfile(args.program):
         programs = [os.path.abspath(args.program)]
-    results = []
+    results: list[tuple[str, CodeFacts | None, ProgramResolution]] = []
     for prog in programs:
         pp = [os.path.abspath(p) for p in args.pythonpath]
         res = resolve_program(prog, os.path.join(root, "__packlint__"), options, pp)
-        if not res.found:
+        if res.file is None:  # (not res.found)
             results.append((prog, None, res))
             continue
         results.append((prog, facts_for_program(res.file, res.roots, res.pythonpath, options, res), res))
@@ -141,18 +164,20 @@ def run(args) -> int:
     if args.format == "json":
         import json
 
-        doc = {"root": root, "programs": [f.to_json() if f is not None else {"resolution": r.to_json()}
-                                          for _, f, r in results]}
+        doc = {
+            "root": root,
+            "programs": [f.to_json() if f is not None else {"resolution": r.to_json()} for _, f, r in results],
+        }
         sys.stdout.write(json.dumps(doc, indent=2, ensure_ascii=False) + "\n")
         return 0
     out = sys.stdout.write
     if not args.program:
         out(f"{root}: {len(programs)} program(s) with a __main__ block\n")
-        for prog, facts, res in results:
+        for prog, facts, _res in results:
             out(f"  {prog}: {_summary(facts)}\n")
         out("(give PROGRAM for its flags and env reads)\n")
         return 0
-    for prog, facts, res in results:
+    for _prog, facts, _res in results:
         render_text(facts, root, out)
     return 0
 
@@ -161,8 +186,9 @@ def _summary(facts) -> str:
     if facts is None:
         return "not read"
     s = facts.schema
-    schema = "no argparse parser found" if s is None else (
-        f"{len(s.specs())} flags, {'closed' if s.closed else 'open'}")
+    schema = (
+        "no argparse parser found" if s is None else (f"{len(s.specs())} flags, {'closed' if s.closed else 'open'}")
+    )
     return f"{schema}; {len(facts.env_names())} env names read; {len(facts.files)} files"
 
 
@@ -185,11 +211,16 @@ def render_text(facts, root: str, out) -> None:
     if s is None:
         out("flag schema: no argparse parser found (no flag can be checked)\n")
     else:
-        state = "closed: an unknown flag is an 'unrecognized arguments' error" if s.closed else "open: " + \
-            "; ".join(_relmsg(r, root) for r in s.open_reasons)
+        state = (
+            "closed: an unknown flag is an 'unrecognized arguments' error"
+            if s.closed
+            else "open: " + "; ".join(_relmsg(r, root) for r in s.open_reasons)
+        )
         out(f"flag schema: {len(s.specs())} flags, {state}\n")
-        out(f"  parser: {_relmsg(s.parser_origin or '?', root)}, allow_abbrev={s.allow_abbrev}, "
-            f"conflict_handler={s.conflict_handler}\n")
+        out(
+            f"  parser: {_relmsg(s.parser_origin or '?', root)}, allow_abbrev={s.allow_abbrev}, "
+            f"conflict_handler={s.conflict_handler}\n"
+        )
         for n in s.notes:
             out(f"  note: {_relmsg(n, root)}\n")
         for spec in s.specs():

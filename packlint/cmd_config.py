@@ -12,8 +12,13 @@ import sys
 def add_arguments(parser) -> None:
     from packlint.cmd_check import add_selection_arguments
 
-    parser.add_argument("path", nargs="?", default=".", metavar="PATH",
-                        help="the script or directory whose settings to show (default: .)")
+    parser.add_argument(
+        "path",
+        nargs="?",
+        default=".",
+        metavar="PATH",
+        help="the script or directory whose settings to show (default: .)",
+    )
     add_selection_arguments(parser)
     parser.add_argument("--format", choices=["text", "json"], default="text")
 

@@ -15,8 +15,13 @@ def text_checker(path: str, options):
     from packlint.checking import CheckOptions, check_paths
 
     def check(text: str):
-        opts = CheckOptions(cli=options.cli, inherit_env=options.inherit_env, script_args=options.script_args,
-                            stdin_filename=path, read_stdin=lambda: text.encode("utf-8", "surrogatepass"))
+        opts = CheckOptions(
+            cli=options.cli,
+            inherit_env=options.inherit_env,
+            script_args=options.script_args,
+            stdin_filename=path,
+            read_stdin=lambda: text.encode("utf-8", "surrogatepass"),
+        )
         result = check_paths(["-"], opts)
         return result.findings
 
@@ -30,7 +35,7 @@ def run_fixes(args, options) -> int | None:
     from packlint.fixes import fix_text, read_fixable, unified_diff
 
     paths = args.paths or ["."]
-    files, _errors = discover(paths)   # unreadable paths: reported by the check that follows
+    files, _errors = discover(paths)  # unreadable paths: reported by the check that follows
     unsafe = args.unsafe_fixes
     applied = 0
     diffs = []
@@ -73,8 +78,10 @@ def run_fixes(args, options) -> int | None:
     if args.diff:
         sys.stdout.write("".join(diffs))
         sys.stdout.flush()
-        print(f"packlint: would apply {n}" + ("" if unsafe else " (safe only; --unsafe-fixes for the rest)"),
-              file=sys.stderr)
+        print(
+            f"packlint: would apply {n}" + ("" if unsafe else " (safe only; --unsafe-fixes for the rest)"),
+            file=sys.stderr,
+        )
         return EXIT_FINDINGS if any(diffs) else EXIT_OK
     print(f"packlint: applied {n}", file=sys.stderr)
     return None

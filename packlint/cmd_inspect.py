@@ -20,10 +20,16 @@ def parse_env_pairs(pairs: list[str] | None) -> dict[str, str]:
 
 def add_input_arguments(parser) -> None:
     """--env / --inherit-env: the caller's environment the script is assumed to start with."""
-    parser.add_argument("--env", action="append", metavar="NAME=VALUE", default=[],
-                        help="assume the caller's environment has NAME=VALUE (repeatable)")
-    parser.add_argument("--inherit-env", action="store_true",
-                        help="assume the current environment is the caller's environment")
+    parser.add_argument(
+        "--env",
+        action="append",
+        metavar="NAME=VALUE",
+        default=[],
+        help="assume the caller's environment has NAME=VALUE (repeatable)",
+    )
+    parser.add_argument(
+        "--inherit-env", action="store_true", help="assume the current environment is the caller's environment"
+    )
 
 
 def add_arguments(parser) -> None:
@@ -32,8 +38,13 @@ def add_arguments(parser) -> None:
     parser.add_argument("--stdin-filename", default=None, help="name to report when reading stdin")
     parser.add_argument("--color", choices=["auto", "always", "never"], default="auto")
     add_input_arguments(parser)
-    parser.add_argument("--known-env", action="append", default=[], metavar="NAME",
-                        help="a variable the cluster always sets (value unknown to packlint; repeatable)")
+    parser.add_argument(
+        "--known-env",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="a variable the cluster always sets (value unknown to packlint; repeatable)",
+    )
     from packlint.cmd_codebase import add_code_arguments
 
     add_code_arguments(parser, cache=False)
@@ -52,8 +63,15 @@ def run(args) -> int:
         display = args.stdin_filename or "<stdin>"
         path = args.stdin_filename or "<stdin>"
     known_env = tuple(n.strip() for v in getattr(args, "known_env", []) or [] for n in v.split(",") if n.strip())
-    model = inspect_script(path, env=env, inherit_env=args.inherit_env, args=args.script_args,
-                           known_env=known_env, text=text, display_path=display)
+    model = inspect_script(
+        path,
+        env=env,
+        inherit_env=args.inherit_env,
+        args=args.script_args,
+        known_env=known_env,
+        text=text,
+        display_path=display,
+    )
     if not args.no_code_base:
         from packlint.cmd_codebase import add_code_resolution, inspect_code_options
 

@@ -8,9 +8,14 @@ inside `run`, so `packlint check` never pays for it and a missing torch is one l
 from __future__ import annotations
 
 import sys
+from typing import TYPE_CHECKING
 
 from packlint.cmd_inspect import add_input_arguments, parse_env_pairs
 from packlint.errors import EXIT_USAGE
+
+if TYPE_CHECKING:
+    from runtime_probe.launches import ModelProbeResult
+    from runtime_probe.probe import ProbeReport
 
 
 def add_arguments(parser) -> None:
@@ -19,8 +24,10 @@ def add_arguments(parser) -> None:
     parser.add_argument("script", nargs="?", help="the launch script; without it, give the settings as flags")
     add_input_arguments(parser)
     add_probe_arguments(parser)
-    parser.epilog = ("Arguments after `--` are the script's positional arguments. Exit 0: block-diagonal "
-                     "proven (or no packing configured); 1: a check failed; 2: usage error or no usable kernel.")
+    parser.epilog = (
+        "Arguments after `--` are the script's positional arguments. Exit 0: block-diagonal "
+        "proven (or no packing configured); 1: a check failed; 2: usage error or no usable kernel."
+    )
 
 
 def _error(message: str) -> int:
@@ -32,6 +39,7 @@ def run(args) -> int:
     from runtime_probe.cli import emit, overrides_from_args, settings_from_args
     from runtime_probe.settings import ProbeUsageError
 
+    result: ModelProbeResult | ProbeReport
     try:
         if args.script:
             from packlint.api import inspect_script
@@ -39,11 +47,14 @@ def run(args) -> int:
 
             overrides = overrides_from_args(args)
             try:
-                model = inspect_script(args.script, env=parse_env_pairs(args.env), inherit_env=args.inherit_env,
-                                       args=args.script_args)
+                model = inspect_script(
+                    args.script, env=parse_env_pairs(args.env), inherit_env=args.inherit_env, args=args.script_args
+                )
             except (NotImplementedError, ImportError) as exc:
-                return _error(f"{args.script}: the launch model is not available ({exc}); "
-                              "give the settings as flags instead (--bmr, --packed-data, --mbs, ...)")
+                return _error(
+                    f"{args.script}: the launch model is not available ({exc}); "
+                    "give the settings as flags instead (--bmr, --packed-data, --mbs, ...)"
+                )
             result = probe_model(model, **overrides)
         else:
             if args.env or args.inherit_env or args.script_args:

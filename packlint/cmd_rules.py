@@ -15,9 +15,17 @@ def add_arguments(parser) -> None:
 
 
 def rule_json(rule) -> dict:
-    return {"code": rule.code, "name": rule.name, "severity": rule.severity, "summary": rule.summary,
-            "scope": rule.scope, "for_each": rule.for_each, "when": rule.when_text,
-            "builtin": rule.builtin, "file": rule.file}
+    return {
+        "code": rule.code,
+        "name": rule.name,
+        "severity": rule.severity,
+        "summary": rule.summary,
+        "scope": rule.scope,
+        "for_each": rule.for_each,
+        "when": rule.when_text,
+        "builtin": rule.builtin,
+        "file": rule.file,
+    }
 
 
 def run(args) -> int:
@@ -25,8 +33,9 @@ def run(args) -> int:
 
     table = load_table(args.rule_file)
     if args.format == "json":
-        json.dump({"version": 1, "rules": [rule_json(r) for r in table.rules]}, sys.stdout, indent=2,
-                  ensure_ascii=False)
+        json.dump(
+            {"version": 1, "rules": [rule_json(r) for r in table.rules]}, sys.stdout, indent=2, ensure_ascii=False
+        )
         sys.stdout.write("\n")
         return 0
     if args.format == "markdown":

@@ -28,16 +28,22 @@ def add_arguments(parser) -> None:
 
     parser.add_argument("script", help="the launch script to check and then run with bash")
     parser.add_argument("--dry-run", action="store_true", help="check only; never launch")
-    parser.add_argument("--force", action="store_true",
-                        help="launch even when there are findings (and say so on stderr)")
-    parser.add_argument("--probe", action="store_true",
-                        help="after the static check, run the runtime probe on the script's launches "
-                             "(needs packlint[probe]); a failed probe blocks the launch")
+    parser.add_argument(
+        "--force", action="store_true", help="launch even when there are findings (and say so on stderr)"
+    )
+    parser.add_argument(
+        "--probe",
+        action="store_true",
+        help="after the static check, run the runtime probe on the script's launches "
+        "(needs packlint[probe]); a failed probe blocks the launch",
+    )
     add_selection_arguments(parser, assumed_env=False)
     parser.add_argument("--format", choices=FORMATS, default="text", help="how findings are printed (on stderr)")
     parser.add_argument("--color", choices=["auto", "always", "never"], default="auto")
-    parser.epilog = ("Options go before SCRIPT; everything after SCRIPT is passed to it unchanged. "
-                     "Exit: the script's own status when launched; 1 findings; 2 errors.")
+    parser.epilog = (
+        "Options go before SCRIPT; everything after SCRIPT is passed to it unchanged. "
+        "Exit: the script's own status when launched; 1 findings; 2 errors."
+    )
 
 
 def split_argv(tokens: list[str]) -> tuple[list[str], list[str]]:
@@ -62,7 +68,7 @@ def split_argv(tokens: list[str]) -> tuple[list[str], list[str]]:
     while i < len(tokens):
         t = tokens[i]
         if t == "--":
-            return tokens[:i], tokens[i + 1:]
+            return tokens[:i], tokens[i + 1 :]
         if t.startswith("-") and t != "-":
             action = lookup(t.split("=", 1)[0])
             if action is None or action.nargs == 0 or "=" in t:
@@ -85,8 +91,9 @@ def run(args) -> int:
     script = args.script
     if script == "-":
         raise PacklintError("`packlint run` needs a script file (stdin is the script's own)")
-    options = CheckOptions(cli=cli_settings(args), real_env=True, script_args=list(args.script_args),
-                           apply_exclude=False)
+    options = CheckOptions(
+        cli=cli_settings(args), real_env=True, script_args=list(args.script_args), apply_exclude=False
+    )
     result = check_paths([script], options)
     for e in result.file_errors:
         _say(f"error: {e.line()}")
@@ -169,4 +176,3 @@ def launch(script: str, script_args: list[str]) -> int:
     except OSError as exc:
         _say(f"error: cannot run bash: {exc.strerror or exc}")
         return 127
-    return EXIT_USAGE  # pragma: no cover - exec does not return

@@ -7,9 +7,11 @@ from packlint.errors import EXIT_USAGE, PacklintError
 
 
 def add_arguments(parser) -> None:
-    parser.add_argument("--stdio", action="store_true",
-                        help="talk over stdin/stdout (the default and only transport; accepted because "
-                             "editors pass it)")
+    parser.add_argument(
+        "--stdio",
+        action="store_true",
+        help="talk over stdin/stdout (the default and only transport; accepted because editors pass it)",
+    )
 
 
 def run(args) -> int:
@@ -17,8 +19,9 @@ def run(args) -> int:
         import lsprotocol  # noqa: F401
         import pygls  # noqa: F401
     except ImportError:
-        raise PacklintError("packlint server needs pygls and lsprotocol: pip install 'packlint[lsp]'",
-                            exit_code=EXIT_USAGE) from None
+        raise PacklintError(
+            "packlint server needs pygls and lsprotocol: pip install 'packlint[lsp]'", exit_code=EXIT_USAGE
+        ) from None
     from packlint.server import main
 
     return main()

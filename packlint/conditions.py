@@ -25,7 +25,8 @@ fires only when its condition is exactly `True`.
 from __future__ import annotations
 
 import re
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 BOOL, INT, STR = "bool", "int", "str"
 
@@ -76,13 +77,16 @@ def python_int(text: str) -> int | None:
 
 # ---------------------------------------------------------------------------------------------- tokens
 
-_TOKEN_RE = re.compile(r"""
+_TOKEN_RE = re.compile(
+    r"""
     (?P<ws>\s+)
   | (?P<int>\d+)
   | (?P<str>'(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*")
   | (?P<name>[A-Za-z_][A-Za-z0-9_]*)
   | (?P<op>==|!=|<=|>=|[<>()+\-*/%,\[\]])
-""", re.VERBOSE)
+""",
+    re.VERBOSE,
+)
 
 _KEYWORDS = {"and", "or", "not", "true", "false", "in"}
 
@@ -128,6 +132,7 @@ def _unescape(s: str) -> str:
 
 class Node:
     __slots__ = ("pos",)
+    pos: int
 
 
 class Lit(Node):
@@ -319,6 +324,7 @@ def parse(text: str) -> Node:
 
 class Expr:
     __slots__ = ("type",)
+    type: str
 
     def eval(self, ctx: EvalContext) -> Any:  # pragma: no cover - abstract
         raise NotImplementedError
@@ -365,7 +371,7 @@ class PredicateCall(Expr):
             return self.body.expr.eval(ctx)
         values = [a.eval(ctx) for a in self.args]
         saved = ctx.bindings
-        ctx.bindings = {**saved, **dict(zip(self.params, values))}
+        ctx.bindings = {**saved, **dict(zip(self.params, values, strict=True))}
         try:
             return self.body.expr.eval(ctx)
         finally:
@@ -378,7 +384,8 @@ class PredicateBody:
     __slots__ = ("expr", "type")
 
     def __init__(self) -> None:
-        self.expr: Expr | None = None
+        # set by compile_table before anything evaluates it (None only while the table compiles)
+        self.expr: Expr = None  # type: ignore[assignment]
         self.type = ""
 
 
@@ -468,9 +475,17 @@ def _mod(a: int, b: int) -> Any:
 
 
 _BINOPS: dict[str, Callable[[Any, Any], Any]] = {
-    "==": lambda a, b: a == b, "!=": lambda a, b: a != b,
-    "<": lambda a, b: a < b, "<=": lambda a, b: a <= b, ">": lambda a, b: a > b, ">=": lambda a, b: a >= b,
-    "+": lambda a, b: a + b, "-": lambda a, b: a - b, "*": lambda a, b: a * b, "/": _div, "%": _mod,
+    "==": lambda a, b: a == b,
+    "!=": lambda a, b: a != b,
+    "<": lambda a, b: a < b,
+    "<=": lambda a, b: a <= b,
+    ">": lambda a, b: a > b,
+    ">=": lambda a, b: a >= b,
+    "+": lambda a, b: a + b,
+    "-": lambda a, b: a - b,
+    "*": lambda a, b: a * b,
+    "/": _div,
+    "%": _mod,
 }
 
 
@@ -510,8 +525,17 @@ class Function:
 
     __slots__ = ("params", "optional", "returns", "impl", "doc", "literal", "compile_static", "scoped")
 
-    def __init__(self, params: tuple, optional: tuple, returns: str, impl: Callable, doc: str,
-                 literal: tuple = (), compile_static: Callable | None = None, scoped: bool = False) -> None:
+    def __init__(
+        self,
+        params: tuple,
+        optional: tuple,
+        returns: str,
+        impl: Callable,
+        doc: str,
+        literal: tuple = (),
+        compile_static: Callable | None = None,
+        scoped: bool = False,
+    ) -> None:
         self.params, self.optional, self.returns, self.impl, self.doc = params, optional, returns, impl, doc
         self.literal, self.compile_static = literal, compile_static
         self.scoped = scoped  # compile_static also gets the Scope (to resolve names from the table)
@@ -588,8 +612,12 @@ def _free_unknowns(ctx) -> str | None:
         if not isinstance(item, dict):
             continue
         prev = argv[i - 1] if i > 0 else None
-        if (isinstance(prev, str) and prev.startswith("-") and "=" not in prev
-                and any(isinstance(o, dict) and "unknown" in o for o in flags.get(prev, []))):
+        if (
+            isinstance(prev, str)
+            and prev.startswith("-")
+            and "=" not in prev
+            and any(isinstance(o, dict) and "unknown" in o for o in flags.get(prev, []))
+        ):
             continue  # the value of `prev`
         return item.get("unknown", "an unknown argument")
     return None
@@ -688,8 +716,11 @@ def _f_flag_count(ctx, node, a):
 def _f_flag_distinct(ctx, node, a, script_only: bool = False):
     if _is_unk(a[0]):
         return a[0]
-    vals = [_entry_value(o, a[0]) for o in _occurrences(ctx, "flags", a[0])
-            if not (script_only and o.get("source") == "caller")]
+    vals = [
+        _entry_value(o, a[0])
+        for o in _occurrences(ctx, "flags", a[0])
+        if not (script_only and o.get("source") == "caller")
+    ]
     known = {_same_value(a[0], v) for v in vals if not isinstance(v, Unk)}
     unknown = [v for v in vals if isinstance(v, Unk)]
     if unknown and len(known) < 2:
@@ -767,12 +798,12 @@ def _f_item(field_name: str):
         item = ctx.item or {}
         v = item.get(field_name)
         return v if v is not None else Unk(f"no {field_name}", "absent")
+
     return impl
 
 
 def _compile_regex(args: list) -> Any:
     return re.compile(args[1])
-
 
 
 # ---------------------------------------------------------------------------------------------- derived values
@@ -912,76 +943,157 @@ def _f_choose(ctx, node, a):
 
 
 DERIVED_FUNCTIONS: dict[str, Function] = {
-    "count": Function((BOOL,), (), INT, lambda c, n, a: a[0] if isinstance(a[0], Unk) else int(a[0]),
-                      "1 when the condition holds, else 0 (to add flags that count as a layer, say)"),
-    "choose": Function((BOOL, STR, STR), (), STR, _f_choose,
-                       "the second argument when the condition holds, else the third (for messages)"),
-    "float_lt": Function((STR, STR), (), BOOL, _f_float_lt,
-                         "both values read with Python float() (`1e-4`), the first is smaller"),
-    "size": Function((STR,), (), INT, _f_size,
-                     "a parallel size of the launch: 'world', 'nodes', 'procs_per_node' (from the launcher), "
-                     "'tp', 'pp', 'cp', 'ep', 'vpp' (from the flags, with defaults), 'dp' = world / "
-                     "(tp x pp x cp); unknown for an elastic range or a size packlint cannot know",
-                     literal=(0,), compile_static=_compile_size),
-    "setting": Function((STR,), (), STR, _f_setting,
-                        "a program setting from [defaults] under any of its spellings (argparse flag, Hydra "
-                        "override), the last one given; else its default; absent when it has none",
-                        literal=(0,), compile_static=_compile_setting, scoped=True),
-    "enabled": Function((STR,), (), BOOL, _f_enabled,
-                        "a boolean setting is on: given as a store-true flag or with the value true/1/yes/on",
-                        literal=(0,), compile_static=_compile_setting, scoped=True),
-    "setting_given": Function((STR,), (), BOOL, _f_setting_given,
-                              "the script gives the setting under one of its spellings (defaults do not count)",
-                              literal=(0,), compile_static=_compile_setting, scoped=True),
+    "count": Function(
+        (BOOL,),
+        (),
+        INT,
+        lambda c, n, a: a[0] if isinstance(a[0], Unk) else int(a[0]),
+        "1 when the condition holds, else 0 (to add flags that count as a layer, say)",
+    ),
+    "choose": Function(
+        (BOOL, STR, STR),
+        (),
+        STR,
+        _f_choose,
+        "the second argument when the condition holds, else the third (for messages)",
+    ),
+    "float_lt": Function(
+        (STR, STR), (), BOOL, _f_float_lt, "both values read with Python float() (`1e-4`), the first is smaller"
+    ),
+    "size": Function(
+        (STR,),
+        (),
+        INT,
+        _f_size,
+        "a parallel size of the launch: 'world', 'nodes', 'procs_per_node' (from the launcher), "
+        "'tp', 'pp', 'cp', 'ep', 'vpp' (from the flags, with defaults), 'dp' = world / "
+        "(tp x pp x cp); unknown for an elastic range or a size packlint cannot know",
+        literal=(0,),
+        compile_static=_compile_size,
+    ),
+    "setting": Function(
+        (STR,),
+        (),
+        STR,
+        _f_setting,
+        "a program setting from [defaults] under any of its spellings (argparse flag, Hydra "
+        "override), the last one given; else its default; absent when it has none",
+        literal=(0,),
+        compile_static=_compile_setting,
+        scoped=True,
+    ),
+    "enabled": Function(
+        (STR,),
+        (),
+        BOOL,
+        _f_enabled,
+        "a boolean setting is on: given as a store-true flag or with the value true/1/yes/on",
+        literal=(0,),
+        compile_static=_compile_setting,
+        scoped=True,
+    ),
+    "setting_given": Function(
+        (STR,),
+        (),
+        BOOL,
+        _f_setting_given,
+        "the script gives the setting under one of its spellings (defaults do not count)",
+        literal=(0,),
+        compile_static=_compile_setting,
+        scoped=True,
+    ),
 }
 
 FUNCTIONS: dict[str, Function] = {
-    "env": Function((STR,), (), STR, _f_env,
-                    "the value the launched process sees for an environment variable (absent when unset)"),
-    "shell": Function((STR,), (), STR, _f_shell,
-                      "the value of a shell variable at the launch, exported or not"),
-    "in_env": Function((STR,), (), BOOL, _f_in_env,
-                       "the launched process has the variable (exported, prefix, caller or cluster)"),
-    "exported": Function((STR,), (), BOOL, _f_exported,
-                         "the script itself exports the variable to the launch (export or prefix assignment)"),
-    "assigned": Function((STR,), (), BOOL, _f_assigned,
-                         "the script (or a file it sources) assigns the variable, exported or not"),
-    "unexported": Function((STR,), (), BOOL, _f_unexported,
-                           "the variable is set in the shell at the launch but not exported"),
-    "exported_after": Function((STR,), (), BOOL, _f_exported_after,
-                               "the variable is first exported after the launch ran"),
-    "later_launch_env": Function((STR,), (), BOOL, _f_later_launch_env,
-                                 "a later launch in the script has the variable in its environment"),
-    "env_source": Function((STR,), (), STR, _f_source,
-                           "where the launch's value comes from: script, caller, prefix or cluster"),
+    "env": Function(
+        (STR,), (), STR, _f_env, "the value the launched process sees for an environment variable (absent when unset)"
+    ),
+    "shell": Function((STR,), (), STR, _f_shell, "the value of a shell variable at the launch, exported or not"),
+    "in_env": Function(
+        (STR,), (), BOOL, _f_in_env, "the launched process has the variable (exported, prefix, caller or cluster)"
+    ),
+    "exported": Function(
+        (STR,),
+        (),
+        BOOL,
+        _f_exported,
+        "the script itself exports the variable to the launch (export or prefix assignment)",
+    ),
+    "assigned": Function(
+        (STR,), (), BOOL, _f_assigned, "the script (or a file it sources) assigns the variable, exported or not"
+    ),
+    "unexported": Function(
+        (STR,), (), BOOL, _f_unexported, "the variable is set in the shell at the launch but not exported"
+    ),
+    "exported_after": Function(
+        (STR,), (), BOOL, _f_exported_after, "the variable is first exported after the launch ran"
+    ),
+    "later_launch_env": Function(
+        (STR,), (), BOOL, _f_later_launch_env, "a later launch in the script has the variable in its environment"
+    ),
+    "env_source": Function(
+        (STR,), (), STR, _f_source, "where the launch's value comes from: script, caller, prefix or cluster"
+    ),
     "has_flag": Function((STR,), (), BOOL, _f_has_flag, "the program is given the flag"),
-    "flag": Function((STR,), (), STR, _f_flag,
-                     "the flag's effective (last) value; 'true' for a store-true flag; absent when not given"),
+    "flag": Function(
+        (STR,),
+        (),
+        STR,
+        _f_flag,
+        "the flag's effective (last) value; 'true' for a store-true flag; absent when not given",
+    ),
     "flag_count": Function((STR,), (), INT, _f_flag_count, "how many times the flag is given"),
-    "flag_distinct": Function((STR,), (), INT, _f_flag_distinct,
-                              "how many different values the flag is given"),
-    "flag_distinct_in_script": Function((STR,), (), INT, _f_flag_distinct_in_script,
-                                        "how many different values the script itself gives the flag "
-                                        "(not counting the caller's arguments forwarded with \"$@\")"),
-    "flag_values": Function((STR,), (), STR, _f_flag_values,
-                            "every value the flag is given, in order (for messages)"),
-    "has_launcher_flag": Function((STR,), (), BOOL, lambda c, n, a: _f_has_flag(c, n, a, "launcher_flags"),
-                                  "the launcher (torchrun, deepspeed, ...) is given the option"),
-    "launcher_flag": Function((STR,), (), STR, lambda c, n, a: _f_flag(c, n, a, "launcher_flags"),
-                              "the launcher option's effective value"),
+    "flag_distinct": Function((STR,), (), INT, _f_flag_distinct, "how many different values the flag is given"),
+    "flag_distinct_in_script": Function(
+        (STR,),
+        (),
+        INT,
+        _f_flag_distinct_in_script,
+        "how many different values the script itself gives the flag "
+        '(not counting the caller\'s arguments forwarded with "$@")',
+    ),
+    "flag_values": Function((STR,), (), STR, _f_flag_values, "every value the flag is given, in order (for messages)"),
+    "has_launcher_flag": Function(
+        (STR,),
+        (),
+        BOOL,
+        lambda c, n, a: _f_has_flag(c, n, a, "launcher_flags"),
+        "the launcher (torchrun, deepspeed, ...) is given the option",
+    ),
+    "launcher_flag": Function(
+        (STR,), (), STR, lambda c, n, a: _f_flag(c, n, a, "launcher_flags"), "the launcher option's effective value"
+    ),
     "world_size": Function((), (), INT, _f_world_size, "the number of processes the launcher starts"),
     "launcher": Function((), (), STR, _f_launcher, "the outermost launcher (torchrun, deepspeed, ...)"),
     "program": Function((), (), STR, _f_program, "the training entry point"),
-    "int": Function((STR,), (INT,), INT, _f_int,
-                    "Python int() of a value; the optional second argument is used when the value is absent"),
+    "int": Function(
+        (STR,),
+        (INT,),
+        INT,
+        _f_int,
+        "Python int() of a value; the optional second argument is used when the value is absent",
+    ),
     "is_int": Function((STR,), (), BOOL, _f_is_int, "Python int() accepts the value"),
-    "matches": Function((STR, STR), (), BOOL, _f_matches, "the value matches the regex (re.search)",
-                        literal=(1,), compile_static=_compile_regex),
-    "known": Function((STR,), (), BOOL, lambda c, n, a: not isinstance(a[0], Unk),
-                      "the value is known (not unknown, invalid or absent); never undecided"),
+    "matches": Function(
+        (STR, STR),
+        (),
+        BOOL,
+        _f_matches,
+        "the value matches the regex (re.search)",
+        literal=(1,),
+        compile_static=_compile_regex,
+    ),
+    "known": Function(
+        (STR,),
+        (),
+        BOOL,
+        lambda c, n, a: not isinstance(a[0], Unk),
+        "the value is known (not unknown, invalid or absent); never undecided",
+    ),
     "quote": Function((STR,), (), STR, _f_quote, "the value in quotes, or `unset` / `unknown` (for messages)"),
-    "bash_rejects": Function((), (), BOOL, _f_bash_rejects,
-                             "`bash -n` rejects the script (true when bash is not available)"),
+    "bash_rejects": Function(
+        (), (), BOOL, _f_bash_rejects, "`bash -n` rejects the script (true when bash is not available)"
+    ),
     "diag_code": Function((), (), STR, _f_item("code"), "for_each diagnostics: the diagnostic's code"),
     "diag_message": Function((), (), STR, _f_item("message"), "for_each diagnostics: its message"),
 }
@@ -995,11 +1107,17 @@ class Scope:
     """What names mean while checking one expression: bound names (for_each, predicate parameters) ->
     type; predicates -> (params, body); constants from [variables] -> (value, type)."""
 
-    def __init__(self, variables: dict | None = None, predicates: dict | None = None,
-                 constants: dict | None = None, settings: dict | None = None) -> None:
+    def __init__(
+        self,
+        variables: dict | None = None,
+        predicates: dict | None = None,
+        constants: dict | None = None,
+        settings: dict | None = None,
+    ) -> None:
         self.variables: dict[str, str] = {} if variables is None else variables
         self.predicates: dict[str, tuple[list[tuple[str, str]], PredicateBody]] = (
-            {} if predicates is None else predicates)
+            {} if predicates is None else predicates
+        )
         self.constants: dict[str, tuple[Any, str]] = {} if constants is None else constants
         # [defaults] of the table: setting name -> Setting (its flag spellings and default)
         self.settings: dict[str, Setting] = {} if settings is None else settings
@@ -1032,13 +1150,15 @@ def check(node: Node, scope: Scope) -> Expr:
             params, body = scope.predicates[node.func]
             if len(args) != len(params):
                 raise ConditionError(
-                    f"predicate {node.func!r} takes {len(params)} argument(s), got {len(args)}", node.pos)
+                    f"predicate {node.func!r} takes {len(params)} argument(s), got {len(args)}", node.pos
+                )
             if not body.type:
                 raise ConditionError(f"predicate {node.func!r} refers to itself", node.pos)
-            for (pname, ptype), arg, raw in zip(params, args, node.args):
+            for (pname, ptype), arg, raw in zip(params, args, node.args, strict=True):
                 if arg.type != ptype:
                     raise ConditionError(
-                        f"argument {pname!r} of {node.func!r} must be {ptype}, not {arg.type}", raw.pos)
+                        f"argument {pname!r} of {node.func!r} must be {ptype}, not {arg.type}", raw.pos
+                    )
             return PredicateCall(node.func, [p for p, _ in params], args, body)
         fn = FUNCTIONS.get(node.func)
         if fn is None:
@@ -1047,22 +1167,22 @@ def check(node: Node, scope: Scope) -> Expr:
         if not n_min <= len(args) <= n_max:
             want = str(n_min) if n_min == n_max else f"{n_min} or {n_max}"
             raise ConditionError(f"{node.func}() takes {want} argument(s), got {len(args)}", node.pos)
-        for i, (arg, raw) in enumerate(zip(args, node.args)):
+        for i, (arg, raw) in enumerate(zip(args, node.args, strict=True)):
             want_t = (fn.params + fn.optional)[i]
             if arg.type != want_t:
-                raise ConditionError(f"argument {i + 1} of {node.func}() must be {want_t}, not {arg.type}",
-                                     raw.pos)
+                raise ConditionError(f"argument {i + 1} of {node.func}() must be {want_t}, not {arg.type}", raw.pos)
         static = None
         if fn.literal:
             for i in fn.literal:
                 if not isinstance(args[i], Const):
-                    raise ConditionError(f"argument {i + 1} of {node.func}() must be a literal",
-                                         node.args[i].pos)
+                    raise ConditionError(f"argument {i + 1} of {node.func}() must be a literal", node.args[i].pos)
             literals = [a.value if isinstance(a, Const) else None for a in args]
+            make_static = fn.compile_static
+            assert make_static is not None  # a function with literal arguments compiles them
             try:
-                static = fn.compile_static(literals, scope) if fn.scoped else fn.compile_static(literals)
+                static = make_static(literals, scope) if fn.scoped else make_static(literals)
             except re.error as exc:
-                raise ConditionError(f"bad regex {args[1].value!r}: {exc}", node.args[1].pos) from None
+                raise ConditionError(f"bad regex {literals[1]!r}: {exc}", node.args[1].pos) from None
             except NameLookupError as exc:
                 raise ConditionError(str(exc), node.args[0].pos) from None
         return Builtin(node.func, args, fn.returns, static)
@@ -1075,11 +1195,9 @@ def check(node: Node, scope: Scope) -> Expr:
         return Neg(operand)
     if isinstance(node, InList):
         operand = check(node.operand, scope)
-        types = {BOOL if isinstance(i.value, bool) else INT if isinstance(i.value, int) else STR
-                 for i in node.items}
+        types = {BOOL if isinstance(i.value, bool) else INT if isinstance(i.value, int) else STR for i in node.items}
         if types != {operand.type}:
-            raise ConditionError(f"'in' compares a {operand.type} with a list of {'/'.join(sorted(types))}",
-                                 node.pos)
+            raise ConditionError(f"'in' compares a {operand.type} with a list of {'/'.join(sorted(types))}", node.pos)
         return In(operand, tuple(i.value for i in node.items))
     if isinstance(node, Binary):
         left = check(node.left, scope)
@@ -1091,9 +1209,15 @@ def check(node: Node, scope: Scope) -> Expr:
             return And(left, right) if op == "and" else Or(left, right)
         if op in ("==", "!="):
             if left.type != right.type:
-                raise ConditionError(f"'{op}' compares a {left.type} with a {right.type}"
-                                     + (" (use int(...) to read a number)" if STR in (left.type, right.type)
-                                        and INT in (left.type, right.type) else ""), node.pos)
+                raise ConditionError(
+                    f"'{op}' compares a {left.type} with a {right.type}"
+                    + (
+                        " (use int(...) to read a number)"
+                        if STR in (left.type, right.type) and INT in (left.type, right.type)
+                        else ""
+                    ),
+                    node.pos,
+                )
             return BinOp(op, left, right, BOOL)
         _want(left, INT, node.left.pos, f"'{op}'")
         _want(right, INT, node.right.pos, f"'{op}'")
@@ -1169,7 +1293,7 @@ def compile_template(text: str, scope: Scope) -> Template:
                 parts.append("".join(buf))
                 buf = []
             try:
-                parts.append(check(parse(text[i + 1:end]), scope))
+                parts.append(check(parse(text[i + 1 : end]), scope))
             except ConditionError as exc:
                 raise ConditionError(exc.message, i + 1 + exc.pos) from None
             i = end + 1
@@ -1208,9 +1332,14 @@ class EvalContext:
 
     __slots__ = ("model", "launch", "variant", "bindings", "item", "_bash_rejects", "_code")
 
-    def __init__(self, model: dict, launch: dict | None, variant: dict | None,
-                 bash_rejects: Callable[[], Any] | None = None,
-                 code: Callable[[dict, dict], Any] | None = None) -> None:
+    def __init__(
+        self,
+        model: dict,
+        launch: dict | None,
+        variant: dict | None,
+        bash_rejects: Callable[[], Any] | None = None,
+        code: Callable[[dict, dict], Any] | None = None,
+    ) -> None:
         self.model = model
         self.launch = launch or {}
         self.variant = variant or {}
@@ -1325,8 +1454,11 @@ def _f_code_reads(ctx, node, a):
         if r.computed and r.name and a[0].startswith(r.name) and hit is None:
             hit = r
     if hit is not None:
-        return Unk(f"the code reads environment variables named {hit.name}... (a computed name) at "
-                   f"{_show_path(hit.file)}:{hit.line}, which may be {a[0]}", "unknown")
+        return Unk(
+            f"the code reads environment variables named {hit.name}... (a computed name) at "
+            f"{_show_path(hit.file)}:{hit.line}, which may be {a[0]}",
+            "unknown",
+        )
     return _quoted_anywhere(_code_roots(facts), a[0])
 
 
@@ -1364,8 +1496,11 @@ def _quoted_anywhere(roots: list[str], name: str) -> bool:
     grep = shutil.which("grep")
     if grep is not None:
         try:
-            proc = subprocess.run([grep, "-rlF", "--include=*.py", "-m", "1", "-e", f'"{name}"', "-e", f"'{name}'",
-                                   "--", *roots], capture_output=True, timeout=60)
+            proc = subprocess.run(
+                [grep, "-rlF", "--include=*.py", "-m", "1", "-e", f'"{name}"', "-e", f"'{name}'", "--", *roots],
+                capture_output=True,
+                timeout=60,
+            )
             if proc.returncode in (0, 1):
                 found = proc.returncode == 0
         except (OSError, subprocess.SubprocessError):
@@ -1461,7 +1596,7 @@ def _f_flag_suggestion(ctx, node, a):
 
         full = snapshot_for(ctx.variant.get("program") or ctx.launch.get("program"), None)
         rel = full.flag_releases.get(a[0]) if full is not None else None
-        if rel:  # a flag of other releases: that says more than a similar name
+        if full is not None and rel:  # a flag of other releases: that says more than a similar name
             return f" (it exists in Megatron-LM {full.range_text(rel)})"
     return f" (did you mean {close[0]}?)" if close else ""
 
@@ -1510,6 +1645,7 @@ def _f_flag_spec(field_name: str):
         if field_name == "origin":
             return v if spec.origin_file else Unk("no origin", "absent")
         return "|".join(v) if isinstance(v, tuple) else ("" if v is None else str(v))
+
     return impl
 
 
@@ -1534,12 +1670,12 @@ def _type_problem(spec, word: str) -> str | None:
         return None
     t = spec.type or "str"
     if t == "int" and python_int(word) is None:
-        return f"{word!r} is not an integer: argparse exits with \"invalid int value: {word!r}\""
+        return f'{word!r} is not an integer: argparse exits with "invalid int value: {word!r}"'
     if t == "float":
         try:
             float(word)
         except ValueError:
-            return f"{word!r} is not a number: argparse exits with \"invalid float value: {word!r}\""
+            return f'{word!r} is not a number: argparse exits with "invalid float value: {word!r}"'
     if spec.choices:  # an empty tuple is a list computed at run time that read as empty: open
         text = word
         if t == "int" and python_int(word) is not None:
@@ -1550,8 +1686,10 @@ def _type_problem(spec, word: str) -> str | None:
             except ValueError:
                 pass
         if text not in spec.choices and word not in spec.choices:
-            return (f"{word!r} is not one of its choices ({', '.join(spec.choices)}): argparse exits with "
-                    f"\"invalid choice: {word!r}\"")
+            return (
+                f"{word!r} is not one of its choices ({', '.join(spec.choices)}): argparse exits with "
+                f'"invalid choice: {word!r}"'
+            )
     return None
 
 
@@ -1565,8 +1703,10 @@ def _flag_problem(spec, occ: dict, name: str) -> Any:
         if any(isinstance(w, dict) for w in words):
             return Unk("the words after it are not known", "unknown")
         shown = " ".join(words)
-        return (f"takes no value ({spec.action}), but is followed by {shown!r}: argparse reads it as an extra "
-                f"argument and exits with 'unrecognized arguments'")
+        return (
+            f"takes no value ({spec.action}), but is followed by {shown!r}: argparse reads it as an extra "
+            f"argument and exits with 'unrecognized arguments'"
+        )
     nargs = spec.nargs
     if words is None and _followed_by_expansion(occ, name):
         # `--flag $X` with X empty here (often a positional parameter the caller gives): bash drops the
@@ -1574,8 +1714,11 @@ def _flag_problem(spec, occ: dict, name: str) -> Any:
         return Unk(f"the value after {name} is an expansion that is empty here", "unknown")
     if words is None:
         if nargs in (None, "+") or (isinstance(nargs, int) and nargs > 0):
-            return "needs a value but none follows it: argparse exits with 'expected one argument'" \
-                if nargs is None else "needs at least one value but none follows it"
+            return (
+                "needs a value but none follows it: argparse exits with 'expected one argument'"
+                if nargs is None
+                else "needs at least one value but none follows it"
+            )
         return None
     joined = " ".join(w for w in words if isinstance(w, str))
     if "$__PLGAP" in joined:  # a region the parser could not read (packlint.parse.GAP_VARIABLE): unknown
@@ -1588,9 +1731,11 @@ def _flag_problem(spec, occ: dict, name: str) -> Any:
             return Unk("some of the words after it are not known", "unknown")
         return None
     if nargs is None and len(words) > 1:
-        return (f"takes one value but is given {len(words)} words ({' '.join(words)!r}), often an unquoted "
-                f"variable: argparse takes {words[0]!r} and exits with 'unrecognized arguments: "
-                f"{' '.join(words[1:])}'")
+        return (
+            f"takes one value but is given {len(words)} words ({' '.join(words)!r}), often an unquoted "
+            f"variable: argparse takes {words[0]!r} and exits with 'unrecognized arguments: "
+            f"{' '.join(words[1:])}'"
+        )
     if isinstance(nargs, int) and not isinstance(nargs, bool) and len(words) != nargs:
         return f"takes exactly {nargs} values but is given {len(words)} ({' '.join(words)!r})"
     for w in words:
@@ -1665,40 +1810,66 @@ def _f_script_expands(ctx, node, a):
 
 
 CODEBASE_FUNCTIONS: dict[str, Function] = {
-    "code_searched": Function((), (), BOOL, _f_code_searched,
-                              "packlint looked for the code the launch runs (code reading on, a program given)"),
-    "code_known": Function((), (), BOOL, _f_code_known,
-                           "the source of the launch's program was found and read"),
-    "code_program": Function((), (), STR, _f_code_program,
-                             "the program file (relative to its code base) or, when not found, as written"),
-    "code_detail": Function((), (), STR, _f_code_detail,
-                            "how the program was found, or where packlint looked (for messages)"),
-    "code_reads": Function((STR,), (), BOOL, _f_code_reads,
-                           "a module of the launched code base reads the environment variable "
-                           "(undecided where a computed name may be it; absent without code)"),
+    "code_searched": Function(
+        (),
+        (),
+        BOOL,
+        _f_code_searched,
+        "packlint looked for the code the launch runs (code reading on, a program given)",
+    ),
+    "code_known": Function((), (), BOOL, _f_code_known, "the source of the launch's program was found and read"),
+    "code_program": Function(
+        (), (), STR, _f_code_program, "the program file (relative to its code base) or, when not found, as written"
+    ),
+    "code_detail": Function(
+        (), (), STR, _f_code_detail, "how the program was found, or where packlint looked (for messages)"
+    ),
+    "code_reads": Function(
+        (STR,),
+        (),
+        BOOL,
+        _f_code_reads,
+        "a module of the launched code base reads the environment variable "
+        "(undecided where a computed name may be it; absent without code)",
+    ),
     "code_read_at": Function((STR,), (), STR, _f_code_read_at, "file:line of the first read of the variable"),
-    "flags_checked": Function((), (), BOOL, _f_flags_checked,
-                              "a flag schema is at hand: the program's parser, or a Megatron-LM snapshot"),
-    "flags_closed": Function((), (), BOOL, _f_flags_closed,
-                             "the parser rejects flags it does not define (no parse_known_args, nothing unresolved)"),
+    "flags_checked": Function(
+        (), (), BOOL, _f_flags_checked, "a flag schema is at hand: the program's parser, or a Megatron-LM snapshot"
+    ),
+    "flags_closed": Function(
+        (),
+        (),
+        BOOL,
+        _f_flags_closed,
+        "the parser rejects flags it does not define (no parse_known_args, nothing unresolved)",
+    ),
     "flags_source": Function((), (), STR, _f_flags_source, "what the flags were checked against (for messages)"),
-    "flag_defined": Function((STR,), (), BOOL, _f_flag_defined,
-                             "the program's parser defines the flag (argparse's prefix matching included)"),
-    "flag_suggestion": Function((STR,), (), STR, _f_flag_suggestion,
-                                "' (did you mean --x?)' from the schema, or ''"),
-    "flag_close_match": Function((STR,), (), STR, _f_flag_close_match,
-                                 "the one flag of the schema close to this name (absent: none or several)"),
-    "flag_releases": Function((STR,), (), STR, _f_flag_releases,
-                              "Megatron-LM snapshots: the releases the flag is valid in, when not all"),
-    "flag_removed": Function((STR,), (), BOOL, _f_flag_removed,
-                             "Megatron-LM snapshots: the flag is gone from the newest release considered"),
+    "flag_defined": Function(
+        (STR,), (), BOOL, _f_flag_defined, "the program's parser defines the flag (argparse's prefix matching included)"
+    ),
+    "flag_suggestion": Function((STR,), (), STR, _f_flag_suggestion, "' (did you mean --x?)' from the schema, or ''"),
+    "flag_close_match": Function(
+        (STR,), (), STR, _f_flag_close_match, "the one flag of the schema close to this name (absent: none or several)"
+    ),
+    "flag_releases": Function(
+        (STR,), (), STR, _f_flag_releases, "Megatron-LM snapshots: the releases the flag is valid in, when not all"
+    ),
+    "flag_removed": Function(
+        (STR,), (), BOOL, _f_flag_removed, "Megatron-LM snapshots: the flag is gone from the newest release considered"
+    ),
     "flag_type": Function((STR,), (), STR, _f_flag_spec("type"), "the flag's type in the schema"),
     "flag_action": Function((STR,), (), STR, _f_flag_spec("action"), "the flag's argparse action"),
     "flag_origin": Function((STR,), (), STR, _f_flag_spec("origin"), "file:line where the flag is defined"),
-    "flag_problem": Function((STR,), (), STR, _f_flag_problem,
-                             "what argparse rejects in the flag's values (type, choices, a value for a "
-                             "store_true flag, several words for a one-value flag); absent when nothing"),
-    "script_expands": Function((STR,), (), BOOL, _f_script_expands,
-                               "the script text itself expands the variable ($NAME)"),
+    "flag_problem": Function(
+        (STR,),
+        (),
+        STR,
+        _f_flag_problem,
+        "what argparse rejects in the flag's values (type, choices, a value for a "
+        "store_true flag, several words for a one-value flag); absent when nothing",
+    ),
+    "script_expands": Function(
+        (STR,), (), BOOL, _f_script_expands, "the script text itself expands the variable ($NAME)"
+    ),
 }
 FUNCTIONS.update(CODEBASE_FUNCTIONS)

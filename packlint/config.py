@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import os
 import re
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -42,8 +43,10 @@ KEYS: dict[str, tuple[str, str]] = {
     "path-map": ("pathmap", "a table of container path prefix -> local directory (relative to the config file)"),
     "extend-select": ("codes", "a list of rule codes, code prefixes or names enabled on top of `select`"),
     "doc-url": ("url", "a URL template for each rule's documentation ({code}, {code_lower}, {name}, {anchor})"),
-    "megatron-version": ("megatron", "a Megatron-LM release of the shipped flag snapshots ('core_v0.14.0', "
-                                     "'0.14', 'main')"),
+    "megatron-version": (
+        "megatron",
+        "a Megatron-LM release of the shipped flag snapshots ('core_v0.14.0', '0.14', 'main')",
+    ),
 }
 # the rule's section in the generated rule reference (packlint.rule_docs.anchor names it)
 DEFAULT_DOC_URL = "https://github.com/packlint/packlint/blob/main/docs/rules-reference.md#{anchor}"
@@ -55,7 +58,7 @@ class ConfigFile:
     def __init__(self, path: Path, table: str, values: dict[str, Any], text: str) -> None:
         self.path = path
         self.dir = path.parent
-        self.table = table          # "" (top level) or "tool.packlint"
+        self.table = table  # "" (top level) or "tool.packlint"
         self.values = values
         self.text = text
 
@@ -96,10 +99,10 @@ def _key_line(text: str, key: str, table: str) -> int | None:
 
 
 def _toml():
-    try:
+    if sys.version_info >= (3, 11):
         import tomllib
-    except ModuleNotFoundError:  # Python 3.10
-        import tomli as tomllib  # type: ignore
+    else:  # Python 3.10
+        import tomli as tomllib
     return tomllib
 
 
@@ -135,7 +138,7 @@ def load_config_file(path: str | Path, *, explicit: bool = False) -> ConfigFile 
             raise PacklintError("[tool.packlint] must be a table", path=str(path))
         raw, table = section, "tool.packlint"
     elif isinstance(raw.get("tool"), dict) and isinstance(raw["tool"].get("packlint"), dict) and len(raw) == 1:
-        raw, table = raw["tool"]["packlint"], "tool.packlint"   # [tool.packlint] in packlint.toml: accepted
+        raw, table = raw["tool"]["packlint"], "tool.packlint"  # [tool.packlint] in packlint.toml: accepted
     cfg = ConfigFile(path.resolve(), table, {}, text)
     cfg.values = _validate(cfg, raw)
     return cfg
@@ -197,8 +200,9 @@ def _validate(cfg: ConfigFile, raw: dict) -> dict[str, Any]:
             try:
                 value.format(code="PK001", code_lower="pk001", name="x", anchor="pk001-x-error")
             except (KeyError, IndexError, ValueError) as exc:
-                raise err(key, f"bad template {value!r}: {exc} "
-                               "(placeholders: {code}, {code_lower}, {name}, {anchor})") from None
+                raise err(
+                    key, f"bad template {value!r}: {exc} (placeholders: {{code}}, {{code_lower}}, {{name}}, {{anchor}})"
+                ) from None
             out[key] = value
         elif kind == "level":
             if value not in SEVERITY_RANK:
@@ -229,7 +233,7 @@ def _validate(cfg: ConfigFile, raw: dict) -> dict[str, Any]:
                 if not _NAME.match(name):
                     raise err(key, f"{name!r} is not an environment variable name")
                 if not isinstance(v, str):
-                    raise err(key, f"{name}: expected a string, got {_type(v)} (write {name} = \"{_toml_str(v)}\")")
+                    raise err(key, f'{name}: expected a string, got {_type(v)} (write {name} = "{_toml_str(v)}")')
             out[key] = dict(value)
         elif kind == "megatron":
             from packlint.codebase.snapshots import normalize_version, release_names
@@ -285,13 +289,24 @@ def glob_matches(pattern: str, base: Path, path: str) -> bool:
 class CliSettings:
     """What the command line says (None / empty: not given)."""
 
-    def __init__(self, *, select: list[str] | None = None, ignore: list[str] | None = None,
-                 fail_on: str | None = None, rule_files: list[str] | None = None,
-                 env: dict[str, str] | None = None, known_env: list[str] | None = None,
-                 config: str | None = None, isolated: bool = False, code_bases: list[str] | None = None,
-                 path_maps: list[tuple[str, str]] | None = None, code_reading: bool = True,
-                 code_cache: bool = True, extend_select: list[str] | None = None,
-                 megatron_version: str | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        select: list[str] | None = None,
+        ignore: list[str] | None = None,
+        fail_on: str | None = None,
+        rule_files: list[str] | None = None,
+        env: dict[str, str] | None = None,
+        known_env: list[str] | None = None,
+        config: str | None = None,
+        isolated: bool = False,
+        code_bases: list[str] | None = None,
+        path_maps: list[tuple[str, str]] | None = None,
+        code_reading: bool = True,
+        code_cache: bool = True,
+        extend_select: list[str] | None = None,
+        megatron_version: str | None = None,
+    ) -> None:
         self.select = select or None
         self.extend_select = extend_select or []
         self.ignore = ignore or []
@@ -301,18 +316,31 @@ class CliSettings:
         self.known_env = known_env or []
         self.config = config
         self.isolated = isolated
-        self.code_bases = code_bases or []      # --code-base (absolute)
-        self.path_maps = path_maps or []        # --path-map PREFIX=DIR (DIR absolute)
-        self.code_reading = code_reading        # False with --no-code-base
-        self.code_cache = code_cache            # False with --no-cache
+        self.code_bases = code_bases or []  # --code-base (absolute)
+        self.path_maps = path_maps or []  # --path-map PREFIX=DIR (DIR absolute)
+        self.code_reading = code_reading  # False with --no-code-base
+        self.code_cache = code_cache  # False with --no-cache
         self.megatron_version = megatron_version
 
 
 class Settings:
     """The settings in effect for one file, each with its origin (default / file:key / command line)."""
 
-    FIELDS = ("select", "ignore", "fail-on", "severity", "rule-files", "per-file-ignores", "exclude", "env",
-              "known-env", "code-base", "path-map", "doc-url", "megatron-version")
+    FIELDS = (
+        "select",
+        "ignore",
+        "fail-on",
+        "severity",
+        "rule-files",
+        "per-file-ignores",
+        "exclude",
+        "env",
+        "known-env",
+        "code-base",
+        "path-map",
+        "doc-url",
+        "megatron-version",
+    )
 
     def __init__(self) -> None:
         self.config: ConfigFile | None = None
@@ -330,7 +358,7 @@ class Settings:
         self.path_maps: list[tuple[str, str]] = []
         self.code_reading = True
         self.code_cache = True
-        self.megatron_version: str | None = None   # pins the Megatron-LM flag snapshot (issue 10)
+        self.megatron_version: str | None = None  # pins the Megatron-LM flag snapshot (issue 10)
         self.origins: dict[str, str] = {k: "default" for k in self.FIELDS}
 
     @property
@@ -351,8 +379,13 @@ class Settings:
         """How to find and read the launched code (packlint.codebase.CodeOptions)."""
         from packlint.codebase.options import CodeOptions
 
-        return CodeOptions(list(self.code_bases), list(self.path_maps), self.code_reading, self.code_cache,
-                           megatron_version=self.megatron_version)
+        return CodeOptions(
+            list(self.code_bases),
+            list(self.path_maps),
+            self.code_reading,
+            self.code_cache,
+            megatron_version=self.megatron_version,
+        )
 
     def table_key(self) -> tuple:
         return tuple(self.rule_files)
@@ -361,10 +394,18 @@ class Settings:
         return {
             "config_file": str(self.config.path) if self.config else None,
             "settings": {
-                "select": self.select, "ignore": self.ignore, "fail-on": self.fail_on, "severity": self.severity,
-                "rule-files": self.rule_files, "per-file-ignores": dict(self.per_file_ignores),
-                "exclude": self.exclude, "env": self.env, "known-env": self.known_env,
-                "code-base": self.code_bases, "path-map": dict(self.path_maps), "doc-url": self.doc_url,
+                "select": self.select,
+                "ignore": self.ignore,
+                "fail-on": self.fail_on,
+                "severity": self.severity,
+                "rule-files": self.rule_files,
+                "per-file-ignores": dict(self.per_file_ignores),
+                "exclude": self.exclude,
+                "env": self.env,
+                "known-env": self.known_env,
+                "code-base": self.code_bases,
+                "path-map": dict(self.path_maps),
+                "doc-url": self.doc_url,
                 "megatron-version": self.megatron_version,
             },
             "origins": dict(self.origins),
@@ -375,72 +416,83 @@ def merge(cfg: ConfigFile | None, cli: CliSettings) -> Settings:
     s = Settings()
     s.config = cfg
     v = cfg.values if cfg else {}
+    origin = cfg.origin if cfg else str  # no file: no key of `v` is present, so it is never called
     # selection, as a stack like ruff's: config select/ignore, then the command line's; a command-line
     # --select starts over (the config's select and ignore are dropped), --ignore adds
     if "select" in v:
-        s.select, s.origins["select"] = list(v["select"]), cfg.origin("select")
+        s.select, s.origins["select"] = list(v["select"]), origin("select")
     if "ignore" in v:
-        s.ignore, s.origins["ignore"] = list(v["ignore"]), cfg.origin("ignore")
+        s.ignore, s.origins["ignore"] = list(v["ignore"]), origin("ignore")
     if cli.select:
         s.select, s.origins["select"] = list(cli.select), "command line (--select)"
         if s.ignore:
             s.ignore, s.origins["ignore"] = [], "default (the command line's --select replaces the config's)"
     if "extend-select" in v and not cli.select:
         s.select = s.select + [c for c in v["extend-select"] if c not in s.select]
-        s.origins["select"] = f"{s.origins['select']} + {cfg.origin('extend-select')}"
+        s.origins["select"] = f"{s.origins['select']} + {origin('extend-select')}"
     if getattr(cli, "extend_select", None):
         s.select = s.select + [c for c in cli.extend_select if c not in s.select]
         s.origins["select"] = f"{s.origins['select']} + command line (--extend-select)"
     if cli.ignore:
         prev = s.origins["ignore"]
         s.ignore = s.ignore + list(cli.ignore)
-        s.origins["ignore"] = "command line (--ignore)" if prev.startswith("default") else f"{prev} + command line (--ignore)"
+        s.origins["ignore"] = (
+            "command line (--ignore)" if prev.startswith("default") else f"{prev} + command line (--ignore)"
+        )
     if "fail-on" in v:
-        s.fail_on, s.origins["fail-on"] = v["fail-on"], cfg.origin("fail-on")
+        s.fail_on, s.origins["fail-on"] = v["fail-on"], origin("fail-on")
     if cli.fail_on:
         s.fail_on, s.origins["fail-on"] = cli.fail_on, "command line (--fail-on)"
     if "severity" in v:
-        s.severity, s.origins["severity"] = dict(v["severity"]), cfg.origin("severity")
+        s.severity, s.origins["severity"] = dict(v["severity"]), origin("severity")
     if "rule-files" in v:
-        s.rule_files, s.origins["rule-files"] = list(v["rule-files"]), cfg.origin("rule-files")
+        s.rule_files, s.origins["rule-files"] = list(v["rule-files"]), origin("rule-files")
     if cli.rule_files:
         prev = s.origins["rule-files"]
         s.rule_files = s.rule_files + [str(Path(p)) for p in cli.rule_files]
-        s.origins["rule-files"] = "command line (--rule-file)" if prev == "default" else f"{prev} + command line (--rule-file)"
+        s.origins["rule-files"] = (
+            "command line (--rule-file)" if prev == "default" else f"{prev} + command line (--rule-file)"
+        )
     if "per-file-ignores" in v:
         s.per_file_ignores = list(v["per-file-ignores"].items())
-        s.origins["per-file-ignores"] = cfg.origin("per-file-ignores")
+        s.origins["per-file-ignores"] = origin("per-file-ignores")
     if "exclude" in v:
-        s.exclude, s.origins["exclude"] = list(v["exclude"]), cfg.origin("exclude")
+        s.exclude, s.origins["exclude"] = list(v["exclude"]), origin("exclude")
     if "env" in v:
-        s.env, s.origins["env"] = dict(v["env"]), cfg.origin("env")
+        s.env, s.origins["env"] = dict(v["env"]), origin("env")
     if cli.env:
         prev = s.origins["env"]
         s.env = {**s.env, **cli.env}
         s.origins["env"] = "command line (--env)" if prev == "default" else f"{prev} + command line (--env, wins)"
     if "doc-url" in v:
-        s.doc_url, s.origins["doc-url"] = v["doc-url"], cfg.origin("doc-url")
+        s.doc_url, s.origins["doc-url"] = v["doc-url"], origin("doc-url")
     if "known-env" in v:
-        s.known_env, s.origins["known-env"] = list(v["known-env"]), cfg.origin("known-env")
+        s.known_env, s.origins["known-env"] = list(v["known-env"]), origin("known-env")
     if cli.known_env:
         prev = s.origins["known-env"]
         s.known_env = list(dict.fromkeys(s.known_env + list(cli.known_env)))
-        s.origins["known-env"] = "command line (--known-env)" if prev == "default" else f"{prev} + command line (--known-env)"
+        s.origins["known-env"] = (
+            "command line (--known-env)" if prev == "default" else f"{prev} + command line (--known-env)"
+        )
     if "code-base" in v:
-        s.code_bases, s.origins["code-base"] = list(v["code-base"]), cfg.origin("code-base")
+        s.code_bases, s.origins["code-base"] = list(v["code-base"]), origin("code-base")
     if cli.code_bases:
         prev = s.origins["code-base"]
         s.code_bases = list(dict.fromkeys(list(cli.code_bases) + s.code_bases))
-        s.origins["code-base"] = "command line (--code-base)" if prev == "default" else f"command line (--code-base) + {prev}"
+        s.origins["code-base"] = (
+            "command line (--code-base)" if prev == "default" else f"command line (--code-base) + {prev}"
+        )
     if "path-map" in v:
-        s.path_maps, s.origins["path-map"] = list(v["path-map"]), cfg.origin("path-map")
+        s.path_maps, s.origins["path-map"] = list(v["path-map"]), origin("path-map")
     if cli.path_maps:
         prev = s.origins["path-map"]
         s.path_maps = list(cli.path_maps) + s.path_maps
-        s.origins["path-map"] = "command line (--path-map)" if prev == "default" else f"command line (--path-map) + {prev}"
+        s.origins["path-map"] = (
+            "command line (--path-map)" if prev == "default" else f"command line (--path-map) + {prev}"
+        )
     s.code_reading, s.code_cache = cli.code_reading, cli.code_cache
     if "megatron-version" in v:
-        s.megatron_version, s.origins["megatron-version"] = v["megatron-version"], cfg.origin("megatron-version")
+        s.megatron_version, s.origins["megatron-version"] = v["megatron-version"], origin("megatron-version")
     if cli.megatron_version:
         s.megatron_version, s.origins["megatron-version"] = cli.megatron_version, "command line (--megatron-version)"
     return s
@@ -530,10 +582,11 @@ def validate_codes(settings: Settings, table) -> None:
             from packlint.engine import unknown_selectors_message
 
             hint = unknown_selectors_message(table, [code])
-            hint = hint[hint.index("(did you mean"):hint.index("?)") + 2] + " " if "(did you mean" in hint else ""
+            hint = hint[hint.index("(did you mean") : hint.index("?)") + 2] + " " if "(did you mean" in hint else ""
             raise PacklintError(f"{cfg.key_ref('severity')}: unknown rule code {code!r} {hint}(see `packlint rules`)")
     for glob, codes in v.get("per-file-ignores", {}).items():
         bad = unknown_selectors(table, codes)
         if bad:
-            raise PacklintError(f"{cfg.key_ref('per-file-ignores')}: {glob!r}: unknown rule code or name: "
-                                f"{', '.join(bad)}")
+            raise PacklintError(
+                f"{cfg.key_ref('per-file-ignores')}: {glob!r}: unknown rule code or name: {', '.join(bad)}"
+            )

@@ -9,13 +9,57 @@ import re
 
 STDIN = "-"
 SCRIPT_SUFFIXES = (".sh", ".bash")
-SKIP_DIRS = frozenset({".git", ".hg", ".svn", ".bzr", "node_modules", "__pycache__", ".venv", "venv",
-                       ".tox", ".nox", ".mypy_cache", ".pytest_cache", ".ruff_cache", "site-packages",
-                       ".eggs"})
+SKIP_DIRS = frozenset(
+    {
+        ".git",
+        ".hg",
+        ".svn",
+        ".bzr",
+        "node_modules",
+        "__pycache__",
+        ".venv",
+        "venv",
+        ".tox",
+        ".nox",
+        ".mypy_cache",
+        ".pytest_cache",
+        ".ruff_cache",
+        "site-packages",
+        ".eggs",
+    }
+)
 # never read for a shebang: they are not shell scripts even when executable
-NON_SCRIPT_SUFFIXES = frozenset({".py", ".pyc", ".json", ".toml", ".yaml", ".yml", ".md", ".txt", ".rst",
-                                 ".cfg", ".ini", ".csv", ".png", ".jpg", ".gz", ".zip", ".tar", ".so", ".o",
-                                 ".pt", ".bin", ".safetensors", ".ipynb", ".html", ".js", ".c", ".h"})
+NON_SCRIPT_SUFFIXES = frozenset(
+    {
+        ".py",
+        ".pyc",
+        ".json",
+        ".toml",
+        ".yaml",
+        ".yml",
+        ".md",
+        ".txt",
+        ".rst",
+        ".cfg",
+        ".ini",
+        ".csv",
+        ".png",
+        ".jpg",
+        ".gz",
+        ".zip",
+        ".tar",
+        ".so",
+        ".o",
+        ".pt",
+        ".bin",
+        ".safetensors",
+        ".ipynb",
+        ".html",
+        ".js",
+        ".c",
+        ".h",
+    }
+)
 _SHEBANG = re.compile(rb"^#![ \t]*\S*/(?:env[ \t]+(?:-\S+[ \t]+)*)?(?:bash|sh)(?:[ \t]|\r?$)")
 
 

@@ -13,7 +13,8 @@ launch (for each item of the rule's `for_each`), then merges the variants:
 
 from __future__ import annotations
 
-from typing import Any, Callable, Iterable
+from collections.abc import Callable, Iterable
+from typing import Any
 
 from packlint.conditions import EvalContext, Unk
 from packlint.findings import SEVERITY_RANK, Finding, FixPlan, Location, Related
@@ -23,14 +24,23 @@ from packlint.rule_table import LocationSpec, Rule, RuleTable, version_applies
 class _Hit:
     __slots__ = ("variant", "severity", "message", "help", "location", "related", "fix")
 
-    def __init__(self, variant: int, severity: str, message: str, help: str | None, location: Location,
-                 related: tuple, fix: FixPlan | None = None) -> None:
+    def __init__(
+        self,
+        variant: int,
+        severity: str,
+        message: str,
+        help: str | None,
+        location: Location,
+        related: tuple,
+        fix: FixPlan | None = None,
+    ) -> None:
         self.variant, self.severity, self.message, self.help = variant, severity, message, help
         self.location, self.related, self.fix = location, related, fix
 
 
 def select_rules(table: RuleTable, select: Iterable[str] = (), ignore: Iterable[str] = ()) -> list[Rule]:
     """Rules enabled by `--select` / `--ignore` (codes, code prefixes or names; `ALL`)."""
+
     def matches(rule: Rule, pat: str) -> bool:
         pat = pat.strip()
         return pat.upper() == "ALL" or rule.code.startswith(pat.upper()) or rule.name == pat.lower()
@@ -72,9 +82,12 @@ def unknown_selectors_message(table: RuleTable, bad: list[str]) -> str:
         if digits in codes:
             parts.append(f"{b} (did you mean {digits}?)")
             continue
-        close = difflib.get_close_matches(key.upper() if key[:1].isalpha() and key.upper()[:2] in
-                                          {r.code[:2] for r in table.rules} else key.lower(), words, n=1,
-                                          cutoff=0.6)
+        close = difflib.get_close_matches(
+            key.upper() if key[:1].isalpha() and key.upper()[:2] in {r.code[:2] for r in table.rules} else key.lower(),
+            words,
+            n=1,
+            cutoff=0.6,
+        )
         parts.append(f"{b} (did you mean {close[0]}?)" if close else b)
     return f"unknown rule code or name: {', '.join(parts)} (see `packlint rules`)"
 
@@ -109,29 +122,39 @@ class _BashCheck:
         if data is None:
             return True
         try:
-            proc = subprocess.run([bash, "-n"], input=data.replace(b"\r\n", b"\n"), capture_output=True,
-                                  timeout=10)
+            proc = subprocess.run([bash, "-n"], input=data.replace(b"\r\n", b"\n"), capture_output=True, timeout=10)
         except (OSError, subprocess.SubprocessError):
             return True
         return proc.returncode != 0
 
 
-def check_model(model: dict, rules: list[Rule], *, script_text: bytes | None = None,
-                read_text: Callable[[str], str | None] | None = None,
-                known_rules: list[Rule] | None = None,
-                code: Callable[[dict, dict], Any] | None = None) -> list[Finding]:
+def check_model(
+    model: dict,
+    rules: list[Rule],
+    *,
+    script_text: bytes | None = None,
+    read_text: Callable[[str], str | None] | None = None,
+    known_rules: list[Rule] | None = None,
+    code: Callable[[dict, dict], Any] | None = None,
+) -> list[Finding]:
     """Every finding of `rules` on one launch model (the JSON dict of `packlint inspect`, see docs/launch-model.md).
 
     With `script_text` or `read_text` (path -> decoded text), `# packlint: disable=...` comments are
     applied and the rules that report suppressions (PK901) run; see packlint.suppressions."""
-    return check_model_detailed(model, rules, script_text=script_text, read_text=read_text,
-                                known_rules=known_rules, code=code)[0]
+    return check_model_detailed(
+        model, rules, script_text=script_text, read_text=read_text, known_rules=known_rules, code=code
+    )[0]
 
 
-def check_model_detailed(model: dict, rules: list[Rule], *, script_text: bytes | None = None,
-                         read_text: Callable[[str], str | None] | None = None,
-                         known_rules: list[Rule] | None = None,
-                         code: Callable[[dict, dict], Any] | None = None) -> tuple[list[Finding], int]:
+def check_model_detailed(
+    model: dict,
+    rules: list[Rule],
+    *,
+    script_text: bytes | None = None,
+    read_text: Callable[[str], str | None] | None = None,
+    known_rules: list[Rule] | None = None,
+    code: Callable[[dict, dict], Any] | None = None,
+) -> tuple[list[Finding], int]:
     """`check_model`, also returning how many findings suppression comments silenced.
 
     `code`: (launch, variant) -> CodeFacts | None, the facts about the code a launch runs
@@ -155,11 +178,18 @@ def check_model_detailed(model: dict, rules: list[Rule], *, script_text: bytes |
     if script_text is not None or read_text is not None:
         # a script bash rejects is analysed only up to its error: a directive after it cannot be
         # judged unused, so unused-suppression judging is off for such scripts
-        parses = not any(d.get("code") == "syntax" and d.get("severity") == "error"
-                         for d in model.get("diagnostics", []))
-        findings, suppressed = _apply_suppressions(model, findings, rules, script_text, read_text,
-                                                   known_rules if known_rules is not None else rules,
-                                                   judge=parses and not exclusive_fired)
+        parses = not any(
+            d.get("code") == "syntax" and d.get("severity") == "error" for d in model.get("diagnostics", [])
+        )
+        findings, suppressed = _apply_suppressions(
+            model,
+            findings,
+            rules,
+            script_text,
+            read_text,
+            known_rules if known_rules is not None else rules,
+            judge=parses and not exclusive_fired,
+        )
     return sorted(findings, key=Finding.sort_key), suppressed
 
 
@@ -200,15 +230,32 @@ def group_findings(findings: list[Finding]) -> list[Finding]:
                 capped.append(Related(r.location, f"{r.message} (and {more} more launches)"))
         certain = any(m.certainty == "certain" for m in members)
         severity = max((m.severity for m in members), key=SEVERITY_RANK.__getitem__)
-        out.append(Finding(first.code, first.name, severity, first.message, first.location, tuple(capped),
-                           "certain" if certain else "possible", () if certain else first.when, first.help,
-                           first.fix))
+        out.append(
+            Finding(
+                first.code,
+                first.name,
+                severity,
+                first.message,
+                first.location,
+                tuple(capped),
+                "certain" if certain else "possible",
+                () if certain else first.when,
+                first.help,
+                first.fix,
+            )
+        )
     return out
 
 
-def _apply_suppressions(model: dict, findings: list[Finding], rules: list[Rule], script_text: bytes | None,
-                        read_text: Callable[[str], str | None] | None, known: list[Rule],
-                        judge: bool) -> tuple[list[Finding], int]:
+def _apply_suppressions(
+    model: dict,
+    findings: list[Finding],
+    rules: list[Rule],
+    script_text: bytes | None,
+    read_text: Callable[[str], str | None] | None,
+    known: list[Rule],
+    judge: bool,
+) -> tuple[list[Finding], int]:
     from packlint import suppressions as sup
 
     main_path = str(model.get("script") or "-")
@@ -229,10 +276,8 @@ def _apply_suppressions(model: dict, findings: list[Finding], rules: list[Rule],
         return kept, suppressed
     # the rules that turn `unused-suppression` diagnostics into findings (PK901), found by asking them
     probe = {"code": sup.UNUSED_DIAG_CODE, "message": "", "file": main_path, "line": 1, "column": 1}
-    reporters = [r for r in rules if r.scope == "script" and r.for_each == "diagnostics"
-                 and _fires_on(r, model, probe)]
-    exempt = [r for r in known if r.scope == "script" and r.for_each == "diagnostics"
-              and _fires_on(r, model, probe)]
+    reporters = [r for r in rules if r.scope == "script" and r.for_each == "diagnostics" and _fires_on(r, model, probe)]
+    exempt = [r for r in known if r.scope == "script" and r.for_each == "diagnostics" and _fires_on(r, model, probe)]
     if not reporters:
         return kept, suppressed
     diags = sup.unused_diagnostics(directives_of(main_path), rules, known, exempt)
@@ -277,8 +322,20 @@ def _run_script_rule(model: dict, rule: Rule, bash: _BashCheck) -> list[Finding]
         ctx.item = item
         if _eval(rule.when, ctx) is True:
             hit = _hit(rule, ctx, 0, Location.from_json(item) or _script_location(model))
-            out.append(Finding(rule.code, rule.name, hit.severity, hit.message, hit.location, hit.related,
-                               "certain", (), hit.help, hit.fix))
+            out.append(
+                Finding(
+                    rule.code,
+                    rule.name,
+                    hit.severity,
+                    hit.message,
+                    hit.location,
+                    hit.related,
+                    "certain",
+                    (),
+                    hit.help,
+                    hit.fix,
+                )
+            )
     return out
 
 
@@ -313,8 +370,9 @@ def code_version(model: dict, launch: dict) -> str | None:
     return launch.get("code_version") or model.get("code_version")
 
 
-def _run_launch_rule(model: dict, launch: dict, rule: Rule,
-                     code: Callable[[dict, dict], Any] | None = None) -> list[Finding]:
+def _run_launch_rule(
+    model: dict, launch: dict, rule: Rule, code: Callable[[dict, dict], Any] | None = None
+) -> list[Finding]:
     if getattr(rule, "versions", None) and not version_applies(rule.versions, code_version(model, launch)):
         return []
     variants = _variants(launch)
@@ -337,11 +395,11 @@ def _run_launch_rule(model: dict, launch: dict, rule: Rule,
 
     out = []
     shared = list(launch.get("when") or [])
-    for (item, location), group in hits.items():
+    for (_item, location), group in hits.items():
         first = group[0]
         fired_in = {h.variant for h in group}
         if len(fired_in) == len(variants):
-            certainty, when = "certain", ()
+            certainty, when = "certain", []
         else:
             certainty = "possible"
             when = _trigger(variants, fired_in, shared)
@@ -349,8 +407,20 @@ def _run_launch_rule(model: dict, launch: dict, rule: Rule,
         message = first.message
         if when:
             message += " (only when " + " or when ".join(when) + ")"
-        out.append(Finding(rule.code, rule.name, severity, message, location, first.related, certainty,
-                           tuple(when), first.help, first.fix))
+        out.append(
+            Finding(
+                rule.code,
+                rule.name,
+                severity,
+                message,
+                location,
+                first.related,
+                certainty,
+                tuple(when),
+                first.help,
+                first.fix,
+            )
+        )
     for item, unks in undecided.items():
         if item in fired_items:
             continue
@@ -362,12 +432,21 @@ def _run_launch_rule(model: dict, launch: dict, rule: Rule,
         if where is None:
             ctx = EvalContext(model, launch, variants[0], code=code)
             ctx.bindings = {} if item is None else {"name": item}
-            where = _resolve(rule.report_at, ctx, launch_loc)
+            where = _resolve(rule.report_at, ctx, launch_loc) or launch_loc
         subject = f" for {item}" if item is not None else ""
-        out.append(Finding(rule.code, rule.name, "info",
-                           f"could not decide {rule.code} ({rule.name}){subject}: " + "; ".join(reasons),
-                           where, (Related(launch_loc, "the launch this applies to"),) if where != launch_loc
-                           else (), "possible", (), None))
+        out.append(
+            Finding(
+                rule.code,
+                rule.name,
+                "info",
+                f"could not decide {rule.code} ({rule.name}){subject}: " + "; ".join(reasons),
+                where,
+                (Related(launch_loc, "the launch this applies to"),) if where != launch_loc else (),
+                "possible",
+                (),
+                None,
+            )
+        )
     return out
 
 
@@ -397,14 +476,22 @@ def _hit(rule: Rule, ctx: EvalContext, vi: int, fallback: Location) -> _Hit:
             message = ov.message or message
             help_t = ov.help or help_t
             break
-    location = _resolve(rule.report_at, ctx, fallback)
+    # (a report_at with no location of its own, e.g. a diagnostic's missing related one, falls back)
+    location = _resolve(rule.report_at, ctx, fallback) or fallback
     related = []
     for spec, tmpl in rule.related:
         loc = _resolve(spec, ctx, None)
         if loc is not None and loc != location:
             related.append(Related(loc, tmpl.render(ctx)))
-    return _Hit(vi, severity, message.render(ctx), help_t.render(ctx) if help_t else None, location,
-                tuple(related), _fix_plan(rule, ctx, location))
+    return _Hit(
+        vi,
+        severity,
+        message.render(ctx),
+        help_t.render(ctx) if help_t else None,
+        location,
+        tuple(related),
+        _fix_plan(rule, ctx, location),
+    )
 
 
 def _fix_plan(rule: Rule, ctx: EvalContext, location: Location) -> FixPlan | None:
@@ -418,10 +505,16 @@ def _fix_plan(rule: Rule, ctx: EvalContext, location: Location) -> FixPlan | Non
     end = _resolve(spec.to, ctx, None) if spec.to is not None else None
     if end is None or end.path != start.path or (end.end_line, end.end_column) < (start.line, start.column):
         end = start
-    return FixPlan(spec.kind, start, end, spec.text.render(ctx) if spec.text is not None else "",
-                   spec.applicability, spec.title.render(ctx),
-                   spec.expect.render(ctx) if spec.expect is not None else None,
-                   getattr(spec, "refuse_if_read", True))
+    return FixPlan(
+        spec.kind,
+        start,
+        end,
+        spec.text.render(ctx) if spec.text is not None else "",
+        spec.applicability,
+        spec.title.render(ctx),
+        spec.expect.render(ctx) if spec.expect is not None else None,
+        getattr(spec, "refuse_if_read", True),
+    )
 
 
 def _resolve(spec: LocationSpec, ctx: EvalContext, fallback: Location | None) -> Location | None:
@@ -435,7 +528,7 @@ def _resolve(spec: LocationSpec, ctx: EvalContext, fallback: Location | None) ->
         if spec.part == "related":
             related = item.get("related") or []
             loc = Location.from_json(related[0]) if related else None
-            return loc                     # no related location: nothing to point at (no fallback)
+            return loc  # no related location: nothing to point at (no fallback)
         loc = Location.from_json(item)
     elif spec.kind in ("env", "var"):
         order = ("env", "unexported") if spec.kind == "env" else ("unexported", "env")

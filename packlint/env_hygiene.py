@@ -16,10 +16,36 @@ from packlint.values import Span
 
 # Commands that do not read the environment of the variables in question (a reference to the variable
 # in their arguments still counts as a read).
-_INERT_COMMANDS = frozenset({"echo", "printf", "mkdir", "cd", "pushd", "popd", "ulimit", "set", "shopt",
-                             "umask", "true", ":", "sleep", "date", "touch"})
-_STATEMENT_CONTAINERS = ("program", "compound_statement", "do_group", "subshell", "if_statement",
-                         "elif_clause", "else_clause", "case_item", "function_definition")
+_INERT_COMMANDS = frozenset(
+    {
+        "echo",
+        "printf",
+        "mkdir",
+        "cd",
+        "pushd",
+        "popd",
+        "ulimit",
+        "set",
+        "shopt",
+        "umask",
+        "true",
+        ":",
+        "sleep",
+        "date",
+        "touch",
+    }
+)
+_STATEMENT_CONTAINERS = (
+    "program",
+    "compound_statement",
+    "do_group",
+    "subshell",
+    "if_statement",
+    "elif_clause",
+    "else_clause",
+    "case_item",
+    "function_definition",
+)
 _MASK = re.compile(r"\$__PX(\d+)")
 
 
@@ -28,8 +54,9 @@ def _text(node, ps) -> str:
     raw = node.text.decode("utf-8", "replace")
     if "$__PX" not in raw:
         return raw
-    return _MASK.sub(lambda m: ps.raw_expansions[int(m.group(1))] if int(m.group(1)) < len(ps.raw_expansions)
-                     else m.group(0), raw)
+    return _MASK.sub(
+        lambda m: ps.raw_expansions[int(m.group(1))] if int(m.group(1)) < len(ps.raw_expansions) else m.group(0), raw
+    )
 
 
 def _reads(text: str, name: str) -> bool:
@@ -79,7 +106,8 @@ def _inert(node, ps) -> bool:
     if name is None:
         return False
     return name.text.decode("utf-8", "replace") in _INERT_COMMANDS and not any(
-        c.type == "variable_assignment" for c in node.children)
+        c.type == "variable_assignment" for c in node.children
+    )
 
 
 def overwritten_exports(ps) -> list[tuple[str, Span, str, Span, str]]:
@@ -92,7 +120,7 @@ def overwritten_exports(ps) -> list[tuple[str, Span, str, Span, str]]:
         stack.extend(reversed(children))
         if node.type not in _STATEMENT_CONTAINERS:
             continue
-        pending: dict[str, tuple[Span, str]] = {}   # exported, not read since
+        pending: dict[str, tuple[Span, str]] = {}  # exported, not read since
         for stmt in children:
             if stmt.type == "comment":
                 continue

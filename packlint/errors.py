@@ -10,8 +10,9 @@ EXIT_USAGE = 2  # usage, config, rule-table, unreadable input or internal error
 class PacklintError(Exception):
     """A user-facing failure: printed as `packlint: error: <message>` and mapped to `exit_code`."""
 
-    def __init__(self, message: str, *, path: str | None = None, line: int | None = None,
-                 exit_code: int = EXIT_USAGE) -> None:
+    def __init__(
+        self, message: str, *, path: str | None = None, line: int | None = None, exit_code: int = EXIT_USAGE
+    ) -> None:
         super().__init__(message)
         self.message = message
         self.path = path

@@ -24,44 +24,62 @@ import subprocess
 from collections.abc import Callable
 from typing import Any
 
-from packlint.findings import Finding, FixPlan, _Value
+from packlint.findings import Finding, FixPlan
+from packlint.records import record
 
 MAX_ROUNDS = 10
 
 # nodes whose children are statements (a statement is a direct child of one of these)
-_CONTAINERS = {"program", "compound_statement", "do_group", "if_statement", "elif_clause", "else_clause",
-               "case_item", "subshell", "function_definition"}
+_CONTAINERS = {
+    "program",
+    "compound_statement",
+    "do_group",
+    "if_statement",
+    "elif_clause",
+    "else_clause",
+    "case_item",
+    "subshell",
+    "function_definition",
+}
 # a statement inside one of these is part of a larger statement: deleting it changes that one
 _COMPOSITE = {"list", "pipeline", "negated_command"}
 _ASSIGNMENT_STATEMENTS = {"variable_assignment", "variable_assignments", "declaration_command"}
 
 
-class TextEdit(_Value):
+@record(eq=True)
+class TextEdit:
     """Replace text[start:end] (code-point offsets) by `content`; line/column: 1-based, end exclusive."""
 
-    __slots__ = ("path", "start", "end", "content", "line", "column", "end_line", "end_column")
-
-    def __init__(self, path: str, start: int, end: int, content: str, line: int, column: int, end_line: int,
-                 end_column: int) -> None:
-        self.path, self.start, self.end, self.content = path, start, end, content
-        self.line, self.column, self.end_line, self.end_column = line, column, end_line, end_column
+    path: str
+    start: int
+    end: int
+    content: str
+    line: int
+    column: int
+    end_line: int
+    end_column: int
 
     def to_json(self) -> dict:
-        return {"path": self.path, "line": self.line, "column": self.column, "end_line": self.end_line,
-                "end_column": self.end_column, "content": self.content}
+        return {
+            "path": self.path,
+            "line": self.line,
+            "column": self.column,
+            "end_line": self.end_line,
+            "end_column": self.end_column,
+            "content": self.content,
+        }
 
 
-class Fix(_Value):
+@record(eq=True)
+class Fix:
     """A concrete fix of one finding: applicability (safe | unsafe), a title, the edits (one file)."""
 
-    __slots__ = ("applicability", "title", "edits")
-
-    def __init__(self, applicability: str, title: str, edits: tuple) -> None:
-        self.applicability, self.title, self.edits = applicability, title, tuple(edits)
+    applicability: str
+    title: str
+    edits: tuple[TextEdit, ...]
 
     def to_json(self) -> dict:
-        return {"applicability": self.applicability, "message": self.title,
-                "edits": [e.to_json() for e in self.edits]}
+        return {"applicability": self.applicability, "message": self.title, "edits": [e.to_json() for e in self.edits]}
 
 
 # ---------------------------------------------------------------------------------------------- text
@@ -107,7 +125,7 @@ class Script:
         return self.char(node.start_byte), self.char(node.end_byte)
 
     def node_text(self, node) -> str:
-        return self._data[node.start_byte:node.end_byte].decode("utf-8", "replace")
+        return self._data[node.start_byte : node.end_byte].decode("utf-8", "replace")
 
     def edit(self, start: int, end: int, content: str) -> TextEdit:
         line, col = self.position(start)
@@ -117,7 +135,7 @@ class Script:
 
 def apply_edits(text: str, edits) -> str:
     for e in sorted(edits, key=lambda e: (e.start, e.end), reverse=True):
-        text = text[:e.start] + e.content + text[e.end:]
+        text = text[: e.start] + e.content + text[e.end :]
     return text
 
 
@@ -127,8 +145,9 @@ def bash_accepts(text: str) -> bool:
     if bash is None:
         return True
     try:
-        proc = subprocess.run([bash, "-n"], input=text.encode("utf-8", "surrogatepass"), capture_output=True,
-                              timeout=10)
+        proc = subprocess.run(
+            [bash, "-n"], input=text.encode("utf-8", "surrogatepass"), capture_output=True, timeout=10
+        )
     except (OSError, subprocess.SubprocessError):
         return False
     return proc.returncode == 0
@@ -176,11 +195,14 @@ def _name_expanded(script: Script, name: str, skip: tuple[int, int]) -> bool:
         n = stack.pop()
         if n.type in ("simple_expansion", "expansion") and not (skip[0] <= n.start_byte < skip[1]):
             for c in n.children:
-                if c.type == "variable_name" and script._data[c.start_byte:c.end_byte].decode() == name:
+                if c.type == "variable_name" and script._data[c.start_byte : c.end_byte].decode() == name:
                     return True
-        if n.type == "variable_name" and n.parent is not None and n.parent.type in (
-                "arithmetic_expansion", "binary_expression", "unary_expression", "postfix_expression") \
-                and script._data[n.start_byte:n.end_byte].decode() == name:
+        if (
+            n.type == "variable_name"
+            and n.parent is not None
+            and n.parent.type in ("arithmetic_expansion", "binary_expression", "unary_expression", "postfix_expression")
+            and script._data[n.start_byte : n.end_byte].decode() == name
+        ):
             return True
         stack.extend(n.children)
     # indirect reads the tree cannot see: ${!x}, eval, printenv NAME, declare -p NAME
@@ -219,12 +241,15 @@ def _delete_assignment(script: Script, plan: FixPlan, node) -> tuple[list[TextEd
     name = script.node_text(name_node) if name_node is not None else ""
     parent = node.parent
     if _has_side_effects(node):
-        applicability = "unsafe"           # `V=$(cmd)`: deleting it also drops the command
+        applicability = "unsafe"  # `V=$(cmd)`: deleting it also drops the command
     if name and plan.refuse_if_read and _name_expanded(script, name, (node.start_byte, node.end_byte)):
-        return None                        # the script itself reads it: the value is not dead there
+        return None  # the script itself reads it: the value is not dead there
     siblings = [c for c in parent.children if c.type == "variable_assignment"] if parent is not None else []
-    if parent is not None and parent.type in ("declaration_command", "variable_assignments", "command") \
-            and len(siblings) + (1 if parent.type == "command" else 0) > 1:
+    if (
+        parent is not None
+        and parent.type in ("declaration_command", "variable_assignments", "command")
+        and len(siblings) + (1 if parent.type == "command" else 0) > 1
+    ):
         s, e = script.node_range(node)
         i = parent.children.index(node) if node in parent.children else -1
         prev = parent.children[i - 1] if i > 0 else None
@@ -235,13 +260,15 @@ def _delete_assignment(script: Script, plan: FixPlan, node) -> tuple[list[TextEd
             return [script.edit(s, script.node_range(nxt)[0], "")], applicability
         return None
     if parent is not None and parent.type == "declaration_command":
-        if any(c.type == "word" and script.node_text(c).startswith("-") and "x" not in script.node_text(c)
-               for c in parent.children):
-            applicability = "unsafe"       # declare -r / -i: the declaration does more than assign
+        if any(
+            c.type == "word" and script.node_text(c).startswith("-") and "x" not in script.node_text(c)
+            for c in parent.children
+        ):
+            applicability = "unsafe"  # declare -r / -i: the declaration does more than assign
         node = parent
     stmt, composite = _statement(node)
     if composite or stmt != node and stmt.type not in _ASSIGNMENT_STATEMENTS:
-        return None                        # `a && export V=1`: deleting changes the list
+        return None  # `a && export V=1`: deleting changes the list
     edits = _delete_statement(script, stmt)
     if edits and not bash_accepts(apply_edits(script.text, edits)):
         # the only statement of a block (`then ... fi`, `{ ...; }`): bash needs one there, so `:` stays
@@ -267,11 +294,11 @@ def _delete_words(script: Script, start: int, end: int) -> list[TextEdit] | None
     while s > ls and text[s - 1] in " \t":
         s -= 1
     rest = text[ls:s] + text[end:le]
-    if rest.strip() == "\\" or (not rest.strip() and not text[:max(ls - 1, 0)].endswith("\\")):
-        return [script.edit(ls, le, "")]   # the line held only these words
-    if not rest.strip():                   # the last line of a continued command: keep it, empty
-        return [script.edit(ls, le - 1 if text[le - 1:le] == "\n" else le, "")]
-    if s == ls or text[s - 1] in "(\"'":     # first word (of the line, array or string): eat the space after
+    if rest.strip() == "\\" or (not rest.strip() and not text[: max(ls - 1, 0)].endswith("\\")):
+        return [script.edit(ls, le, "")]  # the line held only these words
+    if not rest.strip():  # the last line of a continued command: keep it, empty
+        return [script.edit(ls, le - 1 if text[le - 1 : le] == "\n" else le, "")]
+    if s == ls or text[s - 1] in "(\"'":  # first word (of the line, array or string): eat the space after
         s = start
         e = end
         while e < le and text[e] in " \t":
@@ -284,7 +311,7 @@ def plan_edits(script: Script, plan: FixPlan) -> tuple[list[TextEdit], str] | No
     """The text edits of one plan on `script` and their applicability, or None when the fix cannot be
     applied safely there (the edit is then not offered)."""
     if plan.start.path != script.path or plan.end.path != script.path:
-        return None                        # a sourced file: never edited
+        return None  # a sourced file: never edited
     start = script.offset(plan.start.line, plan.start.column)
     end = script.offset(plan.end.end_line, plan.end.end_column)
     if start is None or end is None or end < start:
@@ -300,7 +327,7 @@ def plan_edits(script: Script, plan: FixPlan) -> tuple[list[TextEdit], str] | No
         edits = _delete_words(script, start, end) if end > start else None
     elif kind == "replace":
         edits = [script.edit(start, end, plan.text)]
-    elif kind == "replace_prefix":             # `--seq-lenght=4096` -> `--seq-length=4096`
+    elif kind == "replace_prefix":  # `--seq-lenght=4096` -> `--seq-length=4096`
         if not plan.expect:
             return None
         edits = [script.edit(start, start + len(plan.expect), plan.text)]
@@ -312,16 +339,22 @@ def plan_edits(script: Script, plan: FixPlan) -> tuple[list[TextEdit], str] | No
         stmt, composite = _statement(node)
         if stmt != node:
             return None
-        edits = [script.edit(start if kind == "insert_before" else end,
-                             start if kind == "insert_before" else end, plan.text)]
+        edits = [
+            script.edit(start if kind == "insert_before" else end, start if kind == "insert_before" else end, plan.text)
+        ]
     elif kind in ("insert_line_before", "insert_line_after"):
         node = _assignment_at(script, start, end)
-        if node is not None and node.parent is not None and node.parent.type == "command" \
-                and kind == "insert_line_after":
-            return None                    # `V=1 torchrun ...`: after it is after the launch itself
+        if (
+            node is not None
+            and node.parent is not None
+            and node.parent.type == "command"
+            and kind == "insert_line_after"
+        ):
+            return None  # `V=1 torchrun ...`: after it is after the launch itself
         if node is None:
-            node = script.root.descendant_for_byte_range(script.byte(start), max(script.byte(start),
-                                                                                 script.byte(end) - 1))
+            node = script.root.descendant_for_byte_range(
+                script.byte(start), max(script.byte(start), script.byte(end) - 1)
+            )
         if node is None or node.type == "program":
             return None
         stmt, composite = _statement(node)
@@ -331,8 +364,8 @@ def plan_edits(script: Script, plan: FixPlan) -> tuple[list[TextEdit], str] | No
         indent = line_text[: len(line_text) - len(line_text.lstrip(" \t"))]
         if kind == "insert_line_after":
             if _alone_on_lines(script, s, e):
-                at = le if script.text[le - 1:le] == "\n" else len(script.text)
-                prefix = "" if script.text[le - 1:le] == "\n" else "\n"
+                at = le if script.text[le - 1 : le] == "\n" else len(script.text)
+                prefix = "" if script.text[le - 1 : le] == "\n" else "\n"
                 edits = [script.edit(at, at, f"{prefix}{indent}{plan.text}\n")]
             else:
                 edits = [script.edit(e, e, f"; {plan.text}")]
@@ -361,9 +394,13 @@ def concrete_fix(finding: Finding, script: Script, *, verify: bool = True) -> Fi
     edits, applicability = planned
     loc = finding.location
     primary = script.offset(loc.line, loc.column) if loc.path == script.path else None
-    if finding.fix.kind == "delete" and primary is not None and any(e.start <= primary < e.end for e in edits) \
-            and (finding.fix.start != loc):
-        return None                        # the delete would take the reported (kept) occurrence too
+    if (
+        finding.fix.kind == "delete"
+        and primary is not None
+        and any(e.start <= primary < e.end for e in edits)
+        and (finding.fix.start != loc)
+    ):
+        return None  # the delete would take the reported (kept) occurrence too
     if verify and not bash_accepts(apply_edits(script.text, edits)):
         return None
     return Fix(applicability, finding.fix.title, tuple(edits))
@@ -392,8 +429,11 @@ def choose(fixes: list[Fix]) -> list[Fix]:
         if key in seen:
             continue
         ranges = [(e.start, e.end) for e in fix.edits]
-        if any(s < te and ts < e or s == e == ts == te or (s == e and ts < s < te) or (ts == te and s < ts < e)
-               for s, e in ranges for ts, te in taken):
+        if any(
+            s < te and ts < e or s == e == ts == te or (s == e and ts < s < te) or (ts == te and s < ts < e)
+            for s, e in ranges
+            for ts, te in taken
+        ):
             continue
         seen.add(key)
         chosen.append(fix)
@@ -404,8 +444,7 @@ def choose(fixes: list[Fix]) -> list[Fix]:
 class FixOutcome:
     """What the loop did to one file: the new text, how many fixes it applied, the rounds it took."""
 
-    def __init__(self, path: str, original: str, text: str, applied: int, rounds: int,
-                 note: str | None = None) -> None:
+    def __init__(self, path: str, original: str, text: str, applied: int, rounds: int, note: str | None = None) -> None:
         self.path, self.original, self.text, self.applied, self.rounds = path, original, text, applied, rounds
         self.note = note
 
@@ -443,13 +482,18 @@ def fix_text(path: str, text: str, check: Callable[[str], list[Finding]], *, uns
         # a plan's applicability can only go down (safe -> unsafe) when its edits are made: skip the
         # plans that cannot apply, and ask bash only about the fixes chosen (one `bash -n` each)
         candidates = [x for x in findings if x.fix is not None and (unsafe or x.fix.applicability == "safe")]
-        fixes: list[Fix] = [f for f in (concrete_fix(x, script, verify=False) for x in candidates)
-                            if f is not None and applicable(f, unsafe)]
+        fixes: list[Fix] = [
+            f
+            for f in (concrete_fix(x, script, verify=False) for x in candidates)
+            if f is not None and applicable(f, unsafe)
+        ]
         # every safe fix, and one unsafe fix per round: two unsafe fixes often mend one mistake twice
         # (PK101 exports the assignment, PK001 would add another export); the re-check settles it
         safe = [f for f in fixes if f.applicability == "safe"]
-        risky = sorted((f for f in fixes if f.applicability == "unsafe"),
-                       key=lambda f: (_new_lines_last(f), min(e.start for e in f.edits)))
+        risky = sorted(
+            (f for f in fixes if f.applicability == "unsafe"),
+            key=lambda f: (_new_lines_last(f), min(e.start for e in f.edits)),
+        )
         chosen = [f for f in choose(safe) if bash_accepts(apply_edits(text, f.edits))]
         if not chosen:
             chosen = next(([f] for f in risky if bash_accepts(apply_edits(text, f.edits))), [])
@@ -459,8 +503,9 @@ def fix_text(path: str, text: str, check: Callable[[str], list[Finding]], *, uns
         if new == text:
             break
         if not bash_accepts(new):
-            return FixOutcome(path, original, text, applied, rounds,
-                              "stopped: a round of fixes together made a script bash rejects")
+            return FixOutcome(
+                path, original, text, applied, rounds, "stopped: a round of fixes together made a script bash rejects"
+            )
         text = new
         applied += len(chosen)
         rounds += 1
@@ -470,6 +515,11 @@ def fix_text(path: str, text: str, check: Callable[[str], list[Finding]], *, uns
 def unified_diff(outcome: FixOutcome) -> str:
     import difflib
 
-    return "".join(difflib.unified_diff(outcome.original.splitlines(keepends=True),
-                                        outcome.text.splitlines(keepends=True),
-                                        fromfile=f"a/{outcome.path}", tofile=f"b/{outcome.path}"))
+    return "".join(
+        difflib.unified_diff(
+            outcome.original.splitlines(keepends=True),
+            outcome.text.splitlines(keepends=True),
+            fromfile=f"a/{outcome.path}",
+            tofile=f"b/{outcome.path}",
+        )
+    )

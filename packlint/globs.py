@@ -10,10 +10,19 @@ import re
 
 # POSIX character classes (the C locale, as bash's defaults in a launch script)
 _CLASSES = {
-    "alpha": "a-zA-Z", "digit": "0-9", "alnum": "a-zA-Z0-9", "upper": "A-Z", "lower": "a-z",
-    "space": " \\t\\n\\r\\f\\v", "blank": " \\t", "xdigit": "0-9A-Fa-f", "word": "a-zA-Z0-9_",
-    "punct": re.escape("!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~"), "cntrl": "\\x00-\\x1f\\x7f",
-    "print": "\\x20-\\x7e", "graph": "\\x21-\\x7e",
+    "alpha": "a-zA-Z",
+    "digit": "0-9",
+    "alnum": "a-zA-Z0-9",
+    "upper": "A-Z",
+    "lower": "a-z",
+    "space": " \\t\\n\\r\\f\\v",
+    "blank": " \\t",
+    "xdigit": "0-9A-Fa-f",
+    "word": "a-zA-Z0-9_",
+    "punct": re.escape("!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~"),
+    "cntrl": "\\x00-\\x1f\\x7f",
+    "print": "\\x20-\\x7e",
+    "graph": "\\x21-\\x7e",
 }
 
 
@@ -34,7 +43,7 @@ def _bracket(pattern: str, i: int, escapes: bool) -> tuple[str, int] | None:
         first = False
         if c == "[" and pattern.startswith("[:", j):
             end = pattern.find(":]", j + 2)
-            name = pattern[j + 2:end] if end >= 0 else None
+            name = pattern[j + 2 : end] if end >= 0 else None
             if name in _CLASSES:
                 members.append(_CLASSES[name])
                 j = end + 2
@@ -43,7 +52,7 @@ def _bracket(pattern: str, i: int, escapes: bool) -> tuple[str, int] | None:
             members.append(re.escape(pattern[j + 1]))
             j += 2
             continue
-        members.append("-" if c == "-" else re.escape(c))   # a-z stays a range
+        members.append("-" if c == "-" else re.escape(c))  # a-z stays a range
         j += 1
     return None
 

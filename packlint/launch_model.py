@@ -10,10 +10,10 @@ from __future__ import annotations
 import bisect
 import os
 import re
-from packlint.records import factory, record
 
 from packlint import launchers as L
 from packlint.interpret import Diagnostic, LaunchInstance, interpret_file
+from packlint.records import factory, record
 from packlint.values import Condition, Known, Span, Unknown, Value, Variable
 
 MODEL_VERSION = 1
@@ -27,13 +27,14 @@ class FlagOccurrence:
 
     __slots__ = ("name", "args", "span", "style", "caller")
 
-    def __init__(self, name: str, args: list[Value], span: Span | None, style: str = "separate",
-                 caller: bool = False) -> None:
-        self.caller = caller    # the flag token came from the script's arguments
+    def __init__(
+        self, name: str, args: list[Value], span: Span | None, style: str = "separate", caller: bool = False
+    ) -> None:
+        self.caller = caller  # the flag token came from the script's arguments
         self.name = name
-        self.args = args        # [] for a store-true flag
-        self.span = span        # where the flag token was written
-        self.style = style      # separate | equals | hydra
+        self.args = args  # [] for a store-true flag
+        self.span = span  # where the flag token was written
+        self.style = style  # separate | equals | hydra
 
     def __repr__(self) -> str:
         return f"FlagOccurrence({self.name!r}, {self.args!r})"
@@ -64,7 +65,7 @@ def parse_program_flags(args: list[Value]) -> tuple[dict[str, list[FlagOccurrenc
     current: FlagOccurrence | None = None
     for a in args:
         option = L.unknown_option(a)
-        if option is not None:  # `--name=<unknown>`
+        if option is not None and isinstance(a, Unknown):  # `--name=<unknown>` (only an Unknown has one)
             flags.setdefault(option, []).append(FlagOccurrence(option, [Unknown(a.reason, a.span)], a.span, "equals"))
             current = None
             continue
@@ -75,10 +76,14 @@ def parse_program_flags(args: list[Value]) -> tuple[dict[str, list[FlagOccurrenc
                     name, _, val = t.partition("=")
                     # the value's own location when the word is written literally (`--mbs=2`)
                     vspan = a.span
-                    if a.span is not None and a.span.line == a.span.end_line \
-                            and a.span.end_column - a.span.column == len(t):
-                        vspan = Span(a.span.file, a.span.line, a.span.column + len(name) + 1, a.span.line,
-                                     a.span.end_column)
+                    if (
+                        a.span is not None
+                        and a.span.line == a.span.end_line
+                        and a.span.end_column - a.span.column == len(t)
+                    ):
+                        vspan = Span(
+                            a.span.file, a.span.line, a.span.column + len(name) + 1, a.span.line, a.span.end_column
+                        )
                     occ = FlagOccurrence(name, [Known(val, vspan)], a.span, "equals", a.origin == "caller")
                     flags.setdefault(name, []).append(occ)
                     current = None
@@ -92,8 +97,9 @@ def parse_program_flags(args: list[Value]) -> tuple[dict[str, list[FlagOccurrenc
                 continue
             if current is None and _HYDRA.match(t):
                 name, _, val = t.partition("=")
-                flags.setdefault(name, []).append(FlagOccurrence(name, [Known(val, a.span)], a.span, "hydra",
-                                                                 a.origin == "caller"))
+                flags.setdefault(name, []).append(
+                    FlagOccurrence(name, [Known(val, a.span)], a.span, "hydra", a.origin == "caller")
+                )
                 continue
         if current is not None and current.args and not isinstance(a, Known):
             # `--micro-batch-size 1 $EXTRA`: the unknown word is not taken as a second value
@@ -103,8 +109,9 @@ def parse_program_flags(args: list[Value]) -> tuple[dict[str, list[FlagOccurrenc
         if current is not None and current.args and isinstance(a, Known) and _HYDRA.match(a.text):
             current = None
             name, _, val = a.text.partition("=")
-            flags.setdefault(name, []).append(FlagOccurrence(name, [Known(val, a.span)], a.span, "hydra",
-                                                             a.origin == "caller"))
+            flags.setdefault(name, []).append(
+                FlagOccurrence(name, [Known(val, a.span)], a.span, "hydra", a.origin == "caller")
+            )
             continue
         if current is not None:
             current.args.append(a)
@@ -124,7 +131,7 @@ def _env_entry(name: str, var: Variable) -> dict:
     d: dict = {}
     if var.items is not None:
         d["items"] = [_value_json(i) for i in var.items if i is not None]
-    if var.items is None or var.exported:   # an unexported array shows its items only
+    if var.items is None or var.exported:  # an unexported array shows its items only
         if v is None:
             d["value"] = None
         elif isinstance(v, Known):
@@ -169,9 +176,13 @@ class Variant:
             "exported_after": self.exported_after,
             "flags": {k: [o.to_json() for o in v] for k, v in self.flags.items()},
             "launcher_flags": {k: [o.to_json() for o in v] for k, v in self.launcher_flags.items()},
-            "world_size": None if self.world_size is None else (
-                {"value": self.world_size.text} if isinstance(self.world_size, Known)
-                else {"unknown": self.world_size.reason}),
+            "world_size": None
+            if self.world_size is None
+            else (
+                {"value": self.world_size.text}
+                if isinstance(self.world_size, Known)
+                else {"unknown": self.world_size.reason}
+            ),
             "parallel": self.parallel,
             "argv": [_value_json(v) for v in self.argv],
             "command": [_value_json(v) for v in self.command],
@@ -204,8 +215,7 @@ class Launch:
             "flags": _merge_maps([j["flags"] for j in jv], jv, occurrences=True),
             "launcher_flags": _merge_maps([j["launcher_flags"] for j in jv], jv, occurrences=True),
             "world_size": _merge_single([j["world_size"] for j in jv], jv),
-            "parallel": {k: _merge_single([(j["parallel"] or {}).get(k) for j in jv], jv)
-                         for k in PARALLEL_KEYS},
+            "parallel": {k: _merge_single([(j["parallel"] or {}).get(k) for j in jv], jv) for k in PARALLEL_KEYS},
             "argv": jv[0]["argv"] if all(j["argv"] == jv[0]["argv"] for j in jv) else None,
             "command": jv[0]["command"] if all(j["command"] == jv[0]["command"] for j in jv) else None,
             "variants": jv,
@@ -218,8 +228,10 @@ class Launch:
 def _merge_single(values: list, jv: list[dict]):
     if len(values) == 1 or all(v == values[0] for v in values):
         return values[0]
-    return {"values": [None if v is None else v.get("value", v.get("unknown")) for v in values],
-            "alternatives": [dict(v or {"value": None}, when=j["when"]) for v, j in zip(values, jv)]}
+    return {
+        "values": [None if v is None else v.get("value", v.get("unknown")) for v in values],
+        "alternatives": [dict(v or {"value": None}, when=j["when"]) for v, j in zip(values, jv, strict=False)],
+    }
 
 
 def _merge_maps(maps: list[dict], jv: list[dict], *, occurrences: bool = False) -> dict:
@@ -236,7 +248,7 @@ def _merge_maps(maps: list[dict], jv: list[dict], *, occurrences: bool = False) 
             out[name] = entries[0]
             continue
         alternatives, values = [], []
-        for e, j in zip(entries, jv):
+        for e, j in zip(entries, jv, strict=False):
             if occurrences:
                 e = e[-1] if e else None
             alt = dict(e) if e is not None else {"value": None}
@@ -254,7 +266,7 @@ def build_variant(inst: LaunchInstance, export_events, memo: dict | None = None)
     parts = L.split_launch(inst.fields)
     flags, positionals = parse_program_flags(parts.program_args)
     launcher_flags: dict[str, list[FlagOccurrence]] = {}
-    for owner, opt in parts.launcher_options:
+    for _owner, opt in parts.launcher_options:
         launcher_flags.setdefault(opt.name, []).append(FlagOccurrence(opt.name, opt.args, opt.name_value.span))
     memo = {} if memo is None else memo
 
@@ -267,8 +279,9 @@ def build_variant(inst: LaunchInstance, export_events, memo: dict | None = None)
         return found
 
     env = {k: entry(k, v) for k, v in sorted(inst.env.items())}
-    unexported = {k: entry(k, v) for k, v in sorted(inst.unexported.items())
-                  if v.value is not None or v.items is not None}
+    unexported = {
+        k: entry(k, v) for k, v in sorted(inst.unexported.items()) if v.value is not None or v.items is not None
+    }
     exported_after = {}
     for name, events in export_events.items():
         if name in inst.env:
@@ -278,10 +291,21 @@ def build_variant(inst: LaunchInstance, export_events, memo: dict | None = None)
             _, span, var = events[k]
             exported_after[name] = {**entry(name, var), **_loc(span)}
     layout = L.process_layout(parts.launchers, parts.launcher_options)
-    return Variant(inst.when, env, unexported, exported_after, flags, launcher_flags,
-                   L.world_size(parts.launchers, parts.launcher_options), parts.program_args,
-                   inst.command if inst.command is not None else parts.command, parts.program,
-                   parts.launchers, positionals, parallel_sizes(layout, flags, positionals))
+    return Variant(
+        inst.when,
+        env,
+        unexported,
+        exported_after,
+        flags,
+        launcher_flags,
+        L.world_size(parts.launchers, parts.launcher_options),
+        parts.program_args,
+        inst.command if inst.command is not None else parts.command,
+        parts.program,
+        parts.launchers,
+        positionals,
+        parallel_sizes(layout, flags, positionals),
+    )
 
 
 # ---------------------------------------------------------------------------------------------- parallel sizes
@@ -295,8 +319,14 @@ PARALLEL_FLAGS: dict[str, tuple[tuple[str, ...], int | None]] = {
     "pp": (("--pipeline-model-parallel-size", "model.pipeline_model_parallel_size"), 1),
     "cp": (("--context-parallel-size", "model.context_parallel_size"), 1),
     "ep": (("--expert-model-parallel-size", "model.expert_model_parallel_size"), 1),
-    "vpp": (("--num-virtual-stages-per-pipeline-rank", "--virtual-pipeline-model-parallel-size",
-             "model.virtual_pipeline_model_parallel_size"), None),
+    "vpp": (
+        (
+            "--num-virtual-stages-per-pipeline-rank",
+            "--virtual-pipeline-model-parallel-size",
+            "model.virtual_pipeline_model_parallel_size",
+        ),
+        None,
+    ),
 }
 PARALLEL_KEYS = ("nodes", "procs_per_node", "world", "tp", "pp", "cp", "ep", "vpp", "dp")
 
@@ -307,7 +337,7 @@ def megatron_default(flag_names: tuple[str, ...], table_default: int | None) -> 
     return table_default
 
 
-def _size_from_flags(key: str, flags: dict[str, list[FlagOccurrence]], hidden: Value | None) -> dict:
+def _size_from_flags(key: str, flags: dict[str, list[FlagOccurrence]], hidden: Unknown | None) -> dict:
     names, default = PARALLEL_FLAGS[key]
     given = [(o, n) for n in names for o in flags.get(n, [])]
     if given:
@@ -336,8 +366,11 @@ def parallel_sizes(layout, flags: dict[str, list[FlagOccurrence]], positionals: 
     """World size from the launcher; TP/PP/CP/EP/VPP from the flags (Megatron's defaults when absent);
     DP = world / (TP x PP x CP). Each entry: `value` (or `range`, or `unknown`), `source`, location."""
     hidden = next((p for p in positionals if isinstance(p, Unknown)), None)
-    out = {"nodes": layout.nodes.to_json(), "procs_per_node": layout.per_node.to_json(),
-           "world": layout.world.to_json()}
+    out = {
+        "nodes": layout.nodes.to_json(),
+        "procs_per_node": layout.per_node.to_json(),
+        "world": layout.world.to_json(),
+    }
     for key in ("tp", "pp", "cp", "ep", "vpp"):
         out[key] = _size_from_flags(key, flags, hidden)
     vpp = out["vpp"]
@@ -346,8 +379,12 @@ def parallel_sizes(layout, flags: dict[str, list[FlagOccurrence]], positionals: 
     layers_per_vstage = flags.get("--num-layers-per-virtual-pipeline-stage")
     if vpp.get("value") is None and "unknown" not in vpp and layers_per_vstage:
         vpp.clear()
-        vpp.update({"unknown": "derived from --num-layers-per-virtual-pipeline-stage",
-                    "source": "--num-layers-per-virtual-pipeline-stage"})
+        vpp.update(
+            {
+                "unknown": "derived from --num-layers-per-virtual-pipeline-stage",
+                "source": "--num-layers-per-virtual-pipeline-stage",
+            }
+        )
     world = layout.world
     model = [out[k] for k in ("tp", "pp", "cp")]
     dp: dict[str, object]
@@ -362,8 +399,10 @@ def parallel_sizes(layout, flags: dict[str, list[FlagOccurrence]], positionals: 
     else:
         product = model[0]["value"] * model[1]["value"] * model[2]["value"]
         if product <= 0 or world.lo % product:
-            dp = {"unknown": f"the world size {world.lo} is not divisible by TP x PP x CP = {product}",
-                  "not_divisible": True}  # PK301's finding; no "could not decide" for DP rules
+            dp = {
+                "unknown": f"the world size {world.lo} is not divisible by TP x PP x CP = {product}",
+                "not_divisible": True,
+            }  # PK301's finding; no "could not decide" for DP rules
         else:
             dp = {"value": world.lo // product}
     dp["source"] = "world / (tp x pp x cp)"
@@ -415,12 +454,13 @@ def group_launches(instances: list[LaunchInstance], export_events) -> list[Launc
     export_events = _exports_by_name(export_events)
     for key in order:
         variants: list[Variant] = []
-        seen: dict[str, Variant] = {}
+        seen: dict[tuple, Variant] = {}
         for inst in groups[key]:
-            sig = (tuple(sorted((k, id(x)) for k, x in inst.env.items())),
-                   tuple(sorted((k, id(x)) for k, x in inst.unexported.items())),
-                   tuple((type(f).__name__, f.text if isinstance(f, Known) else f.reason, f.span)
-                         for f in inst.fields))
+            sig = (
+                tuple(sorted((k, id(x)) for k, x in inst.env.items())),
+                tuple(sorted((k, id(x)) for k, x in inst.unexported.items())),
+                tuple((type(f).__name__, f.text if isinstance(f, Known) else f.reason, f.span) for f in inst.fields),
+            )
             if sig in seen:
                 prev = seen[sig]
                 prev.when = tuple(c for c in prev.when if c in set(inst.when))
@@ -432,8 +472,9 @@ def group_launches(instances: list[LaunchInstance], export_events) -> list[Launc
     return launches
 
 
-def build_script_model(path, *, env=None, inherit_env=False, args=(), known_env=(), text=None,
-                       display_path=None) -> ScriptModel:
+def build_script_model(
+    path, *, env=None, inherit_env=False, args=(), known_env=(), text=None, display_path=None
+) -> ScriptModel:
     from packlint.source import display_path as shown
 
     path = str(path)
@@ -442,7 +483,6 @@ def build_script_model(path, *, env=None, inherit_env=False, args=(), known_env=
     if inherit_env:
         caller_env.update(os.environ)
     caller_env.update(env or {})
-    interp, ps = interpret_file(path, display, text=text, env=caller_env, args=list(args),
-                                known_env=tuple(known_env))
+    interp, ps = interpret_file(path, display, text=text, env=caller_env, args=list(args), known_env=tuple(known_env))
     launches = group_launches(interp.launches, interp.export_events)
     return ScriptModel(display, list(args), launches, interp.diagnostics, ps.source.notes)

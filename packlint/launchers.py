@@ -7,15 +7,17 @@ from __future__ import annotations
 
 import os
 import re
-from packlint.records import factory, record
 
+from packlint.records import factory, record
 from packlint.values import Known, Unknown, Value
 
 # Variables a cluster's scheduler or launcher sets in every job (Slurm, PMI/PMIx, Open MPI, PyTorch
 # elastic, PAI-DLC/Volcano/Kubeflow's WORLD_SIZE = node count, LSF, PBS). A `${SLURM_NNODES:-1}` fallback
 # in a script is what runs on a laptop, not on the cluster: process counts taken from it are unknown.
-CLUSTER_VARIABLE = re.compile(r"^(SLURM_\w+|PMI_\w+|PMIX_\w+|OMPI_COMM_WORLD_\w+|OMPI_\w+|PET_\w+|MLP_\w+|"
-                              r"WORLD_SIZE|KUBERNETES_\w+|LSB_\w+|PBS_\w+)$")
+CLUSTER_VARIABLE = re.compile(
+    r"^(SLURM_\w+|PMI_\w+|PMIX_\w+|OMPI_COMM_WORLD_\w+|OMPI_\w+|PET_\w+|MLP_\w+|"
+    r"WORLD_SIZE|KUBERNETES_\w+|LSB_\w+|PBS_\w+)$"
+)
 
 # Commands that run another command after their own options; the extra env they set is handled by the
 # interpreter (`env A=1 cmd`). value: options that take an argument (others are flags), and how many
@@ -28,18 +30,21 @@ WRAPPERS: dict[str, tuple[frozenset[str], int]] = {
     "nice": (frozenset({"-n", "--adjustment"}), 0),
     "stdbuf": (frozenset({"-i", "-o", "-e"}), 0),
     "timeout": (frozenset({"-s", "--signal", "-k", "--kill-after"}), 1),
-    "numactl": (frozenset({"-C", "-N", "-m", "-p", "-i", "--physcpubind", "--cpunodebind", "--membind",
-                           "--preferred", "--interleave"}), 0),
+    "numactl": (
+        frozenset(
+            {"-C", "-N", "-m", "-p", "-i", "--physcpubind", "--cpunodebind", "--membind", "--preferred", "--interleave"}
+        ),
+        0,
+    ),
     "taskset": (frozenset(), 1),
     "command": (frozenset(), 0),
     "builtin": (frozenset(), 0),
     "xargs": (frozenset({"-n", "-P", "-I", "-d", "-a", "-L", "-s", "-E"}), 0),
     "setsid": (frozenset(), 0),
-    "ionice": (frozenset({"-c", "--class", "-n", "--classdata", "-p", "--pid", "-P", "--pgid", "-u",
-                          "--uid"}), 0),
-    "chrt": (frozenset(), 1),          # chrt [options] PRIORITY command
+    "ionice": (frozenset({"-c", "--class", "-n", "--classdata", "-p", "--pid", "-P", "--pgid", "-u", "--uid"}), 0),
+    "chrt": (frozenset(), 1),  # chrt [options] PRIORITY command
     "flock": (frozenset({"-w", "--timeout", "-E", "--conflict-exit-code"}), 1),  # flock [opts] FILE cmd
-    "nsys": (frozenset({"*"}), 0),     # nsys profile [options with values] command
+    "nsys": (frozenset({"*"}), 0),  # nsys profile [options with values] command
     "ncu": (frozenset({"*"}), 0),
     "sudo": (frozenset({"-u", "--user", "-g", "--group", "-C", "-D", "-h", "-p", "-r", "-t", "-U"}), 0),
 }
@@ -51,26 +56,74 @@ class ContainerSpec:
     the runner gives it — docker and podman pass only `-e` variables, apptainer and singularity pass
     the whole host environment unless told to clean it."""
 
-    flag_options: frozenset[str]          # options without a value (others take one)
-    env_options: frozenset[str]           # `-e NAME=VALUE` / `--env NAME=VALUE` / `-e NAME`
-    inherits_env: bool                    # the host's exported environment reaches the command
+    flag_options: frozenset[str]  # options without a value (others take one)
+    env_options: frozenset[str]  # `-e NAME=VALUE` / `--env NAME=VALUE` / `-e NAME`
+    inherits_env: bool  # the host's exported environment reaches the command
     clean_env_flags: frozenset[str] = frozenset()
-    subcommands: tuple[str, ...] = ()     # `docker run`, `apptainer exec`
+    subcommands: tuple[str, ...] = ()  # `docker run`, `apptainer exec`
 
 
 CONTAINERS: dict[str, ContainerSpec] = {
     "docker": ContainerSpec(
-        frozenset({"-d", "--detach", "-i", "--interactive", "-t", "--tty", "--rm", "--privileged", "--init",
-                   "-P", "--publish-all", "--read-only", "--no-healthcheck", "--oom-kill-disable",
-                   "--sig-proxy", "-it", "-ti", "-itd", "-dit"}),
-        frozenset({"-e", "--env"}), inherits_env=False, subcommands=("run",)),
+        frozenset(
+            {
+                "-d",
+                "--detach",
+                "-i",
+                "--interactive",
+                "-t",
+                "--tty",
+                "--rm",
+                "--privileged",
+                "--init",
+                "-P",
+                "--publish-all",
+                "--read-only",
+                "--no-healthcheck",
+                "--oom-kill-disable",
+                "--sig-proxy",
+                "-it",
+                "-ti",
+                "-itd",
+                "-dit",
+            }
+        ),
+        frozenset({"-e", "--env"}),
+        inherits_env=False,
+        subcommands=("run",),
+    ),
     "apptainer": ContainerSpec(
-        frozenset({"--nv", "--nvccli", "--rocm", "-e", "--cleanenv", "-C", "--containall", "-c", "--contain",
-                   "--writable", "--writable-tmpfs", "--fakeroot", "-f", "--no-home", "--no-mount", "-u",
-                   "--userns", "--no-privs", "--compat", "--no-init", "--no-eval", "--no-https"}),
-        frozenset({"--env"}), inherits_env=True,
+        frozenset(
+            {
+                "--nv",
+                "--nvccli",
+                "--rocm",
+                "-e",
+                "--cleanenv",
+                "-C",
+                "--containall",
+                "-c",
+                "--contain",
+                "--writable",
+                "--writable-tmpfs",
+                "--fakeroot",
+                "-f",
+                "--no-home",
+                "--no-mount",
+                "-u",
+                "--userns",
+                "--no-privs",
+                "--compat",
+                "--no-init",
+                "--no-eval",
+                "--no-https",
+            }
+        ),
+        frozenset({"--env"}),
+        inherits_env=True,
         clean_env_flags=frozenset({"-e", "--cleanenv", "-C", "--containall", "--compat"}),
-        subcommands=("exec", "run")),
+        subcommands=("exec", "run"),
+    ),
 }
 CONTAINERS["podman"] = CONTAINERS["docker"]
 CONTAINERS["singularity"] = CONTAINERS["apptainer"]
@@ -81,8 +134,7 @@ def split_container(fields: list[Value]):
     """(spec, options, index of the command inside) for `docker run ... IMAGE CMD`, else None."""
     name = basename(fields[0]) if fields else None
     spec = CONTAINERS.get(name or "")
-    if spec is None or len(fields) < 3 or not isinstance(fields[1], Known) \
-            or fields[1].text not in spec.subcommands:
+    if spec is None or len(fields) < 3 or not isinstance(fields[1], Known) or fields[1].text not in spec.subcommands:
         return None
     options: list[Option] = []
     i = 2
@@ -95,12 +147,13 @@ def split_container(fields: list[Value]):
             n, _, v = t.partition("=")
             options.append(Option(n, f, [Known(v, f.span)]))
             i += 1
-        elif t in spec.flag_options or (t.startswith("-") and not t.startswith("--") and len(t) > 2
-                                        and all(c in "dit" for c in t[1:])):
+        elif t in spec.flag_options or (
+            t.startswith("-") and not t.startswith("--") and len(t) > 2 and all(c in "dit" for c in t[1:])
+        ):
             options.append(Option(t, f, []))
             i += 1
         else:
-            options.append(Option(t, f, fields[i + 1:i + 2]))
+            options.append(Option(t, f, fields[i + 1 : i + 2]))
             i += 2
     if i + 1 >= len(fields):
         return None  # no image, or no command after it
@@ -131,18 +184,18 @@ class LauncherSpec:
     """How a launcher's own command line reads."""
 
     name: str
-    flag_options: frozenset[str] = frozenset()       # options that take no value
+    flag_options: frozenset[str] = frozenset()  # options that take no value
     two_value_options: frozenset[str] = frozenset()  # `--mca key value`
     value_short_options: frozenset[str] | None = None  # if set, short options NOT listed take no value
-    runs_command: bool = False   # srun/mpirun: what follows is a whole command (maybe another launcher)
-    module_flags: frozenset[str] = frozenset()       # `-m`/`--module`: the program is a module name
-    processes: ProcessCount | None = None          # how many processes it starts (see process_layout)
+    runs_command: bool = False  # srun/mpirun: what follows is a whole command (maybe another launcher)
+    module_flags: frozenset[str] = frozenset()  # `-m`/`--module`: the program is a module name
+    processes: ProcessCount | None = None  # how many processes it starts (see process_layout)
     # --- forms added for issue 11 (see docs/launch-forms.md)
-    words: int = 1               # words of the launcher's name (`conda run` = 2, `lightning run model` = 3)
-    needs_launch: bool = False   # an environment runner: a launch only when what it runs is one
+    words: int = 1  # words of the launcher's name (`conda run` = 2, `lightning run model` = 3)
+    needs_launch: bool = False  # an environment runner: a launch only when what it runs is one
     value_options: frozenset[str] | None = None  # if set, ONLY these take a value (unknown ones are flags)
-    positionals: int = 0         # leading positional words that are the launcher's own (`ssh HOST`)
-    remote: bool = False         # the command runs elsewhere, with that machine's environment
+    positionals: int = 0  # leading positional words that are the launcher's own (`ssh HOST`)
+    remote: bool = False  # the command runs elsewhere, with that machine's environment
     command_string: bool = False  # what follows is one shell command string (`ssh host 'a && b'`)
     program_is_tool: bool = False  # `swift sft --model ...`: the launcher is the program, its flags follow
 
@@ -150,69 +203,198 @@ class LauncherSpec:
 LAUNCHERS: dict[str, LauncherSpec] = {
     "torchrun": LauncherSpec(
         "torchrun",
-        flag_options=frozenset({"--standalone", "--no-python", "--no_python", "--run-path", "--run_path",
-                                "-m", "--module", "--use-env", "--use_env"}),
+        flag_options=frozenset(
+            {
+                "--standalone",
+                "--no-python",
+                "--no_python",
+                "--run-path",
+                "--run_path",
+                "-m",
+                "--module",
+                "--use-env",
+                "--use_env",
+            }
+        ),
         module_flags=frozenset({"-m", "--module"}),
-        processes=ProcessCount(nodes=SizeOption(("--nnodes",), "1"),
-                               per_node=SizeOption(("--nproc-per-node", "--nproc_per_node"), "1")),
+        processes=ProcessCount(
+            nodes=SizeOption(("--nnodes",), "1"), per_node=SizeOption(("--nproc-per-node", "--nproc_per_node"), "1")
+        ),
     ),
     "deepspeed": LauncherSpec(
         "deepspeed",
-        flag_options=frozenset({"--no_python", "--no-python", "--module", "--no_local_rank",
-                                "--no-local-rank", "--no_ssh_check", "--force_multi", "--save_pid",
-                                "--bind_cores_to_rank", "--no_ssh", "--elastic_training"}),
+        flag_options=frozenset(
+            {
+                "--no_python",
+                "--no-python",
+                "--module",
+                "--no_local_rank",
+                "--no-local-rank",
+                "--no_ssh_check",
+                "--force_multi",
+                "--save_pid",
+                "--bind_cores_to_rank",
+                "--no_ssh",
+                "--elastic_training",
+            }
+        ),
         module_flags=frozenset({"--module"}),
         processes=ProcessCount(
             nodes=SizeOption(("--num_nodes", "--num-nodes"), None, "deepspeed uses every host of the hostfile"),
-            per_node=SizeOption(("--num_gpus", "--num-gpus"), None,
-                                "deepspeed starts one process per GPU of each node")),
+            per_node=SizeOption(
+                ("--num_gpus", "--num-gpus"), None, "deepspeed starts one process per GPU of each node"
+            ),
+        ),
     ),
     "accelerate launch": LauncherSpec(
         "accelerate launch",
-        flag_options=frozenset({"--cpu", "--multi_gpu", "--multi-gpu", "--tpu", "--use_deepspeed",
-                                "--use-deepspeed", "--use_fsdp", "--use-fsdp", "--use_megatron_lm",
-                                "--use_xpu", "-m", "--module", "--no_python", "--no-python", "--debug",
-                                "-q", "--quiet", "--same_network", "--downcast_bf16",
-                                "--enable_cpu_affinity", "--dynamo_use_fullgraph", "--dynamo_use_dynamic",
-                                "--tpu_use_cluster", "--tpu_use_sudo", "--monitor_interval"}),
+        flag_options=frozenset(
+            {
+                "--cpu",
+                "--multi_gpu",
+                "--multi-gpu",
+                "--tpu",
+                "--use_deepspeed",
+                "--use-deepspeed",
+                "--use_fsdp",
+                "--use-fsdp",
+                "--use_megatron_lm",
+                "--use_xpu",
+                "-m",
+                "--module",
+                "--no_python",
+                "--no-python",
+                "--debug",
+                "-q",
+                "--quiet",
+                "--same_network",
+                "--downcast_bf16",
+                "--enable_cpu_affinity",
+                "--dynamo_use_fullgraph",
+                "--dynamo_use_dynamic",
+                "--tpu_use_cluster",
+                "--tpu_use_sudo",
+                "--monitor_interval",
+            }
+        ),
         module_flags=frozenset({"-m", "--module"}),
         processes=ProcessCount(
             total=SizeOption(("--num_processes", "--num-processes"), None, "taken from the accelerate config"),
-            nodes=SizeOption(("--num_machines", "--num-machines"), None, "taken from the accelerate config")),
+            nodes=SizeOption(("--num_machines", "--num-machines"), None, "taken from the accelerate config"),
+        ),
     ),
     "srun": LauncherSpec(
         "srun",
-        flag_options=frozenset({"--exclusive", "--pty", "-u", "--unbuffered", "-O", "--overcommit", "-l",
-                                "--label", "-K", "--kill-on-bad-exit", "--no-kill", "-k", "-Q", "--quiet",
-                                "-v", "--verbose", "-X", "--disable-status", "-Z", "--no-allocate",
-                                "--overlap", "--whole", "--exact", "--spread-job", "--multi-prog",
-                                # pyxis container options that take no value
-                                "--container-writable", "--container-readonly", "--container-remap-root",
-                                "--no-container-remap-root", "--container-mount-home",
-                                "--no-container-mount-home", "--no-container-entrypoint",
-                                "--container-entrypoint", "--no-container-env-override"}),
-        value_short_options=frozenset({"-N", "-n", "-c", "-p", "-J", "-t", "-o", "-e", "-w", "-x", "-A",
-                                       "-G", "-C", "-D", "-d", "-i", "-L", "-m", "-q", "-r", "-S", "-T",
-                                       "-W", "-B"}),
+        flag_options=frozenset(
+            {
+                "--exclusive",
+                "--pty",
+                "-u",
+                "--unbuffered",
+                "-O",
+                "--overcommit",
+                "-l",
+                "--label",
+                "-K",
+                "--kill-on-bad-exit",
+                "--no-kill",
+                "-k",
+                "-Q",
+                "--quiet",
+                "-v",
+                "--verbose",
+                "-X",
+                "--disable-status",
+                "-Z",
+                "--no-allocate",
+                "--overlap",
+                "--whole",
+                "--exact",
+                "--spread-job",
+                "--multi-prog",
+                # pyxis container options that take no value
+                "--container-writable",
+                "--container-readonly",
+                "--container-remap-root",
+                "--no-container-remap-root",
+                "--container-mount-home",
+                "--no-container-mount-home",
+                "--no-container-entrypoint",
+                "--container-entrypoint",
+                "--no-container-env-override",
+            }
+        ),
+        value_short_options=frozenset(
+            {
+                "-N",
+                "-n",
+                "-c",
+                "-p",
+                "-J",
+                "-t",
+                "-o",
+                "-e",
+                "-w",
+                "-x",
+                "-A",
+                "-G",
+                "-C",
+                "-D",
+                "-d",
+                "-i",
+                "-L",
+                "-m",
+                "-q",
+                "-r",
+                "-S",
+                "-T",
+                "-W",
+                "-B",
+            }
+        ),
         runs_command=True,
         processes=ProcessCount(
             total=SizeOption(("--ntasks", "-n"), None, "the task count comes from the Slurm allocation"),
             nodes=SizeOption(("--nodes", "-N"), None, "the node count comes from the Slurm allocation"),
-            per_node=SizeOption(("--ntasks-per-node",), "1")),
+            per_node=SizeOption(("--ntasks-per-node",), "1"),
+        ),
     ),
     "mpirun": LauncherSpec(
         "mpirun",
-        flag_options=frozenset({"--allow-run-as-root", "--oversubscribe", "-oversubscribe", "--tag-output",
-                                "-tag-output", "--report-bindings", "-report-bindings", "--display-map",
-                                "-display-map", "-v", "--verbose", "-q", "--quiet", "--noprefix",
-                                "-nooversubscribe", "--nooversubscribe", "-bind-to-core", "-bind-to-socket",
-                                "-l", "-prepend-rank", "--prepend-rank", "-ppn-auto"}),
+        flag_options=frozenset(
+            {
+                "--allow-run-as-root",
+                "--oversubscribe",
+                "-oversubscribe",
+                "--tag-output",
+                "-tag-output",
+                "--report-bindings",
+                "-report-bindings",
+                "--display-map",
+                "-display-map",
+                "-v",
+                "--verbose",
+                "-q",
+                "--quiet",
+                "--noprefix",
+                "-nooversubscribe",
+                "--nooversubscribe",
+                "-bind-to-core",
+                "-bind-to-socket",
+                "-l",
+                "-prepend-rank",
+                "--prepend-rank",
+                "-ppn-auto",
+            }
+        ),
         two_value_options=frozenset({"--mca", "-mca", "-gmca", "--gmca"}),
         runs_command=True,
         processes=ProcessCount(
-            total=SizeOption(("-np", "-n", "--np", "--n"), None,
-                             "mpirun starts one process per slot of the allocation"),
-            per_node=SizeOption(("-npernode", "--npernode", "-ppn"), None, "one process per slot of each node")),
+            total=SizeOption(
+                ("-np", "-n", "--np", "--n"), None, "mpirun starts one process per slot of the allocation"
+            ),
+            per_node=SizeOption(("-npernode", "--npernode", "-ppn"), None, "one process per slot of each node"),
+        ),
     ),
 }
 LAUNCHERS["mpiexec"] = LAUNCHERS["mpirun"]
@@ -221,74 +403,192 @@ LAUNCHERS["mpiexec"] = LAUNCHERS["mpirun"]
 def _runner(name: str, values: str, flags: str = "", **kw) -> LauncherSpec:
     """An environment runner (`conda run -n env CMD`): runs CMD in a prepared environment; the
     script's exported environment reaches CMD. Only options listed in `values` take a value."""
-    return LauncherSpec(name, flag_options=frozenset(flags.split()), value_options=frozenset(values.split()),
-                        runs_command=True, needs_launch=True, words=len(name.split()), **kw)
+    return LauncherSpec(
+        name,
+        flag_options=frozenset(flags.split()),
+        value_options=frozenset(values.split()),
+        runs_command=True,
+        needs_launch=True,
+        words=len(name.split()),
+        **kw,
+    )
 
 
 # One entry per launcher form; each reads its own options and says where the command or program is.
-LAUNCHERS.update({
-    # environment runners: the command after their options runs with the script's environment
-    "uv run": _runner("uv run", "--with --with-editable --with-requirements --python -p --project --directory "
-                      "--env-file --extra --group --only-group --no-group --package --index --default-index "
-                      "--index-url --extra-index-url --find-links -f --config-file --cache-dir --color "
-                      "--index-strategy --keyring-provider --resolution --prerelease --exclude-newer "
-                      "--link-mode --refresh-package --reinstall-package --upgrade-package -P --python-preference "
-                      "--allow-insecure-host"),
-    "conda run": _runner("conda run", "-n --name -p --prefix --cwd"),
-    "micromamba run": _runner("micromamba run", "-n --name -p --prefix -r --root-prefix -a --attach --cwd "
-                              "--label -e --env"),
-    "mamba run": _runner("mamba run", "-n --name -p --prefix --cwd"),
-    "pixi run": _runner("pixi run", "-e --environment --manifest-path --color -v --pypi-keyring-provider "
-                        "--concurrent-downloads --concurrent-solves --tls-root-certs"),
-    "poetry run": _runner("poetry run", "-C --directory -P --project"),
-    "pipenv run": _runner("pipenv run", "--python --pypi-mirror"),
-    "hatch run": _runner("hatch run", "-e --env"),
-    # Slurm batch submission: `sbatch --wrap "CMD"` (job scripts on stdin or in a file: interpret.py)
-    "sbatch": LauncherSpec("sbatch", runs_command=True, command_string=True,
-                           flag_options=frozenset({"-H", "--hold", "-Q", "--quiet", "-W", "--wait", "--parsable",
-                                                   "--exclusive", "--requeue", "--no-requeue", "-O",
-                                                   "--overcommit", "-v", "--verbose", "--test-only",
-                                                   "--spread-job", "--contiguous", "--use-min-nodes",
-                                                   "-k", "--no-kill", "-h", "--help"}),
-                           value_short_options=frozenset({"-N", "-n", "-c", "-p", "-J", "-t", "-o", "-e", "-w",
-                                                          "-x", "-A", "-G", "-C", "-D", "-d", "-i", "-L", "-m",
-                                                          "-q", "-S", "-a", "-b", "-F", "-M"})),
-    # remote shells: the command string runs on another machine, with that machine's environment
-    "ssh": LauncherSpec("ssh", runs_command=True, remote=True, command_string=True, positionals=1,
-                        value_options=frozenset({"-p", "-i", "-l", "-o", "-F", "-J", "-L", "-R", "-D", "-W", "-b",
-                                                 "-c", "-E", "-e", "-I", "-m", "-O", "-Q", "-S", "-w", "-B"})),
-    "pdsh": LauncherSpec("pdsh", runs_command=True, remote=True, command_string=True,
-                         value_options=frozenset({"-w", "-x", "-R", "-l", "-t", "-u", "-f", "-g", "-X", "-e",
-                                                  "-F", "-o", "-N"})),
-    # Ray: `ray job submit [opts] -- CMD` runs CMD on the cluster (its runtime environment, not ours)
-    "ray job submit": LauncherSpec("ray job submit", runs_command=True, remote=True, words=3,
-                                   value_options=frozenset({"--address", "--job-id", "--submission-id",
-                                                            "--runtime-env", "--runtime-env-json",
-                                                            "--working-dir", "--metadata-json",
-                                                            "--entrypoint-num-cpus", "--entrypoint-num-gpus",
-                                                            "--entrypoint-memory", "--entrypoint-resources",
-                                                            "--log-style", "--log-color", "--headers",
-                                                            "--verify"})),
-    # launchers that start a Python program (`*.py`) after their own options
-    "composer": LauncherSpec("composer", module_flags=frozenset({"-m", "--module"}),
-                             flag_options=frozenset({"--stdout", "-v", "--verbose", "-m", "--module",
-                                                     "--no_python", "--no-python"}),
-                             processes=ProcessCount(total=SizeOption(("-n", "--nproc"), None,
-                                                                     "composer starts one process per GPU"))),
-    "colossalai run": LauncherSpec("colossalai run", words=2,
-                                   flag_options=frozenset({"-m", "--module"}), module_flags=frozenset({"-m"})),
-    "lightning run model": LauncherSpec("lightning run model", words=3),
-    # `tune run [torchrun options] RECIPE --config CFG key=value`: the recipe is the program
-    "tune run": LauncherSpec("tune run", words=2, flag_options=frozenset({"--standalone"})),
-    # tools that are the program themselves: their flags are the training settings
-    "llamafactory-cli train": LauncherSpec("llamafactory-cli train", words=2, program_is_tool=True),
-    "swift sft": LauncherSpec("swift sft", words=2, program_is_tool=True),
-    "swift pt": LauncherSpec("swift pt", words=2, program_is_tool=True),
-    "swift rlhf": LauncherSpec("swift rlhf", words=2, program_is_tool=True),
-    "megatron sft": LauncherSpec("megatron sft", words=2, program_is_tool=True),
-    "megatron pt": LauncherSpec("megatron pt", words=2, program_is_tool=True),
-    "megatron rlhf": LauncherSpec("megatron rlhf", words=2, program_is_tool=True),
-})
+LAUNCHERS.update(
+    {
+        # environment runners: the command after their options runs with the script's environment
+        "uv run": _runner(
+            "uv run",
+            "--with --with-editable --with-requirements --python -p --project --directory "
+            "--env-file --extra --group --only-group --no-group --package --index --default-index "
+            "--index-url --extra-index-url --find-links -f --config-file --cache-dir --color "
+            "--index-strategy --keyring-provider --resolution --prerelease --exclude-newer "
+            "--link-mode --refresh-package --reinstall-package --upgrade-package -P --python-preference "
+            "--allow-insecure-host",
+        ),
+        "conda run": _runner("conda run", "-n --name -p --prefix --cwd"),
+        "micromamba run": _runner(
+            "micromamba run", "-n --name -p --prefix -r --root-prefix -a --attach --cwd --label -e --env"
+        ),
+        "mamba run": _runner("mamba run", "-n --name -p --prefix --cwd"),
+        "pixi run": _runner(
+            "pixi run",
+            "-e --environment --manifest-path --color -v --pypi-keyring-provider "
+            "--concurrent-downloads --concurrent-solves --tls-root-certs",
+        ),
+        "poetry run": _runner("poetry run", "-C --directory -P --project"),
+        "pipenv run": _runner("pipenv run", "--python --pypi-mirror"),
+        "hatch run": _runner("hatch run", "-e --env"),
+        # Slurm batch submission: `sbatch --wrap "CMD"` (job scripts on stdin or in a file: interpret.py)
+        "sbatch": LauncherSpec(
+            "sbatch",
+            runs_command=True,
+            command_string=True,
+            flag_options=frozenset(
+                {
+                    "-H",
+                    "--hold",
+                    "-Q",
+                    "--quiet",
+                    "-W",
+                    "--wait",
+                    "--parsable",
+                    "--exclusive",
+                    "--requeue",
+                    "--no-requeue",
+                    "-O",
+                    "--overcommit",
+                    "-v",
+                    "--verbose",
+                    "--test-only",
+                    "--spread-job",
+                    "--contiguous",
+                    "--use-min-nodes",
+                    "-k",
+                    "--no-kill",
+                    "-h",
+                    "--help",
+                }
+            ),
+            value_short_options=frozenset(
+                {
+                    "-N",
+                    "-n",
+                    "-c",
+                    "-p",
+                    "-J",
+                    "-t",
+                    "-o",
+                    "-e",
+                    "-w",
+                    "-x",
+                    "-A",
+                    "-G",
+                    "-C",
+                    "-D",
+                    "-d",
+                    "-i",
+                    "-L",
+                    "-m",
+                    "-q",
+                    "-S",
+                    "-a",
+                    "-b",
+                    "-F",
+                    "-M",
+                }
+            ),
+        ),
+        # remote shells: the command string runs on another machine, with that machine's environment
+        "ssh": LauncherSpec(
+            "ssh",
+            runs_command=True,
+            remote=True,
+            command_string=True,
+            positionals=1,
+            value_options=frozenset(
+                {
+                    "-p",
+                    "-i",
+                    "-l",
+                    "-o",
+                    "-F",
+                    "-J",
+                    "-L",
+                    "-R",
+                    "-D",
+                    "-W",
+                    "-b",
+                    "-c",
+                    "-E",
+                    "-e",
+                    "-I",
+                    "-m",
+                    "-O",
+                    "-Q",
+                    "-S",
+                    "-w",
+                    "-B",
+                }
+            ),
+        ),
+        "pdsh": LauncherSpec(
+            "pdsh",
+            runs_command=True,
+            remote=True,
+            command_string=True,
+            value_options=frozenset({"-w", "-x", "-R", "-l", "-t", "-u", "-f", "-g", "-X", "-e", "-F", "-o", "-N"}),
+        ),
+        # Ray: `ray job submit [opts] -- CMD` runs CMD on the cluster (its runtime environment, not ours)
+        "ray job submit": LauncherSpec(
+            "ray job submit",
+            runs_command=True,
+            remote=True,
+            words=3,
+            value_options=frozenset(
+                {
+                    "--address",
+                    "--job-id",
+                    "--submission-id",
+                    "--runtime-env",
+                    "--runtime-env-json",
+                    "--working-dir",
+                    "--metadata-json",
+                    "--entrypoint-num-cpus",
+                    "--entrypoint-num-gpus",
+                    "--entrypoint-memory",
+                    "--entrypoint-resources",
+                    "--log-style",
+                    "--log-color",
+                    "--headers",
+                    "--verify",
+                }
+            ),
+        ),
+        # launchers that start a Python program (`*.py`) after their own options
+        "composer": LauncherSpec(
+            "composer",
+            module_flags=frozenset({"-m", "--module"}),
+            flag_options=frozenset({"--stdout", "-v", "--verbose", "-m", "--module", "--no_python", "--no-python"}),
+            processes=ProcessCount(total=SizeOption(("-n", "--nproc"), None, "composer starts one process per GPU")),
+        ),
+        "colossalai run": LauncherSpec(
+            "colossalai run", words=2, flag_options=frozenset({"-m", "--module"}), module_flags=frozenset({"-m"})
+        ),
+        "lightning run model": LauncherSpec("lightning run model", words=3),
+        # `tune run [torchrun options] RECIPE --config CFG key=value`: the recipe is the program
+        "tune run": LauncherSpec("tune run", words=2, flag_options=frozenset({"--standalone"})),
+        # tools that are the program themselves: their flags are the training settings
+        "llamafactory-cli train": LauncherSpec("llamafactory-cli train", words=2, program_is_tool=True),
+        "swift sft": LauncherSpec("swift sft", words=2, program_is_tool=True),
+        "swift pt": LauncherSpec("swift pt", words=2, program_is_tool=True),
+        "swift rlhf": LauncherSpec("swift rlhf", words=2, program_is_tool=True),
+        "megatron sft": LauncherSpec("megatron sft", words=2, program_is_tool=True),
+        "megatron pt": LauncherSpec("megatron pt", words=2, program_is_tool=True),
+        "megatron rlhf": LauncherSpec("megatron rlhf", words=2, program_is_tool=True),
+    }
+)
 # multi-word launcher names by their first word
 _BY_FIRST_WORD: dict[str, list[str]] = {}
 for _name in LAUNCHERS:
@@ -310,12 +610,12 @@ class Option:
 
 @record
 class LaunchParts:
-    launchers: list[str]                            # outermost first, e.g. ["srun", "torchrun"]
-    launcher_options: list[tuple[str, Option]]      # (launcher name, option)
-    program: str | None                              # "train.py" / "-m pkg.mod" / None when unknown
+    launchers: list[str]  # outermost first, e.g. ["srun", "torchrun"]
+    launcher_options: list[tuple[str, Option]]  # (launcher name, option)
+    program: str | None  # "train.py" / "-m pkg.mod" / None when unknown
     program_value: Value | None
     program_args: list[Value]
-    command: list[Value]                             # everything from the outermost launcher on
+    command: list[Value]  # everything from the outermost launcher on
 
 
 def basename(value: Value) -> str | None:
@@ -338,7 +638,7 @@ def launcher_name(fields: list[Value]) -> str | None:
         return name
     for multi in _BY_FIRST_WORD.get(name, ()):
         want = multi.split()[1:]
-        got = [f.text if isinstance(f, Known) else None for f in fields[1:1 + len(want)]]
+        got = [f.text if isinstance(f, Known) else None for f in fields[1 : 1 + len(want)]]
         if got == want:
             spec = LAUNCHERS[multi]
             if spec.needs_launch and not _runs_launch(spec, fields):
@@ -358,8 +658,10 @@ def _runs_launch(spec: LauncherSpec, fields: list[Value]) -> bool:
     if isinstance(inner, Known) and inner.text.endswith(".py"):
         return True
     return launcher_name(fields[k:]) is not None or (
-        isinstance(inner, Known) and os.path.basename(inner.text) in ("bash", "sh")
-        and any(is_shell_c(f) for f in fields[k + 1:k + 3]))
+        isinstance(inner, Known)
+        and os.path.basename(inner.text) in ("bash", "sh")
+        and any(is_shell_c(f) for f in fields[k + 1 : k + 3])
+    )
 
 
 def _python_runs_program(args: list[Value]) -> bool:
@@ -374,8 +676,10 @@ def _python_runs_program(args: list[Value]) -> bool:
             return False
         if t == "-m":
             mod = args[i + 1] if i + 1 < len(args) else None
-            return not (isinstance(mod, Known) and mod.text.split(".")[0] in ("pip", "venv", "ensurepip",
-                                                                              "json", "http", "pytest"))
+            return not (
+                isinstance(mod, Known)
+                and mod.text.split(".")[0] in ("pip", "venv", "ensurepip", "json", "http", "pytest")
+            )
         if t in PYTHON_VALUE_OPTIONS:
             i += 2
             continue
@@ -433,10 +737,11 @@ def _split_options(spec: LauncherSpec, fields: list[Value], start: int) -> tuple
         if not _is_option(f):
             break
         name = unknown_option(f)
-        if name is not None:
+        if name is not None and isinstance(f, Unknown):  # (a name implies an Unknown word)
             options.append(Option(name, f, [Unknown(f.reason, f.span)]))
             i += 1
             continue
+        assert isinstance(f, Known)  # an option that is not a partly-unknown word is known text
         text = f.text
         if text == "--":
             i += 1
@@ -452,7 +757,7 @@ def _split_options(spec: LauncherSpec, fields: list[Value], start: int) -> tuple
             i += 1
             continue
         if text in spec.two_value_options:
-            options.append(Option(text, f, fields[i + 1:i + 3]))
+            options.append(Option(text, f, fields[i + 1 : i + 3]))
             i += 3
             continue
         if _takes_value(spec, text) and i + 1 < n and not _ends_options(fields[i + 1]):
@@ -466,14 +771,15 @@ def _split_options(spec: LauncherSpec, fields: list[Value], start: int) -> tuple
             continue
         if _takes_value(spec, text) and text not in spec.module_flags:
             # its value is missing (an unset variable bash dropped): what the launcher does is unknown
-            options.append(Option(text, f, [Unknown(f"{text} is given no value (an empty unquoted "
-                                                    "expansion vanishes)", f.span)]))
+            options.append(
+                Option(text, f, [Unknown(f"{text} is given no value (an empty unquoted expansion vanishes)", f.span)])
+            )
             i += 1
             continue
         options.append(Option(text, f, []))
         i += 1
     if spec.positionals and i < n:
-        options.append(Option("<positional>", fields[i], list(fields[i:i + spec.positionals])))
+        options.append(Option("<positional>", fields[i], list(fields[i : i + spec.positionals])))
         i += spec.positionals
     return options, i, module
 
@@ -489,34 +795,35 @@ def split_launch(fields: list[Value]) -> LaunchParts:
         if name is None:
             break
         if name == "python":
+            python = basename(fields[i]) or name  # (a launcher name comes from a known word)
             j = i + 1
             module = None
             while j < len(fields) and isinstance(fields[j], Known) and _is_option(fields[j]):
-                t = fields[j].text
+                t = fields[j].text or ""  # (a Known word: never None)
                 if t == "-m":
                     module = fields[j + 1] if j + 1 < len(fields) else None
                     j += 2
                     break
-                launcher_options.append((basename(fields[i]), Option(t, fields[j],
-                                                          [fields[j + 1]] if t in PYTHON_VALUE_OPTIONS else [])))
+                launcher_options.append(
+                    (python, Option(t, fields[j], [fields[j + 1]] if t in PYTHON_VALUE_OPTIONS else []))
+                )
                 j += 2 if t in PYTHON_VALUE_OPTIONS else 1
             if module is not None:
                 if isinstance(module, Known) and module.text in TORCH_MODULES:
-                    launchers.append(f"{basename(fields[i])} -m {module.text}")
+                    launchers.append(f"{python} -m {module.text}")
                     spec = LAUNCHERS["torchrun"]
                     opts, k, is_mod = _split_options(spec, fields, j)
                     launcher_options.extend((launchers[-1], o) for o in opts)
                     return _program_at(launchers, launcher_options, fields, k, is_mod, command)
-                launchers.append(basename(fields[i]))
-                return LaunchParts(launchers, launcher_options, _module_name(module), module,
-                                   fields[j:], command)
-            launchers.append(basename(fields[i]))
+                launchers.append(python)
+                return LaunchParts(launchers, launcher_options, _module_name(module), module, fields[j:], command)
+            launchers.append(python)
             return _program_at(launchers, launcher_options, fields, j, False, command)
         spec = LAUNCHERS[name]
         launchers.append(name)
         if spec.program_is_tool:
             # `swift sft --model ...`: the tool is the program; everything after its name is its flags
-            return LaunchParts(launchers, launcher_options, name, fields[i], fields[i + spec.words:], command)
+            return LaunchParts(launchers, launcher_options, name, fields[i], fields[i + spec.words :], command)
         start = i + (2 if name == "accelerate launch" else spec.words)
         opts, k, is_mod = _split_options(spec, fields, start)
         launcher_options.extend((name, o) for o in opts)
@@ -531,8 +838,11 @@ def split_launch(fields: list[Value]) -> LaunchParts:
 
 def is_shell_c(v: Value) -> bool:
     """`-c`, or short options bundled with it (`bash -lc`, `bash -ec '...'`)."""
-    return isinstance(v, Known) and re.fullmatch(r"-[a-zA-Z]*c[a-zA-Z]*", v.text) is not None \
+    return (
+        isinstance(v, Known)
+        and re.fullmatch(r"-[a-zA-Z]*c[a-zA-Z]*", v.text) is not None
         and not v.text.startswith("--")
+    )
 
 
 def inner_shell_command(fields: list[Value]) -> int | None:
@@ -545,7 +855,7 @@ def inner_shell_command(fields: list[Value]) -> int | None:
         if k >= len(fields):
             return None
         head = basename(fields[k])
-        if head in ("bash", "sh") and any(is_shell_c(f) for f in fields[k + 1:k + 3]):
+        if head in ("bash", "sh") and any(is_shell_c(f) for f in fields[k + 1 : k + 3]):
             return k
         name = launcher_name(fields[k:])
         spec = LAUNCHERS.get(name) if name else None
@@ -564,7 +874,7 @@ def _program_at(launchers, launcher_options, fields, k, is_module, command) -> L
     name = None
     if isinstance(prog, Known):
         name = f"-m {prog.text}" if is_module else prog.text
-    return LaunchParts(launchers, launcher_options, name, prog, fields[k + 1:], command)
+    return LaunchParts(launchers, launcher_options, name, prog, fields[k + 1 :], command)
 
 
 # ---------------------------------------------------------------------------------------------- process counts
@@ -577,8 +887,15 @@ class Count:
 
     __slots__ = ("lo", "hi", "unknown", "source", "span", "not_in_script")
 
-    def __init__(self, lo: int | None = None, hi: int | None = None, unknown: str | None = None,
-                 source: str = "", span=None, not_in_script: bool = False) -> None:
+    def __init__(
+        self,
+        lo: int | None = None,
+        hi: int | None = None,
+        unknown: str | None = None,
+        source: str = "",
+        span=None,
+        not_in_script: bool = False,
+    ) -> None:
         self.lo, self.hi, self.unknown, self.source, self.span = lo, hi, unknown, source, span
         # unknown because the script does not say (a hostfile, the accelerate config, the allocation),
         # not because it says something packlint cannot evaluate: nothing to pass with --env
@@ -631,8 +948,7 @@ def _read_count(owner: str, size: SizeOption | None, opts: dict[str, Option]) ->
     opt = next((opts[a] for a in size.names if a in opts), None)
     if opt is None or not opt.args:
         if size.default is None:
-            return Count(unknown=size.why_unknown or f"{size.names[0]} not given", source=owner,
-                         not_in_script=True)
+            return Count(unknown=size.why_unknown or f"{size.names[0]} not given", source=owner, not_in_script=True)
         return Count(int(size.default), int(size.default), None, f"{owner} default ({size.names[0]} not given)")
     v = opt.args[0]
     where = f"{owner} {opt.name}"
@@ -640,9 +956,12 @@ def _read_count(owner: str, size: SizeOption | None, opts: dict[str, Option]) ->
         return Count(unknown=f"{opt.name} is unknown ({v.reason})", source=where, span=v.span)
     if v.origin and v.origin.startswith("cluster-default:"):
         name = v.origin.split(":", 1)[1]
-        return Count(unknown=f"{opt.name} comes from ${name}, which the cluster sets at run time "
-                             f"(the script's fallback is {v.text!r}; pass --env {name}=N to decide)",
-                     source=where, span=v.span)
+        return Count(
+            unknown=f"{opt.name} comes from ${name}, which the cluster sets at run time "
+            f"(the script's fallback is {v.text!r}; pass --env {name}=N to decide)",
+            source=where,
+            span=v.span,
+        )
     m = _COUNT.fullmatch(v.text)
     if not m:
         return Count(unknown=f"{opt.name} {v.text!r} is not a number", source=where, span=v.span)
@@ -678,8 +997,10 @@ def process_layout(launchers: list[str], launcher_options: list[tuple[str, Optio
     if launchers and _PYTHON.match(launchers[-1]):
         # one process here; but a script with a plain `python train.py` is often itself started once
         # per rank (`srun bash train.sh`, an sbatch wrapper, a platform's launcher)
-        why = (f"a plain {launchers[-1]} launch starts one process, but the script itself may be "
-               "started once per rank (srun, mpirun, a job platform)")
+        why = (
+            f"a plain {launchers[-1]} launch starts one process, but the script itself may be "
+            "started once per rank (srun, mpirun, a job platform)"
+        )
         one = Count(unknown=why, source=launchers[-1], not_in_script=True)
         return ProcessLayout(launchers[-1], one, one, one)
     none = Count(unknown="no launcher option gives the number of processes")
@@ -689,9 +1010,11 @@ def process_layout(launchers: list[str], launcher_options: list[tuple[str, Optio
 def world_size(launchers: list[str], launcher_options: list[tuple[str, Option]]) -> Value | None:
     """The number of processes as a shell value (the upper end of an elastic range); a plain
     `python` launch counts as 1 here."""
-    if launchers and _PYTHON.match(launchers[-1]) and all(
-            LAUNCHERS.get(n) is None or LAUNCHERS[n].processes is None for n in launchers
-            if " -m torch." not in n):
+    if (
+        launchers
+        and _PYTHON.match(launchers[-1])
+        and all(LAUNCHERS.get(n) is None or LAUNCHERS[n].processes is None for n in launchers if " -m torch." not in n)
+    ):
         return Known("1")
     world = process_layout(launchers, launcher_options).world
     if world.known:
@@ -700,6 +1023,7 @@ def world_size(launchers: list[str], launcher_options: list[tuple[str, Option]])
 
 
 # ------------------------------------------------------------------------------- Slurm and remote shells
+
 
 def command_string(fields: list[Value]) -> tuple[LauncherSpec, int, list[Value]] | None:
     """`ssh HOST 'cmd'`, `pdsh -w H cmd ...`, `sbatch --wrap 'cmd'`: (spec, end of the launcher's own
@@ -735,7 +1059,8 @@ def export_option(options: list[Option]) -> tuple[bool, dict[str, Value | None]]
     opt = next((o for o in reversed(options) if o.name == "--export" and o.args), None)
     if opt is None or not isinstance(opt.args[0], Known):
         return None
-    inherit, added = False, {}
+    inherit = False
+    added: dict[str, Value | None] = {}
     for item in opt.args[0].text.split(","):
         if item in ("ALL", "NIL"):
             inherit = True

@@ -9,17 +9,17 @@ executes): a script bash rejects is a syntax error; an ERROR node bash accepts i
 from __future__ import annotations
 
 import re
-from packlint.records import factory, record
 from functools import lru_cache
 
+from packlint.records import factory, record
 from packlint.source import SourceFile
 from packlint.values import Span
 
 
 @record(eq=True)
 class SyntaxProblem:
-    severity: str          # "error": bash rejects the script; "info": a grammar gap bash accepts
-    code: str              # "syntax" | "unanalysed"
+    severity: str  # "error": bash rejects the script; "info": a grammar gap bash accepts
+    code: str  # "syntax" | "unanalysed"
     message: str
     span: Span
 
@@ -27,7 +27,7 @@ class SyntaxProblem:
 @record
 class ParsedScript:
     source: SourceFile
-    root: object                      # tree_sitter.Node of kind "program"
+    root: object  # tree_sitter.Node of kind "program"
     problems: list[SyntaxProblem] = factory(list)
     error_ranges: list[tuple[int, int]] = factory(list)  # byte ranges of ERROR nodes
     raw_expansions: list[str] = factory(list)  # `${...}` texts masked as $__PX<n>
@@ -36,6 +36,7 @@ class ParsedScript:
 @lru_cache(maxsize=1)
 def _parser():
     import tree_sitter
+
     return tree_sitter.Parser(tree_sitter.Language(_bash_language()))
 
 
@@ -57,8 +58,11 @@ def _bash_language():
                 path = os.path.join(base, "_binding" + suffix)
                 if os.path.exists(path):
                     loader = importlib.machinery.ExtensionFileLoader("tree_sitter_bash._binding", path)
-                    binding_spec = importlib.util.spec_from_file_location("tree_sitter_bash._binding", path,
-                                                                           loader=loader)
+                    binding_spec = importlib.util.spec_from_file_location(
+                        "tree_sitter_bash._binding", path, loader=loader
+                    )
+                    if binding_spec is None:
+                        raise ImportError(path)  # (caught below: the ordinary import)
                     module = importlib.util.module_from_spec(binding_spec)
                     loader.exec_module(module)
                     return module.language()
@@ -71,7 +75,7 @@ def _bash_language():
 
 def _error_nodes(root) -> list:
     """ERROR and MISSING nodes, outermost only, found without recursion (trees can be deep)."""
-    found = []
+    found: list = []
     if not root.has_error:
         return found
     stack = [root]
@@ -113,7 +117,8 @@ def bash_syntax_check(data: bytes) -> tuple[bool, int | None, str] | None:
 
 GAP_VARIABLE = "__PLGAP"  # `$__PLGAP___` stands for a region packlint could not parse: an unknown value
 _ASSIGNMENT_LINE = re.compile(
-    rb"^(\s*(?:(?:export|local|declare|readonly|typeset)\s+(?:[-+]\w+\s+)*)?[A-Za-z_]\w*\+?=)")
+    rb"^(\s*(?:(?:export|local|declare|readonly|typeset)\s+(?:[-+]\w+\s+)*)?[A-Za-z_]\w*\+?=)"
+)
 
 
 def _matching_end(data: bytes, start: int) -> int | None:
@@ -126,8 +131,8 @@ def _matching_end(data: bytes, start: int) -> int | None:
     else:
         return None
     depth, i = 0, start + 1
-    while i < len(data) and data[i:i + 1] != b"\n":
-        c = data[i:i + 1]
+    while i < len(data) and data[i : i + 1] != b"\n":
+        c = data[i : i + 1]
         if c == opening:
             depth += 1
         elif c == closing:
@@ -147,7 +152,7 @@ def _placeholder(data: bytearray, start: int, end: int) -> bool:
     return True
 
 
-def _mask_known_gaps(source: SourceFile, result: "ParsedScript") -> None:
+def _mask_known_gaps(source: SourceFile, result: ParsedScript) -> None:
     """`$(((a+b)/c))` is valid bash that tree-sitter-bash misreads *without* an error node (it glues
     the next lines into one command), so such regions are masked before parsing: their value is
     unknown, the rest of the script is read correctly."""
@@ -160,9 +165,14 @@ def _mask_known_gaps(source: SourceFile, result: "ParsedScript") -> None:
         if end is not None and _placeholder(data, pos, end):
             row = source.data.count(b"\n", 0, pos)
             col = pos - (source.data.rfind(b"\n", 0, pos) + 1)
-            result.problems.append(SyntaxProblem(
-                "info", "unanalysed", "could not analyse `$(((...)))` (a tree-sitter-bash gap); its value "
-                "is unknown", source.span_of_points((row, col), (row, col + end - pos))))
+            result.problems.append(
+                SyntaxProblem(
+                    "info",
+                    "unanalysed",
+                    "could not analyse `$(((...)))` (a tree-sitter-bash gap); its value is unknown",
+                    source.span_of_points((row, col), (row, col + end - pos)),
+                )
+            )
         pos = data.find(b"$(((", pos + 1)
     source.data = bytes(data)
 
@@ -194,7 +204,7 @@ def _raw_region_end(data: bytes, start: int, end_of_line: int) -> int | None:
     return None
 
 
-def _mask_raw_expansions(source: SourceFile, result: "ParsedScript") -> None:
+def _mask_raw_expansions(source: SourceFile, result: ParsedScript) -> None:
     """`${X//\\//_}` and `"${X//'/'/_}"` are valid bash that tree-sitter-bash misreads (a wrong value, or
     an ERROR that swallows the rest of the file). Such expansions — those with a quote or backslash
     inside — are replaced, keeping their length, by `$__PX<n>___` and evaluated by the interpreter
@@ -204,7 +214,7 @@ def _mask_raw_expansions(source: SourceFile, result: "ParsedScript") -> None:
         return
     out = bytearray(data)
     changed = False
-    for row, start in enumerate(source.line_starts()):
+    for start in source.line_starts():
         end = data.find(b"\n", start)
         end = len(data) if end == -1 else end
         if data.find(b"${", start, end) == -1:
@@ -225,11 +235,11 @@ def _mask_raw_expansions(source: SourceFile, result: "ParsedScript") -> None:
                 in_double = not in_double
             elif c == 0x23 and not in_double and (i == start or data[i - 1] in b" \t;"):
                 break  # a comment
-            elif c == 0x24 and data[i + 1:i + 2] == b"{":
+            elif c == 0x24 and data[i + 1 : i + 2] == b"{":
                 stop = _raw_region_end(data, i, end)
                 if stop is None:
                     break
-                inner = data[i + 2:stop - 1]
+                inner = data[i + 2 : stop - 1]
                 if any(ch in inner for ch in b"'\"\\") and b"$(" not in inner and b"`" not in inner:
                     name = f"{RAW_EXPANSION}{len(result.raw_expansions)}".encode()
                     if stop - i >= len(name) + 1:
@@ -266,9 +276,9 @@ def _recover_gaps(source: SourceFile, result: ParsedScript, errors: list) -> Non
                     break
             else:
                 line = snapshot[start:end]
-                m = _ASSIGNMENT_LINE.match(line)
-                if m is not None:
-                    new = m.group(1) + b"$" + GAP_VARIABLE.encode()
+                assignment = _ASSIGNMENT_LINE.match(line)
+                if assignment is not None:
+                    new = assignment.group(1) + b"$" + GAP_VARIABLE.encode()
                     if len(new) <= len(line) and not line.startswith(new):
                         data[start:end] = new + b"_" * (len(line) - len(new))
                         changed = True
@@ -295,20 +305,32 @@ def _check_crlf(source: SourceFile, result: ParsedScript) -> None:
         line = line or 1
         text = source.line_text(line - 1)
         span = Span(source.path, line + source.line_base, 1, line + source.line_base, len(text) + 1)
-        result.problems.append(SyntaxProblem(
-            "error", "syntax", f"syntax error: {message} (the file has CRLF line endings: bash reads "
-            "the carriage return as part of the line; convert it with `dos2unix`)", span))
+        result.problems.append(
+            SyntaxProblem(
+                "error",
+                "syntax",
+                f"syntax error: {message} (the file has CRLF line endings: bash reads "
+                "the carriage return as part of the line; convert it with `dos2unix`)",
+                span,
+            )
+        )
         return
-    result.problems.append(SyntaxProblem(
-        "warning", "crlf", "CRLF line endings: bash keeps the carriage return, so the last word of "
-        "every line ends in \\r (OFFLINE_PACKED_DATA='1\\r', train.py\\r); convert the file with "
-        "`dos2unix`", first_line))
+    result.problems.append(
+        SyntaxProblem(
+            "warning",
+            "crlf",
+            "CRLF line endings: bash keeps the carriage return, so the last word of "
+            "every line ends in \\r (OFFLINE_PACKED_DATA='1\\r', train.py\\r); convert the file with "
+            "`dos2unix`",
+            first_line,
+        )
+    )
 
 
 _OPEN_REDIRECT = re.compile(rb"[<>][ \t]*\n")
 
 
-def _check_open_redirect(source: SourceFile, result: "ParsedScript") -> None:
+def _check_open_redirect(source: SourceFile, result: ParsedScript) -> None:
     """`export PYTHONPATH=$PYTHONPATH:<your_path>` (a template placeholder) is a redirection with no
     target: bash rejects it ("syntax error near unexpected token `newline'"), tree-sitter-bash reads the
     next line as the target without an error. A line ending in `<` or `>` is asked of bash."""
@@ -323,8 +345,14 @@ def _check_open_redirect(source: SourceFile, result: "ParsedScript") -> None:
     col = len(text) - len(text.lstrip()) + 1
     if not message.startswith("syntax error"):
         message = f"syntax error: {message}"
-    result.problems.append(SyntaxProblem("error", "syntax", message, Span(
-        source.path, line + source.line_base, col, line + source.line_base, len(text) + 1)))
+    result.problems.append(
+        SyntaxProblem(
+            "error",
+            "syntax",
+            message,
+            Span(source.path, line + source.line_base, col, line + source.line_base, len(text) + 1),
+        )
+    )
 
 
 def parse(source: SourceFile) -> ParsedScript:
@@ -346,15 +374,21 @@ def parse(source: SourceFile) -> ParsedScript:
     first = errors[0]
     if verdict is not None and verdict[0]:
         for node in errors:
-            result.problems.append(SyntaxProblem(
-                "info", "unanalysed",
-                "could not analyse this construct (bash accepts it; packlint's parser does not); "
-                "values it sets are unknown", source.span(node)))
+            result.problems.append(
+                SyntaxProblem(
+                    "info",
+                    "unanalysed",
+                    "could not analyse this construct (bash accepts it; packlint's parser does not); "
+                    "values it sets are unknown",
+                    source.span(node),
+                )
+            )
         _recover_gaps(source, result, errors)
         return result
     if verdict is None:
-        result.problems.append(SyntaxProblem(
-            "error", "syntax", "syntax error (bash not available to confirm)", source.span(first)))
+        result.problems.append(
+            SyntaxProblem("error", "syntax", "syntax error (bash not available to confirm)", source.span(first))
+        )
         return result
     _, line, message = verdict
     span = source.span(first)

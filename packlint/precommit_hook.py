@@ -24,7 +24,7 @@ def select_argv(argv: list[str]) -> list[str] | None:
     except SystemExit:
         return ["check", *argv]  # let `packlint check` report the usage error itself
     paths = list(args.paths)
-    if not paths or argv[len(argv) - len(paths):] != paths:
+    if not paths or argv[len(argv) - len(paths) :] != paths:
         return ["check", *argv]  # unusual order: check everything as given rather than guess
     scripts = [p for p in paths if p == STDIN or is_script(p)]
     if not scripts:

@@ -28,8 +28,12 @@ def rule_markdown(rule, level: int = 1) -> str:
         how = "`packlint check --fix`" if fix.applicability == "safe" else "`packlint check --fix --unsafe-fixes`"
         span = fix.at.text if fix.at is not None else rule.report_at.text
         to = f" to `{fix.to.text}`" if fix.to is not None else ""
-        out += [f"{sub} Fix", "", f"{how} applies it ({fix.applicability}): `{fix.kind}` at `{span}`{to} "
-                "([fixes.md](fixes.md)).", ""]
+        out += [
+            f"{sub} Fix",
+            "",
+            f"{how} applies it ({fix.applicability}): `{fix.kind}` at `{span}`{to} ([fixes.md](fixes.md)).",
+            "",
+        ]
     out += [f"{sub} Condition", "", "```", rule.when_text, "```", ""]
     return "\n".join(out)
 
@@ -59,13 +63,19 @@ def _defined_in(rule) -> str:
 def table_markdown(table) -> str:
     """docs/rules-reference.md: an index table, then one section per rule, sorted by code."""
     rules = sorted(table.rules, key=lambda r: r.code)
-    out = ["# Rule reference", "",
-           f"<!-- Generated from rules/*.toml by `packlint rules --format markdown`; do not edit by hand."
-           f" Regenerate: {REGENERATE} -->", "",
-           "Every rule packlint ships, generated from its entry in `rules/*.toml` (the table format and the",
-           "condition language: [rules.md](rules.md)). The bad and good examples are run by the test suite;",
-           "`packlint explain CODE` prints the same section in a terminal.", "",
-           "| code | name | severity | summary |", "|---|---|---|---|"]
+    out = [
+        "# Rule reference",
+        "",
+        f"<!-- Generated from rules/*.toml by `packlint rules --format markdown`; do not edit by hand."
+        f" Regenerate: {REGENERATE} -->",
+        "",
+        "Every rule packlint ships, generated from its entry in `rules/*.toml` (the table format and the",
+        "condition language: [rules.md](rules.md)). The bad and good examples are run by the test suite;",
+        "`packlint explain CODE` prints the same section in a terminal.",
+        "",
+        "| code | name | severity | summary |",
+        "|---|---|---|---|",
+    ]
     for r in rules:
         out.append(f"| [{r.code}](#{anchor(r)}) | `{r.name}` | {severities(r)} | {_cell(r.summary)} |")
     out.append("")

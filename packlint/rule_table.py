@@ -23,19 +23,35 @@ import os
 import re
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from packlint import __version__
-from packlint.conditions import (BOOL, STR, ConditionError, Expr, PredicateBody, Scope, Setting, Template,
-                                 compile_condition, compile_template, parse, check)
+from packlint.conditions import (
+    BOOL,
+    STR,
+    ConditionError,
+    Expr,
+    PredicateBody,
+    Scope,
+    Setting,
+    Template,
+    check,
+    compile_condition,
+    compile_template,
+    parse,
+)
 from packlint.errors import PacklintError
+from packlint.records import factory, record
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
 
 CACHE_FORMAT = 2
 
 LOCATION_KINDS = {
     # kind: (takes a name, allowed parts)
     "launch": (False, ()),
-    "diagnostic": (False, ("", "related")),   # related: the diagnostic's first related location
+    "diagnostic": (False, ("", "related")),  # related: the diagnostic's first related location
     "env": (True, ("", "value")),
     "var": (True, ("", "value")),
     "exported_after": (True, ("",)),
@@ -58,10 +74,10 @@ def version_applies(versions: str | None, version: str | None) -> bool:
     if m is None:
         return True
     have = (int(m.group(1)), int(m.group(2)))
-    for part in versions[len("core"):].split(","):
+    for part in versions[len("core") :].split(","):
         op, _, num = part.partition("=") if part.startswith(">=") else ("<", "", part[1:])
         major, minor = (int(x) for x in (num if op == ">" else num).split("."))
-        if op == ">" and have < (major, minor):   # ">=" partitioned as (">", "=", num)
+        if op == ">" and have < (major, minor):  # ">=" partitioned as (">", "=", num)
             return False
         if op == "<" and have >= (major, minor):
             return False
@@ -71,73 +87,109 @@ def version_applies(versions: str | None, version: str | None) -> bool:
 # ---------------------------------------------------------------------------------------------- compiled
 
 
-class _Record:
-    """A plain record (hand-written: dataclass creation costs start-up time; these are unpickled from
-    the cache on every run)."""
-
-    __slots__ = ()
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        for name, value in zip(self.__slots__, args):
-            setattr(self, name, value)
-        for name, value in kwargs.items():
-            setattr(self, name, value)
-
-    def __repr__(self) -> str:
-        return f"{type(self).__name__}({', '.join(f'{f}={getattr(self, f, None)!r}' for f in self.__slots__[:3])}, ...)"
+# The compiled records below are @record classes (packlint.records): no dataclass creation at start-up;
+# they are unpickled from the table cache on every run.
 
 
-class LocationSpec(_Record):
+@record
+class LocationSpec:
     """Where to report: kind (launch, diagnostic, env, var, exported_after, flag, launcher_flag), the
     name (a template), the part ('' | value | first | first_value) and the source text."""
 
-    __slots__ = ("kind", "name", "part", "text")
+    kind: str
+    name: Template | None
+    part: str
+    text: str
 
 
-class Override(_Record):
+@record
+class Override:
     """A severity/message/help change when `when` also holds (first match wins)."""
 
-    __slots__ = ("when", "severity", "message", "help")
+    when: Expr
+    severity: str | None
+    message: Template | None
+    help: Template | None
 
 
-class Example(_Record):
+@record
+class Example:
     """A rule's documented bad/good script, run by the test suite."""
 
-    __slots__ = ("kind", "script", "env", "args", "title", "code")
+    kind: str
+    script: str
+    env: dict[str, str]
+    args: list[str]
+    title: str | None
+    code: dict[str, str]
 
 
-FIX_KINDS = ("insert_before", "insert_after", "insert_line_before", "insert_line_after", "replace",
-             "replace_prefix", "delete")
+FIX_KINDS = (
+    "insert_before",
+    "insert_after",
+    "insert_line_before",
+    "insert_line_after",
+    "replace",
+    "replace_prefix",
+    "delete",
+)
 
 
-class FixSpec(_Record):
+@record
+class FixSpec:
     """A rule's fix as data (docs/fixes.md): an edit on the span `at`..`to` (location specs; `to`
     defaults to `at`), `text` (a template), `applicability` (safe | unsafe), `title` (a template),
     `when` (a condition: offer the fix only then, or None), `expect` (a template the span's text must
     start with, or None), `refuse_if_read` (delete: no fix when the script reads the variable)."""
 
-    __slots__ = ("kind", "at", "to", "text", "applicability", "title", "when", "expect", "refuse_if_read")
+    kind: str
+    at: LocationSpec | None
+    to: LocationSpec | None
+    text: Template | None
+    applicability: str
+    title: Template
+    when: Expr | None
+    expect: Template | None
+    refuse_if_read: bool
 
 
-class Rule(_Record):
+@record
+class Rule:
     """A compiled rule. scope: launch | script; for_each: a [variables] list name, or flags / env /
     diagnostics; undecided: info | ignore; exclusive: when it fires, no launch rule runs on the script;
     fix: a FixSpec or None."""
 
-    __slots__ = ("code", "name", "severity", "summary", "message", "help", "when", "when_text", "scope",
-                 "for_each", "for_each_items", "report_at", "related", "undecided", "exclusive", "overrides",
-                 "explanation", "references", "examples", "file", "builtin", "fix", "versions")
+    code: str
+    name: str
+    severity: str
+    summary: str
+    message: Template
+    help: Template | None
+    when: Expr
+    when_text: str
+    scope: str
+    for_each: str | None
+    for_each_items: Any
+    report_at: LocationSpec
+    related: list[tuple[LocationSpec, Template]]
+    undecided: str
+    exclusive: bool
+    overrides: list[Override]
+    explanation: str
+    references: list[str]
+    examples: list[Example]
+    file: str
+    builtin: bool
+    fix: FixSpec | None
+    versions: str | None
 
 
-class RuleTable(_Record):
-    __slots__ = ("rules", "variables", "predicates", "files")
-
-    def __init__(self, rules: list, variables: dict | None = None, predicates: dict | None = None,
-                 files: list | None = None) -> None:
-        self.rules: list[Rule] = rules
-        self.variables: dict[str, Any] = variables or {}
-        self.predicates: dict[str, str] = predicates or {}   # name -> source text, for docs
-        self.files: list[str] = files or []
+@record
+class RuleTable:
+    rules: list[Rule]
+    variables: dict[str, Any] = factory(dict)
+    predicates: dict[str, str] = factory(dict)  # name -> source text, for docs
+    files: list[str] = factory(list)
 
     def by_code(self, code: str) -> Rule | None:
         code = code.upper()
@@ -160,7 +212,7 @@ def builtin_rule_files() -> list[Path]:
     raise PacklintError("the built-in rule table (rules/*.toml) is missing from the installation")
 
 
-def load_table(extra_files: list[str | Path] = (), *, builtin: bool = True, use_cache: bool = True) -> RuleTable:
+def load_table(extra_files: Sequence[str | Path] = (), *, builtin: bool = True, use_cache: bool = True) -> RuleTable:
     """Load, validate and compile the built-in rule files plus `extra_files` (raises PacklintError)."""
     files: list[tuple[Path, bool]] = [(p, True) for p in builtin_rule_files()] if builtin else []
     files += [(Path(p), False) for p in extra_files]
@@ -238,7 +290,7 @@ def _write_cache(path: Path, table: RuleTable) -> None:
 
 def _schema():
     """The pydantic models, built on first use (a warm cache never imports pydantic)."""
-    from typing import Literal, Union
+    from typing import Literal
 
     from pydantic import BaseModel, ConfigDict, Field, field_validator
 
@@ -266,8 +318,15 @@ def _schema():
         help: str | None = None
 
     class FixSpecModel(Strict):
-        kind: Literal["insert_before", "insert_after", "insert_line_before", "insert_line_after", "replace",
-                      "replace_prefix", "delete"]
+        kind: Literal[
+            "insert_before",
+            "insert_after",
+            "insert_line_before",
+            "insert_line_after",
+            "replace",
+            "replace_prefix",
+            "delete",
+        ]
         at: str | None = None
         to: str | None = None
         text: str = ""
@@ -323,9 +382,9 @@ def _schema():
         value: str | int | None = None
 
     class TableSpec(Strict):
-        variables: dict[str, Union[list[str], str, int]] = {}
+        variables: dict[str, list[str] | str | int] = {}
         defaults: dict[str, DefaultSpec] = {}
-        predicates: dict[str, Union[str, PredicateSpec]] = {}
+        predicates: dict[str, str | PredicateSpec] = {}
         rule: list[RuleSpec] = []
 
     return TableSpec, PredicateSpec
@@ -357,10 +416,10 @@ _IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
 def compile_table(blobs: list[tuple[str, bytes, bool]]) -> RuleTable:
-    try:
+    if sys.version_info >= (3, 11):
         import tomllib
-    except ModuleNotFoundError:  # Python 3.10
-        import tomli as tomllib  # type: ignore
+    else:  # Python 3.10
+        import tomli as tomllib
     from pydantic import ValidationError
 
     TableSpec, PredicateSpec = _schema()
@@ -390,8 +449,9 @@ def compile_table(blobs: list[tuple[str, bytes, bool]]) -> RuleTable:
                 raise PacklintError(f"defaults: {sname!r} is not a valid name", path=name)
             if sname in scope.settings:
                 raise PacklintError(f"defaults: {sname!r} is defined twice", path=name)
-            scope.settings[sname] = Setting(sname, tuple(dspec.flags),
-                                            None if dspec.value is None else str(dspec.value))
+            scope.settings[sname] = Setting(
+                sname, tuple(dspec.flags), None if dspec.value is None else str(dspec.value)
+            )
         for vname, value in spec.variables.items():
             if not _IDENT.match(vname):
                 raise PacklintError(f"variables: {vname!r} is not a valid name", path=name)
@@ -412,8 +472,9 @@ def compile_table(blobs: list[tuple[str, bytes, bool]]) -> RuleTable:
                 pn, _, pt = p.partition(":")
                 pt = pt.strip() or STR
                 if not _IDENT.match(pn.strip()) or pt not in ("str", "int", "bool"):
-                    raise PacklintError(f"predicates: {pname}: bad parameter {p!r} (write 'name' or 'name:int')",
-                                        path=name)
+                    raise PacklintError(
+                        f"predicates: {pname}: bad parameter {p!r} (write 'name' or 'name:int')", path=name
+                    )
                 params.append((pn.strip(), pt))
             body = PredicateBody()
             scope.predicates[pname] = (params, body)
@@ -428,8 +489,9 @@ def compile_table(blobs: list[tuple[str, bytes, bool]]) -> RuleTable:
         if state.get(pname) == 2:
             return
         if state.get(pname) == 1:
-            raise PacklintError(f"predicates: {pname}: refers to itself through {' -> '.join(chain + [pname])}",
-                                path=by_name[pname][0])
+            raise PacklintError(
+                f"predicates: {pname}: refers to itself through {' -> '.join(chain + [pname])}", path=by_name[pname][0]
+            )
         state[pname] = 1
         fname, ftext, _, params, body, expr_text = by_name[pname]
         try:
@@ -441,8 +503,9 @@ def compile_table(blobs: list[tuple[str, bytes, bool]]) -> RuleTable:
                 resolve(dep, chain + [pname])
             elif dep == pname:
                 raise PacklintError(f"predicates: {pname}: refers to itself", path=fname)
-        local = Scope(variables=dict(params), predicates=scope.predicates, constants=scope.constants,
-                      settings=scope.settings)
+        local = Scope(
+            variables=dict(params), predicates=scope.predicates, constants=scope.constants, settings=scope.settings
+        )
         try:
             body.expr = check(tree, local)
         except ConditionError as exc:
@@ -503,10 +566,12 @@ def _compile_rule(r, fname: str, ftext: str, is_builtin: bool, scope: Scope, var
             items = list(variables[r.for_each])
             bound["name"] = STR
         else:
-            raise PacklintError(f"rule {r.code}: for_each: {r.for_each!r} is neither a list in [variables] "
-                                f"nor one of {', '.join(sorted(FOR_EACH_BUILTIN))}", path=fname)
-    local = Scope(variables=bound, predicates=scope.predicates, constants=scope.constants,
-                  settings=scope.settings)
+            raise PacklintError(
+                f"rule {r.code}: for_each: {r.for_each!r} is neither a list in [variables] "
+                f"nor one of {', '.join(sorted(FOR_EACH_BUILTIN))}",
+                path=fname,
+            )
+    local = Scope(variables=bound, predicates=scope.predicates, constants=scope.constants, settings=scope.settings)
 
     def cond(text: str, what: str) -> Expr:
         try:
@@ -515,8 +580,9 @@ def _compile_rule(r, fname: str, ftext: str, is_builtin: bool, scope: Scope, var
             raise _cond_error(fname, ftext, f"rule {r.code}: {what}", text, exc) from None
 
     def tmpl(text: str | None, what: str) -> Template | None:
-        if text is None:
-            return None
+        return None if text is None else required_tmpl(text, what)
+
+    def required_tmpl(text: str, what: str) -> Template:
         try:
             return compile_template(text, local)
         except ConditionError as exc:
@@ -525,8 +591,11 @@ def _compile_rule(r, fname: str, ftext: str, is_builtin: bool, scope: Scope, var
     def loc(text: str, what: str) -> LocationSpec:
         kind, _, rest = text.partition(":")
         if kind not in LOCATION_KINDS:
-            raise PacklintError(f"rule {r.code}: {what}: unknown location kind {kind!r} in {text!r} "
-                                f"(one of {', '.join(LOCATION_KINDS)})", path=fname)
+            raise PacklintError(
+                f"rule {r.code}: {what}: unknown location kind {kind!r} in {text!r} "
+                f"(one of {', '.join(LOCATION_KINDS)})",
+                path=fname,
+            )
         takes_name, parts = LOCATION_KINDS[kind]
         name_t = None
         part = ""
@@ -550,27 +619,56 @@ def _compile_rule(r, fname: str, ftext: str, is_builtin: bool, scope: Scope, var
     if r.fix is not None:
         f = r.fix
         if f.kind == "replace_prefix" and f.expect is None:
-            raise PacklintError(f"rule {r.code}: fix: kind 'replace_prefix' needs `expect` (the text it replaces)",
-                                path=fname)
-        fix = FixSpec(kind=f.kind, at=loc(f.at, "fix.at") if f.at else None, to=loc(f.to, "fix.to") if f.to else None,
-                      text=tmpl(f.text, "fix.text"), applicability=f.applicability, title=tmpl(f.title, "fix.title"),
-                      when=cond(f.when, "fix.when") if f.when else None, expect=tmpl(f.expect, "fix.expect"),
-                      refuse_if_read=f.refuse_if_read)
-    overrides = [Override(cond(o.when, f"override[{i}].when"), o.severity,
-                          tmpl(o.message, f"override[{i}].message"), tmpl(o.help, f"override[{i}].help"))
-                 for i, o in enumerate(r.override)]
+            raise PacklintError(
+                f"rule {r.code}: fix: kind 'replace_prefix' needs `expect` (the text it replaces)", path=fname
+            )
+        fix = FixSpec(
+            kind=f.kind,
+            at=loc(f.at, "fix.at") if f.at else None,
+            to=loc(f.to, "fix.to") if f.to else None,
+            text=tmpl(f.text, "fix.text"),
+            applicability=f.applicability,
+            title=required_tmpl(f.title, "fix.title"),
+            when=cond(f.when, "fix.when") if f.when else None,
+            expect=tmpl(f.expect, "fix.expect"),
+            refuse_if_read=f.refuse_if_read,
+        )
+    overrides = [
+        Override(
+            cond(o.when, f"override[{i}].when"),
+            o.severity,
+            tmpl(o.message, f"override[{i}].message"),
+            tmpl(o.help, f"override[{i}].help"),
+        )
+        for i, o in enumerate(r.override)
+    ]
     return Rule(
-        code=r.code, name=r.name, severity=r.severity, summary=r.summary,
-        message=tmpl(r.message, "message"), help=tmpl(r.help, "help"),
-        when=cond(r.when, "when"), when_text=r.when, scope=r.scope,
-        for_each=r.for_each, for_each_items=items,
+        code=r.code,
+        name=r.name,
+        severity=r.severity,
+        summary=r.summary,
+        message=required_tmpl(r.message, "message"),
+        help=tmpl(r.help, "help"),
+        when=cond(r.when, "when"),
+        when_text=r.when,
+        scope=r.scope,
+        for_each=r.for_each,
+        for_each_items=items,
         report_at=loc(r.report_at, "report_at"),
-        related=[(loc(x.at, f"related[{i}].at"), tmpl(x.message, f"related[{i}].message"))
-                 for i, x in enumerate(r.related)],
-        undecided=r.undecided, exclusive=r.exclusive, overrides=overrides, explanation=r.explanation.strip(),
+        related=[
+            (loc(x.at, f"related[{i}].at"), required_tmpl(x.message, f"related[{i}].message"))
+            for i, x in enumerate(r.related)
+        ],
+        undecided=r.undecided,
+        exclusive=r.exclusive,
+        overrides=overrides,
+        explanation=r.explanation.strip(),
         references=list(r.references),
         examples=[Example(e.kind, e.script, dict(e.env), list(e.args), e.title, dict(e.code)) for e in r.example],
-        file=fname, builtin=is_builtin, fix=fix, versions=r.versions,
+        file=fname,
+        builtin=is_builtin,
+        fix=fix,
+        versions=r.versions,
     )
 
 

@@ -25,19 +25,29 @@ from packlint import __version__
 SOURCE = "packlint"
 SHELL_LANGUAGES = {"shellscript", "sh", "bash", "zsh"}
 _SHEBANG = re.compile(r"^#!\s*(/usr/bin/env\s+)?(/\S*/)?(ba)?sh\b")
-SEVERITY = {"error": lsp.DiagnosticSeverity.Error, "warning": lsp.DiagnosticSeverity.Warning,
-            "info": lsp.DiagnosticSeverity.Information}
+SEVERITY = {
+    "error": lsp.DiagnosticSeverity.Error,
+    "warning": lsp.DiagnosticSeverity.Warning,
+    "info": lsp.DiagnosticSeverity.Information,
+}
 FIX_ALL = "source.fixAll.packlint"
 
 
 class Analysis:
     """One document's last check: the text, its findings, their concrete fixes and the launch model."""
 
-    def __init__(self, path: str, text: str, findings: list, fixes: list, model: dict | None, urls: dict,
-                 sources=None) -> None:
-        self.path, self.text, self.findings, self.fixes, self.model, self.urls = path, text, findings, fixes, \
-            model, urls
-        self.sources = sources     # checking.Sources: the text of sourced files, for their ranges
+    def __init__(
+        self, path: str, text: str, findings: list, fixes: list, model: dict | None, urls: dict, sources=None
+    ) -> None:
+        self.path, self.text, self.findings, self.fixes, self.model, self.urls = (
+            path,
+            text,
+            findings,
+            fixes,
+            model,
+            urls,
+        )
+        self.sources = sources  # checking.Sources: the text of sourced files, for their ranges
 
     def text_of(self, path: str) -> str:
         if path == self.path:
@@ -64,9 +74,10 @@ class PacklintServer(LanguageServer):
 
         try:
             result = check_paths(["-"], options)
-        except PacklintError as exc:   # a bad configuration or rule file: say so, show nothing
-            self.window_log_message(lsp.LogMessageParams(type=lsp.MessageType.Error,
-                                                         message=f"packlint: {exc.one_line()}"))
+        except PacklintError as exc:  # a bad configuration or rule file: say so, show nothing
+            self.window_log_message(
+                lsp.LogMessageParams(type=lsp.MessageType.Error, message=f"packlint: {exc.one_line()}")
+            )
             analysis = Analysis(path, text, [], [], None, {})
             self.analyses[uri] = analysis
             return analysis
@@ -75,8 +86,9 @@ class PacklintServer(LanguageServer):
         urls = {f.code: result.doc_url_for(f.code) for f in result.findings}
         errors = [e.line() for e in result.file_errors]
         if errors:
-            self.window_log_message(lsp.LogMessageParams(type=lsp.MessageType.Warning,
-                                                         message="packlint: " + "; ".join(errors)))
+            self.window_log_message(
+                lsp.LogMessageParams(type=lsp.MessageType.Warning, message="packlint: " + "; ".join(errors))
+            )
         analysis = Analysis(path, text, result.findings, fixes, result.models.get(path), urls, result.sources)
         self.analyses[uri] = analysis
         return analysis
@@ -87,8 +99,9 @@ class PacklintServer(LanguageServer):
             return
         analysis = self.analyse(uri, doc.source)
         diagnostics = [to_diagnostic(f, analysis, i) for i, f in enumerate(analysis.findings)]
-        self.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(uri=uri, diagnostics=diagnostics,
-                                                                             version=doc.version))
+        self.text_document_publish_diagnostics(
+            lsp.PublishDiagnosticsParams(uri=uri, diagnostics=diagnostics, version=doc.version)
+        )
 
 
 def display_path(uri: str) -> str:
@@ -137,45 +150,70 @@ def to_diagnostic(f, analysis: Analysis, index: int) -> lsp.Diagnostic:
     related = []
     for r in f.related:
         rtext = analysis.text_of(r.location.path)
-        related.append(lsp.DiagnosticRelatedInformation(
-            location=lsp.Location(uri=to_uri(r.location.path),
-                                  range=to_range(rtext, r.location.line, r.location.column, r.location.end_line,
-                                                 r.location.end_column)),
-            message=r.message))
+        related.append(
+            lsp.DiagnosticRelatedInformation(
+                location=lsp.Location(
+                    uri=to_uri(r.location.path),
+                    range=to_range(
+                        rtext, r.location.line, r.location.column, r.location.end_line, r.location.end_column
+                    ),
+                ),
+                message=r.message,
+            )
+        )
     message = f.message + (f"\nhelp: {f.help}" if f.help else "")
     rng = to_range(text, loc.line, loc.column, loc.end_line, loc.end_column)
     if loc.path != analysis.path:
         # set in a sourced file: shown in this document at its launch (or line 1), pointing there
         here = next((r.location for r in f.related if r.location.path == analysis.path), None)
-        rng = (to_range(analysis.text, here.line, here.column, here.end_line, here.end_column) if here else
-               to_range(analysis.text, 1, 1, 1, 1))
+        rng = (
+            to_range(analysis.text, here.line, here.column, here.end_line, here.end_column)
+            if here
+            else to_range(analysis.text, 1, 1, 1, 1)
+        )
         message = f"{loc.path}:{loc.line}:{loc.column}: {message}"
-        related.insert(0, lsp.DiagnosticRelatedInformation(
-            location=lsp.Location(uri=to_uri(loc.path), range=to_range(text, loc.line, loc.column, loc.end_line,
-                                                                       loc.end_column)),
-            message="set here"))
+        related.insert(
+            0,
+            lsp.DiagnosticRelatedInformation(
+                location=lsp.Location(
+                    uri=to_uri(loc.path), range=to_range(text, loc.line, loc.column, loc.end_line, loc.end_column)
+                ),
+                message="set here",
+            ),
+        )
     url = analysis.urls.get(f.code)
     return lsp.Diagnostic(
         range=rng,
-        message=message, severity=SEVERITY[f.severity], code=f.code, source=SOURCE,
+        message=message,
+        severity=SEVERITY[f.severity],
+        code=f.code,
+        source=SOURCE,
         code_description=lsp.CodeDescription(href=url) if url else None,
         related_information=related or None,
-        data={"index": index, "fix": analysis.fixes[index].applicability if analysis.fixes[index] else None})
+        data={"index": index, "fix": analysis.fixes[index].applicability if analysis.fixes[index] else None},
+    )
 
 
 def _overlaps(a: lsp.Range, b: lsp.Range) -> bool:
-    return (a.start.line, a.start.character) <= (b.end.line, b.end.character) and \
-        (b.start.line, b.start.character) <= (a.end.line, a.end.character)
+    return (a.start.line, a.start.character) <= (b.end.line, b.end.character) and (b.start.line, b.start.character) <= (
+        a.end.line,
+        a.end.character,
+    )
 
 
 def _text_edits(text: str, fix) -> list[lsp.TextEdit]:
-    return [lsp.TextEdit(range=to_range(text, e.line, e.column, e.end_line, e.end_column)
-                         if (e.end_line, e.end_column) > (e.line, e.column) else
-                         lsp.Range(start=lsp.Position(line=e.line - 1,
-                                                      character=utf16_column(_line(text, e.line), e.column)),
-                                   end=lsp.Position(line=e.line - 1,
-                                                    character=utf16_column(_line(text, e.line), e.column))),
-                         new_text=e.content) for e in fix.edits]
+    return [
+        lsp.TextEdit(
+            range=to_range(text, e.line, e.column, e.end_line, e.end_column)
+            if (e.end_line, e.end_column) > (e.line, e.column)
+            else lsp.Range(
+                start=lsp.Position(line=e.line - 1, character=utf16_column(_line(text, e.line), e.column)),
+                end=lsp.Position(line=e.line - 1, character=utf16_column(_line(text, e.line), e.column)),
+            ),
+            new_text=e.content,
+        )
+        for e in fix.edits
+    ]
 
 
 def code_actions(server: PacklintServer, params: lsp.CodeActionParams) -> list[lsp.CodeAction]:
@@ -196,12 +234,18 @@ def code_actions(server: PacklintServer, params: lsp.CodeActionParams) -> list[l
             diag = to_diagnostic(f, analysis, i)
             if not _overlaps(diag.range, params.range):
                 continue
-            title = f"{fix.title} ({f.code}" + (", unsafe: changes what the script does)" if
-                                                fix.applicability == "unsafe" else ")")
-            actions.append(lsp.CodeAction(
-                title=title, kind=lsp.CodeActionKind.QuickFix, diagnostics=[diag],
-                is_preferred=fix.applicability == "safe",
-                edit=lsp.WorkspaceEdit(changes={uri: _text_edits(analysis.text, fix)})))
+            title = f"{fix.title} ({f.code}" + (
+                ", unsafe: changes what the script does)" if fix.applicability == "unsafe" else ")"
+            )
+            actions.append(
+                lsp.CodeAction(
+                    title=title,
+                    kind=lsp.CodeActionKind.QuickFix,
+                    diagnostics=[diag],
+                    is_preferred=fix.applicability == "safe",
+                    edit=lsp.WorkspaceEdit(changes={uri: _text_edits(analysis.text, fix)}),
+                )
+            )
     wants_source = not only or any(str(k).startswith("source") for k in only)
     if wants_source and any(fx is not None and fx.applicability == "safe" for fx in analysis.fixes):
         from packlint.checking import CheckOptions
@@ -210,12 +254,17 @@ def code_actions(server: PacklintServer, params: lsp.CodeActionParams) -> list[l
         outcome = _fix_all(analysis, text_checker(analysis.path, CheckOptions()))
         if outcome is not None:
             lines = analysis.text.split("\n")
-            whole = lsp.Range(start=lsp.Position(line=0, character=0),
-                              end=lsp.Position(line=len(lines) - 1, character=utf16_column(lines[-1],
-                                                                                           len(lines[-1]) + 1)))
-            actions.append(lsp.CodeAction(
-                title="packlint: apply every safe fix", kind=FIX_ALL,
-                edit=lsp.WorkspaceEdit(changes={uri: [lsp.TextEdit(range=whole, new_text=outcome)]})))
+            whole = lsp.Range(
+                start=lsp.Position(line=0, character=0),
+                end=lsp.Position(line=len(lines) - 1, character=utf16_column(lines[-1], len(lines[-1]) + 1)),
+            )
+            actions.append(
+                lsp.CodeAction(
+                    title="packlint: apply every safe fix",
+                    kind=FIX_ALL,
+                    edit=lsp.WorkspaceEdit(changes={uri: [lsp.TextEdit(range=whole, new_text=outcome)]}),
+                )
+            )
     return actions
 
 
@@ -252,8 +301,10 @@ def _where(entry: dict) -> str:
         return "set outside the script" if entry else ""
     here = f"{entry.get('file')}:{entry.get('line')}:{entry.get('column', 1)}"
     value = entry.get("value_location") or {}
-    if value.get("line") is not None and (value.get("file"), value.get("line")) != (entry.get("file"),
-                                                                                      entry.get("line")):
+    if value.get("line") is not None and (value.get("file"), value.get("line")) != (
+        entry.get("file"),
+        entry.get("line"),
+    ):
         here += f", value from {value.get('file')}:{value.get('line')}:{value.get('column', 1)}"
     return here
 
@@ -267,25 +318,31 @@ def hover_text(model: dict | None, word: str) -> str | None:
     for launch in model["launches"]:
         program = launch.get("program") or "?"
         head = f"launch at line {launch.get('line')} (`{program}`)"
-        for variant in (launch.get("variants") or [launch]):
+        for variant in launch.get("variants") or [launch]:
             cond = " and ".join(variant.get("when") or [])
             label = head + (f" when {cond}" if cond else "")
             if is_flag:
                 occ = [o for o in (variant.get("flags", {}).get(word) or []) if o]
                 if not occ:
                     continue
-                vals = ", ".join(f"`{o.get('value')}` ({_where(o)})" if o.get("value") is not None
-                                 else f"(no value) ({_where(o)})" for o in occ)
+                vals = ", ".join(
+                    f"`{o.get('value')}` ({_where(o)})" if o.get("value") is not None else f"(no value) ({_where(o)})"
+                    for o in occ
+                )
                 rows.append(f"- {label}: {vals}" + (" — the last one wins" if len(occ) > 1 else ""))
             else:
                 env = variant.get("env", {}).get(word)
                 unexported = variant.get("unexported", {}).get(word)
                 if env is not None:
-                    rows.append(f"- {label}: `{word}={env.get('value')}` in its environment "
-                                f"({_where(env) or 'from the caller'})")
+                    rows.append(
+                        f"- {label}: `{word}={env.get('value')}` in its environment "
+                        f"({_where(env) or 'from the caller'})"
+                    )
                 elif unexported is not None:
-                    rows.append(f"- {label}: **not in its environment** — `{word}={unexported.get('value')}` is "
-                                f"set but not exported ({_where(unexported)})")
+                    rows.append(
+                        f"- {label}: **not in its environment** — `{word}={unexported.get('value')}` is "
+                        f"set but not exported ({_where(unexported)})"
+                    )
                 else:
                     continue
     if not rows:
@@ -336,11 +393,11 @@ def build_server() -> PacklintServer:
     @server.feature(lsp.TEXT_DOCUMENT_DID_CLOSE)
     def did_close(ls: PacklintServer, params: lsp.DidCloseTextDocumentParams) -> None:
         ls.analyses.pop(params.text_document.uri, None)
-        ls.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(uri=params.text_document.uri,
-                                                                         diagnostics=[]))
+        ls.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(uri=params.text_document.uri, diagnostics=[]))
 
-    @server.feature(lsp.TEXT_DOCUMENT_CODE_ACTION, lsp.CodeActionOptions(
-        code_action_kinds=[lsp.CodeActionKind.QuickFix, FIX_ALL]))
+    @server.feature(
+        lsp.TEXT_DOCUMENT_CODE_ACTION, lsp.CodeActionOptions(code_action_kinds=[lsp.CodeActionKind.QuickFix, FIX_ALL])
+    )
     def code_action(ls: PacklintServer, params: lsp.CodeActionParams):
         return code_actions(ls, params)
 

@@ -9,10 +9,10 @@ import os
 import stat
 from array import array
 from bisect import bisect_left
-from packlint.records import factory, record
 from pathlib import Path
 
 from packlint.errors import PacklintError
+from packlint.records import factory, record
 from packlint.values import Span
 
 MAX_SCRIPT_BYTES = 8 * 1024 * 1024  # larger "scripts" are refused: no launch script is 8 MiB
@@ -22,16 +22,16 @@ MAX_SCRIPT_BYTES = 8 * 1024 * 1024  # larger "scripts" are refused: no launch sc
 class SourceFile:
     """One script's bytes (normalised for the parser) and what is needed to turn offsets into spans."""
 
-    path: str                 # as reported to the user
-    data: bytes               # UTF-8 (or raw) bytes with CRLF turned into LF and any BOM removed
-    line_base: int = 0        # for text embedded in another file (`bash -c '...'`): first line's offset
-    column_base: int = 0      # ... and first line's column offset
+    path: str  # as reported to the user
+    data: bytes  # UTF-8 (or raw) bytes with CRLF turned into LF and any BOM removed
+    line_base: int = 0  # for text embedded in another file (`bash -c '...'`): first line's offset
+    column_base: int = 0  # ... and first line's column offset
     notes: list[str] = factory(list)  # e.g. "CRLF line endings", "decoded from UTF-16"
-    crlf: bool = False        # lines end in CR LF (bash keeps the CR in the last word of a line)
+    crlf: bool = False  # lines end in CR LF (bash keeps the CR in the last word of a line)
     pinned: Span | None = None  # text that is not on the page as is (`eval "$CMD"`): every span is this
     _line_starts: list[int] | None = None
     _span_cache: dict = factory(dict)
-    _char_starts: dict = factory(dict)  # row -> False (ASCII) | char offsets
+    _char_starts: dict[int, array[int] | bool] = factory(dict)  # row -> False (ASCII) | char offsets
 
     def line_starts(self) -> list[int]:
         if self._line_starts is None:
@@ -49,7 +49,7 @@ class SourceFile:
         if row >= len(starts):
             return b""
         end = starts[row + 1] - 1 if row + 1 < len(starts) else len(self.data)
-        return self.data[starts[row]:end]
+        return self.data[starts[row] : end]
 
     def line_text(self, row: int) -> str:
         return self.line_bytes(row).decode("utf-8", "replace").rstrip("\r")
@@ -71,7 +71,7 @@ class SourceFile:
                     starts.append(pos)
                     pos += len(ch.encode("utf-8", "surrogateescape"))
             self._char_starts[row] = starts
-        if starts is False:
+        if not isinstance(starts, array):  # False: an ASCII line
             return byte_col + 1
         return bisect_left(starts, byte_col) + 1
 
@@ -102,14 +102,19 @@ def _decode_to_utf8(raw: bytes, path: str, notes: list[str]) -> bytes:
     if raw.startswith(b"\xef\xbb\xbf"):
         notes.append("UTF-8 byte-order mark removed")
         return raw[3:]
-    for bom, codec in ((b"\xff\xfe\x00\x00", "utf-32-le"), (b"\x00\x00\xfe\xff", "utf-32-be"),
-                       (b"\xff\xfe", "utf-16-le"), (b"\xfe\xff", "utf-16-be")):
+    for bom, codec in (
+        (b"\xff\xfe\x00\x00", "utf-32-le"),
+        (b"\x00\x00\xfe\xff", "utf-32-be"),
+        (b"\xff\xfe", "utf-16-le"),
+        (b"\xfe\xff", "utf-16-be"),
+    ):
         if raw.startswith(bom):
             try:
-                text = raw[len(bom):].decode(codec)
+                text = raw[len(bom) :].decode(codec)
             except UnicodeDecodeError as exc:
-                raise PacklintError(f"not a text file: invalid {codec.upper()} at byte {exc.start}",
-                                    path=path) from None
+                raise PacklintError(
+                    f"not a text file: invalid {codec.upper()} at byte {exc.start}", path=path
+                ) from None
             notes.append(f"decoded from {codec.upper()}")
             return text.encode("utf-8")
     return raw
@@ -133,7 +138,9 @@ def prepare(raw: bytes, path: str) -> SourceFile:
     if len(raw) > MAX_SCRIPT_BYTES:
         raise PacklintError(
             f"file too large to be a launch script ({len(raw) / 1e6:.1f} MB > "
-            f"{MAX_SCRIPT_BYTES // (1024 * 1024)} MiB limit)", path=path)
+            f"{MAX_SCRIPT_BYTES // (1024 * 1024)} MiB limit)",
+            path=path,
+        )
     notes: list[str] = []
     data = _decode_to_utf8(raw, path, notes)
     kind = _looks_binary(data)
@@ -165,7 +172,9 @@ def read_bytes(path: str | os.PathLike, display: str | None = None) -> bytes:
     if st.st_size > MAX_SCRIPT_BYTES:
         raise PacklintError(
             f"file too large to be a launch script ({st.st_size / 1e6:.1f} MB > "
-            f"{MAX_SCRIPT_BYTES // (1024 * 1024)} MiB limit)", path=shown)
+            f"{MAX_SCRIPT_BYTES // (1024 * 1024)} MiB limit)",
+            path=shown,
+        )
     try:
         with open(path, "rb") as fh:
             return fh.read(MAX_SCRIPT_BYTES + 1)

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
-from typing import Callable, Iterable
+from collections.abc import Callable, Iterable
 
 from packlint.findings import Finding
 
@@ -35,8 +35,11 @@ _ANSI_BODY = re.compile(r"(?:\\.|[^'\\])*'", re.S)
 _HEREDOC = re.compile(r"<<(-?)[ \t]*(?:'([^'\n]*)'|\"([^\"\n]*)\"|\\?([A-Za-z0-9_.\-/]+))")
 _WORD_START = frozenset(" \t\n;&|()<>")
 _DIRECTIVE_START = re.compile(r"#\s*packlint(?:\s*:|\s+(?=disable))\s*", re.I)
-_DIRECTIVE = re.compile(r"(disable-file|disable)\s*=\s*([A-Za-z0-9_-]+(?:\s*,\s*[A-Za-z0-9_-]+)*)\s*,?\s*"
-                        r"(?:--\s*(.*))?$", re.I)
+_DIRECTIVE = re.compile(
+    r"(disable-file|disable)\s*=\s*([A-Za-z0-9_-]+(?:\s*,\s*[A-Za-z0-9_-]+)*)\s*,?\s*"
+    r"(?:--\s*(.*))?$",
+    re.I,
+)
 
 
 class Comment:
@@ -53,7 +56,12 @@ class Directive:
 
     def __init__(self, path: str, kind: str, selectors: list[str], reason: str | None, comment: Comment) -> None:
         self.path, self.kind, self.selectors, self.reason = path, kind, selectors, reason
-        self.line, self.column, self.end_column, self.alone = comment.line, comment.column, comment.end_column, comment.alone
+        self.line, self.column, self.end_column, self.alone = (
+            comment.line,
+            comment.column,
+            comment.end_column,
+            comment.alone,
+        )
         self.used: set[str] = set()
 
     def __repr__(self) -> str:
@@ -89,8 +97,15 @@ def find_comments(text: str) -> list[Comment]:
                 row = bisect_right(starts, i) - 1
                 line_start = starts[row]
                 comment = text[i:j].rstrip("\r")
-                out.append(Comment(row + 1, i - line_start + 1, i - line_start + 1 + len(comment), comment,
-                                   not text[line_start:i].strip()))
+                out.append(
+                    Comment(
+                        row + 1,
+                        i - line_start + 1,
+                        i - line_start + 1 + len(comment),
+                        comment,
+                        not text[line_start:i].strip(),
+                    )
+                )
                 pos = j
             else:
                 pos = i + 1
@@ -127,7 +142,7 @@ def parse_directives(text: str, path: str) -> list[Directive]:
         m = _DIRECTIVE_START.match(c.text)
         if m is None:
             continue
-        body = c.text[m.end():].strip()
+        body = c.text[m.end() :].strip()
         d = _DIRECTIVE.match(body)
         if d is None:
             out.append(Directive(path, "malformed", [], body, c))
@@ -162,7 +177,7 @@ class FileDirectives:
         self.comment_only = comment_only_lines
 
     def for_span(self, line: int, end_line: int) -> list[Directive]:
-        found = []
+        found: list[Directive] = []
         for ln in range(line, max(line, end_line) + 1):
             found.extend(self.by_line.get(ln, ()))
         above = line - 1
@@ -180,8 +195,11 @@ def load_file_directives(path: str, text: str) -> FileDirectives:
     return FileDirectives(path, directives, comment_only)
 
 
-def suppress(findings: list[Finding], main_path: str, directives_of: Callable[[str], FileDirectives | None],
-             ) -> tuple[list[Finding], int]:
+def suppress(
+    findings: list[Finding],
+    main_path: str,
+    directives_of: Callable[[str], FileDirectives | None],
+) -> tuple[list[Finding], int]:
     """Drop suppressed findings; mark each directive selector that matched. Returns (kept, suppressed)."""
     main = directives_of(main_path)
     kept: list[Finding] = []
@@ -208,8 +226,7 @@ def suppress(findings: list[Finding], main_path: str, directives_of: Callable[[s
     return kept, suppressed
 
 
-def unused_diagnostics(main: FileDirectives | None, enabled: Iterable, known: Iterable,
-                       exempt: Iterable) -> list[dict]:
+def unused_diagnostics(main: FileDirectives | None, enabled: Iterable, known: Iterable, exempt: Iterable) -> list[dict]:
     """Diagnostics (launch-model diagnostic shape) for the main script's directives that suppress
     nothing. `enabled`/`known`: rules enabled for the file / every loaded rule; `exempt`: rules that
     report suppressions themselves (never judged: they run after this)."""
@@ -221,8 +238,13 @@ def unused_diagnostics(main: FileDirectives | None, enabled: Iterable, known: It
     out = []
     for d in main.directives:
         if d.kind == "malformed":
-            out.append(_diag(d, f"`{_short(d)}` is not a packlint directive: write `# packlint: disable=CODES` "
-                                f"or `# packlint: disable-file=CODES` (an optional reason after `--`)"))
+            out.append(
+                _diag(
+                    d,
+                    f"`{_short(d)}` is not a packlint directive: write `# packlint: disable=CODES` "
+                    f"or `# packlint: disable-file=CODES` (an optional reason after `--`)",
+                )
+            )
             continue
         unknown, unused = [], []
         for sel in d.selectors:
@@ -255,12 +277,21 @@ def _short(d: Directive) -> str:
 
 
 def _diag(d: Directive, message: str) -> dict:
-    return {"severity": "warning", "code": UNUSED_DIAG_CODE, "message": message, "file": d.path,
-            "line": d.line, "column": d.column, "end_line": d.line, "end_column": d.end_column}
+    return {
+        "severity": "warning",
+        "code": UNUSED_DIAG_CODE,
+        "message": message,
+        "file": d.path,
+        "line": d.line,
+        "column": d.column,
+        "end_line": d.line,
+        "end_column": d.end_column,
+    }
 
 
-def suppress_reports(findings: list[Finding], directives_of: Callable[[str], FileDirectives | None],
-                     main_path: str) -> tuple[list[Finding], int]:
+def suppress_reports(
+    findings: list[Finding], directives_of: Callable[[str], FileDirectives | None], main_path: str
+) -> tuple[list[Finding], int]:
     """Findings about suppressions (PK901) are silenced only by a directive that names the rule exactly
     (code or name, not a prefix or `all`) and is not the directive being reported."""
     main = directives_of(main_path)
@@ -269,8 +300,11 @@ def suppress_reports(findings: list[Finding], directives_of: Callable[[str], Fil
         fd = directives_of(f.location.path)
         candidates = []
         if fd is not None:
-            candidates = [d for d in fd.for_span(f.location.line, f.location.end_line) + fd.file_level
-                          if not (d.line == f.location.line and d.column == f.location.column)]
+            candidates = [
+                d
+                for d in fd.for_span(f.location.line, f.location.end_line) + fd.file_level
+                if not (d.line == f.location.line and d.column == f.location.column)
+            ]
         if main is not None and main is not fd:
             candidates += main.file_level
         if any(_exact(s, f.code, f.name) for d in candidates for s in d.selectors):

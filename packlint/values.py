@@ -33,8 +33,13 @@ class Span:
         return (Span, self._key())
 
     def to_json(self) -> dict:
-        return {"file": self.file, "line": self.line, "column": self.column,
-                "end_line": self.end_line, "end_column": self.end_column}
+        return {
+            "file": self.file,
+            "line": self.line,
+            "column": self.column,
+            "end_line": self.end_line,
+            "end_column": self.end_column,
+        }
 
     def short(self) -> str:
         return f"{self.file}:{self.line}"
@@ -101,7 +106,10 @@ class Condition:
 
     def __eq__(self, other: object) -> bool:
         return type(other) is Condition and (self.text, self.outcome, self.span) == (
-            other.text, other.outcome, other.span)
+            other.text,
+            other.outcome,
+            other.span,
+        )
 
     def __hash__(self) -> int:
         return hash((self.text, self.outcome, self.span))
@@ -116,30 +124,57 @@ class Condition:
 class Variable:
     """A shell variable in one world: a scalar or an array of values, plus its attributes."""
 
-    __slots__ = ("value", "items", "exported", "assigned_at", "exported_at", "source", "readonly", "history",
-                 "ref", "integer", "assoc")
+    __slots__ = (
+        "value",
+        "items",
+        "exported",
+        "assigned_at",
+        "exported_at",
+        "source",
+        "readonly",
+        "history",
+        "ref",
+        "integer",
+        "assoc",
+    )
 
-    def __init__(self, value: Value | None = None, items: list[Value] | None = None, exported: bool = False,
-                 assigned_at: Span | None = None, exported_at: Span | None = None, source: str = "script",
-                 readonly: bool = False, history: list[Span] | None = None) -> None:
-        self.value = value              # scalar value (None when the variable is an array)
-        self.items = items              # array items
+    def __init__(
+        self,
+        value: Value | None = None,
+        items: list[Value] | None = None,
+        exported: bool = False,
+        assigned_at: Span | None = None,
+        exported_at: Span | None = None,
+        source: str = "script",
+        readonly: bool = False,
+        history: list[Span] | None = None,
+    ) -> None:
+        self.value = value  # scalar value (None when the variable is an array)
+        self.items = items  # array items
         self.exported = exported
         self.assigned_at = assigned_at  # where its current value was assigned
         self.exported_at = exported_at  # where the export happened (may equal assigned_at)
-        self.source = source            # script | caller | prefix | cluster
+        self.source = source  # script | caller | prefix | cluster
         self.readonly = readonly
         self.history = history if history is not None else []
-        self.ref: str | None = None     # `local -n NAME=TARGET`: a nameref to TARGET
-        self.integer = False            # `declare -i`: assignments are evaluated as arithmetic
+        self.ref: str | None = None  # `local -n NAME=TARGET`: a nameref to TARGET
+        self.integer = False  # `declare -i`: assignments are evaluated as arithmetic
         self.assoc: dict | None = None  # `declare -A`: key -> Value
 
     def __repr__(self) -> str:
         return f"Variable({self.value!r}, items={self.items!r}, exported={self.exported})"
 
-    def copy(self) -> "Variable":
-        new = Variable(self.value, None if self.items is None else list(self.items), self.exported,
-                       self.assigned_at, self.exported_at, self.source, self.readonly, list(self.history))
+    def copy(self) -> Variable:
+        new = Variable(
+            self.value,
+            None if self.items is None else list(self.items),
+            self.exported,
+            self.assigned_at,
+            self.exported_at,
+            self.source,
+            self.readonly,
+            list(self.history),
+        )
         new.ref, new.integer = self.ref, self.integer
         new.assoc = None if self.assoc is None else dict(self.assoc)
         return new

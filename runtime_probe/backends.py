@@ -16,8 +16,8 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import warnings
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 import torch
 
@@ -26,8 +26,18 @@ CPU_ORDER = ("sdpa", "flex")
 
 # aten::_flash_attention_forward's leading positional arguments, as this probe passes them. The
 # schema has changed across releases (keyword-only extras, new outputs): we check it before calling.
-ATEN_FLASH_EXPECTED = ("query", "key", "value", "cum_seq_q", "cum_seq_k", "max_q", "max_k",
-                       "dropout_p", "is_causal", "return_debug_mask")
+ATEN_FLASH_EXPECTED = (
+    "query",
+    "key",
+    "value",
+    "cum_seq_q",
+    "cum_seq_k",
+    "max_q",
+    "max_k",
+    "dropout_p",
+    "is_causal",
+    "return_debug_mask",
+)
 
 
 class BackendUnavailable(Exception):
@@ -37,8 +47,8 @@ class BackendUnavailable(Exception):
 @dataclass
 class Backend:
     name: str
-    attend: Callable          # (q, k, v, cu|None, max_seqlen) -> out
-    detail: str = ""          # version / schema, for the report
+    attend: Callable  # (q, k, v, cu|None, max_seqlen) -> out
+    detail: str = ""  # version / schema, for the report
     mask: str = "varlen boundaries from cu_seqlens"  # how the kernel is told the boundaries when it gets cu_seqlens
 
     def describe(self, packed: bool) -> str:
@@ -90,6 +100,7 @@ def _uncovered_rows_nan(out: torch.Tensor, cu: torch.Tensor | None) -> torch.Ten
 
 # ---------------------------------------------------------------------------------------- kernels
 
+
 def _make_sdpa(device: torch.device, dtype: torch.dtype) -> Backend:
     import torch.nn.functional as F
 
@@ -108,8 +119,12 @@ def _make_sdpa(device: torch.device, dtype: torch.dtype) -> Backend:
         out = F.scaled_dot_product_attention(_to_4d(q), _to_4d(k), _to_4d(v), attn_mask=mask)
         return _uncovered_rows_nan(_from_4d(out), cu)
 
-    return Backend("sdpa", attend, f"torch {torch.__version__} scaled_dot_product_attention, 4-D input",
-                   mask="explicit [T, T] block-diagonal causal mask (additive) from cu_seqlens")
+    return Backend(
+        "sdpa",
+        attend,
+        f"torch {torch.__version__} scaled_dot_product_attention, 4-D input",
+        mask="explicit [T, T] block-diagonal causal mask (additive) from cu_seqlens",
+    )
 
 
 def _flex_attend(flex_fn):
@@ -143,9 +158,12 @@ def _flex_attend(flex_fn):
 def _make_flex(device: torch.device, dtype: torch.dtype) -> Backend:
     from torch.nn.attention.flex_attention import flex_attention
 
-    return Backend("flex", _flex_attend(flex_attention),
-                   f"torch {torch.__version__} flex_attention, eager (materialises the scores)",
-                   mask="document block mask from cu_seqlens")
+    return Backend(
+        "flex",
+        _flex_attend(flex_attention),
+        f"torch {torch.__version__} flex_attention, eager (materialises the scores)",
+        mask="document block mask from cu_seqlens",
+    )
 
 
 _COMPILED_FLEX = None
@@ -162,7 +180,8 @@ CPU_FLEX_COMPILED_REFUSAL = (
     "flex-compiled is refused on CPU: torch's inductor C++ flex-attention kernel returns wrong, "
     "run-to-run different rows for small head dims (e.g. 8 or 16 with a 24-token sub-sample), which "
     "would report a correct configuration as FAILED; use --backend sdpa or flex on CPU "
-    "(flex-compiled runs on CUDA)")
+    "(flex-compiled runs on CUDA)"
+)
 
 
 def _make_flex_compiled(device: torch.device, dtype: torch.dtype) -> Backend:
@@ -173,9 +192,12 @@ def _make_flex_compiled(device: torch.device, dtype: torch.dtype) -> Backend:
 
     if _COMPILED_FLEX is None:
         _COMPILED_FLEX = torch.compile(flex_attention, dynamic=False)
-    return Backend("flex-compiled", _flex_attend(_COMPILED_FLEX),
-                   f"torch {torch.__version__} torch.compile(flex_attention)",
-                   mask="document block mask from cu_seqlens")
+    return Backend(
+        "flex-compiled",
+        _flex_attend(_COMPILED_FLEX),
+        f"torch {torch.__version__} torch.compile(flex_attention)",
+        mask="document block mask from cu_seqlens",
+    )
 
 
 def _need_cuda_half(name: str, device: torch.device, dtype: torch.dtype) -> None:
@@ -199,8 +221,7 @@ def _make_flash_attn(device: torch.device, dtype: torch.dtype) -> Backend:
         if cu is None:
             cu = torch.tensor([0, q.shape[0]], dtype=torch.int32, device=q.device)
             max_seqlen = q.shape[0]
-        out = flash_attn_varlen_func(q, k, v, cu, cu, int(max_seqlen), int(max_seqlen),
-                                     dropout_p=0.0, causal=True)
+        out = flash_attn_varlen_func(q, k, v, cu, cu, int(max_seqlen), int(max_seqlen), dropout_p=0.0, causal=True)
         return out[0] if isinstance(out, tuple) else out
 
     return Backend("flash-attn", attend, f"flash_attn {getattr(flash_attn, '__version__', '?')} flash_attn_varlen_func")
@@ -221,18 +242,34 @@ def _make_te(device: torch.device, dtype: torch.dtype) -> Backend:
         heads, dim = q.shape[1], q.shape[2]
         if (heads, dim) not in cache:
             cache[(heads, dim)] = te.DotProductAttention(
-                num_attention_heads=heads, kv_channels=dim, attention_dropout=0.0,
-                qkv_format="thd", attn_mask_type="padding_causal")
+                num_attention_heads=heads,
+                kv_channels=dim,
+                attention_dropout=0.0,
+                qkv_format="thd",
+                attn_mask_type="padding_causal",
+            )
         if cu is None:
             cu = torch.tensor([0, q.shape[0]], dtype=torch.int32, device=q.device)
             max_seqlen = q.shape[0]
-        out = cache[(heads, dim)](q, k, v, qkv_format="thd", attn_mask_type="padding_causal",
-                                  cu_seqlens_q=cu, cu_seqlens_kv=cu,
-                                  max_seqlen_q=int(max_seqlen), max_seqlen_kv=int(max_seqlen))
+        out = cache[(heads, dim)](
+            q,
+            k,
+            v,
+            qkv_format="thd",
+            attn_mask_type="padding_causal",
+            cu_seqlens_q=cu,
+            cu_seqlens_kv=cu,
+            max_seqlen_q=int(max_seqlen),
+            max_seqlen_kv=int(max_seqlen),
+        )
         return out.reshape(q.shape[0], heads, dim)
 
-    return Backend("te", attend, f"transformer_engine {getattr(transformer_engine, '__version__', '?')} "
-                                 "DotProductAttention(qkv_format='thd', attn_mask_type='padding_causal')")
+    return Backend(
+        "te",
+        attend,
+        f"transformer_engine {getattr(transformer_engine, '__version__', '?')} "
+        "DotProductAttention(qkv_format='thd', attn_mask_type='padding_causal')",
+    )
 
 
 def aten_flash_schema() -> tuple[str, list[str]]:

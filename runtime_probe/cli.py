@@ -10,7 +10,15 @@ import argparse
 import sys
 from typing import Any
 
-from runtime_probe.settings import BACKENDS, DEVICES, DTYPES, ProbeSettings, ProbeUsageError, parse_int_list, parse_lengths
+from runtime_probe.settings import (
+    BACKENDS,
+    DEVICES,
+    DTYPES,
+    ProbeSettings,
+    ProbeUsageError,
+    parse_int_list,
+    parse_lengths,
+)
 
 EXIT_USAGE = 2
 
@@ -21,20 +29,35 @@ def add_probe_arguments(parser: argparse.ArgumentParser) -> None:
     g = parser.add_argument_group("configuration (without a script, or overriding the script)")
     g.add_argument("--bmr", metavar="VALUE", help="OFFLINE_PACKING_BMR as the process sees it (Gate 1)")
     g.add_argument("--packed-data", metavar="VALUE", help="OFFLINE_PACKED_DATA as the process sees it (Gate 2)")
-    g.add_argument("--packing-pretrain-data", action="store_const", const="--packing-pretrain-data",
-                   dest="packing_flag", help="online packing flag (opens Gate 2)")
-    g.add_argument("--packing-sft-data", action="store_const", const="--packing-sft-data", dest="packing_flag",
-                   help="online packing flag (opens Gate 2, forces MBS to 1)")
+    g.add_argument(
+        "--packing-pretrain-data",
+        action="store_const",
+        const="--packing-pretrain-data",
+        dest="packing_flag",
+        help="online packing flag (opens Gate 2)",
+    )
+    g.add_argument(
+        "--packing-sft-data",
+        action="store_const",
+        const="--packing-sft-data",
+        dest="packing_flag",
+        help="online packing flag (opens Gate 2, forces MBS to 1)",
+    )
     g.add_argument("--mbs", "--micro-batch-size", dest="mbs", metavar="N", help="micro-batch size")
-    g.add_argument("--lengths", metavar="L1,L2,...",
-                   help="true sub-sample lengths (default: 8 uneven sub-samples, 4096 tokens)")
+    g.add_argument(
+        "--lengths", metavar="L1,L2,...", help="true sub-sample lengths (default: 8 uneven sub-samples, 4096 tokens)"
+    )
     g.add_argument("--seq-length", metavar="N", help="--seq-length of the run (the row may not exceed it)")
     g.add_argument("--tp", metavar="N", help="tensor model parallel size")
     g.add_argument("--cp", metavar="N", help="context parallel size")
-    g.add_argument("--sequence-parallel", action="store_const", const=True, default=None,
-                   help="re-enact sequence-parallel padding")
-    g.add_argument("--cu-seqlens", metavar="C0,C1,...",
-                   help="hand the kernel these boundaries instead of the re-enacted ones (tests a pipeline's own)")
+    g.add_argument(
+        "--sequence-parallel", action="store_const", const=True, default=None, help="re-enact sequence-parallel padding"
+    )
+    g.add_argument(
+        "--cu-seqlens",
+        metavar="C0,C1,...",
+        help="hand the kernel these boundaries instead of the re-enacted ones (tests a pipeline's own)",
+    )
     k = parser.add_argument_group("kernel")
     k.add_argument("--device", choices=DEVICES, help="where to run (default auto: cuda if available)")
     k.add_argument("--backend", choices=BACKENDS, help="attention kernel (default auto)")
@@ -42,10 +65,21 @@ def add_probe_arguments(parser: argparse.ArgumentParser) -> None:
     k.add_argument("--heads", metavar="N", help="attention heads (default 4)")
     k.add_argument("--head-dim", metavar="N", help="head dimension (default 64)")
     k.add_argument("--seed", metavar="N", help="random seed (default 0)")
-    k.add_argument("--megatron-layer", action="store_const", const=True, default=None,
-                   help="run a real Megatron-Core TransformerLayer thd path around the kernel")
-    k.add_argument("--no-second-opinion", dest="second_opinion", action="store_const", const=False, default=None,
-                   help="on CPU, skip the float64 reference-attention cross-check")
+    k.add_argument(
+        "--megatron-layer",
+        action="store_const",
+        const=True,
+        default=None,
+        help="run a real Megatron-Core TransformerLayer thd path around the kernel",
+    )
+    k.add_argument(
+        "--no-second-opinion",
+        dest="second_opinion",
+        action="store_const",
+        const=False,
+        default=None,
+        help="on CPU, skip the float64 reference-attention cross-check",
+    )
     parser.add_argument("--format", choices=("text", "json"), default="text")
 
 
@@ -62,13 +96,28 @@ def _int(value: Any, flag: str, minimum: int = 1) -> int:
 def overrides_from_args(args: argparse.Namespace) -> dict:
     """The settings the user typed, validated into ProbeSettings field values."""
     o: dict[str, Any] = {}
-    for name in ("bmr", "packed_data", "packing_flag", "device", "backend", "dtype", "sequence_parallel",
-                 "megatron_layer", "second_opinion"):
+    for name in (
+        "bmr",
+        "packed_data",
+        "packing_flag",
+        "device",
+        "backend",
+        "dtype",
+        "sequence_parallel",
+        "megatron_layer",
+        "second_opinion",
+    ):
         v = getattr(args, name, None)
         if v is not None:
             o[name] = v
-    ints = {"mbs": "--mbs", "seq_length": "--seq-length", "tp": "--tp", "cp": "--cp", "heads": "--heads",
-            "head_dim": "--head-dim"}
+    ints = {
+        "mbs": "--mbs",
+        "seq_length": "--seq-length",
+        "tp": "--tp",
+        "cp": "--cp",
+        "heads": "--heads",
+        "head_dim": "--head-dim",
+    }
     for name, flag in ints.items():
         v = getattr(args, name, None)
         if v is not None:
@@ -86,8 +135,10 @@ def settings_from_args(args: argparse.Namespace) -> ProbeSettings:
     """Settings from flags alone. Without any gate there is nothing to probe: say so rather than
     report "not packed" for a configuration the user never described."""
     if all(getattr(args, n, None) is None for n in ("bmr", "packed_data", "packing_flag")):
-        raise ProbeUsageError("nothing to probe: give a SCRIPT, or the gates with --bmr/--packed-data "
-                              "(or --packing-pretrain-data/--packing-sft-data)")
+        raise ProbeUsageError(
+            "nothing to probe: give a SCRIPT, or the gates with --bmr/--packed-data "
+            "(or --packing-pretrain-data/--packing-sft-data)"
+        )
     s = ProbeSettings()
     for k, v in overrides_from_args(args).items():
         setattr(s, k, v)
@@ -109,7 +160,8 @@ def main(argv: list[str] | None = None, prog: str = "runtime_probe") -> int:
     """`python -m runtime_probe --bmr 1 --packed-data 1 --mbs 1 [--lengths ...]`: probe one
     configuration given on the command line. Exit 0 proven, 1 a check failed, 2 usage/no kernel."""
     parser = argparse.ArgumentParser(
-        prog=prog, description="Prove (or refute with a number) that packed attention is block-diagonal causal.")
+        prog=prog, description="Prove (or refute with a number) that packed attention is block-diagonal causal."
+    )
     add_probe_arguments(parser)
     try:
         args = parser.parse_args(sys.argv[1:] if argv is None else argv)

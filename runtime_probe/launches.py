@@ -8,7 +8,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from runtime_probe.report import ProbeReport
-from runtime_probe.settings import GATE_BMR, GATE_PACKED_DATA, PACKING_FLAGS, ProbeSettings, ProbeUsageError, settings_from_variant
+from runtime_probe.settings import (
+    GATE_BMR,
+    GATE_PACKED_DATA,
+    PACKING_FLAGS,
+    ProbeSettings,
+    ProbeUsageError,
+    settings_from_variant,
+)
 
 MAX_PROBES = 8
 _TRAINING_FLAGS = ("--micro-batch-size",) + PACKING_FLAGS
@@ -25,8 +32,10 @@ def has_training_flags(launch: dict) -> bool:
 
 def has_gate_env(launch: dict) -> bool:
     """Sees a packing gate. Weaker evidence: every later command inherits an exported gate."""
-    return any((set(part.get("env") or {}) | set(part.get("unexported") or {})) & {GATE_BMR, GATE_PACKED_DATA}
-               for part in _parts(launch))
+    return any(
+        (set(part.get("env") or {}) | set(part.get("unexported") or {})) & {GATE_BMR, GATE_PACKED_DATA}
+        for part in _parts(launch)
+    )
 
 
 @dataclass
@@ -55,9 +64,11 @@ def select_targets(model: dict, **overrides: Any) -> tuple[list[ProbeTarget], li
     # command run after `export OFFLINE_PACKED_DATA=1` inherits it but trains nothing)
     training = [ln for ln in launches if has_training_flags(ln)] or [ln for ln in launches if has_gate_env(ln)]
     if not training:
-        raise ProbeUsageError(f"{model.get('script', 'script')}: no launch looks like training "
-                              f"({len(launches)} launch(es); none sets {GATE_BMR}/{GATE_PACKED_DATA} or passes "
-                              "--micro-batch-size); give the settings with --bmr/--packed-data/--mbs instead")
+        raise ProbeUsageError(
+            f"{model.get('script', 'script')}: no launch looks like training "
+            f"({len(launches)} launch(es); none sets {GATE_BMR}/{GATE_PACKED_DATA} or passes "
+            "--micro-batch-size); give the settings with --bmr/--packed-data/--mbs instead"
+        )
     skipped = [ln.get("id") for ln in launches if ln not in training]
     if skipped:
         notes.append(f"not probed (no --micro-batch-size or packing flag; not a training launch): launch(es) {skipped}")
@@ -65,7 +76,8 @@ def select_targets(model: dict, **overrides: Any) -> tuple[list[ProbeTarget], li
     seen: dict[tuple, str] = {}
     for ln in training:
         variants = list(ln.get("variants") or []) or [ln]
-        where = f"{ln.get('file', '?')}:{ln.get('line', '?')}, {ln.get('launcher') or '?'} {ln.get('program') or ''}".rstrip()
+        launched = f"{ln.get('launcher') or '?'} {ln.get('program') or ''}"
+        where = f"{ln.get('file', '?')}:{ln.get('line', '?')}, {launched}".rstrip()
         for i, var in enumerate(variants):
             s = settings_from_variant(var, **overrides)
             key = s.key()
@@ -98,10 +110,24 @@ class ModelProbeResult:
         return max((r.exit_code for _, r in self.probes), default=0)
 
     def to_json(self) -> dict:
-        return {"version": 1, "script": self.script, "ok": self.ok, "exit_code": self.exit_code,
-                "notes": self.notes,
-                "probes": [{"launch": t.launch, "variant": t.variant, "variants": t.variants, "where": t.where,
-                            "when": t.when, "report": r.to_json()} for t, r in self.probes]}
+        return {
+            "version": 1,
+            "script": self.script,
+            "ok": self.ok,
+            "exit_code": self.exit_code,
+            "notes": self.notes,
+            "probes": [
+                {
+                    "launch": t.launch,
+                    "variant": t.variant,
+                    "variants": t.variants,
+                    "where": t.where,
+                    "when": t.when,
+                    "report": r.to_json(),
+                }
+                for t, r in self.probes
+            ],
+        }
 
     def render_text(self) -> str:
         parts = []

@@ -30,7 +30,7 @@ def _candidate_files() -> list[Path]:
         from importlib import metadata
 
         dist = metadata.distribution("megatron-core")
-        files.append(Path(dist.locate_file("megatron/core/packed_seq_params.py")))
+        files.append(Path(str(dist.locate_file("megatron/core/packed_seq_params.py"))))
     except Exception:  # not installed as a distribution (e.g. a source checkout on PYTHONPATH)
         pass
     try:
@@ -57,7 +57,7 @@ def _load_by_path(path: Path):
 
 
 def _looks_right(cls) -> bool:
-    return dataclasses.is_dataclass(cls) and _REQUIRED_FIELDS <= {f.name for f in dataclasses.fields(cls)}
+    return dataclasses.is_dataclass(cls) and {f.name for f in dataclasses.fields(cls)} >= _REQUIRED_FIELDS
 
 
 def load_packed_seq_params(*, full_import: bool = False):

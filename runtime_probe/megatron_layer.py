@@ -31,8 +31,7 @@ def _init_groups() -> None:
         parallel_state.initialize_model_parallel(tensor_model_parallel_size=1, pipeline_model_parallel_size=1)
 
 
-def build_layer(backend: Backend, heads: int, head_dim: int, dtype: torch.dtype, device: torch.device,
-                seed: int):
+def build_layer(backend: Backend, heads: int, head_dim: int, dtype: torch.dtype, device: torch.device, seed: int):
     """One TransformerLayer with the core attention replaced by `backend`. Returns
     (packed_fn(x, packed_seq_params) -> y, alone_fn(x) -> y, description)."""
     with warnings.catch_warnings():
@@ -51,14 +50,23 @@ def build_layer(backend: Backend, heads: int, head_dim: int, dtype: torch.dtype,
         def __init__(self, config, layer_number, attn_mask_type, attention_type, **kwargs):
             super().__init__(config=config)
 
-        def forward(self, query, key, value, attention_mask, attn_mask_type=None, attention_bias=None,
-                    packed_seq_params=None, **kwargs):
+        def forward(
+            self,
+            query,
+            key,
+            value,
+            attention_mask,
+            attn_mask_type=None,
+            attention_bias=None,
+            packed_seq_params=None,
+            **kwargs,
+        ):
             if packed_seq_params is not None and packed_seq_params.qkv_format == "thd":
-                out = backend.attend(query, key, value, packed_seq_params.cu_seqlens_q,
-                                     packed_seq_params.max_seqlen_q)
+                out = backend.attend(query, key, value, packed_seq_params.cu_seqlens_q, packed_seq_params.max_seqlen_q)
                 return out.reshape(out.shape[0], -1)
-            rows = [backend.attend(query[:, i], key[:, i], value[:, i], None, query.shape[0])
-                    for i in range(query.shape[1])]
+            rows = [
+                backend.attend(query[:, i], key[:, i], value[:, i], None, query.shape[0]) for i in range(query.shape[1])
+            ]
             out = torch.stack(rows, dim=1)
             return out.reshape(out.shape[0], out.shape[1], -1)
 
@@ -93,32 +101,49 @@ def build_layer(backend: Backend, heads: int, head_dim: int, dtype: torch.dtype,
         thd = packed_seq_params is not None and packed_seq_params.qkv_format == "thd"
         freqs = rope(x.shape[0], packed_seq=thd)
         with torch.no_grad():
-            out, _ = layer(hidden_states=x.unsqueeze(1), attention_mask=None,
-                           rotary_pos_emb=freqs, packed_seq_params=packed_seq_params)
+            out, _ = layer(
+                hidden_states=x.unsqueeze(1),
+                attention_mask=None,
+                rotary_pos_emb=freqs,
+                packed_seq_params=packed_seq_params,
+            )
         return out.squeeze(1)
 
     def alone_fn(x: torch.Tensor) -> torch.Tensor:
         return packed_fn(x, None)  # a row holding just this sub-sample, not packed
 
-    desc = (f"Megatron-Core TransformerLayer (local spec, hidden {hidden}, {heads} heads, RoPE, "
-            f"core attention -> {backend.name})")
+    desc = (
+        f"Megatron-Core TransformerLayer (local spec, hidden {hidden}, {heads} heads, RoPE, "
+        f"core attention -> {backend.name})"
+    )
     return packed_fn, alone_fn, desc
 
 
 def _config(TransformerConfig, heads: int, head_dim: int, hidden: int, dtype: torch.dtype):
     """A one-layer config with every CUDA-only fusion off and no dropout (the probe is a forward)."""
     return TransformerConfig(
-        num_layers=1, hidden_size=hidden, num_attention_heads=heads, kv_channels=head_dim,
-        ffn_hidden_size=4 * hidden, hidden_dropout=0.0, attention_dropout=0.0,
-        use_cpu_initialization=True, params_dtype=dtype,
-        bf16=dtype == torch.bfloat16, fp16=dtype == torch.float16,
-        bias_dropout_fusion=False, masked_softmax_fusion=False, apply_rope_fusion=False,
-        gradient_accumulation_fusion=False, persist_layer_norm=False,
+        num_layers=1,
+        hidden_size=hidden,
+        num_attention_heads=heads,
+        kv_channels=head_dim,
+        ffn_hidden_size=4 * hidden,
+        hidden_dropout=0.0,
+        attention_dropout=0.0,
+        use_cpu_initialization=True,
+        params_dtype=dtype,
+        bf16=dtype == torch.bfloat16,
+        fp16=dtype == torch.float16,
+        bias_dropout_fusion=False,
+        masked_softmax_fusion=False,
+        apply_rope_fusion=False,
+        gradient_accumulation_fusion=False,
+        persist_layer_norm=False,
     )
 
 
-def layer_inputs(tokens: int, hidden: int, dtype: torch.dtype, device: torch.device,
-                 generator: torch.Generator) -> torch.Tensor:
+def layer_inputs(
+    tokens: int, hidden: int, dtype: torch.dtype, device: torch.device, generator: torch.Generator
+) -> torch.Tensor:
     x = torch.randn(tokens, hidden, generator=generator, dtype=torch.float32)
     return x.to(device=device, dtype=dtype)
 

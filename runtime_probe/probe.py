@@ -4,10 +4,14 @@ prove (or refute, with a number) that attention is block-diagonal causal."""
 from __future__ import annotations
 
 import time
+from typing import TYPE_CHECKING, Any
 
 from runtime_probe import megatron_import
 from runtime_probe.report import FAIL, PASS, SKIP, ProbeReport
 from runtime_probe.settings import ProbeSettings, ProbeUsageError
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 INSTALL_HINT = "pip install 'packlint[probe]'"
 
@@ -50,10 +54,14 @@ def attention_work(lengths: list[int]) -> dict:
     total = sum(lengths)
     packed = sum(n * n for n in lengths)
     unpacked = total * total
-    return {"packed": packed, "unpacked": unpacked, "saved_fraction": 1 - packed / unpacked,
-            "cross_fraction": (unpacked - packed) / unpacked,
-            "packed_causal_pairs": sum(n * (n + 1) // 2 for n in lengths),
-            "unpacked_causal_pairs": total * (total + 1) // 2}
+    return {
+        "packed": packed,
+        "unpacked": unpacked,
+        "saved_fraction": 1 - packed / unpacked,
+        "cross_fraction": (unpacked - packed) / unpacked,
+        "packed_causal_pairs": sum(n * (n + 1) // 2 for n in lengths),
+        "unpacked_causal_pairs": total * (total + 1) // 2,
+    }
 
 
 def run_probe(settings: ProbeSettings) -> ProbeReport:
@@ -62,7 +70,7 @@ def run_probe(settings: ProbeSettings) -> ProbeReport:
     settings.validate()
     timings: dict[str, float] = {}
     t = time.perf_counter()
-    _import_torch()   # timed here, so the report separates import cost from the forward
+    _import_torch()  # timed here, so the report separates import cost from the forward
     timings["import torch"] = time.perf_counter() - t
 
     t = time.perf_counter()
@@ -83,8 +91,13 @@ def run_probe(settings: ProbeSettings) -> ProbeReport:
     except BackendUnavailable as exc:
         raise NoBackend(str(exc)) from None
 
-    r = ProbeReport(settings=settings.to_json(), backend=backend.name, backend_detail=backend.detail,
-                    device=str(device), dtype=str(dtype).replace("torch.", ""))
+    r = ProbeReport(
+        settings=settings.to_json(),
+        backend=backend.name,
+        backend_detail=backend.detail,
+        device=str(device),
+        dtype=str(dtype).replace("torch.", ""),
+    )
     r.notes.extend(settings.notes)
     r.notes.extend(f"backend skipped: {s}" for s in skipped)
     r.notes.append(f"PackedSeqParams: megatron-core {megatron_import.megatron_version() or '?'}, {megatron_import.HOW}")
@@ -119,22 +132,30 @@ def run_probe(settings: ProbeSettings) -> ProbeReport:
         r.checks.extend(check_packed_params(p, tokens, device))
     else:
         r.plain_causal = True
-        r.add("gate 2: batch", FAIL,
-              f"closed: the real cu_lengths from pack_selected_samples are replaced by the dummy [[0]], so the "
-              f"consumer passes no packed_seq_params and attends plain causal over all {len(batch.lengths)} "
-              f"sub-samples ({sum(batch.lengths)} tokens) as if they were one")
+        r.add(
+            "gate 2: batch",
+            FAIL,
+            f"closed: the real cu_lengths from pack_selected_samples are replaced by the dummy [[0]], so the "
+            f"consumer passes no packed_seq_params and attends plain causal over all {len(batch.lengths)} "
+            f"sub-samples ({sum(batch.lengths)} tokens) as if they were one",
+        )
     timings["build"] = time.perf_counter() - t
     if not r.ok and p is not None:
-        r.add("forward", SKIP, "not run: a static check failed; a varlen kernel would read out of bounds or "
-                               "leave rows uninitialised on these boundaries")
+        r.add(
+            "forward",
+            SKIP,
+            "not run: a static check failed; a varlen kernel would read out of bounds or "
+            "leave rows uninitialised on these boundaries",
+        )
         r.timings_s = timings
         return r
 
     # ---------------------------------------------------------------- one real forward, verified
     # the boundaries passed the static checks, so a kernel that raises now fails on valid input: in
     # auto mode that kernel is skipped for the next one; a kernel asked for by name is unusable (exit 2)
-    names = [backend.name] + ([n for n in candidate_names("auto", device) if n != backend.name]
-                              if settings.backend == "auto" else [])
+    names = [backend.name] + (
+        [n for n in candidate_names("auto", device) if n != backend.name] if settings.backend == "auto" else []
+    )
     mark = len(r.checks)
     for i, name in enumerate(names):
         try:
@@ -151,16 +172,19 @@ def run_probe(settings: ProbeSettings) -> ProbeReport:
             del r.checks[mark:]
             r.leakage = None
     else:
-        raise NoBackend("no usable attention backend: " + "; ".join(
-            n.split(": ", 1)[1] for n in r.notes if n.startswith(("backend failed", "backend skipped"))))
+        raise NoBackend(
+            "no usable attention backend: "
+            + "; ".join(n.split(": ", 1)[1] for n in r.notes if n.startswith(("backend failed", "backend skipped")))
+        )
 
     r.verdict = "proven" if r.ok and p is not None else "failed"
     r.timings_s = timings
     return r
 
 
-def _forward_and_verify(r: ProbeReport, backend, settings: ProbeSettings, batch, p, device, dtype,
-                        timings: dict) -> None:
+def _forward_and_verify(
+    r: ProbeReport, backend, settings: ProbeSettings, batch, p, device, dtype, timings: dict
+) -> None:
     """One packed forward on `backend`, then proofs (i) and (ii), and on CPU a float64 second opinion."""
     import torch
 
@@ -173,28 +197,36 @@ def _forward_and_verify(r: ProbeReport, backend, settings: ProbeSettings, batch,
     max_seqlen = p.max_seqlen_q if p is not None else tokens
     t = time.perf_counter()
     r.backend_detail = backend.describe(p is not None)
+    packed: Callable[..., Any]  # the layer takes hidden states, the bare kernel q, k, v
+    alone: Callable[..., Any]
     if settings.megatron_layer:
         from runtime_probe.megatron_layer import build_layer, layer_inputs
 
-        packed_fn, alone_fn, desc = build_layer(backend, settings.heads, settings.head_dim, dtype, device,
-                                                settings.seed)
+        packed_fn, alone_fn, desc = build_layer(
+            backend, settings.heads, settings.head_dim, dtype, device, settings.seed
+        )
         r.backend_detail = f"{desc}; {backend.describe(p is not None)}"
         inputs = [layer_inputs(tokens, settings.heads * settings.head_dim, dtype, device, gen)]
         timings["build layer"] = time.perf_counter() - t
         t = time.perf_counter()
 
-        def packed(x):
+        def packed_layer(x):
             return packed_fn(x, p)
 
+        packed = packed_layer
         alone = alone_fn
         r.shapes["hidden_states"] = [tokens, 1, settings.heads * settings.head_dim]
     else:
-        inputs = [torch.randn(tokens, settings.heads, settings.head_dim, generator=gen).to(device=device, dtype=dtype)
-                  for _ in range(3)]
+        inputs = [
+            torch.randn(tokens, settings.heads, settings.head_dim, generator=gen).to(device=device, dtype=dtype)
+            for _ in range(3)
+        ]
 
-        def packed(q, k, v):
+        def packed_kernel(q, k, v):
             with torch.no_grad():
                 return backend.attend(q, k, v, cu, max_seqlen)
+
+        packed = packed_kernel
 
         def alone(q, k, v):
             with torch.no_grad():
@@ -205,35 +237,53 @@ def _forward_and_verify(r: ProbeReport, backend, settings: ProbeSettings, batch,
     if device.type == "cuda":
         torch.cuda.synchronize()
     timings["forward"] = time.perf_counter() - t
-    r.add("forward", PASS, f"one {backend.name} forward over {tokens} tokens on {device}"
-          + (" (plain causal: no cu_seqlens)" if p is None else f" with cu_seqlens of {len(r.cu_seqlens)} entries"))
+    r.add(
+        "forward",
+        PASS,
+        f"one {backend.name} forward over {tokens} tokens on {device}"
+        + (" (plain causal: no cu_seqlens)" if p is None else f" with cu_seqlens of {len(r.cu_seqlens or ())} entries"),
+    )
 
     # ---------------------------------------------------------------- verify two ways
     t = time.perf_counter()
     bounds = batch.true_bounds()
     v = Verification(output=out)
     compare_with_alone(out, inputs, bounds, alone, default_tolerance(dtype), v)
-    r.add("(i) packed == each sub-sample alone",
-          PASS if v.error_ok else FAIL,
-          f"max |packed - alone| = {v.max_error:.3g} over {len(bounds)} sub-samples at their true boundaries "
-          f"(tolerance {v.tolerance:.2g} for {r.dtype})"
-          + ("" if v.error_ok else f"; worst: sub-sample {v.worst_subsample} "
-             f"[{bounds[v.worst_subsample][0]}, {bounds[v.worst_subsample][1]})"),
-          {"max_error": v.max_error, "tolerance": v.tolerance, "per_subsample": v.per_subsample_error})
+    r.add(
+        "(i) packed == each sub-sample alone",
+        PASS if v.error_ok else FAIL,
+        f"max |packed - alone| = {v.max_error:.3g} over {len(bounds)} sub-samples at their true boundaries "
+        f"(tolerance {v.tolerance:.2g} for {r.dtype})"
+        + (
+            ""
+            if v.error_ok
+            else f"; worst: sub-sample {v.worst_subsample} "
+            f"[{bounds[v.worst_subsample][0]}, {bounds[v.worst_subsample][1]})"
+        ),
+        {"max_error": v.max_error, "tolerance": v.tolerance, "per_subsample": v.per_subsample_error},
+    )
     measure_leakage(packed, inputs, out, bounds, gen, v)
     if device.type == "cuda":
         torch.cuda.synchronize()
     timings["verify"] = time.perf_counter() - t
-    r.leakage = {"abs": v.leakage, "rel": v.rel_leakage, "mean_abs_output": v.mean_abs_output,
-                 "per_perturbed": v.per_perturbed}
+    r.leakage = {
+        "abs": v.leakage,
+        "rel": v.rel_leakage,
+        "mean_abs_output": v.mean_abs_output,
+        "per_perturbed": v.per_perturbed,
+    }
     leak_ok = v.leakage == 0.0
-    worst = max(v.per_perturbed, key=lambda d: d["max_change"]) if v.per_perturbed else None
-    r.add("(ii) leakage", PASS if leak_ok else FAIL,
-          f"perturbing each of sub-samples 0..{len(bounds) - 2} changes no other sub-sample's output: exactly 0"
-          if leak_ok else
-          f"perturbing sub-sample {worst['perturbed']} changes sub-sample {worst['worst_subsample']} "
-          f"(token {worst['worst_token']}) by {v.leakage:.3g} ({v.rel_leakage:.1%} of the mean |output|)",
-          v.leakage)
+    # (a leak is always measured on some perturbation, so `worst` is set whenever it is reported)
+    worst = max(v.per_perturbed, key=lambda d: d["max_change"]) if v.per_perturbed else {}
+    r.add(
+        "(ii) leakage",
+        PASS if leak_ok else FAIL,
+        f"perturbing each of sub-samples 0..{len(bounds) - 2} changes no other sub-sample's output: exactly 0"
+        if leak_ok
+        else f"perturbing sub-sample {worst['perturbed']} changes sub-sample {worst['worst_subsample']} "
+        f"(token {worst['worst_token']}) by {v.leakage:.3g} ({v.rel_leakage:.1%} of the mean |output|)",
+        v.leakage,
+    )
 
     # ---------------------------------------------------------------- a second opinion on CPU
     # It cross-checks the kernel, not the configuration: causal attention written out in float64,
@@ -245,18 +295,28 @@ def _forward_and_verify(r: ProbeReport, backend, settings: ProbeSettings, batch,
     name = f"second opinion: float64 reference attention vs {backend.name} on the same boundaries"
     if settings.second_opinion and not settings.megatron_layer and device.type == "cpu":
         if p is None:
-            r.add(name, SKIP, "skipped: no cu_seqlens reached the kernel, so there are no boundaries to "
-                              "cross-check (the failure above is the configuration's, not the kernel's)")
+            r.add(
+                name,
+                SKIP,
+                "skipped: no cu_seqlens reached the kernel, so there are no boundaries to "
+                "cross-check (the failure above is the configuration's, not the kernel's)",
+            )
         else:
             t = time.perf_counter()
+            assert cu is not None  # (p is not None here)
             diff = reference_difference(out, inputs, [int(x) for x in cu.tolist()])
             agree = diff <= v.tolerance
-            r.add(name, PASS if agree else FAIL,
-                  f"kernel cross-check: softmax(q k^T / sqrt(d)) v in float64 per sub-sequence computes the "
-                  f"same output as {backend.name} on head 0 of {settings.heads}: max difference {diff:.3g}"
-                  if agree else f"kernel cross-check: {backend.name} differs from float64 reference attention "
-                                f"by {diff:.3g} on the same boundaries (tolerance {v.tolerance:.2g}): the "
-                                "kernel is wrong on this machine", diff)
+            r.add(
+                name,
+                PASS if agree else FAIL,
+                f"kernel cross-check: softmax(q k^T / sqrt(d)) v in float64 per sub-sequence computes the "
+                f"same output as {backend.name} on head 0 of {settings.heads}: max difference {diff:.3g}"
+                if agree
+                else f"kernel cross-check: {backend.name} differs from float64 reference attention "
+                f"by {diff:.3g} on the same boundaries (tolerance {v.tolerance:.2g}): the "
+                "kernel is wrong on this machine",
+                diff,
+            )
             timings["second opinion"] = time.perf_counter() - t
 
 
@@ -269,7 +329,7 @@ def reference_difference(out, inputs, cu: list[int]) -> float:
 
     q, k, v = (x[:, 0].to(torch.float64) for x in inputs)
     worst = 0.0
-    for a, b in zip(cu[:-1], cu[1:]):
+    for a, b in zip(cu[:-1], cu[1:], strict=True):
         scores = (q[a:b] @ k[a:b].T) / math.sqrt(q.shape[-1])
         future = torch.ones(b - a, b - a, dtype=torch.bool).triu(1)
         ref = torch.softmax(scores.masked_fill(future, float("-inf")), dim=-1) @ v[a:b]

@@ -31,20 +31,20 @@ class ProbeReport:
     """Everything one probe found. `ok` is False as soon as one check failed."""
 
     settings: dict
-    verdict: str = "failed"            # proven | failed | not-packed
+    verdict: str = "failed"  # proven | failed | not-packed
     backend: str | None = None
     backend_detail: str | None = None
     device: str | None = None
     dtype: str | None = None
     gates: dict = field(default_factory=dict)
-    pipeline: list[str] = field(default_factory=list)   # what the re-enacted code did, step by step
+    pipeline: list[str] = field(default_factory=list)  # what the re-enacted code did, step by step
     shapes: dict = field(default_factory=dict)
-    tokens: int | None = None          # tokens the kernel sees (real + sequence-parallel padding)
+    tokens: int | None = None  # tokens the kernel sees (real + sequence-parallel padding)
     padding: int = 0
-    lengths: list[int] = field(default_factory=list)    # the true sub-sample lengths
-    cu_seqlens: list[int] | None = None                 # what reaches the kernel (None: not packed)
+    lengths: list[int] = field(default_factory=list)  # the true sub-sample lengths
+    cu_seqlens: list[int] | None = None  # what reaches the kernel (None: not packed)
     max_seqlen: int | None = None
-    plain_causal: bool = False         # packed sub-samples reach attention without any cu_seqlens
+    plain_causal: bool = False  # packed sub-samples reach attention without any cu_seqlens
     checks: list[Check] = field(default_factory=list)
     leakage: dict | None = None
     work: dict | None = None
@@ -110,7 +110,7 @@ def _short_list(xs: list[int], limit: int = 12) -> str:
     if len(xs) <= limit:
         return "[" + ", ".join(map(str, xs)) + "]"
     head = ", ".join(map(str, xs[: limit // 2]))
-    tail = ", ".join(map(str, xs[-limit // 2:]))
+    tail = ", ".join(map(str, xs[-limit // 2 :]))
     return f"[{head}, ... {len(xs) - limit} more ..., {tail}]"
 
 
@@ -143,24 +143,33 @@ def render_text(r: ProbeReport) -> str:
         failed = [c.name for c in r.checks if c.status == FAIL]
         head = "FAILED: " + ", ".join(failed) if failed else "FAILED"
     out.append(head)
-    gates = ", ".join(f"{k}={_raw(v.get('raw'))}" + ("" if v.get("on") is None else (" (on)" if v.get("on") else " (off)"))
-                      for k, v in r.gates.items() if isinstance(v, dict) and "raw" in v)
+    gates = ", ".join(
+        f"{k}={_raw(v.get('raw'))}" + ("" if v.get("on") is None else (" (on)" if v.get("on") else " (off)"))
+        for k, v in r.gates.items()
+        if isinstance(v, dict) and "raw" in v
+    )
     if gates:
         out.append(f"  gates:    {gates}")
     if r.backend:
         detail = f" [{r.backend_detail}]" if r.backend_detail else ""
         out.append(f"  kernel:   {r.backend} on {r.device}, {r.dtype}{detail}")
     if r.lengths:
-        out.append(f"  row:      {len(r.lengths)} sub-samples, {sum(r.lengths)} tokens"
-                   + (f" + {r.padding} sequence-parallel padding" if r.padding else "")
-                   + f", lengths {_short_list(r.lengths)}")
+        out.append(
+            f"  row:      {len(r.lengths)} sub-samples, {sum(r.lengths)} tokens"
+            + (f" + {r.padding} sequence-parallel padding" if r.padding else "")
+            + f", lengths {_short_list(r.lengths)}"
+        )
     if r.shapes:
-        out.append("  shapes:   " + ", ".join(f"{k} {list(v) if isinstance(v, (list, tuple)) else v}"
-                                             for k, v in r.shapes.items()))
+        out.append(
+            "  shapes:   "
+            + ", ".join(f"{k} {list(v) if isinstance(v, (list, tuple)) else v}" for k, v in r.shapes.items())
+        )
     if r.cu_seqlens is not None:
         out.append(f"  cu_seqlens: {_short_list(r.cu_seqlens)} (int32), max_seqlen {r.max_seqlen}")
     elif r.plain_causal:
-        out.append(f"  cu_seqlens: none reach the kernel (packed_seq_params = None): plain causal over {r.tokens} tokens")
+        out.append(
+            f"  cu_seqlens: none reach the kernel (packed_seq_params = None): plain causal over {r.tokens} tokens"
+        )
     if r.pipeline:
         out.append("  re-enacted:")
         out.extend(f"    - {s}" for s in r.pipeline)
@@ -170,16 +179,23 @@ def render_text(r: ProbeReport) -> str:
     if r.leakage is not None:
         lk = r.leakage
         rel = lk["rel"]
-        rel_s = f"{rel:.3g}x" if isinstance(rel, float) and math.isfinite(rel) and rel >= 10 else (
-            f"{rel:.2%}" if isinstance(rel, float) and math.isfinite(rel) else str(rel))
-        out.append(f"  leakage:  {_fmt(lk['abs'])} absolute, {rel_s} of the mean |output| "
-                   f"({_fmt(lk['mean_abs_output'])}), over {len(lk.get('per_perturbed', []))} perturbed sub-samples")
+        rel_s = (
+            f"{rel:.3g}x"
+            if isinstance(rel, float) and math.isfinite(rel) and rel >= 10
+            else (f"{rel:.2%}" if isinstance(rel, float) and math.isfinite(rel) else str(rel))
+        )
+        out.append(
+            f"  leakage:  {_fmt(lk['abs'])} absolute, {rel_s} of the mean |output| "
+            f"({_fmt(lk['mean_abs_output'])}), over {len(lk.get('per_perturbed', []))} perturbed sub-samples"
+        )
     if r.work is not None:
         w = r.work
-        out.append(f"  work:     packed sum(Li^2) = {w['packed']:,} vs unpacked-causal T^2 = {w['unpacked']:,} "
-                   f"({w['unpacked'] / w['packed']:.1f}x): packing saves {w['saved_fraction']:.1%} of the attention "
-                   f"work; with the boundaries lost, that {w['cross_fraction']:.1%} is attention across samples "
-                   "(the leak)")
+        out.append(
+            f"  work:     packed sum(Li^2) = {w['packed']:,} vs unpacked-causal T^2 = {w['unpacked']:,} "
+            f"({w['unpacked'] / w['packed']:.1f}x): packing saves {w['saved_fraction']:.1%} of the attention "
+            f"work; with the boundaries lost, that {w['cross_fraction']:.1%} is attention across samples "
+            "(the leak)"
+        )
     for n in r.notes:
         out.append(f"  note:     {n}")
     if r.timings_s:

@@ -76,23 +76,23 @@ class ProbeSettings:
     """Everything one probe needs. Gate values are the raw env strings the process would see
     (None = unset), because the code's `int(os.environ.get(NAME, 0)) == 1` is part of what we test."""
 
-    bmr: str | None = None               # OFFLINE_PACKING_BMR
-    packed_data: str | None = None       # OFFLINE_PACKED_DATA
-    packing_flag: str | None = None      # "--packing-pretrain-data" / "--packing-sft-data" / None
-    mbs: int = 1                         # --micro-batch-size
-    lengths: list[int] | None = None     # true sub-sample lengths; None = default_lengths()
-    seq_length: int | None = None        # --seq-length (the packed row may not exceed it)
-    tp: int = 1                          # --tensor-model-parallel-size
-    cp: int = 1                          # --context-parallel-size
-    sequence_parallel: bool = False      # --sequence-parallel
+    bmr: str | None = None  # OFFLINE_PACKING_BMR
+    packed_data: str | None = None  # OFFLINE_PACKED_DATA
+    packing_flag: str | None = None  # "--packing-pretrain-data" / "--packing-sft-data" / None
+    mbs: int = 1  # --micro-batch-size
+    lengths: list[int] | None = None  # true sub-sample lengths; None = default_lengths()
+    seq_length: int | None = None  # --seq-length (the packed row may not exceed it)
+    tp: int = 1  # --tensor-model-parallel-size
+    cp: int = 1  # --context-parallel-size
+    sequence_parallel: bool = False  # --sequence-parallel
     device: str = "auto"
     backend: str = "auto"
     dtype: str = "auto"
-    heads: int = 4                       # the mask is the same for every head; 4 keeps CPU fast
+    heads: int = 4  # the mask is the same for every head; 4 keeps CPU fast
     head_dim: int = 64
     seed: int = 0
-    megatron_layer: bool = False         # run a real Megatron-Core TransformerLayer
-    second_opinion: bool = True          # CPU: cross-check the kernel against float64 reference attention
+    megatron_layer: bool = False  # run a real Megatron-Core TransformerLayer
+    second_opinion: bool = True  # CPU: cross-check the kernel against float64 reference attention
     cu_seqlens: list[int] | None = None  # test a pipeline's own boundaries instead of re-enacting
     notes: list[str] = field(default_factory=list)  # how the values were obtained
 
@@ -110,8 +110,10 @@ class ProbeSettings:
             if any((not isinstance(x, int)) or x <= 0 for x in self.lengths):
                 raise ProbeUsageError(f"--lengths: sub-sample lengths must be positive integers, got {self.lengths}")
             if self.seq_length is not None and sum(self.lengths) > self.seq_length:
-                raise ProbeUsageError(f"--lengths sum to {sum(self.lengths)} tokens, more than --seq-length "
-                                      f"{self.seq_length}: the packer never builds such a row")
+                raise ProbeUsageError(
+                    f"--lengths sum to {sum(self.lengths)} tokens, more than --seq-length "
+                    f"{self.seq_length}: the packer never builds such a row"
+                )
         if self.device not in DEVICES:
             raise ProbeUsageError(f"--device must be one of {', '.join(DEVICES)}, got {self.device!r}")
         if self.backend not in BACKENDS:

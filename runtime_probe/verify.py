@@ -8,19 +8,19 @@ Megatron TransformerLayer on hidden states): `inputs` are tensors whose first di
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Callable, Sequence
 
 import torch
 
 
 @dataclass
 class Verification:
-    max_error: float = 0.0                  # (i) worst |packed - alone| over the real tokens
+    max_error: float = 0.0  # (i) worst |packed - alone| over the real tokens
     tolerance: float = 0.0
     worst_subsample: int | None = None
     per_subsample_error: list[float] = field(default_factory=list)
-    leakage: float | None = None            # (ii) worst change outside the perturbed sub-sample
+    leakage: float | None = None  # (ii) worst change outside the perturbed sub-sample
     mean_abs_output: float = 0.0
     per_perturbed: list[dict] = field(default_factory=list)
     output: torch.Tensor | None = None
@@ -45,9 +45,14 @@ def _max_abs(x: torch.Tensor) -> float:
     return float(x.abs().max().item())
 
 
-def compare_with_alone(packed_out: torch.Tensor, inputs: Sequence[torch.Tensor],
-                       bounds: list[tuple[int, int]], alone: Callable, tolerance: float,
-                       v: Verification) -> None:
+def compare_with_alone(
+    packed_out: torch.Tensor,
+    inputs: Sequence[torch.Tensor],
+    bounds: list[tuple[int, int]],
+    alone: Callable,
+    tolerance: float,
+    v: Verification,
+) -> None:
     """(i): for each true sub-sample [a, b), run it alone and compare. The tolerance scales with the
     output's magnitude, so it means the same for a bare kernel and a full layer."""
     errs = []
@@ -62,9 +67,15 @@ def compare_with_alone(packed_out: torch.Tensor, inputs: Sequence[torch.Tensor],
     v.tolerance = tolerance * (scale if math.isfinite(scale) else 1.0)
 
 
-def measure_leakage(packed: Callable, inputs: Sequence[torch.Tensor], packed_out: torch.Tensor,
-                    bounds: list[tuple[int, int]], generator: torch.Generator, v: Verification,
-                    perturb: Sequence[int] | None = None) -> None:
+def measure_leakage(
+    packed: Callable,
+    inputs: Sequence[torch.Tensor],
+    packed_out: torch.Tensor,
+    bounds: list[tuple[int, int]],
+    generator: torch.Generator,
+    v: Verification,
+    perturb: Sequence[int] | None = None,
+) -> None:
     """(ii): replace sub-sample s's inputs with fresh noise, rerun the packed row, and take the
     largest change in every other real sub-sample's output. The last sub-sample is never perturbed:
     under causal attention nothing comes after it, so perturbing it can never show a leak."""
@@ -90,7 +101,13 @@ def measure_leakage(packed: Callable, inputs: Sequence[torch.Tensor], packed_out
         change = float(diff.max().item())
         victim = int(diff.argmax().item())
         victim_sub = next(i for i, (x0, x1) in enumerate(bounds) if x0 <= victim < x1) if change > 0 else None
-        v.per_perturbed.append({"perturbed": s, "max_change": change, "worst_token": victim if change > 0 else None,
-                                "worst_subsample": victim_sub})
+        v.per_perturbed.append(
+            {
+                "perturbed": s,
+                "max_change": change,
+                "worst_token": victim if change > 0 else None,
+                "worst_subsample": victim_sub,
+            }
+        )
         worst = max(worst, change)
     v.leakage = worst

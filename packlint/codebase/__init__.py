@@ -55,8 +55,12 @@ def launch_pythonpath(launch: dict, variant: dict | None = None) -> list[str]:
     return [p for p in value.split(":") if p]
 
 
-def resolve_program(program: str | None, script_path: str | None, options: CodeOptions | None = None,
-                    pythonpath: list[str] | tuple[str, ...] = ()) -> ProgramResolution:
+def resolve_program(
+    program: str | None,
+    script_path: str | None,
+    options: CodeOptions | None = None,
+    pythonpath: list[str] | tuple[str, ...] = (),
+) -> ProgramResolution:
     """Match a launch's program (`train.py`, `/workspace/P/x/train.py`, `-m pkg.mod`) to a source file:
     the --code-base roots, then --path-map, then the checkout the script lives in (longest existing
     suffix), then the launch's PYTHONPATH. Never raises; says why not when nothing matched."""
@@ -66,9 +70,13 @@ def resolve_program(program: str | None, script_path: str | None, options: CodeO
     return resolve(program, script_path, options or CodeOptions(), list(pythonpath))
 
 
-def facts_for_program(program_file: str, roots: list[str] | tuple[str, ...] = (),
-                      pythonpath: list[str] | tuple[str, ...] = (), options: CodeOptions | None = None,
-                      resolution: ProgramResolution | None = None) -> CodeFacts:
+def facts_for_program(
+    program_file: str,
+    roots: list[str] | tuple[str, ...] = (),
+    pythonpath: list[str] | tuple[str, ...] = (),
+    options: CodeOptions | None = None,
+    resolution: ProgramResolution | None = None,
+) -> CodeFacts:
     """Read one program file and its import closure (cached by content; `options.use_cache`)."""
     from packlint.codebase.options import CodeOptions
     from packlint.codebase.reader import read_program
@@ -81,8 +89,9 @@ def schema_for_program(root: str, program_file: str, options: CodeOptions | None
     return facts_for_program(program_file, [root], (), options).schema
 
 
-def facts_for_launch(launch: dict, script_path: str | None, options: CodeOptions | None = None,
-                     variant: dict | None = None) -> CodeFacts | None:
+def facts_for_launch(
+    launch: dict, script_path: str | None, options: CodeOptions | None = None, variant: dict | None = None
+) -> CodeFacts | None:
     """The facts about the code one launch (a launch dict of the launch model, or one of its variants)
     runs. None when code reading is off or the launch runs no Python program; a CodeFacts whose
     `resolution.found` is False when the program's source was not found (the resolution says why)."""
@@ -122,7 +131,7 @@ class CodeSession:
             res = resolve_program(program, self.script_path, self.options, pythonpath)
             if res.how == "no-program":
                 facts = None
-            elif not res.found:
+            elif res.file is None:  # (not res.found)
                 facts = CodeFacts(res)
             else:
                 facts = facts_for_program(res.file, res.roots, res.pythonpath, self.options, res)
@@ -131,8 +140,13 @@ class CodeSession:
 
             if os.environ.get("PACKLINT_DEBUG"):
                 raise
-            facts = CodeFacts(ProgramResolution(program, None, "read-error",
-                                                f"packlint could not read the code ({type(exc).__name__}: {exc}); "
-                                                "this is a bug in packlint"))
+            facts = CodeFacts(
+                ProgramResolution(
+                    program,
+                    None,
+                    "read-error",
+                    f"packlint could not read the code ({type(exc).__name__}: {exc}); this is a bug in packlint",
+                )
+            )
         self._memo[key] = facts
         return facts

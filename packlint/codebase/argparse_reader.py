@@ -59,8 +59,8 @@ class Parser:
         self.flags: dict[str, FlagSpec] = {}
         self.open_reasons: list[str] = []
         self.notes: list[str] = []
-        self.parsed: list[str] = []       # where parse_args/parse_known_args is called
-        self.strict: list[str] = []       # where parse_args (unknown options are an error) is called
+        self.parsed: list[str] = []  # where parse_args/parse_known_args is called
+        self.strict: list[str] = []  # where parse_args (unknown options are an error) is called
         self.known_reasons: list[str] = []  # parse_known_args calls
         self.kind = kind
 
@@ -72,8 +72,10 @@ class Parser:
             old = self.flags[clash[0]]
             if old.origin == spec.origin:
                 return  # the same definition reached twice
-            self.notes.append(f"{clash[0]} defined twice ({old.origin} and {spec.origin}); argparse raises "
-                              "'conflicting option string' unless conflict_handler='resolve'")
+            self.notes.append(
+                f"{clash[0]} defined twice ({old.origin} and {spec.origin}); argparse raises "
+                "'conflicting option string' unless conflict_handler='resolve'"
+            )
             return
         for o in clash:  # resolve: the new definition takes the option strings from the old one
             del self.flags[o]
@@ -89,7 +91,7 @@ class Module:
         self.tree = tree
         self.name = name
         self.defs: dict[str, ast.AST] = {}
-        self.imports: dict[str, tuple] = {}   # local -> ('module', name) | ('from', module, attr, level)
+        self.imports: dict[str, tuple] = {}  # local -> ('module', name) | ('from', module, attr, level)
         self.assigns: dict[str, ast.AST] = {}
         self._collect(tree.body)
 
@@ -190,25 +192,23 @@ class SchemaReader:
 
     def resolve_import(self, mod: Module, imp: tuple, depth: int = 0) -> V:
         """('module', name) or ('from', module, attr, level) as a value."""
-        if True:
-            if imp[0] == "module":
-                m = self.module_named(imp[1])
-                return V("module", imp[1], m) if m is not None else V("extmodule", imp[1])
-            _, module, attr, level = imp
-            if level == 0 and module in ("argparse",):
-                return V("builtin", f"argparse.{attr}")
-            if level == 0 and module == "transformers" and attr == "HfArgumentParser":
-                return V("builtin", "HfArgumentParser")
-            sub = self.module_named(f"{module}.{attr}" if module else attr, mod, level) if (module or level) else None
-            if sub is not None:
-                return V("module", f"{module}.{attr}", sub)
-            target = self.module_named(module, mod, level)
-            if target is None:
-                return V("extname", f"{module}.{attr}")
-            if target is mod:
-                return UNKNOWN
-            return self.lookup(target, attr, depth + 1)
-        return UNKNOWN
+        if imp[0] == "module":
+            m = self.module_named(imp[1])
+            return V("module", imp[1], m) if m is not None else V("extmodule", imp[1])
+        _, module, attr, level = imp
+        if level == 0 and module in ("argparse",):
+            return V("builtin", f"argparse.{attr}")
+        if level == 0 and module == "transformers" and attr == "HfArgumentParser":
+            return V("builtin", "HfArgumentParser")
+        sub = self.module_named(f"{module}.{attr}" if module else attr, mod, level) if (module or level) else None
+        if sub is not None:
+            return V("module", f"{module}.{attr}", sub)
+        target = self.module_named(module, mod, level)
+        if target is None:
+            return V("extname", f"{module}.{attr}")
+        if target is mod:
+            return UNKNOWN
+        return self.lookup(target, attr, depth + 1)
 
     def eval_in_module(self, mod: Module, node: ast.AST, depth: int = 0) -> V:
         if isinstance(node, ast.Name):
@@ -237,13 +237,20 @@ class SchemaReader:
             if m is not None:
                 return m
             for stmt in base.node.body:  # a class constant: `TrainingPhase.PRETRAIN = "pretrain"`
-                if isinstance(stmt, ast.Assign) and isinstance(stmt.value, ast.Constant) and any(
-                        isinstance(t, ast.Name) and t.id == attr for t in stmt.targets):
+                if (
+                    isinstance(stmt, ast.Assign)
+                    and isinstance(stmt.value, ast.Constant)
+                    and any(isinstance(t, ast.Name) and t.id == attr for t in stmt.targets)
+                ):
                     if self.is_enum(base):
                         return V("const", attr)  # an Enum member: argparse shows it by name
                     return V("const", stmt.value.value)
-                if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name) and stmt.target.id == attr \
-                        and isinstance(stmt.value, ast.Constant):
+                if (
+                    isinstance(stmt, ast.AnnAssign)
+                    and isinstance(stmt.target, ast.Name)
+                    and stmt.target.id == attr
+                    and isinstance(stmt.value, ast.Constant)
+                ):
                     return V("const", stmt.value.value)
             return UNKNOWN
         if base.kind == "instance":
@@ -283,9 +290,13 @@ class SchemaReader:
             if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 for d in stmt.decorator_list:
                     target = d.func if isinstance(d, ast.Call) else d
-                    if unparse(target) in ("hydra.main", "main") and self.eval_in_module(mod, target).value == "hydra.main":
-                        self.global_open.append(f"Hydra (@hydra.main at {self.where(mod, d)}): options are "
-                                                "Hydra overrides")
+                    if (
+                        unparse(target) in ("hydra.main", "main")
+                        and self.eval_in_module(mod, target).value == "hydra.main"
+                    ):
+                        self.global_open.append(
+                            f"Hydra (@hydra.main at {self.where(mod, d)}): options are Hydra overrides"
+                        )
         self.exec_body(mod, mod.tree.body, env, [], 0)
 
     def where(self, mod: Module, node: ast.AST) -> str:
@@ -313,8 +324,13 @@ class SchemaReader:
             v = self.eval(mod, stmt.value, env, conds, depth)
             if isinstance(stmt.target, ast.Name):
                 old = env.get(stmt.target.id)
-                if old is not None and old.kind == "const" and isinstance(old.value, list) and v.kind == "const" \
-                        and isinstance(v.value, (list, tuple)):
+                if (
+                    old is not None
+                    and old.kind == "const"
+                    and isinstance(old.value, list)
+                    and v.kind == "const"
+                    and isinstance(v.value, (list, tuple))
+                ):
                     env[stmt.target.id] = V("const", old.value + list(v.value))
         elif isinstance(stmt, ast.Return):
             return self.eval(mod, stmt.value, env, conds, depth) if stmt.value is not None else V("const", None)
@@ -383,7 +399,7 @@ class SchemaReader:
             obj = self.eval(mod, target.value, env, conds, depth)
             if obj.kind == "parser" and v.kind == "const":
                 if target.attr == "conflict_handler" and isinstance(v.value, str):
-                    obj.value.conflict_handler = v.value    # groups made from now on copy it
+                    obj.value.conflict_handler = v.value  # groups made from now on copy it
                 elif target.attr == "allow_abbrev":
                     obj.value.allow_abbrev = bool(v.value)
             if obj.kind == "instance":
@@ -392,7 +408,7 @@ class SchemaReader:
                 obj.extra[target.attr] = v
         elif isinstance(target, (ast.Tuple, ast.List)):
             items = v.value if v.kind == "tuple" and len(v.value) == len(target.elts) else [UNKNOWN] * len(target.elts)
-            for t, item in zip(target.elts, items):
+            for t, item in zip(target.elts, items, strict=True):
                 self.assign(mod, t, item, env, conds, depth)
 
     def eval(self, mod: Module, node: ast.AST | None, env: dict[str, V], conds: list[str], depth: int) -> V:
@@ -429,9 +445,9 @@ class SchemaReader:
             a = self.eval(mod, node.body, env, conds, depth)
             b = self.eval(mod, node.orelse, env, conds, depth)
             test = unparse(node.test, 60)
-            if a.kind in ("func", "class") and not (b.kind in ("func", "class")):
+            if a.kind in ("func", "class") and b.kind not in ("func", "class"):
                 return V(a.kind, a.value, a.module, a.node, a.extra, cond=f"if {test}")
-            if b.kind in ("func", "class") and not (a.kind in ("func", "class")):
+            if b.kind in ("func", "class") and a.kind not in ("func", "class"):
                 return V(b.kind, b.value, b.module, b.node, b.extra, cond=f"if not ({test})")
             return a if a.kind != "unknown" else b
         if isinstance(node, ast.BoolOp):
@@ -455,8 +471,10 @@ class SchemaReader:
         self.calls += 1
         if self.calls > MAX_CALLS:
             if self.calls == MAX_CALLS + 1:
-                self.global_open.append(f"packlint stopped following calls after {MAX_CALLS} (at "
-                                        f"{self.where(mod, node)}): flags added later are not seen")
+                self.global_open.append(
+                    f"packlint stopped following calls after {MAX_CALLS} (at "
+                    f"{self.where(mod, node)}): flags added later are not seen"
+                )
             return UNKNOWN
         func = node.func
         if isinstance(func, ast.Attribute):
@@ -484,8 +502,15 @@ class SchemaReader:
             inst = V("instance", callee, extra={})
             init = self.find_method(callee, "__init__")
             if init is not None and depth < MAX_DEPTH:
-                self.invoke(V("func", "__init__", init.module, init.node, extra={"self": inst}), args, kwargs,
-                            node, mod, conds, depth)
+                self.invoke(
+                    V("func", "__init__", init.module, init.node, extra={"self": inst}),
+                    args,
+                    kwargs,
+                    node,
+                    mod,
+                    conds,
+                    depth,
+                )
             return inst
         if callee.kind == "func":
             return self.invoke(callee, args, kwargs, node, mod, conds, depth)
@@ -494,10 +519,25 @@ class SchemaReader:
             if a.kind in ("parser", "group"):
                 p = a.value
                 what = unparse(func, 60)
-                if what not in ("print", "len", "id", "isinstance", "vars", "setattr", "getattr", "str", "repr",
-                                "type", "hasattr", "logger.info", "print_rank_0", "copy.deepcopy"):
-                    p.open_reasons.append(f"the parser is passed to {what} ({self.where(mod, node)}), which "
-                                          "packlint cannot read")
+                if what not in (
+                    "print",
+                    "len",
+                    "id",
+                    "isinstance",
+                    "vars",
+                    "setattr",
+                    "getattr",
+                    "str",
+                    "repr",
+                    "type",
+                    "hasattr",
+                    "logger.info",
+                    "print_rank_0",
+                    "copy.deepcopy",
+                ):
+                    p.open_reasons.append(
+                        f"the parser is passed to {what} ({self.where(mod, node)}), which packlint cannot read"
+                    )
         return UNKNOWN
 
     def is_factory_class(self, cls: V, depth: int = 0) -> bool:
@@ -549,15 +589,16 @@ class SchemaReader:
         defaults = a.defaults
         for i, d in enumerate(defaults):
             env[params[len(params) - len(defaults) + i]] = self.eval(f.module, d, {}, conds, depth)
-        for p, d in zip(a.kwonlyargs, a.kw_defaults):
+        for p, d in zip(a.kwonlyargs, a.kw_defaults, strict=True):
             env[p.arg] = self.eval(f.module, d, {}, conds, depth) if d is not None else UNKNOWN
         bound = list(args)
         if f.extra and "self" in f.extra:
             bound = [f.extra["self"]] + bound
-        elif isinstance(fn, ast.FunctionDef) and any(isinstance(d, ast.Name) and d.id == "classmethod"
-                                                     for d in fn.decorator_list):
+        elif isinstance(fn, ast.FunctionDef) and any(
+            isinstance(d, ast.Name) and d.id == "classmethod" for d in fn.decorator_list
+        ):
             bound = [UNKNOWN] + bound
-        for p, v in zip(params, bound):
+        for p, v in zip(params, bound, strict=False):
             env[p] = v
         for k, v in kwargs.items():
             env[k] = v
@@ -584,8 +625,9 @@ class SchemaReader:
             return self.new_parser(mod, node, kwargs, conds)
         if name == "HfArgumentParser":
             p = Parser(self.where(mod, node), True, "error", "hf")
-            p.open_reasons.append(f"HfArgumentParser ({self.where(mod, node)}): flags come from dataclasses "
-                                  "packlint does not expand")
+            p.open_reasons.append(
+                f"HfArgumentParser ({self.where(mod, node)}): flags come from dataclasses packlint does not expand"
+            )
             self.parsers.append(p)
             return V("parser", p)
         return UNKNOWN
@@ -593,14 +635,33 @@ class SchemaReader:
     def new_parser(self, mod, node, kwargs, conds) -> V:
         ab = kwargs.get("allow_abbrev")
         ch = kwargs.get("conflict_handler")
-        p = Parser(self.where(mod, node), not (ab is not None and ab.kind == "const" and ab.value is False),
-                   ch.value if ch is not None and ch.kind == "const" and isinstance(ch.value, str) else "error")
+        p = Parser(
+            self.where(mod, node),
+            not (ab is not None and ab.kind == "const" and ab.value is False),
+            ch.value if ch is not None and ch.kind == "const" and isinstance(ch.value, str) else "error",
+        )
         if ab is not None and ab.kind != "const":
             p.notes.append("allow_abbrev is computed; taken as True")
         ah = kwargs.get("add_help")
         if not (ah is not None and ah.kind == "const" and ah.value is False):
-            p.add(FlagSpec(("-h", "--help"), "help", "help", 0, "bool", None, None, "'==SUPPRESS=='", False, None, mod.path,
-                           getattr(node, "lineno", None), None, "argparse add_help"))
+            p.add(
+                FlagSpec(
+                    ("-h", "--help"),
+                    "help",
+                    "help",
+                    0,
+                    "bool",
+                    None,
+                    None,
+                    "'==SUPPRESS=='",
+                    False,
+                    None,
+                    mod.path,
+                    getattr(node, "lineno", None),
+                    None,
+                    "argparse add_help",
+                )
+            )
         self.parsers.append(p)
         return V("parser", p)
 
@@ -614,8 +675,9 @@ class SchemaReader:
                 handler = ch.value
             return V("group", p, extra=handler)
         if attr == "add_argument":
-            self.add_argument(mod, node, p, env, conds, depth,
-                              obj.extra if obj.kind == "group" and obj.extra else p.conflict_handler)
+            self.add_argument(
+                mod, node, p, env, conds, depth, obj.extra if obj.kind == "group" and obj.extra else p.conflict_handler
+            )
             return UNKNOWN
         if p.kind == "hf" and attr.startswith("parse_"):  # parse_args_into_dataclasses, parse_json_file...
             p.parsed.append(self.where(mod, node))
@@ -639,7 +701,7 @@ class SchemaReader:
         return UNKNOWN
 
     def add_argument(self, mod, node: ast.Call, p: Parser, env, conds, depth, handler: str | None = None) -> None:
-        options = []
+        options: list = []
         for a in node.args:
             if isinstance(a, ast.Starred):
                 v = self.eval(mod, a.value, env, conds, depth)
@@ -688,8 +750,12 @@ class SchemaReader:
             if nv.kind == "const":
                 nargs = nv.value
             elif nv.kind == "builtin":
-                nargs = {"argparse.REMAINDER": "...", "argparse.ONE_OR_MORE": "+", "argparse.ZERO_OR_MORE": "*",
-                         "argparse.OPTIONAL": "?"}.get(nv.value, "custom")
+                nargs = {
+                    "argparse.REMAINDER": "...",
+                    "argparse.ONE_OR_MORE": "+",
+                    "argparse.ZERO_OR_MORE": "*",
+                    "argparse.OPTIONAL": "?",
+                }.get(nv.value, "custom")
             else:
                 nargs = "custom"
         typ = "str"
@@ -713,8 +779,11 @@ class SchemaReader:
         default = None
         dn = kw.get("default")
         if dn is not None:
-            default = unparse(dn, 80) if isinstance(dn, ast.AST) else (
-                repr(dn.value) if isinstance(dn, V) and dn.kind == "const" else "?")
+            default = (
+                unparse(dn, 80)
+                if isinstance(dn, ast.AST)
+                else (repr(dn.value) if isinstance(dn, V) and dn.kind == "const" else "?")
+            )
         elif action == "store_true":
             default = "False"
         elif action == "store_false":
@@ -727,16 +796,35 @@ class SchemaReader:
         help_text = None
         if hn is not None:
             hv = self.eval(mod, hn, env, conds, depth) if isinstance(hn, ast.AST) else hn
-            help_text = hv.value if hv.kind == "const" and isinstance(hv.value, str) else unparse(hn, 400) \
-                if isinstance(hn, ast.AST) else None
+            help_text = (
+                hv.value
+                if hv.kind == "const" and isinstance(hv.value, str)
+                else unparse(hn, 400)
+                if isinstance(hn, ast.AST)
+                else None
+            )
         if deprecated is None and help_text and any(w in help_text.lower() for w in ("deprecated", "no longer")):
             deprecated = "help: " + " ".join(help_text.split())[:100]
         if action == "BooleanOptionalAction":  # argparse adds --no-X for every --X
             options = list(options) + ["--no-" + o[2:] for o in options if o.startswith("--")]
         cond = "; ".join(dict.fromkeys(c for c in conds)) or None
         line = getattr(node, "lineno", None)
-        return FlagSpec(tuple(options), dest, action, nargs, typ, choices, choices_note, default, required,
-                        deprecated, mod.path, line, ("only " + cond) if cond else None, generated_from)
+        return FlagSpec(
+            tuple(options),
+            dest,
+            action,
+            nargs,
+            typ,
+            choices,
+            choices_note,
+            default,
+            required,
+            deprecated,
+            mod.path,
+            line,
+            ("only " + cond) if cond else None,
+            generated_from,
+        )
 
     def type_name(self, mod, tn, env, conds, depth) -> str:
         if not isinstance(tn, ast.AST):
@@ -770,8 +858,10 @@ class SchemaReader:
         cls: V = fac.value
         exclude_v: V = fac.extra if isinstance(fac.extra, V) else V("const", None)
         if cls.kind != "class":
-            p.open_reasons.append(f"ArgumentGroupFactory of {unparse(fac.node.args[0]) if fac.node.args else '?'} "
-                                  f"({self.where(fac.module, fac.node)}): the dataclass was not found")
+            p.open_reasons.append(
+                f"ArgumentGroupFactory of {unparse(fac.node.args[0]) if fac.node.args else '?'} "
+                f"({self.where(fac.module, fac.node)}): the dataclass was not found"
+            )
             return V("group", p)
         if exclude_v.kind == "const":
             exclude = set(exclude_v.value or [])
@@ -825,9 +915,13 @@ class SchemaReader:
                 default_node = ast.Call(func=kws["default_factory"], args=[], keywords=[])
             md = kws.get("metadata")
             if isinstance(md, ast.Dict):
-                for k, v in zip(md.keys, md.values):
+                for k, v in zip(md.keys, md.values, strict=True):
                     if isinstance(k, ast.Constant) and k.value == "argparse_meta" and isinstance(v, ast.Dict):
-                        meta = {kk.value: vv for kk, vv in zip(v.keys, v.values) if isinstance(kk, ast.Constant)}
+                        meta = {
+                            kk.value: vv
+                            for kk, vv in zip(v.keys, v.values, strict=True)
+                            if isinstance(kk, ast.Constant)
+                        }
         kw: dict = {}
         options = ["--" + fname.replace("_", "-")]
         ok = self.extract_type(fmod, ann, kw)
@@ -840,13 +934,13 @@ class SchemaReader:
         if not ok and meta is None:
             return None  # the real factory raises here: such a field is always excluded in working code
         if meta is not None:
-            for k, v in meta.items():
-                if k == "arg_names":
-                    names = self.eval(fmod, v, {}, conds, 0)
+            for mk, mv in meta.items():
+                if mk == "arg_names":
+                    names = self.eval(fmod, mv, {}, conds, 0)
                     if names.kind == "const" and isinstance(names.value, (list, tuple)):
                         options = [str(n) for n in names.value]
                 else:
-                    kw[k] = v
+                    kw[mk] = mv
         # FlagSpec from the kwargs: AST nodes (meta) and V values (inferred) both accepted
         kw.setdefault("dest", V("const", fname))
         if "default" not in kw and default_node is not None:
@@ -896,19 +990,29 @@ class SchemaReader:
         if isinstance(ann, (ast.Name, ast.Attribute)):
             v = self.eval_in_module(fmod, ann)
             if v.kind == "class" and self.is_enum(v):
-                members = [s.targets[0].id for s in v.node.body if isinstance(s, ast.Assign)
-                           and len(s.targets) == 1 and isinstance(s.targets[0], ast.Name)
-                           and not s.targets[0].id.startswith("_")]
-                members += [s.target.id for s in v.node.body if isinstance(s, ast.AnnAssign)
-                            and isinstance(s.target, ast.Name) and s.value is not None]
+                members = [
+                    s.targets[0].id
+                    for s in v.node.body
+                    if isinstance(s, ast.Assign)
+                    and len(s.targets) == 1
+                    and isinstance(s.targets[0], ast.Name)
+                    and not s.targets[0].id.startswith("_")
+                ]
+                members += [
+                    s.target.id
+                    for s in v.node.body
+                    if isinstance(s, ast.AnnAssign) and isinstance(s.target, ast.Name) and s.value is not None
+                ]
                 kw["type"] = V("enum", members, extra=v.value)
                 kw["choices"] = V("enum", members)
                 return True
             if v.kind == "class":
                 return True  # a primitive-like class: argparse calls it on the text
             kw["type"] = V("func", unparse(ann))
-            kw["_choices_note"] = (f"{unparse(ann)} comes from a library packlint does not read: if it is an "
-                                   "Enum the real parser takes its member names only")
+            kw["_choices_note"] = (
+                f"{unparse(ann)} comes from a library packlint does not read: if it is an "
+                "Enum the real parser takes its member names only"
+            )
             return True
         return False
 
@@ -955,9 +1059,15 @@ def _fold(test: ast.AST, env: dict[str, V]) -> bool | None:
         if v.kind in ("func", "class", "parser", "group"):
             return True  # a callback chosen under a condition carries that condition into its flags
         return None
-    if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], (ast.Is, ast.IsNot)) \
-            and isinstance(test.comparators[0], ast.Constant) and test.comparators[0].value is None \
-            and isinstance(test.left, ast.Name) and test.left.id in env:
+    if (
+        isinstance(test, ast.Compare)
+        and len(test.ops) == 1
+        and isinstance(test.ops[0], (ast.Is, ast.IsNot))
+        and isinstance(test.comparators[0], ast.Constant)
+        and test.comparators[0].value is None
+        and isinstance(test.left, ast.Name)
+        and test.left.id in env
+    ):
         v = env[test.left.id]
         if v.kind == "const" and v.value is None:
             is_none = True
@@ -973,7 +1083,7 @@ def _choice_text(c) -> str:
     return c if isinstance(c, str) else repr(c) if not isinstance(c, (int, float)) or isinstance(c, bool) else str(c)
 
 
-def _const_list(node: ast.AST):
+def _const_list(node: ast.List | ast.Tuple):
     out = []
     for e in node.elts:
         if not isinstance(e, ast.Constant):
@@ -1007,13 +1117,16 @@ def read_schema(program_file: str, index) -> FlagSchema | None:
         main = max(strict, key=lambda p: len(p.flags))
         for p in used:
             if p is not main and p.known_reasons:
-                notes.extend(f"{r}; a later strict parse_args at {main.strict[0]} still rejects unknown options"
-                             for r in p.known_reasons)
+                notes.extend(
+                    f"{r}; a later strict parse_args at {main.strict[0]} still rejects unknown options"
+                    for r in p.known_reasons
+                )
         reasons = list(reader.global_open) + list(main.open_reasons)
     else:
         main = max(used, key=lambda p: len(p.flags))
         reasons = list(reader.global_open) + list(main.open_reasons) + list(main.known_reasons)
     notes.extend(n for n in main.notes if n not in notes)
     reasons = list(dict.fromkeys(reasons))
-    return FlagSchema(dict(main.flags), main.allow_abbrev, main.conflict_handler, not reasons, reasons,
-                      main.origin, notes)
+    return FlagSchema(
+        dict(main.flags), main.allow_abbrev, main.conflict_handler, not reasons, reasons, main.origin, notes
+    )

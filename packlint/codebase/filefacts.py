@@ -12,6 +12,7 @@ import ast
 import hashlib
 import os
 import re
+from typing import overload
 
 from packlint.codebase.model import EnvRead
 
@@ -53,6 +54,10 @@ def read_source(path: str) -> SourceFile | None:
         return None
 
 
+@overload
+def unparse(node: ast.AST, limit: int = 120) -> str: ...
+@overload
+def unparse(node: None, limit: int = 120) -> None: ...
 def unparse(node: ast.AST | None, limit: int = 120) -> str | None:
     if node is None:
         return None
@@ -94,8 +99,9 @@ def static_path(node: ast.AST, consts: dict[str, str]) -> str | None:
         if fn is None:
             return None
         last = fn.split(".")[-1]
-        args = [static_path(a, consts) for a in node.args]
-        if any(a is None for a in args):
+        maybe_args = [static_path(a, consts) for a in node.args]
+        args = [a for a in maybe_args if a is not None]
+        if len(args) != len(maybe_args):
             return None
         if last in ("dirname",) and len(args) == 1:
             return f"@DIR({args[0]})"
@@ -128,8 +134,8 @@ def concrete_path(expr: str, file: str) -> str | None:
                     break
                 depth -= 1
             j += 1
-        inner = expr[i + 5:j].replace("@FILE@", os.path.abspath(file))
-        expr = expr[:i] + os.path.dirname(os.path.normpath(inner)) + expr[j + 1:]
+        inner = expr[i + 5 : j].replace("@FILE@", os.path.abspath(file))
+        expr = expr[:i] + os.path.dirname(os.path.normpath(inner)) + expr[j + 1 :]
     expr = expr.replace("@FILE@", os.path.abspath(file))
     if not os.path.isabs(expr):
         return None
@@ -150,9 +156,15 @@ def _dotted(node: ast.AST) -> str | None:
 # ---------------------------------------------------------------------------------------------- facts
 
 
-_ENV_CALLS = {"os.environ.get": "os.environ.get", "environ.get": "os.environ.get", "os.getenv": "os.getenv",
-              "getenv": "os.getenv", "os.environ.setdefault": "os.environ.setdefault",
-              "environ.setdefault": "os.environ.setdefault", "os.environ.pop": "os.environ.pop"}
+_ENV_CALLS = {
+    "os.environ.get": "os.environ.get",
+    "environ.get": "os.environ.get",
+    "os.getenv": "os.getenv",
+    "getenv": "os.getenv",
+    "os.environ.setdefault": "os.environ.setdefault",
+    "environ.setdefault": "os.environ.setdefault",
+    "os.environ.pop": "os.environ.pop",
+}
 _ENV_OBJS = {"os.environ", "environ"}
 
 
@@ -195,7 +207,8 @@ def extract_file_facts(src: SourceFile) -> dict:
         outer = None
         for parent in reversed(stack):
             if isinstance(parent, (ast.Call, ast.Compare, ast.UnaryOp)) or (
-                    isinstance(parent, ast.Attribute) and parent.attr in ("lower", "upper", "strip", "split")):
+                isinstance(parent, ast.Attribute) and parent.attr in ("lower", "upper", "strip", "split")
+            ):
                 outer = parent
                 continue
             break
@@ -230,8 +243,12 @@ def extract_file_facts(src: SourceFile) -> dict:
             if not wrapper_param(node.slice, stack):
                 name, computed = name_of(node.slice, line)
                 env.append([name, computed, line, "os.environ[]", parse_form(stack, node), None])
-        elif isinstance(node, ast.Compare) and len(node.ops) == 1 and isinstance(node.ops[0], (ast.In, ast.NotIn)) \
-                and _dotted(node.comparators[0]) in _ENV_OBJS:
+        elif (
+            isinstance(node, ast.Compare)
+            and len(node.ops) == 1
+            and isinstance(node.ops[0], (ast.In, ast.NotIn))
+            and _dotted(node.comparators[0]) in _ENV_OBJS
+        ):
             name, computed = name_of(node.left, line)
             env.append([name, computed, line, "in os.environ", None, None])
         stack.append(node)
@@ -280,8 +297,10 @@ def extract_file_facts(src: SourceFile) -> dict:
 
 def env_reads_of(facts: dict, file: str, wrappers: dict[str, int]) -> list[EnvRead]:
     """The EnvReads of one file's facts, wrapper calls (`get_env('X')`) included."""
-    out = [EnvRead(name, file, line, form, computed, parse, default)
-           for name, computed, line, form, parse, default in facts.get("env", [])]
+    out = [
+        EnvRead(name, file, line, form, computed, parse, default)
+        for name, computed, line, form, parse, default in facts.get("env", [])
+    ]
     for fn, name, line, parse, default in facts.get("calls", []):
         if wrappers.get(fn) == 0:
             out.append(EnvRead(name, file, line, fn + "()", False, parse, default))

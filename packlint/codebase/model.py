@@ -54,25 +54,55 @@ class FlagSpec:
     @property
     def takes_value(self) -> bool:
         """Whether the option consumes words after it (store_true/false/const/count do not)."""
-        if self.action in ("store_true", "store_false", "store_const", "append_const", "count", "help",
-                           "version", "BooleanOptionalAction"):
+        if self.action in (
+            "store_true",
+            "store_false",
+            "store_const",
+            "append_const",
+            "count",
+            "help",
+            "version",
+            "BooleanOptionalAction",
+        ):
             return False
         return self.nargs != 0
 
     def to_json(self) -> dict:
-        return {"options": list(self.options), "dest": self.dest, "action": self.action, "nargs": self.nargs,
-                "type": self.type, "choices": None if self.choices is None else list(self.choices),
-                "choices_note": self.choices_note, "default": self.default, "required": self.required,
-                "deprecated": self.deprecated, "origin": {"file": self.origin_file, "line": self.origin_line},
-                "condition": self.condition, "generated_from": self.generated_from}
+        return {
+            "options": list(self.options),
+            "dest": self.dest,
+            "action": self.action,
+            "nargs": self.nargs,
+            "type": self.type,
+            "choices": None if self.choices is None else list(self.choices),
+            "choices_note": self.choices_note,
+            "default": self.default,
+            "required": self.required,
+            "deprecated": self.deprecated,
+            "origin": {"file": self.origin_file, "line": self.origin_line},
+            "condition": self.condition,
+            "generated_from": self.generated_from,
+        }
 
     @classmethod
-    def from_json(cls, d: dict) -> "FlagSpec":
+    def from_json(cls, d: dict) -> FlagSpec:
         o = d.get("origin") or {}
-        return cls(tuple(d["options"]), d["dest"], d.get("action", "store"), d.get("nargs"), d.get("type", "str"),
-                   None if d.get("choices") is None else tuple(d["choices"]), d.get("choices_note"),
-                   d.get("default"), bool(d.get("required")), d.get("deprecated"), o.get("file"), o.get("line"),
-                   d.get("condition"), d.get("generated_from"))
+        return cls(
+            tuple(d["options"]),
+            d["dest"],
+            d.get("action", "store"),
+            d.get("nargs"),
+            d.get("type", "str"),
+            None if d.get("choices") is None else tuple(d["choices"]),
+            d.get("choices_note"),
+            d.get("default"),
+            bool(d.get("required")),
+            d.get("deprecated"),
+            o.get("file"),
+            o.get("line"),
+            d.get("condition"),
+            d.get("generated_from"),
+        )
 
 
 @record
@@ -115,19 +145,33 @@ class FlagSchema:
 
     def to_json(self) -> dict:
         specs = self.specs()
-        return {"closed": self.closed, "open_reasons": list(self.open_reasons), "allow_abbrev": self.allow_abbrev,
-                "conflict_handler": self.conflict_handler, "parser_origin": self.parser_origin,
-                "notes": list(self.notes), "flag_count": len(specs), "flags": [s.to_json() for s in specs]}
+        return {
+            "closed": self.closed,
+            "open_reasons": list(self.open_reasons),
+            "allow_abbrev": self.allow_abbrev,
+            "conflict_handler": self.conflict_handler,
+            "parser_origin": self.parser_origin,
+            "notes": list(self.notes),
+            "flag_count": len(specs),
+            "flags": [s.to_json() for s in specs],
+        }
 
     @classmethod
-    def from_json(cls, d: dict) -> "FlagSchema":
+    def from_json(cls, d: dict) -> FlagSchema:
         flags: dict[str, FlagSpec] = {}
         for fj in d.get("flags", []):
             spec = FlagSpec.from_json(fj)
             for o in spec.options:
                 flags[o] = spec
-        return cls(flags, d.get("allow_abbrev", True), d.get("conflict_handler", "error"), bool(d.get("closed")),
-                   list(d.get("open_reasons", [])), d.get("parser_origin"), list(d.get("notes", [])))
+        return cls(
+            flags,
+            d.get("allow_abbrev", True),
+            d.get("conflict_handler", "error"),
+            bool(d.get("closed")),
+            list(d.get("open_reasons", [])),
+            d.get("parser_origin"),
+            list(d.get("notes", [])),
+        )
 
 
 @record(eq=True)
@@ -149,13 +193,21 @@ class EnvRead:
     default: str | None = None
 
     def to_json(self) -> dict:
-        return {"name": self.name, "computed": self.computed, "file": self.file, "line": self.line,
-                "form": self.form, "parse": self.parse, "default": self.default}
+        return {
+            "name": self.name,
+            "computed": self.computed,
+            "file": self.file,
+            "line": self.line,
+            "form": self.form,
+            "parse": self.parse,
+            "default": self.default,
+        }
 
     @classmethod
-    def from_json(cls, d: dict) -> "EnvRead":
-        return cls(d["name"], d["file"], d["line"], d["form"], bool(d.get("computed")), d.get("parse"),
-                   d.get("default"))
+    def from_json(cls, d: dict) -> EnvRead:
+        return cls(
+            d["name"], d["file"], d["line"], d["form"], bool(d.get("computed")), d.get("parse"), d.get("default")
+        )
 
 
 @record
@@ -165,7 +217,8 @@ class ProgramResolution:
     `program`: as written in the script ('train.py', '/workspace/P/x/train.py', '-m pkg.mod');
     `file`: the resolved file (absolute) or None; `root`: the code-base root it was found under;
     `how`: 'code-base' | 'path-map' | 'script-checkout' | 'pythonpath' | 'absolute' (found) — or
-    'not-found' | 'no-program' | 'unknown-program' | 'disabled' | 'read-error' (a packlint bug, said so); `detail`: one sentence for people
+    'not-found' | 'no-program' | 'unknown-program' | 'disabled' | 'read-error' (a packlint bug, said so);
+    `detail`: one sentence for people
     ('longest existing suffix aiak_training_llm/train.py under /src/OV2 (the script's checkout)' or why
     not, with the places tried); `roots`: the roots searched, in order; `pythonpath`: the launch's own
     PYTHONPATH entries mapped onto disk (the module search path for the program's imports)."""
@@ -183,14 +236,28 @@ class ProgramResolution:
         return self.file is not None
 
     def to_json(self) -> dict:
-        return {"program": self.program, "file": self.file, "found": self.found, "how": self.how,
-                "detail": self.detail, "root": self.root, "roots": list(self.roots),
-                "pythonpath": list(self.pythonpath)}
+        return {
+            "program": self.program,
+            "file": self.file,
+            "found": self.found,
+            "how": self.how,
+            "detail": self.detail,
+            "root": self.root,
+            "roots": list(self.roots),
+            "pythonpath": list(self.pythonpath),
+        }
 
     @classmethod
-    def from_json(cls, d: dict) -> "ProgramResolution":
-        return cls(d.get("program"), d.get("file"), d["how"], d.get("detail", ""), d.get("root"),
-                   list(d.get("roots", [])), list(d.get("pythonpath", [])))
+    def from_json(cls, d: dict) -> ProgramResolution:
+        return cls(
+            d.get("program"),
+            d.get("file"),
+            d["how"],
+            d.get("detail", ""),
+            d.get("root"),
+            list(d.get("roots", [])),
+            list(d.get("pythonpath", [])),
+        )
 
 
 @record
@@ -244,19 +311,25 @@ class CodeFacts:
         return sorted({r.name for r in self.env_reads if not r.computed})
 
     def to_json(self) -> dict:
-        return {"resolution": self.resolution.to_json(),
-                "schema": None if self.schema is None else self.schema.to_json(),
-                "env_reads": [r.to_json() for r in self.env_reads], "files": list(self.files),
-                "unresolved_imports": list(self.unresolved_imports),
-                "skipped": [s.to_json() for s in self.skipped]}
+        return {
+            "resolution": self.resolution.to_json(),
+            "schema": None if self.schema is None else self.schema.to_json(),
+            "env_reads": [r.to_json() for r in self.env_reads],
+            "files": list(self.files),
+            "unresolved_imports": list(self.unresolved_imports),
+            "skipped": [s.to_json() for s in self.skipped],
+        }
 
     @classmethod
-    def from_json(cls, d: dict) -> "CodeFacts":
-        return cls(ProgramResolution.from_json(d["resolution"]),
-                   None if d.get("schema") is None else FlagSchema.from_json(d["schema"]),
-                   [EnvRead.from_json(r) for r in d.get("env_reads", [])], list(d.get("files", [])),
-                   list(d.get("unresolved_imports", [])),
-                   [SkippedFile(s["file"], s["reason"]) for s in d.get("skipped", [])])
+    def from_json(cls, d: dict) -> CodeFacts:
+        return cls(
+            ProgramResolution.from_json(d["resolution"]),
+            None if d.get("schema") is None else FlagSchema.from_json(d["schema"]),
+            [EnvRead.from_json(r) for r in d.get("env_reads", [])],
+            list(d.get("files", [])),
+            list(d.get("unresolved_imports", [])),
+            [SkippedFile(s["file"], s["reason"]) for s in d.get("skipped", [])],
+        )
 
 
 from packlint.codebase.options import CodeOptions  # noqa: E402,F401  (kept here for the API)

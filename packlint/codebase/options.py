@@ -14,9 +14,15 @@ class CodeOptions:
 
     __slots__ = ("code_bases", "path_maps", "enabled", "use_cache", "cache_dir", "megatron_version")
 
-    def __init__(self, code_bases: list[str] | None = None, path_maps: list[tuple[str, str]] | None = None,
-                 enabled: bool = True, use_cache: bool = True, cache_dir: str | None = None,
-                 megatron_version: str | None = None) -> None:
+    def __init__(
+        self,
+        code_bases: list[str] | None = None,
+        path_maps: list[tuple[str, str]] | None = None,
+        enabled: bool = True,
+        use_cache: bool = True,
+        cache_dir: str | None = None,
+        megatron_version: str | None = None,
+    ) -> None:
         self.code_bases = list(code_bases or [])
         self.path_maps = list(path_maps or [])
         self.enabled = enabled
@@ -25,6 +31,8 @@ class CodeOptions:
         self.megatron_version = megatron_version
 
     def __repr__(self) -> str:
-        return (f"CodeOptions(code_bases={self.code_bases!r}, path_maps={self.path_maps!r}, "
-                f"enabled={self.enabled!r}, use_cache={self.use_cache!r}, cache_dir={self.cache_dir!r}, "
-                f"megatron_version={self.megatron_version!r})")
+        return (
+            f"CodeOptions(code_bases={self.code_bases!r}, path_maps={self.path_maps!r}, "
+            f"enabled={self.enabled!r}, use_cache={self.use_cache!r}, cache_dir={self.cache_dir!r}, "
+            f"megatron_version={self.megatron_version!r})"
+        )

@@ -15,8 +15,14 @@ from __future__ import annotations
 import os
 
 from packlint.codebase import cache
-from packlint.codebase.filefacts import SourceFile, cache_key_digest, concrete_path, env_reads_of, \
-    extract_file_facts, read_source
+from packlint.codebase.filefacts import (
+    SourceFile,
+    cache_key_digest,
+    concrete_path,
+    env_reads_of,
+    extract_file_facts,
+    read_source,
+)
 from packlint.codebase.model import CodeFacts, ProgramResolution, SkippedFile
 from packlint.codebase.options import CodeOptions
 
@@ -40,6 +46,8 @@ def reader_digest() -> str:
                     pass
         _CODE_DIGEST.append(h.hexdigest())
     return _CODE_DIGEST[0]
+
+
 MAX_FILES = 20000
 
 
@@ -73,7 +81,7 @@ class ModuleIndex:
             return self._found[key]
         rel = module.replace(".", "/")
         found = None
-        for d in ([base] if base is not None else self.search):
+        for d in [base] if base is not None else self.search:
             for cand in (rel + "/__init__.py", rel + ".py"):  # a package wins over a module, as in Python
                 f = os.path.join(d, cand)
                 if os.path.isfile(f):
@@ -231,12 +239,24 @@ def _manifest_ok(manifest: dict) -> bool:
     return True
 
 
-def read_program(program_file: str, roots: list[str], pythonpath: list[str], options: CodeOptions,
-                 resolution: ProgramResolution | None = None) -> CodeFacts:
+def read_program(
+    program_file: str,
+    roots: list[str],
+    pythonpath: list[str],
+    options: CodeOptions,
+    resolution: ProgramResolution | None = None,
+) -> CodeFacts:
     program_file = os.path.abspath(program_file)
     if resolution is None:
-        resolution = ProgramResolution(program_file, program_file, "absolute", f"{program_file} read directly",
-                                       os.path.dirname(program_file), list(roots), list(pythonpath))
+        resolution = ProgramResolution(
+            program_file,
+            program_file,
+            "absolute",
+            f"{program_file} read directly",
+            os.path.dirname(program_file),
+            list(roots),
+            list(pythonpath),
+        )
     key = cache_key_digest([reader_digest(), program_file, list(roots), list(pythonpath)])
     base = cache.cache_dir(options.cache_dir) if options.use_cache else None
     if base:
@@ -247,13 +267,13 @@ def read_program(program_file: str, roots: list[str], pythonpath: list[str], opt
             return facts
     facts, manifest = build_facts(program_file, roots, pythonpath, options, resolution)
     if base:
-        cache.store(base, "programs", key, {"version": reader_digest(), "manifest": manifest,
-                                            "facts": facts.to_json()})
+        cache.store(base, "programs", key, {"version": reader_digest(), "manifest": manifest, "facts": facts.to_json()})
     return facts
 
 
-def build_facts(program_file: str, roots: list[str], pythonpath: list[str], options: CodeOptions,
-                resolution: ProgramResolution) -> tuple[CodeFacts, dict]:
+def build_facts(
+    program_file: str, roots: list[str], pythonpath: list[str], options: CodeOptions, resolution: ProgramResolution
+) -> tuple[CodeFacts, dict]:
     """Read the program from source (no cache of the whole): closure, env reads, schema."""
     from packlint.codebase.argparse_reader import read_schema
 
@@ -267,7 +287,7 @@ def build_facts(program_file: str, roots: list[str], pythonpath: list[str], opti
             skipped.append(SkippedFile(path, src.error))
     import sys
 
-    stdlib = getattr(sys, "stdlib_module_names", frozenset())
+    stdlib: frozenset[str] = getattr(sys, "stdlib_module_names", frozenset())
     unresolved = sorted(m for m in closure.unresolved if m not in stdlib and m != "__future__")
     facts = CodeFacts(resolution, schema, closure.env_reads(), list(closure.order), unresolved, skipped)
     manifest = {}

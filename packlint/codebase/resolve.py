@@ -68,12 +68,11 @@ def apply_path_maps(path: str, maps: list[tuple[str, str]]) -> str | None:
     best = None
     for prefix, local in maps:
         p = prefix.rstrip("/") or "/"
-        if path == p or path.startswith(p + "/") or p == "/":
-            if best is None or len(p) > len(best[0]):
-                best = (p, local)
+        if (path == p or path.startswith(p + "/") or p == "/") and (best is None or len(p) > len(best[0])):
+            best = (p, local)
     if best is None:
         return None
-    rest = path[len(best[0]):].lstrip("/")
+    rest = path[len(best[0]) :].lstrip("/")
     return os.path.normpath(os.path.join(best[1], rest)) if rest else os.path.normpath(best[1])
 
 
@@ -108,15 +107,15 @@ def map_dir(entry: str, options: CodeOptions, roots: list[str], cwd_hint: str | 
     return None
 
 
-def resolve(program: str | None, script_path: str | None, options: CodeOptions,
-            pythonpath: list[str]) -> ProgramResolution:
+def resolve(
+    program: str | None, script_path: str | None, options: CodeOptions, pythonpath: list[str]
+) -> ProgramResolution:
     if not options.enabled:
         return ProgramResolution(program, None, "disabled", "code-base reading is off (--no-code-base)")
     if not program:
         return ProgramResolution(program, None, "no-program", "the launch runs no Python program packlint can see")
     checkout = script_checkout_dirs(script_path)
     explicit = [os.path.abspath(d) for d in options.code_bases]
-    roots = list(dict.fromkeys(explicit + checkout))
     top = checkout[-1] if checkout else None
     mapped_pp = []
     for entry in pythonpath:
@@ -131,8 +130,9 @@ def resolve(program: str | None, script_path: str | None, options: CodeOptions,
         pp = mapped_pp
         if suffix and program.endswith("/" + suffix) and os.path.isabs(program) and root:
             # `/workspace/P/x/train.py` found as ROOT/x/train.py: /workspace/P is ROOT for PYTHONPATH too
-            implied = CodeOptions(list(options.code_bases), [(program[: -len(suffix) - 1], root)]
-                                  + list(options.path_maps))
+            implied = CodeOptions(
+                list(options.code_bases), [(program[: -len(suffix) - 1], root)] + list(options.path_maps)
+            )
             pp = []
             for entry in pythonpath:
                 d = map_dir(entry, implied, list(dict.fromkeys(explicit + ([top] if top else []))), top)
@@ -144,29 +144,46 @@ def resolve(program: str | None, script_path: str | None, options: CodeOptions,
     if program.startswith("-m ") or program.startswith("-m"):
         module = program[2:].strip()
         if not module or "$" in module:
-            return ProgramResolution(program, None, "unknown-program", "the module name is not known",
-                                     None, search_roots, mapped_pp)
-        for base, how in [(d, "code-base") for d in explicit] + [(d, "pythonpath") for d in mapped_pp] \
-                + [(d, "script-checkout") for d in checkout]:
+            return ProgramResolution(
+                program, None, "unknown-program", "the module name is not known", None, search_roots, mapped_pp
+            )
+        for base, how in (
+            [(d, "code-base") for d in explicit]
+            + [(d, "pythonpath") for d in mapped_pp]
+            + [(d, "script-checkout") for d in checkout]
+        ):
             f = _module_file(base, module)
             if f is not None:
                 return found(f, how, f"module {module} found under {base}", base)
-        return ProgramResolution(program, None, "not-found",
-                                 f"module {module} not found under {', '.join(explicit + mapped_pp + checkout[-1:]) or 'any root'}",
-                                 None, search_roots, mapped_pp)
+        return ProgramResolution(
+            program,
+            None,
+            "not-found",
+            f"module {module} not found under {', '.join(explicit + mapped_pp + checkout[-1:]) or 'any root'}",
+            None,
+            search_roots,
+            mapped_pp,
+        )
     if "$" in program or not program.endswith(".py"):
         if not program.endswith(".py"):
-            return ProgramResolution(program, None, "unknown-program",
-                                     f"{program!r} is not a .py file packlint can read", None, search_roots, mapped_pp)
-        return ProgramResolution(program, None, "unknown-program", "the program path is not known",
-                                 None, search_roots, mapped_pp)
+            return ProgramResolution(
+                program,
+                None,
+                "unknown-program",
+                f"{program!r} is not a .py file packlint can read",
+                None,
+                search_roots,
+                mapped_pp,
+            )
+        return ProgramResolution(
+            program, None, "unknown-program", "the program path is not known", None, search_roots, mapped_pp
+        )
     mapped = apply_path_maps(program, options.path_maps)
-    if mapped is not None:
-        if os.path.isfile(mapped):
-            return found(mapped, "path-map", f"{program} mapped by --path-map to {mapped}", os.path.dirname(mapped))
+    if mapped is not None and os.path.isfile(mapped):
+        return found(mapped, "path-map", f"{program} mapped by --path-map to {mapped}", os.path.dirname(mapped))
     parts = [p for p in program.split("/") if p and p != "."]
     if ".." in parts:
-        parts = parts[len(parts) - 1 - parts[::-1].index(".."):][1:]
+        parts = parts[len(parts) - 1 - parts[::-1].index("..") :][1:]
     tried = []
     # the longest suffix wins over a nearer directory: `/workspace/P/pkg/train.py` is `ROOT/pkg/train.py`
     # even when the script's own folder has some other train.py
@@ -186,5 +203,6 @@ def resolve(program: str | None, script_path: str | None, options: CodeOptions,
             return found(cand, "pythonpath", f"{parts[-1]} found in PYTHONPATH entry {d}", d)
     where = ", ".join(tried) if tried else "nowhere"
     hint = "" if options.code_bases else " (give --code-base DIR, or --path-map PREFIX=DIR for container paths)"
-    return ProgramResolution(program, None, "not-found",
-                             f"no suffix of {program} exists under {where}{hint}", None, search_roots, mapped_pp)
+    return ProgramResolution(
+        program, None, "not-found", f"no suffix of {program} exists under {where}{hint}", None, search_roots, mapped_pp
+    )

@@ -133,16 +133,34 @@ class Snapshot:
             self.flag_releases[option] = rel
             partial = None if len(rel) == len(considered) else f"only in Megatron-LM {self.range_text(rel)}"
             nargs = chosen.get("nargs")
-            specs[option] = FlagSpec((option,), chosen.get("dest") or option.lstrip("-").replace("-", "_"),
-                                     chosen.get("action", "store"), nargs, chosen.get("type", "str"),
-                                     None if chosen.get("choices") is None else tuple(chosen["choices"]),
-                                     None, None, False, chosen.get("deprecated"), None, None, partial, None)
+            specs[option] = FlagSpec(
+                (option,),
+                chosen.get("dest") or option.lstrip("-").replace("-", "_"),
+                chosen.get("action", "store"),
+                nargs,
+                chosen.get("type", "str"),
+                None if chosen.get("choices") is None else tuple(chosen["choices"]),
+                None,
+                None,
+                False,
+                chosen.get("deprecated"),
+                None,
+                None,
+                partial,
+                None,
+            )
         # closed when some release considered is: a flag no release defines exits there. (The reader
         # calls a release open when any parse_known_args is reachable, e.g. the in-process-restart
         # pre-parse of core 0.13-0.17, although the program's own parse stays strict.)
-        self.schema = FlagSchema(specs, False, "error", any(i in closed for i in considered),
-                                 [] if considered else [f"{program} is not in the {pinned} snapshot"],
-                                 f"{DATA_NAME}:{program}", [])
+        self.schema = FlagSchema(
+            specs,
+            False,
+            "error",
+            any(i in closed for i in considered),
+            [] if considered else [f"{program} is not in the {pinned} snapshot"],
+            f"{DATA_NAME}:{program}",
+            [],
+        )
 
     def range_text(self, indexes: list[int]) -> str:
         """Release indexes as 'core_v0.12.0–core_v0.15.3, main' (runs of consecutive releases joined)."""

@@ -13,7 +13,7 @@ from __future__ import annotations
 from packlint.baseline import relative_path
 
 COMMAND = {"error": "error", "warning": "warning", "info": "notice"}
-GITHUB_LIMIT = 10   # annotations of one level GitHub shows per step
+GITHUB_LIMIT = 10  # annotations of one level GitHub shows per step
 
 
 def escape_data(text: str) -> str:
@@ -35,8 +35,12 @@ def render(result, **_: object) -> str:
         loc = f.location
         cmd = COMMAND[f.severity]
         counts[cmd] += 1
-        props = [f"file={escape_property(relative_path(loc.path, result.root))}", f"line={loc.line}",
-                 f"col={loc.column}", f"endLine={loc.end_line}"]
+        props = [
+            f"file={escape_property(relative_path(loc.path, result.root))}",
+            f"line={loc.line}",
+            f"col={loc.column}",
+            f"endLine={loc.end_line}",
+        ]
         if loc.end_line == loc.line and loc.end_column > loc.column:
             props.append(f"endColumn={loc.end_column}")
         props.append(f"title={escape_property(f'{f.code} {f.name}')}")
@@ -55,8 +59,10 @@ def render(result, **_: object) -> str:
         props.append(f"title={escape_property(title)}")
         out.append(f"::error {','.join(props)}::{escape_data(e.message)}")
     s = result.summary
-    line = (f"packlint: {_plural(s.errors, 'error')}, {_plural(s.warnings, 'warning')}, {_plural(s.infos, 'info')} "
-            f"in {_plural(s.files, 'file')}")
+    line = (
+        f"packlint: {_plural(s.errors, 'error')}, {_plural(s.warnings, 'warning')}, {_plural(s.infos, 'info')} "
+        f"in {_plural(s.files, 'file')}"
+    )
     extra = []
     if s.suppressed:
         extra.append(f"{s.suppressed} suppressed by comments")
@@ -68,7 +74,9 @@ def render(result, **_: object) -> str:
         line += f" ({', '.join(extra)})"
     over = [k for k, n in counts.items() if n > GITHUB_LIMIT]
     if over:
-        line += (f"; GitHub shows only the first {GITHUB_LIMIT} annotations of each level per step "
-                 f"({', '.join(f'{counts[k]} {k}s' for k in over)} here): every one is listed above")
+        line += (
+            f"; GitHub shows only the first {GITHUB_LIMIT} annotations of each level per step "
+            f"({', '.join(f'{counts[k]} {k}s' for k in over)} here): every one is listed above"
+        )
     out.append(line)
     return "".join(x + "\n" for x in out)

@@ -25,31 +25,38 @@ def render(result, **_: object) -> str:
         loc = f.location
         basis = fp or f"{loc.path}:{loc.line}:{loc.column}:{f.code}:{f.message}"
         digest = hashlib.md5(basis.encode("utf-8"), usedforsecurity=False).hexdigest()
-        while digest in seen:   # GitLab needs them unique
+        while digest in seen:  # GitLab needs them unique
             digest = hashlib.md5((digest + basis).encode("utf-8"), usedforsecurity=False).hexdigest()
         seen.add(digest)
         issue = {
             "type": "issue",
             "check_name": f.code,
             "description": f"{f.code} {f.message}",
-            "content": {"body": f"`{f.code}` {f.name}" + (f"\n\nhelp: {f.help}" if f.help else "")
-                        + (f"\n\n{result.doc_url_for(f.code)}" if result.doc_url_for(f.code) else "")},
+            "content": {
+                "body": f"`{f.code}` {f.name}"
+                + (f"\n\nhelp: {f.help}" if f.help else "")
+                + (f"\n\n{result.doc_url_for(f.code)}" if result.doc_url_for(f.code) else "")
+            },
             "categories": ["Bug Risk"] if f.severity != "info" else ["Clarity"],
             "fingerprint": digest,
             "severity": SEVERITY[f.severity],
-            "location": {"path": relative_path(loc.path, result.root),
-                         "lines": {"begin": loc.line, "end": max(loc.line, loc.end_line)}},
+            "location": {
+                "path": relative_path(loc.path, result.root),
+                "lines": {"begin": loc.line, "end": max(loc.line, loc.end_line)},
+            },
         }
         issues.append(issue)
     for e in result.file_errors:
         basis = f"packlint-error:{e.path}:{e.message}"
-        issues.append({
-            "type": "issue",
-            "check_name": "packlint-internal-error" if e.kind == "internal" else "packlint-error",
-            "description": e.line(),
-            "categories": ["Bug Risk"],
-            "fingerprint": hashlib.md5(basis.encode("utf-8"), usedforsecurity=False).hexdigest(),
-            "severity": "critical",
-            "location": {"path": relative_path(e.path, result.root) if e.path else ".", "lines": {"begin": 1}},
-        })
+        issues.append(
+            {
+                "type": "issue",
+                "check_name": "packlint-internal-error" if e.kind == "internal" else "packlint-error",
+                "description": e.line(),
+                "categories": ["Bug Risk"],
+                "fingerprint": hashlib.md5(basis.encode("utf-8"), usedforsecurity=False).hexdigest(),
+                "severity": "critical",
+                "location": {"path": relative_path(e.path, result.root) if e.path else ".", "lines": {"begin": 1}},
+            }
+        )
     return json.dumps(issues, indent=2, ensure_ascii=False) + "\n"

@@ -25,12 +25,12 @@ def _value(entry: dict) -> str:
         return "(" + " ".join(i if isinstance(i, str) else "<unknown>" for i in entry["items"]) + ")"
     if "unknown" in entry:
         return f"<unknown: {entry['unknown']}>"
-    v = entry.get("value")
-    if v is True:
+    value = entry.get("value")
+    if value is True:
         return "(set)"
-    if isinstance(v, list):
-        return " ".join(v)
-    return "<unset>" if v is None else repr(v) if v == "" else str(v)
+    if isinstance(value, list):
+        return " ".join(value)
+    return "<unset>" if value is None else repr(value) if value == "" else str(value)
 
 
 def render(model: dict, out, color: bool = False) -> None:
@@ -42,8 +42,11 @@ def render(model: dict, out, color: bool = False) -> None:
     for launch in model["launches"]:
         chain = " > ".join(launch["launchers"]) or "?"
         prog = launch.get("program") or "/".join(launch.get("programs", [])) or "<unknown program>"
-        w("\n" + _c(f"launch #{launch['id']}: {chain} -> {prog}", "1;36", color)
-          + f"  ({launch['file']}:{launch['line']})\n")
+        w(
+            "\n"
+            + _c(f"launch #{launch['id']}: {chain} -> {prog}", "1;36", color)
+            + f"  ({launch['file']}:{launch['line']})\n"
+        )
         for ctx in launch.get("context", []):
             w(f"  via {ctx}\n")
         code = launch.get("code")
@@ -106,8 +109,9 @@ def _size(entry) -> str:
 
 def _sizes(par: dict) -> str:
     """`nodes 2 x 8 per node = world 16; TP 2 PP 1 CP 1 EP 1 VPP - -> DP 8` (`?`: unknown)."""
-    return (f"nodes {_size(par.get('nodes'))} x {_size(par.get('procs_per_node'))} per node = world "
-            f"{_size(par.get('world'))}; TP {_size(par.get('tp'))} PP {_size(par.get('pp'))} "
-            f"CP {_size(par.get('cp'))} EP {_size(par.get('ep'))} VPP {_size(par.get('vpp'))} "
-            f"-> DP {_size(par.get('dp'))}")
-
+    return (
+        f"nodes {_size(par.get('nodes'))} x {_size(par.get('procs_per_node'))} per node = world "
+        f"{_size(par.get('world'))}; TP {_size(par.get('tp'))} PP {_size(par.get('pp'))} "
+        f"CP {_size(par.get('cp'))} EP {_size(par.get('ep'))} VPP {_size(par.get('vpp'))} "
+        f"-> DP {_size(par.get('dp'))}"
+    )

@@ -25,6 +25,10 @@ def render(result, **_: object) -> str:
         d["url"] = result.doc_url_for(f.code)
         d["fix"] = fixes[i].to_json() if fixes[i] is not None else None
         findings.append(d)
-    doc = {"version": JSON_VERSION, "findings": findings, "summary": result.summary.to_json(),
-           "errors": [e.to_json() for e in result.file_errors]}
+    doc = {
+        "version": JSON_VERSION,
+        "findings": findings,
+        "summary": result.summary.to_json(),
+        "errors": [e.to_json() for e in result.file_errors],
+    }
     return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"

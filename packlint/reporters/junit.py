@@ -51,12 +51,14 @@ def render(result, **_: object) -> str:
         path = relative_path(f.location.path, result.root)
         cases = suite(path)
         name = f"{f.code} {f.name} at {f.location.line}:{f.location.column}"
-        head = f"    <testcase classname={_attr(path)} name={_attr(name)} time=\"0\">"
+        head = f'    <testcase classname={_attr(path)} name={_attr(name)} time="0">'
         counts[path][0] += 1
         if SEVERITY_RANK[f.severity] >= threshold:
             counts[path][1] += 1
-            cases.append(f"{head}\n      <failure type={_attr(f.severity)} message={_attr(f.message)}>"
-                         f"{_xml_text(_details(f))}</failure>\n    </testcase>")
+            cases.append(
+                f"{head}\n      <failure type={_attr(f.severity)} message={_attr(f.message)}>"
+                f"{_xml_text(_details(f))}</failure>\n    </testcase>"
+            )
         else:
             cases.append(f"{head}\n      <system-out>{_xml_text(_details(f))}</system-out>\n    </testcase>")
     for e in result.file_errors:
@@ -64,19 +66,23 @@ def render(result, **_: object) -> str:
         cases = suite(path)
         counts[path][0] += 1
         counts[path][2] += 1
-        cases.append(f"    <testcase classname={_attr(path)} name=\"packlint\" time=\"0\">\n"
-                     f"      <error type={_attr(e.kind)} message={_attr(e.message)}>{_xml_text(e.line())}</error>\n"
-                     f"    </testcase>")
+        cases.append(
+            f'    <testcase classname={_attr(path)} name="packlint" time="0">\n'
+            f"      <error type={_attr(e.kind)} message={_attr(e.message)}>{_xml_text(e.line())}</error>\n"
+            f"    </testcase>"
+        )
     out = ['<?xml version="1.0" encoding="UTF-8"?>']
     total = [sum(c[i] for c in counts.values()) for i in range(3)]
     out.append(f'<testsuites name="packlint" tests="{total[0]}" failures="{total[1]}" errors="{total[2]}" time="0">')
     for path, cases in suites.items():
         tests, failures, errors = counts[path]
         if not cases:
-            cases = [f"    <testcase classname={_attr(path)} name=\"packlint\" time=\"0\"/>"]
+            cases = [f'    <testcase classname={_attr(path)} name="packlint" time="0"/>']
             tests = 1
-        out.append(f"  <testsuite name={_attr(path)} tests=\"{tests}\" failures=\"{failures}\" "
-                   f"errors=\"{errors}\" skipped=\"0\" time=\"0\">")
+        out.append(
+            f'  <testsuite name={_attr(path)} tests="{tests}" failures="{failures}" '
+            f'errors="{errors}" skipped="0" time="0">'
+        )
         out.extend(cases)
         out.append("  </testsuite>")
     out.append("</testsuites>")

@@ -67,8 +67,10 @@ def _fix(fix, root: Path, lines) -> dict:
         if e.content:
             rep["insertedContent"] = {"text": e.content}
         change["replacements"].append(rep)
-    return {"description": {"text": f"{fix.title} ({fix.applicability} fix)"},
-            "artifactChanges": list(changes.values())}
+    return {
+        "description": {"text": f"{fix.title} ({fix.applicability} fix)"},
+        "artifactChanges": list(changes.values()),
+    }
 
 
 def rule_descriptor(rule, help_uri: str | None = None) -> dict:
@@ -104,7 +106,8 @@ def build(result) -> dict:
         if f.related:
             res["relatedLocations"] = [
                 {"id": i + 1, "physicalLocation": _physical(r.location, result.root), "message": {"text": r.message}}
-                for i, r in enumerate(f.related)]
+                for i, r in enumerate(f.related)
+            ]
         if fp:
             res["partialFingerprints"] = {FINGERPRINT_KEY: fp}
         if fixes[i] is not None:
@@ -118,19 +121,28 @@ def build(result) -> dict:
         results.append(res)
     notifications = []
     for e in result.file_errors:
-        n = {"level": "error", "message": {"text": e.message},
-             "descriptor": {"id": "packlint-internal-error" if e.kind == "internal" else "packlint-error"}}
+        n: dict[str, object] = {
+            "level": "error",
+            "message": {"text": e.message},
+            "descriptor": {"id": "packlint-internal-error" if e.kind == "internal" else "packlint-error"},
+        }
         if e.path:
             n["locations"] = [{"physicalLocation": {"artifactLocation": _artifact(e.path, result.root)}}]
         notifications.append(n)
-    invocation = {"executionSuccessful": not result.file_errors}
+    invocation: dict[str, object] = {"executionSuccessful": not result.file_errors}
     if notifications:
         invocation["toolExecutionNotifications"] = notifications
     s = result.summary
     run = {
-        "tool": {"driver": {"name": "packlint", "version": __version__, "semanticVersion": __version__,
-                            "informationUri": INFORMATION_URI,
-                            "rules": [rule_descriptor(r, result.doc_url_for(r.code)) for r in rules]}},
+        "tool": {
+            "driver": {
+                "name": "packlint",
+                "version": __version__,
+                "semanticVersion": __version__,
+                "informationUri": INFORMATION_URI,
+                "rules": [rule_descriptor(r, result.doc_url_for(r.code)) for r in rules],
+            }
+        },
         "invocations": [invocation],
         "originalUriBaseIds": {SRCROOT: {"uri": result.root.as_uri().rstrip("/") + "/"}},
         "columnKind": "unicodeCodePoints",

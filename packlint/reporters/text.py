@@ -2,14 +2,20 @@
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 from packlint.findings import Finding, Summary
 
 _RESET = "\x1b[0m"
 _STYLE = {
-    "error": "\x1b[1;31m", "warning": "\x1b[1;33m", "info": "\x1b[1;34m",
-    "path": "\x1b[1m", "code": "\x1b[1;31m", "gutter": "\x1b[34m", "note": "\x1b[36m", "help": "\x1b[32m",
+    "error": "\x1b[1;31m",
+    "warning": "\x1b[1;33m",
+    "info": "\x1b[1;34m",
+    "path": "\x1b[1m",
+    "code": "\x1b[1;31m",
+    "gutter": "\x1b[34m",
+    "note": "\x1b[36m",
+    "help": "\x1b[32m",
     "dim": "\x1b[2m",
 }
 
@@ -37,15 +43,22 @@ def render(result, *, color: bool = False, **_: object) -> str:
     return render_findings(result.findings, result.summary, color=color, read_source=result.sources.lines)
 
 
-def render_findings(findings: list[Finding], summary: Summary, *, color: bool = False,
-                    read_source: Callable[[str], list[str] | None] = lambda p: None) -> str:
+def render_findings(
+    findings: list[Finding],
+    summary: Summary,
+    *,
+    color: bool = False,
+    read_source: Callable[[str], list[str] | None] = lambda p: None,
+) -> str:
     paint = _Painter(color)
     out: list[str] = []
     for f in findings:
         loc = f.location
         label = f.severity if f.certainty == "certain" or f.severity == "info" else f"{f.severity}, may"
-        out.append(f"{paint('path', f'{loc.path}:{loc.line}:{loc.column}')}: "
-                   f"{paint(f.severity, f.code)} [{paint(f.severity, label)}] {f.message}")
+        out.append(
+            f"{paint('path', f'{loc.path}:{loc.line}:{loc.column}')}: "
+            f"{paint(f.severity, f.code)} [{paint(f.severity, label)}] {f.message}"
+        )
         lines = read_source(loc.path)
         if lines is not None and 1 <= loc.line <= len(lines):
             src = lines[loc.line - 1]
@@ -65,8 +78,9 @@ def render_findings(findings: list[Finding], summary: Summary, *, color: bool = 
         else:
             pad = ""
         for r in f.related:
-            out.append(f"{pad} = {paint('note', 'note')}: {r.location.path}:{r.location.line}:{r.location.column}: "
-                       f"{r.message}")
+            out.append(
+                f"{pad} = {paint('note', 'note')}: {r.location.path}:{r.location.line}:{r.location.column}: {r.message}"
+            )
         if f.help:
             out.append(f"{pad} = {paint('help', 'help')}: {f.help}")
         out.append("")
@@ -91,8 +105,11 @@ def summary_line(summary: Summary, paint: Callable[[str, str], str] = lambda s, 
     tail = f" ({', '.join(extra)})" if extra else ""
     if not (summary.errors or summary.warnings or summary.infos):
         return f"All clear: no findings in {files}{tail}."
-    parts = [paint("error", _plural(summary.errors, "error")), paint("warning", _plural(summary.warnings, "warning")),
-             paint("info", _plural(summary.infos, "info"))]
+    parts = [
+        paint("error", _plural(summary.errors, "error")),
+        paint("warning", _plural(summary.warnings, "warning")),
+        paint("info", _plural(summary.infos, "info")),
+    ]
     return f"Found {', '.join(parts)} in {files}{tail}."
 
 
@@ -103,6 +120,8 @@ def render_quiet(result, *, color: bool = False, **_: object) -> str:
     out = []
     for f in result.findings:
         loc = f.location
-        out.append(f"{paint('path', f'{loc.path}:{loc.line}:{loc.column}')}: {paint(f.severity, f.code)} "
-                   f"[{f.severity}] {f.message}")
+        out.append(
+            f"{paint('path', f'{loc.path}:{loc.line}:{loc.column}')}: {paint(f.severity, f.code)} "
+            f"[{f.severity}] {f.message}"
+        )
     return "".join(line + "\n" for line in out)
