@@ -110,9 +110,10 @@ def _inert(node, ps) -> bool:
     )
 
 
-def overwritten_exports(ps) -> list[tuple[str, Span, str, Span, str]]:
-    """(name, first span, first value, second span, second value) for every lost export."""
-    found: list[tuple[str, Span, str, Span, str]] = []
+def overwritten_exports(ps) -> list[tuple[str, Span, str, Span, str, bool]]:
+    """(name, first span, first value, second span, second value, whether the second exports too)
+    for every lost export."""
+    found: list[tuple[str, Span, str, Span, str, bool]] = []
     stack = [ps.root]
     while stack:
         node = stack.pop()
@@ -137,7 +138,7 @@ def overwritten_exports(ps) -> list[tuple[str, Span, str, Span, str]]:
                 if name in pending:
                     first_span, first_value = pending.pop(name)
                     if value != first_value:
-                        found.append((name, first_span, first_value, ps.source.span(anode), value))
+                        found.append((name, first_span, first_value, ps.source.span(anode), value, exports is not None))
                 if exports is not None:
                     pending[name] = (ps.source.span(anode), value)
     found.sort(key=lambda f: (f[3].line, f[3].column))

@@ -62,11 +62,14 @@ class Diagnostic:
     code: str
     message: str
     span: Span | None
+    related: Span | None = None  # a second place the diagnostic is about (a fix may edit it)
 
     def to_json(self) -> dict:
-        d = {"severity": self.severity, "code": self.code, "message": self.message}
+        d: dict = {"severity": self.severity, "code": self.code, "message": self.message}
         if self.span is not None:
             d.update(file=self.span.file, line=self.span.line, column=self.span.column)
+        if self.related is not None:
+            d["related"] = [self.related.to_json()]
         return d
 
 
@@ -3537,10 +3540,14 @@ def interpret_file(path: str, display: str, *, text: bytes | None, env, args, kn
     interp.run(ps, real)
     from packlint.env_hygiene import overwritten_exports
 
-    for name, first, first_value, second, value in overwritten_exports(ps):
-        interp.diag("info", "env-overwritten",
-                    f"{name} is set again here before any command read it: its value {first_value!r} "
-                    f"exported at line {first.line} is lost (now {value!r})", second)
+    for name, first, first_value, second, value, second_exports in overwritten_exports(ps):
+        # the first export may be deleted (PK105's fix) only when the second exports too: after
+        # `export X=1; X=2` the plain X=2 reaches the launch through the first export
+        interp.diagnostics.append(Diagnostic(
+            "info", "env-overwritten",
+            f"{name} is set again here before any command read it: its value {first_value!r} "
+            f"exported at line {first.line} is lost (now {value!r})", second,
+            first if second_exports else None))
     return interp, ps
 
 
