@@ -44,10 +44,14 @@ CRLF_EVERY = 25  # one script in 25 has Windows line endings
 # "sequential" = `size` independent undecidable ifs one after another (2**size paths if enumerated).
 SCALE_CASES_FULL = {"long_5000": ("long", 5000), "long_20000": ("long", 20000),
                     "nested_ifs_250": ("nested", 250), "nested_ifs_1000": ("nested", 1000),
-                    "sequential_ifs_200": ("sequential", 200)}
+                    "sequential_ifs_200": ("sequential", 200),
+                    "endless_loops_10": ("endless", 10), "monitor_120": ("monitor", 120),
+                    "known_loops_3": ("known_loops", 3)}
 SCALE_CASES_QUICK = {"long_2000": ("long", 2000), "long_8000": ("long", 8000),
                      "nested_ifs_100": ("nested", 100), "nested_ifs_400": ("nested", 400),
-                     "sequential_ifs_50": ("sequential", 50)}
+                     "sequential_ifs_50": ("sequential", 50),
+                     "endless_loops_10": ("endless", 10), "monitor_120": ("monitor", 120),
+                     "known_loops_3": ("known_loops", 3)}
 
 CONFIG_FILES = ("common_env.sh", "cluster_a100.sh", "cluster_h800.sh", "data_paths.sh")
 
@@ -575,6 +579,55 @@ def config_file(rng: random.Random, name: str) -> list[str]:
     return lines + [""]
 
 
+MONITOR_SCRIPT = """\
+LOG_DIR=${LOG_DIR:-/tmp/logs}
+N=${N_GPUS:-$(nvidia-smi -L | wc -l)}
+INTERVAL=${INTERVAL:-30}
+declare -A LAST
+count=0
+while true; do
+  nvidia-smi --query-gpu=index,utilization.gpu,memory.used --format=csv,noheader | while read -r idx util mem; do
+    util=${util%%%*}
+    if [ "$util" -lt 5 ]; then
+      echo "gpu $idx idle ($util%)" >> "$LOG_DIR/idle.log"
+    fi
+    for j in 1 2 3; do
+      case $idx in
+        0) A=$((A + j)) ;;
+        *) B=$((B + j)) ;;
+      esac
+    done
+  done
+  for i in $(seq 0 $((N - 1))); do
+    f=$LOG_DIR/rank_$i.log
+    if [ -f "$f" ]; then
+      last=$(tail -n 1 "$f")
+      if [[ "$last" == *"iteration"* ]]; then
+        LAST[$i]=$(echo "$last" | awk '{print $2}')
+      fi
+    fi
+    for k in $(seq 1 "$i"); do
+      s=$((s + k))
+    done
+  done
+  pgrep -f pretrain_gpt.py > /dev/null || {
+    count=$((count + 1))
+    export NCCL_DEBUG=INFO
+    torchrun --nproc_per_node "$N" pretrain_gpt.py "${ARGS[@]}" --restart "$count" &
+  }
+  while read -r line; do
+    case "$line" in
+      *ERROR*) echo "$line" >> "$LOG_DIR/errors.log" ;;
+      *WARN*) w=$((w + 1)) ;;
+    esac
+  done < <(tail -n 100 "$LOG_DIR/train.log")
+  if [ "$count" -gt 10 ]; then
+    break
+  fi
+  sleep "$INTERVAL"
+done""".split("\n")
+
+
 def scale_script(kind: str, n: int) -> list[str]:
     """Adversarial but valid scripts: packlint's cost must stay linear in their size."""
     lines = ["#!/bin/bash", f"# scale case: {kind} {n}", "set -euo pipefail", "", 'MBS="${1:-1}"',
@@ -585,6 +638,16 @@ def scale_script(kind: str, n: int) -> list[str]:
     elif kind == "sequential":
         for i in range(n):
             lines += [f'if [[ "${{OPT_{i}:-0}}" == 1 ]]; then', f"    ARGS+=(--opt-{i} {i})", "fi"]
+    elif kind == "endless":  # `while true` nested n deep (issue 11: 19 s of CPU for 10 lines, once)
+        lines += ["while true; do"] * n + ["  step=$((step + 1))", "  sleep 1"] + ["done"] * n
+    elif kind == "known_loops":  # n nested loops over 40 known items: ends on the work budget
+        items = " ".join(str(i) for i in range(40))
+        lines += [f'ITEMS="{items}"'] + [f"for i{k} in $ITEMS; do" for k in range(n)]
+        lines += ['  : "$i0"'] + ["done"] * n
+    elif kind == "monitor":  # a monitoring / restart script in the shape of real ones (15-30 s, once)
+        lines += MONITOR_SCRIPT
+        while len(lines) < n - 3:
+            lines += ["# padding: more polling helpers", 'log() { echo "[$(date +%T)] $*" >> "$LOG_DIR/monitor.log"; }']
     else:  # long: a 20,000-line script is realistic content repeated, with a launch every ~1,000 lines
         rng = random.Random(n)
         i = 0
@@ -618,8 +681,11 @@ def _write(path: Path, lines: list[str], crlf: bool = False) -> None:
 def generate(out_dir: Path, params: Params = Params()) -> dict:
     """Write the corpus under `out_dir` (replacing what is there) and return its manifest."""
     out_dir = Path(out_dir)
-    if out_dir.exists():
-        shutil.rmtree(out_dir)
+    for old in (out_dir / "scripts", out_dir / "scale", out_dir / "clean.sh", out_dir / "manifest.json"):
+        if old.is_dir():
+            shutil.rmtree(old)
+        elif old.exists():
+            old.unlink()  # (the collected public scripts in out_dir/public stay)
     scripts = out_dir / "scripts"
     sizes = _sizes(random.Random(params.seed), params.size)
     for i, target in enumerate(sizes):
@@ -666,7 +732,60 @@ def bash_syntax_errors(out_dir: Path) -> list[str]:
     return errors
 
 
+# Public repositories' shell scripts (real launch, monitoring, utility and Slurm job scripts), taken from
+# the read-only snapshots under /work/.mirror (bare git dirs). Collected, never committed: the corpus
+# folder is git-ignored, and the numbers are reproducible from the snapshot commits in its manifest.
+MIRRORS = Path("/work/.mirror")
+PUBLIC_SUFFIXES = (".sh", ".bash", ".slurm", ".sbatch", ".job")
+
+
+def collect_public(out_dir: Path, mirrors: Path = MIRRORS) -> dict:
+    """Copy every shell script of every mirrored repository's HEAD to `out_dir/<owner+name>/<path>`."""
+    out_dir = Path(out_dir)
+    if out_dir.exists():
+        shutil.rmtree(out_dir)
+    manifest: dict = {"kind": "public", "repositories": {}, "lines": {}}
+    for git_dir in sorted(mirrors.glob("*/repo")):
+        repo = git_dir.parent.name
+        def git(*a: str) -> bytes:
+            return subprocess.run(["git", "--git-dir", str(git_dir), *a], capture_output=True,
+                                  check=True).stdout
+        try:
+            commit = git("rev-parse", "HEAD").decode().strip()
+            names = git("ls-tree", "-r", "-z", "--name-only", "HEAD").split(b"\0")
+        except (subprocess.CalledProcessError, OSError):
+            continue
+        picked = [n.decode("utf-8", "surrogateescape") for n in names
+                  if n and n.decode("utf-8", "surrogateescape").endswith(PUBLIC_SUFFIXES)]
+        for name in picked:
+            try:
+                data = git("show", f"HEAD:{name}")
+            except subprocess.CalledProcessError:
+                continue
+            if len(data) > 2_000_000 or data.startswith(b"version https://git-lfs"):
+                continue
+            dest = out_dir / repo / name
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            dest.write_bytes(data)
+            manifest["lines"][f"{repo}/{name}"] = data.count(b"\n")
+        manifest["repositories"][repo] = {"commit": commit, "files": len(picked)}
+    manifest["files"] = len(manifest["lines"])
+    (out_dir / "manifest.json").write_text(json.dumps(manifest, indent=1, sort_keys=True) + "\n")
+    return manifest
+
+
 def main(argv: list[str] | None = None) -> int:
+    if argv is None:
+        argv = sys.argv[1:]
+    if argv[:1] == ["collect"]:
+        ap = argparse.ArgumentParser(prog="corpus.py collect", description=collect_public.__doc__)
+        ap.add_argument("out_dir", nargs="?", default=str(Path(__file__).parent / "corpus" / "public"))
+        ap.add_argument("--mirrors", default=str(MIRRORS))
+        a = ap.parse_args(argv[1:])
+        m = collect_public(Path(a.out_dir), Path(a.mirrors))
+        print(f"collected {m['files']} files, {sum(m['lines'].values())} lines, from "
+              f"{len(m['repositories'])} repositories to {a.out_dir}")
+        return 0
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("out_dir", nargs="?", default=str(Path(__file__).parent / "corpus"))
     ap.add_argument("--seed", type=int, default=DEFAULT_SEED)

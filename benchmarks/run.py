@@ -2,6 +2,8 @@
 
     python benchmarks/run.py            # full run: 300 scripts, 15 cold starts, scale cases
     python benchmarks/run.py --quick    # smoke run: 60 scripts, 5 cold starts, small scale cases
+    python benchmarks/run.py --public   # real scripts of public repositories (corpus.py collect):
+                                        # slowest file, and whole corpus vs `shellcheck -f gcc`
 
 Why whole processes: what users feel is `packlint check x.sh` from a shell, interpreter start and
 imports included, so every number is a child process timed from spawn to reap. Peak memory is the
@@ -323,8 +325,93 @@ def fmt_s(x: float | None) -> str:
     return f"{x * 1000:.0f} ms" if x < 1 else f"{x:.2f} s"
 
 
+# One process, one file at a time: how long each file takes (parse + interpret + rules), the
+# slowest first. Internal errors (a bug: a FileError of kind "internal") are counted as crashes.
+PER_FILE_DRIVER = """\
+import json, sys, time
+from packlint.checking import CheckOptions, check_paths
+files = sys.argv[1:]
+check_paths(files[:1], CheckOptions())  # warm: rule table loaded, caches filled
+out = []
+for path in files:
+    t0 = time.perf_counter()
+    r = check_paths([path], CheckOptions())
+    dt = time.perf_counter() - t0
+    crash = [e.message for e in r.file_errors if e.kind == "internal"]
+    stops = sorted({f.code for f in r.findings if f.code in ("PK902", "PK903")})
+    out.append({"file": path, "s": dt, "crash": crash, "codes": stops})
+json.dump(out, sys.stdout)
+"""
+
+
+def public_run(args) -> int:
+    """`--public`: the collected public scripts (benchmarks/corpus.py collect), measured in one run:
+    the slowest file (one process, file by file, after a warm-up) and a whole-corpus check
+    (`packlint check DIR`, one process, as a user runs it) against `shellcheck -f gcc FILE...` (one
+    process), alternating the two tools. Targets (issue 11): slowest file <= 1 s, ratio <= 0.1x."""
+    public = args.public_dir
+    if not (public / "manifest.json").exists():
+        print(f"collecting public scripts into {rel(public)} ...", file=sys.stderr)
+        corpus.collect_public(public)
+    manifest = json.loads((public / "manifest.json").read_text())
+    files = sorted(p for p in public.rglob("*") if p.is_file() and p.suffix in corpus.PUBLIC_SUFFIXES)
+    lines = sum(manifest["lines"].values())
+    exe = packlint_executable()
+    env = dict(CHILD_ENV, PACKLINT_JOBS="1")
+    print(f"per-file timing of {len(files)} files ...", file=sys.stderr, flush=True)
+    proc = subprocess.run([sys.executable, "-c", PER_FILE_DRIVER] + [rel(f) for f in files], capture_output=True,
+                          text=True, cwd=ROOT, env=env)
+    if proc.returncode != 0:
+        print(proc.stderr[-3000:], file=sys.stderr)
+        return 1
+    per_file = sorted(json.loads(proc.stdout), key=lambda r: -r["s"])
+    crashes = [r for r in per_file if r["crash"]]
+    shellcheck = find_shellcheck(files[0], files)
+    tools = [Tool("packlint", exe + ["check"], exe + ["check", rel(public) + "/"], note="`packlint check DIR`")]
+    if shellcheck:
+        shellcheck.corpus_argv = [shellcheck.corpus_argv[0], "-f", "gcc"] + shellcheck.corpus_argv[1:]
+        tools.append(shellcheck)
+    thru = interleaved(tools, lambda t: t.corpus_argv, args.corpus_runs or 3, warmup=0, progress="corpus")
+    ratio = thru["packlint"].median / thru["shellcheck"].median if "shellcheck" in thru else None
+    slowest = per_file[0]
+    result = {"machine": machine_info(), "files": len(files), "lines": lines,
+              "repositories": manifest["repositories"],
+              "slowest": per_file[:15], "crashes": crashes,
+              "per_file_total_s": sum(r["s"] for r in per_file),
+              "pk902_files": sum(1 for r in per_file if "PK902" in r["codes"]),
+              "pk903_files": sum(1 for r in per_file if "PK903" in r["codes"]),
+              "throughput": {k: v.summary() for k, v in thru.items()}, "ratio": ratio}
+    m = result["machine"]
+    print(f"\nmachine: {m['cpu_model']}, {m['cpus_usable']} CPUs, load {os.getloadavg()[0]:.1f} "
+          "(shared machine: numbers are noisy)")
+    print(f"public corpus: {len(files)} files, {lines:,} lines, {len(manifest['repositories'])} repositories "
+          f"({rel(public)}/)")
+    print(f"slowest file: {slowest['s']:.3f} s  {slowest['file']}   target <= 1 s: "
+          f"{verdict(slowest['s'], 1.0)}")
+    for r in per_file[1:6]:
+        print(f"              {r['s']:.3f} s  {r['file']}")
+    print(f"crashes (internal errors): {len(crashes)}")
+    for r in crashes[:10]:
+        print(f"  {r['file']}: {r['crash'][0][:200]}")
+    print(f"files with PK902: {result['pk902_files']}, with PK903 (no launch found): {result['pk903_files']}")
+    for name, series in thru.items():
+        print(f"whole corpus, one process, {name}: median {series.median:.2f} s of {len(series.runs)} "
+              f"(min {min(r.wall_s for r in series.runs):.2f}, exit {sorted({r.returncode for r in series.runs}, key=str)})"
+              f"  {short_argv(series.runs[-1].argv)}")
+    if ratio is not None:
+        print(f"packlint / ShellCheck: {ratio:.3f}x   target <= {THROUGHPUT_TARGET}x: {verdict(ratio, THROUGHPUT_TARGET)}")
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    out = args.out.with_name("public.json") if args.out.name == "results.json" else args.out
+    out.write_text(json.dumps(result, indent=1, default=str) + "\n")
+    print(f"wrote {rel(out)}")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description="packlint vs ShellCheck: cold start, throughput, memory, scale.")
+    ap.add_argument("--public", action="store_true",
+                    help="measure the collected public scripts instead (slowest file, whole-corpus ratio)")
+    ap.add_argument("--public-dir", type=Path, default=HERE / "corpus" / "public")
     ap.add_argument("--quick", action="store_true", help="smoke run: smaller corpus, fewer runs, small scale cases")
     ap.add_argument("--runs", type=int, help="cold-start runs per tool (default 15, quick 5)")
     ap.add_argument("--corpus-runs", type=int, help="throughput runs per tool (default 3, quick 1)")
@@ -339,6 +426,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", type=Path, default=HERE / "out" / "results.json")
     args = ap.parse_args(argv)
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # so run_child can kill its child
+    if args.public:
+        return public_run(args)
     n_cold = args.runs or (5 if args.quick else 15)
     n_corpus = args.corpus_runs or (1 if args.quick else 3)
     params = corpus.Params(seed=args.seed, size=args.corpus_size or (60 if args.quick else corpus.DEFAULT_SIZE),

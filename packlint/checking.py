@@ -99,6 +99,7 @@ class CheckResult:
         self.thresholds: list[int] = []            # per finding: the fail-on rank of the file it came from
         self.file_errors: list[FileError] = []
         self.files = 0
+        self.no_launch = 0                          # files in which no launch was recognised (PK903)
         self.excluded = 0
         self.suppressed = 0
         self.baselined = 0
@@ -123,7 +124,8 @@ class CheckResult:
 
     @property
     def summary(self) -> Summary:
-        return Summary.of(self.findings, self.files, suppressed=self.suppressed, baselined=self.baselined)
+        return Summary.of(self.findings, self.files, suppressed=self.suppressed, baselined=self.baselined,
+                          no_launch=self.no_launch)
 
     @property
     def blocking(self) -> int:
@@ -258,7 +260,8 @@ def check_paths(paths: list[str], options: CheckOptions) -> CheckResult:
         if isinstance(outcome, FileError):
             result.file_errors.append(outcome)
             continue
-        text, model, findings, suppressed = outcome
+        text, model, findings, suppressed, no_launch = outcome
+        result.no_launch += no_launch
         result.sources.add(job.display, text)
         if model is not None:
             result.models[job.display] = model
@@ -316,7 +319,8 @@ def _analyse(job: _Job, keep_model: bool):
             sources.add(main, text)
         findings, suppressed = check_model_detailed(model, rules, script_text=text, read_text=sources.text,
                                                     known_rules=known_rules)
-        return text, (model if keep_model else None), findings, suppressed
+        no_launch = not model.get("launches")
+        return text, (model if keep_model else None), findings, suppressed, no_launch
     except PacklintError as exc:
         return FileError(exc.path or job.display, exc.message, "read")
     except RecursionError:

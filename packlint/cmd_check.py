@@ -123,6 +123,8 @@ def run(args) -> int:
         return exc.exit_code
     for e in result.file_errors:
         print(f"packlint: error: {e.line()}", file=sys.stderr)
+    if result.failed and args.format == "text" and not result.findings and not result.files:
+        return result.exit_code(args.exit_zero)  # exit 2, nothing checked: only the error (no "All clear")
     out_stream = sys.stdout
     color = args.format == "text" and args.output_file is None and use_color(args.color, out_stream)
     _emit(args, render(args.format, result, color=color))

@@ -82,13 +82,15 @@ class Summary:
     `baselined`: findings hidden because the baseline file records them."""
 
     def __init__(self, files: int = 0, errors: int = 0, warnings: int = 0, infos: int = 0,
-                 suppressed: int = 0, baselined: int = 0) -> None:
+                 suppressed: int = 0, baselined: int = 0, no_launch: int = 0) -> None:
         self.files, self.errors, self.warnings, self.infos = files, errors, warnings, infos
         self.suppressed, self.baselined = suppressed, baselined
+        self.no_launch = no_launch  # files in which no launch was recognised
 
     @classmethod
-    def of(cls, findings: list[Finding], files: int, *, suppressed: int = 0, baselined: int = 0) -> "Summary":
-        s = cls(files=files, suppressed=suppressed, baselined=baselined)
+    def of(cls, findings: list[Finding], files: int, *, suppressed: int = 0, baselined: int = 0,
+           no_launch: int = 0) -> "Summary":
+        s = cls(files=files, suppressed=suppressed, baselined=baselined, no_launch=no_launch)
         for f in findings:
             if f.severity == "error":
                 s.errors += 1

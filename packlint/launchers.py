@@ -112,6 +112,14 @@ class LauncherSpec:
     runs_command: bool = False   # srun/mpirun: what follows is a whole command (maybe another launcher)
     module_flags: frozenset[str] = frozenset()       # `-m`/`--module`: the program is a module name
     world_size: tuple[tuple[str, ...], ...] = ()     # products of options, first fully known wins
+    # --- forms added for issue 11 (see docs/launch-forms.md)
+    words: int = 1               # words of the launcher's name (`conda run` = 2, `lightning run model` = 3)
+    needs_launch: bool = False   # an environment runner: a launch only when what it runs is one
+    value_options: frozenset[str] | None = None  # if set, ONLY these take a value (unknown ones are flags)
+    positionals: int = 0         # leading positional words that are the launcher's own (`ssh HOST`)
+    remote: bool = False         # the command runs elsewhere, with that machine's environment
+    command_string: bool = False  # what follows is one shell command string (`ssh host 'a && b'`)
+    program_is_tool: bool = False  # `swift sft --model ...`: the launcher is the program, its flags follow
 
 
 LAUNCHERS: dict[str, LauncherSpec] = {
@@ -172,6 +180,83 @@ LAUNCHERS: dict[str, LauncherSpec] = {
     ),
 }
 LAUNCHERS["mpiexec"] = LAUNCHERS["mpirun"]
+
+
+def _runner(name: str, values: str, flags: str = "", **kw) -> LauncherSpec:
+    """An environment runner (`conda run -n env CMD`): runs CMD in a prepared environment; the
+    script's exported environment reaches CMD. Only options listed in `values` take a value."""
+    return LauncherSpec(name, flag_options=frozenset(flags.split()), value_options=frozenset(values.split()),
+                        runs_command=True, needs_launch=True, words=len(name.split()), **kw)
+
+
+# One entry per launcher form; each reads its own options and says where the command or program is.
+LAUNCHERS.update({
+    # environment runners: the command after their options runs with the script's environment
+    "uv run": _runner("uv run", "--with --with-editable --with-requirements --python -p --project --directory "
+                      "--env-file --extra --group --only-group --no-group --package --index --default-index "
+                      "--index-url --extra-index-url --find-links -f --config-file --cache-dir --color "
+                      "--index-strategy --keyring-provider --resolution --prerelease --exclude-newer "
+                      "--link-mode --refresh-package --reinstall-package --upgrade-package -P --python-preference "
+                      "--allow-insecure-host"),
+    "conda run": _runner("conda run", "-n --name -p --prefix --cwd"),
+    "micromamba run": _runner("micromamba run", "-n --name -p --prefix -r --root-prefix -a --attach --cwd "
+                              "--label -e --env"),
+    "mamba run": _runner("mamba run", "-n --name -p --prefix --cwd"),
+    "pixi run": _runner("pixi run", "-e --environment --manifest-path --color -v --pypi-keyring-provider "
+                        "--concurrent-downloads --concurrent-solves --tls-root-certs"),
+    "poetry run": _runner("poetry run", "-C --directory -P --project"),
+    "pipenv run": _runner("pipenv run", "--python --pypi-mirror"),
+    "hatch run": _runner("hatch run", "-e --env"),
+    # Slurm batch submission: `sbatch --wrap "CMD"` (job scripts on stdin or in a file: interpret.py)
+    "sbatch": LauncherSpec("sbatch", runs_command=True, command_string=True,
+                           flag_options=frozenset({"-H", "--hold", "-Q", "--quiet", "-W", "--wait", "--parsable",
+                                                   "--exclusive", "--requeue", "--no-requeue", "-O",
+                                                   "--overcommit", "-v", "--verbose", "--test-only",
+                                                   "--spread-job", "--contiguous", "--use-min-nodes",
+                                                   "-k", "--no-kill", "-h", "--help"}),
+                           value_short_options=frozenset({"-N", "-n", "-c", "-p", "-J", "-t", "-o", "-e", "-w",
+                                                          "-x", "-A", "-G", "-C", "-D", "-d", "-i", "-L", "-m",
+                                                          "-q", "-S", "-a", "-b", "-F", "-M"})),
+    # remote shells: the command string runs on another machine, with that machine's environment
+    "ssh": LauncherSpec("ssh", runs_command=True, remote=True, command_string=True, positionals=1,
+                        value_options=frozenset({"-p", "-i", "-l", "-o", "-F", "-J", "-L", "-R", "-D", "-W", "-b",
+                                                 "-c", "-E", "-e", "-I", "-m", "-O", "-Q", "-S", "-w", "-B"})),
+    "pdsh": LauncherSpec("pdsh", runs_command=True, remote=True, command_string=True,
+                         value_options=frozenset({"-w", "-x", "-R", "-l", "-t", "-u", "-f", "-g", "-X", "-e",
+                                                  "-F", "-o", "-N"})),
+    # Ray: `ray job submit [opts] -- CMD` runs CMD on the cluster (its runtime environment, not ours)
+    "ray job submit": LauncherSpec("ray job submit", runs_command=True, remote=True, words=3,
+                                   value_options=frozenset({"--address", "--job-id", "--submission-id",
+                                                            "--runtime-env", "--runtime-env-json",
+                                                            "--working-dir", "--metadata-json",
+                                                            "--entrypoint-num-cpus", "--entrypoint-num-gpus",
+                                                            "--entrypoint-memory", "--entrypoint-resources",
+                                                            "--log-style", "--log-color", "--headers",
+                                                            "--verify"})),
+    # launchers that start a Python program (`*.py`) after their own options
+    "composer": LauncherSpec("composer", module_flags=frozenset({"-m", "--module"}),
+                             flag_options=frozenset({"--stdout", "-v", "--verbose", "-m", "--module",
+                                                     "--no_python", "--no-python"}),
+                             world_size=(("-n|--nproc",),)),
+    "colossalai run": LauncherSpec("colossalai run", words=2,
+                                   flag_options=frozenset({"-m", "--module"}), module_flags=frozenset({"-m"})),
+    "lightning run model": LauncherSpec("lightning run model", words=3),
+    # `tune run [torchrun options] RECIPE --config CFG key=value`: the recipe is the program
+    "tune run": LauncherSpec("tune run", words=2, flag_options=frozenset({"--standalone"})),
+    # tools that are the program themselves: their flags are the training settings
+    "llamafactory-cli train": LauncherSpec("llamafactory-cli train", words=2, program_is_tool=True),
+    "swift sft": LauncherSpec("swift sft", words=2, program_is_tool=True),
+    "swift pt": LauncherSpec("swift pt", words=2, program_is_tool=True),
+    "swift rlhf": LauncherSpec("swift rlhf", words=2, program_is_tool=True),
+    "megatron sft": LauncherSpec("megatron sft", words=2, program_is_tool=True),
+    "megatron pt": LauncherSpec("megatron pt", words=2, program_is_tool=True),
+    "megatron rlhf": LauncherSpec("megatron rlhf", words=2, program_is_tool=True),
+})
+# multi-word launcher names by their first word
+_BY_FIRST_WORD: dict[str, list[str]] = {}
+for _name in LAUNCHERS:
+    if " " in _name:
+        _BY_FIRST_WORD.setdefault(_name.split()[0], []).append(_name)
 TORCH_MODULES = {"torch.distributed.run", "torch.distributed.launch"}
 _PYTHON = re.compile(r"^python(\d+(\.\d+)?)?$")
 PYTHON_VALUE_OPTIONS = frozenset({"-W", "-X", "--check-hash-based-pycs"})
@@ -210,14 +295,34 @@ def launcher_name(fields: list[Value]) -> str | None:
     if name is None:
         return None
     if name in LAUNCHERS or name == "torchrun":
+        spec = LAUNCHERS.get(name)
+        if spec is not None and spec.needs_launch and not _runs_launch(spec, fields):
+            return None
         return name
-    if name == "accelerate":
-        if len(fields) > 1 and isinstance(fields[1], Known) and fields[1].text == "launch":
-            return "accelerate launch"
-        return None
+    for multi in _BY_FIRST_WORD.get(name, ()):
+        want = multi.split()[1:]
+        got = [f.text if isinstance(f, Known) else None for f in fields[1:1 + len(want)]]
+        if got == want:
+            spec = LAUNCHERS[multi]
+            if spec.needs_launch and not _runs_launch(spec, fields):
+                return None
+            return multi
     if _PYTHON.match(name):
         return "python" if _python_runs_program(fields[1:]) else None
     return None
+
+
+def _runs_launch(spec: LauncherSpec, fields: list[Value]) -> bool:
+    """An environment runner is a launch only when it runs one (`conda run -n x pip list` is not)."""
+    _, k, _ = _split_options(spec, fields, spec.words)
+    if k >= len(fields):
+        return False
+    inner = fields[k]
+    if isinstance(inner, Known) and inner.text.endswith(".py"):
+        return True
+    return launcher_name(fields[k:]) is not None or (
+        isinstance(inner, Known) and os.path.basename(inner.text) in ("bash", "sh")
+        and any(is_shell_c(f) for f in fields[k + 1:k + 3]))
 
 
 def _python_runs_program(args: list[Value]) -> bool:
@@ -247,6 +352,8 @@ def _python_runs_program(args: list[Value]) -> bool:
 def _takes_value(spec: LauncherSpec, opt: str) -> bool:
     if opt in spec.flag_options:
         return False
+    if spec.value_options is not None:
+        return opt in spec.value_options
     if spec.value_short_options is not None and len(opt) == 2 and opt[0] == "-" and opt[1] != "-":
         return opt in spec.value_short_options
     return True
@@ -263,6 +370,18 @@ def unknown_option(v: Value) -> str | None:
         if m:
             return m.group(1)
     return None
+
+
+def _ends_options(v: Value) -> bool:
+    """A word no launcher option takes as its value: another option (argparse never takes `--x` as a
+    value), `--`, or the `*.py` program. `--nproc_per_node $UNSET train.py` leaves the option empty
+    (bash drops the unquoted empty word) instead of swallowing the program."""
+    if not isinstance(v, Known):
+        return unknown_option(v) is not None
+    t = v.text
+    if t.startswith("-") and len(t) > 1 and not re.fullmatch(r"-\d+(\.\d+)?", t):
+        return True
+    return t.endswith(".py")
 
 
 def _split_options(spec: LauncherSpec, fields: list[Value], start: int) -> tuple[list[Option], int, bool]:
@@ -299,7 +418,7 @@ def _split_options(spec: LauncherSpec, fields: list[Value], start: int) -> tuple
             options.append(Option(text, f, fields[i + 1:i + 3]))
             i += 3
             continue
-        if _takes_value(spec, text) and i + 1 < n:
+        if _takes_value(spec, text) and i + 1 < n and not _ends_options(fields[i + 1]):
             if spec.value_short_options is not None and len(text) > 2 and text[1] != "-":
                 # srun -N2 style: the value is glued to a short option
                 options.append(Option(text[:2], f, [Known(text[2:], f.span)]))
@@ -308,8 +427,17 @@ def _split_options(spec: LauncherSpec, fields: list[Value], start: int) -> tuple
             options.append(Option(text, f, [fields[i + 1]]))
             i += 2
             continue
+        if _takes_value(spec, text) and text not in spec.module_flags:
+            # its value is missing (an unset variable bash dropped): what the launcher does is unknown
+            options.append(Option(text, f, [Unknown(f"{text} is given no value (an empty unquoted "
+                                                    "expansion vanishes)", f.span)]))
+            i += 1
+            continue
         options.append(Option(text, f, []))
         i += 1
+    if spec.positionals and i < n:
+        options.append(Option("<positional>", fields[i], list(fields[i:i + spec.positionals])))
+        i += spec.positionals
     return options, i, module
 
 
@@ -349,7 +477,10 @@ def split_launch(fields: list[Value]) -> LaunchParts:
             return _program_at(launchers, launcher_options, fields, j, False, command)
         spec = LAUNCHERS[name]
         launchers.append(name)
-        start = i + (2 if name == "accelerate launch" else 1)
+        if spec.program_is_tool:
+            # `swift sft --model ...`: the tool is the program; everything after its name is its flags
+            return LaunchParts(launchers, launcher_options, name, fields[i], fields[i + spec.words:], command)
+        start = i + (2 if name == "accelerate launch" else spec.words)
         opts, k, is_mod = _split_options(spec, fields, start)
         launcher_options.extend((name, o) for o in opts)
         if spec.runs_command:
@@ -454,3 +585,113 @@ def world_size(launchers: list[str], launcher_options: list[tuple[str, Option]])
     if launchers and _PYTHON.match(launchers[-1]):
         return Known("1")
     return Unknown("no launcher option gives the number of processes")
+
+
+# ------------------------------------------------------------------------------- Slurm and remote shells
+
+def command_string(fields: list[Value]) -> tuple[LauncherSpec, int, list[Value]] | None:
+    """`ssh HOST 'cmd'`, `pdsh -w H cmd ...`, `sbatch --wrap 'cmd'`: (spec, end of the launcher's own
+    words, the words of the command string). None when this is no such launch."""
+    name = launcher_name(fields)
+    spec = LAUNCHERS.get(name or "")
+    if spec is None or not spec.command_string:
+        return None
+    options, k, _ = _split_options(spec, fields, spec.words)
+    if name == "sbatch":
+        wrap = next((o for o in options if o.name == "--wrap" and o.args), None)
+        return (spec, len(fields), wrap.args[:1]) if wrap is not None else None
+    if k >= len(fields):
+        return None  # `ssh host` alone: an interactive login
+    return spec, k, list(fields[k:])
+
+
+def job_script(fields: list[Value]) -> tuple[list[Option], int] | None:
+    """`sbatch [options] job.sh [args]`: the options and the index of the job script (None: read from
+    stdin, or not sbatch)."""
+    if basename(fields[0]) != "sbatch":
+        return None
+    options, k, _ = _split_options(LAUNCHERS["sbatch"], fields, 1)
+    if any(o.name == "--wrap" for o in options):
+        return None
+    return options, k
+
+
+def export_option(options: list[Option]) -> tuple[bool, dict[str, Value | None]] | None:
+    """Slurm's `--export=`: (whether the submitting environment is passed on, variables it adds; a
+    value None passes NAME through). `NONE` drops the environment, `ALL,X=1` adds X, `X=1` alone
+    passes only X. None: no (readable) --export, the default ALL."""
+    opt = next((o for o in reversed(options) if o.name == "--export" and o.args), None)
+    if opt is None or not isinstance(opt.args[0], Known):
+        return None
+    inherit, added = False, {}
+    for item in opt.args[0].text.split(","):
+        if item in ("ALL", "NIL"):
+            inherit = True
+        elif item == "NONE":
+            inherit = False
+        elif "=" in item:
+            k, _, v = item.partition("=")
+            added[k] = Known(v, opt.args[0].span)
+        elif item:
+            added[item] = None
+    return inherit, added
+
+
+_SBATCH_LINE = re.compile(r"^#SBATCH\s+(.*)$")
+
+
+def sbatch_header_env(text: str) -> dict[str, str]:
+    """What Slurm sets in a job from the script's `#SBATCH` headers (read until the first command, as
+    sbatch does): node, task and GPU counts, only where the header gives one exact number."""
+    opts: dict[str, str] = {}
+    for line in text.splitlines():
+        s = line.strip()
+        if not s or (s.startswith("#") and not s.startswith("#SBATCH")):
+            continue
+        m = _SBATCH_LINE.match(s)
+        if m is None:
+            break
+        words = m.group(1).split("#")[0].split()
+        i = 0
+        while i < len(words):
+            w = words[i]
+            if w.startswith("--") and "=" in w:
+                k, _, v = w.partition("=")
+                opts[k] = v
+            elif w.startswith("-") and i + 1 < len(words) and not words[i + 1].startswith("-"):
+                opts[w] = words[i + 1]
+                i += 1
+            elif re.fullmatch(r"-[A-Za-z]\S+", w):
+                opts[w[:2]] = w[2:]
+            i += 1
+    env: dict[str, str] = {}
+
+    def number(*names: str) -> int | None:
+        for n in names:
+            v = opts.get(n)
+            if v is not None:
+                m = re.fullmatch(r"(?:[\w-]+:)?(\d+)", v)
+                return int(m.group(1)) if m else None
+        return None
+
+    nodes = number("--nodes", "-N")
+    per_node = number("--ntasks-per-node")
+    tasks = number("--ntasks", "-n")
+    gpus_node = number("--gpus-per-node")
+    gres = opts.get("--gres")
+    if gpus_node is None and gres:
+        m = re.fullmatch(r"gpu(?::[\w-]+)?:(\d+)", gres)
+        gpus_node = int(m.group(1)) if m else None
+    if nodes is not None:
+        env["SLURM_NNODES"] = env["SLURM_JOB_NUM_NODES"] = str(nodes)
+    if per_node is not None:
+        env["SLURM_NTASKS_PER_NODE"] = str(per_node)
+    if tasks is None and nodes is not None and per_node is not None:
+        tasks = nodes * per_node
+    if tasks is not None:
+        env["SLURM_NTASKS"] = env["SLURM_NPROCS"] = str(tasks)
+    if gpus_node is not None:
+        env["SLURM_GPUS_ON_NODE"] = str(gpus_node)
+        if "--gpus-per-node" in opts:
+            env["SLURM_GPUS_PER_NODE"] = str(gpus_node)
+    return env

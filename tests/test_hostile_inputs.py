@@ -389,12 +389,23 @@ def test_deep_nesting_holds_with_a_low_recursion_limit(tmp_path):
     assert "too-deep" in codes(model)
 
 
-def test_nested_unbounded_loops_stop_on_the_work_budget(tmp_path):
-    """`while true` nested 4 deep is 256**4 iterations: the MAX_WORK budget ends it with a warning."""
+def test_nested_unbounded_loops_are_not_unrolled(tmp_path):
+    """`while true` nested 4 deep: each loop is analysed in one symbolic pass (plus one from the joined
+    state), never unrolled, so the analysis finishes without touching the work budget."""
     (tmp_path / "loops.sh").write_text("while true; do\n" * 4 + "torchrun t.py\nbreak\n" + "done\n" * 4)
     model = _timed_inspect("loops.sh", tmp_path, 45)
-    assert "too-complex" in codes(model)
+    assert "too-complex" not in codes(model)
     assert model["launches"]
+
+
+def test_nested_known_loops_stop_on_the_work_budget(tmp_path):
+    """40**3 iterations of known items: the MAX_WORK budget ends it with one warning at the loop."""
+    items = " ".join(str(i) for i in range(40))
+    (tmp_path / "loops.sh").write_text(f'L="{items}"\nfor a in $L; do for b in $L; do for c in $L; do :; done; '
+                                       "done; done\ntorchrun t.py\n")
+    model = _timed_inspect("loops.sh", tmp_path, 45)
+    stops = [d for d in model["diagnostics"] if d["code"] == "too-complex"]
+    assert len(stops) == 1 and stops[0]["line"] == 2
 
 
 def test_work_budget_in_process(tmp_path, monkeypatch):

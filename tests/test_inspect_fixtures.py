@@ -85,3 +85,27 @@ def test_inspect_snapshot(fx, monkeypatch):
         diff = "".join(difflib.unified_diff(exp_text.splitlines(True), text.splitlines(True),
                                             "expected", "packlint", n=2))
         pytest.fail(f"{fx.name}: launch model differs from {fx.expected_path.name}:\n{diff[:6000]}")
+
+
+PLACEHOLDER_MARKERS = ("__PLGAP", "$__PX")
+
+
+def _strings(obj):
+    if isinstance(obj, dict):
+        for k, v in obj.items():
+            yield from _strings(k)
+            yield from _strings(v)
+    elif isinstance(obj, list):
+        for v in obj:
+            yield from _strings(v)
+    elif isinstance(obj, str):
+        yield obj
+
+
+@pytest.mark.parametrize("fx", FIXTURES, ids=[f.name for f in FIXTURES])
+def test_no_parser_placeholder_reaches_the_model(fx, monkeypatch):
+    """Exact or unknown: the parser's stand-ins for regions it cannot read (`$__PLGAP___`,
+    `$__PX3___`) are never a value, a program or a message."""
+    got = inspect_json(fx, monkeypatch)
+    leaked = sorted({s for s in _strings(got) if any(m in s for m in PLACEHOLDER_MARKERS)})
+    assert not leaked, leaked

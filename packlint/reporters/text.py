@@ -85,6 +85,9 @@ def summary_line(summary: Summary, paint: Callable[[str, str], str] = lambda s, 
         extra.append(f"{summary.suppressed} suppressed by comments")
     if getattr(summary, "baselined", 0):
         extra.append(f"{summary.baselined} in the baseline")
+    no_launch = getattr(summary, "no_launch", 0)
+    if no_launch:
+        extra.append(f"no launch found in {no_launch} of them" if summary.files > 1 else "no launch found in it")
     tail = f" ({', '.join(extra)})" if extra else ""
     if not (summary.errors or summary.warnings or summary.infos):
         return f"All clear: no findings in {files}{tail}."

@@ -31,7 +31,15 @@ TESTS_DIR = ORACLE_DIR.parent
 FIXTURES_DIR = TESTS_DIR / "fixtures" / "inspect"
 
 # Names replaced by the recorder. Every launch in a fixture goes through one of these.
-LAUNCHERS = ("torchrun", "python", "python3", "deepspeed", "accelerate", "srun", "mpirun", "mpiexec")
+LAUNCHERS = ("torchrun", "python", "python3", "deepspeed", "accelerate", "srun", "mpirun", "mpiexec",
+             # environment runners and training tools (issue 11): recorded like launchers
+             "uv", "conda", "micromamba", "mamba", "pixi", "poetry", "pipenv", "hatch", "llamafactory-cli",
+             "swift", "megatron", "tune", "composer", "colossalai", "lightning")
+# Commands that hand a command to another shell: their stand-in does not record, it runs that command
+# the way the real one would (recorder.py `submit`): sbatch runs --wrap / the job script (stdin or
+# file) with the environment --export gives it; ssh, pdsh and `ray job submit` run the command with a
+# fresh environment (the remote machine's: nothing the script exported reaches it).
+SUBMITTERS = ("sbatch", "ssh", "pdsh", "ray")
 
 # Tools the fixtures call in command substitutions that are missing here: harmless stubs that print
 # plausible output and exit 0 (packlint treats their output as unknown anyway).
@@ -100,7 +108,7 @@ class BashRun:
 def install_recorders(bindir: Path) -> None:
     bindir.mkdir(parents=True, exist_ok=True)
     body = (ORACLE_DIR / "recorder.py").read_text()
-    for name in LAUNCHERS:
+    for name in LAUNCHERS + SUBMITTERS:
         p = bindir / name
         p.write_text(f"#!{sys.executable}\n{body}")
         p.chmod(0o755)
@@ -251,6 +259,21 @@ def effective_env(rec: dict) -> dict[str, str]:
     so options by which that launcher sets its children's environment are applied here:
     `mpirun -x NAME=VALUE` / `-genv NAME VALUE` (`-x NAME` only forwards what is already there)."""
     env = dict(rec["env"])
+    if rec["name"] == "srun":
+        # `srun --export=NONE` drops the environment, `--export=ALL,X=1` adds X (Slurm semantics)
+        for a in rec["argv"][1:]:
+            if not a.startswith("-"):
+                break
+            if a.startswith("--export="):
+                items = a.split("=", 1)[1].split(",")
+                if "ALL" not in items:
+                    env = {k: v for k, v in env.items() if is_noise(k) or k in HARNESS_VARS}
+                for item in items:
+                    if "=" in item:
+                        k, v = item.split("=", 1)
+                        env[k] = v
+                    elif item not in ("ALL", "NONE") and item in rec["env"]:
+                        env[item] = rec["env"][item]
     if rec["name"] in ("mpirun", "mpiexec"):
         argv = rec["argv"]
         i = 1
@@ -334,12 +357,16 @@ def compare(model: dict, run: BashRun, *, model_root: Path | None = None) -> lis
         placeless = not rec["file"] or rec["file"] == "environment" or rec["line"] == 1
         if not cands and placeless:
             cands = at(rec.get("parent_file", ""), rec.get("parent_line", 0))
-            if not cands:  # last resort: by launcher name and order
-                for l in launches:
-                    if id(l) not in by_order_used and rec["name"] in _launch_names(l):
-                        by_order_used.add(id(l))
-                        cands = [l]
-                        break
+            if not cands:  # last resort: by launcher name, nearest to the line that started the shell
+                # (a job script fed to sbatch on stdin runs from the here-document after that line)
+                parent = rec.get("parent_line", 0) or 0
+                free = [l for l in launches if id(l) not in by_order_used and id(l) not in matched
+                        and rec["name"] in _launch_names(l)]
+                free.sort(key=lambda l: (abs((l.get("line") or 0) - parent), l.get("line") or 0))
+                for l in free:
+                    by_order_used.add(id(l))
+                    cands = [l]
+                    break
         if not cands:
             problems.append(f"{where}: bash ran {rec['argv']!r} but packlint has no launch there")
             continue
