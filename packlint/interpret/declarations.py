@@ -1,0 +1,182 @@
+"""`export`/`declare`/`local`/`readonly`/`typeset` and `unset` statements."""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING
+
+from packlint.interpret import assignment, builtins, expansion
+from packlint.interpret.world import World
+from packlint.parse import ParsedScript
+from packlint.values import Known, Unknown, Variable
+
+if TYPE_CHECKING:
+    from tree_sitter import Node
+
+    from packlint.interpret.run import Interpreter
+
+
+# declaration_command / unset_command are statements in tree-sitter-bash, not commands
+def exec_declaration(interp: Interpreter, node: Node, world: World, ps: ParsedScript) -> list[World]:
+    keyword = node.children[0].type
+    options = []
+    export = keyword == "export"
+    local = keyword == "local"
+    readonly = keyword == "readonly"
+    force_array = False
+    unexport = False
+    is_function = False
+    for c in node.named_children:
+        if c.type == "word" and c.text.startswith((b"-", b"+")):
+            flag = c.text.decode()
+            options.append(flag)
+            if flag.startswith("-"):
+                export = export or "x" in flag
+                readonly = readonly or "r" in flag
+                force_array = force_array or "a" in flag or "A" in flag
+                is_function = is_function or "f" in flag or "F" in flag
+                if keyword == "export" and "n" in flag:
+                    unexport = True
+            elif "x" in flag:
+                unexport = True
+    if keyword in ("declare", "typeset") and world.locals_stack and not any("g" in o for o in options
+                                                                           if o.startswith("-")):
+        local = True  # declare inside a function is local, like bash (unless -g)
+    if is_function:
+        if keyword == "export":  # `export -f fn`: child shells (bash -c) see the function
+            for c in node.named_children:
+                if c.type in ("word", "variable_name") and not c.text.startswith((b"-", b"+")):
+                    world.exported_functions = world.exported_functions | {c.text.decode("utf-8", "replace")}
+        return [world]
+    if keyword in ("local", "declare", "typeset") and any(o.startswith("-") and "n" in o for o in options):
+        # `local -n out=$1`: `out` names another variable; assignments to it go there
+        for c in node.named_children:
+            if c.type != "variable_assignment":
+                continue
+            name_node, value_node = c.child_by_field_name("name"), c.child_by_field_name("value")
+            target = expansion.expand_joined(interp, value_node, world, ps) if value_node is not None else None
+            if name_node is None or not isinstance(target, Known) or not re.fullmatch(r"[A-Za-z_]\w*",
+                                                                                        target.text):
+                continue
+            ref_name = name_node.text.decode("utf-8", "replace")
+            if world.locals_stack and ref_name not in world.locals_stack[-1]:
+                world.locals_stack[-1][ref_name] = world.vars.get(ref_name)
+            ref = Variable(world.vars[target.text].scalar() if target.text in world.vars else None, None, False,
+                           ps.source.span(c))
+            ref.ref = target.text
+            world.vars[ref_name] = ref
+        return [world]
+    computed = [c for c in node.named_children if c.type in ("concatenation", "string", "simple_expansion",
+                                                              "expansion", "raw_string", "command_substitution")]
+    if computed:
+        # `export $gate=1`, `declare -x "$v=warn"`: the name comes from an expansion
+        fields = [Known(keyword, ps.source.span(node.children[0]))] + [Known(o) for o in options]
+        for c in computed:
+            fields.extend(expansion.expand_fields(interp, c, world, ps))
+        unknown = [f for f in fields if isinstance(f, Unknown) and not assignment.assignment_prefix(f)]
+        if unknown:
+            interp.diag("warning", "export-unknown", f"`{keyword}` of names packlint cannot know "
+                      f"({unknown[0].reason}); the variables it sets are not seen", ps.source.span(node))
+            world.unknown_exports = True
+        builtins.builtin_declare(interp, [f for f in fields if f not in unknown], world, ps, ps.source.span(node), None)
+    if any(o.startswith("-") and "A" in o for o in options):
+        # `declare -A C=([k]=v ...)`: an associative array
+        for c in node.named_children:
+            if c.type == "variable_assignment":
+                name_node, value_node = c.child_by_field_name("name"), c.child_by_field_name("value")
+                table: dict = {}
+                if value_node is not None and value_node.type == "array":
+                    for element in value_node.named_children:
+                        text = expansion.expand_joined(interp, element, world, ps)
+                        m = re.fullmatch(r"\[(.*?)\]=(.*)", text.text or "", re.S) if isinstance(text, Known) else None
+                        if m:
+                            table[m.group(1)] = Known(m.group(2), ps.source.span(element))
+                var = Variable(None, None, False, ps.source.span(c))
+                var.assoc = table
+                if name_node is not None:
+                    interp.set_var(world, name_node.text.decode("utf-8", "replace"), var, ps.source.span(c))
+            elif c.type in ("variable_name", "word") and not c.text.startswith((b"-", b"+")):
+                var = Variable(None, None, False, ps.source.span(c))
+                var.assoc = {}
+                world.vars[c.text.decode("utf-8", "replace")] = var
+        return [world]
+    integer = any(o.startswith("-") and "i" in o for o in options)
+    if integer:  # `declare -i NAME`: later assignments are arithmetic
+        for c in node.named_children:
+            vname = c.child_by_field_name("name") if c.type == "variable_assignment" else (
+                c if c.type in ("variable_name", "word") and not c.text.startswith((b"-", b"+")) else None)
+            if vname is not None:
+                n = vname.text.decode("utf-8", "replace")
+                old = world.vars.get(n)
+                marked = old.copy() if old is not None else Variable(None, None, False, ps.source.span(c))
+                marked.integer = True
+                world.vars[n] = marked
+    for c in node.named_children:
+        if c.type == "variable_assignment":
+            name = assignment.assign(interp, c, world, ps, export=export and not unexport, local=local,
+                               force_array=force_array)
+            if name is not None:
+                var = world.vars[name]
+                if unexport:
+                    world.vars[name] = Variable(var.value, var.items, False, var.assigned_at, None, var.source)
+                if readonly:
+                    var.readonly = True
+        elif c.type in ("variable_name", "word") and not c.text.startswith((b"-", b"+")):
+            name = c.text.decode("utf-8", "replace")
+            if not re.fullmatch(r"[A-Za-z_]\w*", name):
+                continue
+            span = ps.source.span(c)
+            old = world.vars.get(name)
+            if local and world.locals_stack:
+                frame = world.locals_stack[-1]
+                if name not in frame:
+                    frame[name] = old
+                if old is None or True:
+                    world.vars[name] = Variable(None if not force_array else None,
+                                                [] if force_array else None, export, span,
+                                                span if export else None)
+                    continue
+            if old is None:
+                if export:
+                    # `export NAME` before any assignment: marks it; a later assignment keeps the mark
+                    interp.set_var(world, name, Variable(None, None, True, None, span), span)
+                elif force_array:
+                    world.vars[name] = Variable(None, [], False, span)
+                continue
+            new = old.copy()
+            if export and not unexport:
+                new.exported = True
+                new.exported_at = span
+                interp.set_var(world, name, new, span)
+            elif unexport:
+                new.exported = False
+                world.vars[name] = new
+            if readonly:
+                new.readonly = True
+                world.vars[name] = new
+    return [world]
+
+
+def exec_unset(interp: Interpreter, node: Node, world: World, ps: ParsedScript) -> list[World]:
+    functions = any(c.type == "word" and c.text == b"-f" for c in node.named_children)
+    for c in node.named_children:
+        if c.type in ("raw_string", "string", "word", "concatenation") and b"[" in c.text:
+            # unset 'A[2]': a hole in the array
+            target = expansion.expand_joined(interp, c, world, ps)
+            m = re.fullmatch(r"([A-Za-z_]\w*)\[(\d+)\]", target.text or "") if isinstance(target, Known) else None
+            var = world.vars.get(m.group(1)) if m else None
+            if var is not None and var.items is not None and int(m.group(2)) < len(var.items):
+                items = list(var.items)
+                items[int(m.group(2))] = None
+                world.vars[m.group(1)] = Variable(None, items, var.exported, var.assigned_at, var.exported_at)
+            continue
+        if c.type in ("variable_name", "word") and not c.text.startswith(b"-"):
+            name = c.text.decode("utf-8", "replace")
+            if functions:
+                world.functions.pop(name, None)
+            else:
+                old = world.vars.get(name)
+                if old is not None and old.readonly:
+                    continue
+                world.vars.pop(name, None)
+    return [world]
