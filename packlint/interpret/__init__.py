@@ -24,9 +24,16 @@ from packlint.parse import ParsedScript, parse
 from packlint.source import load, prepare
 
 
-def interpret_file(path: str, display: str, *, text: bytes | None, env: dict[str, str] | None,
-                   args: list[str] | None, known_env: tuple[str, ...],
-                   cwd: str | None = None) -> tuple[Interpreter, ParsedScript]:
+def interpret_file(
+    path: str,
+    display: str,
+    *,
+    text: bytes | None,
+    env: dict[str, str] | None,
+    args: list[str] | None,
+    known_env: tuple[str, ...],
+    cwd: str | None = None,
+) -> tuple[Interpreter, ParsedScript]:
     """Read, parse and interpret one script; the interpreter holds the launches and diagnostics."""
     source = prepare(text, display) if text is not None else load(path, display)
     ps = parse(source)

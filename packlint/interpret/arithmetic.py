@@ -37,7 +37,7 @@ def arith_var(interp: Interpreter, name, world: World, ps: ParsedScript, span: S
     v = parameters.scalar(interp, name, world, span)
     if not isinstance(v, Known):
         return Unknown(v.reason)
-    return to_int(v.text, interp, world, ps)
+    return to_int(v.text, world)
 
 
 def arith_at(interp: Interpreter, node: Node, world: World, ps: ParsedScript) -> int | Unknown:
@@ -49,13 +49,20 @@ def arith_at(interp: Interpreter, node: Node, world: World, ps: ParsedScript) ->
         text = node.text.decode("utf-8", "replace")
         if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", text):
             return arith_var(interp, text, world, ps, span)
-        return to_int(text, interp, world, ps)
-    if t in ("simple_expansion", "expansion", "command_substitution", "string", "concatenation",
-             "raw_string", "arithmetic_expansion"):
+        return to_int(text, world)
+    if t in (
+        "simple_expansion",
+        "expansion",
+        "command_substitution",
+        "string",
+        "concatenation",
+        "raw_string",
+        "arithmetic_expansion",
+    ):
         v = expansion.expand_joined(interp, node, world, ps)
         if not isinstance(v, Known):
             return Unknown(v.reason)
-        return to_int(v.text, interp, world, ps)
+        return to_int(v.text, world)
     if t == "parenthesized_expression":
         kids = node.named_children
         return arith(interp, kids[0], world, ps) if kids else 0
@@ -63,7 +70,7 @@ def arith_at(interp: Interpreter, node: Node, world: World, ps: ParsedScript) ->
         name = node.child_by_field_name("name").text.decode()
         pieces = parameters.param(interp, name, node.child_by_field_name("index"), world, True, span, ps)
         v = join_pieces(pieces, span)
-        return Unknown(v.reason) if not isinstance(v, Known) else to_int(v.text, interp, world, ps)
+        return Unknown(v.reason) if not isinstance(v, Known) else to_int(v.text, world)
     if t == "unary_expression":
         op = node.children[0].type
         operand = node.named_children[-1]
@@ -88,8 +95,17 @@ def arith_at(interp: Interpreter, node: Node, world: World, ps: ParsedScript) ->
     if t == "variable_assignment":
         name = node.child_by_field_name("name").text.decode()
         v = arith(interp, node.child_by_field_name("value"), world, ps)
-        interp.set_var(world, name, Variable(Known(str(v), span) if not isinstance(v, Unknown) else v, None,
-                                           (world.vars.get(name) or Variable()).exported, span), span)
+        interp.set_var(
+            world,
+            name,
+            Variable(
+                Known(str(v), span) if not isinstance(v, Unknown) else v,
+                None,
+                (world.vars.get(name) or Variable()).exported,
+                span,
+            ),
+            span,
+        )
         return v
     if t == "binary_expression":
         op_node = node.child_by_field_name("operator")
@@ -163,8 +179,9 @@ def arith_update(interp: Interpreter, operand: Node, world: World, ps: ParsedScr
     if isinstance(cur, Unknown):
         return cur
     old = world.vars.get(name)
-    interp.set_var(world, name, Variable(Known(str(cur + delta), span), None,
-                                       old.exported if old else False, span), span)
+    interp.set_var(
+        world, name, Variable(Known(str(cur + delta), span), None, old.exported if old else False, span), span
+    )
     return cur + delta if prefix else cur
 
 
@@ -183,7 +200,7 @@ def parse_int(text: str) -> int | Unknown:
         return Unknown(f"{text!r} is not an integer")
 
 
-def to_int(text: str, interp: Interpreter, world: World, ps: ParsedScript) -> int | Unknown:
+def to_int(text: str, world: World) -> int | Unknown:
     """bash evaluates a variable's text as an arithmetic expression: plain integers, empty -> 0,
     names -> their values (one level deep), simple `a OP b`."""
     t = text.strip()
@@ -203,8 +220,8 @@ def to_int(text: str, interp: Interpreter, world: World, ps: ParsedScript) -> in
         return inner
     m = re.fullmatch(r"\s*(-?\w+)\s*([-+*/%])\s*(-?\w+)\s*", t)
     if m:
-        a = to_int(m.group(1), interp, world, ps)
-        b = to_int(m.group(3), interp, world, ps)
+        a = to_int(m.group(1), world)
+        b = to_int(m.group(3), world)
         if isinstance(a, Unknown) or isinstance(b, Unknown):
             return a if isinstance(a, Unknown) else b
         return binop(m.group(2), a, b)
@@ -227,12 +244,29 @@ def binop(op: str, a: int, b: int) -> int | Unknown:
     if op == "**":
         if b < 0 or b > 256:
             return Unknown("exponent out of range")
-        return a ** b
-    table = {"+": a + b, "-": a - b, "*": a * b, "<<": a << b if 0 <= b < 64 else 0,
-             ">>": a >> b if 0 <= b < 64 else 0, "&": a & b, "|": a | b, "^": a ^ b,
-             "<": int(a < b), ">": int(a > b), "<=": int(a <= b), ">=": int(a >= b),
-             "==": int(a == b), "!=": int(a != b), "-eq": int(a == b), "-ne": int(a != b),
-             "-lt": int(a < b), "-gt": int(a > b), "-le": int(a <= b), "-ge": int(a >= b)}
+        return a**b
+    table = {
+        "+": a + b,
+        "-": a - b,
+        "*": a * b,
+        "<<": a << b if 0 <= b < 64 else 0,
+        ">>": a >> b if 0 <= b < 64 else 0,
+        "&": a & b,
+        "|": a | b,
+        "^": a ^ b,
+        "<": int(a < b),
+        ">": int(a > b),
+        "<=": int(a <= b),
+        ">=": int(a >= b),
+        "==": int(a == b),
+        "!=": int(a != b),
+        "-eq": int(a == b),
+        "-ne": int(a != b),
+        "-lt": int(a < b),
+        "-gt": int(a > b),
+        "-le": int(a <= b),
+        "-ge": int(a >= b),
+    }
     if op not in table:
         return Unknown(f"operator {op}")
     r = table[op]

@@ -18,7 +18,9 @@ if TYPE_CHECKING:
     from packlint.interpret.run import Interpreter
 
 
-def assignment_value(interp: Interpreter, node: Node, world: World, ps: ParsedScript, glue_tail: Node | None = None) -> tuple[str | None, Variable]:
+def assignment_value(
+    interp: Interpreter, node: Node, world: World, ps: ParsedScript, glue_tail: Node | None = None
+) -> tuple[str | None, Variable]:
     name_node = node.child_by_field_name("name")
     value_node = node.child_by_field_name("value")
     span = ps.source.span(node)
@@ -36,22 +38,27 @@ def assignment_value(interp: Interpreter, node: Node, world: World, ps: ParsedSc
         if appending and old is not None:
             prev = old.items if old.items is not None else ([old.value] if old.value is not None else [])
             items = list(prev) + items
-        return name, Variable(None, items, old.exported if old else False, span,
-                              old.exported_at if old else None)
+        return name, Variable(None, items, old.exported if old else False, span, old.exported_at if old else None)
     if glue_tail is not None:
-        value = join_pieces(expansion.group_pieces(interp, [value_node, glue_tail], world, ps),
-                      ps.source.span_of_points(value_node.start_point, glue_tail.end_point))
+        value = join_pieces(
+            expansion.group_pieces(interp, [value_node, glue_tail], world, ps),
+            ps.source.span_of_points(value_node.start_point, glue_tail.end_point),
+        )
     else:
         value = expansion.expand_joined(interp, value_node, world, ps) if value_node is not None else Known("", span)
     if old is not None and old.integer and old.items is None:
         # `declare -i M; M=2+3; M+=1`: the value is evaluated as arithmetic (and += adds)
-        r = arithmetic.to_int(value.text, interp, world, ps) if isinstance(value, Known) else Unknown(value.reason)
+        r = arithmetic.to_int(value.text, world) if isinstance(value, Known) else Unknown(value.reason)
         if appending and not isinstance(r, Unknown):
-            cur = arithmetic.to_int(old.value.text, interp, world, ps) if isinstance(old.value, Known) else \
-                Unknown("unknown value")
+            cur = arithmetic.to_int(old.value.text, world) if isinstance(old.value, Known) else Unknown("unknown value")
             r = cur if isinstance(cur, Unknown) else cur + r
-        var = Variable(Known(str(r), span) if not isinstance(r, Unknown) else Unknown(r.reason, span), None,
-                       old.exported, span, old.exported_at)
+        var = Variable(
+            Known(str(r), span) if not isinstance(r, Unknown) else Unknown(r.reason, span),
+            None,
+            old.exported,
+            span,
+            old.exported_at,
+        )
         var.integer = True
         return name, var
     if appending and old is not None:
@@ -65,12 +72,20 @@ def assignment_value(interp: Interpreter, node: Node, world: World, ps: ParsedSc
         value = concat_values(old.value or Known(""), value, span)
     if isinstance(value, Known) and value.span is None:
         value = Known(value.text, span)
-    return name, Variable(value, None, old.exported if old else False, span,
-                          old.exported_at if old else None)
+    return name, Variable(value, None, old.exported if old else False, span, old.exported_at if old else None)
 
 
-def assign(interp: Interpreter, node: Node, world: World, ps: ParsedScript, *, export=False, local=False, force_array=False,
-           glue_tail: Node | None = None) -> str | None:
+def assign(
+    interp: Interpreter,
+    node: Node,
+    world: World,
+    ps: ParsedScript,
+    *,
+    export=False,
+    local=False,
+    force_array=False,
+    glue_tail: Node | None = None,
+) -> str | None:
     name_node = node.child_by_field_name("name")
     if name_node is not None and name_node.type == "subscript":
         assign_subscript(interp, node, name_node, world, ps)
@@ -83,12 +98,12 @@ def assign(interp: Interpreter, node: Node, world: World, ps: ParsedScript, *, e
         name = old.ref
         old = world.vars.get(name)
     if old is not None and old.readonly:
-        interp.diag("warning", "readonly", f"assignment to readonly variable {name} is ignored by bash",
-                  var.assigned_at)
+        interp.diag(
+            "warning", "readonly", f"assignment to readonly variable {name} is ignored by bash", var.assigned_at
+        )
         return name
     if force_array and var.items is None:
-        var = Variable(None, [] if var.value is None else [var.value], var.exported, var.assigned_at,
-                       var.exported_at)
+        var = Variable(None, [] if var.value is None else [var.value], var.exported, var.assigned_at, var.exported_at)
     if old is not None and old.source in ("caller", "cluster") and not export:
         var.exported = True  # a variable from the environment stays exported
     if export:
@@ -124,16 +139,18 @@ def assign_subscript(interp: Interpreter, node: Node, sub: Node, world: World, p
         world.vars[vname] = new
         return
     idx = arithmetic.arith(interp, index, world, ps) if index is not None else Unknown("no index")
-    items = list(old.items) if old is not None and old.items is not None else (
-        [old.value] if old is not None and old.value is not None else [])
+    items = (
+        list(old.items)
+        if old is not None and old.items is not None
+        else ([old.value] if old is not None and old.value is not None else [])
+    )
     if isinstance(idx, Unknown) or idx < 0 or idx > 4096:
         items.append(Unknown(f"array element at an unknown index ({snippet(index)})", span))
     else:
         while len(items) <= idx:
             items.append(None)  # a hole: bash arrays are sparse
         items[idx] = value
-    world.vars[vname] = Variable(None, items, old.exported if old else False, span,
-                                 old.exported_at if old else None)
+    world.vars[vname] = Variable(None, items, old.exported if old else False, span, old.exported_at if old else None)
 
 
 def assignment_prefix(v: Value) -> str | None:

@@ -15,7 +15,9 @@ if TYPE_CHECKING:
     from packlint.interpret.run import Interpreter
 
 
-def builtin_set(interp: Interpreter, fields: list[Value], world: World, ps: ParsedScript, span: Span, status_out: StatusOut | None) -> list[World]:
+def builtin_set(
+    interp: Interpreter, fields: list[Value], world: World, ps: ParsedScript, span: Span, status_out: StatusOut | None
+) -> list[World]:
     args = fields[1:]
     for a in args:
         if isinstance(a, Known) and re.fullmatch(r"[-+][a-zA-Z]+", a.text) and "a" in a.text:
@@ -26,14 +28,16 @@ def builtin_set(interp: Interpreter, fields: list[Value], world: World, ps: Pars
                 world.allexport = a.text == "-o"
     for i, a in enumerate(args):
         if isinstance(a, Known) and a.text == "--":
-            world.positional = list(args[i + 1:])
+            world.positional = list(args[i + 1 :])
             return [world]
     if args and isinstance(args[0], Known) and not args[0].text.startswith(("-", "+")):
         world.positional = list(args)
     return [world]
 
 
-def builtin_shift(interp: Interpreter, fields: list[Value], world: World, ps: ParsedScript, span: Span, status_out: StatusOut | None) -> list[World]:
+def builtin_shift(
+    interp: Interpreter, fields: list[Value], world: World, ps: ParsedScript, span: Span, status_out: StatusOut | None
+) -> list[World]:
     n = 1
     if len(fields) > 1:
         v = fields[1]
@@ -49,16 +53,22 @@ def builtin_shift(interp: Interpreter, fields: list[Value], world: World, ps: Pa
     return [world]
 
 
-def builtin_source(interp: Interpreter, fields: list[Value], world: World, ps: ParsedScript, span: Span, status_out: StatusOut | None) -> list[World]:
+def builtin_source(
+    interp: Interpreter, fields: list[Value], world: World, ps: ParsedScript, span: Span, status_out: StatusOut | None
+) -> list[World]:
     return sourcing.source_file(interp, fields, world, ps, span)
 
 
-def builtin_exit(interp: Interpreter, fields: list[Value], world: World, ps: ParsedScript, span: Span, status_out: StatusOut | None) -> list[World]:
+def builtin_exit(
+    interp: Interpreter, fields: list[Value], world: World, ps: ParsedScript, span: Span, status_out: StatusOut | None
+) -> list[World]:
     world.flow = "exit"
     return [world]
 
 
-def builtin_return(interp: Interpreter, fields: list[Value], world: World, ps: ParsedScript, span: Span, status_out: StatusOut | None) -> list[World]:
+def builtin_return(
+    interp: Interpreter, fields: list[Value], world: World, ps: ParsedScript, span: Span, status_out: StatusOut | None
+) -> list[World]:
     # `return` ends a function or a sourced file; at the top of the script bash treats it as exit
     world.flow = "return" if world.locals_stack or interp.source_calls else "exit"
     return [world]
@@ -70,25 +80,33 @@ def _loop_levels(fields: list[Value]) -> int:
     return 1
 
 
-def builtin_break(interp: Interpreter, fields: list[Value], world: World, ps: ParsedScript, span: Span, status_out: StatusOut | None) -> list[World]:
+def builtin_break(
+    interp: Interpreter, fields: list[Value], world: World, ps: ParsedScript, span: Span, status_out: StatusOut | None
+) -> list[World]:
     n = _loop_levels(fields)
     world.flow = "break" if n == 1 else f"break {n}"
     return [world]
 
 
-def builtin_continue(interp: Interpreter, fields: list[Value], world: World, ps: ParsedScript, span: Span, status_out: StatusOut | None) -> list[World]:
+def builtin_continue(
+    interp: Interpreter, fields: list[Value], world: World, ps: ParsedScript, span: Span, status_out: StatusOut | None
+) -> list[World]:
     n = _loop_levels(fields)
     world.flow = "continue" if n == 1 else f"continue {n}"
     return [world]
 
 
-def builtin_test(interp: Interpreter, fields: list[Value], world: World, ps: ParsedScript, span: Span, status_out: StatusOut | None) -> list[World]:
+def builtin_test(
+    interp: Interpreter, fields: list[Value], world: World, ps: ParsedScript, span: Span, status_out: StatusOut | None
+) -> list[World]:
     if status_out is not None:
         status_out.append((world, conditionals.test_args(interp, fields[1:])))
     return [world]
 
 
-def builtin_shopt(interp: Interpreter, fields: list[Value], world: World, ps: ParsedScript, span: Span, status_out: StatusOut | None) -> list[World]:
+def builtin_shopt(
+    interp: Interpreter, fields: list[Value], world: World, ps: ParsedScript, span: Span, status_out: StatusOut | None
+) -> list[World]:
     """`shopt -s/-u nullglob|expand_aliases`: the options that change what a launch line becomes."""
     args = [f.text for f in fields[1:] if isinstance(f, Known)]
     on = "-s" in args
@@ -100,7 +118,9 @@ def builtin_shopt(interp: Interpreter, fields: list[Value], world: World, ps: Pa
     return [world]
 
 
-def builtin_alias(interp: Interpreter, fields: list[Value], world: World, ps: ParsedScript, span: Span, status_out: StatusOut | None) -> list[World]:
+def builtin_alias(
+    interp: Interpreter, fields: list[Value], world: World, ps: ParsedScript, span: Span, status_out: StatusOut | None
+) -> list[World]:
     """`alias tr="torchrun --nproc_per_node 2"` (used only with expand_aliases, as in scripts)."""
     for f in fields[1:]:
         if isinstance(f, Known) and "=" in f.text:
@@ -110,7 +130,9 @@ def builtin_alias(interp: Interpreter, fields: list[Value], world: World, ps: Pa
     return [world]
 
 
-def builtin_trap(interp: Interpreter, fields: list[Value], world: World, ps: ParsedScript, span: Span, status_out: StatusOut | None) -> list[World]:
+def builtin_trap(
+    interp: Interpreter, fields: list[Value], world: World, ps: ParsedScript, span: Span, status_out: StatusOut | None
+) -> list[World]:
     """`trap 'cmd' EXIT`: the command runs when the script ends (kept and run then)."""
     args = [f for f in fields[1:] if not (isinstance(f, Known) and f.text in ("--",))]
     if len(args) >= 2 and isinstance(args[0], Known) and not args[0].text.startswith("-"):
@@ -120,7 +142,9 @@ def builtin_trap(interp: Interpreter, fields: list[Value], world: World, ps: Par
     return [world]
 
 
-def builtin_read(interp: Interpreter, fields: list[Value], world: World, ps: ParsedScript, span: Span, status_out: StatusOut | None) -> list[World]:
+def builtin_read(
+    interp: Interpreter, fields: list[Value], world: World, ps: ParsedScript, span: Span, status_out: StatusOut | None
+) -> list[World]:
     """`read` sets its variables from input: unknown; `read -a NAME` (also bundled, `-ra`) an array of
     unknown length."""
     args = fields[1:]
@@ -147,7 +171,9 @@ def builtin_read(interp: Interpreter, fields: list[Value], world: World, ps: Par
     return [world]
 
 
-def builtin_eval(interp: Interpreter, fields: list[Value], world: World, ps: ParsedScript, span: Span, status_out: StatusOut | None) -> list[World]:
+def builtin_eval(
+    interp: Interpreter, fields: list[Value], world: World, ps: ParsedScript, span: Span, status_out: StatusOut | None
+) -> list[World]:
     args = fields[1:]
     if not args:
         return [world]
@@ -155,12 +181,18 @@ def builtin_eval(interp: Interpreter, fields: list[Value], world: World, ps: Par
     if code is None:
         interp.diag("info", "unanalysed", "`eval` of an unknown string is not analysed", span)
         return [world]
-    src = SourceFile(path=ps.source.path, data=code.text.encode("utf-8", "surrogateescape"),
-                     line_base=span.line - 1, column_base=span.column - 1)
+    src = SourceFile(
+        path=ps.source.path,
+        data=code.text.encode("utf-8", "surrogateescape"),
+        line_base=span.line - 1,
+        column_base=span.column - 1,
+    )
     return nested_code.exec_source(interp, src, world, None)
 
 
-def builtin_unknown_assign(interp: Interpreter, fields: list[Value], world: World, ps: ParsedScript, span: Span, status_out: StatusOut | None) -> list[World]:
+def builtin_unknown_assign(
+    interp: Interpreter, fields: list[Value], world: World, ps: ParsedScript, span: Span, status_out: StatusOut | None
+) -> list[World]:
     """printf -v VAR / getopts / mapfile: the target variable becomes unknown."""
     args = fields[1:]
     name = fields[0].text
@@ -175,14 +207,17 @@ def builtin_unknown_assign(interp: Interpreter, fields: list[Value], world: Worl
         targets.append(args[-1].text)
     for t in targets:
         if name in ("mapfile", "readarray"):  # an array of as many lines as the input has
-            world.vars[t] = Variable(None, [Unknown(f"lines read by {name} at run time", span, may_split=True)],
-                                     assigned_at=span)
+            world.vars[t] = Variable(
+                None, [Unknown(f"lines read by {name} at run time", span, may_split=True)], assigned_at=span
+            )
         else:
             world.vars[t] = Variable(Unknown(f"set by {name} at run time", span), assigned_at=span)
     return [world]
 
 
-def builtin_let(interp: Interpreter, fields: list[Value], world: World, ps: ParsedScript, span: Span, status_out: StatusOut | None) -> list[World]:
+def builtin_let(
+    interp: Interpreter, fields: list[Value], world: World, ps: ParsedScript, span: Span, status_out: StatusOut | None
+) -> list[World]:
     for a in fields[1:]:
         if isinstance(a, Known):
             inc = re.fullmatch(r"\s*(?:([A-Za-z_]\w*)(\+\+|--)|(\+\+|--)([A-Za-z_]\w*))\s*", a.text)
@@ -195,7 +230,7 @@ def builtin_let(interp: Interpreter, fields: list[Value], world: World, ps: Pars
                 continue
             m = re.fullmatch(r"([A-Za-z_]\w*)\s*([-+*/%]?=)\s*(.+)", a.text)
             if m:
-                rhs = arithmetic.to_int(m.group(3), interp, world, ps)
+                rhs = arithmetic.to_int(m.group(3), world)
                 if m.group(2) != "=" and not isinstance(rhs, Unknown):
                     cur = arithmetic.arith_var(interp, m.group(1), world, ps, span)
                     rhs = cur if isinstance(cur, Unknown) else arithmetic.binop(m.group(2)[0], cur, rhs)
@@ -204,23 +239,29 @@ def builtin_let(interp: Interpreter, fields: list[Value], world: World, ps: Pars
     return [world]
 
 
-def builtin_declare(interp: Interpreter, fields: list[Value], world: World, ps: ParsedScript, span: Span, status_out: StatusOut | None) -> list[World]:
+def builtin_declare(
+    interp: Interpreter, fields: list[Value], world: World, ps: ParsedScript, span: Span, status_out: StatusOut | None
+) -> list[World]:
     """`export`/`declare`/`local`/`readonly` reached as an ordinary command (after a tree-sitter
     misparse, or behind `builtin`): same semantics as the declaration statement, on expanded words."""
     keyword = fields[0].text
     export = keyword == "export"
     readonly = keyword == "readonly"
     global_flag = any(isinstance(f, Known) and f.text.startswith("-") and "g" in f.text for f in fields[1:])
-    local = keyword == "local" or (keyword in ("declare", "typeset") and bool(world.locals_stack)
-                                   and not global_flag)
+    local = keyword == "local" or (keyword in ("declare", "typeset") and bool(world.locals_stack) and not global_flag)
     unexport = False
     for f in fields[1:]:
         if not isinstance(f, Known):
             name = assignment.assignment_prefix(f)
             if name is not None:  # `export NAME=<unknown>`
                 old = world.vars.get(name)
-                var = Variable(Unknown(f.reason, f.span), None, export and not unexport or bool(
-                    old and old.exported), f.span, f.span if export else None)
+                var = Variable(
+                    Unknown(f.reason, f.span),
+                    None,
+                    export and not unexport or bool(old and old.exported),
+                    f.span,
+                    f.span if export else None,
+                )
                 interp.set_var(world, name, var, f.span)
             continue
         t = f.text
@@ -255,7 +296,9 @@ def builtin_declare(interp: Interpreter, fields: list[Value], world: World, ps: 
     return [world]
 
 
-def builtin_unset(interp: Interpreter, fields: list[Value], world: World, ps: ParsedScript, span: Span, status_out: StatusOut | None) -> list[World]:
+def builtin_unset(
+    interp: Interpreter, fields: list[Value], world: World, ps: ParsedScript, span: Span, status_out: StatusOut | None
+) -> list[World]:
     functions = any(isinstance(f, Known) and f.text == "-f" for f in fields[1:])
     for f in fields[1:]:
         if isinstance(f, Known) and not f.text.startswith("-"):
@@ -267,10 +310,30 @@ def builtin_unset(interp: Interpreter, fields: list[Value], world: World, ps: Pa
 
 
 BUILTINS = {
-    "export": builtin_declare, "declare": builtin_declare, "typeset": builtin_declare, "local": builtin_declare,
-    "readonly": builtin_declare, "unset": builtin_unset, "trap": builtin_trap, "shopt": builtin_shopt, "alias": builtin_alias,
-    "set": builtin_set, "shift": builtin_shift, "source": builtin_source, ".": builtin_source, "exit": builtin_exit,
-    "return": builtin_return, "break": builtin_break, "continue": builtin_continue, "test": builtin_test, "[": builtin_test,
-    "read": builtin_read, "eval": builtin_eval, "printf": builtin_unknown_assign, "getopts": builtin_unknown_assign,
-    "mapfile": builtin_unknown_assign, "readarray": builtin_unknown_assign, "let": builtin_let,
+    "export": builtin_declare,
+    "declare": builtin_declare,
+    "typeset": builtin_declare,
+    "local": builtin_declare,
+    "readonly": builtin_declare,
+    "unset": builtin_unset,
+    "trap": builtin_trap,
+    "shopt": builtin_shopt,
+    "alias": builtin_alias,
+    "set": builtin_set,
+    "shift": builtin_shift,
+    "source": builtin_source,
+    ".": builtin_source,
+    "exit": builtin_exit,
+    "return": builtin_return,
+    "break": builtin_break,
+    "continue": builtin_continue,
+    "test": builtin_test,
+    "[": builtin_test,
+    "read": builtin_read,
+    "eval": builtin_eval,
+    "printf": builtin_unknown_assign,
+    "getopts": builtin_unknown_assign,
+    "mapfile": builtin_unknown_assign,
+    "readarray": builtin_unknown_assign,
+    "let": builtin_let,
 }

@@ -29,7 +29,9 @@ if TYPE_CHECKING:
     from packlint.interpret.run import Interpreter
 
 
-def exec_command(interp: Interpreter, node: Node, world: World, ps: ParsedScript, status_out: StatusOut | None = None) -> list[World]:
+def exec_command(
+    interp: Interpreter, node: Node, world: World, ps: ParsedScript, status_out: StatusOut | None = None
+) -> list[World]:
     prefix: list = []
     name_node = node.child_by_field_name("name")
     arg_nodes = []
@@ -39,11 +41,20 @@ def exec_command(interp: Interpreter, node: Node, world: World, ps: ParsedScript
             prefix.append(c)
         elif fname == "argument":
             arg_nodes.append(c)
-    words = [name_node] + [a for a in arg_nodes if a.type not in (
-        "herestring_redirect", "file_redirect", "heredoc_redirect")] if name_node is not None else []
+    words = (
+        [name_node]
+        + [a for a in arg_nodes if a.type not in ("herestring_redirect", "file_redirect", "heredoc_redirect")]
+        if name_node is not None
+        else []
+    )
     glue_tail = None
-    if prefix and words and ends_with_dollar(prefix[-1].child_by_field_name("value")) \
-            and words[0].start_byte == prefix[-1].end_byte and words[0].type in ("word", "command_name"):
+    if (
+        prefix
+        and words
+        and ends_with_dollar(prefix[-1].child_by_field_name("value"))
+        and words[0].start_byte == prefix[-1].end_byte
+        and words[0].type in ("word", "command_name")
+    ):
         # `A=$D/$T.log` read by tree-sitter as `A=$D/$` + command `T.log`
         glue_tail = words.pop(0)
         name_node = words[0] if words else None
@@ -66,19 +77,27 @@ def exec_command(interp: Interpreter, node: Node, world: World, ps: ParsedScript
     fields = []
     for group in glued_groups(words):
         fields.extend(expansion.expand_group(interp, group, world, ps))
-    span = ps.source.span(node) if first is items[0] else \
-        ps.source.span_of_points(first.start_point, node.end_point)
+    span = ps.source.span(node) if first is items[0] else ps.source.span_of_points(first.start_point, node.end_point)
     prefix_env: dict[str, Variable] = {}
     for n, a in enumerate(prefix):
-        name, var = assignment.assignment_value(interp, a, world, ps,
-                                           glue_tail=glue_tail if n == len(prefix) - 1 else None)
+        name, var = assignment.assignment_value(
+            interp, a, world, ps, glue_tail=glue_tail if n == len(prefix) - 1 else None
+        )
         if name is not None:
-            prefix_env[name] = Variable(var.value, var.items, True, var.assigned_at, var.assigned_at,
-                                        "prefix")
+            prefix_env[name] = Variable(var.value, var.items, True, var.assigned_at, var.assigned_at, "prefix")
     return run_command(interp, fields, prefix_env, world, ps, span, node, status_out)
 
 
-def run_command(interp: Interpreter, fields: list[Value], prefix_env: dict[str, Variable], world: World, ps: ParsedScript, span: Span, node: Node, status_out: StatusOut | None = None) -> list[World]:
+def run_command(
+    interp: Interpreter,
+    fields: list[Value],
+    prefix_env: dict[str, Variable],
+    world: World,
+    ps: ParsedScript,
+    span: Span,
+    node: Node,
+    status_out: StatusOut | None = None,
+) -> list[World]:
     if not fields:
         return [world]
     # peel wrappers: env A=1 nohup exec time ...
@@ -125,8 +144,9 @@ def run_command(interp: Interpreter, fields: list[Value], prefix_env: dict[str, 
                 continue
             if head == "xargs" and f.text.startswith("-I"):
                 # `xargs -I{} cmd ... {}`: the placeholder is replaced by input at run time
-                token = f.text[2:] or (fields[i + 1].text if i + 1 < len(fields) and
-                                       isinstance(fields[i + 1], Known) else None)
+                token = f.text[2:] or (
+                    fields[i + 1].text if i + 1 < len(fields) and isinstance(fields[i + 1], Known) else None
+                )
                 if token:
                     xargs_token = token
                 i += 1 if f.text[2:] else 2
@@ -142,15 +162,18 @@ def run_command(interp: Interpreter, fields: list[Value], prefix_env: dict[str, 
         i += n_pos
         fields = fields[i:]
         if xargs_token:
-            fields = [Unknown(f"replaced by xargs input ({xargs_token})", v.span)
-                      if isinstance(v, Known) and xargs_token in v.text else v for v in fields]
+            fields = [
+                Unknown(f"replaced by xargs input ({xargs_token})", v.span)
+                if isinstance(v, Known) and xargs_token in v.text
+                else v
+                for v in fields
+            ]
             xargs_token = None
     if not fields:
         return [world]
     head = fields[0]
     name = head.text if isinstance(head, Known) else None
-    if name is not None and world.expand_aliases and world.aliases and name in world.aliases \
-            and interp.alias_depth < 8:
+    if name is not None and world.expand_aliases and world.aliases and name in world.aliases and interp.alias_depth < 8:
         value, aspan = world.aliases[name]
         try:
             words = [Known(w, aspan) for w in shlex.split(value)]
@@ -162,7 +185,7 @@ def run_command(interp: Interpreter, fields: list[Value], prefix_env: dict[str, 
                 return run_command(interp, words + fields[1:], prefix_env, world, ps, span, node, status_out)
             finally:
                 interp.alias_depth -= 1
-    if name is not None and "/" not in name and name in world.functions and not prefix_env.get("__nofunc"):
+    if name is not None and "/" not in name and name in world.functions:
         return call_function(interp, name, fields[1:], prefix_env, world, span)
     container = L.split_container(fields)
     if container is not None:
@@ -180,8 +203,9 @@ def run_command(interp: Interpreter, fields: list[Value], prefix_env: dict[str, 
             if launcher == "srun":
                 for name in SRUN_TASK_ENV:
                     if name not in world.vars:
-                        task_env[name] = Variable(Unknown(f"${name} is set by srun for each task"),
-                                                  exported=True, source="cluster")
+                        task_env[name] = Variable(
+                            Unknown(f"${name} is set by srun for each task"), exported=True, source="cluster"
+                        )
             before = len(interp.launches)
             try:
                 nested_code.run_shell(interp, fields[inner:], task_env, world, ps, span, node)
@@ -228,7 +252,16 @@ def note_unknown_command(interp: Interpreter, fields: list[Value], span: Span) -
         interp.unknown_launchers.append((head, why, span))
 
 
-def run_in_container(interp: Interpreter, fields: list[Value], container: tuple[L.RuntimeSpec, list[L.Option], int], prefix_env: dict[str, Variable], world: World, ps: ParsedScript, span: Span, node: Node) -> list[World]:
+def run_in_container(
+    interp: Interpreter,
+    fields: list[Value],
+    container: tuple[L.RuntimeSpec, list[L.Option], int],
+    prefix_env: dict[str, Variable],
+    world: World,
+    ps: ParsedScript,
+    span: Span,
+    node: Node,
+) -> list[World]:
     """`docker run -e A=1 IMAGE torchrun ...`: the command runs with the container's environment
     (for docker/podman only the `-e` variables: the script's exports do not reach it)."""
     spec, options, k = container
@@ -259,7 +292,9 @@ def run_in_container(interp: Interpreter, fields: list[Value], container: tuple[
     return [world]
 
 
-def launcher_env(interp: Interpreter, fields: list[Value], prefix_env: dict[str, Variable], world: World, span: Span) -> dict[str, Variable]:
+def launcher_env(
+    interp: Interpreter, fields: list[Value], prefix_env: dict[str, Variable], world: World, span: Span
+) -> dict[str, Variable]:
     """`srun --export=NONE` drops the environment, `--export=ALL,X=1` adds X."""
     if L.basename(fields[0]) != "srun":
         return prefix_env
@@ -281,11 +316,17 @@ def launcher_env(interp: Interpreter, fields: list[Value], prefix_env: dict[str,
     return env
 
 
-def call_function(interp: Interpreter, name, args, prefix_env: dict[str, Variable], world: World, span: Span) -> list[World]:
+def call_function(
+    interp: Interpreter, name, args, prefix_env: dict[str, Variable], world: World, span: Span
+) -> list[World]:
     body, fps = world.functions[name]
     if interp.call_depth >= MAX_CALL_DEPTH:
-        interp.diag("warning", "recursion", f"function `{name}` calls nest deeper than {MAX_CALL_DEPTH}; "
-                  "not followed further", span)
+        interp.diag(
+            "warning",
+            "recursion",
+            f"function `{name}` calls nest deeper than {MAX_CALL_DEPTH}; not followed further",
+            span,
+        )
         return [world]
     saved_positional = world.positional
     world.positional = list(args)
@@ -297,8 +338,7 @@ def call_function(interp: Interpreter, name, args, prefix_env: dict[str, Variabl
     interp.call_depth += 1
     interp.context.append(f"{name}() called at {span.short()}")
     try:
-        out = interp.exec_block(child_statements(body) if body.type == "compound_statement" else [body],
-                              [world], fps)
+        out = interp.exec_block(child_statements(body) if body.type == "compound_statement" else [body], [world], fps)
     finally:
         interp.call_depth -= 1
         interp.context.pop()
@@ -320,13 +360,16 @@ def call_function(interp: Interpreter, name, args, prefix_env: dict[str, Variabl
     return interp.merge(out)
 
 
-def record_launch(interp: Interpreter, fields: list[Value], prefix_env: dict[str, Variable], world: World, span: Span) -> None:
+def record_launch(
+    interp: Interpreter, fields: list[Value], prefix_env: dict[str, Variable], world: World, span: Span
+) -> None:
     # bash exports scalars only: arrays and names marked for export but never set stay behind
-    env = {k: v for k, v in world.vars.items()
-           if v.exported and v.items is None and v.value is not None}
-    unexported = {k: v for k, v in world.vars.items()
-                  if (not v.exported or v.items is not None) and k not in prefix_env
-                  and not k.startswith(UNKNOWN_PART)}
+    env = {k: v for k, v in world.vars.items() if v.exported and v.items is None and v.value is not None}
+    unexported = {
+        k: v
+        for k, v in world.vars.items()
+        if (not v.exported or v.items is not None) and k not in prefix_env and not k.startswith(UNKNOWN_PART)
+    }
     if CLEAR_ENV in prefix_env:
         env = {}
     for k, v in prefix_env.items():
@@ -336,7 +379,7 @@ def record_launch(interp: Interpreter, fields: list[Value], prefix_env: dict[str
             env[k] = v
     if L.basename(fields[0]) in ("mpirun", "mpiexec"):
         # `mpirun -x NAME=VALUE` sets NAME for the ranks it starts
-        for opt, val in zip(fields, fields[1:]):
+        for opt, val in zip(fields, fields[1:], strict=False):
             if isinstance(opt, Known) and opt.text == "-x" and isinstance(val, Known) and "=" in val.text:
                 name, _, text = val.text.partition("=")
                 env[name] = Variable(Known(text, val.span), None, True, val.span, val.span, "prefix")
@@ -345,8 +388,9 @@ def record_launch(interp: Interpreter, fields: list[Value], prefix_env: dict[str
         # the process runs under the outer launcher(s); bash itself executes the outer command
         fields = [f for prefix, _, _ in interp.launch_prefix for f in prefix] + list(fields)
         _, command, span = interp.launch_prefix[0]
-    interp.launches.append(LaunchInstance(span, tuple(interp.context), interp.seq, list(fields), env,
-                                        unexported, world.when, command))
+    interp.launches.append(
+        LaunchInstance(span, tuple(interp.context), interp.seq, list(fields), env, unexported, world.when, command)
+    )
 
 
 _NEWLINE = re.compile(rb"(?<!\\)\n")

@@ -34,8 +34,9 @@ def eval_test_node(interp: Interpreter, node: Node, world: World, ps: ParsedScri
     return test_expr(interp, inner[0], world, ps, double=opener == "[[")
 
 
-TEST_TREE = frozenset({"binary_expression", "unary_expression", "parenthesized_expression",
-                        "negated_expression", "postfix_expression"})
+TEST_TREE = frozenset(
+    {"binary_expression", "unary_expression", "parenthesized_expression", "negated_expression", "postfix_expression"}
+)
 
 
 def bracket_words(interp: Interpreter, node: Node, world: World, ps: ParsedScript, out: list[Value]) -> None:
@@ -133,7 +134,7 @@ def test_expr_at(interp: Interpreter, node: Node, world: World, ps: ParsedScript
         rv = expansion.expand_joined(interp, right, world, ps) if right is not None else Known("")
         if not isinstance(lv, Known) or not isinstance(rv, Known):
             return None
-        return compare(op, lv.text, rv.text, world, interp)
+        return compare(op, lv.text, rv.text)
     v = expansion.expand_joined(interp, node, world, ps)
     return None if not isinstance(v, Known) else v.text != ""
 
@@ -145,10 +146,10 @@ def test_args(interp: Interpreter, args: list[Value]) -> bool | None:
     if any(not isinstance(a, Known) for a in args):
         return None
     words = [a.text for a in args]
-    return posix_test(words, interp)
+    return posix_test(words)
 
 
-def compare(op: str, a: str, b: str, world: World, interp: Interpreter) -> bool | None:
+def compare(op: str, a: str, b: str) -> bool | None:
     if op in ("=", "=="):
         return a == b
     if op == "!=":
@@ -165,14 +166,14 @@ def compare(op: str, a: str, b: str, world: World, interp: Interpreter) -> bool 
     return None
 
 
-def posix_test(words: list[str], interp: Interpreter) -> bool | None:
+def posix_test(words: list[str]) -> bool | None:
     n = len(words)
     if n == 0:
         return False
     if n == 1:
         return words[0] != ""
     if words[0] == "!" and n <= 4:
-        r = posix_test(words[1:], interp)
+        r = posix_test(words[1:])
         return None if r is None else not r
     if n == 2:
         op, v = words
@@ -183,11 +184,11 @@ def posix_test(words: list[str], interp: Interpreter) -> bool | None:
         # a file test (the cluster's file system is unknown), or "unary operator expected": status 2
         return None if re.fullmatch(r"-[a-zA-Z]", op) else False
     if n == 3 and words[1] in ("=", "==", "!=", "<", ">"):
-        return compare(words[1], words[0], words[2], None, interp)
+        return compare(words[1], words[0], words[2])
     if n == 3 and words[1] in ("-eq", "-ne", "-lt", "-gt", "-le", "-ge"):
         if not all(re.fullmatch(r"\s*[-+]?\d+\s*", w) for w in (words[0], words[2])):
             return False  # "integer expression expected": status 2
-        return compare(words[1], words[0].strip(), words[2].strip(), None, interp)
+        return compare(words[1], words[0].strip(), words[2].strip())
     if n == 3 and words[1] in ("-nt", "-ot", "-ef"):
         return None
     if n == 3 and words[0] == "(" and words[2] == ")":
@@ -195,7 +196,7 @@ def posix_test(words: list[str], interp: Interpreter) -> bool | None:
     for sep, combine in (("-o", "or"), ("-a", "and")):
         if sep in words[1:-1]:
             k = words.index(sep, 1)
-            a, b = posix_test(words[:k], interp), posix_test(words[k + 1:], interp)
+            a, b = posix_test(words[:k]), posix_test(words[k + 1 :])
             if combine == "and":
                 return False if (a is False or b is False) else (None if None in (a, b) else True)
             return True if (a is True or b is True) else (None if None in (a, b) else False)

@@ -39,8 +39,11 @@ def exec_declaration(interp: Interpreter, node: Node, world: World, ps: ParsedSc
                     unexport = True
             elif "x" in flag:
                 unexport = True
-    if keyword in ("declare", "typeset") and world.locals_stack and not any("g" in o for o in options
-                                                                           if o.startswith("-")):
+    if (
+        keyword in ("declare", "typeset")
+        and world.locals_stack
+        and not any("g" in o for o in options if o.startswith("-"))
+    ):
         local = True  # declare inside a function is local, like bash (unless -g)
     if is_function:
         if keyword == "export":  # `export -f fn`: child shells (bash -c) see the function
@@ -55,19 +58,22 @@ def exec_declaration(interp: Interpreter, node: Node, world: World, ps: ParsedSc
                 continue
             name_node, value_node = c.child_by_field_name("name"), c.child_by_field_name("value")
             target = expansion.expand_joined(interp, value_node, world, ps) if value_node is not None else None
-            if name_node is None or not isinstance(target, Known) or not re.fullmatch(r"[A-Za-z_]\w*",
-                                                                                        target.text):
+            if name_node is None or not isinstance(target, Known) or not re.fullmatch(r"[A-Za-z_]\w*", target.text):
                 continue
             ref_name = name_node.text.decode("utf-8", "replace")
             if world.locals_stack and ref_name not in world.locals_stack[-1]:
                 world.locals_stack[-1][ref_name] = world.vars.get(ref_name)
-            ref = Variable(world.vars[target.text].scalar() if target.text in world.vars else None, None, False,
-                           ps.source.span(c))
+            ref = Variable(
+                world.vars[target.text].scalar() if target.text in world.vars else None, None, False, ps.source.span(c)
+            )
             ref.ref = target.text
             world.vars[ref_name] = ref
         return [world]
-    computed = [c for c in node.named_children if c.type in ("concatenation", "string", "simple_expansion",
-                                                              "expansion", "raw_string", "command_substitution")]
+    computed = [
+        c
+        for c in node.named_children
+        if c.type in ("concatenation", "string", "simple_expansion", "expansion", "raw_string", "command_substitution")
+    ]
     if computed:
         # `export $gate=1`, `declare -x "$v=warn"`: the name comes from an expansion
         fields = [Known(keyword, ps.source.span(node.children[0]))] + [Known(o) for o in options]
@@ -75,8 +81,12 @@ def exec_declaration(interp: Interpreter, node: Node, world: World, ps: ParsedSc
             fields.extend(expansion.expand_fields(interp, c, world, ps))
         unknown = [f for f in fields if isinstance(f, Unknown) and not assignment.assignment_prefix(f)]
         if unknown:
-            interp.diag("warning", "export-unknown", f"`{keyword}` of names packlint cannot know "
-                      f"({unknown[0].reason}); the variables it sets are not seen", ps.source.span(node))
+            interp.diag(
+                "warning",
+                "export-unknown",
+                f"`{keyword}` of names packlint cannot know ({unknown[0].reason}); the variables it sets are not seen",
+                ps.source.span(node),
+            )
             world.unknown_exports = True
         builtins.builtin_declare(interp, [f for f in fields if f not in unknown], world, ps, ps.source.span(node), None)
     if any(o.startswith("-") and "A" in o for o in options):
@@ -103,8 +113,11 @@ def exec_declaration(interp: Interpreter, node: Node, world: World, ps: ParsedSc
     integer = any(o.startswith("-") and "i" in o for o in options)
     if integer:  # `declare -i NAME`: later assignments are arithmetic
         for c in node.named_children:
-            vname = c.child_by_field_name("name") if c.type == "variable_assignment" else (
-                c if c.type in ("variable_name", "word") and not c.text.startswith((b"-", b"+")) else None)
+            vname = (
+                c.child_by_field_name("name")
+                if c.type == "variable_assignment"
+                else (c if c.type in ("variable_name", "word") and not c.text.startswith((b"-", b"+")) else None)
+            )
             if vname is not None:
                 n = vname.text.decode("utf-8", "replace")
                 old = world.vars.get(n)
@@ -113,8 +126,9 @@ def exec_declaration(interp: Interpreter, node: Node, world: World, ps: ParsedSc
                 world.vars[n] = marked
     for c in node.named_children:
         if c.type == "variable_assignment":
-            name = assignment.assign(interp, c, world, ps, export=export and not unexport, local=local,
-                               force_array=force_array)
+            name = assignment.assign(
+                interp, c, world, ps, export=export and not unexport, local=local, force_array=force_array
+            )
             if name is not None:
                 var = world.vars[name]
                 if unexport:
@@ -131,11 +145,8 @@ def exec_declaration(interp: Interpreter, node: Node, world: World, ps: ParsedSc
                 frame = world.locals_stack[-1]
                 if name not in frame:
                     frame[name] = old
-                if old is None or True:
-                    world.vars[name] = Variable(None if not force_array else None,
-                                                [] if force_array else None, export, span,
-                                                span if export else None)
-                    continue
+                world.vars[name] = Variable(None, [] if force_array else None, export, span, span if export else None)
+                continue
             if old is None:
                 if export:
                     # `export NAME` before any assignment: marks it; a later assignment keeps the mark

@@ -19,7 +19,9 @@ if TYPE_CHECKING:
     from packlint.interpret.run import Interpreter
 
 
-def status_seq(interp: Interpreter, nodes: list[Node], world: World, ps: ParsedScript, in_condition: bool = False) -> list[tuple[World, bool | None]]:
+def status_seq(
+    interp: Interpreter, nodes: list[Node], world: World, ps: ParsedScript, in_condition: bool = False
+) -> list[tuple[World, bool | None]]:
     """Run a condition list (`if a; b; then`): the status is the last command's."""
     if not nodes:
         return [(world, True)]
@@ -35,19 +37,27 @@ def status_seq(interp: Interpreter, nodes: list[Node], world: World, ps: ParsedS
     return pairs
 
 
-def status(interp: Interpreter, node: Node, world: World, ps: ParsedScript, in_condition: bool = False) -> list[tuple[World, bool | None]]:
+def status(
+    interp: Interpreter, node: Node, world: World, ps: ParsedScript, in_condition: bool = False
+) -> list[tuple[World, bool | None]]:
     interp.depth += 1  # `a && b && ...` and `! ! ...` nest one level per operator
     try:
         if interp.depth > MAX_NESTING:
-            interp.diag("warning", "too-deep", "nesting too deep to analyse; the rest of this construct "
-                      "is skipped", ps.source.span(node))
+            interp.diag(
+                "warning",
+                "too-deep",
+                "nesting too deep to analyse; the rest of this construct is skipped",
+                ps.source.span(node),
+            )
             return [(world, None)]
         return status_at(interp, node, world, ps, in_condition)
     finally:
         interp.depth -= 1
 
 
-def status_at(interp: Interpreter, node: Node, world: World, ps: ParsedScript, in_condition: bool = False) -> list[tuple[World, bool | None]]:
+def status_at(
+    interp: Interpreter, node: Node, world: World, ps: ParsedScript, in_condition: bool = False
+) -> list[tuple[World, bool | None]]:
     t = node.type
     if t == "list":
         kids = [c for c in node.children if c.type not in ("comment",)]
@@ -109,7 +119,9 @@ def status_at(interp: Interpreter, node: Node, world: World, ps: ParsedScript, i
     return [(w, None if in_condition else True) for w in worlds]
 
 
-def command_status_guess(interp: Interpreter, node: Node, world: World, ps: ParsedScript, in_condition: bool) -> bool | None:
+def command_status_guess(
+    interp: Interpreter, node: Node, world: World, ps: ParsedScript, in_condition: bool
+) -> bool | None:
     """Ordinary commands in `&&`/`||` lists are assumed to succeed (launch scripts run on a working
     machine); in `if`/`while` conditions, and for commands that exist to be tested, it is unknown."""
     if node.type != "command":

@@ -59,7 +59,7 @@ def group_pieces(interp: Interpreter, group: list, world: World, ps: ParsedScrip
             pieces.append(Piece("$" + unescape_unquoted(text), span=span))
             continue
         pieces.extend(parameters.param(interp, m.group(0), None, world, False, span, ps))
-        rest = text[m.end():]
+        rest = text[m.end() :]
         if "$" in rest or "`" in rest:
             pieces.append(Piece(None, span=span, reason=f"could not analyse `{text}`"))
         elif rest:
@@ -94,7 +94,9 @@ def expand_pattern(interp: Interpreter, node: Node, world: World, ps: ParsedScri
     return "".join(out)
 
 
-def word_pieces(interp: Interpreter, node: Node, world: World, ps: ParsedScript, quoted: bool, pattern: bool = False) -> list[Piece]:
+def word_pieces(
+    interp: Interpreter, node: Node, world: World, ps: ParsedScript, quoted: bool, pattern: bool = False
+) -> list[Piece]:
     interp.work += 1
     if interp.error_cut is not None and node.end_byte > interp.error_cut:
         return [Piece(None, span=ps.source.span(node), reason="could not analyse this part of the line")]
@@ -109,16 +111,35 @@ def word_pieces(interp: Interpreter, node: Node, world: World, ps: ParsedScript,
     # reads as literal text (`${6:-$__PLGAP___}` gives a `word`) is never passed on as a value.
     for i, p in enumerate(out):
         if p.text is not None and ("$" + GAP_VARIABLE in p.text or "$" + RAW_EXPANSION in p.text):
-            out[i] = Piece(None, p.split, p.span, "could not analyse this part (bash accepts it; "
-                           "packlint's parser does not)", p.boundary, p.vanish, p.origin)
+            out[i] = Piece(
+                None,
+                p.split,
+                p.span,
+                "could not analyse this part (bash accepts it; packlint's parser does not)",
+                p.boundary,
+                p.vanish,
+                p.origin,
+            )
     return out
 
 
-def word_pieces_at(interp: Interpreter, node: Node, world: World, ps: ParsedScript, quoted: bool, pattern: bool) -> list[Piece]:
+def word_pieces_at(
+    interp: Interpreter, node: Node, world: World, ps: ParsedScript, quoted: bool, pattern: bool
+) -> list[Piece]:
     t = node.type
     span = ps.source.span(node)
-    if t in ("word", "number", "command_name", "extglob_pattern", "regex", "special_variable_name",
-             "variable_name", "test_operator", "string_content", "heredoc_content"):
+    if t in (
+        "word",
+        "number",
+        "command_name",
+        "extglob_pattern",
+        "regex",
+        "special_variable_name",
+        "variable_name",
+        "test_operator",
+        "string_content",
+        "heredoc_content",
+    ):
         if t == "command_name":
             return [p for c in node.named_children for p in word_pieces(interp, c, world, ps, quoted, pattern)]
         text = node.text.decode("utf-8", "replace")
@@ -128,30 +149,38 @@ def word_pieces_at(interp: Interpreter, node: Node, world: World, ps: ParsedScri
                 home = world.vars.get("HOME")
                 if home is None or not isinstance(home.scalar(), Known):
                     return [Piece(None, span=span, reason="~ (the home directory at run time)")]
-                text = text[:tilde.end() - 1] + home.scalar().text + text[tilde.end():]
+                text = text[: tilde.end() - 1] + home.scalar().text + text[tilde.end() :]
             if pattern:
                 return [Piece(text, span=span)]
             if world.nullglob and GLOB_CHARS.search(text):
-                return [Piece(None, span=span, split=True,
-                              reason=f"glob {text!r} with nullglob: the files it matches at run time")]
+                return [
+                    Piece(
+                        None,
+                        span=span,
+                        split=True,
+                        reason=f"glob {text!r} with nullglob: the files it matches at run time",
+                    )
+                ]
             if "{" in text and "," in text and BRACE_LIST.search(text):
                 alternatives = brace_expand(text)
                 parent = node.parent
                 if len(alternatives) > 1 and (parent is None or parent.type != "concatenation"):
-                    return [Piece(unescape_unquoted(a), span=span, boundary=k > 0)
-                            for k, a in enumerate(alternatives)]
+                    return [Piece(unescape_unquoted(a), span=span, boundary=k > 0) for k, a in enumerate(alternatives)]
             text = unescape_unquoted(text)
         return [Piece(text, span=span)]
     if t == "concatenation":
-        if (not quoted and not pattern and "{" in node.text.decode("utf-8", "replace")
-                and all(c.type == "word" for c in node.children)):
+        if (
+            not quoted
+            and not pattern
+            and "{" in node.text.decode("utf-8", "replace")
+            and all(c.type == "word" for c in node.children)
+        ):
             # tree-sitter splits `{train,val}.json` into words; bash brace-expands the whole word
             text = node.text.decode("utf-8", "replace")
             alternatives = brace_expand(text) if BRACE_LIST.search(text) else [text]
             parent = node.parent
             if len(alternatives) > 1 and (parent is None or parent.type != "concatenation"):
-                return [Piece(unescape_unquoted(a), span=span, boundary=k > 0)
-                        for k, a in enumerate(alternatives)]
+                return [Piece(unescape_unquoted(a), span=span, boundary=k > 0) for k, a in enumerate(alternatives)]
         return [p for c in node.children for p in word_pieces(interp, c, world, ps, quoted, pattern)]
     if t == "raw_string":
         text = node.text.decode("utf-8", "replace")[1:-1]
@@ -168,8 +197,10 @@ def word_pieces_at(interp: Interpreter, node: Node, world: World, ps: ParsedScri
     if t == "simple_expansion" or t == "expansion":
         out = parameters.expansion_pieces(interp, node, world, ps, quoted)
         if pattern and quoted:
-            return [Piece(glob_escape(p.text), p.split, p.span, p.reason, p.boundary, p.vanish)
-                    if p.text is not None else p for p in out]
+            return [
+                Piece(glob_escape(p.text), p.split, p.span, p.reason, p.boundary, p.vanish) if p.text is not None else p
+                for p in out
+            ]
         return out
     if t == "command_substitution":
         return [command_substitution(interp, node, world, ps, quoted)]
@@ -202,7 +233,7 @@ def string_pieces(interp: Interpreter, node: Node, world: World, ps: ParsedScrip
     saw_any = False
     for c in kids:
         if c.start_byte > pos:
-            gap = data[pos:c.start_byte].decode("utf-8", "replace")
+            gap = data[pos : c.start_byte].decode("utf-8", "replace")
             out.append(Piece(unescape_dquote(gap), span=ps.source.span(node)))
         if c.type == "string_content":
             text = unescape_dquote(c.text.decode("utf-8", "replace"))
@@ -212,8 +243,9 @@ def string_pieces(interp: Interpreter, node: Node, world: World, ps: ParsedScrip
             # ("a ${D}" -> `a` + ` ${D}`): inside quotes they are text
             lead = len(c.text) - len(c.text.lstrip())
             if lead:
-                out.append(Piece(data[c.start_byte:c.start_byte + lead].decode("utf-8", "replace"),
-                                 span=ps.source.span(c)))
+                out.append(
+                    Piece(data[c.start_byte : c.start_byte + lead].decode("utf-8", "replace"), span=ps.source.span(c))
+                )
             sub = word_pieces(interp, c, world, ps, quoted=True, pattern=pattern)
             out.extend(sub)
         pos = c.end_byte

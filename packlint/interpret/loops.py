@@ -21,8 +21,11 @@ if TYPE_CHECKING:
 def while_read(interp: Interpreter, loop: Node, lines: list[str], world: World, ps: ParsedScript) -> list[World] | None:
     """`while read a b; do ...; done <<< "..."`: one iteration per known input line, with the
     variables `read` sets (split on IFS, the last one taking the rest of the line)."""
-    conds = [loop.children[i] for i in range(loop.child_count)
-             if loop.field_name_for_child(i) == "condition" and loop.children[i].type not in NOISE]
+    conds = [
+        loop.children[i]
+        for i in range(loop.child_count)
+        if loop.field_name_for_child(i) == "condition" and loop.children[i].type not in NOISE
+    ]
     body = loop.child_by_field_name("body")
     if len(conds) != 1 or conds[0].type != "command" or body is None:
         return None
@@ -31,9 +34,12 @@ def while_read(interp: Interpreter, loop: Node, lines: list[str], world: World, 
     if name_node is None or name_node.text != b"read":
         return None
     ifs = None
-    for i, c in enumerate(cmd.children):
-        if c.type == "variable_assignment" and c.child_by_field_name("name") is not None \
-                and c.child_by_field_name("name").text == b"IFS":
+    for c in cmd.children:
+        if (
+            c.type == "variable_assignment"
+            and c.child_by_field_name("name") is not None
+            and c.child_by_field_name("name").text == b"IFS"
+        ):
             v = expansion.expand_joined(interp, c.child_by_field_name("value"), world, ps)
             ifs = v.text if isinstance(v, Known) else None
     args = []
@@ -43,8 +49,11 @@ def while_read(interp: Interpreter, loop: Node, lines: list[str], world: World, 
     if any(not isinstance(a, Known) for a in args):
         return None
     names = [a.text for a in args if not a.text.startswith("-")]
-    if not names or any(not re.fullmatch(r"[A-Za-z_]\w*", n) for n in names) or \
-            any(a.text.startswith("-") and set(a.text[1:]) - set("rs") for a in args):
+    if (
+        not names
+        or any(not re.fullmatch(r"[A-Za-z_]\w*", n) for n in names)
+        or any(a.text.startswith("-") and set(a.text[1:]) - set("rs") for a in args)
+    ):
         return None
     span = ps.source.span(cmd)
     worlds = [world]
@@ -56,7 +65,7 @@ def while_read(interp: Interpreter, loop: Node, lines: list[str], world: World, 
         parts += [""] * (len(names) - len(parts))
         for w in worlds:
             if w.flow is None:
-                for n, v in zip(names, parts):
+                for n, v in zip(names, parts, strict=False):
                     interp.set_var(w, n, Variable(Known(v, span), assigned_at=span), span)
         worlds = loop_body(interp, body, worlds, ps)
         if all(w.flow is not None for w in worlds):
@@ -72,8 +81,7 @@ def exec_for(interp: Interpreter, node: Node, world: World, ps: ParsedScript) ->
     if var_node is None or body is None:
         return [world]
     name = var_node.text.decode()
-    value_nodes = [node.children[i] for i in range(node.child_count)
-                   if node.field_name_for_child(i) == "value"]
+    value_nodes = [node.children[i] for i in range(node.child_count) if node.field_name_for_child(i) == "value"]
     has_in = any(c.type == "in" for c in node.children)
     if has_in:
         items: list[Value] = []
@@ -84,14 +92,12 @@ def exec_for(interp: Interpreter, node: Node, world: World, ps: ParsedScript) ->
     span = ps.source.span(node)
     if any(not isinstance(i, Known) for i in items):
         reason = next(i.reason for i in items if isinstance(i, Unknown))
-        return loop_unknown(interp, body, world, ps, name, Unknown(reason, span),
-                                  f"for {name} in ...", span)
+        return loop_unknown(interp, body, world, ps, name, Unknown(reason, span), f"for {name} in ...", span)
     entry = world.fork()
     worlds = [world]
     for count, item in enumerate(items):
         if count >= MAX_LOOP_ITERATIONS:
-            worlds = loop_widen(interp, body, entry, worlds, ps, name, f"for {name} in ...", span,
-                                      len(items))
+            worlds = loop_widen(interp, body, entry, worlds, ps, name, f"for {name} in ...", span, len(items))
             break
         for w in worlds:
             interp.set_var(w, name, Variable(item, assigned_at=span), span)
@@ -130,15 +136,29 @@ def loop_body(interp: Interpreter, body: Node, worlds: list[World], ps: ParsedSc
     return interp.merge(rest + out)
 
 
-def loop_widen(interp: Interpreter, body: Node, entry: World, worlds: list[World], ps: ParsedScript, var, text, span: Span,
-                total: int | None = None) -> list[World]:
+def loop_widen(
+    interp: Interpreter,
+    body: Node,
+    entry: World,
+    worlds: list[World],
+    ps: ParsedScript,
+    var,
+    text,
+    span: Span,
+    total: int | None = None,
+) -> list[World]:
     """The unroll cap is reached: the remaining iterations are analysed in one symbolic pass from
     a state where whatever the iterations changed is unknown (launches inside are still seen)."""
     done = [w for w in worlds if w.flow is not None]
     live = [w for w in worlds if w.flow is None]
     many = f"{total} iterations" if total else "more iterations"
-    interp.diag("info", "loop-bound", f"loop has {many}: the first {MAX_LOOP_ITERATIONS} are followed one by "
-              "one, the rest in one pass with the values they change unknown", span)
+    interp.diag(
+        "info",
+        "loop-bound",
+        f"loop has {many}: the first {MAX_LOOP_ITERATIONS} are followed one by "
+        "one, the rest in one pass with the values they change unknown",
+        span,
+    )
     if not live:
         return done
     joined = join_worlds([entry] + live, f"the iterations of the loop at {span.short()}", span)
@@ -171,7 +191,9 @@ def loop_endless(interp: Interpreter, body: Node, world: World, ps: ParsedScript
     return out
 
 
-def loop_unknown(interp: Interpreter, body: Node, world: World, ps: ParsedScript, var, value, text, span: Span) -> list[World]:
+def loop_unknown(
+    interp: Interpreter, body: Node, world: World, ps: ParsedScript, var, value, text, span: Span
+) -> list[World]:
     """A loop whose iteration count is unknown: model "never runs" and "runs once"."""
     skip = world.fork()
     skip.when = skip.when + (Condition(text, "runs no iteration", span),)
@@ -231,8 +253,11 @@ def exec_c_for(interp: Interpreter, node: Node, world: World, ps: ParsedScript) 
 
 
 def exec_while(interp: Interpreter, node: Node, world: World, ps: ParsedScript) -> list[World]:
-    cond_nodes = [node.children[i] for i in range(node.child_count)
-                  if node.field_name_for_child(i) == "condition" and node.children[i].type not in NOISE]
+    cond_nodes = [
+        node.children[i]
+        for i in range(node.child_count)
+        if node.field_name_for_child(i) == "condition" and node.children[i].type not in NOISE
+    ]
     body = node.child_by_field_name("body")
     until = node.children[0].type == "until"
     span = ps.source.span(node)
@@ -248,8 +273,7 @@ def exec_while(interp: Interpreter, node: Node, world: World, ps: ParsedScript) 
         if not live:
             break
         if count == MAX_LOOP_ITERATIONS:
-            finished.extend(loop_widen(interp, body, entry, live, ps, None,
-                                             snippet(node).split("\n")[0], span))
+            finished.extend(loop_widen(interp, body, entry, live, ps, None, snippet(node).split("\n")[0], span))
             break
         nxt = []
         for w in live:
@@ -264,8 +288,7 @@ def exec_while(interp: Interpreter, node: Node, world: World, ps: ParsedScript) 
                 elif status is True:
                     nxt.extend(loop_body(interp, body, [w2], ps))
                 else:
-                    finished.extend(loop_unknown(interp, body, w2, ps, None, None,
-                                                       snippet(node).split("\n")[0], span))
+                    finished.extend(loop_unknown(interp, body, w2, ps, None, None, snippet(node).split("\n")[0], span))
         worlds = interp.merge(nxt)
     for w in finished:
         after_loop(w)
@@ -277,4 +300,4 @@ def after_loop(w: World) -> None:
     if w.flow in ("break_done", "loop_done"):
         w.flow = None
     elif w.flow is not None and w.flow.startswith("break_done "):
-        w.flow = w.flow[len("break_done "):]
+        w.flow = w.flow[len("break_done ") :]

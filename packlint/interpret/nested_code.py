@@ -21,7 +21,9 @@ if TYPE_CHECKING:
     from packlint.interpret.run import Interpreter
 
 
-def submitted_world(interp: Interpreter, world: World, prefix_env: dict[str, Variable], *, remote: bool, export=None) -> World:
+def submitted_world(
+    interp: Interpreter, world: World, prefix_env: dict[str, Variable], *, remote: bool, export=None
+) -> World:
     """The shell a submitted command runs in: a fresh process. A remote one (ssh, pdsh, ray) starts
     from that machine's environment, which the script cannot see: nothing of ours reaches it."""
     child = world.fork()
@@ -29,7 +31,7 @@ def submitted_world(interp: Interpreter, world: World, prefix_env: dict[str, Var
     env = {k: v for k, v in world.vars.items() if v.exported and v.items is None} if inherit else {}
     if inherit:
         env.update({k: v for k, v in prefix_env.items() if v.source != "unset"})
-    for name, value in (export[1].items() if export else ()):
+    for name, value in export[1].items() if export else ():
         if value is None:
             old = prefix_env.get(name) or world.vars.get(name)
             if old is not None and old.exported:
@@ -44,7 +46,16 @@ def submitted_world(interp: Interpreter, world: World, prefix_env: dict[str, Var
     return child
 
 
-def run_submitted(interp: Interpreter, launcher: str, fields: list[Value], prefix_env: dict[str, Variable], world: World, ps: ParsedScript, span: Span, node: Node) -> list[World]:
+def run_submitted(
+    interp: Interpreter,
+    launcher: str,
+    fields: list[Value],
+    prefix_env: dict[str, Variable],
+    world: World,
+    ps: ParsedScript,
+    span: Span,
+    node: Node,
+) -> list[World]:
     """Commands that hand a command to another shell: `sbatch --wrap`, a job script (`sbatch job.sh`,
     `sbatch <<EOF`), `ssh HOST CMD`, `pdsh -w HOSTS CMD`, `ray job submit -- CMD`. What that shell
     launches is analysed with the environment it gets (see docs/launch-forms.md)."""
@@ -54,8 +65,15 @@ def run_submitted(interp: Interpreter, launcher: str, fields: list[Value], prefi
         if launcher == "ray job submit":
             _, k, _ = L._split_options(spec, fields, spec.words)
             if k < len(fields):
-                commands.run_command(interp, list(fields[k:]), {}, submitted_world(interp, world, prefix_env, remote=True),
-                                 ps, span, node)
+                commands.run_command(
+                    interp,
+                    list(fields[k:]),
+                    {},
+                    submitted_world(interp, world, prefix_env, remote=True),
+                    ps,
+                    span,
+                    node,
+                )
             return [world]
         string = L.command_string(fields)
         if string is not None:
@@ -70,8 +88,12 @@ def run_submitted(interp: Interpreter, launcher: str, fields: list[Value], prefi
                 interp.diag("info", "unanalysed", f"the command `{launcher}` runs is unknown; not analysed", span)
                 return [world]
             cspan = code.span or span
-            src = SourceFile(path=ps.source.path, data=code.text.encode("utf-8", "surrogateescape"),
-                             line_base=cspan.line - 1, column_base=cspan.column)
+            src = SourceFile(
+                path=ps.source.path,
+                data=code.text.encode("utf-8", "surrogateescape"),
+                line_base=cspan.line - 1,
+                column_base=cspan.column,
+            )
             exec_source(interp, src, child, None)
             return [world]
         job = L.job_script(fields)
@@ -90,7 +112,7 @@ def run_submitted(interp: Interpreter, launcher: str, fields: list[Value], prefi
             except PacklintError as exc:
                 interp.diag("warning", "source-unreadable", exc.one_line(), span)
                 return [world]
-            child.positional = list(fields[k + 1:])
+            child.positional = list(fields[k + 1 :])
             job_env(child, sf.data)
             exec_source(interp, sf, child, path)
             return [world]
@@ -124,7 +146,7 @@ def heredoc_source(interp: Interpreter, node: Node, world: World, ps: ParsedScri
     if body is None:
         return None
     bspan = ps.source.span(body)
-    raw = ps.source.data[body.start_byte:body.end_byte]
+    raw = ps.source.data[body.start_byte : body.end_byte]
     if start is not None and any(q in start.text for q in (b"'", b'"', b"\\")):
         text = raw.decode("utf-8", "surrogateescape")
     else:
@@ -133,16 +155,27 @@ def heredoc_source(interp: Interpreter, node: Node, world: World, ps: ParsedScri
         if code is None:
             return None
         text = code.text
-    return SourceFile(path=ps.source.path, data=text.encode("utf-8", "surrogateescape"),
-                      line_base=bspan.line - 1, column_base=bspan.column)
+    return SourceFile(
+        path=ps.source.path,
+        data=text.encode("utf-8", "surrogateescape"),
+        line_base=bspan.line - 1,
+        column_base=bspan.column,
+    )
 
 
-def run_shell(interp: Interpreter, fields: list[Value], prefix_env: dict[str, Variable], world: World, ps: ParsedScript, span: Span, node: Node) -> list[World]:
+def run_shell(
+    interp: Interpreter,
+    fields: list[Value],
+    prefix_env: dict[str, Variable],
+    world: World,
+    ps: ParsedScript,
+    span: Span,
+    node: Node,
+) -> list[World]:
     """`bash -c '...'` is analysed as a script of its own; `bash other.sh args` follows the file."""
     args = fields[1:]
     i = 0
-    while i < len(args) and isinstance(args[i], Known) and args[i].text.startswith("-") \
-            and not L.is_shell_c(args[i]):
+    while i < len(args) and isinstance(args[i], Known) and args[i].text.startswith("-") and not L.is_shell_c(args[i]):
         i += 1
     child = world.fork()
     child.vars = {k: v for k, v in world.vars.items() if v.exported}
@@ -154,16 +187,24 @@ def run_shell(interp: Interpreter, fields: list[Value], prefix_env: dict[str, Va
             return [world]
         code = code_text(interp, [args[i + 1]], child)
         if code is None:
-            interp.diag("info", "unanalysed", f"`{L.basename(fields[0])} -c` with an unknown command "
-                      f"string ({args[i + 1].reason}) is not analysed", span)
+            interp.diag(
+                "info",
+                "unanalysed",
+                f"`{L.basename(fields[0])} -c` with an unknown command string ({args[i + 1].reason}) is not analysed",
+                span,
+            )
             return [world]
-        child.positional = list(args[i + 3:])
+        child.positional = list(args[i + 3 :])
         # `bash -c CODE NAME ARGS`: NAME becomes $0 (bash's own name when absent)
         name_arg = args[i + 2] if len(args) > i + 2 else fields[0]
         child.script = name_arg.text if isinstance(name_arg, Known) else "bash"
         cspan = code.span or span
-        src = SourceFile(path=ps.source.path, data=code.text.encode("utf-8", "surrogateescape"),
-                         line_base=cspan.line - 1, column_base=cspan.column)
+        src = SourceFile(
+            path=ps.source.path,
+            data=code.text.encode("utf-8", "surrogateescape"),
+            line_base=cspan.line - 1,
+            column_base=cspan.column,
+        )
         exec_source(interp, src, child, None)
         return [world]
     if i < len(args):
@@ -171,7 +212,7 @@ def run_shell(interp: Interpreter, fields: list[Value], prefix_env: dict[str, Va
         if isinstance(target, Known):
             path = sourcing.resolve_path(interp, target.text, world)
             if path is not None:
-                child.positional = list(args[i + 1:])
+                child.positional = list(args[i + 1 :])
                 try:
                     sf = load(path, display=sourcing.display_path(interp, path))
                 except PacklintError as exc:

@@ -43,12 +43,22 @@ def expansion_pieces(interp: Interpreter, node: Node, world: World, ps: ParsedSc
             var = world.vars.get(target.child_by_field_name("name").text.decode())
             idx = target.child_by_field_name("index")
             if idx is not None and idx.text in (b"@", b"*"):
-                items = [] if var is None else (list(var.assoc.values()) if var.assoc is not None else
-                                                var.items if var.items is not None else [var.value])
+                items = (
+                    []
+                    if var is None
+                    else (
+                        list(var.assoc.values())
+                        if var.assoc is not None
+                        else var.items
+                        if var.items is not None
+                        else [var.value]
+                    )
+                )
                 split = next((i for i in items if isinstance(i, Unknown) and i.may_split), None)
                 if split is not None:  # `arr=($(cmd))`: as many items as the output has words
-                    return [Piece(None, span=span, reason=f"the array's length depends on {split.reason}",
-                                  split=not quoted)]
+                    return [
+                        Piece(None, span=span, reason=f"the array's length depends on {split.reason}", split=not quoted)
+                    ]
                 n = sum(1 for i in items if i is not None)
                 return [Piece(str(n), split=not quoted, span=span)]
         name = target.text.decode("utf-8", "replace")
@@ -78,8 +88,7 @@ def expansion_pieces(interp: Interpreter, node: Node, world: World, ps: ParsedSc
         colon = op.startswith(":")
         if is_set is None:
             # unknown whether set/empty: the value is unknown unless both sides agree
-            return [Piece(None, span=span, reason=f"{snippet(node)}: unknown whether ${name} is set",
-                          split=not quoted)]
+            return [Piece(None, span=span, reason=f"{snippet(node)}: unknown whether ${name} is set", split=not quoted)]
         empty = is_set and pieces_empty(value_pieces)
         use_default = (not is_set) or (colon and empty)
         if op in (":+", "+"):
@@ -87,15 +96,19 @@ def expansion_pieces(interp: Interpreter, node: Node, world: World, ps: ParsedSc
                 return []
             return operand_pieces(interp, operands, world, ps, quoted)
         if op in (":?", "?"):
-            return value_pieces if not use_default else [
-                Piece(None, span=span, reason=f"{snippet(node)}: would abort the script")]
+            return (
+                value_pieces
+                if not use_default
+                else [Piece(None, span=span, reason=f"{snippet(node)}: would abort the script")]
+            )
         if not use_default:
             return value_pieces
         default = operand_pieces(interp, operands, world, ps, quoted)
         if op in (":=", "="):
             joined = join_pieces(default, span)
-            interp.set_var(world, name, Variable(joined, None, (world.vars.get(name) or Variable()).exported,
-                                               span), span)
+            interp.set_var(
+                world, name, Variable(joined, None, (world.vars.get(name) or Variable()).exported, span), span
+            )
         return default
     if op == ":" and (name in ("@", "*") or (subscript is not None and subscript.text in (b"@", b"*"))):
         # ${@:2}, ${A[@]:1:2}: slices of the argument list / of an array
@@ -108,11 +121,14 @@ def expansion_pieces(interp: Interpreter, node: Node, world: World, ps: ParsedSc
             items = [Known(world.script)] + world.positional
         else:
             var = world.vars.get(name)
-            items = [] if var is None else (var.items if var.items is not None else
-                                            [var.value] if var.value is not None else [])
-        items = items[off:] if off >= 0 else items[max(len(items) + off, 0):]
+            items = (
+                []
+                if var is None
+                else (var.items if var.items is not None else [var.value] if var.value is not None else [])
+            )
+        items = items[off:] if off >= 0 else items[max(len(items) + off, 0) :]
         if ln is not None:
-            items = items[:ln] if ln >= 0 else items[:ln]
+            items = items[:ln]
         star = name == "*" or (subscript is not None and subscript.text == b"*")
         return items_pieces(items, quoted, span, star=star, sep=ifs_sep(world))
     # string operations need the value
@@ -126,8 +142,6 @@ def expansion_pieces(interp: Interpreter, node: Node, world: World, ps: ParsedSc
             return [Piece(None, span=span, reason=f"{snippet(node)}: unknown pattern", split=not quoted)]
         return [Piece(remove_affix(text, arg, op), split=not quoted, span=value.span or span)]
     if op in ("/", "//", "/#", "/%"):
-        repl_node = operands[2] if len(operands) >= 3 else (operands[1] if len(operands) == 2 and
-                                                             operands[1].type != "/" else None)
         # operands may be [pattern, '/', replacement]
         repl = ""
         rest = [o for o in operands[1:] if o.type != "/"]
@@ -136,7 +150,6 @@ def expansion_pieces(interp: Interpreter, node: Node, world: World, ps: ParsedSc
             if not isinstance(rv, Known):
                 return [Piece(None, span=span, reason=rv.reason, split=not quoted)]
             repl = rv.text
-        del repl_node
         if arg is None:
             return [Piece(None, span=span, reason=f"{snippet(node)}: unknown pattern", split=not quoted)]
         return [Piece(replace_pattern(text, arg, repl, op), split=not quoted, span=span)]
@@ -161,7 +174,7 @@ def expansion_pieces(interp: Interpreter, node: Node, world: World, ps: ParsedSc
         if isinstance(off, Unknown) or isinstance(ln, Unknown):
             return [Piece(None, span=span, reason=f"{snippet(node)}: unknown offset", split=not quoted)]
         end = None if ln is None else (off + ln if ln >= 0 else ln)
-        return [Piece(text[off:end] if off >= 0 else text[off:end], split=not quoted, span=span)]
+        return [Piece(text[off:end], split=not quoted, span=span)]
     return [Piece(None, span=span, reason=f"unsupported expansion {snippet(node)}", split=not quoted)]
 
 
@@ -177,11 +190,38 @@ def raw_expansion(interp: Interpreter, name, world: World, ps: ParsedScript, quo
     if m is None:
         return unknown
     var, rest = m.group(1), m.group(2)
-    op = next((o for o in (":-", ":=", ":+", ":?", "//", "/#", "/%", "##", "%%", "^^", ",,", "-", "=",
-                           "+", "?", "/", "#", "%", "^", ",") if rest.startswith(o)), None)
+    op = next(
+        (
+            o
+            for o in (
+                ":-",
+                ":=",
+                ":+",
+                ":?",
+                "//",
+                "/#",
+                "/%",
+                "##",
+                "%%",
+                "^^",
+                ",,",
+                "-",
+                "=",
+                "+",
+                "?",
+                "/",
+                "#",
+                "%",
+                "^",
+                ",",
+            )
+            if rest.startswith(o)
+        ),
+        None,
+    )
     if op is None:
         return unknown
-    arg = rest[len(op):]
+    arg = rest[len(op) :]
     if op in (":-", ":=", ":+", ":?", "-", "=", "+", "?"):
         is_set, value_pieces = param_state(interp, var, None, world, quoted, span, ps)
         operand = raw_operand(arg, world, interp, span)
@@ -202,8 +242,12 @@ def raw_expansion(interp: Interpreter, name, world: World, ps: ParsedScript, quo
         return [Piece(None, span=span, reason=value.reason, split=not quoted)]
     text = value.text
     if op in ("^^", ",,", "^", ","):
-        text = {"^^": text.upper(), ",,": text.lower(), "^": text[:1].upper() + text[1:],
-                ",": text[:1].lower() + text[1:]}[op]
+        text = {
+            "^^": text.upper(),
+            ",,": text.lower(),
+            "^": text[:1].upper() + text[1:],
+            ",": text[:1].lower() + text[1:],
+        }[op]
         return [Piece(text, split=not quoted, span=span)]
     if op in ("#", "##", "%", "%%"):
         pattern = raw_operand(arg, world, interp, span)
@@ -218,7 +262,9 @@ def raw_expansion(interp: Interpreter, name, world: World, ps: ParsedScript, quo
     return [Piece(replace_pattern(text, pattern[1], repl[0], op), split=not quoted, span=span)]
 
 
-def operand_pieces(interp: Interpreter, operands: list[Node], world: World, ps: ParsedScript, quoted: bool) -> list[Piece]:
+def operand_pieces(
+    interp: Interpreter, operands: list[Node], world: World, ps: ParsedScript, quoted: bool
+) -> list[Piece]:
     """The word of `${X:-word}` / `${X:+word}`: unquoted, its result is split like any expansion
     (`${V:+--precision $V}` gives two words), literal text included."""
     out = []
@@ -234,7 +280,9 @@ def operand_pieces(interp: Interpreter, operands: list[Node], world: World, ps: 
     return out
 
 
-def param_state(interp: Interpreter, name, subscript: Node | None, world: World, quoted: bool, span: Span, ps: ParsedScript) -> tuple[bool | None, list[Piece]]:
+def param_state(
+    interp: Interpreter, name, subscript: Node | None, world: World, quoted: bool, span: Span, ps: ParsedScript
+) -> tuple[bool | None, list[Piece]]:
     """(is the parameter set?, its pieces)."""
     if name.isdigit():
         n = int(name)
@@ -245,8 +293,9 @@ def param_state(interp: Interpreter, name, subscript: Node | None, world: World,
             return True, value_pieces(v, quoted, span)
         return False, []
     if name in ("@", "*"):
-        return bool(world.positional), items_pieces(world.positional, quoted, span, star=name == "*",
-                                                     sep=ifs_sep(world))
+        return bool(world.positional), items_pieces(
+            world.positional, quoted, span, star=name == "*", sep=ifs_sep(world)
+        )
     var = world.vars.get(name)
     if var is None:
         if name in BASH_DYNAMIC or name.startswith(GAP_VARIABLE):
@@ -257,8 +306,6 @@ def param_state(interp: Interpreter, name, subscript: Node | None, world: World,
     v = var.scalar()
     if v is None:
         return False, []
-    if isinstance(v, Unknown) and var.source == "cluster":
-        return True, value_pieces(v, quoted, span)
     return True, value_pieces(v, quoted, span)
 
 
@@ -275,8 +322,11 @@ def scalar(interp: Interpreter, name, world: World, span: Span) -> Value:
     if name in ("?", "$", "!", "-", "_"):
         return Unknown(f"${name} is only known at run time", span)
     if name in ("@", "*"):
-        return Known(" ".join(p.text if isinstance(p, Known) else "?" for p in world.positional), span) \
-            if all(isinstance(p, Known) for p in world.positional) else Unknown("unknown argument", span)
+        return (
+            Known(" ".join(p.text if isinstance(p, Known) else "?" for p in world.positional), span)
+            if all(isinstance(p, Known) for p in world.positional)
+            else Unknown("unknown argument", span)
+        )
     if name == "LINENO":
         return Known(str(span.line), span)
     var = world.vars.get(name)
@@ -297,7 +347,9 @@ def scalar_sub(interp: Interpreter, name, subscript: Node | None, world: World, 
     return join_pieces(pieces, span)
 
 
-def param(interp: Interpreter, name, subscript: Node | None, world: World, quoted: bool, span: Span, ps: ParsedScript = None) -> list[Piece]:
+def param(
+    interp: Interpreter, name, subscript: Node | None, world: World, quoted: bool, span: Span, ps: ParsedScript = None
+) -> list[Piece]:
     if name in ("@", "*"):
         return items_pieces(world.positional, quoted, span, star=name == "*", sep=ifs_sep(world))
     if name == "BASH_SOURCE" and subscript is not None:
@@ -308,8 +360,7 @@ def param(interp: Interpreter, name, subscript: Node | None, world: World, quote
         idx_text = subscript.text.decode("utf-8", "replace")
         if var is not None and var.assoc is not None:
             if idx_text in ("@", "*"):
-                return items_pieces(list(var.assoc.values()), quoted, span, star=idx_text == "*",
-                                     sep=ifs_sep(world))
+                return items_pieces(list(var.assoc.values()), quoted, span, star=idx_text == "*", sep=ifs_sep(world))
             key = expansion.expand_joined(interp, subscript, world, ps) if ps is not None else Unknown("key")
             if not isinstance(key, Known):
                 return [Piece(None, span=span, reason=f"array key {idx_text} is unknown", split=not quoted)]
@@ -326,11 +377,15 @@ def param(interp: Interpreter, name, subscript: Node | None, world: World, quote
         if var is None:
             return [Piece("", span=span)]
         items = var.items if var.items is not None else [var.value]
-        split = next((i for i in items[:idx + 1] if isinstance(i, Unknown) and i.may_split), None) \
-            if idx >= 0 else next((i for i in items if isinstance(i, Unknown) and i.may_split), None)
+        split = (
+            next((i for i in items[: idx + 1] if isinstance(i, Unknown) and i.may_split), None)
+            if idx >= 0
+            else next((i for i in items if isinstance(i, Unknown) and i.may_split), None)
+        )
         if split is not None:  # items before this index may be any number of words
-            return [Piece(None, span=span, reason=f"array element {idx_text} depends on {split.reason}",
-                          split=not quoted)]
+            return [
+                Piece(None, span=span, reason=f"array element {idx_text} depends on {split.reason}", split=not quoted)
+            ]
         if idx < 0:
             idx += len(items)
         if 0 <= idx < len(items) and items[idx] is not None:
@@ -355,7 +410,7 @@ def raw_operand(raw: str, world: World, interp: Interpreter, span: Span) -> tupl
             j = raw.find(c, i + 1)
             if j == -1:
                 return None
-            inner = raw[i + 1:j]
+            inner = raw[i + 1 : j]
             if c == '"' and ("$" in inner or "`" in inner or "\\" in inner):
                 return None
             value.append(inner)
@@ -393,6 +448,6 @@ def split_unescaped_slash(raw: str) -> tuple[str, str | None]:
             i = len(raw) if j == -1 else j + 1
             continue
         if c == "/":
-            return raw[:i], raw[i + 1:]
+            return raw[:i], raw[i + 1 :]
         i += 1
     return raw, None

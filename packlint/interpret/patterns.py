@@ -41,7 +41,7 @@ def replace_pattern(text: str, pattern: str, repl: str, op: str) -> str:
         return text
     if op == "/#":
         m = re.match(rx, text, re.S)
-        return repl + text[m.end():] if m else text
+        return repl + text[m.end() :] if m else text
     if op == "/%":
         for k in range(0, len(text) + 1):
             if re.fullmatch(rx, text[k:], re.S):

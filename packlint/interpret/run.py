@@ -24,8 +24,15 @@ class Interpreter:
     """One analysis: the run state (limits spent, call/source stacks, what was found) and the driver
     that runs statements, in every world, through the handlers of STATEMENTS."""
 
-    def __init__(self, *, env: dict[str, str] | None = None, args: list[str] | None = None,
-                 known_env: tuple[str, ...] = (), cwd: str | None = None, max_work: int = MAX_WORK) -> None:
+    def __init__(
+        self,
+        *,
+        env: dict[str, str] | None = None,
+        args: list[str] | None = None,
+        known_env: tuple[str, ...] = (),
+        cwd: str | None = None,
+        max_work: int = MAX_WORK,
+    ) -> None:
         self.initial_env = dict(env or {})
         self.args = list(args or [])
         self.known_env = tuple(known_env)
@@ -43,24 +50,25 @@ class Interpreter:
         self._here: tuple[Node, ParsedScript] | None = None  # the statement being run
         self.alias_depth = 0
         self.launch_prefix: list[tuple] = []  # outer launchers of `srun bash -c "..."`
-        self.source_calls = 0               # how many `source`s are being executed (for `return`)
-        self.error_cut: int | None = None   # byte offset of a parse error inside the current statement
-        self.work = 0                        # work units spent (see limits.MAX_WORK)
+        self.source_calls = 0  # how many `source`s are being executed (for `return`)
+        self.error_cut: int | None = None  # byte offset of a parse error inside the current statement
+        self.work = 0  # work units spent (see limits.MAX_WORK)
         self.max_work = max_work
-        self.stop_reported = False           # a STOP_CODES diagnostic was given (PK902: once per file)
+        self.stop_reported = False  # a STOP_CODES diagnostic was given (PK902: once per file)
         self.unknown_launchers: list[tuple[str, str, Span]] = []  # (command, why, where): see PK903
-        self.training_exports: list[tuple[str, Span | None]] = []  # packing gates set (PK903)
-        self._top_stmt: Node | None = None               # the top-level statement of the script being run
+        self._top_stmt: Node | None = None  # the top-level statement of the script being run
 
     def run(self, ps: ParsedScript, real_path: str | None) -> list[World]:
-        world = World(vars={}, positional=[Known(a, None, "caller") for a in self.args],
-                      script=real_path or ps.source.path)
+        world = World(
+            vars={}, positional=[Known(a, None, "caller") for a in self.args], script=real_path or ps.source.path
+        )
         for name, value in self.initial_env.items():
             world.vars[name] = Variable(Known(value), exported=True, source="caller")
         for name in self.known_env:
             if name not in world.vars:
-                world.vars[name] = Variable(Unknown(f"${name} is set by the cluster at run time"),
-                                            exported=True, source="cluster")
+                world.vars[name] = Variable(
+                    Unknown(f"${name} is set by the cluster at run time"), exported=True, source="cluster"
+                )
         for problem in ps.problems:
             self.diag(problem.severity, problem.code, problem.message, problem.span)
         if real_path:
@@ -77,17 +85,31 @@ class Interpreter:
             top = self._top_stmt
             where = ps.source.span(top) if top is not None else stop.span
             if top is not None and not _may_launch_after(ps, top.start_byte, self.launches, where):
-                self.diag("info", "analysis-limit", "analysis stopped here (work budget of "
-                          f"{self.max_work} steps); nothing after this point looks like a launch", where)
+                self.diag(
+                    "info",
+                    "analysis-limit",
+                    "analysis stopped here (work budget of "
+                    f"{self.max_work} steps); nothing after this point looks like a launch",
+                    where,
+                )
             else:
-                self.diag("warning", "too-complex", "analysis stopped in this construct: the script loops or "
-                          f"branches more than packlint follows ({self.max_work} steps); launches from here on "
-                          "are not seen", where)
+                self.diag(
+                    "warning",
+                    "too-complex",
+                    "analysis stopped in this construct: the script loops or "
+                    f"branches more than packlint follows ({self.max_work} steps); launches from here on "
+                    "are not seen",
+                    where,
+                )
             return [world]
         except RecursionError:  # a path MAX_NESTING does not count: stop cleanly, keep what was found
             self.depth = 0
-            self.diag("error", "too-deep", "the script nests too deeply to analyse; analysis stopped here "
-                      "(please report this script to packlint)", None)
+            self.diag(
+                "error",
+                "too-deep",
+                "the script nests too deeply to analyse; analysis stopped here (please report this script to packlint)",
+                None,
+            )
             return [world]
         finally:
             sys.setrecursionlimit(saved_limit)
@@ -101,16 +123,31 @@ class Interpreter:
             head, why, span = self.unknown_launchers[0]
             others = sorted({h for h, _, _ in self.unknown_launchers[1:]} - {head})
             more = f" (also: {', '.join(f'`{o}`' for o in others)})" if others else ""
-            self.diag("info", "no-launch-found", f"no launch recognised: `{head}` {why}, but packlint does not "
-                      f"know `{head}` as a launcher{more}; its settings are not checked", span)
+            self.diag(
+                "info",
+                "no-launch-found",
+                f"no launch recognised: `{head}` {why}, but packlint does not "
+                f"know `{head}` as a launcher{more}; its settings are not checked",
+                span,
+            )
             return
-        gates = sorted({n for w in worlds for n, v in w.vars.items()
-                        if v.exported and v.source != "caller" and PACKING_GATE.search(n)})
+        gates = sorted(
+            {
+                n
+                for w in worlds
+                for n, v in w.vars.items()
+                if v.exported and v.source != "caller" and PACKING_GATE.search(n)
+            }
+        )
         if gates:
             var = next(w.vars[gates[0]] for w in worlds if gates[0] in w.vars)
-            self.diag("info", "no-launch-found", f"the script sets packing settings ({', '.join(gates[:4])}) but "
-                      "packlint recognises no launch in it; nothing is checked against them",
-                      var.assigned_at)
+            self.diag(
+                "info",
+                "no-launch-found",
+                f"the script sets packing settings ({', '.join(gates[:4])}) but "
+                "packlint recognises no launch in it; nothing is checked against them",
+                var.assigned_at,
+            )
 
     def diag(self, severity: str, code: str, message: str, span: Span | None) -> None:
         if code in STOP_CODES:  # PK902 once per file: later stops are noted, not reported again
@@ -161,8 +198,7 @@ class Interpreter:
         buckets: dict[tuple, list[World]] = {}
         result: list[World] = []
         for w in worlds:
-            light = (len(w.vars), w.flow, w.allexport, len(w.locals_stack),
-                     tuple(_vkey(p) for p in w.positional))
+            light = (len(w.vars), w.flow, w.allexport, len(w.locals_stack), tuple(_vkey(p) for p in w.positional))
             for r in buckets.get(light, ()):
                 if r.vars == w.vars and r.functions.keys() == w.functions.keys():
                     r.when = common_prefix(r.when, w.when)
@@ -176,16 +212,23 @@ class Interpreter:
             here = self._here[1].source.span(self._here[0]) if self._here else None
             if not self.world_cap_hit:
                 self.world_cap_hit = True
-                self.diag("info", "too-many-branches",
-                          f"more than {MAX_WORLDS} combinations of undecidable branches; the paths beyond "
-                          f"the first {MAX_WORLDS - 1} are followed as one, with the values they disagree on "
-                          "unknown", here)
-            keep = max(1, MAX_WORLDS - len({w.flow for w in result[MAX_WORLDS - 1:]}))
+                self.diag(
+                    "info",
+                    "too-many-branches",
+                    f"more than {MAX_WORLDS} combinations of undecidable branches; the paths beyond "
+                    f"the first {MAX_WORLDS - 1} are followed as one, with the values they disagree on "
+                    "unknown",
+                    here,
+                )
+            keep = max(1, MAX_WORLDS - len({w.flow for w in result[MAX_WORLDS - 1 :]}))
             rest = result[keep:]
             flows = list(dict.fromkeys(w.flow for w in rest))  # worlds leaving by exit/break stay apart
-            result = result[:keep] + [join_worlds([w for w in rest if w.flow == f], "more undecidable "
-                                                   "branches than packlint follows one by one", here)
-                                      for f in flows]
+            result = result[:keep] + [
+                join_worlds(
+                    [w for w in rest if w.flow == f], "more undecidable branches than packlint follows one by one", here
+                )
+                for f in flows
+            ]
         return result
 
     def exec_stmt(self, node: Node, world: World, ps: ParsedScript) -> list[World]:
@@ -200,8 +243,12 @@ class Interpreter:
         self.depth += 1
         try:
             if self.depth > MAX_NESTING:
-                self.diag("warning", "too-deep", "nesting too deep to analyse; the rest of this construct "
-                          "is skipped", ps.source.span(node))
+                self.diag(
+                    "warning",
+                    "too-deep",
+                    "nesting too deep to analyse; the rest of this construct is skipped",
+                    ps.source.span(node),
+                )
                 return [world]
             if node.type == "ERROR" or node.has_error and inside_error(node, ps):
                 self.names_unknown(node, world, ps)
@@ -216,8 +263,13 @@ class Interpreter:
                 handler(self, node, world.fork(), ps)
                 return [world]
             saved_cut = self.error_cut
-            if node.has_error and node.type in ("command", "declaration_command", "variable_assignment",
-                                                 "variable_assignments", "redirected_statement"):
+            if node.has_error and node.type in (
+                "command",
+                "declaration_command",
+                "variable_assignment",
+                "variable_assignments",
+                "redirected_statement",
+            ):
                 cuts = [a for a, b in ps.error_ranges if node.start_byte <= a < node.end_byte]
                 if cuts:
                     self.error_cut = min(cuts)
@@ -236,8 +288,12 @@ class Interpreter:
         for m in re.finditer(r"(?:^|[;\s])(?:export\s+|declare\s+(?:-\w+\s+)*|local\s+)?([A-Za-z_]\w*)\+?=", text):
             name = m.group(1)
             old = world.vars.get(name)
-            world.vars[name] = Variable(Unknown("could not analyse this line", span), None,
-                                        old.exported if old else "export" in m.group(0), span)
+            world.vars[name] = Variable(
+                Unknown("could not analyse this line", span),
+                None,
+                old.exported if old else "export" in m.group(0),
+                span,
+            )
 
     def set_var(self, world: World, name: str, var: Variable, span: Span | None) -> None:
         """Every assignment goes through here: `set -a` exports, and exports are recorded in order."""
@@ -261,7 +317,7 @@ def _may_launch_after(ps: ParsedScript, start: int, launches: list, where: Span 
     """Whether a launch may lie in the part of the script the analysis did not finish: a launcher word
     in the text from the construct that stopped to the end (functions it calls included), or a launch
     already seen inside that construct (its later iterations)."""
-    if any(where is not None and l.span.file == where.file and l.span.line >= where.line for l in launches):
+    if any(where is not None and x.span.file == where.file and x.span.line >= where.line for x in launches):
         return True
     if LAUNCH_WORD.search(ps.source.data, start):
         return True

@@ -53,28 +53,36 @@ def source_file(interp: Interpreter, fields: list[Value], world: World, ps: Pars
         text = target.reason.split("tail=", 1)[-1] if "tail=" in target.reason else None
         guessed = text is not None
     if text is None:
-        interp.diag("warning", "source-unknown",
-                  f"cannot follow `source`: the path is unknown ({target.reason}); settings it makes "
-                  "are not seen", span)
+        interp.diag(
+            "warning",
+            "source-unknown",
+            f"cannot follow `source`: the path is unknown ({target.reason}); settings it makes are not seen",
+            span,
+        )
         return [world]
     path = resolve_path(interp, text, world)
     if path is None:
-        interp.diag("warning", "source-not-found",
-                  f"sourced file not found: {text} (looked beside the script and in the working "
-                  "directory); settings it makes are not seen", span)
+        interp.diag(
+            "warning",
+            "source-not-found",
+            f"sourced file not found: {text} (looked beside the script and in the working "
+            "directory); settings it makes are not seen",
+            span,
+        )
         return [world]
     real = os.path.realpath(path)
     if real in interp.source_stack:
-        interp.diag("info", "source-cycle", f"`source {text}` would include itself again "
-                  "(cycle); not followed", span)
+        interp.diag("info", "source-cycle", f"`source {text}` would include itself again (cycle); not followed", span)
         return [world]
     if len(interp.source_stack) >= MAX_SOURCE_DEPTH:
-        interp.diag("warning", "source-depth", f"sourced files nest deeper than {MAX_SOURCE_DEPTH}; "
-                  f"{text} not followed", span)
+        interp.diag(
+            "warning", "source-depth", f"sourced files nest deeper than {MAX_SOURCE_DEPTH}; {text} not followed", span
+        )
         return [world]
     if guessed:
-        interp.diag("info", "source-guessed", f"sourced path partly unknown; assumed it is {text} "
-                  "beside the script", span)
+        interp.diag(
+            "info", "source-guessed", f"sourced path partly unknown; assumed it is {text} beside the script", span
+        )
     try:
         sf = load(path, display=display_path(interp, path))
     except PacklintError as exc:

@@ -106,7 +106,7 @@ def exec_assignments(interp: Interpreter, node: Node, world: World, ps: ParsedSc
 
 def exec_if(interp: Interpreter, node: Node, world: World, ps: ParsedScript) -> list[World]:
     clauses = []  # (condition nodes or None, body statements)
-    cond, body, current = [], [], None
+    cond, body = [], []
     for i, child in enumerate(node.children):
         fname = node.field_name_for_child(i)
         if child.type in ("elif_clause", "else_clause"):
@@ -139,8 +139,12 @@ def run_clauses(interp: Interpreter, clauses: list[Clause], world: World, ps: Pa
     try:
         if interp.depth > MAX_NESTING:
             cond = clauses[0][0]
-            interp.diag("warning", "too-deep", "nesting too deep to analyse; the rest of this construct "
-                      "is skipped", ps.source.span(cond[-1]) if cond else None)
+            interp.diag(
+                "warning",
+                "too-deep",
+                "nesting too deep to analyse; the rest of this construct is skipped",
+                ps.source.span(cond[-1]) if cond else None,
+            )
             return [world]
         return run_clauses_at(interp, clauses, world, ps)
     finally:
@@ -198,8 +202,7 @@ def exec_case(interp: Interpreter, node: Node, world: World, ps: ParsedScript) -
     for patterns, body, item in arms:
         w = world.fork()
         pat_text = " | ".join(snippet(p) for p in patterns)
-        w.when = w.when + (Condition(f"case {subject_text}", f"matches `{pat_text})`",
-                                     ps.source.span(item)),)
+        w.when = w.when + (Condition(f"case {subject_text}", f"matches `{pat_text})`", ps.source.span(item)),)
         results.extend(interp.exec_block(body, [w], ps))
         if any(snippet(p) == "*" for p in patterns):
             catch_all = True
@@ -211,7 +214,9 @@ def exec_case(interp: Interpreter, node: Node, world: World, ps: ParsedScript) -
     return interp.merge(results)
 
 
-def case_known(interp: Interpreter, subject: str, arms: list[CaseArm], world: World, ps: ParsedScript) -> list[World] | None:
+def case_known(
+    interp: Interpreter, subject: str, arms: list[CaseArm], world: World, ps: ParsedScript
+) -> list[World] | None:
     """`case` on a known subject, with bash's terminators: `;;` stops, `;&` runs the next arm's body
     too, `;;&` goes on testing the arms after it. None: a pattern is unknown (undecidable)."""
     worlds = [world]

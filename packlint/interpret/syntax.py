@@ -10,8 +10,29 @@ if TYPE_CHECKING:
     from tree_sitter import Node
 
 
-NOISE = {"comment", "heredoc_body", "heredoc_start", "heredoc_end", "heredoc_content", ";", ";;", "&",
-          "then", "do", "done", "fi", "else", "elif", "esac", "in", "{", "}", "(", ")", "\n"}
+NOISE = {
+    "comment",
+    "heredoc_body",
+    "heredoc_start",
+    "heredoc_end",
+    "heredoc_content",
+    ";",
+    ";;",
+    "&",
+    "then",
+    "do",
+    "done",
+    "fi",
+    "else",
+    "elif",
+    "esac",
+    "in",
+    "{",
+    "}",
+    "(",
+    ")",
+    "\n",
+}
 
 
 def child_statements(node: Node) -> list:
@@ -23,16 +44,14 @@ def inside_error(node: Node, ps: ParsedScript) -> bool:
 
 
 def ends_with_dollar(node: Node) -> bool:
-    return node is not None and node.type == "concatenation" and node.child_count > 0 \
-        and node.children[-1].type == "$"
+    return node is not None and node.type == "concatenation" and node.child_count > 0 and node.children[-1].type == "$"
 
 
 def glued_groups(nodes: list) -> list[list]:
     """Group a word that tree-sitter-bash split after a bare `$` with the word right after it."""
     groups: list[list] = []
     for n in nodes:
-        if groups and ends_with_dollar(groups[-1][-1]) and n.type == "word" \
-                and n.start_byte == groups[-1][-1].end_byte:
+        if groups and ends_with_dollar(groups[-1][-1]) and n.type == "word" and n.start_byte == groups[-1][-1].end_byte:
             groups[-1].append(n)
         else:
             groups.append([n])
@@ -65,4 +84,4 @@ def snippet(node: Node, limit=80) -> str:
         return ""
     text = node.text.decode("utf-8", "replace")
     text = " ".join(text.split())
-    return text if len(text) <= limit else text[:limit - 1] + "…"
+    return text if len(text) <= limit else text[: limit - 1] + "…"

@@ -20,15 +20,23 @@ class Piece:
 
     __slots__ = ("text", "split", "span", "reason", "boundary", "vanish", "origin")
 
-    def __init__(self, text: str | None, split: bool = False, span: Span | None = None, reason: str = "",
-                 boundary: bool = False, vanish: bool = False, origin: str | None = None) -> None:
-        self.origin = origin          # "caller": text from the script's arguments
-        self.text = text              # None: unknown
-        self.split = split            # result of an unquoted expansion: subject to word splitting
+    def __init__(
+        self,
+        text: str | None,
+        split: bool = False,
+        span: Span | None = None,
+        reason: str = "",
+        boundary: bool = False,
+        vanish: bool = False,
+        origin: str | None = None,
+    ) -> None:
+        self.origin = origin  # "caller": text from the script's arguments
+        self.text = text  # None: unknown
+        self.split = split  # result of an unquoted expansion: subject to word splitting
         self.span = span
         self.reason = reason
-        self.boundary = boundary      # "${A[@]}": a field boundary before this piece
-        self.vanish = vanish          # "${A[@]}" of an empty array / "$@" with no args
+        self.boundary = boundary  # "${A[@]}": a field boundary before this piece
+        self.vanish = vanish  # "${A[@]}" of an empty array / "$@" with no args
 
     def __repr__(self) -> str:
         return f"Piece({self.text!r}, split={self.split}, reason={self.reason!r})"
@@ -45,7 +53,7 @@ def brace_expand(text: str) -> list[str]:
     m = BRACE_LIST.search(text)
     if m is None:
         return [text]
-    head, tail = text[:m.start()], text[m.end():]
+    head, tail = text[: m.start()], text[m.end() :]
     out = []
     for alt in m.group(0)[1:-1].split(","):
         out.extend(brace_expand(head + alt + tail))
@@ -54,7 +62,7 @@ def brace_expand(text: str) -> list[str]:
 
 def crlf_tail(node: Node, ps: ParsedScript, pieces: list) -> None:
     """A word that ends right before a CR gets the CR, as in bash (tree-sitter skips it as a blank)."""
-    if ps.source.data[node.end_byte:node.end_byte + 1] == b"\r":
+    if ps.source.data[node.end_byte : node.end_byte + 1] == b"\r":
         pieces.append(Piece("\r", span=ps.source.span(node)))
 
 
@@ -62,8 +70,9 @@ def value_pieces(v: Value, quoted: bool, span: Span) -> list[Piece]:
     """A value as pieces; a partly unknown value keeps its known parts, so word splitting and
     `bash -c "$X ..."` still see them."""
     if isinstance(v, Unknown) and v.parts:
-        return [Piece(t, split=not quoted, span=v.span or span, reason=r or "") for t, r in v.parts] or \
-            [_value_piece(v, quoted, span)]
+        return [Piece(t, split=not quoted, span=v.span or span, reason=r or "") for t, r in v.parts] or [
+            _value_piece(v, quoted, span)
+        ]
     return [_value_piece(v, quoted, span)]
 
 
@@ -73,9 +82,8 @@ def _value_piece(v: Value, quoted: bool, span: Span) -> Piece:
     return Piece(None, split=not quoted, span=v.span or span, reason=v.reason)
 
 
-def items_pieces(items: list[Value], quoted: bool, span: Span, star: bool = False,
-                  sep: str = " ") -> list[Piece]:
-    """"${A[@]}" -> one field per item; "${A[*]}" -> items joined by the first character of IFS;
+def items_pieces(items: list[Value], quoted: bool, span: Span, star: bool = False, sep: str = " ") -> list[Piece]:
+    """ "${A[@]}" -> one field per item; "${A[*]}" -> items joined by the first character of IFS;
     unquoted -> split. Holes of a sparse array (None) are skipped."""
     items = [i for i in items if i is not None]
     if quoted and star:
@@ -132,8 +140,9 @@ def _ifs_splitter(ifs: str | None):
     others = "".join(c for c in ifs if c not in " \t\n")
     parts = []
     if others:
-        parts.append(f"[{re.escape(blanks)}]*[{re.escape(others)}][{re.escape(blanks)}]*" if blanks
-                     else f"[{re.escape(others)}]")
+        parts.append(
+            f"[{re.escape(blanks)}]*[{re.escape(others)}][{re.escape(blanks)}]*" if blanks else f"[{re.escape(others)}]"
+        )
     if blanks:
         parts.append(f"[{re.escape(blanks)}]+")
     return re.compile("|".join(parts)) if parts else None
@@ -175,8 +184,7 @@ def assemble_fields(pieces: list[Piece], word_span: Span, ifs: str | None = None
                 start = p.text.find(part, offset) if part else offset
                 offset = start + len(part)
                 if part:
-                    cur.append(Piece(part, span=_sub_span(p.span, p.text, start, offset) or p.span,
-                                     origin=p.origin))
+                    cur.append(Piece(part, span=_sub_span(p.span, p.text, start, offset) or p.span, origin=p.origin))
                     started = True
             continue
         cur.append(p)
@@ -196,8 +204,9 @@ def _field_value(parts: list[Piece], word_span: Span) -> Value:
         reason = unknown.reason
         if known_tail.startswith("/") and len(parts) > 1:
             reason = f"partly unknown: {unknown.reason}; tail={known_tail.lstrip('/')}"
-        return Unknown(reason, word_span, tuple((p.text, p.reason) for p in parts),
-                       any(p.text is None and p.split for p in parts))
+        return Unknown(
+            reason, word_span, tuple((p.text, p.reason) for p in parts), any(p.text is None and p.split for p in parts)
+        )
     text = "".join(p.text for p in parts)
     if len(text) > MAX_VALUE_CHARS:
         return Unknown("value too long to track", word_span)

@@ -9,7 +9,7 @@ from packlint.values import Condition, Known, Span, Unknown, Value, Variable
 
 @record(eq=True)
 class Diagnostic:
-    severity: str   # error | warning | info
+    severity: str  # error | warning | info
     code: str
     message: str
     span: Span | None
@@ -26,11 +26,11 @@ class LaunchInstance:
     """One launch as seen in one world: what the interpreter hands to the launch model."""
 
     span: Span
-    context: tuple[str, ...]          # function calls / loop iterations that led here
-    seq: int                          # execution order, to tell "exported after the launch"
-    fields: list[Value]               # the command line from the outermost launcher on
-    env: dict[str, Variable]          # exported variables + prefix/wrapper assignments
-    unexported: dict[str, Variable]   # set, not exported
+    context: tuple[str, ...]  # function calls / loop iterations that led here
+    seq: int  # execution order, to tell "exported after the launch"
+    fields: list[Value]  # the command line from the outermost launcher on
+    env: dict[str, Variable]  # exported variables + prefix/wrapper assignments
+    unexported: dict[str, Variable]  # set, not exported
     when: tuple[Condition, ...]
     command: list[Value] | None = None  # what bash executes, when it differs (`srun ... bash -c "..."`)
 
@@ -42,21 +42,33 @@ class World:
     script: str
     functions: dict[str, tuple[object, ParsedScript]] = factory(dict)
     when: tuple[Condition, ...] = ()
-    flow: str | None = None            # exit | return | break | continue
+    flow: str | None = None  # exit | return | break | continue
     locals_stack: list[dict[str, Variable | None]] = factory(list)
-    allexport: bool = False            # `set -a` is on
+    allexport: bool = False  # `set -a` is on
     exported_functions: frozenset = frozenset()  # `export -f NAME`: visible to child bash processes
-    unknown_exports: bool = False      # `export $(...)`: names packlint cannot know were exported
-    exit_trap: object = None           # `trap '...' EXIT`: (code Value, span) run when the script ends
-    nullglob: bool = False             # `shopt -s nullglob`
-    aliases: object = None             # `alias NAME=...` definitions (a dict)
-    expand_aliases: bool = False       # `shopt -s expand_aliases`: scripts expand aliases only then
+    unknown_exports: bool = False  # `export $(...)`: names packlint cannot know were exported
+    exit_trap: object = None  # `trap '...' EXIT`: (code Value, span) run when the script ends
+    nullglob: bool = False  # `shopt -s nullglob`
+    aliases: object = None  # `alias NAME=...` definitions (a dict)
+    expand_aliases: bool = False  # `shopt -s expand_aliases`: scripts expand aliases only then
 
-    def fork(self) -> "World":
-        return World(dict(self.vars), list(self.positional), self.script, dict(self.functions),
-                     self.when, self.flow, [dict(f) for f in self.locals_stack], self.allexport,
-                     self.exported_functions, self.unknown_exports, self.exit_trap, self.nullglob,
-                     None if self.aliases is None else dict(self.aliases), self.expand_aliases)
+    def fork(self) -> World:
+        return World(
+            dict(self.vars),
+            list(self.positional),
+            self.script,
+            dict(self.functions),
+            self.when,
+            self.flow,
+            [dict(f) for f in self.locals_stack],
+            self.allexport,
+            self.exported_functions,
+            self.unknown_exports,
+            self.exit_trap,
+            self.nullglob,
+            None if self.aliases is None else dict(self.aliases),
+            self.expand_aliases,
+        )
 
 
 def join_worlds(worlds: list[World], depends_on: str, span: Span) -> World:
@@ -73,18 +85,28 @@ def join_worlds(worlds: list[World], depends_on: str, span: Span) -> World:
             continue
         present = [v for v in found if v is not None]
         if len(present) == len(found) and all(
-                v.items is None and v0.items is None and isinstance(v.value, Known)
-                and isinstance(v0.value, Known) and v.value.text == v0.value.text
-                and v.exported == v0.exported for v in present):
+            v.items is None
+            and v0.items is None
+            and isinstance(v.value, Known)
+            and isinstance(v0.value, Known)
+            and v.value.text == v0.value.text
+            and v.exported == v0.exported
+            for v in present
+        ):
             continue
         exported = any(v.exported for v in present)
         if any(v.items is not None for v in present):
             joined.vars[name] = Variable(None, [Unknown(reason, span)], exported, span, span if exported else None)
         else:
             joined.vars[name] = Variable(Unknown(reason, span), None, exported, span, span if exported else None)
-    if any(len(w.positional) != len(first.positional) or any(
+    if any(
+        len(w.positional) != len(first.positional)
+        or any(
             not (a is b or (isinstance(a, Known) and isinstance(b, Known) and a.text == b.text))
-            for a, b in zip(w.positional, first.positional)) for w in worlds[1:]):
+            for a, b in zip(w.positional, first.positional, strict=False)
+        )
+        for w in worlds[1:]
+    ):
         joined.positional = [Unknown(reason, span)]
     for w in worlds[1:]:
         for fname, fdef in w.functions.items():
