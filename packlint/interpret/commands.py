@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import re
 import shlex
+from collections.abc import Container
 from typing import TYPE_CHECKING
 
 from packlint import launchers as L
@@ -98,87 +99,17 @@ def run_command(
     node: Node,
     status_out: StatusOut | None = None,
 ) -> list[World]:
+    """Run one expanded command line: wrappers peeled, then an alias, a function, a container, a
+    submitted or launched command, a nested shell, a builtin, or an unknown command (in that order)."""
     if not fields:
         return [world]
-    # peel wrappers: env A=1 nohup exec time ...
-    exec_replaces = False
-    xargs_token = None
-    while fields:
-        head = L.basename(fields[0])
-        if head not in L.WRAPPERS:
-            break
-        if head == "exec":
-            exec_replaces = True
-        value_opts, n_pos = L.WRAPPERS[head]
-        i = 1
-        while i < len(fields):
-            f = fields[i]
-            if not isinstance(f, Known):
-                name = assignment.assignment_prefix(f) if head == "env" else None
-                if name is None:
-                    break
-                # `env MASTER_ADDR="$h" torchrun ...`: the name is known, the value is not
-                prefix_env[name] = Variable(Unknown(f.reason, f.span), None, True, f.span, f.span, "prefix")
-                i += 1
-                continue
-            if head == "env" and re.match(r"^[A-Za-z_][A-Za-z0-9_]*=", f.text or ""):
-                name, _, val = f.text.partition("=")
-                prefix_env[name] = Variable(Known(val, f.span), None, True, f.span, f.span, "prefix")
-                i += 1
-                continue
-            if head == "env" and f.text in ("-u", "--unset") and i + 1 < len(fields):
-                u = fields[i + 1]
-                if isinstance(u, Known):
-                    prefix_env[u.text] = Variable(None, None, False, f.span, None, "unset")
-                i += 2
-                continue
-            if head == "env" and f.text.startswith("--unset="):
-                prefix_env[f.text.split("=", 1)[1]] = Variable(None, None, False, f.span, None, "unset")
-                i += 1
-                continue
-            if head == "env" and f.text in ("-i", "--ignore-environment", "-"):
-                # `env -i`: the program starts from an empty environment plus the NAME=VALUE given
-                prefix_env.clear()
-                prefix_env[CLEAR_ENV] = Variable(None, None, False, f.span, None, "unset")
-                i += 1
-                continue
-            if head == "xargs" and f.text.startswith("-I"):
-                # `xargs -I{} cmd ... {}`: the placeholder is replaced by input at run time
-                token = f.text[2:] or (
-                    fields[i + 1].text if i + 1 < len(fields) and isinstance(fields[i + 1], Known) else None
-                )
-                if token:
-                    xargs_token = token
-                i += 1 if f.text[2:] else 2
-                continue
-            if f.text.startswith("-") and len(f.text) > 1:
-                takes_value = f.text in value_opts or ("*" in value_opts and "=" not in f.text)
-                i += 2 if takes_value else 1
-                continue
-            if head in ("nsys", "ncu") and i == 1 and f.text in ("profile", "launch"):
-                i += 1
-                continue
-            break
-        i += n_pos
-        fields = fields[i:]
-        if xargs_token:
-            fields = [
-                Unknown(f"replaced by xargs input ({xargs_token})", v.span)
-                if isinstance(v, Known) and xargs_token in v.text
-                else v
-                for v in fields
-            ]
-            xargs_token = None
+    fields, exec_replaces = peel_wrappers(fields, prefix_env)
     if not fields:
         return [world]
     head = fields[0]
     name = head.text if isinstance(head, Known) else None
     if name is not None and world.expand_aliases and world.aliases and name in world.aliases and interp.alias_depth < 8:
-        value, aspan = world.aliases[name]
-        try:
-            words = [Known(w, aspan) for w in shlex.split(value)]
-        except ValueError:
-            words = []
+        words = alias_words(world, name)
         if words:
             interp.alias_depth += 1
             try:
@@ -194,30 +125,7 @@ def run_command(
     if launcher in SUBMITTERS:
         return nested_code.run_submitted(interp, launcher, fields, prefix_env, world, ps, span, node)
     if launcher is not None:
-        prefix_env = launcher_env(interp, fields, prefix_env, world, span)
-        inner = L.inner_shell_command(fields)
-        if inner is not None:
-            # `srun ... bash -c "torchrun ..."`: the launches inside run under srun
-            interp.launch_prefix.append((fields[:inner], list(fields), span))
-            task_env = dict(prefix_env)
-            if launcher == "srun":
-                for name in SRUN_TASK_ENV:
-                    if name not in world.vars:
-                        task_env[name] = Variable(
-                            Unknown(f"${name} is set by srun for each task"), exported=True, source="cluster"
-                        )
-            before = len(interp.launches)
-            try:
-                nested_code.run_shell(interp, fields[inner:], task_env, world, ps, span, node)
-            finally:
-                interp.launch_prefix.pop()
-            if len(interp.launches) == before:
-                # nothing we know runs inside: the launcher still starts the command it is given
-                record_launch(interp, fields, prefix_env, world, span)
-            if exec_replaces:
-                world.flow = "exit"
-            return [world]
-        record_launch(interp, fields, prefix_env, world, span)
+        run_launcher(interp, launcher, fields, prefix_env, world, ps, span, node)
         if exec_replaces:
             world.flow = "exit"
         return [world]
@@ -229,6 +137,131 @@ def run_command(
         return handler(interp, fields, world, ps, span, status_out)
     note_unknown_command(interp, fields, span)
     return [world]
+
+
+def peel_wrappers(fields: list[Value], prefix_env: dict[str, Variable]) -> tuple[list[Value], bool]:
+    """`env A=1 nohup exec time CMD`: the command the wrappers run, with what `env` sets or unsets
+    added to prefix_env; True when `exec` replaces the shell."""
+    exec_replaces = False
+    while fields:
+        head = L.basename(fields[0])
+        if head not in L.WRAPPERS:
+            break
+        if head == "exec":
+            exec_replaces = True
+        value_opts, n_pos = L.WRAPPERS[head]
+        i, xargs_token = _wrapper_options(head, value_opts, fields, prefix_env)
+        i += n_pos
+        fields = fields[i:]
+        if xargs_token:
+            fields = [
+                Unknown(f"replaced by xargs input ({xargs_token})", v.span)
+                if isinstance(v, Known) and xargs_token in v.text
+                else v
+                for v in fields
+            ]
+    return fields, exec_replaces
+
+
+def _wrapper_options(
+    head: str, value_opts: Container[str], fields: list[Value], prefix_env: dict[str, Variable]
+) -> tuple[int, str | None]:
+    """Read the options of one wrapper (`env -u X A=1`, `xargs -I{}`, `nsys profile -o f`): the index
+    of the first word after them, and the placeholder `xargs -I` replaces (None: none)."""
+    xargs_token = None
+    i = 1
+    while i < len(fields):
+        f = fields[i]
+        if not isinstance(f, Known):
+            name = assignment.assignment_prefix(f) if head == "env" else None
+            if name is None:
+                break
+            # `env MASTER_ADDR="$h" torchrun ...`: the name is known, the value is not
+            prefix_env[name] = Variable(Unknown(f.reason, f.span), None, True, f.span, f.span, "prefix")
+            i += 1
+            continue
+        if head == "env" and re.match(r"^[A-Za-z_][A-Za-z0-9_]*=", f.text or ""):
+            name, _, val = f.text.partition("=")
+            prefix_env[name] = Variable(Known(val, f.span), None, True, f.span, f.span, "prefix")
+            i += 1
+            continue
+        if head == "env" and f.text in ("-u", "--unset") and i + 1 < len(fields):
+            u = fields[i + 1]
+            if isinstance(u, Known):
+                prefix_env[u.text] = Variable(None, None, False, f.span, None, "unset")
+            i += 2
+            continue
+        if head == "env" and f.text.startswith("--unset="):
+            prefix_env[f.text.split("=", 1)[1]] = Variable(None, None, False, f.span, None, "unset")
+            i += 1
+            continue
+        if head == "env" and f.text in ("-i", "--ignore-environment", "-"):
+            # `env -i`: the program starts from an empty environment plus the NAME=VALUE given
+            prefix_env.clear()
+            prefix_env[CLEAR_ENV] = Variable(None, None, False, f.span, None, "unset")
+            i += 1
+            continue
+        if head == "xargs" and f.text.startswith("-I"):
+            # `xargs -I{} cmd ... {}`: the placeholder is replaced by input at run time
+            following = fields[i + 1] if i + 1 < len(fields) else None
+            token = f.text[2:] or (following.text if isinstance(following, Known) else None)
+            if token:
+                xargs_token = token
+            i += 1 if f.text[2:] else 2
+            continue
+        if f.text.startswith("-") and len(f.text) > 1:
+            takes_value = f.text in value_opts or ("*" in value_opts and "=" not in f.text)
+            i += 2 if takes_value else 1
+            continue
+        if head in ("nsys", "ncu") and i == 1 and f.text in ("profile", "launch"):
+            i += 1
+            continue
+        break
+    return i, xargs_token
+
+
+def alias_words(world: World, name: str) -> list[Value]:
+    """The words `alias NAME=...` stands for (empty when its text does not split as shell words)."""
+    value, aspan = world.aliases[name]
+    try:
+        return [Known(w, aspan) for w in shlex.split(value)]
+    except ValueError:
+        return []
+
+
+def run_launcher(
+    interp: Interpreter,
+    launcher: str,
+    fields: list[Value],
+    prefix_env: dict[str, Variable],
+    world: World,
+    ps: ParsedScript,
+    span: Span,
+    node: Node,
+) -> None:
+    """A launcher (torchrun, srun, deepspeed ...): recorded as a launch, or, when it runs a shell
+    (`srun ... bash -c "torchrun ..."`), the launches inside that shell are recorded under it."""
+    prefix_env = launcher_env(interp, fields, prefix_env, world, span)
+    inner = L.inner_shell_command(fields)
+    if inner is None:
+        record_launch(interp, fields, prefix_env, world, span)
+        return
+    interp.launch_prefix.append((fields[:inner], list(fields), span))
+    task_env = dict(prefix_env)
+    if launcher == "srun":
+        for name in SRUN_TASK_ENV:
+            if name not in world.vars:
+                task_env[name] = Variable(
+                    Unknown(f"${name} is set by srun for each task"), exported=True, source="cluster"
+                )
+    before = len(interp.launches)
+    try:
+        nested_code.run_shell(interp, fields[inner:], task_env, world, ps, span, node)
+    finally:
+        interp.launch_prefix.pop()
+    if len(interp.launches) == before:
+        # nothing we know runs inside: the launcher still starts the command it is given
+        record_launch(interp, fields, prefix_env, world, span)
 
 
 def note_unknown_command(interp: Interpreter, fields: list[Value], span: Span) -> None:

@@ -21,10 +21,9 @@ if TYPE_CHECKING:
 
 
 def expansion_pieces(interp: Interpreter, node: Node, world: World, ps: ParsedScript, quoted: bool) -> list[Piece]:
+    """`$X` and `${...}`: the pieces a parameter expansion gives."""
     span = ps.source.span(node)
-    t = node.type
-    kids = node.children
-    if t == "simple_expansion":
+    if node.type == "simple_expansion":
         target = node.named_children[0] if node.named_children else None
         if target is None:
             return [Piece("$", span=span)]
@@ -33,41 +32,11 @@ def expansion_pieces(interp: Interpreter, node: Node, world: World, ps: ParsedSc
             return raw_expansion(interp, name, world, ps, quoted, span)
         return param(interp, name, None, world, quoted, span)
     # ${...}
-    inner = kids[1:-1]
+    inner = node.children[1:-1]
     if not inner:
         return [Piece(None, span=span, reason="bad substitution")]
-    # ${#X} / ${#A[@]}
     if inner[0].type == "#" and len(inner) == 2:
-        target = inner[1]
-        if target.type == "subscript":
-            var = world.vars.get(target.child_by_field_name("name").text.decode())
-            idx = target.child_by_field_name("index")
-            if idx is not None and idx.text in (b"@", b"*"):
-                items = (
-                    []
-                    if var is None
-                    else (
-                        list(var.assoc.values())
-                        if var.assoc is not None
-                        else var.items
-                        if var.items is not None
-                        else [var.value]
-                    )
-                )
-                split = next((i for i in items if isinstance(i, Unknown) and i.may_split), None)
-                if split is not None:  # `arr=($(cmd))`: as many items as the output has words
-                    return [
-                        Piece(None, span=span, reason=f"the array's length depends on {split.reason}", split=not quoted)
-                    ]
-                n = sum(1 for i in items if i is not None)
-                return [Piece(str(n), split=not quoted, span=span)]
-        name = target.text.decode("utf-8", "replace")
-        if name in ("@", "*"):
-            return [Piece(str(len(world.positional)), split=not quoted, span=span)]
-        v = scalar(interp, name, world, span)
-        if not isinstance(v, Known):
-            return [Piece(None, span=span, reason=v.reason)]
-        return [Piece(str(len(v.text)), split=not quoted, span=span)]
+        return length_pieces(interp, inner[1], world, quoted, span)
     if inner[0].type == "!":
         return [Piece(None, span=span, reason=f"indirect expansion {snippet(node)}")]
     target = inner[0]
@@ -82,60 +51,127 @@ def expansion_pieces(interp: Interpreter, node: Node, world: World, ps: ParsedSc
         return param(interp, name, subscript, world, quoted, span, ps)
     op = op_nodes[0].type
     operands = op_nodes[1:]
-    operand_node = operands[0] if operands else None
     if op in (":-", "-", ":=", "=", ":+", "+", ":?", "?"):
-        is_set, value_pieces = param_state(interp, name, subscript, world, quoted, span, ps)
-        colon = op.startswith(":")
-        if is_set is None:
-            # unknown whether set/empty: the value is unknown unless both sides agree
-            return [Piece(None, span=span, reason=f"{snippet(node)}: unknown whether ${name} is set", split=not quoted)]
-        empty = is_set and pieces_empty(value_pieces)
-        use_default = (not is_set) or (colon and empty)
-        if op in (":+", "+"):
-            if use_default:
-                return []
-            return operand_pieces(interp, operands, world, ps, quoted)
-        if op in (":?", "?"):
-            return (
-                value_pieces
-                if not use_default
-                else [Piece(None, span=span, reason=f"{snippet(node)}: would abort the script")]
-            )
-        if not use_default:
-            return value_pieces
-        default = operand_pieces(interp, operands, world, ps, quoted)
-        if op in (":=", "="):
-            joined = join_pieces(default, span)
-            interp.set_var(
-                world, name, Variable(joined, None, (world.vars.get(name) or Variable()).exported, span), span
-            )
-        return default
+        return default_pieces(interp, node, op, name, subscript, operands, world, ps, quoted)
     if op == ":" and (name in ("@", "*") or (subscript is not None and subscript.text in (b"@", b"*"))):
-        # ${@:2}, ${A[@]:1:2}: slices of the argument list / of an array
-        nums = [o for o in operands if o.type != ":"]
-        off = arithmetic.arith(interp, nums[0], world, ps) if nums else 0
-        ln = arithmetic.arith(interp, nums[1], world, ps) if len(nums) > 1 else None
-        if isinstance(off, Unknown) or isinstance(ln, Unknown):
-            return [Piece(None, span=span, reason=f"{snippet(node)}: unknown offset", split=not quoted)]
-        if name in ("@", "*"):
-            items = [Known(world.script)] + world.positional
+        return slice_pieces(interp, node, name, subscript, operands, world, ps, quoted)
+    return string_operation(interp, node, op, name, subscript, operands, world, ps, quoted)
+
+
+def length_pieces(interp: Interpreter, target: Node, world: World, quoted: bool, span: Span) -> list[Piece]:
+    """`${#X}` (characters), `${#A[@]}` (items), `${#@}` (arguments)."""
+    if target.type == "subscript":
+        var = world.vars.get(target.child_by_field_name("name").text.decode())
+        idx = target.child_by_field_name("index")
+        if idx is not None and idx.text in (b"@", b"*"):
+            if var is None:
+                items = []
+            elif var.assoc is not None:
+                items = list(var.assoc.values())
+            else:
+                items = var.items if var.items is not None else [var.value]
+            split = next((i for i in items if isinstance(i, Unknown) and i.may_split), None)
+            if split is not None:  # `arr=($(cmd))`: as many items as the output has words
+                reason = f"the array's length depends on {split.reason}"
+                return [Piece(None, span=span, reason=reason, split=not quoted)]
+            n = sum(1 for i in items if i is not None)
+            return [Piece(str(n), split=not quoted, span=span)]
+    name = target.text.decode("utf-8", "replace")
+    if name in ("@", "*"):
+        return [Piece(str(len(world.positional)), split=not quoted, span=span)]
+    v = scalar(interp, name, world, span)
+    if not isinstance(v, Known):
+        return [Piece(None, span=span, reason=v.reason)]
+    return [Piece(str(len(v.text)), split=not quoted, span=span)]
+
+
+def default_pieces(
+    interp: Interpreter,
+    node: Node,
+    op: str,
+    name: str,
+    subscript: Node | None,
+    operands: list[Node],
+    world: World,
+    ps: ParsedScript,
+    quoted: bool,
+) -> list[Piece]:
+    """`${X:-d}`, `${X-d}`, `${X:=d}`, `${X:+w}`, `${X:?msg}`: decided by whether X is set (and empty)."""
+    span = ps.source.span(node)
+    is_set, current = param_state(interp, name, subscript, world, quoted, span, ps)
+    if is_set is None:
+        # unknown whether set/empty: the value is unknown unless both sides agree
+        return [Piece(None, span=span, reason=f"{snippet(node)}: unknown whether ${name} is set", split=not quoted)]
+    empty = is_set and pieces_empty(current)
+    use_default = (not is_set) or (op.startswith(":") and empty)
+    if op in (":+", "+"):
+        if use_default:
+            return []
+        return operand_pieces(interp, operands, world, ps, quoted)
+    if op in (":?", "?"):
+        if use_default:
+            return [Piece(None, span=span, reason=f"{snippet(node)}: would abort the script")]
+        return current
+    if not use_default:
+        return current
+    default = operand_pieces(interp, operands, world, ps, quoted)
+    if op in (":=", "="):
+        joined = join_pieces(default, span)
+        exported = (world.vars.get(name) or Variable()).exported
+        interp.set_var(world, name, Variable(joined, None, exported, span), span)
+    return default
+
+
+def slice_pieces(
+    interp: Interpreter,
+    node: Node,
+    name: str,
+    subscript: Node | None,
+    operands: list[Node],
+    world: World,
+    ps: ParsedScript,
+    quoted: bool,
+) -> list[Piece]:
+    """`${@:2}`, `${A[@]:1:2}`: slices of the argument list / of an array."""
+    span = ps.source.span(node)
+    nums = [o for o in operands if o.type != ":"]
+    off = arithmetic.arith(interp, nums[0], world, ps) if nums else 0
+    ln = arithmetic.arith(interp, nums[1], world, ps) if len(nums) > 1 else None
+    if isinstance(off, Unknown) or isinstance(ln, Unknown):
+        return [Piece(None, span=span, reason=f"{snippet(node)}: unknown offset", split=not quoted)]
+    if name in ("@", "*"):
+        items = [Known(world.script)] + world.positional
+    else:
+        var = world.vars.get(name)
+        if var is None:
+            items = []
         else:
-            var = world.vars.get(name)
-            items = (
-                []
-                if var is None
-                else (var.items if var.items is not None else [var.value] if var.value is not None else [])
-            )
-        items = items[off:] if off >= 0 else items[max(len(items) + off, 0) :]
-        if ln is not None:
-            items = items[:ln]
-        star = name == "*" or (subscript is not None and subscript.text == b"*")
-        return items_pieces(items, quoted, span, star=star, sep=ifs_sep(world))
-    # string operations need the value
+            items = var.items if var.items is not None else [var.value] if var.value is not None else []
+    items = items[off:] if off >= 0 else items[max(len(items) + off, 0) :]
+    if ln is not None:
+        items = items[:ln]
+    star = name == "*" or (subscript is not None and subscript.text == b"*")
+    return items_pieces(items, quoted, span, star=star, sep=ifs_sep(world))
+
+
+def string_operation(
+    interp: Interpreter,
+    node: Node,
+    op: str,
+    name: str,
+    subscript: Node | None,
+    operands: list[Node],
+    world: World,
+    ps: ParsedScript,
+    quoted: bool,
+) -> list[Piece]:
+    """Operations on the value's text: `${X#p}`, `${X%%p}`, `${X/p/r}`, `${X^^}`, `${X:1:2}`."""
+    span = ps.source.span(node)
     value = scalar_sub(interp, name, subscript, world, span, ps)
     if not isinstance(value, Known):
         return [Piece(None, span=span, reason=value.reason, split=not quoted)]
     text = value.text
+    operand_node = operands[0] if operands else None
     arg = expansion.expand_pattern(interp, operand_node, world, ps) if operand_node is not None else ""
     if op in ("#", "##", "%", "%%"):
         if arg is None:
@@ -154,15 +190,7 @@ def expansion_pieces(interp: Interpreter, node: Node, world: World, ps: ParsedSc
             return [Piece(None, span=span, reason=f"{snippet(node)}: unknown pattern", split=not quoted)]
         return [Piece(replace_pattern(text, arg, repl, op), split=not quoted, span=span)]
     if op in ("^", "^^", ",", ",,"):
-        if op == "^^":
-            text = text.upper()
-        elif op == ",,":
-            text = text.lower()
-        elif op == "^":
-            text = text[:1].upper() + text[1:]
-        else:
-            text = text[:1].lower() + text[1:]
-        return [Piece(text, split=not quoted, span=span)]
+        return [Piece(change_case(text, op), split=not quoted, span=span)]
     if op == ":":
         nums = [o for o in operands if o.type != ":"]
         if operands and operands[0].type == ":":  # `${X::n}`: the offset is empty (0)
@@ -178,6 +206,42 @@ def expansion_pieces(interp: Interpreter, node: Node, world: World, ps: ParsedSc
     return [Piece(None, span=span, reason=f"unsupported expansion {snippet(node)}", split=not quoted)]
 
 
+def change_case(text: str, op: str) -> str:
+    """`${X^^}`, `${X,,}`, `${X^}`, `${X,}`."""
+    if op == "^^":
+        return text.upper()
+    if op == ",,":
+        return text.lower()
+    if op == "^":
+        return text[:1].upper() + text[1:]
+    return text[:1].lower() + text[1:]
+
+
+# The operators of a raw `${NAME<op>...}`, longest first.
+_RAW_OPERATORS = (
+    ":-",
+    ":=",
+    ":+",
+    ":?",
+    "//",
+    "/#",
+    "/%",
+    "##",
+    "%%",
+    "^^",
+    ",,",
+    "-",
+    "=",
+    "+",
+    "?",
+    "/",
+    "#",
+    "%",
+    "^",
+    ",",
+)
+
+
 def raw_expansion(interp: Interpreter, name, world: World, ps: ParsedScript, quoted: bool, span: Span) -> list[Piece]:
     """Evaluate a `${...}` kept as raw text by the parser (quotes or backslashes inside)."""
     m = re.fullmatch(rf"{RAW_EXPANSION}(\d+)_*", name)
@@ -190,48 +254,20 @@ def raw_expansion(interp: Interpreter, name, world: World, ps: ParsedScript, quo
     if m is None:
         return unknown
     var, rest = m.group(1), m.group(2)
-    op = next(
-        (
-            o
-            for o in (
-                ":-",
-                ":=",
-                ":+",
-                ":?",
-                "//",
-                "/#",
-                "/%",
-                "##",
-                "%%",
-                "^^",
-                ",,",
-                "-",
-                "=",
-                "+",
-                "?",
-                "/",
-                "#",
-                "%",
-                "^",
-                ",",
-            )
-            if rest.startswith(o)
-        ),
-        None,
-    )
+    op = next((o for o in _RAW_OPERATORS if rest.startswith(o)), None)
     if op is None:
         return unknown
     arg = rest[len(op) :]
     if op in (":-", ":=", ":+", ":?", "-", "=", "+", "?"):
-        is_set, value_pieces = param_state(interp, var, None, world, quoted, span, ps)
+        is_set, current = param_state(interp, var, None, world, quoted, span, ps)
         operand = raw_operand(arg, world, interp, span)
         if is_set is None or operand is None:
             return unknown
-        use_default = (not is_set) or (op.startswith(":") and pieces_empty(value_pieces))
+        use_default = (not is_set) or (op.startswith(":") and pieces_empty(current))
         if op in (":+", "+"):
             return [] if use_default else [Piece(operand[0], split=not quoted, span=span)]
         if not use_default:
-            return value_pieces
+            return current
         if op in (":?", "?"):
             return unknown
         if op in (":=", "="):
@@ -242,13 +278,7 @@ def raw_expansion(interp: Interpreter, name, world: World, ps: ParsedScript, quo
         return [Piece(None, span=span, reason=value.reason, split=not quoted)]
     text = value.text
     if op in ("^^", ",,", "^", ","):
-        text = {
-            "^^": text.upper(),
-            ",,": text.lower(),
-            "^": text[:1].upper() + text[1:],
-            ",": text[:1].lower() + text[1:],
-        }[op]
-        return [Piece(text, split=not quoted, span=span)]
+        return [Piece(change_case(text, op), split=not quoted, span=span)]
     if op in ("#", "##", "%", "%%"):
         pattern = raw_operand(arg, world, interp, span)
         if pattern is None:
