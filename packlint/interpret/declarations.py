@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from packlint.interpret import assignment, builtins, expansion
 from packlint.interpret.world import World
@@ -16,16 +16,26 @@ if TYPE_CHECKING:
     from packlint.interpret.run import Interpreter
 
 
-# declaration_command / unset_command are statements in tree-sitter-bash, not commands
-def exec_declaration(interp: Interpreter, node: Node, world: World, ps: ParsedScript) -> list[World]:
+class DeclarationFlags(NamedTuple):
+    """What the options of `export`/`declare`/`local`/`readonly`/`typeset` ask for."""
+
+    keyword: str
+    options: list[str]
+    export: bool
+    local: bool
+    readonly: bool
+    force_array: bool
+    unexport: bool
+    is_function: bool
+
+
+def read_flags(node: Node, world: World) -> DeclarationFlags:
     keyword = node.children[0].type
     options = []
     export = keyword == "export"
     local = keyword == "local"
     readonly = keyword == "readonly"
-    force_array = False
-    unexport = False
-    is_function = False
+    force_array = unexport = is_function = False
     for c in node.named_children:
         if c.type == "word" and c.text.startswith((b"-", b"+")):
             flag = c.text.decode()
@@ -45,127 +55,160 @@ def exec_declaration(interp: Interpreter, node: Node, world: World, ps: ParsedSc
         and not any("g" in o for o in options if o.startswith("-"))
     ):
         local = True  # declare inside a function is local, like bash (unless -g)
-    if is_function:
-        if keyword == "export":  # `export -f fn`: child shells (bash -c) see the function
+    return DeclarationFlags(keyword, options, export, local, readonly, force_array, unexport, is_function)
+
+
+# declaration_command / unset_command are statements in tree-sitter-bash, not commands
+def exec_declaration(interp: Interpreter, node: Node, world: World, ps: ParsedScript) -> list[World]:
+    flags = read_flags(node, world)
+    options = flags.options
+    if flags.is_function:
+        if flags.keyword == "export":  # `export -f fn`: child shells (bash -c) see the function
             for c in node.named_children:
                 if c.type in ("word", "variable_name") and not c.text.startswith((b"-", b"+")):
                     world.exported_functions = world.exported_functions | {c.text.decode("utf-8", "replace")}
         return [world]
-    if keyword in ("local", "declare", "typeset") and any(o.startswith("-") and "n" in o for o in options):
-        # `local -n out=$1`: `out` names another variable; assignments to it go there
-        for c in node.named_children:
-            if c.type != "variable_assignment":
-                continue
-            name_node, value_node = c.child_by_field_name("name"), c.child_by_field_name("value")
-            target = expansion.expand_joined(interp, value_node, world, ps) if value_node is not None else None
-            if name_node is None or not isinstance(target, Known) or not re.fullmatch(r"[A-Za-z_]\w*", target.text):
-                continue
-            ref_name = name_node.text.decode("utf-8", "replace")
-            if world.locals_stack and ref_name not in world.locals_stack[-1]:
-                world.locals_stack[-1][ref_name] = world.vars.get(ref_name)
-            ref = Variable(
-                world.vars[target.text].scalar() if target.text in world.vars else None, None, False, ps.source.span(c)
-            )
-            ref.ref = target.text
-            world.vars[ref_name] = ref
+    if flags.keyword in ("local", "declare", "typeset") and any(o.startswith("-") and "n" in o for o in options):
+        declare_namerefs(interp, node, world, ps)
         return [world]
-    computed = [
-        c
-        for c in node.named_children
-        if c.type in ("concatenation", "string", "simple_expansion", "expansion", "raw_string", "command_substitution")
-    ]
+    computed = [c for c in node.named_children if c.type in _COMPUTED]
     if computed:
-        # `export $gate=1`, `declare -x "$v=warn"`: the name comes from an expansion
-        fields = [Known(keyword, ps.source.span(node.children[0]))] + [Known(o) for o in options]
-        for c in computed:
-            fields.extend(expansion.expand_fields(interp, c, world, ps))
-        unknown = [f for f in fields if isinstance(f, Unknown) and not assignment.assignment_prefix(f)]
-        if unknown:
-            interp.diag(
-                "warning",
-                "export-unknown",
-                f"`{keyword}` of names packlint cannot know ({unknown[0].reason}); the variables it sets are not seen",
-                ps.source.span(node),
-            )
-            world.unknown_exports = True
-        builtins.builtin_declare(interp, [f for f in fields if f not in unknown], world, ps, ps.source.span(node), None)
+        declare_computed(interp, node, computed, flags, world, ps)
     if any(o.startswith("-") and "A" in o for o in options):
-        # `declare -A C=([k]=v ...)`: an associative array
-        for c in node.named_children:
-            if c.type == "variable_assignment":
-                name_node, value_node = c.child_by_field_name("name"), c.child_by_field_name("value")
-                table: dict = {}
-                if value_node is not None and value_node.type == "array":
-                    for element in value_node.named_children:
-                        text = expansion.expand_joined(interp, element, world, ps)
-                        m = re.fullmatch(r"\[(.*?)\]=(.*)", text.text or "", re.S) if isinstance(text, Known) else None
-                        if m:
-                            table[m.group(1)] = Known(m.group(2), ps.source.span(element))
-                var = Variable(None, None, False, ps.source.span(c))
-                var.assoc = table
-                if name_node is not None:
-                    interp.set_var(world, name_node.text.decode("utf-8", "replace"), var, ps.source.span(c))
-            elif c.type in ("variable_name", "word") and not c.text.startswith((b"-", b"+")):
-                var = Variable(None, None, False, ps.source.span(c))
-                var.assoc = {}
-                world.vars[c.text.decode("utf-8", "replace")] = var
+        declare_assoc(interp, node, world, ps)
         return [world]
-    integer = any(o.startswith("-") and "i" in o for o in options)
-    if integer:  # `declare -i NAME`: later assignments are arithmetic
-        for c in node.named_children:
-            vname = (
-                c.child_by_field_name("name")
-                if c.type == "variable_assignment"
-                else (c if c.type in ("variable_name", "word") and not c.text.startswith((b"-", b"+")) else None)
-            )
-            if vname is not None:
-                n = vname.text.decode("utf-8", "replace")
-                old = world.vars.get(n)
-                marked = old.copy() if old is not None else Variable(None, None, False, ps.source.span(c))
-                marked.integer = True
-                world.vars[n] = marked
+    if any(o.startswith("-") and "i" in o for o in options):
+        mark_integer(node, world, ps)
     for c in node.named_children:
         if c.type == "variable_assignment":
+            export = flags.export and not flags.unexport
             name = assignment.assign(
-                interp, c, world, ps, export=export and not unexport, local=local, force_array=force_array
+                interp, c, world, ps, export=export, local=flags.local, force_array=flags.force_array
             )
             if name is not None:
                 var = world.vars[name]
-                if unexport:
+                if flags.unexport:
                     world.vars[name] = Variable(var.value, var.items, False, var.assigned_at, None, var.source)
-                if readonly:
+                if flags.readonly:
                     var.readonly = True
         elif c.type in ("variable_name", "word") and not c.text.startswith((b"-", b"+")):
-            name = c.text.decode("utf-8", "replace")
-            if not re.fullmatch(r"[A-Za-z_]\w*", name):
-                continue
-            span = ps.source.span(c)
-            old = world.vars.get(name)
-            if local and world.locals_stack:
-                frame = world.locals_stack[-1]
-                if name not in frame:
-                    frame[name] = old
-                world.vars[name] = Variable(None, [] if force_array else None, export, span, span if export else None)
-                continue
-            if old is None:
-                if export:
-                    # `export NAME` before any assignment: marks it; a later assignment keeps the mark
-                    interp.set_var(world, name, Variable(None, None, True, None, span), span)
-                elif force_array:
-                    world.vars[name] = Variable(None, [], False, span)
-                continue
-            new = old.copy()
-            if export and not unexport:
-                new.exported = True
-                new.exported_at = span
-                interp.set_var(world, name, new, span)
-            elif unexport:
-                new.exported = False
-                world.vars[name] = new
-            if readonly:
-                new.readonly = True
-                world.vars[name] = new
+            declare_name(interp, c, flags, world, ps)
     return [world]
+
+
+# Words whose expansion gives the names declared (`export $gate=1`).
+_COMPUTED = ("concatenation", "string", "simple_expansion", "expansion", "raw_string", "command_substitution")
+
+
+def declare_namerefs(interp: Interpreter, node: Node, world: World, ps: ParsedScript) -> None:
+    """`local -n out=$1`: `out` names another variable; assignments to it go there."""
+    for c in node.named_children:
+        if c.type != "variable_assignment":
+            continue
+        name_node, value_node = c.child_by_field_name("name"), c.child_by_field_name("value")
+        target = expansion.expand_joined(interp, value_node, world, ps) if value_node is not None else None
+        if name_node is None or not isinstance(target, Known) or not re.fullmatch(r"[A-Za-z_]\w*", target.text):
+            continue
+        ref_name = name_node.text.decode("utf-8", "replace")
+        if world.locals_stack and ref_name not in world.locals_stack[-1]:
+            world.locals_stack[-1][ref_name] = world.vars.get(ref_name)
+        value = world.vars[target.text].scalar() if target.text in world.vars else None
+        ref = Variable(value, None, False, ps.source.span(c))
+        ref.ref = target.text
+        world.vars[ref_name] = ref
+
+
+def declare_computed(
+    interp: Interpreter, node: Node, computed: list[Node], flags: DeclarationFlags, world: World, ps: ParsedScript
+) -> None:
+    """`export $gate=1`, `declare -x "$v=warn"`: the name comes from an expansion."""
+    keyword = flags.keyword
+    fields = [Known(keyword, ps.source.span(node.children[0]))] + [Known(o) for o in flags.options]
+    for c in computed:
+        fields.extend(expansion.expand_fields(interp, c, world, ps))
+    unknown = [f for f in fields if isinstance(f, Unknown) and not assignment.assignment_prefix(f)]
+    if unknown:
+        interp.diag(
+            "warning",
+            "export-unknown",
+            f"`{keyword}` of names packlint cannot know ({unknown[0].reason}); the variables it sets are not seen",
+            ps.source.span(node),
+        )
+        world.unknown_exports = True
+    builtins.builtin_declare(interp, [f for f in fields if f not in unknown], world, ps, ps.source.span(node), None)
+
+
+def declare_assoc(interp: Interpreter, node: Node, world: World, ps: ParsedScript) -> None:
+    """`declare -A C=([k]=v ...)`: an associative array."""
+    for c in node.named_children:
+        if c.type == "variable_assignment":
+            name_node, value_node = c.child_by_field_name("name"), c.child_by_field_name("value")
+            table: dict = {}
+            if value_node is not None and value_node.type == "array":
+                for element in value_node.named_children:
+                    text = expansion.expand_joined(interp, element, world, ps)
+                    m = re.fullmatch(r"\[(.*?)\]=(.*)", text.text or "", re.S) if isinstance(text, Known) else None
+                    if m:
+                        table[m.group(1)] = Known(m.group(2), ps.source.span(element))
+            var = Variable(None, None, False, ps.source.span(c))
+            var.assoc = table
+            if name_node is not None:
+                interp.set_var(world, name_node.text.decode("utf-8", "replace"), var, ps.source.span(c))
+        elif c.type in ("variable_name", "word") and not c.text.startswith((b"-", b"+")):
+            var = Variable(None, None, False, ps.source.span(c))
+            var.assoc = {}
+            world.vars[c.text.decode("utf-8", "replace")] = var
+
+
+def mark_integer(node: Node, world: World, ps: ParsedScript) -> None:
+    """`declare -i NAME`: later assignments to NAME are arithmetic."""
+    for c in node.named_children:
+        if c.type == "variable_assignment":
+            vname = c.child_by_field_name("name")
+        elif c.type in ("variable_name", "word") and not c.text.startswith((b"-", b"+")):
+            vname = c
+        else:
+            vname = None
+        if vname is not None:
+            n = vname.text.decode("utf-8", "replace")
+            old = world.vars.get(n)
+            marked = old.copy() if old is not None else Variable(None, None, False, ps.source.span(c))
+            marked.integer = True
+            world.vars[n] = marked
+
+
+def declare_name(interp: Interpreter, c: Node, flags: DeclarationFlags, world: World, ps: ParsedScript) -> None:
+    """`export NAME`, `local NAME`, `readonly NAME`, `export -n NAME` (a name without a value)."""
+    name = c.text.decode("utf-8", "replace")
+    if not re.fullmatch(r"[A-Za-z_]\w*", name):
+        return
+    export = flags.export
+    span = ps.source.span(c)
+    old = world.vars.get(name)
+    if flags.local and world.locals_stack:
+        frame = world.locals_stack[-1]
+        if name not in frame:
+            frame[name] = old
+        world.vars[name] = Variable(None, [] if flags.force_array else None, export, span, span if export else None)
+        return
+    if old is None:
+        if export:
+            # `export NAME` before any assignment: marks it; a later assignment keeps the mark
+            interp.set_var(world, name, Variable(None, None, True, None, span), span)
+        elif flags.force_array:
+            world.vars[name] = Variable(None, [], False, span)
+        return
+    new = old.copy()
+    if export and not flags.unexport:
+        new.exported = True
+        new.exported_at = span
+        interp.set_var(world, name, new, span)
+    elif flags.unexport:
+        new.exported = False
+        world.vars[name] = new
+    if flags.readonly:
+        new.readonly = True
+        world.vars[name] = new
 
 
 def exec_unset(interp: Interpreter, node: Node, world: World, ps: ParsedScript) -> list[World]:
