@@ -41,6 +41,7 @@ def arith_var(interp: Interpreter, name, world: World, ps: ParsedScript, span: S
 
 
 def arith_at(interp: Interpreter, node: Node, world: World, ps: ParsedScript) -> int | Unknown:
+    """One arithmetic node: its value (assignments inside it are made), or Unknown."""
     t = node.type
     span = ps.source.span(node)
     if t == "number":
@@ -50,15 +51,7 @@ def arith_at(interp: Interpreter, node: Node, world: World, ps: ParsedScript) ->
         if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", text):
             return arith_var(interp, text, world, ps, span)
         return to_int(text, world)
-    if t in (
-        "simple_expansion",
-        "expansion",
-        "command_substitution",
-        "string",
-        "concatenation",
-        "raw_string",
-        "arithmetic_expansion",
-    ):
+    if t in _WORDS:
         v = expansion.expand_joined(interp, node, world, ps)
         if not isinstance(v, Known):
             return Unknown(v.reason)
@@ -95,57 +88,69 @@ def arith_at(interp: Interpreter, node: Node, world: World, ps: ParsedScript) ->
     if t == "variable_assignment":
         name = node.child_by_field_name("name").text.decode()
         v = arith(interp, node.child_by_field_name("value"), world, ps)
-        interp.set_var(
-            world,
-            name,
-            Variable(
-                Known(str(v), span) if not isinstance(v, Unknown) else v,
-                None,
-                (world.vars.get(name) or Variable()).exported,
-                span,
-            ),
-            span,
-        )
+        value = Known(str(v), span) if not isinstance(v, Unknown) else v
+        exported = (world.vars.get(name) or Variable()).exported
+        interp.set_var(world, name, Variable(value, None, exported, span), span)
         return v
     if t == "binary_expression":
-        op_node = node.child_by_field_name("operator")
-        op = op_node.type if op_node is not None else ""
-        left = node.child_by_field_name("left")
-        right = node.child_by_field_name("right")
-        if op in ("=", "+=", "-=", "*=", "/=", "%=", "<<=", ">>=", "&=", "|=", "^="):
-            name = left.text.decode()
-            r = arith(interp, right, world, ps)
-            if op != "=" and not isinstance(r, Unknown):
-                cur = arith_var(interp, name, world, ps, span)
-                r = cur if isinstance(cur, Unknown) else binop(op[:-1], cur, r)
-            val = Known(str(r), span) if not isinstance(r, Unknown) else r
-            old = world.vars.get(name)
-            interp.set_var(world, name, Variable(val, None, old.exported if old else False, span), span)
-            return r
-        if op == "&&":
-            a = arith(interp, left, world, ps)
-            if a == 0:
-                return 0
-            b = arith(interp, right, world, ps)
-            if isinstance(a, Unknown) or isinstance(b, Unknown):
-                return a if isinstance(a, Unknown) else b
-            return int(bool(b))
-        if op == "||":
-            a = arith(interp, left, world, ps)
-            if not isinstance(a, Unknown) and a != 0:
-                return 1
-            b = arith(interp, right, world, ps)
-            if isinstance(a, Unknown) or isinstance(b, Unknown):
-                return a if isinstance(a, Unknown) else b
-            return int(bool(b))
-        a = arith(interp, left, world, ps)
-        b = arith(interp, right, world, ps)
-        if isinstance(a, Unknown):
-            return a
-        if isinstance(b, Unknown):
-            return b
-        return binop(op, a, b)
+        return arith_binary(interp, node, world, ps, span)
     return Unknown(f"unsupported arithmetic {snippet(node)}")
+
+
+# Nodes inside `(( ))` that are words to expand first (`$X`, `${A[1]}`, `"3"`, `$(cmd)`).
+_WORDS = frozenset(
+    {
+        "simple_expansion",
+        "expansion",
+        "command_substitution",
+        "string",
+        "concatenation",
+        "raw_string",
+        "arithmetic_expansion",
+    }
+)
+_ASSIGNMENTS = frozenset({"=", "+=", "-=", "*=", "/=", "%=", "<<=", ">>=", "&=", "|=", "^="})
+
+
+def arith_binary(interp: Interpreter, node: Node, world: World, ps: ParsedScript, span: Span) -> int | Unknown:
+    """`a OP b`: assignments (`x += 2`), short-circuit `&&`/`||`, and the other operators."""
+    op_node = node.child_by_field_name("operator")
+    op = op_node.type if op_node is not None else ""
+    left = node.child_by_field_name("left")
+    right = node.child_by_field_name("right")
+    if op in _ASSIGNMENTS:
+        name = left.text.decode()
+        r = arith(interp, right, world, ps)
+        if op != "=" and not isinstance(r, Unknown):
+            cur = arith_var(interp, name, world, ps, span)
+            r = cur if isinstance(cur, Unknown) else binop(op[:-1], cur, r)
+        val = Known(str(r), span) if not isinstance(r, Unknown) else r
+        old = world.vars.get(name)
+        interp.set_var(world, name, Variable(val, None, old.exported if old else False, span), span)
+        return r
+    if op == "&&":
+        a = arith(interp, left, world, ps)
+        if a == 0:
+            return 0
+        b = arith(interp, right, world, ps)
+        if isinstance(a, Unknown) or isinstance(b, Unknown):
+            return a if isinstance(a, Unknown) else b
+        return int(bool(b))
+    if op == "||":
+        a = arith(interp, left, world, ps)
+        if not isinstance(a, Unknown) and a != 0:
+            return 1
+        b = arith(interp, right, world, ps)
+        if isinstance(a, Unknown) or isinstance(b, Unknown):
+            return a if isinstance(a, Unknown) else b
+        return int(bool(b))
+    a = arith(interp, left, world, ps)
+    b = arith(interp, right, world, ps)
+    if isinstance(a, Unknown):
+        return a
+    if isinstance(b, Unknown):
+        return b
+    return binop(op, a, b)
 
 
 def arith_unary_leftmost(interp: Interpreter, op, node: Node, world: World, ps: ParsedScript) -> int | Unknown:

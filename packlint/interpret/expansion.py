@@ -25,7 +25,7 @@ from packlint.interpret.words import (
 )
 from packlint.interpret.world import World
 from packlint.parse import GAP_VARIABLE, RAW_EXPANSION, ParsedScript
-from packlint.values import Known, Unknown, Value
+from packlint.values import Known, Span, Unknown, Value
 
 if TYPE_CHECKING:
     from tree_sitter import Node
@@ -126,62 +126,15 @@ def word_pieces(
 def word_pieces_at(
     interp: Interpreter, node: Node, world: World, ps: ParsedScript, quoted: bool, pattern: bool
 ) -> list[Piece]:
+    """The pieces of one node of a word, by node type."""
     t = node.type
     span = ps.source.span(node)
-    if t in (
-        "word",
-        "number",
-        "command_name",
-        "extglob_pattern",
-        "regex",
-        "special_variable_name",
-        "variable_name",
-        "test_operator",
-        "string_content",
-        "heredoc_content",
-    ):
-        if t == "command_name":
-            return [p for c in node.named_children for p in word_pieces(interp, c, world, ps, quoted, pattern)]
-        text = node.text.decode("utf-8", "replace")
-        if t == "word" and not quoted:
-            tilde = re.match(r"(?:[A-Za-z_]\w*=)?~(?=/|$)", text)  # `~/x`, and `name=~/x` as bash does
-            if tilde:
-                home = world.vars.get("HOME")
-                if home is None or not isinstance(home.scalar(), Known):
-                    return [Piece(None, span=span, reason="~ (the home directory at run time)")]
-                text = text[: tilde.end() - 1] + home.scalar().text + text[tilde.end() :]
-            if pattern:
-                return [Piece(text, span=span)]
-            if world.nullglob and GLOB_CHARS.search(text):
-                return [
-                    Piece(
-                        None,
-                        span=span,
-                        split=True,
-                        reason=f"glob {text!r} with nullglob: the files it matches at run time",
-                    )
-                ]
-            if "{" in text and "," in text and BRACE_LIST.search(text):
-                alternatives = brace_expand(text)
-                parent = node.parent
-                if len(alternatives) > 1 and (parent is None or parent.type != "concatenation"):
-                    return [Piece(unescape_unquoted(a), span=span, boundary=k > 0) for k, a in enumerate(alternatives)]
-            text = unescape_unquoted(text)
-        return [Piece(text, span=span)]
+    if t == "command_name":
+        return [p for c in node.named_children for p in word_pieces(interp, c, world, ps, quoted, pattern)]
+    if t in _LITERALS:
+        return literal_pieces(node, world, span, quoted, pattern)
     if t == "concatenation":
-        if (
-            not quoted
-            and not pattern
-            and "{" in node.text.decode("utf-8", "replace")
-            and all(c.type == "word" for c in node.children)
-        ):
-            # tree-sitter splits `{train,val}.json` into words; bash brace-expands the whole word
-            text = node.text.decode("utf-8", "replace")
-            alternatives = brace_expand(text) if BRACE_LIST.search(text) else [text]
-            parent = node.parent
-            if len(alternatives) > 1 and (parent is None or parent.type != "concatenation"):
-                return [Piece(unescape_unquoted(a), span=span, boundary=k > 0) for k, a in enumerate(alternatives)]
-        return [p for c in node.children for p in word_pieces(interp, c, world, ps, quoted, pattern)]
+        return concatenation_pieces(interp, node, world, ps, quoted, pattern)
     if t == "raw_string":
         text = node.text.decode("utf-8", "replace")[1:-1]
         return [Piece(glob_escape(text) if pattern else text, span=span)]
@@ -220,6 +173,59 @@ def word_pieces_at(
         return []
     text = node.text.decode("utf-8", "replace")
     return [Piece(text, span=span)]
+
+
+# Nodes whose text is the word itself (after tilde expansion, brace expansion and quote removal).
+_LITERALS = frozenset(
+    {
+        "word",
+        "number",
+        "extglob_pattern",
+        "regex",
+        "special_variable_name",
+        "variable_name",
+        "test_operator",
+        "string_content",
+        "heredoc_content",
+    }
+)
+
+
+def literal_pieces(node: Node, world: World, span: Span, quoted: bool, pattern: bool) -> list[Piece]:
+    text = node.text.decode("utf-8", "replace")
+    if node.type != "word" or quoted:
+        return [Piece(text, span=span)]
+    tilde = re.match(r"(?:[A-Za-z_]\w*=)?~(?=/|$)", text)  # `~/x`, and `name=~/x` as bash does
+    if tilde:
+        home = world.vars.get("HOME")
+        if home is None or not isinstance(home.scalar(), Known):
+            return [Piece(None, span=span, reason="~ (the home directory at run time)")]
+        text = text[: tilde.end() - 1] + home.scalar().text + text[tilde.end() :]
+    if pattern:
+        return [Piece(text, span=span)]
+    if world.nullglob and GLOB_CHARS.search(text):
+        reason = f"glob {text!r} with nullglob: the files it matches at run time"
+        return [Piece(None, span=span, split=True, reason=reason)]
+    if "{" in text and "," in text and BRACE_LIST.search(text):
+        alternatives = brace_expand(text)
+        parent = node.parent
+        if len(alternatives) > 1 and (parent is None or parent.type != "concatenation"):
+            return [Piece(unescape_unquoted(a), span=span, boundary=k > 0) for k, a in enumerate(alternatives)]
+    return [Piece(unescape_unquoted(text), span=span)]
+
+
+def concatenation_pieces(
+    interp: Interpreter, node: Node, world: World, ps: ParsedScript, quoted: bool, pattern: bool
+) -> list[Piece]:
+    text = node.text.decode("utf-8", "replace")
+    if not quoted and not pattern and "{" in text and all(c.type == "word" for c in node.children):
+        # tree-sitter splits `{train,val}.json` into words; bash brace-expands the whole word
+        alternatives = brace_expand(text) if BRACE_LIST.search(text) else [text]
+        parent = node.parent
+        if len(alternatives) > 1 and (parent is None or parent.type != "concatenation"):
+            span = ps.source.span(node)
+            return [Piece(unescape_unquoted(a), span=span, boundary=k > 0) for k, a in enumerate(alternatives)]
+    return [p for c in node.children for p in word_pieces(interp, c, world, ps, quoted, pattern)]
 
 
 def string_pieces(interp: Interpreter, node: Node, world: World, ps: ParsedScript, pattern: bool) -> list[Piece]:
