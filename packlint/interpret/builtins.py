@@ -181,12 +181,28 @@ def builtin_eval(
     if code is None:
         interp.diag("info", "unanalysed", "`eval` of an unknown string is not analysed", span)
         return [world]
-    src = SourceFile(
-        path=ps.source.path,
-        data=code.text.encode("utf-8", "surrogateescape"),
-        line_base=span.line - 1,
-        column_base=span.column - 1,
-    )
+    data = code.text.encode("utf-8", "surrogateescape")
+    at = code.span
+    if (
+        len(args) == 1
+        and at is not None
+        and at.line == span.line
+        and at.file == span.file
+        and b"\n" not in data
+        and (at.end_line == at.line)
+    ):
+        # `eval "torchrun ..."` written on this line: spans point into the string itself
+        line = ps.source.line_text(at.line - 1 - ps.source.line_base)
+        quoted = line[at.column - 1 : at.column] in ("'", '"')
+        src = SourceFile(
+            path=ps.source.path, data=data, line_base=at.line - 1, column_base=at.column if quoted else at.column - 1
+        )
+    else:
+        # text from elsewhere (`eval "$CMD"`) or over several lines: findings point at the `eval`
+        # command, never at columns past the end of its line
+        src = SourceFile(
+            path=ps.source.path, data=data, line_base=span.line - 1, column_base=span.column - 1, pinned=span
+        )
     return nested_code.exec_source(interp, src, world, None)
 
 

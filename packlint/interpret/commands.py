@@ -135,7 +135,7 @@ def run_command(
     handler = builtins.BUILTINS.get(name) if name else None
     if handler is not None:
         return handler(interp, fields, world, ps, span, status_out)
-    note_unknown_command(interp, fields, span)
+    note_unknown_command(interp, fields, span, ps)
     return [world]
 
 
@@ -264,13 +264,19 @@ def run_launcher(
         record_launch(interp, fields, prefix_env, world, span)
 
 
-def note_unknown_command(interp: Interpreter, fields: list[Value], span: Span) -> None:
+def note_unknown_command(interp: Interpreter, fields: list[Value], span: Span, ps: ParsedScript) -> None:
     """A command packlint does not know that looks like it starts training (a `*.py` program or
     Megatron-style flags among its words): named by PK903 when the file has no launch at all."""
     if len(interp.unknown_launchers) >= 8:
         return
     head = L.basename(fields[0])
-    if head is None or head in NOT_LAUNCHERS:
+    if head is None:  # `${LAUNCH_SCRIPT} train.py`: a command whose name is not known statically
+        at = fields[0].span
+        word = ""
+        if at is not None and at.line == at.end_line and at.file == ps.source.path:
+            word = ps.source.line_text(at.line - 1 - ps.source.line_base)[at.column - 1 : at.end_column - 1]
+        head = word.strip() or "(a command whose name is unknown)"
+    if head in NOT_LAUNCHERS:
         return
     why = None
     for f in fields[1:]:

@@ -32,10 +32,14 @@ MAX_VALUE_CHARS = 1 << 20
 
 
 # Work units (statements run + words expanded + world-merge effort, over all worlds) one script may take.
-# A unit costs 10-50 us on a loaded 2-core machine, so the budget ends any script well under a second.
-# Measured on 1,515 public scripts: median 77 units, 99th percentile about 1,100, largest legitimate
-# ones under 10,000 (benchmarks/run.py --public).
-MAX_WORK = 15_000
+# A unit costs 10-50 us of CPU, so the budget ends any script well under a second. Measured on 1,534
+# public scripts: median 77 units, 99th percentile about 1,100; the few above this are CI utilities
+# with dozens of undecidable branches (benchmarks/run.py --public).
+MAX_WORK = 8_000
+# ... plus one unit per WORK_BYTES bytes of script text read (the script and the files it sources or
+# runs, each once): straight-line code is always analysed in full, at a cost linear in its size
+# (a 20,000-line script needs ~0.12 units per byte); only repetition is cut off.
+WORK_BYTES = 8
 
 
 class OutOfWork(Exception):

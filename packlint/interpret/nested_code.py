@@ -127,8 +127,11 @@ def run_submitted(
 
 def job_env(child: World, data: bytes) -> None:
     """A job script's `#SBATCH` headers: Slurm sets the job's node/task/GPU counts from them."""
+    if b"#SBATCH" not in data:
+        return
     for name, value in L.sbatch_header_env(data.decode("utf-8", "replace")).items():
-        if name not in child.vars:
+        old = child.vars.get(name)
+        if old is None or (old.source == "cluster" and not isinstance(old.value, Known)):
             child.vars[name] = Variable(Known(value), exported=True, source="cluster")
 
 
@@ -252,6 +255,8 @@ def code_text(interp: Interpreter, values: list[Value], world: World) -> Known |
 
 
 def exec_source(interp: Interpreter, src: SourceFile, world: World, real_path: str | None) -> list[World]:
+    if real_path:
+        interp.add_budget(src, real_path)
     ps = parse(src)
     for problem in ps.problems:
         interp.diag(problem.severity, problem.code, problem.message, problem.span)

@@ -9,13 +9,22 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from packlint.parse import ParsedScript
+from packlint.source import SourceFile
 from packlint.values import Known, Span, Unknown, Value, Variable
 
 if TYPE_CHECKING:
     from tree_sitter import Node
-from packlint.interpret import builtins, commands, declarations, loops, statements
+from packlint.interpret import builtins, commands, declarations, loops, nested_code, statements
 from packlint.interpret.bash_tables import LAUNCH_WORD, PACKING_GATE
-from packlint.interpret.limits import MAX_NESTING, MAX_WORK, MAX_WORLDS, RECURSION_LIMIT, STOP_CODES, OutOfWork
+from packlint.interpret.limits import (
+    MAX_NESTING,
+    MAX_WORK,
+    MAX_WORLDS,
+    RECURSION_LIMIT,
+    STOP_CODES,
+    WORK_BYTES,
+    OutOfWork,
+)
 from packlint.interpret.syntax import child_statements, function_nodes, inside_error, runnable
 from packlint.interpret.world import Diagnostic, LaunchInstance, World, common_prefix, join_worlds
 
@@ -53,7 +62,8 @@ class Interpreter:
         self.source_calls = 0  # how many `source`s are being executed (for `return`)
         self.error_cut: int | None = None  # byte offset of a parse error inside the current statement
         self.work = 0  # work units spent (see limits.MAX_WORK)
-        self.max_work = max_work
+        self.budget = max_work  # grows with the text read (WORK_BYTES)
+        self._budgeted: set[str | None] = set()  # files whose size was added to the budget
         self.stop_reported = False  # a STOP_CODES diagnostic was given (PK902: once per file)
         self.unknown_launchers: list[tuple[str, str, Span]] = []  # (command, why, where): see PK903
         self._top_stmt: Node | None = None  # the top-level statement of the script being run
@@ -73,6 +83,8 @@ class Interpreter:
             self.diag(problem.severity, problem.code, problem.message, problem.span)
         if real_path:
             self.source_stack.append(os.path.realpath(real_path))
+        self.add_budget(ps.source, real_path)
+        nested_code.job_env(world, ps.source.data)  # a Slurm job script: its #SBATCH node/GPU counts
         saved_limit = sys.getrecursionlimit()
         sys.setrecursionlimit(max(saved_limit, RECURSION_LIMIT))
         try:
@@ -88,8 +100,7 @@ class Interpreter:
                 self.diag(
                     "info",
                     "analysis-limit",
-                    "analysis stopped here (work budget of "
-                    f"{self.max_work} steps); nothing after this point looks like a launch",
+                    "analysis stopped here (work budget used up); nothing after this point looks like a launch",
                     where,
                 )
             else:
@@ -97,8 +108,8 @@ class Interpreter:
                     "warning",
                     "too-complex",
                     "analysis stopped in this construct: the script loops or "
-                    f"branches more than packlint follows ({self.max_work} steps); launches from here on "
-                    "are not seen",
+                    "branches more than packlint follows (its work budget, well under a second); "
+                    "launches from here on are not seen",
                     where,
                 )
             return [world]
@@ -148,6 +159,15 @@ class Interpreter:
                 "packlint recognises no launch in it; nothing is checked against them",
                 var.assigned_at,
             )
+
+    def add_budget(self, src: SourceFile, real_path: str | None) -> None:
+        """Each file read (the script, files it sources or runs) adds to the work budget by its size."""
+        key = os.path.realpath(real_path) if real_path else None
+        if key is None and self._budgeted:
+            return  # code strings (`bash -c`, `eval`) add nothing: a loop could feed them forever
+        if key not in self._budgeted:
+            self._budgeted.add(key)
+            self.budget += len(src.data) // WORK_BYTES
 
     def diag(self, severity: str, code: str, message: str, span: Span | None) -> None:
         if code in STOP_CODES:  # PK902 once per file: later stops are noted, not reported again
@@ -238,7 +258,7 @@ class Interpreter:
             self._top_stmt = node
         self.seq += 1
         self.work += 1
-        if self.work > self.max_work:
+        if self.work > self.budget:
             raise OutOfWork(ps.source.span(node))
         self.depth += 1
         try:
