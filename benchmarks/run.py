@@ -262,7 +262,7 @@ def scale_case(tool: Tool, path: Path, timeout: float, mem_limit_mib: int) -> di
     return out
 
 
-CUTOFF_CODES = ("too-complex", "too-deep")  # packlint gave up on part of the script (interpret/limits.py)
+CUTOFF_CODES = {"too-complex", "too-deep", "analysis-limit"}  # packlint gave up on part of the script
 
 
 # The launch model's diagnostics without its JSON (`packlint inspect` of a 20,000-line script prints GiBs).
@@ -334,12 +334,12 @@ files = sys.argv[1:]
 check_paths(files[:1], CheckOptions())  # warm: rule table loaded, caches filled
 out = []
 for path in files:
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     r = check_paths([path], CheckOptions())
-    dt = time.perf_counter() - t0
+    dt, cpu = time.perf_counter() - t0, time.process_time() - c0
     crash = [e.message for e in r.file_errors if e.kind == "internal"]
     stops = sorted({f.code for f in r.findings if f.code in ("PK902", "PK903")})
-    out.append({"file": path, "s": dt, "crash": crash, "codes": stops})
+    out.append({"file": path, "s": dt, "cpu_s": cpu, "crash": crash, "codes": stops})
 json.dump(out, sys.stdout)
 """
 
@@ -386,10 +386,14 @@ def public_run(args) -> int:
           "(shared machine: numbers are noisy)")
     print(f"public corpus: {len(files)} files, {lines:,} lines, {len(manifest['repositories'])} repositories "
           f"({rel(public)}/)")
-    print(f"slowest file: {slowest['s']:.3f} s  {slowest['file']}   target <= 1 s: "
-          f"{verdict(slowest['s'], 1.0)}")
+    print(f"slowest file (wall): {slowest['s']:.3f} s ({slowest['cpu_s']:.3f} s CPU)  {slowest['file']}   "
+          f"target <= 1 s: {verdict(slowest['s'], 1.0)}")
     for r in per_file[1:6]:
-        print(f"              {r['s']:.3f} s  {r['file']}")
+        print(f"              {r['s']:.3f} s ({r['cpu_s']:.3f} s CPU)  {r['file']}")
+    by_cpu = max(per_file, key=lambda r: r["cpu_s"])
+    print(f"slowest file (CPU time, what a loaded machine does not change): {by_cpu['cpu_s']:.3f} s  "
+          f"{by_cpu['file']}   target <= 1 s: {verdict(by_cpu['cpu_s'], 1.0)}")
+    result["slowest_cpu"] = by_cpu
     print(f"crashes (internal errors): {len(crashes)}")
     for r in crashes[:10]:
         print(f"  {r['file']}: {r['crash'][0][:200]}")
@@ -492,6 +496,8 @@ def main(argv: list[str] | None = None) -> int:
                 s["result"] = f"MISS (MemoryError at the {args.mem_limit_mib} MiB cap)"
             elif not s["ok"]:
                 s["result"] = f"INVALID (exit {s['returncodes']}, see results.json)"
+            elif s["cutoffs"] and case["kind"] == "known_loops":  # built to exhaust the work budget
+                s["result"] = verdict(s["median_s"], 1.0) + " (<= 1 s; stopped by the work budget, as designed)"
             elif s["cutoffs"]:
                 s["result"] = f"MISS (analysis cut off: {s['cutoffs'][0]})"
             else:

@@ -689,11 +689,22 @@ def _f_flag_distinct(ctx, node, a, script_only: bool = False):
         return a[0]
     vals = [_entry_value(o, a[0]) for o in _occurrences(ctx, "flags", a[0])
             if not (script_only and o.get("source") == "caller")]
-    known = {v for v in vals if not isinstance(v, Unk)}
+    known = {_same_value(a[0], v) for v in vals if not isinstance(v, Unk)}
     unknown = [v for v in vals if isinstance(v, Unk)]
     if unknown and len(known) < 2:
         return unknown[0]
     return len(known)
+
+
+_HYDRA_BOOLEANS = {"true": "true", "false": "false"}
+
+
+def _same_value(name: str, value):
+    """The value as the program reads it: a Hydra/OmegaConf override (`key=value`, no leading dash)
+    reads `True`, `true` and `TRUE` as one boolean."""
+    if isinstance(value, str) and not name.startswith("-"):
+        return _HYDRA_BOOLEANS.get(value.lower(), value)
+    return value
 
 
 def _f_flag_values(ctx, node, a):

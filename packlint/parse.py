@@ -305,6 +305,28 @@ def _check_crlf(source: SourceFile, result: ParsedScript) -> None:
         "`dos2unix`", first_line))
 
 
+_OPEN_REDIRECT = re.compile(rb"[<>][ \t]*\n")
+
+
+def _check_open_redirect(source: SourceFile, result: "ParsedScript") -> None:
+    """`export PYTHONPATH=$PYTHONPATH:<your_path>` (a template placeholder) is a redirection with no
+    target: bash rejects it ("syntax error near unexpected token `newline'"), tree-sitter-bash reads the
+    next line as the target without an error. A line ending in `<` or `>` is asked of bash."""
+    if any(p.code == "syntax" for p in result.problems) or not _OPEN_REDIRECT.search(source.data):
+        return
+    verdict = bash_syntax_check(source.data)
+    if verdict is None or verdict[0]:
+        return
+    _, line, message = verdict
+    line = line or 1
+    text = source.line_text(line - 1)
+    col = len(text) - len(text.lstrip()) + 1
+    if not message.startswith("syntax error"):
+        message = f"syntax error: {message}"
+    result.problems.append(SyntaxProblem("error", "syntax", message, Span(
+        source.path, line + source.line_base, col, line + source.line_base, len(text) + 1)))
+
+
 def parse(source: SourceFile) -> ParsedScript:
     result = ParsedScript(source=source, root=None)
     _mask_known_gaps(source, result)
@@ -315,6 +337,7 @@ def parse(source: SourceFile) -> ParsedScript:
     if source.crlf:
         _check_crlf(source, result)
     if not errors:
+        _check_open_redirect(source, result)
         return result
     result.error_ranges = [(n.start_byte, n.end_byte) for n in errors]
     if any(p.code == "syntax" for p in result.problems):

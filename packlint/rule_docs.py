@@ -17,7 +17,7 @@ def rule_markdown(rule, level: int = 1) -> str:
     for kind, heading in (("bad", "Bad"), ("good", "Good")):
         for ex in (e for e in rule.examples if e.kind == kind):
             title = f" ({ex.title})" if ex.title else ""
-            out += [f"{sub} {heading}{title}", "", "```bash", ex.script.strip("\n"), "```", ""]
+            out += [f"{sub} {heading}{title}", "", "```bash", _visible(ex.script.strip("\n")), "```", ""]
     if rule.references:
         out += [f"{sub} References", ""] + [f"- {r}" for r in rule.references] + [""]
     out += [f"{sub} Condition", "", "```", rule.when_text, "```", ""]
@@ -63,3 +63,9 @@ def table_markdown(table) -> str:
         section = rule_markdown(r, level=2).rstrip("\n")
         out += [section, "", f"Defined in `{_defined_in(r)}`.", ""]
     return "\n".join(out).rstrip("\n") + "\n"
+
+
+def _visible(script: str) -> str:
+    """A carriage return (PK904's example) shown as `\\r` at the end of its line: a raw CR would be
+    read back as a line break."""
+    return script.replace("\r\n", "\\r\n").replace("\r", "\\r")

@@ -28,6 +28,7 @@ class SourceFile:
     column_base: int = 0      # ... and first line's column offset
     notes: list[str] = factory(list)  # e.g. "CRLF line endings", "decoded from UTF-16"
     crlf: bool = False        # lines end in CR LF (bash keeps the CR in the last word of a line)
+    pinned: Span | None = None  # text that is not on the page as is (`eval "$CMD"`): every span is this
     _line_starts: list[int] | None = None
     _span_cache: dict = factory(dict)
     _char_starts: dict = factory(dict)  # row -> False (ASCII) | char offsets
@@ -75,6 +76,8 @@ class SourceFile:
         return bisect_left(starts, byte_col) + 1
 
     def span_of_points(self, start: tuple[int, int], end: tuple[int, int]) -> Span:
+        if self.pinned is not None:
+            return self.pinned
         (sr, sc), (er, ec) = start, end
         col = self.char_column(sr, sc)
         end_col = self.char_column(er, ec)

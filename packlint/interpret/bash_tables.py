@@ -206,7 +206,7 @@ TRAINING_FLAGS = frozenset(
 PACKING_GATE = re.compile(r"PACK")
 
 
-# Launchers that hand their command to another shell (interpret.py runs it there; see _run_submitted).
+# Launchers that hand their command to another shell (nested_code.run_submitted runs it there).
 SUBMITTERS = frozenset({"sbatch", "ssh", "pdsh", "ray job submit"})
 
 
