@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 from packlint.interpret import expansion, parameters
 from packlint.interpret.limits import MAX_NESTING
-from packlint.interpret.syntax import snippet
+from packlint.interpret.syntax import name_of, snippet, text_of
 from packlint.interpret.words import join_pieces
 from packlint.interpret.world import World
 from packlint.parse import ParsedScript
@@ -45,9 +45,9 @@ def arith_at(interp: Interpreter, node: Node, world: World, ps: ParsedScript) ->
     t = node.type
     span = ps.source.span(node)
     if t == "number":
-        return parse_int(node.text.decode())
+        return parse_int(name_of(node))
     if t in ("variable_name", "word"):
-        text = node.text.decode("utf-8", "replace")
+        text = text_of(node)
         if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", text):
             return arith_var(interp, text, world, ps, span)
         return to_int(text, world)
@@ -60,10 +60,10 @@ def arith_at(interp: Interpreter, node: Node, world: World, ps: ParsedScript) ->
         kids = node.named_children
         return arith(interp, kids[0], world, ps) if kids else 0
     if t == "subscript":
-        name = node.child_by_field_name("name").text.decode()
+        name = name_of(node.child_by_field_name("name"))
         pieces = parameters.param(interp, name, node.child_by_field_name("index"), world, True, span, ps)
-        v = join_pieces(pieces, span)
-        return Unknown(v.reason) if not isinstance(v, Known) else to_int(v.text, world)
+        joined = join_pieces(pieces, span)
+        return Unknown(joined.reason) if not isinstance(joined, Known) else to_int(joined.text, world)
     if t == "unary_expression":
         op = node.children[0].type
         operand = node.named_children[-1]
@@ -73,10 +73,10 @@ def arith_at(interp: Interpreter, node: Node, world: World, ps: ParsedScript) ->
             # tree-sitter-bash binds `-5 + 3` as -(5 + 3); in bash unary operators bind tighter
             # than every binary one, so apply the operator to the leftmost operand instead.
             return arith_unary_leftmost(interp, op, operand, world, ps)
-        v = arith(interp, operand, world, ps)
-        if isinstance(v, Unknown):
-            return v
-        return unary(op, v)
+        n = arith(interp, operand, world, ps)
+        if isinstance(n, Unknown):
+            return n
+        return unary(op, n)
     if t == "postfix_expression":
         op = node.children[-1].type
         return arith_update(interp, node.named_children[0], world, ps, 1 if op == "++" else -1, prefix=False)
@@ -86,12 +86,12 @@ def arith_at(interp: Interpreter, node: Node, world: World, ps: ParsedScript) ->
             return c
         return arith(interp, node.child_by_field_name("consequence" if c else "alternative"), world, ps)
     if t == "variable_assignment":
-        name = node.child_by_field_name("name").text.decode()
-        v = arith(interp, node.child_by_field_name("value"), world, ps)
-        value = Known(str(v), span) if not isinstance(v, Unknown) else v
+        name = name_of(node.child_by_field_name("name"))
+        result = arith(interp, node.child_by_field_name("value"), world, ps)
+        value = Known(str(result), span) if not isinstance(result, Unknown) else result
         exported = (world.vars.get(name) or Variable()).exported
         interp.set_var(world, name, Variable(value, None, exported, span), span)
-        return v
+        return result
     if t == "binary_expression":
         return arith_binary(interp, node, world, ps, span)
     return Unknown(f"unsupported arithmetic {snippet(node)}")
@@ -119,7 +119,7 @@ def arith_binary(interp: Interpreter, node: Node, world: World, ps: ParsedScript
     left = node.child_by_field_name("left")
     right = node.child_by_field_name("right")
     if op in _ASSIGNMENTS:
-        name = left.text.decode()
+        name = name_of(left)
         r = arith(interp, right, world, ps)
         if op != "=" and not isinstance(r, Unknown):
             cur = arith_var(interp, name, world, ps, span)
@@ -178,7 +178,7 @@ def arith_unary_leftmost(interp: Interpreter, op, node: Node, world: World, ps: 
 
 
 def arith_update(interp: Interpreter, operand: Node, world: World, ps: ParsedScript, delta, prefix) -> int | Unknown:
-    name = operand.text.decode()
+    name = name_of(operand)
     span = ps.source.span(operand)
     cur = arith_var(interp, name, world, ps, span)
     if isinstance(cur, Unknown):

@@ -6,7 +6,7 @@ import re
 from typing import TYPE_CHECKING
 
 from packlint.interpret import arithmetic, expansion
-from packlint.interpret.syntax import glued_groups, snippet
+from packlint.interpret.syntax import glued_groups, name_of, snippet, text_of
 from packlint.interpret.words import concat_values, join_pieces
 from packlint.interpret.world import World
 from packlint.parse import ParsedScript
@@ -26,7 +26,7 @@ def assignment_value(
     span = ps.source.span(node)
     if name_node is None:
         return None, Variable()
-    name = name_node.text.decode("utf-8", "replace")
+    name = text_of(name_node)
     if name_node.type == "subscript":
         return None, Variable()
     appending = any(c.type == "+=" for c in node.children)
@@ -123,7 +123,7 @@ def assign_subscript(interp: Interpreter, node: Node, sub: Node, world: World, p
     value_node = node.child_by_field_name("value")
     if name is None:
         return
-    vname = name.text.decode()
+    vname = name_of(name)
     span = ps.source.span(node)
     value = expansion.expand_joined(interp, value_node, world, ps) if value_node is not None else Known("", span)
     old = world.vars.get(vname)

@@ -294,7 +294,7 @@ def note_unknown_command(interp: Interpreter, fields: list[Value], span: Span, p
 def run_in_container(
     interp: Interpreter,
     fields: list[Value],
-    container: tuple[L.RuntimeSpec, list[L.Option], int],
+    container: tuple[L.ContainerSpec, list[L.Option], int],
     prefix_env: dict[str, Variable],
     world: World,
     ps: ParsedScript,

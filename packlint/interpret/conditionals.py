@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 from packlint.interpret import arithmetic, expansion
 from packlint.interpret.limits import MAX_NESTING
 from packlint.interpret.patterns import glob_match
+from packlint.interpret.syntax import name_of, text_of
 from packlint.interpret.world import World
 from packlint.parse import ParsedScript
 from packlint.values import Known, Unknown, Value, Variable
@@ -45,7 +46,7 @@ def bracket_words(interp: Interpreter, node: Node, world: World, ps: ParsedScrip
         for c in node.children:
             bracket_words(interp, c, world, ps, out)
     elif not node.is_named or node.type in ("test_operator", "extglob_pattern", "regex"):
-        out.append(Known(node.text.decode("utf-8", "replace"), ps.source.span(node)))
+        out.append(Known(text_of(node), ps.source.span(node)))
     elif node.type != "comment":
         out.extend(expansion.expand_fields(interp, node, world, ps))
 
@@ -70,7 +71,7 @@ def test_expr_at(interp: Interpreter, node: Node, world: World, ps: ParsedScript
         return None if v is None else not v
     if t == "unary_expression":
         op_node = node.child_by_field_name("operator") or node.children[0]
-        op = op_node.text.decode()
+        op = name_of(op_node)
         operand = node.named_children[-1]
         if op == "-v":
             name = expansion.expand_joined(interp, operand, world, ps)
@@ -80,17 +81,17 @@ def test_expr_at(interp: Interpreter, node: Node, world: World, ps: ParsedScript
             if var is None:
                 return False
             return None if isinstance(var.scalar(), Unknown) and var.source == "cluster" else True
-        v = expansion.expand_joined(interp, operand, world, ps)
-        if not isinstance(v, Known):
+        word = expansion.expand_joined(interp, operand, world, ps)
+        if not isinstance(word, Known):
             return None
         if op == "-z":
-            return v.text == ""
+            return word.text == ""
         if op == "-n":
-            return v.text != ""
+            return word.text != ""
         return None  # file tests: the file system of the cluster is unknown
     if t == "binary_expression":
         op_node = node.child_by_field_name("operator")
-        op = op_node.text.decode() if op_node is not None else ""
+        op = name_of(op_node) if op_node is not None else ""
         left = node.child_by_field_name("left")
         right = node.child_by_field_name("right")
         if op in ("&&", "-a", "||", "-o"):
@@ -124,13 +125,13 @@ def test_expr_at(interp: Interpreter, node: Node, world: World, ps: ParsedScript
             if not isinstance(lv, Known) or not isinstance(rv, Known):
                 return None
             try:
-                m = re.search(rv.text, lv.text)
+                found = re.search(rv.text, lv.text)
             except re.error:
                 return None
             span = ps.source.span(node)
-            items = [Known(g or "", span) for g in (m.group(0), *m.groups())] if m else []
+            items: list[Value] = [Known(g or "", span) for g in (found.group(0), *found.groups())] if found else []
             world.vars["BASH_REMATCH"] = Variable(None, items, False, span)
-            return m is not None
+            return found is not None
         rv = expansion.expand_joined(interp, right, world, ps) if right is not None else Known("")
         if not isinstance(lv, Known) or not isinstance(rv, Known):
             return None

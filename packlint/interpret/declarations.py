@@ -6,6 +6,7 @@ import re
 from typing import TYPE_CHECKING, NamedTuple
 
 from packlint.interpret import assignment, builtins, expansion
+from packlint.interpret.syntax import name_of, text_of
 from packlint.interpret.world import World
 from packlint.parse import ParsedScript
 from packlint.values import Known, Unknown, Variable
@@ -38,7 +39,7 @@ def read_flags(node: Node, world: World) -> DeclarationFlags:
     force_array = unexport = is_function = False
     for c in node.named_children:
         if c.type == "word" and c.text.startswith((b"-", b"+")):
-            flag = c.text.decode()
+            flag = name_of(c)
             options.append(flag)
             if flag.startswith("-"):
                 export = export or "x" in flag
@@ -66,7 +67,7 @@ def exec_declaration(interp: Interpreter, node: Node, world: World, ps: ParsedSc
         if flags.keyword == "export":  # `export -f fn`: child shells (bash -c) see the function
             for c in node.named_children:
                 if c.type in ("word", "variable_name") and not c.text.startswith((b"-", b"+")):
-                    world.exported_functions = world.exported_functions | {c.text.decode("utf-8", "replace")}
+                    world.exported_functions = world.exported_functions | {text_of(c)}
         return [world]
     if flags.keyword in ("local", "declare", "typeset") and any(o.startswith("-") and "n" in o for o in options):
         declare_namerefs(interp, node, world, ps)
@@ -109,7 +110,7 @@ def declare_namerefs(interp: Interpreter, node: Node, world: World, ps: ParsedSc
         target = expansion.expand_joined(interp, value_node, world, ps) if value_node is not None else None
         if name_node is None or not isinstance(target, Known) or not re.fullmatch(r"[A-Za-z_]\w*", target.text):
             continue
-        ref_name = name_node.text.decode("utf-8", "replace")
+        ref_name = text_of(name_node)
         if world.locals_stack and ref_name not in world.locals_stack[-1]:
             world.locals_stack[-1][ref_name] = world.vars.get(ref_name)
         value = world.vars[target.text].scalar() if target.text in world.vars else None
@@ -153,11 +154,11 @@ def declare_assoc(interp: Interpreter, node: Node, world: World, ps: ParsedScrip
             var = Variable(None, None, False, ps.source.span(c))
             var.assoc = table
             if name_node is not None:
-                interp.set_var(world, name_node.text.decode("utf-8", "replace"), var, ps.source.span(c))
+                interp.set_var(world, text_of(name_node), var, ps.source.span(c))
         elif c.type in ("variable_name", "word") and not c.text.startswith((b"-", b"+")):
             var = Variable(None, None, False, ps.source.span(c))
             var.assoc = {}
-            world.vars[c.text.decode("utf-8", "replace")] = var
+            world.vars[text_of(c)] = var
 
 
 def mark_integer(node: Node, world: World, ps: ParsedScript) -> None:
@@ -170,7 +171,7 @@ def mark_integer(node: Node, world: World, ps: ParsedScript) -> None:
         else:
             vname = None
         if vname is not None:
-            n = vname.text.decode("utf-8", "replace")
+            n = text_of(vname)
             old = world.vars.get(n)
             marked = old.copy() if old is not None else Variable(None, None, False, ps.source.span(c))
             marked.integer = True
@@ -179,7 +180,7 @@ def mark_integer(node: Node, world: World, ps: ParsedScript) -> None:
 
 def declare_name(interp: Interpreter, c: Node, flags: DeclarationFlags, world: World, ps: ParsedScript) -> None:
     """`export NAME`, `local NAME`, `readonly NAME`, `export -n NAME` (a name without a value)."""
-    name = c.text.decode("utf-8", "replace")
+    name = text_of(c)
     if not re.fullmatch(r"[A-Za-z_]\w*", name):
         return
     export = flags.export
@@ -225,7 +226,7 @@ def exec_unset(interp: Interpreter, node: Node, world: World, ps: ParsedScript) 
                 world.vars[m.group(1)] = Variable(None, items, var.exported, var.assigned_at, var.exported_at)
             continue
         if c.type in ("variable_name", "word") and not c.text.startswith(b"-"):
-            name = c.text.decode("utf-8", "replace")
+            name = text_of(c)
             if functions:
                 world.functions.pop(name, None)
             else:

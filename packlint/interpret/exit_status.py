@@ -8,8 +8,8 @@ from typing import TYPE_CHECKING
 from packlint.interpret import arithmetic, commands, conditionals, statements
 from packlint.interpret.bash_tables import PREDICATES
 from packlint.interpret.limits import MAX_NESTING
-from packlint.interpret.syntax import NOISE, snippet
-from packlint.interpret.world import World
+from packlint.interpret.syntax import NOISE, snippet, text_of
+from packlint.interpret.world import StatusOut, World
 from packlint.parse import ParsedScript
 from packlint.values import Condition, Unknown
 
@@ -25,7 +25,7 @@ def status_seq(
     """Run a condition list (`if a; b; then`): the status is the last command's."""
     if not nodes:
         return [(world, True)]
-    pairs = [(world, True)]
+    pairs: StatusOut = [(world, True)]
     for n in nodes:
         nxt = []
         for w, _ in pairs:
@@ -127,7 +127,7 @@ def command_status_guess(
     if node.type != "command":
         return None if in_condition else True
     name_node = node.child_by_field_name("name")
-    name = name_node.text.decode("utf-8", "replace") if name_node is not None else ""
+    name = text_of(name_node) if name_node is not None else ""
     if name in ("true", ":"):
         return True
     if name == "false":

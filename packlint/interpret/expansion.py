@@ -10,7 +10,7 @@ from packlint.interpret import arithmetic, parameters
 from packlint.interpret.bash_tables import SCRIPT_DIR
 from packlint.interpret.limits import MAX_NESTING
 from packlint.interpret.patterns import glob_escape
-from packlint.interpret.syntax import snippet
+from packlint.interpret.syntax import snippet, text_of
 from packlint.interpret.words import (
     BRACE_LIST,
     GLOB_CHARS,
@@ -52,7 +52,7 @@ def group_pieces(interp: Interpreter, group: list, world: World, ps: ParsedScrip
             continue
         if k == 0:
             return word_pieces(interp, node, world, ps, quoted=False)
-        text = node.text.decode("utf-8", "replace")
+        text = text_of(node)
         m = re.match(r"[A-Za-z_]\w*|[0-9@*#?$!-]", text)
         span = ps.source.span(node)
         if m is None:
@@ -136,10 +136,10 @@ def word_pieces_at(
     if t == "concatenation":
         return concatenation_pieces(interp, node, world, ps, quoted, pattern)
     if t == "raw_string":
-        text = node.text.decode("utf-8", "replace")[1:-1]
+        text = text_of(node)[1:-1]
         return [Piece(glob_escape(text) if pattern else text, span=span)]
     if t == "ansi_c_string":
-        raw = node.text.decode("utf-8", "replace")[2:-1]
+        raw = text_of(node)[2:-1]
         try:
             text = raw.encode("latin-1", "backslashreplace").decode("unicode_escape")
         except (UnicodeDecodeError, UnicodeEncodeError):
@@ -171,7 +171,7 @@ def word_pieces_at(
         return [Piece(None, span=span, reason=f"brace expansion {snippet(node)}")]
     if t in ("file_redirect", "heredoc_redirect", "herestring_redirect", "comment"):
         return []
-    text = node.text.decode("utf-8", "replace")
+    text = text_of(node)
     return [Piece(text, span=span)]
 
 
@@ -192,7 +192,7 @@ _LITERALS = frozenset(
 
 
 def literal_pieces(node: Node, world: World, span: Span, quoted: bool, pattern: bool) -> list[Piece]:
-    text = node.text.decode("utf-8", "replace")
+    text = text_of(node)
     if node.type != "word" or quoted:
         return [Piece(text, span=span)]
     tilde = re.match(r"(?:[A-Za-z_]\w*=)?~(?=/|$)", text)  # `~/x`, and `name=~/x` as bash does
@@ -217,7 +217,7 @@ def literal_pieces(node: Node, world: World, span: Span, quoted: bool, pattern: 
 def concatenation_pieces(
     interp: Interpreter, node: Node, world: World, ps: ParsedScript, quoted: bool, pattern: bool
 ) -> list[Piece]:
-    text = node.text.decode("utf-8", "replace")
+    text = text_of(node)
     if not quoted and not pattern and "{" in text and all(c.type == "word" for c in node.children):
         # tree-sitter splits `{train,val}.json` into words; bash brace-expands the whole word
         alternatives = brace_expand(text) if BRACE_LIST.search(text) else [text]
@@ -242,7 +242,7 @@ def string_pieces(interp: Interpreter, node: Node, world: World, ps: ParsedScrip
             gap = data[pos : c.start_byte].decode("utf-8", "replace")
             out.append(Piece(unescape_dquote(gap), span=ps.source.span(node)))
         if c.type == "string_content":
-            text = unescape_dquote(c.text.decode("utf-8", "replace"))
+            text = unescape_dquote(text_of(c))
             out.append(Piece(glob_escape(text) if pattern else text, span=ps.source.span(c)))
         else:
             # tree-sitter-bash puts the blanks before `${` inside the expansion's first token

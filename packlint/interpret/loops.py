@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 from packlint.interpret import arithmetic, exit_status, expansion
 from packlint.interpret.limits import MAX_LOOP_ITERATIONS, MAX_LOOP_WORLDS
-from packlint.interpret.syntax import NOISE, child_statements, glued_groups, snippet
+from packlint.interpret.syntax import NOISE, child_statements, glued_groups, name_of, snippet
 from packlint.interpret.world import World, join_worlds
 from packlint.parse import ParsedScript
 from packlint.values import Condition, Known, Span, Unknown, Value, Variable
@@ -65,8 +65,8 @@ def while_read(interp: Interpreter, loop: Node, lines: list[str], world: World, 
         parts += [""] * (len(names) - len(parts))
         for w in worlds:
             if w.flow is None:
-                for n, v in zip(names, parts, strict=False):
-                    interp.set_var(w, n, Variable(Known(v, span), assigned_at=span), span)
+                for n, part in zip(names, parts, strict=False):
+                    interp.set_var(w, n, Variable(Known(part, span), assigned_at=span), span)
         worlds = loop_body(interp, body, worlds, ps)
         if all(w.flow is not None for w in worlds):
             break
@@ -80,7 +80,7 @@ def exec_for(interp: Interpreter, node: Node, world: World, ps: ParsedScript) ->
     body = node.child_by_field_name("body")
     if var_node is None or body is None:
         return [world]
-    name = var_node.text.decode()
+    name = name_of(var_node)
     value_nodes = [node.children[i] for i in range(node.child_count) if node.field_name_for_child(i) == "value"]
     has_in = any(c.type == "in" for c in node.children)
     if has_in:

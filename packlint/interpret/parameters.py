@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 from packlint.interpret import arithmetic, expansion, sourcing
 from packlint.interpret.bash_tables import BASH_DYNAMIC
 from packlint.interpret.patterns import glob_escape, remove_affix, replace_pattern
-from packlint.interpret.syntax import snippet
+from packlint.interpret.syntax import name_of, snippet, text_of
 from packlint.interpret.words import Piece, ifs_sep, items_pieces, join_pieces, pieces_empty, value_pieces
 from packlint.interpret.world import World
 from packlint.parse import GAP_VARIABLE, RAW_EXPANSION, ParsedScript
@@ -27,7 +27,7 @@ def expansion_pieces(interp: Interpreter, node: Node, world: World, ps: ParsedSc
         target = node.named_children[0] if node.named_children else None
         if target is None:
             return [Piece("$", span=span)]
-        name = target.text.decode("utf-8", "replace")
+        name = text_of(target)
         if name.startswith(RAW_EXPANSION):
             return raw_expansion(interp, name, world, ps, quoted, span)
         return param(interp, name, None, world, quoted, span)
@@ -43,10 +43,10 @@ def expansion_pieces(interp: Interpreter, node: Node, world: World, ps: ParsedSc
     op_nodes = inner[1:]
     subscript = None
     if target.type == "subscript":
-        name = target.child_by_field_name("name").text.decode("utf-8", "replace")
+        name = text_of(target.child_by_field_name("name"))
         subscript = target.child_by_field_name("index")
     else:
-        name = target.text.decode("utf-8", "replace")
+        name = text_of(target)
     if not op_nodes:
         return param(interp, name, subscript, world, quoted, span, ps)
     op = op_nodes[0].type
@@ -61,7 +61,7 @@ def expansion_pieces(interp: Interpreter, node: Node, world: World, ps: ParsedSc
 def length_pieces(interp: Interpreter, target: Node, world: World, quoted: bool, span: Span) -> list[Piece]:
     """`${#X}` (characters), `${#A[@]}` (items), `${#@}` (arguments)."""
     if target.type == "subscript":
-        var = world.vars.get(target.child_by_field_name("name").text.decode())
+        var = world.vars.get(name_of(target.child_by_field_name("name")))
         idx = target.child_by_field_name("index")
         if idx is not None and idx.text in (b"@", b"*"):
             if var is None:
@@ -76,7 +76,7 @@ def length_pieces(interp: Interpreter, target: Node, world: World, quoted: bool,
                 return [Piece(None, span=span, reason=reason, split=not quoted)]
             n = sum(1 for i in items if i is not None)
             return [Piece(str(n), split=not quoted, span=span)]
-    name = target.text.decode("utf-8", "replace")
+    name = text_of(target)
     if name in ("@", "*"):
         return [Piece(str(len(world.positional)), split=not quoted, span=span)]
     v = scalar(interp, name, world, span)
@@ -378,7 +378,13 @@ def scalar_sub(interp: Interpreter, name, subscript: Node | None, world: World, 
 
 
 def param(
-    interp: Interpreter, name, subscript: Node | None, world: World, quoted: bool, span: Span, ps: ParsedScript = None
+    interp: Interpreter,
+    name,
+    subscript: Node | None,
+    world: World,
+    quoted: bool,
+    span: Span,
+    ps: ParsedScript | None = None,
 ) -> list[Piece]:
     if name in ("@", "*"):
         return items_pieces(world.positional, quoted, span, star=name == "*", sep=ifs_sep(world))
@@ -387,7 +393,7 @@ def param(
         return [Piece(sourcing.display_source(interp, script, world), split=not quoted, span=span)]
     if subscript is not None:
         var = world.vars.get(name)
-        idx_text = subscript.text.decode("utf-8", "replace")
+        idx_text = text_of(subscript)
         if var is not None and var.assoc is not None:
             if idx_text in ("@", "*"):
                 return items_pieces(list(var.assoc.values()), quoted, span, star=idx_text == "*", sep=ifs_sep(world))

@@ -25,7 +25,7 @@ from packlint.interpret.limits import (
     WORK_BYTES,
     OutOfWork,
 )
-from packlint.interpret.syntax import child_statements, function_nodes, inside_error, runnable
+from packlint.interpret.syntax import child_statements, function_nodes, inside_error, runnable, text_of
 from packlint.interpret.world import Diagnostic, LaunchInstance, World, common_prefix, join_worlds
 
 
@@ -48,7 +48,7 @@ class Interpreter:
         self.cwd = cwd or os.getcwd()
         self.diagnostics: list[Diagnostic] = []
         self.launches: list[LaunchInstance] = []
-        self.export_events: list[tuple[int, str, Span | None]] = []
+        self.export_events: list[tuple[int, str, Span | None, Variable]] = []
         self.seq = 0
         self.context: list[str] = []
         self.source_stack: list[str] = []
@@ -303,7 +303,7 @@ class Interpreter:
 
     def names_unknown(self, node: Node, world: World, ps: ParsedScript) -> None:
         """A construct packlint could not parse: whatever it assigns becomes unknown."""
-        text = node.text.decode("utf-8", "replace")
+        text = text_of(node)
         span = ps.source.span(node)
         for m in re.finditer(r"(?:^|[;\s])(?:export\s+|declare\s+(?:-\w+\s+)*|local\s+)?([A-Za-z_]\w*)\+?=", text):
             name = m.group(1)

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 from packlint.interpret import arithmetic, assignment, exit_status, expansion, loops
 from packlint.interpret.limits import MAX_NESTING
 from packlint.interpret.patterns import glob_match
-from packlint.interpret.syntax import NOISE, child_statements, snippet
+from packlint.interpret.syntax import NOISE, child_statements, snippet, text_of
 from packlint.interpret.world import World
 from packlint.parse import ParsedScript
 from packlint.values import Condition, Known
@@ -61,7 +61,7 @@ def fed_lines(interp: Interpreter, node: Node, world: World, ps: ParsedScript) -
             body = next((x for x in c.named_children if x.type == "heredoc_body"), None)
             if body is None or body.named_children:  # expansions inside: not followed
                 return None
-            return body.text.decode("utf-8", "replace").rstrip("\n").split("\n")
+            return text_of(body).rstrip("\n").split("\n")
     return None
 
 
@@ -88,7 +88,7 @@ def exec_function_definition(interp: Interpreter, node: Node, world: World, ps: 
     name_node = node.child_by_field_name("name")
     body = node.child_by_field_name("body")
     if name_node is not None and body is not None:
-        world.functions[name_node.text.decode("utf-8", "replace")] = (body, ps)
+        world.functions[text_of(name_node)] = (body, ps)
     return [world]
 
 
@@ -105,8 +105,9 @@ def exec_assignments(interp: Interpreter, node: Node, world: World, ps: ParsedSc
 
 
 def exec_if(interp: Interpreter, node: Node, world: World, ps: ParsedScript) -> list[World]:
-    clauses = []  # (condition nodes or None, body statements)
-    cond, body = [], []
+    clauses: list[Clause] = []  # (condition nodes or None, body statements)
+    cond: list[Node] = []
+    body: list[Node] = []
     for i, child in enumerate(node.children):
         fname = node.field_name_for_child(i)
         if child.type in ("elif_clause", "else_clause"):
@@ -119,7 +120,9 @@ def exec_if(interp: Interpreter, node: Node, world: World, ps: ParsedScript) -> 
     clauses.append((cond, body))
     for child in node.named_children:
         if child.type == "elif_clause":
-            c_nodes, b_nodes, in_body = [], [], False
+            c_nodes: list[Node] = []
+            b_nodes: list[Node] = []
+            in_body = False
             for sub in child.children:
                 if sub.type == "then":
                     in_body = True

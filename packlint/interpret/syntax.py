@@ -35,6 +35,16 @@ NOISE = {
 }
 
 
+def text_of(node: Node) -> str:
+    """A node's source text (bytes that are not UTF-8 replaced)."""
+    return (node.text or b"").decode("utf-8", "replace")
+
+
+def name_of(node: Node) -> str:
+    """A name's source text (strict UTF-8)."""
+    return (node.text or b"").decode()
+
+
 def child_statements(node: Node) -> list:
     return [c for c in node.named_children if c.type not in NOISE]
 
@@ -79,9 +89,9 @@ def runnable(ps: ParsedScript, statements: list) -> list:
     return [s for s in statements if s.end_point[0] + 1 < stop and not s.has_error]
 
 
-def snippet(node: Node, limit=80) -> str:
+def snippet(node: Node | None, limit: int = 80) -> str:
+    """A node's text on one line, cut at `limit` characters (for messages and conditions)."""
     if node is None:
         return ""
-    text = node.text.decode("utf-8", "replace")
-    text = " ".join(text.split())
+    text = " ".join(text_of(node).split())
     return text if len(text) <= limit else text[: limit - 1] + "…"

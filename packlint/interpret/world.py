@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from packlint.parse import ParsedScript
 from packlint.records import factory, record
 from packlint.values import Condition, Known, Span, Unknown, Value, Variable
+
+if TYPE_CHECKING:
+    from tree_sitter import Node
 
 
 @record(eq=True)
@@ -40,16 +45,16 @@ class World:
     vars: dict[str, Variable]
     positional: list[Value]
     script: str
-    functions: dict[str, tuple[object, ParsedScript]] = factory(dict)
+    functions: dict[str, tuple[Node, ParsedScript]] = factory(dict)  # name -> (body, its script)
     when: tuple[Condition, ...] = ()
     flow: str | None = None  # exit | return | break | continue
     locals_stack: list[dict[str, Variable | None]] = factory(list)
     allexport: bool = False  # `set -a` is on
-    exported_functions: frozenset = frozenset()  # `export -f NAME`: visible to child bash processes
+    exported_functions: frozenset[str] = frozenset()  # `export -f NAME`: visible to child bash processes
     unknown_exports: bool = False  # `export $(...)`: names packlint cannot know were exported
-    exit_trap: object = None  # `trap '...' EXIT`: (code Value, span) run when the script ends
+    exit_trap: tuple[Value, Span] | None = None  # `trap '...' EXIT`: (code, where) run when the script ends
     nullglob: bool = False  # `shopt -s nullglob`
-    aliases: object = None  # `alias NAME=...` definitions (a dict)
+    aliases: dict[str, tuple[str, Span | None]] | None = None  # `alias NAME=...`: NAME -> (text, where)
     expand_aliases: bool = False  # `shopt -s expand_aliases`: scripts expand aliases only then
 
     def fork(self) -> World:
@@ -71,7 +76,7 @@ class World:
         )
 
 
-def join_worlds(worlds: list[World], depends_on: str, span: Span) -> World:
+def join_worlds(worlds: list[World], depends_on: str, span: Span | None) -> World:
     """One world standing for several: what they agree on stays, what differs becomes unknown."""
     first = worlds[0]
     if len(worlds) == 1:
