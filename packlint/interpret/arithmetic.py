@@ -33,7 +33,7 @@ def arith(interp: Interpreter, node: Node, world: World, ps: ParsedScript) -> in
         interp.depth -= 1
 
 
-def arith_var(interp: Interpreter, name, world: World, ps: ParsedScript, span: Span) -> int | Unknown:
+def arith_var(interp: Interpreter, name: str, world: World, ps: ParsedScript, span: Span) -> int | Unknown:
     v = parameters.scalar(interp, name, world, span)
     if not isinstance(v, Known):
         return Unknown(v.reason)
@@ -153,7 +153,7 @@ def arith_binary(interp: Interpreter, node: Node, world: World, ps: ParsedScript
     return binop(op, a, b)
 
 
-def arith_unary_leftmost(interp: Interpreter, op, node: Node, world: World, ps: ParsedScript) -> int | Unknown:
+def arith_unary_leftmost(interp: Interpreter, op: str, node: Node, world: World, ps: ParsedScript) -> int | Unknown:
     if node.type != "binary_expression":
         v = arith(interp, node, world, ps)
         return v if isinstance(v, Unknown) else unary(op, v)
@@ -177,7 +177,9 @@ def arith_unary_leftmost(interp: Interpreter, op, node: Node, world: World, ps: 
     return binop(bop, a, b)
 
 
-def arith_update(interp: Interpreter, operand: Node, world: World, ps: ParsedScript, delta, prefix) -> int | Unknown:
+def arith_update(
+    interp: Interpreter, operand: Node, world: World, ps: ParsedScript, delta: int, prefix: bool
+) -> int | Unknown:
     name = name_of(operand)
     span = ps.source.span(operand)
     cur = arith_var(interp, name, world, ps, span)

@@ -81,9 +81,9 @@ def assign(
     world: World,
     ps: ParsedScript,
     *,
-    export=False,
-    local=False,
-    force_array=False,
+    export: bool = False,
+    local: bool = False,
+    force_array: bool = False,
     glue_tail: Node | None = None,
 ) -> str | None:
     name_node = node.child_by_field_name("name")

@@ -356,7 +356,7 @@ def launcher_env(
 
 
 def call_function(
-    interp: Interpreter, name, args, prefix_env: dict[str, Variable], world: World, span: Span
+    interp: Interpreter, name: str, args: list[Value], prefix_env: dict[str, Variable], world: World, span: Span
 ) -> list[World]:
     body, fps = world.functions[name]
     if interp.call_depth >= MAX_CALL_DEPTH:

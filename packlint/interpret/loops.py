@@ -142,8 +142,8 @@ def loop_widen(
     entry: World,
     worlds: list[World],
     ps: ParsedScript,
-    var,
-    text,
+    var: str | None,
+    text: str,
     span: Span,
     total: int | None = None,
 ) -> list[World]:
@@ -192,7 +192,14 @@ def loop_endless(interp: Interpreter, body: Node, world: World, ps: ParsedScript
 
 
 def loop_unknown(
-    interp: Interpreter, body: Node, world: World, ps: ParsedScript, var, value, text, span: Span
+    interp: Interpreter,
+    body: Node,
+    world: World,
+    ps: ParsedScript,
+    var: str | None,
+    value: Value | None,
+    text: str,
+    span: Span,
 ) -> list[World]:
     """A loop whose iteration count is unknown: model "never runs" and "runs once"."""
     skip = world.fork()

@@ -22,7 +22,12 @@ if TYPE_CHECKING:
 
 
 def submitted_world(
-    interp: Interpreter, world: World, prefix_env: dict[str, Variable], *, remote: bool, export=None
+    interp: Interpreter,
+    world: World,
+    prefix_env: dict[str, Variable],
+    *,
+    remote: bool,
+    export: tuple[bool, dict[str, Value | None]] | None = None,
 ) -> World:
     """The shell a submitted command runs in: a fresh process. A remote one (ssh, pdsh, ray) starts
     from that machine's environment, which the script cannot see: nothing of ours reaches it."""

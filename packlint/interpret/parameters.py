@@ -242,7 +242,9 @@ _RAW_OPERATORS = (
 )
 
 
-def raw_expansion(interp: Interpreter, name, world: World, ps: ParsedScript, quoted: bool, span: Span) -> list[Piece]:
+def raw_expansion(
+    interp: Interpreter, name: str, world: World, ps: ParsedScript, quoted: bool, span: Span
+) -> list[Piece]:
     """Evaluate a `${...}` kept as raw text by the parser (quotes or backslashes inside)."""
     m = re.fullmatch(rf"{RAW_EXPANSION}(\d+)_*", name)
     index = int(m.group(1)) if m else -1
@@ -311,7 +313,7 @@ def operand_pieces(
 
 
 def param_state(
-    interp: Interpreter, name, subscript: Node | None, world: World, quoted: bool, span: Span, ps: ParsedScript
+    interp: Interpreter, name: str, subscript: Node | None, world: World, quoted: bool, span: Span, ps: ParsedScript
 ) -> tuple[bool | None, list[Piece]]:
     """(is the parameter set?, its pieces)."""
     if name.isdigit():
@@ -339,7 +341,7 @@ def param_state(
     return True, value_pieces(v, quoted, span)
 
 
-def scalar(interp: Interpreter, name, world: World, span: Span) -> Value:
+def scalar(interp: Interpreter, name: str, world: World, span: Span) -> Value:
     if name.startswith(GAP_VARIABLE):
         return Unknown("could not analyse this part (bash accepts it; packlint's parser does not)", span)
     if name.isdigit():
@@ -370,7 +372,9 @@ def scalar(interp: Interpreter, name, world: World, span: Span) -> Value:
     return v if v is not None else Known("", span)
 
 
-def scalar_sub(interp: Interpreter, name, subscript: Node | None, world: World, span: Span, ps: ParsedScript) -> Value:
+def scalar_sub(
+    interp: Interpreter, name: str, subscript: Node | None, world: World, span: Span, ps: ParsedScript
+) -> Value:
     if subscript is None:
         return scalar(interp, name, world, span)
     pieces = param(interp, name, subscript, world, True, span, ps)
@@ -379,7 +383,7 @@ def scalar_sub(interp: Interpreter, name, subscript: Node | None, world: World, 
 
 def param(
     interp: Interpreter,
-    name,
+    name: str,
     subscript: Node | None,
     world: World,
     quoted: bool,

@@ -132,7 +132,7 @@ def current_ifs(world: World) -> str | None:
     return v.text
 
 
-def _ifs_splitter(ifs: str | None):
+def _ifs_splitter(ifs: str | None) -> re.Pattern[str] | None:
     """The regex bash's word splitting uses for this IFS (None: the default blank characters)."""
     if ifs is None:
         return _IFS
@@ -155,7 +155,7 @@ def assemble_fields(pieces: list[Piece], word_span: Span, ifs: str | None = None
     cur: list[Piece] = []
     started = False
 
-    def finish():
+    def finish() -> None:
         nonlocal cur, started
         if started:
             fields.append(_field_value(cur, word_span))
