@@ -20,6 +20,7 @@ if TYPE_CHECKING:
 
 
 def arith(interp: Interpreter, node: Node, world: World, ps: ParsedScript) -> int | Unknown:
+    """An arithmetic expression's value (`$(( ))`, `(( ))`, indices), bounded by MAX_NESTING; errors are Unknown."""
     if node is None:
         return 0
     interp.depth += 1
@@ -154,6 +155,7 @@ def arith_binary(interp: Interpreter, node: Node, world: World, ps: ParsedScript
 
 
 def arith_unary_leftmost(interp: Interpreter, op: str, node: Node, world: World, ps: ParsedScript) -> int | Unknown:
+    """Apply a unary operator to the leftmost operand of a binary expression (bash's precedence)."""
     if node.type != "binary_expression":
         v = arith(interp, node, world, ps)
         return v if isinstance(v, Unknown) else unary(op, v)
@@ -180,6 +182,7 @@ def arith_unary_leftmost(interp: Interpreter, op: str, node: Node, world: World,
 def arith_update(
     interp: Interpreter, operand: Node, world: World, ps: ParsedScript, delta: int, prefix: bool
 ) -> int | Unknown:
+    """`x++`, `++x`, `x--`, `--x`: update the variable; the value before or after."""
     name = name_of(operand)
     span = ps.source.span(operand)
     cur = arith_var(interp, name, world, ps, span)
@@ -193,6 +196,7 @@ def arith_update(
 
 
 def parse_int(text: str) -> int | Unknown:
+    """An integer literal as bash reads it: decimal, `0x` hex, leading-0 octal, `BASE#DIGITS`."""
     text = text.strip()
     try:
         if "#" in text:
@@ -240,6 +244,7 @@ def unary(op: str, v: int) -> int | Unknown:
 
 
 def binop(op: str, a: int, b: int) -> int | Unknown:
+    """A binary operator on 64-bit integers, wrapping like bash; C division and remainder."""
     if op in ("/", "%") and b == 0:
         return Unknown("division by zero")
     if op == "/":

@@ -21,6 +21,7 @@ if TYPE_CHECKING:
 def assignment_value(
     interp: Interpreter, node: Node, world: World, ps: ParsedScript, glue_tail: Node | None = None
 ) -> tuple[str | None, Variable]:
+    """The (name, new variable) an assignment node gives, from the old value (`+=`, `declare -i`)."""
     name_node = node.child_by_field_name("name")
     value_node = node.child_by_field_name("value")
     span = ps.source.span(node)
@@ -86,6 +87,7 @@ def assign(
     force_array: bool = False,
     glue_tail: Node | None = None,
 ) -> str | None:
+    """Run one assignment: through namerefs, not over readonly variables, keeping the export mark."""
     name_node = node.child_by_field_name("name")
     if name_node is not None and name_node.type == "subscript":
         assign_subscript(interp, node, name_node, world, ps)
@@ -118,6 +120,7 @@ def assign(
 
 
 def assign_subscript(interp: Interpreter, node: Node, sub: Node, world: World, ps: ParsedScript) -> None:
+    """`A[i]=v` (indexed, sparse) and `C[key]=v` (associative)."""
     name = sub.child_by_field_name("name")
     index = sub.child_by_field_name("index")
     value_node = node.child_by_field_name("value")

@@ -18,6 +18,7 @@ if TYPE_CHECKING:
 def builtin_set(
     interp: Interpreter, fields: list[Value], world: World, ps: ParsedScript, span: Span, status_out: StatusOut | None
 ) -> list[World]:
+    """`set -a`/`set -o allexport` and `set -- ARGS` (the positional arguments)."""
     args = fields[1:]
     for a in args:
         if isinstance(a, Known) and re.fullmatch(r"[-+][a-zA-Z]+", a.text) and "a" in a.text:
@@ -38,6 +39,7 @@ def builtin_set(
 def builtin_shift(
     interp: Interpreter, fields: list[Value], world: World, ps: ParsedScript, span: Span, status_out: StatusOut | None
 ) -> list[World]:
+    """`shift [N]`: drop positional arguments; fails (status false) past the end."""
     n = 1
     if len(fields) > 1:
         v = fields[1]
@@ -174,6 +176,7 @@ def builtin_read(
 def builtin_eval(
     interp: Interpreter, fields: list[Value], world: World, ps: ParsedScript, span: Span, status_out: StatusOut | None
 ) -> list[World]:
+    """`eval WORDS`: the words joined are run as code at this point of the script."""
     args = fields[1:]
     if not args:
         return [world]
@@ -234,6 +237,7 @@ def builtin_unknown_assign(
 def builtin_let(
     interp: Interpreter, fields: list[Value], world: World, ps: ParsedScript, span: Span, status_out: StatusOut | None
 ) -> list[World]:
+    """`let x++`, `let x=1+2`, `let x+=3`."""
     for a in fields[1:]:
         if isinstance(a, Known):
             inc = re.fullmatch(r"\s*(?:([A-Za-z_]\w*)(\+\+|--)|(\+\+|--)([A-Za-z_]\w*))\s*", a.text)
@@ -315,6 +319,7 @@ def builtin_declare(
 def builtin_unset(
     interp: Interpreter, fields: list[Value], world: World, ps: ParsedScript, span: Span, status_out: StatusOut | None
 ) -> list[World]:
+    """`unset NAME` / `unset -f NAME` reached as a command (readonly variables stay)."""
     functions = any(isinstance(f, Known) and f.text == "-f" for f in fields[1:])
     for f in fields[1:]:
         if isinstance(f, Known) and not f.text.startswith("-"):

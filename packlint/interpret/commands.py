@@ -33,6 +33,7 @@ if TYPE_CHECKING:
 def exec_command(
     interp: Interpreter, node: Node, world: World, ps: ParsedScript, status_out: StatusOut | None = None
 ) -> list[World]:
+    """A simple command: prefix assignments (`A=1 cmd`) hold for the command only, alone they assign."""
     prefix: list = []
     name_node = node.child_by_field_name("name")
     arg_nodes = []
@@ -358,6 +359,7 @@ def launcher_env(
 def call_function(
     interp: Interpreter, name: str, args: list[Value], prefix_env: dict[str, Variable], world: World, span: Span
 ) -> list[World]:
+    """Call a shell function: positional arguments, prefix variables and `local`s restored afterwards."""
     body, fps = world.functions[name]
     if interp.call_depth >= MAX_CALL_DEPTH:
         interp.diag(
@@ -403,6 +405,7 @@ def record_launch(
     interp: Interpreter, fields: list[Value], prefix_env: dict[str, Variable], world: World, span: Span
 ) -> None:
     # bash exports scalars only: arrays and names marked for export but never set stay behind
+    """Record a launch: the environment the process gets (exported scalars, prefix variables, `mpirun -x`)."""
     env = {k: v for k, v in world.vars.items() if v.exported and v.items is None and v.value is not None}
     unexported = {
         k: v

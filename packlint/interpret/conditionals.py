@@ -20,6 +20,7 @@ if TYPE_CHECKING:
 
 
 def eval_test_node(interp: Interpreter, node: Node, world: World, ps: ParsedScript) -> bool | None:
+    """`[ ... ]` and `[[ ... ]]`: True/False when known values decide it, else None."""
     inner = [c for c in node.named_children]
     if not inner:
         return False
@@ -62,6 +63,7 @@ def test_expr(interp: Interpreter, node: Node, world: World, ps: ParsedScript, d
 
 
 def test_expr_at(interp: Interpreter, node: Node, world: World, ps: ParsedScript, double: bool) -> bool | None:
+    """One `[[ ]]` expression: unary and binary tests, `&&`/`||`, patterns, `=~` (sets BASH_REMATCH)."""
     t = node.type
     if t == "parenthesized_expression":
         kids = node.named_children
@@ -151,6 +153,7 @@ def test_args(interp: Interpreter, args: list[Value]) -> bool | None:
 
 
 def compare(op: str, a: str, b: str) -> bool | None:
+    """String and integer comparison operators of `test` and `[[ ]]`."""
     if op in ("=", "=="):
         return a == b
     if op == "!=":
@@ -168,6 +171,7 @@ def compare(op: str, a: str, b: str) -> bool | None:
 
 
 def posix_test(words: list[str]) -> bool | None:
+    """`test`/`[` by argument count, as POSIX specifies (malformed tests are false: status 2)."""
     n = len(words)
     if n == 0:
         return False

@@ -31,6 +31,7 @@ class DeclarationFlags(NamedTuple):
 
 
 def read_flags(node: Node, world: World) -> DeclarationFlags:
+    """Read the keyword and its option words; `declare` inside a function is local unless `-g`."""
     keyword = node.children[0].type
     options = []
     export = keyword == "export"
@@ -61,6 +62,7 @@ def read_flags(node: Node, world: World) -> DeclarationFlags:
 
 # declaration_command / unset_command are statements in tree-sitter-bash, not commands
 def exec_declaration(interp: Interpreter, node: Node, world: World, ps: ParsedScript) -> list[World]:
+    """`export`/`declare`/`local`/`readonly`/`typeset` as a statement."""
     flags = read_flags(node, world)
     options = flags.options
     if flags.is_function:
@@ -213,6 +215,7 @@ def declare_name(interp: Interpreter, c: Node, flags: DeclarationFlags, world: W
 
 
 def exec_unset(interp: Interpreter, node: Node, world: World, ps: ParsedScript) -> list[World]:
+    """`unset NAME`, `unset -f NAME`, `unset 'A[2]'` (a hole in the array)."""
     functions = any(c.type == "word" and c.text == b"-f" for c in node.named_children)
     for c in node.named_children:
         if c.type in ("raw_string", "string", "word", "concatenation") and b"[" in c.text:

@@ -40,6 +40,7 @@ def status_seq(
 def status(
     interp: Interpreter, node: Node, world: World, ps: ParsedScript, in_condition: bool = False
 ) -> list[tuple[World, bool | None]]:
+    """Run a statement and give its exit status per world (None: unknown), bounded by MAX_NESTING."""
     interp.depth += 1  # `a && b && ...` and `! ! ...` nest one level per operator
     try:
         if interp.depth > MAX_NESTING:
@@ -58,6 +59,7 @@ def status(
 def status_at(
     interp: Interpreter, node: Node, world: World, ps: ParsedScript, in_condition: bool = False
 ) -> list[tuple[World, bool | None]]:
+    """The status by node type: `&&`/`||` lists fork on unknown statuses, `!` negates, tests decide."""
     t = node.type
     if t == "list":
         kids = [c for c in node.children if c.type not in ("comment",)]

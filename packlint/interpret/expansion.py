@@ -97,6 +97,7 @@ def expand_pattern(interp: Interpreter, node: Node, world: World, ps: ParsedScri
 def word_pieces(
     interp: Interpreter, node: Node, world: World, ps: ParsedScript, quoted: bool, pattern: bool = False
 ) -> list[Piece]:
+    """The pieces of a word node (counted as work, bounded by MAX_NESTING); text past a parse error is unknown."""
     interp.work += 1
     if interp.error_cut is not None and node.end_byte > interp.error_cut:
         return [Piece(None, span=ps.source.span(node), reason="could not analyse this part of the line")]
@@ -192,6 +193,7 @@ _LITERALS = frozenset(
 
 
 def literal_pieces(node: Node, world: World, span: Span, quoted: bool, pattern: bool) -> list[Piece]:
+    """A literal word: tilde, nullglob globs and brace lists as bash expands them, backslashes removed."""
     text = text_of(node)
     if node.type != "word" or quoted:
         return [Piece(text, span=span)]
@@ -217,6 +219,7 @@ def literal_pieces(node: Node, world: World, span: Span, quoted: bool, pattern: 
 def concatenation_pieces(
     interp: Interpreter, node: Node, world: World, ps: ParsedScript, quoted: bool, pattern: bool
 ) -> list[Piece]:
+    """The parts of a word tree-sitter splits (`a$B"c"`), brace-expanded as one word."""
     text = text_of(node)
     if not quoted and not pattern and "{" in text and all(c.type == "word" for c in node.children):
         # tree-sitter splits `{train,val}.json` into words; bash brace-expands the whole word
@@ -268,6 +271,7 @@ def string_pieces(interp: Interpreter, node: Node, world: World, ps: ParsedScrip
 
 
 def command_substitution(interp: Interpreter, node: Node, world: World, ps: ParsedScript, quoted: bool) -> Piece:
+    """`$( )` is never run: known only for the script's directory and `$(echo ...)`."""
     span = ps.source.span(node)
     text = snippet(node)
     inner = [c for c in node.named_children if c.type != "comment"]

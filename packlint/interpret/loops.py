@@ -76,6 +76,7 @@ def while_read(interp: Interpreter, loop: Node, lines: list[str], world: World, 
 
 
 def exec_for(interp: Interpreter, node: Node, world: World, ps: ParsedScript) -> list[World]:
+    """`for NAME in WORDS`: one pass per known item (up to MAX_LOOP_ITERATIONS, then widened)."""
     var_node = node.child_by_field_name("variable")
     body = node.child_by_field_name("body")
     if var_node is None or body is None:
@@ -114,6 +115,7 @@ def exec_for(interp: Interpreter, node: Node, world: World, ps: ParsedScript) ->
 
 
 def loop_body(interp: Interpreter, body: Node, worlds: list[World], ps: ParsedScript) -> list[World]:
+    """One pass through a loop body: `break`/`continue [N]`; worlds joined past MAX_LOOP_WORLDS."""
     active = [w for w in worlds if w.flow is None]
     rest = [w for w in worlds if w.flow is not None]
     out = interp.exec_block(child_statements(body), active, ps) if active else []
@@ -220,6 +222,7 @@ def loop_unknown(
 
 
 def exec_c_for(interp: Interpreter, node: Node, world: World, ps: ParsedScript) -> list[World]:
+    """`for ((init; cond; update))`: unrolled while the condition is known, up to MAX_LOOP_ITERATIONS."""
     init = node.child_by_field_name("initializer")
     cond = node.child_by_field_name("condition")
     update = node.child_by_field_name("update")
@@ -260,6 +263,7 @@ def exec_c_for(interp: Interpreter, node: Node, world: World, ps: ParsedScript) 
 
 
 def exec_while(interp: Interpreter, node: Node, world: World, ps: ParsedScript) -> list[World]:
+    """`while`/`until`: unrolled while the condition is known; endless loops analysed without unrolling."""
     cond_nodes = [
         node.children[i]
         for i in range(node.child_count)

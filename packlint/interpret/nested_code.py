@@ -260,6 +260,7 @@ def code_text(interp: Interpreter, values: list[Value], world: World) -> Known |
 
 
 def exec_source(interp: Interpreter, src: SourceFile, world: World, real_path: str | None) -> list[World]:
+    """Parse and run code from another file or string in `world` (its parse problems reported)."""
     if real_path:
         interp.add_budget(src, real_path)
     ps = parse(src)

@@ -342,6 +342,7 @@ def param_state(
 
 
 def scalar(interp: Interpreter, name: str, world: World, span: Span) -> Value:
+    """A parameter's value as one string: special parameters, `$1`, namerefs, unset is empty."""
     if name.startswith(GAP_VARIABLE):
         return Unknown("could not analyse this part (bash accepts it; packlint's parser does not)", span)
     if name.isdigit():
@@ -390,6 +391,7 @@ def param(
     span: Span,
     ps: ParsedScript | None = None,
 ) -> list[Piece]:
+    """The pieces of `$NAME`, `${NAME[i]}`, `${A[@]}`, `${C[key]}`, `$@`."""
     if name in ("@", "*"):
         return items_pieces(world.positional, quoted, span, star=name == "*", sep=ifs_sep(world))
     if name == "BASH_SOURCE" and subscript is not None:

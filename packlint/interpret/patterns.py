@@ -20,6 +20,7 @@ def glob_match(text: str, pattern: str) -> bool:
 
 
 def remove_affix(text: str, pattern: str, op: str) -> str:
+    """`${X#p}`, `${X##p}`, `${X%p}`, `${X%%p}`: shortest or longest match removed."""
     rx = _glob_regex(pattern)
     n = len(text)
     if op in ("#", "##"):
@@ -36,6 +37,7 @@ def remove_affix(text: str, pattern: str, op: str) -> str:
 
 
 def replace_pattern(text: str, pattern: str, repl: str, op: str) -> str:
+    """`${X/p/r}`, `${X//p/r}`, `${X/#p/r}`, `${X/%p/r}`."""
     rx = _glob_regex(pattern)
     if not pattern:
         return text

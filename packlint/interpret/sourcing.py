@@ -26,6 +26,7 @@ def display_path(interp: Interpreter, path: str) -> str:
 
 
 def resolve_path(interp: Interpreter, text: str, world: World) -> str | None:
+    """Find a sourced or run file: beside the script, beside the current file, in the working directory."""
     if text.startswith("~"):
         return None
     candidates = []
@@ -44,6 +45,7 @@ def resolve_path(interp: Interpreter, text: str, world: World) -> str | None:
 
 
 def source_file(interp: Interpreter, fields: list[Value], world: World, ps: ParsedScript, span: Span) -> list[World]:
+    """`source FILE ARGS`: run the file in this shell (cycles, depth and unknown paths reported)."""
     if len(fields) < 2:
         return [world]
     target = fields[1]

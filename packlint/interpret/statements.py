@@ -38,6 +38,7 @@ def exec_subshell(interp: Interpreter, node: Node, world: World, ps: ParsedScrip
 
 
 def exec_redirected(interp: Interpreter, node: Node, world: World, ps: ParsedScript) -> list[World]:
+    """A statement with redirections: `while read ... <<< "..."` over known lines, else the body."""
     body = node.child_by_field_name("body")
     if body is None:
         return [world]
@@ -105,6 +106,7 @@ def exec_assignments(interp: Interpreter, node: Node, world: World, ps: ParsedSc
 
 
 def exec_if(interp: Interpreter, node: Node, world: World, ps: ParsedScript) -> list[World]:
+    """`if`/`elif`/`else`: the clauses in order, each condition run for its status."""
     clauses: list[Clause] = []  # (condition nodes or None, body statements)
     cond: list[Node] = []
     body: list[Node] = []
@@ -136,6 +138,7 @@ def exec_if(interp: Interpreter, node: Node, world: World, ps: ParsedScript) -> 
 
 
 def run_clauses(interp: Interpreter, clauses: list[Clause], world: World, ps: ParsedScript) -> list[World]:
+    """The remaining `elif`/`else` clauses, one nesting level per `elif`."""
     if not clauses:
         return [world]
     interp.depth += 1  # one level per `elif`: a long chain recurses
@@ -155,6 +158,7 @@ def run_clauses(interp: Interpreter, clauses: list[Clause], world: World, ps: Pa
 
 
 def run_clauses_at(interp: Interpreter, clauses: list[Clause], world: World, ps: ParsedScript) -> list[World]:
+    """Take the branch a known status decides; fork the world on an unknown one."""
     (cond, body), rest = clauses[0], clauses[1:]
     if cond is None:
         return interp.exec_block(body, [world], ps)
@@ -176,6 +180,7 @@ def run_clauses_at(interp: Interpreter, clauses: list[Clause], world: World, ps:
 
 
 def exec_case(interp: Interpreter, node: Node, world: World, ps: ParsedScript) -> list[World]:
+    """`case`: a known subject picks its arms; an unknown one forks one world per arm."""
     subject_node = node.child_by_field_name("value")
     if subject_node is None:
         subject_node = next((c for c in node.named_children if c.type != "case_item"), None)
