@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from packlint.interpret.run import Interpreter
 
 
-def arith(interp: Interpreter, node: Node, world: World, ps: ParsedScript) -> int | Unknown:
+def arith(interp: Interpreter, node: Node | None, world: World, ps: ParsedScript) -> int | Unknown:
     """An arithmetic expression's value (`$(( ))`, `(( ))`, indices), bounded by MAX_NESTING; errors are Unknown."""
     if node is None:
         return 0

@@ -9,7 +9,7 @@ from packlint.interpret import assignment, builtins, expansion
 from packlint.interpret.syntax import name_of, text_of
 from packlint.interpret.world import World
 from packlint.parse import ParsedScript
-from packlint.values import Known, Unknown, Variable
+from packlint.values import Known, Unknown, Value, Variable
 
 if TYPE_CHECKING:
     from tree_sitter import Node
@@ -126,7 +126,7 @@ def declare_computed(
 ) -> None:
     """`export $gate=1`, `declare -x "$v=warn"`: the name comes from an expansion."""
     keyword = flags.keyword
-    fields = [Known(keyword, ps.source.span(node.children[0]))] + [Known(o) for o in flags.options]
+    fields: list[Value] = [Known(keyword, ps.source.span(node.children[0]))] + [Known(o) for o in flags.options]
     for c in computed:
         fields.extend(expansion.expand_fields(interp, c, world, ps))
     unknown = [f for f in fields if isinstance(f, Unknown) and not assignment.assignment_prefix(f)]

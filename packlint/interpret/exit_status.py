@@ -27,7 +27,7 @@ def status_seq(
         return [(world, True)]
     pairs: StatusOut = [(world, True)]
     for n in nodes:
-        nxt = []
+        nxt: StatusOut = []
         for w, _ in pairs:
             if w.flow is not None:
                 nxt.append((w, False))

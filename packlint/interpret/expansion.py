@@ -74,7 +74,7 @@ def expand_group(interp: Interpreter, group: list, world: World, ps: ParsedScrip
     return assemble_fields(group_pieces(interp, group, world, ps), span, current_ifs(world))
 
 
-def expand_joined(interp: Interpreter, node: Node, world: World, ps: ParsedScript) -> Value:
+def expand_joined(interp: Interpreter, node: Node | None, world: World, ps: ParsedScript) -> Value:
     """A word where no splitting happens (assignment values, `[[ ]]` operands, case subjects)."""
     if node is None:
         return Known("")
