@@ -63,7 +63,7 @@ def test_expr(interp: Interpreter, node: Node, world: World, ps: ParsedScript, d
 
 
 def test_expr_at(interp: Interpreter, node: Node, world: World, ps: ParsedScript, double: bool) -> bool | None:
-    """One `[[ ]]` expression: unary and binary tests, `&&`/`||`, patterns, `=~` (sets BASH_REMATCH)."""
+    """One `[[ ]]` expression: grouping, `!`, unary and binary tests; a bare word is true when not empty."""
     t = node.type
     if t == "parenthesized_expression":
         kids = node.named_children
@@ -72,74 +72,84 @@ def test_expr_at(interp: Interpreter, node: Node, world: World, ps: ParsedScript
         v = test_expr(interp, node.named_children[-1], world, ps, double)
         return None if v is None else not v
     if t == "unary_expression":
-        op_node = node.child_by_field_name("operator") or node.children[0]
-        op = name_of(op_node)
-        operand = node.named_children[-1]
-        if op == "-v":
-            name = expansion.expand_joined(interp, operand, world, ps)
-            if not isinstance(name, Known):
-                return None
-            var = world.vars.get(name.text)
-            if var is None:
-                return False
-            return None if isinstance(var.scalar(), Unknown) and var.source == "cluster" else True
-        word = expansion.expand_joined(interp, operand, world, ps)
-        if not isinstance(word, Known):
-            return None
-        if op == "-z":
-            return word.text == ""
-        if op == "-n":
-            return word.text != ""
-        return None  # file tests: the file system of the cluster is unknown
+        return unary_test(interp, node, world, ps)
     if t == "binary_expression":
-        op_node = node.child_by_field_name("operator")
-        op = name_of(op_node) if op_node is not None else ""
-        left = node.child_by_field_name("left")
-        right = node.child_by_field_name("right")
-        if op in ("&&", "-a", "||", "-o"):
-            a = test_expr(interp, left, world, ps, double)
-            if op in ("&&", "-a"):
-                if a is False:
-                    return False
-                b = test_expr(interp, right, world, ps, double)
-                return False if b is False else (None if a is None or b is None else True)
-            if a is True:
-                return True
+        return binary_test(interp, node, world, ps, double)
+    word = expansion.expand_joined(interp, node, world, ps)
+    return None if not isinstance(word, Known) else word.text != ""
+
+
+def unary_test(interp: Interpreter, node: Node, world: World, ps: ParsedScript) -> bool | None:
+    """`-v NAME`, `-z WORD`, `-n WORD`; file tests are unknown (the cluster's file system)."""
+    op_node = node.child_by_field_name("operator") or node.children[0]
+    op = name_of(op_node)
+    operand = node.named_children[-1]
+    if op == "-v":
+        name = expansion.expand_joined(interp, operand, world, ps)
+        if not isinstance(name, Known):
+            return None
+        var = world.vars.get(name.text)
+        if var is None:
+            return False
+        return None if isinstance(var.scalar(), Unknown) and var.source == "cluster" else True
+    word = expansion.expand_joined(interp, operand, world, ps)
+    if not isinstance(word, Known):
+        return None
+    if op == "-z":
+        return word.text == ""
+    if op == "-n":
+        return word.text != ""
+    return None  # file tests: the file system of the cluster is unknown
+
+
+def binary_test(interp: Interpreter, node: Node, world: World, ps: ParsedScript, double: bool) -> bool | None:
+    """`&&`/`||` (three-valued), `==`/`!=` patterns in `[[ ]]`, `=~` (sets BASH_REMATCH), comparisons."""
+    op_node = node.child_by_field_name("operator")
+    op = name_of(op_node) if op_node is not None else ""
+    left = node.child_by_field_name("left")
+    right = node.child_by_field_name("right")
+    if op in ("&&", "-a", "||", "-o"):
+        a = test_expr(interp, left, world, ps, double)
+        if op in ("&&", "-a"):
+            if a is False:
+                return False
             b = test_expr(interp, right, world, ps, double)
-            return True if b is True else (None if a is None or b is None else False)
-        lv = expansion.expand_joined(interp, left, world, ps) if left is not None else Known("")
-        rights = [node.children[i] for i in range(node.child_count) if node.field_name_for_child(i) == "right"]
-        if op in ("==", "=", "!=") and double and len(rights) > 1:
-            # tree-sitter-bash splits `*"--help"*` into three `right` children: one pattern
-            parts = [expansion.expand_pattern(interp, r, world, ps) for r in rights]
-            if not isinstance(lv, Known) or any(p is None for p in parts):
-                return None
-            m = glob_match(lv.text, "".join(parts))
-            return m if op != "!=" else not m
-        if op in ("==", "=", "!=") and double and right is not None:
-            pat = expansion.expand_pattern(interp, right, world, ps)
-            if not isinstance(lv, Known) or pat is None:
-                return None
-            m = glob_match(lv.text, pat)
-            return m if op != "!=" else not m
-        if op == "=~":
-            rv = expansion.expand_joined(interp, right, world, ps)
-            if not isinstance(lv, Known) or not isinstance(rv, Known):
-                return None
-            try:
-                found = re.search(rv.text, lv.text)
-            except re.error:
-                return None
-            span = ps.source.span(node)
-            items: list[Value] = [Known(g or "", span) for g in (found.group(0), *found.groups())] if found else []
-            world.vars["BASH_REMATCH"] = Variable(None, items, False, span)
-            return found is not None
-        rv = expansion.expand_joined(interp, right, world, ps) if right is not None else Known("")
+            return False if b is False else (None if a is None or b is None else True)
+        if a is True:
+            return True
+        b = test_expr(interp, right, world, ps, double)
+        return True if b is True else (None if a is None or b is None else False)
+    lv = expansion.expand_joined(interp, left, world, ps) if left is not None else Known("")
+    rights = [node.children[i] for i in range(node.child_count) if node.field_name_for_child(i) == "right"]
+    if op in ("==", "=", "!=") and double and len(rights) > 1:
+        # tree-sitter-bash splits `*"--help"*` into three `right` children: one pattern
+        parts = [expansion.expand_pattern(interp, r, world, ps) for r in rights]
+        if not isinstance(lv, Known) or any(p is None for p in parts):
+            return None
+        m = glob_match(lv.text, "".join(parts))
+        return m if op != "!=" else not m
+    if op in ("==", "=", "!=") and double and right is not None:
+        pat = expansion.expand_pattern(interp, right, world, ps)
+        if not isinstance(lv, Known) or pat is None:
+            return None
+        m = glob_match(lv.text, pat)
+        return m if op != "!=" else not m
+    if op == "=~":
+        rv = expansion.expand_joined(interp, right, world, ps)
         if not isinstance(lv, Known) or not isinstance(rv, Known):
             return None
-        return compare(op, lv.text, rv.text)
-    v = expansion.expand_joined(interp, node, world, ps)
-    return None if not isinstance(v, Known) else v.text != ""
+        try:
+            found = re.search(rv.text, lv.text)
+        except re.error:
+            return None
+        span = ps.source.span(node)
+        items: list[Value] = [Known(g or "", span) for g in (found.group(0), *found.groups())] if found else []
+        world.vars["BASH_REMATCH"] = Variable(None, items, False, span)
+        return found is not None
+    rv = expansion.expand_joined(interp, right, world, ps) if right is not None else Known("")
+    if not isinstance(lv, Known) or not isinstance(rv, Known):
+        return None
+    return compare(op, lv.text, rv.text)
 
 
 def test_args(interp: Interpreter, args: list[Value]) -> bool | None:
