@@ -70,15 +70,8 @@ def run_submitted(
         if launcher == "ray job submit":
             _, k, _ = L._split_options(spec, fields, spec.words)
             if k < len(fields):
-                commands.run_command(
-                    interp,
-                    list(fields[k:]),
-                    {},
-                    submitted_world(interp, world, prefix_env, remote=True),
-                    ps,
-                    span,
-                    node,
-                )
+                child = submitted_world(interp, world, prefix_env, remote=True)
+                commands.run_command(interp, list(fields[k:]), {}, child, ps, span, node)
             return [world]
         string = L.command_string(fields)
         if string is not None:
@@ -101,33 +94,47 @@ def run_submitted(
             )
             exec_source(interp, src, child, None)
             return [world]
-        job = L.job_script(fields)
-        if job is None:
-            return [world]
-        opts, k = job
-        export = L.export_option(opts)
-        child = submitted_world(interp, world, prefix_env, remote=False, export=export)
-        if k < len(fields):
-            target = fields[k]
-            path = sourcing.resolve_path(interp, target.text, world) if isinstance(target, Known) else None
-            if path is None:
-                return [world]
-            try:
-                sf = load(path, display=sourcing.display_path(interp, path))
-            except PacklintError as exc:
-                interp.diag("warning", "source-unreadable", exc.one_line(), span)
-                return [world]
-            child.positional = list(fields[k + 1 :])
-            job_env(child, sf.data)
-            exec_source(interp, sf, child, path)
-            return [world]
-        src = heredoc_source(interp, node, world, ps)
-        if src is not None:
-            job_env(child, src.data)
-            exec_source(interp, src, child, None)
+        run_job_script(interp, fields, prefix_env, world, ps, span, node)
         return [world]
     finally:
         interp.context.pop()
+
+
+def run_job_script(
+    interp: Interpreter,
+    fields: list[Value],
+    prefix_env: dict[str, Variable],
+    world: World,
+    ps: ParsedScript,
+    span: Span,
+    node: Node,
+) -> None:
+    """`sbatch [options] job.sh ARGS` or `sbatch <<EOF`: the job script runs with its `#SBATCH`
+    headers and the environment `--export` gives it."""
+    job = L.job_script(fields)
+    if job is None:
+        return
+    opts, k = job
+    export = L.export_option(opts)
+    child = submitted_world(interp, world, prefix_env, remote=False, export=export)
+    if k < len(fields):
+        target = fields[k]
+        path = sourcing.resolve_path(interp, target.text, world) if isinstance(target, Known) else None
+        if path is None:
+            return
+        try:
+            sf = load(path, display=sourcing.display_path(interp, path))
+        except PacklintError as exc:
+            interp.diag("warning", "source-unreadable", exc.one_line(), span)
+            return
+        child.positional = list(fields[k + 1 :])
+        job_env(child, sf.data)
+        exec_source(interp, sf, child, path)
+        return
+    src = heredoc_source(interp, node, world, ps)
+    if src is not None:
+        job_env(child, src.data)
+        exec_source(interp, src, child, None)
 
 
 def job_env(child: World, data: bytes) -> None:
