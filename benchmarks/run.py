@@ -262,7 +262,7 @@ def scale_case(tool: Tool, path: Path, timeout: float, mem_limit_mib: int) -> di
     return out
 
 
-CUTOFF_CODES = {"too-complex", "too-deep", "analysis-limit"}  # packlint gave up on part of the script (interpret.py limits)
+CUTOFF_CODES = {"too-complex", "too-deep", "analysis-limit"}  # packlint gave up on part of the script
 
 
 # The launch model's diagnostics without its JSON (`packlint inspect` of a 20,000-line script prints GiBs).

@@ -440,7 +440,7 @@ LAUNCHERS.update(
         "poetry run": _runner("poetry run", "-C --directory -P --project"),
         "pipenv run": _runner("pipenv run", "--python --pypi-mirror"),
         "hatch run": _runner("hatch run", "-e --env"),
-        # Slurm batch submission: `sbatch --wrap "CMD"` (job scripts on stdin or in a file: interpret.py)
+        # Slurm batch submission: `sbatch --wrap "CMD"` (job scripts on stdin or in a file: interpret/nested_code.py)
         "sbatch": LauncherSpec(
             "sbatch",
             runs_command=True,

@@ -1,0 +1,61 @@
+"""Stage 2: walk the syntax tree once, the way bash would run it, without executing anything.
+
+The state is a list of *worlds*. A world is one consistent assignment of variables along one path
+through the script. A condition packlint can decide from known values takes its branch; one it cannot
+decide forks the world, and the fork records the decision (`Condition`) so later findings can name the
+branch that triggers them. Worlds whose states become identical are merged again, so a branch that
+only runs `mkdir` costs nothing. Values are `Known` or `Unknown`; command substitutions are never run.
+
+The package, by concern: `run` (the run state and the statement dispatch), `statements` and `loops`
+(control flow), `exit_status`, `conditionals` (`[[ ]]`, `test`), `commands`, `nested_code` (`bash -c`,
+`eval`, submitted jobs), `sourcing`, `assignment`, `declarations`, `builtins`, `expansion`,
+`parameters`, `arithmetic`, `words` (splitting and joining), `patterns`; `world` holds the state
+records, `limits` the caps, `bash_tables` the fixed facts, `syntax` the tree helpers.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from packlint.interpret.limits import MAX_WORK, STOP_CODES, WORK_BYTES
+from packlint.interpret.run import Interpreter
+from packlint.interpret.world import Diagnostic, LaunchInstance
+from packlint.parse import ParsedScript, parse
+from packlint.source import load, prepare
+
+
+def interpret_file(
+    path: str,
+    display: str,
+    *,
+    text: bytes | None,
+    env: dict[str, str] | None,
+    args: list[str] | None,
+    known_env: tuple[str, ...],
+    cwd: str | None = None,
+) -> tuple[Interpreter, ParsedScript]:
+    """Read, parse and interpret one script; the interpreter holds the launches and diagnostics."""
+    source = prepare(text, display) if text is not None else load(path, display)
+    ps = parse(source)
+    interp = Interpreter(env=env, args=args, known_env=known_env, cwd=cwd, max_work=MAX_WORK)
+    real = path if path and Path(path).is_file() else None
+    interp.run(ps, real)
+    from packlint.env_hygiene import overwritten_exports
+
+    for name, first, first_value, second, value, second_exports in overwritten_exports(ps):
+        # the first export may be deleted (PK105's fix) only when the second exports too: after
+        # `export X=1; X=2` the plain X=2 reaches the launch through the first export
+        interp.diagnostics.append(
+            Diagnostic(
+                "info",
+                "env-overwritten",
+                f"{name} is set again here before any command read it: its value {first_value!r} "
+                f"exported at line {first.line} is lost (now {value!r})",
+                second,
+                first if second_exports else None,
+            )
+        )
+    return interp, ps
+
+
+__all__ = ["Diagnostic", "Interpreter", "LaunchInstance", "MAX_WORK", "STOP_CODES", "WORK_BYTES", "interpret_file"]

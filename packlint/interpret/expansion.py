@@ -1,0 +1,298 @@
+"""Word expansion: a word node becomes pieces (quotes, tilde, braces, `$( )`, `$(( ))`)."""
+
+from __future__ import annotations
+
+import os
+import re
+from typing import TYPE_CHECKING
+
+from packlint.interpret import arithmetic, parameters
+from packlint.interpret.bash_tables import SCRIPT_DIR
+from packlint.interpret.limits import MAX_NESTING
+from packlint.interpret.patterns import glob_escape
+from packlint.interpret.syntax import snippet, text_of
+from packlint.interpret.words import (
+    BRACE_LIST,
+    GLOB_CHARS,
+    Piece,
+    assemble_fields,
+    brace_expand,
+    crlf_tail,
+    current_ifs,
+    join_pieces,
+    unescape_dquote,
+    unescape_unquoted,
+)
+from packlint.interpret.world import World
+from packlint.parse import GAP_VARIABLE, RAW_EXPANSION, ParsedScript
+from packlint.values import Known, Span, Unknown, Value
+
+if TYPE_CHECKING:
+    from tree_sitter import Node
+
+    from packlint.interpret.run import Interpreter
+
+
+def expand_fields(interp: Interpreter, node: Node, world: World, ps: ParsedScript) -> list[Value]:
+    """A word as bash turns it into arguments: expansions, quote removal, word splitting."""
+    pieces = word_pieces(interp, node, world, ps, quoted=False)
+    if ps.source.crlf:
+        crlf_tail(node, ps, pieces)
+    return assemble_fields(pieces, ps.source.span(node), current_ifs(world))
+
+
+def group_pieces(interp: Interpreter, group: list, world: World, ps: ParsedScript) -> list[Piece]:
+    """Pieces of a word tree-sitter-bash split in two (`$D/$T.log` -> `$D/$` + `T.log`): the
+    trailing `$` and the next word's leading name are put back together as `$T`."""
+    pieces: list[Piece] = []
+    for k, node in enumerate(group):
+        if k < len(group) - 1:
+            for c in node.children[:-1]:
+                pieces.extend(word_pieces(interp, c, world, ps, quoted=False))
+            continue
+        if k == 0:
+            return word_pieces(interp, node, world, ps, quoted=False)
+        text = text_of(node)
+        m = re.match(r"[A-Za-z_]\w*|[0-9@*#?$!-]", text)
+        span = ps.source.span(node)
+        if m is None:
+            pieces.append(Piece("$" + unescape_unquoted(text), span=span))
+            continue
+        pieces.extend(parameters.param(interp, m.group(0), None, world, False, span, ps))
+        rest = text[m.end() :]
+        if "$" in rest or "`" in rest:
+            pieces.append(Piece(None, span=span, reason=f"could not analyse `{text}`"))
+        elif rest:
+            pieces.append(Piece(unescape_unquoted(rest), span=span))
+    return pieces
+
+
+def expand_group(interp: Interpreter, group: list, world: World, ps: ParsedScript) -> list[Value]:
+    if len(group) == 1:
+        return expand_fields(interp, group[0], world, ps)
+    span = ps.source.span_of_points(group[0].start_point, group[-1].end_point)
+    return assemble_fields(group_pieces(interp, group, world, ps), span, current_ifs(world))
+
+
+def expand_joined(interp: Interpreter, node: Node | None, world: World, ps: ParsedScript) -> Value:
+    """A word where no splitting happens (assignment values, `[[ ]]` operands, case subjects)."""
+    if node is None:
+        return Known("")
+    pieces = word_pieces(interp, node, world, ps, quoted=False)
+    if ps.source.crlf:
+        crlf_tail(node, ps, pieces)
+    return join_pieces(pieces, ps.source.span(node))
+
+
+def expand_pattern(interp: Interpreter, node: Node, world: World, ps: ParsedScript) -> str | None:
+    """A pattern (`case` arm, `[[ == ]]` right side): quoted parts match literally."""
+    out = []
+    for p in word_pieces(interp, node, world, ps, quoted=False, pattern=True):
+        if p.text is None:
+            return None
+        out.append(p.text)
+    return "".join(out)
+
+
+def word_pieces(
+    interp: Interpreter, node: Node, world: World, ps: ParsedScript, quoted: bool, pattern: bool = False
+) -> list[Piece]:
+    """The pieces of a word node (counted as work, bounded by MAX_NESTING); text past a parse error is unknown."""
+    interp.work += 1
+    if interp.error_cut is not None and node.end_byte > interp.error_cut:
+        return [Piece(None, span=ps.source.span(node), reason="could not analyse this part of the line")]
+    interp.depth += 1
+    try:
+        if interp.depth > MAX_NESTING:
+            return [Piece(None, span=ps.source.span(node), reason="nesting too deep to analyse")]
+        out = word_pieces_at(interp, node, world, ps, quoted, pattern)
+    finally:
+        interp.depth -= 1
+    # Exact or unknown: a parser placeholder (`$__PLGAP___`, `$__PX3___`) that some grammar path
+    # reads as literal text (`${6:-$__PLGAP___}` gives a `word`) is never passed on as a value.
+    for i, p in enumerate(out):
+        if p.text is not None and ("$" + GAP_VARIABLE in p.text or "$" + RAW_EXPANSION in p.text):
+            out[i] = Piece(
+                None,
+                p.split,
+                p.span,
+                "could not analyse this part (bash accepts it; packlint's parser does not)",
+                p.boundary,
+                p.vanish,
+                p.origin,
+            )
+    return out
+
+
+def word_pieces_at(
+    interp: Interpreter, node: Node, world: World, ps: ParsedScript, quoted: bool, pattern: bool
+) -> list[Piece]:
+    """The pieces of one node of a word, by node type."""
+    t = node.type
+    span = ps.source.span(node)
+    if t == "command_name":
+        return [p for c in node.named_children for p in word_pieces(interp, c, world, ps, quoted, pattern)]
+    if t in _LITERALS:
+        return literal_pieces(node, world, span, quoted, pattern)
+    if t == "concatenation":
+        return concatenation_pieces(interp, node, world, ps, quoted, pattern)
+    if t == "raw_string":
+        text = text_of(node)[1:-1]
+        return [Piece(glob_escape(text) if pattern else text, span=span)]
+    if t == "ansi_c_string":
+        raw = text_of(node)[2:-1]
+        try:
+            text = raw.encode("latin-1", "backslashreplace").decode("unicode_escape")
+        except (UnicodeDecodeError, UnicodeEncodeError):
+            text = raw
+        return [Piece(glob_escape(text) if pattern else text, span=span)]
+    if t in ("string", "translated_string"):
+        return string_pieces(interp, node, world, ps, pattern)
+    if t == "simple_expansion" or t == "expansion":
+        out = parameters.expansion_pieces(interp, node, world, ps, quoted)
+        if pattern and quoted:
+            return [
+                Piece(glob_escape(p.text), p.split, p.span, p.reason, p.boundary, p.vanish) if p.text is not None else p
+                for p in out
+            ]
+        return out
+    if t == "command_substitution":
+        return [command_substitution(interp, node, world, ps, quoted)]
+    if t == "process_substitution":
+        return [Piece(None, span=span, reason=f"process substitution {snippet(node)}")]
+    if t == "arithmetic_expansion":
+        v = None
+        for c in node.named_children:
+            v = arithmetic.arith(interp, c, world, ps)
+        if v is None or isinstance(v, Unknown):
+            reason = v.reason if isinstance(v, Unknown) else "empty arithmetic"
+            return [Piece(None, span=span, reason=f"arithmetic {snippet(node)}: {reason}")]
+        return [Piece(str(v), split=not quoted, span=span)]
+    if t == "brace_expression":
+        return [Piece(None, span=span, reason=f"brace expansion {snippet(node)}")]
+    if t in ("file_redirect", "heredoc_redirect", "herestring_redirect", "comment"):
+        return []
+    text = text_of(node)
+    return [Piece(text, span=span)]
+
+
+# Nodes whose text is the word itself (after tilde expansion, brace expansion and quote removal).
+_LITERALS = frozenset(
+    {
+        "word",
+        "number",
+        "extglob_pattern",
+        "regex",
+        "special_variable_name",
+        "variable_name",
+        "test_operator",
+        "string_content",
+        "heredoc_content",
+    }
+)
+
+
+def literal_pieces(node: Node, world: World, span: Span, quoted: bool, pattern: bool) -> list[Piece]:
+    """A literal word: tilde, nullglob globs and brace lists as bash expands them, backslashes removed."""
+    text = text_of(node)
+    if node.type != "word" or quoted:
+        return [Piece(text, span=span)]
+    tilde = re.match(r"(?:[A-Za-z_]\w*=)?~(?=/|$)", text)  # `~/x`, and `name=~/x` as bash does
+    if tilde:
+        home = world.vars.get("HOME")
+        if home is None or not isinstance(home.scalar(), Known):
+            return [Piece(None, span=span, reason="~ (the home directory at run time)")]
+        text = text[: tilde.end() - 1] + home.scalar().text + text[tilde.end() :]
+    if pattern:
+        return [Piece(text, span=span)]
+    if world.nullglob and GLOB_CHARS.search(text):
+        reason = f"glob {text!r} with nullglob: the files it matches at run time"
+        return [Piece(None, span=span, split=True, reason=reason)]
+    if "{" in text and "," in text and BRACE_LIST.search(text):
+        alternatives = brace_expand(text)
+        parent = node.parent
+        if len(alternatives) > 1 and (parent is None or parent.type != "concatenation"):
+            return [Piece(unescape_unquoted(a), span=span, boundary=k > 0) for k, a in enumerate(alternatives)]
+    return [Piece(unescape_unquoted(text), span=span)]
+
+
+def concatenation_pieces(
+    interp: Interpreter, node: Node, world: World, ps: ParsedScript, quoted: bool, pattern: bool
+) -> list[Piece]:
+    """The parts of a word tree-sitter splits (`a$B"c"`), brace-expanded as one word."""
+    text = text_of(node)
+    if not quoted and not pattern and "{" in text and all(c.type == "word" for c in node.children):
+        # tree-sitter splits `{train,val}.json` into words; bash brace-expands the whole word
+        alternatives = brace_expand(text) if BRACE_LIST.search(text) else [text]
+        parent = node.parent
+        if len(alternatives) > 1 and (parent is None or parent.type != "concatenation"):
+            span = ps.source.span(node)
+            return [Piece(unescape_unquoted(a), span=span, boundary=k > 0) for k, a in enumerate(alternatives)]
+    return [p for c in node.children for p in word_pieces(interp, c, world, ps, quoted, pattern)]
+
+
+def string_pieces(interp: Interpreter, node: Node, world: World, ps: ParsedScript, pattern: bool) -> list[Piece]:
+    """Double quotes: literal gaps between the expansions keep their text (escapes removed)."""
+    out: list[Piece] = []
+    data = ps.source.data
+    kids = [c for c in node.children if c.is_named]
+    start = node.start_byte + (1 if node.type == "string" else 2)
+    end = node.end_byte - 1
+    pos = start
+    saw_any = False
+    for c in kids:
+        if c.start_byte > pos:
+            gap = data[pos : c.start_byte].decode("utf-8", "replace")
+            out.append(Piece(unescape_dquote(gap), span=ps.source.span(node)))
+        if c.type == "string_content":
+            text = unescape_dquote(text_of(c))
+            out.append(Piece(glob_escape(text) if pattern else text, span=ps.source.span(c)))
+        else:
+            # tree-sitter-bash puts the blanks before `${` inside the expansion's first token
+            # ("a ${D}" -> `a` + ` ${D}`): inside quotes they are text
+            lead = len(c.text) - len(c.text.lstrip())
+            if lead:
+                out.append(
+                    Piece(data[c.start_byte : c.start_byte + lead].decode("utf-8", "replace"), span=ps.source.span(c))
+                )
+            sub = word_pieces(interp, c, world, ps, quoted=True, pattern=pattern)
+            out.extend(sub)
+        pos = c.end_byte
+        saw_any = True
+    if end > pos:
+        gap = data[pos:end].decode("utf-8", "replace")
+        out.append(Piece(unescape_dquote(gap), span=ps.source.span(node)))
+    if not out and not saw_any:
+        out.append(Piece("", span=ps.source.span(node)))
+    if not any(p.vanish or p.boundary for p in out):
+        # "": an empty quoted string still makes a field
+        out.insert(0, Piece("", span=ps.source.span(node)))
+    return out
+
+
+def command_substitution(interp: Interpreter, node: Node, world: World, ps: ParsedScript, quoted: bool) -> Piece:
+    """`$( )` is never run: known only for the script's directory and `$(echo ...)`."""
+    span = ps.source.span(node)
+    text = snippet(node)
+    inner = [c for c in node.named_children if c.type != "comment"]
+    # $(dirname "$0") / $(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd): the script's directory
+    if SCRIPT_DIR.match(text.replace("\n", " ")):
+        script = interp.source_stack[-1] if interp.source_stack else None
+        if script:
+            absolute = "pwd" in text
+            d = os.path.dirname(script) if absolute else os.path.dirname(world.script) or "."
+            return Piece(d, split=not quoted, span=span)
+    # $(echo words): the words joined by spaces
+    if len(inner) == 1 and inner[0].type == "command":
+        cmd = inner[0]
+        name = cmd.child_by_field_name("name")
+        if name is not None and name.text == b"echo":
+            args = []
+            for i, c in enumerate(cmd.children):
+                if cmd.field_name_for_child(i) == "argument":
+                    args.extend(expand_fields(interp, c, world, ps))
+            if args and isinstance(args[0], Known) and args[0].text.startswith("-"):
+                return Piece(None, span=span, reason=f"command substitution {text}")
+            if all(isinstance(a, Known) for a in args):
+                return Piece(" ".join(a.text for a in args), split=not quoted, span=span)
+    return Piece(None, span=span, reason=f"command substitution {text}", split=not quoted)

@@ -1,0 +1,282 @@
+"""Code run by another shell: `bash -c`, `bash file`, `eval`, `sbatch`, `ssh`, `pdsh`, `ray job submit`."""
+
+from __future__ import annotations
+
+import os
+from typing import TYPE_CHECKING
+
+from packlint import launchers as L
+from packlint.errors import PacklintError
+from packlint.interpret import commands, expansion, sourcing
+from packlint.interpret.bash_tables import UNKNOWN_PART
+from packlint.interpret.syntax import child_statements, runnable
+from packlint.interpret.world import World
+from packlint.parse import ParsedScript, parse
+from packlint.source import SourceFile, load
+from packlint.values import Known, Span, Unknown, Value, Variable
+
+if TYPE_CHECKING:
+    from tree_sitter import Node
+
+    from packlint.interpret.run import Interpreter
+
+
+def submitted_world(
+    interp: Interpreter,
+    world: World,
+    prefix_env: dict[str, Variable],
+    *,
+    remote: bool,
+    export: tuple[bool, dict[str, Value | None]] | None = None,
+) -> World:
+    """The shell a submitted command runs in: a fresh process. A remote one (ssh, pdsh, ray) starts
+    from that machine's environment, which the script cannot see: nothing of ours reaches it."""
+    child = world.fork()
+    inherit = not remote and (export is None or export[0])
+    env = {k: v for k, v in world.vars.items() if v.exported and v.items is None} if inherit else {}
+    if inherit:
+        env.update({k: v for k, v in prefix_env.items() if v.source != "unset"})
+    for name, value in export[1].items() if export else ():
+        if value is None:
+            old = prefix_env.get(name) or world.vars.get(name)
+            if old is not None and old.exported:
+                env[name] = old
+        else:
+            env[name] = Variable(value, None, True, value.span, value.span, "prefix")
+    child.vars = env
+    child.functions = {}
+    child.locals_stack = []
+    child.positional = []
+    child.flow = None
+    return child
+
+
+def run_submitted(
+    interp: Interpreter,
+    launcher: str,
+    fields: list[Value],
+    prefix_env: dict[str, Variable],
+    world: World,
+    ps: ParsedScript,
+    span: Span,
+    node: Node,
+) -> list[World]:
+    """Commands that hand a command to another shell: `sbatch --wrap`, a job script (`sbatch job.sh`,
+    `sbatch <<EOF`), `ssh HOST CMD`, `pdsh -w HOSTS CMD`, `ray job submit -- CMD`. What that shell
+    launches is analysed with the environment it gets (see docs/launch-forms.md)."""
+    spec = L.LAUNCHERS[launcher]
+    interp.context.append(f"run by `{launcher}` at {span.short()}")
+    try:
+        if launcher == "ray job submit":
+            _, k, _ = L._split_options(spec, fields, spec.words)
+            if k < len(fields):
+                child = submitted_world(interp, world, prefix_env, remote=True)
+                commands.run_command(interp, list(fields[k:]), {}, child, ps, span, node)
+            return [world]
+        string = L.command_string(fields)
+        if string is not None:
+            spec, _, words = string
+            export = None
+            if launcher == "sbatch":
+                opts, _, _ = L._split_options(spec, fields, 1)
+                export = L.export_option(opts)
+            child = submitted_world(interp, world, prefix_env, remote=spec.remote, export=export)
+            code = code_text(interp, words, child)
+            if code is None:
+                interp.diag("info", "unanalysed", f"the command `{launcher}` runs is unknown; not analysed", span)
+                return [world]
+            cspan = code.span or span
+            src = SourceFile(
+                path=ps.source.path,
+                data=code.text.encode("utf-8", "surrogateescape"),
+                line_base=cspan.line - 1,
+                column_base=cspan.column,
+            )
+            exec_source(interp, src, child, None)
+            return [world]
+        run_job_script(interp, fields, prefix_env, world, ps, span, node)
+        return [world]
+    finally:
+        interp.context.pop()
+
+
+def run_job_script(
+    interp: Interpreter,
+    fields: list[Value],
+    prefix_env: dict[str, Variable],
+    world: World,
+    ps: ParsedScript,
+    span: Span,
+    node: Node,
+) -> None:
+    """`sbatch [options] job.sh ARGS` or `sbatch <<EOF`: the job script runs with its `#SBATCH`
+    headers and the environment `--export` gives it."""
+    job = L.job_script(fields)
+    if job is None:
+        return
+    opts, k = job
+    export = L.export_option(opts)
+    child = submitted_world(interp, world, prefix_env, remote=False, export=export)
+    if k < len(fields):
+        target = fields[k]
+        path = sourcing.resolve_path(interp, target.text, world) if isinstance(target, Known) else None
+        if path is None:
+            return
+        try:
+            sf = load(path, display=sourcing.display_path(interp, path))
+        except PacklintError as exc:
+            interp.diag("warning", "source-unreadable", exc.one_line(), span)
+            return
+        child.positional = list(fields[k + 1 :])
+        job_env(child, sf.data)
+        exec_source(interp, sf, child, path)
+        return
+    src = heredoc_source(interp, node, world, ps)
+    if src is not None:
+        job_env(child, src.data)
+        exec_source(interp, src, child, None)
+
+
+def job_env(child: World, data: bytes) -> None:
+    """A job script's `#SBATCH` headers: Slurm sets the job's node/task/GPU counts from them."""
+    if b"#SBATCH" not in data:
+        return
+    for name, value in L.sbatch_header_env(data.decode("utf-8", "replace")).items():
+        old = child.vars.get(name)
+        if old is None or (old.source == "cluster" and not isinstance(old.value, Known)):
+            child.vars[name] = Variable(Known(value), exported=True, source="cluster")
+
+
+def heredoc_source(interp: Interpreter, node: Node, world: World, ps: ParsedScript) -> SourceFile | None:
+    """The here-document fed to a command (`sbatch <<EOF ... EOF`), expanded as bash does (not
+    when the delimiter is quoted), as a script of its own at its place in the file."""
+    parent = node.parent if node is not None else None
+    if parent is None or parent.type != "redirected_statement":
+        return None
+    redirect = next((c for c in parent.children if c.type == "heredoc_redirect"), None)
+    if redirect is None:
+        return None
+    body = next((c for c in redirect.named_children if c.type == "heredoc_body"), None)
+    start = next((c for c in redirect.children if c.type == "heredoc_start"), None)
+    if body is None:
+        return None
+    bspan = ps.source.span(body)
+    raw = ps.source.data[body.start_byte : body.end_byte]
+    if start is not None and any(q in start.text for q in (b"'", b'"', b"\\")):
+        text = raw.decode("utf-8", "surrogateescape")
+    else:
+        value = expansion.expand_joined(interp, body, world, ps)
+        code = code_text(interp, [value], world) if not isinstance(value, Known) else value
+        if code is None:
+            return None
+        text = code.text
+    return SourceFile(
+        path=ps.source.path,
+        data=text.encode("utf-8", "surrogateescape"),
+        line_base=bspan.line - 1,
+        column_base=bspan.column,
+    )
+
+
+def run_shell(
+    interp: Interpreter,
+    fields: list[Value],
+    prefix_env: dict[str, Variable],
+    world: World,
+    ps: ParsedScript,
+    span: Span,
+    node: Node,
+) -> list[World]:
+    """`bash -c '...'` is analysed as a script of its own; `bash other.sh args` follows the file."""
+    args = fields[1:]
+    i = 0
+    while i < len(args) and isinstance(args[i], Known) and args[i].text.startswith("-") and not L.is_shell_c(args[i]):
+        i += 1
+    child = world.fork()
+    child.vars = {k: v for k, v in world.vars.items() if v.exported}
+    child.vars.update(prefix_env)
+    child.functions = {n: f for n, f in world.functions.items() if n in world.exported_functions}
+    child.locals_stack = []
+    if i < len(args) and L.is_shell_c(args[i]):
+        if i + 1 >= len(args):
+            return [world]
+        code = code_text(interp, [args[i + 1]], child)
+        if code is None:
+            interp.diag(
+                "info",
+                "unanalysed",
+                f"`{L.basename(fields[0])} -c` with an unknown command string ({args[i + 1].reason}) is not analysed",
+                span,
+            )
+            return [world]
+        child.positional = list(args[i + 3 :])
+        # `bash -c CODE NAME ARGS`: NAME becomes $0 (bash's own name when absent)
+        name_arg = args[i + 2] if len(args) > i + 2 else fields[0]
+        child.script = name_arg.text if isinstance(name_arg, Known) else "bash"
+        cspan = code.span or span
+        src = SourceFile(
+            path=ps.source.path,
+            data=code.text.encode("utf-8", "surrogateescape"),
+            line_base=cspan.line - 1,
+            column_base=cspan.column,
+        )
+        exec_source(interp, src, child, None)
+        return [world]
+    if i < len(args):
+        target = args[i]
+        if isinstance(target, Known):
+            path = sourcing.resolve_path(interp, target.text, world)
+            if path is not None:
+                child.positional = list(args[i + 1 :])
+                try:
+                    sf = load(path, display=sourcing.display_path(interp, path))
+                except PacklintError as exc:
+                    interp.diag("warning", "source-unreadable", exc.one_line(), span)
+                    return [world]
+                exec_source(interp, sf, child, path)
+    return [world]
+
+
+def code_text(interp: Interpreter, values: list[Value], world: World) -> Known | None:
+    """The text of code given as a string (`bash -c`, `eval`), words joined by spaces. A partly
+    unknown string keeps its known parts; each unknown part becomes a variable of `world` that
+    holds an unknown value, so the code around it is still analysed. None: nothing is known."""
+    text: list[str] = []
+    known_any = False
+    for n, v in enumerate(values):
+        if n:
+            text.append(" ")
+        if isinstance(v, Known):
+            text.append(v.text)
+            known_any = True
+            continue
+        if not v.parts:
+            return None
+        for piece, reason in v.parts:
+            if piece is None:
+                name = f"{UNKNOWN_PART}{len(world.vars)}_{len(text)}"
+                world.vars[name] = Variable(Unknown(reason, v.span))
+                text.append("${" + name + "}")
+            else:
+                text.append(piece)
+                known_any = known_any or bool(piece.strip())
+    if not known_any:
+        return None
+    first = values[0]
+    return Known("".join(text), first.span)
+
+
+def exec_source(interp: Interpreter, src: SourceFile, world: World, real_path: str | None) -> list[World]:
+    """Parse and run code from another file or string in `world` (its parse problems reported)."""
+    if real_path:
+        interp.add_budget(src, real_path)
+    ps = parse(src)
+    for problem in ps.problems:
+        interp.diag(problem.severity, problem.code, problem.message, problem.span)
+    if real_path:
+        interp.source_stack.append(os.path.realpath(real_path))
+    try:
+        return interp.exec_block(runnable(ps, child_statements(ps.root)), [world], ps)
+    finally:
+        if real_path:
+            interp.source_stack.pop()

@@ -1,0 +1,508 @@
+"""Parameter expansion: `$X`, `${X:-d}`, `${X#p}`, `${A[@]}`, `${#X}` and the parser's raw ones."""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING
+
+from packlint import launchers as L
+from packlint.interpret import arithmetic, expansion, sourcing
+from packlint.interpret.bash_tables import BASH_DYNAMIC
+from packlint.interpret.patterns import glob_escape, remove_affix, replace_pattern
+from packlint.interpret.syntax import name_of, snippet, text_of
+from packlint.interpret.words import (
+    Piece,
+    cluster_fallback,
+    ifs_sep,
+    items_pieces,
+    join_pieces,
+    pieces_empty,
+    value_pieces,
+)
+from packlint.interpret.world import World
+from packlint.parse import GAP_VARIABLE, RAW_EXPANSION, ParsedScript
+from packlint.values import Known, Span, Unknown, Value, Variable
+
+if TYPE_CHECKING:
+    from tree_sitter import Node
+
+    from packlint.interpret.run import Interpreter
+
+
+def expansion_pieces(interp: Interpreter, node: Node, world: World, ps: ParsedScript, quoted: bool) -> list[Piece]:
+    """`$X` and `${...}`: the pieces a parameter expansion gives."""
+    span = ps.source.span(node)
+    if node.type == "simple_expansion":
+        target = node.named_children[0] if node.named_children else None
+        if target is None:
+            return [Piece("$", span=span)]
+        name = text_of(target)
+        if name.startswith(RAW_EXPANSION):
+            return raw_expansion(interp, name, world, ps, quoted, span)
+        return param(interp, name, None, world, quoted, span)
+    # ${...}
+    inner = node.children[1:-1]
+    if not inner:
+        return [Piece(None, span=span, reason="bad substitution")]
+    if inner[0].type == "#" and len(inner) == 2:
+        return length_pieces(interp, inner[1], world, quoted, span)
+    if inner[0].type == "!":
+        return [Piece(None, span=span, reason=f"indirect expansion {snippet(node)}")]
+    target = inner[0]
+    op_nodes = inner[1:]
+    subscript = None
+    if target.type == "subscript":
+        name = text_of(target.child_by_field_name("name"))
+        subscript = target.child_by_field_name("index")
+    else:
+        name = text_of(target)
+    if not op_nodes:
+        return param(interp, name, subscript, world, quoted, span, ps)
+    op = op_nodes[0].type
+    operands = op_nodes[1:]
+    if op in (":-", "-", ":=", "=", ":+", "+", ":?", "?"):
+        return default_pieces(interp, node, op, name, subscript, operands, world, ps, quoted)
+    if op == ":" and (name in ("@", "*") or (subscript is not None and subscript.text in (b"@", b"*"))):
+        return slice_pieces(interp, node, name, subscript, operands, world, ps, quoted)
+    return string_operation(interp, node, op, name, subscript, operands, world, ps, quoted)
+
+
+def length_pieces(interp: Interpreter, target: Node, world: World, quoted: bool, span: Span) -> list[Piece]:
+    """`${#X}` (characters), `${#A[@]}` (items), `${#@}` (arguments)."""
+    if target.type == "subscript":
+        var = world.vars.get(name_of(target.child_by_field_name("name")))
+        idx = target.child_by_field_name("index")
+        if idx is not None and idx.text in (b"@", b"*"):
+            if var is None:
+                items = []
+            elif var.assoc is not None:
+                items = list(var.assoc.values())
+            else:
+                items = var.items if var.items is not None else [var.value]
+            split = next((i for i in items if isinstance(i, Unknown) and i.may_split), None)
+            if split is not None:  # `arr=($(cmd))`: as many items as the output has words
+                reason = f"the array's length depends on {split.reason}"
+                return [Piece(None, span=span, reason=reason, split=not quoted)]
+            n = sum(1 for i in items if i is not None)
+            return [Piece(str(n), split=not quoted, span=span)]
+    name = text_of(target)
+    if name in ("@", "*"):
+        return [Piece(str(len(world.positional)), split=not quoted, span=span)]
+    v = scalar(interp, name, world, span)
+    if not isinstance(v, Known):
+        return [Piece(None, span=span, reason=v.reason)]
+    return [Piece(str(len(v.text)), split=not quoted, span=span)]
+
+
+def default_pieces(
+    interp: Interpreter,
+    node: Node,
+    op: str,
+    name: str,
+    subscript: Node | None,
+    operands: list[Node],
+    world: World,
+    ps: ParsedScript,
+    quoted: bool,
+) -> list[Piece]:
+    """`${X:-d}`, `${X-d}`, `${X:=d}`, `${X:+w}`, `${X:?msg}`: decided by whether X is set (and empty)."""
+    span = ps.source.span(node)
+    is_set, current = param_state(interp, name, subscript, world, quoted, span, ps)
+    if is_set is None:
+        # unknown whether set/empty: the value is unknown unless both sides agree
+        return [Piece(None, span=span, reason=f"{snippet(node)}: unknown whether ${name} is set", split=not quoted)]
+    empty = is_set and pieces_empty(current)
+    use_default = (not is_set) or (op.startswith(":") and empty)
+    if op in (":+", "+"):
+        if use_default:
+            return []
+        return operand_pieces(interp, operands, world, ps, quoted)
+    if op in (":?", "?"):
+        if use_default:
+            return [Piece(None, span=span, reason=f"{snippet(node)}: would abort the script")]
+        return current
+    if not use_default:
+        return current
+    default = operand_pieces(interp, operands, world, ps, quoted)
+    if not is_set and L.CLUSTER_VARIABLE.match(name):
+        # `${SLURM_NNODES:-1}`: on the cluster the variable is set; the fallback is a guess
+        default = [cluster_fallback(p, name) for p in default]
+    if op in (":=", "="):
+        joined = join_pieces(default, span)
+        exported = (world.vars.get(name) or Variable()).exported
+        interp.set_var(world, name, Variable(joined, None, exported, span), span)
+    return default
+
+
+def slice_pieces(
+    interp: Interpreter,
+    node: Node,
+    name: str,
+    subscript: Node | None,
+    operands: list[Node],
+    world: World,
+    ps: ParsedScript,
+    quoted: bool,
+) -> list[Piece]:
+    """`${@:2}`, `${A[@]:1:2}`: slices of the argument list / of an array."""
+    span = ps.source.span(node)
+    nums = [o for o in operands if o.type != ":"]
+    off = arithmetic.arith(interp, nums[0], world, ps) if nums else 0
+    ln = arithmetic.arith(interp, nums[1], world, ps) if len(nums) > 1 else None
+    if isinstance(off, Unknown) or isinstance(ln, Unknown):
+        return [Piece(None, span=span, reason=f"{snippet(node)}: unknown offset", split=not quoted)]
+    if name in ("@", "*"):
+        items = [Known(world.script)] + world.positional
+    else:
+        var = world.vars.get(name)
+        if var is None:
+            items = []
+        else:
+            items = var.items if var.items is not None else [var.value] if var.value is not None else []
+    items = items[off:] if off >= 0 else items[max(len(items) + off, 0) :]
+    if ln is not None:
+        items = items[:ln]
+    star = name == "*" or (subscript is not None and subscript.text == b"*")
+    return items_pieces(items, quoted, span, star=star, sep=ifs_sep(world))
+
+
+def string_operation(
+    interp: Interpreter,
+    node: Node,
+    op: str,
+    name: str,
+    subscript: Node | None,
+    operands: list[Node],
+    world: World,
+    ps: ParsedScript,
+    quoted: bool,
+) -> list[Piece]:
+    """Operations on the value's text: `${X#p}`, `${X%%p}`, `${X/p/r}`, `${X^^}`, `${X:1:2}`."""
+    span = ps.source.span(node)
+    value = scalar_sub(interp, name, subscript, world, span, ps)
+    if not isinstance(value, Known):
+        return [Piece(None, span=span, reason=value.reason, split=not quoted)]
+    text = value.text
+    operand_node = operands[0] if operands else None
+    arg = expansion.expand_pattern(interp, operand_node, world, ps) if operand_node is not None else ""
+    if op in ("#", "##", "%", "%%"):
+        if arg is None:
+            return [Piece(None, span=span, reason=f"{snippet(node)}: unknown pattern", split=not quoted)]
+        return [Piece(remove_affix(text, arg, op), split=not quoted, span=value.span or span)]
+    if op in ("/", "//", "/#", "/%"):
+        # operands may be [pattern, '/', replacement]
+        repl = ""
+        rest = [o for o in operands[1:] if o.type != "/"]
+        if rest:
+            rv = expansion.expand_joined(interp, rest[0], world, ps)
+            if not isinstance(rv, Known):
+                return [Piece(None, span=span, reason=rv.reason, split=not quoted)]
+            repl = rv.text
+        if arg is None:
+            return [Piece(None, span=span, reason=f"{snippet(node)}: unknown pattern", split=not quoted)]
+        return [Piece(replace_pattern(text, arg, repl, op), split=not quoted, span=span)]
+    if op in ("^", "^^", ",", ",,"):
+        return [Piece(change_case(text, op), split=not quoted, span=span)]
+    if op == ":":
+        nums = [o for o in operands if o.type != ":"]
+        if operands and operands[0].type == ":":  # `${X::n}`: the offset is empty (0)
+            off = 0
+            ln = arithmetic.arith(interp, nums[0], world, ps) if nums else 0
+        else:
+            off = arithmetic.arith(interp, nums[0], world, ps) if nums else 0
+            ln = arithmetic.arith(interp, nums[1], world, ps) if len(nums) > 1 else None
+        if isinstance(off, Unknown) or isinstance(ln, Unknown):
+            return [Piece(None, span=span, reason=f"{snippet(node)}: unknown offset", split=not quoted)]
+        end = None if ln is None else (off + ln if ln >= 0 else ln)
+        return [Piece(text[off:end], split=not quoted, span=span)]
+    return [Piece(None, span=span, reason=f"unsupported expansion {snippet(node)}", split=not quoted)]
+
+
+def change_case(text: str, op: str) -> str:
+    """`${X^^}`, `${X,,}`, `${X^}`, `${X,}`."""
+    if op == "^^":
+        return text.upper()
+    if op == ",,":
+        return text.lower()
+    if op == "^":
+        return text[:1].upper() + text[1:]
+    return text[:1].lower() + text[1:]
+
+
+# The operators of a raw `${NAME<op>...}`, longest first.
+_RAW_OPERATORS = (
+    ":-",
+    ":=",
+    ":+",
+    ":?",
+    "//",
+    "/#",
+    "/%",
+    "##",
+    "%%",
+    "^^",
+    ",,",
+    "-",
+    "=",
+    "+",
+    "?",
+    "/",
+    "#",
+    "%",
+    "^",
+    ",",
+)
+
+
+def raw_expansion(
+    interp: Interpreter, name: str, world: World, ps: ParsedScript, quoted: bool, span: Span
+) -> list[Piece]:
+    """Evaluate a `${...}` kept as raw text by the parser (quotes or backslashes inside)."""
+    m = re.fullmatch(rf"{RAW_EXPANSION}(\d+)_*", name)
+    index = int(m.group(1)) if m else -1
+    if not 0 <= index < len(ps.raw_expansions):
+        return [Piece(None, span=span, reason="could not analyse this expansion", split=not quoted)]
+    raw = ps.raw_expansions[index]
+    unknown = [Piece(None, span=span, reason=f"could not analyse {raw}", split=not quoted)]
+    m = re.match(r"\$\{([A-Za-z_]\w*|\d+)(.*)\}$", raw, re.S)
+    if m is None:
+        return unknown
+    var, rest = m.group(1), m.group(2)
+    op = next((o for o in _RAW_OPERATORS if rest.startswith(o)), None)
+    if op is None:
+        return unknown
+    arg = rest[len(op) :]
+    if op in (":-", ":=", ":+", ":?", "-", "=", "+", "?"):
+        is_set, current = param_state(interp, var, None, world, quoted, span, ps)
+        operand = raw_operand(arg, world, interp, span)
+        if is_set is None or operand is None:
+            return unknown
+        use_default = (not is_set) or (op.startswith(":") and pieces_empty(current))
+        if op in (":+", "+"):
+            return [] if use_default else [Piece(operand[0], split=not quoted, span=span)]
+        if not use_default:
+            return current
+        if op in (":?", "?"):
+            return unknown
+        if op in (":=", "="):
+            interp.set_var(world, var, Variable(Known(operand[0], span), assigned_at=span), span)
+        piece = Piece(operand[0], split=not quoted, span=span)
+        return [cluster_fallback(piece, var) if not is_set and L.CLUSTER_VARIABLE.match(var) else piece]
+    value = scalar(interp, var, world, span)
+    if not isinstance(value, Known):
+        return [Piece(None, span=span, reason=value.reason, split=not quoted)]
+    text = value.text
+    if op in ("^^", ",,", "^", ","):
+        return [Piece(change_case(text, op), split=not quoted, span=span)]
+    if op in ("#", "##", "%", "%%"):
+        pattern = raw_operand(arg, world, interp, span)
+        if pattern is None:
+            return unknown
+        return [Piece(remove_affix(text, pattern[1], op), split=not quoted, span=span)]
+    pattern_raw, repl_raw = split_unescaped_slash(arg)
+    pattern = raw_operand(pattern_raw, world, interp, span)
+    repl = raw_operand(repl_raw, world, interp, span) if repl_raw is not None else ("", "")
+    if pattern is None or repl is None:
+        return unknown
+    return [Piece(replace_pattern(text, pattern[1], repl[0], op), split=not quoted, span=span)]
+
+
+def operand_pieces(
+    interp: Interpreter, operands: list[Node], world: World, ps: ParsedScript, quoted: bool
+) -> list[Piece]:
+    """The word of `${X:-word}` / `${X:+word}`: unquoted, its result is split like any expansion
+    (`${V:+--precision $V}` gives two words), literal text included."""
+    out = []
+    for o in operands:
+        parts = o.children if (not quoted and o.type == "concatenation") else [o]
+        for part in parts:
+            pieces = expansion.word_pieces(interp, part, world, ps, quoted=quoted)
+            if not quoted and part.type == "word":
+                for p in pieces:
+                    if p.text is not None:
+                        p.split = True
+            out.extend(pieces)
+    return out
+
+
+def param_state(
+    interp: Interpreter, name: str, subscript: Node | None, world: World, quoted: bool, span: Span, ps: ParsedScript
+) -> tuple[bool | None, list[Piece]]:
+    """(is the parameter set?, its pieces)."""
+    if name.isdigit():
+        n = int(name)
+        if n == 0:
+            return True, [Piece(world.script, split=not quoted, span=span)]
+        if n <= len(world.positional):
+            v = world.positional[n - 1]
+            return True, value_pieces(v, quoted, span)
+        return False, []
+    if name in ("@", "*"):
+        return bool(world.positional), items_pieces(
+            world.positional, quoted, span, star=name == "*", sep=ifs_sep(world)
+        )
+    var = world.vars.get(name)
+    if var is None:
+        if name in BASH_DYNAMIC or name.startswith(GAP_VARIABLE):
+            return None, []
+        return False, []
+    if var.items is not None and subscript is not None:
+        return True, param(interp, name, subscript, world, quoted, span, ps)
+    v = var.scalar()
+    if v is None:
+        return False, []
+    return True, value_pieces(v, quoted, span)
+
+
+def scalar(interp: Interpreter, name: str, world: World, span: Span) -> Value:
+    """A parameter's value as one string: special parameters, `$1`, namerefs, unset is empty."""
+    if name.startswith(GAP_VARIABLE):
+        return Unknown("could not analyse this part (bash accepts it; packlint's parser does not)", span)
+    if name.isdigit():
+        n = int(name)
+        if n == 0:
+            return Known(world.script, span)
+        return world.positional[n - 1] if n <= len(world.positional) else Known("", span)
+    if name == "#":
+        return Known(str(len(world.positional)), span)
+    if name in ("?", "$", "!", "-", "_"):
+        return Unknown(f"${name} is only known at run time", span)
+    if name in ("@", "*"):
+        return (
+            Known(" ".join(p.text if isinstance(p, Known) else "?" for p in world.positional), span)
+            if all(isinstance(p, Known) for p in world.positional)
+            else Unknown("unknown argument", span)
+        )
+    if name == "LINENO":
+        return Known(str(span.line), span)
+    var = world.vars.get(name)
+    if var is not None and var.ref is not None:
+        var = world.vars.get(var.ref)
+    if var is None:
+        if name in BASH_DYNAMIC:
+            return Unknown(f"${name} is set by bash at run time", span)
+        return Known("", span)
+    v = var.scalar()
+    return v if v is not None else Known("", span)
+
+
+def scalar_sub(
+    interp: Interpreter, name: str, subscript: Node | None, world: World, span: Span, ps: ParsedScript
+) -> Value:
+    if subscript is None:
+        return scalar(interp, name, world, span)
+    pieces = param(interp, name, subscript, world, True, span, ps)
+    return join_pieces(pieces, span)
+
+
+def param(
+    interp: Interpreter,
+    name: str,
+    subscript: Node | None,
+    world: World,
+    quoted: bool,
+    span: Span,
+    ps: ParsedScript | None = None,
+) -> list[Piece]:
+    """The pieces of `$NAME`, `${NAME[i]}`, `${A[@]}`, `${C[key]}`, `$@`."""
+    if name in ("@", "*"):
+        return items_pieces(world.positional, quoted, span, star=name == "*", sep=ifs_sep(world))
+    if name == "BASH_SOURCE" and subscript is not None:
+        script = interp.source_stack[-1] if interp.source_stack else world.script
+        return [Piece(sourcing.display_source(interp, script, world), split=not quoted, span=span)]
+    if subscript is not None:
+        var = world.vars.get(name)
+        idx_text = text_of(subscript)
+        if var is not None and var.assoc is not None:
+            if idx_text in ("@", "*"):
+                return items_pieces(list(var.assoc.values()), quoted, span, star=idx_text == "*", sep=ifs_sep(world))
+            key = expansion.expand_joined(interp, subscript, world, ps) if ps is not None else Unknown("key")
+            if not isinstance(key, Known):
+                return [Piece(None, span=span, reason=f"array key {idx_text} is unknown", split=not quoted)]
+            found = var.assoc.get(key.text)
+            return value_pieces(found, quoted, span) if found is not None else [Piece("", span=span)]
+        if idx_text in ("@", "*"):
+            if var is None:
+                return [Piece("", vanish=True, span=span)] if quoted else []
+            items = var.items if var.items is not None else ([var.value] if var.value is not None else [])
+            return items_pieces(items, quoted, span, star=idx_text == "*", sep=ifs_sep(world))
+        idx = arithmetic.arith(interp, subscript, world, ps) if ps is not None else Unknown("index")
+        if isinstance(idx, Unknown):
+            return [Piece(None, span=span, reason=f"array index {idx_text} is unknown", split=not quoted)]
+        if var is None:
+            return [Piece("", span=span)]
+        items = var.items if var.items is not None else [var.value]
+        split = (
+            next((i for i in items[: idx + 1] if isinstance(i, Unknown) and i.may_split), None)
+            if idx >= 0
+            else next((i for i in items if isinstance(i, Unknown) and i.may_split), None)
+        )
+        if split is not None:  # items before this index may be any number of words
+            return [
+                Piece(None, span=span, reason=f"array element {idx_text} depends on {split.reason}", split=not quoted)
+            ]
+        if idx < 0:
+            idx += len(items)
+        if 0 <= idx < len(items) and items[idx] is not None:
+            return value_pieces(items[idx], quoted, span)
+        return [Piece("", span=span)]
+    v = scalar(interp, name, world, span)
+    return value_pieces(v, quoted, span)
+
+
+def raw_operand(raw: str, world: World, interp: Interpreter, span: Span) -> tuple[str, str] | None:
+    """An operand of a raw `${...}`: (its value with quotes removed, the same as a glob pattern in which
+    quoted and escaped characters match literally). None when it needs more than plain variables."""
+    value, pattern = [], []
+    i = 0
+    while i < len(raw):
+        c = raw[i]
+        if c == "\\" and i + 1 < len(raw):
+            value.append(raw[i + 1])
+            pattern.append(glob_escape(raw[i + 1]))
+            i += 2
+        elif c in "'\"":
+            j = raw.find(c, i + 1)
+            if j == -1:
+                return None
+            inner = raw[i + 1 : j]
+            if c == '"' and ("$" in inner or "`" in inner or "\\" in inner):
+                return None
+            value.append(inner)
+            pattern.append(glob_escape(inner))
+            i = j + 1
+        elif c == "$":
+            m = re.match(r"\$(?:\{([A-Za-z_]\w*)\}|([A-Za-z_]\w*))", raw[i:])
+            if m is None:
+                return None
+            v = scalar(interp, m.group(1) or m.group(2), world, span)
+            if not isinstance(v, Known):
+                return None
+            value.append(v.text)
+            pattern.append(v.text)
+            i += m.end()
+        elif c == "`":
+            return None
+        else:
+            value.append(c)
+            pattern.append(c)
+            i += 1
+    return "".join(value), "".join(pattern)
+
+
+def split_unescaped_slash(raw: str) -> tuple[str, str | None]:
+    """`pat/repl` of `${X/pat/repl}`: the first `/` that is not escaped or quoted."""
+    i = 0
+    while i < len(raw):
+        c = raw[i]
+        if c == "\\":
+            i += 2
+            continue
+        if c in "'\"":
+            j = raw.find(c, i + 1)
+            i = len(raw) if j == -1 else j + 1
+            continue
+        if c == "/":
+            return raw[:i], raw[i + 1 :]
+        i += 1
+    return raw, None

@@ -1,0 +1,113 @@
+"""`source FILE` / `. FILE`: finding the file and running it in the current shell."""
+
+from __future__ import annotations
+
+import os
+from typing import TYPE_CHECKING
+
+from packlint.errors import PacklintError
+from packlint.interpret import nested_code
+from packlint.interpret.limits import MAX_SOURCE_DEPTH
+from packlint.interpret.world import World
+from packlint.parse import ParsedScript
+from packlint.source import load
+from packlint.values import Known, Span, Unknown, Value
+
+if TYPE_CHECKING:
+    from packlint.interpret.run import Interpreter
+
+
+def display_path(interp: Interpreter, path: str) -> str:
+    try:
+        rel = os.path.relpath(path, interp.cwd)
+    except ValueError:
+        return path
+    return path if rel.startswith("..") else rel
+
+
+def resolve_path(interp: Interpreter, text: str, world: World) -> str | None:
+    """Find a sourced or run file: beside the script, beside the current file, in the working directory."""
+    if text.startswith("~"):
+        return None
+    candidates = []
+    if os.path.isabs(text):
+        candidates.append(text)
+    else:
+        if interp.source_stack:
+            candidates.append(os.path.join(os.path.dirname(interp.source_stack[0]), text))
+            candidates.append(os.path.join(os.path.dirname(interp.source_stack[-1]), text))
+        candidates.append(os.path.join(interp.cwd, text))
+    for c in candidates:
+        # not only regular files: `source /dev/zero` or a FIFO is then refused by load() with its reason
+        if os.path.exists(c) and not os.path.isdir(c):
+            return os.path.normpath(c)
+    return None
+
+
+def source_file(interp: Interpreter, fields: list[Value], world: World, ps: ParsedScript, span: Span) -> list[World]:
+    """`source FILE ARGS`: run the file in this shell (cycles, depth and unknown paths reported)."""
+    if len(fields) < 2:
+        return [world]
+    target = fields[1]
+    text = target.text if isinstance(target, Known) else None
+    guessed = False
+    if text is None and isinstance(target, Unknown) and target.reason.startswith("partly unknown:"):
+        text = target.reason.split("tail=", 1)[-1] if "tail=" in target.reason else None
+        guessed = text is not None
+    if text is None:
+        interp.diag(
+            "warning",
+            "source-unknown",
+            f"cannot follow `source`: the path is unknown ({target.reason}); settings it makes are not seen",
+            span,
+        )
+        return [world]
+    path = resolve_path(interp, text, world)
+    if path is None:
+        interp.diag(
+            "warning",
+            "source-not-found",
+            f"sourced file not found: {text} (looked beside the script and in the working "
+            "directory); settings it makes are not seen",
+            span,
+        )
+        return [world]
+    real = os.path.realpath(path)
+    if real in interp.source_stack:
+        interp.diag("info", "source-cycle", f"`source {text}` would include itself again (cycle); not followed", span)
+        return [world]
+    if len(interp.source_stack) >= MAX_SOURCE_DEPTH:
+        interp.diag(
+            "warning", "source-depth", f"sourced files nest deeper than {MAX_SOURCE_DEPTH}; {text} not followed", span
+        )
+        return [world]
+    if guessed:
+        interp.diag(
+            "info", "source-guessed", f"sourced path partly unknown; assumed it is {text} beside the script", span
+        )
+    try:
+        sf = load(path, display=display_path(interp, path))
+    except PacklintError as exc:
+        interp.diag("warning", "source-unreadable", exc.one_line(), span)
+        return [world]
+    saved = world.positional
+    if len(fields) > 2:
+        world.positional = list(fields[2:])
+    saved_frames = len(world.locals_stack)
+    interp.source_calls += 1
+    try:
+        out = nested_code.exec_source(interp, sf, world, path)
+    finally:
+        interp.source_calls -= 1
+    for w in out:
+        if len(fields) > 2:
+            w.positional = saved
+        if w.flow == "return" and len(w.locals_stack) == saved_frames:
+            w.flow = None
+    return interp.merge(out)
+
+
+def display_source(interp: Interpreter, real: str, world: World) -> str:
+    if interp.source_stack and real == interp.source_stack[0]:
+        return world.script
+    return display_path(interp, real)

@@ -1,0 +1,97 @@
+"""Small questions asked of tree-sitter-bash nodes: statement lists, snippets, split words."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from packlint.parse import ParsedScript
+
+if TYPE_CHECKING:
+    from tree_sitter import Node
+
+
+NOISE = {
+    "comment",
+    "heredoc_body",
+    "heredoc_start",
+    "heredoc_end",
+    "heredoc_content",
+    ";",
+    ";;",
+    "&",
+    "then",
+    "do",
+    "done",
+    "fi",
+    "else",
+    "elif",
+    "esac",
+    "in",
+    "{",
+    "}",
+    "(",
+    ")",
+    "\n",
+}
+
+
+def text_of(node: Node) -> str:
+    """A node's source text (bytes that are not UTF-8 replaced)."""
+    return (node.text or b"").decode("utf-8", "replace")
+
+
+def name_of(node: Node) -> str:
+    """A name's source text (strict UTF-8)."""
+    return (node.text or b"").decode()
+
+
+def child_statements(node: Node) -> list:
+    return [c for c in node.named_children if c.type not in NOISE]
+
+
+def inside_error(node: Node, ps: ParsedScript) -> bool:
+    return any(a <= node.start_byte and node.end_byte <= b for a, b in ps.error_ranges)
+
+
+def ends_with_dollar(node: Node) -> bool:
+    return node is not None and node.type == "concatenation" and node.child_count > 0 and node.children[-1].type == "$"
+
+
+def glued_groups(nodes: list) -> list[list]:
+    """Group a word that tree-sitter-bash split after a bare `$` with the word right after it."""
+    groups: list[list] = []
+    for n in nodes:
+        if groups and ends_with_dollar(groups[-1][-1]) and n.type == "word" and n.start_byte == groups[-1][-1].end_byte:
+            groups[-1].append(n)
+        else:
+            groups.append([n])
+    return groups
+
+
+def function_nodes(node: Node) -> list:
+    out, stack = [], [node]
+    while stack:
+        n = stack.pop()
+        if n.type == "function_definition":
+            out.append(n)
+        else:
+            stack.extend(n.named_children)
+    return out
+
+
+def runnable(ps: ParsedScript, statements: list) -> list:
+    """bash reads and runs a script one complete top-level command at a time: with a syntax error at
+    line L, the commands that end before L still run, and nothing from L on."""
+    lines = [p.span.line - ps.source.line_base for p in ps.problems if p.severity == "error" and p.code == "syntax"]
+    if not lines:
+        return statements
+    stop = min(lines)
+    return [s for s in statements if s.end_point[0] + 1 < stop and not s.has_error]
+
+
+def snippet(node: Node | None, limit: int = 80) -> str:
+    """A node's text on one line, cut at `limit` characters (for messages and conditions)."""
+    if node is None:
+        return ""
+    text = " ".join(text_of(node).split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"

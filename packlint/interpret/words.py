@@ -1,0 +1,259 @@
+"""Word assembly: pieces of an expanded word become fields (IFS splitting) or one joined value."""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING
+
+from packlint.interpret.limits import MAX_VALUE_CHARS
+from packlint.interpret.world import World
+from packlint.parse import ParsedScript
+from packlint.values import Known, Span, Unknown, Value
+
+if TYPE_CHECKING:
+    from tree_sitter import Node
+
+
+class Piece:
+    """Part of a word being expanded: literal or expanded text, and whether word splitting applies.
+    (Hand-written: the hottest object of the interpreter.)"""
+
+    __slots__ = ("text", "split", "span", "reason", "boundary", "vanish", "origin")
+
+    def __init__(
+        self,
+        text: str | None,
+        split: bool = False,
+        span: Span | None = None,
+        reason: str = "",
+        boundary: bool = False,
+        vanish: bool = False,
+        origin: str | None = None,
+    ) -> None:
+        self.origin = origin  # "caller": text from the script's arguments
+        self.text = text  # None: unknown
+        self.split = split  # result of an unquoted expansion: subject to word splitting
+        self.span = span
+        self.reason = reason
+        self.boundary = boundary  # "${A[@]}": a field boundary before this piece
+        self.vanish = vanish  # "${A[@]}" of an empty array / "$@" with no args
+
+    def __repr__(self) -> str:
+        return f"Piece({self.text!r}, split={self.split}, reason={self.reason!r})"
+
+
+GLOB_CHARS = re.compile(r"(?<!\\)[*?]|(?<!\\)\[[^]]+\]")
+
+
+BRACE_LIST = re.compile(r"(?<![$\\])\{[^{}\s]*,[^{}\s]*\}")
+
+
+def brace_expand(text: str) -> list[str]:
+    """`{train,val}.json` -> train.json val.json (comma lists, left to right, nested by recursion)."""
+    m = BRACE_LIST.search(text)
+    if m is None:
+        return [text]
+    head, tail = text[: m.start()], text[m.end() :]
+    out = []
+    for alt in m.group(0)[1:-1].split(","):
+        out.extend(brace_expand(head + alt + tail))
+    return out
+
+
+def crlf_tail(node: Node, ps: ParsedScript, pieces: list) -> None:
+    """A word that ends right before a CR gets the CR, as in bash (tree-sitter skips it as a blank)."""
+    if ps.source.data[node.end_byte : node.end_byte + 1] == b"\r":
+        pieces.append(Piece("\r", span=ps.source.span(node)))
+
+
+def value_pieces(v: Value, quoted: bool, span: Span) -> list[Piece]:
+    """A value as pieces; a partly unknown value keeps its known parts, so word splitting and
+    `bash -c "$X ..."` still see them."""
+    if isinstance(v, Unknown) and v.parts:
+        return [Piece(t, split=not quoted, span=v.span or span, reason=r or "") for t, r in v.parts] or [
+            _value_piece(v, quoted, span)
+        ]
+    return [_value_piece(v, quoted, span)]
+
+
+def _value_piece(v: Value, quoted: bool, span: Span) -> Piece:
+    if isinstance(v, Known):
+        return Piece(v.text, split=not quoted, span=v.span or span, origin=v.origin)
+    return Piece(None, split=not quoted, span=v.span or span, reason=v.reason)
+
+
+def items_pieces(items: list[Value], quoted: bool, span: Span, star: bool = False, sep: str = " ") -> list[Piece]:
+    """ "${A[@]}" -> one field per item; "${A[*]}" -> items joined by the first character of IFS;
+    unquoted -> split. Holes of a sparse array (None) are skipped."""
+    items = [i for i in items if i is not None]
+    if quoted and star:
+        if any(not isinstance(i, Known) for i in items):
+            reason = next(i.reason for i in items if isinstance(i, Unknown))
+            return [Piece(None, span=span, reason=reason)]
+        return [Piece(sep.join(i.text for i in items), span=span)]
+    if not items:
+        return [Piece("", vanish=True, span=span)] if quoted else []
+    out = []
+    for n, item in enumerate(items):
+        pieces = value_pieces(item, quoted, span)
+        pieces[0].boundary = n > 0
+        out.extend(pieces)
+    return out
+
+
+def pieces_empty(pieces: list[Piece]) -> bool:
+    return all(p.text == "" for p in pieces)
+
+
+_IFS = re.compile(r"[ \t\n]+")
+
+
+def _sub_span(span: Span | None, text: str, start: int, end: int) -> Span | None:
+    """The span of text[start:end] when `span` covers exactly `text` on one line (a literal without
+    escapes), so a flag found inside a string (`GPT_ARGS="--micro-batch-size=2 ..."`) points at itself."""
+    if span is None or span.line != span.end_line or span.end_column - span.column != len(text):
+        return None
+    return Span(span.file, span.line, span.column + start, span.line, span.column + end)
+
+
+def ifs_sep(world: World) -> str:
+    ifs = current_ifs(world)
+    return " " if ifs is None else ifs[:1]
+
+
+def current_ifs(world: World) -> str | None:
+    """The IFS in effect when known and not the default (None: split on blanks)."""
+    var = world.vars.get("IFS")
+    if var is None:
+        return None
+    v = var.scalar()
+    if not isinstance(v, Known) or v.text == " \t\n":
+        return None
+    return v.text
+
+
+def _ifs_splitter(ifs: str | None) -> re.Pattern[str] | None:
+    """The regex bash's word splitting uses for this IFS (None: the default blank characters)."""
+    if ifs is None:
+        return _IFS
+    blanks = "".join(c for c in ifs if c in " \t\n")
+    others = "".join(c for c in ifs if c not in " \t\n")
+    parts = []
+    if others:
+        parts.append(
+            f"[{re.escape(blanks)}]*[{re.escape(others)}][{re.escape(blanks)}]*" if blanks else f"[{re.escape(others)}]"
+        )
+    if blanks:
+        parts.append(f"[{re.escape(blanks)}]+")
+    return re.compile("|".join(parts)) if parts else None
+
+
+def assemble_fields(pieces: list[Piece], word_span: Span, ifs: str | None = None) -> list[Value]:
+    """Pieces -> fields, with word splitting of unquoted expansion results (on IFS)."""
+    splitter = _ifs_splitter(ifs) if ifs is not None else _IFS
+    fields: list[Value] = []
+    cur: list[Piece] = []
+    started = False
+
+    def finish() -> None:
+        nonlocal cur, started
+        if started:
+            fields.append(_field_value(cur, word_span))
+        cur, started = [], False
+
+    for p in pieces:
+        if p.boundary:
+            finish()
+        if p.vanish:
+            continue
+        if p.text is None:
+            cur.append(p)
+            started = True
+            continue
+        if p.split:
+            parts = splitter.split(p.text) if splitter is not None else [p.text]
+            if len(parts) == 1:
+                if p.text:
+                    cur.append(p)
+                    started = True
+                continue
+            offset = 0
+            for k, part in enumerate(parts):
+                if k > 0:
+                    finish()
+                start = p.text.find(part, offset) if part else offset
+                offset = start + len(part)
+                if part:
+                    cur.append(Piece(part, span=_sub_span(p.span, p.text, start, offset) or p.span, origin=p.origin))
+                    started = True
+            continue
+        cur.append(p)
+        started = True
+    finish()
+    return fields
+
+
+def _field_value(parts: list[Piece], word_span: Span) -> Value:
+    unknown = next((p for p in parts if p.text is None), None)
+    if unknown is not None:
+        known_tail = ""
+        for p in reversed(parts):
+            if p.text is None:
+                break
+            known_tail = p.text + known_tail
+        reason = unknown.reason
+        if known_tail.startswith("/") and len(parts) > 1:
+            reason = f"partly unknown: {unknown.reason}; tail={known_tail.lstrip('/')}"
+        return Unknown(
+            reason, word_span, tuple((p.text, p.reason) for p in parts), any(p.text is None and p.split for p in parts)
+        )
+    text = "".join(p.text for p in parts)
+    if len(text) > MAX_VALUE_CHARS:
+        return Unknown("value too long to track", word_span)
+    nonempty = [p for p in parts if p.text]
+    span = nonempty[0].span if len(nonempty) == 1 and nonempty[0].span is not None else word_span
+    origins = {p.origin for p in nonempty}
+    origin = origins.pop() if len(origins) == 1 else None  # "caller", or "cluster-default:NAME"
+    return Known(text, span, origin)
+
+
+def cluster_fallback(p: Piece, name: str) -> Piece:
+    """A default taken because a cluster variable is unset here (it is set on the cluster)."""
+    if p.text is not None:
+        p.origin = f"cluster-default:{name}"
+    return p
+
+
+def join_pieces(pieces: list[Piece], word_span: Span) -> Value:
+    """Pieces -> one value, no splitting; array items are joined by a space as in assignments."""
+    out: list[Piece] = []
+    for p in pieces:
+        if p.vanish:
+            continue
+        if p.boundary:
+            out.append(Piece(" ", span=p.span))
+        # a cluster fallback stays one through assignments (NNODES=${SLURM_NNODES:-1}); the caller's
+        # origin does not (it marks words the caller passes straight through "$@")
+        keep = p.origin if p.origin and p.origin.startswith("cluster-default:") else None
+        out.append(Piece(p.text, span=p.span, reason=p.reason, origin=keep))
+    if not out:
+        return Known("", word_span)
+    return _field_value(out, word_span)
+
+
+def concat_values(a: Value, b: Value, span: Span) -> Value:
+    if isinstance(a, Known) and isinstance(b, Known):
+        return Known(a.text + b.text, span if a.text else b.span)
+    return Unknown(a.reason if isinstance(a, Unknown) else b.reason, span)
+
+
+def unescape_unquoted(text: str) -> str:
+    if "\\" not in text:
+        return text
+    return re.sub(r"\\(\n|.)", lambda m: "" if m.group(1) == "\n" else m.group(1), text)
+
+
+def unescape_dquote(text: str) -> str:
+    if "\\" not in text:
+        return text
+    return re.sub(r'\\([$`"\\\n])', lambda m: "" if m.group(1) == "\n" else m.group(1), text)

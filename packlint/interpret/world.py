@@ -1,0 +1,137 @@
+"""The interpreter's state records: worlds (one per feasible path), launches seen, diagnostics."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from packlint.parse import ParsedScript
+from packlint.records import factory, record
+from packlint.values import Condition, Known, Span, Unknown, Value, Variable
+
+if TYPE_CHECKING:
+    from tree_sitter import Node
+
+
+@record(eq=True)
+class Diagnostic:
+    severity: str  # error | warning | info
+    code: str
+    message: str
+    span: Span | None
+    related: Span | None = None  # a second place the diagnostic is about (a fix may edit it)
+
+    def to_json(self) -> dict:
+        d: dict = {"severity": self.severity, "code": self.code, "message": self.message}
+        if self.span is not None:
+            d.update(file=self.span.file, line=self.span.line, column=self.span.column)
+        if self.related is not None:
+            d["related"] = [self.related.to_json()]
+        return d
+
+
+@record
+class LaunchInstance:
+    """One launch as seen in one world: what the interpreter hands to the launch model."""
+
+    span: Span
+    context: tuple[str, ...]  # function calls / loop iterations that led here
+    seq: int  # execution order, to tell "exported after the launch"
+    fields: list[Value]  # the command line from the outermost launcher on
+    env: dict[str, Variable]  # exported variables + prefix/wrapper assignments
+    unexported: dict[str, Variable]  # set, not exported
+    when: tuple[Condition, ...]
+    command: list[Value] | None = None  # what bash executes, when it differs (`srun ... bash -c "..."`)
+
+
+@record
+class World:
+    vars: dict[str, Variable]
+    positional: list[Value]
+    script: str
+    functions: dict[str, tuple[Node, ParsedScript]] = factory(dict)  # name -> (body, its script)
+    when: tuple[Condition, ...] = ()
+    flow: str | None = None  # exit | return | break | continue
+    locals_stack: list[dict[str, Variable | None]] = factory(list)
+    allexport: bool = False  # `set -a` is on
+    exported_functions: frozenset[str] = frozenset()  # `export -f NAME`: visible to child bash processes
+    unknown_exports: bool = False  # `export $(...)`: names packlint cannot know were exported
+    exit_trap: tuple[Value, Span] | None = None  # `trap '...' EXIT`: (code, where) run when the script ends
+    nullglob: bool = False  # `shopt -s nullglob`
+    aliases: dict[str, tuple[str, Span | None]] | None = None  # `alias NAME=...`: NAME -> (text, where)
+    expand_aliases: bool = False  # `shopt -s expand_aliases`: scripts expand aliases only then
+
+    def fork(self) -> World:
+        return World(
+            dict(self.vars),
+            list(self.positional),
+            self.script,
+            dict(self.functions),
+            self.when,
+            self.flow,
+            [dict(f) for f in self.locals_stack],
+            self.allexport,
+            self.exported_functions,
+            self.unknown_exports,
+            self.exit_trap,
+            self.nullglob,
+            None if self.aliases is None else dict(self.aliases),
+            self.expand_aliases,
+        )
+
+
+def join_worlds(worlds: list[World], depends_on: str, span: Span | None) -> World:
+    """One world standing for several: what they agree on stays, what differs becomes unknown."""
+    first = worlds[0]
+    if len(worlds) == 1:
+        return first
+    joined = first.fork()
+    reason = f"depends on {depends_on}"
+    for name in dict.fromkeys(n for w in worlds for n in w.vars):
+        found = [w.vars.get(name) for w in worlds]
+        v0 = found[0]
+        if all(v is v0 for v in found):
+            continue
+        present = [v for v in found if v is not None]
+        if len(present) == len(found) and all(
+            v.items is None
+            and v0.items is None
+            and isinstance(v.value, Known)
+            and isinstance(v0.value, Known)
+            and v.value.text == v0.value.text
+            and v.exported == v0.exported
+            for v in present
+        ):
+            continue
+        exported = any(v.exported for v in present)
+        if any(v.items is not None for v in present):
+            joined.vars[name] = Variable(None, [Unknown(reason, span)], exported, span, span if exported else None)
+        else:
+            joined.vars[name] = Variable(Unknown(reason, span), None, exported, span, span if exported else None)
+    if any(
+        len(w.positional) != len(first.positional)
+        or any(
+            not (a is b or (isinstance(a, Known) and isinstance(b, Known) and a.text == b.text))
+            for a, b in zip(w.positional, first.positional, strict=False)
+        )
+        for w in worlds[1:]
+    ):
+        joined.positional = [Unknown(reason, span)]
+    for w in worlds[1:]:
+        for fname, fdef in w.functions.items():
+            joined.functions.setdefault(fname, fdef)
+    common = set(first.when)
+    for w in worlds[1:]:
+        common &= set(w.when)
+    joined.when = tuple(c for c in first.when if c in common)
+    joined.allexport = any(w.allexport for w in worlds)
+    return joined
+
+
+def common_prefix(a: tuple, b: tuple) -> tuple:
+    """Conditions two merged worlds share (order kept)."""
+    bs = set(b)
+    return tuple(c for c in a if c in bs)
+
+
+# What a command reports as its exit status, world by world (None: unknown), when it decides itself.
+StatusOut = list[tuple[World, "bool | None"]]
