@@ -200,6 +200,32 @@ class LauncherSpec:
     program_is_tool: bool = False  # `swift sft --model ...`: the launcher is the program, its flags follow
 
 
+# Slurm's short options that take a value, common to srun and sbatch (each adds its own below)
+SLURM_VALUE_SHORT_OPTIONS = frozenset(
+    {
+        "-N",
+        "-n",
+        "-c",
+        "-p",
+        "-J",
+        "-t",
+        "-o",
+        "-e",
+        "-w",
+        "-x",
+        "-A",
+        "-G",
+        "-C",
+        "-D",
+        "-d",
+        "-i",
+        "-L",
+        "-m",
+        "-q",
+        "-S",
+    }
+)
+
 LAUNCHERS: dict[str, LauncherSpec] = {
     "torchrun": LauncherSpec(
         "torchrun",
@@ -324,34 +350,7 @@ LAUNCHERS: dict[str, LauncherSpec] = {
                 "--no-container-env-override",
             }
         ),
-        value_short_options=frozenset(
-            {
-                "-N",
-                "-n",
-                "-c",
-                "-p",
-                "-J",
-                "-t",
-                "-o",
-                "-e",
-                "-w",
-                "-x",
-                "-A",
-                "-G",
-                "-C",
-                "-D",
-                "-d",
-                "-i",
-                "-L",
-                "-m",
-                "-q",
-                "-r",
-                "-S",
-                "-T",
-                "-W",
-                "-B",
-            }
-        ),
+        value_short_options=SLURM_VALUE_SHORT_OPTIONS | {"-r", "-T", "-W", "-B"},
         runs_command=True,
         processes=ProcessCount(
             total=SizeOption(("--ntasks", "-n"), None, "the task count comes from the Slurm allocation"),
@@ -471,34 +470,7 @@ LAUNCHERS.update(
                     "--help",
                 }
             ),
-            value_short_options=frozenset(
-                {
-                    "-N",
-                    "-n",
-                    "-c",
-                    "-p",
-                    "-J",
-                    "-t",
-                    "-o",
-                    "-e",
-                    "-w",
-                    "-x",
-                    "-A",
-                    "-G",
-                    "-C",
-                    "-D",
-                    "-d",
-                    "-i",
-                    "-L",
-                    "-m",
-                    "-q",
-                    "-S",
-                    "-a",
-                    "-b",
-                    "-F",
-                    "-M",
-                }
-            ),
+            value_short_options=SLURM_VALUE_SHORT_OPTIONS | {"-a", "-b", "-F", "-M"},
         ),
         # remote shells: the command string runs on another machine, with that machine's environment
         "ssh": LauncherSpec(
