@@ -368,7 +368,14 @@ class PredicateCall(Expr):
 
     def eval(self, ctx):
         if not self.params:
-            return self.body.expr.eval(ctx)
+            if ctx.item is not None:
+                return self.body.expr.eval(ctx)
+            # without parameters it reads only the context: once per variant for all the rules that ask
+            key = ("predicate", self.name)
+            memo = ctx.memo
+            if key not in memo:
+                memo[key] = self.body.expr.eval(ctx)
+            return memo[key]
         values = [a.eval(ctx) for a in self.args]
         saved = ctx.bindings
         ctx.bindings = {**saved, **dict(zip(self.params, values, strict=True))}
@@ -393,16 +400,33 @@ class Builtin(Expr):
     """A call of a built-in function (see FUNCTIONS); `static` holds literal arguments compiled at load
     time (e.g. a regex)."""
 
-    __slots__ = ("func", "args", "static")
+    __slots__ = ("func", "args", "static", "memo_key")
 
     def __init__(self, func: str, args: list[Expr], type_: str, static: Any = None) -> None:
         self.func = func
         self.args = args
         self.type = type_
         self.static = static
+        # a call on literals reads only the context (`setting('tp')`, `size('world')`): its value is kept
+        # in the context and shared by every rule of the variant that makes the same call
+        self.memo_key: tuple | None = None
+        if all(type(a) is Const for a in args):
+            key = (func, *(a.value for a in args))  # type: ignore[attr-defined]
+            try:
+                hash(key)
+            except TypeError:
+                key = None
+            self.memo_key = key
 
     def eval(self, ctx):
-        return FUNCTIONS[self.func].impl(ctx, self, [a.eval(ctx) for a in self.args])
+        key = self.memo_key
+        if key is None or ctx.item is not None:
+            return FUNCTIONS[self.func].impl(ctx, self, [a.eval(ctx) for a in self.args])
+        memo = ctx.memo
+        if key in memo:
+            return memo[key]
+        value = memo[key] = FUNCTIONS[self.func].impl(ctx, self, [a.eval(ctx) for a in self.args])
+        return value
 
 
 class Not(Expr):
@@ -604,6 +628,13 @@ def _unread_source(ctx) -> str | None:
 
 def _free_unknowns(ctx) -> str | None:
     """An argument packlint cannot know that is not a flag's value: it may hold any flags."""
+    memo = ctx.memo
+    if "free_unknowns" not in memo:
+        memo["free_unknowns"] = _read_free_unknowns(ctx)
+    return memo["free_unknowns"]
+
+
+def _read_free_unknowns(ctx) -> str | None:
     argv = ctx.variant.get("argv")
     if argv is None:
         argv = ctx.launch.get("argv", [])
@@ -1330,7 +1361,7 @@ def _find_close(text: str, i: int) -> int:
 class EvalContext:
     """What an expression reads: one variant of one launch (or only the script, for script rules)."""
 
-    __slots__ = ("model", "launch", "variant", "bindings", "item", "_bash_rejects", "_code")
+    __slots__ = ("model", "launch", "variant", "bindings", "item", "_bash_rejects", "_code", "memo")
 
     def __init__(
         self,
@@ -1347,6 +1378,8 @@ class EvalContext:
         self.item: dict | None = None
         self._bash_rejects = bash_rejects
         self._code = code  # (launch, variant) -> packlint.codebase.CodeFacts | None, memoised by the caller
+        # what depends only on (launch, variant), computed once for all the rules that ask
+        self.memo: dict[str, Any] = {}
 
     def code_facts(self) -> Any:
         """The facts about the code this launch runs (packlint.codebase.model.CodeFacts), or None when
@@ -1381,6 +1414,13 @@ def _pinned_megatron(ctx) -> str | None:
 
 def _schema_view(ctx) -> tuple[Any, str, Any]:
     """(FlagSchema or None, what it was read from (for messages), Snapshot or None)."""
+    view = ctx.memo.get("schema_view")
+    if view is None:
+        view = ctx.memo["schema_view"] = _read_schema_view(ctx)
+    return view
+
+
+def _read_schema_view(ctx) -> tuple[Any, str, Any]:
     facts = _code(ctx)
     if facts is not None and facts.known:
         if facts.schema is None:
@@ -1585,12 +1625,10 @@ def _f_flag_suggestion(ctx, node, a):
     """' (did you mean --x?)' from the schema, '' when nothing is close."""
     if _is_unk(a[0]):
         return a[0]
-    import difflib
-
     schema, _, snap = _schema_view(ctx)
     if schema is None:
         return ""
-    close = difflib.get_close_matches(a[0], list(schema.flags), n=1, cutoff=0.75)
+    close = schema.close_names(a[0], 1, 0.75)
     if snap is not None and snap.pinned is not None:
         from packlint.codebase.snapshots import snapshot_for
 
@@ -1606,12 +1644,10 @@ def _f_flag_close_match(ctx, node, a):
     several are close, so no fix guesses between them."""
     if _is_unk(a[0]):
         return a[0]
-    import difflib
-
     schema = _schema_view(ctx)[0]
     if schema is None:
         return Unk("no flag schema for this program", "absent")
-    close = difflib.get_close_matches(a[0], list(schema.flags), n=2, cutoff=0.75)
+    close = schema.close_names(a[0], 2, 0.75)
     return close[0] if len(close) == 1 else Unk("no single close flag", "absent")
 
 

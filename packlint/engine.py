@@ -171,8 +171,11 @@ def check_model_detailed(
         findings.extend(new)
     if not exclusive_fired:
         for launch in model.get("launches", []):
+            # one context per variant, shared by every rule: what they compute of the variant is kept
+            contexts = [EvalContext(model, launch, v, code=code) for v in _variants(launch)]
+            launch_loc = Location.from_json(launch) or _script_location(model)
             for rule in launch_rules:
-                findings.extend(_run_launch_rule(model, launch, rule, code))
+                findings.extend(_run_launch_rule(model, launch, rule, code, contexts, launch_loc))
     findings = group_findings(findings)
     suppressed = 0
     if script_text is not None or read_text is not None:
@@ -371,18 +374,26 @@ def code_version(model: dict, launch: dict) -> str | None:
 
 
 def _run_launch_rule(
-    model: dict, launch: dict, rule: Rule, code: Callable[[dict, dict], Any] | None = None
+    model: dict,
+    launch: dict,
+    rule: Rule,
+    code: Callable[[dict, dict], Any] | None = None,
+    contexts: list[EvalContext] | None = None,
+    launch_loc: Location | None = None,
 ) -> list[Finding]:
     if getattr(rule, "versions", None) and not version_applies(rule.versions, code_version(model, launch)):
         return []
     variants = _variants(launch)
-    launch_loc = Location.from_json(launch) or _script_location(model)
+    if contexts is None:
+        contexts = [EvalContext(model, launch, v, code=code) for v in variants]
+    if launch_loc is None:
+        launch_loc = Location.from_json(launch) or _script_location(model)
     # (item, location) -> hits ; item -> undecided reasons
     hits: dict[tuple, list[_Hit]] = {}
     fired_items: set = set()
     undecided: dict[Any, list[Unk]] = {}
     for vi, variant in enumerate(variants):
-        ctx = EvalContext(model, launch, variant, code=code)
+        ctx = contexts[vi]
         for item in _items(rule, variant):
             ctx.bindings = {} if item is None else {"name": item}
             result = _eval(rule.when, ctx)

@@ -133,6 +133,22 @@ class FlagSchema:
             seen.setdefault(id(spec), spec)
         return list(seen.values())
 
+    def close_names(self, name: str, n: int, cutoff: float) -> list[str]:
+        """`difflib.get_close_matches(name, flags, n, cutoff)`, memoised on the schema: one schema
+        serves every launch of a program, and a finding asks once for its message and once for its
+        fix. Options too short or too long to reach `cutoff` are dropped first with difflib's own
+        first bound (`real_quick_ratio`), so the result is the same list difflib gives."""
+        cache: dict = self.__dict__.setdefault("_close_names", {})
+        key = (name, max(n, 2), cutoff)  # the best n of difflib's answer for 2 are its answer for n = 1
+        hit = cache.get(key)
+        if hit is None:
+            import difflib
+
+            la = len(name)
+            pool = [f for f in self.flags if la + len(f) and 2.0 * min(la, len(f)) / (la + len(f)) >= cutoff]
+            hit = cache[key] = difflib.get_close_matches(name, pool, n=key[1], cutoff=cutoff)
+        return hit[:n]
+
     def lookup(self, option: str) -> FlagSpec | None:
         """The spec argparse would use for `option` (`--x` or `--x=v`), prefix matching included when
         `allow_abbrev` (a unique prefix only, as argparse)."""
