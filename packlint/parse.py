@@ -10,10 +10,14 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
+from typing import TYPE_CHECKING
 
 from packlint.records import factory, record
 from packlint.source import SourceFile
 from packlint.values import Span
+
+if TYPE_CHECKING:
+    from tree_sitter import Node
 
 
 @record(eq=True)
@@ -27,7 +31,7 @@ class SyntaxProblem:
 @record
 class ParsedScript:
     source: SourceFile
-    root: object  # tree_sitter.Node of kind "program"
+    root: Node  # of kind "program"
     problems: list[SyntaxProblem] = factory(list)
     error_ranges: list[tuple[int, int]] = factory(list)  # byte ranges of ERROR nodes
     raw_expansions: list[str] = factory(list)  # `${...}` texts masked as $__PX<n>
@@ -152,7 +156,7 @@ def _placeholder(data: bytearray, start: int, end: int) -> bool:
     return True
 
 
-def _mask_known_gaps(source: SourceFile, result: ParsedScript) -> None:
+def _mask_known_gaps(source: SourceFile, problems: list[SyntaxProblem]) -> None:
     """`$(((a+b)/c))` is valid bash that tree-sitter-bash misreads *without* an error node (it glues
     the next lines into one command), so such regions are masked before parsing: their value is
     unknown, the rest of the script is read correctly."""
@@ -165,7 +169,7 @@ def _mask_known_gaps(source: SourceFile, result: ParsedScript) -> None:
         if end is not None and _placeholder(data, pos, end):
             row = source.data.count(b"\n", 0, pos)
             col = pos - (source.data.rfind(b"\n", 0, pos) + 1)
-            result.problems.append(
+            problems.append(
                 SyntaxProblem(
                     "info",
                     "unanalysed",
@@ -204,7 +208,7 @@ def _raw_region_end(data: bytes, start: int, end_of_line: int) -> int | None:
     return None
 
 
-def _mask_raw_expansions(source: SourceFile, result: ParsedScript) -> None:
+def _mask_raw_expansions(source: SourceFile, raw_expansions: list[str]) -> None:
     """`${X//\\//_}` and `"${X//'/'/_}"` are valid bash that tree-sitter-bash misreads (a wrong value, or
     an ERROR that swallows the rest of the file). Such expansions — those with a quote or backslash
     inside — are replaced, keeping their length, by `$__PX<n>___` and evaluated by the interpreter
@@ -241,10 +245,10 @@ def _mask_raw_expansions(source: SourceFile, result: ParsedScript) -> None:
                     break
                 inner = data[i + 2 : stop - 1]
                 if any(ch in inner for ch in b"'\"\\") and b"$(" not in inner and b"`" not in inner:
-                    name = f"{RAW_EXPANSION}{len(result.raw_expansions)}".encode()
+                    name = f"{RAW_EXPANSION}{len(raw_expansions)}".encode()
                     if stop - i >= len(name) + 1:
                         out[i:stop] = b"$" + name + b"_" * (stop - i - len(name) - 1)
-                        result.raw_expansions.append(data[i:stop].decode("utf-8", "replace"))
+                        raw_expansions.append(data[i:stop].decode("utf-8", "replace"))
                         changed = True
                 i = stop
                 continue
@@ -356,11 +360,13 @@ def _check_open_redirect(source: SourceFile, result: ParsedScript) -> None:
 
 
 def parse(source: SourceFile) -> ParsedScript:
-    result = ParsedScript(source=source, root=None)
-    _mask_known_gaps(source, result)
-    _mask_raw_expansions(source, result)
+    problems: list[SyntaxProblem] = []
+    raw_expansions: list[str] = []
+    _mask_known_gaps(source, problems)
+    _mask_raw_expansions(source, raw_expansions)
     tree = _parser().parse(source.data)
-    root = result.root = tree.root_node
+    root = tree.root_node
+    result = ParsedScript(source=source, root=root, problems=problems, raw_expansions=raw_expansions)
     errors = _error_nodes(root)
     if source.crlf:
         _check_crlf(source, result)
