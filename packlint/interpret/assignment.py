@@ -66,7 +66,8 @@ def assignment_value(
         if old.items is not None:
             items = list(old.items)
             if items:
-                items[0] = concat_values(items[0], value, span)
+                first = items[0]  # `A[1]=x; A+=y`: y goes to the unset A[0] ("y x")
+                items[0] = concat_values(first if first is not None else Known(""), value, span)
             else:
                 items = [value]
             return name, Variable(None, items, old.exported, span, old.exported_at)
