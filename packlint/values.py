@@ -141,7 +141,7 @@ class Variable:
     def __init__(
         self,
         value: Value | None = None,
-        items: list[Value] | None = None,
+        items: list[Value | None] | None = None,
         exported: bool = False,
         assigned_at: Span | None = None,
         exported_at: Span | None = None,
@@ -159,7 +159,7 @@ class Variable:
         self.history = history if history is not None else []
         self.ref: str | None = None  # `local -n NAME=TARGET`: a nameref to TARGET
         self.integer = False  # `declare -i`: assignments are evaluated as arithmetic
-        self.assoc: dict | None = None  # `declare -A`: key -> Value
+        self.assoc: dict[str, Value] | None = None  # `declare -A`: key -> Value
 
     def __repr__(self) -> str:
         return f"Variable({self.value!r}, items={self.items!r}, exported={self.exported})"

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 from packlint.interpret import expansion, parameters
 from packlint.interpret.limits import MAX_NESTING
-from packlint.interpret.syntax import name_of, snippet, text_of
+from packlint.interpret.syntax import field, name_of, snippet, text_of
 from packlint.interpret.words import join_pieces
 from packlint.interpret.world import World
 from packlint.parse import ParsedScript
@@ -61,7 +61,7 @@ def arith_at(interp: Interpreter, node: Node, world: World, ps: ParsedScript) ->
         kids = node.named_children
         return arith(interp, kids[0], world, ps) if kids else 0
     if t == "subscript":
-        name = name_of(node.child_by_field_name("name"))
+        name = name_of(field(node, "name"))
         pieces = parameters.param(interp, name, node.child_by_field_name("index"), world, True, span, ps)
         joined = join_pieces(pieces, span)
         return Unknown(joined.reason) if not isinstance(joined, Known) else to_int(joined.text, world)
@@ -87,7 +87,7 @@ def arith_at(interp: Interpreter, node: Node, world: World, ps: ParsedScript) ->
             return c
         return arith(interp, node.child_by_field_name("consequence" if c else "alternative"), world, ps)
     if t == "variable_assignment":
-        name = name_of(node.child_by_field_name("name"))
+        name = name_of(field(node, "name"))
         result = arith(interp, node.child_by_field_name("value"), world, ps)
         value = Known(str(result), span) if not isinstance(result, Unknown) else result
         exported = (world.vars.get(name) or Variable()).exported
@@ -120,6 +120,7 @@ def arith_binary(interp: Interpreter, node: Node, world: World, ps: ParsedScript
     left = node.child_by_field_name("left")
     right = node.child_by_field_name("right")
     if op in _ASSIGNMENTS:
+        assert left is not None, "tree-sitter-bash gives every binary expression its left operand"
         name = name_of(left)
         r = arith(interp, right, world, ps)
         if op != "=" and not isinstance(r, Unknown):
@@ -164,7 +165,7 @@ def arith_unary_leftmost(interp: Interpreter, op: str, node: Node, world: World,
     if bop.endswith("=") and bop not in ("==", "!=", "<=", ">="):
         v = arith(interp, node, world, ps)
         return v if isinstance(v, Unknown) else unary(op, v)
-    a = arith_unary_leftmost(interp, op, node.child_by_field_name("left"), world, ps)
+    a = arith_unary_leftmost(interp, op, field(node, "left"), world, ps)
     if bop == "&&" and a == 0:
         return 0
     if bop == "||" and not isinstance(a, Unknown) and a != 0:

@@ -33,7 +33,7 @@ def assignment_value(
     appending = any(c.type == "+=" for c in node.children)
     old = world.vars.get(name)
     if value_node is not None and value_node.type == "array":
-        items: list[Value] = []
+        items: list[Value | None] = []
         for group in glued_groups([c for c in value_node.named_children if c.type != "comment"]):
             items.extend(expansion.expand_group(interp, group, world, ps))
         if appending and old is not None:
@@ -41,6 +41,7 @@ def assignment_value(
             items = list(prev) + items
         return name, Variable(None, items, old.exported if old else False, span, old.exported_at if old else None)
     if glue_tail is not None:
+        assert value_node is not None, "a glue tail follows a value that ends with `$`"
         value = join_pieces(
             expansion.group_pieces(interp, [value_node, glue_tail], world, ps),
             ps.source.span_of_points(value_node.start_point, glue_tail.end_point),
@@ -137,13 +138,15 @@ def assign_subscript(interp: Interpreter, node: Node, sub: Node, world: World, p
         if not isinstance(key, Known):
             new.assoc = {}
         else:
-            if any(c.type == "+=" for c in node.children) and key.text in new.assoc:
-                value = concat_values(new.assoc[key.text], value, span)
-            new.assoc[key.text] = value
+            assoc = new.assoc
+            assert assoc is not None, "a copy keeps the associative array"
+            if any(c.type == "+=" for c in node.children) and key.text in assoc:
+                value = concat_values(assoc[key.text], value, span)
+            assoc[key.text] = value
         world.vars[vname] = new
         return
     idx = arithmetic.arith(interp, index, world, ps) if index is not None else Unknown("no index")
-    items = (
+    items: list[Value | None] = (
         list(old.items)
         if old is not None and old.items is not None
         else ([old.value] if old is not None and old.value is not None else [])

@@ -215,16 +215,14 @@ def builtin_unknown_assign(
     """printf -v VAR / getopts / mapfile: the target variable becomes unknown."""
     args = fields[1:]
     name = fields[0].text
-    targets = []
+    named: list[Value] = []
     if name == "printf":
-        for i, a in enumerate(args):
-            if isinstance(a, Known) and a.text == "-v" and i + 1 < len(args) and isinstance(args[i + 1], Known):
-                targets.append(args[i + 1].text)
-    elif name == "getopts" and len(args) >= 2 and isinstance(args[1], Known):
-        targets.append(args[1].text)
-    elif name in ("mapfile", "readarray") and args and isinstance(args[-1], Known):
-        targets.append(args[-1].text)
-    for t in targets:
+        named = [args[i + 1] for i, a in enumerate(args[:-1]) if isinstance(a, Known) and a.text == "-v"]
+    elif name == "getopts" and len(args) >= 2:
+        named = [args[1]]
+    elif name in ("mapfile", "readarray") and args:
+        named = [args[-1]]
+    for t in (v.text for v in named if isinstance(v, Known)):
         if name in ("mapfile", "readarray"):  # an array of as many lines as the input has
             world.vars[t] = Variable(
                 None, [Unknown(f"lines read by {name} at run time", span, may_split=True)], assigned_at=span

@@ -34,7 +34,7 @@ def exec_command(
     interp: Interpreter, node: Node, world: World, ps: ParsedScript, status_out: StatusOut | None = None
 ) -> list[World]:
     """A simple command: prefix assignments (`A=1 cmd`) hold for the command only, alone they assign."""
-    prefix: list = []
+    prefix: list[Node] = []
     name_node = node.child_by_field_name("name")
     arg_nodes = []
     for i, c in enumerate(node.children):
@@ -110,7 +110,7 @@ def run_command(
     head = fields[0]
     name = head.text if isinstance(head, Known) else None
     if name is not None and world.expand_aliases and world.aliases and name in world.aliases and interp.alias_depth < 8:
-        words = alias_words(world, name)
+        words = alias_words(world.aliases[name])
         if words:
             interp.alias_depth += 1
             try:
@@ -221,9 +221,9 @@ def _wrapper_options(
     return i, xargs_token
 
 
-def alias_words(world: World, name: str) -> list[Value]:
+def alias_words(alias: tuple[str, Span | None]) -> list[Value]:
     """The words `alias NAME=...` stands for (empty when its text does not split as shell words)."""
-    value, aspan = world.aliases[name]
+    value, aspan = alias
     try:
         return [Known(w, aspan) for w in shlex.split(value)]
     except ValueError:

@@ -109,6 +109,7 @@ def binary_test(interp: Interpreter, node: Node, world: World, ps: ParsedScript,
     left = node.child_by_field_name("left")
     right = node.child_by_field_name("right")
     if op in ("&&", "-a", "||", "-o"):
+        assert left is not None and right is not None, "tree-sitter-bash gives `&&` and `||` both operands"
         a = test_expr(interp, left, world, ps, double)
         if op in ("&&", "-a"):
             if a is False:
@@ -124,9 +125,10 @@ def binary_test(interp: Interpreter, node: Node, world: World, ps: ParsedScript,
     if op in ("==", "=", "!=") and double and len(rights) > 1:
         # tree-sitter-bash splits `*"--help"*` into three `right` children: one pattern
         parts = [expansion.expand_pattern(interp, r, world, ps) for r in rights]
-        if not isinstance(lv, Known) or any(p is None for p in parts):
+        patterns = [p for p in parts if p is not None]
+        if not isinstance(lv, Known) or len(patterns) != len(parts):
             return None
-        m = glob_match(lv.text, "".join(parts))
+        m = glob_match(lv.text, "".join(patterns))
         return m if op != "!=" else not m
     if op in ("==", "=", "!=") and double and right is not None:
         pat = expansion.expand_pattern(interp, right, world, ps)
@@ -143,7 +145,7 @@ def binary_test(interp: Interpreter, node: Node, world: World, ps: ParsedScript,
         except re.error:
             return None
         span = ps.source.span(node)
-        items: list[Value] = [Known(g or "", span) for g in (found.group(0), *found.groups())] if found else []
+        items: list[Value | None] = [Known(g or "", span) for g in (found.group(0), *found.groups())] if found else []
         world.vars["BASH_REMATCH"] = Variable(None, items, False, span)
         return found is not None
     rv = expansion.expand_joined(interp, right, world, ps) if right is not None else Known("")
@@ -156,9 +158,9 @@ def test_args(interp: Interpreter, args: list[Value]) -> bool | None:
     """`test`/`[` with already expanded arguments (POSIX rules by argument count)."""
     if args and isinstance(args[-1], Known) and args[-1].text == "]":
         args = args[:-1]
-    if any(not isinstance(a, Known) for a in args):
+    words = [a.text for a in args if isinstance(a, Known)]
+    if len(words) != len(args):
         return None
-    words = [a.text for a in args]
     return posix_test(words)
 
 

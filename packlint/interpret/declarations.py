@@ -6,7 +6,7 @@ import re
 from typing import TYPE_CHECKING, NamedTuple
 
 from packlint.interpret import assignment, builtins, expansion
-from packlint.interpret.syntax import name_of, text_of
+from packlint.interpret.syntax import bytes_of, is_option, name_of, text_of
 from packlint.interpret.world import World
 from packlint.parse import ParsedScript
 from packlint.values import Known, Unknown, Value, Variable
@@ -33,13 +33,13 @@ class DeclarationFlags(NamedTuple):
 def read_flags(node: Node, world: World) -> DeclarationFlags:
     """Read the keyword and its option words; `declare` inside a function is local unless `-g`."""
     keyword = node.children[0].type
-    options = []
+    options: list[str] = []
     export = keyword == "export"
     local = keyword == "local"
     readonly = keyword == "readonly"
     force_array = unexport = is_function = False
     for c in node.named_children:
-        if c.type == "word" and c.text.startswith((b"-", b"+")):
+        if c.type == "word" and is_option(c):
             flag = name_of(c)
             options.append(flag)
             if flag.startswith("-"):
@@ -68,7 +68,7 @@ def exec_declaration(interp: Interpreter, node: Node, world: World, ps: ParsedSc
     if flags.is_function:
         if flags.keyword == "export":  # `export -f fn`: child shells (bash -c) see the function
             for c in node.named_children:
-                if c.type in ("word", "variable_name") and not c.text.startswith((b"-", b"+")):
+                if c.type in ("word", "variable_name") and not is_option(c):
                     world.exported_functions = world.exported_functions | {text_of(c)}
         return [world]
     if flags.keyword in ("local", "declare", "typeset") and any(o.startswith("-") and "n" in o for o in options):
@@ -94,7 +94,7 @@ def exec_declaration(interp: Interpreter, node: Node, world: World, ps: ParsedSc
                     world.vars[name] = Variable(var.value, var.items, False, var.assigned_at, None, var.source)
                 if flags.readonly:
                     var.readonly = True
-        elif c.type in ("variable_name", "word") and not c.text.startswith((b"-", b"+")):
+        elif c.type in ("variable_name", "word") and not is_option(c):
             declare_name(interp, c, flags, world, ps)
     return [world]
 
@@ -126,7 +126,7 @@ def declare_computed(
 ) -> None:
     """`export $gate=1`, `declare -x "$v=warn"`: the name comes from an expansion."""
     keyword = flags.keyword
-    fields: list[Value] = [Known(keyword, ps.source.span(node.children[0]))] + [Known(o) for o in flags.options]
+    fields: list[Value] = [Known(keyword, ps.source.span(node.children[0])), *(Known(o) for o in flags.options)]
     for c in computed:
         fields.extend(expansion.expand_fields(interp, c, world, ps))
     unknown = [f for f in fields if isinstance(f, Unknown) and not assignment.assignment_prefix(f)]
@@ -146,7 +146,7 @@ def declare_assoc(interp: Interpreter, node: Node, world: World, ps: ParsedScrip
     for c in node.named_children:
         if c.type == "variable_assignment":
             name_node, value_node = c.child_by_field_name("name"), c.child_by_field_name("value")
-            table: dict = {}
+            table: dict[str, Value] = {}
             if value_node is not None and value_node.type == "array":
                 for element in value_node.named_children:
                     text = expansion.expand_joined(interp, element, world, ps)
@@ -157,7 +157,7 @@ def declare_assoc(interp: Interpreter, node: Node, world: World, ps: ParsedScrip
             var.assoc = table
             if name_node is not None:
                 interp.set_var(world, text_of(name_node), var, ps.source.span(c))
-        elif c.type in ("variable_name", "word") and not c.text.startswith((b"-", b"+")):
+        elif c.type in ("variable_name", "word") and not is_option(c):
             var = Variable(None, None, False, ps.source.span(c))
             var.assoc = {}
             world.vars[text_of(c)] = var
@@ -168,7 +168,7 @@ def mark_integer(node: Node, world: World, ps: ParsedScript) -> None:
     for c in node.named_children:
         if c.type == "variable_assignment":
             vname = c.child_by_field_name("name")
-        elif c.type in ("variable_name", "word") and not c.text.startswith((b"-", b"+")):
+        elif c.type in ("variable_name", "word") and not is_option(c):
             vname = c
         else:
             vname = None
@@ -218,17 +218,17 @@ def exec_unset(interp: Interpreter, node: Node, world: World, ps: ParsedScript) 
     """`unset NAME`, `unset -f NAME`, `unset 'A[2]'` (a hole in the array)."""
     functions = any(c.type == "word" and c.text == b"-f" for c in node.named_children)
     for c in node.named_children:
-        if c.type in ("raw_string", "string", "word", "concatenation") and b"[" in c.text:
+        if c.type in ("raw_string", "string", "word", "concatenation") and b"[" in bytes_of(c):
             # unset 'A[2]': a hole in the array
             target = expansion.expand_joined(interp, c, world, ps)
-            m = re.fullmatch(r"([A-Za-z_]\w*)\[(\d+)\]", target.text or "") if isinstance(target, Known) else None
+            m = re.fullmatch(r"([A-Za-z_]\w*)\[(\d+)\]", target.text) if isinstance(target, Known) else None
             var = world.vars.get(m.group(1)) if m else None
-            if var is not None and var.items is not None and int(m.group(2)) < len(var.items):
+            if m is not None and var is not None and var.items is not None and int(m.group(2)) < len(var.items):
                 items = list(var.items)
                 items[int(m.group(2))] = None
                 world.vars[m.group(1)] = Variable(None, items, var.exported, var.assigned_at, var.exported_at)
             continue
-        if c.type in ("variable_name", "word") and not c.text.startswith(b"-"):
+        if c.type in ("variable_name", "word") and not bytes_of(c).startswith(b"-"):
             name = text_of(c)
             if functions:
                 world.functions.pop(name, None)

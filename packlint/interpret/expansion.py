@@ -41,7 +41,7 @@ def expand_fields(interp: Interpreter, node: Node, world: World, ps: ParsedScrip
     return assemble_fields(pieces, ps.source.span(node), current_ifs(world))
 
 
-def group_pieces(interp: Interpreter, group: list, world: World, ps: ParsedScript) -> list[Piece]:
+def group_pieces(interp: Interpreter, group: list[Node], world: World, ps: ParsedScript) -> list[Piece]:
     """Pieces of a word tree-sitter-bash split in two (`$D/$T.log` -> `$D/$` + `T.log`): the
     trailing `$` and the next word's leading name are put back together as `$T`."""
     pieces: list[Piece] = []
@@ -67,7 +67,7 @@ def group_pieces(interp: Interpreter, group: list, world: World, ps: ParsedScrip
     return pieces
 
 
-def expand_group(interp: Interpreter, group: list, world: World, ps: ParsedScript) -> list[Value]:
+def expand_group(interp: Interpreter, group: list[Node], world: World, ps: ParsedScript) -> list[Value]:
     if len(group) == 1:
         return expand_fields(interp, group[0], world, ps)
     span = ps.source.span_of_points(group[0].start_point, group[-1].end_point)
@@ -200,9 +200,10 @@ def literal_pieces(node: Node, world: World, span: Span, quoted: bool, pattern: 
     tilde = re.match(r"(?:[A-Za-z_]\w*=)?~(?=/|$)", text)  # `~/x`, and `name=~/x` as bash does
     if tilde:
         home = world.vars.get("HOME")
-        if home is None or not isinstance(home.scalar(), Known):
+        home_value = home.scalar() if home is not None else None
+        if not isinstance(home_value, Known):
             return [Piece(None, span=span, reason="~ (the home directory at run time)")]
-        text = text[: tilde.end() - 1] + home.scalar().text + text[tilde.end() :]
+        text = text[: tilde.end() - 1] + home_value.text + text[tilde.end() :]
     if pattern:
         return [Piece(text, span=span)]
     if world.nullglob and GLOB_CHARS.search(text):
@@ -250,7 +251,8 @@ def string_pieces(interp: Interpreter, node: Node, world: World, ps: ParsedScrip
         else:
             # tree-sitter-bash puts the blanks before `${` inside the expansion's first token
             # ("a ${D}" -> `a` + ` ${D}`): inside quotes they are text
-            lead = len(c.text) - len(c.text.lstrip())
+            raw = c.text or b""  # None only for a tree parsed without its source
+            lead = len(raw) - len(raw.lstrip())
             if lead:
                 out.append(
                     Piece(data[c.start_byte : c.start_byte + lead].decode("utf-8", "replace"), span=ps.source.span(c))
@@ -287,12 +289,13 @@ def command_substitution(interp: Interpreter, node: Node, world: World, ps: Pars
         cmd = inner[0]
         name = cmd.child_by_field_name("name")
         if name is not None and name.text == b"echo":
-            args = []
+            args: list[Value] = []
             for i, c in enumerate(cmd.children):
                 if cmd.field_name_for_child(i) == "argument":
                     args.extend(expand_fields(interp, c, world, ps))
             if args and isinstance(args[0], Known) and args[0].text.startswith("-"):
                 return Piece(None, span=span, reason=f"command substitution {text}")
-            if all(isinstance(a, Known) for a in args):
-                return Piece(" ".join(a.text for a in args), split=not quoted, span=span)
+            words = [a.text for a in args if isinstance(a, Known)]
+            if len(words) == len(args):
+                return Piece(" ".join(words), split=not quoted, span=span)
     return Piece(None, span=span, reason=f"command substitution {text}", split=not quoted)

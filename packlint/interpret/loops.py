@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 from packlint.interpret import arithmetic, exit_status, expansion
 from packlint.interpret.limits import MAX_LOOP_ITERATIONS, MAX_LOOP_WORLDS
-from packlint.interpret.syntax import NOISE, child_statements, glued_groups, name_of, snippet
+from packlint.interpret.syntax import NOISE, bytes_of, child_statements, glued_groups, name_of, snippet
 from packlint.interpret.world import World, join_worlds
 from packlint.parse import ParsedScript
 from packlint.values import Condition, Known, Span, Unknown, Value, Variable
@@ -35,24 +35,24 @@ def while_read(interp: Interpreter, loop: Node, lines: list[str], world: World, 
         return None
     ifs = None
     for c in cmd.children:
-        if (
-            c.type == "variable_assignment"
-            and c.child_by_field_name("name") is not None
-            and c.child_by_field_name("name").text == b"IFS"
-        ):
+        if c.type != "variable_assignment":
+            continue
+        assigned = c.child_by_field_name("name")
+        if assigned is not None and assigned.text == b"IFS":
             v = expansion.expand_joined(interp, c.child_by_field_name("value"), world, ps)
             ifs = v.text if isinstance(v, Known) else None
-    args = []
+    args: list[Value] = []
     for i, c in enumerate(cmd.children):
         if cmd.field_name_for_child(i) == "argument":
             args.extend(expansion.expand_fields(interp, c, world, ps))
-    if any(not isinstance(a, Known) for a in args):
+    words = [a.text for a in args if isinstance(a, Known)]
+    if len(words) != len(args):
         return None
-    names = [a.text for a in args if not a.text.startswith("-")]
+    names = [word for word in words if not word.startswith("-")]
     if (
         not names
         or any(not re.fullmatch(r"[A-Za-z_]\w*", n) for n in names)
-        or any(a.text.startswith("-") and set(a.text[1:]) - set("rs") for a in args)
+        or any(word.startswith("-") and set(word[1:]) - set("rs") for word in words)
     ):
         return None
     span = ps.source.span(cmd)
@@ -274,7 +274,7 @@ def exec_while(interp: Interpreter, node: Node, world: World, ps: ParsedScript) 
     span = ps.source.span(node)
     if body is None:
         return [world]
-    constant = all(b"$" not in c.text and b"`" not in c.text for c in cond_nodes)
+    constant = all(b"$" not in bytes_of(c) and b"`" not in bytes_of(c) for c in cond_nodes)
     entry = world.fork()
     worlds = [world]
     finished: list[World] = []

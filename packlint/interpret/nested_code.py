@@ -9,7 +9,7 @@ from packlint import launchers as L
 from packlint.errors import PacklintError
 from packlint.interpret import commands, expansion, sourcing
 from packlint.interpret.bash_tables import UNKNOWN_PART
-from packlint.interpret.syntax import child_statements, runnable
+from packlint.interpret.syntax import bytes_of, child_statements, runnable
 from packlint.interpret.world import World
 from packlint.parse import ParsedScript, parse
 from packlint.source import SourceFile, load
@@ -162,7 +162,7 @@ def heredoc_source(interp: Interpreter, node: Node, world: World, ps: ParsedScri
         return None
     bspan = ps.source.span(body)
     raw = ps.source.data[body.start_byte : body.end_byte]
-    if start is not None and any(q in start.text for q in (b"'", b'"', b"\\")):
+    if start is not None and any(q in bytes_of(start) for q in (b"'", b'"', b"\\")):
         text = raw.decode("utf-8", "surrogateescape")
     else:
         value = expansion.expand_joined(interp, body, world, ps)
@@ -190,7 +190,10 @@ def run_shell(
     """`bash -c '...'` is analysed as a script of its own; `bash other.sh args` follows the file."""
     args = fields[1:]
     i = 0
-    while i < len(args) and isinstance(args[i], Known) and args[i].text.startswith("-") and not L.is_shell_c(args[i]):
+    while i < len(args):
+        arg = args[i]
+        if not isinstance(arg, Known) or not arg.text.startswith("-") or L.is_shell_c(arg):
+            break
         i += 1
     child = world.fork()
     child.vars = {k: v for k, v in world.vars.items() if v.exported}
@@ -200,12 +203,14 @@ def run_shell(
     if i < len(args) and L.is_shell_c(args[i]):
         if i + 1 >= len(args):
             return [world]
-        code = code_text(interp, [args[i + 1]], child)
+        code_arg = args[i + 1]
+        code = code_text(interp, [code_arg], child)
         if code is None:
+            assert isinstance(code_arg, Unknown), "code_text gives every known string back"
             interp.diag(
                 "info",
                 "unanalysed",
-                f"`{L.basename(fields[0])} -c` with an unknown command string ({args[i + 1].reason}) is not analysed",
+                f"`{L.basename(fields[0])} -c` with an unknown command string ({code_arg.reason}) is not analysed",
                 span,
             )
             return [world]

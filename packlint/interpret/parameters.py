@@ -9,7 +9,7 @@ from packlint import launchers as L
 from packlint.interpret import arithmetic, expansion, sourcing
 from packlint.interpret.bash_tables import BASH_DYNAMIC
 from packlint.interpret.patterns import glob_escape, remove_affix, replace_pattern
-from packlint.interpret.syntax import name_of, snippet, text_of
+from packlint.interpret.syntax import field, name_of, snippet, text_of
 from packlint.interpret.words import (
     Piece,
     cluster_fallback,
@@ -52,7 +52,7 @@ def expansion_pieces(interp: Interpreter, node: Node, world: World, ps: ParsedSc
     op_nodes = inner[1:]
     subscript = None
     if target.type == "subscript":
-        name = text_of(target.child_by_field_name("name"))
+        name = text_of(field(target, "name"))
         subscript = target.child_by_field_name("index")
     else:
         name = text_of(target)
@@ -70,9 +70,10 @@ def expansion_pieces(interp: Interpreter, node: Node, world: World, ps: ParsedSc
 def length_pieces(interp: Interpreter, target: Node, world: World, quoted: bool, span: Span) -> list[Piece]:
     """`${#X}` (characters), `${#A[@]}` (items), `${#@}` (arguments)."""
     if target.type == "subscript":
-        var = world.vars.get(name_of(target.child_by_field_name("name")))
+        var = world.vars.get(name_of(field(target, "name")))
         idx = target.child_by_field_name("index")
         if idx is not None and idx.text in (b"@", b"*"):
+            items: list[Value | None]
             if var is None:
                 items = []
             elif var.assoc is not None:
@@ -151,8 +152,9 @@ def slice_pieces(
     ln = arithmetic.arith(interp, nums[1], world, ps) if len(nums) > 1 else None
     if isinstance(off, Unknown) or isinstance(ln, Unknown):
         return [Piece(None, span=span, reason=f"{snippet(node)}: unknown offset", split=not quoted)]
+    items: list[Value | None]
     if name in ("@", "*"):
-        items = [Known(world.script)] + world.positional
+        items = [Known(world.script), *world.positional]
     else:
         var = world.vars.get(name)
         if var is None:
@@ -205,6 +207,8 @@ def string_operation(
         return [Piece(change_case(text, op), split=not quoted, span=span)]
     if op == ":":
         nums = [o for o in operands if o.type != ":"]
+        off: int | Unknown
+        ln: int | Unknown | None
         if operands and operands[0].type == ":":  # `${X::n}`: the offset is empty (0)
             off = 0
             ln = arithmetic.arith(interp, nums[0], world, ps) if nums else 0
@@ -274,7 +278,7 @@ def raw_expansion(
     arg = rest[len(op) :]
     if op in (":-", ":=", ":+", ":?", "-", "=", "+", "?"):
         is_set, current = param_state(interp, var, None, world, quoted, span, ps)
-        operand = raw_operand(arg, world, interp, span)
+        operand = raw_operand(interp, arg, world, span)
         if is_set is None or operand is None:
             return unknown
         use_default = (not is_set) or (op.startswith(":") and pieces_empty(current))
@@ -295,13 +299,13 @@ def raw_expansion(
     if op in ("^^", ",,", "^", ","):
         return [Piece(change_case(text, op), split=not quoted, span=span)]
     if op in ("#", "##", "%", "%%"):
-        pattern = raw_operand(arg, world, interp, span)
+        pattern = raw_operand(interp, arg, world, span)
         if pattern is None:
             return unknown
         return [Piece(remove_affix(text, pattern[1], op), split=not quoted, span=span)]
     pattern_raw, repl_raw = split_unescaped_slash(arg)
-    pattern = raw_operand(pattern_raw, world, interp, span)
-    repl = raw_operand(repl_raw, world, interp, span) if repl_raw is not None else ("", "")
+    pattern = raw_operand(interp, pattern_raw, world, span)
+    repl = raw_operand(interp, repl_raw, world, span) if repl_raw is not None else ("", "")
     if pattern is None or repl is None:
         return unknown
     return [Piece(replace_pattern(text, pattern[1], repl[0], op), split=not quoted, span=span)]
@@ -348,10 +352,10 @@ def param_state(
         return False, []
     if var.items is not None and subscript is not None:
         return True, param(interp, name, subscript, world, quoted, span, ps)
-    v = var.scalar()
-    if v is None:
+    value = var.scalar()
+    if value is None:
         return False, []
-    return True, value_pieces(v, quoted, span)
+    return True, value_pieces(value, quoted, span)
 
 
 def scalar(interp: Interpreter, name: str, world: World, span: Span) -> Value:
@@ -443,14 +447,15 @@ def param(
             ]
         if idx < 0:
             idx += len(items)
-        if 0 <= idx < len(items) and items[idx] is not None:
-            return value_pieces(items[idx], quoted, span)
+        item = items[idx] if 0 <= idx < len(items) else None
+        if item is not None:
+            return value_pieces(item, quoted, span)
         return [Piece("", span=span)]
     v = scalar(interp, name, world, span)
     return value_pieces(v, quoted, span)
 
 
-def raw_operand(raw: str, world: World, interp: Interpreter, span: Span) -> tuple[str, str] | None:
+def raw_operand(interp: Interpreter, raw: str, world: World, span: Span) -> tuple[str, str] | None:
     """An operand of a raw `${...}`: (its value with quotes removed, the same as a glob pattern in which
     quoted and escaped characters match literally). None when it needs more than plain variables."""
     value, pattern = [], []

@@ -25,7 +25,7 @@ from packlint.interpret.limits import (
     WORK_BYTES,
     OutOfWork,
 )
-from packlint.interpret.syntax import child_statements, function_nodes, inside_error, runnable, text_of
+from packlint.interpret.syntax import bytes_of, child_statements, function_nodes, inside_error, runnable, text_of
 from packlint.interpret.world import Diagnostic, LaunchInstance, World, common_prefix, join_worlds
 
 
@@ -54,11 +54,12 @@ class Interpreter:
         self.source_stack: list[str] = []
         self.depth = 0
         self.call_depth = 0
-        self._diag_seen: set = set()
+        self._diag_seen: set[tuple[str, str, Span | None]] = set()
         self.world_cap_hit = False
         self._here: tuple[Node, ParsedScript] | None = None  # the statement being run
         self.alias_depth = 0
-        self.launch_prefix: list[tuple] = []  # outer launchers of `srun bash -c "..."`
+        # outer launchers of `srun bash -c "..."`: (their words, the whole command line, where)
+        self.launch_prefix: list[tuple[list[Value], list[Value], Span]] = []
         self.source_calls = 0  # how many `source`s are being executed (for `return`)
         self.error_cut: int | None = None  # byte offset of a parse error inside the current statement
         self.work = 0  # work units spent (see limits.MAX_WORK)
@@ -215,7 +216,7 @@ class Interpreter:
         self.work += len(worlds) * len(worlds[0].vars) // 32  # comparing states costs about this
         # Same state = same Variable objects (assignments replace them, never mutate them): compare the
         # cheap parts first, then the variable maps as dicts (identity of values, at C speed).
-        buckets: dict[tuple, list[World]] = {}
+        buckets: dict[tuple[object, ...], list[World]] = {}
         result: list[World] = []
         for w in worlds:
             light = (len(w.vars), w.flow, w.allexport, len(w.locals_stack), tuple(_vkey(p) for p in w.positional))
@@ -325,7 +326,7 @@ class Interpreter:
         world.vars[name] = var
 
 
-def _vkey(v: Value | None) -> tuple | None:
+def _vkey(v: Value | None) -> tuple[object, ...] | None:
     if v is None:
         return None
     if isinstance(v, Known):
@@ -333,7 +334,7 @@ def _vkey(v: Value | None) -> tuple | None:
     return ("u", v.reason)
 
 
-def _may_launch_after(ps: ParsedScript, start: int, launches: list, where: Span | None) -> bool:
+def _may_launch_after(ps: ParsedScript, start: int, launches: list[LaunchInstance], where: Span | None) -> bool:
     """Whether a launch may lie in the part of the script the analysis did not finish: a launcher word
     in the text from the construct that stopped to the end (functions it calls included), or a launch
     already seen inside that construct (its later iterations)."""
@@ -341,7 +342,7 @@ def _may_launch_after(ps: ParsedScript, start: int, launches: list, where: Span 
         return True
     if LAUNCH_WORD.search(ps.source.data, start):
         return True
-    return any(LAUNCH_WORD.search(f.text) for f in function_nodes(ps.root))
+    return any(LAUNCH_WORD.search(bytes_of(f)) for f in function_nodes(ps.root))
 
 
 Handler = Callable[[Interpreter, "Node", World, ParsedScript], "list[World]"]

@@ -11,7 +11,7 @@ from packlint.interpret.limits import MAX_SOURCE_DEPTH
 from packlint.interpret.world import World
 from packlint.parse import ParsedScript
 from packlint.source import load
-from packlint.values import Known, Span, Unknown, Value
+from packlint.values import Known, Span, Value
 
 if TYPE_CHECKING:
     from packlint.interpret.run import Interpreter
@@ -49,12 +49,13 @@ def source_file(interp: Interpreter, fields: list[Value], world: World, ps: Pars
     if len(fields) < 2:
         return [world]
     target = fields[1]
-    text = target.text if isinstance(target, Known) else None
     guessed = False
-    if text is None and isinstance(target, Unknown) and target.reason.startswith("partly unknown:"):
-        text = target.reason.split("tail=", 1)[-1] if "tail=" in target.reason else None
-        guessed = text is not None
-    if text is None:
+    if isinstance(target, Known):
+        text = target.text
+    elif target.reason.startswith("partly unknown:") and "tail=" in target.reason:
+        text = target.reason.split("tail=", 1)[-1]
+        guessed = True
+    else:
         interp.diag(
             "warning",
             "source-unknown",

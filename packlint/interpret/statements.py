@@ -164,13 +164,12 @@ def run_clauses_at(interp: Interpreter, clauses: list[Clause], world: World, ps:
         return interp.exec_block(body, [world], ps)
     results: list[World] = []
     for w, status in exit_status.status_seq(interp, cond, world, ps, in_condition=True):
-        text = snippet(cond[-1]) if cond else "condition"
-        span = ps.source.span(cond[-1]) if cond else None
         if status is True:
             results.extend(interp.exec_block(body, [w], ps))
         elif status is False:
             results.extend(run_clauses(interp, rest, w, ps))
-        else:
+        else:  # unknown: `cond` is not empty (an empty condition list is true)
+            text, span = snippet(cond[-1]), ps.source.span(cond[-1])
             yes, no = w, w.fork()
             yes.when = yes.when + (Condition(text, "is true", span),)
             no.when = no.when + (Condition(text, "is false", span),)

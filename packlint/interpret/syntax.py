@@ -35,6 +35,27 @@ NOISE = {
 }
 
 
+def field(node: Node, name: str) -> Node:
+    """The child in a field the grammar requires (a subscript's `name`, a binary expression's `left`).
+    tree-sitter types every field as optional; error recovery wraps a broken construct in an ERROR
+    node instead of leaving a required field out, so None here is a broken invariant, not bad input."""
+    child = node.child_by_field_name(name)
+    if child is None:
+        raise AssertionError(f"tree-sitter-bash gave a {node.type} without its {name!r} field")
+    return child
+
+
+def bytes_of(node: Node) -> bytes:
+    """A node's source bytes (tree-sitter types `Node.text` optional: None only for a tree parsed
+    without its source, which packlint never does)."""
+    return node.text or b""
+
+
+def is_option(node: Node) -> bool:
+    """`-x` / `+x`: a word that sets or clears a `declare`/`export` attribute."""
+    return (node.text or b"").startswith((b"-", b"+"))
+
+
 def text_of(node: Node) -> str:
     """A node's source text (bytes that are not UTF-8 replaced)."""
     return (node.text or b"").decode("utf-8", "replace")
@@ -45,7 +66,7 @@ def name_of(node: Node) -> str:
     return (node.text or b"").decode()
 
 
-def child_statements(node: Node) -> list:
+def child_statements(node: Node) -> list[Node]:
     return [c for c in node.named_children if c.type not in NOISE]
 
 
@@ -53,13 +74,13 @@ def inside_error(node: Node, ps: ParsedScript) -> bool:
     return any(a <= node.start_byte and node.end_byte <= b for a, b in ps.error_ranges)
 
 
-def ends_with_dollar(node: Node) -> bool:
+def ends_with_dollar(node: Node | None) -> bool:
     return node is not None and node.type == "concatenation" and node.child_count > 0 and node.children[-1].type == "$"
 
 
-def glued_groups(nodes: list) -> list[list]:
+def glued_groups(nodes: list[Node]) -> list[list[Node]]:
     """Group a word that tree-sitter-bash split after a bare `$` with the word right after it."""
-    groups: list[list] = []
+    groups: list[list[Node]] = []
     for n in nodes:
         if groups and ends_with_dollar(groups[-1][-1]) and n.type == "word" and n.start_byte == groups[-1][-1].end_byte:
             groups[-1].append(n)
@@ -68,8 +89,9 @@ def glued_groups(nodes: list) -> list[list]:
     return groups
 
 
-def function_nodes(node: Node) -> list:
-    out, stack = [], [node]
+def function_nodes(node: Node) -> list[Node]:
+    out: list[Node] = []
+    stack = [node]
     while stack:
         n = stack.pop()
         if n.type == "function_definition":
@@ -79,7 +101,7 @@ def function_nodes(node: Node) -> list:
     return out
 
 
-def runnable(ps: ParsedScript, statements: list) -> list:
+def runnable(ps: ParsedScript, statements: list[Node]) -> list[Node]:
     """bash reads and runs a script one complete top-level command at a time: with a syntax error at
     line L, the commands that end before L still run, and nothing from L on."""
     lines = [p.span.line - ps.source.line_base for p in ps.problems if p.severity == "error" and p.code == "syntax"]

@@ -11,6 +11,8 @@ from packlint.parse import ParsedScript
 from packlint.values import Known, Span, Unknown, Value
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from tree_sitter import Node
 
 
@@ -60,7 +62,7 @@ def brace_expand(text: str) -> list[str]:
     return out
 
 
-def crlf_tail(node: Node, ps: ParsedScript, pieces: list) -> None:
+def crlf_tail(node: Node, ps: ParsedScript, pieces: list[Piece]) -> None:
     """A word that ends right before a CR gets the CR, as in bash (tree-sitter skips it as a blank)."""
     if ps.source.data[node.end_byte : node.end_byte + 1] == b"\r":
         pieces.append(Piece("\r", span=ps.source.span(node)))
@@ -82,19 +84,22 @@ def _value_piece(v: Value, quoted: bool, span: Span) -> Piece:
     return Piece(None, split=not quoted, span=v.span or span, reason=v.reason)
 
 
-def items_pieces(items: list[Value], quoted: bool, span: Span, star: bool = False, sep: str = " ") -> list[Piece]:
+def items_pieces(
+    items: Sequence[Value | None], quoted: bool, span: Span, star: bool = False, sep: str = " "
+) -> list[Piece]:
     """ "${A[@]}" -> one field per item; "${A[*]}" -> items joined by the first character of IFS;
     unquoted -> split. Holes of a sparse array (None) are skipped."""
-    items = [i for i in items if i is not None]
+    present = [i for i in items if i is not None]
     if quoted and star:
-        if any(not isinstance(i, Known) for i in items):
-            reason = next(i.reason for i in items if isinstance(i, Unknown))
+        texts = [i.text for i in present if isinstance(i, Known)]
+        if len(texts) != len(present):
+            reason = next(i.reason for i in present if isinstance(i, Unknown))
             return [Piece(None, span=span, reason=reason)]
-        return [Piece(sep.join(i.text for i in items), span=span)]
-    if not items:
+        return [Piece(sep.join(texts), span=span)]
+    if not present:
         return [Piece("", vanish=True, span=span)] if quoted else []
-    out = []
-    for n, item in enumerate(items):
+    out: list[Piece] = []
+    for n, item in enumerate(present):
         pieces = value_pieces(item, quoted, span)
         pieces[0].boundary = n > 0
         out.extend(pieces)
@@ -194,8 +199,9 @@ def assemble_fields(pieces: list[Piece], word_span: Span, ifs: str | None = None
 
 
 def _field_value(parts: list[Piece], word_span: Span) -> Value:
-    unknown = next((p for p in parts if p.text is None), None)
-    if unknown is not None:
+    texts = [p.text for p in parts if p.text is not None]
+    if len(texts) != len(parts):
+        unknown = next(p for p in parts if p.text is None)
         known_tail = ""
         for p in reversed(parts):
             if p.text is None:
@@ -207,7 +213,7 @@ def _field_value(parts: list[Piece], word_span: Span) -> Value:
         return Unknown(
             reason, word_span, tuple((p.text, p.reason) for p in parts), any(p.text is None and p.split for p in parts)
         )
-    text = "".join(p.text for p in parts)
+    text = "".join(texts)
     if len(text) > MAX_VALUE_CHARS:
         return Unknown("value too long to track", word_span)
     nonempty = [p for p in parts if p.text]
@@ -242,9 +248,11 @@ def join_pieces(pieces: list[Piece], word_span: Span) -> Value:
 
 
 def concat_values(a: Value, b: Value, span: Span) -> Value:
-    if isinstance(a, Known) and isinstance(b, Known):
-        return Known(a.text + b.text, span if a.text else b.span)
-    return Unknown(a.reason if isinstance(a, Unknown) else b.reason, span)
+    if isinstance(a, Unknown):
+        return Unknown(a.reason, span)
+    if isinstance(b, Unknown):
+        return Unknown(b.reason, span)
+    return Known(a.text + b.text, span if a.text else b.span)
 
 
 def unescape_unquoted(text: str) -> str:

@@ -20,8 +20,8 @@ class Diagnostic:
     span: Span | None
     related: Span | None = None  # a second place the diagnostic is about (a fix may edit it)
 
-    def to_json(self) -> dict:
-        d: dict = {"severity": self.severity, "code": self.code, "message": self.message}
+    def to_json(self) -> dict[str, object]:
+        d: dict[str, object] = {"severity": self.severity, "code": self.code, "message": self.message}
         if self.span is not None:
             d.update(file=self.span.file, line=self.span.line, column=self.span.column)
         if self.related is not None:
@@ -92,14 +92,18 @@ def join_worlds(worlds: list[World], depends_on: str, span: Span | None) -> Worl
         if all(v is v0 for v in found):
             continue
         present = [v for v in found if v is not None]
-        if len(present) == len(found) and all(
-            v.items is None
-            and v0.items is None
-            and isinstance(v.value, Known)
-            and isinstance(v0.value, Known)
-            and v.value.text == v0.value.text
-            and v.exported == v0.exported
-            for v in present
+        if (
+            v0 is not None
+            and len(present) == len(found)
+            and all(
+                v.items is None
+                and v0.items is None
+                and isinstance(v.value, Known)
+                and isinstance(v0.value, Known)
+                and v.value.text == v0.value.text
+                and v.exported == v0.exported
+                for v in present
+            )
         ):
             continue
         exported = any(v.exported for v in present)
@@ -127,7 +131,7 @@ def join_worlds(worlds: list[World], depends_on: str, span: Span | None) -> Worl
     return joined
 
 
-def common_prefix(a: tuple, b: tuple) -> tuple:
+def common_prefix(a: tuple[Condition, ...], b: tuple[Condition, ...]) -> tuple[Condition, ...]:
     """Conditions two merged worlds share (order kept)."""
     bs = set(b)
     return tuple(c for c in a if c in bs)
