@@ -411,7 +411,7 @@ class Builtin(Expr):
         # in the context and shared by every rule of the variant that makes the same call
         self.memo_key: tuple | None = None
         if all(type(a) is Const for a in args):
-            key = (func, *(a.value for a in args))  # type: ignore[attr-defined]
+            key: tuple | None = (func, *(a.value for a in args))  # type: ignore[attr-defined]
             try:
                 hash(key)
             except TypeError:
