@@ -177,6 +177,8 @@ def _mask_known_gaps(source: SourceFile, result: ParsedScript) -> None:
     source.data = bytes(data)
 
 
+# `${...}` with no quote, backslash or brace inside: tree-sitter reads it right (see below)
+_PLAIN_BRACED = re.compile(rb"\$\{[^{}'\"\\]*\}")
 RAW_EXPANSION = "__PX"  # `$__PX3___` stands for the 4th `${...}` kept as raw text (see below)
 
 
@@ -217,8 +219,9 @@ def _mask_raw_expansions(source: SourceFile, result: ParsedScript) -> None:
     for start in source.line_starts():
         end = data.find(b"\n", start)
         end = len(data) if end == -1 else end
-        if data.find(b"${", start, end) == -1:
-            continue
+        n_braced = data.count(b"${", start, end)
+        if n_braced == 0 or n_braced == len(_PLAIN_BRACED.findall(data, start, end)):
+            continue  # every `${...}` on the line is plain (no quote or backslash inside): none to mask
         i, in_double = start, False
         while i < end:
             c = data[i]
