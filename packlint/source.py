@@ -88,7 +88,7 @@ class SourceFile:
         return Span(self.path, sr + 1 + self.line_base, col, er + 1 + self.line_base, end_col)
 
     def span(self, node) -> Span:
-        key = (node.start_byte, node.end_byte)
+        key = node.byte_range  # (start, end): one call into tree-sitter instead of two
         cache = self._span_cache
         found = cache.get(key)
         if found is None:
