@@ -93,8 +93,23 @@ def _error_nodes(root) -> list:
 _BASH_LINE = re.compile(r"line (\d+): (.*)")
 
 
+_VERDICTS: dict[bytes, tuple[bool, int | None, str] | None] = {}  # the last few texts asked about
+
+
 def bash_syntax_check(data: bytes) -> tuple[bool, int | None, str] | None:
-    """(accepted, line, message) from `bash -n`, or None when bash is not available."""
+    """(accepted, line, message) from `bash -n`, or None when bash is not available. Remembered for
+    the last few texts: the parse asks about a script with errors, then PK900 (`bash_rejects`) asks
+    again about the same text."""
+    if data in _VERDICTS:
+        return _VERDICTS[data]
+    verdict = _run_bash_n(data)
+    if len(_VERDICTS) >= 8:
+        _VERDICTS.pop(next(iter(_VERDICTS)))
+    _VERDICTS[data] = verdict
+    return verdict
+
+
+def _run_bash_n(data: bytes) -> tuple[bool, int | None, str] | None:
     import shutil  # only scripts with parse errors or CRLF pay for these imports
     import subprocess
 
