@@ -285,6 +285,7 @@ def check_paths(paths: list[str], options: CheckOptions) -> CheckResult:
         result.file_errors.append(FileError(err.path, err.message, "read"))
     config_errors: set[str] = set()
     rule_cache: dict[tuple, tuple[list, list]] = {}
+    root_memo: dict[str, str | None] = {}  # directory -> repository root, shared by this run's files
 
     jobs: list[_Job] = []
     for path in files:
@@ -327,6 +328,7 @@ def check_paths(paths: list[str], options: CheckOptions) -> CheckResult:
                 table,
             )
         )
+        jobs[-1].code.root_memo = root_memo
 
     _RULE_SETS.clear()
     _RULE_SETS.update(rule_cache)

@@ -241,9 +241,12 @@ def load_table(extra_files: Sequence[str | Path] = (), *, builtin: bool = True, 
 
 
 def _cache_key(blobs) -> str:
-    import hashlib
+    try:  # CPython's own BLAKE2 module: `hashlib` would load OpenSSL first, 3 ms of every cold start
+        from _blake2 import blake2b
+    except ImportError:  # pragma: no cover - other Pythons
+        from hashlib import blake2b
 
-    h = hashlib.sha256(f"{CACHE_FORMAT}:{__version__}:{sys.version_info[:2]}".encode())
+    h = blake2b(f"{CACHE_FORMAT}:{__version__}:{sys.version_info[:2]}".encode())
     for name, data, is_builtin in blobs:
         h.update(f"\0{name}\0{is_builtin}\0{len(data)}\0".encode())
         h.update(data)

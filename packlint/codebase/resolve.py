@@ -36,14 +36,20 @@ def repository_root(start: str) -> str | None:
         d = parent
 
 
-def script_checkout_dirs(script_path: str | None) -> list[str]:
+def script_checkout_dirs(script_path: str | None, root_memo: dict[str, str | None] | None = None) -> list[str]:
     """The script's directory and its ancestors up to the repository root (inclusive). Without a
-    repository, just the script's directory and its parent (never up to `/`)."""
+    repository, just the script's directory and its parent (never up to `/`). `root_memo`: directory
+    -> repository root, kept by the caller for one run."""
     if not script_path or script_path.startswith("<"):
         start = os.getcwd()
     else:
         start = os.path.dirname(os.path.abspath(script_path))
-    root = repository_root(start)
+    if root_memo is None:
+        root = repository_root(start)
+    elif start in root_memo:
+        root = root_memo[start]
+    else:
+        root = root_memo[start] = repository_root(start)
     dirs = []
     d = start
     if root is None:  # no repository: every ancestor but `/` and the home directory
@@ -114,7 +120,7 @@ def resolve(
         return ProgramResolution(program, None, "disabled", "code-base reading is off (--no-code-base)")
     if not program:
         return ProgramResolution(program, None, "no-program", "the launch runs no Python program packlint can see")
-    checkout = script_checkout_dirs(script_path)
+    checkout = script_checkout_dirs(script_path, getattr(options, "root_memo", None))
     explicit = [os.path.abspath(d) for d in options.code_bases]
     top = checkout[-1] if checkout else None
     mapped_pp = []
