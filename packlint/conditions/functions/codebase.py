@@ -167,7 +167,7 @@ def _quoted_anywhere(roots: list[str], name: str) -> bool:
 
 
 _QUOTED_MEMO: dict[str, frozenset] = {}
-_QUOTED_RE = re.compile(rb"""['"]([A-Za-z_][A-Za-z0-9_]{1,127})['"]""")
+_QUOTED_PATTERN = rb"""['"]([A-Za-z_][A-Za-z0-9_]{1,127})['"]"""  # compiled when grep is missing
 _MAX_TREE_FILES = 20000
 
 
@@ -178,6 +178,7 @@ def _quoted_names(root: str) -> frozenset:
         return _QUOTED_MEMO[root]
     import os
 
+    quoted_re = re.compile(_QUOTED_PATTERN)
     names: set[bytes] = set()
     seen = 0
     for dirpath, dirnames, filenames in os.walk(root):
@@ -190,7 +191,7 @@ def _quoted_names(root: str) -> frozenset:
                 break
             try:
                 with open(os.path.join(dirpath, fn), "rb") as fh:
-                    names.update(_QUOTED_RE.findall(fh.read()))
+                    names.update(quoted_re.findall(fh.read()))
             except OSError:
                 continue
     result = frozenset(n.decode("ascii", "replace") for n in names)
