@@ -301,9 +301,6 @@ def _f_flag_spec(field_name: str):
     return impl
 
 
-_ONE_VALUE_ACTIONS = ("store", "append")
-
-
 def _value_words(occ: dict) -> list | None:
     """The words argparse receives as the occurrence's value (None: none, the flag stands alone);
     an item that is a dict is a word packlint does not know."""
