@@ -33,11 +33,11 @@ The package, one concern per module (data flows top to bottom):
 
 from __future__ import annotations
 
-from packlint.conditions import functions as _functions  # noqa: F401  (fills FUNCTIONS)
 from packlint.conditions.compile import Scope, Template, check, compile_condition, compile_template
+from packlint.conditions.functions import FUNCTIONS  # the registry, filled by this import
 from packlint.conditions.functions.derived import Setting
 from packlint.conditions.syntax import Binary, Call, ConditionError, InList, Name, Node, Unary, parse
-from packlint.conditions.tree import BOOL, FUNCTIONS, INT, STR, EvalContext, Expr, PredicateBody, Unk
+from packlint.conditions.tree import BOOL, INT, STR, EvalContext, Expr, PredicateBody, Unk
 
 __all__ = [
     "BOOL",
