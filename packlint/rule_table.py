@@ -251,13 +251,29 @@ def _cache_key(blobs) -> str:
         h.update(f"\0{name}\0{is_builtin}\0{len(data)}\0".encode())
         h.update(data)
     # the compiled objects' classes live in these modules: a changed module invalidates the cache
-    for mod in (__file__, Path(__file__).with_name("conditions.py")):
+    for mod in (__file__, *_module_files(Path(__file__).with_name("conditions"))):
         try:
             st = os.stat(mod)
             h.update(f"\0{st.st_mtime_ns}:{st.st_size}".encode())
         except OSError:
             pass
     return h.hexdigest()[:32]
+
+
+def _module_files(package: str | Path) -> list[str]:
+    """Every module of a package, its sub-packages included, in a stable order (os.scandir: a tenth
+    of Path.rglob's cost, paid on every run)."""
+    files: list[str] = []
+    try:
+        entries = list(os.scandir(package))
+    except OSError:
+        return files
+    for entry in entries:
+        if entry.name.endswith(".py"):
+            files.append(entry.path)
+        elif entry.name != "__pycache__" and entry.is_dir():
+            files += _module_files(entry.path)
+    return sorted(files)
 
 
 def _cache_dir() -> Path | None:
