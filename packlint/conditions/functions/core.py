@@ -200,11 +200,14 @@ def _f_flag_count(ctx, node, a):
 def _f_flag_distinct(ctx, node, a, script_only: bool = False):
     if _is_unk(a[0]):
         return a[0]
-    vals = [
-        _entry_value(o, a[0])
-        for o in _occurrences(ctx, "flags", a[0])
-        if not (script_only and o.get("source") == "caller")
-    ]
+    occurrences = _occurrences(ctx, "flags", a[0])
+    if len(occurrences) == 1:  # most flags: one value, or none counted, or the unknown one
+        o = occurrences[0]
+        if script_only and o.get("source") == "caller":
+            return 0
+        v = _entry_value(o, a[0])
+        return v if isinstance(v, Unk) else 1
+    vals = [_entry_value(o, a[0]) for o in occurrences if not (script_only and o.get("source") == "caller")]
     known = {_same_value(a[0], v) for v in vals if not isinstance(v, Unk)}
     unknown = [v for v in vals if isinstance(v, Unk)]
     if unknown and len(known) < 2:
@@ -286,8 +289,29 @@ def _f_item(field_name: str):
     return impl
 
 
+class LazyPattern:
+    """A `matches()` regex, checked when the table compiles but compiled for use on first search: the
+    table cache unpickles every rule's patterns at each start, and the long ones (`library_env`) cost
+    milliseconds that most checks never need. Pickles as its source text."""
+
+    __slots__ = ("pattern", "_compiled")
+
+    def __init__(self, pattern: str) -> None:
+        self.pattern = pattern
+        self._compiled: re.Pattern | None = None
+
+    def __reduce__(self):
+        return (LazyPattern, (self.pattern,))
+
+    def search(self, text: str) -> re.Match | None:
+        if self._compiled is None:
+            self._compiled = re.compile(self.pattern)
+        return self._compiled.search(text)
+
+
 def _compile_regex(args: list) -> Any:
-    return re.compile(args[1])
+    re.compile(args[1])  # a bad pattern fails the table's load, with the rule's position
+    return LazyPattern(args[1])
 
 
 CORE_FUNCTIONS: dict[str, Function] = {
