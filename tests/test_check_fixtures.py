@@ -8,7 +8,8 @@ of their own say what the script must produce, next to where it happens:
                                           neither blank nor a comment), at any severity
     # expect: PK324 error at "--checkpoint-activations"
                                           at the first line below containing that text (a flag inside a
-                                          multi-line command); the severity, when given, must match
+                                          multi-line command), comment lines skipped; the severity,
+                                          when given, must match
     # expect: clean                       nothing at warning or above
     # expect-args: --env SLURM_NNODES=2 -- a b
                                           extra `check` options, and after `--` the script's arguments
@@ -177,13 +178,11 @@ def inline_expectations(path: Path, case: str) -> tuple[list[Expected], bool, li
             pytest.fail(f"{where}: bad marker {line.strip()!r}: write {form}")
         code, severity, anchor = em.groups()
         target = None
-        for j in range(i + 1, len(lines)):
+        for j in range(i + 1, len(lines)):  # comment lines never hold a finding: skipped
             text = lines[j]
-            if anchor is not None:
-                if anchor in text and not MARKER.match(text):
-                    target = j + 1
-                    break
-            elif text.strip() and not text.lstrip().startswith("#"):
+            if text.lstrip().startswith("#") or not text.strip():
+                continue
+            if anchor is None or anchor in text:
                 target = j + 1
                 break
         if target is None:
