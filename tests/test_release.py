@@ -97,8 +97,8 @@ def test_release_tool_adds_lines_for_rules_released_at_the_version():
     assert added.replace(tool.changelog_line(pk201) + "\n", "") == without
     # a release without a section gets one at the top, with the rule under "Rule codes added or changed"
     new_rule = SimpleNamespace(code="PK999", name="new-rule", severity="error", summary="it catches", since="0.3.0")
-    assert tool.changelog_with(CHANGELOG, [*rules, new_rule], "0.2.0") == CHANGELOG  # unreleased at 0.2.0
-    cut = tool.changelog_with(CHANGELOG, [*rules, new_rule], "0.3.0")
+    assert tool.changelog_with(CHANGELOG, [new_rule], "0.2.0") == CHANGELOG  # unreleased at 0.2.0
+    cut = tool.changelog_with(CHANGELOG, [new_rule], "0.3.0")
     assert re.findall(r"^## (\S+)", cut, re.M)[:2] == ["0.3.0", "0.2.0"]
     line = "- PK999 new-rule (error, new): it catches"
     assert f"## 0.3.0\n\n{tool.RULES_HEADING}\n\n{line}\n\n## 0.2.0" in cut
