@@ -96,11 +96,12 @@ def test_release_tool_adds_lines_for_rules_released_at_the_version():
     assert added.count("\n- PK201 ") == 1 and tool.changelog_line(pk201) in _sections(added)["0.2.0"]
     assert added.replace(tool.changelog_line(pk201) + "\n", "") == without
     # a release without a section gets one at the top, with the rule under "Rule codes added or changed"
-    new_rule = SimpleNamespace(code="PK999", name="new-rule", severity="error", summary="it catches", since="0.3.0")
-    assert tool.changelog_with(CHANGELOG, [new_rule], "0.2.0") == CHANGELOG  # unreleased at 0.2.0
-    cut = tool.changelog_with(CHANGELOG, [new_rule], "0.3.0")
-    assert re.findall(r"^## (\S+)", cut, re.M)[:2] == ["0.3.0", "0.2.0"]
+    nxt = f"{int(__version__.split('.')[0]) + 1}.0.0"  # a release no section names yet
+    new_rule = SimpleNamespace(code="PK999", name="new-rule", severity="error", summary="it catches", since=nxt)
+    assert tool.changelog_with(CHANGELOG, [new_rule], __version__) == CHANGELOG  # unreleased now
+    cut = tool.changelog_with(CHANGELOG, [new_rule], nxt)
+    assert re.findall(r"^## (\d\S*)", cut, re.M)[:2] == [nxt, __version__]
     line = "- PK999 new-rule (error, new): it catches"
-    assert f"## 0.3.0\n\n{tool.RULES_HEADING}\n\n{line}\n\n## 0.2.0" in cut
+    assert f"## {nxt}\n\n{tool.RULES_HEADING}\n\n{line}\n\n## {__version__}" in cut
     assert tool.version_file_with('x = 1\n__version__ = "0.2.0"\n', "0.3.0") == 'x = 1\n__version__ = "0.3.0"\n'
 
