@@ -53,6 +53,11 @@ class Sources:
         self._text[path] = decode_script(data, path)
         self._lines.pop(path, None)
 
+    def alias(self, path: str, same_as: str) -> None:
+        """`path` names the text already added as `same_as` (the script as the model names it)."""
+        self._text[path] = self._text[same_as]
+        self._lines.pop(path, None)
+
     def text(self, path: str) -> str | None:
         if path not in self._text:
             try:
@@ -412,7 +417,7 @@ def _analyse(job: _Job, keep_model: bool):
         )
         main = str(model.get("script") or job.display)
         if main != job.display:
-            sources.add(main, text)
+            sources.alias(main, job.display)
         from packlint.codebase import CodeSession
 
         session = CodeSession(None if is_stdin else job.path, job.code)

@@ -16,7 +16,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from packlint.conditions import And, EvalContext, Expr, Unk, Var
+from packlint.conditions import EvalContext, Expr, Unk
+from packlint.conditions.tree import And, Var
 from packlint.findings import SEVERITY_RANK, Finding, FixPlan, Location, Related
 from packlint.rule_table import LocationSpec, Rule, RuleTable, version_applies
 

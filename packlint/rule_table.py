@@ -46,7 +46,7 @@ from packlint.records import factory, record
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-CACHE_FORMAT = 2
+CACHE_FORMAT = 3
 
 LOCATION_KINDS = {
     # kind: (takes a name, allowed parts)
@@ -60,6 +60,22 @@ LOCATION_KINDS = {
 }
 
 FOR_EACH_BUILTIN = {"flags", "env", "diagnostics"}
+
+# `since = "0.2.0"`: the packlint release that first ships the rule (docs/rules.md, "Releasing").
+SINCE_PATTERN = r"^\d+\.\d+\.\d+$"
+
+
+def version_tuple(version: str) -> tuple[int, ...]:
+    """ "0.10.1" -> (0, 10, 1), for comparing release numbers."""
+    return tuple(int(x) for x in version.split("."))
+
+
+def is_released(rule: Rule, version: str = __version__) -> bool:
+    """Whether packlint `version` ships the rule: its `since` is at most `version`. A rule without
+    `since` (a user rule file's) counts as released. An unreleased rule is checked like any other; it
+    only stays out of the committed reference and the CHANGELOG until the release that ships it."""
+    return rule.since is None or version_tuple(rule.since) <= version_tuple(version)
+
 
 # `versions = "core>=0.8"`, `"core<0.16"`, `"core>=0.12,<0.16"`: Megatron core release numbers.
 VERSIONS_PATTERN = r"^core(>=|<)\d+\.\d+(,(>=|<)\d+\.\d+)?$"
@@ -182,6 +198,7 @@ class Rule:
     builtin: bool
     fix: FixSpec | None
     versions: str | None
+    since: str | None = None  # the packlint release that first ships the rule (required for built-ins)
 
 
 @record
@@ -251,13 +268,29 @@ def _cache_key(blobs) -> str:
         h.update(f"\0{name}\0{is_builtin}\0{len(data)}\0".encode())
         h.update(data)
     # the compiled objects' classes live in these modules: a changed module invalidates the cache
-    for mod in (__file__, Path(__file__).with_name("conditions.py")):
+    for mod in (__file__, *_module_files(Path(__file__).with_name("conditions"))):
         try:
             st = os.stat(mod)
             h.update(f"\0{st.st_mtime_ns}:{st.st_size}".encode())
         except OSError:
             pass
     return h.hexdigest()[:32]
+
+
+def _module_files(package: str | Path) -> list[str]:
+    """Every module of a package, its sub-packages included, in a stable order (os.scandir: a tenth
+    of Path.rglob's cost, paid on every run)."""
+    files: list[str] = []
+    try:
+        entries = list(os.scandir(package))
+    except OSError:
+        return files
+    for entry in entries:
+        if entry.name.endswith(".py"):
+            files.append(entry.path)
+        elif entry.name != "__pycache__" and entry.is_dir():
+            files += _module_files(entry.path)
+    return sorted(files)
 
 
 def _cache_dir() -> Path | None:
@@ -343,6 +376,8 @@ def _schema():
         code: str = Field(pattern=r"^[A-Z][A-Z0-9]{0,7}[0-9]{3}$")
         name: str = Field(pattern=r"^[a-z][a-z0-9]*(-[a-z0-9]+)*$")
         severity: Literal["error", "warning", "info"]
+        # the packlint release that first ships the rule ("0.2.0"); required in rules/*.toml
+        since: str | None = Field(default=None, pattern=SINCE_PATTERN)
         summary: str = Field(min_length=1)
         message: str = Field(min_length=1)
         help: str | None = None
@@ -528,6 +563,11 @@ def compile_table(blobs: list[tuple[str, bytes, bool]]) -> RuleTable:
                 raise PacklintError(f"rule {r.code}: code already used in {seen[r.code]}", path=fname)
             if r.name in names:
                 raise PacklintError(f"rule {r.code}: name {r.name!r} already used by {names[r.name]}", path=fname)
+            if is_builtin and r.since is None:
+                raise PacklintError(
+                    f"rule {r.code}: a built-in rule needs `since` (the packlint release that first ships it)",
+                    path=fname,
+                )
             seen[r.code] = fname
             names[r.name] = r.code
             rules.append(_compile_rule(r, fname, ftext, is_builtin, scope, variables))
@@ -672,6 +712,7 @@ def _compile_rule(r, fname: str, ftext: str, is_builtin: bool, scope: Scope, var
         builtin=is_builtin,
         fix=fix,
         versions=r.versions,
+        since=r.since,
     )
 
 
