@@ -1,0 +1,58 @@
+"""Per-launcher knowledge, kept as data (like ShellCheck's per-command checks): which commands start a
+training process, which of their options take a value, where the program starts, and how the world
+size follows from their options.
+"""
+
+from packlint.launchers.tables import (
+    CLUSTER_VARIABLE,
+    CONTAINERS,
+    LAUNCHERS,
+    WRAPPERS,
+    ContainerSpec,
+    Count,
+    LauncherSpec,
+    LaunchParts,
+    Option,
+    ProcessLayout,
+    _split_options,
+    basename,
+    command_string,
+    export_option,
+    inner_shell_command,
+    is_shell_c,
+    job_script,
+    launcher_name,
+    process_layout,
+    sbatch_header_env,
+    split_container,
+    split_launch,
+    unknown_option,
+    world_size,
+)
+
+__all__ = [
+    "CLUSTER_VARIABLE",
+    "CONTAINERS",
+    "LAUNCHERS",
+    "WRAPPERS",
+    "ContainerSpec",
+    "Count",
+    "LaunchParts",
+    "LauncherSpec",
+    "Option",
+    "ProcessLayout",
+    "_split_options",
+    "basename",
+    "command_string",
+    "export_option",
+    "inner_shell_command",
+    "is_shell_c",
+    "job_script",
+    "launcher_name",
+    "process_layout",
+    "sbatch_header_env",
+    "split_container",
+    "split_launch",
+    "unknown_option",
+    "world_size",
+]
