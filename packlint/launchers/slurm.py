@@ -59,9 +59,6 @@ def export_option(options: list[Option]) -> tuple[bool, dict[str, Value | None]]
     return inherit, added
 
 
-_SBATCH_LINE = re.compile(r"^#SBATCH\s+(.*)$")
-
-
 def sbatch_header_env(text: str) -> dict[str, str]:
     """What Slurm sets in a job from the script's `#SBATCH` headers (read until the first command, as
     sbatch does): node, task and GPU counts, only where the header gives one exact number."""
@@ -70,7 +67,7 @@ def sbatch_header_env(text: str) -> dict[str, str]:
         s = line.strip()
         if not s or (s.startswith("#") and not s.startswith("#SBATCH")):
             continue
-        m = _SBATCH_LINE.match(s)
+        m = re.match(r"^#SBATCH\s+(.*)$", s)  # compiled on first use: most scripts have no sbatch
         if m is None:
             break
         words = m.group(1).split("#")[0].split()
