@@ -146,85 +146,31 @@ def add_argument(
 
 
 def spec_from_kwargs(reader: SchemaReader, mod, node, options, kw, env, conds, depth, generated_from=None) -> FlagSpec:
-    def const(name):
+    """One flag from `add_argument`'s keywords (AST nodes) or a dataclass field's (V values, from
+    dataclass_flags.py); keywords are evaluated in argparse's order, as before."""
+
+    def value(name: str):
         n = kw.get(name)
-        if n is None:
-            return None
-        v = reader.eval(mod, n, env, conds, depth) if isinstance(n, ast.AST) else n
+        return reader.eval(mod, n, env, conds, depth) if isinstance(n, ast.AST) else n
+
+    def const(name: str):
+        v = value(name) if kw.get(name) is not None else None
         return v.value if isinstance(v, V) and v.kind == "const" else None
 
     long = next((o for o in options if o.startswith("--")), options[0])
     dest = const("dest") or long.lstrip("-").replace("-", "_")
-    action = "store"
-    an = kw.get("action")
-    if an is not None:
-        av = reader.eval(mod, an, env, conds, depth) if isinstance(an, ast.AST) else an
-        if av.kind == "const" and isinstance(av.value, str):
-            action = av.value
-        elif av.kind == "builtin" and av.value == "argparse.BooleanOptionalAction":
-            action = "BooleanOptionalAction"
-        else:
-            action = "custom:" + (unparse(an, 40) if isinstance(an, ast.AST) else str(av.value))
-    nargs = None
-    nn = kw.get("nargs")
-    if nn is not None:
-        nv = reader.eval(mod, nn, env, conds, depth) if isinstance(nn, ast.AST) else nn
-        if nv.kind == "const":
-            nargs = nv.value
-        elif nv.kind == "builtin":
-            nargs = {
-                "argparse.REMAINDER": "...",
-                "argparse.ONE_OR_MORE": "+",
-                "argparse.ZERO_OR_MORE": "*",
-                "argparse.OPTIONAL": "?",
-            }.get(nv.value, "custom")
-        else:
-            nargs = "custom"
-    typ = "str"
-    tn = kw.get("type")
-    if tn is not None:
-        typ = type_name(reader, mod, tn, env, conds, depth)
+    action = "store" if kw.get("action") is None else _action_name(value("action"), kw["action"])
+    nargs = None if kw.get("nargs") is None else _nargs(value("nargs"))
+    typ = "str" if kw.get("type") is None else type_name(reader, mod, kw["type"], env, conds, depth)
     if action in _BOOL_ACTIONS or action == "BooleanOptionalAction":
         typ = "bool" if action in ("store_true", "store_false", "BooleanOptionalAction") else typ
-    choices, choices_note = None, None
-    cn = kw.get("choices")
-    if cn is not None:
-        cv = reader.eval(mod, cn, env, conds, depth) if isinstance(cn, ast.AST) else cn
-        if cv.kind == "const" and isinstance(cv.value, (list, tuple)):
-            choices = tuple(_choice_text(c) for c in cv.value)
-        elif cv.kind == "enum":
-            choices = tuple(cv.value)
-        else:
-            choices_note = "computed at run time: " + (unparse(cn, 60) if isinstance(cn, ast.AST) else "?")
+    choices, choices_note = (None, None) if kw.get("choices") is None else _choices(value("choices"), kw["choices"])
     if choices is None and choices_note is None and isinstance(kw.get("_choices_note"), str):
         choices_note = kw["_choices_note"]
-    default = None
-    dn = kw.get("default")
-    if dn is not None:
-        default = (
-            unparse(dn, 80)
-            if isinstance(dn, ast.AST)
-            else (repr(dn.value) if isinstance(dn, V) and dn.kind == "const" else "?")
-        )
-    elif action == "store_true":
-        default = "False"
-    elif action == "store_false":
-        default = "True"
+    default = _default_text(kw.get("default"), action)
     required = bool(const("required"))
-    deprecated = None
-    if const("deprecated") is True:
-        deprecated = "argparse deprecated=True"
-    hn = kw.get("help")
-    help_text = None
-    if hn is not None:
-        hv = reader.eval(mod, hn, env, conds, depth) if isinstance(hn, ast.AST) else hn
-        help_text = (
-            hv.value
-            if hv.kind == "const" and isinstance(hv.value, str)
-            else unparse(hn, 400)
-            if isinstance(hn, ast.AST)
-            else None
-        )
+    deprecated = "argparse deprecated=True" if const("deprecated") is True else None
+    help_text = None if kw.get("help") is None else _help_text(value("help"), kw["help"])
     if deprecated is None and help_text and any(w in help_text.lower() for w in ("deprecated", "no longer")):
         deprecated = "help: " + " ".join(help_text.split())[:100]
     if action == "BooleanOptionalAction":  # argparse adds --no-X for every --X
@@ -247,6 +193,59 @@ def spec_from_kwargs(reader: SchemaReader, mod, node, options, kw, env, conds, d
         ("only " + cond) if cond else None,
         generated_from,
     )
+
+
+def _action_name(av: V, an) -> str:
+    """`action=`: its name, `BooleanOptionalAction`, or `custom:<source>` for an Action class."""
+    if av.kind == "const" and isinstance(av.value, str):
+        return av.value
+    if av.kind == "builtin" and av.value == "argparse.BooleanOptionalAction":
+        return "BooleanOptionalAction"
+    return "custom:" + (unparse(an, 40) if isinstance(an, ast.AST) else str(av.value))
+
+
+_NARGS_CONSTANTS = {
+    "argparse.REMAINDER": "...",
+    "argparse.ONE_OR_MORE": "+",
+    "argparse.ZERO_OR_MORE": "*",
+    "argparse.OPTIONAL": "?",
+}
+
+
+def _nargs(nv: V):
+    if nv.kind == "const":
+        return nv.value
+    if nv.kind == "builtin":
+        return _NARGS_CONSTANTS.get(nv.value, "custom")
+    return "custom"
+
+
+def _choices(cv: V, cn) -> tuple[tuple | None, str | None]:
+    """`choices=`: (the choices as text, None), or (None, why they are not known statically)."""
+    if cv.kind == "const" and isinstance(cv.value, (list, tuple)):
+        return tuple(_choice_text(c) for c in cv.value), None
+    if cv.kind == "enum":
+        return tuple(cv.value), None
+    return None, "computed at run time: " + (unparse(cn, 60) if isinstance(cn, ast.AST) else "?")
+
+
+def _default_text(dn, action: str) -> str | None:
+    """`default=` as source text; store_true/store_false imply theirs."""
+    if dn is not None:
+        if isinstance(dn, ast.AST):
+            return unparse(dn, 80)
+        return repr(dn.value) if isinstance(dn, V) and dn.kind == "const" else "?"
+    if action == "store_true":
+        return "False"
+    if action == "store_false":
+        return "True"
+    return None
+
+
+def _help_text(hv: V, hn) -> str | None:
+    if hv.kind == "const" and isinstance(hv.value, str):
+        return hv.value
+    return unparse(hn, 400) if isinstance(hn, ast.AST) else None
 
 
 def type_name(reader: SchemaReader, mod, tn, env, conds, depth) -> str:
