@@ -416,13 +416,42 @@ _IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
 def compile_table(blobs: list[tuple[str, bytes, bool]]) -> RuleTable:
+    """Parse, validate and compile rule files: the shared declarations first ([defaults], [variables],
+    [predicates], type-checked in dependency order), then every rule against them."""
+    TableSpec, PredicateSpec = _schema()
+    specs = _load_specs(blobs, TableSpec)
+    scope = Scope()
+    variables: dict[str, Any] = {}
+    pred_sources: dict[str, str] = {}
+    pending: list[_PendingPredicate] = []
+    for name, text, spec, _ in specs:
+        _declare(name, text, spec, PredicateSpec, scope, variables, pred_sources, pending)
+    _check_predicates(pending, scope)
+
+    rules: list[Rule] = []
+    seen: dict[str, str] = {}
+    names: dict[str, str] = {}
+    for fname, ftext, spec, is_builtin in specs:
+        for r in spec.rule:
+            if r.code in seen:
+                raise PacklintError(f"rule {r.code}: code already used in {seen[r.code]}", path=fname)
+            if r.name in names:
+                raise PacklintError(f"rule {r.code}: name {r.name!r} already used by {names[r.name]}", path=fname)
+            seen[r.code] = fname
+            names[r.name] = r.code
+            rules.append(_compile_rule(r, fname, ftext, is_builtin, scope, variables))
+    rules.sort(key=lambda r: r.code)
+    return RuleTable(rules=rules, variables=variables, predicates=pred_sources, files=[b[0] for b in blobs])
+
+
+def _load_specs(blobs: list[tuple[str, bytes, bool]], TableSpec) -> list[tuple[str, str, Any, bool]]:
+    """(file name, text, validated TableSpec, is built-in) of every blob; one-line errors naming the file."""
     if sys.version_info >= (3, 11):
         import tomllib
     else:  # Python 3.10
         import tomli as tomllib
     from pydantic import ValidationError
 
-    TableSpec, PredicateSpec = _schema()
     specs = []
     for name, data, is_builtin in blobs:
         try:
@@ -438,50 +467,61 @@ def compile_table(blobs: list[tuple[str, bytes, bool]]) -> RuleTable:
         except ValidationError as exc:
             raise PacklintError(_pydantic_one_line(exc, raw), path=name) from None
         specs.append((name, text, spec, is_builtin))
+    return specs
 
-    scope = Scope()
-    variables: dict[str, Any] = {}
-    pred_sources: dict[str, str] = {}
-    pending: list[tuple[str, str, str, list[tuple[str, str]], PredicateBody, str]] = []
-    for name, text, spec, _ in specs:
-        for sname, dspec in spec.defaults.items():
-            if not _IDENT.match(sname):
-                raise PacklintError(f"defaults: {sname!r} is not a valid name", path=name)
-            if sname in scope.settings:
-                raise PacklintError(f"defaults: {sname!r} is defined twice", path=name)
-            scope.settings[sname] = Setting(
-                sname, tuple(dspec.flags), None if dspec.value is None else str(dspec.value)
-            )
-        for vname, value in spec.variables.items():
-            if not _IDENT.match(vname):
-                raise PacklintError(f"variables: {vname!r} is not a valid name", path=name)
-            if vname in variables or vname in pred_sources:
-                raise PacklintError(f"variables: {vname!r} is defined twice", path=name)
-            variables[vname] = value
-            if not isinstance(value, list):
-                scope.constants[vname] = (value, "int" if isinstance(value, int) else STR)
-        for pname, pspec in spec.predicates.items():
-            if not _IDENT.match(pname):
-                raise PacklintError(f"predicates: {pname!r} is not a valid name", path=name)
-            if pname in pred_sources or pname in variables:
-                raise PacklintError(f"predicates: {pname!r} is defined twice", path=name)
-            if isinstance(pspec, str):
-                pspec = PredicateSpec(expr=pspec)
-            params = []
-            for p in pspec.params:
-                pn, _, pt = p.partition(":")
-                pt = pt.strip() or STR
-                if not _IDENT.match(pn.strip()) or pt not in ("str", "int", "bool"):
-                    raise PacklintError(
-                        f"predicates: {pname}: bad parameter {p!r} (write 'name' or 'name:int')", path=name
-                    )
-                params.append((pn.strip(), pt))
-            body = PredicateBody()
-            scope.predicates[pname] = (params, body)
-            pred_sources[pname] = pspec.expr
-            pending.append((name, text, pname, params, body, pspec.expr))
 
-    # Type-check predicates in dependency order (a predicate may use any other; cycles are errors).
+# (file name, file text, predicate name, parameters, body to fill, expression text)
+_PendingPredicate = tuple[str, str, str, list[tuple[str, str]], PredicateBody, str]
+
+
+def _declare(
+    name: str,
+    text: str,
+    spec,
+    PredicateSpec,
+    scope: Scope,
+    variables: dict[str, Any],
+    pred_sources: dict[str, str],
+    pending: list[_PendingPredicate],
+) -> None:
+    """One file's [defaults], [variables] and [predicates] into the shared scope; predicate bodies are
+    type-checked later (`_check_predicates`), once every file has declared its own."""
+    for sname, dspec in spec.defaults.items():
+        if not _IDENT.match(sname):
+            raise PacklintError(f"defaults: {sname!r} is not a valid name", path=name)
+        if sname in scope.settings:
+            raise PacklintError(f"defaults: {sname!r} is defined twice", path=name)
+        scope.settings[sname] = Setting(sname, tuple(dspec.flags), None if dspec.value is None else str(dspec.value))
+    for vname, value in spec.variables.items():
+        if not _IDENT.match(vname):
+            raise PacklintError(f"variables: {vname!r} is not a valid name", path=name)
+        if vname in variables or vname in pred_sources:
+            raise PacklintError(f"variables: {vname!r} is defined twice", path=name)
+        variables[vname] = value
+        if not isinstance(value, list):
+            scope.constants[vname] = (value, "int" if isinstance(value, int) else STR)
+    for pname, pspec in spec.predicates.items():
+        if not _IDENT.match(pname):
+            raise PacklintError(f"predicates: {pname!r} is not a valid name", path=name)
+        if pname in pred_sources or pname in variables:
+            raise PacklintError(f"predicates: {pname!r} is defined twice", path=name)
+        if isinstance(pspec, str):
+            pspec = PredicateSpec(expr=pspec)
+        params = []
+        for p in pspec.params:
+            pn, _, pt = p.partition(":")
+            pt = pt.strip() or STR
+            if not _IDENT.match(pn.strip()) or pt not in ("str", "int", "bool"):
+                raise PacklintError(f"predicates: {pname}: bad parameter {p!r} (write 'name' or 'name:int')", path=name)
+            params.append((pn.strip(), pt))
+        body = PredicateBody()
+        scope.predicates[pname] = (params, body)
+        pred_sources[pname] = pspec.expr
+        pending.append((name, text, pname, params, body, pspec.expr))
+
+
+def _check_predicates(pending: list[_PendingPredicate], scope: Scope) -> None:
+    """Type-check predicates in dependency order (a predicate may use any other; cycles are errors)."""
     state: dict[str, int] = {}
     by_name = {p[2]: p for p in pending}
 
@@ -516,21 +556,6 @@ def compile_table(blobs: list[tuple[str, bytes, bool]]) -> RuleTable:
     for pname in by_name:
         resolve(pname, [])
 
-    rules: list[Rule] = []
-    seen: dict[str, str] = {}
-    names: dict[str, str] = {}
-    for fname, ftext, spec, is_builtin in specs:
-        for r in spec.rule:
-            if r.code in seen:
-                raise PacklintError(f"rule {r.code}: code already used in {seen[r.code]}", path=fname)
-            if r.name in names:
-                raise PacklintError(f"rule {r.code}: name {r.name!r} already used by {names[r.name]}", path=fname)
-            seen[r.code] = fname
-            names[r.name] = r.code
-            rules.append(_compile_rule(r, fname, ftext, is_builtin, scope, variables))
-    rules.sort(key=lambda r: r.code)
-    return RuleTable(rules=rules, variables=variables, predicates=pred_sources, files=[b[0] for b in blobs])
-
 
 def _names_in(node) -> set[str]:
     from packlint.conditions import Binary, Call, InList, Name, Unary
@@ -554,91 +579,16 @@ def _names_in(node) -> set[str]:
 
 
 def _compile_rule(r, fname: str, ftext: str, is_builtin: bool, scope: Scope, variables: dict) -> Rule:
-    bound: dict[str, str] = {}
-    items: list[str] = []
-    if r.for_each is not None:
-        if r.for_each in FOR_EACH_BUILTIN:
-            if r.for_each == "diagnostics" and r.scope != "script":
-                raise PacklintError(f"rule {r.code}: for_each = 'diagnostics' needs scope = 'script'", path=fname)
-            if r.for_each != "diagnostics":
-                bound["name"] = STR
-        elif isinstance(variables.get(r.for_each), list):
-            items = list(variables[r.for_each])
-            bound["name"] = STR
-        else:
-            raise PacklintError(
-                f"rule {r.code}: for_each: {r.for_each!r} is neither a list in [variables] "
-                f"nor one of {', '.join(sorted(FOR_EACH_BUILTIN))}",
-                path=fname,
-            )
+    bound, items = _for_each(r, fname, variables)
     local = Scope(variables=bound, predicates=scope.predicates, constants=scope.constants, settings=scope.settings)
-
-    def cond(text: str, what: str) -> Expr:
-        try:
-            return compile_condition(text, local, BOOL)
-        except ConditionError as exc:
-            raise _cond_error(fname, ftext, f"rule {r.code}: {what}", text, exc) from None
-
-    def tmpl(text: str | None, what: str) -> Template | None:
-        return None if text is None else required_tmpl(text, what)
-
-    def required_tmpl(text: str, what: str) -> Template:
-        try:
-            return compile_template(text, local)
-        except ConditionError as exc:
-            raise _cond_error(fname, ftext, f"rule {r.code}: {what}", text, exc) from None
-
-    def loc(text: str, what: str) -> LocationSpec:
-        kind, _, rest = text.partition(":")
-        if kind not in LOCATION_KINDS:
-            raise PacklintError(
-                f"rule {r.code}: {what}: unknown location kind {kind!r} in {text!r} "
-                f"(one of {', '.join(LOCATION_KINDS)})",
-                path=fname,
-            )
-        takes_name, parts = LOCATION_KINDS[kind]
-        name_t = None
-        part = ""
-        if takes_name:
-            # the name may itself contain ':' only inside a template; the part is the last ':' field
-            name_text, part = rest, ""
-            for p in parts:
-                if p and rest.endswith(":" + p):
-                    name_text, part = rest[: -len(p) - 1], p
-                    break
-            if not name_text:
-                raise PacklintError(f"rule {r.code}: {what}: {text!r} needs a name ('{kind}:NAME')", path=fname)
-            name_t = tmpl(name_text, what)
-        elif rest in parts and rest:
-            part = rest
-        elif rest:
-            raise PacklintError(f"rule {r.code}: {what}: {kind!r} takes no name", path=fname)
-        return LocationSpec(kind, name_t, part, text)
-
-    fix = None
-    if r.fix is not None:
-        f = r.fix
-        if f.kind == "replace_prefix" and f.expect is None:
-            raise PacklintError(
-                f"rule {r.code}: fix: kind 'replace_prefix' needs `expect` (the text it replaces)", path=fname
-            )
-        fix = FixSpec(
-            kind=f.kind,
-            at=loc(f.at, "fix.at") if f.at else None,
-            to=loc(f.to, "fix.to") if f.to else None,
-            text=tmpl(f.text, "fix.text"),
-            applicability=f.applicability,
-            title=required_tmpl(f.title, "fix.title"),
-            when=cond(f.when, "fix.when") if f.when else None,
-            expect=tmpl(f.expect, "fix.expect"),
-            refuse_if_read=f.refuse_if_read,
-        )
+    c = _RuleCompiler(r.code, fname, ftext, local)
+    fix = c.fix(r.fix) if r.fix is not None else None
     overrides = [
         Override(
-            cond(o.when, f"override[{i}].when"),
+            c.cond(o.when, f"override[{i}].when"),
             o.severity,
-            tmpl(o.message, f"override[{i}].message"),
-            tmpl(o.help, f"override[{i}].help"),
+            c.tmpl(o.message, f"override[{i}].message"),
+            c.tmpl(o.help, f"override[{i}].help"),
         )
         for i, o in enumerate(r.override)
     ]
@@ -647,16 +597,16 @@ def _compile_rule(r, fname: str, ftext: str, is_builtin: bool, scope: Scope, var
         name=r.name,
         severity=r.severity,
         summary=r.summary,
-        message=required_tmpl(r.message, "message"),
-        help=tmpl(r.help, "help"),
-        when=cond(r.when, "when"),
+        message=c.required_tmpl(r.message, "message"),
+        help=c.tmpl(r.help, "help"),
+        when=c.cond(r.when, "when"),
         when_text=r.when,
         scope=r.scope,
         for_each=r.for_each,
         for_each_items=items,
-        report_at=loc(r.report_at, "report_at"),
+        report_at=c.loc(r.report_at, "report_at"),
         related=[
-            (loc(x.at, f"related[{i}].at"), required_tmpl(x.message, f"related[{i}].message"))
+            (c.loc(x.at, f"related[{i}].at"), c.required_tmpl(x.message, f"related[{i}].message"))
             for i, x in enumerate(r.related)
         ],
         undecided=r.undecided,
@@ -670,6 +620,97 @@ def _compile_rule(r, fname: str, ftext: str, is_builtin: bool, scope: Scope, var
         fix=fix,
         versions=r.versions,
     )
+
+
+def _for_each(r, fname: str, variables: dict) -> tuple[dict[str, str], list[str]]:
+    """The names `for_each` binds in the rule's expressions (`name`), and the items of a listed
+    variable to run it over (built-in collections are enumerated per launch by the engine)."""
+    bound: dict[str, str] = {}
+    items: list[str] = []
+    if r.for_each is None:
+        return bound, items
+    if r.for_each in FOR_EACH_BUILTIN:
+        if r.for_each == "diagnostics" and r.scope != "script":
+            raise PacklintError(f"rule {r.code}: for_each = 'diagnostics' needs scope = 'script'", path=fname)
+        if r.for_each != "diagnostics":
+            bound["name"] = STR
+    elif isinstance(variables.get(r.for_each), list):
+        items = list(variables[r.for_each])
+        bound["name"] = STR
+    else:
+        raise PacklintError(
+            f"rule {r.code}: for_each: {r.for_each!r} is neither a list in [variables] "
+            f"nor one of {', '.join(sorted(FOR_EACH_BUILTIN))}",
+            path=fname,
+        )
+    return bound, items
+
+
+class _RuleCompiler:
+    """Compiles one rule's conditions, templates and locations in its scope; an error names the rule,
+    the field and where in the TOML file the text is."""
+
+    def __init__(self, code: str, fname: str, ftext: str, local: Scope) -> None:
+        self.code, self.fname, self.ftext, self.local = code, fname, ftext, local
+
+    def cond(self, text: str, what: str) -> Expr:
+        try:
+            return compile_condition(text, self.local, BOOL)
+        except ConditionError as exc:
+            raise _cond_error(self.fname, self.ftext, f"rule {self.code}: {what}", text, exc) from None
+
+    def tmpl(self, text: str | None, what: str) -> Template | None:
+        return None if text is None else self.required_tmpl(text, what)
+
+    def required_tmpl(self, text: str, what: str) -> Template:
+        try:
+            return compile_template(text, self.local)
+        except ConditionError as exc:
+            raise _cond_error(self.fname, self.ftext, f"rule {self.code}: {what}", text, exc) from None
+
+    def loc(self, text: str, what: str) -> LocationSpec:
+        kind, _, rest = text.partition(":")
+        if kind not in LOCATION_KINDS:
+            raise PacklintError(
+                f"rule {self.code}: {what}: unknown location kind {kind!r} in {text!r} "
+                f"(one of {', '.join(LOCATION_KINDS)})",
+                path=self.fname,
+            )
+        takes_name, parts = LOCATION_KINDS[kind]
+        name_t = None
+        part = ""
+        if takes_name:
+            # the name may itself contain ':' only inside a template; the part is the last ':' field
+            name_text, part = rest, ""
+            for p in parts:
+                if p and rest.endswith(":" + p):
+                    name_text, part = rest[: -len(p) - 1], p
+                    break
+            if not name_text:
+                raise PacklintError(f"rule {self.code}: {what}: {text!r} needs a name ('{kind}:NAME')", path=self.fname)
+            name_t = self.tmpl(name_text, what)
+        elif rest in parts and rest:
+            part = rest
+        elif rest:
+            raise PacklintError(f"rule {self.code}: {what}: {kind!r} takes no name", path=self.fname)
+        return LocationSpec(kind, name_t, part, text)
+
+    def fix(self, f) -> FixSpec:
+        if f.kind == "replace_prefix" and f.expect is None:
+            raise PacklintError(
+                f"rule {self.code}: fix: kind 'replace_prefix' needs `expect` (the text it replaces)", path=self.fname
+            )
+        return FixSpec(
+            kind=f.kind,
+            at=self.loc(f.at, "fix.at") if f.at else None,
+            to=self.loc(f.to, "fix.to") if f.to else None,
+            text=self.tmpl(f.text, "fix.text"),
+            applicability=f.applicability,
+            title=self.required_tmpl(f.title, "fix.title"),
+            when=self.cond(f.when, "fix.when") if f.when else None,
+            expect=self.tmpl(f.expect, "fix.expect"),
+            refuse_if_read=f.refuse_if_read,
+        )
 
 
 def _cond_error(fname: str, ftext: str, what: str, expr_text: str, exc: ConditionError) -> PacklintError:
