@@ -247,8 +247,9 @@ def _cache_key(blobs) -> str:
     for name, data, is_builtin in blobs:
         h.update(f"\0{name}\0{is_builtin}\0{len(data)}\0".encode())
         h.update(data)
-    # the compiled objects' classes live in these modules: a changed module invalidates the cache
-    for mod in (__file__, Path(__file__).with_name("conditions.py")):
+    # the compiled objects' classes live in these modules, and the schema's defaults flow into them:
+    # a changed module invalidates the cache
+    for mod in (__file__, Path(__file__).with_name("conditions.py"), Path(__file__).with_name("rule_schema.py")):
         try:
             st = os.stat(mod)
             h.update(f"\0{st.st_mtime_ns}:{st.st_size}".encode())
@@ -285,109 +286,7 @@ def _write_cache(path: Path, table: RuleTable) -> None:
         pass
 
 
-# ---------------------------------------------------------------------------------------------- schema
-
-
-def _schema():
-    """The pydantic models, built on first use (a warm cache never imports pydantic)."""
-    from typing import Literal
-
-    from pydantic import BaseModel, ConfigDict, Field, field_validator
-
-    class Strict(BaseModel):
-        model_config = ConfigDict(extra="forbid")
-
-    class ExampleSpec(Strict):
-        kind: Literal["bad", "good"]
-        script: str = Field(min_length=1)
-        title: str | None = None
-        env: dict[str, str] = {}
-        args: list[str] = []
-        # a small code base the example launches (relative path -> Python source), written beside the
-        # script when the example runs (issue 10: rules over the launched code)
-        code: dict[str, str] = {}
-
-    class RelatedSpec(Strict):
-        at: str
-        message: str
-
-    class OverrideSpec(Strict):
-        when: str
-        severity: Literal["error", "warning", "info"] | None = None
-        message: str | None = None
-        help: str | None = None
-
-    class FixSpecModel(Strict):
-        kind: Literal[
-            "insert_before",
-            "insert_after",
-            "insert_line_before",
-            "insert_line_after",
-            "replace",
-            "replace_prefix",
-            "delete",
-        ]
-        at: str | None = None
-        to: str | None = None
-        text: str = ""
-        applicability: Literal["safe", "unsafe"]
-        title: str = Field(min_length=1)
-        when: str | None = None
-        expect: str | None = None
-        refuse_if_read: bool = True
-
-    class RuleSpec(Strict):
-        code: str = Field(pattern=r"^[A-Z][A-Z0-9]{0,7}[0-9]{3}$")
-        name: str = Field(pattern=r"^[a-z][a-z0-9]*(-[a-z0-9]+)*$")
-        severity: Literal["error", "warning", "info"]
-        summary: str = Field(min_length=1)
-        message: str = Field(min_length=1)
-        help: str | None = None
-        when: str = Field(min_length=1)
-        scope: Literal["launch", "script"] = "launch"
-        for_each: str | None = None
-        report_at: str = "launch"
-        related: list[RelatedSpec] = []
-        undecided: Literal["info", "ignore"] = "info"
-        exclusive: bool = False
-        # the program versions the constraint exists in (e.g. "core>=0.8"); see version_applies
-        versions: str | None = Field(default=None, pattern=VERSIONS_PATTERN)
-        override: list[OverrideSpec] = []
-        explanation: str = Field(min_length=1)
-        references: list[str] = []
-        example: list[ExampleSpec] = []
-        fix: FixSpecModel | None = None
-
-        @field_validator("summary")
-        @classmethod
-        def _one_line(cls, v: str) -> str:
-            if "\n" in v.strip():
-                raise ValueError("must be one line")
-            return v.strip()
-
-        @field_validator("example")
-        @classmethod
-        def _bad_and_good(cls, v: list) -> list:
-            kinds = {e.kind for e in v}
-            if kinds != {"bad", "good"}:
-                raise ValueError("needs at least one 'bad' and one 'good' example")
-            return v
-
-    class PredicateSpec(Strict):
-        params: list[str] = []
-        expr: str
-
-    class DefaultSpec(Strict):
-        flags: list[str] = Field(min_length=1)
-        value: str | int | None = None
-
-    class TableSpec(Strict):
-        variables: dict[str, list[str] | str | int] = {}
-        defaults: dict[str, DefaultSpec] = {}
-        predicates: dict[str, str | PredicateSpec] = {}
-        rule: list[RuleSpec] = []
-
-    return TableSpec, PredicateSpec
+# ---------------------------------------------------------------------------------------------- errors
 
 
 def _pydantic_one_line(exc, data: dict) -> str:
@@ -418,7 +317,8 @@ _IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 def compile_table(blobs: list[tuple[str, bytes, bool]]) -> RuleTable:
     """Parse, validate and compile rule files: the shared declarations first ([defaults], [variables],
     [predicates], type-checked in dependency order), then every rule against them."""
-    TableSpec, PredicateSpec = _schema()
+    from packlint.rule_schema import PredicateSpec, TableSpec
+
     specs = _load_specs(blobs, TableSpec)
     scope = Scope()
     variables: dict[str, Any] = {}
