@@ -73,14 +73,14 @@ def main() -> int:
           f"pretrain_gpt.py schema ({len(snap.schema.flags)} flags) {t_build * 1000:.1f} ms")
 
     if args.checkout:
-        from packlint import conditions
+        from packlint.conditions.functions import codebase as code_functions
 
         root = os.path.abspath(args.checkout)
         t = time.perf_counter()
-        conditions._quoted_anywhere([root], "SOME_UNREAD_VARIABLE")
+        code_functions._quoted_anywhere([root], "SOME_UNREAD_VARIABLE")
         t_grep = time.perf_counter() - t
         t = time.perf_counter()
-        conditions._quoted_names(root)
+        code_functions._quoted_names(root)
         t_py = time.perf_counter() - t
         print(f"dead-variable scan of {root}: grep {t_grep * 1000:.0f} ms, Python fallback {t_py * 1000:.0f} ms")
     return 0

@@ -53,6 +53,11 @@ class Sources:
         self._text[path] = decode_script(data, path)
         self._lines.pop(path, None)
 
+    def alias(self, path: str, same_as: str) -> None:
+        """`path` names the text already added as `same_as` (the script as the model names it)."""
+        self._text[path] = self._text[same_as]
+        self._lines.pop(path, None)
+
     def text(self, path: str) -> str | None:
         if path not in self._text:
             try:
@@ -285,6 +290,7 @@ def check_paths(paths: list[str], options: CheckOptions) -> CheckResult:
         result.file_errors.append(FileError(err.path, err.message, "read"))
     config_errors: set[str] = set()
     rule_cache: dict[tuple, tuple[list, list]] = {}
+    root_memo: dict[str, str | None] = {}  # directory -> repository root, shared by this run's files
 
     jobs: list[_Job] = []
     for path in files:
@@ -327,6 +333,7 @@ def check_paths(paths: list[str], options: CheckOptions) -> CheckResult:
                 table,
             )
         )
+        jobs[-1].code.root_memo = root_memo
 
     _RULE_SETS.clear()
     _RULE_SETS.update(rule_cache)
@@ -410,7 +417,7 @@ def _analyse(job: _Job, keep_model: bool):
         )
         main = str(model.get("script") or job.display)
         if main != job.display:
-            sources.add(main, text)
+            sources.alias(main, job.display)
         from packlint.codebase import CodeSession
 
         session = CodeSession(None if is_stdin else job.path, job.code)

@@ -16,7 +16,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from packlint.conditions import EvalContext, Unk
+from packlint.conditions import EvalContext, Expr, Unk
+from packlint.conditions.tree import And, Var
 from packlint.findings import SEVERITY_RANK, Finding, FixPlan, Location, Related
 from packlint.rule_table import LocationSpec, Rule, RuleTable, version_applies
 
@@ -106,12 +107,8 @@ class _BashCheck:
         return self.result
 
     def _run(self) -> bool:
-        import shutil
-        import subprocess
+        from packlint.parse import bash_syntax_check
 
-        bash = shutil.which("bash")
-        if bash is None:
-            return True
         data = self.text
         if data is None and self.path:
             try:
@@ -121,11 +118,8 @@ class _BashCheck:
                 return True
         if data is None:
             return True
-        try:
-            proc = subprocess.run([bash, "-n"], input=data.replace(b"\r\n", b"\n"), capture_output=True, timeout=10)
-        except (OSError, subprocess.SubprocessError):
-            return True
-        return proc.returncode != 0
+        verdict = bash_syntax_check(data.replace(b"\r\n", b"\n"))  # (None: no bash to ask)
+        return verdict is None or not verdict[0]
 
 
 def check_model(
@@ -175,6 +169,9 @@ def check_model_detailed(
             contexts = [EvalContext(model, launch, v, code=code) for v in _variants(launch)]
             launch_loc = Location.from_json(launch) or _script_location(model)
             for rule in launch_rules:
+                # most rules are false for most launches: settle that without building anything
+                if rule.for_each is None and all(_eval(rule.when, c) is False for c in contexts):
+                    continue
                 findings.extend(_run_launch_rule(model, launch, rule, code, contexts, launch_loc))
     findings = group_findings(findings)
     suppressed = 0
@@ -350,6 +347,43 @@ def _variants(launch: dict) -> list[dict]:
     return variants if variants else [launch]
 
 
+def _item_guards(rule: Rule) -> tuple:
+    """The top-level `and` terms of a `for_each` rule's condition that do not read the item
+    (`code_known()` in PK203, `flags_checked() and flags_closed()` in PK201), kept on the rule.
+
+    Three-valued `and` is false as soon as any term is false, so one such term false in a variant
+    settles every item of it: the engine evaluates these once per variant instead of once per item."""
+    guards = rule.__dict__.get("_item_guards")
+    if guards is None:
+        terms: list = []
+        if rule.for_each is not None and rule.scope == "launch":  # a script rule's item is ctx.item
+            stack = [rule.when]
+            while stack:
+                e = stack.pop()
+                if isinstance(e, And):
+                    stack += (e.right, e.left)
+                elif not _reads_bindings(e):
+                    terms.append(e)
+        guards = rule.__dict__["_item_guards"] = tuple(terms)
+    return guards
+
+
+def _reads_bindings(expr: Any) -> bool:
+    """Whether an expression reads a bound name (a `Var`) outside the bodies of the predicates it
+    calls (a predicate body sees only its own parameters, which come from the call's arguments)."""
+    if isinstance(expr, Var):
+        return True
+    slots = [slot for klass in type(expr).__mro__ for slot in klass.__dict__.get("__slots__", ())]
+    for slot in slots:
+        if slot == "body":  # PredicateCall.body
+            continue
+        value = getattr(expr, slot, None)
+        children = value if isinstance(value, list | tuple) else (value,)
+        if any(isinstance(c, Expr) and _reads_bindings(c) for c in children):
+            return True
+    return False
+
+
 def _items(rule: Rule, variant: dict) -> list[str | None]:
     if rule.for_each is None:
         return [None]
@@ -392,8 +426,13 @@ def _run_launch_rule(
     hits: dict[tuple, list[_Hit]] = {}
     fired_items: set = set()
     undecided: dict[Any, list[Unk]] = {}
+    guards = _item_guards(rule)
     for vi, variant in enumerate(variants):
         ctx = contexts[vi]
+        if guards:
+            ctx.bindings = {}
+            if any(_eval(g, ctx) is False for g in guards):
+                continue  # false for every item, so the whole condition is
         for item in _items(rule, variant):
             ctx.bindings = {} if item is None else {"name": item}
             result = _eval(rule.when, ctx)
@@ -403,6 +442,8 @@ def _run_launch_rule(
                 fired_items.add(item)
             elif isinstance(result, Unk) and result.kind == "unknown" and rule.undecided == "info":
                 undecided.setdefault(item, []).append(result)
+    if not hits and not undecided:
+        return []
 
     out = []
     shared = list(launch.get("when") or [])

@@ -47,6 +47,7 @@ _STATEMENT_CONTAINERS = (
     "function_definition",
 )
 _MASK = re.compile(r"\$__PX(\d+)")
+_EXPORTING = re.compile(rb"\b(?:export|declare|typeset)\b")
 
 
 def _text(node, ps) -> str:
@@ -114,9 +115,13 @@ def overwritten_exports(ps) -> list[tuple[str, Span, str, Span, str, bool]]:
     """(name, first span, first value, second span, second value, whether the second exports too)
     for every lost export."""
     found: list[tuple[str, Span, str, Span, str, bool]] = []
+    if _EXPORTING.search(ps.source.data) is None:
+        return found  # no statement exports anything
     stack = [ps.root]
     while stack:
         node = stack.pop()
+        if not node.named_child_count:
+            continue  # a leaf (most nodes): nothing below it
         children = node.named_children
         stack.extend(reversed(children))
         if node.type not in _STATEMENT_CONTAINERS:

@@ -93,8 +93,23 @@ def _error_nodes(root) -> list:
 _BASH_LINE = re.compile(r"line (\d+): (.*)")
 
 
+_VERDICTS: dict[bytes, tuple[bool, int | None, str] | None] = {}  # the last few texts asked about
+
+
 def bash_syntax_check(data: bytes) -> tuple[bool, int | None, str] | None:
-    """(accepted, line, message) from `bash -n`, or None when bash is not available."""
+    """(accepted, line, message) from `bash -n`, or None when bash is not available. Remembered for
+    the last few texts: the parse asks about a script with errors, then PK900 (`bash_rejects`) asks
+    again about the same text."""
+    if data in _VERDICTS:
+        return _VERDICTS[data]
+    verdict = _run_bash_n(data)
+    if len(_VERDICTS) >= 8:
+        _VERDICTS.pop(next(iter(_VERDICTS)))
+    _VERDICTS[data] = verdict
+    return verdict
+
+
+def _run_bash_n(data: bytes) -> tuple[bool, int | None, str] | None:
     import shutil  # only scripts with parse errors or CRLF pay for these imports
     import subprocess
 
@@ -177,6 +192,8 @@ def _mask_known_gaps(source: SourceFile, result: ParsedScript) -> None:
     source.data = bytes(data)
 
 
+# `${...}` with no quote, backslash or brace inside: tree-sitter reads it right (see below)
+_PLAIN_BRACED = re.compile(rb"\$\{[^{}'\"\\]*\}")
 RAW_EXPANSION = "__PX"  # `$__PX3___` stands for the 4th `${...}` kept as raw text (see below)
 
 
@@ -217,8 +234,9 @@ def _mask_raw_expansions(source: SourceFile, result: ParsedScript) -> None:
     for start in source.line_starts():
         end = data.find(b"\n", start)
         end = len(data) if end == -1 else end
-        if data.find(b"${", start, end) == -1:
-            continue
+        n_braced = data.count(b"${", start, end)
+        if n_braced == 0 or n_braced == len(_PLAIN_BRACED.findall(data, start, end)):
+            continue  # every `${...}` on the line is plain (no quote or backslash inside): none to mask
         i, in_double = start, False
         while i < end:
             c = data[i]

@@ -32,6 +32,7 @@ class SourceFile:
     _line_starts: list[int] | None = None
     _span_cache: dict = factory(dict)
     _char_starts: dict[int, array[int] | bool] = factory(dict)  # row -> False (ASCII) | char offsets
+    _ascii_data: bytes | None = None  # the `data` last found to be all ASCII (columns = bytes + 1)
 
     def line_starts(self) -> list[int]:
         if self._line_starts is None:
@@ -59,8 +60,13 @@ class SourceFile:
 
         Each line is looked at once (a 1 MB line holds hundreds of thousands of words: slicing it per
         word was quadratic); an undecodable byte counts as one character."""
+        if self._ascii_data is self.data:
+            return byte_col + 1
         starts = self._char_starts.get(row)
         if starts is None:
+            if not self._char_starts and self.data.isascii():  # (asked once per text: most are ASCII)
+                self._ascii_data = self.data
+                return byte_col + 1
             line = self.line_bytes(row)
             if line.isascii():
                 starts = False
@@ -88,7 +94,7 @@ class SourceFile:
         return Span(self.path, sr + 1 + self.line_base, col, er + 1 + self.line_base, end_col)
 
     def span(self, node) -> Span:
-        key = (node.start_byte, node.end_byte)
+        key = node.byte_range  # (start, end): one call into tree-sitter instead of two
         cache = self._span_cache
         found = cache.get(key)
         if found is None:

@@ -21,10 +21,16 @@ class Span:
         return (self.file, self.line, self.column, self.end_line, self.end_column)
 
     def __eq__(self, other: object) -> bool:
-        return type(other) is Span and self._key() == other._key()
+        return type(other) is Span and (
+            self.line == other.line
+            and self.column == other.column
+            and self.end_line == other.end_line
+            and self.end_column == other.end_column
+            and self.file == other.file
+        )
 
-    def __hash__(self) -> int:
-        return hash(self._key())
+    def __hash__(self) -> int:  # (spans key the launch grouping: hashed often, so written out)
+        return hash((self.file, self.line, self.column, self.end_line, self.end_column))
 
     def __repr__(self) -> str:
         return f"Span({self.file!r}, {self.line}, {self.column}, {self.end_line}, {self.end_column})"

@@ -217,3 +217,15 @@ def test_megatron_scripts_against_snapshots(capsys, monkeypatch, tmp_path):
     blocking = sorted((f["code"], f["path"], f["message"].split(" ", 1)[0]) for f in findings
                       if f["code"] in ("PK201", "PK202") and f["severity"] != "info")
     assert blocking == [("PK202", "examples/gpt3/train_gpt3_175b_distributed.sh", "--step-batch-size-schedule")]
+
+
+def test_snapshot_root_programs_match_the_data_file():
+    """snapshot_for answers launches of other programs from ROOT_PROGRAMS without reading the data
+    file: the constant must name exactly the programs the shipped file covers."""
+    from packlint.codebase import snapshots
+
+    data = snapshots.load_data()
+    assert data is not None
+    assert snapshots.ROOT_PROGRAMS == frozenset(data["programs"])
+    assert snapshots.snapshot_for("megatron/pretrain_gpt.py") is not None
+    assert snapshots.snapshot_for("train.py") is None

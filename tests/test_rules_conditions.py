@@ -310,6 +310,31 @@ def test_cache_round_trip(tmp_path, monkeypatch):
     assert codes(model(v), second.rules) == codes(model(v), first.rules)
 
 
+def test_cache_key_covers_every_condition_module(tmp_path):
+    """The pickled table holds objects of every module of packlint.conditions: each one is in the key,
+    and a changed module gives another key."""
+    import os
+
+    from packlint import rule_table
+
+    package = Path(rule_table.__file__).with_name("conditions")
+    assert set(rule_table._module_files(package)) == {str(p) for p in package.rglob("*.py")}
+    copy = tmp_path / "conditions"
+    (copy / "functions").mkdir(parents=True)
+    for name in ("__init__.py", "functions/__init__.py"):
+        (copy / name).write_text("")
+    assert rule_table._module_files(copy) == sorted(str(copy / n) for n in ("__init__.py", "functions/__init__.py"))
+    blobs = [("t.toml", b"", False)]
+    key = rule_table._cache_key(blobs)
+    module = rule_table._module_files(package)[-1]
+    st = os.stat(module)
+    try:
+        os.utime(module, ns=(st.st_atime_ns, st.st_mtime_ns + 1))
+        assert rule_table._cache_key(blobs) != key
+    finally:
+        os.utime(module, ns=(st.st_atime_ns, st.st_mtime_ns))
+
+
 def test_rule_codes_are_fixed():
     """A shipped code keeps its name and is never removed; a new rule needs no edit here (its code is
     documented in the generated docs/rules-reference.md)."""

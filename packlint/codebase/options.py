@@ -12,7 +12,7 @@ class CodeOptions:
     side): the Megatron-LM release snapshot that checks a Megatron program whose code is not found
     (None: every shipped release)."""
 
-    __slots__ = ("code_bases", "path_maps", "enabled", "use_cache", "cache_dir", "megatron_version")
+    __slots__ = ("code_bases", "path_maps", "enabled", "use_cache", "cache_dir", "megatron_version", "root_memo")
 
     def __init__(
         self,
@@ -29,6 +29,9 @@ class CodeOptions:
         self.use_cache = use_cache
         self.cache_dir = cache_dir
         self.megatron_version = megatron_version
+        # directory -> its repository root (or None), for the run these options belong to: the scripts
+        # of one directory (a whole repository's, in a CI lint) share the walk up to the root
+        self.root_memo: dict[str, str | None] = {}
 
     def __repr__(self) -> str:
         return (

@@ -36,14 +36,20 @@ def repository_root(start: str) -> str | None:
         d = parent
 
 
-def script_checkout_dirs(script_path: str | None) -> list[str]:
+def script_checkout_dirs(script_path: str | None, root_memo: dict[str, str | None] | None = None) -> list[str]:
     """The script's directory and its ancestors up to the repository root (inclusive). Without a
-    repository, just the script's directory and its parent (never up to `/`)."""
+    repository, just the script's directory and its parent (never up to `/`). `root_memo`: directory
+    -> repository root, kept by the caller for one run."""
     if not script_path or script_path.startswith("<"):
         start = os.getcwd()
     else:
         start = os.path.dirname(os.path.abspath(script_path))
-    root = repository_root(start)
+    if root_memo is None:
+        root = repository_root(start)
+    elif start in root_memo:
+        root = root_memo[start]
+    else:
+        root = root_memo[start] = repository_root(start)
     dirs = []
     d = start
     if root is None:  # no repository: every ancestor but `/` and the home directory
@@ -131,7 +137,7 @@ class _Search:
 
     def __init__(self, program: str, script_path: str | None, options: CodeOptions, pythonpath: list[str]) -> None:
         self.program, self.options, self.pythonpath = program, options, pythonpath
-        self.checkout = script_checkout_dirs(script_path)
+        self.checkout = script_checkout_dirs(script_path, getattr(options, "root_memo", None))
         self.explicit = [os.path.abspath(d) for d in options.code_bases]
         self.top = self.checkout[-1] if self.checkout else None
         self.mapped_pp = self.mapped_pythonpath(options)

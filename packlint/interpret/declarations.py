@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING
 
 from packlint.interpret import assignment, builtins, expansion
 from packlint.interpret.syntax import name_of, text_of
 from packlint.interpret.world import World
 from packlint.parse import ParsedScript
+from packlint.records import record
 from packlint.values import Known, Unknown, Value, Variable
 
 if TYPE_CHECKING:
@@ -17,7 +18,8 @@ if TYPE_CHECKING:
     from packlint.interpret.run import Interpreter
 
 
-class DeclarationFlags(NamedTuple):
+@record
+class DeclarationFlags:
     """What the options of `export`/`declare`/`local`/`readonly`/`typeset` ask for."""
 
     keyword: str

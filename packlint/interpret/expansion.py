@@ -111,7 +111,7 @@ def word_pieces(
     # Exact or unknown: a parser placeholder (`$__PLGAP___`, `$__PX3___`) that some grammar path
     # reads as literal text (`${6:-$__PLGAP___}` gives a `word`) is never passed on as a value.
     for i, p in enumerate(out):
-        if p.text is not None and ("$" + GAP_VARIABLE in p.text or "$" + RAW_EXPANSION in p.text):
+        if p.text is not None and "$__P" in p.text and (_GAP_WORD in p.text or _RAW_WORD in p.text):
             out[i] = Piece(
                 None,
                 p.split,
@@ -124,28 +124,20 @@ def word_pieces(
     return out
 
 
+_GAP_WORD = "$" + GAP_VARIABLE
+_RAW_WORD = "$" + RAW_EXPANSION
+assert _GAP_WORD.startswith("$__P") and _RAW_WORD.startswith("$__P")  # the quick test above
+
+
 def word_pieces_at(
     interp: Interpreter, node: Node, world: World, ps: ParsedScript, quoted: bool, pattern: bool
 ) -> list[Piece]:
     """The pieces of one node of a word, by node type."""
     t = node.type
-    span = ps.source.span(node)
     if t == "command_name":
         return [p for c in node.named_children for p in word_pieces(interp, c, world, ps, quoted, pattern)]
-    if t in _LITERALS:
-        return literal_pieces(node, world, span, quoted, pattern)
     if t == "concatenation":
         return concatenation_pieces(interp, node, world, ps, quoted, pattern)
-    if t == "raw_string":
-        text = text_of(node)[1:-1]
-        return [Piece(glob_escape(text) if pattern else text, span=span)]
-    if t == "ansi_c_string":
-        raw = text_of(node)[2:-1]
-        try:
-            text = raw.encode("latin-1", "backslashreplace").decode("unicode_escape")
-        except (UnicodeDecodeError, UnicodeEncodeError):
-            text = raw
-        return [Piece(glob_escape(text) if pattern else text, span=span)]
     if t in ("string", "translated_string"):
         return string_pieces(interp, node, world, ps, pattern)
     if t == "simple_expansion" or t == "expansion":
@@ -158,6 +150,19 @@ def word_pieces_at(
         return out
     if t == "command_substitution":
         return [command_substitution(interp, node, world, ps, quoted)]
+    span = ps.source.span(node)
+    if t in _LITERALS:
+        return literal_pieces(node, world, span, quoted, pattern)
+    if t == "raw_string":
+        text = text_of(node)[1:-1]
+        return [Piece(glob_escape(text) if pattern else text, span=span)]
+    if t == "ansi_c_string":
+        raw = text_of(node)[2:-1]
+        try:
+            text = raw.encode("latin-1", "backslashreplace").decode("unicode_escape")
+        except (UnicodeDecodeError, UnicodeEncodeError):
+            text = raw
+        return [Piece(glob_escape(text) if pattern else text, span=span)]
     if t == "process_substitution":
         return [Piece(None, span=span, reason=f"process substitution {snippet(node)}")]
     if t == "arithmetic_expansion":

@@ -194,6 +194,15 @@ def assemble_fields(pieces: list[Piece], word_span: Span, ifs: str | None = None
 
 
 def _field_value(parts: list[Piece], word_span: Span) -> Value:
+    if len(parts) == 1 and parts[0].text is not None:  # one known piece: most fields (same result)
+        one = parts[0]
+        text = one.text
+        assert text is not None
+        if len(text) > MAX_VALUE_CHARS:
+            return Unknown("value too long to track", word_span)
+        if not text:
+            return Known(text, word_span, None)
+        return Known(text, one.span if one.span is not None else word_span, one.origin)
     unknown = next((p for p in parts if p.text is None), None)
     if unknown is not None:
         known_tail = ""

@@ -1,0 +1,16 @@
+"""The built-in functions of the condition language, by domain: the launch model (core), derived
+sizes and settings (derived), the launched code base (codebase). Importing this package fills the
+FUNCTIONS registry of packlint.conditions.tree, in the order the reference documents them."""
+
+from __future__ import annotations
+
+from packlint.conditions.functions.codebase import CODEBASE_FUNCTIONS
+from packlint.conditions.functions.core import CORE_FUNCTIONS
+from packlint.conditions.functions.derived import DERIVED_FUNCTIONS
+from packlint.conditions.tree import FUNCTIONS
+
+FUNCTIONS.update(CORE_FUNCTIONS)
+FUNCTIONS.update(DERIVED_FUNCTIONS)
+FUNCTIONS.update(CODEBASE_FUNCTIONS)
+
+__all__ = ["CODEBASE_FUNCTIONS", "CORE_FUNCTIONS", "DERIVED_FUNCTIONS", "FUNCTIONS"]

@@ -1,0 +1,523 @@
+"""Built-in functions over the code a launch runs (issue 10): its environment reads and its flag
+schema (the program's parser, or a shipped Megatron-LM release snapshot)."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from packlint.conditions.functions.core import _is_unk, python_int
+from packlint.conditions.tree import BOOL, STR, Function, Unk
+
+# Issue 10: conditions over the code a launch runs (packlint.codebase). The facts come from the check's
+# code session through EvalContext.code_facts(); when the program's source is not at hand and it is one
+# of Megatron-LM's root programs, its flags are checked against the shipped release snapshots
+# (packlint.codebase.snapshots). Nothing here reads code itself.
+
+
+def _code(ctx) -> Any:
+    try:
+        return ctx.code_facts()
+    except Exception:  # a reader bug must not take the check down: the rules then see no code
+        return None
+
+
+def _pinned_megatron(ctx) -> str | None:
+    session = getattr(ctx._code, "__self__", None)
+    return getattr(getattr(session, "options", None), "megatron_version", None)
+
+
+def _schema_view(ctx) -> tuple[Any, str, Any]:
+    """(FlagSchema or None, what it was read from (for messages), Snapshot or None)."""
+    view = ctx.memo.get("schema_view")
+    if view is None:
+        view = ctx.memo["schema_view"] = _read_schema_view(ctx)
+    return view
+
+
+def _read_schema_view(ctx) -> tuple[Any, str, Any]:
+    facts = _code(ctx)
+    if facts is not None and facts.known:
+        if facts.schema is None:
+            return None, "", None
+        return facts.schema, _code_label(facts, "the parser of "), None
+    from packlint.codebase.snapshots import snapshot_for
+
+    snap = snapshot_for(ctx.variant.get("program") or ctx.launch.get("program"), _pinned_megatron(ctx))
+    if snap is None:
+        return None, "", None
+    return snap.schema, snap.describe + " (its code base was not found)", snap
+
+
+def _code_label(facts, prefix: str = "") -> str:
+    """The program file as a reader can find it: relative to the working directory when under it or
+    one level up, else absolute."""
+    res = facts.resolution
+    return f"{prefix}{_show_path(res.file) if res.file else (res.program or '?')}"
+
+
+def _show_path(path: str) -> str:
+    import os
+
+    try:
+        rel = os.path.relpath(path)
+    except ValueError:
+        return path
+    return path if rel.startswith("../..") else rel
+
+
+def _f_code_searched(ctx, node, a):
+    return _code(ctx) is not None
+
+
+def _f_code_known(ctx, node, a):
+    facts = _code(ctx)
+    return facts is not None and facts.known
+
+
+def _f_code_program(ctx, node, a):
+    facts = _code(ctx)
+    if facts is None:
+        return Unk("code reading is off or the launch runs no program", "absent")
+    return _code_label(facts) if facts.known else (facts.resolution.program or "?")
+
+
+def _f_code_detail(ctx, node, a):
+    facts = _code(ctx)
+    if facts is None:
+        return Unk("code reading is off or the launch runs no program", "absent")
+    return facts.resolution.detail or facts.resolution.how
+
+
+def _f_code_reads(ctx, node, a):
+    """True / False from the code's reads. The reads found in the program's import closure decide
+    first; a read with a computed name makes the names starting with its known prefix undecidable (a
+    name computed from nothing known, an empty prefix, e.g. Megatron's YAML loader resolving `${NAME}`
+    from a config file, is not counted: it would make every variable undecidable). A name the closure
+    does not read still counts as read when a Python file anywhere under the code base's roots quotes
+    it: modules imported dynamically (registries, importlib) escape any static closure, and a
+    variable is only called dead when no module of the code base reads it."""
+    if _is_unk(a[0]):
+        return a[0]
+    facts = _code(ctx)
+    if facts is None or not facts.known:
+        return Unk("the code base of the launch was not found", "absent")
+    hit = None
+    for r in facts.env_reads:
+        if not r.computed and r.name == a[0]:
+            return True
+        if r.computed and r.name and a[0].startswith(r.name) and hit is None:
+            hit = r
+    if hit is not None:
+        return Unk(
+            f"the code reads environment variables named {hit.name}... (a computed name) at "
+            f"{_show_path(hit.file)}:{hit.line}, which may be {a[0]}",
+            "unknown",
+        )
+    return _quoted_anywhere(_code_roots(facts), a[0])
+
+
+def _code_roots(facts) -> list[str]:
+    import os
+
+    res = facts.resolution
+    roots = [res.root] if res.root else []
+    roots += [p for p in (res.pythonpath or []) if p]
+    if not roots and res.file:
+        roots = [os.path.dirname(res.file)]
+    out: list[str] = []
+    for r in roots:
+        r = os.path.abspath(r)
+        if os.path.isdir(r) and not any(r == o or r.startswith(o.rstrip("/") + "/") for o in out):
+            out = [o for o in out if not o.startswith(r.rstrip("/") + "/")] + [r]
+    return out
+
+
+_MENTION_MEMO: dict[tuple, bool] = {}
+
+
+def _quoted_anywhere(roots: list[str], name: str) -> bool:
+    """A Python file under `roots` holds the string literal `name` ('NAME' or "NAME"). grep where it
+    exists (a fraction of a second on Megatron-LM's 70 MB), else one Python text scan per root."""
+    key = (tuple(roots), name)
+    if key in _MENTION_MEMO:
+        return _MENTION_MEMO[key]
+    if not roots:
+        return False
+    import shutil
+    import subprocess
+
+    found = None
+    grep = shutil.which("grep")
+    if grep is not None:
+        try:
+            proc = subprocess.run(
+                [grep, "-rlF", "--include=*.py", "-m", "1", "-e", f'"{name}"', "-e", f"'{name}'", "--", *roots],
+                capture_output=True,
+                timeout=60,
+            )
+            if proc.returncode in (0, 1):
+                found = proc.returncode == 0
+        except (OSError, subprocess.SubprocessError):
+            found = None
+    if found is None:
+        found = any(name in _quoted_names(root) for root in roots)
+    _MENTION_MEMO[key] = found
+    return found
+
+
+_QUOTED_MEMO: dict[str, frozenset] = {}
+_QUOTED_PATTERN = rb"""['"]([A-Za-z_][A-Za-z0-9_]{1,127})['"]"""  # compiled when grep is missing
+_MAX_TREE_FILES = 20000
+
+
+def _quoted_names(root: str) -> frozenset:
+    """Every identifier-like string literal in the Python files under `root` (one pass per root and
+    process; a text scan, no parsing)."""
+    if root in _QUOTED_MEMO:
+        return _QUOTED_MEMO[root]
+    import os
+
+    quoted_re = re.compile(_QUOTED_PATTERN)
+    names: set[bytes] = set()
+    seen = 0
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames[:] = [d for d in dirnames if not d.startswith(".") and d not in ("__pycache__", "node_modules")]
+        for fn in filenames:
+            if not fn.endswith(".py"):
+                continue
+            seen += 1
+            if seen > _MAX_TREE_FILES:
+                break
+            try:
+                with open(os.path.join(dirpath, fn), "rb") as fh:
+                    names.update(quoted_re.findall(fh.read()))
+            except OSError:
+                continue
+    result = frozenset(n.decode("ascii", "replace") for n in names)
+    _QUOTED_MEMO[root] = result
+    return result
+
+
+def _f_code_read_at(ctx, node, a):
+    if _is_unk(a[0]):
+        return a[0]
+    facts = _code(ctx)
+    reads = facts.reads_of(a[0]) if facts is not None and facts.known else []
+    if not reads:
+        return Unk(f"{a[0]} is not read", "absent")
+    r = reads[0]
+    return f"{_show_path(r.file)}:{r.line}"
+
+
+def _f_flags_checked(ctx, node, a):
+    return _schema_view(ctx)[0] is not None
+
+
+def _f_flags_closed(ctx, node, a):
+    schema = _schema_view(ctx)[0]
+    if schema is None:
+        return Unk("no flag schema for this program", "absent")
+    return bool(schema.closed)
+
+
+def _f_flags_source(ctx, node, a):
+    schema, what, _ = _schema_view(ctx)
+    return what if schema is not None else Unk("no flag schema for this program", "absent")
+
+
+def _f_flag_defined(ctx, node, a):
+    if _is_unk(a[0]):
+        return a[0]
+    schema = _schema_view(ctx)[0]
+    if schema is None:
+        return Unk("no flag schema for this program", "absent")
+    if not a[0].startswith("-"):
+        return True
+    return schema.lookup(a[0]) is not None
+
+
+def _f_flag_suggestion(ctx, node, a):
+    """' (did you mean --x?)' from the schema, '' when nothing is close."""
+    if _is_unk(a[0]):
+        return a[0]
+    schema, _, snap = _schema_view(ctx)
+    if schema is None:
+        return ""
+    close = schema.close_names(a[0], 1, 0.75)
+    if snap is not None and snap.pinned is not None:
+        from packlint.codebase.snapshots import snapshot_for
+
+        full = snapshot_for(ctx.variant.get("program") or ctx.launch.get("program"), None)
+        rel = full.flag_releases.get(a[0]) if full is not None else None
+        if full is not None and rel:  # a flag of other releases: that says more than a similar name
+            return f" (it exists in Megatron-LM {full.range_text(rel)})"
+    return f" (did you mean {close[0]}?)" if close else ""
+
+
+def _f_flag_close_match(ctx, node, a):
+    """The one flag of the schema close to this name (a fix may rename to it); absent when none or
+    several are close, so no fix guesses between them."""
+    if _is_unk(a[0]):
+        return a[0]
+    schema = _schema_view(ctx)[0]
+    if schema is None:
+        return Unk("no flag schema for this program", "absent")
+    close = schema.close_names(a[0], 2, 0.75)
+    return close[0] if len(close) == 1 else Unk("no single close flag", "absent")
+
+
+def _f_flag_releases(ctx, node, a):
+    """The snapshot releases a flag is valid in, when not all of those considered; absent otherwise."""
+    if _is_unk(a[0]):
+        return a[0]
+    snap = _schema_view(ctx)[2]
+    rel = snap.flag_releases.get(a[0]) if snap is not None else None
+    if not rel or len(rel) == len(snap.considered):
+        return Unk(f"{a[0]} is valid in every release considered", "absent")
+    return snap.range_text(rel)
+
+
+def _f_flag_removed(ctx, node, a):
+    if _is_unk(a[0]):
+        return a[0]
+    snap = _schema_view(ctx)[2]
+    return snap is not None and snap.removed_after(a[0]) is not None
+
+
+def _f_flag_spec(field_name: str):
+    def impl(ctx, node, a):
+        if _is_unk(a[0]):
+            return a[0]
+        schema = _schema_view(ctx)[0]
+        spec = schema.lookup(a[0]) if schema is not None else None
+        if spec is None:
+            return Unk(f"{a[0]} is not in the schema", "absent")
+        v = getattr(spec, field_name)
+        if field_name == "origin":
+            return v if spec.origin_file else Unk("no origin", "absent")
+        return "|".join(v) if isinstance(v, tuple) else ("" if v is None else str(v))
+
+    return impl
+
+
+def _value_words(occ: dict) -> list | None:
+    """The words argparse receives as the occurrence's value (None: none, the flag stands alone);
+    an item that is a dict is a word packlint does not know."""
+    v = occ.get("value")
+    if v is True or v is None:
+        return None
+    if isinstance(v, list):
+        return v
+    return [v]
+
+
+def _type_problem(spec, word: str) -> str | None:
+    """What argparse says about one value word, or None when it accepts it."""
+    if word == "":
+        # an empty word is almost always an unset variable the caller is meant to set: not judged
+        return None
+    t = spec.type or "str"
+    if t == "int" and python_int(word) is None:
+        return f'{word!r} is not an integer: argparse exits with "invalid int value: {word!r}"'
+    if t == "float":
+        try:
+            float(word)
+        except ValueError:
+            return f'{word!r} is not a number: argparse exits with "invalid float value: {word!r}"'
+    if spec.choices:  # an empty tuple is a list computed at run time that read as empty: open
+        text = word
+        if t == "int" and python_int(word) is not None:
+            text = str(python_int(word))
+        elif t == "float":
+            try:
+                text = str(float(word))
+            except ValueError:
+                pass
+        if text not in spec.choices and word not in spec.choices:
+            return (
+                f"{word!r} is not one of its choices ({', '.join(spec.choices)}): argparse exits with "
+                f'"invalid choice: {word!r}"'
+            )
+    return None
+
+
+def _flag_problem(spec, occ: dict, name: str) -> Any:
+    words = _value_words(occ)
+    if "unknown" in occ:
+        return None
+    if not spec.takes_value:
+        if words is None:
+            return None
+        if any(isinstance(w, dict) for w in words):
+            return Unk("the words after it are not known", "unknown")
+        shown = " ".join(words)
+        return (
+            f"takes no value ({spec.action}), but is followed by {shown!r}: argparse reads it as an extra "
+            f"argument and exits with 'unrecognized arguments'"
+        )
+    nargs = spec.nargs
+    if words is None and _followed_by_expansion(occ, name):
+        # `--flag $X` with X empty here (often a positional parameter the caller gives): bash drops the
+        # word, but packlint cannot tell an intended caller value from a missing one
+        return Unk(f"the value after {name} is an expansion that is empty here", "unknown")
+    if words is None:
+        if nargs in (None, "+") or (isinstance(nargs, int) and nargs > 0):
+            return (
+                "needs a value but none follows it: argparse exits with 'expected one argument'"
+                if nargs is None
+                else "needs at least one value but none follows it"
+            )
+        return None
+    joined = " ".join(w for w in words if isinstance(w, str))
+    if "$__PLGAP" in joined:  # a region the parser could not read (packlint.parse.GAP_VARIABLE): unknown
+        return Unk("the value comes from a part of the script packlint could not parse", "unknown")
+    if "<" in joined and ">" in joined.split("<", 1)[1]:
+        return Unk("the value is a template placeholder (<...>)", "unknown")
+    if any(isinstance(w, dict) for w in words):
+        known_count = len(words)
+        if nargs is None and known_count > 1:
+            return Unk("some of the words after it are not known", "unknown")
+        return None
+    if nargs is None and len(words) > 1:
+        return (
+            f"takes one value but is given {len(words)} words ({' '.join(words)!r}), often an unquoted "
+            f"variable: argparse takes {words[0]!r} and exits with 'unrecognized arguments: "
+            f"{' '.join(words[1:])}'"
+        )
+    if isinstance(nargs, int) and not isinstance(nargs, bool) and len(words) != nargs:
+        return f"takes exactly {nargs} values but is given {len(words)} ({' '.join(words)!r})"
+    for w in words:
+        bad = _type_problem(spec, w)
+        if bad is not None:
+            return bad
+    return None
+
+
+_LINES_MEMO: dict[str, list[str]] = {}
+
+
+def _followed_by_expansion(occ: dict, flag: str) -> bool:
+    """The script writes the flag followed by an unquoted `$...` word (`--load $CKPT`, also inside a
+    string of flags), so a missing value may be an empty expansion the caller is meant to fill."""
+    path = occ.get("file")
+    if not path:
+        return False
+    if path not in _LINES_MEMO:
+        try:
+            with open(path, encoding="utf-8", errors="replace") as fh:
+                _LINES_MEMO[path] = [fh.read()]
+        except OSError:
+            _LINES_MEMO[path] = [""]
+    text = _LINES_MEMO[path][0]
+    pattern = r"(?<![\w-])" + re.escape(flag) + r"(?:[ \t]|\\\n)+\$(?!\()"
+    return re.search(pattern, text) is not None
+
+
+def _f_flag_problem(ctx, node, a):
+    """What is wrong with the values a flag is given, by its spec in the schema; absent when nothing is."""
+    if _is_unk(a[0]):
+        return a[0]
+    schema = _schema_view(ctx)[0]
+    spec = schema.lookup(a[0]) if schema is not None else None
+    if spec is None:
+        return Unk(f"{a[0]} is not in the schema", "absent")
+    unk = None
+    for occ in ctx.variant.get("flags", {}).get(a[0], []):
+        if not isinstance(occ, dict):
+            continue
+        p = _flag_problem(spec, occ, a[0])
+        if isinstance(p, str):
+            return p
+        if isinstance(p, Unk):
+            unk = p
+    return unk if unk is not None else Unk(f"{a[0]}'s values are fine", "absent")
+
+
+_EXPANDS_MEMO: dict[tuple[str, str], bool] = {}
+
+
+def _f_script_expands(ctx, node, a):
+    """The script text expands the variable itself (`$NAME`, `${NAME...}`): an export then may serve
+    the script's own commands, not the program."""
+    if _is_unk(a[0]):
+        return a[0]
+    path = ctx.model.get("script")
+    files = [path] + [f for f in ctx.model.get("files", []) if isinstance(f, str)] if path else []
+    for f in files:
+        key = (f, a[0])
+        if key not in _EXPANDS_MEMO:
+            try:
+                with open(f, encoding="utf-8", errors="replace") as fh:
+                    text = fh.read()
+            except OSError:
+                text = ""
+            _EXPANDS_MEMO[key] = re.search(r"\$\{?[#!]?" + re.escape(a[0]) + r"\b", text) is not None
+        if _EXPANDS_MEMO[key]:
+            return True
+    return False
+
+
+CODEBASE_FUNCTIONS: dict[str, Function] = {
+    "code_searched": Function(
+        (),
+        (),
+        BOOL,
+        _f_code_searched,
+        "packlint looked for the code the launch runs (code reading on, a program given)",
+    ),
+    "code_known": Function((), (), BOOL, _f_code_known, "the source of the launch's program was found and read"),
+    "code_program": Function(
+        (), (), STR, _f_code_program, "the program file (relative to its code base) or, when not found, as written"
+    ),
+    "code_detail": Function(
+        (), (), STR, _f_code_detail, "how the program was found, or where packlint looked (for messages)"
+    ),
+    "code_reads": Function(
+        (STR,),
+        (),
+        BOOL,
+        _f_code_reads,
+        "a module of the launched code base reads the environment variable "
+        "(undecided where a computed name may be it; absent without code)",
+    ),
+    "code_read_at": Function((STR,), (), STR, _f_code_read_at, "file:line of the first read of the variable"),
+    "flags_checked": Function(
+        (), (), BOOL, _f_flags_checked, "a flag schema is at hand: the program's parser, or a Megatron-LM snapshot"
+    ),
+    "flags_closed": Function(
+        (),
+        (),
+        BOOL,
+        _f_flags_closed,
+        "the parser rejects flags it does not define (no parse_known_args, nothing unresolved)",
+    ),
+    "flags_source": Function((), (), STR, _f_flags_source, "what the flags were checked against (for messages)"),
+    "flag_defined": Function(
+        (STR,), (), BOOL, _f_flag_defined, "the program's parser defines the flag (argparse's prefix matching included)"
+    ),
+    "flag_suggestion": Function((STR,), (), STR, _f_flag_suggestion, "' (did you mean --x?)' from the schema, or ''"),
+    "flag_close_match": Function(
+        (STR,), (), STR, _f_flag_close_match, "the one flag of the schema close to this name (absent: none or several)"
+    ),
+    "flag_releases": Function(
+        (STR,), (), STR, _f_flag_releases, "Megatron-LM snapshots: the releases the flag is valid in, when not all"
+    ),
+    "flag_removed": Function(
+        (STR,), (), BOOL, _f_flag_removed, "Megatron-LM snapshots: the flag is gone from the newest release considered"
+    ),
+    "flag_type": Function((STR,), (), STR, _f_flag_spec("type"), "the flag's type in the schema"),
+    "flag_action": Function((STR,), (), STR, _f_flag_spec("action"), "the flag's argparse action"),
+    "flag_origin": Function((STR,), (), STR, _f_flag_spec("origin"), "file:line where the flag is defined"),
+    "flag_problem": Function(
+        (STR,),
+        (),
+        STR,
+        _f_flag_problem,
+        "what argparse rejects in the flag's values (type, choices, a value for a "
+        "store_true flag, several words for a one-value flag); absent when nothing",
+    ),
+    "script_expands": Function(
+        (STR,), (), BOOL, _f_script_expands, "the script text itself expands the variable ($NAME)"
+    ),
+}

@@ -1,0 +1,409 @@
+"""Built-in functions over the launch model: the launch's environment and shell variables, the
+program's and the launcher's flags, the launcher and program, and the value helpers (int, matches,
+quote). The helpers that read an ENV_ENTRY / FLAG_ENTRY are shared with the other function modules."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from packlint.conditions.tree import BOOL, INT, STR, Function, Unk
+
+
+def python_int(text: str) -> int | None:
+    """What Python's `int(text)` returns, or None where it raises (the gates are read with `int()`)."""
+    try:
+        return int(text)
+    except (ValueError, TypeError):
+        return None
+
+
+def _is_unk(*vals: Any) -> bool:
+    return any(isinstance(v, Unk) for v in vals)
+
+
+def _entry_value(entry: dict | None, what: str, loc_fallback: dict | None = None) -> Any:
+    """The text of an ENV_ENTRY / FLAG_ENTRY (as a str), or Unk."""
+    if entry is None:
+        return Unk(f"{what} is not set", "absent")
+    loc = _loc_of(entry) or loc_fallback
+    if "unknown" in entry:
+        return Unk(f"{what} is {entry['unknown']}", "unknown", loc)
+    value = entry.get("value")
+    if value is None:
+        return Unk(f"{what} is not set", "absent", loc)
+    if value is True:
+        return "true"
+    if isinstance(value, list):
+        if any(isinstance(v, dict) for v in value):
+            unk = next(v for v in value if isinstance(v, dict))
+            return Unk(f"{what} is {unk.get('unknown', 'unknown')}", "unknown", loc)
+        return " ".join(value)
+    return str(value)
+
+
+def _loc_of(entry: dict | None) -> dict | None:
+    if not entry or entry.get("line") is None or entry.get("file") is None:
+        return None
+    return {k: entry.get(k) for k in ("file", "line", "column", "end_line", "end_column")}
+
+
+def _name_arg(v: Any) -> str | None:
+    return None if isinstance(v, Unk) else v
+
+
+def _f_env(ctx, node, a):
+    name = _name_arg(a[0])
+    if name is None:
+        return a[0]
+    entry = ctx.variant.get("env", {}).get(name)
+    if entry is None:
+        hidden = _unread_source(ctx)
+        if hidden is not None:
+            return Unk(f"{name} is not set in the script, but {hidden} may set it", "unknown")
+    return _entry_value(entry, name)
+
+
+def _unread_source(ctx) -> str | None:
+    """A `source`d file packlint could not read before this launch: anything may be set in it."""
+    launch_file, launch_line = ctx.launch.get("file"), ctx.launch.get("line") or 0
+    for d in ctx.model.get("diagnostics", []):
+        if d.get("code") not in ("source-not-found", "source-unknown", "source-unreadable", "export-unknown"):
+            continue
+        if d.get("file") != launch_file or (d.get("line") or 0) < launch_line:
+            if d.get("code") == "export-unknown":
+                return f"the export with a name packlint cannot know at {d.get('file')}:{d.get('line')}"
+            msg = d.get("message", "")
+            what = msg.split(": ", 1)[1].split(" (", 1)[0] if ": " in msg else "a file"
+            return f"the file sourced at {d.get('file')}:{d.get('line')} ({what}) could not be read and"
+    return None
+
+
+def _free_unknowns(ctx) -> str | None:
+    """An argument packlint cannot know that is not a flag's value: it may hold any flags."""
+    memo = ctx.memo
+    if "free_unknowns" not in memo:
+        memo["free_unknowns"] = _read_free_unknowns(ctx)
+    return memo["free_unknowns"]
+
+
+def _read_free_unknowns(ctx) -> str | None:
+    argv = ctx.variant.get("argv")
+    if argv is None:
+        argv = ctx.launch.get("argv", [])
+    flags = ctx.variant.get("flags", {})
+    for i, item in enumerate(argv):
+        if not isinstance(item, dict):
+            continue
+        prev = argv[i - 1] if i > 0 else None
+        if (
+            isinstance(prev, str)
+            and prev.startswith("-")
+            and "=" not in prev
+            and any(isinstance(o, dict) and "unknown" in o for o in flags.get(prev, []))
+        ):
+            continue  # the value of `prev`
+        return item.get("unknown", "an unknown argument")
+    return None
+
+
+def _f_shell(ctx, node, a):
+    name = _name_arg(a[0])
+    if name is None:
+        return a[0]
+    entry = ctx.variant.get("unexported", {}).get(name) or ctx.variant.get("env", {}).get(name)
+    return _entry_value(entry, name)
+
+
+def _f_in_env(ctx, node, a):
+    return a[0] if _is_unk(a[0]) else a[0] in ctx.variant.get("env", {})
+
+
+def _f_assigned(ctx, node, a):
+    if _is_unk(a[0]):
+        return a[0]
+    entry = ctx.variant.get("env", {}).get(a[0])
+    if entry is not None and entry.get("source", "script") in ("script", "prefix"):
+        return True
+    return a[0] in ctx.variant.get("unexported", {})
+
+
+def _f_exported(ctx, node, a):
+    if _is_unk(a[0]):
+        return a[0]
+    entry = ctx.variant.get("env", {}).get(a[0])
+    return entry is not None and entry.get("source", "script") in ("script", "prefix")
+
+
+def _f_unexported(ctx, node, a):
+    if _is_unk(a[0]):
+        return a[0]
+    return a[0] in ctx.variant.get("unexported", {}) and a[0] not in ctx.variant.get("env", {})
+
+
+def _f_exported_after(ctx, node, a):
+    return a[0] if _is_unk(a[0]) else a[0] in ctx.variant.get("exported_after", {})
+
+
+def _f_later_launch_env(ctx, node, a):
+    if _is_unk(a[0]):
+        return a[0]
+    me = ctx.launch.get("id", -1)
+    for launch in ctx.model.get("launches", []):
+        if launch.get("id", -1) > me and any(a[0] in v.get("env", {}) for v in launch.get("variants") or [launch]):
+            return True
+    return False
+
+
+def _f_source(ctx, node, a):
+    if _is_unk(a[0]):
+        return a[0]
+    entry = ctx.variant.get("env", {}).get(a[0])
+    if entry is None:
+        return Unk(f"{a[0]} is not set", "absent")
+    return entry.get("source", "script")
+
+
+def _occurrences(ctx, key: str, name: str) -> list[dict]:
+    return [o for o in ctx.variant.get(key, {}).get(name, []) if o is not None and o.get("value", "") is not None]
+
+
+def _f_has_flag(ctx, node, a, key="flags"):
+    if _is_unk(a[0]):
+        return a[0]
+    if _occurrences(ctx, key, a[0]):
+        return True
+    if key == "flags":
+        hidden = _free_unknowns(ctx)
+        if hidden is not None:
+            return Unk(f"the program's arguments include {hidden}, which may contain {a[0]}", "unknown")
+    return False
+
+
+def _f_flag(ctx, node, a, key="flags"):
+    if _is_unk(a[0]):
+        return a[0]
+    occ = _occurrences(ctx, key, a[0])
+    return _entry_value(occ[-1] if occ else None, a[0])
+
+
+def _f_flag_distinct_in_script(ctx, node, a):
+    """Distinct values among the occurrences written in the script (not those the caller passes in
+    through "$@": overriding a default that way is the intended idiom)."""
+    return _f_flag_distinct(ctx, node, a, script_only=True)
+
+
+def _f_flag_count(ctx, node, a):
+    return a[0] if _is_unk(a[0]) else len(_occurrences(ctx, "flags", a[0]))
+
+
+def _f_flag_distinct(ctx, node, a, script_only: bool = False):
+    if _is_unk(a[0]):
+        return a[0]
+    occurrences = _occurrences(ctx, "flags", a[0])
+    if len(occurrences) == 1:  # most flags: one value, or none counted, or the unknown one
+        o = occurrences[0]
+        if script_only and o.get("source") == "caller":
+            return 0
+        v = _entry_value(o, a[0])
+        return v if isinstance(v, Unk) else 1
+    vals = [_entry_value(o, a[0]) for o in occurrences if not (script_only and o.get("source") == "caller")]
+    known = {_same_value(a[0], v) for v in vals if not isinstance(v, Unk)}
+    unknown = [v for v in vals if isinstance(v, Unk)]
+    if unknown and len(known) < 2:
+        return unknown[0]
+    return len(known)
+
+
+_HYDRA_BOOLEANS = {"true": "true", "false": "false"}
+
+
+def _same_value(name: str, value):
+    """The value as the program reads it: a Hydra/OmegaConf override (`key=value`, no leading dash)
+    reads `True`, `true` and `TRUE` as one boolean."""
+    if isinstance(value, str) and not name.startswith("-"):
+        return _HYDRA_BOOLEANS.get(value.lower(), value)
+    return value
+
+
+def _f_flag_values(ctx, node, a):
+    if _is_unk(a[0]):
+        return a[0]
+    vals = [_entry_value(o, a[0]) for o in _occurrences(ctx, "flags", a[0])]
+    return ", ".join("?" if isinstance(v, Unk) else repr(v) for v in vals)
+
+
+def _f_int(ctx, node, a):
+    v = a[0]
+    if isinstance(v, Unk):
+        if v.kind == "absent" and len(a) > 1:
+            return a[1]
+        return v
+    n = python_int(v)
+    if n is None:
+        return Unk(f"{v!r} is not an integer", "invalid")
+    return n
+
+
+def _f_is_int(ctx, node, a):
+    return a[0] if _is_unk(a[0]) else python_int(a[0]) is not None
+
+
+def _f_matches(ctx, node, a):
+    return a[0] if _is_unk(a[0]) else node.static.search(a[0]) is not None
+
+
+def _f_quote(ctx, node, a):
+    v = a[0]
+    if isinstance(v, Unk):
+        return "unset" if v.kind == "absent" else "unknown"
+    return repr(v)
+
+
+def _f_world_size(ctx, node, a):
+    ws = ctx.variant.get("world_size") or ctx.launch.get("world_size") or {"unknown": "no world size in the model"}
+    if "unknown" in ws:
+        return Unk(f"the world size is {ws['unknown']}", "unknown")
+    n = python_int(str(ws.get("value")))
+    return Unk(f"the world size {ws.get('value')!r} is not an integer", "invalid") if n is None else n
+
+
+def _f_launcher(ctx, node, a):
+    return ctx.launch.get("launcher") or Unk("no launcher", "absent")
+
+
+def _f_program(ctx, node, a):
+    return ctx.launch.get("program") or Unk("no program", "absent")
+
+
+def _f_bash_rejects(ctx, node, a):
+    return ctx.bash_rejects()
+
+
+def _f_item(field_name: str):
+    def impl(ctx, node, a):
+        item = ctx.item or {}
+        v = item.get(field_name)
+        return v if v is not None else Unk(f"no {field_name}", "absent")
+
+    return impl
+
+
+class LazyPattern:
+    """A `matches()` regex, checked when the table compiles but compiled for use on first search: the
+    table cache unpickles every rule's patterns at each start, and the long ones (`library_env`) cost
+    milliseconds that most checks never need. Pickles as its source text."""
+
+    __slots__ = ("pattern", "_compiled")
+
+    def __init__(self, pattern: str) -> None:
+        self.pattern = pattern
+        self._compiled: re.Pattern | None = None
+
+    def __reduce__(self):
+        return (LazyPattern, (self.pattern,))
+
+    def search(self, text: str) -> re.Match | None:
+        if self._compiled is None:
+            self._compiled = re.compile(self.pattern)
+        return self._compiled.search(text)
+
+
+def _compile_regex(args: list) -> Any:
+    re.compile(args[1])  # a bad pattern fails the table's load, with the rule's position
+    return LazyPattern(args[1])
+
+
+CORE_FUNCTIONS: dict[str, Function] = {
+    "env": Function(
+        (STR,), (), STR, _f_env, "the value the launched process sees for an environment variable (absent when unset)"
+    ),
+    "shell": Function((STR,), (), STR, _f_shell, "the value of a shell variable at the launch, exported or not"),
+    "in_env": Function(
+        (STR,), (), BOOL, _f_in_env, "the launched process has the variable (exported, prefix, caller or cluster)"
+    ),
+    "exported": Function(
+        (STR,),
+        (),
+        BOOL,
+        _f_exported,
+        "the script itself exports the variable to the launch (export or prefix assignment)",
+    ),
+    "assigned": Function(
+        (STR,), (), BOOL, _f_assigned, "the script (or a file it sources) assigns the variable, exported or not"
+    ),
+    "unexported": Function(
+        (STR,), (), BOOL, _f_unexported, "the variable is set in the shell at the launch but not exported"
+    ),
+    "exported_after": Function(
+        (STR,), (), BOOL, _f_exported_after, "the variable is first exported after the launch ran"
+    ),
+    "later_launch_env": Function(
+        (STR,), (), BOOL, _f_later_launch_env, "a later launch in the script has the variable in its environment"
+    ),
+    "env_source": Function(
+        (STR,), (), STR, _f_source, "where the launch's value comes from: script, caller, prefix or cluster"
+    ),
+    "has_flag": Function((STR,), (), BOOL, _f_has_flag, "the program is given the flag"),
+    "flag": Function(
+        (STR,),
+        (),
+        STR,
+        _f_flag,
+        "the flag's effective (last) value; 'true' for a store-true flag; absent when not given",
+    ),
+    "flag_count": Function((STR,), (), INT, _f_flag_count, "how many times the flag is given"),
+    "flag_distinct": Function((STR,), (), INT, _f_flag_distinct, "how many different values the flag is given"),
+    "flag_distinct_in_script": Function(
+        (STR,),
+        (),
+        INT,
+        _f_flag_distinct_in_script,
+        "how many different values the script itself gives the flag "
+        '(not counting the caller\'s arguments forwarded with "$@")',
+    ),
+    "flag_values": Function((STR,), (), STR, _f_flag_values, "every value the flag is given, in order (for messages)"),
+    "has_launcher_flag": Function(
+        (STR,),
+        (),
+        BOOL,
+        lambda c, n, a: _f_has_flag(c, n, a, "launcher_flags"),
+        "the launcher (torchrun, deepspeed, ...) is given the option",
+    ),
+    "launcher_flag": Function(
+        (STR,), (), STR, lambda c, n, a: _f_flag(c, n, a, "launcher_flags"), "the launcher option's effective value"
+    ),
+    "world_size": Function((), (), INT, _f_world_size, "the number of processes the launcher starts"),
+    "launcher": Function((), (), STR, _f_launcher, "the outermost launcher (torchrun, deepspeed, ...)"),
+    "program": Function((), (), STR, _f_program, "the training entry point"),
+    "int": Function(
+        (STR,),
+        (INT,),
+        INT,
+        _f_int,
+        "Python int() of a value; the optional second argument is used when the value is absent",
+    ),
+    "is_int": Function((STR,), (), BOOL, _f_is_int, "Python int() accepts the value"),
+    "matches": Function(
+        (STR, STR),
+        (),
+        BOOL,
+        _f_matches,
+        "the value matches the regex (re.search)",
+        literal=(1,),
+        compile_static=_compile_regex,
+    ),
+    "known": Function(
+        (STR,),
+        (),
+        BOOL,
+        lambda c, n, a: not isinstance(a[0], Unk),
+        "the value is known (not unknown, invalid or absent); never undecided",
+    ),
+    "quote": Function((STR,), (), STR, _f_quote, "the value in quotes, or `unset` / `unknown` (for messages)"),
+    "bash_rejects": Function(
+        (), (), BOOL, _f_bash_rejects, "`bash -n` rejects the script (true when bash is not available)"
+    ),
+    "diag_code": Function((), (), STR, _f_item("code"), "for_each diagnostics: the diagnostic's code"),
+    "diag_message": Function((), (), STR, _f_item("message"), "for_each diagnostics: its message"),
+}

@@ -1,0 +1,205 @@
+"""Derived values (issue 12): parallel sizes, program settings under all their spellings, and the
+small helpers the Megatron pack's conditions need (count, choose, float_lt)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from packlint.conditions.functions.core import _entry_value, _free_unknowns, _is_unk, _loc_of, _occurrences
+from packlint.conditions.tree import BOOL, INT, STR, Function, NameLookupError, Unk, _pick
+
+if TYPE_CHECKING:
+    from packlint.conditions.compile import Scope
+
+# Issue 12: parallel sizes (from the launch model's `parallel` block: world from the launcher, TP/PP/CP/
+# EP/VPP from the flags, DP derived) and *settings* — one program setting under all its spellings
+# (`--micro-batch-size 2`, Megatron-Bridge's `train.micro_batch_size=2`) with the default the table's
+# [defaults] gives. Arithmetic over them (`*`, `/`, `%`) is the language's own; these functions give it
+# typed values, and say "unknown" (rule undecided) rather than guess.
+
+SIZE_NAMES = ("nodes", "procs_per_node", "world", "tp", "pp", "cp", "ep", "vpp", "dp")
+
+
+class Setting:
+    """One entry of [defaults]: the flag spellings of a setting and the value used when none is given
+    (None: the program has no default; the setting is absent)."""
+
+    __slots__ = ("name", "flags", "default")
+
+    def __init__(self, name: str, flags: tuple[str, ...], default: str | None) -> None:
+        self.name, self.flags, self.default = name, flags, default
+
+    def __reduce__(self):
+        return (Setting, (self.name, self.flags, self.default))
+
+
+def _compile_size(args: list) -> str:
+    if args[0] not in SIZE_NAMES:
+        raise NameLookupError(f"unknown size {args[0]!r} (one of {', '.join(SIZE_NAMES)})")
+    return args[0]
+
+
+def _compile_setting(args: list, scope: Scope) -> Setting:
+    found = scope.settings.get(args[0])
+    if found is None:
+        import difflib
+
+        close = difflib.get_close_matches(args[0], list(scope.settings), n=1)
+        hint = f" (did you mean {close[0]!r}?)" if close else ""
+        raise NameLookupError(f"unknown setting {args[0]!r}: not in any table's [defaults]{hint}")
+    return found
+
+
+def _f_size(ctx, node, a):
+    name = node.static
+    entry = (ctx.variant.get("parallel") or ctx.launch.get("parallel") or {}).get(name)
+    label = {"procs_per_node": "processes per node", "world": "the world size"}.get(name, name.upper())
+    if entry is None:
+        return Unk(f"{label} is not in the launch model", "unknown")
+    loc = _loc_of(entry)
+    if "unknown" in entry:
+        # the world size is wrong (PK301's finding), or the script does not say it (a hostfile, the
+        # allocation): no "could not decide" info, which the user could not settle with --env anyway
+        kind = "invalid" if entry.get("not_divisible") else "absent" if entry.get("not_in_script") else "unknown"
+        return Unk(f"{label} is unknown ({entry['unknown']})", kind, loc)
+    if "range" in entry:
+        lo, hi = entry["range"]
+        return Unk(f"{label} is an elastic range {lo}..{hi}", "unknown", loc)
+    if "values" in entry:
+        return Unk(f"{label} differs between branches", "unknown", loc)
+    value = entry.get("value")
+    if value is None:
+        return Unk(f"{label} is not set", "absent", loc)
+    return int(value)
+
+
+def schema_default(ctx, setting: Setting) -> str | None:
+    """The value the program uses when the script gives none of the setting's flags. Today the
+    table's [defaults]; the code-base flag schema (when the launched code is read) will answer here."""
+    return setting.default
+
+
+def _setting_occurrence(ctx, setting: Setting) -> tuple[str, dict] | None:
+    """The occurrence the program keeps: the last one written, over all spellings."""
+    best = None
+    for flag in setting.flags:
+        for occ in _occurrences(ctx, "flags", flag):
+            key = (occ.get("line") or 0, occ.get("column") or 0)
+            if best is None or key >= best[0]:
+                best = (key, flag, occ)
+    return None if best is None else (best[1], best[2])
+
+
+def _f_setting(ctx, node, a):
+    setting: Setting = node.static
+    found = _setting_occurrence(ctx, setting)
+    if found is not None:
+        return _entry_value(found[1], found[0])
+    hidden = _free_unknowns(ctx)
+    if hidden is not None:
+        return Unk(f"{setting.flags[0]} may be given by {hidden}", "unknown")
+    if any(not f.startswith("-") and "." in f for f in ctx.variant.get("flags", {})):
+        # Hydra overrides (Megatron-Bridge): what is not overridden comes from the recipe, not argparse
+        return Unk(f"{setting.flags[0]} is not overridden: the recipe's config decides it", "unknown")
+    default = schema_default(ctx, setting)
+    if default is None:
+        return Unk(f"{setting.flags[0]} is not given and has no default", "absent")
+    return default
+
+
+_TRUE_WORDS = {"true", "1", "yes", "on"}
+
+
+def _f_enabled(ctx, node, a):
+    v = _f_setting(ctx, node, a)
+    if isinstance(v, Unk):
+        return False if v.kind == "absent" else v
+    return v.strip().lower() in _TRUE_WORDS
+
+
+def _f_setting_given(ctx, node, a):
+    return _setting_occurrence(ctx, node.static) is not None
+
+
+def python_float(text: str) -> float | None:
+    """What Python's `float(text)` returns (learning rates are floats: `1e-4`), or None where it raises."""
+    try:
+        return float(text)
+    except (ValueError, TypeError):
+        return None
+
+
+def _f_float_lt(ctx, node, a):
+    if _is_unk(*a):
+        return _pick(*a)
+    x, y = python_float(a[0]), python_float(a[1])
+    if x is None or y is None:
+        return Unk(f"{a[0] if x is None else a[1]!r} is not a number", "invalid")
+    return x < y
+
+
+def _f_choose(ctx, node, a):
+    return a[0] if isinstance(a[0], Unk) else (a[1] if a[0] else a[2])
+
+
+DERIVED_FUNCTIONS: dict[str, Function] = {
+    "count": Function(
+        (BOOL,),
+        (),
+        INT,
+        lambda c, n, a: a[0] if isinstance(a[0], Unk) else int(a[0]),
+        "1 when the condition holds, else 0 (to add flags that count as a layer, say)",
+    ),
+    "choose": Function(
+        (BOOL, STR, STR),
+        (),
+        STR,
+        _f_choose,
+        "the second argument when the condition holds, else the third (for messages)",
+    ),
+    "float_lt": Function(
+        (STR, STR), (), BOOL, _f_float_lt, "both values read with Python float() (`1e-4`), the first is smaller"
+    ),
+    "size": Function(
+        (STR,),
+        (),
+        INT,
+        _f_size,
+        "a parallel size of the launch: 'world', 'nodes', 'procs_per_node' (from the launcher), "
+        "'tp', 'pp', 'cp', 'ep', 'vpp' (from the flags, with defaults), 'dp' = world / "
+        "(tp x pp x cp); unknown for an elastic range or a size packlint cannot know",
+        literal=(0,),
+        compile_static=_compile_size,
+    ),
+    "setting": Function(
+        (STR,),
+        (),
+        STR,
+        _f_setting,
+        "a program setting from [defaults] under any of its spellings (argparse flag, Hydra "
+        "override), the last one given; else its default; absent when it has none",
+        literal=(0,),
+        compile_static=_compile_setting,
+        scoped=True,
+    ),
+    "enabled": Function(
+        (STR,),
+        (),
+        BOOL,
+        _f_enabled,
+        "a boolean setting is on: given as a store-true flag or with the value true/1/yes/on",
+        literal=(0,),
+        compile_static=_compile_setting,
+        scoped=True,
+    ),
+    "setting_given": Function(
+        (STR,),
+        (),
+        BOOL,
+        _f_setting_given,
+        "the script gives the setting under one of its spellings (defaults do not count)",
+        literal=(0,),
+        compile_static=_compile_setting,
+        scoped=True,
+    ),
+}

@@ -1,0 +1,334 @@
+"""The typed, compiled tree of a condition and what it evaluates against.
+
+Values are Python bool/int/str or `Unk` (the three kinds of "packlint does not have this value", see
+packlint.conditions). Compiled expressions are small objects with `eval(ctx)`; they pickle (the rule
+table cache stores them), so their classes keep these module paths. A `Builtin` looks its function up
+by name in FUNCTIONS at run time: the registry is declared here and filled by
+packlint.conditions.functions.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+BOOL, INT, STR = "bool", "int", "str"
+
+# ---------------------------------------------------------------------------------------------- values
+
+_KIND_RANK = {"unknown": 3, "invalid": 2, "absent": 1}
+
+
+class Unk:
+    """A value the rule cannot use: `reason` says why, `kind` is unknown | invalid | absent, `loc`
+    (a LOCATION dict) says where it came from. (Plain classes here: dataclass creation costs start-up.)"""
+
+    __slots__ = ("reason", "kind", "loc")
+
+    def __init__(self, reason: str, kind: str = "unknown", loc: dict | None = None) -> None:
+        self.reason, self.kind, self.loc = reason, kind, loc
+
+    def __repr__(self) -> str:
+        return f"Unk({self.reason!r}, {self.kind!r})"
+
+
+def _pick(*vals: Any) -> Unk:
+    """The most informative of several unknowns (an undetermined value beats an invalid or absent one)."""
+    best = None
+    for v in vals:
+        if isinstance(v, Unk) and (best is None or _KIND_RANK[v.kind] > _KIND_RANK[best.kind]):
+            best = v
+    assert best is not None
+    return best
+
+
+# ---------------------------------------------------------------------------------------------- typed tree
+
+
+class Expr:
+    __slots__ = ("type",)
+    type: str
+
+    def eval(self, ctx: EvalContext) -> Any:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+
+class Const(Expr):
+    __slots__ = ("value",)
+
+    def __init__(self, value: Any, type_: str) -> None:
+        self.value = value
+        self.type = type_
+
+    def eval(self, ctx):
+        return self.value
+
+
+class Var(Expr):
+    """A name bound by `for_each` or a predicate parameter."""
+
+    __slots__ = ("ident",)
+
+    def __init__(self, ident: str, type_: str) -> None:
+        self.ident = ident
+        self.type = type_
+
+    def eval(self, ctx):
+        return ctx.bindings[self.ident]
+
+
+class PredicateCall(Expr):
+    """A named predicate from the table, with arguments bound to its parameters."""
+
+    __slots__ = ("name", "params", "args", "body")
+
+    def __init__(self, name: str, params: list[str], args: list[Expr], body: PredicateBody) -> None:
+        self.name = name
+        self.params = params
+        self.args = args
+        self.body = body
+        self.type = body.type
+
+    def eval(self, ctx):
+        if not self.params:
+            if ctx.item is not None:
+                return self.body.expr.eval(ctx)
+            # without parameters it reads only the context: once per variant for all the rules that ask
+            key = ("predicate", self.name)
+            memo = ctx.memo
+            if key not in memo:
+                memo[key] = self.body.expr.eval(ctx)
+            return memo[key]
+        values = [a.eval(ctx) for a in self.args]
+        saved = ctx.bindings
+        ctx.bindings = {**saved, **dict(zip(self.params, values, strict=True))}
+        try:
+            return self.body.expr.eval(ctx)
+        finally:
+            ctx.bindings = saved
+
+
+class PredicateBody:
+    """Filled in after type-checking, so predicates may refer to each other in any order."""
+
+    __slots__ = ("expr", "type")
+
+    def __init__(self) -> None:
+        # set by compile_table before anything evaluates it (None only while the table compiles)
+        self.expr: Expr = None  # type: ignore[assignment]
+        self.type = ""
+
+
+class Builtin(Expr):
+    """A call of a built-in function (see FUNCTIONS); `static` holds literal arguments compiled at load
+    time (e.g. a regex)."""
+
+    __slots__ = ("func", "args", "static", "memo_key")
+
+    def __init__(self, func: str, args: list[Expr], type_: str, static: Any = None) -> None:
+        self.func = func
+        self.args = args
+        self.type = type_
+        self.static = static
+        # a call on literals reads only the context (`setting('tp')`, `size('world')`): its value is kept
+        # in the context and shared by every rule of the variant that makes the same call
+        self.memo_key: tuple | None = None
+        if all(type(a) is Const for a in args):
+            key: tuple | None = (func, *(a.value for a in args))  # type: ignore[attr-defined]
+            try:
+                hash(key)
+            except TypeError:
+                key = None
+            self.memo_key = key
+
+    def eval(self, ctx):
+        key = self.memo_key
+        if key is None or ctx.item is not None:
+            return FUNCTIONS[self.func].impl(ctx, self, [a.eval(ctx) for a in self.args])
+        memo = ctx.memo
+        if key in memo:
+            return memo[key]
+        value = memo[key] = FUNCTIONS[self.func].impl(ctx, self, [a.eval(ctx) for a in self.args])
+        return value
+
+
+class Not(Expr):
+    __slots__ = ("operand",)
+
+    def __init__(self, operand: Expr) -> None:
+        self.operand = operand
+        self.type = BOOL
+
+    def eval(self, ctx):
+        v = self.operand.eval(ctx)
+        return v if isinstance(v, Unk) else not v
+
+
+class Neg(Expr):
+    __slots__ = ("operand",)
+
+    def __init__(self, operand: Expr) -> None:
+        self.operand = operand
+        self.type = INT
+
+    def eval(self, ctx):
+        v = self.operand.eval(ctx)
+        return v if isinstance(v, Unk) else -v
+
+
+class _Logical(Expr):
+    """Three-valued `and` / `or`: the `decisive` value on either side settles it (False for and, True
+    for or); otherwise both sides known give the other value, and an undecided side keeps it undecided."""
+
+    __slots__ = ("left", "right")
+    decisive: bool
+
+    def __init__(self, left: Expr, right: Expr) -> None:
+        self.left, self.right = left, right
+        self.type = BOOL
+
+    def eval(self, ctx):
+        a = self.left.eval(ctx)
+        if a is self.decisive:
+            return a
+        b = self.right.eval(ctx)
+        if b is self.decisive:
+            return b
+        if a is (not self.decisive) and b is (not self.decisive):
+            return a
+        return _pick(a, b)
+
+
+class And(_Logical):
+    __slots__ = ()
+    decisive = False
+
+
+class Or(_Logical):
+    __slots__ = ()
+    decisive = True
+
+
+def _div(a: int, b: int) -> Any:
+    if b == 0:
+        return Unk("division by zero", "invalid")
+    return a // b
+
+
+def _mod(a: int, b: int) -> Any:
+    if b == 0:
+        return Unk("modulo by zero", "invalid")
+    return a % b
+
+
+_BINOPS: dict[str, Callable[[Any, Any], Any]] = {
+    "==": lambda a, b: a == b,
+    "!=": lambda a, b: a != b,
+    "<": lambda a, b: a < b,
+    "<=": lambda a, b: a <= b,
+    ">": lambda a, b: a > b,
+    ">=": lambda a, b: a >= b,
+    "+": lambda a, b: a + b,
+    "-": lambda a, b: a - b,
+    "*": lambda a, b: a * b,
+    "/": _div,
+    "%": _mod,
+}
+
+
+class BinOp(Expr):
+    __slots__ = ("op", "left", "right")
+
+    def __init__(self, op: str, left: Expr, right: Expr, type_: str) -> None:
+        self.op, self.left, self.right = op, left, right
+        self.type = type_
+
+    def eval(self, ctx):
+        a = self.left.eval(ctx)
+        b = self.right.eval(ctx)
+        if isinstance(a, Unk) or isinstance(b, Unk):
+            return _pick(a, b)
+        return _BINOPS[self.op](a, b)
+
+
+class In(Expr):
+    __slots__ = ("operand", "items")
+
+    def __init__(self, operand: Expr, items: tuple) -> None:
+        self.operand, self.items = operand, items
+        self.type = BOOL
+
+    def eval(self, ctx):
+        v = self.operand.eval(ctx)
+        return v if isinstance(v, Unk) else v in self.items
+
+
+# ---------------------------------------------------------------------------------------------- built-in functions
+
+
+class Function:
+    """A built-in: parameter types (required, then optional), return type, implementation, doc;
+    `literal`: argument indexes that must be literals (compiled at load by `compile_static`)."""
+
+    __slots__ = ("params", "optional", "returns", "impl", "doc", "literal", "compile_static", "scoped")
+
+    def __init__(
+        self,
+        params: tuple,
+        optional: tuple,
+        returns: str,
+        impl: Callable,
+        doc: str,
+        literal: tuple = (),
+        compile_static: Callable | None = None,
+        scoped: bool = False,
+    ) -> None:
+        self.params, self.optional, self.returns, self.impl, self.doc = params, optional, returns, impl, doc
+        self.literal, self.compile_static = literal, compile_static
+        self.scoped = scoped  # compile_static also gets the Scope (to resolve names from the table)
+
+
+class NameLookupError(Exception):
+    """A literal name argument that the table does not define (reported at load as a ConditionError)."""
+
+
+# every built-in of the language by name, in documentation order (filled by packlint.conditions.functions)
+FUNCTIONS: dict[str, Function] = {}
+
+
+# ---------------------------------------------------------------------------------------------- context
+
+
+class EvalContext:
+    """What an expression reads: one variant of one launch (or only the script, for script rules)."""
+
+    __slots__ = ("model", "launch", "variant", "bindings", "item", "_bash_rejects", "_code", "memo")
+
+    def __init__(
+        self,
+        model: dict,
+        launch: dict | None,
+        variant: dict | None,
+        bash_rejects: Callable[[], Any] | None = None,
+        code: Callable[[dict, dict], Any] | None = None,
+    ) -> None:
+        self.model = model
+        self.launch = launch or {}
+        self.variant = variant or {}
+        self.bindings: dict[str, Any] = {}
+        self.item: dict | None = None
+        self._bash_rejects = bash_rejects
+        self._code = code  # (launch, variant) -> packlint.codebase.CodeFacts | None, memoised by the caller
+        # what depends only on (launch, variant), computed once for all the rules that ask
+        self.memo: dict[str, Any] = {}
+
+    def code_facts(self) -> Any:
+        """The facts about the code this launch runs (packlint.codebase.model.CodeFacts), or None when
+        no code base is at hand (or code reading is off). Computed on first use by the check's code
+        session, so rules that never ask cost nothing."""
+        if self._code is None or not self.launch:
+            return None
+        return self._code(self.launch, self.variant)
+
+    def bash_rejects(self) -> Any:
+        return True if self._bash_rejects is None else self._bash_rejects()
