@@ -67,7 +67,9 @@ def sbatch_header_env(text: str) -> dict[str, str]:
         s = line.strip()
         if not s or (s.startswith("#") and not s.startswith("#SBATCH")):
             continue
-        m = re.match(r"^#SBATCH\s+(.*)$", s)  # compiled on first use: most scripts have no sbatch
+        if not s.startswith("#SBATCH"):
+            break  # the first command: sbatch reads no further (and most scripts never compile the pattern)
+        m = re.match(r"^#SBATCH\s+(.*)$", s)
         if m is None:
             break
         words = m.group(1).split("#")[0].split()
