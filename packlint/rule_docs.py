@@ -1,19 +1,39 @@
 """Rule documentation generated from the rule table's own metadata (like ruff's and sqlfluff's rule
 pages): one rule for `packlint explain`, the whole table for `packlint rules --format markdown`, which
-writes docs/rules-reference.md. The rule's TOML entry is the only place its documentation is kept."""
+writes docs/rules-reference.md. The rule's TOML entry is the only place its documentation is kept.
+
+The committed reference holds the *released* rules (`since` at most packlint.__version__, written with
+`--released`): a rule added for the next release stays out of it, and out of the CHANGELOG, until the
+release helper (tools/release.py) cuts that release, so adding a rule touches its entry and a fixture only."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-REGENERATE = "packlint rules --format markdown > docs/rules-reference.md"
+REGENERATE = "packlint rules --format markdown --released > docs/rules-reference.md"
 
 
-def rule_markdown(rule, level: int = 1) -> str:
-    """One rule: heading, summary, explanation, its tested bad and good examples, references, condition.
-    `level` is the Markdown level of the rule's heading; its sections are one level below."""
+def since_line(rule, version: str | None = None) -> str | None:
+    """`Added in packlint 0.2.0.`, `... (unreleased).` for a rule newer than `version` (the running
+    packlint's by default), None for a rule without `since` (a user rule file's)."""
+    from packlint.rule_table import is_released
+
+    if getattr(rule, "since", None) is None:
+        return None
+    released = is_released(rule) if version is None else is_released(rule, version)
+    return f"Added in packlint {rule.since}" + ("." if released else " (unreleased).")
+
+
+def rule_markdown(rule, level: int = 1, version: str | None = None) -> str:
+    """One rule: heading, summary, the release that added it, explanation, its tested bad and good
+    examples, references, condition. `level` is the Markdown level of the rule's heading; its sections
+    are one level below. `version`: the packlint release the page is for (the running one by default)."""
     h, sub = "#" * level, "#" * (level + 1)
-    out = [f"{h} {rule.code} `{rule.name}` ({rule.severity})", "", rule.summary, "", rule.explanation, ""]
+    out = [f"{h} {rule.code} `{rule.name}` ({rule.severity})", "", rule.summary, ""]
+    since = since_line(rule, version)
+    if since:
+        out += [since, ""]
+    out += [rule.explanation, ""]
     for kind, heading in (("bad", "Bad"), ("good", "Good")):
         for ex in (e for e in rule.examples if e.kind == kind):
             title = f" ({ex.title})" if ex.title else ""
@@ -60,27 +80,33 @@ def _defined_in(rule) -> str:
     return f"rules/{Path(rule.file).name}" if rule.builtin else str(rule.file)
 
 
-def table_markdown(table) -> str:
-    """docs/rules-reference.md: an index table, then one section per rule, sorted by code."""
+def table_markdown(table, *, released: bool = False, version: str | None = None) -> str:
+    """docs/rules-reference.md: an index table, then one section per rule, sorted by code. `released`:
+    only the rules packlint `version` (the running one by default) ships."""
+    from packlint.rule_table import is_released
+
     rules = sorted(table.rules, key=lambda r: r.code)
+    if released:
+        rules = [r for r in rules if (is_released(r) if version is None else is_released(r, version))]
     out = [
         "# Rule reference",
         "",
-        f"<!-- Generated from rules/*.toml by `packlint rules --format markdown`; do not edit by hand."
+        f"<!-- Generated from rules/*.toml by `packlint rules --format markdown --released`; do not edit by hand."
         f" Regenerate: {REGENERATE} -->",
         "",
         "Every rule packlint ships, generated from its entry in `rules/*.toml` (the table format and the",
         "condition language: [rules.md](rules.md)). The bad and good examples are run by the test suite;",
         "`packlint explain CODE` prints the same section in a terminal.",
         "",
-        "| code | name | severity | summary |",
-        "|---|---|---|---|",
+        "| code | name | severity | since | summary |",
+        "|---|---|---|---|---|",
     ]
     for r in rules:
-        out.append(f"| [{r.code}](#{anchor(r)}) | `{r.name}` | {severities(r)} | {_cell(r.summary)} |")
+        since = getattr(r, "since", None) or "-"
+        out.append(f"| [{r.code}](#{anchor(r)}) | `{r.name}` | {severities(r)} | {since} | {_cell(r.summary)} |")
     out.append("")
     for r in rules:
-        section = rule_markdown(r, level=2).rstrip("\n")
+        section = rule_markdown(r, level=2, version=version).rstrip("\n")
         out += [section, "", f"Defined in `{_defined_in(r)}`.", ""]
     return "\n".join(out).rstrip("\n") + "\n"
 

@@ -8,7 +8,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from packlint.rule_table import VERSIONS_PATTERN
+from packlint.rule_table import SINCE_PATTERN, VERSIONS_PATTERN
 
 
 class Strict(BaseModel):
@@ -62,6 +62,8 @@ class RuleSpec(Strict):
     code: str = Field(pattern=r"^[A-Z][A-Z0-9]{0,7}[0-9]{3}$")
     name: str = Field(pattern=r"^[a-z][a-z0-9]*(-[a-z0-9]+)*$")
     severity: Literal["error", "warning", "info"]
+    # the packlint release that first ships the rule ("0.2.0"); required in rules/*.toml
+    since: str | None = Field(default=None, pattern=SINCE_PATTERN)
     summary: str = Field(min_length=1)
     message: str = Field(min_length=1)
     help: str | None = None

@@ -46,7 +46,7 @@ from packlint.records import factory, record
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-CACHE_FORMAT = 2
+CACHE_FORMAT = 3
 
 LOCATION_KINDS = {
     # kind: (takes a name, allowed parts)
@@ -60,6 +60,22 @@ LOCATION_KINDS = {
 }
 
 FOR_EACH_BUILTIN = {"flags", "env", "diagnostics"}
+
+# `since = "0.2.0"`: the packlint release that first ships the rule (docs/rules.md, "Releasing").
+SINCE_PATTERN = r"^\d+\.\d+\.\d+$"
+
+
+def version_tuple(version: str) -> tuple[int, ...]:
+    """ "0.10.1" -> (0, 10, 1), for comparing release numbers."""
+    return tuple(int(x) for x in version.split("."))
+
+
+def is_released(rule: Rule, version: str = __version__) -> bool:
+    """Whether packlint `version` ships the rule: its `since` is at most `version`. A rule without
+    `since` (a user rule file's) counts as released. An unreleased rule is checked like any other; it
+    only stays out of the committed reference and the CHANGELOG until the release that ships it."""
+    return rule.since is None or version_tuple(rule.since) <= version_tuple(version)
+
 
 # `versions = "core>=0.8"`, `"core<0.16"`, `"core>=0.12,<0.16"`: Megatron core release numbers.
 VERSIONS_PATTERN = r"^core(>=|<)\d+\.\d+(,(>=|<)\d+\.\d+)?$"
@@ -182,6 +198,7 @@ class Rule:
     builtin: bool
     fix: FixSpec | None
     versions: str | None
+    since: str | None = None  # the packlint release that first ships the rule (required for built-ins)
 
 
 @record
@@ -357,6 +374,11 @@ def compile_table(blobs: list[tuple[str, bytes, bool]]) -> RuleTable:
                 raise PacklintError(f"rule {r.code}: code already used in {seen[r.code]}", path=fname)
             if r.name in names:
                 raise PacklintError(f"rule {r.code}: name {r.name!r} already used by {names[r.name]}", path=fname)
+            if is_builtin and r.since is None:
+                raise PacklintError(
+                    f"rule {r.code}: a built-in rule needs `since` (the packlint release that first ships it)",
+                    path=fname,
+                )
             seen[r.code] = fname
             names[r.name] = r.code
             rules.append(_compile_rule(r, fname, ftext, is_builtin, scope, variables))
@@ -539,6 +561,7 @@ def _compile_rule(r, fname: str, ftext: str, is_builtin: bool, scope: Scope, var
         builtin=is_builtin,
         fix=fix,
         versions=r.versions,
+        since=r.since,
     )
 
 

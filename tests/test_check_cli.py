@@ -219,10 +219,11 @@ def test_no_traceback_from_the_installed_entry_point(tmp_path):
 
 def test_docs_are_current(capsys, monkeypatch):
     """docs/check.md shows the real output of `packlint check examples/` and the README the real
-    output of its one example; docs/rules-reference.md names every rule, docs/rules.md every
-    built-in function of the condition language."""
+    output of its one example; docs/rules-reference.md names every released rule (a rule newer than
+    this version enters it at its release), docs/rules.md every built-in function of the condition
+    language."""
     from packlint.conditions import FUNCTIONS
-    from packlint.rule_table import load_table
+    from packlint.rule_table import is_released, load_table
 
     root = Path(__file__).resolve().parents[1]
     monkeypatch.chdir(root)
@@ -236,7 +237,8 @@ def test_docs_are_current(capsys, monkeypatch):
     assert shown == out
     reference_md = (root / "docs" / "rules-reference.md").read_text()
     for rule in load_table().rules:
-        assert f"| [{rule.code}](#" in reference_md and f") | `{rule.name}` |" in reference_md
+        if is_released(rule):
+            assert f"| [{rule.code}](#" in reference_md and f") | `{rule.name}` |" in reference_md
     rules_md = (root / "docs" / "rules.md").read_text()
     for name in FUNCTIONS:
         assert f"`{name}" in rules_md, name

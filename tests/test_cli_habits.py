@@ -150,9 +150,14 @@ def test_sarif_fixes_validate(capsys):
     assert insert["insertedContent"]["text"] == "export OFFLINE_PACKED_DATA=1\n"
     assert insert["deletedRegion"]["startColumn"] == insert["deletedRegion"]["endColumn"]
     reference = (TESTS.parent / "docs" / "rules-reference.md").read_text()
+    from packlint.rule_table import is_released, load_table
+
+    released = {r.code for r in load_table().rules if is_released(r)}
     for rule in doc["runs"][0]["tool"]["driver"]["rules"]:
         page, anchor = rule["helpUri"].rsplit("#", 1)
         assert page.endswith("/docs/rules-reference.md") and anchor.startswith(rule["id"].lower() + "-")
+        if rule["id"] not in released:  # its section enters the reference when its release is cut
+            continue
         # the link lands on the rule's own heading in the generated reference (GitHub's anchor of it)
         heading = next(ln for ln in reference.splitlines() if ln.startswith(f"## {rule['id']} "))
         assert re.sub(r"[^a-z0-9 -]", "", heading[3:].lower()).replace(" ", "-") == anchor

@@ -1,11 +1,15 @@
 """The release is pinnable: one version (packlint.__version__) that the build, `packlint --version` and
-CHANGELOG.md agree on, and every rule code in the table has a CHANGELOG line."""
+CHANGELOG.md agree on; every rule has a valid `since` (the release that first ships it) and every
+released rule (since <= __version__) has a CHANGELOG line in that release's section. A rule added for
+the next release is unreleased: tools/release.py writes its line when that release is cut."""
 
 from __future__ import annotations
 
 import re
-import tomllib
 from pathlib import Path
+from types import SimpleNamespace
+
+import tomllib
 
 from packlint import __version__
 
@@ -35,9 +39,69 @@ def test_changelog_has_a_section_for_this_version_first():
     assert versions and versions[0] == __version__
 
 
-def test_every_rule_code_has_a_changelog_line():
+def _release_tool():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("release_tool", ROOT / "tools" / "release.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _sections(text: str) -> dict[str, str]:
+    """CHANGELOG.md's sections by version: {"0.2.0": body, ...}."""
+    parts = re.split(r"^## (\d+\.\d+\.\d+).*$", text, flags=re.M)
+    return dict(zip(parts[1::2], parts[2::2], strict=True))
+
+
+def test_every_rule_has_a_valid_since():
+    from packlint.rule_table import load_table, version_tuple
+
+    released_versions = set(_sections(CHANGELOG))
+    for rule in load_table(use_cache=False).rules:
+        assert rule.since is not None and re.fullmatch(r"\d+\.\d+\.\d+", rule.since), rule.code
+        # a released rule names a release the CHANGELOG has; an unreleased one a later release
+        if version_tuple(rule.since) <= version_tuple(__version__):
+            assert rule.since in released_versions, (rule.code, rule.since)
+
+
+def test_every_released_rule_has_a_changelog_line_in_its_release():
+    from packlint.rule_table import is_released, load_table
+
+    sections = _sections(CHANGELOG)
+    released = [r for r in load_table(use_cache=False).rules if is_released(r)]
+    missing = sorted(r.code for r in released if not re.search(rf"^- {r.code} ", CHANGELOG, re.M))
+    assert not missing, f"released rule codes without a CHANGELOG line (run `python tools/release.py`): {missing}"
+    # the oldest section that names the code is the release in its `since`
+    for rule in released:
+        first = [v for v, body in sections.items() if re.search(rf"(^- |, ){rule.code} ", body, re.M)][-1]
+        assert first == rule.since, (rule.code, rule.since, first)
+
+
+def test_release_tool_finds_nothing_to_do():
+    assert _release_tool().main(["--check"]) == 0
+
+
+def test_release_tool_adds_lines_for_rules_released_at_the_version():
     from packlint.rule_table import load_table
 
-    codes = {r.code for r in load_table(use_cache=False).rules}
-    missing = sorted(c for c in codes if not re.search(rf"^- {c} ", CHANGELOG, re.M))
-    assert not missing, f"rule codes without a CHANGELOG line: {missing}"
+    tool = _release_tool()
+    rules = load_table(use_cache=False).rules
+    pk201 = next(r for r in rules if r.code == "PK201")
+    without = re.sub(r"^- PK201 .*\n", "", CHANGELOG, flags=re.M)
+    # at 0.1.0 PK201 (since 0.2.0) is not released yet: nothing to add
+    assert tool.changelog_with(without, rules, "0.1.0") == without
+    added = tool.changelog_with(without, rules, "0.2.0")
+    assert added.count("\n- PK201 ") == 1 and tool.changelog_line(pk201) in _sections(added)["0.2.0"]
+    assert added.replace(tool.changelog_line(pk201) + "\n", "") == without
+    # a release without a section gets one at the top, with the rule under "Rule codes added or changed"
+    nxt = f"{int(__version__.split('.')[0]) + 1}.0.0"  # a release no section names yet
+    new_rule = SimpleNamespace(code="PK999", name="new-rule", severity="error", summary="it catches", since=nxt)
+    assert tool.changelog_with(CHANGELOG, [new_rule], __version__) == CHANGELOG  # unreleased now
+    cut = tool.changelog_with(CHANGELOG, [new_rule], nxt)
+    assert re.findall(r"^## (\d\S*)", cut, re.M)[:2] == [nxt, __version__]
+    line = "- PK999 new-rule (error, new): it catches"
+    assert f"## {nxt}\n\n{tool.RULES_HEADING}\n\n{line}\n\n## {__version__}" in cut
+    assert tool.version_file_with('x = 1\n__version__ = "0.2.0"\n', "0.3.0") == 'x = 1\n__version__ = "0.3.0"\n'
+
