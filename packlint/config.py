@@ -145,104 +145,151 @@ def load_config_file(path: str | Path, *, explicit: bool = False) -> ConfigFile 
 
 
 def _validate(cfg: ConfigFile, raw: dict) -> dict[str, Any]:
+    """Each key checked by the check of its kind (`KEYS`), its value normalised (codes split on commas,
+    paths resolved against the config file's directory)."""
     out: dict[str, Any] = {}
-
-    def err(key: str, message: str) -> PacklintError:
-        return PacklintError(f"{cfg.key_ref(key)}: {message}")
-
     for key, value in raw.items():
         if key not in KEYS:
             import difflib
 
             close = difflib.get_close_matches(key.replace("_", "-"), list(KEYS), n=1, cutoff=0.6)
             hint = f" (did you mean '{close[0]}'?)" if close else f" (known keys: {', '.join(KEYS)})"
-            raise err(key, f"unknown key{hint}")
+            raise PacklintError(f"{cfg.key_ref(key)}: unknown key{hint}")
         kind, desc = KEYS[key]
-
-        def is_str_list(v: Any) -> bool:
-            return isinstance(v, list) and all(isinstance(x, str) for x in v)
-
-        if kind in ("codes", "globs", "names", "paths"):
-            if not is_str_list(value):
-                raise err(key, f"expected {desc}, got {_type(value)}")
-            if kind == "names":
-                bad = [x for x in value if not _NAME.match(x)]
-                if bad:
-                    raise err(key, f"{bad[0]!r} is not an environment variable name")
-            if kind == "codes":
-                value = [c.strip() for v in value for c in v.split(",") if c.strip()]
-            if kind == "paths":
-                resolved = []
-                for p in value:
-                    full = (cfg.dir / p) if not os.path.isabs(p) else Path(p)
-                    if not full.is_file():
-                        raise err(key, f"rule file {p!r} not found (looked for {full})")
-                    resolved.append(str(full))
-                value = resolved
-            out[key] = list(value)
-        elif kind == "dirs":
-            if not is_str_list(value):
-                raise err(key, f"expected {desc}, got {_type(value)}")
-            dirs = []
-            for p in value:
-                full = Path(p) if os.path.isabs(p) else cfg.dir / p
-                if not full.is_dir():
-                    raise err(key, f"directory {p!r} not found (looked for {full})")
-                dirs.append(str(full.resolve()))
-            out[key] = dirs
-        elif kind == "pathmap":
-            if not isinstance(value, dict) or not all(isinstance(v, str) for v in value.values()):
-                raise err(key, f"expected {desc}, got {_type(value)}")
-            out[key] = [(k, str((Path(v) if os.path.isabs(v) else cfg.dir / v).resolve())) for k, v in value.items()]
-        elif kind == "url":
-            if not isinstance(value, str):
-                raise err(key, f"expected {desc}, got {_type(value)}")
-            try:
-                value.format(code="PK001", code_lower="pk001", name="x", anchor="pk001-x-error")
-            except (KeyError, IndexError, ValueError) as exc:
-                raise err(
-                    key, f"bad template {value!r}: {exc} (placeholders: {{code}}, {{code_lower}}, {{name}}, {{anchor}})"
-                ) from None
-            out[key] = value
-        elif kind == "level":
-            if value not in SEVERITY_RANK:
-                raise err(key, f"expected {desc}, got {value!r}")
-            out[key] = value
-        elif kind == "severity":
-            if not isinstance(value, dict):
-                raise err(key, f"expected {desc}, got {_type(value)}")
-            for code, level in value.items():
-                if level not in SEVERITY_RANK:
-                    raise err(key, f"{code}: expected 'error', 'warning' or 'info', got {level!r}")
-            out[key] = dict(value)
-        elif kind == "globcodes":
-            if not isinstance(value, dict):
-                raise err(key, f"expected {desc}, got {_type(value)}")
-            table = {}
-            for glob, codes in value.items():
-                if isinstance(codes, str):
-                    codes = [codes]
-                if not is_str_list(codes):
-                    raise err(key, f"{glob!r}: expected a list of rule codes, got {_type(codes)}")
-                table[glob] = [c.strip() for v in codes for c in v.split(",") if c.strip()]
-            out[key] = table
-        elif kind == "env":
-            if not isinstance(value, dict):
-                raise err(key, f"expected {desc}, got {_type(value)}")
-            for name, v in value.items():
-                if not _NAME.match(name):
-                    raise err(key, f"{name!r} is not an environment variable name")
-                if not isinstance(v, str):
-                    raise err(key, f'{name}: expected a string, got {_type(v)} (write {name} = "{_toml_str(v)}")')
-            out[key] = dict(value)
-        elif kind == "megatron":
-            from packlint.codebase.snapshots import normalize_version, release_names
-
-            name = normalize_version(value) if isinstance(value, str) else None
-            if name is None:
-                raise err(key, f"expected {desc}, got {value!r} (known: {', '.join(release_names()) or 'none'})")
-            out[key] = name
+        out[key] = _CHECKS[kind](_KeyCheck(cfg, key, desc), value)
     return out
+
+
+class _KeyCheck:
+    """What a check needs to word its error: `file: [table.]key: message`, and the expected shape."""
+
+    def __init__(self, cfg: ConfigFile, key: str, desc: str) -> None:
+        self.cfg, self.key, self.desc = cfg, key, desc
+
+    def error(self, message: str) -> PacklintError:
+        return PacklintError(f"{self.cfg.key_ref(self.key)}: {message}")
+
+    def expected(self, value: Any) -> PacklintError:
+        return self.error(f"expected {self.desc}, got {_type(value)}")
+
+
+def _is_str_list(v: Any) -> bool:
+    return isinstance(v, list) and all(isinstance(x, str) for x in v)
+
+
+def _check_str_list(c: _KeyCheck, value: Any, kind: str) -> list:
+    if not _is_str_list(value):
+        raise c.expected(value)
+    if kind == "names":
+        bad = [x for x in value if not _NAME.match(x)]
+        if bad:
+            raise c.error(f"{bad[0]!r} is not an environment variable name")
+    if kind == "codes":
+        value = [code.strip() for v in value for code in v.split(",") if code.strip()]
+    if kind == "paths":
+        resolved = []
+        for p in value:
+            full = (c.cfg.dir / p) if not os.path.isabs(p) else Path(p)
+            if not full.is_file():
+                raise c.error(f"rule file {p!r} not found (looked for {full})")
+            resolved.append(str(full))
+        value = resolved
+    return list(value)
+
+
+def _check_dirs(c: _KeyCheck, value: Any) -> list[str]:
+    if not _is_str_list(value):
+        raise c.expected(value)
+    dirs = []
+    for p in value:
+        full = Path(p) if os.path.isabs(p) else c.cfg.dir / p
+        if not full.is_dir():
+            raise c.error(f"directory {p!r} not found (looked for {full})")
+        dirs.append(str(full.resolve()))
+    return dirs
+
+
+def _check_pathmap(c: _KeyCheck, value: Any) -> list[tuple[str, str]]:
+    if not isinstance(value, dict) or not all(isinstance(v, str) for v in value.values()):
+        raise c.expected(value)
+    return [(k, str((Path(v) if os.path.isabs(v) else c.cfg.dir / v).resolve())) for k, v in value.items()]
+
+
+def _check_url(c: _KeyCheck, value: Any) -> str:
+    if not isinstance(value, str):
+        raise c.expected(value)
+    try:
+        value.format(code="PK001", code_lower="pk001", name="x", anchor="pk001-x-error")
+    except (KeyError, IndexError, ValueError) as exc:
+        raise c.error(
+            f"bad template {value!r}: {exc} (placeholders: {{code}}, {{code_lower}}, {{name}}, {{anchor}})"
+        ) from None
+    return value
+
+
+def _check_level(c: _KeyCheck, value: Any) -> str:
+    if value not in SEVERITY_RANK:
+        raise c.error(f"expected {c.desc}, got {value!r}")
+    return value
+
+
+def _check_severity(c: _KeyCheck, value: Any) -> dict:
+    if not isinstance(value, dict):
+        raise c.expected(value)
+    for code, level in value.items():
+        if level not in SEVERITY_RANK:
+            raise c.error(f"{code}: expected 'error', 'warning' or 'info', got {level!r}")
+    return dict(value)
+
+
+def _check_globcodes(c: _KeyCheck, value: Any) -> dict[str, list[str]]:
+    if not isinstance(value, dict):
+        raise c.expected(value)
+    table = {}
+    for glob, codes in value.items():
+        if isinstance(codes, str):
+            codes = [codes]
+        if not _is_str_list(codes):
+            raise c.error(f"{glob!r}: expected a list of rule codes, got {_type(codes)}")
+        table[glob] = [code.strip() for v in codes for code in v.split(",") if code.strip()]
+    return table
+
+
+def _check_env(c: _KeyCheck, value: Any) -> dict:
+    if not isinstance(value, dict):
+        raise c.expected(value)
+    for name, v in value.items():
+        if not _NAME.match(name):
+            raise c.error(f"{name!r} is not an environment variable name")
+        if not isinstance(v, str):
+            raise c.error(f'{name}: expected a string, got {_type(v)} (write {name} = "{_toml_str(v)}")')
+    return dict(value)
+
+
+def _check_megatron(c: _KeyCheck, value: Any) -> str:
+    from packlint.codebase.snapshots import normalize_version, release_names
+
+    name = normalize_version(value) if isinstance(value, str) else None
+    if name is None:
+        raise c.error(f"expected {c.desc}, got {value!r} (known: {', '.join(release_names()) or 'none'})")
+    return name
+
+
+# one check per kind of key (the first field of `KEYS`)
+_CHECKS: dict[str, Any] = {
+    "codes": lambda c, v: _check_str_list(c, v, "codes"),
+    "globs": lambda c, v: _check_str_list(c, v, "globs"),
+    "names": lambda c, v: _check_str_list(c, v, "names"),
+    "paths": lambda c, v: _check_str_list(c, v, "paths"),
+    "dirs": _check_dirs,
+    "pathmap": _check_pathmap,
+    "url": _check_url,
+    "level": _check_level,
+    "severity": _check_severity,
+    "globcodes": _check_globcodes,
+    "env": _check_env,
+    "megatron": _check_megatron,
+}
 
 
 def _toml_str(v: Any) -> str:
@@ -413,32 +460,13 @@ class Settings:
 
 
 def merge(cfg: ConfigFile | None, cli: CliSettings) -> Settings:
+    """One file's settings: each key from its config file, then from the command line, which wins or
+    adds as the key's origin says (`packlint config` shows them)."""
     s = Settings()
     s.config = cfg
     v = cfg.values if cfg else {}
     origin = cfg.origin if cfg else str  # no file: no key of `v` is present, so it is never called
-    # selection, as a stack like ruff's: config select/ignore, then the command line's; a command-line
-    # --select starts over (the config's select and ignore are dropped), --ignore adds
-    if "select" in v:
-        s.select, s.origins["select"] = list(v["select"]), origin("select")
-    if "ignore" in v:
-        s.ignore, s.origins["ignore"] = list(v["ignore"]), origin("ignore")
-    if cli.select:
-        s.select, s.origins["select"] = list(cli.select), "command line (--select)"
-        if s.ignore:
-            s.ignore, s.origins["ignore"] = [], "default (the command line's --select replaces the config's)"
-    if "extend-select" in v and not cli.select:
-        s.select = s.select + [c for c in v["extend-select"] if c not in s.select]
-        s.origins["select"] = f"{s.origins['select']} + {origin('extend-select')}"
-    if getattr(cli, "extend_select", None):
-        s.select = s.select + [c for c in cli.extend_select if c not in s.select]
-        s.origins["select"] = f"{s.origins['select']} + command line (--extend-select)"
-    if cli.ignore:
-        prev = s.origins["ignore"]
-        s.ignore = s.ignore + list(cli.ignore)
-        s.origins["ignore"] = (
-            "command line (--ignore)" if prev.startswith("default") else f"{prev} + command line (--ignore)"
-        )
+    _merge_selection(s, v, origin, cli)
     if "fail-on" in v:
         s.fail_on, s.origins["fail-on"] = v["fail-on"], origin("fail-on")
     if cli.fail_on:
@@ -496,6 +524,32 @@ def merge(cfg: ConfigFile | None, cli: CliSettings) -> Settings:
     if cli.megatron_version:
         s.megatron_version, s.origins["megatron-version"] = cli.megatron_version, "command line (--megatron-version)"
     return s
+
+
+def _merge_selection(s: Settings, v: dict[str, Any], origin, cli: CliSettings) -> None:
+    """select / ignore / extend-select as a stack, like ruff's: the config's select and ignore, then
+    the command line's; a command-line --select starts over (the config's select and ignore are
+    dropped), --ignore adds."""
+    if "select" in v:
+        s.select, s.origins["select"] = list(v["select"]), origin("select")
+    if "ignore" in v:
+        s.ignore, s.origins["ignore"] = list(v["ignore"]), origin("ignore")
+    if cli.select:
+        s.select, s.origins["select"] = list(cli.select), "command line (--select)"
+        if s.ignore:
+            s.ignore, s.origins["ignore"] = [], "default (the command line's --select replaces the config's)"
+    if "extend-select" in v and not cli.select:
+        s.select = s.select + [c for c in v["extend-select"] if c not in s.select]
+        s.origins["select"] = f"{s.origins['select']} + {origin('extend-select')}"
+    if getattr(cli, "extend_select", None):
+        s.select = s.select + [c for c in cli.extend_select if c not in s.select]
+        s.origins["select"] = f"{s.origins['select']} + command line (--extend-select)"
+    if cli.ignore:
+        prev = s.origins["ignore"]
+        s.ignore = s.ignore + list(cli.ignore)
+        s.origins["ignore"] = (
+            "command line (--ignore)" if prev.startswith("default") else f"{prev} + command line (--ignore)"
+        )
 
 
 class Resolver:

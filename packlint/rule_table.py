@@ -267,8 +267,10 @@ def _cache_key(blobs) -> str:
     for name, data, is_builtin in blobs:
         h.update(f"\0{name}\0{is_builtin}\0{len(data)}\0".encode())
         h.update(data)
-    # the compiled objects' classes live in these modules: a changed module invalidates the cache
-    for mod in (__file__, *_module_files(Path(__file__).with_name("conditions"))):
+    # the compiled objects' classes live in these modules, and the schema's defaults flow into them:
+    # a changed module invalidates the cache
+    here = Path(__file__)
+    for mod in (__file__, str(here.with_name("rule_schema.py")), *_module_files(here.with_name("conditions"))):
         try:
             st = os.stat(mod)
             h.update(f"\0{st.st_mtime_ns}:{st.st_size}".encode())
@@ -321,111 +323,7 @@ def _write_cache(path: Path, table: RuleTable) -> None:
         pass
 
 
-# ---------------------------------------------------------------------------------------------- schema
-
-
-def _schema():
-    """The pydantic models, built on first use (a warm cache never imports pydantic)."""
-    from typing import Literal
-
-    from pydantic import BaseModel, ConfigDict, Field, field_validator
-
-    class Strict(BaseModel):
-        model_config = ConfigDict(extra="forbid")
-
-    class ExampleSpec(Strict):
-        kind: Literal["bad", "good"]
-        script: str = Field(min_length=1)
-        title: str | None = None
-        env: dict[str, str] = {}
-        args: list[str] = []
-        # a small code base the example launches (relative path -> Python source), written beside the
-        # script when the example runs (issue 10: rules over the launched code)
-        code: dict[str, str] = {}
-
-    class RelatedSpec(Strict):
-        at: str
-        message: str
-
-    class OverrideSpec(Strict):
-        when: str
-        severity: Literal["error", "warning", "info"] | None = None
-        message: str | None = None
-        help: str | None = None
-
-    class FixSpecModel(Strict):
-        kind: Literal[
-            "insert_before",
-            "insert_after",
-            "insert_line_before",
-            "insert_line_after",
-            "replace",
-            "replace_prefix",
-            "delete",
-        ]
-        at: str | None = None
-        to: str | None = None
-        text: str = ""
-        applicability: Literal["safe", "unsafe"]
-        title: str = Field(min_length=1)
-        when: str | None = None
-        expect: str | None = None
-        refuse_if_read: bool = True
-
-    class RuleSpec(Strict):
-        code: str = Field(pattern=r"^[A-Z][A-Z0-9]{0,7}[0-9]{3}$")
-        name: str = Field(pattern=r"^[a-z][a-z0-9]*(-[a-z0-9]+)*$")
-        severity: Literal["error", "warning", "info"]
-        # the packlint release that first ships the rule ("0.2.0"); required in rules/*.toml
-        since: str | None = Field(default=None, pattern=SINCE_PATTERN)
-        summary: str = Field(min_length=1)
-        message: str = Field(min_length=1)
-        help: str | None = None
-        when: str = Field(min_length=1)
-        scope: Literal["launch", "script"] = "launch"
-        for_each: str | None = None
-        report_at: str = "launch"
-        related: list[RelatedSpec] = []
-        undecided: Literal["info", "ignore"] = "info"
-        exclusive: bool = False
-        # the program versions the constraint exists in (e.g. "core>=0.8"); see version_applies
-        versions: str | None = Field(default=None, pattern=VERSIONS_PATTERN)
-        override: list[OverrideSpec] = []
-        explanation: str = Field(min_length=1)
-        references: list[str] = []
-        example: list[ExampleSpec] = []
-        fix: FixSpecModel | None = None
-
-        @field_validator("summary")
-        @classmethod
-        def _one_line(cls, v: str) -> str:
-            if "\n" in v.strip():
-                raise ValueError("must be one line")
-            return v.strip()
-
-        @field_validator("example")
-        @classmethod
-        def _bad_and_good(cls, v: list) -> list:
-            kinds = {e.kind for e in v}
-            if kinds != {"bad", "good"}:
-                raise ValueError("needs at least one 'bad' and one 'good' example")
-            return v
-
-    class PredicateSpec(Strict):
-        params: list[str] = []
-        expr: str
-
-    class DefaultSpec(Strict):
-        flags: list[str] = Field(min_length=1)
-        value: str | int | None = None
-
-    class TableSpec(Strict):
-        variables: dict[str, list[str] | str | int] = {}
-        defaults: dict[str, DefaultSpec] = {}
-        predicates: dict[str, str | PredicateSpec] = {}
-        rule: list[RuleSpec] = []
-
-    return TableSpec, PredicateSpec
+# ---------------------------------------------------------------------------------------------- errors
 
 
 def _pydantic_one_line(exc, data: dict) -> str:
@@ -454,13 +352,48 @@ _IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
 def compile_table(blobs: list[tuple[str, bytes, bool]]) -> RuleTable:
+    """Parse, validate and compile rule files: the shared declarations first ([defaults], [variables],
+    [predicates], type-checked in dependency order), then every rule against them."""
+    from packlint.rule_schema import PredicateSpec, TableSpec
+
+    specs = _load_specs(blobs, TableSpec)
+    scope = Scope()
+    variables: dict[str, Any] = {}
+    pred_sources: dict[str, str] = {}
+    pending: list[_PendingPredicate] = []
+    for name, text, spec, _ in specs:
+        _declare(name, text, spec, PredicateSpec, scope, variables, pred_sources, pending)
+    _check_predicates(pending, scope)
+
+    rules: list[Rule] = []
+    seen: dict[str, str] = {}
+    names: dict[str, str] = {}
+    for fname, ftext, spec, is_builtin in specs:
+        for r in spec.rule:
+            if r.code in seen:
+                raise PacklintError(f"rule {r.code}: code already used in {seen[r.code]}", path=fname)
+            if r.name in names:
+                raise PacklintError(f"rule {r.code}: name {r.name!r} already used by {names[r.name]}", path=fname)
+            if is_builtin and r.since is None:
+                raise PacklintError(
+                    f"rule {r.code}: a built-in rule needs `since` (the packlint release that first ships it)",
+                    path=fname,
+                )
+            seen[r.code] = fname
+            names[r.name] = r.code
+            rules.append(_compile_rule(r, fname, ftext, is_builtin, scope, variables))
+    rules.sort(key=lambda r: r.code)
+    return RuleTable(rules=rules, variables=variables, predicates=pred_sources, files=[b[0] for b in blobs])
+
+
+def _load_specs(blobs: list[tuple[str, bytes, bool]], TableSpec) -> list[tuple[str, str, Any, bool]]:
+    """(file name, text, validated TableSpec, is built-in) of every blob; one-line errors naming the file."""
     if sys.version_info >= (3, 11):
         import tomllib
     else:  # Python 3.10
         import tomli as tomllib
     from pydantic import ValidationError
 
-    TableSpec, PredicateSpec = _schema()
     specs = []
     for name, data, is_builtin in blobs:
         try:
@@ -476,50 +409,61 @@ def compile_table(blobs: list[tuple[str, bytes, bool]]) -> RuleTable:
         except ValidationError as exc:
             raise PacklintError(_pydantic_one_line(exc, raw), path=name) from None
         specs.append((name, text, spec, is_builtin))
+    return specs
 
-    scope = Scope()
-    variables: dict[str, Any] = {}
-    pred_sources: dict[str, str] = {}
-    pending: list[tuple[str, str, str, list[tuple[str, str]], PredicateBody, str]] = []
-    for name, text, spec, _ in specs:
-        for sname, dspec in spec.defaults.items():
-            if not _IDENT.match(sname):
-                raise PacklintError(f"defaults: {sname!r} is not a valid name", path=name)
-            if sname in scope.settings:
-                raise PacklintError(f"defaults: {sname!r} is defined twice", path=name)
-            scope.settings[sname] = Setting(
-                sname, tuple(dspec.flags), None if dspec.value is None else str(dspec.value)
-            )
-        for vname, value in spec.variables.items():
-            if not _IDENT.match(vname):
-                raise PacklintError(f"variables: {vname!r} is not a valid name", path=name)
-            if vname in variables or vname in pred_sources:
-                raise PacklintError(f"variables: {vname!r} is defined twice", path=name)
-            variables[vname] = value
-            if not isinstance(value, list):
-                scope.constants[vname] = (value, "int" if isinstance(value, int) else STR)
-        for pname, pspec in spec.predicates.items():
-            if not _IDENT.match(pname):
-                raise PacklintError(f"predicates: {pname!r} is not a valid name", path=name)
-            if pname in pred_sources or pname in variables:
-                raise PacklintError(f"predicates: {pname!r} is defined twice", path=name)
-            if isinstance(pspec, str):
-                pspec = PredicateSpec(expr=pspec)
-            params = []
-            for p in pspec.params:
-                pn, _, pt = p.partition(":")
-                pt = pt.strip() or STR
-                if not _IDENT.match(pn.strip()) or pt not in ("str", "int", "bool"):
-                    raise PacklintError(
-                        f"predicates: {pname}: bad parameter {p!r} (write 'name' or 'name:int')", path=name
-                    )
-                params.append((pn.strip(), pt))
-            body = PredicateBody()
-            scope.predicates[pname] = (params, body)
-            pred_sources[pname] = pspec.expr
-            pending.append((name, text, pname, params, body, pspec.expr))
 
-    # Type-check predicates in dependency order (a predicate may use any other; cycles are errors).
+# (file name, file text, predicate name, parameters, body to fill, expression text)
+_PendingPredicate = tuple[str, str, str, list[tuple[str, str]], PredicateBody, str]
+
+
+def _declare(
+    name: str,
+    text: str,
+    spec,
+    PredicateSpec,
+    scope: Scope,
+    variables: dict[str, Any],
+    pred_sources: dict[str, str],
+    pending: list[_PendingPredicate],
+) -> None:
+    """One file's [defaults], [variables] and [predicates] into the shared scope; predicate bodies are
+    type-checked later (`_check_predicates`), once every file has declared its own."""
+    for sname, dspec in spec.defaults.items():
+        if not _IDENT.match(sname):
+            raise PacklintError(f"defaults: {sname!r} is not a valid name", path=name)
+        if sname in scope.settings:
+            raise PacklintError(f"defaults: {sname!r} is defined twice", path=name)
+        scope.settings[sname] = Setting(sname, tuple(dspec.flags), None if dspec.value is None else str(dspec.value))
+    for vname, value in spec.variables.items():
+        if not _IDENT.match(vname):
+            raise PacklintError(f"variables: {vname!r} is not a valid name", path=name)
+        if vname in variables or vname in pred_sources:
+            raise PacklintError(f"variables: {vname!r} is defined twice", path=name)
+        variables[vname] = value
+        if not isinstance(value, list):
+            scope.constants[vname] = (value, "int" if isinstance(value, int) else STR)
+    for pname, pspec in spec.predicates.items():
+        if not _IDENT.match(pname):
+            raise PacklintError(f"predicates: {pname!r} is not a valid name", path=name)
+        if pname in pred_sources or pname in variables:
+            raise PacklintError(f"predicates: {pname!r} is defined twice", path=name)
+        if isinstance(pspec, str):
+            pspec = PredicateSpec(expr=pspec)
+        params = []
+        for p in pspec.params:
+            pn, _, pt = p.partition(":")
+            pt = pt.strip() or STR
+            if not _IDENT.match(pn.strip()) or pt not in ("str", "int", "bool"):
+                raise PacklintError(f"predicates: {pname}: bad parameter {p!r} (write 'name' or 'name:int')", path=name)
+            params.append((pn.strip(), pt))
+        body = PredicateBody()
+        scope.predicates[pname] = (params, body)
+        pred_sources[pname] = pspec.expr
+        pending.append((name, text, pname, params, body, pspec.expr))
+
+
+def _check_predicates(pending: list[_PendingPredicate], scope: Scope) -> None:
+    """Type-check predicates in dependency order (a predicate may use any other; cycles are errors)."""
     state: dict[str, int] = {}
     by_name = {p[2]: p for p in pending}
 
@@ -554,26 +498,6 @@ def compile_table(blobs: list[tuple[str, bytes, bool]]) -> RuleTable:
     for pname in by_name:
         resolve(pname, [])
 
-    rules: list[Rule] = []
-    seen: dict[str, str] = {}
-    names: dict[str, str] = {}
-    for fname, ftext, spec, is_builtin in specs:
-        for r in spec.rule:
-            if r.code in seen:
-                raise PacklintError(f"rule {r.code}: code already used in {seen[r.code]}", path=fname)
-            if r.name in names:
-                raise PacklintError(f"rule {r.code}: name {r.name!r} already used by {names[r.name]}", path=fname)
-            if is_builtin and r.since is None:
-                raise PacklintError(
-                    f"rule {r.code}: a built-in rule needs `since` (the packlint release that first ships it)",
-                    path=fname,
-                )
-            seen[r.code] = fname
-            names[r.name] = r.code
-            rules.append(_compile_rule(r, fname, ftext, is_builtin, scope, variables))
-    rules.sort(key=lambda r: r.code)
-    return RuleTable(rules=rules, variables=variables, predicates=pred_sources, files=[b[0] for b in blobs])
-
 
 def _names_in(node) -> set[str]:
     from packlint.conditions import Binary, Call, InList, Name, Unary
@@ -597,91 +521,16 @@ def _names_in(node) -> set[str]:
 
 
 def _compile_rule(r, fname: str, ftext: str, is_builtin: bool, scope: Scope, variables: dict) -> Rule:
-    bound: dict[str, str] = {}
-    items: list[str] = []
-    if r.for_each is not None:
-        if r.for_each in FOR_EACH_BUILTIN:
-            if r.for_each == "diagnostics" and r.scope != "script":
-                raise PacklintError(f"rule {r.code}: for_each = 'diagnostics' needs scope = 'script'", path=fname)
-            if r.for_each != "diagnostics":
-                bound["name"] = STR
-        elif isinstance(variables.get(r.for_each), list):
-            items = list(variables[r.for_each])
-            bound["name"] = STR
-        else:
-            raise PacklintError(
-                f"rule {r.code}: for_each: {r.for_each!r} is neither a list in [variables] "
-                f"nor one of {', '.join(sorted(FOR_EACH_BUILTIN))}",
-                path=fname,
-            )
+    bound, items = _for_each(r, fname, variables)
     local = Scope(variables=bound, predicates=scope.predicates, constants=scope.constants, settings=scope.settings)
-
-    def cond(text: str, what: str) -> Expr:
-        try:
-            return compile_condition(text, local, BOOL)
-        except ConditionError as exc:
-            raise _cond_error(fname, ftext, f"rule {r.code}: {what}", text, exc) from None
-
-    def tmpl(text: str | None, what: str) -> Template | None:
-        return None if text is None else required_tmpl(text, what)
-
-    def required_tmpl(text: str, what: str) -> Template:
-        try:
-            return compile_template(text, local)
-        except ConditionError as exc:
-            raise _cond_error(fname, ftext, f"rule {r.code}: {what}", text, exc) from None
-
-    def loc(text: str, what: str) -> LocationSpec:
-        kind, _, rest = text.partition(":")
-        if kind not in LOCATION_KINDS:
-            raise PacklintError(
-                f"rule {r.code}: {what}: unknown location kind {kind!r} in {text!r} "
-                f"(one of {', '.join(LOCATION_KINDS)})",
-                path=fname,
-            )
-        takes_name, parts = LOCATION_KINDS[kind]
-        name_t = None
-        part = ""
-        if takes_name:
-            # the name may itself contain ':' only inside a template; the part is the last ':' field
-            name_text, part = rest, ""
-            for p in parts:
-                if p and rest.endswith(":" + p):
-                    name_text, part = rest[: -len(p) - 1], p
-                    break
-            if not name_text:
-                raise PacklintError(f"rule {r.code}: {what}: {text!r} needs a name ('{kind}:NAME')", path=fname)
-            name_t = tmpl(name_text, what)
-        elif rest in parts and rest:
-            part = rest
-        elif rest:
-            raise PacklintError(f"rule {r.code}: {what}: {kind!r} takes no name", path=fname)
-        return LocationSpec(kind, name_t, part, text)
-
-    fix = None
-    if r.fix is not None:
-        f = r.fix
-        if f.kind == "replace_prefix" and f.expect is None:
-            raise PacklintError(
-                f"rule {r.code}: fix: kind 'replace_prefix' needs `expect` (the text it replaces)", path=fname
-            )
-        fix = FixSpec(
-            kind=f.kind,
-            at=loc(f.at, "fix.at") if f.at else None,
-            to=loc(f.to, "fix.to") if f.to else None,
-            text=tmpl(f.text, "fix.text"),
-            applicability=f.applicability,
-            title=required_tmpl(f.title, "fix.title"),
-            when=cond(f.when, "fix.when") if f.when else None,
-            expect=tmpl(f.expect, "fix.expect"),
-            refuse_if_read=f.refuse_if_read,
-        )
+    c = _RuleCompiler(r.code, fname, ftext, local)
+    fix = c.fix(r.fix) if r.fix is not None else None
     overrides = [
         Override(
-            cond(o.when, f"override[{i}].when"),
+            c.cond(o.when, f"override[{i}].when"),
             o.severity,
-            tmpl(o.message, f"override[{i}].message"),
-            tmpl(o.help, f"override[{i}].help"),
+            c.tmpl(o.message, f"override[{i}].message"),
+            c.tmpl(o.help, f"override[{i}].help"),
         )
         for i, o in enumerate(r.override)
     ]
@@ -690,16 +539,16 @@ def _compile_rule(r, fname: str, ftext: str, is_builtin: bool, scope: Scope, var
         name=r.name,
         severity=r.severity,
         summary=r.summary,
-        message=required_tmpl(r.message, "message"),
-        help=tmpl(r.help, "help"),
-        when=cond(r.when, "when"),
+        message=c.required_tmpl(r.message, "message"),
+        help=c.tmpl(r.help, "help"),
+        when=c.cond(r.when, "when"),
         when_text=r.when,
         scope=r.scope,
         for_each=r.for_each,
         for_each_items=items,
-        report_at=loc(r.report_at, "report_at"),
+        report_at=c.loc(r.report_at, "report_at"),
         related=[
-            (loc(x.at, f"related[{i}].at"), required_tmpl(x.message, f"related[{i}].message"))
+            (c.loc(x.at, f"related[{i}].at"), c.required_tmpl(x.message, f"related[{i}].message"))
             for i, x in enumerate(r.related)
         ],
         undecided=r.undecided,
@@ -714,6 +563,97 @@ def _compile_rule(r, fname: str, ftext: str, is_builtin: bool, scope: Scope, var
         versions=r.versions,
         since=r.since,
     )
+
+
+def _for_each(r, fname: str, variables: dict) -> tuple[dict[str, str], list[str]]:
+    """The names `for_each` binds in the rule's expressions (`name`), and the items of a listed
+    variable to run it over (built-in collections are enumerated per launch by the engine)."""
+    bound: dict[str, str] = {}
+    items: list[str] = []
+    if r.for_each is None:
+        return bound, items
+    if r.for_each in FOR_EACH_BUILTIN:
+        if r.for_each == "diagnostics" and r.scope != "script":
+            raise PacklintError(f"rule {r.code}: for_each = 'diagnostics' needs scope = 'script'", path=fname)
+        if r.for_each != "diagnostics":
+            bound["name"] = STR
+    elif isinstance(variables.get(r.for_each), list):
+        items = list(variables[r.for_each])
+        bound["name"] = STR
+    else:
+        raise PacklintError(
+            f"rule {r.code}: for_each: {r.for_each!r} is neither a list in [variables] "
+            f"nor one of {', '.join(sorted(FOR_EACH_BUILTIN))}",
+            path=fname,
+        )
+    return bound, items
+
+
+class _RuleCompiler:
+    """Compiles one rule's conditions, templates and locations in its scope; an error names the rule,
+    the field and where in the TOML file the text is."""
+
+    def __init__(self, code: str, fname: str, ftext: str, local: Scope) -> None:
+        self.code, self.fname, self.ftext, self.local = code, fname, ftext, local
+
+    def cond(self, text: str, what: str) -> Expr:
+        try:
+            return compile_condition(text, self.local, BOOL)
+        except ConditionError as exc:
+            raise _cond_error(self.fname, self.ftext, f"rule {self.code}: {what}", text, exc) from None
+
+    def tmpl(self, text: str | None, what: str) -> Template | None:
+        return None if text is None else self.required_tmpl(text, what)
+
+    def required_tmpl(self, text: str, what: str) -> Template:
+        try:
+            return compile_template(text, self.local)
+        except ConditionError as exc:
+            raise _cond_error(self.fname, self.ftext, f"rule {self.code}: {what}", text, exc) from None
+
+    def loc(self, text: str, what: str) -> LocationSpec:
+        kind, _, rest = text.partition(":")
+        if kind not in LOCATION_KINDS:
+            raise PacklintError(
+                f"rule {self.code}: {what}: unknown location kind {kind!r} in {text!r} "
+                f"(one of {', '.join(LOCATION_KINDS)})",
+                path=self.fname,
+            )
+        takes_name, parts = LOCATION_KINDS[kind]
+        name_t = None
+        part = ""
+        if takes_name:
+            # the name may itself contain ':' only inside a template; the part is the last ':' field
+            name_text, part = rest, ""
+            for p in parts:
+                if p and rest.endswith(":" + p):
+                    name_text, part = rest[: -len(p) - 1], p
+                    break
+            if not name_text:
+                raise PacklintError(f"rule {self.code}: {what}: {text!r} needs a name ('{kind}:NAME')", path=self.fname)
+            name_t = self.tmpl(name_text, what)
+        elif rest in parts and rest:
+            part = rest
+        elif rest:
+            raise PacklintError(f"rule {self.code}: {what}: {kind!r} takes no name", path=self.fname)
+        return LocationSpec(kind, name_t, part, text)
+
+    def fix(self, f) -> FixSpec:
+        if f.kind == "replace_prefix" and f.expect is None:
+            raise PacklintError(
+                f"rule {self.code}: fix: kind 'replace_prefix' needs `expect` (the text it replaces)", path=self.fname
+            )
+        return FixSpec(
+            kind=f.kind,
+            at=self.loc(f.at, "fix.at") if f.at else None,
+            to=self.loc(f.to, "fix.to") if f.to else None,
+            text=self.tmpl(f.text, "fix.text"),
+            applicability=f.applicability,
+            title=self.required_tmpl(f.title, "fix.title"),
+            when=self.cond(f.when, "fix.when") if f.when else None,
+            expect=self.tmpl(f.expect, "fix.expect"),
+            refuse_if_read=f.refuse_if_read,
+        )
 
 
 def _cond_error(fname: str, ftext: str, what: str, expr_text: str, exc: ConditionError) -> PacklintError:

@@ -283,6 +283,17 @@ def test_cache_is_used_and_invalidated(tmp_path, monkeypatch):
     assert calls == [1, 1]
 
 
+def test_cache_key_covers_every_reader_module():
+    """A change to any module of the code reader, sub-packages included (argparse_reader/), must
+    invalidate cached facts: the digest reads every one of them."""
+    from packlint.codebase import reader
+
+    package = Path(reader.__file__).parent
+    every = sorted(str(p) for p in package.rglob("*.py"))
+    assert sorted(reader.reader_sources()) == every
+    assert str(package / "argparse_reader" / "interpreter.py") in every
+
+
 # ---------------------------------------------------------------------------------------------- snapshots
 
 

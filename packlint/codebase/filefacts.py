@@ -179,13 +179,41 @@ def extract_file_facts(src: SourceFile) -> dict:
             v = static_path(stmt.value, consts)
             if v is not None:
                 consts[stmt.targets[0].id] = v
-    imports: list = []
-    env: list = []
+    facts = _FactsWalk(consts)
+    data = src.data
+    try:
+        if any(k in data for k in (b"environ", b"getenv", b"path.append", b"path.insert")):
+            facts.visit(tree, [])
+        else:
+            facts.statements(tree.body)
+    except RecursionError:
+        return {"error": "nested too deeply to read"}
+    text = data.decode("utf-8", "replace")
     calls: list = []
-    wrappers: list = []
-    syspath: list = []
+    for m in _CANDIDATE_CALL.finditer(text):
+        calls.append([m.group(1), m.group(2), text.count("\n", 0, m.start()) + 1, None, None])
+    return {
+        "imports": facts.imports,
+        "env": facts.env,
+        "calls": calls,
+        "wrappers": facts.wrappers,
+        "syspath": facts.syspath,
+    }
 
-    def name_of(node: ast.AST, line: int) -> tuple[str, bool]:
+
+class _FactsWalk:
+    """One walk over a file's tree, collecting its imports, env reads, env-reading wrappers and
+    `sys.path` edits (a file that mentions neither only has its imports read, statement by statement)."""
+
+    def __init__(self, consts: dict[str, str]) -> None:
+        self.consts = consts  # module-level names bound to a static path or string
+        self.imports: list = []
+        self.env: list = []
+        self.wrappers: list = []
+        self.syspath: list = []
+
+    def name_of(self, node: ast.AST, line: int) -> tuple[str, bool]:
+        consts = self.consts
         if isinstance(node, ast.Constant) and isinstance(node.value, str):
             return node.value, False
         if isinstance(node, ast.Name) and node.id in consts and "@" not in consts[node.id]:
@@ -199,64 +227,47 @@ def extract_file_facts(src: SourceFile) -> dict:
                     break
             return head, True
         if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
-            left, computed = name_of(node.left, line)
+            left, computed = self.name_of(node.left, line)
             return (left, True)
         return "", True
 
-    def parse_form(stack: list[ast.AST], read: ast.AST) -> str | None:
-        outer = None
-        for parent in reversed(stack):
-            if isinstance(parent, (ast.Call, ast.Compare, ast.UnaryOp)) or (
-                isinstance(parent, ast.Attribute) and parent.attr in ("lower", "upper", "strip", "split")
-            ):
-                outer = parent
-                continue
-            break
-        if outer is None:
-            return None
-        text, inner = unparse(outer, 400), unparse(read, 400)
-        if not text or not inner or inner not in text:
-            return None
-        form = text.replace(inner, "...", 1)
-        return form if len(form) <= 80 else form[:77] + "..."
-
-    def visit(node: ast.AST, stack: list[ast.AST]) -> None:
+    def visit(self, node: ast.AST, stack: list[ast.AST]) -> None:
         line = getattr(node, "lineno", 0)
         if isinstance(node, ast.Import):
             for a in node.names:
-                imports.append([0, a.name, [], line])
+                self.imports.append([0, a.name, [], line])
         elif isinstance(node, ast.ImportFrom):
-            imports.append([node.level, node.module or "", [a.name for a in node.names], line])
+            self.imports.append([node.level, node.module or "", [a.name for a in node.names], line])
         elif isinstance(node, ast.Call):
             fn = _dotted(node.func)
             if fn in _ENV_CALLS and node.args:
-                if not wrapper_param(node.args[0], stack):  # a wrapper's own read: its calls are the reads
-                    name, computed = name_of(node.args[0], line)
+                if not self.wrapper_param(node.args[0], stack):  # a wrapper's own read: its calls are the reads
+                    name, computed = self.name_of(node.args[0], line)
                     default = unparse(node.args[1], 60) if len(node.args) > 1 else None
-                    env.append([name, computed, line, _ENV_CALLS[fn], parse_form(stack, node), default])
+                    self.env.append([name, computed, line, _ENV_CALLS[fn], _parse_form(stack, node), default])
             elif fn in ("sys.path.append", "sys.path.insert", "path.append", "path.insert") and node.args:
                 arg = node.args[-1]
-                p = static_path(arg, consts)
+                p = static_path(arg, self.consts)
                 if p is not None:
-                    syspath.append(p)
+                    self.syspath.append(p)
         elif isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Load) and _dotted(node.value) in _ENV_OBJS:
-            if not wrapper_param(node.slice, stack):
-                name, computed = name_of(node.slice, line)
-                env.append([name, computed, line, "os.environ[]", parse_form(stack, node), None])
+            if not self.wrapper_param(node.slice, stack):
+                name, computed = self.name_of(node.slice, line)
+                self.env.append([name, computed, line, "os.environ[]", _parse_form(stack, node), None])
         elif (
             isinstance(node, ast.Compare)
             and len(node.ops) == 1
             and isinstance(node.ops[0], (ast.In, ast.NotIn))
             and _dotted(node.comparators[0]) in _ENV_OBJS
         ):
-            name, computed = name_of(node.left, line)
-            env.append([name, computed, line, "in os.environ", None, None])
+            name, computed = self.name_of(node.left, line)
+            self.env.append([name, computed, line, "in os.environ", None, None])
         stack.append(node)
         for child in ast.iter_child_nodes(node):
-            visit(child, stack)
+            self.visit(child, stack)
         stack.pop()
 
-    def wrapper_param(arg: ast.AST, stack: list[ast.AST]) -> bool:
+    def wrapper_param(self, arg: ast.AST, stack: list[ast.AST]) -> bool:
         """`def get_env(name, default=None): return os.environ.get(name, default)`: a wrapper (True)."""
         if not isinstance(arg, ast.Name):
             return False
@@ -265,34 +276,40 @@ def extract_file_facts(src: SourceFile) -> dict:
             return False
         params = [a.arg for a in fn.args.posonlyargs + fn.args.args]
         if arg.id in params:
-            wrappers.append([fn.name, params.index(arg.id) - (1 if params[:1] in (["self"], ["cls"]) else 0)])
+            self.wrappers.append([fn.name, params.index(arg.id) - (1 if params[:1] in (["self"], ["cls"]) else 0)])
             return True
         return False
 
-    def statements(body: list) -> None:
+    def statements(self, body: list) -> None:
         for node in body:
             if isinstance(node, ast.Import):
                 for a in node.names:
-                    imports.append([0, a.name, [], node.lineno])
+                    self.imports.append([0, a.name, [], node.lineno])
             elif isinstance(node, ast.ImportFrom):
-                imports.append([node.level, node.module or "", [a.name for a in node.names], node.lineno])
+                self.imports.append([node.level, node.module or "", [a.name for a in node.names], node.lineno])
             for field in ("body", "orelse", "finalbody", "handlers", "cases"):
                 sub = getattr(node, field, None)
                 if isinstance(sub, list):
-                    statements(sub)
+                    self.statements(sub)
 
-    data = src.data
-    try:
-        if any(k in data for k in (b"environ", b"getenv", b"path.append", b"path.insert")):
-            visit(tree, [])
-        else:
-            statements(tree.body)
-    except RecursionError:
-        return {"error": "nested too deeply to read"}
-    text = data.decode("utf-8", "replace")
-    for m in _CANDIDATE_CALL.finditer(text):
-        calls.append([m.group(1), m.group(2), text.count("\n", 0, m.start()) + 1, None, None])
-    return {"imports": imports, "env": env, "calls": calls, "wrappers": wrappers, "syspath": syspath}
+
+def _parse_form(stack: list[ast.AST], read: ast.AST) -> str | None:
+    """How a read value is used (`int(...)`, `... == "1"`), from the expressions around it."""
+    outer = None
+    for parent in reversed(stack):
+        if isinstance(parent, (ast.Call, ast.Compare, ast.UnaryOp)) or (
+            isinstance(parent, ast.Attribute) and parent.attr in ("lower", "upper", "strip", "split")
+        ):
+            outer = parent
+            continue
+        break
+    if outer is None:
+        return None
+    text, inner = unparse(outer, 400), unparse(read, 400)
+    if not text or not inner or inner not in text:
+        return None
+    form = text.replace(inner, "...", 1)
+    return form if len(form) <= 80 else form[:77] + "..."
 
 
 def env_reads_of(facts: dict, file: str, wrappers: dict[str, int]) -> list[EnvRead]:

@@ -30,20 +30,28 @@ READER_VERSION = 1
 _CODE_DIGEST: list[str] = []
 
 
+def reader_sources() -> list[str]:
+    """Every source file of this package, its sub-packages (argparse_reader/) included, in a fixed order."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    files: list[str] = []
+    for root, dirs, names in os.walk(here):
+        dirs.sort()
+        files.extend(os.path.join(root, name) for name in sorted(names) if name.endswith(".py"))
+    return files
+
+
 def reader_digest() -> str:
     """A digest of this package's own source: a changed reader never trusts facts an older one cached."""
     if not _CODE_DIGEST:
         import hashlib
 
         h = hashlib.sha1(str(READER_VERSION).encode())
-        here = os.path.dirname(os.path.abspath(__file__))
-        for name in sorted(os.listdir(here)):
-            if name.endswith(".py"):
-                try:
-                    with open(os.path.join(here, name), "rb") as fh:
-                        h.update(fh.read())
-                except OSError:
-                    pass
+        for path in reader_sources():
+            try:
+                with open(path, "rb") as fh:
+                    h.update(fh.read())
+            except OSError:
+                pass
         _CODE_DIGEST.append(h.hexdigest())
     return _CODE_DIGEST[0]
 

@@ -116,99 +116,99 @@ def map_dir(entry: str, options: CodeOptions, roots: list[str], cwd_hint: str | 
 def resolve(
     program: str | None, script_path: str | None, options: CodeOptions, pythonpath: list[str]
 ) -> ProgramResolution:
+    """The source file of a launch's program (`-m pkg.mod` or a path), and how it was found."""
     if not options.enabled:
         return ProgramResolution(program, None, "disabled", "code-base reading is off (--no-code-base)")
     if not program:
         return ProgramResolution(program, None, "no-program", "the launch runs no Python program packlint can see")
-    checkout = script_checkout_dirs(script_path, getattr(options, "root_memo", None))
-    explicit = [os.path.abspath(d) for d in options.code_bases]
-    top = checkout[-1] if checkout else None
-    mapped_pp = []
-    for entry in pythonpath:
-        d = map_dir(entry, options, list(dict.fromkeys(explicit + ([top] if top else []))), top)
-        if d is not None:
-            mapped_pp.append(d)
-    mapped_pp = list(dict.fromkeys(mapped_pp))
-    search_roots = [top] if top else []
-    search_roots = list(dict.fromkeys(explicit + search_roots))
+    search = _Search(program, script_path, options, pythonpath)
+    if program.startswith("-m ") or program.startswith("-m"):
+        return search.module(program[2:].strip())
+    if "$" in program or not program.endswith(".py"):
+        if not program.endswith(".py"):
+            return search.unresolved("unknown-program", f"{program!r} is not a .py file packlint can read")
+        return search.unresolved("unknown-program", "the program path is not known")
+    return search.path()
 
-    def found(file: str, how: str, detail: str, root: str | None, suffix: str | None = None) -> ProgramResolution:
-        pp = mapped_pp
+
+class _Search:
+    """Where one program is looked for (the code bases, the launch's PYTHONPATH mapped to this machine,
+    the script's checkout) and how a find or a miss is reported."""
+
+    def __init__(self, program: str, script_path: str | None, options: CodeOptions, pythonpath: list[str]) -> None:
+        self.program, self.options, self.pythonpath = program, options, pythonpath
+        self.checkout = script_checkout_dirs(script_path, getattr(options, "root_memo", None))
+        self.explicit = [os.path.abspath(d) for d in options.code_bases]
+        self.top = self.checkout[-1] if self.checkout else None
+        self.mapped_pp = self.mapped_pythonpath(options)
+        self.search_roots = list(dict.fromkeys(self.explicit + ([self.top] if self.top else [])))
+
+    def mapped_pythonpath(self, options: CodeOptions) -> list[str]:
+        pp = []
+        for entry in self.pythonpath:
+            d = map_dir(entry, options, list(dict.fromkeys(self.explicit + ([self.top] if self.top else []))), self.top)
+            if d is not None:
+                pp.append(d)
+        return list(dict.fromkeys(pp))
+
+    def found(self, file: str, how: str, detail: str, root: str | None, suffix: str | None = None) -> ProgramResolution:
+        program, options = self.program, self.options
+        pp = self.mapped_pp
         if suffix and program.endswith("/" + suffix) and os.path.isabs(program) and root:
             # `/workspace/P/x/train.py` found as ROOT/x/train.py: /workspace/P is ROOT for PYTHONPATH too
             implied = CodeOptions(
                 list(options.code_bases), [(program[: -len(suffix) - 1], root)] + list(options.path_maps)
             )
-            pp = []
-            for entry in pythonpath:
-                d = map_dir(entry, implied, list(dict.fromkeys(explicit + ([top] if top else []))), top)
-                if d is not None:
-                    pp.append(d)
-            pp = list(dict.fromkeys(pp))
-        return ProgramResolution(program, os.path.abspath(file), how, detail, root, search_roots, pp)
+            pp = self.mapped_pythonpath(implied)
+        return ProgramResolution(program, os.path.abspath(file), how, detail, root, self.search_roots, pp)
 
-    if program.startswith("-m ") or program.startswith("-m"):
-        module = program[2:].strip()
+    def unresolved(self, how: str, detail: str) -> ProgramResolution:
+        return ProgramResolution(self.program, None, how, detail, None, self.search_roots, self.mapped_pp)
+
+    def module(self, module: str) -> ProgramResolution:
+        """`-m pkg.mod`: under the code bases, then the PYTHONPATH, then the script's checkout."""
         if not module or "$" in module:
-            return ProgramResolution(
-                program, None, "unknown-program", "the module name is not known", None, search_roots, mapped_pp
-            )
+            return self.unresolved("unknown-program", "the module name is not known")
         for base, how in (
-            [(d, "code-base") for d in explicit]
-            + [(d, "pythonpath") for d in mapped_pp]
-            + [(d, "script-checkout") for d in checkout]
+            [(d, "code-base") for d in self.explicit]
+            + [(d, "pythonpath") for d in self.mapped_pp]
+            + [(d, "script-checkout") for d in self.checkout]
         ):
             f = _module_file(base, module)
             if f is not None:
-                return found(f, how, f"module {module} found under {base}", base)
-        return ProgramResolution(
-            program,
-            None,
-            "not-found",
-            f"module {module} not found under {', '.join(explicit + mapped_pp + checkout[-1:]) or 'any root'}",
-            None,
-            search_roots,
-            mapped_pp,
-        )
-    if "$" in program or not program.endswith(".py"):
-        if not program.endswith(".py"):
-            return ProgramResolution(
-                program,
-                None,
-                "unknown-program",
-                f"{program!r} is not a .py file packlint can read",
-                None,
-                search_roots,
-                mapped_pp,
+                return self.found(f, how, f"module {module} found under {base}", base)
+        roots = ", ".join(self.explicit + self.mapped_pp + self.checkout[-1:]) or "any root"
+        return self.unresolved("not-found", f"module {module} not found under {roots}")
+
+    def path(self) -> ProgramResolution:
+        """A `*.py` path: --path-map, then the longest existing suffix under a root, then the path as it
+        is, then its file name in a PYTHONPATH entry."""
+        program, options = self.program, self.options
+        mapped = apply_path_maps(program, options.path_maps)
+        if mapped is not None and os.path.isfile(mapped):
+            return self.found(
+                mapped, "path-map", f"{program} mapped by --path-map to {mapped}", os.path.dirname(mapped)
             )
-        return ProgramResolution(
-            program, None, "unknown-program", "the program path is not known", None, search_roots, mapped_pp
-        )
-    mapped = apply_path_maps(program, options.path_maps)
-    if mapped is not None and os.path.isfile(mapped):
-        return found(mapped, "path-map", f"{program} mapped by --path-map to {mapped}", os.path.dirname(mapped))
-    parts = [p for p in program.split("/") if p and p != "."]
-    if ".." in parts:
-        parts = parts[len(parts) - 1 - parts[::-1].index("..") :][1:]
-    tried = []
-    # the longest suffix wins over a nearer directory: `/workspace/P/pkg/train.py` is `ROOT/pkg/train.py`
-    # even when the script's own folder has some other train.py
-    for block, how in ((explicit, "code-base"), (checkout, "script-checkout")):
-        for suf in _suffixes(parts):
-            for root in block:
-                cand = os.path.join(root, suf)
-                if os.path.isfile(cand):
-                    what = "the script's checkout" if how == "script-checkout" else "--code-base"
-                    return found(cand, how, f"longest existing suffix {suf} under {root} ({what})", root, suf)
-        tried.extend(block)
-    if os.path.isabs(program) and os.path.isfile(program):
-        return found(program, "absolute", f"{program} exists on this machine", os.path.dirname(program))
-    for d in mapped_pp:
-        cand = os.path.join(d, parts[-1])
-        if os.path.isfile(cand):
-            return found(cand, "pythonpath", f"{parts[-1]} found in PYTHONPATH entry {d}", d)
-    where = ", ".join(tried) if tried else "nowhere"
-    hint = "" if options.code_bases else " (give --code-base DIR, or --path-map PREFIX=DIR for container paths)"
-    return ProgramResolution(
-        program, None, "not-found", f"no suffix of {program} exists under {where}{hint}", None, search_roots, mapped_pp
-    )
+        parts = [p for p in program.split("/") if p and p != "."]
+        if ".." in parts:
+            parts = parts[len(parts) - 1 - parts[::-1].index("..") :][1:]
+        tried = []
+        # the longest suffix wins over a nearer directory: `/workspace/P/pkg/train.py` is `ROOT/pkg/train.py`
+        # even when the script's own folder has some other train.py
+        for block, how in ((self.explicit, "code-base"), (self.checkout, "script-checkout")):
+            for suf in _suffixes(parts):
+                for root in block:
+                    cand = os.path.join(root, suf)
+                    if os.path.isfile(cand):
+                        what = "the script's checkout" if how == "script-checkout" else "--code-base"
+                        return self.found(cand, how, f"longest existing suffix {suf} under {root} ({what})", root, suf)
+            tried.extend(block)
+        if os.path.isabs(program) and os.path.isfile(program):
+            return self.found(program, "absolute", f"{program} exists on this machine", os.path.dirname(program))
+        for d in self.mapped_pp:
+            cand = os.path.join(d, parts[-1])
+            if os.path.isfile(cand):
+                return self.found(cand, "pythonpath", f"{parts[-1]} found in PYTHONPATH entry {d}", d)
+        where = ", ".join(tried) if tried else "nowhere"
+        hint = "" if options.code_bases else " (give --code-base DIR, or --path-map PREFIX=DIR for container paths)"
+        return self.unresolved("not-found", f"no suffix of {program} exists under {where}{hint}")

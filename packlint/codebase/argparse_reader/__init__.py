@@ -1,0 +1,70 @@
+"""The flag schema of a program, read statically: a small abstract interpreter over Python's `ast`.
+
+It runs nothing. Starting at the program's top level, it follows calls into functions it can find in
+the code base (through imports, `from x import y`, methods, callbacks passed as arguments such as
+`extra_args_provider=`), tracking only what matters for argparse:
+
+- `argparse.ArgumentParser(...)` makes a parser (its `allow_abbrev`, `conflict_handler`);
+- `add_argument_group` / `add_mutually_exclusive_group` make groups that add to their parser;
+- `add_argument(...)` adds a flag (option strings, dest, action, nargs, type, choices, default, help);
+- Megatron's `ArgumentGroupFactory(Cls, exclude=[...]).build_group(parser)` adds one flag per dataclass
+  field, with the rules of megatron/training/argument_utils.py (name `--field-name`; a bool field whose
+  default is not False becomes store_false `--no-X`/`--disable-X`; Optional[T] is T; list[T] is nargs '+';
+  Literal is choices; an Enum is its member names; `field(metadata={"argparse_meta": {...}})` wins);
+- `parse_args` / `parse_known_args` mark the parser the program uses.
+
+Both branches of every `if` are taken; a flag defined under one carries the condition as a note.
+The schema is *open* (no unknown-flag error possible) when the program uses `parse_known_args`, an
+`HfArgumentParser`, Hydra, sub-commands, a computed option name, or hands its parser to code packlint
+cannot read.
+
+- `values.py`: the abstract values (`V`), the parser being built (`Parser`), a module's namespace;
+- `interpreter.py`: `SchemaReader`: name resolution, statements, expressions, calls;
+- `argparse_calls.py`: `ArgumentParser(...)`, its methods, one `add_argument` -> `FlagSpec`;
+- `dataclass_flags.py`: Megatron's `ArgumentGroupFactory` (flags from dataclass fields);
+- here: `read_schema`, which parser the program parses with and whether its schema is closed.
+"""
+
+from __future__ import annotations
+
+import os
+
+from packlint.codebase.argparse_reader.interpreter import SchemaReader
+from packlint.codebase.model import FlagSchema
+
+
+def read_schema(program_file: str, index) -> FlagSchema | None:
+    """The schema of the parser the program parses with (None when packlint found no parser).
+
+    A program may parse more than once (Megatron peeks with `parse_args(ignore_unknown_args=True)`,
+    i.e. parse_known_args, before the real parse): the last word belongs to a strict `parse_args`, so a
+    parser parsed strictly is the schema and is closed unless something else opens it; a program
+    that only ever uses parse_known_args is open."""
+    reader = SchemaReader(index)
+    reader.run_program(os.path.abspath(program_file))
+    used = [p for p in reader.parsers if p.parsed]
+    notes: list[str] = []
+    if not used:
+        candidates = [p for p in reader.parsers if p.flags]
+        if not candidates:
+            return None
+        used = [max(candidates, key=lambda p: len(p.flags))]
+        used[0].open_reasons.append("packlint did not see where this parser parses the command line")
+    strict = [p for p in used if p.strict]
+    if strict:
+        main = max(strict, key=lambda p: len(p.flags))
+        for p in used:
+            if p is not main and p.known_reasons:
+                notes.extend(
+                    f"{r}; a later strict parse_args at {main.strict[0]} still rejects unknown options"
+                    for r in p.known_reasons
+                )
+        reasons = list(reader.global_open) + list(main.open_reasons)
+    else:
+        main = max(used, key=lambda p: len(p.flags))
+        reasons = list(reader.global_open) + list(main.open_reasons) + list(main.known_reasons)
+    notes.extend(n for n in main.notes if n not in notes)
+    reasons = list(dict.fromkeys(reasons))
+    return FlagSchema(
+        dict(main.flags), main.allow_abbrev, main.conflict_handler, not reasons, reasons, main.origin, notes
+    )

@@ -1,0 +1,273 @@
+"""argparse itself, as the schema reader meets it: `ArgumentParser(...)` (and `HfArgumentParser`),
+the parser's methods (`add_argument_group`, `add_argument`, `parse_args` / `parse_known_args`,
+`add_subparsers`), and one `add_argument` call read into a `FlagSpec`."""
+
+from __future__ import annotations
+
+import ast
+from typing import TYPE_CHECKING
+
+from packlint.codebase.argparse_reader.values import UNKNOWN, Parser, V
+from packlint.codebase.filefacts import unparse
+from packlint.codebase.model import FlagSpec
+
+if TYPE_CHECKING:
+    from packlint.codebase.argparse_reader.interpreter import SchemaReader
+
+_BOOL_ACTIONS = {"store_true", "store_false", "store_const", "append_const", "count", "help", "version"}
+
+
+def subclasses_argparse(reader: SchemaReader, cls: V, depth: int = 0) -> bool:
+    if depth > 10 or cls.node is None:
+        return False
+    for b in cls.node.bases:
+        bv = reader.eval_in_module(cls.module, b)
+        if bv.kind == "builtin" and bv.value == "argparse.ArgumentParser":
+            return True
+        if bv.kind == "class" and subclasses_argparse(reader, bv, depth + 1):
+            return True
+    return False
+
+
+def call_builtin(reader: SchemaReader, mod, node, name: str, args, kwargs, conds) -> V:
+    if name == "argparse.ArgumentParser":
+        return new_parser(reader, mod, node, kwargs, conds)
+    if name == "HfArgumentParser":
+        p = Parser(reader.where(mod, node), True, "error", "hf")
+        p.open_reasons.append(
+            f"HfArgumentParser ({reader.where(mod, node)}): flags come from dataclasses packlint does not expand"
+        )
+        reader.parsers.append(p)
+        return V("parser", p)
+    return UNKNOWN
+
+
+def new_parser(reader: SchemaReader, mod, node, kwargs, conds) -> V:
+    ab = kwargs.get("allow_abbrev")
+    ch = kwargs.get("conflict_handler")
+    p = Parser(
+        reader.where(mod, node),
+        not (ab is not None and ab.kind == "const" and ab.value is False),
+        ch.value if ch is not None and ch.kind == "const" and isinstance(ch.value, str) else "error",
+    )
+    if ab is not None and ab.kind != "const":
+        p.notes.append("allow_abbrev is computed; taken as True")
+    ah = kwargs.get("add_help")
+    if not (ah is not None and ah.kind == "const" and ah.value is False):
+        p.add(
+            FlagSpec(
+                ("-h", "--help"),
+                "help",
+                "help",
+                0,
+                "bool",
+                None,
+                None,
+                "'==SUPPRESS=='",
+                False,
+                None,
+                mod.path,
+                getattr(node, "lineno", None),
+                None,
+                "argparse add_help",
+            )
+        )
+    reader.parsers.append(p)
+    return V("parser", p)
+
+
+def parser_method(reader: SchemaReader, mod, node: ast.Call, obj: V, attr: str, env, conds, depth) -> V:
+    p: Parser = obj.value
+    kwargs = {k.arg: reader.eval(mod, k.value, env, conds, depth) for k in node.keywords if k.arg}
+    if attr in ("add_argument_group", "add_mutually_exclusive_group"):
+        handler = obj.extra if obj.kind == "group" and obj.extra else p.conflict_handler
+        ch = kwargs.get("conflict_handler")
+        if ch is not None and ch.kind == "const":
+            handler = ch.value
+        return V("group", p, extra=handler)
+    if attr == "add_argument":
+        add_argument(
+            reader,
+            mod,
+            node,
+            p,
+            env,
+            conds,
+            depth,
+            obj.extra if obj.kind == "group" and obj.extra else p.conflict_handler,
+        )
+        return UNKNOWN
+    if p.kind == "hf" and attr.startswith("parse_"):  # parse_args_into_dataclasses, parse_json_file...
+        p.parsed.append(reader.where(mod, node))
+        return UNKNOWN
+    if attr in ("parse_args", "parse_intermixed_args"):
+        p.parsed.append(reader.where(mod, node))
+        p.strict.append(reader.where(mod, node))
+        return UNKNOWN
+    if attr in ("parse_known_args", "parse_known_intermixed_args"):
+        p.parsed.append(reader.where(mod, node))
+        note = f"parse_known_args at {reader.where(mod, node)}: unknown options are passed through"
+        p.known_reasons.append(note + (f" (only {'; '.join(conds)})" if conds else ""))
+        return UNKNOWN
+    if attr == "add_subparsers":
+        p.open_reasons.append(f"sub-commands (add_subparsers at {reader.where(mod, node)})")
+        return UNKNOWN
+    if attr == "set_defaults":
+        return UNKNOWN
+    if attr == "add_argument_group_from":  # pragma: no cover - placeholder for forks
+        return UNKNOWN
+    return UNKNOWN
+
+
+def add_argument(
+    reader: SchemaReader, mod, node: ast.Call, p: Parser, env, conds, depth, handler: str | None = None
+) -> None:
+    options: list = []
+    for a in node.args:
+        if isinstance(a, ast.Starred):
+            v = reader.eval(mod, a.value, env, conds, depth)
+            if v.kind == "const" and isinstance(v.value, (list, tuple)):
+                options.extend(v.value)
+                continue
+            p.open_reasons.append(f"option names computed at {reader.where(mod, node)}")
+            return
+        v = reader.eval(mod, a, env, conds, depth)
+        if v.kind != "const" or not isinstance(v.value, str):
+            p.open_reasons.append(f"an option name computed at {reader.where(mod, node)}")
+            return
+        options.append(v.value)
+    if not options or not all(isinstance(o, str) and o.startswith("-") for o in options):
+        return  # a positional argument
+    kw = {k.arg: k.value for k in node.keywords if k.arg}
+    if any(k.arg is None for k in node.keywords):
+        p.notes.append(f"add_argument(**kwargs) at {reader.where(mod, node)}: keyword details not read")
+    spec = spec_from_kwargs(reader, mod, node, options, kw, env, conds, depth)
+    p.add(spec, handler)
+
+
+def spec_from_kwargs(reader: SchemaReader, mod, node, options, kw, env, conds, depth, generated_from=None) -> FlagSpec:
+    """One flag from `add_argument`'s keywords (AST nodes) or a dataclass field's (V values, from
+    dataclass_flags.py); keywords are evaluated in argparse's order, as before."""
+
+    def value(name: str):
+        n = kw.get(name)
+        return reader.eval(mod, n, env, conds, depth) if isinstance(n, ast.AST) else n
+
+    def const(name: str):
+        v = value(name) if kw.get(name) is not None else None
+        return v.value if isinstance(v, V) and v.kind == "const" else None
+
+    long = next((o for o in options if o.startswith("--")), options[0])
+    dest = const("dest") or long.lstrip("-").replace("-", "_")
+    action = "store" if kw.get("action") is None else _action_name(value("action"), kw["action"])
+    nargs = None if kw.get("nargs") is None else _nargs(value("nargs"))
+    typ = "str" if kw.get("type") is None else type_name(reader, mod, kw["type"], env, conds, depth)
+    if action in _BOOL_ACTIONS or action == "BooleanOptionalAction":
+        typ = "bool" if action in ("store_true", "store_false", "BooleanOptionalAction") else typ
+    choices, choices_note = (None, None) if kw.get("choices") is None else _choices(value("choices"), kw["choices"])
+    if choices is None and choices_note is None and isinstance(kw.get("_choices_note"), str):
+        choices_note = kw["_choices_note"]
+    default = _default_text(kw.get("default"), action)
+    required = bool(const("required"))
+    deprecated = "argparse deprecated=True" if const("deprecated") is True else None
+    help_text = None if kw.get("help") is None else _help_text(value("help"), kw["help"])
+    if deprecated is None and help_text and any(w in help_text.lower() for w in ("deprecated", "no longer")):
+        deprecated = "help: " + " ".join(help_text.split())[:100]
+    if action == "BooleanOptionalAction":  # argparse adds --no-X for every --X
+        options = list(options) + ["--no-" + o[2:] for o in options if o.startswith("--")]
+    cond = "; ".join(dict.fromkeys(c for c in conds)) or None
+    line = getattr(node, "lineno", None)
+    return FlagSpec(
+        tuple(options),
+        dest,
+        action,
+        nargs,
+        typ,
+        choices,
+        choices_note,
+        default,
+        required,
+        deprecated,
+        mod.path,
+        line,
+        ("only " + cond) if cond else None,
+        generated_from,
+    )
+
+
+def _action_name(av: V, an) -> str:
+    """`action=`: its name, `BooleanOptionalAction`, or `custom:<source>` for an Action class."""
+    if av.kind == "const" and isinstance(av.value, str):
+        return av.value
+    if av.kind == "builtin" and av.value == "argparse.BooleanOptionalAction":
+        return "BooleanOptionalAction"
+    return "custom:" + (unparse(an, 40) if isinstance(an, ast.AST) else str(av.value))
+
+
+_NARGS_CONSTANTS = {
+    "argparse.REMAINDER": "...",
+    "argparse.ONE_OR_MORE": "+",
+    "argparse.ZERO_OR_MORE": "*",
+    "argparse.OPTIONAL": "?",
+}
+
+
+def _nargs(nv: V):
+    if nv.kind == "const":
+        return nv.value
+    if nv.kind == "builtin":
+        return _NARGS_CONSTANTS.get(nv.value, "custom")
+    return "custom"
+
+
+def _choices(cv: V, cn) -> tuple[tuple | None, str | None]:
+    """`choices=`: (the choices as text, None), or (None, why they are not known statically)."""
+    if cv.kind == "const" and isinstance(cv.value, (list, tuple)):
+        return tuple(_choice_text(c) for c in cv.value), None
+    if cv.kind == "enum":
+        return tuple(cv.value), None
+    return None, "computed at run time: " + (unparse(cn, 60) if isinstance(cn, ast.AST) else "?")
+
+
+def _default_text(dn, action: str) -> str | None:
+    """`default=` as source text; store_true/store_false imply theirs."""
+    if dn is not None:
+        if isinstance(dn, ast.AST):
+            return unparse(dn, 80)
+        return repr(dn.value) if isinstance(dn, V) and dn.kind == "const" else "?"
+    if action == "store_true":
+        return "False"
+    if action == "store_false":
+        return "True"
+    return None
+
+
+def _help_text(hv: V, hn) -> str | None:
+    if hv.kind == "const" and isinstance(hv.value, str):
+        return hv.value
+    return unparse(hn, 400) if isinstance(hn, ast.AST) else None
+
+
+def type_name(reader: SchemaReader, mod, tn, env, conds, depth) -> str:
+    if not isinstance(tn, ast.AST):
+        v = tn
+    else:
+        if isinstance(tn, ast.Name) and tn.id in ("int", "float", "str", "bool") and tn.id not in env:
+            return tn.id
+        if isinstance(tn, ast.Lambda):
+            return "custom:lambda"
+        v = reader.eval(mod, tn, env, conds, depth)
+    if isinstance(v, V):
+        if v.kind == "const" and v.value in ("int", "float", "str", "bool"):
+            return v.value
+        if v.kind == "pytype":
+            return v.value
+        if v.kind == "enum":
+            return "enum:" + str(v.extra)
+        if v.kind in ("func", "class"):
+            return "custom:" + str(v.value)
+    return "custom:" + (unparse(tn, 40) if isinstance(tn, ast.AST) else "?")
+
+
+def _choice_text(c) -> str:
+    return c if isinstance(c, str) else repr(c) if not isinstance(c, (int, float)) or isinstance(c, bool) else str(c)
