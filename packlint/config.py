@@ -22,10 +22,11 @@ from typing import Any
 from packlint.errors import PacklintError
 from packlint.findings import SEVERITY_RANK
 from packlint.globs import path_glob_regex
+from packlint.regex import LazyRegex
 
 CONFIG_NAMES = (".packlint.toml", "packlint.toml", "pyproject.toml")
 # a pyproject.toml that never mentions [tool.packlint] is passed over without parsing any TOML
-_TOOL_TABLE = re.compile(r"^\s*\[\s*tool\s*\.\s*packlint\b|^\s*tool\s*\.\s*packlint\b|\btool\s*=\s*\{", re.M)
+_TOOL_TABLE = LazyRegex(r"^\s*\[\s*tool\s*\.\s*packlint\b|^\s*tool\s*\.\s*packlint\b|\btool\s*=\s*\{", re.M)
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 # key -> (kind, description for errors)

@@ -5,7 +5,8 @@ dependency folders, virtualenvs and symlink loops."""
 from __future__ import annotations
 
 import os
-import re
+
+from packlint.regex import LazyRegex
 
 STDIN = "-"
 SCRIPT_SUFFIXES = (".sh", ".bash")
@@ -60,7 +61,7 @@ NON_SCRIPT_SUFFIXES = frozenset(
         ".h",
     }
 )
-_SHEBANG = re.compile(rb"^#![ \t]*\S*/(?:env[ \t]+(?:-\S+[ \t]+)*)?(?:bash|sh)(?:[ \t]|\r?$)")
+_SHEBANG = LazyRegex(rb"^#![ \t]*\S*/(?:env[ \t]+(?:-\S+[ \t]+)*)?(?:bash|sh)(?:[ \t]|\r?$)")
 
 
 class DiscoveryError:

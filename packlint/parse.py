@@ -13,6 +13,7 @@ from functools import lru_cache
 from typing import TYPE_CHECKING
 
 from packlint.records import factory, record
+from packlint.regex import LazyRegex
 from packlint.source import SourceFile
 from packlint.values import Span
 
@@ -94,7 +95,7 @@ def _error_nodes(root) -> list:
     return found
 
 
-_BASH_LINE = re.compile(r"line (\d+): (.*)")
+_BASH_LINE = LazyRegex(r"line (\d+): (.*)")
 
 
 _VERDICTS: dict[bytes, tuple[bool, int | None, str] | None] = {}  # the last few texts asked about
@@ -135,9 +136,7 @@ def _run_bash_n(data: bytes) -> tuple[bool, int | None, str] | None:
 
 
 GAP_VARIABLE = "__PLGAP"  # `$__PLGAP___` stands for a region packlint could not parse: an unknown value
-_ASSIGNMENT_LINE = re.compile(
-    rb"^(\s*(?:(?:export|local|declare|readonly|typeset)\s+(?:[-+]\w+\s+)*)?[A-Za-z_]\w*\+?=)"
-)
+_ASSIGNMENT_LINE = LazyRegex(rb"^(\s*(?:(?:export|local|declare|readonly|typeset)\s+(?:[-+]\w+\s+)*)?[A-Za-z_]\w*\+?=)")
 
 
 def _matching_end(data: bytes, start: int) -> int | None:

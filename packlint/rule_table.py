@@ -270,7 +270,12 @@ def _cache_key(blobs) -> str:
     # the compiled objects' classes live in these modules, and the schema's defaults flow into them:
     # a changed module invalidates the cache
     here = Path(__file__)
-    for mod in (__file__, str(here.with_name("rule_schema.py")), *_module_files(here.with_name("conditions"))):
+    for mod in (
+        __file__,
+        str(here.with_name("rule_schema.py")),
+        str(here.with_name("regex.py")),  # (matches() patterns pickle as LazyRegex)
+        *_module_files(here.with_name("conditions")),
+    ):
         try:
             st = os.stat(mod)
             h.update(f"\0{st.st_mtime_ns}:{st.st_size}".encode())

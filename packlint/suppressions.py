@@ -26,16 +26,17 @@ from bisect import bisect_right
 from collections.abc import Callable, Iterable
 
 from packlint.findings import Finding
+from packlint.regex import LazyRegex
 
 UNUSED_DIAG_CODE = "unused-suppression"
 
-_INTERESTING = re.compile(r"\$'|<<|['\"\\#\n]")
-_DQ_BODY = re.compile(r'(?:\\.|[^"\\])*"', re.S)
-_ANSI_BODY = re.compile(r"(?:\\.|[^'\\])*'", re.S)
-_HEREDOC = re.compile(r"<<(-?)[ \t]*(?:'([^'\n]*)'|\"([^\"\n]*)\"|\\?([A-Za-z0-9_.\-/]+))")
+_INTERESTING = LazyRegex(r"\$'|<<|['\"\\#\n]")
+_DQ_BODY = LazyRegex(r'(?:\\.|[^"\\])*"', re.S)
+_ANSI_BODY = LazyRegex(r"(?:\\.|[^'\\])*'", re.S)
+_HEREDOC = LazyRegex(r"<<(-?)[ \t]*(?:'([^'\n]*)'|\"([^\"\n]*)\"|\\?([A-Za-z0-9_.\-/]+))")
 _WORD_START = frozenset(" \t\n;&|()<>")
-_DIRECTIVE_START = re.compile(r"#\s*packlint(?:\s*:|\s+(?=disable))\s*", re.I)
-_DIRECTIVE = re.compile(
+_DIRECTIVE_START = LazyRegex(r"#\s*packlint(?:\s*:|\s+(?=disable))\s*", re.I)
+_DIRECTIVE = LazyRegex(
     r"(disable-file|disable)\s*=\s*([A-Za-z0-9_-]+(?:\s*,\s*[A-Za-z0-9_-]+)*)\s*,?\s*"
     r"(?:--\s*(.*))?$",
     re.I,

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import re
 
+from packlint.regex import LazyRegex
+
 # Commands whose whole purpose is their exit status: their status stays unknown in && / || lists.
 PREDICATES = {
     "grep",
@@ -56,7 +58,7 @@ BASH_DYNAMIC = {
 }
 
 
-SCRIPT_DIR = re.compile(
+SCRIPT_DIR = LazyRegex(
     r"""^\$\(\s*(?:cd\s+(?:--\s+)?)?"?\$\(\s*dirname\s+(?:--\s+)?"?\$(?:\{?0\}?|\{BASH_SOURCE(?:\[0\])?\}|"""
     r"""BASH_SOURCE)"?\s*\)"?\s*(?:(?:&&|;)\s*pwd(?:\s+-P)?\s*)?(?:>\s*/dev/null\s*)?\)$"""
     r"""|^\$\(\s*dirname\s+(?:--\s+)?"?\$(?:\{?0\}?|\{BASH_SOURCE(?:\[0\])?\}|BASH_SOURCE)"?\s*\)$"""
@@ -226,7 +228,7 @@ SRUN_TASK_ENV = (
 )
 
 
-LAUNCH_WORD = re.compile(
+LAUNCH_WORD = LazyRegex(
     rb"(?<![\w./-])(?:[\w./-]*/)?(?:torchrun|deepspeed|accelerate|srun|sbatch|mpirun|mpiexec|python[\d.]*|"
     rb"uv|conda|micromamba|mamba|pixi|poetry|pipenv|hatch|pdsh|ray|llamafactory-cli|swift|megatron|tune|"
     rb"composer|colossalai|lightning|bash|sh|eval|source|\.)(?![\w-])"

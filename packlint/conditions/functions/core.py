@@ -8,6 +8,7 @@ import re
 from typing import Any
 
 from packlint.conditions.tree import BOOL, INT, STR, Function, Unk
+from packlint.regex import LazyRegex
 
 
 def python_int(text: str) -> int | None:
@@ -289,29 +290,11 @@ def _f_item(field_name: str):
     return impl
 
 
-class LazyPattern:
-    """A `matches()` regex, checked when the table compiles but compiled for use on first search: the
-    table cache unpickles every rule's patterns at each start, and the long ones (`library_env`) cost
-    milliseconds that most checks never need. Pickles as its source text."""
-
-    __slots__ = ("pattern", "_compiled")
-
-    def __init__(self, pattern: str) -> None:
-        self.pattern = pattern
-        self._compiled: re.Pattern | None = None
-
-    def __reduce__(self):
-        return (LazyPattern, (self.pattern,))
-
-    def search(self, text: str) -> re.Match | None:
-        if self._compiled is None:
-            self._compiled = re.compile(self.pattern)
-        return self._compiled.search(text)
-
-
 def _compile_regex(args: list) -> Any:
     re.compile(args[1])  # a bad pattern fails the table's load, with the rule's position
-    return LazyPattern(args[1])
+    # compiled again on first use: the table cache unpickles every rule's patterns at each start, and
+    # the long ones (`library_env`) cost milliseconds that most checks never need
+    return LazyRegex(args[1])
 
 
 CORE_FUNCTIONS: dict[str, Function] = {
