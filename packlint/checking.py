@@ -445,10 +445,6 @@ def _analyse(job: _Job, keep_model: bool):
         )
 
 
-def _analyse_in_worker(index: int):
-    return _analyse(_WORKER_JOBS[index], False)
-
-
 _WORKER_JOBS: list[_Job] = []
 
 
@@ -477,12 +473,28 @@ def _run_jobs(jobs: list[_Job], keep_models: bool) -> list:
     except ValueError:  # no fork (Windows, some macOS set-ups): one process
         return [_analyse(job, True) for job in jobs]
     _WORKER_JOBS[:] = jobs
+    # largest scripts first, one at a time as workers free up: sizes vary a lot, and a big file
+    # handed out last would leave the other workers idle while it runs
+    order = sorted(range(len(jobs)), key=lambda i: -_size(jobs[i].path))
+    results: list = [None] * len(jobs)
     try:
         with ctx.Pool(n) as pool:
-            # small chunks: script sizes vary a lot, so hand them out as workers free up
-            return pool.map(_analyse_in_worker, range(len(jobs)), chunksize=4)
+            for i, outcome in pool.imap_unordered(_analyse_indexed, order, chunksize=1):
+                results[i] = outcome
+        return results
     finally:
         _WORKER_JOBS.clear()
+
+
+def _size(path: str) -> int:
+    try:
+        return os.path.getsize(path)
+    except OSError:
+        return 0
+
+
+def _analyse_indexed(index: int) -> tuple[int, Any]:
+    return index, _analyse(_WORKER_JOBS[index], False)
 
 
 def _finish(result: CheckResult, recorded: dict[str, int] | None, options: CheckOptions) -> None:
