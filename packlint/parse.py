@@ -351,12 +351,19 @@ def _check_crlf(source: SourceFile, result: ParsedScript) -> None:
 _OPEN_REDIRECT = re.compile(rb"[<>][ \t]*\n")
 
 
+def _in_comment(root: Node, offset: int) -> bool:
+    node = root.descendant_for_byte_range(offset, offset + 1)
+    return node is not None and node.type == "comment"
+
+
 def _check_open_redirect(source: SourceFile, result: ParsedScript) -> None:
     """`export PYTHONPATH=$PYTHONPATH:<your_path>` (a template placeholder) is a redirection with no
     target: bash rejects it ("syntax error near unexpected token `newline'"), tree-sitter-bash reads the
     next line as the target without an error. A line ending in `<` or `>` is asked of bash."""
-    if any(p.code == "syntax" for p in result.problems) or not _OPEN_REDIRECT.search(source.data):
+    if any(p.code == "syntax" for p in result.problems):
         return
+    if all(_in_comment(result.root, m.start()) for m in _OPEN_REDIRECT.finditer(source.data)):
+        return  # no line ends in `<` or `>` outside a comment (`X=$1 #<path>`): nothing to ask
     verdict = bash_syntax_check(source.data)
     if verdict is None or verdict[0]:
         return

@@ -202,7 +202,7 @@ def literal_pieces(node: Node, world: World, span: Span, quoted: bool, pattern: 
     text = text_of(node)
     if node.type != "word" or quoted:
         return [Piece(text, span=span)]
-    tilde = re.match(r"(?:[A-Za-z_]\w*=)?~(?=/|$)", text)  # `~/x`, and `name=~/x` as bash does
+    tilde = "~" in text and re.match(r"(?:[A-Za-z_]\w*=)?~(?=/|$)", text)  # `~/x`, and `name=~/x` as bash does
     if tilde:
         home = world.vars.get("HOME")
         home_value = home.scalar() if home is not None else None
