@@ -155,6 +155,12 @@ def _ifs_splitter(ifs: str | None) -> re.Pattern[str] | None:
 
 def assemble_fields(pieces: list[Piece], word_span: Span, ifs: str | None = None) -> list[Value]:
     """Pieces -> fields, with word splitting of unquoted expansion results (on IFS)."""
+    if len(pieces) == 1:  # one piece that is not split: the general loop's result, without it
+        one = pieces[0]
+        if one.vanish:
+            return []
+        if one.text is None or not one.split:
+            return [_field_value(pieces, word_span)]
     splitter = _ifs_splitter(ifs) if ifs is not None else _IFS
     fields: list[Value] = []
     cur: list[Piece] = []
