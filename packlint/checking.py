@@ -479,7 +479,8 @@ def _run_jobs(jobs: list[_Job], keep_models: bool) -> list:
     results: list = [None] * len(jobs)
     try:
         with ctx.Pool(n) as pool:
-            for i, outcome in pool.imap_unordered(_analyse_indexed, order, chunksize=1):
+            chunk = max(1, len(jobs) // (n * 32))  # few hand-outs for many files, fine-grained for few
+            for i, outcome in pool.imap_unordered(_analyse_indexed, order, chunksize=chunk):
                 results[i] = outcome
         return results
     finally:
