@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from typing import TYPE_CHECKING
 
 from packlint import launchers as L
@@ -279,7 +278,7 @@ def exec_source(interp: Interpreter, src: SourceFile, world: World, real_path: s
     for problem in ps.problems:
         interp.diag(problem.severity, problem.code, problem.message, problem.span)
     if real_path:
-        interp.source_stack.append(os.path.realpath(real_path))
+        interp.source_stack.append(interp.realpath(real_path))
     try:
         return interp.exec_block(runnable(ps, child_statements(ps.root)), [world], ps)
     finally:

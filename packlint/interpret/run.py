@@ -65,6 +65,7 @@ class Interpreter:
         self.work = 0  # work units spent (see limits.MAX_WORK)
         self.budget = max_work  # grows with the text read (WORK_BYTES)
         self._budgeted: set[str | None] = set()  # files whose size was added to the budget
+        self._realpaths: dict[str, str] = {}  # path -> os.path.realpath (a walk of lstat calls)
         self.stop_reported = False  # a STOP_CODES diagnostic was given (PK902: once per file)
         self.unknown_launchers: list[tuple[str, str, Span]] = []  # (command, why, where): see PK903
         self._top_stmt: Node | None = None  # the top-level statement of the script being run
@@ -83,7 +84,7 @@ class Interpreter:
         for problem in ps.problems:
             self.diag(problem.severity, problem.code, problem.message, problem.span)
         if real_path:
-            self.source_stack.append(os.path.realpath(real_path))
+            self.source_stack.append(self.realpath(real_path))
         self.add_budget(ps.source, real_path)
         nested_code.job_env(world, ps.source.data)  # a Slurm job script: its #SBATCH node/GPU counts
         saved_limit = sys.getrecursionlimit()
@@ -161,9 +162,16 @@ class Interpreter:
                 var.assigned_at,
             )
 
+    def realpath(self, path: str) -> str:
+        """os.path.realpath, once per path for this script's analysis."""
+        found = self._realpaths.get(path)
+        if found is None:
+            found = self._realpaths[path] = os.path.realpath(path)
+        return found
+
     def add_budget(self, src: SourceFile, real_path: str | None) -> None:
         """Each file read (the script, files it sources or runs) adds to the work budget by its size."""
-        key = os.path.realpath(real_path) if real_path else None
+        key = self.realpath(real_path) if real_path else None
         if key is None and self._budgeted:
             return  # code strings (`bash -c`, `eval`) add nothing: a loop could feed them forever
         if key not in self._budgeted:

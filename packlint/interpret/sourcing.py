@@ -73,7 +73,7 @@ def source_file(interp: Interpreter, fields: list[Value], world: World, ps: Pars
             span,
         )
         return [world]
-    real = os.path.realpath(path)
+    real = interp.realpath(path)
     if real in interp.source_stack:
         interp.diag("info", "source-cycle", f"`source {text}` would include itself again (cycle); not followed", span)
         return [world]
