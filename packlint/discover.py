@@ -103,11 +103,18 @@ def discover(paths: list[str]) -> tuple[list[str], list[DiscoveryError]]:
     """The files to check, in order (stdin `-` kept where given), and the paths that could not be used."""
     found: list[str] = []
     errors: list[DiscoveryError] = []
-    seen: set[str] = set()
+    seen: set[object] = set()
 
     def add(p: str) -> None:
-        # a file reached twice (named twice, or through a symlink in the tree) is checked once
-        key = os.path.realpath(p) if p != STDIN else p
+        # a file reached twice (named twice, or through a symlink in the tree) is checked once: the
+        # same (device, inode) — one stat, where realpath would lstat every component of the path
+        key: object = p
+        if p != STDIN:
+            try:
+                st = os.stat(p)
+                key = (st.st_dev, st.st_ino)
+            except OSError:
+                key = os.path.realpath(p)
         if key not in seen:
             seen.add(key)
             found.append(p)
