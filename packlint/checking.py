@@ -260,19 +260,11 @@ def check_paths(paths: list[str], options: CheckOptions) -> CheckResult:
     command-line rule file or selector, a bad --config); per-file problems become FileErrors."""
     from packlint.baseline import repo_root
     from packlint.discover import STDIN, discover
-    from packlint.engine import select_rules, unknown_selectors
-    from packlint.rule_table import load_table
 
     cli = options.cli
     result = CheckResult()
     result.root = repo_root()
-    # run-level validation of the command line: one error, before any file
-    base_table = load_table(cli.rule_files)
-    bad = unknown_selectors(base_table, (cli.select or []) + cli.ignore + list(cli.extend_select))
-    if bad:
-        from packlint.engine import unknown_selectors_message
-
-        raise PacklintError(unknown_selectors_message(base_table, bad))
+    base_table = _validated_table(cli)  # run-level validation of the command line: one error, before any file
     resolver = Resolver(cli)
     tables = _Tables()
     tables.seed(tuple(str(Path(p)) for p in cli.rule_files), base_table)
@@ -288,10 +280,36 @@ def check_paths(paths: list[str], options: CheckOptions) -> CheckResult:
     files, errors = discover(paths)
     for err in errors:
         result.file_errors.append(FileError(err.path, err.message, "read"))
+    jobs = _plan_jobs(files, options, resolver, tables, result)
+    for job, outcome in zip(jobs, _run_jobs(jobs, keep_models=options.keep_models), strict=True):
+        _collect(result, job, outcome)
+    _finish(result, recorded, options)
+    return result
+
+
+def _validated_table(cli: CliSettings):
+    """The command line's rule table, its selectors checked against it (unknown code: one error)."""
+    from packlint.engine import unknown_selectors
+    from packlint.rule_table import load_table
+
+    base_table = load_table(cli.rule_files)
+    bad = unknown_selectors(base_table, (cli.select or []) + cli.ignore + list(cli.extend_select))
+    if bad:
+        from packlint.engine import unknown_selectors_message
+
+        raise PacklintError(unknown_selectors_message(base_table, bad))
+    return base_table
+
+
+def _plan_jobs(files: list[str], options: CheckOptions, resolver: Resolver, tables: _Tables, result: CheckResult):
+    """One job per file with what its configuration decides (rules, environment, code-base options);
+    excluded files are counted, configuration errors reported once each. Fills _RULE_SETS."""
+    from packlint.discover import STDIN
+    from packlint.engine import select_rules
+
     config_errors: set[str] = set()
     rule_cache: dict[tuple, tuple[list, list]] = {}
     root_memo: dict[str, str | None] = {}  # directory -> repository root, shared by this run's files
-
     jobs: list[_Job] = []
     for path in files:
         display = (options.stdin_filename or "<stdin>") if path == STDIN else path
@@ -317,48 +335,46 @@ def check_paths(paths: list[str], options: CheckOptions) -> CheckResult:
         key = (id(table), tuple(settings.select), tuple(settings.ignore), tuple(per_file))
         if key not in rule_cache:
             rule_cache[key] = (select_rules(table, settings.select, settings.ignore + per_file), table.rules)
-        env = {} if options.real_env else dict(settings.env)
-        stdin_text = options.read_stdin() if path == STDIN else None
-        jobs.append(
-            _Job(
-                path,
-                display,
-                stdin_text,
-                env,
-                options.inherit_env or options.real_env,
-                list(options.script_args),
-                tuple(settings.known_env),
-                key,
-                settings,
-                table,
-            )
+        job = _Job(
+            path,
+            display,
+            options.read_stdin() if path == STDIN else None,
+            {} if options.real_env else dict(settings.env),
+            options.inherit_env or options.real_env,
+            list(options.script_args),
+            tuple(settings.known_env),
+            key,
+            settings,
+            table,
         )
-        jobs[-1].code.root_memo = root_memo
-
+        job.code.root_memo = root_memo
+        jobs.append(job)
     _RULE_SETS.clear()
     _RULE_SETS.update(rule_cache)
-    for job, outcome in zip(jobs, _run_jobs(jobs, keep_models=options.keep_models), strict=True):
-        if isinstance(outcome, FileError):
-            result.file_errors.append(outcome)
-            continue
-        text, model, findings, suppressed, no_launch = outcome
-        result.no_launch += no_launch
-        result.sources.add(job.display, text)
-        if model is not None:
-            result.models[job.display] = model
-            main = str(model.get("script") or job.display)
-            if main != job.display:
-                result.sources.add(main, text)
-        findings = _severity_overrides(findings, job.settings, job.table)
-        result.checked_paths.append(job.display)
-        result.files += 1
-        result.suppressed += suppressed
-        threshold = SEVERITY_RANK[job.settings.fail_on]
-        result.findings.extend(findings)
-        result.thresholds.extend([threshold] * len(findings))
+    return jobs
 
-    _finish(result, recorded, options)
-    return result
+
+def _collect(result: CheckResult, job: _Job, outcome) -> None:
+    """One file's outcome into the run's result: its findings (with the configured severities and
+    fail-on threshold), its text for reports, or its error."""
+    if isinstance(outcome, FileError):
+        result.file_errors.append(outcome)
+        return
+    text, model, findings, suppressed, no_launch = outcome
+    result.no_launch += no_launch
+    result.sources.add(job.display, text)
+    if model is not None:
+        result.models[job.display] = model
+        main = str(model.get("script") or job.display)
+        if main != job.display:
+            result.sources.alias(main, job.display)
+    findings = _severity_overrides(findings, job.settings, job.table)
+    result.checked_paths.append(job.display)
+    result.files += 1
+    result.suppressed += suppressed
+    threshold = SEVERITY_RANK[job.settings.fail_on]
+    result.findings.extend(findings)
+    result.thresholds.extend([threshold] * len(findings))
 
 
 class _Job:

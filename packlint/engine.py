@@ -422,7 +422,22 @@ def _run_launch_rule(
         contexts = [EvalContext(model, launch, v, code=code) for v in variants]
     if launch_loc is None:
         launch_loc = Location.from_json(launch) or _script_location(model)
-    # (item, location) -> hits ; item -> undecided reasons
+    hits, fired_items, undecided = _evaluate(rule, variants, contexts, launch_loc)
+    if not hits and not undecided:
+        return []
+    out = _merged_hits(rule, hits, variants, list(launch.get("when") or []))
+    for item, unks in undecided.items():
+        if item not in fired_items:
+            ctx = EvalContext(model, launch, variants[0], code=code)
+            out.append(_undecided_finding(rule, item, unks, ctx, launch_loc))
+    return out
+
+
+def _evaluate(
+    rule: Rule, variants: list[dict], contexts: list[EvalContext], launch_loc: Location
+) -> tuple[dict[tuple, list[_Hit]], set, dict[Any, list[Unk]]]:
+    """The rule's condition in every variant for every item: (item, location) -> hits, the items that
+    fired, item -> the undecided results (kept when the rule reports undecided cases)."""
     hits: dict[tuple, list[_Hit]] = {}
     fired_items: set = set()
     undecided: dict[Any, list[Unk]] = {}
@@ -442,11 +457,13 @@ def _run_launch_rule(
                 fired_items.add(item)
             elif isinstance(result, Unk) and result.kind == "unknown" and rule.undecided == "info":
                 undecided.setdefault(item, []).append(result)
-    if not hits and not undecided:
-        return []
+    return hits, fired_items, undecided
 
+
+def _merged_hits(rule: Rule, hits: dict[tuple, list[_Hit]], variants: list[dict], shared: list[str]) -> list[Finding]:
+    """One finding per (item, location): certain when it fired in every variant, else possible, with
+    the branch decisions that make it fire."""
     out = []
-    shared = list(launch.get("when") or [])
     for (_item, location), group in hits.items():
         first = group[0]
         fired_in = {h.variant for h in group}
@@ -473,33 +490,31 @@ def _run_launch_rule(
                 first.fix,
             )
         )
-    for item, unks in undecided.items():
-        if item in fired_items:
-            continue
-        reasons: list[str] = []
-        for u in unks:
-            if u.reason not in reasons:
-                reasons.append(u.reason)
-        where = next((Location.from_json(u.loc) for u in unks if u.loc), None)
-        if where is None:
-            ctx = EvalContext(model, launch, variants[0], code=code)
-            ctx.bindings = {} if item is None else {"name": item}
-            where = _resolve(rule.report_at, ctx, launch_loc) or launch_loc
-        subject = f" for {item}" if item is not None else ""
-        out.append(
-            Finding(
-                rule.code,
-                rule.name,
-                "info",
-                f"could not decide {rule.code} ({rule.name}){subject}: " + "; ".join(reasons),
-                where,
-                (Related(launch_loc, "the launch this applies to"),) if where != launch_loc else (),
-                "possible",
-                (),
-                None,
-            )
-        )
     return out
+
+
+def _undecided_finding(rule: Rule, item: Any, unks: list[Unk], ctx: EvalContext, launch_loc: Location) -> Finding:
+    """The info "could not decide" for an item that never fired, with the reasons it stayed open."""
+    reasons: list[str] = []
+    for u in unks:
+        if u.reason not in reasons:
+            reasons.append(u.reason)
+    where = next((Location.from_json(u.loc) for u in unks if u.loc), None)
+    if where is None:
+        ctx.bindings = {} if item is None else {"name": item}
+        where = _resolve(rule.report_at, ctx, launch_loc) or launch_loc
+    subject = f" for {item}" if item is not None else ""
+    return Finding(
+        rule.code,
+        rule.name,
+        "info",
+        f"could not decide {rule.code} ({rule.name}){subject}: " + "; ".join(reasons),
+        where,
+        (Related(launch_loc, "the launch this applies to"),) if where != launch_loc else (),
+        "possible",
+        (),
+        None,
+    )
 
 
 def _trigger(variants: list[dict], fired_in: set[int], shared: list[str]) -> list[str]:
