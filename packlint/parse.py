@@ -36,6 +36,17 @@ class ParsedScript:
     problems: list[SyntaxProblem] = factory(list)
     error_ranges: list[tuple[int, int]] = factory(list)  # byte ranges of ERROR nodes
     raw_expansions: list[str] = factory(list)  # `${...}` texts masked as $__PX<n>
+    _scanned: bytes | None = None  # the text has_placeholders last looked at
+    _placeholders: bool = False
+
+    def has_placeholders(self) -> bool:
+        """Whether the text holds a parser placeholder (`$__PLGAP___`, `$__PX3___`): most scripts do
+        not, and then no piece of a word can carry one (see interpret.expansion.word_pieces)."""
+        data = self.source.data
+        if self._scanned is not data:
+            self._scanned = data
+            self._placeholders = b"$__P" in data
+        return self._placeholders
 
 
 @lru_cache(maxsize=1)

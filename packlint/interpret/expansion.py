@@ -110,6 +110,8 @@ def word_pieces(
         interp.depth -= 1
     # Exact or unknown: a parser placeholder (`$__PLGAP___`, `$__PX3___`) that some grammar path
     # reads as literal text (`${6:-$__PLGAP___}` gives a `word`) is never passed on as a value.
+    if not ps.has_placeholders():
+        return out
     for i, p in enumerate(out):
         if p.text is not None and "$__P" in p.text and (_GAP_WORD in p.text or _RAW_WORD in p.text):
             out[i] = Piece(
