@@ -85,8 +85,11 @@ class SourceFile:
         if self.pinned is not None:
             return self.pinned
         (sr, sc), (er, ec) = start, end
-        col = self.char_column(sr, sc)
-        end_col = self.char_column(er, ec)
+        if self._ascii_data is self.data:  # (char_column's answer for an ASCII text, without the calls)
+            col, end_col = sc + 1, ec + 1
+        else:
+            col = self.char_column(sr, sc)
+            end_col = self.char_column(er, ec)
         if sr == 0:
             col += self.column_base
         if er == 0:

@@ -34,15 +34,12 @@ def exec_command(
     interp: Interpreter, node: Node, world: World, ps: ParsedScript, status_out: StatusOut | None = None
 ) -> list[World]:
     """A simple command: prefix assignments (`A=1 cmd`) hold for the command only, alone they assign."""
-    prefix: list[Node] = []
     name_node = node.child_by_field_name("name")
-    arg_nodes = []
-    for i, c in enumerate(node.children):
-        fname = node.field_name_for_child(i)
-        if c.type == "variable_assignment" and name_node is not None and c.start_byte < name_node.start_byte:
-            prefix.append(c)
-        elif fname == "argument":
-            arg_nodes.append(c)
+    prefix: list[Node] = []
+    if name_node is not None:
+        name_start = name_node.start_byte
+        prefix = [c for c in node.children if c.type == "variable_assignment" and c.start_byte < name_start]
+    arg_nodes = node.children_by_field_name("argument")
     words = (
         [name_node]
         + [a for a in arg_nodes if a.type not in ("herestring_redirect", "file_redirect", "heredoc_redirect")]

@@ -243,7 +243,7 @@ def string_pieces(interp: Interpreter, node: Node, world: World, ps: ParsedScrip
     """Double quotes: literal gaps between the expansions keep their text (escapes removed)."""
     out: list[Piece] = []
     data = ps.source.data
-    kids = [c for c in node.children if c.is_named]
+    kids = node.named_children
     start = node.start_byte + (1 if node.type == "string" else 2)
     end = node.end_byte - 1
     pos = start
