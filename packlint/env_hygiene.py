@@ -135,10 +135,11 @@ def overwritten_exports(ps) -> list[tuple[str, Span, str, Span, str, bool]]:
             if exports is None and not sets and not _inert(stmt, ps):
                 pending.clear()  # a command or a compound statement may read anything
                 continue
-            text = _text(stmt, ps)
-            for name in list(pending):
-                if _reads(text, name):
-                    del pending[name]
+            if pending:
+                text = _text(stmt, ps)
+                for name in list(pending):
+                    if _reads(text, name):
+                        del pending[name]
             for name, value, anode in sets:
                 if name in pending:
                     first_span, first_value = pending.pop(name)
