@@ -362,7 +362,8 @@ def _collect(result: CheckResult, job: _Job, outcome) -> None:
         return
     text, model, findings, suppressed, no_launch = outcome
     result.no_launch += no_launch
-    result.sources.add(job.display, text)
+    if text is not None:  # (None from a worker: read again on demand)
+        result.sources.add(job.display, text)
     if model is not None:
         result.models[job.display] = model
         main = str(model.get("script") or job.display)
@@ -540,7 +541,12 @@ def _size(path: str) -> int:
 
 
 def _analyse_indexed(index: int) -> tuple[int, Any]:
-    return index, _analyse_collecting(_WORKER_JOBS[index], False, index)
+    outcome = _analyse_collecting(_WORKER_JOBS[index], False, index)
+    if isinstance(outcome, tuple):
+        # the script's bytes stay here: the main process reads a file again only if a report shows
+        # its lines (Sources.text), instead of receiving and decoding every script of the run
+        outcome = (None, *outcome[1:])
+    return index, outcome
 
 
 def _finish(result: CheckResult, recorded: dict[str, int] | None, options: CheckOptions) -> None:
