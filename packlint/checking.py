@@ -310,6 +310,7 @@ def _plan_jobs(files: list[str], options: CheckOptions, resolver: Resolver, tabl
     config_errors: set[str] = set()
     rule_cache: dict[tuple, tuple[list, list]] = {}
     root_memo: dict[str, str | None] = {}  # directory -> repository root, shared by this run's files
+    file_memo: dict[str, bool] = {}  # path -> is a file (program look-ups), shared likewise
     jobs: list[_Job] = []
     for path in files:
         display = (options.stdin_filename or "<stdin>") if path == STDIN else path
@@ -347,7 +348,7 @@ def _plan_jobs(files: list[str], options: CheckOptions, resolver: Resolver, tabl
             settings,
             table,
         )
-        job.code.root_memo = root_memo
+        job.code.root_memo, job.code.file_memo = root_memo, file_memo
         jobs.append(job)
     _RULE_SETS.clear()
     _RULE_SETS.update(rule_cache)

@@ -12,7 +12,16 @@ class CodeOptions:
     side): the Megatron-LM release snapshot that checks a Megatron program whose code is not found
     (None: every shipped release)."""
 
-    __slots__ = ("code_bases", "path_maps", "enabled", "use_cache", "cache_dir", "megatron_version", "root_memo")
+    __slots__ = (
+        "code_bases",
+        "path_maps",
+        "enabled",
+        "use_cache",
+        "cache_dir",
+        "megatron_version",
+        "root_memo",
+        "file_memo",
+    )
 
     def __init__(
         self,
@@ -32,6 +41,9 @@ class CodeOptions:
         # directory -> its repository root (or None), for the run these options belong to: the scripts
         # of one directory (a whole repository's, in a CI lint) share the walk up to the root
         self.root_memo: dict[str, str | None] = {}
+        # path -> whether it is a file, for the same run: a program is looked for under every level of
+        # the checkout, and the scripts of a repository look for the same programs
+        self.file_memo: dict[str, bool] = {}
 
     def __repr__(self) -> str:
         return (

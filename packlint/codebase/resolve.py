@@ -151,6 +151,15 @@ class _Search:
                 pp.append(d)
         return list(dict.fromkeys(pp))
 
+    def isfile(self, path: str) -> bool:
+        memo = getattr(self.options, "file_memo", None)
+        if memo is None:
+            return os.path.isfile(path)
+        found = memo.get(path)
+        if found is None:
+            found = memo[path] = os.path.isfile(path)
+        return found
+
     def found(self, file: str, how: str, detail: str, root: str | None, suffix: str | None = None) -> ProgramResolution:
         program, options = self.program, self.options
         pp = self.mapped_pp
@@ -199,7 +208,7 @@ class _Search:
             for suf in _suffixes(parts):
                 for root in block:
                     cand = os.path.join(root, suf)
-                    if os.path.isfile(cand):
+                    if self.isfile(cand):
                         what = "the script's checkout" if how == "script-checkout" else "--code-base"
                         return self.found(cand, how, f"longest existing suffix {suf} under {root} ({what})", root, suf)
             tried.extend(block)
