@@ -170,7 +170,11 @@ def check_model_detailed(
             launch_loc = Location.from_json(launch) or _script_location(model)
             for rule in launch_rules:
                 # most rules are false for most launches: settle that without building anything
-                if rule.for_each is None and all(_eval(rule.when, c) is False for c in contexts):
+                if rule.for_each is None and (
+                    _eval(rule.when, contexts[0]) is False
+                    if len(contexts) == 1
+                    else all(_eval(rule.when, c) is False for c in contexts)
+                ):
                     continue
                 findings.extend(_run_launch_rule(model, launch, rule, code, contexts, launch_loc))
     findings = group_findings(findings)
