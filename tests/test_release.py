@@ -105,3 +105,17 @@ def test_release_tool_adds_lines_for_rules_released_at_the_version():
     assert f"## {nxt}\n\n{tool.RULES_HEADING}\n\n{line}\n\n## {__version__}" in cut
     assert tool.version_file_with('x = 1\n__version__ = "0.2.0"\n', "0.3.0") == 'x = 1\n__version__ = "0.3.0"\n'
 
+
+
+def test_the_wheel_lists_every_package():
+    """setuptools packages only what `[tool.setuptools] packages` names: a package directory missing
+    from it installs without complaint (editable installs hide it) and the installed packlint then
+    fails with an ImportError on the first script it checks."""
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    listed = set(project["tool"]["setuptools"]["packages"])
+    on_disk = {
+        ".".join(init.parent.relative_to(ROOT).parts)
+        for top in ("packlint", "runtime_probe")
+        for init in (ROOT / top).rglob("__init__.py")
+    }
+    assert on_disk - listed == set(), "add these to [tool.setuptools] packages in pyproject.toml"
