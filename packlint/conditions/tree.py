@@ -119,6 +119,9 @@ class PredicateBody:
         self.type = ""
 
 
+_UNSET = object()  # (a memo entry not computed yet: a computed value may be None)
+
+
 class Builtin(Expr):
     """A call of a built-in function (see FUNCTIONS); `static` holds literal arguments compiled at load
     time (e.g. a regex)."""
@@ -146,9 +149,9 @@ class Builtin(Expr):
         if key is None or ctx.item is not None:
             return FUNCTIONS[self.func].impl(ctx, self, [a.eval(ctx) for a in self.args])
         memo = ctx.memo
-        if key in memo:
-            return memo[key]
-        value = memo[key] = FUNCTIONS[self.func].impl(ctx, self, [a.eval(ctx) for a in self.args])
+        value = memo.get(key, _UNSET)
+        if value is _UNSET:
+            value = memo[key] = FUNCTIONS[self.func].impl(ctx, self, [a.eval(ctx) for a in self.args])
         return value
 
 

@@ -136,6 +136,8 @@ def word_pieces_at(
 ) -> list[Piece]:
     """The pieces of one node of a word, by node type."""
     t = node.type
+    if t == "word":  # (the most common node: tested first)
+        return literal_pieces(node, world, ps.source.span(node), quoted, pattern)
     if t == "command_name":
         return [p for c in node.named_children for p in word_pieces(interp, c, world, ps, quoted, pattern)]
     if t == "concatenation":
