@@ -35,17 +35,11 @@ def _split_codes(values: list[str]) -> list[str]:
 def add_selection_arguments(parser, *, assumed_env: bool = True) -> None:
     """Options shared by `check`, `run` and `config`: what to check with, and the config file.
     `assumed_env`: offer --env/--inherit-env (not for `run`, which checks with the real environment)."""
-    if assumed_env:
-        from packlint.cmd_inspect import add_input_arguments
+    from packlint.cmd_inspect import add_input_arguments, add_known_env_argument
 
+    if assumed_env:
         add_input_arguments(parser)
-    parser.add_argument(
-        "--known-env",
-        action="append",
-        default=[],
-        metavar="NAME",
-        help="a variable the cluster always sets (value unknown to packlint; repeatable)",
-    )
+    add_known_env_argument(parser)
     parser.add_argument(
         "--select",
         action="append",

@@ -32,12 +32,7 @@ def add_input_arguments(parser) -> None:
     )
 
 
-def add_arguments(parser) -> None:
-    parser.add_argument("script", help="the launch script ('-' reads stdin)")
-    parser.add_argument("--format", choices=["text", "json"], default="text")
-    parser.add_argument("--stdin-filename", default=None, help="name to report when reading stdin")
-    parser.add_argument("--color", choices=["auto", "always", "never"], default="auto")
-    add_input_arguments(parser)
+def add_known_env_argument(parser) -> None:
     parser.add_argument(
         "--known-env",
         action="append",
@@ -45,6 +40,15 @@ def add_arguments(parser) -> None:
         metavar="NAME",
         help="a variable the cluster always sets (value unknown to packlint; repeatable)",
     )
+
+
+def add_arguments(parser) -> None:
+    parser.add_argument("script", help="the launch script ('-' reads stdin)")
+    parser.add_argument("--format", choices=["text", "json"], default="text")
+    parser.add_argument("--stdin-filename", default=None, help="name to report when reading stdin")
+    parser.add_argument("--color", choices=["auto", "always", "never"], default="auto")
+    add_input_arguments(parser)
+    add_known_env_argument(parser)
     from packlint.cmd_codebase import add_code_arguments
 
     add_code_arguments(parser, cache=False)

@@ -140,17 +140,6 @@ class Example:
     code: dict[str, str]
 
 
-FIX_KINDS = (
-    "insert_before",
-    "insert_after",
-    "insert_line_before",
-    "insert_line_after",
-    "replace",
-    "replace_prefix",
-    "delete",
-)
-
-
 @record
 class FixSpec:
     """A rule's fix as data (docs/fixes.md): an edit on the span `at`..`to` (location specs; `to`

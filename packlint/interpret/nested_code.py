@@ -84,14 +84,7 @@ def run_submitted(
             if code is None:
                 interp.diag("info", "unanalysed", f"the command `{launcher}` runs is unknown; not analysed", span)
                 return [world]
-            cspan = code.span or span
-            src = SourceFile(
-                path=ps.source.path,
-                data=code.text.encode("utf-8", "surrogateescape"),
-                line_base=cspan.line - 1,
-                column_base=cspan.column,
-            )
-            exec_source(interp, src, child, None)
+            exec_source(interp, embedded_source(ps, code.text, code.span or span), child, None)
             return [world]
         run_job_script(interp, fields, prefix_env, world, ps, span, node)
         return [world]
@@ -169,11 +162,17 @@ def heredoc_source(interp: Interpreter, node: Node, world: World, ps: ParsedScri
         if code is None:
             return None
         text = code.text
+    return embedded_source(ps, text, bspan)
+
+
+def embedded_source(ps: ParsedScript, text: str, at: Span) -> SourceFile:
+    """Code written inside the script (a `-c` string, a job script's here-doc) as a text of its own
+    whose spans point back into the script, where the code starts (`at`)."""
     return SourceFile(
         path=ps.source.path,
         data=text.encode("utf-8", "surrogateescape"),
-        line_base=bspan.line - 1,
-        column_base=bspan.column,
+        line_base=at.line - 1,
+        column_base=at.column,
     )
 
 
@@ -217,14 +216,7 @@ def run_shell(
         # `bash -c CODE NAME ARGS`: NAME becomes $0 (bash's own name when absent)
         name_arg = args[i + 2] if len(args) > i + 2 else fields[0]
         child.script = name_arg.text if isinstance(name_arg, Known) else "bash"
-        cspan = code.span or span
-        src = SourceFile(
-            path=ps.source.path,
-            data=code.text.encode("utf-8", "surrogateescape"),
-            line_base=cspan.line - 1,
-            column_base=cspan.column,
-        )
-        exec_source(interp, src, child, None)
+        exec_source(interp, embedded_source(ps, code.text, code.span or span), child, None)
         return [world]
     if i < len(args):
         target = args[i]

@@ -285,14 +285,20 @@ def _f_flag_removed(ctx, node, a):
     return snap is not None and snap.removed_after(a[0]) is not None
 
 
+def _spec_of(ctx, name) -> Any:
+    """The schema's spec of a flag (`name` may be undecided), or Unk when there is none."""
+    if _is_unk(name):
+        return name
+    schema = _schema_view(ctx)[0]
+    spec = schema.lookup(name) if schema is not None else None
+    return spec if spec is not None else Unk(f"{name} is not in the schema", "absent")
+
+
 def _f_flag_spec(field_name: str):
     def impl(ctx, node, a):
-        if _is_unk(a[0]):
-            return a[0]
-        schema = _schema_view(ctx)[0]
-        spec = schema.lookup(a[0]) if schema is not None else None
-        if spec is None:
-            return Unk(f"{a[0]} is not in the schema", "absent")
+        spec = _spec_of(ctx, a[0])
+        if isinstance(spec, Unk):
+            return spec
         v = getattr(spec, field_name)
         if field_name == "origin":
             return v if spec.origin_file else Unk("no origin", "absent")
@@ -416,12 +422,9 @@ def _followed_by_expansion(occ: dict, flag: str) -> bool:
 
 def _f_flag_problem(ctx, node, a):
     """What is wrong with the values a flag is given, by its spec in the schema; absent when nothing is."""
-    if _is_unk(a[0]):
-        return a[0]
-    schema = _schema_view(ctx)[0]
-    spec = schema.lookup(a[0]) if schema is not None else None
-    if spec is None:
-        return Unk(f"{a[0]} is not in the schema", "absent")
+    spec = _spec_of(ctx, a[0])
+    if isinstance(spec, Unk):
+        return spec
     unk = None
     for occ in ctx.variant.get("flags", {}).get(a[0], []):
         if not isinstance(occ, dict):
