@@ -179,6 +179,7 @@ class Snapshot:
             [] if considered else [f"{program} is not in the {pinned} snapshot"],
             f"{DATA_NAME}:{program}",
             [],
+            "snapshot",
         )
 
     def range_text(self, indexes: list[int]) -> str:

@@ -6,8 +6,14 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from packlint.conditions.functions.core import _is_unk, python_int
-from packlint.conditions.tree import BOOL, STR, Function, Unk
+from packlint.conditions.functions.core import (
+    _entry_value,
+    _f_flag_distinct_in_script,
+    _is_unk,
+    _occurrences,
+    python_int,
+)
+from packlint.conditions.tree import BOOL, INT, STR, Function, Unk
 
 # Issue 10: conditions over the code a launch runs (packlint.codebase). The facts come from the check's
 # code session through EvalContext.code_facts(); when the program's source is not at hand and it is one
@@ -375,6 +381,9 @@ def _flag_problem(spec, occ: dict, name: str) -> Any:
                 else "needs at least one value but none follows it"
             )
         return None
+    dropped = _value_after_empty_expansion(occ, name)
+    if dropped is not None:
+        return dropped
     joined = " ".join(w for w in words if isinstance(w, str))
     if "$__PLGAP" in joined:  # a region the parser could not read (packlint.parse.GAP_VARIABLE): unknown
         return Unk("the value comes from a part of the script packlint could not parse", "unknown")
@@ -401,6 +410,63 @@ def _flag_problem(spec, occ: dict, name: str) -> Any:
 
 
 _LINES_MEMO: dict[str, list[str]] = {}
+_LINE_STARTS: dict[str, list[int]] = {}
+_EXPANSION_START = re.compile(r"""(?:[ \t]|\\\n)*"?\$(?![('"])""")
+
+
+def _script_text(path: str) -> str:
+    if path not in _LINES_MEMO:
+        try:
+            with open(path, encoding="utf-8", errors="replace") as fh:
+                _LINES_MEMO[path] = [fh.read()]
+        except OSError:
+            _LINES_MEMO[path] = [""]
+    return _LINES_MEMO[path][0]
+
+
+def _offset(path: str, line: int | None, column: int | None) -> int | None:
+    """The text offset of a 1-based (line, column) in the file."""
+    if not line or not column:
+        return None
+    starts = _LINE_STARTS.get(path)
+    if starts is None:
+        text = _script_text(path)
+        starts = [0]
+        starts.extend(i + 1 for i, c in enumerate(text) if c == "\n")
+        _LINE_STARTS[path] = starts
+    if line > len(starts):
+        return None
+    return starts[line - 1] + column - 1
+
+
+def _value_after_empty_expansion(occ: dict, flag: str) -> Any:
+    """Undecided when the word written right after the flag is an expansion (`--seed $1 2e-5`,
+    `--lr ${LR} 1e-4`) and the value packlint paired with the flag is a word written after it: the
+    expansion gave no word in packlint's model (an unset variable, a positional parameter the caller
+    gives), so the value is only positionally guessed. With the caller's value every later word shifts;
+    an unknown value is never an empty word. None when the pairing is not in doubt."""
+    path, vloc = occ.get("file"), occ.get("value_location")
+    if not path or not isinstance(vloc, dict) or vloc.get("file") != path:
+        return None
+    end = _offset(path, occ.get("end_line"), occ.get("end_column"))
+    start = _offset(path, occ.get("line"), occ.get("column"))
+    if end is None or start is None:
+        return None
+    text = _script_text(path)
+    if text[start:end] != flag:  # the flag came out of a string or an array: not a written word
+        return None
+    m = _EXPANSION_START.match(text, end)
+    if m is None or m.end() - 1 == end:  # no expansion next (the match needs at least the `$`)
+        return None
+    dollar = m.end() - 1
+    value_at = _offset(path, vloc.get("line"), vloc.get("column"))
+    if value_at is None or value_at <= dollar:
+        return None  # the value is what the expansion gave (its span is the variable's assignment)
+    return Unk(
+        f"the word after {flag} is an expansion that gives no word here (a value the caller may set): "
+        "the value packlint pairs with it is only a positional guess",
+        "unknown",
+    )
 
 
 def _followed_by_expansion(occ: dict, flag: str) -> bool:
@@ -426,8 +492,12 @@ def _f_flag_problem(ctx, node, a):
     if isinstance(spec, Unk):
         return spec
     unk = None
-    for occ in ctx.variant.get("flags", {}).get(a[0], []):
+    after_unknown = _after_first_unknown_option(ctx, a[0])
+    for k, occ in enumerate(ctx.variant.get("flags", {}).get(a[0], [])):
         if not isinstance(occ, dict):
+            continue
+        if k < len(after_unknown) and after_unknown[k] is not None:
+            unk = Unk(after_unknown[k], "unknown")
             continue
         p = _flag_problem(spec, occ, a[0])
         if isinstance(p, str):
@@ -435,6 +505,119 @@ def _f_flag_problem(ctx, node, a):
         if isinstance(p, Unk):
             unk = p
     return unk if unk is not None else Unk(f"{a[0]}'s values are fine", "absent")
+
+
+def _after_first_unknown_option(ctx, name: str) -> list:
+    """For each occurrence of `name` in the argv (in order): why its value cannot be judged, or None.
+    A parser that keeps unknown words (`parse_known_args`, an open schema) hands what follows the
+    first option it does not define to other code, which may read the later words any way it likes."""
+    schema = _schema_view(ctx)[0]
+    if schema is None or schema.closed:
+        return []
+    memo = ctx.memo.get("first_unknown_option")
+    if memo is None:
+        memo = ctx.memo["first_unknown_option"] = _first_unknown_option(ctx, schema)
+    argv, first = memo
+    if first is None:
+        return []
+    out: list = []
+    for i, w in enumerate(argv):
+        if w == "--":
+            break
+        if isinstance(w, str) and (w == name or w.startswith(name + "=")):
+            out.append(
+                None
+                if i < first
+                else f"it follows {argv[first]}, an option the parser does not define and keeps for other code "
+                f"({'; '.join(schema.open_reasons[:1]) or 'an open parser'})"
+            )
+    return out
+
+
+def _first_unknown_option(ctx, schema) -> tuple[list, int | None]:
+    argv = ctx.variant.get("argv")
+    if argv is None:
+        argv = ctx.launch.get("argv") or []
+    for i, w in enumerate(argv):
+        if w == "--":
+            break
+        if isinstance(w, str) and w.startswith("--") and len(w) > 2 and schema.lookup(w) is None:
+            return argv, i
+    return argv, None
+
+
+# argparse actions that keep every occurrence: giving such a flag twice is no repeat
+_ACCUMULATING = frozenset(("append", "append_const", "extend", "count"))
+# transformers.hf_argparser.string_to_bool (transformers 5.24, hf_argparser.py:36): case-insensitive
+_HF_BOOL = {"yes": True, "true": True, "t": True, "y": True, "1": True}
+_HF_BOOL.update({"no": False, "false": False, "f": False, "n": False, "0": False})
+
+
+def _f_flag_repeat_distinct(ctx, node, a):
+    """How many different values the script's own occurrences of a flag give the program, read as
+    the program's parser reads them: an accumulating action (`append`, `extend`, `count`) keeps
+    every occurrence (no repeat: 1); values compare after the flag's type (`1` and `01` are one int;
+    HfArgumentParser's bools: `True`, `true`, `1`, `yes` are one value). Undecided where the action is
+    unknown: no schema, a flag the schema lacks, a custom action. Hydra overrides (no leading dash)
+    compare as OmegaConf reads them (flag_distinct_in_script)."""
+    name = a[0]
+    if _is_unk(name):
+        return name
+    if not name.startswith("-"):
+        return _f_flag_distinct_in_script(ctx, node, a)
+    occs = [o for o in _occurrences(ctx, "flags", name) if o.get("source") != "caller"]
+    if len(occs) < 2:
+        return len(occs)
+    schema = _schema_view(ctx)[0]
+    if schema is None:
+        return Unk(
+            f"the program's parser is not known: whether a repeated {name} replaces or accumulates depends on "
+            "its action",
+            "unknown",
+        )
+    spec = schema.lookup(name)
+    hf = schema.kind == "hf"
+    if spec is None and not hf:
+        return Unk(f"{name} is not in the program's parser: its action is unknown", "unknown")
+    if spec is not None:
+        if spec.action in _ACCUMULATING:
+            return 1
+        if spec.action.startswith("custom") or spec.nargs == "custom":
+            return Unk(f"{name} has a custom action ({spec.action}): packlint cannot tell how it repeats", "unknown")
+        if not spec.takes_value:
+            return 1  # a switch: every occurrence sets the same constant (a value after it is PK202's)
+    vals = [_entry_value(o, name) for o in occs]
+    unknown = [v for v in vals if isinstance(v, Unk)]
+    known = [v for v in vals if not isinstance(v, Unk)]
+    typ = spec.type if spec is not None else None
+    norm: set = set()
+    bool_words = bool(known) and all(v.strip().lower() in _HF_BOOL for v in known)
+    for v in known:
+        if typ == "int" and python_int(v) is not None:
+            norm.add(python_int(v))
+        elif typ == "float" and _as_float(v) is not None:
+            norm.add(_as_float(v))
+        elif bool_words and (hf and typ in (None, "bool", "custom:string_to_bool")):
+            norm.add(_HF_BOOL[v.strip().lower()])
+        elif typ == "bool" and not hf:
+            norm.add(v != "")  # argparse's type=bool: any non-empty text is True
+        else:
+            norm.add(v)
+    one_bool = bool_words and len({_HF_BOOL[v.strip().lower()] for v in known}) == 1
+    if one_bool and len(norm) > 1 and ((hf and spec is None) or (typ or "").startswith("custom")):
+        # the field's type is not known (an HfArgumentParser field packlint did not expand, a custom
+        # converter): `True` and `true` may be one bool
+        return Unk(f"the values of {name} may be one bool spelt differently", "unknown")
+    if unknown and len(norm) < 2:
+        return unknown[0]
+    return len(norm)
+
+
+def _as_float(v: str) -> float | None:
+    try:
+        return float(v)
+    except ValueError:
+        return None
 
 
 _EXPANDS_MEMO: dict[tuple[str, str], bool] = {}
@@ -519,6 +702,14 @@ CODEBASE_FUNCTIONS: dict[str, Function] = {
         _f_flag_problem,
         "what argparse rejects in the flag's values (type, choices, a value for a "
         "store_true flag, several words for a one-value flag); absent when nothing",
+    ),
+    "flag_repeat_distinct": Function(
+        (STR,),
+        (),
+        INT,
+        _f_flag_repeat_distinct,
+        "how many different values the script's occurrences give the flag, as its parser reads them "
+        "(append/extend/count keep every value: 1; HfArgumentParser bools; undecided where the action is unknown)",
     ),
     "script_expands": Function(
         (STR,), (), BOOL, _f_script_expands, "the script text itself expands the variable ($NAME)"
