@@ -105,6 +105,19 @@ def _f_code_reads(ctx, node, a):
     variable is only called dead when no module of the code base reads it."""
     if _is_unk(a[0]):
         return a[0]
+    return _reads(ctx, a[0])
+
+
+def _reads(ctx, name: str) -> Any:
+    """code_reads for one name (memoised per launch: PK203 and PK205 both ask)."""
+    memo = ctx.memo.setdefault("code_reads", {})
+    if name not in memo:
+        memo[name] = _read_reads(ctx, name)
+    return memo[name]
+
+
+def _read_reads(ctx, name: str) -> Any:
+    a = [name]
     facts = _code(ctx)
     if facts is None or not facts.known:
         return Unk("the code base of the launch was not found", "absent")
@@ -620,6 +633,79 @@ def _as_float(v: str) -> float | None:
         return None
 
 
+def _close_read(ctx, name: str) -> str | None:
+    """The one variable the launched code reads whose name is close to `name` (a likely misspelling):
+    difflib ratio >= 0.85, not a name that differs only in its digits (`GPU_0` / `GPU_1`). None when
+    none or several are close."""
+    facts = _code(ctx)
+    if facts is None or not facts.known or len(name) < 5:
+        return None
+    import difflib
+
+    names = [n for n in facts.env_names() if n != name]
+    close = difflib.get_close_matches(name, names, n=3, cutoff=0.85)
+    shape = re.sub(r"\d+", "#", name)
+    close = [c for c in close if re.sub(r"\d+", "#", c) != shape]
+    return close[0] if len(close) == 1 else None
+
+
+def _f_env_close_read(ctx, node, a):
+    """The variable the launched code reads that `name` is most likely a misspelling of; absent when
+    no single name read by the code is close."""
+    if _is_unk(a[0]):
+        return a[0]
+    close = _close_read(ctx, a[0])
+    return close if close is not None else Unk(f"no variable the code reads is close to {a[0]}", "absent")
+
+
+def _unread_exports(ctx, static) -> list[str]:
+    """Exported variables (set by the script) that no Python module of the code base reads or quotes,
+    that match no runtime/library prefix, that the script does not expand itself and that are not a
+    likely misspelling of a name the code reads (those are PK203's)."""
+    memo = ctx.memo.get("unread_exports")
+    if memo is not None:
+        return memo
+    library, judged = static
+    out: list[str] = []
+    facts = _code(ctx)
+    if facts is not None and facts.known:
+        for name, entry in ctx.variant.get("env", {}).items():
+            if not isinstance(entry, dict) or entry.get("source", "script") not in ("script", "prefix"):
+                continue
+            if library.search(name) or judged.search(name) or _script_expands(ctx, name):
+                continue
+            if _reads(ctx, name) is not False or _close_read(ctx, name) is not None:
+                continue
+            out.append(name)
+    ctx.memo["unread_exports"] = out
+    return out
+
+
+def _f_unread_exports(ctx, node, a):
+    """'A, B and 3 more': the exports no Python module of the launched code reads (see _unread_exports);
+    absent when none (or the code is not known)."""
+    names = _unread_exports(ctx, node.static)
+    if not names:
+        return Unk("every exported variable is read, used or a runtime's", "absent")
+    shown = names[:6]
+    text = ", ".join(shown[:-1]) + (" and " if len(shown) > 1 else "") + shown[-1]
+    if len(names) > len(shown):
+        text = ", ".join(shown) + f" and {len(names) - len(shown)} more"
+    return text
+
+
+def _f_unread_export_count(ctx, node, a):
+    return len(_unread_exports(ctx, node.static))
+
+
+def _compile_two_regexes(args: list) -> Any:
+    from packlint.regex import LazyRegex
+
+    re.compile(args[0])
+    re.compile(args[1])
+    return (LazyRegex(args[0]), LazyRegex(args[1]))
+
+
 _EXPANDS_MEMO: dict[tuple[str, str], bool] = {}
 
 
@@ -628,16 +714,17 @@ def _f_script_expands(ctx, node, a):
     the script's own commands, not the program."""
     if _is_unk(a[0]):
         return a[0]
+    return _script_expands(ctx, a[0])
+
+
+def _script_expands(ctx, name: str) -> bool:
+    a = [name]  # noqa: F841 (kept: the loop below reads a[0])
     path = ctx.model.get("script")
     files = [path] + [f for f in ctx.model.get("files", []) if isinstance(f, str)] if path else []
     for f in files:
         key = (f, a[0])
         if key not in _EXPANDS_MEMO:
-            try:
-                with open(f, encoding="utf-8", errors="replace") as fh:
-                    text = fh.read()
-            except OSError:
-                text = ""
+            text = _script_text(f)
             _EXPANDS_MEMO[key] = re.search(r"\$\{?[#!]?" + re.escape(a[0]) + r"\b", text) is not None
         if _EXPANDS_MEMO[key]:
             return True
@@ -710,6 +797,33 @@ CODEBASE_FUNCTIONS: dict[str, Function] = {
         _f_flag_repeat_distinct,
         "how many different values the script's occurrences give the flag, as its parser reads them "
         "(append/extend/count keep every value: 1; HfArgumentParser bools; undecided where the action is unknown)",
+    ),
+    "env_close_read": Function(
+        (STR,),
+        (),
+        STR,
+        _f_env_close_read,
+        "the one variable the launched code reads whose name is close to this one (a likely misspelling); "
+        "absent when none",
+    ),
+    "unread_exports": Function(
+        (STR, STR),
+        (),
+        STR,
+        _f_unread_exports,
+        "the exported variables no Python module of the launched code reads, outside the two regexes "
+        "(library, judged elsewhere), not expanded by the script, not a close misspelling: 'A, B and 3 more'",
+        literal=(0, 1),
+        compile_static=_compile_two_regexes,
+    ),
+    "unread_export_count": Function(
+        (STR, STR),
+        (),
+        INT,
+        _f_unread_export_count,
+        "how many exported variables unread_exports lists",
+        literal=(0, 1),
+        compile_static=_compile_two_regexes,
     ),
     "script_expands": Function(
         (STR,), (), BOOL, _f_script_expands, "the script text itself expands the variable ($NAME)"
