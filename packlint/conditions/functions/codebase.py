@@ -47,10 +47,14 @@ def _read_schema_view(ctx) -> tuple[Any, str, Any]:
         if facts.schema is None:
             return None, "", None
         return facts.schema, _code_label(facts, "the parser of "), None
-    from packlint.codebase.snapshots import snapshot_for
+    from packlint.codebase.snapshots import fork_evidence, snapshot_for
 
-    snap = snapshot_for(ctx.variant.get("program") or ctx.launch.get("program"), _pinned_megatron(ctx))
+    program = ctx.variant.get("program") or ctx.launch.get("program")
+    snap = snapshot_for(program, _pinned_megatron(ctx))
     if snap is None:
+        return None, "", None
+    if fork_evidence(program, ctx.model.get("script")) is not None:
+        # the upstream snapshots apply to upstream code only: a fork without its code is undecided
         return None, "", None
     return snap.schema, snap.describe + " (its code base was not found)", snap
 
@@ -706,6 +710,41 @@ def _compile_two_regexes(args: list) -> Any:
     return (LazyRegex(args[0]), LazyRegex(args[1]))
 
 
+def _f_flags_unchecked(ctx, node, a):
+    """Why the flags of a Megatron-LM-style program were not checked, for one info (PK206): a fork
+    whose code is not at hand (the upstream snapshots do not apply; said at the first such launch of
+    the script), or code found whose parser packlint could not resolve. Absent otherwise."""
+    from packlint.codebase.snapshots import ROOT_PROGRAMS, fork_evidence
+
+    program = ctx.variant.get("program") or ctx.launch.get("program")
+    base = (program or "").replace("\\", "/").rsplit("/", 1)[-1]
+    if base not in ROOT_PROGRAMS:
+        return Unk("not a Megatron-LM root program", "absent")
+    facts = _code(ctx)
+    if facts is not None and facts.known:
+        if facts.schema is not None:
+            return Unk("the flags were checked", "absent")
+        return (
+            f"packlint found the code of {_code_label(facts)} but not its argparse parser (an import it could not "
+            "resolve, and no vendored copy of it in the tree)"
+        )
+    why = fork_evidence(program, ctx.model.get("script"))
+    if why is None:
+        return Unk("upstream: the snapshots apply", "absent")
+    for launch in ctx.model.get("launches", []):  # once per script: at its first launch of a fork program
+        other = launch.get("program") or ""
+        if other.replace("\\", "/").rsplit("/", 1)[-1] in ROOT_PROGRAMS and fork_evidence(
+            other, ctx.model.get("script")
+        ):
+            if launch.get("id") != ctx.launch.get("id"):
+                return Unk("said at an earlier launch", "absent")
+            break
+    return (
+        f"{program} looks like a fork of Megatron-LM ({why}) and its code was not found, so the Megatron-LM "
+        "release snapshots do not apply"
+    )
+
+
 _EXPANDS_MEMO: dict[tuple[str, str], bool] = {}
 
 
@@ -797,6 +836,14 @@ CODEBASE_FUNCTIONS: dict[str, Function] = {
         _f_flag_repeat_distinct,
         "how many different values the script's occurrences give the flag, as its parser reads them "
         "(append/extend/count keep every value: 1; HfArgumentParser bools; undecided where the action is unknown)",
+    ),
+    "flags_unchecked": Function(
+        (),
+        (),
+        STR,
+        _f_flags_unchecked,
+        "why a Megatron-LM-style program's flags were not checked (a fork without its code, a parser not "
+        "resolved); absent when they were or the program is not one",
     ),
     "env_close_read": Function(
         (STR,),

@@ -1,0 +1,116 @@
+"""Issue 18 (argparse as argparse does it, PK203 on evidence, snapshots only for upstream), checked
+against the real thing: the fixture programs' own parsers (tests/fixtures/codebase/i18argparse, plain
+argparse, imported here by the test, never by packlint) and transformers' own `string_to_bool`. The
+check fixtures that pin packlint's output are in tests/fixtures/check/PK103, PK201, PK202, PK203, PK206.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+from pathlib import Path
+
+import pytest
+
+from packlint.cli import main
+from packlint.codebase.snapshots import fork_evidence
+
+CODE = Path(__file__).parent / "fixtures" / "codebase" / "i18argparse"
+
+
+def _parser(name: str):
+    spec = importlib.util.spec_from_file_location(f"i18_{name}", CODE / f"{name}.py")
+    mod = importlib.util.module_from_spec(spec)
+    assert spec.loader is not None
+    spec.loader.exec_module(mod)
+    return mod.get_parser()
+
+
+def test_dashdash_ends_the_options_in_real_argparse():
+    # what PK202/dashdash_wrapper.sh relies on: after `--`, submit.py takes nothing as its own
+    args = _parser("submit").parse_args(
+        ["--nodes", "2", "--queue", "long", "--", "python", "other.py", "--seed", "abc", "--queue", "never"]
+    )
+    assert args.nodes == 2 and args.queue == "long"
+    assert args.command[-4:] == ["--seed", "abc", "--queue", "never"]
+
+
+def test_accumulating_actions_keep_every_value_in_real_argparse():
+    args = _parser("train").parse_args(
+        ["--tag", "a", "--tag", "b", "-v", "-v", "--layers", "1", "2", "--layers", "3", "--seed", "1", "--seed", "01"]
+    )
+    assert args.tag == ["a", "b"] and args.verbose == 2 and args.layers == [1, 2, 3] and args.seed == 1
+
+
+def test_hf_bools_are_one_value_for_transformers():
+    from transformers.hf_argparser import string_to_bool
+
+    from packlint.conditions.functions.codebase import _HF_BOOL
+
+    for word, value in _HF_BOOL.items():
+        assert string_to_bool(word) is value and string_to_bool(word.upper()) is value
+
+
+def test_a_value_after_an_empty_expansion_is_only_a_guess(capsys):
+    # `--seed $1 2e-5` with the caller's `$1 = 7`: argparse rejects the extra word, not '2e-5' as an int
+    with pytest.raises(SystemExit):
+        _parser("train").parse_args(["--seed", "7", "2e-5"])
+    assert "unrecognized arguments: 2e-5" in capsys.readouterr().err
+
+
+def test_parse_known_args_keeps_unknown_words():
+    args, rest = _parser("known_train").parse_known_args(["--model-config", "x.yaml", "--seed", "3"])
+    assert args.seed == 3 and rest == ["--model-config", "x.yaml"]
+
+
+@pytest.mark.parametrize(
+    "program, root, evidence",
+    [
+        ("/workspace/MindSpeed-LLM/pretrain_gpt.py", None, "its path names MindSpeed-LLM"),
+        ("/opt/Pai-Megatron-Patch/examples/pretrain_gpt.py", None, "its path names Pai-Megatron-Patch"),
+        ("/workspace/Megatron-LM/pretrain_gpt.py", None, None),
+        ("pretrain_gpt.py", "ascend_llm", "the script's checkout ascend_llm holds mindspeed_llm/"),
+        ("pretrain_gpt.py", "Megatron-LM", None),
+        ("pretrain_gpt.py", "my_experiments", None),
+    ],
+)
+def test_fork_evidence(tmp_path, program, root, evidence):
+    script = tmp_path / "s.sh"
+    if root is not None:
+        base = tmp_path / root
+        (base / "examples").mkdir(parents=True)
+        (base / "setup.cfg").write_text("")
+        if root == "ascend_llm":
+            (base / "mindspeed_llm").mkdir()
+        script = base / "examples" / "s.sh"
+    else:
+        (tmp_path / "setup.cfg").write_text("")
+    assert fork_evidence(program, str(script)) == evidence
+
+
+def _check_json(capsys, *argv) -> list[dict]:
+    capsys.readouterr()
+    main(["check", "--isolated", "--format", "json", *argv])
+    return json.loads(capsys.readouterr().out)["findings"]
+
+
+@pytest.mark.parametrize("root, codes", [("ascend_llm", ["PK206"]), ("Megatron-LM", ["PK201"])])
+def test_no_code_base_fork_is_undecided(tmp_path, monkeypatch, capsys, root, codes):
+    """With --no-code-base a fork's checkout gets one info, not an unknown-flag error per fork flag; an
+    upstream checkout is still checked against the snapshots."""
+    monkeypatch.setenv("PACKLINT_CACHE_DIR", str(tmp_path / "cache"))
+    base = tmp_path / root
+    (base / "examples").mkdir(parents=True)
+    (base / "setup.cfg").write_text("")
+    (base / "mindspeed_llm").mkdir()
+    if root == "Megatron-LM":
+        (base / "mindspeed_llm").rmdir()
+    script = base / "examples" / "pretrain.sh"
+    script.write_text(
+        "#!/bin/bash\ntorchrun --nproc_per_node 8 pretrain_gpt.py --micro-batch-size 1 --use-fused-rmsnorm\n"
+        "torchrun --nproc_per_node 8 pretrain_gpt.py --micro-batch-size 1 --use-fused-swiglu\n"
+    )
+    found = _check_json(capsys, "--no-code-base", str(script))
+    assert sorted({f["code"] for f in found}) == codes
+    if root == "ascend_llm":
+        assert len(found) == 1  # once per script
