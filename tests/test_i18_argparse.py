@@ -114,3 +114,35 @@ def test_no_code_base_fork_is_undecided(tmp_path, monkeypatch, capsys, root, cod
     assert sorted({f["code"] for f in found}) == codes
     if root == "ascend_llm":
         assert len(found) == 1  # once per script
+
+
+@pytest.mark.skipif(__import__("shutil").which("git") is None, reason="needs git")
+def test_dead_env_var_from_history_runs_nothing_of_the_repository(tmp_path, monkeypatch, capsys):
+    """PK203 (b): a variable the code base used to read (git history) is a warning; the repository's
+    own textconv / external diff / hooks are never run on the way (a marker file would appear)."""
+    import subprocess
+
+    monkeypatch.setenv("PACKLINT_CACHE_DIR", str(tmp_path / "cache"))
+    repo = tmp_path / "trainer"
+    repo.mkdir()
+    marker = tmp_path / "ran"
+
+    def git(*args):
+        subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", *args], cwd=repo, check=True,
+                       capture_output=True)
+
+    git("init", "-q", ".")
+    (repo / "train.py").write_text('import os\nFLAG = os.environ.get("OLD_SWITCH")\n')
+    git("add", ".")
+    git("commit", "-qm", "one")
+    (repo / "train.py").write_text('import os\nFLAG = os.environ.get("NEW_KNOB")\n')
+    git("commit", "-qam", "two")
+    for key, cmd in (("diff.evil.textconv", f"touch {marker}; cat"), ("diff.external", f"touch {marker}"),
+                     ("core.pager", f"touch {marker}; cat"), ("core.fsmonitor", f"touch {marker}")):
+        git("config", key, cmd)
+    (repo / ".gitattributes").write_text("*.py diff=evil\n")
+    (repo / "run.sh").write_text("#!/bin/bash\nexport OLD_SWITCH=1\nexport NEVER_READ_X=1\ntorchrun train.py\n")
+    found = _check_json(capsys, str(repo / "run.sh"))
+    assert [(f["code"], f["line"]) for f in found] == [("PK203", 2), ("PK205", 4)]
+    assert "history last mentions it" in found[0]["message"]
+    assert not marker.exists()

@@ -653,6 +653,107 @@ def _close_read(ctx, name: str) -> str | None:
     return close[0] if len(close) == 1 else None
 
 
+# PK203 (b): the code base used to read a variable (git history at hand). `git log -G` over the code
+# files, with everything that could run repository-configured programs turned off (no pager, no
+# textconv, no external diff, no fsmonitor, no hooks; git log runs no hooks anyway), bounded in time
+# per call and per process. A failure or a timeout is "unknown": no finding.
+_HISTORY_MEMO: dict[tuple[str, str], str | None] = {}
+_HISTORY_BUDGET = [15.0]
+_HISTORY_CALL_S = 5.0
+
+
+def _git_top(path: str) -> str | None:
+    import os
+
+    d = os.path.abspath(path)
+    for _ in range(12):
+        if os.path.exists(os.path.join(d, ".git")):
+            return d
+        parent = os.path.dirname(d)
+        if parent == d:
+            return None
+        d = parent
+    return None
+
+
+def _read_before(ctx, name: str) -> str | None:
+    """'abc1234 (2025-03-02)': the newest commit whose diff of a Python file adds or removes the quoted
+    name, when the code base is a git checkout and the code does not read the name now; None when
+    not (or when git is missing, refuses the repository, or runs out of time)."""
+    facts = _code(ctx)
+    if facts is None or not facts.known:
+        return None
+    import os
+
+    root = facts.resolution.root or (os.path.dirname(facts.resolution.file) if facts.resolution.file else None)
+    top = _git_top(root) if root else None
+    if top is None or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
+        return None
+    key = (top, name)
+    if key in _HISTORY_MEMO:
+        return _HISTORY_MEMO[key]
+    if _HISTORY_BUDGET[0] <= 0:
+        return None
+    import shutil
+    import subprocess
+    import time
+
+    git = shutil.which("git")
+    if git is None:
+        _HISTORY_MEMO[key] = None
+        return None
+    cmd = [
+        git,
+        "--no-pager",
+        "-c",
+        "core.fsmonitor=false",
+        "-c",
+        "core.hooksPath=/dev/null",
+        "-c",
+        "diff.external=",
+        "-C",
+        top,
+        "log",
+        "--no-textconv",
+        "--no-ext-diff",
+        "--no-color",
+        "--format=%h (%cs)",
+        "-n",
+        "1",
+        "-G",
+        f"[\"']{name}[\"']",
+        "--",
+        "*.py",
+    ]
+    env = dict(os.environ, GIT_CONFIG_NOSYSTEM="1", GIT_TERMINAL_PROMPT="0", GIT_OPTIONAL_LOCKS="0", LC_ALL="C")
+    t0 = time.monotonic()
+    try:
+        proc = subprocess.run(
+            cmd,
+            capture_output=True,
+            timeout=min(_HISTORY_CALL_S, _HISTORY_BUDGET[0]),
+            env=env,
+            stdin=subprocess.DEVNULL,
+        )
+        out = proc.stdout.decode("utf-8", "replace").strip() if proc.returncode == 0 else ""
+    except (OSError, subprocess.SubprocessError):
+        out = ""
+    _HISTORY_BUDGET[0] -= time.monotonic() - t0
+    _HISTORY_MEMO[key] = out.splitlines()[0] if out else None
+    return _HISTORY_MEMO[key]
+
+
+def _f_code_read_before(ctx, node, a):
+    """The commit that last added or removed a quoted mention of the variable in the code base's
+    Python files (git history), when the code no longer mentions it; absent otherwise."""
+    if _is_unk(a[0]):
+        return a[0]
+    if _reads(ctx, a[0]) is not False:
+        return Unk(f"the code reads {a[0]}", "absent")
+    hit = _read_before(ctx, a[0])
+    return hit if hit is not None else Unk(f"no older revision of the code mentions {a[0]}", "absent")
+
+
 def _f_env_close_read(ctx, node, a):
     """The variable the launched code reads that `name` is most likely a misspelling of; absent when
     no single name read by the code is close."""
@@ -680,6 +781,8 @@ def _unread_exports(ctx, static) -> list[str]:
                 continue
             if _reads(ctx, name) is not False or _close_read(ctx, name) is not None:
                 continue
+            if _read_before(ctx, name) is not None:
+                continue  # PK203: the code base used to read it
             out.append(name)
     ctx.memo["unread_exports"] = out
     return out
@@ -844,6 +947,14 @@ CODEBASE_FUNCTIONS: dict[str, Function] = {
         _f_flags_unchecked,
         "why a Megatron-LM-style program's flags were not checked (a fork without its code, a parser not "
         "resolved); absent when they were or the program is not one",
+    ),
+    "code_read_before": Function(
+        (STR,),
+        (),
+        STR,
+        _f_code_read_before,
+        "the commit (git history of the code base) that last added or removed a quoted mention of the "
+        "variable in a Python file, when the code no longer reads it; absent otherwise",
     ),
     "env_close_read": Function(
         (STR,),
