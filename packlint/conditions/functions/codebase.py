@@ -658,8 +658,8 @@ def _close_read(ctx, name: str) -> str | None:
 # textconv, no external diff, no fsmonitor, no hooks; git log runs no hooks anyway), bounded in time
 # per call and per process. A failure or a timeout is "unknown": no finding.
 _HISTORY_MEMO: dict[tuple[str, str], str | None] = {}
-_HISTORY_BUDGET = [15.0]
-_HISTORY_CALL_S = 5.0
+_HISTORY_BUDGET = [8.0]
+_HISTORY_CALL_S = 3.0
 
 
 def _git_top(path: str) -> str | None:
