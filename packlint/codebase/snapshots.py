@@ -230,11 +230,17 @@ _ROOT_MARKERS = (".git", ".hg", ".svn", "pyproject.toml", "setup.py", "setup.cfg
 _FORK_MEMO: dict[tuple, str | None] = {}
 
 
-def _fork_name(part: str) -> bool:
+def _upstream_name(part: str) -> bool:
+    """A directory name that says Megatron-LM itself (`Megatron-LM`, `megatron`, `NVIDIA-Megatron-LM`,
+    `Megatron-LM-core_r0.12.0`), and no known fork."""
     low = part.lower()
-    if low in _UPSTREAM_NAMES:
+    return low in _UPSTREAM_NAMES or (re.search(r"megatron[-_]?lm", low) is not None and not _FORK_NAME.search(part))
+
+
+def _fork_name(part: str) -> bool:
+    if _upstream_name(part):
         return False
-    return bool(_FORK_NAME.search(part)) or ("megatron" in low and not low.startswith(("megatron-lm", "megatron_lm")))
+    return bool(_FORK_NAME.search(part)) or "megatron" in part.lower()
 
 
 def _checkout_root(path: str) -> str | None:
@@ -273,7 +279,7 @@ def _fork_evidence(program: str, script: str | None) -> str | None:
 
     dirs = [p for p in program.replace("\\", "/").split("/")[:-1] if p not in ("", ".", "..")]
     for part in reversed(dirs):
-        if part.lower() in _UPSTREAM_NAMES or part.lower().startswith(("megatron-lm", "megatron_lm")):
+        if _upstream_name(part):
             return None  # the program path names upstream Megatron-LM
         if _fork_name(part):
             return f"its path names {part}"
@@ -283,7 +289,7 @@ def _fork_evidence(program: str, script: str | None) -> str | None:
     if root is None:
         return None
     name = os.path.basename(root)
-    if name.lower() in _UPSTREAM_NAMES or name.lower().startswith(("megatron-lm", "megatron_lm")):
+    if _upstream_name(name):
         return None
     if _fork_name(name):
         return f"the script's checkout is {name}"
