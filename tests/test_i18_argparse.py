@@ -146,3 +146,16 @@ def test_dead_env_var_from_history_runs_nothing_of_the_repository(tmp_path, monk
     assert [(f["code"], f["line"]) for f in found] == [("PK203", 2), ("PK205", 4)]
     assert "history last mentions it" in found[0]["message"]
     assert not marker.exists()
+
+
+def test_a_program_outside_the_checkout_is_not_judged_by_the_checkout(tmp_path):
+    """Pai-Megatron-Patch's `torchrun $MEGATRON_PATH/pretrain_gpt.py` (MEGATRON_PATH=$2, given by the
+    caller): the program is not the checkout's own code, so the checkout's name is no evidence of a fork
+    (the snapshots apply, and the removed --DDP-impl of its gpt3 example is found)."""
+    base = tmp_path / "Pai-Megatron-Patch"
+    (base / "examples" / "gpt3").mkdir(parents=True)
+    (base / "setup.cfg").write_text("")
+    script = base / "examples" / "gpt3" / "run.sh"
+    assert fork_evidence("/pretrain_gpt.py", str(script)) is None
+    assert fork_evidence("pretrain_gpt.py", str(script)) == "the script's checkout is Pai-Megatron-Patch"
+    assert fork_evidence(f"{base}/pretrain_gpt.py", str(script)) == "its path names Pai-Megatron-Patch"

@@ -264,9 +264,9 @@ def _checkout_root(path: str) -> str | None:
 
 def fork_evidence(program: str | None, script: str | None) -> str | None:
     """Why the launch's Megatron-style program is taken for a fork (one phrase), or None when nothing
-    says so. Read from names only (no code is read): the program's path as written, the script's
-    checkout (its directory name, a `*_patch` / `mindspeed*` package beside it) and the script's path
-    inside it."""
+    says so. Read from names only (no code is read): the program's path as written, and, when the
+    program is relative or inside the script's checkout, that checkout (its directory name, a
+    `*_patch` / `mindspeed*` package at its root) and the script's path inside it."""
     key = (program, script)
     if key in _FORK_MEMO:
         return _FORK_MEMO[key]
@@ -287,6 +287,10 @@ def _fork_evidence(program: str, script: str | None) -> str | None:
         return None
     root = _checkout_root(script)
     if root is None:
+        return None
+    if program.startswith("/") and not program.startswith(root.rstrip("/") + "/"):
+        # the program lives outside the script's checkout (`$MEGATRON_PATH/pretrain_gpt.py`, a path the
+        # caller gives): the checkout's names say nothing about it
         return None
     name = os.path.basename(root)
     if _upstream_name(name):
