@@ -11,6 +11,7 @@ from packlint.conditions.functions.core import (
     _f_flag_distinct_in_script,
     _is_unk,
     _occurrences,
+    _unread_source,
     python_int,
 )
 from packlint.conditions.tree import BOOL, INT, STR, Function, Unk
@@ -371,7 +372,7 @@ def _type_problem(spec, word: str) -> str | None:
     return None
 
 
-def _flag_problem(spec, occ: dict, name: str) -> Any:
+def _flag_problem(spec, occ: dict, name: str, files: tuple = ()) -> Any:
     words = _value_words(occ)
     if "unknown" in occ:
         return None
@@ -386,7 +387,7 @@ def _flag_problem(spec, occ: dict, name: str) -> Any:
             f"argument and exits with 'unrecognized arguments'"
         )
     nargs = spec.nargs
-    if words is None and _followed_by_expansion(occ, name):
+    if words is None and _followed_by_expansion(occ, name, files):
         # `--flag $X` with X empty here (often a positional parameter the caller gives): bash drops the
         # word, but packlint cannot tell an intended caller value from a missing one
         return Unk(f"the value after {name} is an expansion that is empty here", "unknown")
@@ -486,21 +487,30 @@ def _value_after_empty_expansion(occ: dict, flag: str) -> Any:
     )
 
 
-def _followed_by_expansion(occ: dict, flag: str) -> bool:
-    """The script writes the flag followed by an unquoted `$...` word (`--load $CKPT`, also inside a
-    string of flags), so a missing value may be an empty expansion the caller is meant to fill."""
-    path = occ.get("file")
-    if not path:
-        return False
-    if path not in _LINES_MEMO:
-        try:
-            with open(path, encoding="utf-8", errors="replace") as fh:
-                _LINES_MEMO[path] = [fh.read()]
-        except OSError:
-            _LINES_MEMO[path] = [""]
-    text = _LINES_MEMO[path][0]
+def _followed_by_expansion(occ: dict, flag: str, files: tuple = ()) -> bool:
+    """The script (or a file it sources that sets the launch's variables) writes the flag followed by
+    an unquoted `$...` word (`--load $CKPT`, also inside a string of flags built in a sourced file and
+    run with `eval`), so a missing value may be an empty expansion the caller is meant to fill."""
+    paths = [occ.get("file"), *files]
     pattern = r"(?<![\w-])" + re.escape(flag) + r"(?:[ \t]|\\\n)+\$(?!\()"
-    return re.search(pattern, text) is not None
+    return any(re.search(pattern, _script_text(path)) is not None for path in dict.fromkeys(p for p in paths if p))
+
+
+def _launch_files(ctx) -> tuple:
+    """The files that wrote this launch: the script, and every file that assigned one of its variables
+    or wrote one of its flags (sourced files among them)."""
+    memo = ctx.memo.get("launch_files")
+    if memo is None:
+        seen: dict[str, None] = {}
+        for f in (ctx.model.get("script"), ctx.launch.get("file")):
+            if isinstance(f, str):
+                seen[f] = None
+        for key in ("env", "unexported"):
+            for entry in ctx.variant.get(key, {}).values():
+                if isinstance(entry, dict) and isinstance(entry.get("file"), str):
+                    seen[entry["file"]] = None
+        memo = ctx.memo["launch_files"] = tuple(seen)
+    return memo
 
 
 def _f_flag_problem(ctx, node, a):
@@ -516,7 +526,11 @@ def _f_flag_problem(ctx, node, a):
         if k < len(after_unknown) and after_unknown[k] is not None:
             unk = Unk(after_unknown[k], "unknown")
             continue
-        p = _flag_problem(spec, occ, a[0])
+        if _value_words(occ) is None and spec.takes_value and _unread_source(ctx) is not None:
+            # a file the script sources could not be read: the value may be set there
+            unk = Unk(f"the value of {a[0]} may come from {_unread_source(ctx)}", "unknown")
+            continue
+        p = _flag_problem(spec, occ, a[0], _launch_files(ctx))
         if isinstance(p, str):
             return p
         if isinstance(p, Unk):
