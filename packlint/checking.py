@@ -309,7 +309,7 @@ def _plan_jobs(files: list[str], options: CheckOptions, resolver: Resolver, tabl
 
     config_errors: set[str] = set()
     rule_cache: dict[tuple, tuple[list, list]] = {}
-    root_memo: dict[str, str | None] = {}  # directory -> repository root, shared by this run's files
+    root_memo: dict[str, tuple[str | None, str]] = {}  # directory -> checkout root, shared by this run's files
     file_memo: dict[str, bool] = {}  # path -> is a file (program look-ups), shared likewise
     jobs: list[_Job] = []
     for path in files:
