@@ -29,6 +29,7 @@ NOT_COMPLETING = {
     # after it with the guarded variable unknown (interpret/guards.py)
     "guard_exit": "exits at `[ -z \"$BASE_FOLDER\" ] && ... exit 1` when the caller sets nothing",
     "guard_param_abort": "aborts at `${CHECKPOINT_DIR:?...}` when the caller sets nothing",
+    "guard_arg_count": "exits at `[ \"$#\" -lt 3 ]` when the caller gives no arguments",
 }
 
 

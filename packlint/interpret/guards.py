@@ -93,11 +93,31 @@ def _operator(node: Node) -> str:
     return kids[1].type if len(kids) >= 3 else ""
 
 
+_ARG_COUNT = re.compile(r'^"?\$(?:#|\{#\})"?$')
+
+
+def _arg_count_guard(expr: Node) -> str | None:
+    """`[ "$#" -lt 3 ]`, `[ $# -ne 2 ]`, `[ $# -eq 0 ]`: the script needs N arguments -> "#N"."""
+    left, right = expr.child_by_field_name("left"), expr.child_by_field_name("right")
+    op = expr.child_by_field_name("operator")
+    if left is None or right is None or op is None or not _ARG_COUNT.match(text_of(left)):
+        return None
+    number = text_of(right).strip('"')
+    if not number.isdigit():
+        return None
+    n = int(number)
+    need = {"-lt": n, "-ne": n, "-le": n + 1, "-eq": 1 if n == 0 else 0}.get(text_of(op), 0)
+    return f"#{need}" if 0 < need <= 16 else None
+
+
 def _tested(test: Node, want: str) -> str | None:
-    """The variable `[ -z "$X" ]` (want `-z`) or `[ -n "$X" ]` (want `-n`) tests, or None."""
+    """The variable `[ -z "$X" ]` (want `-z`) or `[ -n "$X" ]` (want `-n`) tests, or None; for `-z`,
+    also an argument count too small (`[ $# -lt 3 ]`, as "#3")."""
     if test.type != "test_command":
         return None
     inner = test.named_children
+    if len(inner) == 1 and inner[0].type == "binary_expression" and want == "-z":
+        return _arg_count_guard(inner[0])
     if len(inner) != 1 or inner[0].type != "unary_expression":
         return None
     expr = inner[0]
@@ -150,6 +170,20 @@ def _if_guard(node: Node, exits: Callable[[Node], bool], out: dict[int, str]) ->
 
 def assume_caller_set(interp: Interpreter, name: str, world: World, span: Span, text: str) -> None:
     """The guarded variable is set by the caller (value unknown) when nothing has set it on this path."""
+    if name.startswith("#"):  # `[ $# -lt 3 ] && exit 1`: the caller gives (at least) 3 arguments
+        need = int(name[1:])
+        if interp.args or len(world.positional) >= need:
+            return
+        why = f"given by the caller (the script exits at line {span.line} with fewer than {need} arguments)"
+        world.positional = list(world.positional) + [Unknown(why, span)] * (need - len(world.positional))
+        interp.diag(
+            "info",
+            "input-guard",
+            f"`{text}` stops the script with fewer than {need} arguments: the launch is analysed with "
+            f"{need} arguments from the caller, their values unknown",
+            span,
+        )
+        return
     why = f"${name} is given by the caller (the script exits at line {span.line} when it is empty)"
     if name.isdigit():
         n = int(name)
