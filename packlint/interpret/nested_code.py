@@ -79,6 +79,12 @@ def run_submitted(
                         name, _, text = value.text.partition("=")
                         at = value.span
                         child.vars[name] = Variable(Known(text, at), None, True, at, at, "prefix")
+                    secret = opt.args[0] if opt.name == "--env-secret" and opt.args else None
+                    if isinstance(secret, Known) and "=" in secret.text:  # its value: the secret's, unknown
+                        name = secret.text.partition("=")[0]
+                        at = secret.span
+                        why = f"${name} is the Beaker secret {secret.text.partition('=')[2]}"
+                        child.vars[name] = Variable(Unknown(why, at), None, True, at, at, "prefix")
                 commands.run_command(interp, list(fields[k:]), {}, child, ps, span, node)
             return [world]
         string = L.command_string(fields)
