@@ -124,7 +124,10 @@ def main(argv: list[str] | None = None) -> int:
         packlint = [sys.executable, "-m", "packlint"]
         results: dict[str, dict[str, tuple[float, float, list]]] = {}
         for name, dest in layouts.items():
-            env = dict(os.environ, PYTHONPATH=args.packlint_path, PACKLINT_CACHE_DIR=str(tmp / f"cache-{name}"))
+            # as after `pip install`: Python may write .pyc files (PYTHONDONTWRITEBYTECODE=1 would make
+            # every process compile packlint from source, as benchmarks/run.py notes)
+            env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+            env.update(PYTHONPATH=args.packlint_path, PACKLINT_CACHE_DIR=str(tmp / f"cache-{name}"))
             if not args.cold:
                 for s in scripts:
                     check(packlint, dest / s, dest, env)
