@@ -56,7 +56,7 @@ def reader_digest() -> str:
     return _CODE_DIGEST[0]
 
 
-MAX_FILES = 20000
+MAX_FILES = 20000  # files of one program's import walk; past it the facts say so (a skipped entry)
 
 
 class ModuleIndex:
@@ -162,7 +162,17 @@ class Closure:
     def walk(self, start: str) -> None:
         queue = [os.path.abspath(start)]
         seen = set(queue)
-        while queue and len(self.order) < MAX_FILES:
+        while queue:
+            if len(self.order) >= MAX_FILES:
+                # bounded in files, not in time: the facts must not depend on how loaded the machine is
+                self.skipped.append(
+                    SkippedFile(
+                        queue[0],
+                        f"the import walk stopped after {MAX_FILES} files ({len(queue)} more not read): "
+                        "their flags and env reads are not known",
+                    )
+                )
+                break
             path = queue.pop(0)
             facts = self.file_facts(path)
             if facts is None:
