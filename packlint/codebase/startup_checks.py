@@ -865,7 +865,7 @@ class Evaluator:
         """Run steps; `certain`: every step here surely runs (no undecided branch or early return above)."""
         data = self.startup
         for s in steps:
-            if state["stopped"]:
+            if state["stopped"] or state.get("returned"):
                 return
             kind = s[0]
             if kind == "var":
@@ -882,6 +882,7 @@ class Evaluator:
                 self.exec(data.get("body", []), state, certain and not state.get("maybe_returned"), vparam, guards)
                 self.locals = saved_locals
                 state["maybe_returned"] = False
+                state["returned"] = False
                 continue
             if kind == "assert":
                 self.check(s, self.ev(_parse_expr(s[3]), cur), certain and not state.get("maybe_returned"), cur, guards)
@@ -918,6 +919,7 @@ class Evaluator:
                     self.locals[name] = unknown(f"{name} at {_short(s[1])}:{s[2]}")
             elif kind == "return":
                 if certain and not state.get("maybe_returned"):
+                    state["returned"] = True
                     return
                 state["maybe_returned"] = True
             elif kind == "if":
