@@ -477,14 +477,14 @@ def extract_startup(program_file: str, index: Any, files: list[str]) -> dict | N
         if caller:
             break
     if caller is None:
-        return None
+        return _patches_only(reader, files)
     cmod, cfn, vidx, vcall = caller
     vname = _dotted(vcall.func) or "validate_args"
     vdef = reader.resolve(cmod, vname.split(".")[-1]) if "." not in vname else None
     if vdef is None and "." in vname:
         vdef = _resolve_attr_call(reader, cmod, vname)
     if vdef is None:
-        return None
+        return _patches_only(reader, files)
     vmod, vfn = vdef
     args_var = vcall.args[0].id  # type: ignore[attr-defined]
     vparam = _first_param(vfn)
@@ -507,7 +507,12 @@ def extract_startup(program_file: str, index: Any, files: list[str]) -> dict | N
     return {
         "version": STARTUP_VERSION,
         "validate": {"name": vfn.name, "file": vmod.path, "line": vfn.lineno, "param": vparam},
-        "caller": {"name": cfn.name, "file": cmod.path, "line": cfn.lineno},
+        "caller": {
+            "name": cfn.name,
+            "file": cmod.path,
+            "line": cfn.lineno,
+            "params": [a.arg for a in cfn.args.posonlyargs + cfn.args.args + cfn.args.kwonlyargs],
+        },
         "prelude": steps,
         "body": body,
         "defaults_param": defaults_param,
@@ -515,6 +520,15 @@ def extract_startup(program_file: str, index: Any, files: list[str]) -> dict | N
         "program_defaults": _program_defaults(reader, program_file),
         "patches": patches,
     }
+
+
+def _patches_only(reader: _Reader, files: list[str]) -> dict | None:
+    """The validation is not in the tree (Megatron installed beside a fork that patches it, as
+    MindSpeed-LLM does): the patches alone, so that the checks they may change are undecided."""
+    patches = find_patches(reader, files, None)
+    if not patches:
+        return None
+    return {"version": STARTUP_VERSION, "validate": None, "caller": None, "prelude": [], "body": [], "patches": patches}
 
 
 def _main_blocks(mod: _Module) -> list[ast.FunctionDef]:
@@ -858,6 +872,12 @@ class Evaluator:
         params_defaults = data.get("program_defaults")
         self._defaults_value = params_defaults if isinstance(params_defaults, dict) else unknown("args_defaults")
         state = {"certain": True, "var": "args", "stopped": False}
+        # the caller's parameters: the defaults dict is what the program passes (pretrain(...,
+        # args_defaults={...}) reaches parse_and_validate_args / initialize_megatron unchanged)
+        for name in (data.get("caller") or {}).get("params") or []:
+            self.locals[name] = (
+                self._defaults_value if name in ("args_defaults", "defaults") else unknown(f"the parameter {name}")
+            )
         self.exec(data.get("prelude", []), state, True)
         return self.results
 

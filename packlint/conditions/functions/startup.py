@@ -324,6 +324,8 @@ def _f_code_checks(ctx, node, a):
         return False
     if view["skipped"] is not None:
         return True  # no schema / Hydra: the rule's own modelling decides
+    if any(m.startswith("set:") for m in matching):
+        return True  # an assignment the rule stands for (PK310): the evaluator does not report those
     results = {check_id(r): r for r in view["results"]}
     undecided = None
     for ident in matching:
@@ -353,6 +355,9 @@ def _matching_checks(data: dict, pat: re.Pattern) -> list[str]:
             elif k == "raise":
                 if pat.search(s[3] or ""):
                     out.append(f"{s[1]}:{s[2]}")
+            elif k == "set":
+                if pat.search(f"args.{s[3]} = {s[4]}"):
+                    out.append(f"set:{s[1]}:{s[2]}")
             elif k == "if":
                 # a raise's condition is its guard: match on it too
                 for sub in s[4]:
@@ -385,7 +390,9 @@ def _f_validation(ctx, node, a):
         return Unk("no validation read", "absent")
     from packlint.codebase.startup_checks import _short
 
-    v = view["startup"]["validate"]
+    v = view["startup"].get("validate")
+    if not v:
+        return "validate_args (not in the code base)"
     return f"{v['name']} ({_short(v['file'])}:{v['line']})"
 
 
@@ -403,6 +410,48 @@ def _f_may_be_given(ctx, node, a):
     return False
 
 
+_HETERO_SCRIPT = re.compile(r"^\s*#SBATCH\s+(hetjob|packjob)\b|--(het|pack)-group\b|\bhetjob\b", re.M)
+_NODE_IDENTITY = re.compile(
+    r"\b(NODE_RANK|NODE_ID|NODEID|SLURM_NODEID|SLURM_PROCID|PMI_RANK|OMPI_COMM_WORLD_RANK|RANK|HOSTNAME|"
+    r"hostname|node_rank|MASTER_ADDR|POD_NAME|INDEX)\b"
+)
+_HETERO_MEMO: dict[str, bool] = {}
+
+
+def _f_heterogeneous_job(ctx, node, a):
+    """Undecided when the job's nodes may run different process counts (PK301: heterogeneous jobs are
+    not errors): a Slurm heterogeneous job (`#SBATCH hetjob`, `--het-group`), or processes per node /
+    nodes that differ between branches decided by which node runs the script (`NODE_RANK`, the host
+    name: a cloud/edge split). False otherwise."""
+    files = [ctx.model.get("script")] + [f for f in ctx.model.get("files", []) if isinstance(f, str)]
+    for f in files:
+        if not f:
+            continue
+        if f not in _HETERO_MEMO:
+            try:
+                with open(f, encoding="utf-8", errors="replace") as fh:
+                    _HETERO_MEMO[f] = _HETERO_SCRIPT.search(fh.read()) is not None
+            except OSError:
+                _HETERO_MEMO[f] = False
+        if _HETERO_MEMO[f]:
+            return Unk("a Slurm heterogeneous job: the world is the sum of its components", "unknown")
+    variants = ctx.launch.get("variants") or []
+    if len(variants) > 1:
+        counts = set()
+        for v in variants:
+            par = v.get("parallel") or {}
+            counts.add(tuple((par.get(k) or {}).get("value") for k in ("nodes", "procs_per_node")))
+        whens = " ".join(str(w) for v in variants for w in (v.get("when") or []))
+        if len(counts) > 1 and _NODE_IDENTITY.search(whens):
+            return Unk("the process count depends on which node runs the script (heterogeneous nodes)", "unknown")
+    par = ctx.variant.get("parallel") or ctx.launch.get("parallel") or {}
+    if "values" in (par.get("procs_per_node") or {}) or "values" in (par.get("nodes") or {}):
+        whens = " ".join(str(w) for w in (ctx.launch.get("when") or []))
+        if _NODE_IDENTITY.search(whens):
+            return Unk("the process count depends on which node runs the script (heterogeneous nodes)", "unknown")
+    return False
+
+
 def _compile_setting(args: list, scope: Any) -> Any:
     from packlint.conditions.functions.derived import _compile_setting as compile_setting
 
@@ -410,6 +459,14 @@ def _compile_setting(args: list, scope: Any) -> Any:
 
 
 STARTUP_FUNCTIONS: dict[str, Function] = {
+    "heterogeneous_job": Function(
+        (),
+        (),
+        BOOL,
+        _f_heterogeneous_job,
+        "undecided when the job's nodes may run different process counts (Slurm hetjob / --het-group, "
+        "per-node counts chosen by node rank or host name); false otherwise",
+    ),
     "may_be_given": Function(
         (STR,),
         (),
