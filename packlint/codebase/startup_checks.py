@@ -282,7 +282,9 @@ class _Reader:
                     lhs = _loop_targets(st)
                     if lhs:
                         out.append(["lhavoc", f, line, lhs])
-                    out.append(["opaque", f, line, sub])
+                    # a for loop keeps what it iterates over: over a known empty collection it never runs
+                    it = _src(st.iter) if isinstance(st, (ast.For, ast.AsyncFor)) else None
+                    out.append(["opaque", f, line, sub, it])
             elif isinstance(st, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
                 out.extend(self._assign_steps(mod, st, var))
             elif isinstance(st, ast.Delete):
@@ -401,7 +403,7 @@ def _first_param(fn: ast.FunctionDef) -> str | None:
     return params[0].arg if params else None
 
 
-_PATCH_TARGET = re.compile(r"(^|\.)(validate_args|parse_args)$|(^|\.)arguments\.(_add_\w+|add_\w+_args|\w+_args)$")
+_PATCH_TARGET = re.compile(r"(^|\.)(validate_args|parse_args)$|(^|\.)arguments\.(_add_\w+_args|add_\w+_args)$")
 
 
 def find_patches(reader: _Reader, files: list[str], validate_file: str | None) -> list[dict]:
@@ -512,7 +514,10 @@ def extract_startup(program_file: str, index: Any, files: list[str]) -> dict | N
             "file": cmod.path,
             "line": cfn.lineno,
             "params": [a.arg for a in cfn.args.posonlyargs + cfn.args.args + cfn.args.kwonlyargs],
+            "param_defaults": _param_defaults(cfn),
+            "param_passed": _param_passed(reader, files, cfn),
         },
+        "program_kwargs": _program_kwargs(reader, program_file),
         "prelude": steps,
         "body": body,
         "defaults_param": defaults_param,
@@ -604,6 +609,93 @@ def _after_parse(reader: _Reader, mod: _Module, fn: ast.FunctionDef) -> list:
             rest = [s for s in fn.body[i + 1 :] if not isinstance(s, ast.Return)]
             return [["var", var]] + reader.steps(mod, rest, var, inline=None)
     return [["havoc", mod.path, fn.lineno, "*", f"{fn.name}() is not read as a parse step"]]
+
+
+def _literal(node: ast.AST | None) -> Any:
+    """A literal's value as JSON data, or {"unknown": True}."""
+    try:
+        value = ast.literal_eval(node) if node is not None else None
+    except (ValueError, TypeError, SyntaxError, RecursionError):
+        return {"unknown": True}
+    if isinstance(value, dict) and not all(isinstance(k, str) for k in value):
+        return {"unknown": True}
+    if isinstance(value, (set, frozenset, bytes, complex)):
+        return {"unknown": True}
+    return {"value": value}
+
+
+def _param_defaults(fn: ast.FunctionDef) -> dict:
+    """A function's parameters with literal defaults: name -> {"value": ...} / {"unknown": True}."""
+    out: dict = {}
+    pos = fn.args.posonlyargs + fn.args.args
+    for a, d in zip(pos[len(pos) - len(fn.args.defaults) :], fn.args.defaults, strict=False):
+        out[a.arg] = _literal(d)
+    for a, kd in zip(fn.args.kwonlyargs, fn.args.kw_defaults, strict=False):
+        if kd is not None:
+            out[a.arg] = _literal(kd)
+    return out
+
+
+def _param_passed(reader: _Reader, files: list[str], fn: ast.FunctionDef) -> dict:
+    """What the calls of `fn` anywhere in the closure pass for its parameters, other than the same
+    name passed through (`initialize_megatron(..., external_args=external_args)`): name -> literal
+    value, or {"unknown": True} (several values, something not literal, or a positional argument)."""
+    params = [a.arg for a in fn.args.posonlyargs + fn.args.args]
+    out: dict = {}
+
+    def note(name: str, node: ast.AST) -> None:
+        if isinstance(node, ast.Name) and node.id == name:
+            return  # passed through under its own name
+        v = _literal(node)
+        out[name] = v if name not in out or out[name] == v else {"unknown": True}
+
+    needle = fn.name.encode()
+    for path in files:
+        src = reader.index.source(path)
+        if src is None or needle not in src.data:
+            continue
+        mod = reader.module(path)
+        if mod is None:
+            continue
+        for node in ast.walk(mod.tree):
+            if not isinstance(node, ast.Call):
+                continue
+            name = _dotted(node.func)
+            if name is None or name.split(".")[-1] != fn.name:
+                continue
+            for i, a in enumerate(node.args):
+                if isinstance(a, ast.Starred):
+                    for p in params[i:]:
+                        out[p] = {"unknown": True}
+                    break
+                if i < len(params):
+                    note(params[i], a)
+            for kw in node.keywords:
+                if kw.arg is None:
+                    for p in params:
+                        out[p] = {"unknown": True}
+                elif kw.arg in params or kw.arg in [a.arg for a in fn.args.kwonlyargs]:
+                    note(kw.arg, kw.value)
+    return out
+
+
+def _program_kwargs(reader: _Reader, program_file: str) -> dict:
+    """Every keyword argument the program file passes in any call: name -> literal value (the same
+    name passed twice with different values, or a value that is not literal: unknown)."""
+    mod = reader.module(os.path.abspath(program_file))
+    out: dict = {}
+    if mod is None:
+        return out
+    for node in ast.walk(mod.tree):
+        if isinstance(node, ast.Call):
+            for kw in node.keywords:
+                if kw.arg is None:
+                    continue
+                v = _literal(kw.value)
+                if kw.arg in out and out[kw.arg] != v:
+                    v = {"unknown": True}
+                out[kw.arg] = v
+    return out
 
 
 def _defaults_arg(call: ast.Call) -> str | None:
@@ -874,10 +966,20 @@ class Evaluator:
         state = {"certain": True, "var": "args", "stopped": False}
         # the caller's parameters: the defaults dict is what the program passes (pretrain(...,
         # args_defaults={...}) reaches parse_and_validate_args / initialize_megatron unchanged)
-        for name in (data.get("caller") or {}).get("params") or []:
-            self.locals[name] = (
-                self._defaults_value if name in ("args_defaults", "defaults") else unknown(f"the parameter {name}")
-            )
+        caller = data.get("caller") or {}
+        pdefaults = caller.get("param_defaults") or {}
+        passed = data.get("program_kwargs") or {}
+        for name in caller.get("params") or []:
+            if name in ("args_defaults", "defaults"):
+                self.locals[name] = self._defaults_value
+                continue
+            # a parameter the program never names keeps its default on the way down (pretrain ->
+            # initialize_megatron pass their own parameters of the same names)
+            lit = passed.get(name, (caller.get("param_passed") or {}).get(name, pdefaults.get(name)))
+            if isinstance(lit, dict) and "value" in lit:
+                self.locals[name] = _freeze_json(lit["value"])
+            else:
+                self.locals[name] = unknown(f"the parameter {name} of {caller.get('name')}")
         self.exec(data.get("prelude", []), state, True)
         return self.results
 
@@ -953,6 +1055,10 @@ class Evaluator:
                 else:
                     self.exec(s[5], state, certain, var, g_else)
             elif kind == "opaque":
+                if len(s) > 4 and s[4]:
+                    it = self.ev(_parse_expr(s[4]), cur)
+                    if isinstance(it, (tuple, list, dict, str, frozenset)) and len(it) == 0:
+                        continue  # a loop over nothing
                 self.exec(s[3], state, False, var, guards + ("a loop or try block",))
 
     def check(self, s: list, value: Any, certain: bool, var: str, guards: tuple = ()) -> None:
@@ -1017,6 +1123,14 @@ class Evaluator:
                 if isinstance(v, (int, float, str, bool)) or v is None:
                     out[sub.id] = v
         return out
+
+
+def _freeze_json(v: Any) -> Any:
+    if isinstance(v, list):
+        return tuple(_freeze_json(x) for x in v)
+    if isinstance(v, dict):
+        return {k: _freeze_json(x) for k, x in v.items()}
+    return v
 
 
 def _compare(op: ast.cmpop, a: Any, b: Any) -> Any:
