@@ -1164,9 +1164,16 @@ def _compare(op: ast.cmpop, a: Any, b: Any) -> Any:
     return unknown("comparison")
 
 
+_SHORT_MEMO: dict[str, str] = {}
+
+
 def _short(path: str) -> str:
-    try:
-        rel = os.path.relpath(path)
-    except ValueError:
-        return path
-    return path if rel.startswith("../..") else rel
+    """A path as a reader finds it: relative to the working directory when under it (memoised)."""
+    hit = _SHORT_MEMO.get(path)
+    if hit is None:
+        try:
+            rel = os.path.relpath(path)
+        except ValueError:
+            rel = path
+        hit = _SHORT_MEMO[path] = path if rel.startswith("../..") else rel
+    return hit

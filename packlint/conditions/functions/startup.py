@@ -119,16 +119,26 @@ def launch_attrs(ctx, schema) -> dict[str, Any]:
     return attrs
 
 
+_LITERAL_MEMO: dict[str, Any] = {}
+_NOT_LITERAL = object()
+
+
 def _default(spec) -> Any:
     from packlint.codebase.startup_checks import unknown
 
     text = spec.default
     if text is None:
         return {"store_true": False, "store_false": True}.get(spec.action)
-    try:
-        return _freeze(ast.literal_eval(text))
-    except (ValueError, TypeError, SyntaxError, RecursionError, MemoryError):
+    value = _LITERAL_MEMO.get(text, _LITERAL_MEMO)
+    if value is _LITERAL_MEMO:
+        try:
+            value = _freeze(ast.literal_eval(text))
+        except (ValueError, TypeError, SyntaxError, RecursionError, MemoryError):
+            value = _NOT_LITERAL
+        _LITERAL_MEMO[text] = value
+    if value is _NOT_LITERAL:
         return unknown(f"the default of {spec.options[0]} is {text}, which packlint does not evaluate")
+    return value
 
 
 def _freeze(v: Any) -> Any:
@@ -282,13 +292,17 @@ def _guard_attrs(texts: list[str]) -> set[str]:
     return out
 
 
-def _upstream_dests() -> set[str] | None:
-    from packlint.codebase.snapshots import snapshot_for
+_UPSTREAM: list = []
 
-    snap = snapshot_for("pretrain_gpt.py", None)
-    if snap is None:
-        return None
-    return {s.dest for s in snap.schema.specs()}
+
+def _upstream_dests() -> set[str] | None:
+    """The destinations of upstream Megatron-LM's flags (the newest release snapshot), once per process."""
+    if not _UPSTREAM:
+        from packlint.codebase.snapshots import snapshot_for
+
+        snap = snapshot_for("pretrain_gpt.py", None)
+        _UPSTREAM.append(None if snap is None else {s.dest for s in snap.schema.specs()})
+    return _UPSTREAM[0]
 
 
 _PATTERN_MEMO: dict[str, re.Pattern] = {}
