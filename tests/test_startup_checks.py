@@ -225,3 +225,87 @@ def validate_args(args, defaults={}):
     assert [r["status"] for r in _evaluate(src, {"skip": False, "a": 2})] == ["fails"]
     assert [r["status"] for r in _evaluate(src, {"skip": True, "a": 2})] == []
 
+
+
+@pytest.mark.parametrize("patch", [
+    "import train\ntrain.validate_args = lambda args: args\n",
+    "import train\nsetattr(train, 'validate_args', print)\n",
+    "from patch_utils import pm\npm.register_patch('megatron.training.arguments.validate_args', print)\n",
+    "import sys\nsys.modules['megatron.training.arguments'] = object()\n",
+])
+def test_patch_forms_make_checks_undecided(tmp_path, patch):
+    """Each way forks change the validation at import time is found (PK331), and no check is judged."""
+    (tmp_path / "patch_utils.py").write_text("class pm:\n    @staticmethod\n    def register_patch(*a):\n        pass\n")
+    (tmp_path / "fork_patches.py").write_text(patch)
+    (tmp_path / "train.py").write_text(
+        "import argparse\nimport fork_patches  # noqa: F401\n\n\n"
+        "def validate_args(args):\n    assert args.micro_batch_size == 1, 'mbs must be 1'\n\n\n"
+        "if __name__ == '__main__':\n"
+        "    p = argparse.ArgumentParser()\n    p.add_argument('--micro-batch-size', type=int)\n"
+        "    args = p.parse_args()\n    validate_args(args)\n")
+    script = tmp_path / "run.sh"
+    script.write_text(f"#!/bin/bash\ntorchrun --nproc_per_node 8 {tmp_path}/train.py --micro-batch-size 2\n")
+    from packlint.api import inspect_script
+    from packlint.codebase import CodeOptions, CodeSession
+    from packlint.engine import check_model
+    from packlint.rule_table import load_table
+
+    rules = [r for r in load_table(use_cache=False).rules if r.code in ("PK330", "PK331")]
+    session = CodeSession(str(script), CodeOptions(code_bases=[str(tmp_path)], use_cache=False))
+    codes = [f.code for f in check_model(inspect_script(str(script)), rules, code=session.facts)]
+    assert codes == ["PK331"], codes
+    (tmp_path / "fork_patches.py").write_text("X = 1\n")  # no patch: the check is judged
+    session = CodeSession(str(script), CodeOptions(code_bases=[str(tmp_path)], use_cache=False))
+    codes = [f.code for f in check_model(inspect_script(str(script)), rules, code=session.facts)]
+    assert codes == ["PK330"], codes
+
+
+def test_decorated_or_rebound_validation_is_a_patch(tmp_path):
+    (tmp_path / "train.py").write_text(
+        "import argparse\nfrom wrappers import wrap\n\n\n"
+        "@wrap\ndef validate_args(args):\n    assert args.micro_batch_size == 1, 'mbs must be 1'\n\n\n"
+        "if __name__ == '__main__':\n"
+        "    p = argparse.ArgumentParser()\n    p.add_argument('--micro-batch-size', type=int)\n"
+        "    args = p.parse_args()\n    validate_args(args)\n")
+    (tmp_path / "wrappers.py").write_text("def wrap(f):\n    return f\n")
+    from packlint.codebase.options import CodeOptions
+    from packlint.codebase.reader import build_facts
+    from packlint.codebase.model import ProgramResolution
+
+    prog = str(tmp_path / "train.py")
+    res = ProgramResolution(prog, prog, "absolute", "", str(tmp_path), [str(tmp_path)], [])
+    facts, _ = build_facts(prog, [str(tmp_path)], [], CodeOptions(use_cache=False), res)
+    assert [p["what"] for p in facts.startup["patches"]] == ["decorates validate_args with wrap"]
+
+
+@pytest.mark.parametrize("argv,fires", [
+    ("--packing-x --micro-batch-size 1", True),
+    ("--packing-x $EXTRA --micro-batch-size 1", False),  # $EXTRA may hold --packing-y
+    ("$EXTRA --packing-x --micro-batch-size 1", False),
+    ("--packing-x --packing-y $EXTRA", False),
+])
+def test_unknown_words_in_argv(tmp_path, argv, fires):
+    """An argument packlint cannot see may give any flag, or repeat one given before it (argparse keeps
+    the last): what it may set is unknown."""
+    (tmp_path / "train.py").write_text(
+        "import argparse\n\n\n"
+        "def validate_args(args):\n"
+        "    if args.packing_x and not args.packing_y:\n"
+        "        raise ValueError('--packing-x requires --packing-y')\n\n\n"
+        "if __name__ == '__main__':\n"
+        "    p = argparse.ArgumentParser(allow_abbrev=False)\n"
+        "    p.add_argument('--micro-batch-size', type=int)\n"
+        "    p.add_argument('--packing-x', action='store_true')\n"
+        "    p.add_argument('--packing-y', action='store_true')\n"
+        "    args = p.parse_args()\n    validate_args(args)\n")
+    script = tmp_path / "run.sh"
+    script.write_text(f"#!/bin/bash\nEXTRA=$(cat extra.txt)\ntorchrun --nproc_per_node 8 {tmp_path}/train.py {argv}\n")
+    from packlint.api import inspect_script
+    from packlint.codebase import CodeOptions, CodeSession
+    from packlint.engine import check_model
+    from packlint.rule_table import load_table
+
+    rules = [r for r in load_table(use_cache=False).rules if r.code == "PK330"]
+    session = CodeSession(str(script), CodeOptions(code_bases=[str(tmp_path)], use_cache=False))
+    codes = [f.code for f in check_model(inspect_script(str(script)), rules, code=session.facts)]
+    assert codes == (["PK330"] if fires else []), codes

@@ -423,6 +423,14 @@ def find_patches(reader: _Reader, files: list[str], validate_file: str | None) -
             if isinstance(node, (ast.Assign, ast.AugAssign)):
                 targets = node.targets if isinstance(node, ast.Assign) else [node.target]
                 for t in targets:
+                    if (
+                        isinstance(t, ast.Name)
+                        and t.id in ("validate_args", "parse_args")
+                        and isinstance(node, ast.Assign)
+                        and isinstance(node.value, ast.Call)
+                        and node in mod.tree.body
+                    ):
+                        what = f"rebinds {t.id} to {_src(node.value.func)}(...)"  # validate_args = wrap(validate_args)
                     d = _dotted(t) if isinstance(t, ast.Attribute) else None
                     if d and "." in d and _PATCH_TARGET.search(d) and not d.startswith(("self.", "cls.")):
                         what = f"assigns {d}"
@@ -503,6 +511,8 @@ def extract_startup(program_file: str, index: Any, files: list[str]) -> dict | N
     if len(params) > 1:
         defaults_param = params[1]
     patches = find_patches(reader, files, vmod.path)
+    for dec in vfn.decorator_list:  # @wrap_validation def validate_args(...): the wrapper runs instead
+        patches.append({"file": vmod.path, "line": dec.lineno, "what": f"decorates {vfn.name} with {_src(dec)}"})
     n = _count(steps) + _count(body)
     if n > MAX_STEPS:
         return None

@@ -103,13 +103,22 @@ def launch_attrs(ctx, schema) -> dict[str, Any]:
             key = (occ.get("line") or 0, occ.get("column") or 0, i)
             given.setdefault(spec.dest, []).append((key, opt, occ, spec))
     hidden = _free_unknowns(ctx)
+    argv = ctx.variant.get("argv")
+    if argv is None:
+        argv = ctx.launch.get("argv", [])
+    last_unknown = max((i for i, w in enumerate(argv) if isinstance(w, dict)), default=-1) if hidden else -1
     attrs: dict[str, Any] = {}
     for spec in schema.specs():
         dest = spec.dest
         if dest in attrs:
             continue
         if dest in given:
-            attrs[dest] = _given_value(sorted(given[dest], key=lambda t: t[0]))
+            occs = sorted(given[dest], key=lambda t: t[0])
+            if hidden is not None and _last_index(argv, {o[1] for o in occs}) < last_unknown:
+                # argparse keeps the last occurrence: a word packlint cannot see after it may repeat it
+                attrs[dest] = unknown(f"{occs[-1][1]} may be given again by {hidden}")
+                continue
+            attrs[dest] = _given_value(occs)
         elif hidden is not None:
             attrs[dest] = unknown(f"{spec.options[0]} may be given by {hidden}")
         elif spec.condition:
@@ -121,6 +130,15 @@ def launch_attrs(ctx, schema) -> dict[str, Any]:
 
 _LITERAL_MEMO: dict[str, Any] = {}
 _NOT_LITERAL = object()
+
+
+def _last_index(argv: list, options: set[str]) -> int:
+    """The position of the last word of argv that is one of `options` (or `option=value`); -1 if none."""
+    for i in range(len(argv) - 1, -1, -1):
+        w = argv[i]
+        if isinstance(w, str) and (w in options or w.split("=", 1)[0] in options):
+            return i
+    return -1
 
 
 def _default(spec) -> Any:
