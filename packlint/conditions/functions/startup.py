@@ -341,7 +341,7 @@ def _f_code_checks(ctx, node, a):
         return a[0]
     view = startup_view(ctx)
     if view is None:
-        return True
+        return _no_validation(ctx)
     if view["skipped"] is not None and view["patched"]:
         p = view["patched"][0]
         from packlint.codebase.startup_checks import _short
@@ -373,6 +373,20 @@ def _f_code_checks(ctx, node, a):
     if upstream is not None and gattrs <= upstream and "a loop or try block" not in (undecided.get("guards") or []):
         return True
     return Unk(f"the code's check at {check_id(undecided)} sits behind {' and '.join(undecided['guards'])}", "unknown")
+
+
+def _no_validation(ctx) -> Any:
+    """code_checks when no validation was read: true without code (the rule's release semantics);
+    true when the program imports `megatron` from outside the code base (an installed Megatron-LM:
+    its checks are the release's); false when the launched code was read whole and validates nothing
+    (a program with its own parser that is not Megatron's: a DeepSpeed or Hugging Face trainer that
+    happens to take --micro-batch-size and --save)."""
+    facts = _facts(ctx)
+    if facts is None or facts.schema is None:
+        return True
+    if "megatron" in (facts.unresolved_imports or []) or facts.skipped:
+        return True
+    return False
 
 
 def _matching_checks(data: dict, pat: re.Pattern) -> list[str]:
