@@ -384,9 +384,7 @@ def _no_validation(ctx) -> Any:
     facts = _facts(ctx)
     if facts is None or facts.schema is None:
         return True
-    if "megatron" in (facts.unresolved_imports or []) or facts.skipped:
-        return True
-    return False
+    return "megatron" in (facts.unresolved_imports or []) or bool(facts.skipped)
 
 
 def _matching_checks(data: dict, pat: re.Pattern) -> list[str]:
