@@ -309,3 +309,22 @@ def test_unknown_words_in_argv(tmp_path, argv, fires):
     session = CodeSession(str(script), CodeOptions(code_bases=[str(tmp_path)], use_cache=False))
     codes = [f.code for f in check_model(inspect_script(str(script)), rules, code=session.facts)]
     assert codes == (["PK330"] if fires else []), codes
+
+
+def test_launch_values_follow_argparse():
+    """The values the evaluator reads are argparse's: the last store wins, append keeps every value
+    after the default list's, switches are booleans, a value that does not convert is unknown."""
+    from packlint.codebase.model import FlagSpec
+    from packlint.codebase.startup_checks import is_unknown
+    from packlint.conditions.functions.startup import _given_value
+
+    def occ(i, opt, value, spec):
+        return ((1, i, i), opt, {"value": value}, spec)
+
+    store = FlagSpec(("--n",), "n", "store", None, "int", default="None")
+    assert _given_value([occ(1, "--n", "2", store), occ(5, "--n", "8", store)]) == 8
+    assert is_unknown(_given_value([occ(1, "--n", "2e3", store)]))
+    append = FlagSpec(("--x",), "x", "append", None, "int", default="[1]")
+    assert _given_value([occ(1, "--x", "2", append), occ(5, "--x", "3", append)]) == (1, 2, 3)
+    switch = FlagSpec(("--sp",), "sp", "store_true", None, "bool", default="False")
+    assert _given_value([occ(1, "--sp", True, switch)]) is True

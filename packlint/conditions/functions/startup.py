@@ -181,6 +181,12 @@ def _convert(spec, word: Any) -> Any:
     return unknown(f"{spec.options[0]} converts its value with {t}")
 
 
+def is_unknown_value(v: Any) -> bool:
+    from packlint.codebase.startup_checks import is_unknown
+
+    return is_unknown(v)
+
+
 def _given_value(occs: list) -> Any:
     from packlint.codebase.startup_checks import unknown
 
@@ -212,7 +218,11 @@ def _given_value(occs: list) -> Any:
         out.append(tuple(vals) if sp.nargs is not None else vals[0])
     if action == "store":
         return out[-1]
-    return tuple(x for item in out for x in (item if action == "extend" else (item,)))
+    start = _default(spec)  # argparse appends to (a copy of) the default list
+    if is_unknown_value(start):
+        return start
+    prefix = tuple(start) if isinstance(start, (tuple, list)) else ()
+    return prefix + tuple(x for item in out for x in (item if action == "extend" else (item,)))
 
 
 def _results(ctx) -> list[dict]:
