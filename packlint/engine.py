@@ -388,9 +388,13 @@ def _reads_bindings(expr: Any) -> bool:
     return False
 
 
-def _items(rule: Rule, variant: dict) -> list[str | None]:
+def _items(rule: Rule, variant: dict, ctx: EvalContext | None = None) -> list[str | None]:
     if rule.for_each is None:
         return [None]
+    if rule.for_each == "startup_checks":  # the program's own checks that fail (issue 18)
+        from packlint.conditions.functions.startup import startup_items
+
+        return list(startup_items(ctx)) if ctx is not None else []
     if rule.for_each == "flags":
         return sorted(variant.get("flags", {}))
     if rule.for_each == "env":
@@ -452,7 +456,7 @@ def _evaluate(
             ctx.bindings = {}
             if any(_eval(g, ctx) is False for g in guards):
                 continue  # false for every item, so the whole condition is
-        for item in _items(rule, variant):
+        for item in _items(rule, variant, ctx):
             ctx.bindings = {} if item is None else {"name": item}
             result = _eval(rule.when, ctx)
             if result is True:

@@ -59,7 +59,7 @@ LOCATION_KINDS = {
     "launcher_flag": (True, ("", "value")),
 }
 
-FOR_EACH_BUILTIN = {"flags", "env", "diagnostics"}
+FOR_EACH_BUILTIN = {"flags", "env", "diagnostics", "startup_checks"}
 
 # `since = "0.2.0"`: the packlint release that first ships the rule (docs/rules.md, "Releasing").
 SINCE_PATTERN = r"^\d+\.\d+\.\d+$"

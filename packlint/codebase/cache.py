@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 import os
 
-CACHE_VERSION = 2  # 2: FlagSchema.kind
+CACHE_VERSION = 3  # 2: FlagSchema.kind; 3: CodeFacts.startup (the startup checks)
 
 
 def cache_dir(explicit: str | None = None) -> str:

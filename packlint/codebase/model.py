@@ -301,7 +301,8 @@ class CodeFacts:
     parser (then no flag can be judged); `env_reads`: every read in the program's import closure;
     `files`: the files read (the import closure), `unresolved_imports`: modules imported but not found
     on disk (third-party libraries, mostly: reads inside them are not seen); `skipped`: files that did
-    not parse."""
+    not parse; `startup`: the program's startup checks (validate_args and what runs before it) as
+    plain JSON data (packlint.codebase.startup_checks), None when no validation was found."""
 
     resolution: ProgramResolution
     schema: FlagSchema | None = None
@@ -309,6 +310,7 @@ class CodeFacts:
     files: list[str] = factory(list)
     unresolved_imports: list[str] = factory(list)
     skipped: list[SkippedFile] = factory(list)
+    startup: dict | None = None
 
     @property
     def known(self) -> bool:
@@ -339,6 +341,7 @@ class CodeFacts:
             "files": list(self.files),
             "unresolved_imports": list(self.unresolved_imports),
             "skipped": [s.to_json() for s in self.skipped],
+            **({"startup": self.startup} if self.startup is not None else {}),
         }
 
     @classmethod
@@ -350,6 +353,7 @@ class CodeFacts:
             list(d.get("files", [])),
             list(d.get("unresolved_imports", [])),
             [SkippedFile(s["file"], s["reason"]) for s in d.get("skipped", [])],
+            d.get("startup"),
         )
 
 

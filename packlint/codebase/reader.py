@@ -341,6 +341,16 @@ def _vendored_schema(program_file: str, closure, index: ModuleIndex, roots: list
     return None
 
 
+def _startup(program_file: str, index: ModuleIndex, files: list[str]) -> dict | None:
+    """The program's startup checks (issue 18); a reader bug costs the checks, never the check run."""
+    from packlint.codebase.startup_checks import extract_startup
+
+    try:
+        return extract_startup(program_file, index, files)
+    except (RecursionError, ValueError, TypeError, AttributeError, KeyError, IndexError):
+        return None
+
+
 def build_facts(
     program_file: str, roots: list[str], pythonpath: list[str], options: CodeOptions, resolution: ProgramResolution
 ) -> tuple[CodeFacts, dict]:
@@ -362,6 +372,7 @@ def build_facts(
     stdlib: frozenset[str] = getattr(sys, "stdlib_module_names", frozenset())
     unresolved = sorted(m for m in closure.unresolved if m not in stdlib and m != "__future__")
     facts = CodeFacts(resolution, schema, closure.env_reads(), list(closure.order), unresolved, skipped)
+    facts.startup = _startup(program_file, index, closure.order)
     manifest = {}
     for path, src in index.sources.items():
         if src is None:

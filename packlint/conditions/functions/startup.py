@@ -1,0 +1,563 @@
+"""Built-in functions over the program's own startup checks (issue 18): Megatron's `validate_args`
+and what runs before it, read from the launched code (packlint.codebase.startup_checks) and evaluated
+over the launch's known values.
+
+The launch's values: every option of the program's flag schema, from the script's flags (the last
+occurrence wins, argparse's conversion by the flag's type) or, when the script does not give it, the
+schema's default. A flag's value is unknown when the script's word is unknown, when an argument
+packlint cannot see may hold the flag, or when the default is not a literal. `WORLD_SIZE` is what the
+launcher sets (torchrun, deepspeed, `python -m torch.distributed.run`): the launch's world size."""
+
+from __future__ import annotations
+
+import ast
+import re
+from typing import Any
+
+from packlint.conditions.functions.core import _free_unknowns, _is_unk
+from packlint.conditions.tree import BOOL, STR, Function, Unk
+
+# launchers that set WORLD_SIZE in every process they start
+_SETS_WORLD_SIZE = ("torchrun", "deepspeed", "torch.distributed.run", "torch.distributed.launch")
+
+
+def _facts(ctx) -> Any:
+    try:
+        facts = ctx.code_facts()
+    except Exception:  # a reader bug must not take the check down
+        return None
+    return facts if facts is not None and facts.known else None
+
+
+def startup_view(ctx) -> dict | None:
+    """{'results': [...], 'patched': [...], 'startup': data} for this variant, or None when the
+    launch's code or its validation was not found (memoised per variant)."""
+    memo = ctx.memo
+    if "startup_view" not in memo:
+        memo["startup_view"] = _startup_view(ctx)
+    return memo["startup_view"]
+
+
+def _startup_view(ctx) -> dict | None:
+    facts = _facts(ctx)
+    if facts is None or not getattr(facts, "startup", None):
+        return None
+    data = facts.startup
+    view: dict = {"startup": data, "patched": list(data.get("patches") or []), "results": [], "skipped": None}
+    if view["patched"]:
+        view["skipped"] = "the launched code patches the validation or the parser"
+        return view
+    if facts.schema is None:
+        view["skipped"] = "the program's parser was not read"
+        return view
+    flags = ctx.variant.get("flags", {})
+    if any(not f.startswith("-") and "." in f for f in flags):
+        view["skipped"] = "the launch configures the program with Hydra overrides"
+        return view
+    from packlint.codebase.startup_checks import Evaluator, unknown
+
+    attrs = launch_attrs(ctx, facts.schema)
+    env = {}
+    world = _world(ctx)
+    if world is not None:
+        env["WORLD_SIZE"] = str(world)
+    ev = Evaluator(data, attrs, env, unknown("no flag of the program's parser sets it"))
+    try:
+        view["results"] = ev.run()
+    except RecursionError:
+        view["results"] = []
+    return view
+
+
+def _world(ctx) -> int | None:
+    launchers = ctx.variant.get("launchers") or ctx.launch.get("launchers") or []
+    env = ctx.variant.get("env", {}).get("WORLD_SIZE")
+    if isinstance(env, dict) and isinstance(env.get("value"), str) and "unknown" not in env:
+        try:
+            return int(env["value"])
+        except ValueError:
+            return None
+    if not any(any(k in str(lname) for k in _SETS_WORLD_SIZE) for lname in launchers):
+        return None
+    entry = (ctx.variant.get("parallel") or ctx.launch.get("parallel") or {}).get("world") or {}
+    v = entry.get("value")
+    if isinstance(v, int) and "unknown" not in entry and "range" not in entry and "values" not in entry:
+        return v
+    return None
+
+
+def launch_attrs(ctx, schema) -> dict[str, Any]:
+    """The args namespace argparse would build for this launch: dest -> value or unknown."""
+    from packlint.codebase.startup_checks import unknown
+
+    given: dict[str, list] = {}
+    for opt, occs in ctx.variant.get("flags", {}).items():
+        if not opt.startswith("-"):
+            continue
+        spec = schema.lookup(opt)
+        if spec is None:
+            continue
+        for i, occ in enumerate(occs):
+            if occ is None:
+                continue
+            key = (occ.get("line") or 0, occ.get("column") or 0, i)
+            given.setdefault(spec.dest, []).append((key, opt, occ, spec))
+    hidden = _free_unknowns(ctx)
+    argv = ctx.variant.get("argv")
+    if argv is None:
+        argv = ctx.launch.get("argv", [])
+    last_unknown = max((i for i, w in enumerate(argv) if isinstance(w, dict)), default=-1) if hidden else -1
+    attrs: dict[str, Any] = {}
+    for spec in schema.specs():
+        dest = spec.dest
+        if dest in attrs:
+            continue
+        if dest in given:
+            occs = sorted(given[dest], key=lambda t: t[0])
+            if hidden is not None and _last_index(argv, {o[1] for o in occs}) < last_unknown:
+                # argparse keeps the last occurrence: a word packlint cannot see after it may repeat it
+                attrs[dest] = unknown(f"{occs[-1][1]} may be given again by {hidden}")
+                continue
+            attrs[dest] = _given_value(occs)
+        elif hidden is not None:
+            attrs[dest] = unknown(f"{spec.options[0]} may be given by {hidden}")
+        elif spec.condition:
+            attrs[dest] = unknown(f"{spec.options[0]} is defined {spec.condition}")
+        else:
+            attrs[dest] = _default(spec)
+    return attrs
+
+
+_LITERAL_MEMO: dict[str, Any] = {}
+_NOT_LITERAL = object()
+
+
+def _last_index(argv: list, options: set[str]) -> int:
+    """The position of the last word of argv that is one of `options` (or `option=value`); -1 if none."""
+    for i in range(len(argv) - 1, -1, -1):
+        w = argv[i]
+        if isinstance(w, str) and (w in options or w.split("=", 1)[0] in options):
+            return i
+    return -1
+
+
+def _default(spec) -> Any:
+    from packlint.codebase.startup_checks import unknown
+
+    text = spec.default
+    if text is None:
+        return {"store_true": False, "store_false": True}.get(spec.action)
+    value = _LITERAL_MEMO.get(text, _LITERAL_MEMO)
+    if value is _LITERAL_MEMO:
+        try:
+            value = _freeze(ast.literal_eval(text))
+        except (ValueError, TypeError, SyntaxError, RecursionError, MemoryError):
+            value = _NOT_LITERAL
+        _LITERAL_MEMO[text] = value
+    if value is _NOT_LITERAL:
+        return unknown(f"the default of {spec.options[0]} is {text}, which packlint does not evaluate")
+    return value
+
+
+def _freeze(v: Any) -> Any:
+    return tuple(_freeze(x) for x in v) if isinstance(v, list) else v
+
+
+def _convert(spec, word: Any) -> Any:
+    from packlint.codebase.startup_checks import unknown
+
+    if not isinstance(word, str):
+        return unknown(f"the value of {spec.options[0]} is not known")
+    t = spec.type or "str"
+    try:
+        if t == "int":
+            return int(word)
+        if t == "float":
+            return float(word)
+    except ValueError:
+        return unknown(f"{word!r} is not a valid {t} for {spec.options[0]}")
+    if t == "str":
+        return word
+    return unknown(f"{spec.options[0]} converts its value with {t}")
+
+
+def is_unknown_value(v: Any) -> bool:
+    from packlint.codebase.startup_checks import is_unknown
+
+    return is_unknown(v)
+
+
+def _given_value(occs: list) -> Any:
+    from packlint.codebase.startup_checks import unknown
+
+    _, opt, occ, spec = occs[-1]
+    action = spec.action
+    if "unknown" in occ:
+        return unknown(f"the value of {opt} is {occ['unknown']}")
+    if action == "store_true":
+        return True
+    if action == "store_false":
+        return False
+    if action == "BooleanOptionalAction":
+        return not opt.startswith("--no-")
+    if action == "count":
+        return len(occs)
+    if action not in ("store", "append", "extend"):
+        return unknown(f"{opt} has the action {action}")
+    out = []
+    for _, o, oc, sp in occs if action in ("append", "extend") else occs[-1:]:
+        v = oc.get("value")
+        words = None if v is True or v is None else (v if isinstance(v, list) else [v])
+        if words is None:
+            return unknown(f"{o} is given without a value")
+        vals = [_convert(sp, w if isinstance(w, str) else None) for w in words]
+        if sp.nargs is None and action == "store":
+            if len(vals) != 1:
+                return unknown(f"{o} is given {len(vals)} words")
+            return vals[0]
+        out.append(tuple(vals) if sp.nargs is not None else vals[0])
+    if action == "store":
+        return out[-1]
+    start = _default(spec)  # argparse appends to (a copy of) the default list
+    if is_unknown_value(start):
+        return start
+    prefix = tuple(start) if isinstance(start, (tuple, list)) else ()
+    return prefix + tuple(x for item in out for x in (item if action == "extend" else (item,)))
+
+
+def _results(ctx) -> list[dict]:
+    view = startup_view(ctx)
+    return view["results"] if view else []
+
+
+def check_id(r: dict) -> str:
+    return f"{r['file']}:{r['line']}"
+
+
+def startup_items(ctx) -> list[str]:
+    """The ids (file:line) of the checks that certainly fail in this variant (for_each = startup_checks)."""
+    return sorted({check_id(r) for r in _results(ctx) if r["status"] == "fails"})
+
+
+def _result(ctx, ident: Any) -> Any:
+    if _is_unk(ident):
+        return ident
+    for r in _results(ctx):
+        if check_id(r) == ident and r["status"] == "fails":
+            return r
+    return Unk(f"no failing startup check at {ident}", "absent")
+
+
+def _f_fails(ctx, node, a):
+    r = _result(ctx, a[0])
+    return r if isinstance(r, Unk) and r.kind != "absent" else not isinstance(r, Unk)
+
+
+def _f_message(ctx, node, a):
+    r = _result(ctx, a[0])
+    if isinstance(r, Unk):
+        return r
+    if r["kind"] == "assert":
+        head = f"asserts `{r['test']}`"
+        msg = r.get("message")
+        return f"{head}: {msg!r}" if msg else head
+    msg = r.get("message")
+    if msg == "exit()":
+        return "calls exit() (status 0, before the first iteration)"
+    return f"raises {msg!r}" if msg else "raises"
+
+
+def _f_where(ctx, node, a):
+    r = _result(ctx, a[0])
+    if isinstance(r, Unk):
+        return r
+    from packlint.codebase.startup_checks import _short
+
+    return f"{_short(r['file'])}:{r['line']}"
+
+
+def _f_values(ctx, node, a):
+    r = _result(ctx, a[0])
+    if isinstance(r, Unk):
+        return r
+    vals = r.get("values") or {}
+    if not vals:
+        guards = r.get("guards") or []
+        return f"reached because {' and '.join(guards)}" if guards else "reached on every launch"
+    return ", ".join(f"{k} = {v!r}" for k, v in vals.items())
+
+
+def _f_flag(ctx, node, a):
+    """The flag as written in the script that sets the first value the check reads (to point at)."""
+    r = _result(ctx, a[0])
+    if isinstance(r, Unk):
+        return r
+    facts = _facts(ctx)
+    schema = facts.schema if facts is not None else None
+    if schema is None:
+        return Unk("no schema", "absent")
+    dests = [k.split(".", 1)[1] for k in (r.get("values") or {}) if k.startswith("args.")]
+    flags = ctx.variant.get("flags", {})
+    for dest in dests:
+        for opt in flags:
+            spec = schema.lookup(opt) if opt.startswith("-") else None
+            if spec is not None and spec.dest == dest:
+                return opt
+    return Unk("no flag of the script sets what the check reads", "absent")
+
+
+def _guard_attrs(texts: list[str]) -> set[str]:
+    out: set[str] = set()
+    for t in texts:
+        try:
+            tree = ast.parse(t, mode="eval")
+        except SyntaxError:
+            out.add("?")
+            continue
+        for sub in ast.walk(tree):
+            if isinstance(sub, ast.Attribute) and isinstance(sub.value, ast.Name):
+                out.add(sub.attr)
+    return out
+
+
+_UPSTREAM: list = []
+
+
+def _upstream_dests() -> set[str] | None:
+    """The destinations of upstream Megatron-LM's flags (the newest release snapshot), once per process."""
+    if not _UPSTREAM:
+        from packlint.codebase.snapshots import snapshot_for
+
+        snap = snapshot_for("pretrain_gpt.py", None)
+        _UPSTREAM.append(None if snap is None else {s.dest for s in snap.schema.specs()})
+    return _UPSTREAM[0]
+
+
+_PATTERN_MEMO: dict[str, re.Pattern] = {}
+
+
+def _f_code_checks(ctx, node, a):
+    """Whether the launched code still makes the check a hand-written rule stands for (a regex over
+    the check's test and message).
+
+    True: the code was not found or its validation was not read (the rule's release-snapshot
+    semantics apply), or the code makes such a check and the evaluator could not decide it while every
+    condition on the way to it reads only settings upstream Megatron-LM has (the rule models those).
+    False: the code makes no such check (a fork removed or replaced it), or the evaluator decided it:
+    it passes, is not reached, or fails (then PK330 reports it with the code's own message, and the
+    rule does not repeat it). Undecided: the launched code patches the validation, or the check sits
+    behind a condition on a setting upstream does not have (a fork's own flag)."""
+    if _is_unk(a[0]):
+        return a[0]
+    view = startup_view(ctx)
+    if view is None:
+        return _no_validation(ctx)
+    if view["skipped"] is not None and view["patched"]:
+        p = view["patched"][0]
+        from packlint.codebase.startup_checks import _short
+
+        return Unk(f"{_short(p['file'])}:{p['line']} {p['what']}", "unknown")
+    pat = _PATTERN_MEMO.get(a[0])
+    if pat is None:
+        pat = _PATTERN_MEMO[a[0]] = re.compile(a[0])
+    data = view["startup"]
+    matching = _matching_checks(data, pat)
+    if not matching:
+        return False
+    if view["skipped"] is not None:
+        return True  # no schema / Hydra: the rule's own modelling decides
+    if any(m.startswith("set:") for m in matching):
+        return True  # an assignment the rule stands for (PK310): the evaluator does not report those
+    results = {check_id(r): r for r in view["results"]}
+    undecided = None
+    for ident in matching:
+        r = results.get(ident)
+        if r is None:
+            continue  # not reached: an earlier branch skipped it
+        if r["status"] == "undecided":
+            undecided = r
+    if undecided is None:
+        return False
+    upstream = _upstream_dests()
+    gattrs = _guard_attrs([g for g in undecided.get("guards") or [] if g != "a loop or try block"])
+    if upstream is not None and gattrs <= upstream and "a loop or try block" not in (undecided.get("guards") or []):
+        return True
+    return Unk(f"the code's check at {check_id(undecided)} sits behind {' and '.join(undecided['guards'])}", "unknown")
+
+
+def _no_validation(ctx) -> Any:
+    """code_checks when no validation was read: true without code (the rule's release semantics);
+    true when the program imports `megatron` from outside the code base (an installed Megatron-LM:
+    its checks are the release's); false when the launched code was read whole and validates nothing
+    (a program with its own parser that is not Megatron's: a DeepSpeed or Hugging Face trainer that
+    happens to take --micro-batch-size and --save)."""
+    facts = _facts(ctx)
+    if facts is None or facts.schema is None:
+        return True
+    return "megatron" in (facts.unresolved_imports or []) or bool(facts.skipped)
+
+
+def _matching_checks(data: dict, pat: re.Pattern) -> list[str]:
+    out: list[str] = []
+
+    def walk(steps: list) -> None:
+        for s in steps:
+            k = s[0]
+            if k == "assert":
+                if pat.search(f"{s[3]} {s[4] or ''}"):
+                    out.append(f"{s[1]}:{s[2]}")
+            elif k == "raise":
+                if pat.search(s[3] or ""):
+                    out.append(f"{s[1]}:{s[2]}")
+            elif k == "set":
+                if pat.search(f"args.{s[3]} = {s[4]}"):
+                    out.append(f"set:{s[1]}:{s[2]}")
+            elif k == "if":
+                # a raise's condition is its guard: match on it too
+                for sub in s[4]:
+                    if sub[0] == "raise" and pat.search(f"{s[3]} {sub[3] or ''}"):
+                        out.append(f"{sub[1]}:{sub[2]}")
+                walk(s[4])
+                walk(s[5])
+            elif k == "opaque":
+                walk(s[3])
+
+    walk(data.get("prelude", []))
+    walk(data.get("body", []))
+    return list(dict.fromkeys(out))
+
+
+def _f_patched(ctx, node, a):
+    view = startup_view(ctx)
+    if view is None or not view["patched"]:
+        return Unk("no patch of the validation", "absent")
+    from packlint.codebase.startup_checks import _short
+
+    p = view["patched"][0]
+    more = f" (and {len(view['patched']) - 1} more)" if len(view["patched"]) > 1 else ""
+    return f"{_short(p['file'])}:{p['line']} {p['what']}{more}"
+
+
+def _f_validation(ctx, node, a):
+    view = startup_view(ctx)
+    if view is None:
+        return Unk("no validation read", "absent")
+    from packlint.codebase.startup_checks import _short
+
+    v = view["startup"].get("validate")
+    if not v:
+        return "validate_args (not in the code base)"
+    return f"{v['name']} ({_short(v['file'])}:{v['line']})"
+
+
+def _f_may_be_given(ctx, node, a):
+    """`setting_given`, three-valued: when the script does not give the setting but an argument
+    packlint cannot see may (`$(cat extra_args.txt)`), undecided rather than "not given" (issue 18:
+    PK312 fired a certain error from an unknown value)."""
+    from packlint.conditions.functions.derived import _setting_occurrence
+
+    if _setting_occurrence(ctx, node.static) is not None:
+        return True
+    hidden = _free_unknowns(ctx)
+    if hidden is not None:
+        return Unk(f"{node.static.flags[0]} may be given by {hidden}", "unknown")
+    return False
+
+
+_HETERO_SCRIPT = re.compile(r"^\s*#SBATCH\s+(hetjob|packjob)\b|--(het|pack)-group\b|\bhetjob\b", re.M)
+_NODE_IDENTITY = re.compile(
+    r"\b(NODE_RANK|NODE_ID|NODEID|SLURM_NODEID|SLURM_PROCID|PMI_RANK|OMPI_COMM_WORLD_RANK|RANK|HOSTNAME|"
+    r"hostname|node_rank|MASTER_ADDR|POD_NAME|INDEX)\b"
+)
+_HETERO_MEMO: dict[str, bool] = {}
+
+
+def _f_heterogeneous_job(ctx, node, a):
+    """Undecided when the job's nodes may run different process counts (PK301: heterogeneous jobs are
+    not errors): a Slurm heterogeneous job (`#SBATCH hetjob`, `--het-group`), or processes per node /
+    nodes that differ between branches decided by which node runs the script (`NODE_RANK`, the host
+    name: a cloud/edge split). False otherwise."""
+    files = [ctx.model.get("script")] + [f for f in ctx.model.get("files", []) if isinstance(f, str)]
+    for f in files:
+        if not f:
+            continue
+        if f not in _HETERO_MEMO:
+            try:
+                with open(f, encoding="utf-8", errors="replace") as fh:
+                    _HETERO_MEMO[f] = _HETERO_SCRIPT.search(fh.read()) is not None
+            except OSError:
+                _HETERO_MEMO[f] = False
+        if _HETERO_MEMO[f]:
+            return Unk("a Slurm heterogeneous job: the world is the sum of its components", "unknown")
+    variants = ctx.launch.get("variants") or []
+    if len(variants) > 1:
+        counts = set()
+        for v in variants:
+            par = v.get("parallel") or {}
+            counts.add(tuple((par.get(k) or {}).get("value") for k in ("nodes", "procs_per_node")))
+        whens = " ".join(str(w) for v in variants for w in (v.get("when") or []))
+        if len(counts) > 1 and _NODE_IDENTITY.search(whens):
+            return Unk("the process count depends on which node runs the script (heterogeneous nodes)", "unknown")
+    par = ctx.variant.get("parallel") or ctx.launch.get("parallel") or {}
+    if "values" in (par.get("procs_per_node") or {}) or "values" in (par.get("nodes") or {}):
+        whens = " ".join(str(w) for w in (ctx.launch.get("when") or []))
+        if _NODE_IDENTITY.search(whens):
+            return Unk("the process count depends on which node runs the script (heterogeneous nodes)", "unknown")
+    return False
+
+
+def _compile_setting(args: list, scope: Any) -> Any:
+    from packlint.conditions.functions.derived import _compile_setting as compile_setting
+
+    return compile_setting(args, scope)
+
+
+STARTUP_FUNCTIONS: dict[str, Function] = {
+    "heterogeneous_job": Function(
+        (),
+        (),
+        BOOL,
+        _f_heterogeneous_job,
+        "undecided when the job's nodes may run different process counts (Slurm hetjob / --het-group, "
+        "per-node counts chosen by node rank or host name); false otherwise",
+    ),
+    "may_be_given": Function(
+        (STR,),
+        (),
+        BOOL,
+        _f_may_be_given,
+        "the script gives the setting (true), or an argument packlint cannot see may give it "
+        "(undecided); false only when neither",
+        literal=(0,),
+        compile_static=_compile_setting,
+        scoped=True,
+    ),
+    "startup_check_fails": Function(
+        (STR,), (), BOOL, _f_fails, "the program's startup check at file:line certainly fails for this launch"
+    ),
+    "startup_check_message": Function(
+        (STR,), (), STR, _f_message, "what the failing check asserts or raises, with the code's own message"
+    ),
+    "startup_check_where": Function((STR,), (), STR, _f_where, "the failing check's file:line (for messages)"),
+    "startup_check_values": Function(
+        (STR,), (), STR, _f_values, "the known values the failing check read (args.x = 1, ...)"
+    ),
+    "startup_check_flag": Function(
+        (STR,), (), STR, _f_flag, "the script's flag that sets the first value the failing check read"
+    ),
+    "startup_validation": Function(
+        (), (), STR, _f_validation, "the validation function read from the launched code (name and file:line)"
+    ),
+    "startup_patched": Function(
+        (), (), STR, _f_patched, "where the launched code patches its validation or parser (absent: nowhere)"
+    ),
+    "code_checks": Function(
+        (STR,),
+        (),
+        BOOL,
+        _f_code_checks,
+        "the launched code still makes the check a hand-written rule stands for (a regex over the "
+        "check's test and message); true without code; false when the code dropped it or the "
+        "startup-check evaluator decided it",
+    ),
+}
