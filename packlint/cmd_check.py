@@ -189,6 +189,10 @@ def cli_settings(args):
     from packlint.cmd_codebase import code_settings
 
     code_bases, path_maps = code_settings(args)
+    if getattr(args, "no_cache", False):  # --no-cache: no cache at all, the rule table's included
+        from packlint.rule_table import disable_cache
+
+        disable_cache()
     return CliSettings(
         select=_split_codes(args.select) or None,
         ignore=_split_codes(args.ignore),

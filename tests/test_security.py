@@ -168,3 +168,186 @@ def test_atomic_write_expect_refuses_a_changed_file(tmp_path):
         safe_io.atomic_write(p, b"fixed\n", expect=b"checked\n", what="script")
     assert p.read_bytes() == b"checked\nedited meanwhile\n"
     assert [x.name for x in tmp_path.iterdir()] == ["s.sh"]
+
+
+# ------------------------------------------------------------------------- the rule-table cache (C13, C14, C12)
+
+
+def _check_in_subprocess(args: list[str], cwd: Path, cache: Path | None, extra_env: dict | None = None,
+                         stdin: bytes = b""):
+    env = dict(os.environ, NO_COLOR="1", PYTHONPATH=str(ROOT))
+    env.pop("PACKLINT_NO_CACHE", None)
+    if cache is not None:
+        env["PACKLINT_CACHE_DIR"] = str(cache)
+    env.update(extra_env or {})
+    proc = subprocess.run([sys.executable, "-m", "packlint", *args], cwd=cwd, capture_output=True,
+                          timeout=HANG_GUARD_S, env=env, input=stdin)
+    out, err = proc.stdout.decode("utf-8", "replace"), proc.stderr.decode("utf-8", "replace")
+    assert "Traceback" not in out + err and "internal error" not in out + err, err[-3000:]
+    return proc.returncode, out, err
+
+
+def _walk_equal(a, b, path="table"):
+    from packlint.rule_cache import _fields
+
+    assert type(a) is type(b), (path, type(a), type(b))
+    if isinstance(a, (list, tuple)):
+        assert len(a) == len(b), path
+        for i, (x, y) in enumerate(zip(a, b)):
+            _walk_equal(x, y, f"{path}[{i}]")
+    elif isinstance(a, dict):
+        assert list(a) == list(b), path
+        for k in a:
+            _walk_equal(a[k], b[k], f"{path}.{k}")
+    elif isinstance(a, (str, int, float, bool, type(None), frozenset)):
+        assert a == b, (path, a, b)
+    else:
+        for f in _fields(type(a)):
+            if not f.startswith("_"):
+                _walk_equal(getattr(a, f, None), getattr(b, f, None), f"{path}.{f}")
+
+
+def test_rule_cache_round_trip_is_the_compiled_table_and_keeps_sharing():
+    from packlint import rule_cache
+    from packlint.rule_table import load_table
+
+    table = load_table(use_cache=False)
+    data = rule_cache.dumps(table).encode()
+    back = rule_cache.loads(data)
+    _walk_equal(table, back)
+    # a predicate body shared by its calls stays one object
+    from packlint.conditions.tree import Expr, PredicateCall
+    from packlint.rule_cache import _fields
+
+    bodies: dict[str, set[int]] = {}
+
+    def calls(e):
+        if isinstance(e, PredicateCall):
+            bodies.setdefault(e.name, set()).add(id(e.body))
+            return
+        for f in _fields(type(e)):
+            v = getattr(e, f, None)
+            for x in v if isinstance(v, list) else [v]:
+                if isinstance(x, Expr):
+                    calls(x)
+
+    for r in back.rules:
+        calls(r.when)
+    assert bodies and all(len(ids) == 1 for ids in bodies.values())
+
+
+@pytest.mark.parametrize("doc", [
+    b"\x80\x05\x95 not json",  # a planted pickle
+    b"[]",
+    b'{"format": "packlint-rule-table", "version": 1, "classes": [["posix", "system", []]], "shared": [], "root": 1}',
+    b'{"format": "packlint-rule-table", "version": 1, "classes": [["builtins", "eval", []]], "shared": [], "root": 1}',
+    b'{"format": "packlint-rule-table", "version": 1, "classes": [["packlint.rule_table", "os", []]],'
+    b' "shared": [], "root": 1}',
+    b'{"format": "packlint-rule-table", "version": 1, "classes": [["packlint.rule_table", "RuleTable", ["x"]]],'
+    b' "shared": [], "root": ["o", 0, 1]}',
+    b'{"format": "packlint-rule-table", "version": 1, "classes": [], "shared": [], "root": ["o", 7]}',
+    b'{"format": "packlint-rule-table", "version": 1, "classes": [], "shared": [], "root": ["r", 3]}',
+    b'{"format": "packlint-rule-table", "version": 1, "classes": [], "shared": [], "root": ["zz"]}',
+    b'{"format": "packlint-rule-table", "version": 1, "classes": [], "shared": [], "root": ' + b"[\"l\"," * 50000
+    + b"1" + b"]" * 50000 + b"}",
+])
+def test_rule_cache_refuses_foreign_classes_and_wrong_shapes(doc):
+    from packlint import rule_cache
+
+    with pytest.raises(rule_cache.CacheFormatError):
+        rule_cache.loads(doc)
+
+
+def test_c13_a_planted_pickle_never_runs_and_is_rewritten_as_data(tmp_path):
+    """C13: a planted `rules-<key>.pickle` (the 0.2 name) and a pickle at the new name run nothing; the
+    run gives the same result as without a cache, and the entry is rewritten as JSON data."""
+    import pickle
+
+    from packlint import rule_table
+
+    cache = tmp_path / "cache"
+    (tmp_path / "s.sh").write_text("echo hi\n")
+    rc, out, _ = _check_in_subprocess(["check", "s.sh"], tmp_path, cache)
+    assert rc == 0
+    (entry,) = cache.glob("rules-*.json")
+    marker = tmp_path / "PWNED"
+
+    class Evil:
+        def __reduce__(self):
+            return (os.system, (f"touch {marker}",))
+
+    payload = pickle.dumps(Evil())
+    entry.write_bytes(payload)
+    (cache / (entry.stem + ".pickle")).write_bytes(payload)
+    for args in (["check", "s.sh"], ["check", "--no-cache", "s.sh"], ["rules"]):
+        rc2, out2, _ = _check_in_subprocess(args, tmp_path, cache)
+        assert rc2 == 0
+    assert not marker.exists()
+    assert entry.read_bytes().startswith(b'{"format":"packlint-rule-table"')  # rebuilt, as data
+    assert rule_table.CACHE_FORMAT >= 4
+
+
+def test_c12_a_fifo_or_device_as_the_rule_cache_never_blocks(tmp_path):
+    cache = tmp_path / "cache"
+    (tmp_path / "s.sh").write_text("export OFFLINE_PACKING_BMR=1\npython train.py\n")
+    rc, out, _ = _check_in_subprocess(["check", "-q", "s.sh"], tmp_path, cache)
+    (entry,) = cache.glob("rules-*.json")
+    entry.unlink()
+    os.mkfifo(entry)
+    for args in (["check", "-q", "s.sh"], ["check", "-q", "--no-cache", "s.sh"]):
+        assert _check_in_subprocess(args, tmp_path, cache)[:2] == (rc, out)
+    entry.unlink()
+    entry.symlink_to("/dev/zero")
+    assert _check_in_subprocess(["check", "-q", "s.sh"], tmp_path, cache)[:2] == (rc, out)
+    assert entry.is_symlink()  # refused, not followed, not replaced through
+
+
+def test_c14_cache_writes_never_follow_a_planted_temp_name(tmp_path):
+    """C14: 0.2 wrote `<cache>/rules-<key>.<pid>.tmp` through whatever was there. The temp file now
+    comes from mkstemp (O_EXCL, random name): links planted for every likely name are never written."""
+    from packlint import rule_table
+
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    victim = tmp_path / "victim"
+    victim.write_bytes(b"precious\n")
+    key = rule_table._cache_key([(str(p), p.read_bytes(), True) for p in rule_table.builtin_rule_files()])
+    for pid in range(os.getpid(), os.getpid() + 300):
+        (cache / f"rules-{key}.{pid}.tmp").symlink_to(victim)
+    (tmp_path / "s.sh").write_text("echo hi\n")
+    _check_in_subprocess(["check", "s.sh"], tmp_path, cache)
+    assert victim.read_bytes() == b"precious\n"
+
+
+def test_no_cache_means_no_rule_table_cache(tmp_path):
+    cache = tmp_path / "cache"
+    (tmp_path / "s.sh").write_text("echo hi\n")
+    _check_in_subprocess(["check", "--no-cache", "s.sh"], tmp_path, cache)
+    assert not cache.exists() or not list(cache.rglob("*"))
+
+
+@pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0, reason="needs root to chown")
+def test_a_cache_entry_owned_by_another_user_is_not_read(tmp_path):
+    from packlint import rule_table
+    from packlint.rule_cache import dumps
+
+    table = rule_table.load_table(use_cache=False)
+    table.rules[0].summary = "PLANTED"
+    path = tmp_path / "rules-x.json"
+    path.write_text(dumps(table))
+    assert rule_table._read_cache(path).rules[0].summary == "PLANTED"
+    os.chown(path, 65534, 65534)
+    assert rule_table._read_cache(path) is None
+
+
+def test_no_pickle_marshal_or_shelve_in_the_lint_path():
+    """Caches hold data, never code: no module of packlint imports a deserializer that can run code."""
+    import re
+
+    bad = re.compile(r"^\s*(import|from)\s+(c?pickle|marshal|shelve|dill|cloudpickle|joblib)\b|"
+                     r"\b(pickle|marshal|shelve)\.(loads?|open|Unpickler)\b|yaml\.load\(|yaml\.unsafe_load", re.M)
+    hits = []
+    for py in (ROOT / "packlint").rglob("*.py"):
+        for m in bad.finditer(py.read_text()):
+            hits.append(f"{py.relative_to(ROOT)}: {m.group(0).strip()}")
+    assert hits == []
