@@ -332,7 +332,7 @@ def _write_cache(path: Path, table: RuleTable) -> None:
     try:
         data = dumps(table).encode("utf-8")
         path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-        atomic_write(path, data, what="rule-table cache")
+        atomic_write(path, data, what="rule-table cache", replace_any=True)
     except (OSError, PacklintError, CacheFormatError, RecursionError):
         pass  # an unwritable cache is no cache
 

@@ -169,17 +169,23 @@ def atomic_write(
     follow: bool = False,
     fsync: bool = True,
     expect: bytes | None = None,
+    replace_any: bool = False,
 ) -> None:
     """Replace `path` with `data` atomically: a reader (or a kill) sees the old or the new file, never
     a part. The temp file comes from mkstemp in the same directory (O_EXCL, random name), is written,
     fsync'ed and renamed over the target; keep_mode gives it the original file's permission bits
     (a new file gets 0644 less the umask). A symlink (unless follow=True, which writes to the regular
     file it points to) or a special file is refused with a one-line PacklintError, never replaced.
-    `expect`: the bytes the file must still hold (checked just before the rename; else refused)."""
+    `expect`: the bytes the file must still hold (checked just before the rename; else refused).
+    replace_any (a cache entry, in packlint's own directory): whatever is at `path` (a link, a FIFO) is
+    replaced by the rename itself (never written through), and the new file is private (0600)."""
     import tempfile
 
     shown = os.fspath(path)
-    target = check_writable_target(path, what, follow=follow)
+    if replace_any:
+        target, keep_mode = shown, False
+    else:
+        target = check_writable_target(path, what, follow=follow)
     mode: int | None = None
     if keep_mode:
         try:

@@ -299,7 +299,7 @@ def test_c12_a_fifo_or_device_as_the_rule_cache_never_blocks(tmp_path):
     entry.unlink()
     entry.symlink_to("/dev/zero")
     assert _check_in_subprocess(["check", "-q", "s.sh"], tmp_path, cache)[:2] == (rc, out)
-    assert entry.is_symlink()  # refused, not followed, not replaced through
+    assert entry.is_file() and not entry.is_symlink()  # replaced by the rename, never written through
 
 
 def test_c14_cache_writes_never_follow_a_planted_temp_name(tmp_path):
@@ -351,3 +351,100 @@ def test_no_pickle_marshal_or_shelve_in_the_lint_path():
         for m in bad.finditer(py.read_text()):
             hits.append(f"{py.relative_to(ROOT)}: {m.group(0).strip()}")
     assert hits == []
+
+
+# ------------------------------------------------------------------------- the code-base facts cache (C8, C11, C12)
+
+TRAIN_PY = 'import argparse\np = argparse.ArgumentParser()\np.add_argument("--lr")\np.parse_args()\n'
+
+
+@pytest.fixture()
+def c8_repo(tmp_path):
+    repo = tmp_path / "r1"
+    repo.mkdir()
+    (repo / "train.py").write_text(TRAIN_PY)
+    (repo / "l.sh").write_text("python train.py --bogus 1\n")
+    return repo
+
+
+def _entries(cache: Path) -> list[Path]:
+    return sorted(p for p in cache.rglob("*.json") if not p.name.startswith("rules-"))
+
+
+def _poison(entries: list[Path], poison: str) -> None:
+    import json
+
+    for p in entries:
+        if poison == "json_types":  # every value of another type, the keys kept
+            doc = json.loads(p.read_bytes())
+            p.write_text(json.dumps({k: (5 if isinstance(v, (list, dict, str)) else "x") for k, v in doc.items()}))
+        elif poison == "devzero":
+            p.unlink()
+            p.symlink_to("/dev/zero")
+        elif poison == "fifo":
+            p.unlink()
+            os.mkfifo(p)
+        elif poison == "other_owner":
+            os.chown(p, 65534, 65534)
+        else:
+            p.write_text(poison)
+
+
+@pytest.mark.parametrize("poison", ["[]", "12", "{}", '{"imports": 5}', "json_types", "other_owner"])
+def test_c8_a_facts_cache_entry_of_another_shape_is_a_miss_and_is_rewritten(c8_repo, tmp_path, monkeypatch,
+                                                                              capsys, poison):
+    """C8: valid JSON of the wrong shape silently disabled PK201 (rc 1 became rc 0, on every later run).
+    Now it is a miss: the same findings as --no-cache, and a valid entry is written in its place. An
+    entry owned by another user is not read either."""
+    from packlint.cli import main
+
+    if poison == "other_owner" and os.geteuid() != 0:
+        pytest.skip("needs root to chown")
+    cache = tmp_path / "cache"
+    monkeypatch.setenv("PACKLINT_CACHE_DIR", str(cache))
+    monkeypatch.chdir(c8_repo)
+    assert main(["check", "-q", "l.sh"]) == 1
+    expected = capsys.readouterr().out
+    assert "PK201" in expected
+    entries = _entries(cache)
+    good = {p: p.read_bytes() for p in entries}
+    _poison(entries, poison)
+    for _ in range(2):
+        assert main(["check", "-q", "l.sh"]) == 1
+        assert capsys.readouterr().out == expected
+    for p in entries:
+        assert p.read_bytes() == good[p] and p.stat().st_uid == os.geteuid()
+
+
+@pytest.mark.parametrize("poison", ["devzero", "fifo"])
+def test_c11_c12_a_facts_cache_entry_that_is_a_device_or_fifo_is_never_read(c8_repo, tmp_path, poison):
+    """C11/C12: an entry that is a link to /dev/zero read until memory ran out; a FIFO hung the check.
+    Now it is a miss (same findings) and the entry is replaced by a regular file (never written through)."""
+    cache = tmp_path / "cache"
+    expected = _check_in_subprocess(["check", "-q", "l.sh"], c8_repo, cache)[:2]
+    assert expected[0] == 1 and "PK201" in expected[1]
+    entries = _entries(cache)
+    good = {p: p.read_bytes() for p in entries}
+    _poison(entries, poison)
+    assert _check_in_subprocess(["check", "-q", "l.sh"], c8_repo, cache)[:2] == expected
+    for p in entries:
+        assert p.is_file() and not p.is_symlink() and p.read_bytes() == good[p]
+
+
+def test_valid_facts_cache_entries_are_hits(c8_repo, tmp_path, monkeypatch):
+    """The shape checks accept what packlint writes: a warm run reads no Python file with ast."""
+    from packlint.cli import main
+    from packlint.codebase import filefacts, reader
+
+    cache = tmp_path / "cache"
+    monkeypatch.setenv("PACKLINT_CACHE_DIR", str(cache))
+    monkeypatch.chdir(c8_repo)
+    assert main(["check", "-q", "l.sh"]) == 1
+    assert _entries(cache)
+
+    def boom(*a, **k):
+        raise AssertionError("read again although cached")
+
+    monkeypatch.setattr(reader, "build_facts", boom)
+    monkeypatch.setattr(filefacts, "extract_file_facts", boom)
+    assert main(["check", "-q", "l.sh"]) == 1
