@@ -173,8 +173,9 @@ def atomic_write(
 ) -> None:
     """Replace `path` with `data` atomically: a reader (or a kill) sees the old or the new file, never
     a part. The temp file comes from mkstemp in the same directory (O_EXCL, random name), is written,
-    fsync'ed and renamed over the target; keep_mode gives it the original file's permission bits
-    (a new file gets 0644 less the umask). A symlink (unless follow=True, which writes to the regular
+    fsync'ed and renamed over the target; keep_mode gives it the original file's permission bits and,
+    where allowed, its owner (a new file gets 0666 less the umask). A hard link to the old file keeps
+    the old content (the name is replaced, not the inode). A symlink (unless follow=True, which writes to the regular
     file it points to) or a special file is refused with a one-line PacklintError, never replaced.
     `expect`: the bytes the file must still hold (checked just before the rename; else refused).
     replace_any (a cache entry, in packlint's own directory): whatever is at `path` (a link, a FIFO) is
@@ -187,9 +188,12 @@ def atomic_write(
     else:
         target = check_writable_target(path, what, follow=follow)
     mode: int | None = None
+    owner: tuple[int, int] | None = None
     if keep_mode:
         try:
-            mode = stat.S_IMODE(os.stat(target).st_mode)
+            st = os.stat(target)
+            mode = stat.S_IMODE(st.st_mode)
+            owner = (st.st_uid, st.st_gid)
         except FileNotFoundError:
             mask = os.umask(0)
             os.umask(mask)
@@ -207,6 +211,12 @@ def atomic_write(
             while view:
                 n = os.write(fd, view)
                 view = view[n:]
+            if owner is not None and hasattr(os, "fchown"):
+                try:  # (root fixing another user's script: the file stays theirs)
+                    if owner != (os.getuid(), os.getgid()):
+                        os.fchown(fd, *owner)
+                except OSError:
+                    pass
             if mode is not None:
                 os.fchmod(fd, mode)
             if fsync:

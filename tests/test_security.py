@@ -448,3 +448,131 @@ def test_valid_facts_cache_entries_are_hits(c8_repo, tmp_path, monkeypatch):
     monkeypatch.setattr(reader, "build_facts", boom)
     monkeypatch.setattr(filefacts, "extract_file_facts", boom)
     assert main(["check", "-q", "l.sh"]) == 1
+
+
+# ------------------------------------------------------------------------------------ stdin (H22)
+
+
+def test_h22_stdin_from_dev_zero_is_refused_after_the_limit(tmp_path):
+    """`check - < /dev/zero` read until memory ran out; now it stops at 8 MiB + 1 byte, under a 1 GiB
+    address-space limit set in the child."""
+    code = ("import resource, sys\nresource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30))\n"
+            "from packlint.cli import main\nsys.exit(main(sys.argv[1:]))\n")
+    for args in (["check", "-"], ["check", "--fix", "-"], ["inspect", "-"]):
+        with open("/dev/zero", "rb") as zero:
+            proc = subprocess.run([sys.executable, "-c", code, *args], stdin=zero, capture_output=True, text=True,
+                                  cwd=tmp_path, timeout=HANG_GUARD_S,
+                                  env=dict(os.environ, PYTHONPATH=str(ROOT), PACKLINT_NO_CACHE="1"))
+        assert proc.returncode == 2, proc.stderr
+        assert proc.stderr.strip() == "packlint: error: -: input too large to be a launch script (more than 8 MiB on stdin)"
+
+
+# ------------------------------------------------------------------------------------ --fix (F1, F5, F7, F8)
+
+PK105_SCRIPT = ("#!/bin/bash\nexport PYTORCH_CUDA_ALLOC_CONF=a\nexport PYTORCH_CUDA_ALLOC_CONF=b\n"
+                + "# filler line\n" * 300 + "python train.py\n")
+
+
+def test_f1_a_fix_whose_write_fails_keeps_the_script(tmp_path):
+    """F1: `(ulimit -f 2; check --fix f.sh)` cut the script to 2,048 bytes and ended in an internal error."""
+    f = tmp_path / "f.sh"
+    f.write_text(PK105_SCRIPT)
+    code = ("import resource, signal, sys\nsignal.signal(signal.SIGXFSZ, signal.SIG_IGN)\n"
+            "resource.setrlimit(resource.RLIMIT_FSIZE, (2048, 2048))\n"
+            "from packlint.cli import main\nsys.exit(main(sys.argv[1:]))\n")
+    proc = subprocess.run([sys.executable, "-c", code, "check", "--fix", "-q", "f.sh"], capture_output=True,
+                          text=True, cwd=tmp_path, timeout=HANG_GUARD_S,
+                          env=dict(os.environ, PYTHONPATH=str(ROOT), PACKLINT_NO_CACHE="1"))
+    assert "internal error" not in proc.stderr and "Traceback" not in proc.stderr
+    assert "packlint: f.sh: not fixed: cannot write script: File too large" in proc.stderr
+    assert f.read_text() == PK105_SCRIPT
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["f.sh"]
+
+
+def test_f2_f3_a_fix_replaces_the_file_atomically_keeping_mode(tmp_path, capsys):
+    """F2: the fix wrote in place (a kill left 0 bytes); now a new inode is renamed over the old one
+    (a reader sees the old or the new file), with the old mode."""
+    from packlint.cli import main
+
+    f = tmp_path / "f.sh"
+    f.write_text(PK105_SCRIPT)
+    os.chmod(f, 0o751)
+    inode = f.stat().st_ino
+    assert main(["check", "--fix", "-q", str(f)]) == 0
+    assert "export PYTORCH_CUDA_ALLOC_CONF=a" not in f.read_text()
+    assert f.stat().st_ino != inode and stat.S_IMODE(f.stat().st_mode) == 0o751
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["f.sh"]
+
+
+def test_f7_a_file_edited_during_the_fix_loop_is_not_overwritten(tmp_path, monkeypatch, capsys):
+    """F7: an edit made while the fixes were computed was silently lost."""
+    from packlint import fixes
+    from packlint.cli import main
+
+    f = tmp_path / "slow.sh"
+    f.write_text(PK105_SCRIPT)
+    real = fixes.fix_text
+
+    def edit_meanwhile(*a, **k):
+        out = real(*a, **k)
+        with open(f, "a") as fh:
+            fh.write("echo USER_EDIT\n")
+        return out
+
+    monkeypatch.setattr(fixes, "fix_text", edit_meanwhile)
+    main(["check", "--fix", "-q", str(f)])
+    assert f.read_text() == PK105_SCRIPT + "echo USER_EDIT\n"
+    assert f"{f}: not fixed: the file changed since it was checked" in capsys.readouterr().err
+
+
+def test_f5_a_symlink_out_of_the_checked_tree_is_not_rewritten(tmp_path, capsys):
+    from packlint.cli import main
+
+    (tmp_path / "repo2").mkdir()
+    (tmp_path / "outside").mkdir()
+    target = tmp_path / "outside" / "target2.sh"
+    target.write_text(PK105_SCRIPT)
+    (tmp_path / "repo2" / "innocent.sh").symlink_to(target)
+    inside = tmp_path / "repo2" / "real.sh"
+    inside.write_text(PK105_SCRIPT)
+    (tmp_path / "repo2" / "link_in.sh").symlink_to(inside)
+    main(["check", "--fix", "-q", str(tmp_path / "repo2")])
+    assert target.read_text() == PK105_SCRIPT
+    assert "innocent.sh: not fixed: a symbolic link to a file outside the checked tree" in capsys.readouterr().err
+    assert "export PYTORCH_CUDA_ALLOC_CONF=a" not in inside.read_text()  # (inside the tree: fixed)
+    # F4: a link named on the command line is fixed where it points, and stays a link
+    main(["check", "--fix", "-q", str(tmp_path / "repo2" / "innocent.sh")])
+    assert (tmp_path / "repo2" / "innocent.sh").is_symlink()
+    assert "export PYTORCH_CUDA_ALLOC_CONF=a" not in target.read_text()
+
+
+F8_SCRIPT = ("#!/bin/bash\nexport PYTORCH_CUDA_ALLOC_CONF=${MY_CONF:=expandable_segments:True}\n"
+             "export PYTORCH_CUDA_ALLOC_CONF=max_split_size_mb:128\npython train.py --conf \"$MY_CONF\"\n")
+
+
+def _bash_launch(script: Path) -> str:
+    """What bash itself launches: `python` replaced by a function that prints its arguments."""
+    proc = subprocess.run(["bash", "-c", 'python(){ echo "python $*"; }; source "$1"', "x", str(script)],
+                          capture_output=True, text=True, timeout=HANG_GUARD_S, env={"PATH": os.environ["PATH"]})
+    return proc.stdout
+
+
+@pytest.mark.parametrize("value", ["${MY_CONF:=expandable_segments:True}", "${MY_CONF=x}", "$(echo hi >&2)",
+                                   "`true`", "$((N+=1))", "${MY_CONF:?need MY_CONF}"])
+def test_f8_a_fix_never_deletes_a_side_effect(tmp_path, value):
+    """F8: the safe PK105 fix deleted `export X=${MY_CONF:=...}`, and bash then launched `--conf` empty.
+    Now --fix leaves it; --unsafe-fixes keeps the effect (`: ${MY_CONF:=...}`), and bash launches the same."""
+    from packlint.cli import main
+
+    text = F8_SCRIPT.replace("${MY_CONF:=expandable_segments:True}", value)
+    f = tmp_path / "p.sh"
+    f.write_text(text)
+    main(["check", "--fix", "-q", str(f)])
+    assert f.read_text() == text
+    main(["check", "--fix", "--unsafe-fixes", "-q", str(f)])
+    fixed = f.read_text()
+    if fixed != text:
+        assert f": {value}\n" in fixed and "PYTORCH_CUDA_ALLOC_CONF=" + value not in fixed
+    ref = tmp_path / "ref.sh"
+    ref.write_text(text)
+    assert _bash_launch(f) == _bash_launch(ref)
