@@ -576,3 +576,141 @@ def test_f8_a_fix_never_deletes_a_side_effect(tmp_path, value):
     ref = tmp_path / "ref.sh"
     ref.write_text(text)
     assert _bash_launch(f) == _bash_launch(ref)
+
+
+# ------------------------------------------------------------------------------------ output (H27, H28, H33)
+
+GATE_LEAK = "export OFFLINE_PACKING_BMR=1\npython t.py\n"
+
+
+def test_h27_a_file_name_cannot_forge_a_finding_or_drive_the_terminal(tmp_path, capsys, monkeypatch):
+    from packlint.cli import main
+
+    (tmp_path / "g").mkdir()
+    (tmp_path / "g" / "x\nfake.sh:1:1: error: injected [PK999]\n.sh").write_text(GATE_LEAK)
+    (tmp_path / "g" / "esc\x1b[31mRED.sh").write_text(GATE_LEAK)
+    monkeypatch.chdir(tmp_path)
+    for fmt in ("gcc", "text"):
+        main(["check", "--format", fmt, "g"])
+        out = capsys.readouterr().out
+        assert "\x1b" not in out
+        assert not any(line.startswith("fake.sh") for line in out.splitlines())
+    main(["check", "--format", "gcc", "g"])
+    lines = capsys.readouterr().out.splitlines()
+    assert len(lines) == 2 and all(" [PK001]" in ln for ln in lines)
+    assert "g/x\\nfake.sh:1:1: error: injected [PK999]\\n.sh:1:8: error:" in "\n".join(lines)
+    assert any(ln.startswith("g/esc\\x1b[31mRED.sh:1:8: error:") for ln in lines)
+
+
+@pytest.mark.parametrize("fmt", ["json", "sarif", "junit", "gitlab", "github", "text", "gcc"])
+def test_h28_a_non_utf8_file_name_gives_a_valid_utf8_document(tmp_path, fmt):
+    import json
+    import xml.etree.ElementTree as ET
+
+    (tmp_path / "n").mkdir()
+    (tmp_path / os.fsdecode(b"n/bad\xff\xfename.sh")).write_text(GATE_LEAK)
+    rc, _out, err = _check_in_subprocess(["check", "--format", fmt, "n"], tmp_path, None,
+                                         {"PACKLINT_NO_CACHE": "1"})
+    proc = subprocess.run([sys.executable, "-m", "packlint", "check", "--format", fmt, "n"], cwd=tmp_path,
+                          capture_output=True, timeout=HANG_GUARD_S,
+                          env=dict(os.environ, PYTHONPATH=str(ROOT), PACKLINT_NO_CACHE="1"))
+    assert proc.returncode == 1
+    text = proc.stdout.decode("utf-8")  # strict: raises on a raw 0xff
+    assert "\\udc" not in text and "\udcff" not in text
+    if fmt in ("json", "gitlab"):
+        json.loads(text)
+        assert "bad\\\\xff\\\\xfename.sh" in text  # the JSON text of the string `bad\xff\xfename.sh`
+    elif fmt == "sarif":
+        doc = json.loads(text)
+        loc = doc["runs"][0]["results"][0]["locations"][0]["physicalLocation"]["artifactLocation"]
+        assert loc["uri"] == "n/bad%FF%FEname.sh"
+    elif fmt == "junit":
+        ET.fromstring(text)
+    else:
+        assert "bad\\xff\\xfename.sh" in text
+
+
+def test_h33_a_full_stdout_is_a_one_line_error(tmp_path):
+    if not os.path.exists("/dev/full"):
+        pytest.skip("no /dev/full")
+    (tmp_path / "x.sh").write_text(GATE_LEAK)
+    for fmt in ("text", "json"):
+        with open("/dev/full", "wb") as full:
+            proc = subprocess.run([sys.executable, "-m", "packlint", "check", "--format", fmt, "x.sh"],
+                                  cwd=tmp_path, stdout=full, stderr=subprocess.PIPE, text=True,
+                                  timeout=HANG_GUARD_S, env=dict(os.environ, PYTHONPATH=str(ROOT),
+                                                                 PACKLINT_NO_CACHE="1"))
+        assert proc.returncode == 2
+        assert proc.stderr == "packlint: error: <stdout>: cannot write the report: No space left on device\n"
+
+
+def test_h33_a_closed_pipe_is_a_one_line_error(tmp_path):
+    (tmp_path / "x.sh").write_text(GATE_LEAK * 2000)  # (a report larger than a pipe's buffer)
+    r, w = os.pipe()
+    os.close(r)
+    proc = subprocess.run([sys.executable, "-m", "packlint", "check", "x.sh"], cwd=tmp_path, stdout=w,
+                          stderr=subprocess.PIPE, text=True, timeout=HANG_GUARD_S,
+                          env=dict(os.environ, PYTHONPATH=str(ROOT), PACKLINT_NO_CACHE="1"))
+    os.close(w)
+    assert proc.returncode == 2
+    assert proc.stderr.strip().splitlines() == ["packlint: error: <stdout>: cannot write the report: Broken pipe"]
+
+
+# ---------------------------------------------------------------------------- files named on the command line (Q9, Q11, Q13)
+
+
+@pytest.mark.parametrize("template", ["{code:>300000000}", "{code.__class__}", "{code!r}", "{code[0]}",
+                                      "{0}", "x" * 3000])
+def test_q9_q10_doc_url_takes_plain_placeholders_only(tmp_path, template, capsys, monkeypatch):
+    from packlint.cli import main
+
+    (tmp_path / "s.sh").write_text(GATE_LEAK)
+    (tmp_path / ".packlint.toml").write_text(f'doc-url = "{template}"\n')
+    monkeypatch.chdir(tmp_path)
+    assert main(["check", "--format", "json", "-o", os.devnull, "s.sh"]) == 2
+    err = capsys.readouterr().err
+    assert "doc-url" in err and "bad template" in err and len(err) < 400
+
+
+@pytest.mark.parametrize("option", ["--rule-file", "--config", "--baseline"])
+@pytest.mark.parametrize("special", ["/dev/zero", "fifo", "dir"])
+def test_q11_command_line_files_must_be_regular(tmp_path, option, special):
+    (tmp_path / "s.sh").write_text("echo hi\n")
+    if special == "fifo":
+        special = str(tmp_path / "rf.fifo")
+        os.mkfifo(special)
+    elif special == "dir":
+        special = str(tmp_path)
+    rc, out, err = _check_in_subprocess(["check", option, special, "s.sh"], tmp_path, None,
+                                        {"PACKLINT_NO_CACHE": "1"})
+    assert rc == 2
+    assert err.startswith(f"packlint: error: {special}") and len(err.strip().splitlines()) == 1
+    assert "not a regular file" in err or "is a directory" in err
+
+
+def test_q11_a_huge_rule_file_is_refused_from_its_size(tmp_path):
+    (tmp_path / "s.sh").write_text("echo hi\n")
+    big = tmp_path / "big.toml"
+    with open(big, "wb") as fh:
+        fh.truncate(64 * 1024 * 1024)
+    rc, _out, err = _check_in_subprocess(["check", "--rule-file", str(big), "s.sh"], tmp_path, None,
+                                         {"PACKLINT_NO_CACHE": "1"})
+    assert rc == 2 and "file too large (67108864 bytes > 4 MiB limit)" in err
+
+
+def test_q13_write_baseline_never_replaces_a_link_or_a_device(tmp_path):
+    (tmp_path / "s.sh").write_text(GATE_LEAK)
+    real = tmp_path / "real.json"
+    real.write_text("{}")
+    (tmp_path / "link.json").symlink_to(real)
+    rc, _out, err = _check_in_subprocess(["check", "--write-baseline", "link.json", "s.sh"], tmp_path, None,
+                                         {"PACKLINT_NO_CACHE": "1"})
+    assert rc == 2 and "link.json: cannot write baseline: a symbolic link: refused" in err
+    assert (tmp_path / "link.json").is_symlink() and real.read_text() == "{}"
+    rc, _out, err = _check_in_subprocess(["check", "--write-baseline", "/dev/null", "s.sh"], tmp_path, None,
+                                         {"PACKLINT_NO_CACHE": "1"})
+    assert rc == 2 and "cannot write baseline: not a regular file (a device): refused" in err
+    assert stat.S_ISCHR(os.stat("/dev/null").st_mode)
+    rc, _out, err = _check_in_subprocess(["check", "--write-baseline", "b.json", "s.sh"], tmp_path, None,
+                                         {"PACKLINT_NO_CACHE": "1"})
+    assert rc == 0 and (tmp_path / "b.json").is_file()
