@@ -714,3 +714,61 @@ def test_q13_write_baseline_never_replaces_a_link_or_a_device(tmp_path):
     rc, _out, err = _check_in_subprocess(["check", "--write-baseline", "b.json", "s.sh"], tmp_path, None,
                                          {"PACKLINT_NO_CACHE": "1"})
     assert rc == 0 and (tmp_path / "b.json").is_file()
+
+
+# ------------------------------------------------------------------------------------ packlint run (R11, R12)
+
+
+def test_r11_run_passes_the_checked_file_to_bash_after_double_dash(tmp_path):
+    """R11: `packlint run -- -c 'CMD'` checked the file `-c`, then `bash -c CMD` ran CMD unchecked."""
+    (tmp_path / "-c").write_text("#!/bin/bash\necho harmless \"$@\"\n")
+    proc = subprocess.run([sys.executable, "-m", "packlint", "run", "--", "-c", "touch BYPASS; echo UNCHECKED"],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=HANG_GUARD_S,
+                          env=dict(os.environ, PYTHONPATH=str(ROOT), PACKLINT_NO_CACHE="1"))
+    assert proc.stdout == "harmless touch BYPASS; echo UNCHECKED\n"
+    assert not (tmp_path / "BYPASS").exists() and proc.returncode == 0
+    (tmp_path / "-x.sh").write_text("echo hi\n")
+    proc = subprocess.run([sys.executable, "-m", "packlint", "run", "--", "-x.sh"], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=HANG_GUARD_S,
+                          env=dict(os.environ, PYTHONPATH=str(ROOT), PACKLINT_NO_CACHE="1"))
+    assert (proc.returncode, proc.stdout) == (0, "hi\n")
+
+
+@pytest.mark.parametrize("kind", ["dir", "fifo", "device"])
+def test_r12_run_refuses_what_is_not_a_regular_file(tmp_path, kind, capsys):
+    from packlint.cli import main
+
+    if kind == "dir":
+        target = tmp_path / "d2"
+        target.mkdir()
+        (target / "a.sh").write_text(GATE_LEAK)
+        want = "is a directory"
+    elif kind == "fifo":
+        target = tmp_path / "f.fifo"
+        os.mkfifo(target)
+        want = "not a regular file (a FIFO): refused"
+    else:
+        target = Path("/dev/null")
+        want = "not a regular file (a device): refused"
+    assert main(["run", str(target)]) == 2
+    err = capsys.readouterr().err
+    assert err == f"packlint: error: {target}: {want}\npacklint: not launching {target}: it could not be checked\n"
+
+
+def test_run_does_not_launch_a_script_changed_while_it_was_checked(tmp_path, monkeypatch, capsys):
+    from packlint import checking, cmd_run
+    from packlint.cli import main
+
+    s = tmp_path / "s.sh"
+    s.write_text("#!/bin/bash\necho ok\n")
+    real = checking.check_paths
+
+    def swap(*a, **k):
+        out = real(*a, **k)
+        s.write_text("#!/bin/bash\necho SWAPPED\n")
+        return out
+
+    monkeypatch.setattr(checking, "check_paths", swap)
+    monkeypatch.setattr(cmd_run, "launch", lambda *a: pytest.fail("launched"))
+    assert main(["run", str(s)]) == 2
+    assert f"not launching {s}: it changed while it was checked" in capsys.readouterr().err
