@@ -772,3 +772,165 @@ def test_run_does_not_launch_a_script_changed_while_it_was_checked(tmp_path, mon
     monkeypatch.setattr(cmd_run, "launch", lambda *a: pytest.fail("launched"))
     assert main(["run", str(s)]) == 2
     assert f"not launching {s}: it changed while it was checked" in capsys.readouterr().err
+
+
+# ------------------------------------------------------------------------------------ editor server (L2..L19)
+
+
+class RawLsp:
+    """Raw bytes to `packlint server`, framed replies back (tests/test_server.py's client, able to send
+    broken frames)."""
+
+    def __init__(self, cwd: Path) -> None:
+        import queue
+        import threading
+
+        env = {**os.environ, "PYTHONPATH": str(ROOT), "PACKLINT_CACHE_DIR": str(cwd / ".cache")}
+        self.proc = subprocess.Popen([sys.executable, "-m", "packlint", "server"], cwd=cwd, env=env,
+                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+        self.replies: queue.Queue = queue.Queue()
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self) -> None:
+        import json
+
+        out = self.proc.stdout
+        while True:
+            length = None
+            while True:
+                line = out.readline()
+                if not line:
+                    return
+                if not line.strip():
+                    break
+                if line.lower().startswith(b"content-length:"):
+                    length = int(line.split(b":")[1])
+            self.replies.put(json.loads(out.read(length)))
+
+    def raw(self, data: bytes) -> None:
+        self.proc.stdin.write(data)
+        self.proc.stdin.flush()
+
+    @staticmethod
+    def frame(payload: dict) -> bytes:
+        import json
+
+        body = json.dumps(payload).encode()
+        return b"Content-Length: %d\r\n\r\n" % len(body) + body
+
+    def answer(self, rid):
+        import queue
+
+        while True:
+            try:
+                msg = self.replies.get(timeout=HANG_GUARD_S)
+            except queue.Empty:
+                raise AssertionError(f"no answer for id {rid!r}; alive: {self.proc.poll() is None}") from None
+            if "method" not in msg and msg.get("id") == rid:
+                return msg
+
+    def close(self) -> None:
+        try:
+            self.proc.stdin.close()
+            self.proc.wait(timeout=30)
+        finally:
+            if self.proc.poll() is None:
+                self.proc.kill()
+                self.proc.wait()
+
+
+@pytest.fixture
+def lsp_server(tmp_path):
+    pytest.importorskip("pygls")
+    s = RawLsp(tmp_path)
+    s.raw(s.frame({"jsonrpc": "2.0", "id": 0, "method": "initialize",
+                   "params": {"processId": None, "rootUri": tmp_path.as_uri(), "capabilities": {}}}))
+    assert "result" in s.answer(0)
+    s.raw(s.frame({"jsonrpc": "2.0", "method": "initialized", "params": {}}))
+    yield s
+    s.close()
+
+
+def _probe(s: RawLsp, rid: int) -> dict:
+    """A request every server must answer (an unknown method: -32601)."""
+    s.raw(s.frame({"jsonrpc": "2.0", "id": rid, "method": "packlint/noSuchMethod", "params": {}}))
+    return s.answer(rid)
+
+
+def test_l2_l5_l6_l7_bad_frames_are_answered_and_the_server_goes_on(lsp_server):
+    s = lsp_server
+    probe = {"jsonrpc": "2.0", "id": 41, "method": "packlint/noSuchMethod", "params": {}}
+    body = RawLsp.frame(probe).split(b"\r\n\r\n", 1)[1]
+    # L2: a Content-Length that is not a number
+    s.raw(b"Content-Length: abc\r\n\r\n" + body)
+    assert s.answer(None)["error"]["code"] == -32700
+    assert _probe(s, 1)["error"]["code"] == -32601
+    # L5: shorter than the body
+    s.raw(b"Content-Length: 10\r\n\r\n" + body)
+    assert s.answer(None)["error"]["code"] == -32700
+    assert _probe(s, 2)["error"]["code"] == -32601
+    # L6: longer than the body (the next frame follows at once): the bad one is answered for its id
+    s.raw(b"Content-Length: %d\r\n\r\n" % (len(body) + 500) + body)
+    s.raw(s.frame({"jsonrpc": "2.0", "id": 3, "method": "packlint/noSuchMethod", "params": {}}))
+    assert s.answer(41)["error"]["code"] == -32700
+    assert s.answer(3)["error"]["code"] == -32601
+    # L7: a huge Content-Length: refused without reading (no MemoryError, the process stays)
+    s.raw(b"Content-Length: 99999999999\r\n\r\n" + body)
+    assert s.answer(None)["error"]["code"] == -32700
+    assert _probe(s, 4)["error"]["code"] == -32601
+    # a body that is not JSON, and JSON that is not an object
+    s.raw(b"Content-Length: 5\r\n\r\n{{{{{")
+    assert s.answer(None)["error"]["code"] == -32700
+    s.raw(b"Content-Length: 2\r\n\r\n[]")
+    assert s.answer(None)["error"]["code"] == -32600
+    assert _probe(s, 5)["error"]["code"] == -32601
+    assert s.proc.poll() is None
+
+
+def test_l12_invalid_params_get_an_error_response(lsp_server):
+    s = lsp_server
+    s.raw(s.frame({"jsonrpc": "2.0", "id": 7, "method": "textDocument/hover",
+                   "params": {"textDocument": 5, "position": {"line": 0, "character": 0}}}))
+    assert s.answer(7)["error"]["code"] == -32602
+    assert _probe(s, 8)["error"]["code"] == -32601
+
+
+@pytest.mark.parametrize("target", ["/dev/zero", "fifo", "big"])
+def test_l18_l19_hover_on_an_unopened_special_or_huge_file_is_refused(lsp_server, tmp_path, target):
+    s = lsp_server
+    if target == "fifo":
+        path = tmp_path / "p.fifo"
+        os.mkfifo(path)
+    elif target == "big":
+        path = tmp_path / "big.sh"
+        with open(path, "wb") as fh:
+            fh.truncate(64 * 1024 * 1024)
+    else:
+        path = Path(target)
+    s.raw(s.frame({"jsonrpc": "2.0", "id": 9, "method": "textDocument/hover",
+                   "params": {"textDocument": {"uri": path.as_uri()}, "position": {"line": 0, "character": 0}}}))
+    assert s.answer(9) == {"jsonrpc": "2.0", "id": 9, "result": None}
+    assert _probe(s, 10)["error"]["code"] == -32601
+
+
+def test_frame_reader_resynchronises_on_every_split():
+    """The framing alone: the same broken stream, fed in every 2-way split, gives the same events."""
+    from packlint.server import FrameReader
+
+    good = RawLsp.frame({"jsonrpc": "2.0", "id": 1, "method": "x"})
+    body = good.split(b"\r\n\r\n", 1)[1]
+    stream = (b"Content-Length: abc\r\n\r\n" + body + good + b"Content-Length: 3\r\n\r\n" + body + good
+              + b"garbage\r\n\r\n" + good + b"Content-Length: 999999999999\r\n\r\n" + good)
+    want = None
+    for cut in range(len(stream) + 1):
+        r = FrameReader(max_frame=1 << 20)
+        events = []
+        for part in (stream[:cut], stream[cut:]):
+            r.feed(part)
+            for e in r.events():  # (bounded: a reader that makes no progress fails here, not by hanging)
+                events.append(e[:2])
+                assert len(events) < 40, (cut, events[:8])
+        got = [e for e in events if e[0] == "message"]
+        assert got == [("message", body)] * 4, (cut, events)
+        want = want or events
+    assert sum(1 for e in want if e[0] == "error") >= 4
