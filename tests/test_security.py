@@ -609,8 +609,6 @@ def test_h28_a_non_utf8_file_name_gives_a_valid_utf8_document(tmp_path, fmt):
 
     (tmp_path / "n").mkdir()
     (tmp_path / os.fsdecode(b"n/bad\xff\xfename.sh")).write_text(GATE_LEAK)
-    rc, _out, err = _check_in_subprocess(["check", "--format", fmt, "n"], tmp_path, None,
-                                         {"PACKLINT_NO_CACHE": "1"})
     proc = subprocess.run([sys.executable, "-m", "packlint", "check", "--format", fmt, "n"], cwd=tmp_path,
                           capture_output=True, timeout=HANG_GUARD_S,
                           env=dict(os.environ, PYTHONPATH=str(ROOT), PACKLINT_NO_CACHE="1"))
