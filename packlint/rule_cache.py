@@ -192,11 +192,12 @@ def loads(data: bytes) -> Any:
         values = node[2:]
         if len(values) != len(spec[1]):
             raise CacheFormatError(f"{spec[0].__name__}: wrong number of fields")
+        # (a plain value is taken as is, without a call: most fields are strings, numbers or None)
         if spec[2]:
-            inst.__dict__.update(zip(spec[1], map(dec, values), strict=True))
+            inst.__dict__.update(zip(spec[1], [x if type(x) is not list else dec(x) for x in values], strict=True))
         else:
-            for f, v in zip(spec[1], values, strict=True):
-                setattr_(inst, f, dec(v))
+            for f, x in zip(spec[1], values, strict=True):
+                setattr_(inst, f, x if type(x) is not list else dec(x))
         return inst
 
     def dec(v: Any) -> Any:
@@ -211,13 +212,16 @@ def loads(data: bytes) -> Any:
         if tag == "r":
             return shared[v[1]]
         if tag == "l":
-            return [dec(x) for x in v[1:]]
+            return [x if type(x) is not list else dec(x) for x in v[1:]]
         if tag == "q":
             return tuple(v[1])
         if tag == "t":
-            return tuple(dec(x) for x in v[1:])
+            return tuple([x if type(x) is not list else dec(x) for x in v[1:]])
         if tag == "d":
-            return {dec(k): dec(x) for k, x in zip(v[1], v[2], strict=True)}
+            return {
+                (k if type(k) is not list else dec(k)): (x if type(x) is not list else dec(x))
+                for k, x in zip(v[1], v[2], strict=True)
+            }
         if tag == "f":
             return frozenset(dec(x) for x in v[1:])
         raise CacheFormatError(f"unknown tag {tag!r}")
