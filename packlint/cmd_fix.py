@@ -71,7 +71,9 @@ def run_fixes(args, options) -> int | None:
                 diffs.append(unified_diff(outcome))
                 applied += outcome.applied
                 continue
-            sys.stdout.write(outcome.text)
+            from packlint.cmd_check import write_stdout
+
+            write_stdout(outcome.text.encode("utf-8", "surrogateescape"))  # (the script's own bytes back)
             return EXIT_OK
         from pathlib import Path
 
@@ -106,8 +108,9 @@ def run_fixes(args, options) -> int | None:
             applied -= outcome.applied
     n = f"{applied} fix{'' if applied == 1 else 'es'}"
     if args.diff:
-        sys.stdout.write("".join(diffs))
-        sys.stdout.flush()
+        from packlint.cmd_check import write_stdout
+
+        write_stdout("".join(diffs).encode("utf-8", "surrogateescape"))
         print(
             f"packlint: would apply {n}" + ("" if unsafe else " (safe only; --unsafe-fixes for the rest)"),
             file=sys.stderr,

@@ -932,3 +932,19 @@ def test_frame_reader_resynchronises_on_every_split():
         assert got == [("message", body)] * 4, (cut, events)
         want = want or events
     assert sum(1 for e in want if e[0] == "error") >= 4
+
+
+@pytest.mark.parametrize("args", [["inspect", "x.sh"], ["rules"], ["check", "--fix", "-"], ["check", "--diff", "x.sh"]])
+def test_h33_every_command_reports_a_full_stdout_in_one_line(tmp_path, args):
+    if not os.path.exists("/dev/full"):
+        pytest.skip("no /dev/full")
+    script = "export PYTORCH_CUDA_ALLOC_CONF=a\nexport PYTORCH_CUDA_ALLOC_CONF=b\npython t.py\n"
+    (tmp_path / "x.sh").write_text(script)
+    with open("/dev/full", "wb") as full:
+        with open(tmp_path / "x.sh", "rb") as stdin:
+            proc = subprocess.run([sys.executable, "-m", "packlint", *args], cwd=tmp_path, stdout=full,
+                                  stderr=subprocess.PIPE, stdin=stdin, timeout=HANG_GUARD_S,
+                                  env=dict(os.environ, PYTHONPATH=str(ROOT), PACKLINT_NO_CACHE="1"))
+    err = proc.stderr.decode()
+    assert proc.returncode == 2 and "internal error" not in err and "Traceback" not in err
+    assert err.strip().splitlines()[-1].endswith("No space left on device")
