@@ -172,6 +172,7 @@ class PacklintServer(LanguageServer):
     def __init__(self) -> None:
         super().__init__("packlint", __version__)
         self.analyses: dict[str, Analysis] = {}
+        self.exit_code = 0
 
     # -------------------------------------------------------------------------------- transport
 
@@ -189,8 +190,10 @@ class PacklintServer(LanguageServer):
             asyncio.run(self._serve(stdin or sys.stdin.buffer))
         except BrokenPipeError:
             pass
-        except (KeyboardInterrupt, SystemExit):
+        except KeyboardInterrupt:
             pass
+        except SystemExit as exc:  # `exit`: 0 after `shutdown`, else 1 (the LSP specification)
+            self.exit_code = exc.code if isinstance(exc.code, int) else 0
         finally:
             self.shutdown()
 
@@ -651,5 +654,6 @@ def build_server() -> PacklintServer:
 
 
 def main() -> int:
-    build_server().start_io()
-    return 0
+    server = build_server()
+    server.start_io()
+    return server.exit_code

@@ -948,3 +948,15 @@ def test_h33_every_command_reports_a_full_stdout_in_one_line(tmp_path, args):
     err = proc.stderr.decode()
     assert proc.returncode == 2 and "internal error" not in err and "Traceback" not in err
     assert err.strip().splitlines()[-1].endswith("No space left on device")
+
+
+def test_l17_l22_unopened_missing_document_and_exit_without_shutdown(lsp_server, tmp_path):
+    """L17: a hover on a missing file answered with a server traceback; now null. L22: `exit` without
+    `shutdown` ends with status 1, as the LSP specification asks."""
+    s = lsp_server
+    s.raw(s.frame({"jsonrpc": "2.0", "id": 11, "method": "textDocument/hover",
+                   "params": {"textDocument": {"uri": (tmp_path / "missing.sh").as_uri()},
+                              "position": {"line": 0, "character": 0}}}))
+    assert s.answer(11) == {"jsonrpc": "2.0", "id": 11, "result": None}
+    s.raw(s.frame({"jsonrpc": "2.0", "method": "exit"}))
+    assert s.proc.wait(timeout=HANG_GUARD_S) == 1
