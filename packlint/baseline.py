@@ -93,32 +93,26 @@ def write_baseline(path: str, findings: list[Finding], prints: list[str], root: 
         "comment": "findings recorded by `packlint check --write-baseline`; `--baseline` hides them",
         "findings": entries,
     }
-    tmp = f"{path}.{os.getpid()}.tmp"
-    try:
-        with open(tmp, "w", encoding="utf-8") as fh:
-            json.dump(doc, fh, indent=2, ensure_ascii=False)
-            fh.write("\n")
-        os.replace(tmp, path)
-    except OSError as exc:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise PacklintError(f"cannot write baseline: {exc.strerror or exc}", path=path) from None
+    from packlint.reporters.escape import json_safe
+    from packlint.safe_io import atomic_write
+
+    # (temp file, fsync, rename; a symlink or a device at `path` is refused, never replaced: Q13)
+    text = json_safe(json.dumps(doc, indent=2, ensure_ascii=False) + "\n")
+    atomic_write(path, text.encode("utf-8"), what="baseline")
 
 
 def read_baseline(path: str) -> dict[str, int]:
     """fingerprint -> how many recorded findings carry it."""
     import json
 
+    from packlint.safe_io import BASELINE_LIMIT, read_bounded
+
+    if not os.path.lexists(path):
+        raise PacklintError("baseline file not found (create it with --write-baseline)", path=path)
+    data = read_bounded(path, BASELINE_LIMIT, "baseline")  # (regular files only: Q11)
     try:
-        with open(path, "rb") as fh:
-            doc = json.loads(fh.read().decode("utf-8"))
-    except FileNotFoundError:
-        raise PacklintError("baseline file not found (create it with --write-baseline)", path=path) from None
-    except OSError as exc:
-        raise PacklintError(f"cannot read baseline: {exc.strerror or exc}", path=path) from None
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        doc = json.loads(data.decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
         raise PacklintError(f"not a packlint baseline (invalid JSON: {exc})", path=path) from None
     if not isinstance(doc, dict) or doc.get("version") != BASELINE_VERSION or not isinstance(doc.get("findings"), list):
         raise PacklintError(

@@ -78,6 +78,13 @@ class Sources:
     __call__ = lines
 
 
+def _read_stdin() -> bytes:
+    from packlint.safe_io import read_stdin_bounded
+    from packlint.source import MAX_SCRIPT_BYTES
+
+    return read_stdin_bounded(MAX_SCRIPT_BYTES, sys.stdin.buffer)
+
+
 class CheckOptions:
     """Everything a check needs besides the paths."""
 
@@ -98,7 +105,7 @@ class CheckOptions:
         self.inherit_env = inherit_env
         self.script_args = list(script_args or [])
         self.stdin_filename = stdin_filename
-        self.read_stdin = read_stdin or (lambda: sys.stdin.buffer.read())
+        self.read_stdin = read_stdin or _read_stdin  # (bounded: `check - < /dev/zero` ends, H22)
         self.apply_exclude = apply_exclude
         self.baseline = baseline
         self.write_baseline = write_baseline

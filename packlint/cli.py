@@ -147,12 +147,31 @@ def main(argv: list[str] | None = None) -> int:
     except RecursionError:
         print("packlint: error: the input is nested too deeply to analyse", file=sys.stderr)
         return EXIT_USAGE
-    except Exception as exc:  # a bug in packlint: one line, never a traceback (unless asked for)
-        if os.environ.get("PACKLINT_DEBUG"):
-            raise
-        print(
-            f"packlint: error: internal error: {type(exc).__name__}: {exc} -- this is a bug in packlint, "
-            "please report it (PACKLINT_DEBUG=1 shows a traceback)",
-            file=sys.stderr,
-        )
+    except OSError as exc:
+        import errno
+
+        if exc.errno not in (errno.ENOSPC, errno.EPIPE, errno.EDQUOT, errno.EFBIG, errno.EIO):
+            return _internal_error(exc)
+        # a full disk or a closed pipe on the output (H33): one line, and a quiet exit
+        try:
+            fd = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(fd, sys.stdout.fileno())
+            os.close(fd)
+        except (OSError, ValueError, AttributeError):
+            pass
+        print(f"packlint: error: cannot write the output: {exc.strerror or exc}", file=sys.stderr)
         return EXIT_USAGE
+    except Exception as exc:
+        return _internal_error(exc)
+
+
+def _internal_error(exc: BaseException) -> int:
+    """A bug in packlint: one line, never a traceback (unless asked for)."""
+    if os.environ.get("PACKLINT_DEBUG"):
+        raise exc
+    print(
+        f"packlint: error: internal error: {type(exc).__name__}: {exc} -- this is a bug in packlint, "
+        "please report it (PACKLINT_DEBUG=1 shows a traceback)",
+        file=sys.stderr,
+    )
+    return EXIT_USAGE

@@ -189,6 +189,10 @@ def cli_settings(args):
     from packlint.cmd_codebase import code_settings
 
     code_bases, path_maps = code_settings(args)
+    if getattr(args, "no_cache", False):  # --no-cache: no cache at all, the rule table's included
+        from packlint.rule_table import disable_cache
+
+        disable_cache()
     return CliSettings(
         select=_split_codes(args.select) or None,
         ignore=_split_codes(args.ignore),
@@ -258,8 +262,10 @@ def run(args) -> int:
         print(f"packlint: error: {exc.one_line()}", file=sys.stderr)
         _emit(args, render(args.format, error_result(exc.one_line())))
         return exc.exit_code
+    from packlint.reporters.escape import terminal_safe
+
     for e in result.file_errors:
-        print(f"packlint: error: {e.line()}", file=sys.stderr)
+        print(f"packlint: error: {terminal_safe(e.line())}", file=sys.stderr)
     if result.failed and args.format == "text" and not result.findings and not result.files:
         return result.exit_code(args.exit_zero)  # exit 2, nothing checked: only the error (no "All clear")
     if args.severity:
@@ -307,14 +313,37 @@ def statistics(result, fmt: str) -> str:
 
 
 def _emit(args, text: str) -> None:
+    data = text.encode("utf-8", "backslashreplace")  # (the reporters escape what they print; a safety net)
     if args.output_file:
         try:
-            with open(args.output_file, "w", encoding="utf-8") as fh:
-                fh.write(text)
+            with open(args.output_file, "wb") as fh:
+                fh.write(data)
         except OSError as exc:
             raise PacklintError(
                 f"cannot write the report: {exc.strerror or exc}", path=args.output_file, exit_code=EXIT_USAGE
             ) from None
         return
-    sys.stdout.write(text)
-    sys.stdout.flush()
+    write_stdout(data)
+
+
+def write_stdout(data: bytes) -> None:
+    """Write to stdout; a full disk or a closed pipe is a one-line error (exit 2), never an internal
+    error, and nothing more is written (stdout is pointed at /dev/null, so the flush at exit is quiet)."""
+    try:
+        sys.stdout.flush()
+        out = getattr(sys.stdout, "buffer", None)
+        if out is None:
+            sys.stdout.write(data.decode("utf-8"))
+        else:
+            out.write(data)
+        sys.stdout.flush()
+    except OSError as exc:
+        try:
+            fd = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(fd, sys.stdout.fileno())
+            os.close(fd)
+        except (OSError, ValueError, AttributeError):
+            pass
+        raise PacklintError(
+            f"cannot write the report: {exc.strerror or exc}", path="<stdout>", exit_code=EXIT_USAGE
+        ) from None

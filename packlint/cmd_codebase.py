@@ -38,7 +38,9 @@ def add_code_arguments(parser, cache: bool = True) -> None:
     parser.add_argument("--no-code-base", action="store_true", help="do not look for or read the launched code")
     if cache:
         parser.add_argument(
-            "--no-cache", action="store_true", help="read the code again instead of using the cache of code-base facts"
+            "--no-cache",
+            action="store_true",
+            help="no cache at all: read the code again (no code-base facts cache) and compile the rule table again",
         )
 
 

@@ -28,11 +28,33 @@ def text_checker(path: str, options):
     return check
 
 
+def _outside_checked_tree(path: str, roots: list[str]) -> str | None:
+    """Why `path` (found under one of the command-line `roots`) must not be rewritten, or None: a
+    symbolic link found in a checked directory that leads out of it. A file named on the command line
+    is fixed where its link points (the user named it)."""
+    import os
+
+    if any(os.path.abspath(path) == os.path.abspath(r) for r in roots):
+        return None
+    real = os.path.realpath(path)
+    for r in roots:
+        top = os.path.realpath(r)
+        if os.path.isdir(top) and (real == top or real.startswith(top.rstrip(os.sep) + os.sep)):
+            return None
+    return "a symbolic link to a file outside the checked tree"
+
+
+def _why(exc: PacklintError) -> str:
+    msg = exc.message
+    return "the file changed since it was checked" if msg.startswith("changed since") else msg
+
+
 def run_fixes(args, options) -> int | None:
     """Fix every file; None when `check` should go on and report (after --fix), else the exit status."""
     from packlint.discover import STDIN, discover
     from packlint.errors import EXIT_FINDINGS, EXIT_OK
     from packlint.fixes import fix_text, read_fixable, unified_diff
+    from packlint.safe_io import atomic_write
 
     paths = args.paths or ["."]
     files, _errors = discover(paths)  # unreadable paths: reported by the check that follows
@@ -49,7 +71,9 @@ def run_fixes(args, options) -> int | None:
                 diffs.append(unified_diff(outcome))
                 applied += outcome.applied
                 continue
-            sys.stdout.write(outcome.text)
+            from packlint.cmd_check import write_stdout
+
+            write_stdout(outcome.text.encode("utf-8", "surrogateescape"))  # (the script's own bytes back)
             return EXIT_OK
         from pathlib import Path
 
@@ -71,13 +95,22 @@ def run_fixes(args, options) -> int | None:
             continue
         if args.diff:
             diffs.append(unified_diff(outcome))
-        else:
-            with open(path, "w", encoding="utf-8", newline="") as fh:
-                fh.write(outcome.text)
+            continue
+        outside = _outside_checked_tree(path, paths)
+        if outside:
+            print(f"packlint: {display}: not fixed: {outside}", file=sys.stderr)
+            applied -= outcome.applied
+            continue
+        try:  # temp file, fsync, rename; only if the file still holds what was checked
+            atomic_write(path, outcome.text.encode("utf-8"), follow=True, what="script", expect=text.encode("utf-8"))
+        except PacklintError as exc:
+            print(f"packlint: {display}: not fixed: {_why(exc)}", file=sys.stderr)
+            applied -= outcome.applied
     n = f"{applied} fix{'' if applied == 1 else 'es'}"
     if args.diff:
-        sys.stdout.write("".join(diffs))
-        sys.stdout.flush()
+        from packlint.cmd_check import write_stdout
+
+        write_stdout("".join(diffs).encode("utf-8", "surrogateescape"))
         print(
             f"packlint: would apply {n}" + ("" if unsafe else " (safe only; --unsafe-fixes for the rest)"),
             file=sys.stderr,

@@ -63,7 +63,10 @@ def run(args) -> int:
     path = args.script
     display = None
     if path == "-":
-        text = sys.stdin.buffer.read()
+        from packlint.safe_io import read_stdin_bounded
+        from packlint.source import MAX_SCRIPT_BYTES
+
+        text = read_stdin_bounded(MAX_SCRIPT_BYTES, sys.stdin.buffer)  # (H22: never unbounded)
         display = args.stdin_filename or "<stdin>"
         path = args.stdin_filename or "<stdin>"
     known_env = tuple(n.strip() for v in getattr(args, "known_env", []) or [] for n in v.split(",") if n.strip())

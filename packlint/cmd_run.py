@@ -2,8 +2,10 @@
 
 Checks SCRIPT with the caller's real environment (`os.environ`) and the real positional ARGS, exactly
 as the launch will see them. Findings at or above --fail-on: they are printed and the script is not
-launched (exit 1). Otherwise packlint replaces itself with `bash SCRIPT ARGS...` (exec: same pid, so
-signals, stdin/stdout/stderr and the exit status belong to the script).
+launched (exit 1). Otherwise packlint replaces itself with `bash -- SCRIPT ARGS...` (exec: same pid,
+so signals, stdin/stdout/stderr and the exit status belong to the script). SCRIPT must be a regular
+file (a directory, FIFO or device is refused before any check), and it is launched only if it still
+holds the bytes that were checked.
 
 Everything packlint prints goes to stderr; stdout is the script's. Options are read only before
 SCRIPT: everything after it (a `--` and options that look like packlint's included) is the script's.
@@ -91,6 +93,12 @@ def run(args) -> int:
     script = args.script
     if script == "-":
         raise PacklintError("`packlint run` needs a script file (stdin is the script's own)")
+    try:  # a regular file, or a refusal before anything is checked (R12)
+        checked = _script_bytes(script)
+    except PacklintError as exc:
+        _say(f"error: {exc.one_line()}")
+        _say(f"not launching {script}: it could not be checked")
+        return EXIT_USAGE
     options = CheckOptions(
         cli=cli_settings(args), real_env=True, script_args=list(args.script_args), apply_exclude=False
     )
@@ -126,7 +134,18 @@ def run(args) -> int:
             _say(f"--force: launching {script} although the runtime probe failed")
     if args.dry_run:
         return EXIT_FINDINGS if blocking else EXIT_OK
+    if _script_bytes(script) != checked:
+        _say(f"not launching {script}: it changed while it was checked")
+        return EXIT_USAGE
     return launch(script, list(args.script_args))
+
+
+def _script_bytes(script: str) -> bytes:
+    """The script's bytes: a regular file (not a directory, FIFO or device) within the size limit."""
+    from packlint.safe_io import read_bounded
+    from packlint.source import MAX_SCRIPT_BYTES
+
+    return read_bounded(script, MAX_SCRIPT_BYTES, "", display=script)
 
 
 def _probe(result, script: str) -> int:
@@ -163,8 +182,9 @@ def _probe(result, script: str) -> int:
 
 
 def launch(script: str, script_args: list[str]) -> int:
-    """Replace this process with `bash SCRIPT ARGS...` (POSIX exec; elsewhere a child process)."""
-    argv = ["bash", script, *script_args]
+    """Replace this process with `bash -- SCRIPT ARGS...` (POSIX exec; elsewhere a child process). The
+    `--` ends bash's options: a script named `-c` or `-x.sh` is run as the file that was checked (R11)."""
+    argv = ["bash", "--", script, *script_args]
     sys.stdout.flush()
     sys.stderr.flush()
     if os.name != "posix":  # pragma: no cover - no exec semantics outside POSIX

@@ -110,15 +110,13 @@ def _toml():
 def load_config_file(path: str | Path, *, explicit: bool = False) -> ConfigFile | None:
     """Read and validate one file. A pyproject.toml without [tool.packlint] gives None (unless named
     with --config, where it is an error)."""
+    from packlint.safe_io import CONFIG_LIMIT, read_bounded
+
     path = Path(path)
-    try:
-        text = path.read_bytes().decode("utf-8")
-    except FileNotFoundError:
-        raise PacklintError("config file not found", path=str(path)) from None
+    try:  # (a regular file of at most 4 MiB: a FIFO or /dev/zero is refused before any read, Q11)
+        text = read_bounded(path, CONFIG_LIMIT, "config file").decode("utf-8")
     except UnicodeDecodeError:
         raise PacklintError("config file is not UTF-8", path=str(path)) from None
-    except OSError as exc:
-        raise PacklintError(f"cannot read config file: {exc.strerror or exc}", path=str(path)) from None
     is_pyproject = path.name == "pyproject.toml"
     if is_pyproject and not _TOOL_TABLE.search(text) and not explicit:
         return None
@@ -219,11 +217,22 @@ def _check_pathmap(c: _KeyCheck, value: Any) -> list[tuple[str, str]]:
 def _check_url(c: _KeyCheck, value: Any) -> str:
     if not isinstance(value, str):
         raise c.expected(value)
-    try:
+    import string
+
+    try:  # only plain placeholders: no width, conversion, attribute or index (Q9: `{code:>300000000}`)
+        for _lit, field, spec, conv in string.Formatter().parse(value):
+            if field is not None and (spec or conv or field not in ("code", "code_lower", "name", "anchor")):
+                raise ValueError(
+                    f"only plain placeholders are allowed, not {{{field}{'!' + conv if conv else ''}"
+                    f"{':' + spec if spec else ''}}}"
+                )
+        if len(value) > 2048:
+            raise ValueError(f"longer than 2048 characters ({len(value)})")
         value.format(code="PK001", code_lower="pk001", name="x", anchor="pk001-x-error")
     except (KeyError, IndexError, ValueError) as exc:
+        shown = value if len(value) <= 80 else value[:60] + "..."
         raise c.error(
-            f"bad template {value!r}: {exc} (placeholders: {{code}}, {{code_lower}}, {{name}}, {{anchor}})"
+            f"bad template {shown!r}: {exc} (placeholders: {{code}}, {{code_lower}}, {{name}}, {{anchor}})"
         ) from None
     return value
 

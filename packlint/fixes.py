@@ -209,14 +209,39 @@ def _name_expanded(script: Script, name: str, skip: tuple[int, int]) -> bool:
     return bool(re.search(rf"(printenv|declare\s+-p|typeset\s+-p|\${{!)\s*{re.escape(name)}\b", script.text))
 
 
+# `${V:=x}` / `${V=x}` assign V; `${V:?msg}` / `${V?msg}` end the script when V is unset
+_EFFECT_OPERATORS = frozenset((":=", "=", ":?", "?"))
+
+
 def _has_side_effects(node) -> bool:
+    """Whether expanding `node` does something besides producing a value: runs a command (`$(...)`,
+    backticks, `<(...)`), evaluates arithmetic (`$((i++))`), assigns (`${V:=x}`) or may exit (`${V:?}`)."""
     stack = [node]
     while stack:
         n = stack.pop()
         if n.type in ("command_substitution", "process_substitution", "arithmetic_expansion"):
             return True
+        if n.type == "expansion" and any(c.type in _EFFECT_OPERATORS for c in n.children):
+            return True
         stack.extend(n.children)
     return False
+
+
+def _keep_effects(script: Script, stmt, assignment) -> list[TextEdit] | None:
+    """Instead of deleting `[export] X=VALUE` whose VALUE has a side effect, `: VALUE`: the assignment
+    goes, the expansion (and what it runs or assigns) stays. None when bash would not accept that."""
+    seen_eq = False
+    value = None
+    for c in assignment.children:
+        if seen_eq:
+            value = c
+            break
+        seen_eq = c.type == "="
+    if value is None or value.type == "array":
+        return None
+    s, e = script.node_range(stmt)
+    edits = [script.edit(s, e, ": " + script.node_text(value))]
+    return edits if bash_accepts(apply_edits(script.text, edits)) else None
 
 
 def _delete_statement(script: Script, stmt) -> list[TextEdit] | None:
@@ -240,8 +265,10 @@ def _delete_assignment(script: Script, plan: FixPlan, node) -> tuple[list[TextEd
     name_node = next((c for c in node.children if c.type == "variable_name"), None)
     name = script.node_text(name_node) if name_node is not None else ""
     parent = node.parent
-    if _has_side_effects(node):
-        applicability = "unsafe"  # `V=$(cmd)`: deleting it also drops the command
+    assignment = node
+    effects = _has_side_effects(node)
+    if effects:
+        applicability = "unsafe"  # `V=$(cmd)`: the command stays (`: $(cmd)`), but the statement changed
     if name and plan.refuse_if_read and _name_expanded(script, name, (node.start_byte, node.end_byte)):
         return None  # the script itself reads it: the value is not dead there
     siblings = [c for c in parent.children if c.type == "variable_assignment"] if parent is not None else []
@@ -250,6 +277,8 @@ def _delete_assignment(script: Script, plan: FixPlan, node) -> tuple[list[TextEd
         and parent.type in ("declaration_command", "variable_assignments", "command")
         and len(siblings) + (1 if parent.type == "command" else 0) > 1
     ):
+        if effects:
+            return None  # (one word of several: its side effect cannot be kept apart)
         s, e = script.node_range(node)
         i = parent.children.index(node) if node in parent.children else -1
         prev = parent.children[i - 1] if i > 0 else None
@@ -269,6 +298,9 @@ def _delete_assignment(script: Script, plan: FixPlan, node) -> tuple[list[TextEd
     stmt, composite = _statement(node)
     if composite or stmt != node and stmt.type not in _ASSIGNMENT_STATEMENTS:
         return None  # `a && export V=1`: deleting changes the list
+    if effects:  # never delete a side effect (`export X=${V:=d}` sets V for what follows)
+        kept = _keep_effects(script, stmt, assignment)
+        return (kept, applicability) if kept else None
     edits = _delete_statement(script, stmt)
     if edits and not bash_accepts(apply_edits(script.text, edits)):
         # the only statement of a block (`then ... fi`, `{ ...; }`): bash needs one there, so `:` stays

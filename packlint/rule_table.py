@@ -46,7 +46,7 @@ from packlint.records import factory, record
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-CACHE_FORMAT = 3
+CACHE_FORMAT = 4  # 4: JSON data (packlint.rule_cache), no longer a pickle
 
 LOCATION_KINDS = {
     # kind: (takes a name, allowed parts)
@@ -104,7 +104,7 @@ def version_applies(versions: str | None, version: str | None) -> bool:
 
 
 # The compiled records below are @record classes (packlint.records): no dataclass creation at start-up;
-# they are unpickled from the table cache on every run.
+# they are rebuilt from the table cache (JSON data, packlint.rule_cache) on every run.
 
 
 @record
@@ -220,30 +220,32 @@ def builtin_rule_files() -> list[Path]:
 
 def load_table(extra_files: Sequence[str | Path] = (), *, builtin: bool = True, use_cache: bool = True) -> RuleTable:
     """Load, validate and compile the built-in rule files plus `extra_files` (raises PacklintError)."""
+    from packlint.safe_io import CONFIG_LIMIT, read_bounded
+
     files: list[tuple[Path, bool]] = [(p, True) for p in builtin_rule_files()] if builtin else []
     files += [(Path(p), False) for p in extra_files]
     blobs: list[tuple[str, bytes, bool]] = []
     for path, is_builtin in files:
-        try:
-            blobs.append((str(path), path.read_bytes(), is_builtin))
-        except OSError as exc:
-            raise PacklintError(f"cannot read rule file: {exc.strerror or exc}", path=str(path)) from None
+        blobs.append((str(path), read_bounded(path, CONFIG_LIMIT, "rule file"), is_builtin))
     key = _cache_key(blobs)
-    cache_file = _cache_path(key) if use_cache else None
+    cache_file = _cache_path(key) if use_cache and not _CACHE_OFF else None
     if cache_file is not None:
-        try:
-            import pickle
-
-            with open(cache_file, "rb") as fh:
-                table = pickle.load(fh)
-            if isinstance(table, RuleTable):
-                return table
-        except Exception:  # missing, stale or corrupt cache: rebuild
-            pass
+        table = _read_cache(cache_file)
+        if table is not None:
+            return table
     table = compile_table(blobs)
     if cache_file is not None:
         _write_cache(cache_file, table)
     return table
+
+
+_CACHE_OFF = False
+
+
+def disable_cache() -> None:
+    """`--no-cache`: no rule-table cache is read or written in this process (nor in its workers)."""
+    global _CACHE_OFF
+    _CACHE_OFF = True
 
 
 def _cache_key(blobs) -> str:
@@ -262,7 +264,8 @@ def _cache_key(blobs) -> str:
     for mod in (
         __file__,
         str(here.with_name("rule_schema.py")),
-        str(here.with_name("regex.py")),  # (matches() patterns pickle as LazyRegex)
+        str(here.with_name("regex.py")),  # (matches() patterns are cached as LazyRegex)
+        str(here.with_name("rule_cache.py")),
         *_module_files(here.with_name("conditions")),
     ):
         try:
@@ -301,20 +304,37 @@ def _cache_dir() -> Path | None:
 
 def _cache_path(key: str) -> Path | None:
     d = _cache_dir()
-    return None if d is None else d / f"rules-{key}.pickle"
+    return None if d is None else d / f"rules-{key}.json"
+
+
+def _read_cache(path: Path) -> RuleTable | None:
+    """The cached table, or None (missing, not a regular file owned by this user, or of another shape:
+    docs/security.md). The file is JSON data (packlint.rule_cache); nothing in it can run code."""
+    from packlint.safe_io import read_cache_file
+
+    data = read_cache_file(path)
+    if data is None:
+        return None
+    from packlint.rule_cache import CacheFormatError, loads
+
+    try:
+        table = loads(data)
+    except CacheFormatError:
+        return None
+    return table if isinstance(table, RuleTable) else None
 
 
 def _write_cache(path: Path, table: RuleTable) -> None:
-    import pickle
+    from packlint.errors import PacklintError
+    from packlint.rule_cache import CacheFormatError, dumps
+    from packlint.safe_io import atomic_write
 
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(f".{os.getpid()}.tmp")
-        with open(tmp, "wb") as fh:
-            pickle.dump(table, fh, protocol=pickle.HIGHEST_PROTOCOL)
-        os.replace(tmp, path)
-    except OSError:
-        pass
+        data = dumps(table).encode("utf-8")
+        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        atomic_write(path, data, what="rule-table cache", replace_any=True)
+    except (OSError, PacklintError, CacheFormatError, RecursionError):
+        pass  # an unwritable cache is no cache
 
 
 # ---------------------------------------------------------------------------------------------- errors

@@ -8,7 +8,15 @@ extra; imported only by this command, never on the lint path).
 - hover on a variable or a flag: the value each launch sees, from the launch model, and where it is set.
 
 The document is checked as the text the editor holds (not the file on disk), under the name of its
-file, so configuration files and `source`d files resolve as for `packlint check FILE`.
+file, so configuration files and `source`d files resolve as for `packlint check FILE`. A request on a
+document the client never opened reads the file only when it is a regular file within the size limit
+(a FIFO or /dev/zero URI is refused, never read).
+
+The stdio framing is packlint's own (`FrameReader`, docs/security.md), not pygls' reader loop, which
+never resynchronised after a bad frame and read any Content-Length it was given: a bad header or a
+body that is not JSON is answered with a JSON-RPC error (the request's id when it can be read, else
+null) and reading goes on at the next `Content-Length:`; a Content-Length over MAX_FRAME is refused
+without reading the body; a request whose params have the wrong shape gets -32602 for its id.
 """
 
 from __future__ import annotations
@@ -21,6 +29,110 @@ from pygls import uris
 from pygls.lsp.server import LanguageServer
 
 from packlint import __version__
+
+MAX_FRAME = 64 * 1024 * 1024  # bytes of one message body (a document is at most 8 MiB of text)
+MAX_HEADER = 8 * 1024
+_MARKER = re.compile(rb"content-length:", re.IGNORECASE)
+_HEADER_LINE = re.compile(rb"([!#-'*+.0-9A-Z^-z|~-]+):[ \t]*([^\r\n]*)")
+
+
+class FrameReader:
+    """LSP base-protocol framing (`Content-Length: N\\r\\n ... \\r\\n\\r\\n` then N bytes), robust
+    to bad frames. `feed(bytes)`, then `events()` yields ("message", body) for each complete frame and
+    ("error", reason, body_or_None) for each bad one; after a bad one, reading resumes at the next
+    `Content-Length:` in the stream (resynchronisation). Never holds more than MAX_FRAME + MAX_HEADER
+    bytes waiting for a body."""
+
+    def __init__(self, max_frame: int = MAX_FRAME, max_header: int = MAX_HEADER) -> None:
+        self.buf = bytearray()
+        self.max_frame, self.max_header = max_frame, max_header
+        self._scanned = 0  # (how far the pending body was searched for a following frame)
+
+    def feed(self, data: bytes) -> None:
+        self.buf += data
+
+    def _resync(self, start: int) -> None:
+        self._scanned = 0
+        m = _MARKER.search(self.buf, start)
+        if m is not None:
+            del self.buf[: m.start()]
+            return
+        # no marker: keep only a tail that could be the start of one split across reads (always progress)
+        tail = bytes(self.buf[-14:]).lower()
+        keep = next((k for k in range(len(tail), 0, -1) if b"content-length:".startswith(tail[-k:])), 0)
+        del self.buf[: max(start, len(self.buf) - keep)]
+
+    def events(self):
+        import json
+
+        while self.buf:
+            end = self.buf.find(b"\r\n\r\n")
+            if end == -1 or end > self.max_header:
+                if end == -1 and len(self.buf) <= self.max_header:
+                    return  # (the header is not complete yet)
+                yield ("error", "frame header too long or malformed", None)
+                self._resync(1)
+                continue
+            length = None
+            bad = None
+            for line in bytes(self.buf[:end]).split(b"\r\n"):
+                m = _HEADER_LINE.fullmatch(line)
+                if m is None:
+                    bad = "malformed frame header"
+                    break
+                if m.group(1).lower() == b"content-length":
+                    value = m.group(2).strip()
+                    if length is not None or not value.isdigit():
+                        bad = f"bad Content-Length {value[:40]!r}"
+                        break
+                    length = int(value[:20])
+            if bad is None and length is None:
+                bad = "frame without Content-Length"
+            if bad is None and length is not None and length > self.max_frame:
+                bad = f"Content-Length {length} is over the {self.max_frame} byte limit"
+            if bad is not None:
+                yield ("error", bad, None)
+                self._resync(1)
+                continue
+            assert length is not None
+            start = end + 4
+            if len(self.buf) < start + length:
+                # a Content-Length longer than the body: the next frame already follows it
+                m = _MARKER.search(self.buf, max(start, self._scanned))
+                if m is not None and _is_json(bytes(self.buf[start : m.start()])):
+                    yield ("error", "Content-Length longer than the body", bytes(self.buf[start : m.start()]))
+                    del self.buf[: m.start()]
+                    self._scanned = 0
+                    continue
+                self._scanned = max(start, len(self.buf) - len(b"content-length:"))
+                return
+            self._scanned = 0
+            body = bytes(self.buf[start : start + length])
+            m = _MARKER.search(body)
+            if m is not None and not _is_json(body):  # (a shorter frame, then the next one, inside `length`)
+                yield ("error", "Content-Length does not match the body", body[: m.start()])
+                del self.buf[: start + m.start()]
+                continue
+            del self.buf[: start + length]
+            try:
+                json.loads(body)
+            except (ValueError, RecursionError):
+                yield ("error", "the body is not JSON", body)
+                if self.buf and not _MARKER.match(self.buf):
+                    self._resync(0)  # (a Content-Length shorter than the body: skip its tail)
+                continue
+            yield ("message", body)
+
+
+def _is_json(data: bytes) -> bool:
+    import json
+
+    try:
+        json.loads(data)
+    except (ValueError, RecursionError):
+        return False
+    return True
+
 
 SOURCE = "packlint"
 SHELL_LANGUAGES = {"shellscript", "sh", "bash", "zsh"}
@@ -60,6 +172,107 @@ class PacklintServer(LanguageServer):
     def __init__(self) -> None:
         super().__init__("packlint", __version__)
         self.analyses: dict[str, Analysis] = {}
+        self.exit_code = 0
+
+    # -------------------------------------------------------------------------------- transport
+
+    def start_io(self, stdin=None, stdout=None) -> None:
+        """Serve over stdio with packlint's FrameReader (see the module docstring)."""
+        import asyncio
+        import sys
+        import threading
+
+        from pygls.io_ import StdoutWriter
+
+        self._stop_event = threading.Event()
+        self.protocol.set_writer(StdoutWriter(stdout or sys.stdout.buffer))
+        try:
+            asyncio.run(self._serve(stdin or sys.stdin.buffer))
+        except BrokenPipeError:
+            pass
+        except KeyboardInterrupt:
+            pass
+        except SystemExit as exc:  # `exit`: 0 after `shutdown`, else 1 (the LSP specification)
+            self.exit_code = exc.code if isinstance(exc.code, int) else 0
+        finally:
+            self.shutdown()
+
+    async def _serve(self, stdin) -> None:
+        import asyncio
+        import threading
+
+        loop = asyncio.get_running_loop()
+        chunks: asyncio.Queue[bytes] = asyncio.Queue()
+        try:
+            fd = stdin.fileno()
+        except (AttributeError, OSError, ValueError):
+            fd = None
+
+        def pump() -> None:  # (a daemon thread: a blocked read never keeps the process alive)
+            while True:
+                try:
+                    data = os.read(fd, 1 << 16) if fd is not None else stdin.read1(1 << 16)
+                except (OSError, ValueError):
+                    data = b""
+                loop.call_soon_threadsafe(chunks.put_nowait, data)
+                if not data:
+                    return
+
+        threading.Thread(target=pump, name="packlint-lsp-stdin", daemon=True).start()
+        frames = FrameReader()
+        stop = self._stop_event
+        while stop is None or not stop.is_set():
+            data = await chunks.get()
+            if not data:
+                break
+            frames.feed(data)
+            for event in frames.events():
+                if event[0] == "message":
+                    self._dispatch(event[1])
+                else:
+                    self._frame_error(event[1], event[2])
+                if stop is not None and stop.is_set():
+                    break
+
+    def _send_error(self, msg_id, code: int, message: str) -> None:
+        self.protocol._send_response(msg_id, error=lsp.ResponseError(code=code, message=message))  # noqa: SLF001
+
+    def _frame_error(self, reason: str, body: bytes | None) -> None:
+        """A bad frame: answered for its id when the body still names one (else id null, -32700)."""
+        import json
+
+        msg_id = None
+        if body is not None:
+            try:
+                raw = json.loads(body)
+                if isinstance(raw, dict) and isinstance(raw.get("id"), (int, str)) and "method" in raw:
+                    msg_id = raw["id"]
+            except (ValueError, RecursionError):
+                pass
+        self._send_error(msg_id, -32700, f"packlint: {reason}")
+
+    def _dispatch(self, body: bytes) -> None:
+        import json
+
+        raw = json.loads(body)  # (FrameReader passed on JSON only)
+        if not isinstance(raw, dict):
+            self._send_error(None, -32600, "packlint: a message must be a JSON object")
+            return
+        msg_id = raw.get("id") if isinstance(raw.get("id"), (int, str)) else None
+        try:
+            message = json.loads(body, object_hook=self.protocol.structure_message)
+        except Exception:  # params of the wrong shape (pygls: JsonRpcInvalidParams), or worse
+            if msg_id is not None and "method" in raw:
+                self._send_error(msg_id, -32602, f"packlint: invalid params for {str(raw.get('method'))[:80]}")
+            return
+        try:
+            self.protocol.handle_message(message)
+        except Exception as exc:  # (a bug in a handler: reported, the loop goes on)
+            from pygls.exceptions import JsonRpcInternalError
+
+            self._report_server_error(exc, JsonRpcInternalError)
+            if msg_id is not None and "method" in raw:
+                self._send_error(msg_id, -32603, "packlint: internal error")
 
     # -------------------------------------------------------------------------------- analysis
 
@@ -93,14 +306,40 @@ class PacklintServer(LanguageServer):
         self.analyses[uri] = analysis
         return analysis
 
+    def document(self, uri: str) -> tuple[str, str | None, int | None] | None:
+        """(text, language id, version) of `uri`: the client's text when it opened the document, else
+        the file's, only when it is a regular file within the size limit (pygls would read any path,
+        /dev/zero or a FIFO included: L18/L19). None when there is nothing to read."""
+        from urllib.parse import unquote
+
+        opened = self.workspace.text_documents.get(unquote(uri))
+        if opened is not None:
+            return opened.source, opened.language_id, opened.version
+        path = uris.to_fs_path(uri)
+        if not path:
+            return None
+        from packlint.errors import PacklintError
+        from packlint.safe_io import read_bounded
+        from packlint.source import MAX_SCRIPT_BYTES
+
+        try:
+            data = read_bounded(path, MAX_SCRIPT_BYTES, "document")
+        except PacklintError as exc:
+            self.window_log_message(lsp.LogMessageParams(type=lsp.MessageType.Warning, message=exc.one_line()))
+            return None
+        return data.decode("utf-8", "replace"), None, None
+
     def lint(self, uri: str) -> None:
-        doc = self.workspace.get_text_document(uri)
-        if not is_shell(doc.uri, doc.language_id, doc.source):
+        found = self.document(uri)
+        if found is None:
             return
-        analysis = self.analyse(uri, doc.source)
+        source, language_id, version = found
+        if not is_shell(uri, language_id, source):
+            return
+        analysis = self.analyse(uri, source)
         diagnostics = [to_diagnostic(f, analysis, i) for i, f in enumerate(analysis.findings)]
         self.text_document_publish_diagnostics(
-            lsp.PublishDiagnosticsParams(uri=uri, diagnostics=diagnostics, version=doc.version)
+            lsp.PublishDiagnosticsParams(uri=uri, diagnostics=diagnostics, version=version)
         )
 
 
@@ -218,12 +457,15 @@ def _text_edits(text: str, fix) -> list[lsp.TextEdit]:
 
 def code_actions(server: PacklintServer, params: lsp.CodeActionParams) -> list[lsp.CodeAction]:
     uri = params.text_document.uri
-    doc = server.workspace.get_text_document(uri)
+    found = server.document(uri)
+    if found is None:
+        return []
+    source, language_id, _version = found
     analysis = server.analyses.get(uri)
-    if analysis is None or analysis.text != doc.source:
-        if not is_shell(uri, doc.language_id, doc.source):
+    if analysis is None or analysis.text != source:
+        if not is_shell(uri, language_id, source):
             return []
-        analysis = server.analyse(uri, doc.source)
+        analysis = server.analyse(uri, source)
     only = params.context.only
     actions: list[lsp.CodeAction] = []
     if not only or any(k in (lsp.CodeActionKind.QuickFix,) for k in only):
@@ -360,12 +602,15 @@ def hover_text(model: dict | None, word: str) -> str | None:
 
 def hover(server: PacklintServer, params: lsp.HoverParams) -> lsp.Hover | None:
     uri = params.text_document.uri
-    doc = server.workspace.get_text_document(uri)
+    found = server.document(uri)
+    if found is None:
+        return None
+    source, language_id, _version = found
     analysis = server.analyses.get(uri)
-    if analysis is None or analysis.text != doc.source:
-        if not is_shell(uri, doc.language_id, doc.source):
+    if analysis is None or analysis.text != source:
+        if not is_shell(uri, language_id, source):
             return None
-        analysis = server.analyse(uri, doc.source)
+        analysis = server.analyse(uri, source)
     word = word_at(analysis.text, params.position.line, params.position.character)
     if word is None:
         return None
@@ -409,5 +654,6 @@ def build_server() -> PacklintServer:
 
 
 def main() -> int:
-    build_server().start_io()
-    return 0
+    server = build_server()
+    server.start_io()
+    return server.exit_code

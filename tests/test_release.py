@@ -34,9 +34,24 @@ def test_cli_prints_the_version(capsys):
     assert capsys.readouterr().out.strip() == f"packlint {__version__}"
 
 
+def _next_sections_skipped(versions: list[str]) -> list[str]:
+    """The section versions without the leading ones for a later release still being written
+    (`## 0.3.0 (unreleased)` above this version's section: the next release's notes)."""
+    from packlint.rule_table import version_tuple
+
+    i = 0
+    while i < len(versions) and version_tuple(versions[i]) > version_tuple(__version__):
+        i += 1
+    return versions[i:]
+
+
 def test_changelog_has_a_section_for_this_version_first():
-    versions = re.findall(r"^## (\d+\.\d+\.\d+)", CHANGELOG, re.M)
+    headings = re.findall(r"^## (\d+\.\d+\.\d+)(.*)$", CHANGELOG, re.M)
+    versions = _next_sections_skipped([v for v, _rest in headings])
     assert versions and versions[0] == __version__
+    # a section above this version's is a later release's, still unreleased
+    for v, rest in headings[: len(headings) - len(versions)]:
+        assert "(unreleased)" in rest, v
 
 
 def _release_tool():
@@ -100,9 +115,10 @@ def test_release_tool_adds_lines_for_rules_released_at_the_version():
     new_rule = SimpleNamespace(code="PK999", name="new-rule", severity="error", summary="it catches", since=nxt)
     assert tool.changelog_with(CHANGELOG, [new_rule], __version__) == CHANGELOG  # unreleased now
     cut = tool.changelog_with(CHANGELOG, [new_rule], nxt)
-    assert re.findall(r"^## (\d\S*)", cut, re.M)[:2] == [nxt, __version__]
+    found = re.findall(r"^## (\d\S*)", cut, re.M)
+    assert found[0] == nxt and _next_sections_skipped(found[1:])[0] == __version__
     line = "- PK999 new-rule (error, new): it catches"
-    assert f"## {nxt}\n\n{tool.RULES_HEADING}\n\n{line}\n\n## {__version__}" in cut
+    assert f"## {nxt}\n\n{tool.RULES_HEADING}\n\n{line}\n\n## " in cut
     assert tool.version_file_with('x = 1\n__version__ = "0.2.0"\n', "0.3.0") == 'x = 1\n__version__ = "0.3.0"\n'
 
 

@@ -303,7 +303,7 @@ def test_user_rules_can_use_builtin_predicates(tmp_path):
 def test_cache_round_trip(tmp_path, monkeypatch):
     monkeypatch.setenv("PACKLINT_CACHE_DIR", str(tmp_path))
     first = load_table()
-    assert list(tmp_path.glob("rules-*.pickle"))
+    assert list(tmp_path.glob("rules-*.json")) and not list(tmp_path.glob("rules-*.pickle"))
     second = load_table()
     assert [r.code for r in first.rules] == [r.code for r in second.rules]
     v = variant(env={"OFFLINE_PACKING_BMR": env_entry("1")})
@@ -311,7 +311,7 @@ def test_cache_round_trip(tmp_path, monkeypatch):
 
 
 def test_cache_key_covers_every_condition_module(tmp_path):
-    """The pickled table holds objects of every module of packlint.conditions: each one is in the key,
+    """The cached table holds objects of every module of packlint.conditions: each one is in the key,
     and a changed module gives another key."""
     import os
 

@@ -1,18 +1,23 @@
 """The on-disk cache of code-base facts, in the user cache dir (platformdirs), or PACKLINT_CACHE_DIR.
 
-Two kinds of entries, both JSON:
+Two kinds of entries, both JSON data (never code: docs/security.md):
 - `files/<sha1 of content>.json`: one file's facts (imports, env reads, sys.path edits). Keyed by
   content, so an unchanged file is never read with `ast` again, whatever its path.
 - `programs/<sha1 of program, roots, PYTHONPATH>.json`: a program's whole CodeFacts plus a manifest of
   every file it was built from with (mtime_ns, size, sha1). A warm check only stats those files;
   a file whose mtime changed is hashed, and only a changed hash rebuilds the facts.
-A broken or unwritable cache is ignored (never an error).
+A broken or unwritable cache is ignored (never an error). An entry is read only when it is a regular
+file owned by the user (not a link, FIFO or device; packlint.safe_io.read_cache_file), and used only
+when it has the shape this code writes (`valid_file_facts`; a program entry must survive
+CodeFacts.from_json -> to_json unchanged): anything else is a miss, and the entry is written again.
+Writes go through packlint.safe_io.atomic_write (mkstemp in the same directory, fsync, rename).
 """
 
 from __future__ import annotations
 
 import json
 import os
+from typing import Any
 
 CACHE_VERSION = 3  # 2: FlagSchema.kind; 3: CodeFacts.startup (the startup checks)
 
@@ -36,20 +41,71 @@ def _path(base: str, kind: str, key: str) -> str:
 
 
 def load(base: str, kind: str, key: str) -> dict | None:
-    try:
-        with open(_path(base, kind, key), "rb") as fh:
-            return json.loads(fh.read())
-    except (OSError, ValueError):
+    """The entry as a dict, or None (missing, untrusted, not JSON, or not a JSON object)."""
+    from packlint.safe_io import read_cache_file
+
+    data = read_cache_file(_path(base, kind, key))
+    if data is None:
         return None
+    try:
+        value = json.loads(data)
+    except (ValueError, RecursionError):
+        return None
+    return value if isinstance(value, dict) else None
 
 
 def store(base: str, kind: str, key: str, value: dict) -> None:
+    from packlint.errors import PacklintError
+    from packlint.safe_io import atomic_write
+
     path = _path(base, kind, key)
     try:
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        tmp = f"{path}.{os.getpid()}.tmp"
-        with open(tmp, "w", encoding="utf-8") as fh:
-            json.dump(value, fh, separators=(",", ":"))
-        os.replace(tmp, path)
-    except OSError:
+        data = json.dumps(value, separators=(",", ":")).encode("utf-8")
+        os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
+        atomic_write(path, data, what="cache entry", replace_any=True)
+    except (OSError, PacklintError, ValueError, TypeError, RecursionError):
         pass
+
+
+# ------------------------------------------------------------------------------------ entry shapes
+
+_STR_OR_NONE = (str, type(None))
+
+
+def _rows(value: Any, shape: tuple) -> bool:
+    """A list of rows, each a list of len(shape) items of the given types."""
+    if type(value) is not list:
+        return False
+    for row in value:
+        if type(row) is not list or len(row) != len(shape):
+            return False
+        for item, want in zip(row, shape, strict=True):
+            if want is bool:
+                if type(item) is not bool:
+                    return False
+            elif want is int:
+                if type(item) is not int:
+                    return False
+            elif want == "names":
+                if type(item) is not list or not all(type(n) is str for n in item):
+                    return False
+            elif not isinstance(item, want) or type(item) is bool:
+                return False
+    return True
+
+
+def valid_file_facts(facts: Any) -> bool:
+    """Whether a `files` entry has the shape filefacts.extract_file_facts returns."""
+    if type(facts) is not dict:
+        return False
+    if set(facts) == {"error"}:
+        return type(facts["error"]) is str
+    if set(facts) != {"imports", "env", "calls", "wrappers", "syspath"}:
+        return False
+    return (
+        _rows(facts["imports"], (int, _STR_OR_NONE, "names", int))
+        and _rows(facts["env"], (str, bool, int, str, _STR_OR_NONE, _STR_OR_NONE))
+        and _rows(facts["calls"], (str, str, int, _STR_OR_NONE, _STR_OR_NONE))
+        and _rows(facts["wrappers"], (str, int))
+        and type(facts["syspath"]) is list
+    )

@@ -152,7 +152,7 @@ class Closure:
         key = cache_key_digest([reader_digest(), src.digest])
         if self.cache_base:
             hit = cache.load(self.cache_base, "files", key)
-            if hit is not None:
+            if hit is not None and cache.valid_file_facts(hit):  # (another shape: a miss, written again)
                 return hit
         facts = extract_file_facts(src)
         if self.cache_base:
@@ -240,11 +240,14 @@ def initial_search(program_file: str, roots: list[str], pythonpath: list[str]) -
 
 def _manifest_ok(manifest: dict) -> bool:
     import hashlib
+    import stat
 
     for path, (mtime, size, digest) in manifest.items():
         try:
             st = os.stat(path)
         except OSError:
+            return False
+        if not stat.S_ISREG(st.st_mode):  # (a FIFO or device now: never opened)
             return False
         if st.st_mtime_ns == mtime and st.st_size == size:
             continue
@@ -255,6 +258,29 @@ def _manifest_ok(manifest: dict) -> bool:
         except OSError:
             return False
     return True
+
+
+def _cached_program(hit: dict) -> CodeFacts | None:
+    """The CodeFacts of a `programs` entry, or None when its files changed or it has another shape
+    than this code writes (it must come back unchanged through from_json -> to_json)."""
+    try:
+        manifest = hit.get("manifest")
+        if type(manifest) is not dict or not all(
+            type(v) is list and len(v) == 3 and type(v[0]) is int and type(v[1]) is int and type(v[2]) is str
+            for v in manifest.values()
+        ):
+            return None
+        if not _manifest_ok(manifest):
+            return None
+        raw = hit.get("facts")
+        if type(raw) is not dict:
+            return None
+        facts = CodeFacts.from_json(raw)
+        if facts.to_json() != raw:
+            return None
+        return facts
+    except (KeyError, TypeError, ValueError, AttributeError, IndexError, RecursionError):
+        return None
 
 
 def read_program(
@@ -279,10 +305,11 @@ def read_program(
     base = cache.cache_dir(options.cache_dir) if options.use_cache else None
     if base:
         hit = cache.load(base, "programs", key)
-        if hit is not None and hit.get("version") == reader_digest() and _manifest_ok(hit.get("manifest", {})):
-            facts = CodeFacts.from_json(hit["facts"])
-            facts.resolution = resolution
-            return facts
+        if hit is not None and hit.get("version") == reader_digest():
+            cached = _cached_program(hit)
+            if cached is not None:
+                cached.resolution = resolution
+                return cached
     facts, manifest = build_facts(program_file, roots, pythonpath, options, resolution)
     if base:
         cache.store(base, "programs", key, {"version": reader_digest(), "manifest": manifest, "facts": facts.to_json()})

@@ -4,20 +4,24 @@ Files packlint could not check: `file:1:1: error: message [packlint-error]`."""
 
 from __future__ import annotations
 
+from packlint.reporters.escape import terminal_safe
+
 LEVEL = {"error": "error", "warning": "warning", "info": "note"}
 
 
 def _one_line(text: str) -> str:
-    return " ".join(text.split())
+    return terminal_safe(" ".join(text.split()))
 
 
 def render(result, **_: object) -> str:
     out = []
     for f in result.findings:
         loc = f.location
-        out.append(f"{loc.path}:{loc.line}:{loc.column}: {LEVEL[f.severity]}: {_one_line(f.message)} [{f.code}]")
+        out.append(
+            f"{terminal_safe(loc.path)}:{loc.line}:{loc.column}: {LEVEL[f.severity]}: {_one_line(f.message)} [{f.code}]"
+        )
     for e in result.file_errors:
         kind = "packlint-internal-error" if e.kind == "internal" else "packlint-error"
-        where = f"{e.path}:1:1: " if e.path else "packlint: "
+        where = f"{terminal_safe(e.path)}:1:1: " if e.path else "packlint: "
         out.append(f"{where}error: {_one_line(e.message)} [{kind}]")
     return "".join(line + "\n" for line in out)

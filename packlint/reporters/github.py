@@ -11,13 +11,14 @@ totals. Files packlint could not check are `::error` annotations too.
 from __future__ import annotations
 
 from packlint.baseline import relative_path
+from packlint.reporters.escape import utf8_safe
 
 COMMAND = {"error": "error", "warning": "warning", "info": "notice"}
 GITHUB_LIMIT = 10  # annotations of one level GitHub shows per step
 
 
 def escape_data(text: str) -> str:
-    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    return utf8_safe(text).replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
 
 
 def escape_property(text: str) -> str:

@@ -24,9 +24,9 @@ def render(result, **_: object) -> str:
     for f, fp in zip(result.findings, result.fingerprints or [""] * len(result.findings), strict=False):
         loc = f.location
         basis = fp or f"{loc.path}:{loc.line}:{loc.column}:{f.code}:{f.message}"
-        digest = hashlib.md5(basis.encode("utf-8"), usedforsecurity=False).hexdigest()
+        digest = hashlib.md5(basis.encode("utf-8", "surrogatepass"), usedforsecurity=False).hexdigest()
         while digest in seen:  # GitLab needs them unique
-            digest = hashlib.md5((digest + basis).encode("utf-8"), usedforsecurity=False).hexdigest()
+            digest = hashlib.md5((digest + basis).encode("utf-8", "surrogatepass"), usedforsecurity=False).hexdigest()
         seen.add(digest)
         issue = {
             "type": "issue",
@@ -54,9 +54,11 @@ def render(result, **_: object) -> str:
                 "check_name": "packlint-internal-error" if e.kind == "internal" else "packlint-error",
                 "description": e.line(),
                 "categories": ["Bug Risk"],
-                "fingerprint": hashlib.md5(basis.encode("utf-8"), usedforsecurity=False).hexdigest(),
+                "fingerprint": hashlib.md5(basis.encode("utf-8", "surrogatepass"), usedforsecurity=False).hexdigest(),
                 "severity": "critical",
                 "location": {"path": relative_path(e.path, result.root) if e.path else ".", "lines": {"begin": 1}},
             }
         )
-    return json.dumps(issues, indent=2, ensure_ascii=False) + "\n"
+    from packlint.reporters.escape import json_safe
+
+    return json_safe(json.dumps(issues, indent=2, ensure_ascii=False)) + "\n"

@@ -31,4 +31,6 @@ def render(result, **_: object) -> str:
         "summary": result.summary.to_json(),
         "errors": [e.to_json() for e in result.file_errors],
     }
-    return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
+    from packlint.reporters.escape import json_safe
+
+    return json_safe(json.dumps(doc, indent=2, ensure_ascii=False)) + "\n"  # (valid UTF-8: H28)

@@ -14,15 +14,16 @@ from __future__ import annotations
 from xml.sax.saxutils import escape, quoteattr
 
 from packlint.findings import SEVERITY_RANK
+from packlint.reporters.escape import utf8_safe
 
 
 def _xml_text(text: str) -> str:
     """XML 1.0 allows no control characters besides tab, newline and carriage return."""
-    return escape("".join(c if c in "\t\n\r" or ord(c) >= 0x20 else "\ufffd" for c in text))
+    return escape("".join(c if c in "\t\n\r" or ord(c) >= 0x20 else "\ufffd" for c in utf8_safe(text)))
 
 
 def _attr(text: str) -> str:
-    return quoteattr("".join(c if c in "\t\n\r" or ord(c) >= 0x20 else "\ufffd" for c in text))
+    return quoteattr("".join(c if c in "\t\n\r" or ord(c) >= 0x20 else "\ufffd" for c in utf8_safe(text)))
 
 
 def _details(f) -> str:

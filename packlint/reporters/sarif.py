@@ -15,6 +15,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from urllib.parse import quote
 
@@ -32,8 +33,9 @@ def _artifact(path: str, root: Path) -> dict:
 
     rel = relative_path(path, root)
     if rel.startswith("/"):
-        return {"uri": Path(rel).as_uri()}
-    return {"uri": quote(rel, safe="/"), "uriBaseId": SRCROOT}
+        return {"uri": "file://" + quote(os.fsencode(rel), safe="/")}
+    # (the name's bytes, percent-encoded: an undecodable byte is %FF, never an encoding error, H28)
+    return {"uri": quote(os.fsencode(rel), safe="/"), "uriBaseId": SRCROOT}
 
 
 def _region(loc) -> dict:
@@ -153,4 +155,6 @@ def build(result) -> dict:
 
 
 def render(result, **_: object) -> str:
-    return json.dumps(build(result), indent=2, ensure_ascii=False) + "\n"
+    from packlint.reporters.escape import json_safe
+
+    return json_safe(json.dumps(build(result), indent=2, ensure_ascii=False)) + "\n"

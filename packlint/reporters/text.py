@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from packlint.findings import Finding, Summary
+from packlint.reporters.escape import terminal_safe as _safe
 
 _RESET = "\x1b[0m"
 _STYLE = {
@@ -56,8 +57,8 @@ def render_findings(
         loc = f.location
         label = f.severity if f.certainty == "certain" or f.severity == "info" else f"{f.severity}, may"
         out.append(
-            f"{paint('path', f'{loc.path}:{loc.line}:{loc.column}')}: "
-            f"{paint(f.severity, f.code)} [{paint(f.severity, label)}] {f.message}"
+            f"{paint('path', f'{_safe(loc.path)}:{loc.line}:{loc.column}')}: "
+            f"{paint(f.severity, f.code)} [{paint(f.severity, label)}] {_safe(f.message)}"
         )
         lines = read_source(loc.path)
         if lines is not None and 1 <= loc.line <= len(lines):
@@ -71,7 +72,7 @@ def render_findings(
                 end = len(_expand(src).rstrip())
             end = max(end, start + 1)
             out.append(paint("gutter", gutter))
-            out.append(paint("gutter", f"{loc.line} |") + " " + _expand(src))
+            out.append(paint("gutter", f"{loc.line} |") + " " + _safe(_expand(src)))
             out.append(paint("gutter", gutter) + " " + " " * start + paint(f.severity, "^" * (end - start)))
             out.append(paint("gutter", gutter))
             pad = " " * width
@@ -79,10 +80,11 @@ def render_findings(
             pad = ""
         for r in f.related:
             out.append(
-                f"{pad} = {paint('note', 'note')}: {r.location.path}:{r.location.line}:{r.location.column}: {r.message}"
+                f"{pad} = {paint('note', 'note')}: {_safe(r.location.path)}:{r.location.line}:{r.location.column}: "
+                f"{_safe(r.message)}"
             )
         if f.help:
-            out.append(f"{pad} = {paint('help', 'help')}: {f.help}")
+            out.append(f"{pad} = {paint('help', 'help')}: {_safe(f.help)}")
         out.append("")
     out.append(summary_line(summary, paint))
     return "\n".join(out) + "\n"
@@ -121,7 +123,7 @@ def render_quiet(result, *, color: bool = False, **_: object) -> str:
     for f in result.findings:
         loc = f.location
         out.append(
-            f"{paint('path', f'{loc.path}:{loc.line}:{loc.column}')}: {paint(f.severity, f.code)} "
-            f"[{f.severity}] {f.message}"
+            f"{paint('path', f'{_safe(loc.path)}:{loc.line}:{loc.column}')}: {paint(f.severity, f.code)} "
+            f"[{f.severity}] {_safe(f.message)}"
         )
     return "".join(line + "\n" for line in out)
