@@ -31,6 +31,13 @@ RECURSION_LIMIT = 12 * MAX_NESTING + 1000
 MAX_VALUE_CHARS = 1 << 20
 
 
+# Brace expansion (`{a,b}{c,d}`): at most this many words from one word, and this many characters of
+# work building them; past either the word is Unknown ("brace expansion into N words ... too large to
+# track"). The count is predicted before anything is built.
+MAX_BRACE_WORDS = 4096
+MAX_BRACE_CHARS = MAX_VALUE_CHARS
+
+
 # Work units (statements run + words expanded + world-merge effort, over all worlds) one script may take.
 # A unit costs 10-50 us of CPU, so the budget ends any script well under a second. Measured on 1,534
 # public scripts: median 77 units, 99th percentile about 1,100; the few above this are CI utilities

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
-from packlint.interpret.limits import MAX_VALUE_CHARS
+from packlint.interpret.limits import MAX_BRACE_CHARS, MAX_BRACE_WORDS, MAX_VALUE_CHARS
 from packlint.interpret.world import World
 from packlint.parse import ParsedScript
 from packlint.values import Known, Span, Unknown, Value
@@ -50,16 +50,61 @@ GLOB_CHARS = re.compile(r"(?<!\\)[*?]|(?<!\\)\[[^]]+\]")
 BRACE_LIST = re.compile(r"(?<![$\\])\{[^{}\s]*,[^{}\s]*\}")
 
 
-def brace_expand(text: str) -> list[str]:
-    """`{train,val}.json` -> train.json val.json (comma lists, left to right, nested by recursion)."""
+def brace_expand(text: str) -> list[str] | None:
+    """`{train,val}.json` -> train.json val.json (comma lists, left to right, innermost first).
+
+    Bounded by construction (audit H14): the number of words is predicted before anything is built
+    (the product of the lists' lengths), and the building itself stops past MAX_BRACE_WORDS words or
+    MAX_BRACE_CHARS characters of work (nested lists can multiply further than the prediction sees).
+    None: too large to track (the caller makes the word unknown, with brace_too_large's reason)."""
     m = BRACE_LIST.search(text)
     if m is None:
         return [text]
-    head, tail = text[: m.start()], text[m.end() :]
-    out = []
-    for alt in m.group(0)[1:-1].split(","):
-        out.extend(brace_expand(head + alt + tail))
+    if brace_prediction(text) > MAX_BRACE_WORDS:
+        return None
+    out: list[str] = []
+    todo = [text]  # a stack: depth first, left to right, as the recursive definition
+    cost = 0
+    while todo:
+        t = todo.pop()
+        cost += len(t)
+        if cost > MAX_BRACE_CHARS:
+            return None
+        m = BRACE_LIST.search(t)
+        if m is None:
+            out.append(t)
+            continue
+        head, tail = t[: m.start()], t[m.end() :]
+        todo.extend(head + alt + tail for alt in reversed(m.group(0)[1:-1].split(",")))
+        if len(out) + len(todo) > MAX_BRACE_WORDS:
+            return None
     return out
+
+
+def brace_prediction(text: str, stop: int = MAX_BRACE_WORDS) -> int:
+    """The number of words the comma lists of `text` give (exact without nesting; a lower bound with
+    it), counted until it passes `stop` (a 127-byte word can predict 2**40 words)."""
+    n = 1
+    for m in BRACE_LIST.finditer(text):
+        n *= m.group(0).count(",") + 1
+        if n > stop:
+            break
+    return n
+
+
+_FAR = 10**15
+
+
+def brace_too_large(text: str) -> str:
+    """The reason a brace expansion too large to track gives."""
+    n = brace_prediction(text, _FAR)
+    if n > _FAR:
+        size = f"more than {_FAR:,} words"
+    elif n > MAX_BRACE_WORDS:
+        size = f"{n:,} words"
+    else:  # nested lists, or long words: the building stopped
+        size = f"more than {MAX_BRACE_WORDS:,} words or {MAX_BRACE_CHARS:,} characters"
+    return f"brace expansion into {size}: too large to track (limit {MAX_BRACE_WORDS:,} words)"
 
 
 def crlf_tail(node: Node, ps: ParsedScript, pieces: list[Piece]) -> None:
