@@ -11,6 +11,7 @@ from packlint.interpret.patterns import glob_match
 from packlint.interpret.syntax import name_of, text_of
 from packlint.interpret.world import World
 from packlint.parse import ParsedScript
+from packlint.regex_guard import bounded_find
 from packlint.values import Known, Unknown, Value, Variable
 
 if TYPE_CHECKING:
@@ -140,9 +141,10 @@ def binary_test(interp: Interpreter, node: Node, world: World, ps: ParsedScript,
         rv = expansion.expand_joined(interp, right, world, ps)
         if not isinstance(lv, Known) or not isinstance(rv, Known):
             return None
-        try:
-            found = re.search(rv.text, lv.text)
-        except re.error:
+        # the script's own regex on a known value: bounded in time (a backtracking engine can take
+        # exponential time), undecided past the bound
+        decided, found = bounded_find(rv.text, lv.text)
+        if not decided:
             return None
         span = ps.source.span(node)
         items: list[Value | None] = [Known(g or "", span) for g in (found.group(0), *found.groups())] if found else []

@@ -8,6 +8,7 @@ import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from packlint import regex_guard
 from packlint.parse import ParsedScript
 from packlint.source import SourceFile
 from packlint.values import Known, Span, Unknown, Value, Variable
@@ -71,6 +72,7 @@ class Interpreter:
         self._top_stmt: Node | None = None  # the top-level statement of the script being run
 
     def run(self, ps: ParsedScript, real_path: str | None) -> list[World]:
+        regex_guard.reset_budget()  # a new file: its regexes (`=~`, rules' matches()) get their time again
         world = World(
             vars={}, positional=[Known(a, None, "caller") for a in self.args], script=real_path or ps.source.path
         )

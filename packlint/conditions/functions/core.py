@@ -9,6 +9,7 @@ from typing import Any
 
 from packlint.conditions.tree import BOOL, INT, STR, Function, Unk
 from packlint.regex import LazyRegex
+from packlint.regex_guard import bounded_search, nested_quantifier
 
 
 def python_int(text: str) -> int | None:
@@ -251,7 +252,13 @@ def _f_is_int(ctx, node, a):
 
 
 def _f_matches(ctx, node, a):
-    return a[0] if _is_unk(a[0]) else node.static.search(a[0]) is not None
+    if _is_unk(a[0]):
+        return a[0]
+    found = bounded_search(node.static.pattern, a[0], node.static)
+    if found is None:  # too long a subject, or a pattern that ran out of time: undecided
+        why = f"the value could not be matched against {node.static.pattern!r} within packlint's limits"
+        return Unk(why, "unknown")
+    return found
 
 
 def _f_quote(ctx, node, a):
@@ -292,6 +299,9 @@ def _f_item(field_name: str):
 
 def _compile_regex(args: list) -> Any:
     re.compile(args[1])  # a bad pattern fails the table's load, with the rule's position
+    why = nested_quantifier(args[1])
+    if why is not None:  # (audit Q7: `^(a+)+$` against a script's value hangs a backtracking engine)
+        raise re.error(f"its matching time can grow exponentially with the value ({why}); rewrite it without that")
     # compiled again on first use: the table cache unpickles every rule's patterns at each start, and
     # the long ones (`library_env`) cost milliseconds that most checks never need
     return LazyRegex(args[1])
