@@ -130,13 +130,13 @@ def binary_test(interp: Interpreter, node: Node, world: World, ps: ParsedScript,
         if not isinstance(lv, Known) or len(patterns) != len(parts):
             return None
         m = glob_match(lv.text, "".join(patterns))
-        return m if op != "!=" else not m
+        return m if op != "!=" or m is None else not m
     if op in ("==", "=", "!=") and double and right is not None:
         pat = expansion.expand_pattern(interp, right, world, ps)
         if not isinstance(lv, Known) or pat is None:
             return None
         m = glob_match(lv.text, pat)
-        return m if op != "!=" else not m
+        return m if op != "!=" or m is None else not m
     if op == "=~":
         rv = expansion.expand_joined(interp, right, world, ps)
         if not isinstance(lv, Known) or not isinstance(rv, Known):

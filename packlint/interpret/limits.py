@@ -38,6 +38,13 @@ MAX_BRACE_WORDS = 4096
 MAX_BRACE_CHARS = MAX_VALUE_CHARS
 
 
+# A bash pattern operation (`${X%%/*}`, `${X//a*b/c}`, `case`, `[[ == ]]`) is run only when a
+# backtracking matcher needs at most about this many steps for it (characters x candidate positions,
+# times the characters again for each further `*`); else its result is Unknown (a `case` or `[[ ]]`
+# undecided). ~10 ms of matching. A pattern without `*?[\` is matched as a string, at any length.
+MAX_PATTERN_STEPS = 10_000_000
+
+
 # Work units (statements run + words expanded + world-merge effort, over all worlds) one script may take.
 # A unit costs 10-50 us of CPU, so the budget ends any script well under a second. Measured on 1,534
 # public scripts: median 77 units, 99th percentile about 1,100; the few above this are CI utilities

@@ -140,6 +140,8 @@ def items_pieces(
         if len(texts) != len(present):
             reason = next(i.reason for i in present if isinstance(i, Unknown))
             return [Piece(None, span=span, reason=reason)]
+        if sum(len(t) for t in texts) + len(sep) * len(texts) > MAX_VALUE_CHARS:
+            return [Piece(None, span=span, reason="value too long to track")]
         return [Piece(sep.join(texts), span=span)]
     if not present:
         return [Piece("", vanish=True, span=span)] if quoted else []
@@ -273,9 +275,9 @@ def _field_value(parts: list[Piece], word_span: Span) -> Value:
         return Unknown(
             reason, word_span, tuple((p.text, p.reason) for p in parts), any(p.text is None and p.split for p in parts)
         )
-    text = "".join(texts)
-    if len(text) > MAX_VALUE_CHARS:
+    if sum(len(t) for t in texts) > MAX_VALUE_CHARS:  # predicted before joining (`$X$X$X...`)
         return Unknown("value too long to track", word_span)
+    text = "".join(texts)
     nonempty = [p for p in parts if p.text]
     span = nonempty[0].span if len(nonempty) == 1 and nonempty[0].span is not None else word_span
     origins = {p.origin for p in nonempty}
@@ -312,6 +314,8 @@ def concat_values(a: Value, b: Value, span: Span) -> Value:
         return Unknown(a.reason, span)
     if isinstance(b, Unknown):
         return Unknown(b.reason, span)
+    if len(a.text) + len(b.text) > MAX_VALUE_CHARS:  # `X+=$X` doubles
+        return Unknown("value too long to track", span)
     return Known(a.text + b.text, span if a.text else b.span)
 
 
