@@ -38,6 +38,14 @@ MAX_BRACE_WORDS = 4096
 MAX_BRACE_CHARS = MAX_VALUE_CHARS
 
 
+# Words: one command line (or one word's splitting) keeps at most MAX_WORDS words, the rest one Unknown
+# word ("N words: more than packlint tracks"); an array with more than MAX_ARRAY_ITEMS items becomes
+# one Unknown item that may be any number of words. Appends (`A+=(...)`) copy the array, so this cap
+# also bounds their cost: n appends cost at most n x MAX_ARRAY_ITEMS item copies (audit H12).
+MAX_WORDS = 1 << 16
+MAX_ARRAY_ITEMS = 4096
+
+
 # A bash pattern operation (`${X%%/*}`, `${X//a*b/c}`, `case`, `[[ == ]]`) is run only when a
 # backtracking matcher needs at most about this many steps for it (characters x candidate positions,
 # times the characters again for each further `*`); else its result is Unknown (a `case` or `[[ ]]`

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
-from packlint.interpret.limits import MAX_BRACE_CHARS, MAX_BRACE_WORDS, MAX_VALUE_CHARS
+from packlint.interpret.limits import MAX_ARRAY_ITEMS, MAX_BRACE_CHARS, MAX_BRACE_WORDS, MAX_VALUE_CHARS, MAX_WORDS
 from packlint.interpret.world import World
 from packlint.parse import ParsedScript
 from packlint.values import Known, Span, Unknown, Value
@@ -229,6 +229,12 @@ def assemble_fields(pieces: list[Piece], word_span: Span, ifs: str | None = None
             started = True
             continue
         if p.split:
+            if splitter is not None and len(p.text) > 2 * MAX_WORDS and _many_words(splitter, p.text):
+                # (counted before anything is built: a 1 MiB value of `a a a ...` is 512 Ki words)
+                reason = f"a value that splits into more than {MAX_WORDS:,} words: more than packlint tracks"
+                cur.append(Piece(None, split=True, span=p.span, reason=reason))
+                started = True
+                continue
             parts = splitter.split(p.text) if splitter is not None else [p.text]
             if len(parts) == 1:
                 if p.text:
@@ -249,6 +255,10 @@ def assemble_fields(pieces: list[Piece], word_span: Span, ifs: str | None = None
         started = True
     finish()
     return fields
+
+
+def _many_words(splitter: re.Pattern[str], text: str) -> bool:
+    return any(n >= MAX_WORDS for n, _ in enumerate(splitter.finditer(text)))
 
 
 def _field_value(parts: list[Piece], word_span: Span) -> Value:
@@ -283,6 +293,33 @@ def _field_value(parts: list[Piece], word_span: Span) -> Value:
     origins = {p.origin for p in nonempty}
     origin = origins.pop() if len(origins) == 1 else None  # "caller", or "cluster-default:NAME"
     return Known(text, span, origin)
+
+
+def capped_words(fields: list[Value], span: Span) -> list[Value]:
+    """A command line of at most MAX_WORDS words: past that, one unknown word that may be any number."""
+    if len(fields) <= MAX_WORDS:
+        return fields
+    reason = f"{len(fields):,} words or more: more than packlint tracks ({MAX_WORDS:,})"
+    return [*fields[:MAX_WORDS], Unknown(reason, span, may_split=True)]
+
+
+def capped_items(items: list[Value | None], span: Span) -> list[Value | None]:
+    """An array of at most MAX_ARRAY_ITEMS items: past that, one unknown item that may be any number
+    of words (and stays so through further appends, at no cost)."""
+    if len(items) <= MAX_ARRAY_ITEMS:
+        return items
+    return [Unknown(ARRAY_TOO_LARGE, span, may_split=True)]
+
+
+ARRAY_TOO_LARGE = f"an array of more than {MAX_ARRAY_ITEMS:,} items: too large to track"
+
+
+def array_too_large(items: list[Value | None] | None) -> bool:
+    """An array capped by capped_items."""
+    if items is None or len(items) != 1:
+        return False
+    one = items[0]
+    return isinstance(one, Unknown) and one.reason == ARRAY_TOO_LARGE
 
 
 def cluster_fallback(p: Piece, name: str) -> Piece:
