@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from packlint.conditions.tree import BOOL, INT, STR, Function, Unk
+from packlint.conditions.tree import BOOL, INT, MAX_INT_BITS, STR, Function, Unk
 from packlint.regex import LazyRegex
 from packlint.regex_guard import bounded_search, nested_quantifier
 
@@ -241,14 +241,27 @@ def _f_int(ctx, node, a):
         if v.kind == "absent" and len(a) > 1:
             return a[1]
         return v
+    if len(v) > _MAX_INT_CHARS:
+        return Unk(f"a value of {len(v):,} characters is too long to read as an integer", "unknown")
     n = python_int(v)
     if n is None:
         return Unk(f"{v!r} is not an integer", "invalid")
+    if n.bit_length() > MAX_INT_BITS:
+        return Unk(f"an integer of more than {MAX_INT_BITS} bits: too large to track", "unknown")
     return n
 
 
 def _f_is_int(ctx, node, a):
-    return a[0] if _is_unk(a[0]) else python_int(a[0]) is not None
+    if _is_unk(a[0]):
+        return a[0]
+    if len(a[0]) > _MAX_INT_CHARS:
+        return Unk(f"a value of {len(a[0]):,} characters is too long to read as an integer", "unknown")
+    return python_int(a[0]) is not None
+
+
+# Python's int() refuses strings of more than 4,300 digits (and the bound keeps conversion linear);
+# values longer than this are undecided for int() and is_int().
+_MAX_INT_CHARS = 4000
 
 
 def _f_matches(ctx, node, a):
