@@ -354,6 +354,8 @@ def _size_from_flags(key: str, flags: dict[str, list[FlagOccurrence]], hidden: U
             d["unknown"] = f"{name} is {v.reason}" if isinstance(v, Unknown) else f"{name} has no single value"
         elif re.fullmatch(r"\s*\d+\s*", v.text) is None:
             d["unknown"] = f"{name} {v.text!r} is not an integer"  # the program rejects it (not this rule's job)
+        elif len(v.text.strip()) > 18:  # (int() of 4,300 digits raises; products of these stay small)
+            d["unknown"] = f"{name} is too large a number to track"
         else:
             d["value"] = int(v.text)
         span = v.span if isinstance(v, (Known, Unknown)) and v.span is not None else occ.span

@@ -86,7 +86,7 @@ def version_applies(versions: str | None, version: str | None) -> bool:
     "core_v0.12.0"). Without a known version every rule applies (the constraint may hold there)."""
     if not versions or not version:
         return True
-    m = re.search(r"(\d+)\.(\d+)", version)
+    m = re.search(r"(\d{1,9})\.(\d{1,9})", version)
     if m is None:
         return True
     have = (int(m.group(1)), int(m.group(2)))

@@ -7,6 +7,9 @@ import functools
 import re
 from typing import Any
 
+# Integer literals in conditions: at most this many digits.
+MAX_INT_DIGITS = 30
+
 
 class ConditionError(Exception):
     """A condition that does not parse or type-check; `pos` is a 0-based offset into the text."""
@@ -58,6 +61,8 @@ def tokenize(text: str) -> list[Token]:
         kind = m.lastgroup
         tok = m.group()
         if kind == "int":
+            if len(tok) > MAX_INT_DIGITS:  # (int() of 4,300 digits or more raises; no count is that large)
+                raise ConditionError(f"integer literal of {len(tok):,} digits: at most {MAX_INT_DIGITS} allowed", pos)
             tokens.append(Token("int", tok, pos, int(tok)))
         elif kind == "str":
             tokens.append(Token("str", tok, pos, _unescape(tok[1:-1])))

@@ -19,6 +19,10 @@ BOOL, INT, STR = "bool", "int", "str"
 _KIND_RANK = {"unknown": 3, "invalid": 2, "absent": 1}
 
 
+# Integers the conditions compute: past this many bits a result is undecided (no count is that large).
+MAX_INT_BITS = 256
+
+
 class Unk:
     """A value the rule cannot use: `reason` says why, `kind` is unknown | invalid | absent, `loc`
     (a LOCATION dict) says where it came from. (Plain classes here: dataclass creation costs start-up.)"""
@@ -251,7 +255,10 @@ class BinOp(Expr):
         b = self.right.eval(ctx)
         if isinstance(a, Unk) or isinstance(b, Unk):
             return _pick(a, b)
-        return _BINOPS[self.op](a, b)
+        r = _BINOPS[self.op](a, b)
+        if type(r) is int and r.bit_length() > MAX_INT_BITS:  # (str() of 4,300 digits raises)
+            return Unk(f"an integer of more than {MAX_INT_BITS} bits: too large to track", "unknown")
+        return r
 
 
 class In(Expr):

@@ -197,19 +197,52 @@ def arith_update(
 
 
 def parse_int(text: str) -> int | Unknown:
-    """An integer literal as bash reads it: decimal, `0x` hex, leading-0 octal, `BASE#DIGITS`."""
+    """An integer literal as bash reads it: decimal, `0x` hex, leading-0 octal, `BASE#DIGITS`; wrapped
+    to 64 bits as bash does (`$((99999999999999999999))` is 7766279631452241919), at any length."""
     text = text.strip()
     try:
         if "#" in text:
             base, digits = text.split("#", 1)
-            return int(digits, int(base))
+            if len(base) > 2:
+                raise ValueError
+            return _wrapped(digits, int(base))
         if text.lower().startswith(("0x", "-0x")):
-            return int(text, 16)
+            return _wrapped(text, 16)
         if len(text) > 1 and text.startswith("0") and text.isdigit():
-            return int(text, 8)
-        return int(text)
+            return _wrapped(text, 8)
+        return _wrapped(text, 10)
     except ValueError:
-        return Unknown(f"{text!r} is not an integer")
+        return Unknown(f"{_short(text)} is not an integer")
+
+
+def _short(text: str) -> str:
+    return repr(text) if len(text) <= 40 else repr(text[:40]) + f"... ({len(text):,} characters)"
+
+
+_WRAP_CHUNK = 256  # digits converted at a time: int() never sees more than this (its limit is 4,300)
+
+
+def _wrapped(text: str, base: int) -> int:
+    """int(text, base) modulo 2**64 as a signed 64-bit value; ValueError as int() gives it."""
+    if len(text) <= _WRAP_CHUNK:
+        return wrap64(int(text, base))
+    t = text.replace("_", "x")  # (int() accepts `1_000`; bash does not: keep them invalid)
+    sign = -1 if t.startswith("-") else 1
+    t = t.lstrip("+-")
+    if base == 16 and t[:2].lower() == "0x":
+        t = t[2:]
+    n = 0
+    for i in range(0, len(t), _WRAP_CHUNK):
+        chunk = t[i : i + _WRAP_CHUNK]
+        if not chunk.isalnum():
+            raise ValueError(text)
+        n = (n * pow(base, len(chunk), 1 << 64) + int(chunk, base)) % (1 << 64)
+    return wrap64(sign * n)
+
+
+def wrap64(n: int) -> int:
+    """A signed 64-bit value, as bash's arithmetic keeps it."""
+    return ((n + (1 << 63)) % (1 << 64)) - (1 << 63)
 
 
 def to_int(text: str, world: World) -> int | Unknown:

@@ -6,8 +6,9 @@ import re
 from typing import TYPE_CHECKING
 
 from packlint.interpret import arithmetic, expansion
+from packlint.interpret.limits import MAX_ARRAY_ITEMS
 from packlint.interpret.syntax import glued_groups, name_of, snippet, text_of
-from packlint.interpret.words import concat_values, join_pieces
+from packlint.interpret.words import array_too_large, capped_items, concat_values, join_pieces
 from packlint.interpret.world import World
 from packlint.parse import ParsedScript
 from packlint.values import Known, Unknown, Value, Variable
@@ -34,11 +35,17 @@ def assignment_value(
     old = world.vars.get(name)
     if value_node is not None and value_node.type == "array":
         items: list[Value | None] = []
-        for group in glued_groups([c for c in value_node.named_children if c.type != "comment"]):
-            items.extend(expansion.expand_group(interp, group, world, ps))
+        prev: list[Value | None] = []
         if appending and old is not None:
             prev = old.items if old.items is not None else ([old.value] if old.value is not None else [])
-            items = list(prev) + items
+        if array_too_large(prev):  # already past the cap: stays unknown, and costs nothing more
+            items = list(prev)
+        else:
+            for group in glued_groups([c for c in value_node.named_children if c.type != "comment"]):
+                items.extend(expansion.expand_group(interp, group, world, ps))
+                if len(prev) + len(items) > MAX_ARRAY_ITEMS:
+                    break
+            items = capped_items(list(prev) + items if prev else items, span)
         return name, Variable(None, items, old.exported if old else False, span, old.exported_at if old else None)
     if glue_tail is not None:
         assert value_node is not None, "a glue tail follows a value that ends with `$`"

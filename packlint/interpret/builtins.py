@@ -46,7 +46,7 @@ def builtin_shift(
         if not isinstance(v, Known) or not v.text.isdigit():
             world.positional = [Unknown("positional arguments after an unknown shift", span)]
             return [world]
-        n = int(v.text)
+        n = int(v.text) if len(v.text) <= 9 else len(world.positional) + 1  # (never int() of unbounded digits)
     if n > len(world.positional):
         if status_out is not None:
             status_out.append((world, False))
@@ -78,7 +78,7 @@ def builtin_return(
 
 def _loop_levels(fields: list[Value]) -> int:
     if len(fields) > 1 and isinstance(fields[1], Known) and fields[1].text.isdigit():
-        return max(1, int(fields[1].text))
+        return max(1, int(fields[1].text[:9]) if len(fields[1].text) <= 9 else 10**9)
     return 1
 
 

@@ -18,8 +18,9 @@ from packlint.interpret.bash_tables import (
     TRAINING_FLAGS,
     UNKNOWN_PART,
 )
-from packlint.interpret.limits import MAX_CALL_DEPTH
+from packlint.interpret.limits import MAX_CALL_DEPTH, MAX_WORDS
 from packlint.interpret.syntax import child_statements, ends_with_dollar, glued_groups
+from packlint.interpret.words import capped_words
 from packlint.interpret.world import LaunchInstance, StatusOut, World
 from packlint.parse import ParsedScript
 from packlint.values import Known, Span, Unknown, Value, Variable
@@ -76,7 +77,10 @@ def exec_command(
     fields = []
     for group in glued_groups(words):
         fields.extend(expansion.expand_group(interp, group, world, ps))
+        if len(fields) > MAX_WORDS:
+            break
     span = ps.source.span(node) if first is items[0] else ps.source.span_of_points(first.start_point, node.end_point)
+    fields = capped_words(fields, span)
     prefix_env: dict[str, Variable] = {}
     for n, a in enumerate(prefix):
         name, var = assignment.assignment_value(

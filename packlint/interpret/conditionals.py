@@ -11,6 +11,7 @@ from packlint.interpret.patterns import glob_match
 from packlint.interpret.syntax import name_of, text_of
 from packlint.interpret.world import World
 from packlint.parse import ParsedScript
+from packlint.regex_guard import bounded_find
 from packlint.values import Known, Unknown, Value, Variable
 
 if TYPE_CHECKING:
@@ -132,20 +133,21 @@ def binary_test(interp: Interpreter, node: Node, world: World, ps: ParsedScript,
         if not isinstance(lv, Known) or len(patterns) != len(parts):
             return None
         m = glob_match(lv.text, "".join(patterns))
-        return m if op != "!=" else not m
+        return m if op != "!=" or m is None else not m
     if op in ("==", "=", "!=") and double and right is not None:
         pat = expansion.expand_pattern(interp, right, world, ps)
         if not isinstance(lv, Known) or pat is None:
             return None
         m = glob_match(lv.text, pat)
-        return m if op != "!=" else not m
+        return m if op != "!=" or m is None else not m
     if op == "=~":
         rv = expansion.expand_joined(interp, right, world, ps)
         if not isinstance(lv, Known) or not isinstance(rv, Known):
             return None
-        try:
-            found = re.search(rv.text, lv.text)
-        except re.error:
+        # the script's own regex on a known value: bounded in time (a backtracking engine can take
+        # exponential time), undecided past the bound
+        decided, found = bounded_find(rv.text, lv.text)
+        if not decided:
             return None
         span = ps.source.span(node)
         items: list[Value | None] = [Known(g or "", span) for g in (found.group(0), *found.groups())] if found else []

@@ -17,6 +17,7 @@ from packlint.interpret.words import (
     Piece,
     assemble_fields,
     brace_expand,
+    brace_too_large,
     crlf_tail,
     current_ifs,
     join_pieces,
@@ -218,12 +219,28 @@ def literal_pieces(node: Node, world: World, span: Span, quoted: bool, pattern: 
     if world.nullglob and GLOB_CHARS.search(text):
         reason = f"glob {text!r} with nullglob: the files it matches at run time"
         return [Piece(None, span=span, split=True, reason=reason)]
-    if "{" in text and "," in text and BRACE_LIST.search(text):
+    if "{" in text and "," in text and BRACE_LIST.search(text) and brace_context(node):
         alternatives = brace_expand(text)
-        parent = node.parent
-        if len(alternatives) > 1 and (parent is None or parent.type != "concatenation"):
+        if alternatives is None:
+            return [Piece(None, span=span, split=True, reason=brace_too_large(text))]
+        if len(alternatives) > 1:
             return [Piece(unescape_unquoted(a), span=span, boundary=k > 0) for k, a in enumerate(alternatives)]
     return [Piece(unescape_unquoted(text), span=span)]
+
+
+def brace_context(node: Node) -> bool:
+    """Whether bash brace-expands this whole word: not a part of a larger word (that word is expanded
+    as one), not the value of a plain assignment or a command's prefix assignment (bash leaves
+    `X={a,b}` as it is; `declare X={a,b}` and array items are expanded)."""
+    parent = node.parent
+    if parent is None:
+        return True
+    if parent.type == "concatenation":
+        return False
+    if parent.type == "variable_assignment":
+        grand = parent.parent
+        return grand is not None and grand.type == "declaration_command"
+    return True
 
 
 def concatenation_pieces(
@@ -231,12 +248,20 @@ def concatenation_pieces(
 ) -> list[Piece]:
     """The parts of a word tree-sitter splits (`a$B"c"`), brace-expanded as one word."""
     text = text_of(node)
-    if not quoted and not pattern and "{" in text and all(c.type == "word" for c in node.children):
-        # tree-sitter splits `{train,val}.json` into words; bash brace-expands the whole word
-        alternatives = brace_expand(text) if BRACE_LIST.search(text) else [text]
-        parent = node.parent
-        if len(alternatives) > 1 and (parent is None or parent.type != "concatenation"):
-            span = ps.source.span(node)
+    # tree-sitter splits `{train,val}.json` into words; bash brace-expands the whole word
+    if (
+        not quoted
+        and not pattern
+        and "{" in text
+        and all(c.type == "word" for c in node.children)
+        and BRACE_LIST.search(text)
+        and brace_context(node)
+    ):
+        alternatives = brace_expand(text)
+        span = ps.source.span(node)
+        if alternatives is None:
+            return [Piece(None, span=span, split=True, reason=brace_too_large(text))]
+        if len(alternatives) > 1:
             return [Piece(unescape_unquoted(a), span=span, boundary=k > 0) for k, a in enumerate(alternatives)]
     return [p for c in node.children for p in word_pieces(interp, c, world, ps, quoted, pattern)]
 

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 from packlint import launchers as L
 from packlint.interpret import arithmetic, expansion, guards, sourcing
 from packlint.interpret.bash_tables import BASH_DYNAMIC
-from packlint.interpret.patterns import glob_escape, remove_affix, replace_pattern
+from packlint.interpret.patterns import TooCostly, glob_escape, remove_affix, replace_pattern
 from packlint.interpret.syntax import field, name_of, snippet, text_of
 from packlint.interpret.words import (
     Piece,
@@ -194,7 +194,10 @@ def string_operation(
     if op in ("#", "##", "%", "%%"):
         if arg is None:
             return [Piece(None, span=span, reason=f"{snippet(node)}: unknown pattern", split=not quoted)]
-        return [Piece(remove_affix(text, arg, op), split=not quoted, span=value.span or span)]
+        try:
+            return [Piece(remove_affix(text, arg, op), split=not quoted, span=value.span or span)]
+        except TooCostly as exc:
+            return [Piece(None, span=span, reason=exc.reason, split=not quoted)]
     if op in ("/", "//", "/#", "/%"):
         # operands may be [pattern, '/', replacement]
         repl = ""
@@ -206,7 +209,10 @@ def string_operation(
             repl = rv.text
         if arg is None:
             return [Piece(None, span=span, reason=f"{snippet(node)}: unknown pattern", split=not quoted)]
-        return [Piece(replace_pattern(text, arg, repl, op), split=not quoted, span=span)]
+        try:
+            return [Piece(replace_pattern(text, arg, repl, op), split=not quoted, span=span)]
+        except TooCostly as exc:
+            return [Piece(None, span=span, reason=exc.reason, split=not quoted)]
     if op in ("^", "^^", ",", ",,"):
         return [Piece(change_case(text, op), split=not quoted, span=span)]
     if op == ":":
@@ -308,13 +314,19 @@ def raw_expansion(
         pattern = raw_operand(interp, arg, world, span)
         if pattern is None:
             return unknown
-        return [Piece(remove_affix(text, pattern[1], op), split=not quoted, span=span)]
+        try:
+            return [Piece(remove_affix(text, pattern[1], op), split=not quoted, span=span)]
+        except TooCostly as exc:
+            return [Piece(None, span=span, reason=exc.reason, split=not quoted)]
     pattern_raw, repl_raw = split_unescaped_slash(arg)
     pattern = raw_operand(interp, pattern_raw, world, span)
     repl = raw_operand(interp, repl_raw, world, span) if repl_raw is not None else ("", "")
     if pattern is None or repl is None:
         return unknown
-    return [Piece(replace_pattern(text, pattern[1], repl[0], op), split=not quoted, span=span)]
+    try:
+        return [Piece(replace_pattern(text, pattern[1], repl[0], op), split=not quoted, span=span)]
+    except TooCostly as exc:
+        return [Piece(None, span=span, reason=exc.reason, split=not quoted)]
 
 
 def operand_pieces(

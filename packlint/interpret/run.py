@@ -8,6 +8,7 @@ import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from packlint import regex_guard
 from packlint.parse import ParsedScript
 from packlint.source import SourceFile
 from packlint.values import Known, Span, Unknown, Value, Variable
@@ -72,6 +73,7 @@ class Interpreter:
         self.guard_memo: dict[int, tuple[ParsedScript, dict[int, str]]] = {}  # input guards per parse (guards.py)
 
     def run(self, ps: ParsedScript, real_path: str | None) -> list[World]:
+        regex_guard.reset_budget()  # a new file: its regexes (`=~`, rules' matches()) get their time again
         world = World(
             vars={}, positional=[Known(a, None, "caller") for a in self.args], script=real_path or ps.source.path
         )

@@ -236,7 +236,10 @@ def case_known(
                 pat = expansion.expand_pattern(interp, p, world, ps)
                 if pat is None:
                     return None if worlds == [world] else worlds
-                if glob_match(subject, pat):
+                hit = glob_match(subject, pat)
+                if hit is None:  # too costly to decide: as an unknown pattern
+                    return None if worlds == [world] else worlds
+                if hit:
                     matched = True
                     break
             if not matched:

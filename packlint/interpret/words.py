@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
-from packlint.interpret.limits import MAX_VALUE_CHARS
+from packlint.interpret.limits import MAX_ARRAY_ITEMS, MAX_BRACE_CHARS, MAX_BRACE_WORDS, MAX_VALUE_CHARS, MAX_WORDS
 from packlint.interpret.world import World
 from packlint.parse import ParsedScript
 from packlint.values import Known, Span, Unknown, Value
@@ -50,16 +50,61 @@ GLOB_CHARS = re.compile(r"(?<!\\)[*?]|(?<!\\)\[[^]]+\]")
 BRACE_LIST = re.compile(r"(?<![$\\])\{[^{}\s]*,[^{}\s]*\}")
 
 
-def brace_expand(text: str) -> list[str]:
-    """`{train,val}.json` -> train.json val.json (comma lists, left to right, nested by recursion)."""
+def brace_expand(text: str) -> list[str] | None:
+    """`{train,val}.json` -> train.json val.json (comma lists, left to right, innermost first).
+
+    Bounded by construction (audit H14): the number of words is predicted before anything is built
+    (the product of the lists' lengths), and the building itself stops past MAX_BRACE_WORDS words or
+    MAX_BRACE_CHARS characters of work (nested lists can multiply further than the prediction sees).
+    None: too large to track (the caller makes the word unknown, with brace_too_large's reason)."""
     m = BRACE_LIST.search(text)
     if m is None:
         return [text]
-    head, tail = text[: m.start()], text[m.end() :]
-    out = []
-    for alt in m.group(0)[1:-1].split(","):
-        out.extend(brace_expand(head + alt + tail))
+    if brace_prediction(text) > MAX_BRACE_WORDS:
+        return None
+    out: list[str] = []
+    todo = [text]  # a stack: depth first, left to right, as the recursive definition
+    cost = 0
+    while todo:
+        t = todo.pop()
+        cost += len(t)
+        if cost > MAX_BRACE_CHARS:
+            return None
+        m = BRACE_LIST.search(t)
+        if m is None:
+            out.append(t)
+            continue
+        head, tail = t[: m.start()], t[m.end() :]
+        todo.extend(head + alt + tail for alt in reversed(m.group(0)[1:-1].split(",")))
+        if len(out) + len(todo) > MAX_BRACE_WORDS:
+            return None
     return out
+
+
+def brace_prediction(text: str, stop: int = MAX_BRACE_WORDS) -> int:
+    """The number of words the comma lists of `text` give (exact without nesting; a lower bound with
+    it), counted until it passes `stop` (a 127-byte word can predict 2**40 words)."""
+    n = 1
+    for m in BRACE_LIST.finditer(text):
+        n *= m.group(0).count(",") + 1
+        if n > stop:
+            break
+    return n
+
+
+_FAR = 10**15
+
+
+def brace_too_large(text: str) -> str:
+    """The reason a brace expansion too large to track gives."""
+    n = brace_prediction(text, _FAR)
+    if n > _FAR:
+        size = f"more than {_FAR:,} words"
+    elif n > MAX_BRACE_WORDS:
+        size = f"{n:,} words"
+    else:  # nested lists, or long words: the building stopped
+        size = f"more than {MAX_BRACE_WORDS:,} words or {MAX_BRACE_CHARS:,} characters"
+    return f"brace expansion into {size}: too large to track (limit {MAX_BRACE_WORDS:,} words)"
 
 
 def crlf_tail(node: Node, ps: ParsedScript, pieces: list[Piece]) -> None:
@@ -95,6 +140,8 @@ def items_pieces(
         if len(texts) != len(present):
             reason = next(i.reason for i in present if isinstance(i, Unknown))
             return [Piece(None, span=span, reason=reason)]
+        if sum(len(t) for t in texts) + len(sep) * len(texts) > MAX_VALUE_CHARS:
+            return [Piece(None, span=span, reason="value too long to track")]
         return [Piece(sep.join(texts), span=span)]
     if not present:
         return [Piece("", vanish=True, span=span)] if quoted else []
@@ -182,6 +229,12 @@ def assemble_fields(pieces: list[Piece], word_span: Span, ifs: str | None = None
             started = True
             continue
         if p.split:
+            if splitter is not None and len(p.text) > 2 * MAX_WORDS and _many_words(splitter, p.text):
+                # (counted before anything is built: a 1 MiB value of `a a a ...` is 512 Ki words)
+                reason = f"a value that splits into more than {MAX_WORDS:,} words: more than packlint tracks"
+                cur.append(Piece(None, split=True, span=p.span, reason=reason))
+                started = True
+                continue
             parts = splitter.split(p.text) if splitter is not None else [p.text]
             if len(parts) == 1:
                 if p.text:
@@ -202,6 +255,10 @@ def assemble_fields(pieces: list[Piece], word_span: Span, ifs: str | None = None
         started = True
     finish()
     return fields
+
+
+def _many_words(splitter: re.Pattern[str], text: str) -> bool:
+    return any(n >= MAX_WORDS for n, _ in enumerate(splitter.finditer(text)))
 
 
 def _field_value(parts: list[Piece], word_span: Span) -> Value:
@@ -228,14 +285,41 @@ def _field_value(parts: list[Piece], word_span: Span) -> Value:
         return Unknown(
             reason, word_span, tuple((p.text, p.reason) for p in parts), any(p.text is None and p.split for p in parts)
         )
-    text = "".join(texts)
-    if len(text) > MAX_VALUE_CHARS:
+    if sum(len(t) for t in texts) > MAX_VALUE_CHARS:  # predicted before joining (`$X$X$X...`)
         return Unknown("value too long to track", word_span)
+    text = "".join(texts)
     nonempty = [p for p in parts if p.text]
     span = nonempty[0].span if len(nonempty) == 1 and nonempty[0].span is not None else word_span
     origins = {p.origin for p in nonempty}
     origin = origins.pop() if len(origins) == 1 else None  # "caller", or "cluster-default:NAME"
     return Known(text, span, origin)
+
+
+def capped_words(fields: list[Value], span: Span) -> list[Value]:
+    """A command line of at most MAX_WORDS words: past that, one unknown word that may be any number."""
+    if len(fields) <= MAX_WORDS:
+        return fields
+    reason = f"{len(fields):,} words or more: more than packlint tracks ({MAX_WORDS:,})"
+    return [*fields[:MAX_WORDS], Unknown(reason, span, may_split=True)]
+
+
+def capped_items(items: list[Value | None], span: Span) -> list[Value | None]:
+    """An array of at most MAX_ARRAY_ITEMS items: past that, one unknown item that may be any number
+    of words (and stays so through further appends, at no cost)."""
+    if len(items) <= MAX_ARRAY_ITEMS:
+        return items
+    return [Unknown(ARRAY_TOO_LARGE, span, may_split=True)]
+
+
+ARRAY_TOO_LARGE = f"an array of more than {MAX_ARRAY_ITEMS:,} items: too large to track"
+
+
+def array_too_large(items: list[Value | None] | None) -> bool:
+    """An array capped by capped_items."""
+    if items is None or len(items) != 1:
+        return False
+    one = items[0]
+    return isinstance(one, Unknown) and one.reason == ARRAY_TOO_LARGE
 
 
 def cluster_fallback(p: Piece, name: str) -> Piece:
@@ -267,6 +351,8 @@ def concat_values(a: Value, b: Value, span: Span) -> Value:
         return Unknown(a.reason, span)
     if isinstance(b, Unknown):
         return Unknown(b.reason, span)
+    if len(a.text) + len(b.text) > MAX_VALUE_CHARS:  # `X+=$X` doubles
+        return Unknown("value too long to track", span)
     return Known(a.text + b.text, span if a.text else b.span)
 
 

@@ -70,6 +70,7 @@ class ProcessLayout:
     world: Count
 
 
+MAX_COUNT_DIGITS = 9  # a process count of 10**9 or more is not a count; products stay small
 _COUNT = re.compile(r"\s*(\d+)\s*(?:[:-]\s*(\d+))?\s*")
 
 
@@ -96,6 +97,8 @@ def _read_count(owner: str, size: SizeOption | None, opts: dict[str, Option]) ->
     m = _COUNT.fullmatch(v.text)
     if not m:
         return Count(unknown=f"{opt.name} {v.text!r} is not a number", source=where, span=v.span)
+    if max(len(m.group(1)), len(m.group(2) or "")) > MAX_COUNT_DIGITS:  # (never int() of unbounded digits)
+        return Count(unknown=f"{opt.name} is too large a number to track", source=where, span=v.span)
     lo = int(m.group(1))
     hi = int(m.group(2) or m.group(1))
     return Count(min(lo, hi), max(lo, hi), None, where, v.span)

@@ -91,7 +91,7 @@ def sbatch_header_env(text: str) -> dict[str, str]:
         for n in names:
             v = opts.get(n)
             if v is not None:
-                m = re.fullmatch(r"(?:[\w-]+:)?(\d+)", v)
+                m = re.fullmatch(r"(?:[\w-]+:)?(\d{1,9})", v)  # (bounded: int() of 4,000 digits fails)
                 return int(m.group(1)) if m else None
         return None
 
@@ -101,7 +101,7 @@ def sbatch_header_env(text: str) -> dict[str, str]:
     gpus_node = number("--gpus-per-node")
     gres = opts.get("--gres")
     if gpus_node is None and gres:
-        m = re.fullmatch(r"gpu(?::[\w-]+)?:(\d+)", gres)
+        m = re.fullmatch(r"gpu(?::[\w-]+)?:(\d{1,9})", gres)
         gpus_node = int(m.group(1)) if m else None
     if nodes is not None:
         env["SLURM_NNODES"] = env["SLURM_JOB_NUM_NODES"] = str(nodes)

@@ -7,8 +7,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from packlint.conditions.tree import BOOL, INT, STR, Function, Unk
+from packlint.conditions.tree import BOOL, INT, MAX_INT_BITS, STR, Function, Unk
 from packlint.regex import LazyRegex
+from packlint.regex_guard import bounded_search, nested_quantifier
 
 
 def python_int(text: str) -> int | None:
@@ -242,18 +243,37 @@ def _f_int(ctx, node, a):
         if v.kind == "absent" and len(a) > 1:
             return a[1]
         return v
+    if len(v) > _MAX_INT_CHARS:
+        return Unk(f"a value of {len(v):,} characters is too long to read as an integer", "unknown")
     n = python_int(v)
     if n is None:
         return Unk(f"{v!r} is not an integer", "invalid")
+    if n.bit_length() > MAX_INT_BITS:
+        return Unk(f"an integer of more than {MAX_INT_BITS} bits: too large to track", "unknown")
     return n
 
 
 def _f_is_int(ctx, node, a):
-    return a[0] if _is_unk(a[0]) else python_int(a[0]) is not None
+    if _is_unk(a[0]):
+        return a[0]
+    if len(a[0]) > _MAX_INT_CHARS:
+        return Unk(f"a value of {len(a[0]):,} characters is too long to read as an integer", "unknown")
+    return python_int(a[0]) is not None
+
+
+# Python's int() refuses strings of more than 4,300 digits (and the bound keeps conversion linear);
+# values longer than this are undecided for int() and is_int().
+_MAX_INT_CHARS = 4000
 
 
 def _f_matches(ctx, node, a):
-    return a[0] if _is_unk(a[0]) else node.static.search(a[0]) is not None
+    if _is_unk(a[0]):
+        return a[0]
+    found = bounded_search(node.static.pattern, a[0], node.static)
+    if found is None:  # too long a subject, or a pattern that ran out of time: undecided
+        why = f"the value could not be matched against {node.static.pattern!r} within packlint's limits"
+        return Unk(why, "unknown")
+    return found
 
 
 def _f_quote(ctx, node, a):
@@ -294,6 +314,9 @@ def _f_item(field_name: str):
 
 def _compile_regex(args: list) -> Any:
     re.compile(args[1])  # a bad pattern fails the table's load, with the rule's position
+    why = nested_quantifier(args[1])
+    if why is not None:  # (audit Q7: `^(a+)+$` against a script's value hangs a backtracking engine)
+        raise re.error(f"its matching time can grow exponentially with the value ({why}); rewrite it without that")
     # compiled again on first use: the table cache unpickles every rule's patterns at each start, and
     # the long ones (`library_env`) cost milliseconds that most checks never need
     return LazyRegex(args[1])
