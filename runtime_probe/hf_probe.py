@@ -149,6 +149,8 @@ def _eager_flex_on_cpu(attn: str, device):
     if attn != "flex_attention" or device.type != "cpu":
         yield False
         return
+    import warnings
+
     import transformers.integrations.flex_attention as tfa
     from torch.nn.attention.flex_attention import flex_attention
 
@@ -156,7 +158,9 @@ def _eager_flex_on_cpu(attn: str, device):
     saved = wrapped.__call__
     wrapped.__call__ = lambda self: flex_attention  # type: ignore[method-assign]
     try:
-        yield True
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # "flex_attention called without torch.compile()"
+            yield True
     finally:
         wrapped.__call__ = saved  # type: ignore[method-assign]
 

@@ -48,7 +48,7 @@ ATTN_IMPLEMENTATIONS = ("sdpa", "eager", "flex_attention", "flash_attention_2", 
 DEFAULT_HF_LENGTHS = (13, 7, 19, 11)  # uneven, total 50: below the tiny model's 64-token budget
 
 _TRUE = {"1", "true", "yes", "on", "y", "t"}
-_FALSE = {"0", "false", "no", "off", "n", "f", "none", "null", ""}
+_FALSE = {"0", "false", "no", "off", "n", "f"}
 
 
 @dataclass
@@ -134,7 +134,8 @@ _KEYS = {
     "packing_strategy": "packing_strategy",
     "neat_packing": "neat_packing",
     "sample_packing": "sample_packing",
-    "packing_samples": "packing_samples",  # OpenRLHF
+    "packing_samples": "packing_samples",  # OpenRLHF (pre-0.10.2 spelling)
+    "ds.packing_samples": "packing_samples",  # OpenRLHF >= 0.10.2
     "use_remove_padding": "use_remove_padding",
     "actor_rollout_ref.model.use_remove_padding": "use_remove_padding",
 }
@@ -343,6 +344,11 @@ def hf_settings_from_part(launch: dict, part: dict, **overrides: Any) -> HFProbe
         notes.append(
             "axolotl >= 0.18 drops the attention_mask for packed batches on sdpa/eager/flash (PR #3796); "
             "before 0.18 sdpa/eager kept it: probe that with --hf-mode position_ids+mask"
+        )
+    if stack == "ms-swift" and mode != "none" and not s.attn_implementation.startswith("flash"):
+        notes.append(
+            "ms-swift >= 3.5 refuses packing/padding_free without flash attention at start-up "
+            "(modelscope/ms-swift@3602360a56:swift/arguments/sft_args.py:185-196); 3.4 only warned"
         )
     for k, v in overrides.items():
         if v is None:

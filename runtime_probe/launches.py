@@ -63,7 +63,8 @@ _HF_SHARED = ("device", "dtype", "seed", "lengths")
 
 
 def _where(ln: dict) -> str:
-    launched = f"{ln.get('launcher') or '?'} {ln.get('program') or ''}"
+    launcher, program = ln.get("launcher") or "?", ln.get("program") or ""
+    launched = launcher if program == launcher else f"{launcher} {program}"
     return f"{ln.get('file', '?')}:{ln.get('line', '?')}, {launched}".rstrip()
 
 
