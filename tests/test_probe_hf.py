@@ -279,3 +279,23 @@ def test_pack_block4d_is_llamafactorys_mask():
         [[1, 0, 0, 0, 0], [1, 1, 0, 0, 0], [0, 0, 1, 0, 0], [0, 0, 1, 1, 0], [0, 0, 1, 1, 1]], dtype=torch.bool
     )
     assert torch.equal(m, expected) and row.kwargs["position_ids"].tolist() == [[0, 1, 0, 1, 2]]
+
+
+# ------------------------------------------------------------------ packlint run --probe
+
+
+@pytest.mark.parametrize("packing,expected", [("--padding_free True", 0), ("--packing_strategy wrapped", 1)])
+def test_run_probe_uses_the_hf_mode(tmp_path, capsys, packing, expected):
+    from packlint.cli import main
+
+    script = _script(
+        tmp_path,
+        f"""
+        accelerate launch trl/scripts/sft.py --model_name_or_path Qwen/Qwen2-0.5B \\
+          --attn_implementation sdpa --packing {packing}
+        """,
+    )
+    code = main(["run", "--probe", "--dry-run", script])
+    err = capsys.readouterr().err
+    assert code == expected, err
+    assert "Qwen2ForCausalLM" in err and ("PROVEN" in err if expected == 0 else "LEAK: " in err)
