@@ -10,6 +10,7 @@ import argparse
 import sys
 from typing import Any
 
+from runtime_probe.gpt_settings import GPT_CASES, GPTProbeSettings
 from runtime_probe.hf_settings import HF_MODES, HF_STACKS, HFProbeSettings
 from runtime_probe.settings import (
     BACKENDS,
@@ -75,6 +76,17 @@ def add_probe_arguments(parser: argparse.ArgumentParser) -> None:
     )
     h.add_argument("--model", dest="model_path", metavar="PATH", help="model path (a local dir's config.json is read)")
     h.add_argument("--model-type", dest="model_type", metavar="TYPE", help="architecture, e.g. llama, qwen2")
+    m = parser.add_argument_group("Megatron-Core real model")
+    m.add_argument(
+        "--megatron-gpt",
+        dest="megatron_gpt",
+        nargs="?",
+        const="packed",
+        choices=GPT_CASES,
+        help="a tiny Megatron-Core GPTModel: THD packed vs alone (packed, the default), or the LLaVA "
+        "image-expansion case with cu_seqlens in collapsed or expanded space",
+    )
+    m.add_argument("--image-tokens", metavar="N", help="LLaVA case: embeddings per image placeholder (default 8)")
     k = parser.add_argument_group("kernel")
     k.add_argument("--device", choices=DEVICES, help="where to run (default auto: cuda if available)")
     k.add_argument("--backend", choices=BACKENDS, help="attention kernel (default auto)")
@@ -170,9 +182,24 @@ def hf_settings_from_args(args: argparse.Namespace) -> HFProbeSettings:
     return s
 
 
-def settings_from_args(args: argparse.Namespace) -> ProbeSettings | HFProbeSettings:
+def gpt_settings_from_args(args: argparse.Namespace) -> GPTProbeSettings:
+    """The Megatron-Core GPTModel probe from flags (--megatron-gpt [CASE])."""
+    o = overrides_from_args(args)
+    s = GPTProbeSettings(case=args.megatron_gpt)
+    if getattr(args, "image_tokens", None) is not None:
+        s.image_tokens = _int(args.image_tokens, "--image-tokens", 2)
+    for k in ("lengths", "backend", "device", "dtype", "seed", "heads", "head_dim"):
+        if o.get(k) is not None:
+            setattr(s, k, o[k])
+    s.validate()
+    return s
+
+
+def settings_from_args(args: argparse.Namespace) -> ProbeSettings | HFProbeSettings | GPTProbeSettings:
     """Settings from flags alone. Without any gate there is nothing to probe: say so rather than
     report "not packed" for a configuration the user never described."""
+    if getattr(args, "megatron_gpt", None) is not None:
+        return gpt_settings_from_args(args)
     if is_hf(args):
         return hf_settings_from_args(args)
     if all(getattr(args, n, None) is None for n in ("bmr", "packed_data", "packing_flag")):

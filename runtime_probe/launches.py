@@ -200,6 +200,12 @@ def run_settings(settings: Any) -> ProbeReport:
         from runtime_probe.hf_probe import run_hf_probe
 
         return run_hf_probe(settings)
+    from runtime_probe.gpt_settings import GPTProbeSettings
+
+    if isinstance(settings, GPTProbeSettings):
+        from runtime_probe.megatron_model import run_gpt_probe
+
+        return run_gpt_probe(settings)
     from runtime_probe.probe import run_probe
 
     return run_probe(settings)
