@@ -86,3 +86,25 @@ def test_cli_megatron_gpt_exit_codes(capsys):
     assert main(["probe", "--megatron-gpt", "llava-expanded", "--image-tokens", "1"]) == 2
     err = capsys.readouterr().err
     assert "--image-tokens 1: must be at least 2" in err
+
+
+def test_probe_gpu_benchmark_cpu_smoke(tmp_path):
+    """benchmarks/probe_gpu.py --cpu writes the JSON and the markdown table, every cell as expected."""
+    import importlib.util
+    import json
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parent.parent / "benchmarks" / "probe_gpu.py"
+    spec = importlib.util.spec_from_file_location("probe_gpu", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    cells = ["--only", "megatron-gpt,hf", "--backends", "sdpa (position_ids,llava-collapsed"]  # 3 cells: keep it fast
+    code = mod.main(["--cpu", *cells, "--out", str(tmp_path)])
+    doc = json.loads((tmp_path / "probe_gpu-cpu.json").read_text())
+    kinds = {(r["kind"], r["config"]) for r in doc["rows"]}
+    assert code == 0 and kinds == {("megatron-gpt", "leaking"), ("hf", "correct"), ("hf", "leaking")}
+    assert all(r["status"] == "pass" for r in doc["rows"]), doc["rows"]
+    assert all((r["leakage"] == 0) == (r["config"] == "correct") for r in doc["rows"])
+    md = (tmp_path / "probe_gpu-cpu.md").read_text()
+    assert md.count("\n| ") == len(doc["rows"]) + 1 and "0 failed" in md
+    assert mod.main(["--out", str(tmp_path)]) == 2  # the GPU matrix without CUDA: one line, exit 2
