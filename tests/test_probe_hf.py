@@ -299,3 +299,18 @@ def test_run_probe_uses_the_hf_mode(tmp_path, capsys, packing, expected):
     err = capsys.readouterr().err
     assert code == expected, err
     assert "Qwen2ForCausalLM" in err and ("PROVEN" in err if expected == 0 else "LEAK: " in err)
+
+
+def test_use_cache_true_turns_packed_detection_off():
+    """What docs/probe.md says and why every probe forward passes use_cache=False: with the config's
+    default use_cache=True, transformers creates a DynamicCache and skips packed-sequence detection."""
+    s = HFProbeSettings(mode="position_ids", device="cpu")
+    model, _ = build_model(s, torch.device("cpu"), torch.float32)
+    model.config.use_cache = True
+    row = pack("position_ids", [torch.arange(5), torch.arange(5, 11)], torch.float32, torch.device("cpu"))
+    with torch.no_grad():
+        cached = model(**row.kwargs).logits[0, 5:]
+        uncached = model(**row.kwargs, use_cache=False).logits[0, 5:]
+        alone = model(input_ids=torch.arange(5, 11)[None], use_cache=False).logits[0]
+    assert float((uncached - alone).abs().max()) < 1e-5
+    assert float((cached - alone).abs().max()) > 1e-3
