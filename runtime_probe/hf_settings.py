@@ -124,6 +124,7 @@ _KEYS = {
     "actor_rollout_ref.model.path": "model",  # verl (Hydra)
     "model_type": "model_type",
     "attn_implementation": "attn",
+    "model_init_kwargs.attn_implementation": "attn",  # TRL SFTConfig
     "attn_impl": "attn",  # ms-swift
     "flash_attn": "flash_attn",  # LLaMA-Factory: fa2 | sdpa | disabled | auto
     "actor_rollout_ref.model.override_config.attn_implementation": "attn",
@@ -168,7 +169,8 @@ def launch_values(part: dict) -> dict[str, Any]:
     Hydra overrides (`key=value` words in the argv) are read too. A value packlint could not know is
     an Unknown, never a default."""
     out: dict[str, Any] = {}
-    settings = part.get("settings") or {}
+    config = part.get("config") or {}
+    settings = (config.get("settings") if isinstance(config, dict) else None) or part.get("settings") or {}
     if isinstance(settings, dict):
         for k, entry in settings.items():
             name = _KEYS.get(_norm(str(k)))
@@ -213,9 +215,52 @@ _PROGRAM_STACKS = (
 )
 
 
-def detect_stack(launch: dict, values: dict[str, Any]) -> str | None:
+# packlint.configs' stack names (the launch model's `config.stack`) -> the probe's
+_CONFIG_STACKS = {
+    "llamafactory": "llamafactory",
+    "trl": "trl",
+    "axolotl": "axolotl",
+    "swift": "ms-swift",
+    "verl": "verl",
+    "openrlhf": "openrlhf",
+    "hf-trainer": "transformers",
+}
+
+
+def config_of(part: dict) -> dict:
+    c = part.get("config")
+    return c if isinstance(c, dict) else {}
+
+
+def stack_version(part: dict) -> tuple[int, ...] | None:
+    """The stack's version from the launch model's config block (`stack_version.value`), if known."""
+    v = config_of(part).get("stack_version") or {}
+    text = v.get("value") if isinstance(v, dict) else None
+    if not isinstance(text, str):
+        return None
+    parts = []
+    for piece in text.split("."):
+        digits = "".join(ch for ch in piece if ch.isdigit()) if piece[:1].isdigit() else ""
+        if not digits:
+            break
+        parts.append(int(digits))
+    return tuple(parts) or None
+
+
+def detect_stack(launch: dict, values: dict[str, Any], part: dict | None = None) -> str | None:
     """Which HF stack a launch runs, from the program/launcher and the switches it passes; None when it
     passes no HF packing switch (then it is not an HF-stack launch the probe knows)."""
+    packing_keys = {
+        "packing",
+        "padding_free",
+        "neat_packing",
+        "sample_packing",
+        "packing_samples",
+        "use_remove_padding",
+    }
+    named = _CONFIG_STACKS.get(str(config_of(part or launch).get("stack")))
+    if named and packing_keys & set(values):
+        return named
     words = " ".join(str(launch.get(k) or "") for k in ("launcher", "program")).lower()
     words += " " + " ".join(str(w) for w in (launch.get("argv") or [])[:3]).lower()
     words = words.replace("-", "_").replace("/", " ")
@@ -266,8 +311,11 @@ def _attn(stack: str, values: dict[str, Any], notes: list[str]) -> str | Unknown
     return "sdpa"
 
 
-def hf_mode(stack: str, values: dict[str, Any], attn: str) -> str | Unknown:
-    """How the stack's collator packs the row under these switches (see the module docstring)."""
+def hf_mode(stack: str, values: dict[str, Any], attn: str, version: tuple[int, ...] | None = None) -> str | Unknown:
+    """How the stack's collator packs the row under these switches (see the module docstring), and,
+    where the stack's version is known, under that version: TRL before 0.19 packed by concatenation
+    (boundary-aware packing arrived with PR #3526, v0.19.0); axolotl before 0.18 kept the mask on
+    sdpa/eager (PR #3796, v0.18.0)."""
 
     def on(name: str) -> bool | Unknown | None:
         return _truth(values.get(name))
@@ -289,6 +337,8 @@ def hf_mode(stack: str, values: dict[str, Any], attn: str) -> str | Unknown:
         if on("padding_free") is True:
             return "position_ids"
         if on("packing") is True:
+            if stack == "trl" and version is not None and version < (0, 19):
+                return "concat"
             return "concat" if str(strategy or "bfd") == "wrapped" else "position_ids"
         return "none"
     if stack == "llamafactory":
@@ -302,7 +352,12 @@ def hf_mode(stack: str, values: dict[str, Any], attn: str) -> str | Unknown:
         return "none"
     if stack == "axolotl":
         u = unknown_of("sample_packing")
-        return u if u else ("position_ids" if on("sample_packing") is True else "none")
+        if u:
+            return u
+        if on("sample_packing") is not True:
+            return "none"
+        old = version is not None and version < (0, 18) and attn in ("sdpa", "eager")
+        return "position_ids+mask" if old else "position_ids"
     if stack == "ms-swift":
         u = unknown_of("packing", "padding_free")
         if u:
@@ -321,14 +376,15 @@ def hf_settings_from_part(launch: dict, part: dict, **overrides: Any) -> HFProbe
     """The HF probe's settings for one launch variant: None when it is no HF-stack launch, an Unknown
     (with the reason) when a value it needs could not be worked out, else the settings."""
     values = launch_values(part)
-    stack = overrides.pop("stack", None) or detect_stack(launch, values)
+    stack = overrides.pop("stack", None) or detect_stack(launch, values, part)
     if stack is None:
         return None
     notes: list[str] = []
     attn = overrides.pop("attn_implementation", None) or _attn(stack, values, notes)
     if isinstance(attn, Unknown):
         return Unknown(f"attn_implementation: {attn.why}")
-    mode = overrides.pop("mode", None) or hf_mode(stack, values, attn)
+    version = stack_version(part)
+    mode = overrides.pop("mode", None) or hf_mode(stack, values, attn, version)
     if isinstance(mode, Unknown):
         return mode
     s = HFProbeSettings(stack=stack, mode=mode, attn_implementation=attn, notes=notes)
@@ -340,7 +396,9 @@ def hf_settings_from_part(launch: dict, part: dict, **overrides: Any) -> HFProbe
     mt = values.get("model_type")
     if mt and not isinstance(mt, Unknown):
         s.model_type = str(mt)
-    if stack == "axolotl" and mode == "position_ids":
+    if version is not None:
+        notes.append(f"{stack} version {'.'.join(map(str, version))} (from the launch's configuration)")
+    if stack == "axolotl" and mode == "position_ids" and version is None:
         notes.append(
             "axolotl >= 0.18 drops the attention_mask for packed batches on sdpa/eager/flash (PR #3796); "
             "before 0.18 sdpa/eager kept it: probe that with --hf-mode position_ids+mask"

@@ -314,3 +314,35 @@ def test_use_cache_true_turns_packed_detection_off():
         alone = model(input_ids=torch.arange(5, 11)[None], use_cache=False).logits[0]
     assert float((uncached - alone).abs().max()) < 1e-5
     assert float((cached - alone).abs().max()) > 1e-3
+
+
+def _config_part(stack, version, settings):
+    """A launch-model variant with the `config` block of the config-file reading (packlint.configs:
+    ConfigJSON: stack, stack_version, files, settings by dotted key)."""
+    return {
+        "flags": {},
+        "config": {
+            "stack": stack,
+            "stack_version": {"value": version} if version else {"unknown": "not pinned"},
+            "files": [],
+            "settings": {k: {"value": v, "source": "file"} for k, v in settings.items()},
+        },
+    }
+
+
+@pytest.mark.parametrize(
+    "stack,version,settings,expected",
+    [
+        ("llamafactory", None, {"neat_packing": True, "flash_attn": "sdpa"}, ("llamafactory", "block4d")),
+        ("llamafactory", None, {"packing": True, "flash_attn": "fa2"}, ("llamafactory", "position_ids+mask")),
+        ("axolotl", "0.17.1", {"sample_packing": True, "attn_implementation": "sdpa"}, ("axolotl", "position_ids+mask")),
+        ("axolotl", "0.18.0", {"sample_packing": True, "attn_implementation": "sdpa"}, ("axolotl", "position_ids")),
+        ("trl", "0.18.2", {"packing": True, "model_init_kwargs.attn_implementation": "eager"}, ("trl", "concat")),
+        ("trl", "0.21.0", {"packing": True}, ("trl", "position_ids")),
+        ("swift", None, {"padding_free": True, "attn_impl": "sdpa"}, ("ms-swift", "position_ids")),
+        ("verl", None, {"actor_rollout_ref.model.use_remove_padding": False}, ("verl", "none")),
+    ],
+)
+def test_config_file_settings_and_stack_version_decide_the_mode(stack, version, settings, expected):
+    s = hf_settings_from_part({"program": "x"}, _config_part(stack, version, settings))
+    assert isinstance(s, HFProbeSettings) and (s.stack, s.mode) == expected
