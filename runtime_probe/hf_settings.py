@@ -393,6 +393,12 @@ def hf_settings_from_part(launch: dict, part: dict, **overrides: Any) -> HFProbe
         notes.append(f"model path unknown ({model.why}): the default architecture is probed")
     elif model:
         s.model_path = str(model)
+        script_dir = os.path.dirname(str(launch.get("file") or ""))
+        if not os.path.isabs(s.model_path) and not os.path.isdir(s.model_path) and script_dir:
+            beside = os.path.join(script_dir, s.model_path)
+            if os.path.isdir(beside):  # the job usually runs from the script's directory
+                notes.append(f"model path {s.model_path!r} read relative to the script's directory: {beside}")
+                s.model_path = beside
     mt = values.get("model_type")
     if mt and not isinstance(mt, Unknown):
         s.model_type = str(mt)

@@ -346,3 +346,31 @@ def _config_part(stack, version, settings):
 def test_config_file_settings_and_stack_version_decide_the_mode(stack, version, settings, expected):
     s = hf_settings_from_part({"program": "x"}, _config_part(stack, version, settings))
     assert isinstance(s, HFProbeSettings) and (s.stack, s.mode) == expected
+
+
+def test_llamafactory_yaml_launch_end_to_end(tmp_path):
+    """`llamafactory-cli train qwen_sft.yaml`: the YAML's settings (read by packlint.configs) decide the
+    stack, the mode and the model; the model's local config.json (beside the script) its architecture."""
+    if not _has_config_reading():
+        pytest.skip("the launch model has no config block on this branch (packlint.configs not merged)")
+    model_dir = tmp_path / "qwen-local"
+    model_dir.mkdir()
+    (model_dir / "config.json").write_text('{"model_type": "qwen2", "num_attention_heads": 14, "num_key_value_heads": 2}')
+    (tmp_path / "qwen_sft.yaml").write_text(
+        "model_name_or_path: qwen-local\nstage: sft\npacking: true\nneat_packing: true\nflash_attn: disabled\n"
+        "per_device_train_batch_size: 1\ncutoff_len: 64\n"
+    )
+    script = _script(tmp_path, "FORCE_TORCHRUN=1 llamafactory-cli train qwen_sft.yaml\n")
+    model = inspect_script(script)
+    result = probe_model(model, device="cpu", lengths=LENGTHS)
+    (target, report), = result.probes
+    s = target.settings
+    assert (s.stack, s.mode, s.attn_implementation) == ("llamafactory", "block4d", "eager")
+    assert "Qwen2ForCausalLM" in report.backend_detail
+    _check_against_reference(report, s, LENGTHS)
+
+
+def _has_config_reading() -> bool:
+    import importlib.util
+
+    return importlib.util.find_spec("packlint.configs") is not None
