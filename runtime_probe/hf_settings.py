@@ -223,8 +223,7 @@ _CONFIG_STACKS = {
     "swift": "ms-swift",
     "verl": "verl",
     "openrlhf": "openrlhf",
-    "hf-trainer": "transformers",
-}
+}  # ("hf-trainer", any HF Trainer script, is left to the program's name: it may be TRL's own sft.py)
 
 
 def config_of(part: dict) -> dict:
