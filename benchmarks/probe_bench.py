@@ -35,7 +35,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 TARGET_S = 10.0
-PHASES = ("import torch", "import PackedSeqParams", "import torch+transformers", "build", "build layer", "build model",
+PHASES = ("import torch", "import PackedSeqParams", "import megatron.core", "import torch+transformers", "build", "build layer", "build model",
           "forward", "verify", "second opinion")
 MODES = {
     "megatron": ["--bmr", "1", "--packed-data", "1", "--mbs", "1"],

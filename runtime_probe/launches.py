@@ -203,9 +203,21 @@ def run_settings(settings: Any) -> ProbeReport:
     from runtime_probe.gpt_settings import GPTProbeSettings
 
     if isinstance(settings, GPTProbeSettings):
+        import time
+
+        t = time.perf_counter()
+        try:
+            import torch  # noqa: F401 - timed here, so the report separates import cost from the forward
+        except ImportError:
+            from runtime_probe.probe import TorchMissing
+
+            raise TorchMissing("the probe needs torch: pip install 'packlint[probe]'") from None
+        took = time.perf_counter() - t
         from runtime_probe.megatron_model import run_gpt_probe
 
-        return run_gpt_probe(settings)
+        report = run_gpt_probe(settings)
+        report.timings_s = {"import torch": took, **report.timings_s}
+        return report
     from runtime_probe.probe import run_probe
 
     return run_probe(settings)
