@@ -102,9 +102,15 @@ def tiny_config(transformers, model_type: str, data: dict, s: HFProbeSettings):
         # a multimodal checkpoint: its language model is what packs
         data = {k: v for k, v in data["text_config"].items() if k not in _DROP}
         model_type = data["model_type"]
+    cls = CONFIG_MAPPING[model_type]
+    try:
+        defaults = cls().to_dict()  # what the class fills in: a checkpoint-free model type is all defaults
+    except Exception:  # noqa: BLE001 - a class that needs arguments: shrink what the checkpoint names
+        defaults = {}
+    known = {**defaults, **data}
     head_dim = s.hidden // s.heads
-    kv = data.get("num_key_value_heads")
-    heads = data.get("num_attention_heads")
+    kv = known.get("num_key_value_heads")
+    heads = known.get("num_attention_heads")
     kv_heads = s.heads if not kv or not heads or kv >= heads else max(1, s.heads // 2)
     tiny = {
         "num_hidden_layers": s.layers,
@@ -114,26 +120,34 @@ def tiny_config(transformers, model_type: str, data: dict, s: HFProbeSettings):
         "num_key_value_heads": kv_heads,
         "head_dim": head_dim,
         "vocab_size": s.vocab,
-        "max_position_embeddings": max(int(data.get("max_position_embeddings") or 0), 4 * 64),
+        "max_position_embeddings": max(int(known.get("max_position_embeddings") or 0), 4 * 64),
         "use_cache": False,
         "pad_token_id": None,
         "bos_token_id": None,
         "eos_token_id": None,
     }
-    for key, small in (("moe_intermediate_size", s.hidden), ("shared_expert_intermediate_size", s.hidden)):
-        if key in data:
-            tiny[key] = small
-    for key, small in (("num_experts", 4), ("num_local_experts", 4), ("n_routed_experts", 4)):
-        if key in data:
-            tiny[key] = min(int(data[key] or small), small)
-    if "num_experts_per_tok" in data:
-        tiny["num_experts_per_tok"] = min(int(data["num_experts_per_tok"] or 2), 2)
-    if isinstance(data.get("layer_types"), list):
-        tiny["layer_types"] = data["layer_types"][: s.layers]
-    if "max_window_layers" in data:
+    for key, value in known.items():
+        if not isinstance(value, int) or isinstance(value, bool) or key in tiny:
+            continue
+        if key.endswith("intermediate_size"):  # moe_, shared_expert_ ...
+            tiny[key] = s.hidden
+        elif key in ("num_experts", "num_local_experts", "n_routed_experts"):
+            tiny[key] = min(value, 4) if value else value
+        elif key == "num_experts_per_tok":
+            tiny[key] = min(value, 2) if value else value
+        elif key.endswith("head_dim") and value > head_dim:  # linear_key_head_dim, qk_rope_head_dim ...
+            tiny[key] = head_dim
+        elif key.startswith("linear_num_") and key.endswith("heads"):  # gated delta net heads
+            tiny[key] = min(value, s.heads)
+    if isinstance(known.get("layer_types"), list) and known["layer_types"]:
+        # one layer of each kind the architecture mixes (linear and full attention, sliding and full)
+        kinds = list(dict.fromkeys(known["layer_types"]))
+        tiny["layer_types"] = (kinds + [kinds[-1]] * s.layers)[: max(s.layers, 1)]
+        if len(kinds) > s.layers:
+            tiny["layer_types"] = kinds[: s.layers]
+    if "max_window_layers" in known:
         tiny["max_window_layers"] = s.layers
     data.update(tiny)
-    cls = CONFIG_MAPPING[model_type]
     try:
         cfg = cls(**{k: v for k, v in data.items() if k != "model_type"})
     except Exception as exc:  # noqa: BLE001 - a config the class rejects is one line, not a traceback
@@ -346,15 +360,29 @@ def run_hf_probe(s: HFProbeSettings) -> ProbeReport:
         "per_perturbed": per,
     }
     w = max(per, key=lambda d: d["max_change"]) if per else {}
-    r.add(
-        "(ii) leakage",
-        PASS if leak == 0.0 else FAIL,
-        f"changing the tokens of each of samples 0..{len(samples) - 2} changes no other sample's logits: exactly 0"
-        if leak == 0.0
-        else f"changing the tokens of sample {w['perturbed']} changes sample {w['worst_subsample']}'s logits "
-        f"(token {w['worst_token']}) by {leak:.3g}",
-        leak,
-    )
+    # exactly 0 for attention that isolates; kernels that batch tokens across samples (MoE expert
+    # grouping) may move other samples' logits by rounding only, which the dtype's tolerance covers
+    if leak == 0.0:
+        detail = (
+            f"changing the tokens of each of samples 0..{len(samples) - 2} changes no other sample's logits: exactly 0"
+        )
+    elif leak <= tol:
+        detail = (
+            f"changing other samples' tokens moves a sample's logits by {leak:.3g}, within rounding (tolerance "
+            f"{tol:.2g}): kernels that batch tokens across samples reorder sums; no attention across samples"
+        )
+    else:
+        detail = (
+            f"changing the tokens of sample {w['perturbed']} changes sample {w['worst_subsample']}'s logits "
+            f"(token {w['worst_token']}) by {leak:.3g}"
+        )
+    r.add("(ii) leakage", PASS if leak <= tol else FAIL, detail, leak)
+    if s.mode != "position_ids+mask" and leak > tol and s.mode in ("position_ids", "block4d"):
+        r.notes.append(
+            "the attention mask isolates the samples in this mode, so the leak comes from elsewhere in the "
+            "model: a linear-attention / recurrent / convolution layer (Gated DeltaNet, Mamba) carries state "
+            "across the packed boundaries unless it is given cu_seqlens (packing-stacks.md row 10)"
+        )
     if s.mode == "position_ids+mask" and leak > 0:
         r.notes.append(
             "transformers detects packed position_ids only when no attention_mask is passed "

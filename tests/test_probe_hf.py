@@ -374,3 +374,25 @@ def _has_config_reading() -> bool:
     import importlib.util
 
     return importlib.util.find_spec("packlint.configs") is not None
+
+
+def test_hybrid_linear_attention_model_leaks_even_with_reset_positions():
+    """Qwen3-Next (Gated DeltaNet layers + full attention): the attention mask isolates the samples,
+    but the linear-attention state runs across the packed row (packing-stacks.md row 10). Checked
+    against the same forward in float64: packed vs alone, sample by sample."""
+    s = HFProbeSettings(mode="position_ids", attn_implementation="sdpa", model_type="qwen3_next", device="cpu",
+                        lengths=LENGTHS)
+    report = run_hf_probe(s)
+    probe_errs = next(c.value["per_sample"] for c in report.checks if c.name.startswith("(i)"))
+    model, _ = build_model(s, torch.device("cpu"), torch.float32)
+    gen = torch.Generator().manual_seed(s.seed)
+    samples = [torch.randint(0, s.vocab, (n,), generator=gen) for n in LENGTHS]
+    row = pack("position_ids", samples, torch.float32, torch.device("cpu"))
+    with torch.no_grad():
+        out = model(**row.kwargs, use_cache=False).logits[0]
+        ref = [float((out[a:b] - model(input_ids=x[None], use_cache=False).logits[0]).abs().max())
+               for (a, b), x in zip(row.bounds, samples, strict=True)]
+    for p, r in zip(probe_errs, ref, strict=True):
+        assert abs(p - r) <= 1e-5, (probe_errs, ref)
+    assert ref[0] < 1e-5 and max(ref) > 1e-3
+    assert report.verdict == "leak" and any("linear-attention" in n for n in report.notes)
