@@ -179,6 +179,14 @@ def _eager_flex_on_cpu(attn: str, device):
         wrapped.__call__ = saved  # type: ignore[method-assign]
 
 
+def _first_sentence(exc: BaseException, limit: int = 240) -> str:
+    """An exception's message as one short line: its first line, cut at the first sentence end."""
+    first = (str(exc).strip().splitlines() or [""])[0]
+    cut = first.find(". ")
+    first = first[: cut + 1] if 0 < cut < limit else first
+    return first if len(first) <= limit else first[: limit - 3] + "..."
+
+
 def build_model(s: HFProbeSettings, device, dtype):
     """(model, description). Raises ProbeUsageError when the architecture or the attention
     implementation cannot be built here (flash-attn missing, no CUDA, unknown type)."""
@@ -197,7 +205,7 @@ def build_model(s: HFProbeSettings, device, dtype):
     try:
         model = AutoModelForCausalLM.from_config(cfg, attn_implementation=s.attn_implementation)
     except Exception as exc:  # noqa: BLE001 - ImportError for flash-attn, ValueError for an unknown name
-        first = (str(exc).strip().splitlines() or [""])[0]
+        first = _first_sentence(exc)
         raise ProbeUsageError(
             f"attn_implementation {s.attn_implementation!r} cannot run here on {mt}: {type(exc).__name__}: {first}"
         ) from None
@@ -312,7 +320,7 @@ def run_hf_probe(s: HFProbeSettings) -> ProbeReport:
         try:
             out = forward(**row.kwargs)
         except Exception as exc:  # noqa: BLE001 - the configured implementation failing is one line
-            first = (str(exc).strip().splitlines() or [""])[0]
+            first = _first_sentence(exc)
             raise ProbeUsageError(
                 f"{s.attn_implementation} forward failed on the packed row ({s.mode}): {type(exc).__name__}: {first}"
             ) from None
