@@ -300,7 +300,8 @@ def run_hf_probe(s: HFProbeSettings) -> ProbeReport:
         "the model's attention mask: "
         + {
             "position_ids": "none passed; transformers builds it from the restarting position_ids",
-            "position_ids+mask": "the 2-D mask of ones; transformers then ignores the restarting position_ids",
+            "position_ids+mask": "the 2-D mask of ones; transformers then builds the mask without the restarting "
+            "position_ids (they still reach RoPE)",
             "block4d": "the collator's 4-D mask, used as given",
             "concat": "the 2-D mask of ones: plain causal over the whole row",
         }[s.mode]
