@@ -42,6 +42,8 @@ def run(args) -> int:
     result: ModelProbeResult | ProbeReport
     try:
         if args.script:
+            if getattr(args, "megatron_gpt", None) is not None:
+                return _error("--megatron-gpt probes a tiny GPTModel from flags alone: give it no SCRIPT")
             from packlint.api import inspect_script
             from runtime_probe.launches import probe_model
 

@@ -108,3 +108,12 @@ def test_probe_gpu_benchmark_cpu_smoke(tmp_path):
     md = (tmp_path / "probe_gpu-cpu.md").read_text()
     assert md.count("\n| ") == len(doc["rows"]) + 1 and "0 failed" in md
     assert mod.main(["--out", str(tmp_path)]) == 2  # the GPU matrix without CUDA: one line, exit 2
+
+
+def test_megatron_gpt_with_a_script_is_a_usage_error(tmp_path, capsys):
+    from packlint.cli import main
+
+    script = tmp_path / "t.sh"
+    script.write_text("torchrun pretrain_gpt.py --micro-batch-size 1\n")
+    assert main(["probe", str(script), "--megatron-gpt"]) == 2
+    assert "give it no SCRIPT" in capsys.readouterr().err
