@@ -125,6 +125,8 @@ class CheckResult:
         self.doc_url: str | None = None  # the URL template of each rule's documentation
         self.hidden = 0  # findings below the --severity display filter
         self.checked_paths: list[str] = []  # every file checked, in order (JUnit lists clean ones too)
+        # (code, severity, location, message) -> index: findings inside sourced files, reported once
+        self.sourced_at: dict[tuple, int] = {}
         self._fixes: list | None = None
 
     def filter_display(self, level: str) -> None:
@@ -309,7 +311,7 @@ def _plan_jobs(files: list[str], options: CheckOptions, resolver: Resolver, tabl
 
     config_errors: set[str] = set()
     rule_cache: dict[tuple, tuple[list, list]] = {}
-    root_memo: dict[str, str | None] = {}  # directory -> repository root, shared by this run's files
+    root_memo: dict[str, tuple[str | None, str]] = {}  # directory -> checkout root, shared by this run's files
     file_memo: dict[str, bool] = {}  # path -> is a file (program look-ups), shared likewise
     jobs: list[_Job] = []
     for path in files:
@@ -375,8 +377,26 @@ def _collect(result: CheckResult, job: _Job, outcome) -> None:
     result.files += 1
     result.suppressed += suppressed
     threshold = SEVERITY_RANK[job.settings.fail_on]
-    result.findings.extend(findings)
-    result.thresholds.extend([threshold] * len(findings))
+    main = str(model.get("script") or job.display) if model is not None else job.display
+    for f in findings:
+        if f.location.path in (job.display, main):
+            result.findings.append(f)
+            result.thresholds.append(threshold)
+            continue
+        # a finding inside a sourced file: reported once, however many checked scripts source that file,
+        # with every caller's related locations (the launch each one reaches it from)
+        key = (f.code, f.severity, f.location, f.message)
+        at = result.sourced_at.get(key)
+        if at is None:
+            result.sourced_at[key] = len(result.findings)
+            result.findings.append(f)
+            result.thresholds.append(threshold)
+            continue
+        first = result.findings[at]
+        extra = tuple(r for r in f.related if r not in first.related)
+        if extra:
+            result.findings[at] = first.replace(related=first.related + extra)
+        result.thresholds[at] = min(result.thresholds[at], threshold)
 
 
 class _Job:

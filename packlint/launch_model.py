@@ -59,11 +59,17 @@ class FlagOccurrence:
 
 
 def parse_program_flags(args: list[Value]) -> tuple[dict[str, list[FlagOccurrence]], list[Value]]:
-    """Megatron/argparse style: `--name value`, `--name=value`, store-true, multi-valued, Hydra."""
+    """Megatron/argparse style: `--name value`, `--name=value`, store-true, multi-valued, Hydra. A `--`
+    word ends the options as in argparse: it and everything after it are positionals."""
     flags: dict[str, list[FlagOccurrence]] = {}
     positionals: list[Value] = []
     current: FlagOccurrence | None = None
-    for a in args:
+    for i, a in enumerate(args):
+        if isinstance(a, Known) and a.text == "--":
+            # argparse: `--` ends the options; every later word is positional (often a command that a
+            # wrapper runs), never a flag and never a value of the flag before it
+            positionals.extend(args[i:])
+            break
         option = L.unknown_option(a)
         if option is not None and isinstance(a, Unknown):  # `--name=<unknown>` (only an Unknown has one)
             flags.setdefault(option, []).append(FlagOccurrence(option, [Unknown(a.reason, a.span)], a.span, "equals"))
@@ -71,7 +77,7 @@ def parse_program_flags(args: list[Value]) -> tuple[dict[str, list[FlagOccurrenc
             continue
         if isinstance(a, Known):
             t = a.text
-            if t.startswith("-") and len(t) > 1 and not _NUMBER.match(t) and t != "--":
+            if t.startswith("-") and len(t) > 1 and not _NUMBER.match(t):
                 if t.startswith("--") and "=" in t:
                     name, _, val = t.partition("=")
                     # the value's own location when the word is written literally (`--mbs=2`)
@@ -365,7 +371,13 @@ def _size_from_flags(key: str, flags: dict[str, list[FlagOccurrence]], hidden: U
 def parallel_sizes(layout, flags: dict[str, list[FlagOccurrence]], positionals: list[Value]) -> dict:
     """World size from the launcher; TP/PP/CP/EP/VPP from the flags (Megatron's defaults when absent);
     DP = world / (TP x PP x CP). Each entry: `value` (or `range`, or `unknown`), `source`, location."""
-    hidden = next((p for p in positionals if isinstance(p, Unknown)), None)
+    hidden = None
+    for p in positionals:
+        if isinstance(p, Known) and p.text == "--":
+            break  # after `--`: positional words, never a flag
+        if isinstance(p, Unknown):
+            hidden = p
+            break
     out = {
         "nodes": layout.nodes.to_json(),
         "procs_per_node": layout.per_node.to_json(),

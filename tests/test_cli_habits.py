@@ -21,7 +21,7 @@ JUNIT_XSD = TESTS / "schemas" / "junit-jenkins.xsd"
 LEAK = "#!/bin/bash\nexport OFFLINE_PACKING_BMR=1\ntorchrun train.py --micro-batch-size 1\n"
 VQA = ("#!/bin/bash\nexport OFFLINE_PACKING_BMR=1 OFFLINE_PACKED_DATA=1\n"
        "export A=1 OFFLINE_PACKING_VQA=1   # copied from the 1.5 script\ntorchrun train.py --micro-batch-size 1\n")
-REPEAT = "#!/bin/bash\nARGS=(--seq-length 4096 --lr 1e-4)\ntorchrun train.py \"${ARGS[@]}\" --seq-length 8192\n"
+REPEAT = "#!/bin/bash\nARGS=(--seq-length 4096 --lr 1e-4)\ntorchrun pretrain_gpt.py \"${ARGS[@]}\" --seq-length 8192\n"
 CLEAN = "#!/bin/bash\nexport OFFLINE_PACKING_BMR=1 OFFLINE_PACKED_DATA=1\ntorchrun train.py --micro-batch-size 1\n"
 BROKEN = "#!/bin/bash\nCHECKPOINT=<path>\ntorchrun train.py\n"
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 import os
 
-CACHE_VERSION = 1
+CACHE_VERSION = 2  # 2: FlagSchema.kind
 
 
 def cache_dir(explicit: str | None = None) -> str:

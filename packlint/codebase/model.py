@@ -116,7 +116,9 @@ class FlagSchema:
     arguments" — False when anything lets unknown options through or when packlint could not see the
     whole parser; `open_reasons`: why it is not closed (file:line each); `parser_origin`: file:line of
     the `ArgumentParser(...)` whose `parse_args` the program calls; `notes`: what else a reader should
-    know (conditional definitions, parse_known_args taken to be off)."""
+    know (conditional definitions, parse_known_args taken to be off); `kind`: 'argparse', or 'hf' for
+    transformers' HfArgumentParser (its bool fields read `True`/`true`/`1`/`yes` as one value,
+    `string_to_bool`), or 'snapshot' for a Megatron-LM release snapshot."""
 
     flags: dict[str, FlagSpec] = factory(dict)
     allow_abbrev: bool = True
@@ -125,6 +127,7 @@ class FlagSchema:
     open_reasons: list[str] = factory(list)
     parser_origin: str | None = None
     notes: list[str] = factory(list)
+    kind: str = "argparse"
 
     def specs(self) -> list[FlagSpec]:
         """Each distinct flag once, in definition order."""
@@ -168,6 +171,7 @@ class FlagSchema:
             "conflict_handler": self.conflict_handler,
             "parser_origin": self.parser_origin,
             "notes": list(self.notes),
+            "kind": self.kind,
             "flag_count": len(specs),
             "flags": [s.to_json() for s in specs],
         }
@@ -187,6 +191,7 @@ class FlagSchema:
             list(d.get("open_reasons", [])),
             d.get("parser_origin"),
             list(d.get("notes", [])),
+            d.get("kind", "argparse"),
         )
 
 

@@ -38,9 +38,9 @@ class CodeOptions:
         self.use_cache = use_cache
         self.cache_dir = cache_dir
         self.megatron_version = megatron_version
-        # directory -> its repository root (or None), for the run these options belong to: the scripts
-        # of one directory (a whole repository's, in a CI lint) share the walk up to the root
-        self.root_memo: dict[str, str | None] = {}
+        # directory -> its checkout root (or None) and why it stops there, for the run these options
+        # belong to: the scripts of one directory (a whole repository's, in a CI lint) share the walk up to the root
+        self.root_memo: dict[str, tuple[str | None, str]] = {}
         # path -> whether it is a file, for the same run: a program is looked for under every level of
         # the checkout, and the scripts of a repository look for the same programs
         self.file_memo: dict[str, bool] = {}

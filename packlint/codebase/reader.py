@@ -56,7 +56,7 @@ def reader_digest() -> str:
     return _CODE_DIGEST[0]
 
 
-MAX_FILES = 20000
+MAX_FILES = 20000  # files of one program's import walk; past it the facts say so (a skipped entry)
 
 
 class ModuleIndex:
@@ -162,7 +162,17 @@ class Closure:
     def walk(self, start: str) -> None:
         queue = [os.path.abspath(start)]
         seen = set(queue)
-        while queue and len(self.order) < MAX_FILES:
+        while queue:
+            if len(self.order) >= MAX_FILES:
+                # bounded in files, not in time: the facts must not depend on how loaded the machine is
+                self.skipped.append(
+                    SkippedFile(
+                        queue[0],
+                        f"the import walk stopped after {MAX_FILES} files ({len(queue)} more not read): "
+                        "their flags and env reads are not known",
+                    )
+                )
+                break
             path = queue.pop(0)
             facts = self.file_facts(path)
             if facts is None:
@@ -279,6 +289,58 @@ def read_program(
     return facts
 
 
+# A package the program imports that is not on its import path but vendored in the tree (issue 18,
+# 7a): `third_party/Megatron-LM/megatron/...` beside a root `pretrain_gpt.py`. The marker file says the
+# directory holds that package's parser; the walk is bounded (directories and depth).
+_VENDORED_MARKERS = {"megatron": ("training/arguments.py", "arguments.py")}
+_VENDORED_MAX_DIRS = 3000
+_VENDORED_MAX_DEPTH = 5
+
+
+def _find_vendored(package: str, bases: list[str]) -> str | None:
+    """The directory that holds `package` (with its parser file) under one of `bases`, or None."""
+    markers = _VENDORED_MARKERS.get(package, ())
+    seen = 0
+    for base in bases:
+        base = os.path.abspath(base)
+        depth0 = base.rstrip(os.sep).count(os.sep)
+        for dirpath, dirnames, _files in os.walk(base):
+            seen += 1
+            if seen > _VENDORED_MAX_DIRS:
+                return None
+            dirnames[:] = sorted(
+                d for d in dirnames if not d.startswith(".") and d not in ("__pycache__", "node_modules")
+            )
+            if dirpath.count(os.sep) - depth0 >= _VENDORED_MAX_DEPTH:
+                dirnames[:] = []
+            if package in dirnames and any(os.path.isfile(os.path.join(dirpath, package, m)) for m in markers):
+                return dirpath
+    return None
+
+
+def _vendored_schema(program_file: str, closure, index: ModuleIndex, roots: list[str], resolution):
+    """The schema of a program whose parser package is imported but not on its import path, read from
+    the copy the tree vendors (None when there is none). A note says where it was read from."""
+    from packlint.codebase.argparse_reader import read_schema
+
+    for package in sorted(closure.unresolved):
+        if package not in _VENDORED_MARKERS:
+            continue
+        bases = [b for b in [resolution.root, *roots] if b] or [os.path.dirname(program_file)]
+        where = _find_vendored(package, list(dict.fromkeys(bases)))
+        if where is None:
+            continue
+        index.add_path(where)
+        schema = read_schema(program_file, index)
+        if schema is not None:
+            schema.notes.append(
+                f"the program imports `{package}`, which is not on its import path; its parser was read from "
+                f"the copy the tree vendors at {where} (issue 18: the release the tree vendors)"
+            )
+            return schema
+    return None
+
+
 def build_facts(
     program_file: str, roots: list[str], pythonpath: list[str], options: CodeOptions, resolution: ProgramResolution
 ) -> tuple[CodeFacts, dict]:
@@ -289,6 +351,8 @@ def build_facts(
     closure = Closure(index, options)
     closure.walk(program_file)
     schema = read_schema(program_file, index)
+    if schema is None and closure.unresolved:
+        schema = _vendored_schema(program_file, closure, index, roots, resolution)
     skipped = list(closure.skipped)
     for path, src in index.sources.items():
         if src is not None and src.error and not any(s.file == path for s in skipped):

@@ -6,7 +6,8 @@ Candidates, first match wins:
 
 1. `--path-map PREFIX=DIR`: a program under PREFIX is looked up under DIR;
 2. every `--code-base` root, then the checkout the script lives in (each directory from the script's
-   own up to the repository root, the first with a `.git`, `.hg` or `.svn`), matching the program
+   own up to the checkout root: the first with a `.git`, `.hg` or `.svn`, else the nearest project
+   root, else the script's own directory; never `/`, home or the temp directory), matching the program
    path's *longest existing suffix* (`a/b/train.py` -> `ROOT/a/b/train.py`, then `ROOT/b/train.py`,
    then `ROOT/train.py`);
 3. the launch's own `PYTHONPATH` entries, mapped the same way (for `-m` modules).
@@ -22,42 +23,95 @@ from packlint.codebase.model import ProgramResolution
 from packlint.codebase.options import CodeOptions
 
 REPO_MARKERS = (".git", ".hg", ".svn")
+# Without a VCS marker, the nearest directory holding one of these is the checkout's root (a project's
+# packaging files); requirements*.txt is weaker (examples often carry their own), so it counts only when
+# no directory up to the boundary has one of these.
+PROJECT_MARKERS = ("pyproject.toml", "setup.py", "setup.cfg")
+
+
+def never_roots() -> frozenset[str]:
+    """Directories never searched as a checkout, nor above: `/`, the home directory and the system temp
+    directory (a checkout *inside* the temp directory is fine; the temp directory itself is not one)."""
+    import tempfile
+
+    out = {os.path.abspath(os.sep)}
+    for d in (os.path.expanduser("~"), tempfile.gettempdir(), "/tmp", "/var/tmp"):
+        if d and d != "~":
+            out.add(os.path.abspath(d))
+            out.add(os.path.realpath(d))
+    return frozenset(out)
+
+
+def _has_requirements(d: str) -> bool:
+    try:
+        with os.scandir(d) as it:
+            return any(e.name.startswith("requirements") and e.name.endswith(".txt") for e in it)
+    except OSError:
+        return False
+
+
+def checkout_root(start: str) -> tuple[str | None, str]:
+    """The root of the checkout `start` lies in, and why: the nearest directory at or above `start` with
+    a VCS marker; without one, the nearest with a project marker (pyproject.toml, setup.py, setup.cfg,
+    then requirements*.txt); else `start` itself. The climb stops below `/`, the home directory and the
+    temp directory; None when `start` is one of them (nothing is searched)."""
+    stop = never_roots()
+    d = os.path.abspath(start)
+    if d in stop:
+        return None, f"{d} is never searched as a checkout (the root, home or temp directory)"
+    project = weak = None
+    while d not in stop:
+        if any(os.path.exists(os.path.join(d, m)) for m in REPO_MARKERS):
+            return d, "vcs"
+        if project is None and any(os.path.isfile(os.path.join(d, m)) for m in PROJECT_MARKERS):
+            project = d
+        if project is None and weak is None and _has_requirements(d):
+            weak = d
+        parent = os.path.dirname(d)
+        if parent == d:
+            break
+        d = parent
+    if project is not None:
+        return project, "project"
+    if weak is not None:
+        return weak, "requirements"
+    return os.path.abspath(start), "script-dir"
 
 
 def repository_root(start: str) -> str | None:
-    """The nearest directory at or above `start` holding a VCS marker, or None."""
-    d = os.path.abspath(start)
-    while True:
-        if any(os.path.exists(os.path.join(d, m)) for m in REPO_MARKERS):
-            return d
-        parent = os.path.dirname(d)
-        if parent == d:
-            return None
-        d = parent
+    """The nearest directory at or above `start` holding a VCS marker (below the never-searched
+    directories), or None."""
+    root, why = checkout_root(start)
+    return root if why == "vcs" else None
 
 
-def script_checkout_dirs(script_path: str | None, root_memo: dict[str, str | None] | None = None) -> list[str]:
-    """The script's directory and its ancestors up to the repository root (inclusive). Without a
-    repository, just the script's directory and its parent (never up to `/`). `root_memo`: directory
-    -> repository root, kept by the caller for one run."""
+def script_checkout_dirs(
+    script_path: str | None, root_memo: dict[str, tuple[str | None, str]] | None = None
+) -> list[str]:
+    """The script's directory and its ancestors up to the checkout root (inclusive; see checkout_root).
+    Empty when the script's directory is `/`, the home or the temp directory. `root_memo`: directory
+    -> (checkout root, why), kept by the caller for one run."""
+    return checkout_of(script_path, root_memo)[0]
+
+
+def checkout_of(
+    script_path: str | None, root_memo: dict[str, tuple[str | None, str]] | None = None
+) -> tuple[list[str], str]:
+    """(script_checkout_dirs, why the climb stopped where it did: see checkout_root)."""
     if not script_path or script_path.startswith("<"):
         start = os.getcwd()
     else:
         start = os.path.dirname(os.path.abspath(script_path))
     if root_memo is None:
-        root = repository_root(start)
+        root, why = checkout_root(start)
     elif start in root_memo:
-        root = root_memo[start]
+        root, why = root_memo[start]
     else:
-        root = root_memo[start] = repository_root(start)
+        root, why = root_memo[start] = checkout_root(start)
+    if root is None:
+        return [], why
     dirs = []
     d = start
-    if root is None:  # no repository: every ancestor but `/` and the home directory
-        home = os.path.expanduser("~")
-        while d not in (os.path.dirname(d), home):
-            dirs.append(d)
-            d = os.path.dirname(d)
-        return dirs or [start]
     while True:
         dirs.append(d)
         if d == root:
@@ -66,7 +120,7 @@ def script_checkout_dirs(script_path: str | None, root_memo: dict[str, str | Non
         if parent == d:
             break
         d = parent
-    return dirs
+    return dirs, why
 
 
 def apply_path_maps(path: str, maps: list[tuple[str, str]]) -> str | None:
@@ -137,7 +191,7 @@ class _Search:
 
     def __init__(self, program: str, script_path: str | None, options: CodeOptions, pythonpath: list[str]) -> None:
         self.program, self.options, self.pythonpath = program, options, pythonpath
-        self.checkout = script_checkout_dirs(script_path, getattr(options, "root_memo", None))
+        self.checkout, self.bound = checkout_of(script_path, getattr(options, "root_memo", None))
         self.explicit = [os.path.abspath(d) for d in options.code_bases]
         self.top = self.checkout[-1] if self.checkout else None
         self.mapped_pp = self.mapped_pythonpath(options)
@@ -187,7 +241,7 @@ class _Search:
             if f is not None:
                 return self.found(f, how, f"module {module} found under {base}", base)
         roots = ", ".join(self.explicit + self.mapped_pp + self.checkout[-1:]) or "any root"
-        return self.unresolved("not-found", f"module {module} not found under {roots}")
+        return self.unresolved("not-found", f"module {module} not found under {roots}{self.bound_note()}")
 
     def path(self) -> ProgramResolution:
         """A `*.py` path: --path-map, then the longest existing suffix under a root, then the path as it
@@ -220,4 +274,17 @@ class _Search:
                 return self.found(cand, "pythonpath", f"{parts[-1]} found in PYTHONPATH entry {d}", d)
         where = ", ".join(tried) if tried else "nowhere"
         hint = "" if options.code_bases else " (give --code-base DIR, or --path-map PREFIX=DIR for container paths)"
-        return self.unresolved("not-found", f"no suffix of {program} exists under {where}{hint}")
+        return self.unresolved("not-found", f"no suffix of {program} exists under {where}{self.bound_note()}{hint}")
+
+    def bound_note(self) -> str:
+        """Why the script's checkout ends where it does, when no VCS marker decided it."""
+        top = self.checkout[-1] if self.checkout else None
+        if self.bound == "project":
+            return f"; no VCS marker, so the checkout stops at its project root {top}"
+        if self.bound == "requirements":
+            return f"; no VCS marker, so the checkout stops at {top} (requirements*.txt)"
+        if self.bound == "script-dir":
+            return f"; no VCS marker or project file, so only the script's directory {top} is searched"
+        if self.bound != "vcs":
+            return f"; {self.bound}"
+        return ""

@@ -179,6 +179,7 @@ class Snapshot:
             [] if considered else [f"{program} is not in the {pinned} snapshot"],
             f"{DATA_NAME}:{program}",
             [],
+            "snapshot",
         )
 
     def range_text(self, indexes: list[int]) -> str:
@@ -214,6 +215,102 @@ def megatron_program(program: str | None, data: dict | None = None) -> str | Non
         return None
     base = program.replace("\\", "/").rsplit("/", 1)[-1]
     return base if base in data.get("programs", {}) else None
+
+
+# Issue 18: the snapshots hold upstream Megatron-LM's flags; a fork (MindSpeed-LLM, Pai-Megatron-Patch,
+# Megatron-DeepSpeed, a vendor's copy) defines others. A name that says "Megatron, but not Megatron-LM",
+# or a known fork, in the program's path, the script's path or the script's checkout, is evidence of a
+# fork; a path naming Megatron-LM itself is evidence of upstream (it wins for the program's own path).
+_UPSTREAM_NAMES = frozenset(("megatron-lm", "megatron_lm", "megatronlm", "megatron"))
+_FORK_NAME = re.compile(
+    r"(?i)(mindspeed|flagscale|aiak|pai[-_]?megatron|megatron[-_]?patch|[-_]patch$|megatron[-_]?deepspeed"
+    r"|megatron[-_]?llama|galvatron|hetu|internevo|colossal)"
+)
+_ROOT_MARKERS = (".git", ".hg", ".svn", "pyproject.toml", "setup.py", "setup.cfg")
+_FORK_MEMO: dict[tuple, str | None] = {}
+
+
+def _upstream_name(part: str) -> bool:
+    """A directory name that says Megatron-LM itself (`Megatron-LM`, `megatron`, `NVIDIA-Megatron-LM`,
+    `Megatron-LM-core_r0.12.0`), and no known fork."""
+    low = part.lower()
+    return low in _UPSTREAM_NAMES or (re.search(r"megatron[-_]?lm", low) is not None and not _FORK_NAME.search(part))
+
+
+def _fork_name(part: str) -> bool:
+    if _upstream_name(part):
+        return False
+    return bool(_FORK_NAME.search(part)) or "megatron" in part.lower()
+
+
+def _checkout_root(path: str) -> str | None:
+    """The nearest directory above `path` with a VCS or project marker (at most 12 levels; never the
+    home directory or /)."""
+    import os
+
+    home = os.path.expanduser("~")
+    d = os.path.dirname(os.path.abspath(path))
+    for _ in range(12):
+        if d in ("/", home) or not d:
+            return None
+        if any(os.path.exists(os.path.join(d, m)) for m in _ROOT_MARKERS):
+            return d
+        parent = os.path.dirname(d)
+        if parent == d:
+            return None
+        d = parent
+    return None
+
+
+def fork_evidence(program: str | None, script: str | None) -> str | None:
+    """Why the launch's Megatron-style program is taken for a fork (one phrase), or None when nothing
+    says so. Read from names only (no code is read): the program's path as written, and, when the
+    program is relative or inside the script's checkout, that checkout (its directory name, a
+    `*_patch` / `mindspeed*` package at its root) and the script's path inside it."""
+    key = (program, script)
+    if key in _FORK_MEMO:
+        return _FORK_MEMO[key]
+    _FORK_MEMO[key] = why = _fork_evidence(program or "", script)
+    return why
+
+
+def _fork_evidence(program: str, script: str | None) -> str | None:
+    import os
+
+    dirs = [p for p in program.replace("\\", "/").split("/")[:-1] if p not in ("", ".", "..")]
+    for part in reversed(dirs):
+        if _upstream_name(part):
+            return None  # the program path names upstream Megatron-LM
+        if _fork_name(part):
+            return f"its path names {part}"
+    if not script:
+        return None
+    root = _checkout_root(script)
+    if root is None:
+        return None
+    if program.startswith("/") and not program.startswith(root.rstrip("/") + "/"):
+        # the program lives outside the script's checkout (`$MEGATRON_PATH/pretrain_gpt.py`, a path the
+        # caller gives): the checkout's names say nothing about it
+        return None
+    name = os.path.basename(root)
+    if _upstream_name(name):
+        return None
+    if _fork_name(name):
+        return f"the script's checkout is {name}"
+    rel = os.path.relpath(os.path.abspath(script), root).replace(os.sep, "/").split("/")[:-1]
+    for part in rel:
+        if _fork_name(part):
+            return f"the script's path names {part}"
+    try:
+        entries = os.listdir(root)
+    except OSError:
+        return None
+    for entry in sorted(entries):
+        if (entry.lower().startswith("mindspeed") or entry.lower().endswith("_patch")) and os.path.isdir(
+            os.path.join(root, entry)
+        ):
+            return f"the script's checkout {name} holds {entry}/"
+    return None
 
 
 _MEMO: dict[tuple, Snapshot | None] = {}

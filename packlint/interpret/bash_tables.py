@@ -209,7 +209,7 @@ PACKING_GATE = re.compile(r"PACK")
 
 
 # Launchers that hand their command to another shell (nested_code.run_submitted runs it there).
-SUBMITTERS = frozenset({"sbatch", "ssh", "pdsh", "ray job submit"})
+SUBMITTERS = frozenset({"sbatch", "ssh", "pdsh", "ray job submit", "gantry run"})
 
 
 SRUN_TASK_ENV = (

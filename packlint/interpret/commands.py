@@ -243,6 +243,7 @@ def run_launcher(
     inner = L.inner_shell_command(fields)
     if inner is None:
         record_launch(interp, fields, prefix_env, world, span)
+        nested_code.run_after_dashdash(interp, fields, prefix_env, world, ps, span, node)  # `tool.py -- CMD`
         return
     interp.launch_prefix.append((fields[:inner], list(fields), span))
     task_env = dict(prefix_env)

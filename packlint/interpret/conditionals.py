@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
-from packlint.interpret import arithmetic, expansion
+from packlint.interpret import arithmetic, expansion, guards
 from packlint.interpret.limits import MAX_NESTING
 from packlint.interpret.patterns import glob_match
 from packlint.interpret.syntax import name_of, text_of
@@ -24,6 +24,9 @@ def eval_test_node(interp: Interpreter, node: Node, world: World, ps: ParsedScri
     inner = [c for c in node.named_children]
     if not inner:
         return False
+    guarded = guards.guard_name(interp, node, ps)
+    if guarded is not None:  # `[ -z "$X" ] && exit 1`: X comes from the caller (interpret/guards.py)
+        guards.assume_caller_set(interp, guarded, world, ps.source.span(node), text_of(node))
     opener = node.children[0].type
     if opener == "[":
         # `[` is a command: its arguments are split and unquoted empties vanish before it reads them

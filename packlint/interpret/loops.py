@@ -165,7 +165,8 @@ def loop_widen(
         return done
     joined = join_worlds([entry] + live, f"the iterations of the loop at {span.short()}", span)
     value = Unknown(f"set by the later iterations of the loop at {span.short()}", span)
-    out = loop_unknown(interp, body, joined, ps, var, value if var else None, text, span)
+    times = f"{total - MAX_LOOP_ITERATIONS} more times" if total else "how many more times is unknown"
+    out = loop_unknown(interp, body, joined, ps, var, value if var else None, text, span, times)
     for w in out:
         if w.flow == "loop_done":
             w.flow = None
@@ -202,15 +203,21 @@ def loop_unknown(
     value: Value | None,
     text: str,
     span: Span,
+    times: str = "how many times is unknown",
 ) -> list[World]:
-    """A loop whose iteration count is unknown: model "never runs" and "runs once"."""
+    """A loop whose iteration count is unknown: model "never runs" and "runs once". A launch inside
+    is one launch per iteration in bash: its context says so (`times`)."""
     skip = world.fork()
     skip.when = skip.when + (Condition(text, "runs no iteration", span),)
     run = world
     run.when = run.when + (Condition(text, "runs its body", span),)
     if var is not None:
         interp.set_var(run, var, Variable(value, assigned_at=span), span)
-    out = loop_body(interp, body, [run], ps)
+    interp.context.append(f"{text} ({span.short()}): once per iteration, {times}")
+    try:
+        out = loop_body(interp, body, [run], ps)
+    finally:
+        interp.context.pop()
     for w in out:
         after_loop(w)
     # Joined again right after the loop: forking every later statement on "did that data loop run"

@@ -1,7 +1,9 @@
-"""Code run by another shell: `bash -c`, `bash file`, `eval`, `sbatch`, `ssh`, `pdsh`, `ray job submit`."""
+"""Code run by another shell: `bash -c`, `bash file`, `eval`, `sbatch`, `ssh`, `pdsh`, `ray job submit`,
+`gantry run`, and the command after `--` of a submission wrapper (`python mason.py [opts] -- CMD`)."""
 
 from __future__ import annotations
 
+import shlex
 from typing import TYPE_CHECKING
 
 from packlint import launchers as L
@@ -10,6 +12,7 @@ from packlint.interpret import commands, expansion, sourcing
 from packlint.interpret.bash_tables import UNKNOWN_PART
 from packlint.interpret.syntax import bytes_of, child_statements, runnable
 from packlint.interpret.world import World
+from packlint.launchers.tables import PYTHON_NAME
 from packlint.parse import ParsedScript, parse
 from packlint.source import SourceFile, load
 from packlint.values import Known, Span, Unknown, Value, Variable
@@ -66,10 +69,22 @@ def run_submitted(
     spec = L.LAUNCHERS[launcher]
     interp.context.append(f"run by `{launcher}` at {span.short()}")
     try:
-        if launcher == "ray job submit":
-            _, k, _ = L._split_options(spec, fields, spec.words)
+        if launcher in ("ray job submit", "gantry run"):
+            opts, k, _ = L._split_options(spec, fields, spec.words)
             if k < len(fields):
                 child = submitted_world(interp, world, prefix_env, remote=True)
+                for opt in opts:  # `gantry run --env NAME=VALUE`: set for the command on the cluster
+                    value = opt.args[0] if opt.name in spec.env_options and opt.args else None
+                    if isinstance(value, Known) and "=" in value.text:
+                        name, _, text = value.text.partition("=")
+                        at = value.span
+                        child.vars[name] = Variable(Known(text, at), None, True, at, at, "prefix")
+                    secret = opt.args[0] if opt.name == "--env-secret" and opt.args else None
+                    if isinstance(secret, Known) and "=" in secret.text:  # its value: the secret's, unknown
+                        name = secret.text.partition("=")[0]
+                        at = secret.span
+                        why = f"${name} is the Beaker secret {secret.text.partition('=')[2]}"
+                        child.vars[name] = Variable(Unknown(why, at), None, True, at, at, "prefix")
                 commands.run_command(interp, list(fields[k:]), {}, child, ps, span, node)
             return [world]
         string = L.command_string(fields)
@@ -88,6 +103,61 @@ def run_submitted(
             return [world]
         run_job_script(interp, fields, prefix_env, world, ps, span, node)
         return [world]
+    finally:
+        interp.context.pop()
+
+
+SHELL_OPERATORS = frozenset({"&&", "||", ";", "|"})
+
+
+def run_after_dashdash(
+    interp: Interpreter,
+    fields: list[Value],
+    prefix_env: dict[str, Variable],
+    world: World,
+    ps: ParsedScript,
+    span: Span,
+    node: Node,
+) -> None:
+    r"""A submission wrapper, `python mason.py [opts] -- CMD` (a Python tool whose arguments end with
+    `--` and a command): CMD is a launch of its own. The wrapper's launch is recorded as it is (its
+    flags stop at `--`, as argparse's do); CMD runs with the script's environment plus the wrapper's
+    `--env NAME=VALUE` options. Words that are shell operators (`\&\&` in the script: mason joins the
+    words and runs them in a shell) make CMD a shell command string; otherwise CMD is run as words."""
+    parts = L.split_launch(fields)
+    if not parts.launchers or not PYTHON_NAME.match(parts.launchers[-1]) or parts.program is None:
+        return
+    args = parts.program_args
+    k = next((i for i, a in enumerate(args) if isinstance(a, Known) and a.text == "--"), None)
+    if k is None or k + 1 >= len(args):
+        return
+    rest = list(args[k + 1 :])
+    is_code = any(isinstance(a, Known) and a.text in SHELL_OPERATORS for a in rest)
+    if not is_code and L.launcher_name(rest) is None:
+        return  # `train.py -- --foo`: arguments for the program itself, not a command
+    child = world.fork()
+    env = dict(prefix_env)
+    for opt, val in zip(args[:k], args[1:k], strict=False):
+        if isinstance(opt, Known) and opt.text == "--env" and isinstance(val, Known) and "=" in val.text:
+            name, _, text = val.text.partition("=")
+            env[name] = Variable(Known(text, val.span), None, True, val.span, val.span, "prefix")
+    interp.context.append(f"run by `{parts.program}` after `--` at {span.short()}")
+    try:
+        if not is_code:
+            commands.run_command(interp, rest, env, child, ps, span, node)
+            return
+        for name, var in env.items():
+            child.vars[name] = var
+        words = [
+            Known(shlex.quote(a.text), a.span) if isinstance(a, Known) and a.text not in SHELL_OPERATORS else a
+            for a in rest
+        ]
+        code = code_text(interp, words, child)
+        if code is not None:
+            # the words were joined: findings inside point at the wrapper's command, as for `eval "$CMD"`
+            data = code.text.encode("utf-8", "surrogateescape")
+            src = SourceFile(ps.source.path, data, line_base=span.line - 1, column_base=span.column - 1, pinned=span)
+            exec_source(interp, src, child, None)
     finally:
         interp.context.pop()
 

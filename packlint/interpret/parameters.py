@@ -6,7 +6,7 @@ import re
 from typing import TYPE_CHECKING
 
 from packlint import launchers as L
-from packlint.interpret import arithmetic, expansion, sourcing
+from packlint.interpret import arithmetic, expansion, guards, sourcing
 from packlint.interpret.bash_tables import BASH_DYNAMIC
 from packlint.interpret.patterns import glob_escape, remove_affix, replace_pattern
 from packlint.interpret.syntax import field, name_of, snippet, text_of
@@ -119,6 +119,10 @@ def default_pieces(
             return []
         return operand_pieces(interp, operands, world, ps, quoted)
     if op in (":?", "?"):
+        if use_default and not is_set:
+            # `: "${X:?set X}"`: the script stops unless its caller sets X: X is the caller's, unknown
+            guards.assume_caller_set(interp, name, world, span, snippet(node))
+            return [Piece(None, span=span, reason=f"{snippet(node)}: ${name} is given by the caller")]
         if use_default:
             return [Piece(None, span=span, reason=f"{snippet(node)}: would abort the script")]
         return current
@@ -287,6 +291,8 @@ def raw_expansion(
         if not use_default:
             return current
         if op in (":?", "?"):
+            if not is_set:  # `: ${X:?"X is not set"}`: the caller sets X (interpret/guards.py)
+                guards.assume_caller_set(interp, var, world, span, raw)
             return unknown
         if op in (":=", "="):
             interp.set_var(world, var, Variable(Known(operand[0], span), assigned_at=span), span)

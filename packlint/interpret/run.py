@@ -69,6 +69,7 @@ class Interpreter:
         self.stop_reported = False  # a STOP_CODES diagnostic was given (PK902: once per file)
         self.unknown_launchers: list[tuple[str, str, Span]] = []  # (command, why, where): see PK903
         self._top_stmt: Node | None = None  # the top-level statement of the script being run
+        self.guard_memo: dict[int, tuple[ParsedScript, dict[int, str]]] = {}  # input guards per parse (guards.py)
 
     def run(self, ps: ParsedScript, real_path: str | None) -> list[World]:
         world = World(

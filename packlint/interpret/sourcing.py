@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 from typing import TYPE_CHECKING
 
 from packlint.errors import PacklintError
@@ -44,6 +45,39 @@ def resolve_path(interp: Interpreter, text: str, world: World) -> str | None:
     return None
 
 
+def _command_word(fields: list[Value]) -> str:
+    """The command as written: `source` or `.`."""
+    head = fields[0]
+    return head.text if isinstance(head, Known) else "source"
+
+
+FILE_TESTS = re.compile(r"(?:^|\s)-[efrs]\s")  # `[ -f x ]`, `[[ -e x ]]`, `test -r x`, `[ -s x ]`
+
+
+def missing_in_checkout(interp: Interpreter, text: str, world: World) -> bool:
+    """The sourced path surely names a missing file of the script's own checkout: a relative path (or
+    an absolute one inside the checkout, `$(dirname $0)/env.sh`) found neither beside the script, in
+    the working directory, nor under any directory from the script's up to its checkout root; and not
+    sourced under a file test (`[ -f x ] && source x`) or an unknown condition about the file. Paths of
+    the cluster's machines (`/opt/...`, `~/.bashrc`, `/usr/local/Ascend/.../set_env.sh`) are never
+    missing: only their machine knows."""
+    from packlint.codebase.resolve import script_checkout_dirs
+
+    if not text or text.startswith("~") or "$" in text or any(FILE_TESTS.search(c.text) for c in world.when):
+        return False
+    script = interp.source_stack[0] if interp.source_stack else None
+    if script is None:
+        return False
+    dirs = script_checkout_dirs(script)
+    if not dirs:
+        return False
+    root = dirs[-1]
+    if os.path.isabs(text):
+        norm = os.path.normpath(text)
+        return norm.startswith(root.rstrip("/") + "/") and not os.path.exists(norm)
+    return not any(os.path.exists(os.path.join(d, text)) for d in dirs)
+
+
 def source_file(interp: Interpreter, fields: list[Value], world: World, ps: ParsedScript, span: Span) -> list[World]:
     """`source FILE ARGS`: run the file in this shell (cycles, depth and unknown paths reported)."""
     if len(fields) < 2:
@@ -65,6 +99,16 @@ def source_file(interp: Interpreter, fields: list[Value], world: World, ps: Pars
         return [world]
     path = resolve_path(interp, text, world)
     if path is None:
+        if not guessed and missing_in_checkout(interp, text, world):
+            # PK106: a file of the script's own checkout that is not there, sourced unconditionally
+            interp.diag(
+                "warning",
+                "source-missing",
+                f"`{_command_word(fields)} {text}` sources a file that does not exist in this checkout "
+                "(looked beside the script, in the working directory and up to the checkout root): bash "
+                "prints 'No such file or directory' and goes on without the settings it makes",
+                span,
+            )
         interp.diag(
             "warning",
             "source-not-found",

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 
 from packlint.launchers.split import Option
-from packlint.launchers.tables import LAUNCHERS, PYTHON_NAME, SizeOption
+from packlint.launchers.tables import LAUNCHERS, PYTHON_NAME, SAME_PROCESS, SizeOption
 from packlint.records import record
 from packlint.values import Known, Unknown, Value
 
@@ -101,10 +101,16 @@ def _read_count(owner: str, size: SizeOption | None, opts: dict[str, Option]) ->
     return Count(min(lo, hi), max(lo, hi), None, where, v.span)
 
 
+def _same_process(launchers: list[str]) -> list[str]:
+    """`coverage run X` runs X in its own process, as `python X` does: counted as `python`."""
+    return ["python" if n in SAME_PROCESS else n for n in launchers]
+
+
 def process_layout(launchers: list[str], launcher_options: list[tuple[str, Option]]) -> ProcessLayout:
     """Nodes x processes per node = world size, from the innermost launcher that starts several
     processes (torchrun: --nnodes x --nproc-per-node; srun: --ntasks, else --nodes x --ntasks-per-node;
     plain `python` under srun: srun's counts; plain `python` alone: 1)."""
+    launchers = _same_process(launchers)
     for name in reversed(launchers):
         key = "torchrun" if " -m torch." in name else name
         spec = LAUNCHERS.get(key)
@@ -141,10 +147,12 @@ def process_layout(launchers: list[str], launcher_options: list[tuple[str, Optio
 def world_size(launchers: list[str], launcher_options: list[tuple[str, Option]]) -> Value | None:
     """The number of processes as a shell value (the upper end of an elastic range); a plain
     `python` launch counts as 1 here."""
+    launchers = _same_process(launchers)
     if (
         launchers
         and PYTHON_NAME.match(launchers[-1])
-        and all(LAUNCHERS.get(n) is None or LAUNCHERS[n].processes is None for n in launchers if " -m torch." not in n)
+        and not any(" -m torch." in n for n in launchers)
+        and all(LAUNCHERS.get(n) is None or LAUNCHERS[n].processes is None for n in launchers)
     ):
         return Known("1")
     world = process_layout(launchers, launcher_options).world

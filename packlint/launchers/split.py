@@ -12,6 +12,7 @@ from packlint.launchers.tables import (
     BY_FIRST_WORD,
     CONTAINERS,
     LAUNCHERS,
+    MODULE_LAUNCHERS,
     PYTHON_NAME,
     PYTHON_VALUE_OPTIONS,
     TORCH_MODULES,
@@ -78,6 +79,26 @@ def split_options(spec: LauncherSpec, fields: list[Value], start: int) -> tuple[
     module = False
     i = start
     n = len(fields)
+    if spec.options_until_dashdash:
+        # `gantry run [opts] -- CMD`: the tool's options are every word before `--`, whatever they are
+        k = next((j for j in range(start, n) if isinstance(fields[j], Known) and fields[j].text == "--"), None)
+        if k is None:
+            return [Option("<options>", fields[start], list(fields[start:]))] if start < n else [], n, False
+        j = start
+        while j < k:
+            f = fields[j]
+            t = f.text if isinstance(f, Known) else ""
+            if t.startswith("--") and "=" in t:
+                key, _, val = t.partition("=")
+                options.append(Option(key, f, [Known(val, f.span)]))
+                j += 1
+            elif t.startswith("-") and j + 1 < k and not ends_options(fields[j + 1]):
+                options.append(Option(t, f, [fields[j + 1]]))
+                j += 2
+            else:
+                options.append(Option(t or "<unknown>", f, []))
+                j += 1
+        return options, k + 1, False
     while i < n:
         f = fields[i]
         if not is_option(f):
@@ -241,6 +262,15 @@ def split_launch(fields: list[Value]) -> LaunchParts:
                     launcher_options.extend((launchers[-1], o) for o in opts)
                     return _program_at(launchers, launcher_options, fields, k, is_mod, command)
                 launchers.append(python)
+                runner = MODULE_LAUNCHERS.get(module.text) if isinstance(module, Known) else None
+                if runner is not None and [f.text if isinstance(f, Known) else None for f in fields[j : j + 1]] == [
+                    runner.split()[1]
+                ]:
+                    # `python -m coverage run X` is `coverage run X`
+                    launchers.append(runner)
+                    opts, k, is_mod = split_options(LAUNCHERS[runner], fields, j + 1)
+                    launcher_options.extend((runner, o) for o in opts)
+                    return _program_at(launchers, launcher_options, fields, k, is_mod, command)
                 return LaunchParts(launchers, launcher_options, _module_name(module), module, fields[j:], command)
             launchers.append(python)
             return _program_at(launchers, launcher_options, fields, j, False, command)
@@ -297,6 +327,14 @@ def _program_at(launchers, launcher_options, fields, k, is_module, command) -> L
         return LaunchParts(launchers, launcher_options, None, None, [], command)
     prog = fields[k]
     name = None
+    runner = MODULE_LAUNCHERS.get(prog.text) if is_module and isinstance(prog, Known) else None
+    after = fields[k + 1] if k + 1 < len(fields) else None
+    if runner is not None and isinstance(after, Known) and after.text == runner.split()[1]:
+        # `torchrun ... -m coverage run -m pytest ...`: coverage runs the program in the same process
+        launchers.append(runner)
+        opts, j, is_mod = split_options(LAUNCHERS[runner], fields, k + 2)
+        launcher_options.extend((runner, o) for o in opts)
+        return _program_at(launchers, launcher_options, fields, j, is_mod, command)
     if isinstance(prog, Known):
         name = f"-m {prog.text}" if is_module else prog.text
     return LaunchParts(launchers, launcher_options, name, prog, fields[k + 1 :], command)

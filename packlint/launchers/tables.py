@@ -63,6 +63,9 @@ class LauncherSpec:
     remote: bool = False  # the command runs elsewhere, with that machine's environment
     command_string: bool = False  # what follows is one shell command string (`ssh host 'a && b'`)
     program_is_tool: bool = False  # `swift sft --model ...`: the launcher is the program, its flags follow
+    # --- forms added for issue 18 (docs/launch-forms.md, "Launches people hide")
+    options_until_dashdash: bool = False  # `gantry run [opts] -- CMD`: every word before `--` is its own
+    env_options: frozenset[str] = frozenset()  # `gantry run --env NAME=VALUE`: sets NAME for the command
 
 
 # Variables a cluster's scheduler or launcher sets in every job (Slurm, PMI/PMIx, Open MPI, PyTorch
@@ -297,6 +300,32 @@ def _runner(name: str, values: str, flags: str = "", **kw) -> LauncherSpec:
         **kw,
     )
 
+
+# tools that run a Python program under them in the same process (`coverage run [-m] X`): the program
+# and its flags are the launch's, as with `python`; `python -m coverage run X` reads the same way
+PYTHON_RUNNERS: dict[str, LauncherSpec] = {
+    "coverage run": LauncherSpec(
+        "coverage run",
+        words=2,
+        module_flags=frozenset({"-m", "--module"}),
+        flag_options=frozenset(
+            {"-m", "--module", "-a", "--append", "--branch", "-p", "--parallel-mode", "-L", "--pylib", "--timid"}
+        ),
+        value_options=frozenset(
+            {"--concurrency", "--context", "--data-file", "--include", "--omit", "--rcfile", "--source", "--debug"}
+        ),
+    ),
+    # MindSpore's launcher: `msrun --worker_num=8 --local_worker_num=8 ... run_mindformer.py --config X`
+    "msrun": LauncherSpec(
+        "msrun",
+        processes=ProcessCount(
+            total=SizeOption(("--worker_num",), None, "msrun's --worker_num is not given"),
+            per_node=SizeOption(("--local_worker_num",), None, "msrun's --local_worker_num is not given"),
+        ),
+    ),
+}
+MODULE_LAUNCHERS = {"coverage": "coverage run"}  # `python -m coverage run X` is `coverage run X`
+SAME_PROCESS = frozenset({"coverage run"})  # runs the program in its own process: counted as `python`
 
 # environment runners: the command after their options runs with the script's environment
 ENVIRONMENT_RUNNERS: dict[str, LauncherSpec] = {
@@ -542,9 +571,24 @@ FRAMEWORK_CLIS: dict[str, LauncherSpec] = {
     ),
 }
 
+# job submission tools: `gantry run [opts] -- CMD` (AI2's Beaker) runs CMD on the cluster, with the
+# environment its `--env NAME=VALUE` options give (and the image's), not the script's
+SUBMISSION_TOOLS: dict[str, LauncherSpec] = {
+    "gantry run": LauncherSpec(
+        "gantry run",
+        words=2,
+        runs_command=True,
+        remote=True,
+        options_until_dashdash=True,
+        env_options=frozenset({"--env"}),
+    ),
+}
+
 # One entry per launcher form; each reads its own options and says where the command or program is.
 LAUNCHERS: dict[str, LauncherSpec] = {
     **PYTHON_LAUNCHERS,
+    **PYTHON_RUNNERS,
+    **SUBMISSION_TOOLS,
     **ENVIRONMENT_RUNNERS,
     **CLUSTER_LAUNCHERS,
     **REMOTE_SHELLS,

@@ -34,12 +34,14 @@ FIXTURES_DIR = TESTS_DIR / "fixtures" / "inspect"
 LAUNCHERS = ("torchrun", "python", "python3", "deepspeed", "accelerate", "srun", "mpirun", "mpiexec",
              # environment runners and training tools (issue 11): recorded like launchers
              "uv", "conda", "micromamba", "mamba", "pixi", "poetry", "pipenv", "hatch", "llamafactory-cli",
-             "swift", "megatron", "tune", "composer", "colossalai", "lightning")
+             "swift", "megatron", "tune", "composer", "colossalai", "lightning",
+             # launches people hide (issue 18)
+             "coverage", "msrun")
 # Commands that hand a command to another shell: their stand-in does not record, it runs that command
 # the way the real one would (recorder.py `submit`): sbatch runs --wrap / the job script (stdin or
 # file) with the environment --export gives it; ssh, pdsh and `ray job submit` run the command with a
 # fresh environment (the remote machine's: nothing the script exported reaches it).
-SUBMITTERS = ("sbatch", "ssh", "pdsh", "ray")
+SUBMITTERS = ("sbatch", "ssh", "pdsh", "ray", "gantry")
 
 # Tools the fixtures call in command substitutions that are missing here: harmless stubs that print
 # plausible output and exit 0 (packlint treats their output as unknown anyway).

@@ -88,12 +88,26 @@ def submit(name: str, args: list, env: dict) -> int:
             if cmd:
                 os.execvpe(cmd[0], cmd, fresh_env(env))
         return 0
+    if name == "gantry":
+        # `gantry run [opts] -- CMD`: CMD runs on Beaker with the `--env` / `--env-secret` options only
+        if args[:1] == ["run"] and "--" in args:
+            k = args.index("--")
+            remote = fresh_env(env)
+            for opt, val in zip(args[1:k], args[2:k]):
+                if opt == "--env" and "=" in val:
+                    remote[val.split("=", 1)[0]] = val.split("=", 1)[1]
+                elif opt == "--env-secret" and "=" in val:  # NAME=SECRET: the secret's value, from Beaker
+                    remote[val.split("=", 1)[0]] = "secret-" + val.split("=", 1)[1]
+            cmd = args[k + 1:]
+            if cmd:
+                os.execvpe(cmd[0], cmd, remote)
+        return 0
     return 0
 
 
 def main() -> int:
     name = os.path.basename(sys.argv[0])
-    if name in ("sbatch", "ssh", "pdsh", "ray"):
+    if name in ("sbatch", "ssh", "pdsh", "ray", "gantry"):
         return submit(name, sys.argv[1:], original_environ())
     rec = {
         "name": name,

@@ -66,5 +66,12 @@ def read_schema(program_file: str, index) -> FlagSchema | None:
     notes.extend(n for n in main.notes if n not in notes)
     reasons = list(dict.fromkeys(reasons))
     return FlagSchema(
-        dict(main.flags), main.allow_abbrev, main.conflict_handler, not reasons, reasons, main.origin, notes
+        dict(main.flags),
+        main.allow_abbrev,
+        main.conflict_handler,
+        not reasons,
+        reasons,
+        main.origin,
+        notes,
+        "hf" if main.kind == "hf" else "argparse",
     )

@@ -6,8 +6,15 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from packlint.conditions.functions.core import _is_unk, python_int
-from packlint.conditions.tree import BOOL, STR, Function, Unk
+from packlint.conditions.functions.core import (
+    _entry_value,
+    _f_flag_distinct_in_script,
+    _is_unk,
+    _occurrences,
+    _unread_source,
+    python_int,
+)
+from packlint.conditions.tree import BOOL, INT, STR, Function, Unk
 
 # Issue 10: conditions over the code a launch runs (packlint.codebase). The facts come from the check's
 # code session through EvalContext.code_facts(); when the program's source is not at hand and it is one
@@ -41,10 +48,14 @@ def _read_schema_view(ctx) -> tuple[Any, str, Any]:
         if facts.schema is None:
             return None, "", None
         return facts.schema, _code_label(facts, "the parser of "), None
-    from packlint.codebase.snapshots import snapshot_for
+    from packlint.codebase.snapshots import fork_evidence, snapshot_for
 
-    snap = snapshot_for(ctx.variant.get("program") or ctx.launch.get("program"), _pinned_megatron(ctx))
+    program = ctx.variant.get("program") or ctx.launch.get("program")
+    snap = snapshot_for(program, _pinned_megatron(ctx))
     if snap is None:
+        return None, "", None
+    if fork_evidence(program, ctx.model.get("script")) is not None:
+        # the upstream snapshots apply to upstream code only: a fork without its code is undecided
         return None, "", None
     return snap.schema, snap.describe + " (its code base was not found)", snap
 
@@ -99,6 +110,19 @@ def _f_code_reads(ctx, node, a):
     variable is only called dead when no module of the code base reads it."""
     if _is_unk(a[0]):
         return a[0]
+    return _reads(ctx, a[0])
+
+
+def _reads(ctx, name: str) -> Any:
+    """code_reads for one name (memoised per launch: PK203 and PK205 both ask)."""
+    memo = ctx.memo.setdefault("code_reads", {})
+    if name not in memo:
+        memo[name] = _read_reads(ctx, name)
+    return memo[name]
+
+
+def _read_reads(ctx, name: str) -> Any:
+    a = [name]
     facts = _code(ctx)
     if facts is None or not facts.known:
         return Unk("the code base of the launch was not found", "absent")
@@ -348,7 +372,7 @@ def _type_problem(spec, word: str) -> str | None:
     return None
 
 
-def _flag_problem(spec, occ: dict, name: str) -> Any:
+def _flag_problem(spec, occ: dict, name: str, files: tuple = ()) -> Any:
     words = _value_words(occ)
     if "unknown" in occ:
         return None
@@ -363,7 +387,7 @@ def _flag_problem(spec, occ: dict, name: str) -> Any:
             f"argument and exits with 'unrecognized arguments'"
         )
     nargs = spec.nargs
-    if words is None and _followed_by_expansion(occ, name):
+    if words is None and _followed_by_expansion(occ, name, files):
         # `--flag $X` with X empty here (often a positional parameter the caller gives): bash drops the
         # word, but packlint cannot tell an intended caller value from a missing one
         return Unk(f"the value after {name} is an expansion that is empty here", "unknown")
@@ -375,6 +399,9 @@ def _flag_problem(spec, occ: dict, name: str) -> Any:
                 else "needs at least one value but none follows it"
             )
         return None
+    dropped = _value_after_empty_expansion(occ, name)
+    if dropped is not None:
+        return dropped
     joined = " ".join(w for w in words if isinstance(w, str))
     if "$__PLGAP" in joined:  # a region the parser could not read (packlint.parse.GAP_VARIABLE): unknown
         return Unk("the value comes from a part of the script packlint could not parse", "unknown")
@@ -401,23 +428,89 @@ def _flag_problem(spec, occ: dict, name: str) -> Any:
 
 
 _LINES_MEMO: dict[str, list[str]] = {}
+_LINE_STARTS: dict[str, list[int]] = {}
+_EXPANSION_START = re.compile(r"""(?:[ \t]|\\\n)*"?\$(?![('"])""")
 
 
-def _followed_by_expansion(occ: dict, flag: str) -> bool:
-    """The script writes the flag followed by an unquoted `$...` word (`--load $CKPT`, also inside a
-    string of flags), so a missing value may be an empty expansion the caller is meant to fill."""
-    path = occ.get("file")
-    if not path:
-        return False
+def _script_text(path: str) -> str:
     if path not in _LINES_MEMO:
         try:
             with open(path, encoding="utf-8", errors="replace") as fh:
                 _LINES_MEMO[path] = [fh.read()]
         except OSError:
             _LINES_MEMO[path] = [""]
-    text = _LINES_MEMO[path][0]
+    return _LINES_MEMO[path][0]
+
+
+def _offset(path: str, line: int | None, column: int | None) -> int | None:
+    """The text offset of a 1-based (line, column) in the file."""
+    if not line or not column:
+        return None
+    starts = _LINE_STARTS.get(path)
+    if starts is None:
+        text = _script_text(path)
+        starts = [0]
+        starts.extend(i + 1 for i, c in enumerate(text) if c == "\n")
+        _LINE_STARTS[path] = starts
+    if line > len(starts):
+        return None
+    return starts[line - 1] + column - 1
+
+
+def _value_after_empty_expansion(occ: dict, flag: str) -> Any:
+    """Undecided when the word written right after the flag is an expansion (`--seed $1 2e-5`,
+    `--lr ${LR} 1e-4`) and the value packlint paired with the flag is a word written after it: the
+    expansion gave no word in packlint's model (an unset variable, a positional parameter the caller
+    gives), so the value is only positionally guessed. With the caller's value every later word shifts;
+    an unknown value is never an empty word. None when the pairing is not in doubt."""
+    path, vloc = occ.get("file"), occ.get("value_location")
+    if not path or not isinstance(vloc, dict) or vloc.get("file") != path:
+        return None
+    end = _offset(path, occ.get("end_line"), occ.get("end_column"))
+    start = _offset(path, occ.get("line"), occ.get("column"))
+    if end is None or start is None:
+        return None
+    text = _script_text(path)
+    if text[start:end] != flag:  # the flag came out of a string or an array: not a written word
+        return None
+    m = _EXPANSION_START.match(text, end)
+    if m is None or m.end() - 1 == end:  # no expansion next (the match needs at least the `$`)
+        return None
+    dollar = m.end() - 1
+    value_at = _offset(path, vloc.get("line"), vloc.get("column"))
+    if value_at is None or value_at <= dollar:
+        return None  # the value is what the expansion gave (its span is the variable's assignment)
+    return Unk(
+        f"the word after {flag} is an expansion that gives no word here (a value the caller may set): "
+        "the value packlint pairs with it is only a positional guess",
+        "unknown",
+    )
+
+
+def _followed_by_expansion(occ: dict, flag: str, files: tuple = ()) -> bool:
+    """The script (or a file it sources that sets the launch's variables) writes the flag followed by
+    an unquoted `$...` word (`--load $CKPT`, also inside a string of flags built in a sourced file and
+    run with `eval`), so a missing value may be an empty expansion the caller is meant to fill."""
+    paths = [occ.get("file"), *files]
     pattern = r"(?<![\w-])" + re.escape(flag) + r"(?:[ \t]|\\\n)+\$(?!\()"
-    return re.search(pattern, text) is not None
+    return any(re.search(pattern, _script_text(path)) is not None for path in dict.fromkeys(p for p in paths if p))
+
+
+def _launch_files(ctx) -> tuple:
+    """The files that wrote this launch: the script, and every file that assigned one of its variables
+    or wrote one of its flags (sourced files among them)."""
+    memo = ctx.memo.get("launch_files")
+    if memo is None:
+        seen: dict[str, None] = {}
+        for f in (ctx.model.get("script"), ctx.launch.get("file")):
+            if isinstance(f, str):
+                seen[f] = None
+        for key in ("env", "unexported"):
+            for entry in ctx.variant.get(key, {}).values():
+                if isinstance(entry, dict) and isinstance(entry.get("file"), str):
+                    seen[entry["file"]] = None
+        memo = ctx.memo["launch_files"] = tuple(seen)
+    return memo
 
 
 def _f_flag_problem(ctx, node, a):
@@ -426,15 +519,347 @@ def _f_flag_problem(ctx, node, a):
     if isinstance(spec, Unk):
         return spec
     unk = None
-    for occ in ctx.variant.get("flags", {}).get(a[0], []):
+    after_unknown = _after_first_unknown_option(ctx, a[0])
+    for k, occ in enumerate(ctx.variant.get("flags", {}).get(a[0], [])):
         if not isinstance(occ, dict):
             continue
-        p = _flag_problem(spec, occ, a[0])
+        if k < len(after_unknown) and after_unknown[k] is not None:
+            unk = Unk(after_unknown[k], "unknown")
+            continue
+        if _value_words(occ) is None and spec.takes_value and _unread_source(ctx) is not None:
+            # a file the script sources could not be read: the value may be set there
+            unk = Unk(f"the value of {a[0]} may come from {_unread_source(ctx)}", "unknown")
+            continue
+        p = _flag_problem(spec, occ, a[0], _launch_files(ctx))
         if isinstance(p, str):
             return p
         if isinstance(p, Unk):
             unk = p
     return unk if unk is not None else Unk(f"{a[0]}'s values are fine", "absent")
+
+
+def _after_first_unknown_option(ctx, name: str) -> list:
+    """For each occurrence of `name` in the argv (in order): why its value cannot be judged, or None.
+    A parser that keeps unknown words (`parse_known_args`, an open schema) hands what follows the
+    first option it does not define to other code, which may read the later words any way it likes."""
+    schema = _schema_view(ctx)[0]
+    if schema is None or schema.closed:
+        return []
+    memo = ctx.memo.get("first_unknown_option")
+    if memo is None:
+        memo = ctx.memo["first_unknown_option"] = _first_unknown_option(ctx, schema)
+    argv, first = memo
+    if first is None:
+        return []
+    out: list = []
+    for i, w in enumerate(argv):
+        if w == "--":
+            break
+        if isinstance(w, str) and (w == name or w.startswith(name + "=")):
+            out.append(
+                None
+                if i < first
+                else f"it follows {argv[first]}, an option the parser does not define and keeps for other code "
+                f"({'; '.join(schema.open_reasons[:1]) or 'an open parser'})"
+            )
+    return out
+
+
+def _first_unknown_option(ctx, schema) -> tuple[list, int | None]:
+    argv = ctx.variant.get("argv")
+    if argv is None:
+        argv = ctx.launch.get("argv") or []
+    for i, w in enumerate(argv):
+        if w == "--":
+            break
+        if isinstance(w, str) and w.startswith("--") and len(w) > 2 and schema.lookup(w) is None:
+            return argv, i
+    return argv, None
+
+
+# argparse actions that keep every occurrence: giving such a flag twice is no repeat
+_ACCUMULATING = frozenset(("append", "append_const", "extend", "count"))
+# transformers.hf_argparser.string_to_bool (transformers 5.24, hf_argparser.py:36): case-insensitive
+_HF_BOOL = {"yes": True, "true": True, "t": True, "y": True, "1": True}
+_HF_BOOL.update({"no": False, "false": False, "f": False, "n": False, "0": False})
+
+
+def _f_flag_repeat_distinct(ctx, node, a):
+    """How many different values the script's own occurrences of a flag give the program, read as
+    the program's parser reads them: an accumulating action (`append`, `extend`, `count`) keeps
+    every occurrence (no repeat: 1); values compare after the flag's type (`1` and `01` are one int;
+    HfArgumentParser's bools: `True`, `true`, `1`, `yes` are one value). Undecided where the action is
+    unknown: no schema, a flag the schema lacks, a custom action. Hydra overrides (no leading dash)
+    compare as OmegaConf reads them (flag_distinct_in_script)."""
+    name = a[0]
+    if _is_unk(name):
+        return name
+    if not name.startswith("-"):
+        return _f_flag_distinct_in_script(ctx, node, a)
+    occs = [o for o in _occurrences(ctx, "flags", name) if o.get("source") != "caller"]
+    if len(occs) < 2:
+        return len(occs)
+    schema = _schema_view(ctx)[0]
+    if schema is None:
+        return Unk(
+            f"the program's parser is not known: whether a repeated {name} replaces or accumulates depends on "
+            "its action",
+            "unknown",
+        )
+    spec = schema.lookup(name)
+    hf = schema.kind == "hf"
+    if spec is None and not hf:
+        return Unk(f"{name} is not in the program's parser: its action is unknown", "unknown")
+    if spec is not None:
+        if spec.action in _ACCUMULATING:
+            return 1
+        if spec.action.startswith("custom") or spec.nargs == "custom":
+            return Unk(f"{name} has a custom action ({spec.action}): packlint cannot tell how it repeats", "unknown")
+        if not spec.takes_value:
+            return 1  # a switch: every occurrence sets the same constant (a value after it is PK202's)
+    vals = [_entry_value(o, name) for o in occs]
+    unknown = [v for v in vals if isinstance(v, Unk)]
+    known = [v for v in vals if not isinstance(v, Unk)]
+    typ = spec.type if spec is not None else None
+    norm: set = set()
+    bool_words = bool(known) and all(v.strip().lower() in _HF_BOOL for v in known)
+    for v in known:
+        if typ == "int" and python_int(v) is not None:
+            norm.add(python_int(v))
+        elif typ == "float" and _as_float(v) is not None:
+            norm.add(_as_float(v))
+        elif bool_words and (hf and typ in (None, "bool", "custom:string_to_bool")):
+            norm.add(_HF_BOOL[v.strip().lower()])
+        elif typ == "bool" and not hf:
+            norm.add(v != "")  # argparse's type=bool: any non-empty text is True
+        else:
+            norm.add(v)
+    one_bool = bool_words and len({_HF_BOOL[v.strip().lower()] for v in known}) == 1
+    if one_bool and len(norm) > 1 and ((hf and spec is None) or (typ or "").startswith("custom")):
+        # the field's type is not known (an HfArgumentParser field packlint did not expand, a custom
+        # converter): `True` and `true` may be one bool
+        return Unk(f"the values of {name} may be one bool spelt differently", "unknown")
+    if unknown and len(norm) < 2:
+        return unknown[0]
+    return len(norm)
+
+
+def _as_float(v: str) -> float | None:
+    try:
+        return float(v)
+    except ValueError:
+        return None
+
+
+def _close_read(ctx, name: str) -> str | None:
+    """The one variable the launched code reads whose name is close to `name` (a likely misspelling):
+    difflib ratio >= 0.85, not a name that differs only in its digits (`GPU_0` / `GPU_1`). None when
+    none or several are close."""
+    facts = _code(ctx)
+    if facts is None or not facts.known or len(name) < 5:
+        return None
+    import difflib
+
+    names = [n for n in facts.env_names() if n != name]
+    close = difflib.get_close_matches(name, names, n=3, cutoff=0.85)
+    shape = re.sub(r"\d+", "#", name)
+    close = [c for c in close if re.sub(r"\d+", "#", c) != shape]
+    return close[0] if len(close) == 1 else None
+
+
+# PK203 (b): the code base used to read a variable (git history at hand). `git log -G` over the code
+# files, with everything that could run repository-configured programs turned off (no pager, no
+# textconv, no external diff, no fsmonitor, no hooks; git log runs no hooks anyway), bounded in time
+# per call and per process. A failure or a timeout is "unknown": no finding.
+_HISTORY_MEMO: dict[tuple[str, str], str | None] = {}
+_HISTORY_BUDGET = [8.0]
+_HISTORY_CALL_S = 3.0
+
+
+def _git_top(path: str) -> str | None:
+    import os
+
+    d = os.path.abspath(path)
+    for _ in range(12):
+        if os.path.exists(os.path.join(d, ".git")):
+            return d
+        parent = os.path.dirname(d)
+        if parent == d:
+            return None
+        d = parent
+    return None
+
+
+def _read_before(ctx, name: str) -> str | None:
+    """'abc1234 (2025-03-02)': the newest commit whose diff of a Python file adds or removes the quoted
+    name, when the code base is a git checkout and the code does not read the name now; None when
+    not (or when git is missing, refuses the repository, or runs out of time)."""
+    facts = _code(ctx)
+    if facts is None or not facts.known:
+        return None
+    import os
+
+    root = facts.resolution.root or (os.path.dirname(facts.resolution.file) if facts.resolution.file else None)
+    top = _git_top(root) if root else None
+    if top is None or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
+        return None
+    key = (top, name)
+    if key in _HISTORY_MEMO:
+        return _HISTORY_MEMO[key]
+    if _HISTORY_BUDGET[0] <= 0:
+        return None
+    import shutil
+    import subprocess
+    import time
+
+    git = shutil.which("git")
+    if git is None:
+        _HISTORY_MEMO[key] = None
+        return None
+    cmd = [
+        git,
+        "--no-pager",
+        "-c",
+        "core.fsmonitor=false",
+        "-c",
+        "core.hooksPath=/dev/null",
+        "-c",
+        "diff.external=",
+        "-C",
+        top,
+        "log",
+        "--no-textconv",
+        "--no-ext-diff",
+        "--no-color",
+        "--format=%h (%cs)",
+        "-n",
+        "1",
+        "-G",
+        f"[\"']{name}[\"']",
+        "--",
+        "*.py",
+    ]
+    env = dict(os.environ, GIT_CONFIG_NOSYSTEM="1", GIT_TERMINAL_PROMPT="0", GIT_OPTIONAL_LOCKS="0", LC_ALL="C")
+    t0 = time.monotonic()
+    try:
+        proc = subprocess.run(
+            cmd,
+            capture_output=True,
+            timeout=min(_HISTORY_CALL_S, _HISTORY_BUDGET[0]),
+            env=env,
+            stdin=subprocess.DEVNULL,
+        )
+        out = proc.stdout.decode("utf-8", "replace").strip() if proc.returncode == 0 else ""
+    except (OSError, subprocess.SubprocessError):
+        out = ""
+    _HISTORY_BUDGET[0] -= time.monotonic() - t0
+    _HISTORY_MEMO[key] = out.splitlines()[0] if out else None
+    return _HISTORY_MEMO[key]
+
+
+def _f_code_read_before(ctx, node, a):
+    """The commit that last added or removed a quoted mention of the variable in the code base's
+    Python files (git history), when the code no longer mentions it; absent otherwise."""
+    if _is_unk(a[0]):
+        return a[0]
+    if _reads(ctx, a[0]) is not False:
+        return Unk(f"the code reads {a[0]}", "absent")
+    hit = _read_before(ctx, a[0])
+    return hit if hit is not None else Unk(f"no older revision of the code mentions {a[0]}", "absent")
+
+
+def _f_env_close_read(ctx, node, a):
+    """The variable the launched code reads that `name` is most likely a misspelling of; absent when
+    no single name read by the code is close."""
+    if _is_unk(a[0]):
+        return a[0]
+    close = _close_read(ctx, a[0])
+    return close if close is not None else Unk(f"no variable the code reads is close to {a[0]}", "absent")
+
+
+def _unread_exports(ctx, static) -> list[str]:
+    """Exported variables (set by the script) that no Python module of the code base reads or quotes,
+    that match no runtime/library prefix, that the script does not expand itself and that are not a
+    likely misspelling of a name the code reads (those are PK203's)."""
+    memo = ctx.memo.get("unread_exports")
+    if memo is not None:
+        return memo
+    library, judged = static
+    out: list[str] = []
+    facts = _code(ctx)
+    if facts is not None and facts.known:
+        for name, entry in ctx.variant.get("env", {}).items():
+            if not isinstance(entry, dict) or entry.get("source", "script") not in ("script", "prefix"):
+                continue
+            if library.search(name) or judged.search(name) or _script_expands(ctx, name):
+                continue
+            if _reads(ctx, name) is not False or _close_read(ctx, name) is not None:
+                continue
+            if _read_before(ctx, name) is not None:
+                continue  # PK203: the code base used to read it
+            out.append(name)
+    ctx.memo["unread_exports"] = out
+    return out
+
+
+def _f_unread_exports(ctx, node, a):
+    """'A, B and 3 more': the exports no Python module of the launched code reads (see _unread_exports);
+    absent when none (or the code is not known)."""
+    names = _unread_exports(ctx, node.static)
+    if not names:
+        return Unk("every exported variable is read, used or a runtime's", "absent")
+    shown = names[:6]
+    text = ", ".join(shown[:-1]) + (" and " if len(shown) > 1 else "") + shown[-1]
+    if len(names) > len(shown):
+        text = ", ".join(shown) + f" and {len(names) - len(shown)} more"
+    return text
+
+
+def _f_unread_export_count(ctx, node, a):
+    return len(_unread_exports(ctx, node.static))
+
+
+def _compile_two_regexes(args: list) -> Any:
+    from packlint.regex import LazyRegex
+
+    re.compile(args[0])
+    re.compile(args[1])
+    return (LazyRegex(args[0]), LazyRegex(args[1]))
+
+
+def _f_flags_unchecked(ctx, node, a):
+    """Why the flags of a Megatron-LM-style program were not checked, for one info (PK206): a fork
+    whose code is not at hand (the upstream snapshots do not apply; said at the first such launch of
+    the script), or code found whose parser packlint could not resolve. Absent otherwise."""
+    from packlint.codebase.snapshots import ROOT_PROGRAMS, fork_evidence
+
+    program = ctx.variant.get("program") or ctx.launch.get("program")
+    base = (program or "").replace("\\", "/").rsplit("/", 1)[-1]
+    if base not in ROOT_PROGRAMS:
+        return Unk("not a Megatron-LM root program", "absent")
+    facts = _code(ctx)
+    if facts is not None and facts.known:
+        if facts.schema is not None:
+            return Unk("the flags were checked", "absent")
+        return (
+            f"packlint found the code of {_code_label(facts)} but not its argparse parser (an import it could not "
+            "resolve, and no vendored copy of it in the tree)"
+        )
+    why = fork_evidence(program, ctx.model.get("script"))
+    if why is None:
+        return Unk("upstream: the snapshots apply", "absent")
+    for launch in ctx.model.get("launches", []):  # once per script: at its first launch of a fork program
+        other = launch.get("program") or ""
+        if other.replace("\\", "/").rsplit("/", 1)[-1] in ROOT_PROGRAMS and fork_evidence(
+            other, ctx.model.get("script")
+        ):
+            if launch.get("id") != ctx.launch.get("id"):
+                return Unk("said at an earlier launch", "absent")
+            break
+    return (
+        f"{program} looks like a fork of Megatron-LM ({why}) and its code was not found, so the Megatron-LM "
+        "release snapshots do not apply"
+    )
 
 
 _EXPANDS_MEMO: dict[tuple[str, str], bool] = {}
@@ -445,16 +870,17 @@ def _f_script_expands(ctx, node, a):
     the script's own commands, not the program."""
     if _is_unk(a[0]):
         return a[0]
+    return _script_expands(ctx, a[0])
+
+
+def _script_expands(ctx, name: str) -> bool:
+    a = [name]  # noqa: F841 (kept: the loop below reads a[0])
     path = ctx.model.get("script")
     files = [path] + [f for f in ctx.model.get("files", []) if isinstance(f, str)] if path else []
     for f in files:
         key = (f, a[0])
         if key not in _EXPANDS_MEMO:
-            try:
-                with open(f, encoding="utf-8", errors="replace") as fh:
-                    text = fh.read()
-            except OSError:
-                text = ""
+            text = _script_text(f)
             _EXPANDS_MEMO[key] = re.search(r"\$\{?[#!]?" + re.escape(a[0]) + r"\b", text) is not None
         if _EXPANDS_MEMO[key]:
             return True
@@ -519,6 +945,57 @@ CODEBASE_FUNCTIONS: dict[str, Function] = {
         _f_flag_problem,
         "what argparse rejects in the flag's values (type, choices, a value for a "
         "store_true flag, several words for a one-value flag); absent when nothing",
+    ),
+    "flag_repeat_distinct": Function(
+        (STR,),
+        (),
+        INT,
+        _f_flag_repeat_distinct,
+        "how many different values the script's occurrences give the flag, as its parser reads them "
+        "(append/extend/count keep every value: 1; HfArgumentParser bools; undecided where the action is unknown)",
+    ),
+    "flags_unchecked": Function(
+        (),
+        (),
+        STR,
+        _f_flags_unchecked,
+        "why a Megatron-LM-style program's flags were not checked (a fork without its code, a parser not "
+        "resolved); absent when they were or the program is not one",
+    ),
+    "code_read_before": Function(
+        (STR,),
+        (),
+        STR,
+        _f_code_read_before,
+        "the commit (git history of the code base) that last added or removed a quoted mention of the "
+        "variable in a Python file, when the code no longer reads it; absent otherwise",
+    ),
+    "env_close_read": Function(
+        (STR,),
+        (),
+        STR,
+        _f_env_close_read,
+        "the one variable the launched code reads whose name is close to this one (a likely misspelling); "
+        "absent when none",
+    ),
+    "unread_exports": Function(
+        (STR, STR),
+        (),
+        STR,
+        _f_unread_exports,
+        "the exported variables no Python module of the launched code reads, outside the two regexes "
+        "(library, judged elsewhere), not expanded by the script, not a close misspelling: 'A, B and 3 more'",
+        literal=(0, 1),
+        compile_static=_compile_two_regexes,
+    ),
+    "unread_export_count": Function(
+        (STR, STR),
+        (),
+        INT,
+        _f_unread_export_count,
+        "how many exported variables unread_exports lists",
+        literal=(0, 1),
+        compile_static=_compile_two_regexes,
     ),
     "script_expands": Function(
         (STR,), (), BOOL, _f_script_expands, "the script text itself expands the variable ($NAME)"

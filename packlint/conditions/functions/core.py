@@ -94,6 +94,8 @@ def _read_free_unknowns(ctx) -> str | None:
         argv = ctx.launch.get("argv", [])
     flags = ctx.variant.get("flags", {})
     for i, item in enumerate(argv):
+        if item == "--":
+            break  # argparse: the words after `--` are positional, never flags
         if not isinstance(item, dict):
             continue
         prev = argv[i - 1] if i > 0 else None

@@ -1,0 +1,39 @@
+"""A finding inside a file that several checked scripts source is reported once, with every caller's
+launch as a related location (issue 18, part 6). The tree is the shape of a repository whose training
+scripts share one settings file (`common/env.sh`)."""
+
+from __future__ import annotations
+
+import io
+import json
+from contextlib import redirect_stdout
+from pathlib import Path
+
+from packlint.cli import main
+
+ENV = "export OFFLINE_PACKING_BMR=1\nexport CUDA_DEVICE_MAX_CONNECTIONS=1\n"
+RUN = "#!/bin/bash\nsource common/env.sh\ntorchrun --nproc_per_node 8 pretrain_gpt.py --micro-batch-size {mbs}\n"
+
+
+def check_json(*argv: str) -> dict:
+    buf = io.StringIO()
+    with redirect_stdout(buf):
+        main(["check", "--format", "json", "--exit-zero", *argv])
+    return json.loads(buf.getvalue())
+
+
+def test_a_sourced_files_finding_is_reported_once_with_every_caller(tmp_path: Path, monkeypatch):
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'x'\n")
+    (tmp_path / "common").mkdir()
+    (tmp_path / "common" / "env.sh").write_text(ENV)
+    for n, name in enumerate(("run_a.sh", "run_b.sh", "run_c.sh")):
+        (tmp_path / name).write_text(RUN.format(mbs=n + 1))
+    monkeypatch.chdir(tmp_path)
+    findings = [f for f in check_json("run_a.sh", "run_b.sh", "run_c.sh")["findings"] if f["code"] == "PK001"]
+    assert len(findings) == 1, findings
+    (leak,) = findings
+    assert (leak["path"], leak["line"]) == ("common/env.sh", 1)
+    assert [(r["path"], r["line"]) for r in leak["related"]] == [("run_a.sh", 3), ("run_b.sh", 3), ("run_c.sh", 3)]
+    # one script alone: the same finding, with its one caller
+    (alone,) = [f for f in check_json("run_b.sh")["findings"] if f["code"] == "PK001"]
+    assert [(r["path"], r["line"]) for r in alone["related"]] == [("run_b.sh", 3)]
