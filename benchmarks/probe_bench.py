@@ -4,6 +4,8 @@
     python benchmarks/probe_bench.py --repeat 3 --megatron-layer
     python benchmarks/probe_bench.py --json out.json
     python benchmarks/probe_bench.py --busy 2        # under load: 2 busy-loop processes run meanwhile
+    python benchmarks/probe_bench.py --hf            # the HF-stack mode (tiny Llama, sdpa, position_ids packing)
+    python benchmarks/probe_bench.py --megatron-gpt  # the Megatron-Core GPTModel mode (THD packed vs alone)
 
 Why whole processes: `packlint run --probe` pays for the interpreter, `import torch` and the
 PackedSeqParams import every time, so each run is a fresh `python -m runtime_probe` timed from
@@ -33,12 +35,17 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 TARGET_S = 10.0
-PHASES = ("import torch", "import PackedSeqParams", "build", "build layer", "forward", "verify", "second opinion")
+PHASES = ("import torch", "import PackedSeqParams", "import megatron.core", "import torch+transformers", "build", "build layer", "build model",
+          "forward", "verify", "second opinion")
+MODES = {
+    "megatron": ["--bmr", "1", "--packed-data", "1", "--mbs", "1"],
+    "hf": ["--hf-mode", "position_ids", "--attn-implementation", "sdpa"],
+    "megatron-gpt": ["--megatron-gpt", "packed"],
+}
 
 
-def run_once(extra: list[str]) -> dict:
-    cmd = [sys.executable, "-m", "runtime_probe", "--bmr", "1", "--packed-data", "1", "--mbs", "1",
-           "--device", "cpu", "--format", "json", *extra]
+def run_once(extra: list[str], mode: str = "megatron") -> dict:
+    cmd = [sys.executable, "-m", "runtime_probe", *MODES[mode], "--device", "cpu", "--format", "json", *extra]
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t = time.perf_counter()
     proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=600)
@@ -70,6 +77,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--busy", type=int, default=0, metavar="N",
                     help="run N busy-loop processes during the runs (a `stress -c N` stand-in)")
     ap.add_argument("--no-megatron-import", action="store_true", help="skip the full-import comparison")
+    ap.add_argument("--hf", action="store_true", help="time the HF-stack mode (default size: 4 samples, 50 tokens)")
+    ap.add_argument("--megatron-gpt", action="store_true", help="time the Megatron-Core GPTModel mode")
     args = ap.parse_args(argv)
     busy = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(args.busy)]
     try:
@@ -88,7 +97,11 @@ def _bench(args) -> int:
     print(f"probe benchmark: python {platform.python_version()}, {os.cpu_count()} CPUs, load {load:.2f}, "
           f"{args.repeat} cold runs{' ' + ' '.join(extra) if extra else ''}"
           + (f", {args.busy} busy-loop processes running" if args.busy else ""))
-    runs = [run_once(extra) for _ in range(args.repeat)]
+    mode = "hf" if args.hf else ("megatron-gpt" if args.megatron_gpt else "megatron")
+    if mode != "megatron":
+        extra = []
+        print(f"  mode: {mode} ({' '.join(MODES[mode])})")
+    runs = [run_once(extra, mode) for _ in range(args.repeat)]
     first = runs[0]
     print(f"  default size: {first['subsamples']} sub-samples, {first['tokens']} tokens, backend {first['backend']}, "
           f"verdict {first['verdict']}, leakage {first['leakage']}")

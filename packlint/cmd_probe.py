@@ -42,6 +42,8 @@ def run(args) -> int:
     result: ModelProbeResult | ProbeReport
     try:
         if args.script:
+            if getattr(args, "megatron_gpt", None) is not None:
+                return _error("--megatron-gpt probes a tiny GPTModel from flags alone: give it no SCRIPT")
             from packlint.api import inspect_script
             from runtime_probe.launches import probe_model
 
@@ -59,9 +61,9 @@ def run(args) -> int:
         else:
             if args.env or args.inherit_env or args.script_args:
                 return _error("--env, --inherit-env and script arguments need a SCRIPT")
-            from runtime_probe.probe import run_probe
+            from runtime_probe.launches import run_settings
 
-            result = run_probe(settings_from_args(args))
+            result = run_settings(settings_from_args(args))
     except ProbeUsageError as exc:
         return _error(str(exc))
     emit(result, args.format)

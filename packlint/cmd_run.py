@@ -155,14 +155,16 @@ def _probe(result, script: str) -> int:
         _say(f"error: {script}: no launch model to probe")
         return EXIT_USAGE
     try:
-        from runtime_probe.launches import has_gate_env, has_training_flags, probe_model
+        from runtime_probe.launches import has_gate_env, has_training_flags, probe_model, select_hf_targets
         from runtime_probe.probe import TorchMissing
         from runtime_probe.settings import ProbeUsageError
     except ImportError:
         _say(f"error: {PROBE_MISSING}")
         return EXIT_USAGE
     launches = model.get("launches") or []
-    if not any(has_training_flags(ln) or has_gate_env(ln) for ln in launches):
+    # Megatron/LLaVA launches, and HF-stack launches (TRL, LLaMA-Factory, axolotl, ms-swift, OpenRLHF,
+    # verl) whose packing switches the HF probe reads: it runs a tiny model of the configured architecture
+    if not any(has_training_flags(ln) or has_gate_env(ln) for ln in launches) and not select_hf_targets(model)[2]:
         # a script that trains nothing (a data-prep step, a helper) is not a reason to block its launch
         _say(f"probe: {script}: no training launch to probe")
         return EXIT_OK

@@ -10,6 +10,8 @@ import argparse
 import sys
 from typing import Any
 
+from runtime_probe.gpt_settings import GPT_CASES, GPTProbeSettings
+from runtime_probe.hf_settings import HF_MODES, HF_STACKS, HFProbeSettings
 from runtime_probe.settings import (
     BACKENDS,
     DEVICES,
@@ -58,6 +60,33 @@ def add_probe_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="C0,C1,...",
         help="hand the kernel these boundaries instead of the re-enacted ones (tests a pipeline's own)",
     )
+    h = parser.add_argument_group("HF stacks (TRL, LLaMA-Factory, axolotl, ms-swift, OpenRLHF, verl)")
+    h.add_argument("--stack", choices=HF_STACKS, help="probe an HF-stack launch of this stack")
+    h.add_argument(
+        "--hf-mode",
+        dest="mode",
+        choices=HF_MODES,
+        help="how the collator packs: position_ids (reset, no mask), position_ids+mask, block4d, concat, none",
+    )
+    h.add_argument(
+        "--attn-implementation",
+        dest="attn_implementation",
+        metavar="NAME",
+        help="sdpa, eager, flex_attention, flash_attention_2 (default: what the launch says, else sdpa)",
+    )
+    h.add_argument("--model", dest="model_path", metavar="PATH", help="model path (a local dir's config.json is read)")
+    h.add_argument("--model-type", dest="model_type", metavar="TYPE", help="architecture, e.g. llama, qwen2")
+    m = parser.add_argument_group("Megatron-Core real model")
+    m.add_argument(
+        "--megatron-gpt",
+        dest="megatron_gpt",
+        nargs="?",
+        const="packed",
+        choices=GPT_CASES,
+        help="a tiny Megatron-Core GPTModel: THD packed vs alone (packed, the default), or the LLaVA "
+        "image-expansion case with cu_seqlens in collapsed or expanded space",
+    )
+    m.add_argument("--image-tokens", metavar="N", help="LLaVA case: embeddings per image placeholder (default 8)")
     k = parser.add_argument_group("kernel")
     k.add_argument("--device", choices=DEVICES, help="where to run (default auto: cuda if available)")
     k.add_argument("--backend", choices=BACKENDS, help="attention kernel (default auto)")
@@ -106,6 +135,11 @@ def overrides_from_args(args: argparse.Namespace) -> dict:
         "sequence_parallel",
         "megatron_layer",
         "second_opinion",
+        "stack",
+        "mode",
+        "attn_implementation",
+        "model_path",
+        "model_type",
     ):
         v = getattr(args, name, None)
         if v is not None:
@@ -131,16 +165,52 @@ def overrides_from_args(args: argparse.Namespace) -> dict:
     return o
 
 
-def settings_from_args(args: argparse.Namespace) -> ProbeSettings:
+def is_hf(args: argparse.Namespace) -> bool:
+    return any(getattr(args, n, None) is not None for n in ("stack", "mode", "attn_implementation"))
+
+
+def hf_settings_from_args(args: argparse.Namespace) -> HFProbeSettings:
+    """An HF-stack probe from flags alone (--stack/--hf-mode/--attn-implementation ...)."""
+    o = overrides_from_args(args)
+    s = HFProbeSettings()
+    if o.get("stack") and not o.get("mode"):
+        raise ProbeUsageError("--stack without --hf-mode: say how the collator packs (or give a SCRIPT)")
+    for k in ("stack", "mode", "attn_implementation", "model_path", "model_type", "device", "dtype", "seed", "lengths"):
+        if o.get(k) is not None:
+            setattr(s, k, o[k])
+    s.validate()
+    return s
+
+
+def gpt_settings_from_args(args: argparse.Namespace) -> GPTProbeSettings:
+    """The Megatron-Core GPTModel probe from flags (--megatron-gpt [CASE])."""
+    o = overrides_from_args(args)
+    s = GPTProbeSettings(case=args.megatron_gpt)
+    if getattr(args, "image_tokens", None) is not None:
+        s.image_tokens = _int(args.image_tokens, "--image-tokens", 2)
+    for k in ("lengths", "backend", "device", "dtype", "seed", "heads", "head_dim"):
+        if o.get(k) is not None:
+            setattr(s, k, o[k])
+    s.validate()
+    return s
+
+
+def settings_from_args(args: argparse.Namespace) -> ProbeSettings | HFProbeSettings | GPTProbeSettings:
     """Settings from flags alone. Without any gate there is nothing to probe: say so rather than
     report "not packed" for a configuration the user never described."""
+    if getattr(args, "megatron_gpt", None) is not None:
+        return gpt_settings_from_args(args)
+    if is_hf(args):
+        return hf_settings_from_args(args)
     if all(getattr(args, n, None) is None for n in ("bmr", "packed_data", "packing_flag")):
         raise ProbeUsageError(
             "nothing to probe: give a SCRIPT, or the gates with --bmr/--packed-data "
-            "(or --packing-pretrain-data/--packing-sft-data)"
+            "(or --packing-pretrain-data/--packing-sft-data), or an HF stack's --hf-mode/--attn-implementation"
         )
     s = ProbeSettings()
     for k, v in overrides_from_args(args).items():
+        if k in ("stack", "mode", "attn_implementation", "model_path", "model_type"):
+            continue
         setattr(s, k, v)
     s.validate()
     return s
@@ -169,9 +239,9 @@ def main(argv: list[str] | None = None, prog: str = "runtime_probe") -> int:
         return EXIT_USAGE if exc.code not in (0, None) else 0
     try:
         settings = settings_from_args(args)
-        from runtime_probe.probe import run_probe
+        from runtime_probe.launches import run_settings
 
-        report = run_probe(settings)
+        report = run_settings(settings)
     except ProbeUsageError as exc:
         print(f"{prog}: error: {exc}", file=sys.stderr)
         return EXIT_USAGE

@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from runtime_probe.hf_settings import HFProbeSettings, Unknown, hf_settings_from_part
 from runtime_probe.report import ProbeReport
 from runtime_probe.settings import (
     GATE_BMR,
@@ -45,7 +46,7 @@ class ProbeTarget:
     variants: int
     where: str
     when: list[str]
-    settings: ProbeSettings
+    settings: ProbeSettings | HFProbeSettings | Unknown
 
     def label(self) -> str:
         s = f"launch {self.launch} ({self.where})"
@@ -56,10 +57,55 @@ class ProbeTarget:
         return s
 
 
+# overrides that belong to the HF-stack probe only, and those both kinds of probe take
+HF_ONLY = ("stack", "mode", "attn_implementation", "model_path", "model_type")
+_HF_SHARED = ("device", "dtype", "seed", "lengths")
+
+
+def _where(ln: dict) -> str:
+    launcher, program = ln.get("launcher") or "?", ln.get("program") or ""
+    launched = launcher if program == launcher else f"{launcher} {program}"
+    return f"{ln.get('file', '?')}:{ln.get('line', '?')}, {launched}".rstrip()
+
+
+def select_hf_targets(model: dict, **overrides: Any) -> tuple[list[ProbeTarget], list[str], set[int]]:
+    """The HF-stack launches (TRL, LLaMA-Factory, axolotl, ms-swift, OpenRLHF, verl): (targets, notes,
+    ids of the launches that are HF-stack launches, probed or not). A launch whose packing mode or
+    attention implementation is unknown is not probed: a note says what could not be decided."""
+    hf_over = {k: v for k, v in overrides.items() if k in HF_ONLY + _HF_SHARED and v is not None}
+    targets: list[ProbeTarget] = []
+    notes: list[str] = []
+    ids: set[int] = set()
+    seen: dict[tuple, str] = {}
+    for ln in model.get("launches") or []:
+        variants = list(ln.get("variants") or []) or [ln]
+        for i, var in enumerate(variants):
+            part = dict(ln, **var) if var is not ln else ln
+            s = hf_settings_from_part(ln, part, **dict(hf_over))
+            if s is None:
+                continue
+            ids.add(ln.get("id", 0))
+            t = ProbeTarget(ln.get("id", 0), i, len(variants), _where(ln), list(var.get("when") or []), s)
+            if isinstance(s, Unknown):
+                notes.append(f"{t.label()}: not probed: could not decide {s.why}")
+                continue
+            key = s.key()
+            if key in seen:
+                notes.append(f"{t.label()}: same probe settings as {seen[key]}; not probed twice")
+                continue
+            seen[key] = t.label()
+            targets.append(t)
+    return targets, notes, ids
+
+
 def select_targets(model: dict, **overrides: Any) -> tuple[list[ProbeTarget], list[str]]:
     """(what to probe, notes on what was left out). Raises ProbeUsageError if nothing looks like training."""
-    launches = model.get("launches") or []
-    notes: list[str] = []
+    hf_targets, hf_notes, hf_ids = select_hf_targets(model, **overrides)
+    overrides = {k: v for k, v in overrides.items() if k not in HF_ONLY}
+    launches = [ln for ln in model.get("launches") or [] if ln.get("id", 0) not in hf_ids]
+    if hf_ids and not any(has_training_flags(ln) or has_gate_env(ln) for ln in launches):
+        return hf_targets[:MAX_PROBES], hf_notes
+    notes: list[str] = list(hf_notes)
     # launches with training flags; only if none has any, those that merely see a gate (a helper
     # command run after `export OFFLINE_PACKED_DATA=1` inherits it but trains nothing)
     training = [ln for ln in launches if has_training_flags(ln)] or [ln for ln in launches if has_gate_env(ln)]
@@ -67,17 +113,18 @@ def select_targets(model: dict, **overrides: Any) -> tuple[list[ProbeTarget], li
         raise ProbeUsageError(
             f"{model.get('script', 'script')}: no launch looks like training "
             f"({len(launches)} launch(es); none sets {GATE_BMR}/{GATE_PACKED_DATA} or passes "
-            "--micro-batch-size); give the settings with --bmr/--packed-data/--mbs instead"
+            "--micro-batch-size, and none passes an HF stack's packing switch: --packing, --padding_free, "
+            "--neat_packing, --sample_packing, --packing_samples, use_remove_padding); give the settings "
+            "with --bmr/--packed-data/--mbs or --stack/--hf-mode instead"
         )
     skipped = [ln.get("id") for ln in launches if ln not in training]
     if skipped:
         notes.append(f"not probed (no --micro-batch-size or packing flag; not a training launch): launch(es) {skipped}")
-    targets: list[ProbeTarget] = []
+    targets: list[ProbeTarget] = list(hf_targets)
     seen: dict[tuple, str] = {}
     for ln in training:
         variants = list(ln.get("variants") or []) or [ln]
-        launched = f"{ln.get('launcher') or '?'} {ln.get('program') or ''}"
-        where = f"{ln.get('file', '?')}:{ln.get('line', '?')}, {launched}".rstrip()
+        where = _where(ln)
         for i, var in enumerate(variants):
             s = settings_from_variant(var, **overrides)
             key = s.key()
@@ -140,10 +187,37 @@ class ModelProbeResult:
 def probe_model(model: dict, **overrides: Any) -> ModelProbeResult:
     """Probe every distinct training configuration of a launch model (what `packlint run --probe`
     calls after the static check). Raises ProbeUsageError for nothing-to-probe, no torch, no kernel."""
-    from runtime_probe.probe import run_probe
-
     targets, notes = select_targets(model, **overrides)
     result = ModelProbeResult(model.get("script"), notes=notes)
     for t in targets:
-        result.probes.append((t, run_probe(t.settings)))
+        result.probes.append((t, run_settings(t.settings)))
     return result
+
+
+def run_settings(settings: Any) -> ProbeReport:
+    """One probe of either kind: the Megatron/LLaVA pipeline (ProbeSettings) or an HF stack."""
+    if isinstance(settings, HFProbeSettings):
+        from runtime_probe.hf_probe import run_hf_probe
+
+        return run_hf_probe(settings)
+    from runtime_probe.gpt_settings import GPTProbeSettings
+
+    if isinstance(settings, GPTProbeSettings):
+        import time
+
+        t = time.perf_counter()
+        try:
+            import torch  # noqa: F401 - timed here, so the report separates import cost from the forward
+        except ImportError:
+            from runtime_probe.probe import TorchMissing
+
+            raise TorchMissing("the probe needs torch: pip install 'packlint[probe]'") from None
+        took = time.perf_counter() - t
+        from runtime_probe.megatron_model import run_gpt_probe
+
+        report = run_gpt_probe(settings)
+        report.timings_s = {"import torch": took, **report.timings_s}
+        return report
+    from runtime_probe.probe import run_probe
+
+    return run_probe(settings)

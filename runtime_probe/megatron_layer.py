@@ -31,17 +31,14 @@ def _init_groups() -> None:
         parallel_state.initialize_model_parallel(tensor_model_parallel_size=1, pipeline_model_parallel_size=1)
 
 
-def build_layer(backend: Backend, heads: int, head_dim: int, dtype: torch.dtype, device: torch.device, seed: int):
-    """One TransformerLayer with the core attention replaced by `backend`. Returns
-    (packed_fn(x, packed_seq_params) -> y, alone_fn(x) -> y, description)."""
+def megatron_classes(backend: Backend):
+    """(VarlenCoreAttention, CpuSafeRotaryEmbedding): the core attention that hands thd input to the
+    probe's kernel, and the CPU-safe RoPE. Shared by the single layer and the whole GPTModel."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # "Transformer Engine and Apex are not installed" x4
         _init_groups()
         from megatron.core.models.common.embeddings.rotary_pos_embedding import RotaryEmbedding
-        from megatron.core.models.gpt.gpt_layer_specs import get_gpt_layer_local_spec
         from megatron.core.transformer.module import MegatronModule
-        from megatron.core.transformer.transformer_config import TransformerConfig
-        from megatron.core.transformer.transformer_layer import TransformerLayer
 
     class VarlenCoreAttention(MegatronModule):
         """Stands in for DotProductAttention: thd input [t, np, hn] with packed_seq_params goes to the
@@ -85,6 +82,19 @@ def build_layer(backend: Backend, heads: int, head_dim: int, dtype: torch.dtype,
                 emb = torch.stack((freqs.view(-1, 1), freqs.view(-1, 1)), dim=-1).view(freqs.shape[0], -1)
             return emb[:, None, None, :]
 
+    return VarlenCoreAttention, CpuSafeRotaryEmbedding
+
+
+def build_layer(backend: Backend, heads: int, head_dim: int, dtype: torch.dtype, device: torch.device, seed: int):
+    """One TransformerLayer with the core attention replaced by `backend`. Returns
+    (packed_fn(x, packed_seq_params) -> y, alone_fn(x) -> y, description)."""
+    VarlenCoreAttention, CpuSafeRotaryEmbedding = megatron_classes(backend)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        from megatron.core.models.gpt.gpt_layer_specs import get_gpt_layer_local_spec
+        from megatron.core.transformer.transformer_config import TransformerConfig
+        from megatron.core.transformer.transformer_layer import TransformerLayer
+
     hidden = heads * head_dim
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -119,10 +129,10 @@ def build_layer(backend: Backend, heads: int, head_dim: int, dtype: torch.dtype,
     return packed_fn, alone_fn, desc
 
 
-def _config(TransformerConfig, heads: int, head_dim: int, hidden: int, dtype: torch.dtype):
-    """A one-layer config with every CUDA-only fusion off and no dropout (the probe is a forward)."""
+def _config(TransformerConfig, heads: int, head_dim: int, hidden: int, dtype: torch.dtype, layers: int = 1):
+    """A small config with every CUDA-only fusion off and no dropout (the probe is a forward)."""
     return TransformerConfig(
-        num_layers=1,
+        num_layers=layers,
         hidden_size=hidden,
         num_attention_heads=heads,
         kv_channels=head_dim,

@@ -31,7 +31,7 @@ class ProbeReport:
     """Everything one probe found. `ok` is False as soon as one check failed."""
 
     settings: dict
-    verdict: str = "failed"  # proven | failed | not-packed
+    verdict: str = "failed"  # proven | failed | leak (HF probe) | not-packed
     backend: str | None = None
     backend_detail: str | None = None
     device: str | None = None
@@ -137,6 +137,13 @@ def render_text(r: ProbeReport) -> str:
     out: list[str] = []
     if r.verdict == "proven":
         head = "PROVEN: attention is block-diagonal causal, zero cross-sample leakage"
+    elif r.verdict == "leak":
+        lk = r.leakage or {}
+        err = next((c.value for c in r.checks if c.name.startswith("(i)") and isinstance(c.value, dict)), {})
+        head = (
+            f"LEAK: packed samples see each other: max |packed - alone| = {_fmt(err.get('max_error'))}, "
+            f"leakage {_fmt(lk.get('abs'))}"
+        )
     elif r.verdict == "not-packed":
         head = "NOT PACKED: no packing configured; nothing to prove"
     else:

@@ -84,6 +84,30 @@ def test_packlint_imports_no_torch_until_probe_runs():
     assert out.returncode == 0, out.stderr
 
 
+def test_lint_path_never_imports_torch_or_transformers(tmp_path):
+    """`packlint check` of an HF-stack launch (and picking its probe targets, which reads settings
+    only) imports neither torch nor transformers: they belong to the probe's forward alone."""
+    script = tmp_path / "sft.sh"
+    script.write_text(
+        "#!/bin/bash\naccelerate launch trl/scripts/sft.py --model_name_or_path Qwen/Qwen2-0.5B "
+        "--attn_implementation sdpa --packing --padding_free True\n"
+    )
+    code = (
+        "import sys\n"
+        "from packlint.cli import main\n"
+        f"rc = main(['check', '--no-cache', {str(script)!r}])\n"
+        "from packlint.api import inspect_script\n"
+        "from runtime_probe.launches import select_targets\n"
+        f"targets, _ = select_targets(inspect_script({str(script)!r}))\n"
+        "assert targets and type(targets[0].settings).__name__ == 'HFProbeSettings', targets\n"
+        "bad = sorted(m for m in ('torch', 'transformers') if m in sys.modules)\n"
+        "assert not bad, f'imported on the lint path: {bad}'\n"
+        "print('rc', rc)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0 and "\nrc 0" in out.stdout, out.stdout + out.stderr
+
+
 def test_python_dash_m_runtime_probe():
     base = [sys.executable, "-m", "runtime_probe", "--bmr", "1", "--mbs", "1", *SMALL, "--no-second-opinion"]
     ok = subprocess.run(base + ["--packed-data", "1"], capture_output=True, text=True, timeout=600)

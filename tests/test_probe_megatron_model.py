@@ -1,0 +1,119 @@
+"""`--megatron-gpt`: the installed Megatron-Core GPTModel, THD packed vs alone, and the LLaVA
+image-expansion case (cu_seqlens in collapsed vs expanded space), on CPU.
+
+The reference is independent of the packed path: the same tiny model (same weights) in float64 runs
+each *segment the kernel was given* on its own, unpacked (Megatron's sbhd path, no cu_seqlens, no thd
+RoPE). Concatenated, those runs are what the packed forward must compute if the kernel honours its
+cu_seqlens; compared with each true sample alone, they give the leak the probe has to report.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+torch = pytest.importorskip("torch")
+pytest.importorskip("megatron.core")
+
+from runtime_probe.backends import make_backend  # noqa: E402
+from runtime_probe.gpt_settings import GPTProbeSettings  # noqa: E402
+from runtime_probe.megatron_model import IMAGE_AT, build_gpt, run_gpt_probe  # noqa: E402
+
+TEXT = [6, 4, 7]
+K = 4
+
+
+def _reference_per_sample(s: GPTProbeSettings, kernel_cu: list[int]) -> list[float]:
+    """float64: per true sample, max |(segments run alone, concatenated) - (the sample alone)|."""
+    cpu = torch.device("cpu")
+    model = build_gpt(s, make_backend("sdpa", cpu, torch.float64), torch.float64, cpu)
+    gen = torch.Generator().manual_seed(s.seed)
+    ids = [torch.randint(0, s.vocab, (n,), generator=gen) for n in TEXT]  # the probe's draws, in its order
+    llava = s.case != "packed"
+    with torch.no_grad():
+        if llava:
+            hidden = s.heads * s.head_dim
+            scale = float(model.embedding.word_embeddings.weight.float().std())
+            images = [torch.randn(K, hidden, generator=gen) * scale for _ in TEXT]
+            pieces = []
+            for x, im in zip(ids, images, strict=True):
+                e = model.embedding.word_embeddings(x)
+                pieces.append(torch.cat([e[:IMAGE_AT], im.to(e.dtype), e[IMAGE_AT + 1 :]]))
+            row = torch.cat(pieces)
+
+            def alone(x):
+                return model(input_ids=None, position_ids=None, attention_mask=None, decoder_input=x[:, None])[0]
+        else:
+            pieces = ids
+            row = torch.cat(ids)
+
+            def alone(x):
+                return model(input_ids=x[None], position_ids=torch.arange(len(x))[None], attention_mask=None)[0]
+
+        segments = torch.cat([alone(row[a:b]) for a, b in zip(kernel_cu[:-1], kernel_cu[1:], strict=True)])
+        errs, a = [], 0
+        for p in pieces:
+            errs.append(float((segments[a : a + len(p)] - alone(p)).abs().max()))
+            a += len(p)
+    return errs
+
+
+@pytest.mark.parametrize("case", ["packed", "llava-expanded", "llava-collapsed"])
+def test_gpt_model_verdict_matches_float64_segment_reference(case):
+    s = GPTProbeSettings(case=case, lengths=TEXT, image_tokens=K, device="cpu")
+    report = run_gpt_probe(s)
+    probe_errs = next(c.value["per_sample"] for c in report.checks if c.name.startswith("(i)"))
+    ref = _reference_per_sample(s, report.cu_seqlens)
+    for p, r in zip(probe_errs, ref, strict=True):
+        assert abs(p - r) <= 1e-5 + 1e-4 * r, (case, probe_errs, ref)
+    if case == "llava-collapsed":
+        # the kernel's boundaries are the collapsed ones: the samples after the first straddle them
+        assert report.cu_seqlens[:-1] == [0, 6, 10, 17] and report.tokens == sum(TEXT) + len(TEXT) * (K - 1)
+        assert min(ref) > 1e-3  # every sample straddles a wrong boundary (sample 0 loses its own tail)
+        assert report.verdict == "failed" and report.leakage["abs"] > 0
+        raised = next(c for c in report.checks if c.name == "collapsed cu_seqlens as they are")
+        assert raised.status == "fail" and "split" in raised.detail
+    else:
+        assert max(ref) < 1e-6
+        assert report.verdict == "proven" and report.leakage["abs"] == 0.0 and report.exit_code == 0
+
+
+def test_cli_megatron_gpt_exit_codes(capsys):
+    from packlint.cli import main
+
+    small = ["--lengths", "5,4,6", "--image-tokens", "3", "--device", "cpu"]
+    assert main(["probe", "--megatron-gpt", *small]) == 0
+    assert main(["probe", "--megatron-gpt", "llava-collapsed", *small]) == 1
+    assert main(["probe", "--megatron-gpt", "llava-expanded", "--image-tokens", "1"]) == 2
+    err = capsys.readouterr().err
+    assert "--image-tokens 1: must be at least 2" in err
+
+
+def test_probe_gpu_benchmark_cpu_smoke(tmp_path):
+    """benchmarks/probe_gpu.py --cpu writes the JSON and the markdown table, every cell as expected."""
+    import importlib.util
+    import json
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parent.parent / "benchmarks" / "probe_gpu.py"
+    spec = importlib.util.spec_from_file_location("probe_gpu", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    cells = ["--only", "megatron-gpt,hf", "--backends", "sdpa (position_ids,llava-collapsed"]  # 3 cells: keep it fast
+    code = mod.main(["--cpu", *cells, "--out", str(tmp_path)])
+    doc = json.loads((tmp_path / "probe_gpu-cpu.json").read_text())
+    kinds = {(r["kind"], r["config"]) for r in doc["rows"]}
+    assert code == 0 and kinds == {("megatron-gpt", "leaking"), ("hf", "correct"), ("hf", "leaking")}
+    assert all(r["status"] == "pass" for r in doc["rows"]), doc["rows"]
+    assert all((r["leakage"] == 0) == (r["config"] == "correct") for r in doc["rows"])
+    md = (tmp_path / "probe_gpu-cpu.md").read_text()
+    assert md.count("\n| ") == len(doc["rows"]) + 1 and "0 failed" in md
+    assert mod.main(["--out", str(tmp_path)]) == 2  # the GPU matrix without CUDA: one line, exit 2
+
+
+def test_megatron_gpt_with_a_script_is_a_usage_error(tmp_path, capsys):
+    from packlint.cli import main
+
+    script = tmp_path / "t.sh"
+    script.write_text("torchrun pretrain_gpt.py --micro-batch-size 1\n")
+    assert main(["probe", str(script), "--megatron-gpt"]) == 2
+    assert "give it no SCRIPT" in capsys.readouterr().err
