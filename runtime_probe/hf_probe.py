@@ -112,7 +112,7 @@ def tiny_config(transformers, model_type: str, data: dict, s: HFProbeSettings):
     kv = known.get("num_key_value_heads")
     heads = known.get("num_attention_heads")
     kv_heads = s.heads if not kv or not heads or kv >= heads else max(1, s.heads // 2)
-    tiny = {
+    tiny: dict[str, Any] = {
         "num_hidden_layers": s.layers,
         "hidden_size": s.hidden,
         "intermediate_size": 2 * s.hidden,
@@ -170,13 +170,13 @@ def _eager_flex_on_cpu(attn: str, device):
 
     wrapped = tfa.WrappedFlexAttention
     saved = wrapped.__call__
-    wrapped.__call__ = lambda self: flex_attention  # type: ignore[method-assign]
+    wrapped.__call__ = lambda self: flex_attention
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # "flex_attention called without torch.compile()"
             yield True
     finally:
-        wrapped.__call__ = saved  # type: ignore[method-assign]
+        wrapped.__call__ = saved
 
 
 def _first_sentence(exc: BaseException, limit: int = 240) -> str:
@@ -368,7 +368,7 @@ def run_hf_probe(s: HFProbeSettings) -> ProbeReport:
         "mean_abs_output": mean,
         "per_perturbed": per,
     }
-    w = max(per, key=lambda d: d["max_change"]) if per else {}
+    w = max(per, key=lambda d: d["max_change"] or 0.0) if per else {}
     # exactly 0 for attention that isolates; kernels that batch tokens across samples (MoE expert
     # grouping) may move other samples' logits by rounding only, which the dtype's tolerance covers
     if leak == 0.0:
