@@ -78,6 +78,23 @@ def missing_in_checkout(interp: Interpreter, text: str, world: World) -> bool:
     return not any(os.path.exists(os.path.join(d, text)) for d in dirs)
 
 
+_POSITIONAL = re.compile(r"\$(?:[1-9@*#]|\{[#!]?(?:[1-9][0-9]*|[@*])[^}]*\})")
+
+
+def _caller_dependent(ps: ParsedScript, span: Span, world: World) -> bool:
+    """The `source` line expands something while the script reads positional arguments it was not given:
+    `blend=$1; . ./sft/"$blend".sh` names the caller's file, not `./sft/.sh` (packlint checks a script
+    as run with no arguments, where `$1` is empty; PK106 must not call the caller's file missing)."""
+    if world.positional:
+        return False
+    lines = ps.source.data.split(b"\n")
+    first = span.line - 1 - ps.source.line_base
+    line = b" ".join(lines[max(first, 0) : max(first, 0) + max(span.end_line - span.line + 1, 1)])
+    if b"$" not in line:
+        return False
+    return _POSITIONAL.search(ps.source.data.decode("utf-8", "replace")) is not None
+
+
 def source_file(interp: Interpreter, fields: list[Value], world: World, ps: ParsedScript, span: Span) -> list[World]:
     """`source FILE ARGS`: run the file in this shell (cycles, depth and unknown paths reported)."""
     if len(fields) < 2:
@@ -99,7 +116,7 @@ def source_file(interp: Interpreter, fields: list[Value], world: World, ps: Pars
         return [world]
     path = resolve_path(interp, text, world)
     if path is None:
-        if not guessed and missing_in_checkout(interp, text, world):
+        if not guessed and not _caller_dependent(ps, span, world) and missing_in_checkout(interp, text, world):
             # PK106: a file of the script's own checkout that is not there, sourced unconditionally
             interp.diag(
                 "warning",
