@@ -19,7 +19,7 @@ import json
 import os
 from typing import Any
 
-CACHE_VERSION = 3  # 2: FlagSchema.kind; 3: CodeFacts.startup (the startup checks)
+CACHE_VERSION = 4  # 2: FlagSchema.kind; 3: CodeFacts.startup (the startup checks); 4: FlagSchema.positionals
 
 
 def cache_dir(explicit: str | None = None) -> str:

@@ -116,7 +116,8 @@ class FlagSchema:
     arguments" — False when anything lets unknown options through or when packlint could not see the
     whole parser; `open_reasons`: why it is not closed (file:line each); `parser_origin`: file:line of
     the `ArgumentParser(...)` whose `parse_args` the program calls; `notes`: what else a reader should
-    know (conditional definitions, parse_known_args taken to be off); `kind`: 'argparse', or 'hf' for
+    know (conditional definitions, parse_known_args taken to be off); `positionals`: the parser defines
+    positional arguments (so words after a switch may be theirs); `kind`: 'argparse', or 'hf' for
     transformers' HfArgumentParser (its bool fields read `True`/`true`/`1`/`yes` as one value,
     `string_to_bool`), or 'snapshot' for a Megatron-LM release snapshot."""
 
@@ -128,6 +129,7 @@ class FlagSchema:
     parser_origin: str | None = None
     notes: list[str] = factory(list)
     kind: str = "argparse"
+    positionals: bool = False  # the parser defines positional arguments (serialised only when true)
 
     def specs(self) -> list[FlagSpec]:
         """Each distinct flag once, in definition order."""
@@ -174,6 +176,7 @@ class FlagSchema:
             "kind": self.kind,
             "flag_count": len(specs),
             "flags": [s.to_json() for s in specs],
+            **({"positionals": True} if self.positionals else {}),
         }
 
     @classmethod
@@ -192,6 +195,7 @@ class FlagSchema:
             d.get("parser_origin"),
             list(d.get("notes", [])),
             d.get("kind", "argparse"),
+            bool(d.get("positionals", False)),
         )
 
 

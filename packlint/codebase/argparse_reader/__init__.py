@@ -74,4 +74,5 @@ def read_schema(program_file: str, index) -> FlagSchema | None:
         main.origin,
         notes,
         "hf" if main.kind == "hf" else "argparse",
+        main.positionals,
     )

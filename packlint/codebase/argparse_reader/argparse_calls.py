@@ -137,7 +137,8 @@ def add_argument(
             return
         options.append(v.value)
     if not options or not all(isinstance(o, str) and o.startswith("-") for o in options):
-        return  # a positional argument
+        p.positionals = True  # a positional argument: words after a switch may be its value
+        return
     kw = {k.arg: k.value for k in node.keywords if k.arg}
     if any(k.arg is None for k in node.keywords):
         p.notes.append(f"add_argument(**kwargs) at {reader.where(mod, node)}: keyword details not read")

@@ -38,6 +38,7 @@ class Parser:
         self.strict: list[str] = []  # where parse_args (unknown options are an error) is called
         self.known_reasons: list[str] = []  # parse_known_args calls
         self.kind = kind
+        self.positionals = False  # add_argument without an option string (a positional argument)
 
     def add(self, spec: FlagSpec, handler: str | None = None) -> None:
         """Add a flag as argparse does; `handler`: the conflict handler of the group it is added through

@@ -372,7 +372,7 @@ def _type_problem(spec, word: str) -> str | None:
     return None
 
 
-def _flag_problem(spec, occ: dict, name: str, files: tuple = ()) -> Any:
+def _flag_problem(spec, occ: dict, name: str, files: tuple = (), positionals: bool = False) -> Any:
     words = _value_words(occ)
     if "unknown" in occ:
         return None
@@ -381,6 +381,8 @@ def _flag_problem(spec, occ: dict, name: str, files: tuple = ()) -> Any:
             return None
         if any(isinstance(w, dict) for w in words):
             return Unk("the words after it are not known", "unknown")
+        if positionals:
+            return Unk("the parser defines positional arguments: the words after it may be theirs", "unknown")
         shown = " ".join(words)
         return (
             f"takes no value ({spec.action}), but is followed by {shown!r}: argparse reads it as an extra "
@@ -530,7 +532,8 @@ def _f_flag_problem(ctx, node, a):
             # a file the script sources could not be read: the value may be set there
             unk = Unk(f"the value of {a[0]} may come from {_unread_source(ctx)}", "unknown")
             continue
-        p = _flag_problem(spec, occ, a[0], _launch_files(ctx))
+        schema = _schema_view(ctx)[0]
+        p = _flag_problem(spec, occ, a[0], _launch_files(ctx), bool(getattr(schema, "positionals", False)))
         if isinstance(p, str):
             return p
         if isinstance(p, Unk):
