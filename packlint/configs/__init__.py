@@ -411,6 +411,7 @@ def launch_config(
     positionals: list,
     script_dir: str | None,
     pins: dict[str, str] | None = None,
+    script: Any = None,
 ) -> dict | None:
     """The `config` block of one launch variant, or None for a launch of no known stack that names
     no config file (the common case: nothing is read)."""
@@ -441,6 +442,8 @@ def launch_config(
     else:
         cfg["stack_version"] = {"unknown": "the stack is not known"}
     dirs = _search_dirs(script_dir)
+    global _SCRIPT
+    _SCRIPT = script
     incomplete: list[str] = []
     settings: dict = cfg["settings"]
     if entry is not None:
@@ -461,7 +464,13 @@ def launch_config(
         how, word, occ = _file_word(spec, flags, positionals)
         if how is not None:
             fmt = entry.get("format") if entry and entry.get("format") else None
-            _read_into(cfg, section, how, word, occ, fmt, dialect, dirs, target, incomplete, "main")
+            problems = incomplete if section == "main" else []
+            _read_into(cfg, section, how, word, occ, fmt, dialect, dirs, target, problems, section)
+            if problems and section != "main":
+                cfg.setdefault("unknown_sections", {})[section] = "; ".join(problems)
+    if entry is not None and "none" in entry.get("overrides", ["none"]) and flags:
+        # the program's own flags are settings packlint does not map to configuration keys
+        incomplete.append(f"{entry['stack']}'s command-line flags are not read as configuration keys")
     if entry is not None and section == "main":
         _apply_overrides(entry, cfg, flags, config_flags, settings)
         if dialect == "omegaconf":
@@ -525,8 +534,16 @@ def _read_into(cfg, section, how, word, occ, fmt, dialect, dirs, target: dict, i
     record: dict[str, Any] = {"role": role, "path": path_text, "format": fmt, "named_at": named or None}
     cfg["files"].append(record)
     if found is None:
+        writer = _written_by_script(path_text)
+        if writer is None and not os.path.isabs(path_text) and _changes_directory():
+            writer = "it changes directory before the launch, so the relative path is relative to an unknown place"
+        if writer is not None:
+            # `cat <<EOT > $DS_CONFIG` before the launch (Megatron-DeepSpeed's scripts): not missing
+            how = writer if writer.startswith("it ") else f"writes it itself ({writer})"
+            record["unknown"] = f"{path_text} is not found, but the script {how}"
+            incomplete.append(record["unknown"])
+            return
         record["missing"] = True
-        record["searched"] = [_shown(d) for d in dirs]
         incomplete.append(f"the config file {path_text} was not found")
         return
     shown = _shown(found)
@@ -549,6 +566,38 @@ def _read_into(cfg, section, how, word, occ, fmt, dialect, dirs, target: dict, i
         incomplete.append(f"{path_text} is not a mapping")
         return
     flatten(root, shown, "", target)
+
+
+_SCRIPT: Any = None
+_REDIRECT = re.compile(r"""(?:>>?|\btee\s+(?:-a\s+)?|\b(?:cp|mv|ln)\s+(?:-\S+\s+)*\S+\s+)\s*["']?([^\s;|&<>"']+)""")
+_ASSIGN = re.compile(r"^\s*(?:export\s+|local\s+|declare\s+\S+\s+)?([A-Za-z_][A-Za-z0-9_]*)=(.*)$", re.M)
+
+
+_CD = re.compile(r"(?:^|[;&|(]|\bthen|\bdo)\s*(?:cd|pushd)\s", re.M)
+
+
+def _changes_directory() -> bool:
+    return _SCRIPT is not None and hasattr(_SCRIPT, "script_text") and _CD.search(_SCRIPT.script_text()) is not None
+
+
+def _written_by_script(path_text: str) -> str | None:
+    """The redirection (or cp/mv/ln) in the script that writes the file, directly or through a
+    variable assigned a value naming it; None when the script does not write it."""
+    if _SCRIPT is None or not hasattr(_SCRIPT, "script_text"):
+        return None
+    text = _SCRIPT.script_text()
+    base = os.path.basename(path_text)
+    if not base or base not in text:
+        return None
+    names_of_file = {m.group(1) for m in _ASSIGN.finditer(text) if base in m.group(2)}
+    for m in _REDIRECT.finditer(text):
+        target = m.group(1)
+        if base in target:
+            return m.group(0).strip()
+        for name in re.findall(r"\$\{?([A-Za-z_][A-Za-z0-9_]*)", target):
+            if name in names_of_file:
+                return m.group(0).strip()
+    return None
 
 
 def _read_nested(cfg: dict, sec: str, s: dict, dirs: list[str], dialect: str) -> None:
