@@ -120,10 +120,10 @@ def _search_dirs(script_dir: str | None) -> list[str]:
 def resolve_path(text: str, base_dirs: list[str]) -> str | None:
     text = os.path.expanduser(text)
     if os.path.isabs(text):
-        return text if os.path.isfile(text) else None
+        return text if os.path.isfile(text) or text in _TEXT_OVERRIDES else None
     for d in base_dirs:
         p = os.path.join(d, text)
-        if os.path.isfile(p):
+        if os.path.isfile(p) or os.path.abspath(p) in _TEXT_OVERRIDES:
             return p
     return None
 
@@ -142,9 +142,30 @@ _FILE_CACHE: dict[tuple, Any] = {}
 MAX_FILE_CACHE = 256
 
 
+_TEXT_OVERRIDES: dict[str, bytes] = {}
+
+
+def set_text_override(path: str, data: bytes) -> None:
+    """Read `path` as `data` (the editor's unsaved text, or stdin named by --stdin-filename)."""
+    if len(_TEXT_OVERRIDES) > 16:
+        _TEXT_OVERRIDES.clear()
+    _TEXT_OVERRIDES[os.path.abspath(path)] = data
+
+
 def read_config_file(path: str, fmt: str, dialect: str):
     """(CNode root, None) or (None, ConfigFileError): read once per process per file version."""
     from packlint.configs.files import MAX_CONFIG_BYTES, ConfigFileError, load_text
+
+    override = _TEXT_OVERRIDES.get(os.path.abspath(path))
+    if override is not None:
+        try:
+            if len(override) > MAX_CONFIG_BYTES:
+                raise ConfigFileError(f"the file is over {MAX_CONFIG_BYTES // (1024 * 1024)} MiB: not read")
+            return load_text(override.decode("utf-8-sig"), fmt, dialect), None
+        except UnicodeDecodeError:
+            return None, ConfigFileError("the file is not UTF-8 text")
+        except ConfigFileError as exc:
+            return None, exc
 
     try:
         st = os.stat(path)
