@@ -221,6 +221,15 @@ def test_stack_version_sources(tmp_path, monkeypatch):
     monkeypatch.delenv("PACKLINT_IGNORE_INSTALLED")
     versions._CACHE.clear()
     assert versions.stack_version("deepspeed", "pytest", None, None)["source"] == "installed distribution pytest"
+    # the dist-info scan finds what importlib.metadata finds (without importing it on the lint path)
+    from importlib import metadata
+
+    for dist in ("pytest", "jsonschema", "ruamel.yaml", "tree-sitter", "no-such-distribution-xyz"):
+        try:
+            expected = metadata.version(dist)
+        except metadata.PackageNotFoundError:
+            expected = None
+        assert versions.installed_version(dist) == expected, dist
 
 
 SEED = Path(__file__).parent / "fixtures" / "configs" / "seed"

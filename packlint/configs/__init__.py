@@ -15,29 +15,80 @@ import os
 import re
 from typing import Any
 
+from packlint.regex import LazyRegex
 from packlint.values import Known, Unknown
 
 _TABLE: dict | None = None
 
 
 def table() -> dict:
+    """packlint/configs/stacks.toml, parsed once per process; the parsed table is kept in packlint's
+    cache directory (a plain script pays for one small unpickle, not a TOML parse)."""
     global _TABLE
     if _TABLE is None:
-        import sys
-
-        if sys.version_info >= (3, 11):
-            import tomllib
-        else:  # pragma: no cover
-            import tomli as tomllib
-        with open(os.path.join(os.path.dirname(__file__), "stacks.toml"), "rb") as fh:
-            data = tomllib.load(fh)
-        for entry in data["program"]:
-            entry["_launchers"] = set(entry["launcher"].split("|")) if "launcher" in entry else set()
-            entry["_module"] = re.compile(entry["module"]) if "module" in entry else None
-            entry["_program"] = re.compile(entry["program"]) if "program" in entry else None
-            entry["_flags"] = tuple(entry["flag"].split("|")) if "flag" in entry else ()
-        _TABLE = data
+        path = os.path.join(os.path.dirname(__file__), "stacks.toml")
+        _TABLE = _cached_table(path)
     return _TABLE
+
+
+def _cached_table(path: str) -> dict:
+    import pickle
+
+    try:
+        st = os.stat(path)
+    except OSError:
+        st = None
+    cache_dir = _cache_dir()  # the rule table's (packlint.rule_table._cache_dir), without importing it
+    cache = None
+    if cache_dir is not None and st is not None:
+        cache = cache_dir / f"stacks-{st.st_mtime_ns}-{st.st_size}.pickle"
+        try:
+            with open(cache, "rb") as fh:
+                data = pickle.load(fh)
+            if isinstance(data, dict) and "program" in data:
+                return data
+        except (OSError, pickle.PickleError, EOFError, AttributeError, ImportError, IndexError, TypeError):
+            pass
+    data = _parse_table(path)
+    if cache is not None:
+        try:
+            cache.parent.mkdir(parents=True, exist_ok=True)
+            tmp = cache.with_suffix(f".{os.getpid()}.tmp")
+            with open(tmp, "wb") as fh:
+                pickle.dump(data, fh, protocol=pickle.HIGHEST_PROTOCOL)
+            os.replace(tmp, cache)
+        except OSError:
+            pass
+    return data
+
+
+def _cache_dir():
+    from pathlib import Path
+
+    if os.environ.get("PACKLINT_NO_CACHE"):
+        return None
+    base = os.environ.get("PACKLINT_CACHE_DIR")
+    if base:
+        return Path(base)
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    return Path(xdg) / "packlint" if xdg else Path.home() / ".cache" / "packlint"
+
+
+def _parse_table(path: str) -> dict:
+    import sys
+
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover
+        import tomli as tomllib
+    with open(path, "rb") as fh:
+        data = tomllib.load(fh)
+    for entry in data["program"]:
+        entry["_launchers"] = set(entry["launcher"].split("|")) if "launcher" in entry else set()
+        entry["_module"] = LazyRegex(entry["module"]) if "module" in entry else None
+        entry["_program"] = LazyRegex(entry["program"]) if "program" in entry else None
+        entry["_flags"] = tuple(entry["flag"].split("|")) if "flag" in entry else ()
+    return data
 
 
 STACKS = (
@@ -264,13 +315,22 @@ def _flag_value(occ) -> tuple[Any, str | None]:
     return _BOOL_WORDS.get(t.lower(), t), None
 
 
+_PLAIN_SCALAR = LazyRegex(r"[A-Za-z0-9_][A-Za-z0-9_.+\-/~@]*|[-+.][A-Za-z0-9_.+\-/~@]+")
+
+
 def _hydra_value(text: str) -> Any:
     """A Hydra/OmegaConf override's value (`1e-5`, `true`, `null`, `[a,b]`, `'quoted'`), read with
     OmegaConf's YAML typing (OmegaConf.from_dotlist loads the value as YAML)."""
-    from packlint.configs.files import ConfigFileError, load_yaml
+    from packlint.configs.files import ConfigFileError, resolve_plain
+
+    if not text.strip():
+        return None
+    if _PLAIN_SCALAR.fullmatch(text):
+        return resolve_plain(text, "omegaconf")  # a plain scalar: no YAML parser needed
+    from packlint.configs.files import load_yaml
 
     try:
-        return load_yaml(text, "omegaconf").plain() if text.strip() else None
+        return load_yaml(text, "omegaconf").plain()
     except ConfigFileError:
         return text
 
@@ -316,7 +376,7 @@ def _apply_overrides(entry: dict, cfg: dict, flags: dict, config_flags: set[str]
             cfg.setdefault("notes", []).append(f"{name}=... is not an override this stack reads")
 
 
-_INTERP = re.compile(r"\$\{([^${}]*)\}")
+_INTERP = LazyRegex(r"\$\{([^${}]*)\}")
 
 
 def resolve_interpolations(settings: dict) -> None:
@@ -590,11 +650,11 @@ def _read_into(cfg, section, how, word, occ, fmt, dialect, dirs, target: dict, i
 
 
 _SCRIPT: Any = None
-_REDIRECT = re.compile(r"""(?:>>?|\btee\s+(?:-a\s+)?|\b(?:cp|mv|ln)\s+(?:-\S+\s+)*\S+\s+)\s*["']?([^\s;|&<>"']+)""")
-_ASSIGN = re.compile(r"^\s*(?:export\s+|local\s+|declare\s+\S+\s+)?([A-Za-z_][A-Za-z0-9_]*)=(.*)$", re.M)
+_REDIRECT = LazyRegex(r"""(?:>>?|\btee\s+(?:-a\s+)?|\b(?:cp|mv|ln)\s+(?:-\S+\s+)*\S+\s+)\s*["']?([^\s;|&<>"']+)""")
+_ASSIGN = LazyRegex(r"^\s*(?:export\s+|local\s+|declare\s+\S+\s+)?([A-Za-z_][A-Za-z0-9_]*)=(.*)$", re.M)
 
 
-_CD = re.compile(r"(?:^|[;&|(]|\bthen|\bdo)\s*(?:cd|pushd)\s", re.M)
+_CD = LazyRegex(r"(?:^|[;&|(]|\bthen|\bdo)\s*(?:cd|pushd)\s", re.M)
 
 
 def _changes_directory() -> bool:
