@@ -297,3 +297,22 @@ def test_editor_server_treats_known_config_files_as_documents(tmp_path):
     uri = (tmp_path / "sft.yaml").as_uri()
     assert is_shell(uri, "yaml", LF_YAML)
     assert not is_shell((tmp_path / "notes.yaml").as_uri(), "yaml", "title: x\n")
+
+
+def test_a_word_packlint_cannot_know_may_override_a_file_value(tmp_path, capsys):
+    rules = """
+[[rule]]
+code = "XX003"
+name = "trl-packing"
+severity = "warning"
+summary = "s"
+explanation = "x"
+when = "enabled('packing')"
+message = "packing"
+report_at = "setting:packing"
+undecided = "ignore"
+"""
+    write(tmp_path, {"train.sh": "trl sft --config sft.yaml\n", "sft.yaml": "packing: true\n", "rules.toml": rules})
+    assert len(check_json(capsys, tmp_path, "--rule-file", str(tmp_path / "rules.toml"), "--select", "XX003")) == 1
+    (tmp_path / "train.sh").write_text("trl sft --config sft.yaml $(cat extra_args)\n")
+    assert check_json(capsys, tmp_path, "--rule-file", str(tmp_path / "rules.toml"), "--select", "XX003") == []
