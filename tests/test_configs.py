@@ -316,3 +316,15 @@ undecided = "ignore"
     assert len(check_json(capsys, tmp_path, "--rule-file", str(tmp_path / "rules.toml"), "--select", "XX003")) == 1
     (tmp_path / "train.sh").write_text("trl sft --config sft.yaml $(cat extra_args)\n")
     assert check_json(capsys, tmp_path, "--rule-file", str(tmp_path / "rules.toml"), "--select", "XX003") == []
+
+
+def test_unknown_program_with_a_known_stacks_config_file(tmp_path):
+    # LLaMA-Factory's own entry point, `accelerate launch src/train.py x.yaml`: the YAML's keys say the stack
+    cfg = config_of(
+        tmp_path,
+        "accelerate launch --config_file acc.yaml src/train.py sft.yaml\n",
+        {"sft.yaml": "model_name_or_path: m\nstage: sft\nlearning_rate: 1e-4\n", "acc.yaml": "num_processes: 8\n"},
+    )
+    assert cfg["stack"] == "llamafactory"
+    assert cfg["settings"]["learning_rate"]["value"] == 1e-4  # OmegaConf's typing, as LLaMA-Factory reads it
+    assert cfg["sections"]["accelerate"]["num_processes"]["value"] == 8
