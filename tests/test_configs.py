@@ -328,3 +328,17 @@ def test_unknown_program_with_a_known_stacks_config_file(tmp_path):
     assert cfg["stack"] == "llamafactory"
     assert cfg["settings"]["learning_rate"]["value"] == 1e-4  # OmegaConf's typing, as LLaMA-Factory reads it
     assert cfg["sections"]["accelerate"]["num_processes"]["value"] == 8
+
+
+def test_hf_mismatch_ignores_values_decided_at_run_time(tmp_path, capsys):
+    # axolotl's `bf16: auto` is resolved from the GPU before TrainingArguments (seen in axolotl's own
+    # examples with deepspeed_configs/zero3_bf16.json): no PK611; a hard-coded disagreement still fires
+    ds = '{\n  "bf16": {"enabled": true},\n  "train_micro_batch_size_per_gpu": "auto"\n}\n'
+    write(tmp_path, {"x.yml": "base_model: m\ndatasets: []\nbf16: auto\ndeepspeed: ds.json\n", "ds.json": ds})
+    (tmp_path / ".git").mkdir()
+    code = packlint_main(["check", str(tmp_path / "x.yml"), "--format", "json", "--select", "PK611"])
+    assert json.loads(capsys.readouterr().out)["findings"] == [] and code == 0
+    (tmp_path / "x.yml").write_text("base_model: m\ndatasets: []\nbf16: false\ndeepspeed: ds.json\n")
+    packlint_main(["check", str(tmp_path / "x.yml"), "--format", "json", "--select", "PK611"])
+    found = json.loads(capsys.readouterr().out)["findings"]
+    assert [f["code"] for f in found] == ["PK611"] and "bf16.enabled=true vs hf bf16|bf16_full_eval=false" in found[0]["message"]
