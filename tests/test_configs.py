@@ -342,3 +342,18 @@ def test_hf_mismatch_ignores_values_decided_at_run_time(tmp_path, capsys):
     packlint_main(["check", str(tmp_path / "x.yml"), "--format", "json", "--select", "PK611"])
     found = json.loads(capsys.readouterr().out)["findings"]
     assert [f["code"] for f in found] == ["PK611"] and "bf16.enabled=true vs hf bf16|bf16_full_eval=false" in found[0]["message"]
+
+
+def test_hydra_string_defaults_with_a_package_and_omegaconf_missing(tmp_path):
+    # verl's `- reward_manager@reward_manager` (a config of the same directory at a package) and `???`
+    cfg = config_of(
+        tmp_path,
+        "python -m verl.trainer.main_ppo --config-path cfg --config-name ppo\n",
+        {
+            "cfg/ppo.yaml": "defaults:\n  - reward_manager@reward_manager\n  - _self_\nmodel:\n  name: ???\n",
+            "cfg/reward_manager.yaml": "name: naive\nnum_workers: 4\n",
+        },
+    )
+    assert "incomplete" not in cfg
+    assert cfg["settings"]["reward_manager.name"]["value"] == "naive"
+    assert "unknown" in cfg["settings"]["model.name"]

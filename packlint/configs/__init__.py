@@ -382,6 +382,12 @@ _INTERP = LazyRegex(r"\$\{([^${}]*)\}")
 def resolve_interpolations(settings: dict) -> None:
     """OmegaConf `${a.b}`: the referenced setting's value where it is known; `${oc.env:X}`, relative
     and unresolvable references make the setting unknown."""
+    for key, s in list(settings.items()):
+        if s.get("value") == "???":  # OmegaConf's MISSING: a mandatory value nobody set
+            settings[key] = {
+                **{k: x for k, x in s.items() if k != "value"},
+                "unknown": "??? (OmegaConf's mandatory value, not set)",
+            }
     for _ in range(4):  # chains `${a}` -> `${b}`: a few rounds
         changed = False
         for key, s in list(settings.items()):
