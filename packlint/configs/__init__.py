@@ -579,7 +579,7 @@ def launch_config(
     if spec.get("hydra"):
         from packlint.configs.hydra import compose_hydra
 
-        compose_hydra(cfg, spec, flags, dirs, target, incomplete)
+        compose_hydra(cfg, spec, flags, dirs, target, incomplete, program)
         config_flags |= {"--config-path", "--config-name", "--config-dir", "-cp", "-cn"}
     else:
         how, word, occ = _file_word(spec, flags, positionals)
