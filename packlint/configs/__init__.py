@@ -576,7 +576,10 @@ def launch_config(
     section = entry.get("section", "main") if entry else "main"
     config_flags: set[str] = set(spec.get("flags", []))
     target = settings if section == "main" else cfg["sections"].setdefault(section, {})
+    if entry is not None and entry.get("inherit_defaults"):
+        cfg["_inherit"] = True
     if spec.get("hydra"):
+        cfg["_hydra"] = True
         from packlint.configs.hydra import compose_hydra
 
         compose_hydra(cfg, spec, flags, dirs, target, incomplete, program)
@@ -633,6 +636,8 @@ def launch_config(
                 s = sec_settings.get(key)
                 if s is not None and isinstance(s.get("value"), str):
                     _read_nested(cfg, sec, s, dirs, "pyyaml")
+    cfg.pop("_inherit", None)
+    cfg.pop("_hydra", None)
     if incomplete:
         cfg["incomplete"] = "; ".join(incomplete)
     if not cfg["sections"]:
@@ -686,7 +691,47 @@ def _read_into(cfg, section, how, word, occ, fmt, dialect, dirs, target: dict, i
         record["error_at"] = _loc(shown, root)
         incomplete.append(f"{path_text} is not a mapping")
         return
+    body = root.value or {}
+    if role == "main" and "defaults" in body and not cfg.get("_hydra"):
+        if cfg.get("_inherit"):
+            # NeMo-RL's load_config: `defaults: parent.yaml` (or a list), beside the file, merged first
+            _inherit(found, root, dialect, target, incomplete, 0)
+            return
+        # a `defaults:` key this program gives its own meaning: what it pulls in is unknown
+        incomplete.append(f"{path_text} has a `defaults:` key that packlint does not follow for this program")
     flatten(root, shown, "", target)
+
+
+def _inherit(path: str, root, dialect: str, target: dict, incomplete: list, depth: int) -> None:
+    from packlint.configs.files import CNode
+
+    body = dict(root.value or {})
+    parents = body.pop("defaults", None)
+    names: list | None = []
+    if parents is not None:
+        pv = parents.value
+        if isinstance(pv, str):
+            names = [pv]
+        elif isinstance(pv, list) and all(isinstance(n.value, str) for n in pv):
+            names = [n.value for n in pv]
+        else:
+            names = None
+    if names is None or depth > 8:
+        incomplete.append(f"{_shown(path)}: its `defaults:` is not followed")
+    else:
+        for name in names:
+            parent = os.path.join(os.path.dirname(path), name)
+            proot, err = read_config_file(parent, "yaml", dialect) if os.path.isfile(parent) else (None, None)
+            if proot is None or not isinstance(proot.value, (dict, type(None))):
+                incomplete.append(f"the parent config {name} of {_shown(path)} is not at hand")
+                continue
+            _inherit(parent, proot, dialect, target, incomplete, depth + 1)
+    own: dict = {}
+    flatten(CNode(body, root.line, root.column, root.end_line, root.end_column), _shown(path), "", own)
+    for k, v in own.items():  # the child overrides what its parents set (OmegaConf.merge)
+        for old in [o for o in target if o.startswith(k + ".") or k.startswith(o + ".")]:
+            del target[old]
+        target[k] = v
 
 
 _SCRIPT: Any = None
