@@ -32,7 +32,9 @@ def table() -> dict:
 
 
 def _cached_table(path: str) -> dict:
-    import pickle
+    """The parsed table, from a JSON copy in packlint's cache directory when it is current (data only:
+    nothing in a cache file can run code), else parsed from the TOML and written there."""
+    import json
 
     try:
         st = os.stat(path)
@@ -40,26 +42,28 @@ def _cached_table(path: str) -> dict:
         st = None
     cache_dir = _cache_dir()  # the rule table's (packlint.rule_table._cache_dir), without importing it
     cache = None
+    raw = None
     if cache_dir is not None and st is not None:
-        cache = cache_dir / f"stacks-{st.st_mtime_ns}-{st.st_size}.pickle"
+        cache = cache_dir / f"stacks-{st.st_mtime_ns}-{st.st_size}.json"
         try:
-            with open(cache, "rb") as fh:
-                data = pickle.load(fh)
-            if isinstance(data, dict) and "program" in data:
-                return data
-        except (OSError, pickle.PickleError, EOFError, AttributeError, ImportError, IndexError, TypeError):
-            pass
-    data = _parse_table(path)
-    if cache is not None:
-        try:
-            cache.parent.mkdir(parents=True, exist_ok=True)
-            tmp = cache.with_suffix(f".{os.getpid()}.tmp")
-            with open(tmp, "wb") as fh:
-                pickle.dump(data, fh, protocol=pickle.HIGHEST_PROTOCOL)
-            os.replace(tmp, cache)
-        except OSError:
-            pass
-    return data
+            with open(cache, encoding="utf-8") as fh:
+                raw = json.load(fh)
+            if not isinstance(raw, dict) or not isinstance(raw.get("program"), list):
+                raw = None
+        except (OSError, ValueError):
+            raw = None
+    if raw is None:
+        raw = _parse_toml(path)
+        if cache is not None:
+            try:
+                cache.parent.mkdir(parents=True, exist_ok=True)
+                tmp = cache.with_suffix(f".{os.getpid()}.tmp")
+                with open(tmp, "w", encoding="utf-8") as fh:
+                    json.dump(raw, fh)
+                os.replace(tmp, cache)
+            except OSError:
+                pass
+    return _compile_table(raw)
 
 
 def _cache_dir():
@@ -74,7 +78,7 @@ def _cache_dir():
     return Path(xdg) / "packlint" if xdg else Path.home() / ".cache" / "packlint"
 
 
-def _parse_table(path: str) -> dict:
+def _parse_toml(path: str) -> dict:
     import sys
 
     if sys.version_info >= (3, 11):
@@ -82,7 +86,10 @@ def _parse_table(path: str) -> dict:
     else:  # pragma: no cover
         import tomli as tomllib
     with open(path, "rb") as fh:
-        data = tomllib.load(fh)
+        return tomllib.load(fh)
+
+
+def _compile_table(data: dict) -> dict:
     for entry in data["program"]:
         entry["_launchers"] = set(entry["launcher"].split("|")) if "launcher" in entry else set()
         entry["_module"] = LazyRegex(entry["module"]) if "module" in entry else None
