@@ -23,7 +23,7 @@ _TABLE: dict | None = None
 
 def table() -> dict:
     """packlint/configs/stacks.toml, parsed once per process; the parsed table is kept in packlint's
-    cache directory (a plain script pays for one small unpickle, not a TOML parse)."""
+    cache directory as JSON data (a plain script reads one small JSON file, not a TOML parse)."""
     global _TABLE
     if _TABLE is None:
         path = os.path.join(os.path.dirname(__file__), "stacks.toml")
@@ -364,7 +364,7 @@ def _apply_overrides(entry: dict, cfg: dict, flags: dict, config_flags: set[str]
                 settings[key] = {"unknown": f"{name} is {arg.reason}", **loc, "source": "override"}
                 continue
             vloc = _span_loc(arg.span) if arg.span is not None else loc
-            # Hydra reads `key=` as the empty string; OmegaConf's dotlist as null (yaml.load(""))
+            # Hydra reads `key=` as the empty string; OmegaConf's dotlist as null (an empty YAML document)
             value = "" if "hydra" in styles and not arg.text.strip() else _hydra_value(arg.text)
             _set_value(settings, key, value, vloc or loc, "override")
         elif name.startswith("--") and ("hf" in styles or "dotted-flags" in styles):
