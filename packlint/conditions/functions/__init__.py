@@ -6,13 +6,25 @@ from __future__ import annotations
 
 from packlint.conditions.functions.codebase import CODEBASE_FUNCTIONS
 from packlint.conditions.functions.core import CORE_FUNCTIONS
+from packlint.conditions.functions.deepspeed import DEEPSPEED_FUNCTIONS
 from packlint.conditions.functions.derived import DERIVED_FUNCTIONS
+from packlint.conditions.functions.stack import STACK_FUNCTIONS
 from packlint.conditions.functions.startup import STARTUP_FUNCTIONS
 from packlint.conditions.tree import FUNCTIONS
 
 FUNCTIONS.update(CORE_FUNCTIONS)
 FUNCTIONS.update(DERIVED_FUNCTIONS)
+FUNCTIONS.update(STACK_FUNCTIONS)
+FUNCTIONS.update(DEEPSPEED_FUNCTIONS)
 FUNCTIONS.update(CODEBASE_FUNCTIONS)
 FUNCTIONS.update(STARTUP_FUNCTIONS)
 
-__all__ = ["CODEBASE_FUNCTIONS", "CORE_FUNCTIONS", "DERIVED_FUNCTIONS", "FUNCTIONS", "STARTUP_FUNCTIONS"]
+__all__ = [
+    "CODEBASE_FUNCTIONS",
+    "CORE_FUNCTIONS",
+    "DEEPSPEED_FUNCTIONS",
+    "DERIVED_FUNCTIONS",
+    "FUNCTIONS",
+    "STACK_FUNCTIONS",
+    "STARTUP_FUNCTIONS",
+]
