@@ -1,0 +1,187 @@
+"""Functions over a training stack's own source (issue 21): whether a check or a behaviour a stack rule
+depends on still exists in the code the launch will run.
+
+`stack_source_found('llamafactory/data/collator.py')` / `stack_source_has(PATH, REGEX)` look for the file
+PATH (a path relative to a package root, as in the stack's repository under `src/` or in site-packages)
+in, in order:
+
+1. the launch's code bases: the roots the code reader searched for the program (`--code-base`, the
+   checkout the script lives in, the launch's PYTHONPATH), each as `ROOT/PATH` and `ROOT/src/PATH`;
+2. the installed distribution: the top-level package of PATH located on `sys.path` with
+   `importlib.machinery.PathFinder.find_spec`, which searches the directories and never imports
+   (`importlib.util.find_spec('a.b')` would import `a`: not used).
+
+The file is read as text (at most MAX_BYTES), never imported or executed. Three-valued: when no such file
+is at hand, `stack_source_has` is unknown (the rule is undecided); a rule that should run on the
+catalogue's knowledge when the code is not at hand says `not stack_source_found(P) or stack_source_has(P, R)`.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from packlint.conditions.tree import BOOL, STR, Function, NameLookupError, Unk
+from packlint.regex import LazyRegex
+
+MAX_BYTES = 2_000_000  # the largest stack file read (sft_trainer.py is ~110 kB; config.py of Bridge ~90 kB)
+
+# (absolute path) -> (mtime_ns, size, text): one read per file and process
+_TEXT_MEMO: dict[str, tuple[int, int, str | None]] = {}
+
+
+def _compile_path(args: list) -> str:
+    path = args[0]
+    if not path or path.startswith("/") or ".." in path.split("/") or "\\" in path:
+        raise NameLookupError(f"stack source path {path!r} must be relative, with '/' separators and no '..'")
+    return path
+
+
+def _compile_path_regex(args: list) -> tuple[str, LazyRegex]:
+    import re
+
+    re.compile(args[1])  # a bad pattern fails the table's load
+    return _compile_path(args), LazyRegex(args[1])
+
+
+def _code_search_roots(ctx) -> list[str]:
+    """The directories the launch's code is looked up in, as the code reader searched them."""
+    roots: list[str] = []
+    facts = None
+    try:
+        facts = ctx.code_facts()
+    except Exception:  # a reader bug must not take the check down
+        facts = None
+    res = getattr(facts, "resolution", None)
+    if res is not None:
+        roots += [r for r in [res.root, *(res.pythonpath or []), *(res.roots or [])] if r]
+    elif ctx._code is not None:
+        script = ctx.model.get("script")
+        if script:
+            roots.append(os.path.dirname(os.path.abspath(script)))
+    out: list[str] = []
+    for r in roots:
+        r = os.path.abspath(r)
+        if r not in out:
+            out.append(r)
+    return out
+
+
+def _installed_file(path: str) -> str | None:
+    """PATH inside the installed top-level package, located without importing anything."""
+    from importlib.machinery import PathFinder
+
+    top, _, rest = path.partition("/")
+    if not top.isidentifier():
+        return None
+    try:
+        spec = PathFinder.find_spec(top)
+    except (ImportError, ValueError, OSError):
+        return None
+    if spec is None:
+        return None
+    locations = list(spec.submodule_search_locations or [])
+    if not locations:  # a plain module: PATH names it directly
+        origin = spec.origin or ""
+        return origin if not rest and os.path.isfile(origin) else None
+    for loc in locations:
+        candidate = os.path.join(loc, rest)
+        if os.path.isfile(candidate):
+            return candidate
+    return None
+
+
+def locate_stack_file(ctx, path: str) -> str | None:
+    """The file the launch would run for PATH: a code base's copy first, else the installed one."""
+    memo_key = "stack_file:" + path
+    if memo_key in ctx.memo:
+        return ctx.memo[memo_key]
+    found = None
+    for root in _code_search_roots(ctx):
+        for candidate in (os.path.join(root, path), os.path.join(root, "src", path)):
+            if os.path.isfile(candidate):
+                found = candidate
+                break
+        if found:
+            break
+    if found is None and ctx._code is not None:
+        found = _installed_file(path)
+    ctx.memo[memo_key] = found
+    return found
+
+
+def read_stack_text(file: str) -> str | None:
+    """The file's text (None when unreadable or larger than MAX_BYTES), memoised by mtime and size."""
+    try:
+        st = os.stat(file)
+    except OSError:
+        return None
+    memo = _TEXT_MEMO.get(file)
+    if memo is not None and memo[0] == st.st_mtime_ns and memo[1] == st.st_size:
+        return memo[2]
+    text: str | None
+    if st.st_size > MAX_BYTES:
+        text = None
+    else:
+        try:
+            with open(file, "rb") as fh:
+                text = fh.read(MAX_BYTES + 1).decode("utf-8", errors="replace")
+        except OSError:
+            text = None
+    _TEXT_MEMO[file] = (st.st_mtime_ns, st.st_size, text)
+    return text
+
+
+def _f_found(ctx, node, a) -> Any:
+    file = locate_stack_file(ctx, node.static)
+    return file is not None and read_stack_text(file) is not None
+
+
+def _f_has(ctx, node, a) -> Any:
+    path, regex = node.static
+    file = locate_stack_file(ctx, path)
+    text = read_stack_text(file) if file else None
+    if text is None:
+        return Unk(f"the stack's source {path} is not at hand", "unknown")
+    return regex.compiled.search(text) is not None
+
+
+def _f_file(ctx, node, a) -> Any:
+    file = locate_stack_file(ctx, node.static)
+    if file is None:
+        return Unk(f"the stack's source {node.static} is not at hand", "absent")
+    return file
+
+
+STACK_FUNCTIONS: dict[str, Function] = {
+    "stack_source_found": Function(
+        (STR,),
+        (),
+        BOOL,
+        _f_found,
+        "the stack's source file PATH (relative to a package root) is at hand: in a code base of the "
+        "launch (ROOT/PATH or ROOT/src/PATH) or in the installed distribution (located without "
+        "importing); never undecided",
+        literal=(0,),
+        compile_static=lambda args: _compile_path(args),
+    ),
+    "stack_source_has": Function(
+        (STR, STR),
+        (),
+        BOOL,
+        _f_has,
+        "the stack's source file PATH contains a match of REGEX (re.search over its text); unknown when "
+        "the file is not at hand",
+        literal=(0, 1),
+        compile_static=_compile_path_regex,
+    ),
+    "stack_source_file": Function(
+        (STR,),
+        (),
+        STR,
+        _f_file,
+        "where the stack's source file PATH was found (for messages); absent when not at hand",
+        literal=(0,),
+        compile_static=lambda args: _compile_path(args),
+    ),
+}
