@@ -9,7 +9,7 @@ import textwrap
 
 from packlint.api import inspect_script
 from packlint.codebase import CodeOptions, CodeSession
-from packlint.conditions.functions.stacks import _installed_file, locate_stack_file
+from packlint.conditions.functions.stack_source import _installed_file, locate_stack_file
 from packlint.conditions.tree import EvalContext, Unk
 from packlint.engine import check_model
 from packlint.errors import PacklintError
@@ -76,7 +76,7 @@ def test_installed_lookup_never_imports():
     # megatron-core is installed in the project's venv; locating a file inside it must not import it
     code = (
         "import sys\n"
-        "from packlint.conditions.functions.stacks import _installed_file\n"
+        "from packlint.conditions.functions.stack_source import _installed_file\n"
         "p = _installed_file('megatron/core/datasets/gpt_dataset.py')\n"
         "print(p is not None, any(m == 'megatron' or m.startswith('megatron.') for m in sys.modules))\n"
     )

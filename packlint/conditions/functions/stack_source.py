@@ -153,7 +153,7 @@ def _f_file(ctx, node, a) -> Any:
     return file
 
 
-STACK_FUNCTIONS: dict[str, Function] = {
+STACK_SOURCE_FUNCTIONS: dict[str, Function] = {
     "stack_source_found": Function(
         (STR,),
         (),
