@@ -5,8 +5,9 @@ depends on still exists in the code the launch will run.
 PATH (a path relative to a package root, as in the stack's repository under `src/` or in site-packages)
 in, in order:
 
-1. the launch's code bases: the roots the code reader searched for the program (`--code-base`, the
-   checkout the script lives in, the launch's PYTHONPATH), each as `ROOT/PATH` and `ROOT/src/PATH`;
+1. the launch's code bases: the program's root and the launch's PYTHONPATH, the checkout the script
+   lives in (its directory up to the repository root), the `--code-base` roots; each as `ROOT/PATH`
+   and `ROOT/src/PATH`;
 2. the installed distribution: the top-level package of PATH located on `sys.path` with
    `importlib.machinery.PathFinder.find_spec`, which searches the directories and never imports
    (`importlib.util.find_spec('a.b')` would import `a`: not used).
@@ -45,20 +46,27 @@ def _compile_path_regex(args: list) -> tuple[str, LazyRegex]:
 
 
 def _code_search_roots(ctx) -> list[str]:
-    """The directories the launch's code is looked up in, as the code reader searched them."""
-    roots: list[str] = []
+    """The directories the launch's code is looked up in: the program's root and the launch's PYTHONPATH
+    (when the code reader resolved them), the script's checkout (its directory up to the repository
+    root, nearest first), then the other roots the code reader searched (`--code-base`)."""
+    if ctx._code is None:  # code reading is off: no code base, and no installed distribution either
+        return []
+    from packlint.codebase.resolve import script_checkout_dirs
+
     facts = None
     try:
         facts = ctx.code_facts()
     except Exception:  # a reader bug must not take the check down
         facts = None
     res = getattr(facts, "resolution", None)
+    roots: list[str] = []
     if res is not None:
-        roots += [r for r in [res.root, *(res.pythonpath or []), *(res.roots or [])] if r]
-    elif ctx._code is not None:
-        script = ctx.model.get("script")
-        if script:
-            roots.append(os.path.dirname(os.path.abspath(script)))
+        roots += [r for r in [res.root, *(res.pythonpath or [])] if r]
+    script = ctx.model.get("script")
+    if script:
+        roots += script_checkout_dirs(script)
+    if res is not None:
+        roots += [r for r in (res.roots or []) if r]
     out: list[str] = []
     for r in roots:
         r = os.path.abspath(r)
