@@ -432,6 +432,7 @@ def _analyse(job: _Job, keep_model: bool):
             known_env=job.known_env,
             text=text if is_stdin else None,
             display_path=job.display if is_stdin else None,
+            stack_versions=getattr(job.settings, "stack_versions", None) or None,
         )
         main = str(model.get("script") or job.display)
         if main != job.display:

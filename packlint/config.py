@@ -44,6 +44,7 @@ KEYS: dict[str, tuple[str, str]] = {
     "path-map": ("pathmap", "a table of container path prefix -> local directory (relative to the config file)"),
     "extend-select": ("codes", "a list of rule codes, code prefixes or names enabled on top of `select`"),
     "doc-url": ("url", "a URL template for each rule's documentation ({code}, {code_lower}, {name}, {anchor})"),
+    "stack-versions": ("stackversions", 'a table of stack -> version (e.g. trl = "0.18")'),
     "megatron-version": (
         "megatron",
         "a Megatron-LM release of the shipped flag snapshots ('core_v0.14.0', '0.14', 'main')",
@@ -267,6 +268,19 @@ def _check_env(c: _KeyCheck, value: Any) -> dict:
     return dict(value)
 
 
+def _check_stack_versions(c: _KeyCheck, value: Any) -> dict:
+    from packlint.configs import STACKS
+
+    if not isinstance(value, dict):
+        raise c.expected(value)
+    for name, v in value.items():
+        if name not in STACKS:
+            raise c.error(f"{name!r} is not a stack packlint knows (one of {', '.join(STACKS)})")
+        if not isinstance(v, str) or not re.match(r"^\d+(\.\d+)*", v):
+            raise c.error(f'{name}: expected a version string such as "0.18", got {v!r}')
+    return dict(value)
+
+
 def _check_megatron(c: _KeyCheck, value: Any) -> str:
     from packlint.codebase.snapshots import normalize_version, release_names
 
@@ -290,6 +304,7 @@ _CHECKS: dict[str, Any] = {
     "globcodes": _check_globcodes,
     "env": _check_env,
     "megatron": _check_megatron,
+    "stackversions": _check_stack_versions,
 }
 
 
@@ -388,6 +403,7 @@ class Settings:
         "path-map",
         "doc-url",
         "megatron-version",
+        "stack-versions",
     )
 
     def __init__(self) -> None:
@@ -407,6 +423,7 @@ class Settings:
         self.code_reading = True
         self.code_cache = True
         self.megatron_version: str | None = None  # pins the Megatron-LM flag snapshot (issue 10)
+        self.stack_versions: dict[str, str] = {}  # stack -> version, when neither code nor install says (issue 20)
         self.origins: dict[str, str] = {k: "default" for k in self.FIELDS}
 
     @property
@@ -455,6 +472,7 @@ class Settings:
                 "path-map": dict(self.path_maps),
                 "doc-url": self.doc_url,
                 "megatron-version": self.megatron_version,
+                "stack-versions": self.stack_versions,
             },
             "origins": dict(self.origins),
         }
@@ -520,6 +538,8 @@ def merge(cfg: ConfigFile | None, cli: CliSettings) -> Settings:
             "command line (--path-map)" if prev == "default" else f"command line (--path-map) + {prev}"
         )
     s.code_reading, s.code_cache = cli.code_reading, cli.code_cache
+    if "stack-versions" in v:
+        s.stack_versions, s.origins["stack-versions"] = dict(v["stack-versions"]), origin("stack-versions")
     if "megatron-version" in v:
         s.megatron_version, s.origins["megatron-version"] = v["megatron-version"], origin("megatron-version")
     if cli.megatron_version:

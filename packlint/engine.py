@@ -19,7 +19,7 @@ from typing import Any
 from packlint.conditions import EvalContext, Expr, Unk
 from packlint.conditions.tree import And, Var
 from packlint.findings import SEVERITY_RANK, Finding, FixPlan, Location, Related
-from packlint.rule_table import LocationSpec, Rule, RuleTable, version_applies
+from packlint.rule_table import LocationSpec, Rule, RuleTable, parse_versions, version_applies, version_in_range
 
 
 class _Hit:
@@ -411,6 +411,43 @@ def code_version(model: dict, launch: dict) -> str | None:
     return launch.get("code_version") or model.get("code_version")
 
 
+def stack_version_of(launch: dict, stack: str) -> str | None:
+    """The version of `stack` for a launch: the launch's own stack version when it runs that stack,
+    else the distribution installed here (packlint.configs.versions); None when unknown."""
+    cfg = launch.get("config") or next((v.get("config") for v in launch.get("variants") or [] if v.get("config")), None)
+    if cfg and cfg.get("stack") == stack:
+        return (cfg.get("stack_version") or {}).get("value")
+    from packlint.configs import table
+    from packlint.configs.versions import stack_version
+
+    dist = next((e.get("dist") for e in table()["program"] if e["stack"] == stack), None)
+    return stack_version(stack, dist, None, None).get("value")
+
+
+def _version_gate(rule: Rule, model: dict, launch: dict) -> tuple[bool, str]:
+    """(applies, message suffix): a rule outside its `versions` range says nothing; a stack version
+    that is unknown keeps the rule, and its messages say what was assumed."""
+    versions = getattr(rule, "versions", None)
+    if not versions:
+        return True, ""
+    stack, constraints = parse_versions(versions)
+    if stack == "core":
+        return version_applies(versions, code_version(model, launch)), ""
+    have = stack_version_of(launch, stack)
+    if have is None or version_in_range(constraints, have) is None:
+        return True, f" (assumed {versions}: the installed version is unknown)"
+    return bool(version_in_range(constraints, have)), ""
+
+
+def _with_suffix(findings: list[Finding], suffix: str) -> list[Finding]:
+    return [
+        Finding(
+            f.code, f.name, f.severity, f.message + suffix, f.location, f.related, f.certainty, f.when, f.help, f.fix
+        )
+        for f in findings
+    ]
+
+
 def _run_launch_rule(
     model: dict,
     launch: dict,
@@ -419,8 +456,22 @@ def _run_launch_rule(
     contexts: list[EvalContext] | None = None,
     launch_loc: Location | None = None,
 ) -> list[Finding]:
-    if getattr(rule, "versions", None) and not version_applies(rule.versions, code_version(model, launch)):
+    applies, suffix = _version_gate(rule, model, launch)
+    if not applies:
         return []
+    if suffix:
+        return _with_suffix(_run_launch_rule_in_range(model, launch, rule, code, contexts, launch_loc), suffix)
+    return _run_launch_rule_in_range(model, launch, rule, code, contexts, launch_loc)
+
+
+def _run_launch_rule_in_range(
+    model: dict,
+    launch: dict,
+    rule: Rule,
+    code: Callable[[dict, dict], Any] | None = None,
+    contexts: list[EvalContext] | None = None,
+    launch_loc: Location | None = None,
+) -> list[Finding]:
     variants = _variants(launch)
     if contexts is None:
         contexts = [EvalContext(model, launch, v, code=code) for v in variants]
@@ -554,6 +605,10 @@ def _hit(rule: Rule, ctx: EvalContext, vi: int, fallback: Location) -> _Hit:
         loc = _resolve(spec, ctx, None)
         if loc is not None and loc != location:
             related.append(Related(loc, tmpl.render(ctx)))
+    # a finding in a config file: the launch that reads it is where the user looks next
+    in_other_file = ctx.launch and location.path != ctx.launch.get("file") == fallback.path
+    if in_other_file and all(r.location != fallback for r in related):
+        related.append(Related(fallback, "the launch that reads this configuration"))
     return _Hit(
         vi,
         severity,
@@ -563,6 +618,23 @@ def _hit(rule: Rule, ctx: EvalContext, vi: int, fallback: Location) -> _Hit:
         tuple(related),
         _fix_plan(rule, ctx, location),
     )
+
+
+def _setting_location(ctx: EvalContext, name: str) -> Location | None:
+    """Where a configuration key's merged value was set (`setting:KEY`, `setting:deepspeed:KEY`)."""
+    cfg = ctx.variant.get("config") if ctx.variant else None
+    if not cfg:
+        return None
+    section, sep, key = name.partition(":")
+    if not sep or section not in ("main", "deepspeed", "accelerate"):
+        section, key = "main", name
+    settings = cfg.get("settings") if section == "main" else (cfg.get("sections") or {}).get(section)
+    if not settings:
+        return None
+    entry = settings.get(key)
+    if entry is None:  # a mapping: where its first key was set
+        entry = next((e for k, e in settings.items() if k.startswith(key + ".")), None)
+    return Location.from_json(entry) if entry else None
 
 
 def _fix_plan(rule: Rule, ctx: EvalContext, location: Location) -> FixPlan | None:
@@ -608,6 +680,14 @@ def _resolve(spec: LocationSpec, ctx: EvalContext, fallback: Location | None) ->
             if spec.part == "value":
                 loc = Location.from_json(entry.get("value_location"))
             loc = loc or Location.from_json(entry)
+    elif spec.kind == "setting":
+        loc = _setting_location(ctx, name or "")
+    elif spec.kind == "config_file":
+        cfg = v.get("config") or {}
+        bad = next((f for f in cfg.get("files", []) if f.get("missing") or f.get("error")), None)
+        if bad is not None:
+            loc = Location.from_json(bad.get("named_at")) if bad.get("missing") else None
+            loc = loc or Location.from_json(bad.get("error_at")) or Location.from_json(bad.get("named_at"))
     elif spec.kind == "exported_after":
         loc = Location.from_json(v.get("exported_after", {}).get(name))
     elif spec.kind in ("flag", "launcher_flag"):

@@ -167,9 +167,10 @@ class Variant:
     launchers: list[str]
     positionals: list[Value] = factory(list)
     parallel: dict | None = None
+    config: dict | None = None  # the launch's configuration (packlint.configs), None: no stack, no file
 
     def to_json(self) -> dict:
-        return {
+        d = {
             "when": [c.describe() for c in self.when],
             "env": self.env,
             "unexported": self.unexported,
@@ -187,6 +188,9 @@ class Variant:
             "argv": [_value_json(v) for v in self.argv],
             "command": [_value_json(v) for v in self.command],
         }
+        if self.config is not None:
+            d["config"] = self.config
+        return d
 
 
 @record
@@ -222,6 +226,10 @@ class Launch:
         }
         if len(programs) > 1:
             d["programs"] = sorted(p for p in programs if p)
+        configs = [j.get("config") for j in jv]
+        if any(c is not None for c in configs):
+            # the launch's configuration when every variant has the same; else each variant has its own
+            d["config"] = configs[0] if all(c == configs[0] for c in configs) else None
         return d
 
 
@@ -262,7 +270,18 @@ def _merge_maps(maps: list[dict], jv: list[dict], *, occurrences: bool = False) 
     return out
 
 
-def build_variant(inst: LaunchInstance, export_events, memo: dict | None = None) -> Variant:
+class ConfigContext:
+    """What reading a launch's config files needs: the script's directory and the version pins."""
+
+    __slots__ = ("script_dir", "pins")
+
+    def __init__(self, script_dir: str | None, pins: dict[str, str] | None = None) -> None:
+        self.script_dir, self.pins = script_dir, pins
+
+
+def build_variant(
+    inst: LaunchInstance, export_events, memo: dict | None = None, cfg_ctx: ConfigContext | None = None
+) -> Variant:
     parts = L.split_launch(inst.fields)
     flags, positionals = parse_program_flags(parts.program_args)
     launcher_flags: dict[str, list[FlagOccurrence]] = {}
@@ -291,6 +310,13 @@ def build_variant(inst: LaunchInstance, export_events, memo: dict | None = None)
             _, span, var = events[k]
             exported_after[name] = {**entry(name, var), **_loc(span)}
     layout = L.process_layout(parts.launchers, parts.launcher_options)
+    config = None
+    if cfg_ctx is not None:
+        from packlint.configs import launch_config
+
+        config = launch_config(
+            parts.program, parts.launchers, flags, launcher_flags, positionals, cfg_ctx.script_dir, cfg_ctx.pins
+        )
     return Variant(
         inst.when,
         env,
@@ -305,6 +331,7 @@ def build_variant(inst: LaunchInstance, export_events, memo: dict | None = None)
         parts.launchers,
         positionals,
         parallel_sizes(layout, flags, positionals),
+        config,
     )
 
 
@@ -439,7 +466,9 @@ def _exports_by_name(export_events) -> dict[str, list[tuple]]:
     return by_name
 
 
-def group_launches(instances: list[LaunchInstance], export_events) -> list[Launch]:
+def group_launches(
+    instances: list[LaunchInstance], export_events, cfg_ctx: ConfigContext | None = None
+) -> list[Launch]:
     """One launch per (source location, call/loop context); its variants deduplicated."""
     order: list[tuple] = []
     groups: dict[tuple, list[LaunchInstance]] = {}
@@ -465,7 +494,7 @@ def group_launches(instances: list[LaunchInstance], export_events) -> list[Launc
                 prev = seen[sig]
                 prev.when = tuple(c for c in prev.when if c in set(inst.when))
                 continue
-            v = build_variant(inst, export_events, memo)
+            v = build_variant(inst, export_events, memo, cfg_ctx)
             seen[sig] = v
             variants.append(v)
         launches.append(Launch(key[0], key[1], variants))
@@ -473,7 +502,15 @@ def group_launches(instances: list[LaunchInstance], export_events) -> list[Launc
 
 
 def build_script_model(
-    path, *, env=None, inherit_env=False, args=(), known_env=(), text=None, display_path=None
+    path,
+    *,
+    env=None,
+    inherit_env=False,
+    args=(),
+    known_env=(),
+    text=None,
+    display_path=None,
+    stack_versions: dict[str, str] | None = None,
 ) -> ScriptModel:
     from packlint.source import display_path as shown
 
@@ -484,5 +521,7 @@ def build_script_model(
         caller_env.update(os.environ)
     caller_env.update(env or {})
     interp, ps = interpret_file(path, display, text=text, env=caller_env, args=list(args), known_env=tuple(known_env))
-    launches = group_launches(interp.launches, interp.export_events)
+    script_dir = os.path.dirname(os.path.abspath(path)) if path not in ("-", "<stdin>") else None
+    cfg_ctx = ConfigContext(script_dir, stack_versions)
+    launches = group_launches(interp.launches, interp.export_events, cfg_ctx)
     return ScriptModel(display, list(args), launches, interp.diagnostics, ps.source.notes)

@@ -57,6 +57,11 @@ LOCATION_KINDS = {
     "exported_after": (True, ("",)),
     "flag": (True, ("", "value", "first", "first_value")),
     "launcher_flag": (True, ("", "value")),
+    # issue 20: where a configuration key's merged value was set (a YAML/JSON line or the override
+    # word); `setting:deepspeed:train_batch_size` for a section. `config_file`: the argument naming
+    # a config file that was not found or could not be read (its first such file).
+    "setting": (True, ("",)),
+    "config_file": (False, ()),
 }
 
 FOR_EACH_BUILTIN = {"flags", "env", "diagnostics"}
@@ -77,8 +82,50 @@ def is_released(rule: Rule, version: str = __version__) -> bool:
     return rule.since is None or version_tuple(rule.since) <= version_tuple(version)
 
 
-# `versions = "core>=0.8"`, `"core<0.16"`, `"core>=0.12,<0.16"`: Megatron core release numbers.
-VERSIONS_PATTERN = r"^core(>=|<)\d+\.\d+(,(>=|<)\d+\.\d+)?$"
+# `versions = "core>=0.8"`, `"core<0.16"`, `"core>=0.12,<0.16"`: Megatron core release numbers;
+# `"trl>=0.19,<0.21"`, `"llamafactory>=0.9.5"`: the version of a training stack (issue 20; stack ids
+# as packlint.configs.STACKS). Operators: >= > <= < == !=.
+_VERSION_STACKS = (
+    "core|llamafactory|trl|axolotl|swift|megatron-swift|hf-trainer|deepspeed|verl|openrlhf|megatron-bridge|"
+    "nemo-rl|internvl|xtuner|torchtitan|megatron-lm"
+)
+_VOP = r"(>=|<=|==|!=|<|>)\d+(\.\d+)*"
+VERSIONS_PATTERN = rf"^({_VERSION_STACKS}){_VOP}(,{_VOP})*$"
+
+
+def parse_versions(versions: str) -> tuple[str, list[tuple[str, tuple[int, ...]]]]:
+    """`"trl>=0.19,<0.21"` -> ("trl", [(">=", (0, 19)), ("<", (0, 21))])."""
+    m = re.match(r"^([a-z][a-z-]*)", versions)
+    stack = m.group(1) if m else ""
+    out = []
+    for part in versions[len(stack) :].split(","):
+        op_m = re.match(r"^(>=|<=|==|!=|<|>)(.*)$", part.strip())
+        if op_m is None:
+            continue
+        out.append((op_m.group(1), tuple(int(x) for x in op_m.group(2).split("."))))
+    return stack, out
+
+
+def version_in_range(constraints: list[tuple[str, tuple[int, ...]]], version: str) -> bool | None:
+    """Whether `version` ("0.19.1", "core_v0.12.0", "0.9.5.dev0") satisfies every constraint, comparing
+    as many release components as the constraint writes; None when the version has no number."""
+    m = re.search(r"(\d+(?:\.\d+)*)", version)
+    if m is None:
+        return None
+    have_all = tuple(int(x) for x in m.group(1).split("."))
+    for op, want in constraints:
+        have = (have_all + (0,) * len(want))[: len(want)]
+        ok = {
+            ">=": have >= want,
+            ">": have > want,
+            "<=": have <= want,
+            "<": have < want,
+            "==": have == want,
+            "!=": have != want,
+        }[op]
+        if not ok:
+            return False
+    return True
 
 
 def version_applies(versions: str | None, version: str | None) -> bool:
@@ -86,18 +133,10 @@ def version_applies(versions: str | None, version: str | None) -> bool:
     "core_v0.12.0"). Without a known version every rule applies (the constraint may hold there)."""
     if not versions or not version:
         return True
-    m = re.search(r"(\d+)\.(\d+)", version)
-    if m is None:
+    _stack, constraints = parse_versions(versions)
+    if re.search(r"(\d+)\.(\d+)", version) is None:
         return True
-    have = (int(m.group(1)), int(m.group(2)))
-    for part in versions[len("core") :].split(","):
-        op, _, num = part.partition("=") if part.startswith(">=") else ("<", "", part[1:])
-        major, minor = (int(x) for x in (num if op == ">" else num).split("."))
-        if op == ">" and have < (major, minor):  # ">=" partitioned as (">", "=", num)
-            return False
-        if op == "<" and have >= (major, minor):
-            return False
-    return True
+    return version_in_range(constraints, version) is not False
 
 
 # ---------------------------------------------------------------------------------------------- compiled

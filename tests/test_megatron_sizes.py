@@ -185,7 +185,9 @@ def test_elastic_range_is_undecided():
 
 @pytest.mark.parametrize("text,message", [
     ("size('world_size') > 1", "unknown size 'world_size'"),
-    ("setting('mbs') == '1'", "unknown setting 'mbs'"),
+    # a name no [defaults] defines is a configuration key (issue 20); a malformed one is an error
+    ("setting('nosuch:mbs') == '1'", "a configuration key is"),
+    ("setting('a..b') == '1'", "a configuration key is"),
     ("size(program()) > 1", "must be a literal"),
     ("setting('micro_batch_size') > 1", "needs a int"),
 ])

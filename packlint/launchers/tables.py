@@ -512,6 +512,14 @@ FRAMEWORK_CLIS: dict[str, LauncherSpec] = {
     "swift pt": LauncherSpec("swift pt", words=2, program_is_tool=True),
     "swift rlhf": LauncherSpec("swift rlhf", words=2, program_is_tool=True),
     "megatron sft": LauncherSpec("megatron sft", words=2, program_is_tool=True),
+    # issue 20: tools whose config file and flags are the training settings (packlint/configs/stacks.toml)
+    "trl sft": LauncherSpec("trl sft", words=2, program_is_tool=True),
+    "trl dpo": LauncherSpec("trl dpo", words=2, program_is_tool=True),
+    "trl grpo": LauncherSpec("trl grpo", words=2, program_is_tool=True),
+    "trl kto": LauncherSpec("trl kto", words=2, program_is_tool=True),
+    "trl reward": LauncherSpec("trl reward", words=2, program_is_tool=True),
+    "axolotl train": LauncherSpec("axolotl train", words=2, program_is_tool=True),
+    "axolotl preprocess": LauncherSpec("axolotl preprocess", words=2, program_is_tool=True),
     "megatron pt": LauncherSpec("megatron pt", words=2, program_is_tool=True),
     "megatron rlhf": LauncherSpec("megatron rlhf", words=2, program_is_tool=True),
     # Ray: `ray job submit [opts] -- CMD` runs CMD on the cluster (its runtime environment, not ours)

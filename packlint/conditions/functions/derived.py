@@ -39,15 +39,44 @@ def _compile_size(args: list) -> str:
     return args[0]
 
 
-def _compile_setting(args: list, scope: Scope) -> Setting:
-    found = scope.settings.get(args[0])
-    if found is None:
-        import difflib
+class ConfigKey:
+    """A key of the launch's merged configuration (issue 20): `train.micro_batch_size` in the main
+    settings; `deepspeed:train_batch_size` / `accelerate:num_processes` in a nested file's section;
+    `main:KEY` forces the main settings for a name that a table's [defaults] also defines."""
 
-        close = difflib.get_close_matches(args[0], list(scope.settings), n=1)
-        hint = f" (did you mean {close[0]!r}?)" if close else ""
-        raise NameLookupError(f"unknown setting {args[0]!r}: not in any table's [defaults]{hint}")
-    return found
+    __slots__ = ("section", "key")
+
+    def __init__(self, section: str, key: str) -> None:
+        self.section, self.key = section, key
+
+    def __reduce__(self):
+        return (ConfigKey, (self.section, self.key))
+
+    def __repr__(self) -> str:
+        return f"ConfigKey({self.section!r}, {self.key!r})"
+
+    @property
+    def label(self) -> str:
+        return self.key if self.section == "main" else f"{self.section}:{self.key}"
+
+
+CONFIG_SECTIONS = ("main", "deepspeed", "accelerate")
+
+
+def _compile_setting(args: list, scope: Scope) -> Setting | ConfigKey:
+    name = args[0]
+    found = scope.settings.get(name)
+    if found is not None:
+        return found
+    section, sep, key = name.partition(":")
+    if not sep:
+        section, key = "main", name
+    if section not in CONFIG_SECTIONS or not key or any(not part for part in key.split(".")):
+        raise NameLookupError(
+            f"setting {name!r}: a configuration key is `KEY`, `a.b.c` or `SECTION:KEY` with SECTION one of "
+            f"{', '.join(CONFIG_SECTIONS)}"
+        )
+    return ConfigKey(section, key)
 
 
 def _f_size(ctx, node, a):
@@ -90,8 +119,87 @@ def _setting_occurrence(ctx, setting: Setting) -> tuple[str, dict] | None:
     return None if best is None else (best[1], best[2])
 
 
+def config_entry(ctx, ck: ConfigKey) -> dict | Unk:
+    """The merged configuration's entry for a key (a SETTING dict: `value` + location), or Unk:
+    absent when the configuration is completely known and does not set it, unknown otherwise."""
+    cfg = ctx.variant.get("config")
+    label = ck.label
+    if cfg is None:
+        return Unk(f"{label}: the launch's configuration is unknown (no known stack, no config file)", "unknown")
+    if ck.section == "main":
+        settings = cfg.get("settings") or {}
+    else:
+        settings = (cfg.get("sections") or {}).get(ck.section)
+        if settings is None:
+            return Unk(f"{label}: the launch has no {ck.section} config", "absent")
+    entry = settings.get(ck.key)
+    if entry is not None:
+        if "unknown" in entry:
+            return Unk(f"{label} is unknown ({entry['unknown']})", "unknown", _loc_of(entry))
+        return entry
+    prefix = ck.key + "."
+    children = {k[len(prefix) :]: e for k, e in settings.items() if k.startswith(prefix)}
+    if children:
+        value: dict = {}
+        first = None
+        for sub, e in children.items():
+            if "unknown" in e:
+                return Unk(f"{label}.{sub} is unknown ({e['unknown']})", "unknown", _loc_of(e))
+            first = first or e
+            cur = value
+            parts = sub.split(".")
+            for p in parts[:-1]:
+                nxt = cur.setdefault(p, {})
+                if not isinstance(nxt, dict):
+                    break
+                cur = nxt
+            else:
+                cur[parts[-1]] = e.get("value")
+        return {**(first or {}), "value": value}
+    why = cfg.get("incomplete") if ck.section == "main" else (cfg.get("unknown_sections") or {}).get(ck.section)
+    if why:
+        return Unk(f"{label} is not in what packlint could read ({why})", "unknown")
+    if ck.section == "main":
+        hidden = _free_unknowns(ctx)
+        if hidden is not None:
+            return Unk(f"{label} may be given by {hidden}", "unknown")
+    return Unk(f"{label} is not set", "absent")
+
+
+def _config_value(ctx, ck: ConfigKey):
+    from packlint.configs import render
+
+    entry = config_entry(ctx, ck)
+    if isinstance(entry, Unk):
+        return entry
+    value = entry.get("value")
+    if value is None:
+        return Unk(f"{ck.label} is null", "absent", _loc_of(entry))
+    return render(value)
+
+
+_FALSE_WORDS = {"false", "0", "no", "off", ""}
+
+
+def _config_enabled(ctx, ck: ConfigKey):
+    entry = config_entry(ctx, ck)
+    if isinstance(entry, Unk):
+        return False if entry.kind == "absent" else entry
+    value = entry.get("value")
+    if isinstance(value, str):
+        low = value.strip().lower()
+        if low in _TRUE_WORDS:
+            return True
+        if low in _FALSE_WORDS:
+            return False
+        return Unk(f"{ck.label} = {value!r} is not a boolean", "invalid", _loc_of(entry))
+    return bool(value)
+
+
 def _f_setting(ctx, node, a):
-    setting: Setting = node.static
+    setting = node.static
+    if isinstance(setting, ConfigKey):
+        return _config_value(ctx, setting)
     found = _setting_occurrence(ctx, setting)
     if found is not None:
         return _entry_value(found[1], found[0])
@@ -111,6 +219,8 @@ _TRUE_WORDS = {"true", "1", "yes", "on"}
 
 
 def _f_enabled(ctx, node, a):
+    if isinstance(node.static, ConfigKey):
+        return _config_enabled(ctx, node.static)
     v = _f_setting(ctx, node, a)
     if isinstance(v, Unk):
         return False if v.kind == "absent" else v
@@ -118,6 +228,11 @@ def _f_enabled(ctx, node, a):
 
 
 def _f_setting_given(ctx, node, a):
+    if isinstance(node.static, ConfigKey):
+        entry = config_entry(ctx, node.static)
+        if isinstance(entry, Unk):
+            return False if entry.kind == "absent" else entry
+        return True
     return _setting_occurrence(ctx, node.static) is not None
 
 
@@ -177,7 +292,10 @@ DERIVED_FUNCTIONS: dict[str, Function] = {
         STR,
         _f_setting,
         "a program setting from [defaults] under any of its spellings (argparse flag, Hydra "
-        "override), the last one given; else its default; absent when it has none",
+        "override), the last one given; else its default; absent when it has none. Any other KEY "
+        "(`a.b.c`, `deepspeed:KEY`, `accelerate:KEY`, `main:KEY`) is the launch's merged configuration "
+        "value as the stack types it, as text (true/false, str() of numbers, compact JSON of lists and "
+        "mappings); absent when the configuration does not set it; unknown when it cannot be read",
         literal=(0,),
         compile_static=_compile_setting,
         scoped=True,
@@ -187,7 +305,8 @@ DERIVED_FUNCTIONS: dict[str, Function] = {
         (),
         BOOL,
         _f_enabled,
-        "a boolean setting is on: given as a store-true flag or with the value true/1/yes/on",
+        "a boolean setting is on: given as a store-true flag or with the value true/1/yes/on; for a "
+        "configuration KEY, its merged value is truthy as the stack types it",
         literal=(0,),
         compile_static=_compile_setting,
         scoped=True,
@@ -197,7 +316,8 @@ DERIVED_FUNCTIONS: dict[str, Function] = {
         (),
         BOOL,
         _f_setting_given,
-        "the script gives the setting under one of its spellings (defaults do not count)",
+        "the script gives the setting under one of its spellings (defaults do not count); for a "
+        "configuration KEY, a config file or a command-line override sets it",
         literal=(0,),
         compile_static=_compile_setting,
         scoped=True,

@@ -1,0 +1,113 @@
+"""Which training stack a launch runs, and its version (issue 20): read from the launch model's
+`config` block (packlint.configs: the stack from the launcher/program, the version from the code
+base, the installed distribution or a `stack-versions` pin)."""
+
+from __future__ import annotations
+
+from packlint.conditions.tree import STR, Function, Unk
+
+
+def _stack_entry(ctx) -> dict | None:
+    """The launch's stack: from its `config` block; a launch without one (a Megatron-LM script with no
+    --yaml-cfg) is matched against the stacks table here, on first use."""
+    cfg = ctx.variant.get("config")
+    if cfg is not None:
+        return cfg
+    memo = ctx.memo
+    if "stack_entry" not in memo:
+        from packlint.configs import match_program
+        from packlint.configs.versions import stack_version
+
+        v = ctx.variant
+        entry = match_program(
+            v.get("program", ctx.launch.get("program")),
+            v.get("launchers") or ctx.launch.get("launchers") or [],
+            v.get("flags") or {},
+        )
+        found = None
+        if entry is not None:
+            import os
+
+            script = ctx.model.get("script")
+            script_dir = os.path.dirname(os.path.abspath(script)) if script and os.path.exists(script) else None
+            found = {
+                "stack": entry["stack"],
+                "stack_version": stack_version(entry["stack"], entry.get("dist"), script_dir, None),
+            }
+        memo["stack_entry"] = found
+    return memo["stack_entry"]
+
+
+def _f_stack(ctx, node, a):
+    cfg = _stack_entry(ctx)
+    stack = cfg.get("stack") if cfg else None
+    if stack is None:
+        return Unk("the launch's stack is not known", "unknown")
+    return stack
+
+
+def _f_stack_version(ctx, node, a):
+    cfg = _stack_entry(ctx)
+    if not cfg or cfg.get("stack") is None:
+        return Unk("the launch's stack is not known", "unknown")
+    v = cfg.get("stack_version") or {}
+    if "value" not in v:
+        return Unk(v.get("unknown") or f"{cfg['stack']}'s version is unknown", "unknown")
+    return str(v["value"])
+
+
+def _bad_file(ctx, kind: str) -> dict | None:
+    cfg = ctx.variant.get("config") or {}
+    for f in cfg.get("files", []):
+        if kind == "missing" and f.get("missing") and f.get("path"):
+            return f
+        if kind == "error" and f.get("error"):
+            return f
+    return None
+
+
+def _f_config_file_missing(ctx, node, a):
+    f = _bad_file(ctx, "missing")
+    return "" if f is None else f["path"]
+
+
+def _f_config_file_error(ctx, node, a):
+    f = _bad_file(ctx, "error")
+    return "" if f is None else f"{f.get('file') or f.get('path')}: {f['error']}"
+
+
+STACK_FUNCTIONS: dict[str, Function] = {
+    "stack": Function(
+        (),
+        (),
+        STR,
+        _f_stack,
+        "the launch's training stack: llamafactory, trl, axolotl, swift, megatron-swift, hf-trainer, "
+        "deepspeed, verl, openrlhf, megatron-bridge, nemo-rl, internvl, xtuner, torchtitan, megatron-lm; "
+        "unknown when packlint cannot tell",
+    ),
+    "stack_version": Function(
+        (),
+        (),
+        STR,
+        _f_stack_version,
+        "the version of the launch's stack (code base, installed distribution, or the stack-versions "
+        "pin); unknown when none says",
+    ),
+    "config_file_missing": Function(
+        (),
+        (),
+        STR,
+        _f_config_file_missing,
+        "the path of the first config file the launch names that packlint did not find ('' when all were "
+        "found); the stack refuses to start without it",
+    ),
+    "config_file_error": Function(
+        (),
+        (),
+        STR,
+        _f_config_file_error,
+        "'FILE: problem' for the first config file the launch names that is not valid YAML/JSON/TOML "
+        "(or over the size bound); '' when none",
+    ),
+}

@@ -1,0 +1,566 @@
+"""The launch's configuration: the config files a launch names, merged as its stack merges them.
+
+`launch_config(...)` gives a launch variant's `config` block of the launch model (see
+docs/config-files.md and packlint.model_types.ConfigJSON): the stack, its version, the files read,
+and every setting with the file:line:col that set it. The per-stack facts (which argument names a
+file, its format, how overrides merge, which keys nest files) are data: packlint/configs/stacks.toml.
+
+A launch of no known stack and no config file costs one dictionary lookup and a few regex tests:
+the YAML/TOML readers are imported only when a file is read.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from typing import Any
+
+from packlint.values import Known, Unknown
+
+_TABLE: dict | None = None
+
+
+def table() -> dict:
+    global _TABLE
+    if _TABLE is None:
+        import sys
+
+        if sys.version_info >= (3, 11):
+            import tomllib
+        else:  # pragma: no cover
+            import tomli as tomllib
+        with open(os.path.join(os.path.dirname(__file__), "stacks.toml"), "rb") as fh:
+            data = tomllib.load(fh)
+        for entry in data["program"]:
+            entry["_launchers"] = set(entry["launcher"].split("|")) if "launcher" in entry else set()
+            entry["_module"] = re.compile(entry["module"]) if "module" in entry else None
+            entry["_program"] = re.compile(entry["program"]) if "program" in entry else None
+            entry["_flags"] = tuple(entry["flag"].split("|")) if "flag" in entry else ()
+        _TABLE = data
+    return _TABLE
+
+
+STACKS = (
+    "llamafactory",
+    "trl",
+    "axolotl",
+    "swift",
+    "megatron-swift",
+    "hf-trainer",
+    "deepspeed",
+    "verl",
+    "openrlhf",
+    "megatron-bridge",
+    "nemo-rl",
+    "internvl",
+    "xtuner",
+    "torchtitan",
+    "megatron-lm",
+)
+
+
+def match_program(program: str | None, launchers: list[str], flags: dict) -> dict | None:
+    """The stacks.toml entry of a launch: by launcher, module or program path (and a flag when the
+    entry names one), else by a flag alone."""
+    launcher = launchers[-1] if launchers else None
+    module = program[3:].strip() if program and program.startswith("-m ") else None
+    for entry in table()["program"]:
+        hit = False
+        if (
+            launcher is not None
+            and launcher in entry["_launchers"]
+            or module is not None
+            and entry["_module"] is not None
+            and entry["_module"].search(module)
+            or program
+            and module is None
+            and entry["_program"] is not None
+            and entry["_program"].search(program)
+        ):
+            hit = True
+        elif not entry["_launchers"] and entry["_module"] is None and entry["_program"] is None:
+            hit = any(f in flags for f in entry["_flags"])
+            if hit and launcher in ("llamafactory-cli train", "swift sft", "trl sft"):
+                hit = False
+        if hit and entry["_flags"] and (entry["_launchers"] or entry["_module"] or entry["_program"]):
+            hit = any(f in flags for f in entry["_flags"])
+        if hit:
+            return entry
+    return None
+
+
+# ---------------------------------------------------------------------------------------------- paths
+
+
+def _search_dirs(script_dir: str | None) -> list[str]:
+    """Where a relative path in a script may point: the script's directory and its parents up to the
+    checkout (a directory with .git, at most 8 levels up; without one, the script's directory only),
+    then the current directory (a script is usually run from the checkout's root or its own directory)."""
+    dirs: list[str] = []
+    if script_dir:
+        d = os.path.abspath(script_dir)
+        chain = []
+        for _ in range(8):
+            chain.append(d)
+            if os.path.exists(os.path.join(d, ".git")):
+                dirs = chain
+                break
+            parent = os.path.dirname(d)
+            if parent == d:
+                break
+            d = parent
+        if not dirs:
+            dirs = [os.path.abspath(script_dir)]
+    cwd = os.getcwd()
+    if cwd not in dirs:
+        dirs.append(cwd)
+    return dirs
+
+
+def resolve_path(text: str, base_dirs: list[str]) -> str | None:
+    text = os.path.expanduser(text)
+    if os.path.isabs(text):
+        return text if os.path.isfile(text) else None
+    for d in base_dirs:
+        p = os.path.join(d, text)
+        if os.path.isfile(p):
+            return p
+    return None
+
+
+def _shown(path: str) -> str:
+    from pathlib import Path
+
+    from packlint.source import display_path
+
+    return display_path(Path(path))
+
+
+# ---------------------------------------------------------------------------------------------- files
+
+_FILE_CACHE: dict[tuple, Any] = {}
+MAX_FILE_CACHE = 256
+
+
+def read_config_file(path: str, fmt: str, dialect: str):
+    """(CNode root, None) or (None, ConfigFileError): read once per process per file version."""
+    from packlint.configs.files import MAX_CONFIG_BYTES, ConfigFileError, load_text
+
+    try:
+        st = os.stat(path)
+    except OSError as exc:
+        return None, ConfigFileError(f"cannot read: {exc.strerror}")
+    key = (os.path.abspath(path), st.st_mtime_ns, st.st_size, fmt, dialect)
+    found = _FILE_CACHE.get(key)
+    if found is not None:
+        return found
+    if st.st_size > MAX_CONFIG_BYTES:
+        out: tuple = (None, ConfigFileError(f"the file is over {MAX_CONFIG_BYTES // (1024 * 1024)} MiB: not read"))
+    else:
+        try:
+            with open(path, "rb") as fh:
+                data = fh.read()
+            text = data.decode("utf-8-sig")
+            out = (load_text(text, fmt, dialect), None)
+        except UnicodeDecodeError:
+            out = (None, ConfigFileError("the file is not UTF-8 text"))
+        except OSError as exc:
+            out = (None, ConfigFileError(f"cannot read: {exc.strerror}"))
+        except ConfigFileError as exc:
+            out = (None, exc)
+    if len(_FILE_CACHE) >= MAX_FILE_CACHE:
+        _FILE_CACHE.clear()
+    _FILE_CACHE[key] = out
+    return out
+
+
+# ---------------------------------------------------------------------------------------------- settings
+
+
+def _loc(file: str, node) -> dict:
+    return {
+        "file": file,
+        "line": node.line,
+        "column": node.column,
+        "end_line": node.end_line,
+        "end_column": node.end_column,
+    }
+
+
+def _span_loc(span) -> dict:
+    if span is None:
+        return {}
+    return {
+        "file": span.file,
+        "line": span.line,
+        "column": span.column,
+        "end_line": span.end_line,
+        "end_column": span.end_column,
+    }
+
+
+def flatten(node, file: str, prefix: str, out: dict, source: str = "file") -> None:
+    """Leaf settings of a file under dotted keys (lists and empty mappings are leaves)."""
+    value = node.value
+    if isinstance(value, dict) and value:
+        for k, child in value.items():
+            flatten(child, file, f"{prefix}.{k}" if prefix else k, out, source)
+        return
+    if not prefix:
+        return
+    out[prefix] = {"value": node.plain(), **_loc(file, node), "source": source}
+
+
+def _remove_prefix(settings: dict, key: str) -> None:
+    for k in [k for k in settings if k == key or k.startswith(key + ".")]:
+        del settings[k]
+
+
+def _set_value(settings: dict, key: str, value: Any, loc: dict, source: str) -> None:
+    _remove_prefix(settings, key)
+    if isinstance(value, dict) and value:
+        for k, v in value.items():
+            _set_value(settings, f"{key}.{k}", v, loc, source)
+        return
+    settings[key] = {"value": value, **loc, "source": source}
+
+
+_BOOL_WORDS = {"true": True, "false": False}
+
+
+def _flag_value(occ) -> tuple[Any, str | None]:
+    """A `--key value` flag's value as text (HfArgumentParser types it by the field, which packlint does
+    not know: bool words become booleans, other text stays text); (None, reason) when unknown."""
+    if not occ.args:
+        return True, None
+    unknown = next((a for a in occ.args if isinstance(a, Unknown)), None)
+    if unknown is not None:
+        return None, unknown.reason
+    texts = [a.text for a in occ.args]
+    if len(texts) > 1:
+        return texts, None
+    t = texts[0]
+    return _BOOL_WORDS.get(t.lower(), t), None
+
+
+def _hydra_value(text: str) -> Any:
+    """A Hydra/OmegaConf override's value (`1e-5`, `true`, `null`, `[a,b]`, `'quoted'`), read with
+    OmegaConf's YAML typing (OmegaConf.from_dotlist loads the value as YAML)."""
+    from packlint.configs.files import ConfigFileError, load_yaml
+
+    try:
+        return load_yaml(text, "omegaconf").plain() if text.strip() else None
+    except ConfigFileError:
+        return text
+
+
+def _apply_overrides(entry: dict, cfg: dict, flags: dict, config_flags: set[str], settings: dict) -> None:
+    styles = entry.get("overrides", ["none"])
+    occurrences = sorted(
+        ((name, occ) for name, occs in flags.items() for occ in occs if name not in config_flags),
+        key=lambda p: (p[1].span.line, p[1].span.column) if p[1].span else (0, 0),
+    )
+    for name, occ in occurrences:
+        loc = _span_loc(occ.span)
+        if occ.style == "hydra" and ("dotlist" in styles or "hydra" in styles):
+            key = name
+            if key.startswith("~"):
+                _remove_prefix(settings, key[1:])
+                continue
+            key = key.lstrip("+")
+            if not occ.args:
+                continue
+            arg = occ.args[0]
+            if isinstance(arg, Unknown):
+                _remove_prefix(settings, key)
+                settings[key] = {"unknown": f"{name} is {arg.reason}", **loc, "source": "override"}
+                continue
+            vloc = _span_loc(arg.span) if arg.span is not None else loc
+            # Hydra reads `key=` as the empty string; OmegaConf's dotlist as null (yaml.load(""))
+            value = "" if "hydra" in styles and not arg.text.strip() else _hydra_value(arg.text)
+            _set_value(settings, key, value, vloc or loc, "override")
+        elif name.startswith("--") and ("hf" in styles or "dotted-flags" in styles):
+            key = name[2:]
+            if "hf" in styles:
+                key = key.replace("-", "_")
+            value, unknown = _flag_value(occ)
+            _remove_prefix(settings, key)
+            if unknown is not None:
+                settings[key] = {"unknown": f"{name} is {unknown}", **loc, "source": "flag"}
+            else:
+                vspan = occ.args[0].span if len(occ.args) == 1 and occ.args[0].span is not None else occ.span
+                settings[key] = {"value": value, **_span_loc(vspan), "source": "flag"}
+        elif "none" not in styles and not name.startswith("-"):
+            # a bare `key=value` where the stack takes none: the program decides what it means
+            cfg.setdefault("notes", []).append(f"{name}=... is not an override this stack reads")
+
+
+_INTERP = re.compile(r"\$\{([^${}]*)\}")
+
+
+def resolve_interpolations(settings: dict) -> None:
+    """OmegaConf `${a.b}`: the referenced setting's value where it is known; `${oc.env:X}`, relative
+    and unresolvable references make the setting unknown."""
+    for _ in range(4):  # chains `${a}` -> `${b}`: a few rounds
+        changed = False
+        for key, s in list(settings.items()):
+            v = s.get("value")
+            if not isinstance(v, str) or "${" not in v:
+                continue
+            m = _INTERP.fullmatch(v)
+            if m is not None:
+                ref = m.group(1)
+                target = settings.get(ref) if ":" not in ref and not ref.startswith(".") else None
+                if (
+                    target is not None
+                    and "value" in target
+                    and not (isinstance(target["value"], str) and "${" in target["value"])
+                ):
+                    settings[key] = {**s, "value": target["value"], "interpolation": v}
+                    changed = True
+                    continue
+                if target is None or "unknown" in target:
+                    settings[key] = {
+                        **{k: x for k, x in s.items() if k != "value"},
+                        "unknown": f"the interpolation {v} cannot be resolved",
+                    }
+                    changed = True
+                continue
+            parts = []
+            ok = True
+            for ref in _INTERP.findall(v):
+                target = settings.get(ref) if ":" not in ref and not ref.startswith(".") else None
+                if (
+                    target is None
+                    or "value" not in target
+                    or (isinstance(target["value"], str) and "${" in target["value"])
+                ):
+                    ok = False
+                    break
+                parts.append(target["value"])
+            if ok:
+                text = _substitute(v, parts)
+                settings[key] = {**s, "value": text, "interpolation": v}
+                changed = True
+            elif all(":" in r or r.startswith(".") or r in settings for r in _INTERP.findall(v)):
+                continue  # waits for another round
+            else:
+                settings[key] = {
+                    **{k: x for k, x in s.items() if k != "value"},
+                    "unknown": f"the interpolation {v} cannot be resolved",
+                }
+                changed = True
+        if not changed:
+            break
+    for key, s in list(settings.items()):
+        v = s.get("value")
+        if isinstance(v, str) and _INTERP.search(v):
+            settings[key] = {
+                **{k: x for k, x in s.items() if k != "value"},
+                "unknown": f"the interpolation {v} cannot be resolved",
+            }
+
+
+def _substitute(text: str, parts: list) -> str:
+    it = iter(parts)
+    return _INTERP.sub(lambda _m: render(next(it)), text)
+
+
+def render(value: Any) -> str:
+    """A setting's value as text, for conditions and messages: true/false, str() of numbers, compact
+    JSON of lists and mappings."""
+    if value is True:
+        return "true"
+    if value is False:
+        return "false"
+    if value is None:
+        return "null"
+    if isinstance(value, (list, dict)):
+        import json
+
+        return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+    return str(value)
+
+
+# ---------------------------------------------------------------------------------------------- launches
+
+
+def _file_word(entry_file: dict, flags: dict, positionals: list) -> tuple[str | None, Any, Any]:
+    """(how it is named, the Value naming the file, the flag occurrence) or (None, None, None)."""
+    for name in entry_file.get("flags", []):
+        occs = flags.get(name)
+        if occs:
+            occ = occs[-1]
+            return name, (occ.args[0] if occ.args else None), occ
+    pos = entry_file.get("positional")
+    if pos is not None and len(positionals) > pos:
+        v = positionals[pos]
+        suffixes = tuple(entry_file.get("suffixes", ()))
+        if isinstance(v, Unknown):
+            return "positional", v, None
+        if not suffixes or v.text.lower().endswith(suffixes):
+            return "positional", v, None
+    return None, None, None
+
+
+def launch_config(
+    program: str | None,
+    launchers: list[str],
+    flags: dict,
+    launcher_flags: dict,
+    positionals: list,
+    script_dir: str | None,
+    pins: dict[str, str] | None = None,
+) -> dict | None:
+    """The `config` block of one launch variant, or None for a launch of no known stack that names
+    no config file (the common case: nothing is read)."""
+    entry = match_program(program, launchers, flags)
+    file_flags = entry.get("file", {}).get("flags", ()) if entry is not None else ()
+    if entry is not None and entry.get("only_with_file") and not any(f in flags for f in file_flags):
+        return None
+    generic = None
+    if entry is None:
+        g = table()["generic"]
+        named = next((f for f in g["flags"] if f in flags), None)
+        first = positionals[0] if positionals else None
+        by_position = isinstance(first, Known) and first.text.lower().endswith(tuple(g["suffixes"]))
+        by_launcher = any(n in launcher_flags for n in ("--config_file", "--config-file"))
+        if named is None and not by_position and not by_launcher:
+            return None
+        generic = g
+    cfg: dict[str, Any] = {
+        "stack": entry["stack"] if entry else None,
+        "files": [],
+        "settings": {},
+        "sections": {},
+    }
+    if entry is not None:
+        from packlint.configs.versions import stack_version
+
+        cfg["stack_version"] = stack_version(entry["stack"], entry.get("dist"), script_dir, pins)
+    else:
+        cfg["stack_version"] = {"unknown": "the stack is not known"}
+    dirs = _search_dirs(script_dir)
+    incomplete: list[str] = []
+    settings: dict = cfg["settings"]
+    if entry is not None:
+        spec: dict = entry.get("file", {})
+    else:
+        g = generic or {}
+        spec = {"flags": g.get("flags", []), "positional": 0, "suffixes": g.get("suffixes", [])}
+    dialect = (entry or generic or {}).get("yaml", "pyyaml")
+    section = entry.get("section", "main") if entry else "main"
+    config_flags: set[str] = set(spec.get("flags", []))
+    target = settings if section == "main" else cfg["sections"].setdefault(section, {})
+    if spec.get("hydra"):
+        from packlint.configs.hydra import compose_hydra
+
+        compose_hydra(cfg, spec, flags, dirs, target, incomplete)
+        config_flags |= {"--config-path", "--config-name", "--config-dir", "-cp", "-cn"}
+    else:
+        how, word, occ = _file_word(spec, flags, positionals)
+        if how is not None:
+            fmt = entry.get("format") if entry and entry.get("format") else None
+            _read_into(cfg, section, how, word, occ, fmt, dialect, dirs, target, incomplete, "main")
+    if entry is not None and section == "main":
+        _apply_overrides(entry, cfg, flags, config_flags, settings)
+        if dialect == "omegaconf":
+            resolve_interpolations(settings)
+    elif generic is not None:
+        # how this program merges its command line over the file is unknown: what it names is unknown
+        for name in flags:
+            if name in config_flags:
+                continue
+            key = name.lstrip("-+~")
+            for k in [k for k in settings if k == key or k.startswith(key + ".") or k.replace("_", "-") == key]:
+                settings[k] = {
+                    **{x: y for x, y in settings[k].items() if x != "value"},
+                    "unknown": f"the command line gives {name}; how {program} merges it over the file is unknown",
+                }
+    # files named inside the merged settings (`deepspeed: ds.json`)
+    for key, sec in ((entry or {}).get("nested") or {}).items():
+        s = settings.get(key)
+        if s is None:
+            continue
+        if "unknown" in s:
+            cfg["sections"][sec] = {}
+            cfg.setdefault("unknown_sections", {})[sec] = s["unknown"]
+            continue
+        if isinstance(s.get("value"), str) and s["value"].lower().endswith((".json", ".yaml", ".yml")):
+            _read_nested(cfg, sec, s, dirs, dialect)
+    # the launcher's own config (accelerate launch --config_file)
+    launcher = launchers[-1] if launchers else None
+    lf = table().get("launcher_files", {}).get(launcher or "")
+    if lf is not None:
+        occ = next((launcher_flags[f][-1] for f in lf["flags"] if launcher_flags.get(f)), None)
+        if occ is not None:
+            word = occ.args[0] if occ.args else None
+            sec_settings = cfg["sections"].setdefault(lf["section"], {})
+            _read_into(
+                cfg, lf["section"], "launcher", word, occ, None, lf["yaml"], dirs, sec_settings, [], lf["section"]
+            )
+            for key, sec in (lf.get("nested") or {}).items():
+                s = sec_settings.get(key)
+                if s is not None and isinstance(s.get("value"), str):
+                    _read_nested(cfg, sec, s, dirs, "pyyaml")
+    if incomplete:
+        cfg["incomplete"] = "; ".join(incomplete)
+    if not cfg["sections"]:
+        del cfg["sections"]
+    return cfg
+
+
+def _read_into(cfg, section, how, word, occ, fmt, dialect, dirs, target: dict, incomplete: list, role: str) -> None:
+    from packlint.configs.files import format_of
+
+    named = _span_loc(getattr(word, "span", None) or (occ.span if occ is not None else None))
+    if word is None or isinstance(word, Unknown):
+        reason = word.reason if isinstance(word, Unknown) else "not given"
+        cfg["files"].append({"role": role, "unknown": f"the config file's name is {reason}", "named_at": named or None})
+        incomplete.append(f"the {role} config file's name is {reason}")
+        return
+    path_text = word.text
+    fmt = fmt or format_of(path_text)
+    found = resolve_path(path_text, dirs)
+    record: dict[str, Any] = {"role": role, "path": path_text, "format": fmt, "named_at": named or None}
+    cfg["files"].append(record)
+    if found is None:
+        record["missing"] = True
+        record["searched"] = [_shown(d) for d in dirs]
+        incomplete.append(f"the config file {path_text} was not found")
+        return
+    shown = _shown(found)
+    record["file"] = shown
+    root, err = read_config_file(found, fmt, dialect)
+    if err is not None:
+        record["error"] = err.message
+        record["error_at"] = {
+            "file": shown,
+            "line": err.line,
+            "column": err.column,
+            "end_line": err.line,
+            "end_column": err.column,
+        }
+        incomplete.append(f"{path_text} could not be read ({err.message})")
+        return
+    if root.value is not None and not isinstance(root.value, dict):
+        record["error"] = "the file's top level is not a mapping"
+        record["error_at"] = _loc(shown, root)
+        incomplete.append(f"{path_text} is not a mapping")
+        return
+    flatten(root, shown, "", target)
+
+
+def _read_nested(cfg: dict, sec: str, s: dict, dirs: list[str], dialect: str) -> None:
+    from packlint.values import Span
+
+    span = Span(s["file"], s["line"], s["column"], s["end_line"], s["end_column"]) if s.get("file") else None
+    word = Known(s["value"], span)
+    target = cfg["sections"].setdefault(sec, {})
+    sub: list[str] = []
+    _read_into(cfg, sec, "nested", word, None, None, dialect, dirs, target, sub, sec)
+    if sub:
+        cfg.setdefault("unknown_sections", {})[sec] = "; ".join(sub)
+
+
+__all__ = ["STACKS", "launch_config", "match_program", "render", "table"]

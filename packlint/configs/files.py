@@ -1,0 +1,374 @@
+"""Config files read with their positions: YAML (typed as the stack's loader types it), JSON, TOML.
+
+Every value comes back as a `CNode`: the Python value (dict of CNode, list of CNode, or a scalar:
+bool/int/float/str/None) and the span of the text that set it. Nothing here imports PyYAML,
+OmegaConf or Hydra: YAML is composed with ruamel.yaml (its node tree keeps line and column) and its
+plain scalars are resolved by the dialect the stack's own loader uses:
+
+- `pyyaml`: PyYAML's SafeLoader (YAML 1.1: `yes`/`on`/`off` are booleans, `1e-5` is a string);
+  the loader of TRL (`yaml.safe_load`), axolotl, ms-swift, accelerate.
+- `omegaconf`: OmegaConf's loader (`omegaconf/_utils.py` `get_yaml_loader`, omegaconf 2.3): SafeLoader
+  plus a float resolver that reads `1e-5` as a float, and no timestamps; used by LLaMA-Factory
+  (`OmegaConf.load`), Hydra (verl), Megatron-Bridge and NeMo-RL.
+- `yaml12`: YAML 1.2 core schema (ruamel's own default), for loaders that use ruamel.
+- `json`: Python's json module.
+
+Files are bounded (MAX_CONFIG_BYTES, MAX_DEPTH); a malformed file raises ConfigFileError with the
+file and line, never a parser traceback.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from typing import Any
+
+MAX_CONFIG_BYTES = 4 * 1024 * 1024
+MAX_DEPTH = 64
+MAX_NODES = 200_000
+
+
+class ConfigFileError(Exception):
+    def __init__(self, message: str, line: int = 1, column: int = 1) -> None:
+        super().__init__(message)
+        self.message, self.line, self.column = message, line, column
+
+
+class CNode:
+    """One value of a config file and where it was written (1-based line/column, end exclusive)."""
+
+    __slots__ = ("value", "line", "column", "end_line", "end_column")
+
+    def __init__(self, value: Any, line: int, column: int, end_line: int, end_column: int) -> None:
+        self.value, self.line, self.column, self.end_line, self.end_column = value, line, column, end_line, end_column
+
+    def plain(self) -> Any:
+        """The value without positions (dicts and lists of plain values)."""
+        v = self.value
+        if isinstance(v, dict):
+            return {k: n.plain() for k, n in v.items()}
+        if isinstance(v, list):
+            return [n.plain() for n in v]
+        return v
+
+    def __repr__(self) -> str:
+        return f"CNode({self.value!r}@{self.line}:{self.column})"
+
+
+# ---------------------------------------------------------------------------------------------- scalars
+
+_BOOL11 = {
+    "yes": True, "Yes": True, "YES": True, "no": False, "No": False, "NO": False,
+    "true": True, "True": True, "TRUE": True, "false": False, "False": False, "FALSE": False,
+    "on": True, "On": True, "ON": True, "off": False, "Off": False, "OFF": False,
+}  # fmt: skip
+_NULL = {"", "~", "null", "Null", "NULL"}
+# PyYAML 6 resolver.py (Resolver's implicit resolvers), verbatim
+_INT11 = re.compile(
+    r"""^(?:[-+]?0b[0-1_]+
+    |[-+]?0[0-7_]+
+    |[-+]?(?:0|[1-9][0-9_]*)
+    |[-+]?0x[0-9a-fA-F_]+
+    |[-+]?[1-9][0-9_]*(?::[0-5]?[0-9])+)$""",
+    re.X,
+)
+_FLOAT11 = re.compile(
+    r"""^(?:[-+]?(?:[0-9][0-9_]*)\.[0-9_]*(?:[eE][-+][0-9]+)?
+    |\.[0-9][0-9_]*(?:[eE][-+][0-9]+)?
+    |[-+]?[0-9][0-9_]*(?::[0-5]?[0-9])+\.[0-9_]*
+    |[-+]?\.(?:inf|Inf|INF)
+    |\.(?:nan|NaN|NAN))$""",
+    re.X,
+)
+# omegaconf 2.3 _utils.get_yaml_loader: the float resolver it adds (accepts 1e-5, 1_000.5)
+_FLOAT_OMEGA = re.compile(
+    r"""^(?:[-+]?[0-9]+(?:_[0-9]+)*\.[0-9_]*(?:[eE][-+]?[0-9]+)?
+    |[-+]?[0-9]+(?:_[0-9]+)*(?:[eE][-+]?[0-9]+)
+    |\.[0-9]+(?:_[0-9]+)*(?:[eE][-+][0-9]+)?
+    |[-+]?[0-9]+(?:_[0-9]+)*(?::[0-5]?[0-9])+\.[0-9_]*
+    |[-+]?\.(?:inf|Inf|INF)
+    |\.(?:nan|NaN|NAN))$""",
+    re.X,
+)
+_TIMESTAMP = re.compile(
+    r"""^(?:[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]
+    |[0-9][0-9][0-9][0-9]-[0-9][0-9]?-[0-9][0-9]?
+    (?:[Tt]|[ \t]+)[0-9][0-9]?:[0-9][0-9]:[0-9][0-9](?:\.[0-9]*)?
+    (?:[ \t]*(?:Z|[-+][0-9][0-9]?(?::[0-9][0-9])?))?)$""",
+    re.X,
+)
+# YAML 1.2 core schema
+_BOOL12 = {"true": True, "True": True, "TRUE": True, "false": False, "False": False, "FALSE": False}
+_INT12 = re.compile(r"^(?:[-+]?[0-9]+|0o[0-7]+|0x[0-9a-fA-F]+)$")
+_FLOAT12 = re.compile(
+    r"^(?:[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))$"
+)
+
+
+def _construct_int11(text: str) -> int:
+    # PyYAML SafeConstructor.construct_yaml_int
+    value = text.replace("_", "")
+    sign = 1
+    if value[0] == "-":
+        sign = -1
+    if value[0] in "+-":
+        value = value[1:]
+    if value == "0":
+        return 0
+    if value.startswith("0b"):
+        return sign * int(value[2:], 2)
+    if value.startswith("0x"):
+        return sign * int(value[2:], 16)
+    if value[0] == "0":
+        return sign * int(value, 8)
+    if ":" in value:
+        digits = [int(part) for part in value.split(":")]
+        digits.reverse()
+        base, total = 1, 0
+        for d in digits:
+            total += d * base
+            base *= 60
+        return sign * total
+    return sign * int(value)
+
+
+def _construct_float11(text: str) -> float:
+    # PyYAML SafeConstructor.construct_yaml_float
+    value = text.replace("_", "").lower()
+    sign = 1.0
+    if value[0] == "-":
+        sign = -1.0
+    if value[0] in "+-":
+        value = value[1:]
+    if value == ".inf":
+        return sign * math.inf
+    if value == ".nan":
+        return math.nan
+    if ":" in value:
+        digits = [float(part) for part in value.split(":")]
+        digits.reverse()
+        base, total = 1.0, 0.0
+        for d in digits:
+            total += d * base
+            base *= 60
+        return sign * total
+    return sign * float(value)
+
+
+def resolve_plain(text: str, dialect: str) -> Any:
+    """A plain (unquoted) YAML scalar as the dialect's loader types it."""
+    if dialect == "yaml12":
+        if text in _NULL:
+            return None
+        if text in _BOOL12:
+            return _BOOL12[text]
+        if _INT12.match(text):
+            return int(text, 0) if text[:2] in ("0o", "0x") else int(text)
+        if _FLOAT12.match(text):
+            low = text.lower()
+            return math.nan if low.endswith("nan") else (float(low.replace(".inf", "inf")))
+        return text
+    if text in _NULL:
+        return None
+    if text in _BOOL11:
+        return _BOOL11[text]
+    if _INT11.match(text):
+        return _construct_int11(text)
+    if (_FLOAT_OMEGA if dialect == "omegaconf" else _FLOAT11).match(text):
+        return _construct_float11(text)
+    if dialect == "pyyaml" and _TIMESTAMP.match(text):
+        return text  # a datetime in PyYAML; kept as its text (rules compare text)
+    return text
+
+
+# ---------------------------------------------------------------------------------------------- YAML
+
+
+def _yaml_error(exc: Exception) -> ConfigFileError:
+    mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
+    problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+    if mark is not None:
+        return ConfigFileError(f"invalid YAML: {problem}", mark.line + 1, mark.column + 1)
+    return ConfigFileError(f"invalid YAML: {problem}")
+
+
+def load_yaml(text: str, dialect: str = "pyyaml") -> CNode:
+    """The document's root node (an empty document is an empty mapping's None value)."""
+    from ruamel.yaml import YAML
+    from ruamel.yaml.error import YAMLError
+
+    y = YAML(typ="rt", pure=True)
+    try:
+        root = y.compose(text)
+    except YAMLError as exc:
+        raise _yaml_error(exc) from None
+    except RecursionError:
+        raise ConfigFileError("the YAML is nested too deeply") from None
+    if root is None:
+        return CNode(None, 1, 1, 1, 1)
+    count = [0]
+    return _convert(root, dialect, 0, count)
+
+
+def _span(node) -> tuple[int, int, int, int]:
+    s, e = node.start_mark, node.end_mark
+    return s.line + 1, s.column + 1, e.line + 1, e.column + 1
+
+
+def _convert(node, dialect: str, depth: int, count: list[int]) -> CNode:
+    from ruamel.yaml.nodes import MappingNode, SequenceNode
+
+    count[0] += 1
+    if depth > MAX_DEPTH or count[0] > MAX_NODES:
+        line, col, _, _ = _span(node)
+        raise ConfigFileError(f"the file is nested deeper than {MAX_DEPTH} levels or too large", line, col)
+    line, col, eline, ecol = _span(node)
+    if isinstance(node, MappingNode):
+        out: dict[str, CNode] = {}
+        merges: list[CNode] = []
+        for k, v in node.value:
+            key_value = _convert(k, dialect, depth + 1, count)
+            tag = str(getattr(k, "tag", "") or "")
+            if tag.endswith(":merge") or (k.value == "<<" and getattr(k, "style", None) is None):
+                merged = _convert(v, dialect, depth + 1, count)
+                merges.extend(merged.value if isinstance(merged.value, list) else [merged])
+                continue
+            key = key_value.value
+            key = "null" if key is None else (str(key).lower() if isinstance(key, bool) else str(key))
+            out.pop(key, None)  # a repeated key: the last one wins (PyYAML); keep its position
+            out[key] = _convert(v, dialect, depth + 1, count)
+            # the key's position, for reporting "set here": the key through the value's end
+            out[key] = CNode(out[key].value, key_value.line, key_value.column, out[key].end_line, out[key].end_column)
+        if merges:
+            base: dict[str, CNode] = {}
+            for m in merges:  # `<<: [*A, *B]`: earlier ones win (PyYAML flatten_mapping)
+                if isinstance(m.value, dict):
+                    for k2, v2 in m.value.items():
+                        base.setdefault(k2, v2)
+            base.update(out)
+            out = base
+        return CNode(out, line, col, eline, ecol)
+    if isinstance(node, SequenceNode):
+        return CNode([_convert(x, dialect, depth + 1, count) for x in node.value], line, col, eline, ecol)
+    text = node.value
+    style = getattr(node, "style", None)
+    value = resolve_plain(text, dialect) if style is None else text
+    return CNode(value, line, col, eline, ecol)
+
+
+# ---------------------------------------------------------------------------------------------- JSON
+
+
+def load_json(text: str) -> CNode:
+    """JSON with positions. Values as json.loads gives them; position from a YAML compose of the same
+    text (JSON is YAML 1.2 flow syntax); the values themselves are checked against json.loads."""
+    import json
+
+    try:
+        plain = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ConfigFileError(f"invalid JSON: {exc.msg}", exc.lineno, exc.colno) from None
+    except RecursionError:
+        raise ConfigFileError("the JSON is nested too deeply") from None
+    try:
+        node = load_yaml(text.replace("\t", " "), "yaml12")
+    except ConfigFileError:
+        node = None
+    if node is None or node.plain() != plain:
+        # positions could not be matched (an escape YAML reads differently): values from json, at line 1
+        return _from_plain(plain, 1, 1, 0)
+    return _retype(node, plain)
+
+
+def _retype(node: CNode, plain: Any) -> CNode:
+    if isinstance(plain, dict) and isinstance(node.value, dict):
+        return CNode({k: _retype(node.value[k], v) for k, v in plain.items()}, *_pos(node))
+    if isinstance(plain, list) and isinstance(node.value, list):
+        return CNode([_retype(n, v) for n, v in zip(node.value, plain, strict=False)], *_pos(node))
+    return CNode(plain, *_pos(node))
+
+
+def _pos(n: CNode) -> tuple[int, int, int, int]:
+    return n.line, n.column, n.end_line, n.end_column
+
+
+def _from_plain(value: Any, line: int, column: int, depth: int) -> CNode:
+    if depth > MAX_DEPTH:
+        raise ConfigFileError(f"the file is nested deeper than {MAX_DEPTH} levels", line, column)
+    if isinstance(value, dict):
+        return CNode(
+            {str(k): _from_plain(v, line, column, depth + 1) for k, v in value.items()}, line, column, line, column
+        )
+    if isinstance(value, list):
+        return CNode([_from_plain(v, line, column, depth + 1) for v in value], line, column, line, column)
+    return CNode(value, line, column, line, column)
+
+
+# ---------------------------------------------------------------------------------------------- TOML
+
+_TOML_TABLE = re.compile(r"^\s*\[\[?\s*([^\]]+?)\s*\]\]?\s*(#.*)?$")
+_TOML_KEY = re.compile(r"^\s*([A-Za-z0-9_\-\.\"' ]+?)\s*=")
+
+
+def load_toml(text: str) -> CNode:
+    """TOML via tomllib; each key's line found by scanning table headers and `key =` lines."""
+    import sys
+
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover
+        import tomli as tomllib
+    try:
+        plain = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        msg = str(exc)
+        m = re.search(r"line (\d+), column (\d+)", msg)
+        raise ConfigFileError(
+            f"invalid TOML: {msg.split(' (at')[0]}", *(int(x) for x in m.groups()) if m else (1, 1)
+        ) from None
+    positions: dict[tuple[str, ...], tuple[int, int, int]] = {}
+    table: tuple[str, ...] = ()
+    for i, raw in enumerate(text.splitlines(), 1):
+        m = _TOML_TABLE.match(raw)
+        if m:
+            table = tuple(p.strip().strip("\"'") for p in m.group(1).split("."))
+            positions.setdefault(table, (i, raw.index("[") + 1, len(raw) + 1))
+            continue
+        m = _TOML_KEY.match(raw)
+        if m:
+            key = tuple(p.strip().strip("\"'") for p in m.group(1).split("."))
+            positions.setdefault(table + key, (i, m.start(1) + 1, len(raw.rstrip()) + 1))
+    return _toml_node(plain, (), positions, 0)
+
+
+def _toml_node(value: Any, path: tuple[str, ...], positions: dict, depth: int) -> CNode:
+    line, col, end = positions.get(path, (1, 1, 1))
+    if depth > MAX_DEPTH:
+        raise ConfigFileError(f"the file is nested deeper than {MAX_DEPTH} levels", line, col)
+    if isinstance(value, dict):
+        inner = {str(k): _toml_node(v, (*path, str(k)), positions, depth + 1) for k, v in value.items()}
+        return CNode(inner, line, col, line, end)
+    if isinstance(value, list):
+        return CNode([_toml_node(v, path, positions, depth + 1) for v in value], line, col, line, end)
+    if not isinstance(value, (bool, int, float, str)):
+        value = str(value)  # dates and times: their text
+    return CNode(value, line, col, line, end)
+
+
+def load_text(text: str, fmt: str, dialect: str = "pyyaml") -> CNode:
+    if fmt == "json":
+        return load_json(text)
+    if fmt == "toml":
+        return load_toml(text)
+    return load_yaml(text, dialect)
+
+
+def format_of(path: str, default: str = "yaml") -> str:
+    low = path.lower()
+    if low.endswith(".json"):
+        return "json"
+    if low.endswith(".toml"):
+        return "toml"
+    if low.endswith((".yaml", ".yml")):
+        return "yaml"
+    return default

@@ -1,0 +1,177 @@
+"""Hydra composition as far as packlint can do it without Hydra: the primary config named by
+`--config-path`/`--config-name` (or the program's own default), its `defaults:` list resolved from the
+config directory (`- name`, `- group: option`, `- group@package: option`, `_self_`, `# @package`
+headers), each value with file:line. What it cannot follow (an `override` entry, a group chosen on the
+command line, a missing group file, interpolated choices) makes the configuration incomplete: keys it
+does not hold are then unknown, never absent.
+
+Hydra 1.3 semantics followed (hydra-core 1.3.8 is the test oracle): a config without `_self_` in its
+defaults list has it appended (the config's own keys override its defaults); a group's default
+package is the group path (`a/b` -> `a.b`); `_global_` is the root.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from typing import Any
+
+MAX_DEPTH = 12
+_PACKAGE = re.compile(r"^\s*#\s*@package\s+(\S+)", re.M)
+
+
+def _find_dir(text: str, dirs: list[str]) -> str | None:
+    text = os.path.expanduser(text)
+    if os.path.isabs(text):
+        return text if os.path.isdir(text) else None
+    for d in dirs:
+        p = os.path.join(d, text)
+        if os.path.isdir(p):
+            return p
+    return None
+
+
+def compose_hydra(cfg: dict, spec: dict, flags: dict, dirs: list[str], target: dict, incomplete: list[str]) -> None:
+    from packlint.configs import _shown, _span_loc
+    from packlint.values import Unknown
+
+    def flag_text(*names: str):
+        for n in names:
+            occs = flags.get(n)
+            if occs:
+                occ = occs[-1]
+                if not occ.args:
+                    return None, occ
+                a = occ.args[0]
+                return (Unknown(a.reason) if isinstance(a, Unknown) else a.text), occ
+        return None, None
+
+    path_text, path_occ = flag_text("--config-path", "-cp", "--config-dir")
+    name_text, name_occ = flag_text("--config-name", "-cn")
+    named = _span_loc(path_occ.span) if path_occ is not None else (_span_loc(name_occ.span) if name_occ else None)
+    record: dict[str, Any] = {"role": "main", "format": "yaml", "named_at": named or None}
+    cfg["files"].append(record)
+    if isinstance(path_text, Unknown) or isinstance(name_text, Unknown):
+        record["unknown"] = "the config path or name is unknown"
+        incomplete.append("the Hydra config path or name is unknown")
+        return
+    if path_text is not None:
+        config_dir = _find_dir(path_text, dirs)
+    else:
+        config_dir = next((p for d in dirs if os.path.isdir(p := os.path.join(d, spec["default_dir"]))), None)
+    name = name_text or spec.get("default_name")
+    record["path"] = os.path.join(path_text or spec.get("default_dir", ""), f"{name}.yaml")
+    if config_dir is None:
+        record["missing"] = path_text is not None
+        record["unknown"] = f"the config directory {path_text or spec.get('default_dir')} is not at hand"
+        incomplete.append(record["unknown"])
+        return
+    if name and name.endswith(".yaml"):
+        name = name[:-5]
+    primary = os.path.join(config_dir, f"{name}.yaml")
+    if not os.path.isfile(primary):
+        record["missing"] = True
+        incomplete.append(f"the config {name}.yaml is not in {_shown(config_dir)}")
+        return
+    record["file"] = _shown(primary)
+    state = {"incomplete": incomplete, "files": cfg["files"], "count": 0}
+    _compose(config_dir, name or "", "", target, state, 0, primary=True)
+    # command-line group choices (`actor=dp_actor` where `actor/` is a config group) are not followed
+    for fname in flags:
+        key = fname.lstrip("+~")
+        if not fname.startswith("-") and os.path.isdir(os.path.join(config_dir, key.replace(".", "/"))):
+            incomplete.append(f"the command line chooses the config group {key}, which packlint does not compose")
+
+
+def _merge_into(target: dict, settings: dict) -> None:
+    for k, v in settings.items():
+        # a scalar replacing a subtree (or the other way) removes what it replaces
+        for old in [o for o in target if o.startswith(k + ".") or k.startswith(o + ".")]:
+            del target[old]
+        target[k] = v
+
+
+def _compose(
+    config_dir: str, rel: str, package: str, target: dict, state: dict, depth: int, primary: bool = False
+) -> None:
+    from packlint.configs import _shown, flatten, read_config_file
+
+    state["count"] += 1
+    if depth > MAX_DEPTH or state["count"] > 200:
+        state["incomplete"].append("the Hydra defaults nest too deeply")
+        return
+    path = os.path.join(config_dir, rel + ".yaml")
+    if not os.path.isfile(path):
+        state["incomplete"].append(f"the config {rel}.yaml is not in {_shown(config_dir)}")
+        return
+    root, err = read_config_file(path, "yaml", "omegaconf")
+    shown = _shown(path)
+    if not primary:
+        state["files"].append({"role": "defaults", "path": rel + ".yaml", "format": "yaml", "file": shown})
+    if err is not None:
+        state["incomplete"].append(f"{shown} could not be read ({err.message})")
+        state["files"][-1 if not primary else 0]["error"] = err.message
+        return
+    try:
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            head = fh.read(4096)
+    except OSError:
+        head = ""
+    m = _PACKAGE.search(head)
+    if m is not None and not primary:
+        pkg = m.group(1)
+        if pkg == "_global_":
+            package = ""
+        elif pkg != "_group_":
+            package = pkg.replace("_group_", package)
+    body = dict(root.value or {})
+    defaults = body.pop("defaults", None)
+    own: dict = {}
+    for k, node in body.items():
+        flatten(node, shown, f"{package}.{k}" if package else k, own)
+    entries = defaults.value if defaults is not None and isinstance(defaults.value, list) else []
+    self_done = False
+    group_dir = os.path.dirname(rel)
+    for e in entries:
+        v = e.value
+        if v == "_self_":
+            _merge_into(target, own)
+            self_done = True
+        elif isinstance(v, str):
+            _compose(config_dir, os.path.join(group_dir, v) if group_dir else v, package, target, state, depth + 1)
+        elif isinstance(v, dict) and len(v) == 1:
+            ((key, choice_node),) = v.items()
+            choice = choice_node.value
+            words = key.split()
+            if words and words[0] in ("override",):
+                state["incomplete"].append(f"the defaults entry `{key}` (an override) is not followed")
+                continue
+            optional = words[0] == "optional" if words else False
+            group_spec = words[-1]
+            group, _, pkg = group_spec.partition("@")
+            absolute = group.startswith("/")
+            group = group.lstrip("/")
+            written = group
+            if not absolute and group_dir:
+                group = os.path.join(group_dir, group)
+            if choice is None:
+                continue
+            if not isinstance(choice, str) or "${" in choice:
+                state["incomplete"].append(f"the defaults choice {group_spec}: {choice!r} is not followed")
+                continue
+            if pkg in ("_global_",):
+                sub_package = ""
+            elif pkg:
+                sub_package = (package + "." if package and not pkg.startswith("_global_.") else "") + pkg.replace(
+                    "_global_.", ""
+                )
+            else:
+                rel_pkg = written.replace("/", ".")
+                sub_package = rel_pkg if absolute else ".".join(p for p in (package, rel_pkg) if p)
+            if optional and not os.path.isfile(os.path.join(config_dir, group, choice + ".yaml")):
+                continue
+            _compose(config_dir, os.path.join(group, choice), sub_package, target, state, depth + 1)
+        else:
+            state["incomplete"].append(f"a defaults entry of {shown} is not understood")
+    if not self_done:
+        _merge_into(target, own)

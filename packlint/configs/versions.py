@@ -1,0 +1,129 @@
+"""Which version of its stack a launch runs: from the code base beside the script (package metadata,
+`__version__`, `version.py`, `pyproject.toml`) when found, else from the distribution installed in
+packlint's own environment (importlib.metadata, which reads metadata and never imports the package),
+else from a pin in packlint's configuration (`stack-versions = { trl = "0.18" }`); unknown otherwise.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+
+# stack -> the package directories (relative to a checkout root) whose version files say the version
+PACKAGE_DIRS: dict[str, tuple[str, ...]] = {
+    "llamafactory": ("src/llamafactory", "llamafactory"),
+    "trl": ("trl",),
+    "axolotl": ("src/axolotl", "axolotl"),
+    "swift": ("swift",),
+    "megatron-swift": ("swift",),
+    "hf-trainer": ("src/transformers",),
+    "deepspeed": ("deepspeed",),
+    "verl": ("verl",),
+    "openrlhf": ("openrlhf",),
+    "megatron-bridge": ("src/megatron/bridge",),
+    "nemo-rl": ("nemo_rl",),
+    "internvl": ("internvl_chat/internvl", "internvl"),
+    "xtuner": ("xtuner",),
+    "torchtitan": ("torchtitan",),
+    "megatron-lm": ("megatron/core",),
+}
+VERSION_FILES = ("version.py", "__version__.py", "__init__.py", "package_info.py", "extras/env.py", "version.txt")
+_VERSION = re.compile(r"""^\s*(?:__version__|VERSION|version)\s*(?::\s*str\s*)?=\s*["']([0-9][^"']*)["']""", re.M)
+_PKG_INFO = re.compile(r"^\s*(MAJOR|MINOR|PATCH)\s*=\s*(\d+)", re.M)
+MAX_VERSION_FILE = 256 * 1024
+
+_CACHE: dict[tuple, dict] = {}
+
+
+def _roots(script_dir: str | None) -> list[str]:
+    if not script_dir:
+        return []
+    out = []
+    d = os.path.abspath(script_dir)
+    for _ in range(8):
+        out.append(d)
+        if os.path.exists(os.path.join(d, ".git")):
+            break
+        parent = os.path.dirname(d)
+        if parent == d:
+            break
+        d = parent
+    return out
+
+
+def _read_small(path: str) -> str | None:
+    try:
+        if os.path.getsize(path) > MAX_VERSION_FILE:
+            return None
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            return fh.read()
+    except OSError:
+        return None
+
+
+def version_in_code(stack: str, script_dir: str | None) -> tuple[str, str] | None:
+    """(version, where) from the stack's own source beside the script, or None."""
+    for root in _roots(script_dir):
+        for pkg in PACKAGE_DIRS.get(stack, ()):
+            d = os.path.join(root, pkg)
+            if not os.path.isdir(d):
+                continue
+            for name in VERSION_FILES:
+                path = os.path.join(d, name)
+                text = _read_small(path) if os.path.isfile(path) else None
+                if text is None:
+                    continue
+                if name == "version.txt":
+                    v = text.strip().split()[0] if text.strip() else ""
+                    if re.match(r"^\d+\.\d+", v):
+                        return v, path
+                    continue
+                if name == "package_info.py":
+                    parts = dict(_PKG_INFO.findall(text))
+                    if "MAJOR" in parts and "MINOR" in parts:
+                        return f"{parts['MAJOR']}.{parts['MINOR']}.{parts.get('PATCH', '0')}", path
+                m = _VERSION.search(text)
+                if m:
+                    return m.group(1), path
+    return None
+
+
+def installed_version(dist: str | None) -> str | None:
+    """The installed distribution's version (metadata only). PACKLINT_IGNORE_INSTALLED=1 turns this
+    source off (the test suite sets it, so snapshots do not depend on what the venv holds)."""
+    if not dist or os.environ.get("PACKLINT_IGNORE_INSTALLED") == "1":
+        return None
+    from importlib import metadata
+
+    try:
+        return metadata.version(dist)
+    except metadata.PackageNotFoundError:
+        return None
+    except Exception:  # a broken metadata directory: as if not installed
+        return None
+
+
+def stack_version(stack: str, dist: str | None, script_dir: str | None, pins: dict[str, str] | None) -> dict:
+    """`{"value": "0.9.3", "source": "..."}` or `{"unknown": "..."}`."""
+    key = (stack, dist, script_dir, tuple(sorted((pins or {}).items())))
+    found = _CACHE.get(key)
+    if found is not None:
+        return found
+    in_code = version_in_code(stack, script_dir)
+    if in_code is not None:
+        from packlint.configs import _shown
+
+        out = {"value": in_code[0], "source": f"code base ({_shown(in_code[1])})"}
+    else:
+        v = installed_version(dist)
+        if v is not None:
+            out = {"value": v, "source": f"installed distribution {dist}"}
+        elif pins and stack in pins:
+            out = {"value": pins[stack], "source": "packlint configuration (stack-versions)"}
+        else:
+            out = {
+                "unknown": f"{stack}'s version is unknown: no version file in the code base, {dist or stack} is not "
+                f"installed here, and no stack-versions pin"
+            }
+    _CACHE[key] = out
+    return out

@@ -1,0 +1,223 @@
+"""Issue 20: the config files a launch names, merged as its stack merges them, with file:line:col;
+the condition functions that read them (setting/enabled/setting_given on any key, stack(),
+stack_version()); `versions` ranges; `setting:KEY` locations."""
+
+from __future__ import annotations
+
+import json
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from packlint.api import inspect_script
+from packlint.cli import main as packlint_main
+
+
+def write(root: Path, files: dict[str, str]) -> None:
+    for rel, text in files.items():
+        p = root / rel
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(textwrap.dedent(text).lstrip("\n"), encoding="utf-8")
+
+
+def config_of(root: Path, script: str, files: dict[str, str] | None = None, launch: int = 0) -> dict:
+    write(root, {"train.sh": script, **(files or {})})
+    (root / ".git").mkdir(exist_ok=True)
+    model = inspect_script(root / "train.sh")
+    return model["launches"][launch]["variants"][0]["config"]
+
+
+def values(cfg: dict, section: str = "main") -> dict:
+    settings = cfg["settings"] if section == "main" else cfg["sections"][section]
+    return {k: e.get("value", {"unknown": e.get("unknown")}) for k, e in settings.items()}
+
+
+def check_json(capsys, root: Path, *extra: str) -> list[dict]:
+    code = packlint_main(["check", str(root / "train.sh"), "--format", "json", *extra])
+    out, err = capsys.readouterr()
+    assert code in (0, 1), out + err
+    return json.loads(out)["findings"]
+
+
+# ---------------------------------------------------------------------------------------------- typing
+
+
+def test_llamafactory_yaml_typed_as_omegaconf_with_dotlist_overrides(tmp_path):
+    cfg = config_of(
+        tmp_path,
+        "llamafactory-cli train examples/sft.yaml learning_rate=2e-5 packing=false\n",
+        {
+            "examples/sft.yaml": """
+            model_name_or_path: Qwen/Qwen2.5-7B
+            stage: sft
+            packing: yes
+            learning_rate: 1e-4
+            output_dir: saves/${stage}
+            per_device_train_batch_size: 2
+            """
+        },
+    )
+    assert cfg["stack"] == "llamafactory"
+    v = values(cfg)
+    # OmegaConf's loader: `yes` is a YAML 1.1 boolean, 1e-4 a float; `${stage}` resolved
+    assert v["stage"] == "sft" and v["per_device_train_batch_size"] == 2
+    assert v["learning_rate"] == 2e-5 and v["packing"] is False  # the overrides win
+    assert v["output_dir"] == "saves/sft"
+    s = cfg["settings"]
+    assert (s["model_name_or_path"]["file"], s["model_name_or_path"]["line"], s["model_name_or_path"]["column"]) == (
+        "examples/sft.yaml" if Path.cwd() == tmp_path else s["model_name_or_path"]["file"],
+        1,
+        1,
+    )
+    assert s["packing"]["file"].endswith("train.sh") and s["packing"]["source"] == "override"
+
+
+def test_trl_yaml_is_pyyaml_typed_and_flags_override(tmp_path):
+    cfg = config_of(
+        tmp_path,
+        "trl sft --config sft.yaml --max_length 4096 --packing\n",
+        {"sft.yaml": "packing: false\nlearning_rate: 1e-5\nmax_length: 2048\nbf16: on\n"},
+    )
+    v = values(cfg)
+    assert cfg["stack"] == "trl"
+    # yaml.safe_load: YAML 1.1 reads `1e-5` as a string (no dot), `on` as true
+    assert v["learning_rate"] == "1e-5" and v["bf16"] is True
+    assert v["max_length"] == "4096" and v["packing"] is True
+
+
+def test_deepspeed_json_nested_in_yaml_and_named_by_flag(tmp_path):
+    ds = '{\n  "train_batch_size": "auto",\n  "zero_optimization": {"stage": 3},\n  "bf16": {"enabled": true}\n}\n'
+    cfg = config_of(
+        tmp_path,
+        "llamafactory-cli train x.yaml\ndeepspeed --num_gpus 8 train.py --deepspeed ds.json\n",
+        {"x.yaml": "stage: sft\ndeepspeed: ds.json\n", "ds.json": ds},
+    )
+    d = cfg["sections"]["deepspeed"]
+    assert d["zero_optimization.stage"]["value"] == 3 and d["zero_optimization.stage"]["line"] == 3
+    assert d["train_batch_size"]["value"] == "auto" and d["bf16.enabled"]["value"] is True
+    hf = inspect_script(tmp_path / "train.sh")["launches"][1]["variants"][0]["config"]
+    assert hf["stack"] == "hf-trainer" and hf["sections"]["deepspeed"]["train_batch_size"]["line"] == 2
+
+
+def test_missing_file_and_unknown_path_are_never_empty(tmp_path):
+    cfg = config_of(tmp_path, 'axolotl train nothere.yml\n')
+    assert cfg["files"][0]["missing"] is True and "incomplete" in cfg
+    cfg = config_of(tmp_path, 'axolotl train "$(ls *.yml)"\n')
+    assert "incomplete" in cfg and "unknown" in cfg["files"][0]
+
+
+def test_invalid_yaml_is_one_finding_with_a_line(tmp_path, capsys):
+    write(tmp_path, {"train.sh": "trl sft --config sft.yaml\n", "sft.yaml": "a: 1\nb: [2\n"})
+    found = check_json(capsys, tmp_path)
+    assert [f["code"] for f in found] == ["PK602"]
+    assert found[0]["path"].endswith("sft.yaml") and found[0]["related"][0]["path"].endswith("train.sh")
+
+
+def test_hydra_overrides_add_delete(tmp_path):
+    cfg = config_of(
+        tmp_path,
+        "python -m verl.trainer.main_ppo --config-path cfg --config-name ppo data.batch=256 +extra.x=1 ~trainer.logger\n",
+        {"cfg/ppo.yaml": "data:\n  batch: 64\n  max_len: 1024\ntrainer:\n  logger: [console]\n  nnodes: 1\n"},
+    )
+    v = values(cfg)
+    assert v == {"data.batch": 256, "data.max_len": 1024, "trainer.nnodes": 1, "extra.x": 1}
+    assert "incomplete" not in cfg
+
+
+# ---------------------------------------------------------------------------------------------- conditions
+
+USER_RULES = """
+[[rule]]
+code = "XX001"
+name = "packing-needs-drop-last"
+severity = "warning"
+summary = "packing in the rollout variant needs packing_drop_last"
+when = "enabled('training.packing') and setting('custom.trainer_variant') == 'rollout_matching_sft' and not enabled('training.packing_drop_last')"
+message = "training.packing is on with {setting('custom.trainer_variant')}: set training.packing_drop_last: true"
+report_at = "setting:training.packing"
+explanation = "The rollout-matching SFT variant drops incomplete packs only with packing_drop_last."
+related = [ { at = "setting:custom.trainer_variant", message = "the variant is chosen here" } ]
+"""
+
+
+def test_user_rule_reads_yaml_keys_and_reports_in_the_yaml(tmp_path, capsys):
+    write(
+        tmp_path,
+        {
+            "train.sh": "python -m mytrainer.sft --config configs/sft.yaml\n",
+            "configs/sft.yaml": """
+            training:
+              packing: true
+              per_device_train_batch_size: 1
+            custom:
+              trainer_variant: rollout_matching_sft
+            """,
+            "rules.toml": USER_RULES,
+        },
+    )
+    found = check_json(capsys, tmp_path, "--rule-file", str(tmp_path / "rules.toml"), "--select", "XX001")
+    assert len(found) == 1
+    f = found[0]
+    assert f["path"].endswith("configs/sft.yaml") and f["line"] == 2
+    related = {(Path(r["path"]).name, r["line"]) for r in f["related"]}
+    assert ("sft.yaml", 5) in related and ("train.sh", 1) in related
+    # the good case: packing_drop_last set
+    (tmp_path / "configs/sft.yaml").write_text(
+        "training:\n  packing: true\n  packing_drop_last: true\ncustom:\n  trainer_variant: rollout_matching_sft\n"
+    )
+    assert check_json(capsys, tmp_path, "--rule-file", str(tmp_path / "rules.toml"), "--select", "XX001") == []
+
+
+def test_unknown_configuration_never_fires(tmp_path, capsys):
+    # the file's name is computed at run time: nothing is known, the rule stays silent
+    write(tmp_path, {"train.sh": 'python -m mytrainer.sft --config "$(cat cfg_name)"\n', "rules.toml": USER_RULES})
+    found = check_json(capsys, tmp_path, "--rule-file", str(tmp_path / "rules.toml"), "--select", "XX001")
+    assert [f["severity"] for f in found] == ["info"] and "could not decide" in found[0]["message"]
+
+
+@pytest.mark.parametrize(
+    "versions,installed,fires,suffix",
+    [
+        ("trl>=0.19", "0.20.1", True, False),
+        ("trl>=0.19,<0.21", "0.21.0", False, False),
+        ("trl<0.19", None, True, True),
+    ],
+)
+def test_versions_field(tmp_path, capsys, versions, installed, fires, suffix):
+    rules = f"""
+    [[rule]]
+    code = "XX002"
+    name = "trl-packing"
+    severity = "warning"
+    summary = "s"
+    versions = "{versions}"
+    when = "stack() == 'trl' and enabled('packing')"
+    message = "packing on {{stack()}}"
+    report_at = "setting:packing"
+    explanation = "x"
+    """
+    files = {"train.sh": "trl sft --config sft.yaml\n", "sft.yaml": "packing: true\n", "rules.toml": rules}
+    if installed:
+        files["trl/__init__.py"] = f'__version__ = "{installed}"\n'
+    write(tmp_path, files)
+    (tmp_path / ".git").mkdir(exist_ok=True)
+    found = check_json(capsys, tmp_path, "--rule-file", str(tmp_path / "rules.toml"), "--select", "XX002")
+    assert bool(found) == fires
+    if fires:
+        assert found[0]["path"].endswith("sft.yaml")
+        assert ("(assumed " + versions + ": the installed version is unknown)" in found[0]["message"]) == suffix
+
+
+def test_stack_version_sources(tmp_path, monkeypatch):
+    from packlint.configs import versions
+
+    write(tmp_path, {"src/llamafactory/extras/env.py": 'VERSION = "0.9.4.dev0"\n'})
+    (tmp_path / ".git").mkdir()
+    assert versions.stack_version("llamafactory", "llamafactory", str(tmp_path), None)["value"] == "0.9.4.dev0"
+    versions._CACHE.clear()
+    out = versions.stack_version("trl", "trl-not-installed", str(tmp_path / "sub"), {"trl": "0.18"})
+    assert out == {"value": "0.18", "source": "packlint configuration (stack-versions)"}
+    monkeypatch.delenv("PACKLINT_IGNORE_INSTALLED")
+    versions._CACHE.clear()
+    assert versions.stack_version("deepspeed", "pytest", None, None)["source"] == "installed distribution pytest"
