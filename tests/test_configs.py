@@ -221,3 +221,20 @@ def test_stack_version_sources(tmp_path, monkeypatch):
     monkeypatch.delenv("PACKLINT_IGNORE_INSTALLED")
     versions._CACHE.clear()
     assert versions.stack_version("deepspeed", "pytest", None, None)["source"] == "installed distribution pytest"
+
+
+SEED = Path(__file__).parent / "fixtures" / "configs" / "seed"
+
+
+def test_seed_user_rule_example(capsys, monkeypatch):
+    """docs/rules.md's worked example, run on a fixture: fires on the YAML missing packing_drop_last,
+    at its `training.packing` line, with the variant's line and the launch related; not on the good one."""
+    doc = (Path(__file__).parent.parent / "docs" / "rules.md").read_text()
+    rule = (SEED / "team.toml").read_text().split("[[rule]]", 1)[1].strip()
+    assert rule in doc, "team.toml and the docs' example differ"
+    monkeypatch.chdir(SEED)
+    code = packlint_main(["check", "train.sh", "--rule-file", "team.toml", "--select", "TEAM001", "--format", "json"])
+    found = json.loads(capsys.readouterr().out)["findings"]
+    assert code == 0  # a warning does not fail the run
+    assert [(f["path"], f["line"], f["column"]) for f in found] == [("configs/sft.yaml", 4, 3)]
+    assert {(r["path"], r["line"]) for r in found[0]["related"]} == {("configs/sft.yaml", 7), ("train.sh", 3)}
