@@ -112,7 +112,8 @@ def main(argv: list[str] | None = None) -> int:
             fired.append((code, where, f.get("message", "")))
     shutil.rmtree(wrap_dir, ignore_errors=True)
     print(
-        f"{args.checkout}: {len(scripts)} scripts, {len(wrappers)} config files; stack-rule findings: {sum(counts.values())}"
+        f"{args.checkout}: {len(scripts)} scripts, {len(wrappers)} config files; "
+        f"stack-rule findings: {sum(counts.values())}"
     )
     for code, n in sorted(counts.items()):
         print(f"  {code}: {n}")
