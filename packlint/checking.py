@@ -423,6 +423,24 @@ def _analyse(job: _Job, keep_model: bool):
         text = job.stdin_text if is_stdin else read_bytes(job.path)
         sources = Sources()
         sources.add(job.display, text)
+        synthetic = None
+        config_name = job.display if is_stdin else job.path
+        if config_name.lower().endswith((".yaml", ".yml", ".json", ".toml")):
+            # `packlint check x.yaml`: a config file of a known stack, as its usual launch reads it
+            # (from stdin, e.g. the editor's unsaved text, under the name it is given)
+            from packlint.configs import set_text_override
+            from packlint.configs.standalone import KNOWN, launch_for
+
+            if is_stdin:
+                set_text_override(config_name, text)
+            made = launch_for(config_name)
+            if made is None:
+                return FileError(
+                    job.display,
+                    f"not a launch script, nor a config file of a stack packlint recognises by its keys ({KNOWN})",
+                    "read",
+                )
+            synthetic = made[0]
         # a file is read by inspect_script itself, so `source` resolves beside the script
         model = inspect_script(
             job.display if is_stdin else job.path,
@@ -430,8 +448,8 @@ def _analyse(job: _Job, keep_model: bool):
             inherit_env=job.inherit_env,
             args=job.args,
             known_env=job.known_env,
-            text=text if is_stdin else None,
-            display_path=job.display if is_stdin else None,
+            text=synthetic if synthetic is not None else text if is_stdin else None,
+            display_path=job.display if is_stdin or synthetic is not None else None,
             stack_versions=getattr(job.settings, "stack_versions", None) or None,
         )
         main = str(model.get("script") or job.display)
@@ -445,7 +463,12 @@ def _analyse(job: _Job, keep_model: bool):
             for launch in model.get("launches", []):
                 session.facts(launch)
         findings, suppressed = check_model_detailed(
-            model, rules, script_text=text, read_text=sources.text, known_rules=known_rules, code=session.facts
+            model,
+            rules,
+            script_text=text if synthetic is None else synthetic,
+            read_text=sources.text,
+            known_rules=known_rules,
+            code=session.facts,
         )
         no_launch = not model.get("launches")
         return text, (model if keep_model else None), findings, suppressed, no_launch

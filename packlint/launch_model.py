@@ -271,12 +271,25 @@ def _merge_maps(maps: list[dict], jv: list[dict], *, occurrences: bool = False) 
 
 
 class ConfigContext:
-    """What reading a launch's config files needs: the script's directory and the version pins."""
+    """What reading a launch's config files needs: the script's directory, the version pins, and the
+    script's text (read on first use: only to tell a missing file from one the script writes)."""
 
-    __slots__ = ("script_dir", "pins")
+    __slots__ = ("script_dir", "pins", "path", "_text")
 
-    def __init__(self, script_dir: str | None, pins: dict[str, str] | None = None) -> None:
-        self.script_dir, self.pins = script_dir, pins
+    def __init__(
+        self, script_dir: str | None, pins: dict[str, str] | None = None, path: str | None = None, text=None
+    ) -> None:
+        self.script_dir, self.pins, self.path, self._text = script_dir, pins, path, text
+
+    def script_text(self) -> str:
+        if self._text is None:
+            try:
+                with open(self.path or "", "rb") as fh:
+                    self._text = fh.read(8 * 1024 * 1024)
+            except OSError:
+                self._text = b""
+        data = self._text
+        return data.decode("utf-8", "replace") if isinstance(data, bytes) else str(data)
 
 
 def build_variant(
@@ -315,7 +328,14 @@ def build_variant(
         from packlint.configs import launch_config
 
         config = launch_config(
-            parts.program, parts.launchers, flags, launcher_flags, positionals, cfg_ctx.script_dir, cfg_ctx.pins
+            parts.program,
+            parts.launchers,
+            flags,
+            launcher_flags,
+            positionals,
+            cfg_ctx.script_dir,
+            cfg_ctx.pins,
+            cfg_ctx,
         )
     return Variant(
         inst.when,
@@ -522,6 +542,6 @@ def build_script_model(
     caller_env.update(env or {})
     interp, ps = interpret_file(path, display, text=text, env=caller_env, args=list(args), known_env=tuple(known_env))
     script_dir = os.path.dirname(os.path.abspath(path)) if path not in ("-", "<stdin>") else None
-    cfg_ctx = ConfigContext(script_dir, stack_versions)
+    cfg_ctx = ConfigContext(script_dir, stack_versions, path, text)
     launches = group_launches(interp.launches, interp.export_events, cfg_ctx)
     return ScriptModel(display, list(args), launches, interp.diagnostics, ps.source.notes)

@@ -119,7 +119,6 @@ class ConfigFileJSON(TypedDict, total=False):
     file: str
     named_at: LocationJSON | None
     missing: bool
-    searched: list[str]
     unknown: str
     error: str
     error_at: LocationJSON

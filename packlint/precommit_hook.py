@@ -4,7 +4,9 @@ pre-commit selects files by identify's tags, and those cannot say what `packlint
 identify reads a shebang only for executable files, and knows no `.sbatch`/`.slurm`. So the hook
 takes every staged text file (`types: [text]` in .pre-commit-hooks.yaml) and keeps the ones
 `packlint check DIR` would pick (packlint.discover.is_script: `*.sh`, `*.bash`, a bash/sh shebang);
-the hook and `packlint check .` therefore cover the same files by construction.
+the hook and `packlint check .` therefore cover the same files by construction. Staged config files of
+a known stack (a LLaMA-Factory/axolotl/TRL/ms-swift YAML, a DeepSpeed JSON, a torchtitan TOML,
+recognised by their keys) are checked too, as `packlint check x.yaml` checks them.
 """
 
 from __future__ import annotations
@@ -26,10 +28,18 @@ def select_argv(argv: list[str]) -> list[str] | None:
     paths = list(args.paths)
     if not paths or argv[len(argv) - len(paths) :] != paths:
         return ["check", *argv]  # unusual order: check everything as given rather than guess
-    scripts = [p for p in paths if p == STDIN or is_script(p)]
+    scripts = [p for p in paths if p == STDIN or is_script(p) or _is_stack_config(p)]
     if not scripts:
         return None
     return ["check", *argv[: len(argv) - len(paths)], *scripts]
+
+
+def _is_stack_config(path: str) -> bool:
+    """A staged YAML/JSON/TOML that is a config file of a stack packlint knows (by its keys): checked
+    as the launch its stack's command makes (issue 20). Other config files are left alone."""
+    from packlint.configs.standalone import is_config_name, launch_for
+
+    return is_config_name(path) and launch_for(path) is not None
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -2,7 +2,8 @@
 extra; imported only by this command, never on the lint path).
 
 - diagnostics on open, change and save of shell scripts (languageId shellscript/sh/bash, a .sh/.bash
-  name, or a shell shebang), each with its rule's doc link and the related locations;
+  name, or a shell shebang) and of config files of a known stack (a YAML/JSON/TOML recognised by its
+  keys, packlint.configs.standalone), each with its rule's doc link and the related locations;
 - code actions: one quick fix per fixable finding under the cursor (safe ones preferred, unsafe ones
   titled as such), and `source.fixAll.packlint` applying every safe fix to a fixed point;
 - hover on a variable or a flag: the value each launch sees, from the launch model, and where it is set.
@@ -120,6 +121,11 @@ def to_uri(path: str) -> str:
 def is_shell(uri: str, language_id: str | None, text: str) -> bool:
     if language_id in SHELL_LANGUAGES:
         return True
+    if uri.lower().endswith((".yaml", ".yml", ".json", ".toml")):
+        # a config file of a known stack (issue 20): checked as `packlint check x.yaml` checks it
+        from packlint.configs.standalone import recognise_text
+
+        return recognise_text(display_path(uri), text)
     if uri.endswith((".sh", ".bash")):
         return True
     return bool(_SHEBANG.match(text.split("\n", 1)[0] if text else ""))

@@ -221,6 +221,15 @@ def test_stack_version_sources(tmp_path, monkeypatch):
     monkeypatch.delenv("PACKLINT_IGNORE_INSTALLED")
     versions._CACHE.clear()
     assert versions.stack_version("deepspeed", "pytest", None, None)["source"] == "installed distribution pytest"
+    # the dist-info scan finds what importlib.metadata finds (without importing it on the lint path)
+    from importlib import metadata
+
+    for dist in ("pytest", "jsonschema", "ruamel.yaml", "tree-sitter", "no-such-distribution-xyz"):
+        try:
+            expected = metadata.version(dist)
+        except metadata.PackageNotFoundError:
+            expected = None
+        assert versions.installed_version(dist) == expected, dist
 
 
 SEED = Path(__file__).parent / "fixtures" / "configs" / "seed"
@@ -238,3 +247,53 @@ def test_seed_user_rule_example(capsys, monkeypatch):
     assert code == 0  # a warning does not fail the run
     assert [(f["path"], f["line"], f["column"]) for f in found] == [("configs/sft.yaml", 4, 3)]
     assert {(r["path"], r["line"]) for r in found[0]["related"]} == {("configs/sft.yaml", 7), ("train.sh", 3)}
+
+
+# ---------------------------------------------------------------------------------------------- config files as inputs
+
+DS_BAD = '{\n  "train_micro_batch_size_per_gpu": 4,\n  "train_batch_size": "auto"\n}\n'
+LF_YAML = "model_name_or_path: Qwen/Qwen2.5-7B\nstage: sft\ndeepspeed: ds.json\nper_device_train_batch_size: 2\n"
+
+
+def test_check_a_config_file_directly(tmp_path, capsys):
+    write(tmp_path, {"sft.yaml": LF_YAML, "ds.json": DS_BAD, "notes.yaml": "title: x\n"})
+    (tmp_path / ".git").mkdir()
+    code = packlint_main(["check", str(tmp_path / "sft.yaml"), "--format", "json"])
+    found = json.loads(capsys.readouterr().out)["findings"]
+    assert code == 1 and [f["code"] for f in found] == ["PK611"]
+    assert found[0]["path"].endswith("ds.json") and found[0]["line"] == 2
+    # a YAML of no known stack is a one-line error, exit 2
+    code = packlint_main(["check", str(tmp_path / "notes.yaml")])
+    captured = capsys.readouterr()
+    assert code == 2 and "not a launch script, nor a config file of a stack" in captured.err + captured.out
+
+
+def test_check_config_text_from_stdin_under_its_name(tmp_path, capsys, monkeypatch):
+    import io
+
+    write(tmp_path, {"sft.yaml": "model_name_or_path: x\nstage: sft\n", "ds.json": DS_BAD})
+    (tmp_path / ".git").mkdir()
+    monkeypatch.chdir(tmp_path)
+    # the editor's unsaved text (it names the DeepSpeed JSON; the file on disk does not)
+    monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(LF_YAML.encode())))
+    code = packlint_main(["check", "-", "--stdin-filename", "sft.yaml", "--format", "json"])
+    found = json.loads(capsys.readouterr().out)["findings"]
+    assert code == 1 and [f["code"] for f in found] == ["PK611"]
+
+
+def test_precommit_hook_keeps_config_files_of_known_stacks(tmp_path):
+    from packlint.precommit_hook import select_argv
+
+    write(tmp_path, {"sft.yaml": LF_YAML, "notes.yaml": "title: x\n", "ds.json": DS_BAD, "pkg.json": "{}\n"})
+    files = [str(tmp_path / n) for n in ("sft.yaml", "notes.yaml", "ds.json", "pkg.json")]
+    assert select_argv(files) == ["check", str(tmp_path / "sft.yaml"), str(tmp_path / "ds.json")]
+
+
+def test_editor_server_treats_known_config_files_as_documents(tmp_path):
+    pytest.importorskip("pygls")
+    from packlint.server import is_shell
+
+    write(tmp_path, {"sft.yaml": LF_YAML})
+    uri = (tmp_path / "sft.yaml").as_uri()
+    assert is_shell(uri, "yaml", LF_YAML)
+    assert not is_shell((tmp_path / "notes.yaml").as_uri(), "yaml", "title: x\n")

@@ -15,29 +15,80 @@ import os
 import re
 from typing import Any
 
+from packlint.regex import LazyRegex
 from packlint.values import Known, Unknown
 
 _TABLE: dict | None = None
 
 
 def table() -> dict:
+    """packlint/configs/stacks.toml, parsed once per process; the parsed table is kept in packlint's
+    cache directory (a plain script pays for one small unpickle, not a TOML parse)."""
     global _TABLE
     if _TABLE is None:
-        import sys
-
-        if sys.version_info >= (3, 11):
-            import tomllib
-        else:  # pragma: no cover
-            import tomli as tomllib
-        with open(os.path.join(os.path.dirname(__file__), "stacks.toml"), "rb") as fh:
-            data = tomllib.load(fh)
-        for entry in data["program"]:
-            entry["_launchers"] = set(entry["launcher"].split("|")) if "launcher" in entry else set()
-            entry["_module"] = re.compile(entry["module"]) if "module" in entry else None
-            entry["_program"] = re.compile(entry["program"]) if "program" in entry else None
-            entry["_flags"] = tuple(entry["flag"].split("|")) if "flag" in entry else ()
-        _TABLE = data
+        path = os.path.join(os.path.dirname(__file__), "stacks.toml")
+        _TABLE = _cached_table(path)
     return _TABLE
+
+
+def _cached_table(path: str) -> dict:
+    import pickle
+
+    try:
+        st = os.stat(path)
+    except OSError:
+        st = None
+    cache_dir = _cache_dir()  # the rule table's (packlint.rule_table._cache_dir), without importing it
+    cache = None
+    if cache_dir is not None and st is not None:
+        cache = cache_dir / f"stacks-{st.st_mtime_ns}-{st.st_size}.pickle"
+        try:
+            with open(cache, "rb") as fh:
+                data = pickle.load(fh)
+            if isinstance(data, dict) and "program" in data:
+                return data
+        except (OSError, pickle.PickleError, EOFError, AttributeError, ImportError, IndexError, TypeError):
+            pass
+    data = _parse_table(path)
+    if cache is not None:
+        try:
+            cache.parent.mkdir(parents=True, exist_ok=True)
+            tmp = cache.with_suffix(f".{os.getpid()}.tmp")
+            with open(tmp, "wb") as fh:
+                pickle.dump(data, fh, protocol=pickle.HIGHEST_PROTOCOL)
+            os.replace(tmp, cache)
+        except OSError:
+            pass
+    return data
+
+
+def _cache_dir():
+    from pathlib import Path
+
+    if os.environ.get("PACKLINT_NO_CACHE"):
+        return None
+    base = os.environ.get("PACKLINT_CACHE_DIR")
+    if base:
+        return Path(base)
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    return Path(xdg) / "packlint" if xdg else Path.home() / ".cache" / "packlint"
+
+
+def _parse_table(path: str) -> dict:
+    import sys
+
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover
+        import tomli as tomllib
+    with open(path, "rb") as fh:
+        data = tomllib.load(fh)
+    for entry in data["program"]:
+        entry["_launchers"] = set(entry["launcher"].split("|")) if "launcher" in entry else set()
+        entry["_module"] = LazyRegex(entry["module"]) if "module" in entry else None
+        entry["_program"] = LazyRegex(entry["program"]) if "program" in entry else None
+        entry["_flags"] = tuple(entry["flag"].split("|")) if "flag" in entry else ()
+    return data
 
 
 STACKS = (
@@ -120,10 +171,10 @@ def _search_dirs(script_dir: str | None) -> list[str]:
 def resolve_path(text: str, base_dirs: list[str]) -> str | None:
     text = os.path.expanduser(text)
     if os.path.isabs(text):
-        return text if os.path.isfile(text) else None
+        return text if os.path.isfile(text) or text in _TEXT_OVERRIDES else None
     for d in base_dirs:
         p = os.path.join(d, text)
-        if os.path.isfile(p):
+        if os.path.isfile(p) or os.path.abspath(p) in _TEXT_OVERRIDES:
             return p
     return None
 
@@ -142,9 +193,30 @@ _FILE_CACHE: dict[tuple, Any] = {}
 MAX_FILE_CACHE = 256
 
 
+_TEXT_OVERRIDES: dict[str, bytes] = {}
+
+
+def set_text_override(path: str, data: bytes) -> None:
+    """Read `path` as `data` (the editor's unsaved text, or stdin named by --stdin-filename)."""
+    if len(_TEXT_OVERRIDES) > 16:
+        _TEXT_OVERRIDES.clear()
+    _TEXT_OVERRIDES[os.path.abspath(path)] = data
+
+
 def read_config_file(path: str, fmt: str, dialect: str):
     """(CNode root, None) or (None, ConfigFileError): read once per process per file version."""
     from packlint.configs.files import MAX_CONFIG_BYTES, ConfigFileError, load_text
+
+    override = _TEXT_OVERRIDES.get(os.path.abspath(path))
+    if override is not None:
+        try:
+            if len(override) > MAX_CONFIG_BYTES:
+                raise ConfigFileError(f"the file is over {MAX_CONFIG_BYTES // (1024 * 1024)} MiB: not read")
+            return load_text(override.decode("utf-8-sig"), fmt, dialect), None
+        except UnicodeDecodeError:
+            return None, ConfigFileError("the file is not UTF-8 text")
+        except ConfigFileError as exc:
+            return None, exc
 
     try:
         st = os.stat(path)
@@ -243,13 +315,22 @@ def _flag_value(occ) -> tuple[Any, str | None]:
     return _BOOL_WORDS.get(t.lower(), t), None
 
 
+_PLAIN_SCALAR = LazyRegex(r"[A-Za-z0-9_][A-Za-z0-9_.+\-/~@]*|[-+.][A-Za-z0-9_.+\-/~@]+")
+
+
 def _hydra_value(text: str) -> Any:
     """A Hydra/OmegaConf override's value (`1e-5`, `true`, `null`, `[a,b]`, `'quoted'`), read with
     OmegaConf's YAML typing (OmegaConf.from_dotlist loads the value as YAML)."""
-    from packlint.configs.files import ConfigFileError, load_yaml
+    from packlint.configs.files import ConfigFileError, resolve_plain
+
+    if not text.strip():
+        return None
+    if _PLAIN_SCALAR.fullmatch(text):
+        return resolve_plain(text, "omegaconf")  # a plain scalar: no YAML parser needed
+    from packlint.configs.files import load_yaml
 
     try:
-        return load_yaml(text, "omegaconf").plain() if text.strip() else None
+        return load_yaml(text, "omegaconf").plain()
     except ConfigFileError:
         return text
 
@@ -295,7 +376,7 @@ def _apply_overrides(entry: dict, cfg: dict, flags: dict, config_flags: set[str]
             cfg.setdefault("notes", []).append(f"{name}=... is not an override this stack reads")
 
 
-_INTERP = re.compile(r"\$\{([^${}]*)\}")
+_INTERP = LazyRegex(r"\$\{([^${}]*)\}")
 
 
 def resolve_interpolations(settings: dict) -> None:
@@ -411,6 +492,7 @@ def launch_config(
     positionals: list,
     script_dir: str | None,
     pins: dict[str, str] | None = None,
+    script: Any = None,
 ) -> dict | None:
     """The `config` block of one launch variant, or None for a launch of no known stack that names
     no config file (the common case: nothing is read)."""
@@ -441,6 +523,8 @@ def launch_config(
     else:
         cfg["stack_version"] = {"unknown": "the stack is not known"}
     dirs = _search_dirs(script_dir)
+    global _SCRIPT
+    _SCRIPT = script
     incomplete: list[str] = []
     settings: dict = cfg["settings"]
     if entry is not None:
@@ -461,7 +545,13 @@ def launch_config(
         how, word, occ = _file_word(spec, flags, positionals)
         if how is not None:
             fmt = entry.get("format") if entry and entry.get("format") else None
-            _read_into(cfg, section, how, word, occ, fmt, dialect, dirs, target, incomplete, "main")
+            problems = incomplete if section == "main" else []
+            _read_into(cfg, section, how, word, occ, fmt, dialect, dirs, target, problems, section)
+            if problems and section != "main":
+                cfg.setdefault("unknown_sections", {})[section] = "; ".join(problems)
+    if entry is not None and "none" in entry.get("overrides", ["none"]) and flags:
+        # the program's own flags are settings packlint does not map to configuration keys
+        incomplete.append(f"{entry['stack']}'s command-line flags are not read as configuration keys")
     if entry is not None and section == "main":
         _apply_overrides(entry, cfg, flags, config_flags, settings)
         if dialect == "omegaconf":
@@ -525,8 +615,16 @@ def _read_into(cfg, section, how, word, occ, fmt, dialect, dirs, target: dict, i
     record: dict[str, Any] = {"role": role, "path": path_text, "format": fmt, "named_at": named or None}
     cfg["files"].append(record)
     if found is None:
+        writer = _written_by_script(path_text)
+        if writer is None and not os.path.isabs(path_text) and _changes_directory():
+            writer = "it changes directory before the launch, so the relative path is relative to an unknown place"
+        if writer is not None:
+            # `cat <<EOT > $DS_CONFIG` before the launch (Megatron-DeepSpeed's scripts): not missing
+            how = writer if writer.startswith("it ") else f"writes it itself ({writer})"
+            record["unknown"] = f"{path_text} is not found, but the script {how}"
+            incomplete.append(record["unknown"])
+            return
         record["missing"] = True
-        record["searched"] = [_shown(d) for d in dirs]
         incomplete.append(f"the config file {path_text} was not found")
         return
     shown = _shown(found)
@@ -549,6 +647,38 @@ def _read_into(cfg, section, how, word, occ, fmt, dialect, dirs, target: dict, i
         incomplete.append(f"{path_text} is not a mapping")
         return
     flatten(root, shown, "", target)
+
+
+_SCRIPT: Any = None
+_REDIRECT = LazyRegex(r"""(?:>>?|\btee\s+(?:-a\s+)?|\b(?:cp|mv|ln)\s+(?:-\S+\s+)*\S+\s+)\s*["']?([^\s;|&<>"']+)""")
+_ASSIGN = LazyRegex(r"^\s*(?:export\s+|local\s+|declare\s+\S+\s+)?([A-Za-z_][A-Za-z0-9_]*)=(.*)$", re.M)
+
+
+_CD = LazyRegex(r"(?:^|[;&|(]|\bthen|\bdo)\s*(?:cd|pushd)\s", re.M)
+
+
+def _changes_directory() -> bool:
+    return _SCRIPT is not None and hasattr(_SCRIPT, "script_text") and _CD.search(_SCRIPT.script_text()) is not None
+
+
+def _written_by_script(path_text: str) -> str | None:
+    """The redirection (or cp/mv/ln) in the script that writes the file, directly or through a
+    variable assigned a value naming it; None when the script does not write it."""
+    if _SCRIPT is None or not hasattr(_SCRIPT, "script_text"):
+        return None
+    text = _SCRIPT.script_text()
+    base = os.path.basename(path_text)
+    if not base or base not in text:
+        return None
+    names_of_file = {m.group(1) for m in _ASSIGN.finditer(text) if base in m.group(2)}
+    for m in _REDIRECT.finditer(text):
+        target = m.group(1)
+        if base in target:
+            return m.group(0).strip()
+        for name in re.findall(r"\$\{?([A-Za-z_][A-Za-z0-9_]*)", target):
+            if name in names_of_file:
+                return m.group(0).strip()
+    return None
 
 
 def _read_nested(cfg: dict, sec: str, s: dict, dirs: list[str], dialect: str) -> None:

@@ -23,6 +23,8 @@ import math
 import re
 from typing import Any
 
+from packlint.regex import LazyRegex
+
 MAX_CONFIG_BYTES = 4 * 1024 * 1024
 MAX_DEPTH = 64
 MAX_NODES = 200_000
@@ -64,7 +66,7 @@ _BOOL11 = {
 }  # fmt: skip
 _NULL = {"", "~", "null", "Null", "NULL"}
 # PyYAML 6 resolver.py (Resolver's implicit resolvers), verbatim
-_INT11 = re.compile(
+_INT11 = LazyRegex(
     r"""^(?:[-+]?0b[0-1_]+
     |[-+]?0[0-7_]+
     |[-+]?(?:0|[1-9][0-9_]*)
@@ -72,7 +74,7 @@ _INT11 = re.compile(
     |[-+]?[1-9][0-9_]*(?::[0-5]?[0-9])+)$""",
     re.X,
 )
-_FLOAT11 = re.compile(
+_FLOAT11 = LazyRegex(
     r"""^(?:[-+]?(?:[0-9][0-9_]*)\.[0-9_]*(?:[eE][-+][0-9]+)?
     |\.[0-9][0-9_]*(?:[eE][-+][0-9]+)?
     |[-+]?[0-9][0-9_]*(?::[0-5]?[0-9])+\.[0-9_]*
@@ -81,7 +83,7 @@ _FLOAT11 = re.compile(
     re.X,
 )
 # omegaconf 2.3 _utils.get_yaml_loader: the float resolver it adds (accepts 1e-5, 1_000.5)
-_FLOAT_OMEGA = re.compile(
+_FLOAT_OMEGA = LazyRegex(
     r"""^(?:[-+]?[0-9]+(?:_[0-9]+)*\.[0-9_]*(?:[eE][-+]?[0-9]+)?
     |[-+]?[0-9]+(?:_[0-9]+)*(?:[eE][-+]?[0-9]+)
     |\.[0-9]+(?:_[0-9]+)*(?:[eE][-+][0-9]+)?
@@ -90,7 +92,7 @@ _FLOAT_OMEGA = re.compile(
     |\.(?:nan|NaN|NAN))$""",
     re.X,
 )
-_TIMESTAMP = re.compile(
+_TIMESTAMP = LazyRegex(
     r"""^(?:[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]
     |[0-9][0-9][0-9][0-9]-[0-9][0-9]?-[0-9][0-9]?
     (?:[Tt]|[ \t]+)[0-9][0-9]?:[0-9][0-9]:[0-9][0-9](?:\.[0-9]*)?
@@ -99,8 +101,8 @@ _TIMESTAMP = re.compile(
 )
 # YAML 1.2 core schema
 _BOOL12 = {"true": True, "True": True, "TRUE": True, "false": False, "False": False, "FALSE": False}
-_INT12 = re.compile(r"^(?:[-+]?[0-9]+|0o[0-7]+|0x[0-9a-fA-F]+)$")
-_FLOAT12 = re.compile(
+_INT12 = LazyRegex(r"^(?:[-+]?[0-9]+|0o[0-7]+|0x[0-9a-fA-F]+)$")
+_FLOAT12 = LazyRegex(
     r"^(?:[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))$"
 )
 
@@ -194,10 +196,9 @@ def _yaml_error(exc: Exception) -> ConfigFileError:
 
 def load_yaml(text: str, dialect: str = "pyyaml") -> CNode:
     """The document's root node (an empty document is an empty mapping's None value)."""
-    from ruamel.yaml import YAML
     from ruamel.yaml.error import YAMLError
 
-    y = YAML(typ="rt", pure=True)
+    y = _yaml()
     try:
         root = y.compose(text)
     except YAMLError as exc:
@@ -208,6 +209,18 @@ def load_yaml(text: str, dialect: str = "pyyaml") -> CNode:
         return CNode(None, 1, 1, 1, 1)
     count = [0]
     return _convert(root, dialect, 0, count)
+
+
+_YAML: Any = None
+
+
+def _yaml():
+    global _YAML
+    if _YAML is None:
+        from ruamel.yaml import YAML
+
+        _YAML = YAML(typ="rt", pure=True)
+    return _YAML
 
 
 def _span(node) -> tuple[int, int, int, int]:
@@ -260,8 +273,8 @@ def _convert(node, dialect: str, depth: int, count: list[int]) -> CNode:
 
 
 def load_json(text: str) -> CNode:
-    """JSON with positions. Values as json.loads gives them; position from a YAML compose of the same
-    text (JSON is YAML 1.2 flow syntax); the values themselves are checked against json.loads."""
+    """JSON with positions: values exactly as json.loads gives them, positions from a small scanner
+    of the same text (no YAML parser involved)."""
     import json
 
     try:
@@ -271,18 +284,90 @@ def load_json(text: str) -> CNode:
     except RecursionError:
         raise ConfigFileError("the JSON is nested too deeply") from None
     try:
-        node = load_yaml(text.replace("\t", " "), "yaml12")
-    except ConfigFileError:
+        node = _JsonScanner(text).document()
+    except (IndexError, ValueError, RecursionError):
         node = None
-    if node is None or node.plain() != plain:
-        # positions could not be matched (an escape YAML reads differently): values from json, at line 1
+    if node is None:
         return _from_plain(plain, 1, 1, 0)
     return _retype(node, plain)
 
 
+_JSON_TOKEN = LazyRegex(r"""[ \t\r\n]*(?:("(?:[^"\\]|\\.)*")|([{}\[\],:])|(-?[0-9][0-9.eE+\-]*|true|false|null))""")
+
+
+class _JsonScanner:
+    """Positions of a JSON text's values (the text is valid: json.loads accepted it)."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.pos = 0
+        self.line_starts = [0] + [i + 1 for i, ch in enumerate(text) if ch == "\n"]
+        self.depth = 0
+
+    def _lc(self, offset: int) -> tuple[int, int]:
+        import bisect
+
+        i = bisect.bisect_right(self.line_starts, offset) - 1
+        return i + 1, offset - self.line_starts[i] + 1
+
+    def _next(self):
+        m = _JSON_TOKEN.match(self.text, self.pos)
+        if m is None:
+            raise ValueError("token")
+        self.pos = m.end()
+        start = m.start(1) if m.group(1) else m.start(2) if m.group(2) else m.start(3)
+        return m, start
+
+    def document(self) -> CNode:
+        m, start = self._next()
+        return self._value(m, start)
+
+    def _value(self, m, start: int) -> CNode:
+        self.depth += 1
+        if self.depth > MAX_DEPTH:
+            raise ConfigFileError(f"the file is nested deeper than {MAX_DEPTH} levels", *self._lc(start))
+        line, col = self._lc(start)
+        tok = m.group(2)
+        if tok == "{":
+            out: dict[str, CNode] = {}
+            m, s2 = self._next()
+            while m.group(2) != "}":
+                key_line, key_col = self._lc(s2)
+                key = m.group(1)[1:-1]
+                self._next()  # ':'
+                vm, vs = self._next()
+                child = self._value(vm, vs)
+                out.pop(key, None)
+                out[key] = CNode(child.value, key_line, key_col, child.end_line, child.end_column)
+                m, s2 = self._next()
+                if m.group(2) == ",":
+                    m, s2 = self._next()
+            value: Any = out
+        elif tok == "[":
+            items = []
+            m, s2 = self._next()
+            while m.group(2) != "]":
+                items.append(self._value(m, s2))
+                m, s2 = self._next()
+                if m.group(2) == ",":
+                    m, s2 = self._next()
+            value = items
+        else:
+            value = m.group(1) or m.group(3)
+        self.depth -= 1
+        end_line, end_col = self._lc(self.pos)
+        return CNode(value, line, col, end_line, end_col)
+
+
 def _retype(node: CNode, plain: Any) -> CNode:
     if isinstance(plain, dict) and isinstance(node.value, dict):
-        return CNode({k: _retype(node.value[k], v) for k, v in plain.items()}, *_pos(node))
+        return CNode(
+            {
+                k: _retype(node.value[k], v) if k in node.value else _from_plain(v, *_pos(node)[:2], 0)
+                for k, v in plain.items()
+            },
+            *_pos(node),
+        )
     if isinstance(plain, list) and isinstance(node.value, list):
         return CNode([_retype(n, v) for n, v in zip(node.value, plain, strict=False)], *_pos(node))
     return CNode(plain, *_pos(node))
@@ -306,8 +391,8 @@ def _from_plain(value: Any, line: int, column: int, depth: int) -> CNode:
 
 # ---------------------------------------------------------------------------------------------- TOML
 
-_TOML_TABLE = re.compile(r"^\s*\[\[?\s*([^\]]+?)\s*\]\]?\s*(#.*)?$")
-_TOML_KEY = re.compile(r"^\s*([A-Za-z0-9_\-\.\"' ]+?)\s*=")
+_TOML_TABLE = LazyRegex(r"^\s*\[\[?\s*([^\]]+?)\s*\]\]?\s*(#.*)?$")
+_TOML_KEY = LazyRegex(r"^\s*([A-Za-z0-9_\-\.\"' ]+?)\s*=")
 
 
 def load_toml(text: str) -> CNode:

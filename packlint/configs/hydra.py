@@ -16,8 +16,10 @@ import os
 import re
 from typing import Any
 
+from packlint.regex import LazyRegex
+
 MAX_DEPTH = 12
-_PACKAGE = re.compile(r"^\s*#\s*@package\s+(\S+)", re.M)
+_PACKAGE = LazyRegex(r"^\s*#\s*@package\s+(\S+)", re.M)
 
 
 def _find_dir(text: str, dirs: list[str]) -> str | None:

@@ -87,6 +87,11 @@ def render(model: dict, out, color: bool = False) -> None:
             for name, occs in flags.items():
                 for occ in occs:
                     w(f"    {name.ljust(width)} {_value(occ)}  {_c(_where(occ), '2', color)}\n")
+        config = launch.get("config")
+        if config is None and any(v.get("config") for v in launch["variants"]):
+            w("  configuration: differs between variants (see --format json)\n")
+        elif config:
+            _render_config(config, w, color)
     if model["diagnostics"]:
         w("\n" + _c("diagnostics:\n", "1", color))
         for d in model["diagnostics"]:
@@ -115,3 +120,43 @@ def _sizes(par: dict) -> str:
         f"CP {_size(par.get('cp'))} EP {_size(par.get('ep'))} VPP {_size(par.get('vpp'))} "
         f"-> DP {_size(par.get('dp'))}"
     )
+
+
+def _setting_text(entry: dict) -> str:
+    if "unknown" in entry:
+        return f"<unknown: {entry['unknown']}>"
+    from packlint.configs import render
+
+    return render(entry.get("value"))
+
+
+def _render_config(config: dict, w, color: bool) -> None:
+    """The launch's configuration (issue 20): stack and version, the files read, every merged setting
+    with the file:line that set it."""
+    stack = config.get("stack") or "unknown stack"
+    ver = config.get("stack_version") or {}
+    version = f" {ver['value']} ({ver.get('source', '')})" if "value" in ver else " (version unknown)"
+    w(_c(f"  configuration: {stack}{version if config.get('stack') else ''}\n", "1", color))
+    for f in config.get("files", []):
+        where = _where(f.get("named_at") or {})
+        state = (
+            "not found"
+            if f.get("missing")
+            else f"unreadable: {f['error']}"
+            if f.get("error")
+            else f"<unknown: {f['unknown']}>"
+            if f.get("unknown")
+            else f.get("file", "")
+        )
+        w(f"    {f.get('role', 'main')} file: {f.get('path', '?')} -> {state}  {_c(where, '2', color)}\n")
+    if config.get("incomplete"):
+        w(f"    incomplete: {config['incomplete']}\n")
+    blocks = [("", config.get("settings") or {})] + [
+        (f"{name}:", sec) for name, sec in (config.get("sections") or {}).items()
+    ]
+    for prefix, settings in blocks:
+        if not settings:
+            continue
+        width = max(len(prefix + k) for k in settings)
+        for key, entry in settings.items():
+            w(f"    {(prefix + key).ljust(width)} = {_setting_text(entry)}  {_c(_where(entry), '2', color)}\n")

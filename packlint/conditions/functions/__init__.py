@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from packlint.conditions.functions.codebase import CODEBASE_FUNCTIONS
 from packlint.conditions.functions.core import CORE_FUNCTIONS
+from packlint.conditions.functions.deepspeed import DEEPSPEED_FUNCTIONS
 from packlint.conditions.functions.derived import DERIVED_FUNCTIONS
 from packlint.conditions.functions.stack import STACK_FUNCTIONS
 from packlint.conditions.functions.stack_source import STACK_SOURCE_FUNCTIONS
@@ -14,12 +15,14 @@ from packlint.conditions.tree import FUNCTIONS
 FUNCTIONS.update(CORE_FUNCTIONS)
 FUNCTIONS.update(DERIVED_FUNCTIONS)
 FUNCTIONS.update(STACK_FUNCTIONS)
+FUNCTIONS.update(DEEPSPEED_FUNCTIONS)
 FUNCTIONS.update(CODEBASE_FUNCTIONS)
 FUNCTIONS.update(STACK_SOURCE_FUNCTIONS)
 
 __all__ = [
     "CODEBASE_FUNCTIONS",
     "CORE_FUNCTIONS",
+    "DEEPSPEED_FUNCTIONS",
     "DERIVED_FUNCTIONS",
     "FUNCTIONS",
     "STACK_FUNCTIONS",

@@ -122,23 +122,22 @@ def _setting_occurrence(ctx, setting: Setting) -> tuple[str, dict] | None:
 def config_entry(ctx, ck: ConfigKey) -> dict | Unk:
     """The merged configuration's entry for a key (a SETTING dict: `value` + location), or Unk:
     absent when the configuration is completely known and does not set it, unknown otherwise."""
-    cfg = ctx.variant.get("config")
+    from packlint.conditions.model_view import config_settings, section_unknown, variant_config
+
+    cfg = variant_config(ctx.variant)
     label = ck.label
     if cfg is None:
         return Unk(f"{label}: the launch's configuration is unknown (no known stack, no config file)", "unknown")
-    if ck.section == "main":
-        settings = cfg.get("settings") or {}
-    else:
-        settings = (cfg.get("sections") or {}).get(ck.section)
-        if settings is None:
-            return Unk(f"{label}: the launch has no {ck.section} config", "absent")
+    settings = config_settings(cfg, ck.section)
+    if settings is None:
+        return Unk(f"{label}: the launch has no {ck.section} config", "absent")
     entry = settings.get(ck.key)
     if entry is not None:
         if "unknown" in entry:
-            return Unk(f"{label} is unknown ({entry['unknown']})", "unknown", _loc_of(entry))
-        return entry
+            return Unk(f"{label} is unknown ({entry['unknown']})", "unknown", _loc_of(dict(entry)))
+        return dict(entry)
     prefix = ck.key + "."
-    children = {k[len(prefix) :]: e for k, e in settings.items() if k.startswith(prefix)}
+    children = {k[len(prefix) :]: dict(e) for k, e in settings.items() if k.startswith(prefix)}
     if children:
         value: dict = {}
         first = None
@@ -156,7 +155,7 @@ def config_entry(ctx, ck: ConfigKey) -> dict | Unk:
             else:
                 cur[parts[-1]] = e.get("value")
         return {**(first or {}), "value": value}
-    why = cfg.get("incomplete") if ck.section == "main" else (cfg.get("unknown_sections") or {}).get(ck.section)
+    why = section_unknown(cfg, ck.section)
     if why:
         return Unk(f"{label} is not in what packlint could read ({why})", "unknown")
     if ck.section == "main":

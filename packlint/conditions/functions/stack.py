@@ -57,12 +57,13 @@ def _f_stack_version(ctx, node, a):
 
 
 def _bad_file(ctx, kind: str) -> dict | None:
-    cfg = ctx.variant.get("config") or {}
-    for f in cfg.get("files", []):
+    from packlint.conditions.model_view import config_files, variant_config
+
+    for f in config_files(variant_config(ctx.variant)):
         if kind == "missing" and f.get("missing") and f.get("path"):
-            return f
+            return dict(f)
         if kind == "error" and f.get("error"):
-            return f
+            return dict(f)
     return None
 
 

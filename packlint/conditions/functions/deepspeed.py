@@ -1,0 +1,302 @@
+"""DeepSpeed batch arithmetic and HF Trainer's DeepSpeed cross-check (issue 20), over the launch's
+`deepspeed` config section and its merged settings. Both need no stack knowledge beyond the table.
+
+- `deepspeed_batch(part)`: train / micro / accum / dp as DeepSpeed computes them at startup
+  (deepspeedai/DeepSpeed@edaa722126:deepspeed/runtime/config.py:925-985 `_set_batch_related_parameters`:
+  with two of the three given the third is derived by floor division, then
+  `assert train_batch == micro_batch * grad_acc * world_size`), with `"auto"` filled as HF Trainer
+  fills it (transformers 5.24 src/transformers/integrations/deepspeed.py `trainer_config_process`:
+  micro <- per_device_train_batch_size, accumulation <- gradient_accumulation_steps, train <- world
+  size x both).
+- `hf_deepspeed_mismatch()`: the `fill_match` checks of `trainer_config_process` that raise in
+  `trainer_config_finalize` ("Please correct the following DeepSpeed config values that mismatch
+  TrainingArguments values"): a hard-coded DeepSpeed value that differs from the TrainingArguments
+  value the launch gives.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from packlint.conditions.tree import INT, STR, Function, NameLookupError, Unk
+
+# stacks whose program runs HF Trainer with the DeepSpeed config (auto values filled from TrainingArguments)
+HF_TRAINER_STACKS = {"hf-trainer", "llamafactory", "trl", "axolotl", "swift", "internvl"}
+# TrainingArguments names under another key in a stack's own config
+ALIASES = {"axolotl": {"per_device_train_batch_size": "micro_batch_size"}}
+# fill_match(ds_key, hf value, hf name) in trainer_config_process, in its order (must_match=True ones)
+FILL_MATCH: tuple[tuple[str, tuple[str, ...], str], ...] = (
+    ("train_micro_batch_size_per_gpu", ("per_device_train_batch_size",), "per_device_train_batch_size"),
+    ("gradient_accumulation_steps", ("gradient_accumulation_steps",), "gradient_accumulation_steps"),
+    ("train_batch_size", ("*train_batch_size",), "train_batch_size (calculated)"),
+    ("gradient_clipping", ("max_grad_norm",), "max_grad_norm"),
+    ("optimizer.params.lr", ("learning_rate",), "learning_rate"),
+    ("optimizer.params.betas", ("adam_beta1", "adam_beta2"), "adam_beta1+adam_beta2"),
+    ("optimizer.params.eps", ("adam_epsilon",), "adam_epsilon"),
+    ("optimizer.params.weight_decay", ("weight_decay",), "weight_decay"),
+    ("scheduler.params.warmup_max_lr", ("learning_rate",), "learning_rate"),
+    ("fp16.enabled", ("fp16",), "fp16|fp16_full_eval"),
+    ("bf16.enabled", ("bf16",), "bf16|bf16_full_eval"),
+)
+PARTS = ("train", "micro", "accum", "dp")
+
+
+def _config(ctx) -> dict | None:
+    return ctx.variant.get("config")
+
+
+def _ds(ctx) -> dict | Unk:
+    cfg = _config(ctx)
+    if not cfg:
+        return Unk("the launch has no DeepSpeed config", "absent")
+    unknown = (cfg.get("unknown_sections") or {}).get("deepspeed")
+    if unknown:
+        return Unk(f"the DeepSpeed config could not be read ({unknown})", "unknown")
+    ds = (cfg.get("sections") or {}).get("deepspeed")
+    if ds is None:
+        return Unk("the launch has no DeepSpeed config", "absent")
+    return ds
+
+
+def _hf_setting(ctx, name: str) -> Any:
+    """A TrainingArguments value the launch gives (config file or flag), typed loosely; Unk absent when
+    not given (the program's dataclass default is not assumed: a script may subclass it)."""
+    cfg = _config(ctx) or {}
+    key = ALIASES.get(cfg.get("stack") or "", {}).get(name, name)
+    entry = (cfg.get("settings") or {}).get(key)
+    if entry is None:
+        return Unk(f"{name} is not given", "absent")
+    if "unknown" in entry:
+        return Unk(f"{key} is unknown ({entry['unknown']})", "unknown")
+    return entry.get("value")
+
+
+def _as_int(v: Any, what: str) -> int | Unk:
+    if isinstance(v, Unk):
+        return v
+    if isinstance(v, bool):
+        return Unk(f"{what} is not an integer", "invalid")
+    if isinstance(v, int):
+        return v
+    if isinstance(v, str):
+        try:
+            return int(v.strip())
+        except ValueError:
+            return Unk(f"{what} {v!r} is not an integer", "invalid")
+    if isinstance(v, float) and v.is_integer():
+        return int(v)
+    return Unk(f"{what} {v!r} is not an integer", "invalid")
+
+
+def _world(ctx) -> int | Unk:
+    entry = (ctx.variant.get("parallel") or ctx.launch.get("parallel") or {}).get("world")
+    if not entry or "value" not in entry or entry.get("value") is None:
+        reason = (entry or {}).get("unknown", "not known")
+        return Unk(
+            f"the world size is unknown ({reason})", "absent" if (entry or {}).get("not_in_script") else "unknown"
+        )
+    return int(entry["value"])
+
+
+def _batch(ctx) -> dict[str, int | Unk] | Unk:
+    memo = ctx.memo
+    if "deepspeed_batch" in memo:
+        return memo["deepspeed_batch"]
+    out = _compute_batch(ctx)
+    memo["deepspeed_batch"] = out
+    return out
+
+
+def _compute_batch(ctx) -> dict[str, int | Unk] | Unk:
+    ds = _ds(ctx)
+    if isinstance(ds, Unk):
+        return ds
+    cfg = _config(ctx) or {}
+    hf = cfg.get("stack") in HF_TRAINER_STACKS
+    world = _world(ctx)
+    dp: int | Unk = world
+    sp = ds.get("sequence_parallel_size")
+    if sp is not None and sp.get("value") not in (None, 1):
+        dp = Unk("DeepSpeed sequence parallelism divides the data-parallel size", "unknown")
+
+    def given(key: str) -> Any:
+        e = ds.get(key)
+        if e is None:
+            return None
+        if "unknown" in e:
+            return Unk(f"deepspeed {key} is unknown", "unknown")
+        return e.get("value")
+
+    raw = {
+        "train": given("train_batch_size"),
+        "micro": given("train_micro_batch_size_per_gpu"),
+        "accum": given("gradient_accumulation_steps"),
+    }
+    hf_micro = _as_int(_hf_setting(ctx, "per_device_train_batch_size"), "per_device_train_batch_size")
+    hf_accum = _as_int(_hf_setting(ctx, "gradient_accumulation_steps"), "gradient_accumulation_steps")
+    vals: dict[str, Any] = {}
+    for part, v in raw.items():
+        if v == "auto":
+            if not hf:
+                return Unk(f"deepspeed {part} batch is 'auto' and no HF Trainer fills it", "unknown")
+            if part == "micro":
+                v = hf_micro
+            elif part == "accum":
+                v = hf_accum
+            else:
+                parts = [world, hf_micro, hf_accum]
+                bad = next((p for p in parts if isinstance(p, Unk)), None)
+                v = bad if bad is not None else world * hf_micro * hf_accum  # type: ignore[operator]
+        elif v is not None:
+            v = _as_int(v, f"deepspeed {part}")
+        vals[part] = v
+    t, m, g = vals["train"], vals["micro"], vals["accum"]
+    for x in (t, m, g, dp):
+        if isinstance(x, Unk) and x.kind != "absent":
+            return x
+    t = None if isinstance(t, Unk) else t
+    m = None if isinstance(m, Unk) else m
+    g = None if isinstance(g, Unk) else g
+    if isinstance(dp, Unk):
+        return dp
+    if dp <= 0:
+        return Unk("the world size is not positive", "invalid")
+    # deepspeed/runtime/config.py _set_batch_related_parameters
+    if t is not None and m is not None and g is None:
+        g = t // m // dp if m > 0 else None
+    elif t is not None and g is not None and m is None:
+        m = t // dp // g if g > 0 else None
+    elif m is not None and g is not None and t is None:
+        t = m * g * dp
+    elif t is not None and m is None and g is None:
+        g, m = 1, t // dp
+    elif m is not None and t is None and g is None:
+        g, t = 1, m * dp
+    if t is None or m is None or g is None:
+        return Unk("DeepSpeed needs train_batch_size or train_micro_batch_size_per_gpu", "absent")
+    return {"train": t, "micro": m, "accum": g, "dp": dp}
+
+
+def _compile_part(args: list) -> str:
+    if args[0] not in PARTS:
+        raise NameLookupError(f"unknown DeepSpeed batch part {args[0]!r} (one of {', '.join(PARTS)})")
+    return args[0]
+
+
+def _f_deepspeed_batch(ctx, node, a):
+    b = _batch(ctx)
+    if isinstance(b, Unk):
+        return b
+    return b[node.static]
+
+
+def _num_equal(ds_val: Any, hf_val: Any) -> bool:
+    if isinstance(ds_val, bool) or isinstance(hf_val, bool):
+        return bool(ds_val) == (hf_val if isinstance(hf_val, bool) else str(hf_val).lower() in ("true", "1"))
+    if isinstance(ds_val, list) and isinstance(hf_val, list):
+        return len(ds_val) == len(hf_val) and all(_num_equal(x, y) for x, y in zip(ds_val, hf_val, strict=False))
+    try:
+        return float(ds_val) == float(hf_val)
+    except (TypeError, ValueError):
+        return ds_val == hf_val
+
+
+def mismatches(ctx) -> list[tuple[str, str]] | Unk:
+    """[(ds key, "- ds KEY=V vs hf NAME=W")] as trainer_config_finalize lists them."""
+    memo = ctx.memo
+    if "hf_ds_mismatch" in memo:
+        return memo["hf_ds_mismatch"]
+    out: list[tuple[str, str]] | Unk = []
+    cfg = _config(ctx) or {}
+    ds = _ds(ctx)
+    if isinstance(ds, Unk):
+        out = ds
+    elif cfg.get("stack") not in HF_TRAINER_STACKS:
+        out = Unk("the launch does not run HF Trainer", "absent")
+    else:
+        auto_find = _hf_setting(ctx, "auto_find_batch_size")
+        loose_batch = auto_find is True or (isinstance(auto_find, str) and auto_find.lower() == "true")
+        undecided: Unk | None = None
+        found: list[tuple[str, str]] = []
+        for ds_key, hf_names, hf_label in FILL_MATCH:
+            entry = ds.get(ds_key)
+            if entry is None or ds_key in ("train_micro_batch_size_per_gpu", "train_batch_size") and loose_batch:
+                continue
+            if "unknown" in entry:
+                undecided = Unk(f"deepspeed {ds_key} is unknown", "unknown")
+                continue
+            ds_val = entry.get("value")
+            if ds_val is None or ds_val == "auto":
+                continue
+            if hf_names == ("*train_batch_size",):
+                b_world, b_m, b_g = (
+                    _world(ctx),
+                    _as_int(_hf_setting(ctx, "per_device_train_batch_size"), "per_device_train_batch_size"),
+                    _as_int(_hf_setting(ctx, "gradient_accumulation_steps"), "gradient_accumulation_steps"),
+                )
+                if any(isinstance(x, Unk) for x in (b_world, b_m, b_g)):
+                    continue
+                hf_val: Any = b_world * b_m * b_g  # type: ignore[operator]
+            else:
+                vals = [_hf_setting(ctx, n) for n in hf_names]
+                if any(isinstance(v, Unk) for v in vals):
+                    unk = (
+                        next(v for v in vals if isinstance(v, Unk) and v.kind == "unknown")
+                        if any(isinstance(v, Unk) and v.kind == "unknown" for v in vals)
+                        else None
+                    )
+                    undecided = undecided or unk
+                    continue
+                hf_val = vals if len(vals) > 1 else vals[0]
+            if not _num_equal(ds_val, hf_val):
+                from packlint.configs import render
+
+                found.append((ds_key, f"- ds {ds_key}={render(ds_val)} vs hf {hf_label}={render(hf_val)}"))
+        out = found if found or undecided is None else undecided
+    memo["hf_ds_mismatch"] = out
+    return out
+
+
+def _f_hf_deepspeed_mismatch(ctx, node, a):
+    m = mismatches(ctx)
+    if isinstance(m, Unk):
+        return m
+    return "; ".join(text for _, text in m)
+
+
+def _f_hf_deepspeed_mismatch_key(ctx, node, a):
+    m = mismatches(ctx)
+    if isinstance(m, Unk) or not m:
+        return ""
+    return m[0][0]
+
+
+DEEPSPEED_FUNCTIONS: dict[str, Function] = {
+    "deepspeed_batch": Function(
+        (STR,),
+        (),
+        INT,
+        _f_deepspeed_batch,
+        "DeepSpeed's batch numbers as it computes them at startup: 'train' (train_batch_size), 'micro' "
+        "(train_micro_batch_size_per_gpu), 'accum' (gradient_accumulation_steps), 'dp' (the data-parallel "
+        "size: the world size); 'auto' filled as HF Trainer fills it, a missing one derived as DeepSpeed "
+        "derives it; absent without a DeepSpeed config",
+        literal=(0,),
+        compile_static=_compile_part,
+    ),
+    "hf_deepspeed_mismatch": Function(
+        (),
+        (),
+        STR,
+        _f_hf_deepspeed_mismatch,
+        "the lines of HF Trainer's 'DeepSpeed config values that mismatch TrainingArguments' error for this "
+        "launch ('' when none): a hard-coded DeepSpeed value that differs from the TrainingArguments value",
+    ),
+    "hf_deepspeed_mismatch_key": Function(
+        (),
+        (),
+        STR,
+        _f_hf_deepspeed_mismatch_key,
+        "the DeepSpeed key of the first mismatch (for report_at = 'setting:deepspeed:{...}')",
+    ),
+}
