@@ -98,3 +98,51 @@ def test_memo_per_context(tmp_path):
     ctx = EvalContext({"script": str(tmp_path / "run.sh")}, {"id": 0}, {}, code=lambda launch, variant: None)
     assert locate_stack_file(ctx, "fakestack/a.py") == str(tmp_path / "fakestack" / "a.py")
     assert not isinstance(ctx.memo["stack_file:fakestack/a.py"], Unk)
+
+
+PY_TABLE = """
+[[rule]]
+code = "XX002"
+name = "py-config"
+severity = "error"
+summary = "s"
+explanation = "e"
+when = "py_config_value('use_varlen_attn') == 'false'"
+message = "m"
+[[rule.example]]
+kind = "bad"
+script = "xtuner train cfg.py"
+[[rule.example]]
+kind = "good"
+script = "xtuner train cfg.py"
+"""
+
+
+def _check_py(tmp_path, config: str, line: str):
+    (tmp_path / "cfg.py").write_text(config)
+    script = tmp_path / "run.sh"
+    script.write_text(f"#!/bin/bash\n{line}\n")
+    model = inspect_script(str(script))
+    session = CodeSession(str(script), CodeOptions(use_cache=False))
+    table = _table(tmp_path, PY_TABLE)
+    return [
+        (f.code, f.severity)
+        for f in check_model(model, table.rules, script_text=script.read_bytes(), code=session.facts)
+    ]
+
+
+def test_py_config_literal_and_override(tmp_path):
+    cfg = "use_varlen_attn = False\npack_to_max_length = True\n"
+    assert _check_py(tmp_path, cfg, "xtuner train cfg.py") == [("XX002", "error")]
+    assert _check_py(tmp_path, cfg, "xtuner train cfg.py --cfg-options use_varlen_attn=True") == []
+
+
+def test_py_config_never_executes_and_unknowns(tmp_path):
+    marker = tmp_path / "executed"
+    # an expression is not evaluated: unknown (an info), and the file's code never runs
+    cfg = f"open({str(marker)!r}, 'w').write('x')\nuse_varlen_attn = bool(0)\n"
+    assert _check_py(tmp_path, cfg, "xtuner train cfg.py") == [("XX002", "info")]
+    assert not marker.exists()
+    # a name the base configs may set is unknown, not absent
+    cfg = "from mmengine.config import read_base\nwith read_base():\n    from .base import *\n"
+    assert _check_py(tmp_path, cfg, "xtuner train cfg.py") == [("XX002", "info")]

@@ -7,7 +7,7 @@ stack rules (PK4xx/PK5xx) per rule and print every one of them for reading.
 
 STACK picks the launch form of config files: llamafactory (`llamafactory-cli train CFG`), trl
 (`trl sft --config CFG`), axolotl (`axolotl train CFG`), nemo-rl (`python examples/run_X.py --config CFG`),
-torchtitan (`torchrun -m torchtitan.train --job.config_file CFG`); any other STACK checks the example
+torchtitan (`torchrun -m torchtitan.train --job.config_file CFG`), xtuner (`xtuner train CFG`); any other STACK checks the example
 shell scripts only. The checkout is not modified except for the wrapper scripts under CHECKOUT/.pl_wrap/
 (removed afterwards). Nothing is executed."""
 
@@ -35,6 +35,7 @@ CONFIG_FORMS = {
         ["deepspeed_configs/", "accelerate"],
     ),
     "nemo-rl": (["examples/configs/*.yaml"], "uv run python examples/{runner} --config {cfg}", []),
+    "xtuner": (["xtuner/configs/**/*.py"], "NPROC_PER_NODE=8 xtuner train {cfg}", ["__init__.py", "/_base_/"]),
     "torchtitan": (
         ["torchtitan/**/train_configs/*.toml"],
         "torchrun --nproc_per_node 8 -m torchtitan.train --job.config_file {cfg}",

@@ -193,3 +193,158 @@ STACK_SOURCE_FUNCTIONS: dict[str, Function] = {
         compile_static=lambda args: _compile_path(args),
     ),
 }
+
+
+# ------------------------------------------------------------------------------------------ Python configs
+# xtuner v0.1 (and mmengine-style stacks) take a Python config file: `xtuner train cfg.py --cfg-options k=v`.
+# `py_config_value('pack_to_max_length')` is the value of a top-level assignment of that file, read with
+# `ast` (never executed): only literals count (True/False/None, numbers, strings); a name assigned from an
+# expression, or a file that pulls in base configs (`read_base`, `_base_`) without assigning the name itself,
+# is unknown. `--cfg-options NAME=VALUE` words override the file, as mmengine's DictAction does.
+
+MAX_CONFIG_BYTES = 512 * 1024
+
+
+def _argv_words(ctx) -> list[Any]:
+    argv = ctx.variant.get("argv")
+    if argv is None:
+        argv = ctx.launch.get("argv")
+    return list(argv or [])
+
+
+def _config_arg(ctx) -> tuple[str | None, Any]:
+    """(the config word, Unk) of the launch: its first positional argument (`xtuner train CFG`)."""
+    for w in _argv_words(ctx):
+        if isinstance(w, dict):
+            return None, Unk(f"the config argument is unknown ({w.get('unknown', 'unknown word')})", "unknown")
+        if w.startswith("-"):
+            return None, Unk("the config file is not the first argument", "unknown")
+        return w, None
+    return None, Unk("the launch names no config file", "absent")
+
+
+def _resolve_config(ctx, word: str) -> str | None:
+    if os.path.isabs(word):
+        return word if os.path.isfile(word) else None
+    roots = []
+    script = ctx.model.get("script")
+    if script:
+        roots.append(os.path.dirname(os.path.abspath(script)))
+    roots += _code_search_roots(ctx)
+    roots.append(os.getcwd())
+    for r in roots:
+        p = os.path.join(r, word)
+        if os.path.isfile(p):
+            return p
+    if not word.endswith(".py"):  # a built-in config name: `xtuner train llama2_7b_qlora_alpaca_e3`
+        base = locate_stack_file(ctx, "xtuner/configs/__init__.py")
+        if base is not None:
+            for dirpath, _dirs, files in os.walk(os.path.dirname(base)):
+                if word + ".py" in files:
+                    return os.path.join(dirpath, word + ".py")
+    return None
+
+
+def _render_literal(value: Any) -> str:
+    if value is True:
+        return "true"
+    if value is False:
+        return "false"
+    if value is None:
+        return "null"
+    return str(value)
+
+
+def _py_assignments(path: str) -> tuple[dict[str, Any], bool] | None:
+    """{name: literal value or Unk} of the file's top-level assignments, and whether it reads base configs."""
+    import ast
+
+    text = read_stack_text(path)
+    if text is None or len(text) > MAX_CONFIG_BYTES:
+        return None
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError):
+        return None
+    out: dict[str, Any] = {}
+    has_base = "read_base" in text or "_base_" in text
+    for node in tree.body:
+        targets: list[Any] = []
+        value = None
+        if isinstance(node, ast.Assign):
+            targets, value = node.targets, node.value
+        elif isinstance(node, ast.AnnAssign) and node.value is not None:
+            targets, value = [node.target], node.value
+        for t in targets:
+            if isinstance(t, ast.Name):
+                try:
+                    out[t.id] = ast.literal_eval(value) if value is not None else None
+                except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+                    out[t.id] = Unk(f"{t.id} is assigned an expression in the config", "unknown")
+    return out, has_base
+
+
+def _cfg_option(ctx, name: str) -> Any:
+    """The value `--cfg-options NAME=VALUE` gives, or None when it does not."""
+    words = _argv_words(ctx)
+    found = None
+    in_opts = False
+    for w in words:
+        if isinstance(w, dict):
+            if in_opts:
+                found = Unk(f"--cfg-options holds an unknown word ({w.get('unknown', '')})", "unknown")
+            continue
+        if w.startswith("--"):
+            in_opts = w == "--cfg-options"
+            continue
+        if in_opts and w.startswith(name + "="):
+            found = w.split("=", 1)[1]
+    return found
+
+
+def _f_py_config_value(ctx, node, a) -> Any:
+    name = node.static
+    override = _cfg_option(ctx, name)
+    if override is not None:
+        return (
+            override
+            if isinstance(override, Unk)
+            else override.strip().lower()
+            if override.strip().lower() in ("true", "false")
+            else override
+        )
+    word, unk = _config_arg(ctx)
+    if word is None:
+        return unk
+    path = _resolve_config(ctx, word)
+    if path is None:
+        return Unk(f"the config {word} is not at hand", "unknown")
+    read = _py_assignments(path)
+    if read is None:
+        return Unk(f"the config {word} could not be read", "unknown")
+    values, has_base = read
+    if name in values:
+        v = values[name]
+        return v if isinstance(v, Unk) else _render_literal(v)
+    if has_base:
+        return Unk(f"{name} may come from the base configs of {word}", "unknown")
+    return Unk(f"{word} does not assign {name}", "absent")
+
+
+def _compile_identifier(args: list) -> str:
+    if not str(args[0]).isidentifier():
+        raise NameLookupError(f"py_config_value: {args[0]!r} is not a Python name")
+    return args[0]
+
+
+STACK_SOURCE_FUNCTIONS["py_config_value"] = Function(
+    (STR,),
+    (),
+    STR,
+    _f_py_config_value,
+    "a top-level literal assignment of the Python config file the launch names first (`xtuner train CFG`; a "
+    "built-in config name is looked up under xtuner/configs), read with ast, never executed; "
+    "`--cfg-options NAME=VALUE` overrides it; unknown for an expression or a name the base configs may set",
+    literal=(0,),
+    compile_static=_compile_identifier,
+)
