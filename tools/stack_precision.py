@@ -8,8 +8,8 @@ stack rules (PK4xx/PK5xx) per rule and print every one of them for reading.
 STACK picks the launch form of config files: llamafactory (`llamafactory-cli train CFG`), trl
 (`trl sft --config CFG`), axolotl (`axolotl train CFG`), nemo-rl (`python examples/run_X.py --config CFG`),
 torchtitan (`torchrun -m torchtitan.train --job.config_file CFG`), xtuner (`xtuner train CFG`); any
-other STACK checks the example shell scripts only. The checkout is not modified except for the wrapper scripts under CHECKOUT/.pl_wrap/
-(removed afterwards). Nothing is executed."""
+other STACK checks the example shell scripts only. The checkout is not modified except for the wrapper
+scripts under CHECKOUT/.pl_wrap/ (removed afterwards). Nothing is executed."""
 
 from __future__ import annotations
 
