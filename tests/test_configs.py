@@ -297,3 +297,63 @@ def test_editor_server_treats_known_config_files_as_documents(tmp_path):
     uri = (tmp_path / "sft.yaml").as_uri()
     assert is_shell(uri, "yaml", LF_YAML)
     assert not is_shell((tmp_path / "notes.yaml").as_uri(), "yaml", "title: x\n")
+
+
+def test_a_word_packlint_cannot_know_may_override_a_file_value(tmp_path, capsys):
+    rules = """
+[[rule]]
+code = "XX003"
+name = "trl-packing"
+severity = "warning"
+summary = "s"
+explanation = "x"
+when = "enabled('packing')"
+message = "packing"
+report_at = "setting:packing"
+undecided = "ignore"
+"""
+    write(tmp_path, {"train.sh": "trl sft --config sft.yaml\n", "sft.yaml": "packing: true\n", "rules.toml": rules})
+    assert len(check_json(capsys, tmp_path, "--rule-file", str(tmp_path / "rules.toml"), "--select", "XX003")) == 1
+    (tmp_path / "train.sh").write_text("trl sft --config sft.yaml $(cat extra_args)\n")
+    assert check_json(capsys, tmp_path, "--rule-file", str(tmp_path / "rules.toml"), "--select", "XX003") == []
+
+
+def test_unknown_program_with_a_known_stacks_config_file(tmp_path):
+    # LLaMA-Factory's own entry point, `accelerate launch src/train.py x.yaml`: the YAML's keys say the stack
+    cfg = config_of(
+        tmp_path,
+        "accelerate launch --config_file acc.yaml src/train.py sft.yaml\n",
+        {"sft.yaml": "model_name_or_path: m\nstage: sft\nlearning_rate: 1e-4\n", "acc.yaml": "num_processes: 8\n"},
+    )
+    assert cfg["stack"] == "llamafactory"
+    assert cfg["settings"]["learning_rate"]["value"] == 1e-4  # OmegaConf's typing, as LLaMA-Factory reads it
+    assert cfg["sections"]["accelerate"]["num_processes"]["value"] == 8
+
+
+def test_hf_mismatch_ignores_values_decided_at_run_time(tmp_path, capsys):
+    # axolotl's `bf16: auto` is resolved from the GPU before TrainingArguments (seen in axolotl's own
+    # examples with deepspeed_configs/zero3_bf16.json): no PK611; a hard-coded disagreement still fires
+    ds = '{\n  "bf16": {"enabled": true},\n  "train_micro_batch_size_per_gpu": "auto"\n}\n'
+    write(tmp_path, {"x.yml": "base_model: m\ndatasets: []\nbf16: auto\ndeepspeed: ds.json\n", "ds.json": ds})
+    (tmp_path / ".git").mkdir()
+    code = packlint_main(["check", str(tmp_path / "x.yml"), "--format", "json", "--select", "PK611"])
+    assert json.loads(capsys.readouterr().out)["findings"] == [] and code == 0
+    (tmp_path / "x.yml").write_text("base_model: m\ndatasets: []\nbf16: false\ndeepspeed: ds.json\n")
+    packlint_main(["check", str(tmp_path / "x.yml"), "--format", "json", "--select", "PK611"])
+    found = json.loads(capsys.readouterr().out)["findings"]
+    assert [f["code"] for f in found] == ["PK611"] and "bf16.enabled=true vs hf bf16|bf16_full_eval=false" in found[0]["message"]
+
+
+def test_hydra_string_defaults_with_a_package_and_omegaconf_missing(tmp_path):
+    # verl's `- reward_manager@reward_manager` (a config of the same directory at a package) and `???`
+    cfg = config_of(
+        tmp_path,
+        "python -m verl.trainer.main_ppo --config-path cfg --config-name ppo\n",
+        {
+            "cfg/ppo.yaml": "defaults:\n  - reward_manager@reward_manager\n  - _self_\nmodel:\n  name: ???\n",
+            "cfg/reward_manager.yaml": "name: naive\nnum_workers: 4\n",
+        },
+    )
+    assert "incomplete" not in cfg
+    assert cfg["settings"]["reward_manager.name"]["value"] == "naive"
+    assert "unknown" in cfg["settings"]["model.name"]

@@ -382,6 +382,12 @@ _INTERP = LazyRegex(r"\$\{([^${}]*)\}")
 def resolve_interpolations(settings: dict) -> None:
     """OmegaConf `${a.b}`: the referenced setting's value where it is known; `${oc.env:X}`, relative
     and unresolvable references make the setting unknown."""
+    for key, s in list(settings.items()):
+        if s.get("value") == "???":  # OmegaConf's MISSING: a mandatory value nobody set
+            settings[key] = {
+                **{k: x for k, x in s.items() if k != "value"},
+                "unknown": "??? (OmegaConf's mandatory value, not set)",
+            }
     for _ in range(4):  # chains `${a}` -> `${b}`: a few rounds
         changed = False
         for key, s in list(settings.items()):
@@ -466,6 +472,31 @@ def render(value: Any) -> str:
 # ---------------------------------------------------------------------------------------------- launches
 
 
+def _stack_by_keys(flag: str | None, flags: dict, first: Any, script_dir: str | None) -> dict | None:
+    """The stacks.toml entry of the stack a config file belongs to, recognised by its keys
+    (packlint.configs.standalone.recognise), or None."""
+    from packlint.configs.files import format_of
+    from packlint.configs.standalone import recognise
+
+    word = None
+    if flag is not None:
+        occ = flags[flag][-1]
+        word = occ.args[0] if occ.args else None
+    elif first is not None:
+        word = first
+    if not isinstance(word, Known):
+        return None
+    found = resolve_path(word.text, _search_dirs(script_dir))
+    if found is None:
+        return None
+    fmt = format_of(found)
+    root, err = read_config_file(found, fmt, "pyyaml")
+    if err is not None or root is None:
+        return None
+    stack = recognise(root.plain(), fmt)
+    return next((e for e in table()["program"] if e["stack"] == stack), None) if stack else None
+
+
 def _file_word(entry_file: dict, flags: dict, positionals: list) -> tuple[str | None, Any, Any]:
     """(how it is named, the Value naming the file, the flag occurrence) or (None, None, None)."""
     for name in entry_file.get("flags", []):
@@ -510,6 +541,15 @@ def launch_config(
         if named is None and not by_position and not by_launcher:
             return None
         generic = g
+        # a program packlint does not know given a config file of a stack it recognises by its keys
+        # (`python src/train.py x.yaml` in a LLaMA-Factory checkout): that stack's reading of it
+        known = _stack_by_keys(named, flags, first if by_position else None, script_dir)
+        if known is not None:
+            entry, generic = known, None
+            if named is not None:
+                entry = {**known, "file": {"flags": [named]}}
+            else:
+                entry = {**known, "file": {"positional": 0, "suffixes": list(g["suffixes"])}}
     cfg: dict[str, Any] = {
         "stack": entry["stack"] if entry else None,
         "files": [],

@@ -140,7 +140,15 @@ def _compose(
             _merge_into(target, own)
             self_done = True
         elif isinstance(v, str):
-            _compose(config_dir, os.path.join(group_dir, v) if group_dir else v, package, target, state, depth + 1)
+            # `- name` or `- name@pkg`: a config of this directory, at the package it names
+            name, _, pkg = v.partition("@")
+            if pkg == "_global_":
+                sub = ""
+            elif pkg:
+                sub = ".".join(p for p in (package, pkg.replace("_global_.", "")) if p)
+            else:
+                sub = package
+            _compose(config_dir, os.path.join(group_dir, name) if group_dir else name, sub, target, state, depth + 1)
         elif isinstance(v, dict) and len(v) == 1:
             ((key, choice_node),) = v.items()
             choice = choice_node.value

@@ -190,6 +190,23 @@ def _f_deepspeed_batch(ctx, node, a):
     return b[node.static]
 
 
+def _comparable(hf_val: Any) -> bool:
+    """A TrainingArguments value packlint can compare: a bool, a number, true/false or numeric text."""
+    if isinstance(hf_val, list):
+        return all(_comparable(v) for v in hf_val)
+    if isinstance(hf_val, (bool, int, float)):
+        return True
+    if isinstance(hf_val, str):
+        if hf_val.strip().lower() in ("true", "false"):
+            return True
+        try:
+            float(hf_val)
+            return True
+        except ValueError:
+            return False
+    return False
+
+
 def _num_equal(ds_val: Any, hf_val: Any) -> bool:
     if isinstance(ds_val, bool) or isinstance(hf_val, bool):
         return bool(ds_val) == (hf_val if isinstance(hf_val, bool) else str(hf_val).lower() in ("true", "1"))
@@ -248,6 +265,10 @@ def mismatches(ctx) -> list[tuple[str, str]] | Unk:
                     undecided = undecided or unk
                     continue
                 hf_val = vals if len(vals) > 1 else vals[0]
+            if not _comparable(hf_val):
+                # `bf16: auto` (axolotl resolves it from the GPU before TrainingArguments): unknown here
+                undecided = undecided or Unk(f"{hf_label} is {hf_val!r}, decided at run time", "unknown")
+                continue
             if not _num_equal(ds_val, hf_val):
                 from packlint.configs import render
 

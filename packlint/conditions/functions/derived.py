@@ -135,6 +135,10 @@ def config_entry(ctx, ck: ConfigKey) -> dict | Unk:
     if entry is not None:
         if "unknown" in entry:
             return Unk(f"{label} is unknown ({entry['unknown']})", "unknown", _loc_of(dict(entry)))
+        if ck.section == "main" and cfg.get("stack") is not None:
+            hidden = _free_unknowns(ctx)
+            if hidden is not None:  # a word packlint cannot know may override it on the command line
+                return Unk(f"{label} may be overridden by {hidden}", "unknown", _loc_of(dict(entry)))
         return dict(entry)
     prefix = ck.key + "."
     children = {k[len(prefix) :]: dict(e) for k, e in settings.items() if k.startswith(prefix)}
