@@ -262,3 +262,22 @@ print(','.join(bad), file=sys.stderr)
     )
     r = subprocess.run([sys.executable, "-c", plain], capture_output=True, text=True, timeout=120)
     assert r.stderr.strip().splitlines()[-1] == "False", r.stderr
+
+
+def test_nemo_rl_defaults_inheritance(monkeypatch):
+    """NeMo-RL's load_config: `defaults: parent.yaml` beside the file is merged first
+    (OmegaConf.merge(parent, child)), then the Hydra-style overrides."""
+    pytest.importorskip("hydra")
+    cfg = packlint_config("nemo_rl", monkeypatch, script="train_8b.sh")
+    got, unknown = unflatten(cfg["settings"])
+    if not OmegaConf.has_resolver("mul"):
+        OmegaConf.register_new_resolver("mul", lambda a, b: a * b)
+    child = OmegaConf.load(ORACLE / "nemo_rl/grpo_math_8B.yaml")
+    child.pop("defaults")
+    conf = OmegaConf.merge(OmegaConf.load(ORACLE / "nemo_rl/grpo_math_1B.yaml"), child)
+    conf = _apply_hydra_overrides(conf, ["cluster.num_nodes=4"])
+    expected = OmegaConf.to_container(conf, resolve=True)
+    assert "incomplete" not in cfg and unknown == {"policy.sequence_packing.train_mb_tokens"}
+    assert got == drop(expected, unknown)
+    assert cfg["settings"]["policy.model_name"]["file"] == "grpo_math_8B.yaml"
+    assert cfg["settings"]["policy.precision"]["file"] == "grpo_math_1B.yaml"

@@ -357,3 +357,24 @@ def test_hydra_string_defaults_with_a_package_and_omegaconf_missing(tmp_path):
     assert "incomplete" not in cfg
     assert cfg["settings"]["reward_manager.name"]["value"] == "naive"
     assert "unknown" in cfg["settings"]["model.name"]
+
+
+def test_hydra_config_path_is_relative_to_the_module(tmp_path, capsys):
+    # verl's scripts: `--config-path=config --config-name='ppo_megatron_trainer.yaml'`, relative to the file
+    # declaring @hydra.main (verl/trainer/), not to the script: composed, and no PK601
+    write(
+        tmp_path,
+        {
+            "examples/run.sh": "python3 -m verl.trainer.main_ppo --config-path=config "
+            "--config-name='ppo_megatron_trainer.yaml' data.train_batch_size=8\n",
+            "verl/trainer/config/ppo_megatron_trainer.yaml": "data:\n  train_batch_size: 1024\n  max_len: 512\n",
+        },
+    )
+    (tmp_path / ".git").mkdir()
+    cfg = inspect_script(tmp_path / "examples/run.sh")["launches"][0]["variants"][0]["config"]
+    assert "incomplete" not in cfg and values(cfg) == {"data.train_batch_size": 8, "data.max_len": 512}
+    # the package not at hand (verl installed elsewhere): unknown, never "missing"
+    (tmp_path / "verl/trainer/config/ppo_megatron_trainer.yaml").unlink()
+    (tmp_path / "verl/trainer/config").rmdir()
+    code = packlint_main(["check", str(tmp_path / "examples/run.sh"), "--format", "json", "--select", "PK601"])
+    assert json.loads(capsys.readouterr().out)["findings"] == [] and code == 0

@@ -32,7 +32,9 @@ def table() -> dict:
 
 
 def _cached_table(path: str) -> dict:
-    import pickle
+    """The parsed table, from a JSON copy in packlint's cache directory when it is current (data only:
+    nothing in a cache file can run code), else parsed from the TOML and written there."""
+    import json
 
     try:
         st = os.stat(path)
@@ -40,26 +42,28 @@ def _cached_table(path: str) -> dict:
         st = None
     cache_dir = _cache_dir()  # the rule table's (packlint.rule_table._cache_dir), without importing it
     cache = None
+    raw = None
     if cache_dir is not None and st is not None:
-        cache = cache_dir / f"stacks-{st.st_mtime_ns}-{st.st_size}.pickle"
+        cache = cache_dir / f"stacks-{st.st_mtime_ns}-{st.st_size}.json"
         try:
-            with open(cache, "rb") as fh:
-                data = pickle.load(fh)
-            if isinstance(data, dict) and "program" in data:
-                return data
-        except (OSError, pickle.PickleError, EOFError, AttributeError, ImportError, IndexError, TypeError):
-            pass
-    data = _parse_table(path)
-    if cache is not None:
-        try:
-            cache.parent.mkdir(parents=True, exist_ok=True)
-            tmp = cache.with_suffix(f".{os.getpid()}.tmp")
-            with open(tmp, "wb") as fh:
-                pickle.dump(data, fh, protocol=pickle.HIGHEST_PROTOCOL)
-            os.replace(tmp, cache)
-        except OSError:
-            pass
-    return data
+            with open(cache, encoding="utf-8") as fh:
+                raw = json.load(fh)
+            if not isinstance(raw, dict) or not isinstance(raw.get("program"), list):
+                raw = None
+        except (OSError, ValueError):
+            raw = None
+    if raw is None:
+        raw = _parse_toml(path)
+        if cache is not None:
+            try:
+                cache.parent.mkdir(parents=True, exist_ok=True)
+                tmp = cache.with_suffix(f".{os.getpid()}.tmp")
+                with open(tmp, "w", encoding="utf-8") as fh:
+                    json.dump(raw, fh)
+                os.replace(tmp, cache)
+            except OSError:
+                pass
+    return _compile_table(raw)
 
 
 def _cache_dir():
@@ -74,7 +78,7 @@ def _cache_dir():
     return Path(xdg) / "packlint" if xdg else Path.home() / ".cache" / "packlint"
 
 
-def _parse_table(path: str) -> dict:
+def _parse_toml(path: str) -> dict:
     import sys
 
     if sys.version_info >= (3, 11):
@@ -82,7 +86,10 @@ def _parse_table(path: str) -> dict:
     else:  # pragma: no cover
         import tomli as tomllib
     with open(path, "rb") as fh:
-        data = tomllib.load(fh)
+        return tomllib.load(fh)
+
+
+def _compile_table(data: dict) -> dict:
     for entry in data["program"]:
         entry["_launchers"] = set(entry["launcher"].split("|")) if "launcher" in entry else set()
         entry["_module"] = LazyRegex(entry["module"]) if "module" in entry else None
@@ -576,10 +583,13 @@ def launch_config(
     section = entry.get("section", "main") if entry else "main"
     config_flags: set[str] = set(spec.get("flags", []))
     target = settings if section == "main" else cfg["sections"].setdefault(section, {})
+    if entry is not None and entry.get("inherit_defaults"):
+        cfg["_inherit"] = True
     if spec.get("hydra"):
+        cfg["_hydra"] = True
         from packlint.configs.hydra import compose_hydra
 
-        compose_hydra(cfg, spec, flags, dirs, target, incomplete)
+        compose_hydra(cfg, spec, flags, dirs, target, incomplete, program)
         config_flags |= {"--config-path", "--config-name", "--config-dir", "-cp", "-cn"}
     else:
         how, word, occ = _file_word(spec, flags, positionals)
@@ -633,6 +643,8 @@ def launch_config(
                 s = sec_settings.get(key)
                 if s is not None and isinstance(s.get("value"), str):
                     _read_nested(cfg, sec, s, dirs, "pyyaml")
+    cfg.pop("_inherit", None)
+    cfg.pop("_hydra", None)
     if incomplete:
         cfg["incomplete"] = "; ".join(incomplete)
     if not cfg["sections"]:
@@ -686,7 +698,47 @@ def _read_into(cfg, section, how, word, occ, fmt, dialect, dirs, target: dict, i
         record["error_at"] = _loc(shown, root)
         incomplete.append(f"{path_text} is not a mapping")
         return
+    body = root.value or {}
+    if role == "main" and "defaults" in body and not cfg.get("_hydra"):
+        if cfg.get("_inherit"):
+            # NeMo-RL's load_config: `defaults: parent.yaml` (or a list), beside the file, merged first
+            _inherit(found, root, dialect, target, incomplete, 0)
+            return
+        # a `defaults:` key this program gives its own meaning: what it pulls in is unknown
+        incomplete.append(f"{path_text} has a `defaults:` key that packlint does not follow for this program")
     flatten(root, shown, "", target)
+
+
+def _inherit(path: str, root, dialect: str, target: dict, incomplete: list, depth: int) -> None:
+    from packlint.configs.files import CNode
+
+    body = dict(root.value or {})
+    parents = body.pop("defaults", None)
+    names: list | None = []
+    if parents is not None:
+        pv = parents.value
+        if isinstance(pv, str):
+            names = [pv]
+        elif isinstance(pv, list) and all(isinstance(n.value, str) for n in pv):
+            names = [n.value for n in pv]
+        else:
+            names = None
+    if names is None or depth > 8:
+        incomplete.append(f"{_shown(path)}: its `defaults:` is not followed")
+    else:
+        for name in names:
+            parent = os.path.join(os.path.dirname(path), name)
+            proot, err = read_config_file(parent, "yaml", dialect) if os.path.isfile(parent) else (None, None)
+            if proot is None or not isinstance(proot.value, (dict, type(None))):
+                incomplete.append(f"the parent config {name} of {_shown(path)} is not at hand")
+                continue
+            _inherit(parent, proot, dialect, target, incomplete, depth + 1)
+    own: dict = {}
+    flatten(CNode(body, root.line, root.column, root.end_line, root.end_column), _shown(path), "", own)
+    for k, v in own.items():  # the child overrides what its parents set (OmegaConf.merge)
+        for old in [o for o in target if o.startswith(k + ".") or k.startswith(o + ".")]:
+            del target[old]
+        target[k] = v
 
 
 _SCRIPT: Any = None

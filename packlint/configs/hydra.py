@@ -33,7 +33,9 @@ def _find_dir(text: str, dirs: list[str]) -> str | None:
     return None
 
 
-def compose_hydra(cfg: dict, spec: dict, flags: dict, dirs: list[str], target: dict, incomplete: list[str]) -> None:
+def compose_hydra(
+    cfg: dict, spec: dict, flags: dict, dirs: list[str], target: dict, incomplete: list[str], program: str | None = None
+) -> None:
     from packlint.configs import _shown, _span_loc
     from packlint.values import Unknown
 
@@ -57,19 +59,27 @@ def compose_hydra(cfg: dict, spec: dict, flags: dict, dirs: list[str], target: d
         record["unknown"] = "the config path or name is unknown"
         incomplete.append("the Hydra config path or name is unknown")
         return
+    # Hydra: a relative --config-path is relative to the file that declares @hydra.main (the module
+    # `-m verl.trainer.main_ppo` -> verl/trainer/), as is the program's own default
+    module_dir = ""
+    if program and program.startswith("-m "):
+        module_dir = "/".join(program[3:].strip().split(".")[:-1])
+    config_dir = None
     if path_text is not None:
-        config_dir = _find_dir(path_text, dirs)
+        if module_dir and not os.path.isabs(path_text):
+            config_dir = _find_dir(os.path.join(module_dir, path_text), dirs)
+        config_dir = config_dir or _find_dir(path_text, dirs)
     else:
         config_dir = next((p for d in dirs if os.path.isdir(p := os.path.join(d, spec["default_dir"]))), None)
     name = name_text or spec.get("default_name")
+    if name and name.endswith((".yaml", ".yml")):
+        name = name.rsplit(".", 1)[0]
     record["path"] = os.path.join(path_text or spec.get("default_dir", ""), f"{name}.yaml")
     if config_dir is None:
-        record["missing"] = path_text is not None
+        # the program's source (and its config directory) is not beside the script: unknown, not missing
         record["unknown"] = f"the config directory {path_text or spec.get('default_dir')} is not at hand"
         incomplete.append(record["unknown"])
         return
-    if name and name.endswith(".yaml"):
-        name = name[:-5]
     primary = os.path.join(config_dir, f"{name}.yaml")
     if not os.path.isfile(primary):
         record["missing"] = True
