@@ -549,6 +549,8 @@ FRAMEWORK_CLIS: dict[str, LauncherSpec] = {
     "trl reward": LauncherSpec("trl reward", words=2, program_is_tool=True),
     "axolotl train": LauncherSpec("axolotl train", words=2, program_is_tool=True),
     "axolotl preprocess": LauncherSpec("axolotl preprocess", words=2, program_is_tool=True),
+    # issue 21: xtuner v0.1 takes a Python config (read by py_config_value, rules/stack_xtuner.toml)
+    "xtuner train": LauncherSpec("xtuner train", words=2, program_is_tool=True),
     "megatron pt": LauncherSpec("megatron pt", words=2, program_is_tool=True),
     "megatron rlhf": LauncherSpec("megatron rlhf", words=2, program_is_tool=True),
     # Ray: `ray job submit [opts] -- CMD` runs CMD on the cluster (its runtime environment, not ours)

@@ -9,6 +9,7 @@ from packlint.conditions.functions.core import CORE_FUNCTIONS
 from packlint.conditions.functions.deepspeed import DEEPSPEED_FUNCTIONS
 from packlint.conditions.functions.derived import DERIVED_FUNCTIONS
 from packlint.conditions.functions.stack import STACK_FUNCTIONS
+from packlint.conditions.functions.stack_source import STACK_SOURCE_FUNCTIONS
 from packlint.conditions.functions.startup import STARTUP_FUNCTIONS
 from packlint.conditions.tree import FUNCTIONS
 
@@ -18,6 +19,7 @@ FUNCTIONS.update(STACK_FUNCTIONS)
 FUNCTIONS.update(DEEPSPEED_FUNCTIONS)
 FUNCTIONS.update(CODEBASE_FUNCTIONS)
 FUNCTIONS.update(STARTUP_FUNCTIONS)
+FUNCTIONS.update(STACK_SOURCE_FUNCTIONS)
 
 __all__ = [
     "CODEBASE_FUNCTIONS",
@@ -27,4 +29,5 @@ __all__ = [
     "FUNCTIONS",
     "STACK_FUNCTIONS",
     "STARTUP_FUNCTIONS",
+    "STACK_SOURCE_FUNCTIONS",
 ]
