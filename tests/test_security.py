@@ -406,7 +406,9 @@ def test_c8_a_facts_cache_entry_of_another_shape_is_a_miss_and_is_rewritten(c8_r
     assert main(["check", "-q", "l.sh"]) == 1
     expected = capsys.readouterr().out
     assert "PK201" in expected
-    entries = _entries(cache)
+    # the facts entries (the stacks table is read once per process: its poisoned copy is the
+    # subprocess test's, test_c11_c12_...)
+    entries = [p for p in _entries(cache) if not p.name.startswith("stacks-")]
     good = {p: p.read_bytes() for p in entries}
     _poison(entries, poison)
     for _ in range(2):

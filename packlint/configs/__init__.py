@@ -45,23 +45,26 @@ def _cached_table(path: str) -> dict:
     raw = None
     if cache_dir is not None and st is not None:
         cache = cache_dir / f"stacks-{st.st_mtime_ns}-{st.st_size}.json"
+        # a regular file owned by this user only (never a FIFO, a device or a link: docs/security.md)
+        from packlint.safe_io import read_cache_file
+
+        data = read_cache_file(cache)
         try:
-            with open(cache, encoding="utf-8") as fh:
-                raw = json.load(fh)
-            if not isinstance(raw, dict) or not isinstance(raw.get("program"), list):
-                raw = None
-        except (OSError, ValueError):
+            raw = json.loads(data) if data is not None else None
+        except ValueError:
+            raw = None
+        if not isinstance(raw, dict) or not isinstance(raw.get("program"), list):
             raw = None
     if raw is None:
         raw = _parse_toml(path)
         if cache is not None:
+            from packlint.errors import PacklintError
+            from packlint.safe_io import atomic_write
+
             try:
                 cache.parent.mkdir(parents=True, exist_ok=True)
-                tmp = cache.with_suffix(f".{os.getpid()}.tmp")
-                with open(tmp, "w", encoding="utf-8") as fh:
-                    json.dump(raw, fh)
-                os.replace(tmp, cache)
-            except OSError:
+                atomic_write(cache, json.dumps(raw).encode(), what="stacks cache", replace_any=True)
+            except (OSError, PacklintError):
                 pass
     return _compile_table(raw)
 
@@ -70,6 +73,11 @@ def _cache_dir():
     from pathlib import Path
 
     if os.environ.get("PACKLINT_NO_CACHE"):
+        return None
+    import sys
+
+    rt = sys.modules.get("packlint.rule_table")  # `--no-cache` turns every cache off (docs/security.md)
+    if rt is not None and getattr(rt, "_CACHE_OFF", False):
         return None
     base = os.environ.get("PACKLINT_CACHE_DIR")
     if base:
