@@ -206,6 +206,41 @@ def _mask_known_gaps(source: SourceFile, problems: list[SyntaxProblem]) -> None:
     source.data = bytes(data)
 
 
+# tree-sitter-bash 0.25's scanner crashes (SIGSEGV) on `{` followed by a code point of planes 14-16
+# (U+E0000 and above: tags, variation selectors supplement, private use), e.g. the 7 bytes of
+# `echo {\U0010ffff`; such a character (its 4 UTF-8 bytes start with F3 A0-BF or F4) is read as
+# U+10000 (also 4 bytes: every offset and column stays the same) and an info says so.
+_HIGH_PLANE = re.compile(rb"\xf3[\xa0-\xbf][\x80-\xbf][\x80-\xbf]|\xf4[\x80-\x8f][\x80-\xbf][\x80-\xbf]")
+_HIGH_PLANE_STAND_IN = "\U00010000".encode()
+
+
+def _mask_high_planes(source: SourceFile, problems: list[SyntaxProblem]) -> None:
+    """Characters the parser cannot take (see _HIGH_PLANE) become U+10000, with an info per line."""
+    if b"\xf3" not in source.data and b"\xf4" not in source.data:
+        return
+    found = list(_HIGH_PLANE.finditer(source.data))
+    if not found:
+        return
+    rows = set()
+    for m in found:
+        pos = m.start()
+        row = source.data.count(b"\n", 0, pos)
+        if row in rows:
+            continue
+        rows.add(row)
+        col = len(source.data[source.data.rfind(b"\n", 0, pos) + 1 : pos].decode("utf-8", "replace"))
+        problems.append(
+            SyntaxProblem(
+                "info",
+                "unanalysed",
+                "a character of Unicode planes 14-16 (U+E0000 and above) is read as U+10000: "
+                "tree-sitter-bash cannot parse it",
+                source.span_of_points((row, col), (row, col + 1)),
+            )
+        )
+    source.data = _HIGH_PLANE.sub(_HIGH_PLANE_STAND_IN, source.data)
+
+
 # `${...}` with no quote, backslash or brace inside: tree-sitter reads it right (see below)
 _PLAIN_BRACED = re.compile(rb"\$\{[^{}'\"\\]*\}")
 RAW_EXPANSION = "__PX"  # `$__PX3___` stands for the 4th `${...}` kept as raw text (see below)
@@ -398,6 +433,7 @@ def parse(source: SourceFile) -> ParsedScript:
     problems: list[SyntaxProblem] = []
     raw_expansions: list[str] = []
     _mask_known_gaps(source, problems)
+    _mask_high_planes(source, problems)
     _mask_raw_expansions(source, raw_expansions)
     tree = _parser().parse(source.data)
     root = tree.root_node

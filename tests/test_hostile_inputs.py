@@ -644,6 +644,25 @@ def test_hostile_fixture(path):
     json.dumps(model)
 
 
+def test_high_plane_character_after_a_brace_does_not_crash_the_parser(tmp_path):
+    """tree-sitter-bash 0.25 segfaulted on `{` followed by U+10FFFF (found by test_properties.py's
+    random unicode; 7 bytes crash a whole `packlint check`). Run in a subprocess: a regression kills
+    that process, not the test session. The UTF-16 spelling of the same script goes the same way."""
+    import subprocess
+    import sys
+
+    script = Path(__file__).parent / "fixtures" / "hostile" / "brace_high_plane.sh"
+    utf16 = tmp_path / "utf16.sh"
+    utf16.write_bytes(b"\xff\xfe" + script.read_text(encoding="utf-8").encode("utf-16-le"))
+    for path in (script, utf16):
+        for cmd in (["check", "--isolated", "--no-code-base"], ["inspect", "--format", "json"]):
+            proc = subprocess.run([sys.executable, "-m", "packlint", *cmd, str(path)], capture_output=True, text=True)
+            assert proc.returncode in (0, 1), (path.name, cmd, proc.returncode, proc.stderr[-500:])
+            if cmd[0] == "inspect":
+                model = json.loads(proc.stdout)
+                assert "U+10000" in json.dumps(model) and model["launches"], path.name
+
+
 # ---------------------------------------------------------------- scale: cost linear in the script size
 
 _BLOCK = '''# ---- stage {i}
