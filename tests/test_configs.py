@@ -101,8 +101,11 @@ def test_deepspeed_json_nested_in_yaml_and_named_by_flag(tmp_path):
 
 
 def test_missing_file_and_unknown_path_are_never_empty(tmp_path):
-    cfg = config_of(tmp_path, 'axolotl train nothere.yml\n')
+    cfg = config_of(tmp_path, 'axolotl train examples/nothere.yml\n')
     assert cfg["files"][0]["missing"] is True and "incomplete" in cfg
+    # a bare name is looked up in the job's working directory, which is not known: unknown, not missing
+    cfg = config_of(tmp_path, 'axolotl train nothere.yml\n')
+    assert "missing" not in cfg["files"][0] and "working directory" in cfg["files"][0]["unknown"]
     cfg = config_of(tmp_path, 'axolotl train "$(ls *.yml)"\n')
     assert "incomplete" in cfg and "unknown" in cfg["files"][0]
 

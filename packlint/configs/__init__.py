@@ -514,15 +514,18 @@ def _stack_by_keys(flag: str | None, flags: dict, first: Any, script_dir: str | 
 
 def _file_word(entry_file: dict, flags: dict, positionals: list) -> tuple[str | None, Any, Any]:
     """(how it is named, the Value naming the file, the flag occurrence) or (None, None, None)."""
+    suffixes = tuple(entry_file.get("suffixes", ()))
     for name in entry_file.get("flags", []):
         occs = flags.get(name)
         if occs:
             occ = occs[-1]
-            return name, (occ.args[0] if occ.args else None), occ
+            v = occ.args[0] if occ.args else None
+            if suffixes and isinstance(v, Known) and not v.text.lower().endswith(suffixes):
+                continue  # `--config configs/7B_sft.py` (InternEvo's Python config): not a file of this kind
+            return name, v, occ
     pos = entry_file.get("positional")
     if pos is not None and len(positionals) > pos:
         v = positionals[pos]
-        suffixes = tuple(entry_file.get("suffixes", ()))
         if isinstance(v, Unknown):
             return "positional", v, None
         if not suffixes or v.text.lower().endswith(suffixes):
@@ -675,9 +678,14 @@ def _read_into(cfg, section, how, word, occ, fmt, dialect, dirs, target: dict, i
     record: dict[str, Any] = {"role": role, "path": path_text, "format": fmt, "named_at": named or None}
     cfg["files"].append(record)
     if found is None:
-        writer = _written_by_script(path_text)
+        writer = _written_by_script(path_text) or _named_by_caller(word)
         if writer is None and not os.path.isabs(path_text) and _changes_directory():
             writer = "it changes directory before the launch, so the relative path is relative to an unknown place"
+        if writer is None and os.path.dirname(path_text) in ("", "."):
+            # a bare name is looked up in the job's working directory, which packlint does not know (a
+            # previous run's output: Megatron-DeepSpeed's ds_evalharness.sh names the training run's
+            # ds_config_<run>.json); a path with a directory names a file of the checkout
+            writer = "it names a bare file, looked up in the job's working directory, which is not known"
         if writer is not None:
             # `cat <<EOT > $DS_CONFIG` before the launch (Megatron-DeepSpeed's scripts): not missing
             how = writer if writer.startswith("it ") else f"writes it itself ({writer})"
@@ -763,22 +771,46 @@ def _changes_directory() -> bool:
 
 def _written_by_script(path_text: str) -> str | None:
     """The redirection (or cp/mv/ln) in the script that writes the file, directly or through a
-    variable assigned a value naming it; None when the script does not write it."""
+    variable assigned a value naming it; None when the script does not write it. A redirection to a
+    computed name of the same kind (`sed ... > ${config_json}` with `config_json="ds_config_${NAME}.json"`,
+    Megatron-DeepSpeed's shape) may write it too."""
     if _SCRIPT is None or not hasattr(_SCRIPT, "script_text"):
         return None
     text = _SCRIPT.script_text()
     base = os.path.basename(path_text)
-    if not base or base not in text:
+    if not base:
         return None
-    names_of_file = {m.group(1) for m in _ASSIGN.finditer(text) if base in m.group(2)}
+    ext = os.path.splitext(base)[1]
+    assigned = [(m.group(1), m.group(2)) for m in _ASSIGN.finditer(text)]
+    names_of_file = {n for n, v in assigned if base in v}
+    computed = {n for n, v in assigned if "$" in v and ext and ext in v}
     for m in _REDIRECT.finditer(text):
         target = m.group(1)
         if base in target:
             return m.group(0).strip()
         for name in re.findall(r"\$\{?([A-Za-z_][A-Za-z0-9_]*)", target):
-            if name in names_of_file:
+            if name in names_of_file or name in computed:
                 return m.group(0).strip()
+        if "$" in target and ext and target.endswith(ext):
+            return m.group(0).strip()
     return None
+
+
+_POSITIONAL = LazyRegex(r"\$(?:[1-9@*]|\{[#!]?(?:[1-9][0-9]*|[@*])[^}]*\})")
+
+
+def _named_by_caller(word: Any) -> str | None:
+    """The file's name is built from the script's positional arguments (`file=./train/$1.py`, checked
+    without arguments, where `$1` is empty): it is the caller's file, not a missing one."""
+    if _SCRIPT is None or not hasattr(_SCRIPT, "script_text"):
+        return None
+    text = _SCRIPT.script_text()
+    span = getattr(word, "span", None)
+    if span is None or not _POSITIONAL.search(text):
+        return None
+    lines = text.split("\n")
+    raw = "\n".join(lines[max(span.line - 1, 0) : max(span.end_line, span.line)])
+    return "it names the file from the caller's arguments" if "$" in raw else None
 
 
 def _read_nested(cfg: dict, sec: str, s: dict, dirs: list[str], dialect: str) -> None:
