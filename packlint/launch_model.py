@@ -334,9 +334,13 @@ def build_variant(
         from packlint.configs import launch_config
 
         launch_file = inst.span.file if inst.span is not None else None
-        if launch_file and cfg_ctx.path and os.path.abspath(launch_file) != os.path.abspath(cfg_ctx.path):
-            if os.path.isfile(launch_file):  # a launch in a script this one runs or sources: its own text
-                cfg_ctx = ConfigContext(cfg_ctx.script_dir, cfg_ctx.pins, launch_file, None)
+        if (
+            launch_file
+            and cfg_ctx.path
+            and os.path.abspath(launch_file) != os.path.abspath(cfg_ctx.path)
+            and os.path.isfile(launch_file)
+        ):  # a launch in a script this one runs or sources: its own text
+            cfg_ctx = ConfigContext(cfg_ctx.script_dir, cfg_ctx.pins, launch_file, None)
 
         config = launch_config(
             parts.program,
