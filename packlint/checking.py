@@ -268,8 +268,10 @@ def check_paths(paths: list[str], options: CheckOptions) -> CheckResult:
     """Check every script under `paths`. Raises PacklintError only for run-level errors (a bad
     command-line rule file or selector, a bad --config); per-file problems become FileErrors."""
     from packlint.baseline import repo_root
+    from packlint.codebase.resolve import clear_run_memos
     from packlint.discover import STDIN, discover
 
+    clear_run_memos()
     cli = options.cli
     result = CheckResult()
     result.root = repo_root()

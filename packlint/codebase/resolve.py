@@ -55,8 +55,31 @@ def checkout_root(start: str) -> tuple[str | None, str]:
     a VCS marker; without one, the nearest with a project marker (pyproject.toml, setup.py, setup.cfg,
     then requirements*.txt); else `start` itself. The climb stops below `/`, the home directory and the
     temp directory; None when `start` is one of them (nothing is searched)."""
-    stop = never_roots()
     d = os.path.abspath(start)
+    hit = _ROOT_MEMO.get(d)
+    if hit is not None:
+        return hit
+    _ROOT_MEMO[d] = found = _checkout_root(d)
+    return found
+
+
+_ROOT_MEMO: dict[str, tuple[str | None, str]] = {}  # one run: the tree does not change under it
+
+
+def clear_run_memos() -> None:
+    """Forget what one run learnt about the tree (checkout roots, stack files): each `check_paths`
+    starts afresh, so a long-lived process (the editor server) sees a tree that changed."""
+    import sys
+
+    _ROOT_MEMO.clear()
+    stack_source = sys.modules.get("packlint.conditions.functions.stack_source")
+    if stack_source is not None:
+        stack_source._LOCATE_MEMO.clear()
+
+
+def _checkout_root(d: str) -> tuple[str | None, str]:
+    d0 = d
+    stop = never_roots()
     if d in stop:
         return None, f"{d} is never searched as a checkout (the root, home or temp directory)"
     project = weak = None
@@ -75,7 +98,7 @@ def checkout_root(start: str) -> tuple[str | None, str]:
         return project, "project"
     if weak is not None:
         return weak, "requirements"
-    return os.path.abspath(start), "script-dir"
+    return d0, "script-dir"
 
 
 def repository_root(start: str) -> str | None:

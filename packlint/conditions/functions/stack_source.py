@@ -104,18 +104,29 @@ def locate_stack_file(ctx, path: str) -> str | None:
     memo_key = "stack_file:" + path
     if memo_key in ctx.memo:
         return ctx.memo[memo_key]
-    found = None
-    for root in _code_search_roots(ctx):
-        for candidate in (os.path.join(root, path), os.path.join(root, "src", path)):
-            if os.path.isfile(candidate):
-                found = candidate
+    roots = ctx.memo.get("stack_roots")
+    if roots is None:
+        roots = ctx.memo["stack_roots"] = tuple(_code_search_roots(ctx))
+    key = (path, roots, ctx._code is not None)
+    if key in _LOCATE_MEMO:  # the same roots for every launch of a script (a run does not change the tree)
+        found = _LOCATE_MEMO[key]
+    else:
+        found = None
+        for root in roots:
+            for candidate in (os.path.join(root, path), os.path.join(root, "src", path)):
+                if os.path.isfile(candidate):
+                    found = candidate
+                    break
+            if found:
                 break
-        if found:
-            break
-    if found is None and ctx._code is not None:
-        found = _installed_file(path)
+        if found is None and ctx._code is not None:
+            found = _installed_file(path)
+        _LOCATE_MEMO[key] = found
     ctx.memo[memo_key] = found
     return found
+
+
+_LOCATE_MEMO: dict[tuple, str | None] = {}
 
 
 def read_stack_text(file: str) -> str | None:
