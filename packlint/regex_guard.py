@@ -19,6 +19,7 @@ import functools
 import importlib
 import re
 import time
+import warnings
 from typing import Any
 
 try:  # the parser of the `re` module: Python 3.11+, then 3.10
@@ -83,7 +84,9 @@ def _walk(sub: Any, inside: bool, counts: list[int]) -> str | None:
 def _analyse(pattern: str) -> tuple[str | None, int]:
     """(what makes the pattern exponential or None, the number of unbounded repeats)."""
     try:
-        tree = _sre_parse.parse(pattern)
+        with warnings.catch_warnings():  # FutureWarning on `[[:digit:]]`: bash's POSIX class, not noise to print
+            warnings.simplefilter("ignore")
+            tree = _sre_parse.parse(pattern)
     except Exception:  # noqa: BLE001 - any parser failure on a foreign pattern: treated as not cheap
         return None, 99  # (a compile error is reported by whoever compiles it)
     counts = [0]
@@ -105,6 +108,14 @@ def bounded_search(pattern: str, subject: str, compiled: Any = None) -> bool | N
     return (found is not None) if decided else None
 
 
+def _compile_quietly(pattern: str) -> Any:
+    """re.compile without Python's FutureWarnings ("Possible nested set"): a script's `[[ $x =~ [[:digit:]] ]]`
+    is bash's POSIX class, and a warning on packlint's stderr would be noise to the user."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return re.compile(pattern)
+
+
 def bounded_find(pattern: str, subject: str, compiled: Any = None) -> tuple[bool, Any]:
     """(decided, the match object of `re.search(pattern, subject)` or None). Not decided: the subject is
     too long, the pattern ran out of time, or it is not a valid pattern."""
@@ -113,7 +124,7 @@ def bounded_find(pattern: str, subject: str, compiled: Any = None) -> tuple[bool
     why, unbounded = _analyse(pattern)
     if why is None and (unbounded == 0 or (unbounded == 1 and len(subject) <= CHEAP_SUBJECT_CHARS)):
         try:
-            rx = compiled if compiled is not None else re.compile(pattern)
+            rx = compiled if compiled is not None else _compile_quietly(pattern)
         except re.error:
             return False, None
         return True, rx.search(subject)
