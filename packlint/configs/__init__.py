@@ -796,21 +796,17 @@ def _written_by_script(path_text: str) -> str | None:
     return None
 
 
-_POSITIONAL = LazyRegex(r"\$(?:[1-9@*]|\{[#!]?(?:[1-9][0-9]*|[@*])[^}]*\})")
-
-
 def _named_by_caller(word: Any) -> str | None:
     """The file's name is built from the script's positional arguments (`file=./train/$1.py`, checked
     without arguments, where `$1` is empty): it is the caller's file, not a missing one."""
-    if _SCRIPT is None or not hasattr(_SCRIPT, "script_text"):
-        return None
-    text = _SCRIPT.script_text()
     span = getattr(word, "span", None)
-    if span is None or not _POSITIONAL.search(text):
+    if span is None or _SCRIPT is None or not hasattr(_SCRIPT, "script_text"):
         return None
-    lines = text.split("\n")
-    raw = "\n".join(lines[max(span.line - 1, 0) : max(span.end_line, span.line)])
-    return "it names the file from the caller's arguments" if "$" in raw else None
+    from packlint.interpret.guards import from_caller_arguments
+
+    if from_caller_arguments(_SCRIPT.script_text(), span.line - 1, max(span.end_line, span.line) - 1):
+        return "it names the file from the caller's arguments"
+    return None
 
 
 def _read_nested(cfg: dict, sec: str, s: dict, dirs: list[str], dialect: str) -> None:

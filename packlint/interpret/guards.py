@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING
 from packlint.interpret.syntax import text_of
 from packlint.interpret.world import World
 from packlint.parse import ParsedScript
+from packlint.regex import LazyRegex
 from packlint.values import Span, Unknown, Variable
 
 if TYPE_CHECKING:
@@ -210,3 +211,18 @@ def guard_name(interp: Interpreter, node: Node, ps: ParsedScript) -> str | None:
     if entry is None or entry[0] is not ps:
         entry = interp.guard_memo[key] = (ps, guard_tests(ps))
     return entry[1].get(node.start_byte)
+
+
+# `$1`, `$@`, `${2:-x}`, `${#1}`: a read of the script's positional arguments
+_POSITIONAL_REF = LazyRegex(r"\$(?:[1-9@*]|\{[#!]?(?:[1-9][0-9]*|[@*])[^}]*\})")
+
+
+def from_caller_arguments(text: str, first_line: int, last_line: int) -> bool:
+    """Lines `first_line`..`last_line` (0-based, of `text`) expand something while the script reads its
+    positional arguments: checked without arguments `$1` is empty, so a path written there
+    (`blend=$1; . ./sft/"$blend".sh`, `file=./train/$1.py`) names the caller's file, not a missing one."""
+    lines = text.split("\n")
+    first = max(first_line, 0)
+    if "$" not in "\n".join(lines[first : max(last_line, first) + 1]):
+        return False
+    return _POSITIONAL_REF.search(text) is not None

@@ -78,21 +78,15 @@ def missing_in_checkout(interp: Interpreter, text: str, world: World) -> bool:
     return not any(os.path.exists(os.path.join(d, text)) for d in dirs)
 
 
-_POSITIONAL = re.compile(r"\$(?:[1-9@*#]|\{[#!]?(?:[1-9][0-9]*|[@*])[^}]*\})")
-
-
 def _caller_dependent(ps: ParsedScript, span: Span, world: World) -> bool:
-    """The `source` line expands something while the script reads positional arguments it was not given:
-    `blend=$1; . ./sft/"$blend".sh` names the caller's file, not `./sft/.sh` (packlint checks a script
-    as run with no arguments, where `$1` is empty; PK106 must not call the caller's file missing)."""
+    """The `source` line names a file from positional arguments the script was not given (PK106 must
+    not call the caller's file missing): guards.from_caller_arguments."""
     if world.positional:
         return False
-    lines = ps.source.data.split(b"\n")
+    from packlint.interpret.guards import from_caller_arguments
+
     first = span.line - 1 - ps.source.line_base
-    line = b" ".join(lines[max(first, 0) : max(first, 0) + max(span.end_line - span.line + 1, 1)])
-    if b"$" not in line:
-        return False
-    return _POSITIONAL.search(ps.source.data.decode("utf-8", "replace")) is not None
+    return from_caller_arguments(ps.source.data.decode("utf-8", "replace"), first, first + span.end_line - span.line)
 
 
 def source_file(interp: Interpreter, fields: list[Value], world: World, ps: ParsedScript, span: Span) -> list[World]:
