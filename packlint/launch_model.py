@@ -289,10 +289,12 @@ class ConfigContext:
 
     def script_text(self) -> str:
         if self._text is None:
-            try:
-                with open(self.path or "", "rb") as fh:
-                    self._text = fh.read(8 * 1024 * 1024)
-            except OSError:
+            from packlint.errors import PacklintError
+            from packlint.safe_io import read_bounded
+
+            try:  # a regular file only (never blocks on a FIFO), at most 8 MiB
+                self._text = read_bounded(self.path or "", 8 * 1024 * 1024, "script")
+            except (OSError, PacklintError):
                 self._text = b""
         data = self._text
         return data.decode("utf-8", "replace") if isinstance(data, bytes) else str(data)

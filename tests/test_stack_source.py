@@ -146,3 +146,24 @@ def test_py_config_never_executes_and_unknowns(tmp_path):
     # a name the base configs may set is unknown, not absent
     cfg = "from mmengine.config import read_base\nwith read_base():\n    from .base import *\n"
     assert _check_py(tmp_path, cfg, "xtuner train cfg.py") == [("XX002", "info")]
+
+
+def test_a_fifo_at_a_stack_source_path_never_blocks(tmp_path):
+    """A hostile repository plants a FIFO where the stack's source would be: it is neither located (only
+    regular files are) nor read (safe_io.read_bounded never blocks), so the check ends and the rule is
+    undecided, as when the source is not at hand. Run in a subprocess with a timeout: a hang fails it."""
+    import os
+
+    (tmp_path / "fakestack").mkdir()
+    os.mkfifo(tmp_path / "fakestack" / "checks.py")
+    code = (
+        "import sys\nsys.path.insert(0, sys.argv[1])\n"
+        "from tests.test_stack_source import _check\nfrom pathlib import Path\n"
+        "print([(f.code, f.severity) for f in _check(Path(sys.argv[2]), {})])\n"
+    )
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    proc = subprocess.run(
+        [sys.executable, "-c", code, root, str(tmp_path)], capture_output=True, text=True, timeout=60, cwd=root
+    )
+    assert proc.returncode == 0, proc.stderr[-800:]
+    assert "('XX001', 'error')" not in proc.stdout

@@ -142,10 +142,12 @@ def read_stack_text(file: str) -> str | None:
     if st.st_size > MAX_BYTES:
         text = None
     else:
-        try:
-            with open(file, "rb") as fh:
-                text = fh.read(MAX_BYTES + 1).decode("utf-8", errors="replace")
-        except OSError:
+        from packlint.errors import PacklintError
+        from packlint.safe_io import read_bounded
+
+        try:  # a regular file only: a FIFO planted at a stack's path in a repository never blocks
+            text = read_bounded(file, MAX_BYTES, "stack source").decode("utf-8", errors="replace")
+        except (OSError, PacklintError):
             text = None
     _TEXT_MEMO[file] = (st.st_mtime_ns, st.st_size, text)
     return text
