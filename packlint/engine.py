@@ -13,13 +13,31 @@ launch (for each item of the rule's `for_each`), then merges the variants:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
-from typing import Any
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 from packlint.conditions import EvalContext, Expr, Unk
 from packlint.conditions.tree import And, Var
 from packlint.findings import SEVERITY_RANK, Finding, FixPlan, Location, Related
+from packlint.model_view import (
+    as_diagnostic,
+    as_model,
+    config_files,
+    config_settings,
+    diagnostics,
+    flag_occurrences,
+    launch_config,
+    launches,
+    variant_config,
+    variants,
+)
 from packlint.rule_table import LocationSpec, Rule, RuleTable, parse_versions, version_applies, version_in_range
+
+if TYPE_CHECKING:
+    from packlint.model_types import DiagnosticJSON, LaunchJSON, ScriptModelJSON, VariantJSON
+
+    # (launch, variant) -> packlint.codebase.CodeFacts | None: the facts about the code a launch runs
+    CodeFn = Callable[[LaunchJSON, VariantJSON], Any]
 
 
 class _Hit:
@@ -123,13 +141,13 @@ class _BashCheck:
 
 
 def check_model(
-    model: dict,
+    model: Mapping[str, Any],
     rules: list[Rule],
     *,
     script_text: bytes | None = None,
     read_text: Callable[[str], str | None] | None = None,
     known_rules: list[Rule] | None = None,
-    code: Callable[[dict, dict], Any] | None = None,
+    code: CodeFn | None = None,
 ) -> list[Finding]:
     """Every finding of `rules` on one launch model (the JSON dict of `packlint inspect`, see docs/launch-model.md).
 
@@ -141,18 +159,19 @@ def check_model(
 
 
 def check_model_detailed(
-    model: dict,
+    doc: Mapping[str, Any],
     rules: list[Rule],
     *,
     script_text: bytes | None = None,
     read_text: Callable[[str], str | None] | None = None,
     known_rules: list[Rule] | None = None,
-    code: Callable[[dict, dict], Any] | None = None,
+    code: CodeFn | None = None,
 ) -> tuple[list[Finding], int]:
     """`check_model`, also returning how many findings suppression comments silenced.
 
     `code`: (launch, variant) -> CodeFacts | None, the facts about the code a launch runs
     (packlint.codebase.CodeSession.facts); conditions reach it through EvalContext.code_facts()."""
+    model = as_model(doc)
     findings: list[Finding] = []
     bash = _BashCheck(script_text, model.get("script"))
     exclusive_fired = False
@@ -164,9 +183,9 @@ def check_model_detailed(
             exclusive_fired = True
         findings.extend(new)
     if not exclusive_fired:
-        for launch in model.get("launches", []):
+        for launch in launches(model):
             # one context per variant, shared by every rule: what they compute of the variant is kept
-            contexts = [EvalContext(model, launch, v, code=code) for v in _variants(launch)]
+            contexts = [EvalContext(model, launch, v, code=code) for v in variants(launch)]
             launch_loc = Location.from_json(launch) or _script_location(model)
             for rule in launch_rules:
                 # most rules are false for most launches: settle that without building anything
@@ -182,9 +201,7 @@ def check_model_detailed(
     if script_text is not None or read_text is not None:
         # a script bash rejects is analysed only up to its error: a directive after it cannot be
         # judged unused, so unused-suppression judging is off for such scripts
-        parses = not any(
-            d.get("code") == "syntax" and d.get("severity") == "error" for d in model.get("diagnostics", [])
-        )
+        parses = not any(d.get("code") == "syntax" and d.get("severity") == "error" for d in diagnostics(model))
         findings, suppressed = _apply_suppressions(
             model,
             findings,
@@ -252,7 +269,7 @@ def group_findings(findings: list[Finding]) -> list[Finding]:
 
 
 def _apply_suppressions(
-    model: dict,
+    model: ScriptModelJSON,
     findings: list[Finding],
     rules: list[Rule],
     script_text: bytes | None,
@@ -279,7 +296,7 @@ def _apply_suppressions(
     if not judge:
         return kept, suppressed
     # the rules that turn `unused-suppression` diagnostics into findings (PK901), found by asking them
-    probe = {"code": sup.UNUSED_DIAG_CODE, "message": "", "file": main_path, "line": 1, "column": 1}
+    probe: DiagnosticJSON = {"code": sup.UNUSED_DIAG_CODE, "message": "", "file": main_path, "line": 1, "column": 1}
     reporters = [r for r in rules if r.scope == "script" and r.for_each == "diagnostics" and _fires_on(r, model, probe)]
     exempt = [r for r in known if r.scope == "script" and r.for_each == "diagnostics" and _fires_on(r, model, probe)]
     if not reporters:
@@ -287,7 +304,7 @@ def _apply_suppressions(
     diags = sup.unused_diagnostics(directives_of(main_path), rules, known, exempt)
     if not diags:
         return kept, suppressed
-    pseudo = {**model, "diagnostics": diags}
+    pseudo = as_model({**model, "diagnostics": diags})
     reports: list[Finding] = []
     for rule in reporters:
         reports.extend(_run_script_rule(pseudo, rule, _BashCheck(None, None)))
@@ -295,7 +312,7 @@ def _apply_suppressions(
     return kept + reports, suppressed + n
 
 
-def _fires_on(rule: Rule, model: dict, item: dict) -> bool:
+def _fires_on(rule: Rule, model: ScriptModelJSON, item: DiagnosticJSON) -> bool:
     ctx = EvalContext(model, None, None, _BashCheck(None, None))
     ctx.item = item
     return _eval(rule.when, ctx) is True
@@ -314,13 +331,13 @@ def decode_script(data: bytes, path: str) -> str:
 # ---------------------------------------------------------------------------------------------- script
 
 
-def _script_location(model: dict) -> Location:
+def _script_location(model: ScriptModelJSON) -> Location:
     return Location(str(model.get("script") or "-"), 1, 1, 1, 1)
 
 
-def _run_script_rule(model: dict, rule: Rule, bash: _BashCheck) -> list[Finding]:
+def _run_script_rule(model: ScriptModelJSON, rule: Rule, bash: _BashCheck) -> list[Finding]:
     ctx = EvalContext(model, None, None, bash)
-    items: list[dict | None] = list(model.get("diagnostics", [])) if rule.for_each == "diagnostics" else [None]
+    items: list[DiagnosticJSON | None] = list(diagnostics(model)) if rule.for_each == "diagnostics" else [None]
     out = []
     for item in items:
         ctx.item = item
@@ -344,11 +361,6 @@ def _run_script_rule(model: dict, rule: Rule, bash: _BashCheck) -> list[Finding]
 
 
 # ---------------------------------------------------------------------------------------------- launches
-
-
-def _variants(launch: dict) -> list[dict]:
-    variants = launch.get("variants") or []
-    return variants if variants else [launch]
 
 
 def _item_guards(rule: Rule) -> tuple:
@@ -388,7 +400,7 @@ def _reads_bindings(expr: Any) -> bool:
     return False
 
 
-def _items(rule: Rule, variant: dict, ctx: EvalContext | None = None) -> list[str | None]:
+def _items(rule: Rule, variant: VariantJSON, ctx: EvalContext | None = None) -> Sequence[str | None]:
     if rule.for_each is None:
         return [None]
     if rule.for_each == "startup_checks":  # the program's own checks that fail (issue 18)
@@ -409,16 +421,16 @@ def _eval(expr, ctx) -> Any:
         return Unk("the condition is too deeply nested", "invalid")
 
 
-def code_version(model: dict, launch: dict) -> str | None:
+def code_version(model: ScriptModelJSON, launch: LaunchJSON) -> str | None:
     """The version of the code a launch runs, where the model knows it (a code-base reader or a
     snapshot fills `code_version`); None until then, and every rule applies."""
     return launch.get("code_version") or model.get("code_version")
 
 
-def stack_version_of(launch: dict, stack: str) -> str | None:
+def stack_version_of(launch: LaunchJSON, stack: str) -> str | None:
     """The version of `stack` for a launch: the launch's own stack version when it runs that stack,
     else the distribution installed here (packlint.configs.versions); None when unknown."""
-    cfg = launch.get("config") or next((v.get("config") for v in launch.get("variants") or [] if v.get("config")), None)
+    cfg = launch_config(launch)
     if cfg and cfg.get("stack") == stack:
         return (cfg.get("stack_version") or {}).get("value")
     from packlint.configs import table
@@ -428,7 +440,7 @@ def stack_version_of(launch: dict, stack: str) -> str | None:
     return stack_version(stack, dist, None, None).get("value")
 
 
-def _version_gate(rule: Rule, model: dict, launch: dict) -> tuple[bool, str]:
+def _version_gate(rule: Rule, model: ScriptModelJSON, launch: LaunchJSON) -> tuple[bool, str]:
     """(applies, message suffix): a rule outside its `versions` range says nothing; a stack version
     that is unknown keeps the rule, and its messages say what was assumed."""
     versions = getattr(rule, "versions", None)
@@ -453,10 +465,10 @@ def _with_suffix(findings: list[Finding], suffix: str) -> list[Finding]:
 
 
 def _run_launch_rule(
-    model: dict,
-    launch: dict,
+    model: ScriptModelJSON,
+    launch: LaunchJSON,
     rule: Rule,
-    code: Callable[[dict, dict], Any] | None = None,
+    code: CodeFn | None = None,
     contexts: list[EvalContext] | None = None,
     launch_loc: Location | None = None,
 ) -> list[Finding]:
@@ -469,31 +481,31 @@ def _run_launch_rule(
 
 
 def _run_launch_rule_in_range(
-    model: dict,
-    launch: dict,
+    model: ScriptModelJSON,
+    launch: LaunchJSON,
     rule: Rule,
-    code: Callable[[dict, dict], Any] | None = None,
+    code: CodeFn | None = None,
     contexts: list[EvalContext] | None = None,
     launch_loc: Location | None = None,
 ) -> list[Finding]:
-    variants = _variants(launch)
+    launch_variants = variants(launch)
     if contexts is None:
-        contexts = [EvalContext(model, launch, v, code=code) for v in variants]
+        contexts = [EvalContext(model, launch, v, code=code) for v in launch_variants]
     if launch_loc is None:
         launch_loc = Location.from_json(launch) or _script_location(model)
-    hits, fired_items, undecided = _evaluate(rule, variants, contexts, launch_loc)
+    hits, fired_items, undecided = _evaluate(rule, launch_variants, contexts, launch_loc)
     if not hits and not undecided:
         return []
-    out = _merged_hits(rule, hits, variants, list(launch.get("when") or []))
+    out = _merged_hits(rule, hits, launch_variants, list(launch.get("when") or []))
     for item, unks in undecided.items():
         if item not in fired_items:
-            ctx = EvalContext(model, launch, variants[0], code=code)
+            ctx = EvalContext(model, launch, launch_variants[0], code=code)
             out.append(_undecided_finding(rule, item, unks, ctx, launch_loc))
     return out
 
 
 def _evaluate(
-    rule: Rule, variants: list[dict], contexts: list[EvalContext], launch_loc: Location
+    rule: Rule, variants: list[VariantJSON], contexts: list[EvalContext], launch_loc: Location
 ) -> tuple[dict[tuple, list[_Hit]], set, dict[Any, list[Unk]]]:
     """The rule's condition in every variant for every item: (item, location) -> hits, the items that
     fired, item -> the undecided results (kept when the rule reports undecided cases)."""
@@ -519,7 +531,9 @@ def _evaluate(
     return hits, fired_items, undecided
 
 
-def _merged_hits(rule: Rule, hits: dict[tuple, list[_Hit]], variants: list[dict], shared: list[str]) -> list[Finding]:
+def _merged_hits(
+    rule: Rule, hits: dict[tuple, list[_Hit]], variants: list[VariantJSON], shared: list[str]
+) -> list[Finding]:
     """One finding per (item, location): certain when it fired in every variant, else possible, with
     the branch decisions that make it fire."""
     out = []
@@ -576,7 +590,7 @@ def _undecided_finding(rule: Rule, item: Any, unks: list[Unk], ctx: EvalContext,
     )
 
 
-def _trigger(variants: list[dict], fired_in: set[int], shared: list[str]) -> list[str]:
+def _trigger(variants: list[VariantJSON], fired_in: set[int], shared: list[str]) -> list[str]:
     """The branch decisions that make the difference: shared by every firing variant and missing from
     some other one; else each firing variant's own decisions."""
     extra = {i: [c for c in (variants[i].get("when") or []) if c not in shared] for i in range(len(variants))}
@@ -626,13 +640,13 @@ def _hit(rule: Rule, ctx: EvalContext, vi: int, fallback: Location) -> _Hit:
 
 def _setting_location(ctx: EvalContext, name: str) -> Location | None:
     """Where a configuration key's merged value was set (`setting:KEY`, `setting:deepspeed:KEY`)."""
-    cfg = ctx.variant.get("config") if ctx.variant else None
+    cfg = variant_config(ctx.variant)
     if not cfg:
         return None
     section, sep, key = name.partition(":")
     if not sep or section not in ("main", "deepspeed", "accelerate"):
         section, key = "main", name
-    settings = cfg.get("settings") if section == "main" else (cfg.get("sections") or {}).get(section)
+    settings = config_settings(cfg, section)
     if not settings:
         return None
     entry = settings.get(key)
@@ -671,15 +685,17 @@ def _resolve(spec: LocationSpec, ctx: EvalContext, fallback: Location | None) ->
     if spec.kind == "launch":
         loc = Location.from_json(ctx.launch)
     elif spec.kind == "diagnostic":
-        item = getattr(ctx, "item", None) or {}
+        item = getattr(ctx, "item", None) or as_diagnostic({})
         if spec.part == "related":
             related = item.get("related") or []
             loc = Location.from_json(related[0]) if related else None
             return loc  # no related location: nothing to point at (no fallback)
         loc = Location.from_json(item)
     elif spec.kind in ("env", "var"):
-        order = ("env", "unexported") if spec.kind == "env" else ("unexported", "env")
-        entry = next((v.get(k, {}).get(name) for k in order if v.get(k, {}).get(name)), None)
+        tables = (v.get("env", {}), v.get("unexported", {}))
+        if spec.kind == "var":
+            tables = tables[::-1]
+        entry = next((t.get(name or "") for t in tables if t.get(name or "")), None)
         if entry is not None:
             if spec.part == "value":
                 loc = Location.from_json(entry.get("value_location"))
@@ -687,15 +703,14 @@ def _resolve(spec: LocationSpec, ctx: EvalContext, fallback: Location | None) ->
     elif spec.kind == "setting":
         loc = _setting_location(ctx, name or "")
     elif spec.kind == "config_file":
-        cfg = v.get("config") or {}
-        bad = next((f for f in cfg.get("files", []) if f.get("missing") or f.get("error")), None)
+        bad = next((f for f in config_files(variant_config(v)) if f.get("missing") or f.get("error")), None)
         if bad is not None:
             loc = Location.from_json(bad.get("named_at")) if bad.get("missing") else None
             loc = loc or Location.from_json(bad.get("error_at")) or Location.from_json(bad.get("named_at"))
     elif spec.kind == "exported_after":
-        loc = Location.from_json(v.get("exported_after", {}).get(name))
+        loc = Location.from_json(v.get("exported_after", {}).get(name or ""))
     elif spec.kind in ("flag", "launcher_flag"):
-        occ = [o for o in v.get("flags" if spec.kind == "flag" else "launcher_flags", {}).get(name, []) if o]
+        occ = [o for o in flag_occurrences(v, "flags" if spec.kind == "flag" else "launcher_flags", name or "") if o]
         if occ:
             o = occ[0] if spec.part.startswith("first") else occ[-1]
             if spec.part.endswith("value"):

@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from packlint.records import record
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
 
 # The one severity order (fail-on thresholds, grouping, config validation all use it), lowest first.
 SEVERITY_RANK = {"info": 0, "warning": 1, "error": 2}
@@ -17,7 +22,7 @@ class Location:
     end_column: int
 
     @classmethod
-    def from_json(cls, d: dict | None) -> Location | None:
+    def from_json(cls, d: Mapping[str, Any] | None) -> Location | None:
         if not d or d.get("line") is None or d.get("file") is None:
             return None
         line = int(d["line"])

@@ -158,6 +158,20 @@ class VariantJSON(TypedDict):
     config: NotRequired[ConfigJSON]
 
 
+class CodeResolutionJSON(TypedDict):
+    """`code` of a launch (`packlint inspect --code-base`): how its program was matched to a source
+    file (packlint.codebase.model.ProgramResolution)."""
+
+    program: str | None
+    file: str | None
+    found: bool
+    how: str
+    detail: str
+    root: str | None
+    roots: list[str]
+    pythonpath: list[str]
+
+
 class LaunchJSON(TypedDict):
     id: int
     launcher: str | None
@@ -182,6 +196,8 @@ class LaunchJSON(TypedDict):
     command: list[str | UnknownJSON] | None
     variants: list[VariantJSON]
     config: NotRequired[ConfigJSON | None]
+    code: NotRequired[CodeResolutionJSON]
+    code_version: NotRequired[str | None]
 
 
 class DiagnosticJSON(TypedDict, total=False):
@@ -202,6 +218,10 @@ class ScriptModelJSON(TypedDict):
     args: list[str]
     launches: list[LaunchJSON]
     diagnostics: list[DiagnosticJSON]
+    # read by the rules where another stage fills them (none in `packlint inspect` today): the version
+    # of the code the script runs, and the other script files it reads (sourced files)
+    code_version: NotRequired[str | None]
+    files: NotRequired[list[str]]
 
 
 # the objects other stages extend with fields of their own (code-base resolution, probes)

@@ -18,6 +18,9 @@ from __future__ import annotations
 TYPE_CHECKING = False  # (typing.TYPE_CHECKING without importing typing)
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+    from typing import Any
+
     from packlint.codebase.model import CodeFacts, CodeOptions, FlagSchema, ProgramResolution
 
 _MODEL_NAMES = ("CodeFacts", "CodeOptions", "EnvRead", "FlagSchema", "FlagSpec", "ProgramResolution", "SkippedFile")
@@ -37,13 +40,13 @@ def __getattr__(name: str):
     raise AttributeError(name)
 
 
-def _program_of(launch: dict, variant: dict | None) -> str | None:
+def _program_of(launch: Mapping[str, Any], variant: Mapping[str, Any] | None) -> str | None:
     if variant is not None and variant.get("program") is not None:
         return variant.get("program")
     return launch.get("program")
 
 
-def launch_pythonpath(launch: dict, variant: dict | None = None) -> list[str]:
+def launch_pythonpath(launch: Mapping[str, Any], variant: Mapping[str, Any] | None = None) -> list[str]:
     """The PYTHONPATH entries the launch's environment sets (known values only), in order."""
     env = (variant or launch).get("env") or launch.get("env") or {}
     entry = env.get("PYTHONPATH")
@@ -111,13 +114,15 @@ class CodeSession:
         self.options = options
         self._memo: dict[tuple, CodeFacts | None] = {}
 
-    def resolution(self, launch: dict, variant: dict | None = None) -> ProgramResolution | None:
+    def resolution(
+        self, launch: Mapping[str, Any], variant: Mapping[str, Any] | None = None
+    ) -> ProgramResolution | None:
         program = _program_of(launch, variant)
         if not self.options.enabled:
             return None
         return resolve_program(program, self.script_path, self.options, launch_pythonpath(launch, variant))
 
-    def facts(self, launch: dict, variant: dict | None = None) -> CodeFacts | None:
+    def facts(self, launch: Mapping[str, Any], variant: Mapping[str, Any] | None = None) -> CodeFacts | None:
         if not self.options.enabled:
             return None
         program = _program_of(launch, variant)

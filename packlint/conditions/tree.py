@@ -10,7 +10,10 @@ packlint.conditions.functions.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
+
+if TYPE_CHECKING:
+    from packlint.model_types import DiagnosticJSON, LaunchJSON, ScriptModelJSON, VariantJSON
 
 BOOL, INT, STR = "bool", "int", "str"
 
@@ -310,23 +313,24 @@ FUNCTIONS: dict[str, Function] = {}
 
 
 class EvalContext:
-    """What an expression reads: one variant of one launch (or only the script, for script rules)."""
+    """What an expression reads: one variant of one launch (or only the script, for script rules, whose
+    launch and variant are empty dicts), typed as packlint.model_types declares them."""
 
     __slots__ = ("model", "launch", "variant", "bindings", "item", "_bash_rejects", "_code", "memo")
 
     def __init__(
         self,
-        model: dict,
-        launch: dict | None,
-        variant: dict | None,
+        model: ScriptModelJSON,
+        launch: LaunchJSON | None,
+        variant: VariantJSON | None,
         bash_rejects: Callable[[], Any] | None = None,
-        code: Callable[[dict, dict], Any] | None = None,
+        code: Callable[[LaunchJSON, VariantJSON], Any] | None = None,
     ) -> None:
         self.model = model
-        self.launch = launch or {}
-        self.variant = variant or {}
+        self.launch: LaunchJSON = launch or cast("LaunchJSON", {})
+        self.variant: VariantJSON = variant or cast("VariantJSON", {})
         self.bindings: dict[str, Any] = {}
-        self.item: dict | None = None
+        self.item: DiagnosticJSON | None = None  # the diagnostic a `for_each = "diagnostics"` rule reads
         self._bash_rejects = bash_rejects
         self._code = code  # (launch, variant) -> packlint.codebase.CodeFacts | None, memoised by the caller
         # what depends only on (launch, variant), computed once for all the rules that ask
