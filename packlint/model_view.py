@@ -85,7 +85,7 @@ def launchers(launch: LaunchJSON, variant: VariantJSON) -> list[str]:
     return cast("Mapping[str, Any]", variant).get("launchers") or launch.get("launchers") or []
 
 
-def argv(launch: LaunchJSON, variant: VariantJSON) -> list[str | dict[str, str]] | None:
+def launch_argv(launch: LaunchJSON, variant: VariantJSON) -> list[str | dict[str, str]] | None:
     """The program's arguments in the variant (the launch's merged ones when the variant has none);
     None only when neither has them. An unknown word is `{"unknown": reason}`."""
     found = cast("Mapping[str, Any]", variant).get("argv")  # (absent from a script rule's empty variant)

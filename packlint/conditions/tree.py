@@ -13,7 +13,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, cast
 
 if TYPE_CHECKING:
-    from packlint.model_types import DiagnosticJSON, LaunchJSON, ScriptModelJSON, VariantJSON
+    from packlint.model_types import DiagnosticJSON, LaunchJSON, LocationJSON, ScriptModelJSON, VariantJSON
 
 BOOL, INT, STR = "bool", "int", "str"
 
@@ -32,7 +32,7 @@ class Unk:
 
     __slots__ = ("reason", "kind", "loc")
 
-    def __init__(self, reason: str, kind: str = "unknown", loc: dict | None = None) -> None:
+    def __init__(self, reason: str, kind: str = "unknown", loc: LocationJSON | None = None) -> None:
         self.reason, self.kind, self.loc = reason, kind, loc
 
     def __repr__(self) -> str:

@@ -5,11 +5,29 @@ quote). The helpers that read an ENV_ENTRY / FLAG_ENTRY are shared with the othe
 from __future__ import annotations
 
 import re
-from typing import Any
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any
 
-from packlint.conditions.tree import BOOL, INT, MAX_INT_BITS, STR, Function, Unk
+from packlint.conditions.tree import BOOL, INT, MAX_INT_BITS, STR, Builtin, EvalContext, Function, Unk
+from packlint.model_view import (
+    diagnostics,
+    entry_location,
+    env_entry,
+    flag_occurrences,
+    launch_argv,
+    launches,
+    shell_entry,
+    variants_or_launch,
+    world_size,
+)
 from packlint.regex import LazyRegex
 from packlint.regex_guard import bounded_search, nested_quantifier
+
+if TYPE_CHECKING:
+    from packlint.model_types import EnvEntryJSON, FlagEntryJSON, LocationJSON, SettingJSON, SizeJSON
+
+    # what _entry_value reads: an ENV_ENTRY, a FLAG_ENTRY, a SETTING or a size (value or unknown + LOCATION)
+    EntryJSON = EnvEntryJSON | FlagEntryJSON | SettingJSON | SizeJSON
 
 
 def python_int(text: str) -> int | None:
@@ -24,7 +42,7 @@ def _is_unk(*vals: Any) -> bool:
     return any(isinstance(v, Unk) for v in vals)
 
 
-def _entry_value(entry: dict | None, what: str, loc_fallback: dict | None = None) -> Any:
+def _entry_value(entry: EntryJSON | None, what: str, loc_fallback: LocationJSON | None = None) -> Any:
     """The text of an ENV_ENTRY / FLAG_ENTRY (as a str), or Unk."""
     if entry is None:
         return Unk(f"{what} is not set", "absent")
@@ -44,21 +62,18 @@ def _entry_value(entry: dict | None, what: str, loc_fallback: dict | None = None
     return str(value)
 
 
-def _loc_of(entry: dict | None) -> dict | None:
-    if not entry or entry.get("line") is None or entry.get("file") is None:
-        return None
-    return {k: entry.get(k) for k in ("file", "line", "column", "end_line", "end_column")}
+_loc_of = entry_location  # (the name the function modules import)
 
 
 def _name_arg(v: Any) -> str | None:
     return None if isinstance(v, Unk) else v
 
 
-def _f_env(ctx, node, a):
+def _f_env(ctx: EvalContext, node: Builtin, a: list[Any]) -> Any:
     name = _name_arg(a[0])
     if name is None:
         return a[0]
-    entry = ctx.variant.get("env", {}).get(name)
+    entry = env_entry(ctx.variant, name)
     if entry is None:
         hidden = _unread_source(ctx)
         if hidden is not None:
@@ -66,10 +81,10 @@ def _f_env(ctx, node, a):
     return _entry_value(entry, name)
 
 
-def _unread_source(ctx) -> str | None:
+def _unread_source(ctx: EvalContext) -> str | None:
     """A `source`d file packlint could not read before this launch: anything may be set in it."""
     launch_file, launch_line = ctx.launch.get("file"), ctx.launch.get("line") or 0
-    for d in ctx.model.get("diagnostics", []):
+    for d in diagnostics(ctx.model):
         if d.get("code") not in ("source-not-found", "source-unknown", "source-unreadable", "export-unknown"):
             continue
         if d.get("file") != launch_file or (d.get("line") or 0) < launch_line:
@@ -81,7 +96,7 @@ def _unread_source(ctx) -> str | None:
     return None
 
 
-def _free_unknowns(ctx) -> str | None:
+def _free_unknowns(ctx: EvalContext) -> str | None:
     """An argument packlint cannot know that is not a flag's value: it may hold any flags."""
     memo = ctx.memo
     if "free_unknowns" not in memo:
@@ -89,10 +104,8 @@ def _free_unknowns(ctx) -> str | None:
     return memo["free_unknowns"]
 
 
-def _read_free_unknowns(ctx) -> str | None:
-    argv = ctx.variant.get("argv")
-    if argv is None:
-        argv = ctx.launch.get("argv", [])
+def _read_free_unknowns(ctx: EvalContext) -> str | None:
+    argv = launch_argv(ctx.launch, ctx.variant) or []
     flags = ctx.variant.get("flags", {})
     for i, item in enumerate(argv):
         if item == "--":
@@ -111,68 +124,67 @@ def _read_free_unknowns(ctx) -> str | None:
     return None
 
 
-def _f_shell(ctx, node, a):
+def _f_shell(ctx: EvalContext, node: Builtin, a: list[Any]) -> Any:
     name = _name_arg(a[0])
     if name is None:
         return a[0]
-    entry = ctx.variant.get("unexported", {}).get(name) or ctx.variant.get("env", {}).get(name)
-    return _entry_value(entry, name)
+    return _entry_value(shell_entry(ctx.variant, name), name)
 
 
-def _f_in_env(ctx, node, a):
+def _f_in_env(ctx: EvalContext, node: Builtin, a: list[Any]) -> Any:
     return a[0] if _is_unk(a[0]) else a[0] in ctx.variant.get("env", {})
 
 
-def _f_assigned(ctx, node, a):
+def _f_assigned(ctx: EvalContext, node: Builtin, a: list[Any]) -> Any:
     if _is_unk(a[0]):
         return a[0]
-    entry = ctx.variant.get("env", {}).get(a[0])
+    entry = env_entry(ctx.variant, a[0])
     if entry is not None and entry.get("source", "script") in ("script", "prefix"):
         return True
     return a[0] in ctx.variant.get("unexported", {})
 
 
-def _f_exported(ctx, node, a):
+def _f_exported(ctx: EvalContext, node: Builtin, a: list[Any]) -> Any:
     if _is_unk(a[0]):
         return a[0]
-    entry = ctx.variant.get("env", {}).get(a[0])
+    entry = env_entry(ctx.variant, a[0])
     return entry is not None and entry.get("source", "script") in ("script", "prefix")
 
 
-def _f_unexported(ctx, node, a):
+def _f_unexported(ctx: EvalContext, node: Builtin, a: list[Any]) -> Any:
     if _is_unk(a[0]):
         return a[0]
     return a[0] in ctx.variant.get("unexported", {}) and a[0] not in ctx.variant.get("env", {})
 
 
-def _f_exported_after(ctx, node, a):
+def _f_exported_after(ctx: EvalContext, node: Builtin, a: list[Any]) -> Any:
     return a[0] if _is_unk(a[0]) else a[0] in ctx.variant.get("exported_after", {})
 
 
-def _f_later_launch_env(ctx, node, a):
+def _f_later_launch_env(ctx: EvalContext, node: Builtin, a: list[Any]) -> Any:
     if _is_unk(a[0]):
         return a[0]
     me = ctx.launch.get("id", -1)
-    for launch in ctx.model.get("launches", []):
-        if launch.get("id", -1) > me and any(a[0] in v.get("env", {}) for v in launch.get("variants") or [launch]):
+    for launch in launches(ctx.model):
+        if launch.get("id", -1) > me and any(a[0] in v.get("env", {}) for v in variants_or_launch(launch)):
             return True
     return False
 
 
-def _f_source(ctx, node, a):
+def _f_source(ctx: EvalContext, node: Builtin, a: list[Any]) -> Any:
     if _is_unk(a[0]):
         return a[0]
-    entry = ctx.variant.get("env", {}).get(a[0])
+    entry = env_entry(ctx.variant, a[0])
     if entry is None:
         return Unk(f"{a[0]} is not set", "absent")
     return entry.get("source", "script")
 
 
-def _occurrences(ctx, key: str, name: str) -> list[dict]:
-    return [o for o in ctx.variant.get(key, {}).get(name, []) if o is not None and o.get("value", "") is not None]
+def _occurrences(ctx: EvalContext, key: str, name: str) -> list[FlagEntryJSON]:
+    return [o for o in flag_occurrences(ctx.variant, key, name) if o is not None and o.get("value", "") is not None]
 
 
-def _f_has_flag(ctx, node, a, key="flags"):
+def _f_has_flag(ctx: EvalContext, node: Builtin, a: list[Any], key: str = "flags") -> Any:
     if _is_unk(a[0]):
         return a[0]
     if _occurrences(ctx, key, a[0]):
@@ -184,24 +196,24 @@ def _f_has_flag(ctx, node, a, key="flags"):
     return False
 
 
-def _f_flag(ctx, node, a, key="flags"):
+def _f_flag(ctx: EvalContext, node: Builtin, a: list[Any], key: str = "flags") -> Any:
     if _is_unk(a[0]):
         return a[0]
     occ = _occurrences(ctx, key, a[0])
     return _entry_value(occ[-1] if occ else None, a[0])
 
 
-def _f_flag_distinct_in_script(ctx, node, a):
+def _f_flag_distinct_in_script(ctx: EvalContext, node: Builtin, a: list[Any]) -> Any:
     """Distinct values among the occurrences written in the script (not those the caller passes in
     through "$@": overriding a default that way is the intended idiom)."""
     return _f_flag_distinct(ctx, node, a, script_only=True)
 
 
-def _f_flag_count(ctx, node, a):
+def _f_flag_count(ctx: EvalContext, node: Builtin, a: list[Any]) -> Any:
     return a[0] if _is_unk(a[0]) else len(_occurrences(ctx, "flags", a[0]))
 
 
-def _f_flag_distinct(ctx, node, a, script_only: bool = False):
+def _f_flag_distinct(ctx: EvalContext, node: Builtin, a: list[Any], script_only: bool = False) -> Any:
     if _is_unk(a[0]):
         return a[0]
     occurrences = _occurrences(ctx, "flags", a[0])
@@ -222,7 +234,7 @@ def _f_flag_distinct(ctx, node, a, script_only: bool = False):
 _HYDRA_BOOLEANS = {"true": "true", "false": "false"}
 
 
-def _same_value(name: str, value):
+def _same_value(name: str, value: Any) -> Any:
     """The value as the program reads it: a Hydra/OmegaConf override (`key=value`, no leading dash)
     reads `True`, `true` and `TRUE` as one boolean."""
     if isinstance(value, str) and not name.startswith("-"):
@@ -230,14 +242,14 @@ def _same_value(name: str, value):
     return value
 
 
-def _f_flag_values(ctx, node, a):
+def _f_flag_values(ctx: EvalContext, node: Builtin, a: list[Any]) -> Any:
     if _is_unk(a[0]):
         return a[0]
     vals = [_entry_value(o, a[0]) for o in _occurrences(ctx, "flags", a[0])]
     return ", ".join("?" if isinstance(v, Unk) else repr(v) for v in vals)
 
 
-def _f_int(ctx, node, a):
+def _f_int(ctx: EvalContext, node: Builtin, a: list[Any]) -> Any:
     v = a[0]
     if isinstance(v, Unk):
         if v.kind == "absent" and len(a) > 1:
@@ -253,7 +265,7 @@ def _f_int(ctx, node, a):
     return n
 
 
-def _f_is_int(ctx, node, a):
+def _f_is_int(ctx: EvalContext, node: Builtin, a: list[Any]) -> Any:
     if _is_unk(a[0]):
         return a[0]
     if len(a[0]) > _MAX_INT_CHARS:
@@ -266,7 +278,7 @@ def _f_is_int(ctx, node, a):
 _MAX_INT_CHARS = 4000
 
 
-def _f_matches(ctx, node, a):
+def _f_matches(ctx: EvalContext, node: Builtin, a: list[Any]) -> Any:
     if _is_unk(a[0]):
         return a[0]
     found = bounded_search(node.static.pattern, a[0], node.static)
@@ -276,43 +288,43 @@ def _f_matches(ctx, node, a):
     return found
 
 
-def _f_quote(ctx, node, a):
+def _f_quote(ctx: EvalContext, node: Builtin, a: list[Any]) -> Any:
     v = a[0]
     if isinstance(v, Unk):
         return "unset" if v.kind == "absent" else "unknown"
     return repr(v)
 
 
-def _f_world_size(ctx, node, a):
-    ws = ctx.variant.get("world_size") or ctx.launch.get("world_size") or {"unknown": "no world size in the model"}
+def _f_world_size(ctx: EvalContext, node: Builtin, a: list[Any]) -> Any:
+    ws = world_size(ctx.launch, ctx.variant) or {"unknown": "no world size in the model"}
     if "unknown" in ws:
         return Unk(f"the world size is {ws['unknown']}", "unknown")
     n = python_int(str(ws.get("value")))
     return Unk(f"the world size {ws.get('value')!r} is not an integer", "invalid") if n is None else n
 
 
-def _f_launcher(ctx, node, a):
+def _f_launcher(ctx: EvalContext, node: Builtin, a: list[Any]) -> Any:
     return ctx.launch.get("launcher") or Unk("no launcher", "absent")
 
 
-def _f_program(ctx, node, a):
+def _f_program(ctx: EvalContext, node: Builtin, a: list[Any]) -> Any:
     return ctx.launch.get("program") or Unk("no program", "absent")
 
 
-def _f_bash_rejects(ctx, node, a):
+def _f_bash_rejects(ctx: EvalContext, node: Builtin, a: list[Any]) -> Any:
     return ctx.bash_rejects()
 
 
-def _f_item(field_name: str):
-    def impl(ctx, node, a):
-        item = ctx.item or {}
+def _f_item(field_name: str) -> Callable[[EvalContext, Builtin, list[Any]], Any]:
+    def impl(ctx: EvalContext, node: Builtin, a: list[Any]) -> Any:
+        item: Mapping[str, Any] = ctx.item or {}
         v = item.get(field_name)
         return v if v is not None else Unk(f"no {field_name}", "absent")
 
     return impl
 
 
-def _compile_regex(args: list) -> Any:
+def _compile_regex(args: list[Any]) -> Any:
     re.compile(args[1])  # a bad pattern fails the table's load, with the rule's position
     why = nested_quantifier(args[1])
     if why is not None:  # (audit Q7: `^(a+)+$` against a script's value hangs a backtracking engine)

@@ -10,6 +10,7 @@ from packlint.conditions.tree import BOOL, INT, STR, Function, NameLookupError, 
 
 if TYPE_CHECKING:
     from packlint.conditions.compile import Scope
+    from packlint.model_types import FlagEntryJSON
 
 # Issue 12: parallel sizes (from the launch model's `parallel` block: world from the launcher, TP/PP/CP/
 # EP/VPP from the flags, DP derived) and *settings* — one program setting under all its spellings
@@ -108,7 +109,7 @@ def schema_default(ctx, setting: Setting) -> str | None:
     return setting.default
 
 
-def _setting_occurrence(ctx, setting: Setting) -> tuple[str, dict] | None:
+def _setting_occurrence(ctx, setting: Setting) -> tuple[str, FlagEntryJSON] | None:
     """The occurrence the program keeps: the last one written, over all spellings."""
     best = None
     for flag in setting.flags:
