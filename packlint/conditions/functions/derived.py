@@ -3,14 +3,15 @@ small helpers the Megatron pack's conditions need (count, choose, float_lt)."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, cast
 
 from packlint.conditions.functions.core import _entry_value, _free_unknowns, _is_unk, _loc_of, _occurrences
-from packlint.conditions.tree import BOOL, INT, STR, Function, NameLookupError, Unk, _pick
+from packlint.conditions.tree import BOOL, INT, STR, Builtin, EvalContext, Function, NameLookupError, Unk, _pick
+from packlint.model_view import config_settings, parallel_size, section_unknown, variant_config
 
 if TYPE_CHECKING:
     from packlint.conditions.compile import Scope
-    from packlint.model_types import FlagEntryJSON
+    from packlint.model_types import FlagEntryJSON, SettingJSON
 
 # Issue 12: parallel sizes (from the launch model's `parallel` block: world from the launcher, TP/PP/CP/
 # EP/VPP from the flags, DP derived) and *settings* — one program setting under all its spellings
@@ -30,11 +31,11 @@ class Setting:
     def __init__(self, name: str, flags: tuple[str, ...], default: str | None) -> None:
         self.name, self.flags, self.default = name, flags, default
 
-    def __reduce__(self):
+    def __reduce__(self) -> tuple[type[Setting], tuple[str, tuple[str, ...], str | None]]:
         return (Setting, (self.name, self.flags, self.default))
 
 
-def _compile_size(args: list) -> str:
+def _compile_size(args: list[Any]) -> str:
     if args[0] not in SIZE_NAMES:
         raise NameLookupError(f"unknown size {args[0]!r} (one of {', '.join(SIZE_NAMES)})")
     return args[0]
@@ -50,7 +51,7 @@ class ConfigKey:
     def __init__(self, section: str, key: str) -> None:
         self.section, self.key = section, key
 
-    def __reduce__(self):
+    def __reduce__(self) -> tuple[type[ConfigKey], tuple[str, str]]:
         return (ConfigKey, (self.section, self.key))
 
     def __repr__(self) -> str:
@@ -64,7 +65,7 @@ class ConfigKey:
 CONFIG_SECTIONS = ("main", "deepspeed", "accelerate")
 
 
-def _compile_setting(args: list, scope: Scope) -> Setting | ConfigKey:
+def _compile_setting(args: list[Any], scope: Scope) -> Setting | ConfigKey:
     name = args[0]
     found = scope.settings.get(name)
     if found is not None:
@@ -80,9 +81,9 @@ def _compile_setting(args: list, scope: Scope) -> Setting | ConfigKey:
     return ConfigKey(section, key)
 
 
-def _f_size(ctx, node, a):
+def _f_size(ctx: EvalContext, node: Builtin, a: list[Any]) -> Any:
     name = node.static
-    entry = (ctx.variant.get("parallel") or ctx.launch.get("parallel") or {}).get(name)
+    entry = parallel_size(ctx.variant, ctx.launch, name)
     label = {"procs_per_node": "processes per node", "world": "the world size"}.get(name, name.upper())
     if entry is None:
         return Unk(f"{label} is not in the launch model", "unknown")
@@ -103,13 +104,13 @@ def _f_size(ctx, node, a):
     return int(value)
 
 
-def schema_default(ctx, setting: Setting) -> str | None:
+def schema_default(ctx: EvalContext, setting: Setting) -> str | None:
     """The value the program uses when the script gives none of the setting's flags. Today the
     table's [defaults]; the code-base flag schema (when the launched code is read) will answer here."""
     return setting.default
 
 
-def _setting_occurrence(ctx, setting: Setting) -> tuple[str, FlagEntryJSON] | None:
+def _setting_occurrence(ctx: EvalContext, setting: Setting) -> tuple[str, FlagEntryJSON] | None:
     """The occurrence the program keeps: the last one written, over all spellings."""
     best = None
     for flag in setting.flags:
@@ -120,11 +121,9 @@ def _setting_occurrence(ctx, setting: Setting) -> tuple[str, FlagEntryJSON] | No
     return None if best is None else (best[1], best[2])
 
 
-def config_entry(ctx, ck: ConfigKey) -> dict | Unk:
+def config_entry(ctx: EvalContext, ck: ConfigKey) -> SettingJSON | Unk:
     """The merged configuration's entry for a key (a SETTING dict: `value` + location), or Unk:
     absent when the configuration is completely known and does not set it, unknown otherwise."""
-    from packlint.conditions.model_view import config_settings, section_unknown, variant_config
-
     cfg = variant_config(ctx.variant)
     label = ck.label
     if cfg is None:
@@ -140,11 +139,11 @@ def config_entry(ctx, ck: ConfigKey) -> dict | Unk:
             hidden = _free_unknowns(ctx)
             if hidden is not None:  # a word packlint cannot know may override it on the command line
                 return Unk(f"{label} may be overridden by {hidden}", "unknown", _loc_of(dict(entry)))
-        return dict(entry)
+        return entry.copy()
     prefix = ck.key + "."
     children = {k[len(prefix) :]: dict(e) for k, e in settings.items() if k.startswith(prefix)}
     if children:
-        value: dict = {}
+        value: dict[str, Any] = {}
         first = None
         for sub, e in children.items():
             if "unknown" in e:
@@ -159,7 +158,7 @@ def config_entry(ctx, ck: ConfigKey) -> dict | Unk:
                 cur = nxt
             else:
                 cur[parts[-1]] = e.get("value")
-        return {**(first or {}), "value": value}
+        return cast("SettingJSON", {**(first or {}), "value": value})
     why = section_unknown(cfg, ck.section)
     if why:
         return Unk(f"{label} is not in what packlint could read ({why})", "unknown")
@@ -170,7 +169,7 @@ def config_entry(ctx, ck: ConfigKey) -> dict | Unk:
     return Unk(f"{label} is not set", "absent")
 
 
-def _config_value(ctx, ck: ConfigKey):
+def _config_value(ctx: EvalContext, ck: ConfigKey) -> Any:
     from packlint.configs import render
 
     entry = config_entry(ctx, ck)
@@ -185,7 +184,7 @@ def _config_value(ctx, ck: ConfigKey):
 _FALSE_WORDS = {"false", "0", "no", "off", ""}
 
 
-def _config_enabled(ctx, ck: ConfigKey):
+def _config_enabled(ctx: EvalContext, ck: ConfigKey) -> Any:
     entry = config_entry(ctx, ck)
     if isinstance(entry, Unk):
         return False if entry.kind == "absent" else entry
@@ -200,7 +199,7 @@ def _config_enabled(ctx, ck: ConfigKey):
     return bool(value)
 
 
-def _f_setting(ctx, node, a):
+def _f_setting(ctx: EvalContext, node: Builtin, a: list[Any]) -> Any:
     setting = node.static
     if isinstance(setting, ConfigKey):
         return _config_value(ctx, setting)
@@ -222,7 +221,7 @@ def _f_setting(ctx, node, a):
 _TRUE_WORDS = {"true", "1", "yes", "on"}
 
 
-def _f_enabled(ctx, node, a):
+def _f_enabled(ctx: EvalContext, node: Builtin, a: list[Any]) -> Any:
     if isinstance(node.static, ConfigKey):
         return _config_enabled(ctx, node.static)
     v = _f_setting(ctx, node, a)
@@ -231,7 +230,7 @@ def _f_enabled(ctx, node, a):
     return v.strip().lower() in _TRUE_WORDS
 
 
-def _f_setting_given(ctx, node, a):
+def _f_setting_given(ctx: EvalContext, node: Builtin, a: list[Any]) -> Any:
     if isinstance(node.static, ConfigKey):
         entry = config_entry(ctx, node.static)
         if isinstance(entry, Unk):
@@ -248,7 +247,7 @@ def python_float(text: str) -> float | None:
         return None
 
 
-def _f_float_lt(ctx, node, a):
+def _f_float_lt(ctx: EvalContext, node: Builtin, a: list[Any]) -> Any:
     if _is_unk(*a):
         return _pick(*a)
     x, y = python_float(a[0]), python_float(a[1])
@@ -257,7 +256,7 @@ def _f_float_lt(ctx, node, a):
     return x < y
 
 
-def _f_choose(ctx, node, a):
+def _f_choose(ctx: EvalContext, node: Builtin, a: list[Any]) -> Any:
     return a[0] if isinstance(a[0], Unk) else (a[1] if a[0] else a[2])
 
 
