@@ -4,13 +4,22 @@ base, the installed distribution or a `stack-versions` pin)."""
 
 from __future__ import annotations
 
-from packlint.conditions.tree import STR, Function, Unk
+from typing import TYPE_CHECKING, Any, cast
+
+from packlint.conditions.tree import STR, Builtin, EvalContext, Function, Unk
+from packlint.model_view import config_files, launchers, variant_config
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+    from packlint.model_types import ConfigFileJSON, ConfigJSON
 
 
-def _stack_entry(ctx) -> dict | None:
+def _stack_entry(ctx: EvalContext) -> ConfigJSON | None:
     """The launch's stack: from its `config` block; a launch without one (a Megatron-LM script with no
-    --yaml-cfg) is matched against the stacks table here, on first use."""
-    cfg = ctx.variant.get("config")
+    --yaml-cfg) is matched against the stacks table here, on first use (a CONFIG with only `stack`
+    and `stack_version`)."""
+    cfg = variant_config(ctx.variant)
     if cfg is not None:
         return cfg
     memo = ctx.memo
@@ -19,9 +28,10 @@ def _stack_entry(ctx) -> dict | None:
         from packlint.configs.versions import stack_version
 
         v = ctx.variant
+        own = cast("Mapping[str, Any]", v)  # (a launch without variants stands for its variant: its program)
         entry = match_program(
-            v.get("program", ctx.launch.get("program")),
-            v.get("launchers") or ctx.launch.get("launchers") or [],
+            own.get("program", ctx.launch.get("program")),
+            launchers(ctx.launch, v),
             v.get("flags") or {},
         )
         found = None
@@ -38,7 +48,7 @@ def _stack_entry(ctx) -> dict | None:
     return memo["stack_entry"]
 
 
-def _f_stack(ctx, node, a):
+def _f_stack(ctx: EvalContext, node: Builtin, a: list[Any]) -> Any:
     cfg = _stack_entry(ctx)
     stack = cfg.get("stack") if cfg else None
     if stack is None:
@@ -46,7 +56,7 @@ def _f_stack(ctx, node, a):
     return stack
 
 
-def _f_stack_version(ctx, node, a):
+def _f_stack_version(ctx: EvalContext, node: Builtin, a: list[Any]) -> Any:
     cfg = _stack_entry(ctx)
     if not cfg or cfg.get("stack") is None:
         return Unk("the launch's stack is not known", "unknown")
@@ -56,23 +66,21 @@ def _f_stack_version(ctx, node, a):
     return str(v["value"])
 
 
-def _bad_file(ctx, kind: str) -> dict | None:
-    from packlint.conditions.model_view import config_files, variant_config
-
+def _bad_file(ctx: EvalContext, kind: str) -> ConfigFileJSON | None:
     for f in config_files(variant_config(ctx.variant)):
         if kind == "missing" and f.get("missing") and f.get("path"):
-            return dict(f)
+            return f.copy()
         if kind == "error" and f.get("error"):
-            return dict(f)
+            return f.copy()
     return None
 
 
-def _f_config_file_missing(ctx, node, a):
+def _f_config_file_missing(ctx: EvalContext, node: Builtin, a: list[Any]) -> Any:
     f = _bad_file(ctx, "missing")
     return "" if f is None else f["path"]
 
 
-def _f_config_file_error(ctx, node, a):
+def _f_config_file_error(ctx: EvalContext, node: Builtin, a: list[Any]) -> Any:
     f = _bad_file(ctx, "error")
     return "" if f is None else f"{f.get('file') or f.get('path')}: {f['error']}"
 
