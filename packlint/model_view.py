@@ -122,7 +122,7 @@ def shell_entry(variant: VariantJSON, name: str) -> EnvEntryJSON | None:
 
 def flag_occurrences(variant: VariantJSON, key: str, name: str) -> list[FlagEntryJSON]:
     """Every occurrence of a program flag (`key` = "flags") or a launcher option ("launcher_flags"),
-    in order, as stored (an occurrence may be None where a variant lacks it)."""
+    in order (`[]`: not given)."""
     table = variant.get("flags", {}) if key == "flags" else variant.get("launcher_flags", {})
     return table.get(name, [])
 

@@ -4,7 +4,8 @@ schema (the program's parser, or a shipped Megatron-LM release snapshot)."""
 from __future__ import annotations
 
 import re
-from typing import Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from packlint.conditions.functions.core import (
     _entry_value,
@@ -14,7 +15,11 @@ from packlint.conditions.functions.core import (
     _unread_source,
     python_int,
 )
-from packlint.conditions.tree import BOOL, INT, STR, Function, Unk
+from packlint.conditions.tree import BOOL, INT, STR, Builtin, EvalContext, Function, Unk
+from packlint.model_view import flag_occurrences, launch_argv, launches, program
+
+if TYPE_CHECKING:
+    from packlint.model_types import FlagEntryJSON
 
 # Issue 10: conditions over the code a launch runs (packlint.codebase). The facts come from the check's
 # code session through EvalContext.code_facts(); when the program's source is not at hand and it is one
@@ -22,19 +27,19 @@ from packlint.conditions.tree import BOOL, INT, STR, Function, Unk
 # (packlint.codebase.snapshots). Nothing here reads code itself.
 
 
-def _code(ctx) -> Any:
+def _code(ctx: EvalContext) -> Any:
     try:
         return ctx.code_facts()
     except Exception:  # a reader bug must not take the check down: the rules then see no code
         return None
 
 
-def _pinned_megatron(ctx) -> str | None:
+def _pinned_megatron(ctx: EvalContext) -> str | None:
     session = getattr(ctx._code, "__self__", None)
     return getattr(getattr(session, "options", None), "megatron_version", None)
 
 
-def _schema_view(ctx) -> tuple[Any, str, Any]:
+def _schema_view(ctx: EvalContext) -> tuple[Any, str, Any]:
     """(FlagSchema or None, what it was read from (for messages), Snapshot or None)."""
     view = ctx.memo.get("schema_view")
     if view is None:
@@ -42,7 +47,7 @@ def _schema_view(ctx) -> tuple[Any, str, Any]:
     return view
 
 
-def _read_schema_view(ctx) -> tuple[Any, str, Any]:
+def _read_schema_view(ctx: EvalContext) -> tuple[Any, str, Any]:
     facts = _code(ctx)
     if facts is not None and facts.known:
         if facts.schema is None:
@@ -50,11 +55,11 @@ def _read_schema_view(ctx) -> tuple[Any, str, Any]:
         return facts.schema, _code_label(facts, "the parser of "), None
     from packlint.codebase.snapshots import fork_evidence, snapshot_for
 
-    program = ctx.variant.get("program") or ctx.launch.get("program")
-    snap = snapshot_for(program, _pinned_megatron(ctx))
+    program_ = program(ctx.launch, ctx.variant)
+    snap = snapshot_for(program_, _pinned_megatron(ctx))
     if snap is None:
         return None, "", None
-    if fork_evidence(program, ctx.model.get("script")) is not None:
+    if fork_evidence(program_, ctx.model.get("script")) is not None:
         # the upstream snapshots apply to upstream code only: a fork without its code is undecided
         return None, "", None
     return snap.schema, snap.describe + " (its code base was not found)", snap
@@ -77,30 +82,30 @@ def _show_path(path: str) -> str:
     return path if rel.startswith("../..") else rel
 
 
-def _f_code_searched(ctx, node, a):
+def _f_code_searched(ctx: EvalContext, node: Builtin, a: list[Any]) -> Any:
     return _code(ctx) is not None
 
 
-def _f_code_known(ctx, node, a):
+def _f_code_known(ctx: EvalContext, node: Builtin, a: list[Any]) -> Any:
     facts = _code(ctx)
     return facts is not None and facts.known
 
 
-def _f_code_program(ctx, node, a):
+def _f_code_program(ctx: EvalContext, node: Builtin, a: list[Any]) -> Any:
     facts = _code(ctx)
     if facts is None:
         return Unk("code reading is off or the launch runs no program", "absent")
     return _code_label(facts) if facts.known else (facts.resolution.program or "?")
 
 
-def _f_code_detail(ctx, node, a):
+def _f_code_detail(ctx: EvalContext, node: Builtin, a: list[Any]) -> Any:
     facts = _code(ctx)
     if facts is None:
         return Unk("code reading is off or the launch runs no program", "absent")
     return facts.resolution.detail or facts.resolution.how
 
 
-def _f_code_reads(ctx, node, a):
+def _f_code_reads(ctx: EvalContext, node: Builtin, a: list[Any]) -> Any:
     """True / False from the code's reads. The reads found in the program's import closure decide
     first; a read with a computed name makes the names starting with its known prefix undecidable (a
     name computed from nothing known, an empty prefix, e.g. Megatron's YAML loader resolving `${NAME}`
@@ -113,7 +118,7 @@ def _f_code_reads(ctx, node, a):
     return _reads(ctx, a[0])
 
 
-def _reads(ctx, name: str) -> Any:
+def _reads(ctx: EvalContext, name: str) -> Any:
     """code_reads for one name (memoised per launch: PK203 and PK205 both ask)."""
     memo = ctx.memo.setdefault("code_reads", {})
     if name not in memo:
@@ -121,7 +126,7 @@ def _reads(ctx, name: str) -> Any:
     return memo[name]
 
 
-def _read_reads(ctx, name: str) -> Any:
+def _read_reads(ctx: EvalContext, name: str) -> Any:
     a = [name]
     facts = _code(ctx)
     if facts is None or not facts.known:
@@ -223,7 +228,7 @@ def _quoted_names(root: str) -> frozenset:
     return result
 
 
-def _f_code_read_at(ctx, node, a):
+def _f_code_read_at(ctx: EvalContext, node: Builtin, a: list[Any]) -> Any:
     if _is_unk(a[0]):
         return a[0]
     facts = _code(ctx)
@@ -234,23 +239,23 @@ def _f_code_read_at(ctx, node, a):
     return f"{_show_path(r.file)}:{r.line}"
 
 
-def _f_flags_checked(ctx, node, a):
+def _f_flags_checked(ctx: EvalContext, node: Builtin, a: list[Any]) -> Any:
     return _schema_view(ctx)[0] is not None
 
 
-def _f_flags_closed(ctx, node, a):
+def _f_flags_closed(ctx: EvalContext, node: Builtin, a: list[Any]) -> Any:
     schema = _schema_view(ctx)[0]
     if schema is None:
         return Unk("no flag schema for this program", "absent")
     return bool(schema.closed)
 
 
-def _f_flags_source(ctx, node, a):
+def _f_flags_source(ctx: EvalContext, node: Builtin, a: list[Any]) -> Any:
     schema, what, _ = _schema_view(ctx)
     return what if schema is not None else Unk("no flag schema for this program", "absent")
 
 
-def _f_flag_defined(ctx, node, a):
+def _f_flag_defined(ctx: EvalContext, node: Builtin, a: list[Any]) -> Any:
     if _is_unk(a[0]):
         return a[0]
     schema = _schema_view(ctx)[0]
@@ -261,7 +266,7 @@ def _f_flag_defined(ctx, node, a):
     return schema.lookup(a[0]) is not None
 
 
-def _f_flag_suggestion(ctx, node, a):
+def _f_flag_suggestion(ctx: EvalContext, node: Builtin, a: list[Any]) -> Any:
     """' (did you mean --x?)' from the schema, '' when nothing is close."""
     if _is_unk(a[0]):
         return a[0]
@@ -272,14 +277,14 @@ def _f_flag_suggestion(ctx, node, a):
     if snap is not None and snap.pinned is not None:
         from packlint.codebase.snapshots import snapshot_for
 
-        full = snapshot_for(ctx.variant.get("program") or ctx.launch.get("program"), None)
+        full = snapshot_for(program(ctx.launch, ctx.variant), None)
         rel = full.flag_releases.get(a[0]) if full is not None else None
         if full is not None and rel:  # a flag of other releases: that says more than a similar name
             return f" (it exists in Megatron-LM {full.range_text(rel)})"
     return f" (did you mean {close[0]}?)" if close else ""
 
 
-def _f_flag_close_match(ctx, node, a):
+def _f_flag_close_match(ctx: EvalContext, node: Builtin, a: list[Any]) -> Any:
     """The one flag of the schema close to this name (a fix may rename to it); absent when none or
     several are close, so no fix guesses between them."""
     if _is_unk(a[0]):
@@ -291,7 +296,7 @@ def _f_flag_close_match(ctx, node, a):
     return close[0] if len(close) == 1 else Unk("no single close flag", "absent")
 
 
-def _f_flag_releases(ctx, node, a):
+def _f_flag_releases(ctx: EvalContext, node: Builtin, a: list[Any]) -> Any:
     """The snapshot releases a flag is valid in, when not all of those considered; absent otherwise."""
     if _is_unk(a[0]):
         return a[0]
@@ -302,14 +307,14 @@ def _f_flag_releases(ctx, node, a):
     return snap.range_text(rel)
 
 
-def _f_flag_removed(ctx, node, a):
+def _f_flag_removed(ctx: EvalContext, node: Builtin, a: list[Any]) -> Any:
     if _is_unk(a[0]):
         return a[0]
     snap = _schema_view(ctx)[2]
     return snap is not None and snap.removed_after(a[0]) is not None
 
 
-def _spec_of(ctx, name) -> Any:
+def _spec_of(ctx: EvalContext, name: str) -> Any:
     """The schema's spec of a flag (`name` may be undecided), or Unk when there is none."""
     if _is_unk(name):
         return name
@@ -318,8 +323,8 @@ def _spec_of(ctx, name) -> Any:
     return spec if spec is not None else Unk(f"{name} is not in the schema", "absent")
 
 
-def _f_flag_spec(field_name: str):
-    def impl(ctx, node, a):
+def _f_flag_spec(field_name: str) -> Callable[[EvalContext, Builtin, list[Any]], Any]:
+    def impl(ctx: EvalContext, node: Builtin, a: list[Any]) -> Any:
         spec = _spec_of(ctx, a[0])
         if isinstance(spec, Unk):
             return spec
@@ -331,7 +336,7 @@ def _f_flag_spec(field_name: str):
     return impl
 
 
-def _value_words(occ: dict) -> list | None:
+def _value_words(occ: FlagEntryJSON) -> list[Any] | None:
     """The words argparse receives as the occurrence's value (None: none, the flag stands alone);
     an item that is a dict is a word packlint does not know."""
     v = occ.get("value")
@@ -372,7 +377,7 @@ def _type_problem(spec, word: str) -> str | None:
     return None
 
 
-def _flag_problem(spec, occ: dict, name: str, files: tuple = (), positionals: bool = False) -> Any:
+def _flag_problem(spec, occ: FlagEntryJSON, name: str, files: tuple = (), positionals: bool = False) -> Any:
     words = _value_words(occ)
     if "unknown" in occ:
         return None
@@ -459,7 +464,7 @@ def _offset(path: str, line: int | None, column: int | None) -> int | None:
     return starts[line - 1] + column - 1
 
 
-def _value_after_empty_expansion(occ: dict, flag: str) -> Any:
+def _value_after_empty_expansion(occ: FlagEntryJSON, flag: str) -> Any:
     """Undecided when the word written right after the flag is an expansion (`--seed $1 2e-5`,
     `--lr ${LR} 1e-4`) and the value packlint paired with the flag is a word written after it: the
     expansion gave no word in packlint's model (an unset variable, a positional parameter the caller
@@ -489,7 +494,7 @@ def _value_after_empty_expansion(occ: dict, flag: str) -> Any:
     )
 
 
-def _followed_by_expansion(occ: dict, flag: str, files: tuple = ()) -> bool:
+def _followed_by_expansion(occ: FlagEntryJSON, flag: str, files: tuple = ()) -> bool:
     """The script (or a file it sources that sets the launch's variables) writes the flag followed by
     an unquoted `$...` word (`--load $CKPT`, also inside a string of flags built in a sourced file and
     run with `eval`), so a missing value may be an empty expansion the caller is meant to fill."""
@@ -498,7 +503,7 @@ def _followed_by_expansion(occ: dict, flag: str, files: tuple = ()) -> bool:
     return any(re.search(pattern, _script_text(path)) is not None for path in dict.fromkeys(p for p in paths if p))
 
 
-def _launch_files(ctx) -> tuple:
+def _launch_files(ctx: EvalContext) -> tuple[str, ...]:
     """The files that wrote this launch: the script, and every file that assigned one of its variables
     or wrote one of its flags (sourced files among them)."""
     memo = ctx.memo.get("launch_files")
@@ -507,24 +512,25 @@ def _launch_files(ctx) -> tuple:
         for f in (ctx.model.get("script"), ctx.launch.get("file")):
             if isinstance(f, str):
                 seen[f] = None
-        for key in ("env", "unexported"):
-            for entry in ctx.variant.get(key, {}).values():
-                if isinstance(entry, dict) and isinstance(entry.get("file"), str):
-                    seen[entry["file"]] = None
+        for table in (ctx.variant.get("env", {}), ctx.variant.get("unexported", {})):
+            for entry in table.values():
+                file = entry.get("file") if isinstance(entry, dict) else None
+                if isinstance(file, str):
+                    seen[file] = None
         memo = ctx.memo["launch_files"] = tuple(seen)
     return memo
 
 
-def _f_flag_problem(ctx, node, a):
+def _f_flag_problem(ctx: EvalContext, node: Builtin, a: list[Any]) -> Any:
     """What is wrong with the values a flag is given, by its spec in the schema; absent when nothing is."""
     spec = _spec_of(ctx, a[0])
     if isinstance(spec, Unk):
         return spec
     unk = None
     after_unknown = _after_first_unknown_option(ctx, a[0])
-    for k, occ in enumerate(ctx.variant.get("flags", {}).get(a[0], [])):
-        if not isinstance(occ, dict):
-            continue
+    for k, occ in enumerate(flag_occurrences(ctx.variant, "flags", a[0])):
+        if not isinstance(occ, dict):  # (a model not of the declared shape)
+            continue  # type: ignore[unreachable]
         if k < len(after_unknown) and after_unknown[k] is not None:
             unk = Unk(after_unknown[k], "unknown")
             continue
@@ -541,7 +547,7 @@ def _f_flag_problem(ctx, node, a):
     return unk if unk is not None else Unk(f"{a[0]}'s values are fine", "absent")
 
 
-def _after_first_unknown_option(ctx, name: str) -> list:
+def _after_first_unknown_option(ctx: EvalContext, name: str) -> list:
     """For each occurrence of `name` in the argv (in order): why its value cannot be judged, or None.
     A parser that keeps unknown words (`parse_known_args`, an open schema) hands what follows the
     first option it does not define to other code, which may read the later words any way it likes."""
@@ -568,10 +574,8 @@ def _after_first_unknown_option(ctx, name: str) -> list:
     return out
 
 
-def _first_unknown_option(ctx, schema) -> tuple[list, int | None]:
-    argv = ctx.variant.get("argv")
-    if argv is None:
-        argv = ctx.launch.get("argv") or []
+def _first_unknown_option(ctx: EvalContext, schema: Any) -> tuple[list, int | None]:
+    argv = launch_argv(ctx.launch, ctx.variant) or []
     for i, w in enumerate(argv):
         if w == "--":
             break
@@ -587,7 +591,7 @@ _HF_BOOL = {"yes": True, "true": True, "t": True, "y": True, "1": True}
 _HF_BOOL.update({"no": False, "false": False, "f": False, "n": False, "0": False})
 
 
-def _f_flag_repeat_distinct(ctx, node, a):
+def _f_flag_repeat_distinct(ctx: EvalContext, node: Builtin, a: list[Any]) -> Any:
     """How many different values the script's own occurrences of a flag give the program, read as
     the program's parser reads them: an accumulating action (`append`, `extend`, `count`) keeps
     every occurrence (no repeat: 1); values compare after the flag's type (`1` and `01` are one int;
@@ -654,7 +658,7 @@ def _as_float(v: str) -> float | None:
         return None
 
 
-def _close_read(ctx, name: str) -> str | None:
+def _close_read(ctx: EvalContext, name: str) -> str | None:
     """The one variable the launched code reads whose name is close to `name` (a likely misspelling):
     difflib ratio >= 0.85, not a name that differs only in its digits (`GPU_0` / `GPU_1`). None when
     none or several are close."""
@@ -693,7 +697,7 @@ def _git_top(path: str) -> str | None:
     return None
 
 
-def _read_before(ctx, name: str) -> str | None:
+def _read_before(ctx: EvalContext, name: str) -> str | None:
     """'abc1234 (2025-03-02)': the newest commit whose diff of a Python file adds or removes the quoted
     name, when the code base is a git checkout and the code does not read the name now; None when
     not (or when git is missing, refuses the repository, or runs out of time)."""
@@ -760,7 +764,7 @@ def _read_before(ctx, name: str) -> str | None:
     return _HISTORY_MEMO[key]
 
 
-def _f_code_read_before(ctx, node, a):
+def _f_code_read_before(ctx: EvalContext, node: Builtin, a: list[Any]) -> Any:
     """The commit that last added or removed a quoted mention of the variable in the code base's
     Python files (git history), when the code no longer mentions it; absent otherwise."""
     if _is_unk(a[0]):
@@ -771,7 +775,7 @@ def _f_code_read_before(ctx, node, a):
     return hit if hit is not None else Unk(f"no older revision of the code mentions {a[0]}", "absent")
 
 
-def _f_env_close_read(ctx, node, a):
+def _f_env_close_read(ctx: EvalContext, node: Builtin, a: list[Any]) -> Any:
     """The variable the launched code reads that `name` is most likely a misspelling of; absent when
     no single name read by the code is close."""
     if _is_unk(a[0]):
@@ -780,7 +784,7 @@ def _f_env_close_read(ctx, node, a):
     return close if close is not None else Unk(f"no variable the code reads is close to {a[0]}", "absent")
 
 
-def _unread_exports(ctx, static) -> list[str]:
+def _unread_exports(ctx: EvalContext, static: Any) -> list[str]:
     """Exported variables (set by the script) that no Python module of the code base reads or quotes,
     that match no runtime/library prefix, that the script does not expand itself and that are not a
     likely misspelling of a name the code reads (those are PK203's)."""
@@ -805,7 +809,7 @@ def _unread_exports(ctx, static) -> list[str]:
     return out
 
 
-def _f_unread_exports(ctx, node, a):
+def _f_unread_exports(ctx: EvalContext, node: Builtin, a: list[Any]) -> Any:
     """'A, B and 3 more': the exports no Python module of the launched code reads (see _unread_exports);
     absent when none (or the code is not known)."""
     names = _unread_exports(ctx, node.static)
@@ -818,7 +822,7 @@ def _f_unread_exports(ctx, node, a):
     return text
 
 
-def _f_unread_export_count(ctx, node, a):
+def _f_unread_export_count(ctx: EvalContext, node: Builtin, a: list[Any]) -> Any:
     return len(_unread_exports(ctx, node.static))
 
 
@@ -830,14 +834,14 @@ def _compile_two_regexes(args: list) -> Any:
     return (LazyRegex(args[0]), LazyRegex(args[1]))
 
 
-def _f_flags_unchecked(ctx, node, a):
+def _f_flags_unchecked(ctx: EvalContext, node: Builtin, a: list[Any]) -> Any:
     """Why the flags of a Megatron-LM-style program were not checked, for one info (PK206): a fork
     whose code is not at hand (the upstream snapshots do not apply; said at the first such launch of
     the script), or code found whose parser packlint could not resolve. Absent otherwise."""
     from packlint.codebase.snapshots import ROOT_PROGRAMS, fork_evidence
 
-    program = ctx.variant.get("program") or ctx.launch.get("program")
-    base = (program or "").replace("\\", "/").rsplit("/", 1)[-1]
+    program_ = program(ctx.launch, ctx.variant)
+    base = (program_ or "").replace("\\", "/").rsplit("/", 1)[-1]
     if base not in ROOT_PROGRAMS:
         return Unk("not a Megatron-LM root program", "absent")
     facts = _code(ctx)
@@ -848,10 +852,10 @@ def _f_flags_unchecked(ctx, node, a):
             f"packlint found the code of {_code_label(facts)} but not its argparse parser (an import it could not "
             "resolve, and no vendored copy of it in the tree)"
         )
-    why = fork_evidence(program, ctx.model.get("script"))
+    why = fork_evidence(program_, ctx.model.get("script"))
     if why is None:
         return Unk("upstream: the snapshots apply", "absent")
-    for launch in ctx.model.get("launches", []):  # once per script: at its first launch of a fork program
+    for launch in launches(ctx.model):  # once per script: at its first launch of a fork program
         other = launch.get("program") or ""
         if other.replace("\\", "/").rsplit("/", 1)[-1] in ROOT_PROGRAMS and fork_evidence(
             other, ctx.model.get("script")
@@ -860,7 +864,7 @@ def _f_flags_unchecked(ctx, node, a):
                 return Unk("said at an earlier launch", "absent")
             break
     return (
-        f"{program} looks like a fork of Megatron-LM ({why}) and its code was not found, so the Megatron-LM "
+        f"{program_} looks like a fork of Megatron-LM ({why}) and its code was not found, so the Megatron-LM "
         "release snapshots do not apply"
     )
 
@@ -868,7 +872,7 @@ def _f_flags_unchecked(ctx, node, a):
 _EXPANDS_MEMO: dict[tuple[str, str], bool] = {}
 
 
-def _f_script_expands(ctx, node, a):
+def _f_script_expands(ctx: EvalContext, node: Builtin, a: list[Any]) -> Any:
     """The script text expands the variable itself (`$NAME`, `${NAME...}`): an export then may serve
     the script's own commands, not the program."""
     if _is_unk(a[0]):
@@ -876,7 +880,7 @@ def _f_script_expands(ctx, node, a):
     return _script_expands(ctx, a[0])
 
 
-def _script_expands(ctx, name: str) -> bool:
+def _script_expands(ctx: EvalContext, name: str) -> bool:
     a = [name]  # noqa: F841 (kept: the loop below reads a[0])
     path = ctx.model.get("script")
     files = [path] + [f for f in ctx.model.get("files", []) if isinstance(f, str)] if path else []
