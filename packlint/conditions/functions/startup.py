@@ -12,16 +12,20 @@ from __future__ import annotations
 
 import ast
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from packlint.conditions.functions.core import _free_unknowns, _is_unk
-from packlint.conditions.tree import BOOL, STR, Function, Unk
+from packlint.conditions.tree import BOOL, STR, Builtin, EvalContext, Function, Unk
+from packlint.model_view import env_entry, launch_argv, launchers, parallel_size, parallel_sizes
+
+if TYPE_CHECKING:
+    from packlint.model_types import SizeJSON
 
 # launchers that set WORLD_SIZE in every process they start
 _SETS_WORLD_SIZE = ("torchrun", "deepspeed", "torch.distributed.run", "torch.distributed.launch")
 
 
-def _facts(ctx) -> Any:
+def _facts(ctx: EvalContext) -> Any:
     try:
         facts = ctx.code_facts()
     except Exception:  # a reader bug must not take the check down
@@ -29,7 +33,7 @@ def _facts(ctx) -> Any:
     return facts if facts is not None and facts.known else None
 
 
-def startup_view(ctx) -> dict | None:
+def startup_view(ctx: EvalContext) -> dict | None:
     """{'results': [...], 'patched': [...], 'startup': data} for this variant, or None when the
     launch's code or its validation was not found (memoised per variant)."""
     memo = ctx.memo
@@ -38,7 +42,7 @@ def startup_view(ctx) -> dict | None:
     return memo["startup_view"]
 
 
-def _startup_view(ctx) -> dict | None:
+def _startup_view(ctx: EvalContext) -> dict | None:
     facts = _facts(ctx)
     if facts is None or not getattr(facts, "startup", None):
         return None
@@ -69,24 +73,25 @@ def _startup_view(ctx) -> dict | None:
     return view
 
 
-def _world(ctx) -> int | None:
-    launchers = ctx.variant.get("launchers") or ctx.launch.get("launchers") or []
-    env = ctx.variant.get("env", {}).get("WORLD_SIZE")
-    if isinstance(env, dict) and isinstance(env.get("value"), str) and "unknown" not in env:
+def _world(ctx: EvalContext) -> int | None:
+    names = launchers(ctx.launch, ctx.variant)
+    env = env_entry(ctx.variant, "WORLD_SIZE")
+    value = env.get("value") if isinstance(env, dict) and "unknown" not in env else None
+    if isinstance(value, str):
         try:
-            return int(env["value"])
+            return int(value)
         except ValueError:
             return None
-    if not any(any(k in str(lname) for k in _SETS_WORLD_SIZE) for lname in launchers):
+    if not any(any(k in str(lname) for k in _SETS_WORLD_SIZE) for lname in names):
         return None
-    entry = (ctx.variant.get("parallel") or ctx.launch.get("parallel") or {}).get("world") or {}
+    entry: SizeJSON = parallel_size(ctx.variant, ctx.launch, "world") or {}
     v = entry.get("value")
     if isinstance(v, int) and "unknown" not in entry and "range" not in entry and "values" not in entry:
         return v
     return None
 
 
-def launch_attrs(ctx, schema) -> dict[str, Any]:
+def launch_attrs(ctx: EvalContext, schema: Any) -> dict[str, Any]:
     """The args namespace argparse would build for this launch: dest -> value or unknown."""
     from packlint.codebase.startup_checks import unknown
 
@@ -98,14 +103,12 @@ def launch_attrs(ctx, schema) -> dict[str, Any]:
         if spec is None:
             continue
         for i, occ in enumerate(occs):
-            if occ is None:
-                continue
+            if occ is None:  # (a model not of the declared shape)
+                continue  # type: ignore[unreachable]
             key = (occ.get("line") or 0, occ.get("column") or 0, i)
             given.setdefault(spec.dest, []).append((key, opt, occ, spec))
     hidden = _free_unknowns(ctx)
-    argv = ctx.variant.get("argv")
-    if argv is None:
-        argv = ctx.launch.get("argv", [])
+    argv = launch_argv(ctx.launch, ctx.variant) or []
     last_unknown = max((i for i, w in enumerate(argv) if isinstance(w, dict)), default=-1) if hidden else -1
     attrs: dict[str, Any] = {}
     for spec in schema.specs():
@@ -113,12 +116,12 @@ def launch_attrs(ctx, schema) -> dict[str, Any]:
         if dest in attrs:
             continue
         if dest in given:
-            occs = sorted(given[dest], key=lambda t: t[0])
-            if hidden is not None and _last_index(argv, {o[1] for o in occs}) < last_unknown:
+            kept = sorted(given[dest], key=lambda t: t[0])
+            if hidden is not None and _last_index(argv, {o[1] for o in kept}) < last_unknown:
                 # argparse keeps the last occurrence: a word packlint cannot see after it may repeat it
-                attrs[dest] = unknown(f"{occs[-1][1]} may be given again by {hidden}")
+                attrs[dest] = unknown(f"{kept[-1][1]} may be given again by {hidden}")
                 continue
-            attrs[dest] = _given_value(occs)
+            attrs[dest] = _given_value(kept)
         elif hidden is not None:
             attrs[dest] = unknown(f"{spec.options[0]} may be given by {hidden}")
         elif spec.condition:
@@ -225,7 +228,7 @@ def _given_value(occs: list) -> Any:
     return prefix + tuple(x for item in out for x in (item if action == "extend" else (item,)))
 
 
-def _results(ctx) -> list[dict]:
+def _results(ctx: EvalContext) -> list[dict]:
     view = startup_view(ctx)
     return view["results"] if view else []
 
@@ -234,12 +237,12 @@ def check_id(r: dict) -> str:
     return f"{r['file']}:{r['line']}"
 
 
-def startup_items(ctx) -> list[str]:
+def startup_items(ctx: EvalContext) -> list[str]:
     """The ids (file:line) of the checks that certainly fail in this variant (for_each = startup_checks)."""
     return sorted({check_id(r) for r in _results(ctx) if r["status"] == "fails"})
 
 
-def _result(ctx, ident: Any) -> Any:
+def _result(ctx: EvalContext, ident: Any) -> Any:
     if _is_unk(ident):
         return ident
     for r in _results(ctx):
@@ -248,12 +251,12 @@ def _result(ctx, ident: Any) -> Any:
     return Unk(f"no failing startup check at {ident}", "absent")
 
 
-def _f_fails(ctx, node, a):
+def _f_fails(ctx: EvalContext, node: Builtin, a: list[Any]) -> Any:
     r = _result(ctx, a[0])
     return r if isinstance(r, Unk) and r.kind != "absent" else not isinstance(r, Unk)
 
 
-def _f_message(ctx, node, a):
+def _f_message(ctx: EvalContext, node: Builtin, a: list[Any]) -> Any:
     r = _result(ctx, a[0])
     if isinstance(r, Unk):
         return r
@@ -267,7 +270,7 @@ def _f_message(ctx, node, a):
     return f"raises {msg!r}" if msg else "raises"
 
 
-def _f_where(ctx, node, a):
+def _f_where(ctx: EvalContext, node: Builtin, a: list[Any]) -> Any:
     r = _result(ctx, a[0])
     if isinstance(r, Unk):
         return r
@@ -276,7 +279,7 @@ def _f_where(ctx, node, a):
     return f"{_short(r['file'])}:{r['line']}"
 
 
-def _f_values(ctx, node, a):
+def _f_values(ctx: EvalContext, node: Builtin, a: list[Any]) -> Any:
     r = _result(ctx, a[0])
     if isinstance(r, Unk):
         return r
@@ -287,7 +290,7 @@ def _f_values(ctx, node, a):
     return ", ".join(f"{k} = {v!r}" for k, v in vals.items())
 
 
-def _f_flag(ctx, node, a):
+def _f_flag(ctx: EvalContext, node: Builtin, a: list[Any]) -> Any:
     """The flag as written in the script that sets the first value the check reads (to point at)."""
     r = _result(ctx, a[0])
     if isinstance(r, Unk):
@@ -336,7 +339,7 @@ def _upstream_dests() -> set[str] | None:
 _PATTERN_MEMO: dict[str, re.Pattern] = {}
 
 
-def _f_code_checks(ctx, node, a):
+def _f_code_checks(ctx: EvalContext, node: Builtin, a: list[Any]) -> Any:
     """Whether the launched code still makes the check a hand-written rule stands for (a regex over
     the check's test and message).
 
@@ -392,7 +395,7 @@ def _f_code_checks(ctx, node, a):
     return Unk(f"the code's check at {check_id(undecided)} sits behind {' and '.join(undecided['guards'])}", "unknown")
 
 
-def _no_validation(ctx) -> Any:
+def _no_validation(ctx: EvalContext) -> Any:
     """code_checks when no validation was read: true without code (the rule's release semantics);
     true when the program imports `megatron` from outside the code base (an installed Megatron-LM:
     its checks are the release's); false when the launched code was read whole and validates nothing
@@ -446,7 +449,7 @@ def _matching_checks(data: dict, pat: re.Pattern, exclude: re.Pattern | None = N
     return list(dict.fromkeys(out))
 
 
-def _f_patched(ctx, node, a):
+def _f_patched(ctx: EvalContext, node: Builtin, a: list[Any]) -> Any:
     view = startup_view(ctx)
     if view is None or not view["patched"]:
         return Unk("no patch of the validation", "absent")
@@ -457,7 +460,7 @@ def _f_patched(ctx, node, a):
     return f"{_short(p['file'])}:{p['line']} {p['what']}{more}"
 
 
-def _f_validation(ctx, node, a):
+def _f_validation(ctx: EvalContext, node: Builtin, a: list[Any]) -> Any:
     view = startup_view(ctx)
     if view is None:
         return Unk("no validation read", "absent")
@@ -469,7 +472,7 @@ def _f_validation(ctx, node, a):
     return f"{v['name']} ({_short(v['file'])}:{v['line']})"
 
 
-def _f_may_be_given(ctx, node, a):
+def _f_may_be_given(ctx: EvalContext, node: Builtin, a: list[Any]) -> Any:
     """`setting_given`, three-valued: when the script does not give the setting but an argument
     packlint cannot see may (`$(cat extra_args.txt)`), undecided rather than "not given" (issue 18:
     PK312 fired a certain error from an unknown value)."""
@@ -491,7 +494,7 @@ _NODE_IDENTITY = re.compile(
 _HETERO_MEMO: dict[str, bool] = {}
 
 
-def _f_heterogeneous_job(ctx, node, a):
+def _f_heterogeneous_job(ctx: EvalContext, node: Builtin, a: list[Any]) -> Any:
     """Undecided when the job's nodes may run different process counts (PK301: heterogeneous jobs are
     not errors): a Slurm heterogeneous job (`#SBATCH hetjob`, `--het-group`), or processes per node /
     nodes that differ between branches decided by which node runs the script (`NODE_RANK`, the host
@@ -512,12 +515,12 @@ def _f_heterogeneous_job(ctx, node, a):
     if len(variants) > 1:
         counts = set()
         for v in variants:
-            par = v.get("parallel") or {}
-            counts.add(tuple((par.get(k) or {}).get("value") for k in ("nodes", "procs_per_node")))
+            sizes = v.get("parallel") or {}
+            counts.add(tuple((sizes.get(k) or {}).get("value") for k in ("nodes", "procs_per_node")))
         whens = " ".join(str(w) for v in variants for w in (v.get("when") or []))
         if len(counts) > 1 and _NODE_IDENTITY.search(whens):
             return Unk("the process count depends on which node runs the script (heterogeneous nodes)", "unknown")
-    par = ctx.variant.get("parallel") or ctx.launch.get("parallel") or {}
+    par = parallel_sizes(ctx.launch, ctx.variant)
     if "values" in (par.get("procs_per_node") or {}) or "values" in (par.get("nodes") or {}):
         whens = " ".join(str(w) for w in (ctx.launch.get("when") or []))
         if _NODE_IDENTITY.search(whens):
