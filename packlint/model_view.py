@@ -149,6 +149,11 @@ def launch_config(launch: LaunchJSON) -> ConfigJSON | None:
     )
 
 
+def config_stack(cfg: ConfigJSON | None) -> str | None:
+    """The stack a configuration block names (None: no block, or no known stack)."""
+    return cfg.get("stack") if cfg else None
+
+
 def config_settings(cfg: ConfigJSON, section: str = "main") -> dict[str, SettingJSON] | None:
     """A section's settings (`main`: the merged configuration); None when the section was not read."""
     if section == "main":

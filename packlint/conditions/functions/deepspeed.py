@@ -16,9 +16,13 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from packlint.conditions.tree import INT, STR, Function, NameLookupError, Unk
+from packlint.conditions.tree import INT, STR, Builtin, EvalContext, Function, NameLookupError, Unk
+from packlint.model_view import config_settings, config_stack, parallel_size, section_unknown, variant_config
+
+if TYPE_CHECKING:
+    from packlint.model_types import ConfigJSON, SettingJSON
 
 # stacks whose program runs HF Trainer with the DeepSpeed config (auto values filled from TrainingArguments)
 HF_TRAINER_STACKS = {"hf-trainer", "llamafactory", "trl", "axolotl", "swift", "internvl"}
@@ -41,29 +45,29 @@ FILL_MATCH: tuple[tuple[str, tuple[str, ...], str], ...] = (
 PARTS = ("train", "micro", "accum", "dp")
 
 
-def _config(ctx) -> dict | None:
-    return ctx.variant.get("config")
+def _config(ctx: EvalContext) -> ConfigJSON | None:
+    return variant_config(ctx.variant)
 
 
-def _ds(ctx) -> dict | Unk:
+def _ds(ctx: EvalContext) -> dict[str, SettingJSON] | Unk:
     cfg = _config(ctx)
     if not cfg:
         return Unk("the launch has no DeepSpeed config", "absent")
-    unknown = (cfg.get("unknown_sections") or {}).get("deepspeed")
+    unknown = section_unknown(cfg, "deepspeed")
     if unknown:
         return Unk(f"the DeepSpeed config could not be read ({unknown})", "unknown")
-    ds = (cfg.get("sections") or {}).get("deepspeed")
+    ds = config_settings(cfg, "deepspeed")
     if ds is None:
         return Unk("the launch has no DeepSpeed config", "absent")
     return ds
 
 
-def _hf_setting(ctx, name: str) -> Any:
+def _hf_setting(ctx: EvalContext, name: str) -> Any:
     """A TrainingArguments value the launch gives (config file or flag), typed loosely; Unk absent when
     not given (the program's dataclass default is not assumed: a script may subclass it)."""
-    cfg = _config(ctx) or {}
-    key = ALIASES.get(cfg.get("stack") or "", {}).get(name, name)
-    entry = (cfg.get("settings") or {}).get(key)
+    cfg = _config(ctx)
+    key = ALIASES.get(config_stack(cfg) or "", {}).get(name, name)
+    entry = ((config_settings(cfg) if cfg else None) or {}).get(key)
     if entry is None:
         return Unk(f"{name} is not given", "absent")
     if "unknown" in entry:
@@ -88,17 +92,18 @@ def _as_int(v: Any, what: str) -> int | Unk:
     return Unk(f"{what} {v!r} is not an integer", "invalid")
 
 
-def _world(ctx) -> int | Unk:
-    entry = (ctx.variant.get("parallel") or ctx.launch.get("parallel") or {}).get("world")
-    if not entry or "value" not in entry or entry.get("value") is None:
+def _world(ctx: EvalContext) -> int | Unk:
+    entry = parallel_size(ctx.variant, ctx.launch, "world")
+    value = entry.get("value") if entry else None
+    if value is None:
         reason = (entry or {}).get("unknown", "not known")
         return Unk(
             f"the world size is unknown ({reason})", "absent" if (entry or {}).get("not_in_script") else "unknown"
         )
-    return int(entry["value"])
+    return int(value)
 
 
-def _batch(ctx) -> dict[str, int | Unk] | Unk:
+def _batch(ctx: EvalContext) -> dict[str, int | Unk] | Unk:
     memo = ctx.memo
     if "deepspeed_batch" in memo:
         return memo["deepspeed_batch"]
@@ -107,12 +112,11 @@ def _batch(ctx) -> dict[str, int | Unk] | Unk:
     return out
 
 
-def _compute_batch(ctx) -> dict[str, int | Unk] | Unk:
+def _compute_batch(ctx: EvalContext) -> dict[str, int | Unk] | Unk:
     ds = _ds(ctx)
     if isinstance(ds, Unk):
         return ds
-    cfg = _config(ctx) or {}
-    hf = cfg.get("stack") in HF_TRAINER_STACKS
+    hf = config_stack(_config(ctx)) in HF_TRAINER_STACKS
     world = _world(ctx)
     dp: int | Unk = world
     sp = ds.get("sequence_parallel_size")
@@ -177,13 +181,13 @@ def _compute_batch(ctx) -> dict[str, int | Unk] | Unk:
     return {"train": t, "micro": m, "accum": g, "dp": dp}
 
 
-def _compile_part(args: list) -> str:
+def _compile_part(args: list[Any]) -> str:
     if args[0] not in PARTS:
         raise NameLookupError(f"unknown DeepSpeed batch part {args[0]!r} (one of {', '.join(PARTS)})")
     return args[0]
 
 
-def _f_deepspeed_batch(ctx, node, a):
+def _f_deepspeed_batch(ctx: EvalContext, node: Builtin, a: list[Any]) -> Any:
     b = _batch(ctx)
     if isinstance(b, Unk):
         return b
@@ -218,17 +222,16 @@ def _num_equal(ds_val: Any, hf_val: Any) -> bool:
         return ds_val == hf_val
 
 
-def mismatches(ctx) -> list[tuple[str, str]] | Unk:
+def mismatches(ctx: EvalContext) -> list[tuple[str, str]] | Unk:
     """[(ds key, "- ds KEY=V vs hf NAME=W")] as trainer_config_finalize lists them."""
     memo = ctx.memo
     if "hf_ds_mismatch" in memo:
         return memo["hf_ds_mismatch"]
     out: list[tuple[str, str]] | Unk = []
-    cfg = _config(ctx) or {}
     ds = _ds(ctx)
     if isinstance(ds, Unk):
         out = ds
-    elif cfg.get("stack") not in HF_TRAINER_STACKS:
+    elif config_stack(_config(ctx)) not in HF_TRAINER_STACKS:
         out = Unk("the launch does not run HF Trainer", "absent")
     else:
         auto_find = _hf_setting(ctx, "auto_find_batch_size")
@@ -278,14 +281,14 @@ def mismatches(ctx) -> list[tuple[str, str]] | Unk:
     return out
 
 
-def _f_hf_deepspeed_mismatch(ctx, node, a):
+def _f_hf_deepspeed_mismatch(ctx: EvalContext, node: Builtin, a: list[Any]) -> Any:
     m = mismatches(ctx)
     if isinstance(m, Unk):
         return m
     return "; ".join(text for _, text in m)
 
 
-def _f_hf_deepspeed_mismatch_key(ctx, node, a):
+def _f_hf_deepspeed_mismatch_key(ctx: EvalContext, node: Builtin, a: list[Any]) -> Any:
     m = mismatches(ctx)
     if isinstance(m, Unk) or not m:
         return ""

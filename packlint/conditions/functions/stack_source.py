@@ -22,7 +22,8 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from packlint.conditions.tree import BOOL, STR, Function, NameLookupError, Unk
+from packlint.conditions.tree import BOOL, STR, Builtin, EvalContext, Function, NameLookupError, Unk
+from packlint.model_view import launch_argv
 from packlint.regex import LazyRegex
 
 MAX_BYTES = 2_000_000  # the largest stack file read (sft_trainer.py is ~110 kB; config.py of Bridge ~90 kB)
@@ -31,21 +32,21 @@ MAX_BYTES = 2_000_000  # the largest stack file read (sft_trainer.py is ~110 kB;
 _TEXT_MEMO: dict[str, tuple[int, int, str | None]] = {}
 
 
-def _compile_path(args: list) -> str:
+def _compile_path(args: list[Any]) -> str:
     path = args[0]
     if not path or path.startswith("/") or ".." in path.split("/") or "\\" in path:
         raise NameLookupError(f"stack source path {path!r} must be relative, with '/' separators and no '..'")
     return path
 
 
-def _compile_path_regex(args: list) -> tuple[str, LazyRegex]:
+def _compile_path_regex(args: list[Any]) -> tuple[str, LazyRegex]:
     import re
 
     re.compile(args[1])  # a bad pattern fails the table's load
     return _compile_path(args), LazyRegex(args[1])
 
 
-def _code_search_roots(ctx) -> list[str]:
+def _code_search_roots(ctx: EvalContext) -> list[str]:
     """The directories the launch's code is looked up in: the program's root and the launch's PYTHONPATH
     (when the code reader resolved them), the script's checkout (its directory up to the repository
     root, nearest first), then the other roots the code reader searched (`--code-base`)."""
@@ -99,7 +100,7 @@ def _installed_file(path: str) -> str | None:
     return None
 
 
-def locate_stack_file(ctx, path: str) -> str | None:
+def locate_stack_file(ctx: EvalContext, path: str) -> str | None:
     """The file the launch would run for PATH: a code base's copy first, else the installed one."""
     memo_key = "stack_file:" + path
     if memo_key in ctx.memo:
@@ -153,12 +154,12 @@ def read_stack_text(file: str) -> str | None:
     return text
 
 
-def _f_found(ctx, node, a) -> Any:
+def _f_found(ctx: EvalContext, node: Builtin, a: list[Any]) -> Any:
     file = locate_stack_file(ctx, node.static)
     return file is not None and read_stack_text(file) is not None
 
 
-def _f_has(ctx, node, a) -> Any:
+def _f_has(ctx: EvalContext, node: Builtin, a: list[Any]) -> Any:
     path, regex = node.static
     file = locate_stack_file(ctx, path)
     text = read_stack_text(file) if file else None
@@ -167,7 +168,7 @@ def _f_has(ctx, node, a) -> Any:
     return regex.compiled.search(text) is not None
 
 
-def _f_file(ctx, node, a) -> Any:
+def _f_file(ctx: EvalContext, node: Builtin, a: list[Any]) -> Any:
     file = locate_stack_file(ctx, node.static)
     if file is None:
         return Unk(f"the stack's source {node.static} is not at hand", "absent")
@@ -218,14 +219,11 @@ STACK_SOURCE_FUNCTIONS: dict[str, Function] = {
 MAX_CONFIG_BYTES = 512 * 1024
 
 
-def _argv_words(ctx) -> list[Any]:
-    argv = ctx.variant.get("argv")
-    if argv is None:
-        argv = ctx.launch.get("argv")
-    return list(argv or [])
+def _argv_words(ctx: EvalContext) -> list[Any]:
+    return list(launch_argv(ctx.launch, ctx.variant) or [])
 
 
-def _config_arg(ctx) -> tuple[str | None, Any]:
+def _config_arg(ctx: EvalContext) -> tuple[str | None, Any]:
     """(the config word, Unk) of the launch: its first positional argument (`xtuner train CFG`)."""
     for w in _argv_words(ctx):
         if isinstance(w, dict):
@@ -236,7 +234,7 @@ def _config_arg(ctx) -> tuple[str | None, Any]:
     return None, Unk("the launch names no config file", "absent")
 
 
-def _resolve_config(ctx, word: str) -> str | None:
+def _resolve_config(ctx: EvalContext, word: str) -> str | None:
     if os.path.isabs(word):
         return word if os.path.isfile(word) else None
     roots = []
@@ -297,7 +295,7 @@ def _py_assignments(path: str) -> tuple[dict[str, Any], bool] | None:
     return out, has_base
 
 
-def _cfg_option(ctx, name: str) -> Any:
+def _cfg_option(ctx: EvalContext, name: str) -> Any:
     """The value `--cfg-options NAME=VALUE` gives, or None when it does not."""
     words = _argv_words(ctx)
     found = None
@@ -315,7 +313,7 @@ def _cfg_option(ctx, name: str) -> Any:
     return found
 
 
-def _f_py_config_value(ctx, node, a) -> Any:
+def _f_py_config_value(ctx: EvalContext, node: Builtin, a: list[Any]) -> Any:
     name = node.static
     override = _cfg_option(ctx, name)
     if override is not None:
@@ -344,7 +342,7 @@ def _f_py_config_value(ctx, node, a) -> Any:
     return Unk(f"{word} does not assign {name}", "absent")
 
 
-def _compile_identifier(args: list) -> str:
+def _compile_identifier(args: list[Any]) -> str:
     if not str(args[0]).isidentifier():
         raise NameLookupError(f"py_config_value: {args[0]!r} is not a Python name")
     return args[0]
