@@ -50,7 +50,7 @@ class _Hit:
         message: str,
         help: str | None,
         location: Location,
-        related: tuple,
+        related: tuple[Related, ...],
         fix: FixPlan | None = None,
     ) -> None:
         self.variant, self.severity, self.message, self.help = variant, severity, message, help
@@ -223,7 +223,7 @@ def group_findings(findings: list[Finding]) -> list[Finding]:
     """One finding per (code, primary location, message): a setting that reaches several launches is
     reported once, with the launches as related notes (at most MAX_RELATED_PER_MESSAGE per note text,
     then "and N more launches"); certain when any member is certain; the highest severity wins."""
-    groups: dict[tuple, list[Finding]] = {}
+    groups: dict[tuple[str, Location, str], list[Finding]] = {}
     for f in findings:
         groups.setdefault((f.code, f.location, f.message), []).append(f)
     out = []
@@ -282,7 +282,7 @@ def _apply_suppressions(
     main_path = str(model.get("script") or "-")
     cache: dict[str, Any] = {}
 
-    def directives_of(path: str):
+    def directives_of(path: str) -> Any:
         if path not in cache:
             text = None
             if path == main_path and script_text is not None:
@@ -363,7 +363,7 @@ def _run_script_rule(model: ScriptModelJSON, rule: Rule, bash: _BashCheck) -> li
 # ---------------------------------------------------------------------------------------------- launches
 
 
-def _item_guards(rule: Rule) -> tuple:
+def _item_guards(rule: Rule) -> tuple[Expr, ...]:
     """The top-level `and` terms of a `for_each` rule's condition that do not read the item
     (`code_known()` in PK203, `flags_checked() and flags_closed()` in PK201), kept on the rule.
 
@@ -371,7 +371,7 @@ def _item_guards(rule: Rule) -> tuple:
     settles every item of it: the engine evaluates these once per variant instead of once per item."""
     guards = rule.__dict__.get("_item_guards")
     if guards is None:
-        terms: list = []
+        terms: list[Expr] = []
         if rule.for_each is not None and rule.scope == "launch":  # a script rule's item is ctx.item
             stack = [rule.when]
             while stack:
@@ -414,7 +414,7 @@ def _items(rule: Rule, variant: VariantJSON, ctx: EvalContext | None = None) -> 
     return list(rule.for_each_items)
 
 
-def _eval(expr, ctx) -> Any:
+def _eval(expr: Expr, ctx: EvalContext) -> Any:
     try:
         return expr.eval(ctx)
     except RecursionError:  # pragma: no cover - a pathological table
@@ -506,11 +506,11 @@ def _run_launch_rule_in_range(
 
 def _evaluate(
     rule: Rule, variants: list[VariantJSON], contexts: list[EvalContext], launch_loc: Location
-) -> tuple[dict[tuple, list[_Hit]], set, dict[Any, list[Unk]]]:
+) -> tuple[dict[tuple[Any, Location], list[_Hit]], set[Any], dict[Any, list[Unk]]]:
     """The rule's condition in every variant for every item: (item, location) -> hits, the items that
     fired, item -> the undecided results (kept when the rule reports undecided cases)."""
-    hits: dict[tuple, list[_Hit]] = {}
-    fired_items: set = set()
+    hits: dict[tuple[Any, Location], list[_Hit]] = {}
+    fired_items: set[Any] = set()
     undecided: dict[Any, list[Unk]] = {}
     guards = _item_guards(rule)
     for vi, variant in enumerate(variants):
@@ -532,7 +532,7 @@ def _evaluate(
 
 
 def _merged_hits(
-    rule: Rule, hits: dict[tuple, list[_Hit]], variants: list[VariantJSON], shared: list[str]
+    rule: Rule, hits: dict[tuple[Any, Location], list[_Hit]], variants: list[VariantJSON], shared: list[str]
 ) -> list[Finding]:
     """One finding per (item, location): certain when it fired in every variant, else possible, with
     the branch decisions that make it fire."""

@@ -231,9 +231,9 @@ OPEN = {"ScriptModelJSON", "LaunchJSON", "VariantJSON", "DiagnosticJSON", "EnvEn
 # ---------------------------------------------------------------------------------------------- schema
 
 
-def json_schema() -> dict:
+def json_schema() -> dict[str, Any]:
     """The JSON Schema (draft 2020-12) of ScriptModelJSON, generated from the TypedDicts above."""
-    defs: dict[str, dict] = {}
+    defs: dict[str, dict[str, Any]] = {}
     root = _schema_of(ScriptModelJSON, defs)
     return {
         "$schema": "https://json-schema.org/draft/2020-12/schema",
@@ -244,7 +244,7 @@ def json_schema() -> dict:
     }
 
 
-def _schema_of(tp: Any, defs: dict[str, dict]) -> dict:
+def _schema_of(tp: Any, defs: dict[str, dict[str, Any]]) -> dict[str, Any]:
     import types
     import typing
 
@@ -281,7 +281,7 @@ def _schema_of(tp: Any, defs: dict[str, dict]) -> dict:
                     hint = typing.get_args(hint)[0]
                 props[key] = _schema_of(hint, defs)
             required = sorted(k for k in tp.__required_keys__ if k in props)
-            schema: dict = {"type": "object", "properties": props}
+            schema: dict[str, Any] = {"type": "object", "properties": props}
             if tp.__doc__:
                 schema["description"] = " ".join(tp.__doc__.split())
             if required:

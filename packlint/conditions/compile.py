@@ -39,10 +39,10 @@ class Scope:
 
     def __init__(
         self,
-        variables: dict | None = None,
-        predicates: dict | None = None,
-        constants: dict | None = None,
-        settings: dict | None = None,
+        variables: dict[str, Any] | None = None,
+        predicates: dict[str, Any] | None = None,
+        constants: dict[str, Any] | None = None,
+        settings: dict[str, Any] | None = None,
     ) -> None:
         self.variables: dict[str, str] = {} if variables is None else variables
         self.predicates: dict[str, tuple[list[tuple[str, str]], PredicateBody]] = (
@@ -200,7 +200,7 @@ class Template:
 
     __slots__ = ("parts",)
 
-    def __init__(self, parts: list) -> None:
+    def __init__(self, parts: list[Any]) -> None:
         self.parts = parts  # str | Expr
 
     def render(self, ctx: EvalContext) -> str:
@@ -220,7 +220,7 @@ class Template:
 
 
 def compile_template(text: str, scope: Scope) -> Template:
-    parts: list = []
+    parts: list[Any] = []
     buf: list[str] = []
     i = 0
     while i < len(text):

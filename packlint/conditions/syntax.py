@@ -104,7 +104,7 @@ class Name(Node):
 class Call(Node):
     __slots__ = ("func", "args")
 
-    def __init__(self, pos: int, func: str, args: list) -> None:
+    def __init__(self, pos: int, func: str, args: list[Node]) -> None:
         self.pos, self.func, self.args = pos, func, args
 
 
@@ -125,7 +125,7 @@ class Binary(Node):
 class InList(Node):
     __slots__ = ("operand", "items")
 
-    def __init__(self, pos: int, operand: Node, items: list) -> None:
+    def __init__(self, pos: int, operand: Node, items: list[Any]) -> None:
         self.pos, self.operand, self.items = pos, operand, items
 
 

@@ -67,7 +67,7 @@ class Const(Expr):
         self.value = value
         self.type = type_
 
-    def eval(self, ctx):
+    def eval(self, ctx: EvalContext) -> Any:
         return self.value
 
 
@@ -80,7 +80,7 @@ class Var(Expr):
         self.ident = ident
         self.type = type_
 
-    def eval(self, ctx):
+    def eval(self, ctx: EvalContext) -> Any:
         return ctx.bindings[self.ident]
 
 
@@ -96,7 +96,7 @@ class PredicateCall(Expr):
         self.body = body
         self.type = body.type
 
-    def eval(self, ctx):
+    def eval(self, ctx: EvalContext) -> Any:
         if not self.params:
             if ctx.item is not None:
                 return self.body.expr.eval(ctx)
@@ -142,16 +142,16 @@ class Builtin(Expr):
         self.static = static
         # a call on literals reads only the context (`setting('tp')`, `size('world')`): its value is kept
         # in the context and shared by every rule of the variant that makes the same call
-        self.memo_key: tuple | None = None
+        self.memo_key: tuple[Any, ...] | None = None
         if all(type(a) is Const for a in args):
-            key: tuple | None = (func, *(a.value for a in args))  # type: ignore[attr-defined]
+            key: tuple[Any, ...] | None = (func, *(a.value for a in args))  # type: ignore[attr-defined]
             try:
                 hash(key)
             except TypeError:
                 key = None
             self.memo_key = key
 
-    def eval(self, ctx):
+    def eval(self, ctx: EvalContext) -> Any:
         key = self.memo_key
         if key is None or ctx.item is not None:
             return FUNCTIONS[self.func].impl(ctx, self, [a.eval(ctx) for a in self.args])
@@ -169,7 +169,7 @@ class Not(Expr):
         self.operand = operand
         self.type = BOOL
 
-    def eval(self, ctx):
+    def eval(self, ctx: EvalContext) -> Any:
         v = self.operand.eval(ctx)
         return v if isinstance(v, Unk) else not v
 
@@ -181,7 +181,7 @@ class Neg(Expr):
         self.operand = operand
         self.type = INT
 
-    def eval(self, ctx):
+    def eval(self, ctx: EvalContext) -> Any:
         v = self.operand.eval(ctx)
         return v if isinstance(v, Unk) else -v
 
@@ -197,7 +197,7 @@ class _Logical(Expr):
         self.left, self.right = left, right
         self.type = BOOL
 
-    def eval(self, ctx):
+    def eval(self, ctx: EvalContext) -> Any:
         a = self.left.eval(ctx)
         if a is self.decisive:
             return a
@@ -253,7 +253,7 @@ class BinOp(Expr):
         self.op, self.left, self.right = op, left, right
         self.type = type_
 
-    def eval(self, ctx):
+    def eval(self, ctx: EvalContext) -> Any:
         a = self.left.eval(ctx)
         b = self.right.eval(ctx)
         if isinstance(a, Unk) or isinstance(b, Unk):
@@ -267,16 +267,20 @@ class BinOp(Expr):
 class In(Expr):
     __slots__ = ("operand", "items")
 
-    def __init__(self, operand: Expr, items: tuple) -> None:
+    def __init__(self, operand: Expr, items: tuple[Any, ...]) -> None:
         self.operand, self.items = operand, items
         self.type = BOOL
 
-    def eval(self, ctx):
+    def eval(self, ctx: EvalContext) -> Any:
         v = self.operand.eval(ctx)
         return v if isinstance(v, Unk) else v in self.items
 
 
 # ---------------------------------------------------------------------------------------------- built-in functions
+
+
+# a built-in's implementation: (context, the call node, the evaluated arguments) -> value or Unk
+Impl = Callable[["EvalContext", "Builtin", list[Any]], Any]
 
 
 class Function:
@@ -287,13 +291,13 @@ class Function:
 
     def __init__(
         self,
-        params: tuple,
-        optional: tuple,
+        params: tuple[str, ...],
+        optional: tuple[str, ...],
         returns: str,
-        impl: Callable,
+        impl: Impl,
         doc: str,
-        literal: tuple = (),
-        compile_static: Callable | None = None,
+        literal: tuple[int, ...] = (),
+        compile_static: Callable[..., Any] | None = None,
         scoped: bool = False,
     ) -> None:
         self.params, self.optional, self.returns, self.impl, self.doc = params, optional, returns, impl, doc
@@ -334,7 +338,7 @@ class EvalContext:
         self._bash_rejects = bash_rejects
         self._code = code  # (launch, variant) -> packlint.codebase.CodeFacts | None, memoised by the caller
         # what depends only on (launch, variant), computed once for all the rules that ask
-        self.memo: dict[str, Any] = {}
+        self.memo: dict[Any, Any] = {}  # (keys: a name, or a tuple for calls and predicates)
 
     def code_facts(self) -> Any:
         """The facts about the code this launch runs (packlint.codebase.model.CodeFacts), or None when

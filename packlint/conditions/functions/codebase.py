@@ -65,7 +65,7 @@ def _read_schema_view(ctx: EvalContext) -> tuple[Any, str, Any]:
     return snap.schema, snap.describe + " (its code base was not found)", snap
 
 
-def _code_label(facts, prefix: str = "") -> str:
+def _code_label(facts: Any, prefix: str = "") -> str:
     """The program file as a reader can find it: relative to the working directory when under it or
     one level up, else absolute."""
     res = facts.resolution
@@ -146,7 +146,7 @@ def _read_reads(ctx: EvalContext, name: str) -> Any:
     return _quoted_anywhere(_code_roots(facts), a[0])
 
 
-def _code_roots(facts) -> list[str]:
+def _code_roots(facts: Any) -> list[str]:
     import os
 
     res = facts.resolution
@@ -162,7 +162,7 @@ def _code_roots(facts) -> list[str]:
     return out
 
 
-_MENTION_MEMO: dict[tuple, bool] = {}
+_MENTION_MEMO: dict[tuple[tuple[str, ...], str], bool] = {}
 
 
 def _quoted_anywhere(roots: list[str], name: str) -> bool:
@@ -195,12 +195,12 @@ def _quoted_anywhere(roots: list[str], name: str) -> bool:
     return found
 
 
-_QUOTED_MEMO: dict[str, frozenset] = {}
+_QUOTED_MEMO: dict[str, frozenset[str]] = {}
 _QUOTED_PATTERN = rb"""['"]([A-Za-z_][A-Za-z0-9_]{1,127})['"]"""  # compiled when grep is missing
 _MAX_TREE_FILES = 20000
 
 
-def _quoted_names(root: str) -> frozenset:
+def _quoted_names(root: str) -> frozenset[str]:
     """Every identifier-like string literal in the Python files under `root` (one pass per root and
     process; a text scan, no parsing)."""
     if root in _QUOTED_MEMO:
@@ -347,7 +347,7 @@ def _value_words(occ: FlagEntryJSON) -> list[Any] | None:
     return [v]
 
 
-def _type_problem(spec, word: str) -> str | None:
+def _type_problem(spec: Any, word: str) -> str | None:
     """What argparse says about one value word, or None when it accepts it."""
     if word == "":
         # an empty word is almost always an unset variable the caller is meant to set: not judged
@@ -377,7 +377,9 @@ def _type_problem(spec, word: str) -> str | None:
     return None
 
 
-def _flag_problem(spec, occ: FlagEntryJSON, name: str, files: tuple = (), positionals: bool = False) -> Any:
+def _flag_problem(
+    spec: Any, occ: FlagEntryJSON, name: str, files: tuple[str, ...] = (), positionals: bool = False
+) -> Any:
     words = _value_words(occ)
     if "unknown" in occ:
         return None
@@ -494,7 +496,7 @@ def _value_after_empty_expansion(occ: FlagEntryJSON, flag: str) -> Any:
     )
 
 
-def _followed_by_expansion(occ: FlagEntryJSON, flag: str, files: tuple = ()) -> bool:
+def _followed_by_expansion(occ: FlagEntryJSON, flag: str, files: tuple[str, ...] = ()) -> bool:
     """The script (or a file it sources that sets the launch's variables) writes the flag followed by
     an unquoted `$...` word (`--load $CKPT`, also inside a string of flags built in a sourced file and
     run with `eval`), so a missing value may be an empty expansion the caller is meant to fill."""
@@ -531,8 +533,9 @@ def _f_flag_problem(ctx: EvalContext, node: Builtin, a: list[Any]) -> Any:
     for k, occ in enumerate(flag_occurrences(ctx.variant, "flags", a[0])):
         if not isinstance(occ, dict):  # (a model not of the declared shape)
             continue  # type: ignore[unreachable]
-        if k < len(after_unknown) and after_unknown[k] is not None:
-            unk = Unk(after_unknown[k], "unknown")
+        why = after_unknown[k] if k < len(after_unknown) else None
+        if why is not None:
+            unk = Unk(why, "unknown")
             continue
         if _value_words(occ) is None and spec.takes_value and _unread_source(ctx) is not None:
             # a file the script sources could not be read: the value may be set there
@@ -547,7 +550,7 @@ def _f_flag_problem(ctx: EvalContext, node: Builtin, a: list[Any]) -> Any:
     return unk if unk is not None else Unk(f"{a[0]}'s values are fine", "absent")
 
 
-def _after_first_unknown_option(ctx: EvalContext, name: str) -> list:
+def _after_first_unknown_option(ctx: EvalContext, name: str) -> list[str | None]:
     """For each occurrence of `name` in the argv (in order): why its value cannot be judged, or None.
     A parser that keeps unknown words (`parse_known_args`, an open schema) hands what follows the
     first option it does not define to other code, which may read the later words any way it likes."""
@@ -560,7 +563,7 @@ def _after_first_unknown_option(ctx: EvalContext, name: str) -> list:
     argv, first = memo
     if first is None:
         return []
-    out: list = []
+    out: list[str | None] = []
     for i, w in enumerate(argv):
         if w == "--":
             break
@@ -574,7 +577,7 @@ def _after_first_unknown_option(ctx: EvalContext, name: str) -> list:
     return out
 
 
-def _first_unknown_option(ctx: EvalContext, schema: Any) -> tuple[list, int | None]:
+def _first_unknown_option(ctx: EvalContext, schema: Any) -> tuple[list[Any], int | None]:
     argv = launch_argv(ctx.launch, ctx.variant) or []
     for i, w in enumerate(argv):
         if w == "--":
@@ -628,7 +631,7 @@ def _f_flag_repeat_distinct(ctx: EvalContext, node: Builtin, a: list[Any]) -> An
     unknown = [v for v in vals if isinstance(v, Unk)]
     known = [v for v in vals if not isinstance(v, Unk)]
     typ = spec.type if spec is not None else None
-    norm: set = set()
+    norm: set[Any] = set()
     bool_words = bool(known) and all(v.strip().lower() in _HF_BOOL for v in known)
     for v in known:
         if typ == "int" and python_int(v) is not None:
@@ -826,7 +829,7 @@ def _f_unread_export_count(ctx: EvalContext, node: Builtin, a: list[Any]) -> Any
     return len(_unread_exports(ctx, node.static))
 
 
-def _compile_two_regexes(args: list) -> Any:
+def _compile_two_regexes(args: list[Any]) -> Any:
     from packlint.regex import LazyRegex
 
     re.compile(args[0])

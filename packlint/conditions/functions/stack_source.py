@@ -127,7 +127,7 @@ def locate_stack_file(ctx: EvalContext, path: str) -> str | None:
     return found
 
 
-_LOCATE_MEMO: dict[tuple, str | None] = {}
+_LOCATE_MEMO: dict[tuple[Any, ...], str | None] = {}
 
 
 def read_stack_text(file: str) -> str | None:

@@ -33,7 +33,7 @@ def _facts(ctx: EvalContext) -> Any:
     return facts if facts is not None and facts.known else None
 
 
-def startup_view(ctx: EvalContext) -> dict | None:
+def startup_view(ctx: EvalContext) -> dict[str, Any] | None:
     """{'results': [...], 'patched': [...], 'startup': data} for this variant, or None when the
     launch's code or its validation was not found (memoised per variant)."""
     memo = ctx.memo
@@ -42,12 +42,12 @@ def startup_view(ctx: EvalContext) -> dict | None:
     return memo["startup_view"]
 
 
-def _startup_view(ctx: EvalContext) -> dict | None:
+def _startup_view(ctx: EvalContext) -> dict[str, Any] | None:
     facts = _facts(ctx)
     if facts is None or not getattr(facts, "startup", None):
         return None
     data = facts.startup
-    view: dict = {"startup": data, "patched": list(data.get("patches") or []), "results": [], "skipped": None}
+    view: dict[str, Any] = {"startup": data, "patched": list(data.get("patches") or []), "results": [], "skipped": None}
     if view["patched"]:
         view["skipped"] = "the launched code patches the validation or the parser"
         return view
@@ -95,7 +95,7 @@ def launch_attrs(ctx: EvalContext, schema: Any) -> dict[str, Any]:
     """The args namespace argparse would build for this launch: dest -> value or unknown."""
     from packlint.codebase.startup_checks import unknown
 
-    given: dict[str, list] = {}
+    given: dict[str, list[Any]] = {}
     for opt, occs in ctx.variant.get("flags", {}).items():
         if not opt.startswith("-"):
             continue
@@ -135,7 +135,7 @@ _LITERAL_MEMO: dict[str, Any] = {}
 _NOT_LITERAL = object()
 
 
-def _last_index(argv: list, options: set[str]) -> int:
+def _last_index(argv: list[Any], options: set[str]) -> int:
     """The position of the last word of argv that is one of `options` (or `option=value`); -1 if none."""
     for i in range(len(argv) - 1, -1, -1):
         w = argv[i]
@@ -144,7 +144,7 @@ def _last_index(argv: list, options: set[str]) -> int:
     return -1
 
 
-def _default(spec) -> Any:
+def _default(spec: Any) -> Any:
     from packlint.codebase.startup_checks import unknown
 
     text = spec.default
@@ -166,7 +166,7 @@ def _freeze(v: Any) -> Any:
     return tuple(_freeze(x) for x in v) if isinstance(v, list) else v
 
 
-def _convert(spec, word: Any) -> Any:
+def _convert(spec: Any, word: Any) -> Any:
     from packlint.codebase.startup_checks import unknown
 
     if not isinstance(word, str):
@@ -190,7 +190,7 @@ def is_unknown_value(v: Any) -> bool:
     return is_unknown(v)
 
 
-def _given_value(occs: list) -> Any:
+def _given_value(occs: list[Any]) -> Any:
     from packlint.codebase.startup_checks import unknown
 
     _, opt, occ, spec = occs[-1]
@@ -228,12 +228,12 @@ def _given_value(occs: list) -> Any:
     return prefix + tuple(x for item in out for x in (item if action == "extend" else (item,)))
 
 
-def _results(ctx: EvalContext) -> list[dict]:
+def _results(ctx: EvalContext) -> list[dict[str, Any]]:
     view = startup_view(ctx)
     return view["results"] if view else []
 
 
-def check_id(r: dict) -> str:
+def check_id(r: dict[str, Any]) -> str:
     return f"{r['file']}:{r['line']}"
 
 
@@ -323,7 +323,7 @@ def _guard_attrs(texts: list[str]) -> set[str]:
     return out
 
 
-_UPSTREAM: list = []
+_UPSTREAM: list[Any] = []
 
 
 def _upstream_dests() -> set[str] | None:
@@ -336,7 +336,7 @@ def _upstream_dests() -> set[str] | None:
     return _UPSTREAM[0]
 
 
-_PATTERN_MEMO: dict[str, re.Pattern] = {}
+_PATTERN_MEMO: dict[str, re.Pattern[str]] = {}
 
 
 def _f_code_checks(ctx: EvalContext, node: Builtin, a: list[Any]) -> Any:
@@ -407,13 +407,13 @@ def _no_validation(ctx: EvalContext) -> Any:
     return "megatron" in (facts.unresolved_imports or []) or bool(facts.skipped)
 
 
-def _matching_checks(data: dict, pat: re.Pattern, exclude: re.Pattern | None = None) -> list[str]:
+def _matching_checks(data: dict[str, Any], pat: re.Pattern[str], exclude: re.Pattern[str] | None = None) -> list[str]:
     """The ids of the checks (and assignments) the pattern matches; with `exclude`, a check inside an
     `if` branch whose condition (`TEST`, or `not (TEST)` for the else branch) the pattern matches is left
     out: it stands for a case the rule does not model (PK308's even split vs an interleaved-only check)."""
     out: list[str] = []
 
-    def walk(steps: list) -> None:
+    def walk(steps: list[Any]) -> None:
         for s in steps:
             k = s[0]
             if k == "if" and exclude is not None:
@@ -528,7 +528,7 @@ def _f_heterogeneous_job(ctx: EvalContext, node: Builtin, a: list[Any]) -> Any:
     return False
 
 
-def _compile_setting(args: list, scope: Any) -> Any:
+def _compile_setting(args: list[Any], scope: Any) -> Any:
     from packlint.conditions.functions.derived import _compile_setting as compile_setting
 
     return compile_setting(args, scope)
