@@ -11,11 +11,14 @@ import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from packlint.config import CliSettings, Resolver, Settings, validate_codes
 from packlint.errors import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, PacklintError
 from packlint.findings import SEVERITY_RANK, Finding, Summary
+
+if TYPE_CHECKING:
+    from packlint.rule_table import Rule
 
 REPORT_URL = "https://github.com/packlint/packlint/issues"
 
@@ -124,7 +127,7 @@ class CheckResult:
         self.excluded = 0
         self.suppressed = 0
         self.baselined = 0
-        self.rules: dict[str, object] = {}  # code -> Rule, every rule loaded (for SARIF)
+        self.rules: dict[str, Rule] = {}  # code -> Rule, every rule loaded (for SARIF)
         self.sources = Sources()
         self.root: Path = Path.cwd()
         self.models: dict[str, dict] = {}  # checked path -> launch model (for `run --probe`)

@@ -4,6 +4,11 @@ Files packlint could not check: `file:1:1: error: message [packlint-error]`."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from packlint.checking import CheckResult
+
 from packlint.reporters.escape import terminal_safe
 
 LEVEL = {"error": "error", "warning": "warning", "info": "note"}
@@ -13,7 +18,7 @@ def _one_line(text: str) -> str:
     return terminal_safe(" ".join(text.split()))
 
 
-def render(result, **_: object) -> str:
+def render(result: CheckResult, **_: object) -> str:
     out = []
     for f in result.findings:
         loc = f.location

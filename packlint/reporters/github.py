@@ -10,6 +10,11 @@ totals. Files packlint could not check are `::error` annotations too.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from packlint.checking import CheckResult
+
 from packlint.baseline import relative_path
 from packlint.reporters.escape import utf8_safe
 
@@ -29,7 +34,7 @@ def _plural(n: int, word: str) -> str:
     return f"{n} {word}{'' if n == 1 else 's'}"
 
 
-def render(result, **_: object) -> str:
+def render(result: CheckResult, **_: object) -> str:
     out = []
     counts = {"error": 0, "warning": 0, "notice": 0}
     for f in result.findings:

@@ -10,13 +10,18 @@ merge-request widget shows only new findings as new.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from packlint.checking import CheckResult
+
 import hashlib
 import json
 
 SEVERITY = {"error": "major", "warning": "minor", "info": "info"}
 
 
-def render(result, **_: object) -> str:
+def render(result: CheckResult, **_: object) -> str:
     from packlint.baseline import relative_path
 
     issues = []

@@ -2,18 +2,26 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any, TextIO
+
+from packlint.model_view import as_model, config_files, config_stack, diagnostics, launches
+
+if TYPE_CHECKING:
+    from packlint.model_types import ConfigJSON, SettingJSON, SizeJSON
+
 
 def _c(text: str, code: str, color: bool) -> str:
     return f"\x1b[{code}m{text}\x1b[0m" if color else text
 
 
-def _where(entry: dict) -> str:
+def _where(entry: Mapping[str, Any]) -> str:
     if entry.get("file") is None:
         return ""
     return f"{entry['file']}:{entry['line']}"
 
 
-def _value(entry: dict) -> str:
+def _value(entry: Mapping[str, Any]) -> str:
     if "values" in entry:
         parts = []
         for alt in entry["alternatives"]:
@@ -33,13 +41,14 @@ def _value(entry: dict) -> str:
     return "<unset>" if value is None else repr(value) if value == "" else str(value)
 
 
-def render(model: dict, out, color: bool = False) -> None:
+def render(doc: Mapping[str, Any], out: TextIO, color: bool = False) -> None:
+    model = as_model(doc)
     w = out.write
     w(_c(f"{model['script']}", "1", color))
     if model.get("args"):
         w(f"  (arguments: {' '.join(model['args'])})")
     w(f"\n{len(model['launches'])} launch(es)\n")
-    for launch in model["launches"]:
+    for launch in launches(model):
         chain = " > ".join(launch["launchers"]) or "?"
         prog = launch.get("program") or "/".join(launch.get("programs", [])) or "<unknown program>"
         w(
@@ -94,12 +103,12 @@ def render(model: dict, out, color: bool = False) -> None:
             _render_config(config, w, color)
     if model["diagnostics"]:
         w("\n" + _c("diagnostics:\n", "1", color))
-        for d in model["diagnostics"]:
+        for d in diagnostics(model):
             where = f"{d['file']}:{d['line']}:{d['column']}: " if d.get("file") else ""
             w(f"  {where}{d['severity']}: {d['message']} [{d['code']}]\n")
 
 
-def _size(entry) -> str:
+def _size(entry: SizeJSON | None) -> str:
     if entry is None:
         return "?"
     if "values" in entry:
@@ -112,7 +121,7 @@ def _size(entry) -> str:
     return "-" if v is None else str(v)
 
 
-def _sizes(par: dict) -> str:
+def _sizes(par: Mapping[str, SizeJSON | None]) -> str:
     """`nodes 2 x 8 per node = world 16; TP 2 PP 1 CP 1 EP 1 VPP - -> DP 8` (`?`: unknown)."""
     return (
         f"nodes {_size(par.get('nodes'))} x {_size(par.get('procs_per_node'))} per node = world "
@@ -122,7 +131,7 @@ def _sizes(par: dict) -> str:
     )
 
 
-def _setting_text(entry: dict) -> str:
+def _setting_text(entry: SettingJSON) -> str:
     if "unknown" in entry:
         return f"<unknown: {entry['unknown']}>"
     from packlint.configs import render
@@ -130,14 +139,14 @@ def _setting_text(entry: dict) -> str:
     return render(entry.get("value"))
 
 
-def _render_config(config: dict, w, color: bool) -> None:
+def _render_config(config: ConfigJSON, w: Callable[[str], Any], color: bool) -> None:
     """The launch's configuration (issue 20): stack and version, the files read, every merged setting
     with the file:line that set it."""
-    stack = config.get("stack") or "unknown stack"
+    stack = config_stack(config) or "unknown stack"
     ver = config.get("stack_version") or {}
     version = f" {ver['value']} ({ver.get('source', '')})" if "value" in ver else " (version unknown)"
     w(_c(f"  configuration: {stack}{version if config.get('stack') else ''}\n", "1", color))
-    for f in config.get("files", []):
+    for f in config_files(config):
         where = _where(f.get("named_at") or {})
         state = (
             "not found"

@@ -9,15 +9,20 @@ document is complete and valid even then."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from packlint.checking import CheckResult
+
 import json
 
 JSON_VERSION = 1
 
 
-def render(result, **_: object) -> str:
+def render(result: CheckResult, **_: object) -> str:
     findings = []
     fixes = result.fixes
-    prints = result.fingerprints or [None] * len(result.findings)
+    prints: list[str] | list[None] = result.fingerprints or [None] * len(result.findings)
     for i, (f, fp) in enumerate(zip(result.findings, prints, strict=False)):
         d = f.to_json()
         if fp:

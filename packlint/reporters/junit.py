@@ -11,6 +11,12 @@ check is an `error` test case. Validated against the Jenkins JUnit schema in tes
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from packlint.checking import CheckResult
+    from packlint.findings import Finding
+
 from xml.sax.saxutils import escape, quoteattr
 
 from packlint.findings import SEVERITY_RANK
@@ -26,7 +32,7 @@ def _attr(text: str) -> str:
     return quoteattr("".join(c if c in "\t\n\r" or ord(c) >= 0x20 else "\ufffd" for c in utf8_safe(text)))
 
 
-def _details(f) -> str:
+def _details(f: Finding) -> str:
     loc = f.location
     lines = [f"{loc.path}:{loc.line}:{loc.column}: {f.code} [{f.severity}] {f.message}"]
     lines += [f"note: {r.location.path}:{r.location.line}:{r.location.column}: {r.message}" for r in f.related]
@@ -35,7 +41,7 @@ def _details(f) -> str:
     return "\n".join(lines)
 
 
-def render(result, **_: object) -> str:
+def render(result: CheckResult, **_: object) -> str:
     from packlint.baseline import relative_path
 
     suites: dict[str, list[str]] = {}

@@ -17,10 +17,17 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
 from packlint import __version__
 from packlint.baseline import FINGERPRINT_KEY
+
+if TYPE_CHECKING:
+    from packlint.checking import CheckResult
+    from packlint.findings import Location
+    from packlint.fixes import Fix
+    from packlint.rule_table import Rule
 
 SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
 INFORMATION_URI = "https://github.com/packlint/packlint"
@@ -28,7 +35,7 @@ LEVEL = {"error": "error", "warning": "warning", "info": "note"}
 SRCROOT = "%SRCROOT%"
 
 
-def _artifact(path: str, root: Path) -> dict:
+def _artifact(path: str, root: Path) -> dict[str, Any]:
     from packlint.baseline import relative_path
 
     rel = relative_path(path, root)
@@ -38,8 +45,8 @@ def _artifact(path: str, root: Path) -> dict:
     return {"uri": quote(os.fsencode(rel), safe="/"), "uriBaseId": SRCROOT}
 
 
-def _region(loc) -> dict:
-    region = {"startLine": loc.line, "startColumn": loc.column}
+def _region(loc: Location) -> dict[str, Any]:
+    region: dict[str, Any] = {"startLine": loc.line, "startColumn": loc.column}
     end_line = max(loc.end_line, loc.line)
     region["endLine"] = end_line
     end_col = loc.end_column
@@ -49,7 +56,7 @@ def _region(loc) -> dict:
     return region
 
 
-def _physical(loc, root: Path) -> dict:
+def _physical(loc: Location, root: Path) -> dict[str, Any]:
     return {"artifactLocation": _artifact(loc.path, root), "region": _region(loc)}
 
 
@@ -58,14 +65,14 @@ def _first_paragraph(text: str) -> str:
     return " ".join(para.split())
 
 
-def _fix(fix, root: Path, lines) -> dict:
+def _fix(fix: Fix, root: Path, lines: Any) -> dict[str, Any]:
     """A SARIF `fix`: one artifactChange per file, a replacement per edit (deletedRegion + insertedContent).
     An insertion is an empty region (startColumn == endColumn)."""
-    changes: dict[str, dict] = {}
+    changes: dict[str, dict[str, Any]] = {}
     for e in fix.edits:
         change = changes.setdefault(e.path, {"artifactLocation": _artifact(e.path, root), "replacements": []})
         region = {"startLine": e.line, "startColumn": e.column, "endLine": e.end_line, "endColumn": e.end_column}
-        rep = {"deletedRegion": region}
+        rep: dict[str, Any] = {"deletedRegion": region}
         if e.content:
             rep["insertedContent"] = {"text": e.content}
         change["replacements"].append(rep)
@@ -75,9 +82,9 @@ def _fix(fix, root: Path, lines) -> dict:
     }
 
 
-def rule_descriptor(rule, help_uri: str | None = None) -> dict:
+def rule_descriptor(rule: Rule, help_uri: str | None = None) -> dict[str, Any]:
     explanation = (rule.explanation or rule.summary).strip()
-    d = {
+    d: dict[str, Any] = {
         "id": rule.code,
         "name": rule.name,
         "shortDescription": {"text": rule.summary},
@@ -91,13 +98,13 @@ def rule_descriptor(rule, help_uri: str | None = None) -> dict:
     return d
 
 
-def build(result) -> dict:
+def build(result: CheckResult) -> dict[str, Any]:
     rules = [result.rules[c] for c in sorted(result.rules)]
     index = {r.code: i for i, r in enumerate(rules)}
     results = []
     fixes = result.fixes
     for i, (f, fp) in enumerate(zip(result.findings, result.fingerprints or [""] * len(result.findings), strict=False)):
-        res = {
+        res: dict[str, Any] = {
             "ruleId": f.code,
             "level": LEVEL[f.severity],
             "message": {"text": f.message},
@@ -114,7 +121,7 @@ def build(result) -> dict:
             res["partialFingerprints"] = {FINGERPRINT_KEY: fp}
         if fixes[i] is not None:
             res["fixes"] = [_fix(fixes[i], result.root, result.sources.lines)]
-        props = {"certainty": f.certainty}
+        props: dict[str, Any] = {"certainty": f.certainty}
         if f.when:
             props["when"] = list(f.when)
         if f.help:
@@ -154,7 +161,7 @@ def build(result) -> dict:
     return {"$schema": SCHEMA_URI, "version": "2.1.0", "runs": [run]}
 
 
-def render(result, **_: object) -> str:
+def render(result: CheckResult, **_: object) -> str:
     from packlint.reporters.escape import json_safe
 
     return json_safe(json.dumps(build(result), indent=2, ensure_ascii=False)) + "\n"

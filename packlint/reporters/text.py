@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from packlint.checking import CheckResult
+
 from collections.abc import Callable
 
 from packlint.findings import Finding, Summary
@@ -38,7 +43,7 @@ def _visual_col(line: str, col: int) -> int:
     return len(_expand(line[: max(0, col - 1)]))
 
 
-def render(result, *, color: bool = False, **_: object) -> str:
+def render(result: CheckResult, *, color: bool = False, **_: object) -> str:
     """Code frames for `result.findings` (sources from `result.sources`), then the summary line.
     File errors are not part of it: `packlint check` prints them on stderr."""
     return render_findings(result.findings, result.summary, color=color, read_source=result.sources.lines)
@@ -115,7 +120,7 @@ def summary_line(summary: Summary, paint: Callable[[str, str], str] = lambda s, 
     return f"Found {', '.join(parts)} in {files}{tail}."
 
 
-def render_quiet(result, *, color: bool = False, **_: object) -> str:
+def render_quiet(result: CheckResult, *, color: bool = False, **_: object) -> str:
     """`-q`: one line per finding (`path:line:col: CODE [severity] message`), no frames, no summary;
     nothing at all when there is nothing to report."""
     paint = _Painter(color)
