@@ -24,12 +24,18 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types as lsp
 from pygls import uris
 from pygls.lsp.server import LanguageServer
 
 from packlint import __version__
+from packlint.model_view import as_model, env_entry, flag_occurrences, launches, variants_or_launch
+
+if TYPE_CHECKING:
+    from packlint.model_types import ScriptModelJSON
 
 MAX_FRAME = 64 * 1024 * 1024  # bytes of one message body (a document is at most 8 MiB of text)
 MAX_HEADER = 8 * 1024
@@ -542,7 +548,7 @@ def word_at(text: str, line: int, character: int) -> str | None:
     return None
 
 
-def _where(entry: dict) -> str:
+def _where(entry: Mapping[str, Any] | None) -> str:
     """`file:line:col`, and where the value itself comes from when that is elsewhere (`MBS=1` for
     `--micro-batch-size ${MBS}`)."""
     if not entry or entry.get("line") is None:
@@ -557,20 +563,21 @@ def _where(entry: dict) -> str:
     return here
 
 
-def hover_text(model: dict | None, word: str) -> str | None:
+def hover_text(doc: Mapping[str, Any] | None, word: str) -> str | None:
     """Markdown: per launch, the value of `word` (an environment variable or a flag) and where it is set."""
+    model: ScriptModelJSON | None = as_model(doc) if doc else None
     if not model or not model.get("launches"):
         return None
     rows = []
     is_flag = word.startswith("-")
-    for launch in model["launches"]:
+    for launch in launches(model):
         program = launch.get("program") or "?"
         head = f"launch at line {launch.get('line')} (`{program}`)"
-        for variant in launch.get("variants") or [launch]:
+        for variant in variants_or_launch(launch):
             cond = " and ".join(variant.get("when") or [])
             label = head + (f" when {cond}" if cond else "")
             if is_flag:
-                occ = [o for o in (variant.get("flags", {}).get(word) or []) if o]
+                occ = [o for o in flag_occurrences(variant, "flags", word) if o]
                 if not occ:
                     continue
                 vals = ", ".join(
@@ -579,7 +586,7 @@ def hover_text(model: dict | None, word: str) -> str | None:
                 )
                 rows.append(f"- {label}: {vals}" + (" — the last one wins" if len(occ) > 1 else ""))
             else:
-                env = variant.get("env", {}).get(word)
+                env = env_entry(variant, word)
                 unexported = variant.get("unexported", {}).get(word)
                 if env is not None:
                     rows.append(
