@@ -30,6 +30,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -161,7 +162,7 @@ def _entry_value(entry: Any) -> Any:
     return entry.get("value")
 
 
-def launch_values(part: dict) -> dict[str, Any]:
+def launch_values(part: Mapping[str, Any]) -> dict[str, Any]:
     """THE ONE PLACE that reads a launch (or one variant of it) for the HF probe: model path/type,
     attention implementation and the packing switches, by the probe's names. Values come from the
     launch model's flags today, and from config-file settings (`settings`, i20-config's reading of
@@ -226,12 +227,12 @@ _CONFIG_STACKS = {
 }  # ("hf-trainer", any HF Trainer script, is left to the program's name: it may be TRL's own sft.py)
 
 
-def config_of(part: dict) -> dict:
+def config_of(part: Mapping[str, Any]) -> dict:
     c = part.get("config")
     return c if isinstance(c, dict) else {}
 
 
-def stack_version(part: dict) -> tuple[int, ...] | None:
+def stack_version(part: Mapping[str, Any]) -> tuple[int, ...] | None:
     """The stack's version from the launch model's config block (`stack_version.value`), if known."""
     v = config_of(part).get("stack_version") or {}
     text = v.get("value") if isinstance(v, dict) else None
@@ -246,7 +247,9 @@ def stack_version(part: dict) -> tuple[int, ...] | None:
     return tuple(parts) or None
 
 
-def detect_stack(launch: dict, values: dict[str, Any], part: dict | None = None) -> str | None:
+def detect_stack(
+    launch: Mapping[str, Any], values: dict[str, Any], part: Mapping[str, Any] | None = None
+) -> str | None:
     """Which HF stack a launch runs, from the program/launcher and the switches it passes; None when it
     passes no HF packing switch (then it is not an HF-stack launch the probe knows)."""
     packing_keys = {
@@ -371,7 +374,9 @@ def hf_mode(stack: str, values: dict[str, Any], attn: str, version: tuple[int, .
     return Unknown(f"stack {stack!r} is not one the probe knows")
 
 
-def hf_settings_from_part(launch: dict, part: dict, **overrides: Any) -> HFProbeSettings | Unknown | None:
+def hf_settings_from_part(
+    launch: Mapping[str, Any], part: Mapping[str, Any], **overrides: Any
+) -> HFProbeSettings | Unknown | None:
     """The HF probe's settings for one launch variant: None when it is no HF-stack launch, an Unknown
     (with the reason) when a value it needs could not be worked out, else the settings."""
     values = launch_values(part)

@@ -4,9 +4,12 @@ the launch model JSON in docs/launch-model.md), never on the shell parser."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
+from packlint.model_view import as_model, variants
+from packlint.model_view import launches as model_launches
 from runtime_probe.hf_settings import HFProbeSettings, Unknown, hf_settings_from_part
 from runtime_probe.report import ProbeReport
 from runtime_probe.settings import (
@@ -18,20 +21,24 @@ from runtime_probe.settings import (
     settings_from_variant,
 )
 
+if TYPE_CHECKING:
+    from packlint.model_types import LaunchJSON, VariantJSON
+
 MAX_PROBES = 8
 _TRAINING_FLAGS = ("--micro-batch-size",) + PACKING_FLAGS
 
 
-def _parts(launch: dict) -> list[dict]:
-    return [launch] + list(launch.get("variants") or [])
+def _parts(launch: LaunchJSON) -> list[VariantJSON]:
+    """The launch (its merged view) and each of its variants."""
+    return [cast("VariantJSON", launch)] + list(launch.get("variants") or [])
 
 
-def has_training_flags(launch: dict) -> bool:
+def has_training_flags(launch: LaunchJSON) -> bool:
     """Passes --micro-batch-size or an online packing flag: a Megatron training entry point."""
     return any(set(part.get("flags") or {}) & set(_TRAINING_FLAGS) for part in _parts(launch))
 
 
-def has_gate_env(launch: dict) -> bool:
+def has_gate_env(launch: LaunchJSON) -> bool:
     """Sees a packing gate. Weaker evidence: every later command inherits an exported gate."""
     return any(
         (set(part.get("env") or {}) | set(part.get("unexported") or {})) & {GATE_BMR, GATE_PACKED_DATA}
@@ -62,13 +69,13 @@ HF_ONLY = ("stack", "mode", "attn_implementation", "model_path", "model_type")
 _HF_SHARED = ("device", "dtype", "seed", "lengths")
 
 
-def _where(ln: dict) -> str:
+def _where(ln: LaunchJSON) -> str:
     launcher, program = ln.get("launcher") or "?", ln.get("program") or ""
     launched = launcher if program == launcher else f"{launcher} {program}"
     return f"{ln.get('file', '?')}:{ln.get('line', '?')}, {launched}".rstrip()
 
 
-def select_hf_targets(model: dict, **overrides: Any) -> tuple[list[ProbeTarget], list[str], set[int]]:
+def select_hf_targets(doc: Mapping[str, Any], **overrides: Any) -> tuple[list[ProbeTarget], list[str], set[int]]:
     """The HF-stack launches (TRL, LLaMA-Factory, axolotl, ms-swift, OpenRLHF, verl): (targets, notes,
     ids of the launches that are HF-stack launches, probed or not). A launch whose packing mode or
     attention implementation is unknown is not probed: a note says what could not be decided."""
@@ -77,15 +84,15 @@ def select_hf_targets(model: dict, **overrides: Any) -> tuple[list[ProbeTarget],
     notes: list[str] = []
     ids: set[int] = set()
     seen: dict[tuple, str] = {}
-    for ln in model.get("launches") or []:
-        variants = list(ln.get("variants") or []) or [ln]
-        for i, var in enumerate(variants):
+    for ln in model_launches(as_model(doc)):
+        parts = variants(ln)
+        for i, var in enumerate(parts):
             part = dict(ln, **var) if var is not ln else ln
             s = hf_settings_from_part(ln, part, **dict(hf_over))
             if s is None:
                 continue
             ids.add(ln.get("id", 0))
-            t = ProbeTarget(ln.get("id", 0), i, len(variants), _where(ln), list(var.get("when") or []), s)
+            t = ProbeTarget(ln.get("id", 0), i, len(parts), _where(ln), list(var.get("when") or []), s)
             if isinstance(s, Unknown):
                 notes.append(f"{t.label()}: not probed: could not decide {s.why}")
                 continue
@@ -98,11 +105,12 @@ def select_hf_targets(model: dict, **overrides: Any) -> tuple[list[ProbeTarget],
     return targets, notes, ids
 
 
-def select_targets(model: dict, **overrides: Any) -> tuple[list[ProbeTarget], list[str]]:
+def select_targets(doc: Mapping[str, Any], **overrides: Any) -> tuple[list[ProbeTarget], list[str]]:
     """(what to probe, notes on what was left out). Raises ProbeUsageError if nothing looks like training."""
+    model = as_model(doc)
     hf_targets, hf_notes, hf_ids = select_hf_targets(model, **overrides)
     overrides = {k: v for k, v in overrides.items() if k not in HF_ONLY}
-    launches = [ln for ln in model.get("launches") or [] if ln.get("id", 0) not in hf_ids]
+    launches = [ln for ln in model_launches(model) if ln.get("id", 0) not in hf_ids]
     if hf_ids and not any(has_training_flags(ln) or has_gate_env(ln) for ln in launches):
         return hf_targets[:MAX_PROBES], hf_notes
     notes: list[str] = list(hf_notes)
@@ -123,12 +131,12 @@ def select_targets(model: dict, **overrides: Any) -> tuple[list[ProbeTarget], li
     targets: list[ProbeTarget] = list(hf_targets)
     seen: dict[tuple, str] = {}
     for ln in training:
-        variants = list(ln.get("variants") or []) or [ln]
+        parts = variants(ln)
         where = _where(ln)
-        for i, var in enumerate(variants):
+        for i, var in enumerate(parts):
             s = settings_from_variant(var, **overrides)
             key = s.key()
-            t = ProbeTarget(ln.get("id", 0), i, len(variants), where, list(var.get("when") or []), s)
+            t = ProbeTarget(ln.get("id", 0), i, len(parts), where, list(var.get("when") or []), s)
             if key in seen:
                 notes.append(f"{t.label()}: same probe settings as {seen[key]}; not probed twice")
                 continue
@@ -184,7 +192,7 @@ class ModelProbeResult:
         return "\n\n".join(parts)
 
 
-def probe_model(model: dict, **overrides: Any) -> ModelProbeResult:
+def probe_model(model: Mapping[str, Any], **overrides: Any) -> ModelProbeResult:
     """Probe every distinct training configuration of a launch model (what `packlint run --probe`
     calls after the static check). Raises ProbeUsageError for nothing-to-probe, no torch, no kernel."""
     targets, notes = select_targets(model, **overrides)

@@ -7,8 +7,12 @@ paying for, or even having, the probe's heavy dependencies.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from packlint.model_types import VariantJSON
 
 # The two env gates, spelled as the training code reads them (task_encoder.py).
 GATE_BMR = "OFFLINE_PACKING_BMR"
@@ -169,7 +173,7 @@ def _env_value(entry: Any, name: str, notes: list[str]) -> str | None:
     return None if v is None else str(v)
 
 
-def _last_flag(flags: dict, name: str, notes: list[str]) -> tuple[bool, Any]:
+def _last_flag(flags: Mapping[str, Any], name: str, notes: list[str]) -> tuple[bool, Any]:
     """(present, value) of the last occurrence of a flag (Megatron's parser keeps the last one)."""
     occ = flags.get(name)
     if not occ:
@@ -190,7 +194,7 @@ def _last_flag(flags: dict, name: str, notes: list[str]) -> tuple[bool, Any]:
     return True, last.get("value")
 
 
-def settings_from_variant(variant: dict, **overrides: Any) -> ProbeSettings:
+def settings_from_variant(variant: VariantJSON, **overrides: Any) -> ProbeSettings:
     """Read the probe's settings from one launch-model VARIANT (the launch model JSON in docs/launch-model.md).
 
     Values packlint could not know fall back to the defaults and leave a note, so the report says
