@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from packlint.config import CliSettings, Resolver, Settings, validate_codes
 from packlint.errors import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, PacklintError
 from packlint.findings import SEVERITY_RANK, Finding, Summary
+from packlint.model_view import as_model, launches
 
 if TYPE_CHECKING:
     from packlint.rule_table import Rule
@@ -492,7 +493,7 @@ def _analyse(job: _Job, keep_model: bool):
         session = CodeSession(None if is_stdin else job.path, job.code)
         if os.environ.get("PACKLINT_EAGER_CODE") == "1":
             # benchmarks/codebase_bench.py: read every launch's code as a rule asking for it would
-            for launch in model.get("launches", []):
+            for launch in launches(as_model(model)):
                 session.facts(launch)
         findings, suppressed = check_model_detailed(
             model,
@@ -502,7 +503,7 @@ def _analyse(job: _Job, keep_model: bool):
             known_rules=known_rules,
             code=session.facts,
         )
-        no_launch = not model.get("launches")
+        no_launch = not launches(as_model(model))
         return text, (model if keep_model else None), findings, suppressed, no_launch
     except PacklintError as exc:
         return FileError(exc.path or job.display, exc.message, "read")

@@ -11,9 +11,11 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import TYPE_CHECKING
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
 from packlint.errors import PacklintError
+from packlint.model_view import as_model, launches
 
 if TYPE_CHECKING:
     from packlint.codebase.model import CodeFacts, ProgramResolution
@@ -79,13 +81,13 @@ def inspect_code_options(args, script_path: str):
     return settings.code_options()
 
 
-def add_code_resolution(model: dict, script_path: str | None, options) -> None:
+def add_code_resolution(model: Mapping[str, Any], script_path: str | None, options) -> None:
     """Add `code` to each launch of an inspect model: how its program was resolved to a source file
     (ProgramResolution.to_json(): program, file, found, how, detail, root, roots, pythonpath)."""
     from packlint.codebase import CodeSession
 
     session = CodeSession(script_path, options)
-    for launch in model.get("launches", []):
+    for launch in launches(as_model(model)):
         res = session.resolution(launch)
         if res is not None:
             launch["code"] = res.to_json()

@@ -161,7 +161,10 @@ def _probe(result, script: str) -> int:
     except ImportError:
         _say(f"error: {PROBE_MISSING}")
         return EXIT_USAGE
-    launches = model.get("launches") or []
+    from packlint.model_view import as_model
+    from packlint.model_view import launches as model_launches
+
+    launches = model_launches(as_model(model)) if model else []
     # Megatron/LLaVA launches, and HF-stack launches (TRL, LLaMA-Factory, axolotl, ms-swift, OpenRLHF,
     # verl) whose packing switches the HF probe reads: it runs a tiny model of the configured architecture
     if not any(has_training_flags(ln) or has_gate_env(ln) for ln in launches) and not select_hf_targets(model)[2]:

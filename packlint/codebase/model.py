@@ -8,7 +8,12 @@ added, never renamed, so the rules can rely on them.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from packlint.records import factory, record
+
+if TYPE_CHECKING:
+    from packlint.model_types import CodeResolutionJSON
 
 
 def _loc(file: str | None, line: int | None) -> str:
@@ -260,7 +265,7 @@ class ProgramResolution:
     def found(self) -> bool:
         return self.file is not None
 
-    def to_json(self) -> dict:
+    def to_json(self) -> CodeResolutionJSON:
         return {
             "program": self.program,
             "file": self.file,
