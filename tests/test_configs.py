@@ -60,10 +60,11 @@ def test_llamafactory_yaml_typed_as_omegaconf_with_dotlist_overrides(tmp_path):
     )
     assert cfg["stack"] == "llamafactory"
     v = values(cfg)
-    # OmegaConf's loader: `yes` is a YAML 1.1 boolean, 1e-4 a float; `${stage}` resolved
+    # OmegaConf's loader: `yes` is a YAML 1.1 boolean, 1e-4 a float; `${stage}` kept as written
+    # (read_args: OmegaConf.to_container without resolve=True)
     assert v["stage"] == "sft" and v["per_device_train_batch_size"] == 2
     assert v["learning_rate"] == 2e-5 and v["packing"] is False  # the overrides win
-    assert v["output_dir"] == "saves/sft"
+    assert v["output_dir"] == "saves/${stage}"
     s = cfg["settings"]
     assert (s["model_name_or_path"]["file"], s["model_name_or_path"]["line"], s["model_name_or_path"]["column"]) == (
         "examples/sft.yaml" if Path.cwd() == tmp_path else s["model_name_or_path"]["file"],

@@ -4,7 +4,7 @@ base, the installed distribution or a `stack-versions` pin)."""
 
 from __future__ import annotations
 
-from packlint.conditions.tree import STR, Function, Unk
+from packlint.conditions.tree import BOOL, STR, Function, Unk
 
 
 def _stack_entry(ctx) -> dict | None:
@@ -77,6 +77,13 @@ def _f_config_file_error(ctx, node, a):
     return "" if f is None else f"{f.get('file') or f.get('path')}: {f['error']}"
 
 
+def _f_config_ignores_flag(ctx, node, a):
+    from packlint.conditions.model_view import variant_config
+
+    cfg = variant_config(ctx.variant)
+    return cfg is not None and any(f["name"] == a[0] for f in cfg.get("ignored_flags") or [])
+
+
 STACK_FUNCTIONS: dict[str, Function] = {
     "stack": Function(
         (),
@@ -94,6 +101,14 @@ STACK_FUNCTIONS: dict[str, Function] = {
         _f_stack_version,
         "the version of the launch's stack (code base, installed distribution, or the stack-versions "
         "pin); unknown when none says",
+    ),
+    "config_ignores_flag": Function(
+        (STR,),
+        (),
+        BOOL,
+        _f_config_ignores_flag,
+        "the launch's stack does not read the program flag NAME as an override once it has read its "
+        "config file (LLaMA-Factory: `llamafactory-cli train x.yaml` takes only key=value)",
     ),
     "config_file_missing": Function(
         (),
