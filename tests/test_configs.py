@@ -382,3 +382,44 @@ def test_hydra_config_path_is_relative_to_the_module(tmp_path, capsys):
     (tmp_path / "verl/trainer/config").rmdir()
     code = packlint_main(["check", str(tmp_path / "examples/run.sh"), "--format", "json", "--select", "PK601"])
     assert json.loads(capsys.readouterr().out)["findings"] == [] and code == 0
+
+
+# ---------------------------------------------------------------------------------------------- accelerate world size
+
+ACC = """
+compute_environment: {env}
+distributed_type: DEEPSPEED
+deepspeed_config:
+  deepspeed_config_file: ds.json
+machine_rank: 0
+num_machines: 2
+{procs}
+"""
+DS = '{"train_batch_size": 64, "train_micro_batch_size_per_gpu": 4, "gradient_accumulation_steps": 4}\n'
+
+
+@pytest.mark.parametrize(
+    ("cli", "env", "procs", "world"),
+    [
+        ("", "LOCAL_MACHINE", "num_processes: 16", {"value": 16}),  # the file's total, over both machines
+        ("--num_processes 4 ", "LOCAL_MACHINE", "num_processes: 16", {"value": 4}),  # the command line wins
+        ("", "AMAZON_SAGEMAKER", "num_processes: 16", None),  # not copied into the arguments there
+        ("", "LOCAL_MACHINE", "", None),  # the file does not say
+        ("", "LOCAL_MACHINE", "num_processes: -1", None),  # accelerate refuses it
+        ("", "LOCAL_MACHINE", "num_processes: ${N}", None),  # not a number
+    ],
+)
+def test_accelerate_world_size_from_its_config_file(tmp_path, cli, env, procs, world):
+    """accelerate's _validate_launch_command copies the config's num_processes into the arguments the
+    command line leaves unset (LOCAL_MACHINE configs): the launch's world size, with the file's line."""
+    write(tmp_path, {"acc.yaml": ACC.format(env=env, procs=procs), "ds.json": DS})
+    write(tmp_path, {"train.sh": f"accelerate launch --config_file acc.yaml {cli}train.py --deepspeed ds.json\n"})
+    (tmp_path / ".git").mkdir()
+    launch = inspect_script(tmp_path / "train.sh")["launches"][0]
+    got = launch["parallel"]["world"]
+    if world is None:
+        assert "unknown" in got and launch["world_size"] is None or "unknown" in (launch["world_size"] or {})
+    else:
+        assert got["value"] == world["value"] and launch["world_size"] == {"value": str(world["value"])}
+        if not cli:
+            assert got["file"].endswith("acc.yaml") and got["line"] == 7 and got["source"].startswith("accelerate config")
