@@ -13,6 +13,7 @@ import re
 
 from packlint import launchers as L
 from packlint.interpret import Diagnostic, LaunchInstance, interpret_file
+from packlint.launchers.processes import env_layout
 from packlint.records import factory, record
 from packlint.values import Condition, Known, Span, Unknown, Value, Variable
 
@@ -355,10 +356,13 @@ def build_variant(
             cfg_ctx,
         )
     world_size = L.world_size(parts.launchers, parts.launcher_options)
-    from_file = _layout_from_launcher_config(layout, config)
-    if from_file is not None:
-        layout = from_file
-        world_size = Known(str(layout.world.hi))
+    better = _layout_from_launcher_config(layout, config)
+    if better is None and not layout.world.known and parts.launchers:
+        better = env_layout(parts.launchers[-1], env)
+    if better is not None:
+        layout = better
+        world = layout.world
+        world_size = Known(str(world.hi)) if world.known else Unknown(world.unknown or "unknown")
     return Variant(
         inst.when,
         env,

@@ -423,3 +423,36 @@ def test_accelerate_world_size_from_its_config_file(tmp_path, cli, env, procs, w
         assert got["value"] == world["value"] and launch["world_size"] == {"value": str(world["value"])}
         if not cli:
             assert got["file"].endswith("acc.yaml") and got["line"] == 7 and got["source"].startswith("accelerate config")
+
+
+# ---------------------------------------------------------------------------------------------- env-sized tools
+
+
+@pytest.mark.parametrize(
+    ("script", "world"),
+    [
+        # ms-swift: torchrun when NPROC_PER_NODE or NNODES is set (swift/cli/main.py get_torchrun_args)
+        ("NPROC_PER_NODE=4 NNODES=2 swift sft --model m --dataset d\n", 8),
+        ("export NPROC_PER_NODE=8\nswift sft --model m --dataset d\n", 8),
+        ("NPROC_PER_NODE=8 megatron sft --model m --dataset d\n", 8),
+        ("swift sft --model m --dataset d\n", None),  # one process unless the caller sets them
+        ("NNODES=$WORLD_SIZE NPROC_PER_NODE=8 swift sft --model m\n", None),  # the platform's count
+        ("NPROC_PER_NODE=$(nvidia-smi -L | wc -l) swift sft --model m\n", None),
+        ("NPROC_PER_NODE=auto swift sft --model m\n", None),
+        # LLaMA-Factory: torchrun when forced (launcher.py:56-66); NPROC_PER_NODE defaults to the device count
+        ("FORCE_TORCHRUN=1 NPROC_PER_NODE=4 llamafactory-cli train x.yaml\n", 4),
+        ("USE_MCA=1 NNODES=2 NPROC_PER_NODE=8 llamafactory-cli train x.yaml\n", 16),
+        ("FORCE_TORCHRUN=1 llamafactory-cli train x.yaml\n", None),  # the device count
+        ("NPROC_PER_NODE=4 llamafactory-cli train x.yaml\n", None),  # torchrun only if > 1 device
+        ("FORCE_TORCHRUN=$F NPROC_PER_NODE=4 llamafactory-cli train x.yaml\n", None),
+    ],
+)
+def test_world_size_of_tools_sized_by_the_environment(tmp_path, script, world):
+    write(tmp_path, {"train.sh": "#!/bin/bash\n" + script, "x.yaml": "stage: sft\nmodel_name_or_path: m\n"})
+    (tmp_path / ".git").mkdir()
+    launch = inspect_script(tmp_path / "train.sh")["launches"][0]
+    got = launch["parallel"]["world"]
+    if world is None:
+        assert "value" not in got and "value" not in (launch["world_size"] or {}), got
+    else:
+        assert got["value"] == world and launch["world_size"] == {"value": str(world)}, got
