@@ -218,8 +218,8 @@ def env_layout(launcher: str | None, env: dict[str, dict]) -> ProcessLayout | No
                     not_in_script=True,
                 )
             return Count(default, default, None, f"{name} not set: {default}")
-        if why is not None:
-            return Count(unknown=why, source=name, span=loc)
+        if why is not None or value is None:
+            return Count(unknown=why or f"${name} is unknown", source=name, span=loc)
         v = value.strip()
         if not v.isdigit() or len(v) > MAX_COUNT_DIGITS or int(v) < 1:
             return Count(unknown=f"${name} {value!r} is not a process count", source=name, span=loc)
