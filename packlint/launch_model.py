@@ -13,6 +13,7 @@ import re
 
 from packlint import launchers as L
 from packlint.interpret import Diagnostic, LaunchInstance, interpret_file
+from packlint.launchers.processes import env_layout
 from packlint.records import factory, record
 from packlint.values import Condition, Known, Span, Unknown, Value, Variable
 
@@ -354,6 +355,14 @@ def build_variant(
             cfg_ctx.pins,
             cfg_ctx,
         )
+    world_size = L.world_size(parts.launchers, parts.launcher_options)
+    better = _layout_from_launcher_config(layout, config)
+    if better is None and not layout.world.known and parts.launchers:
+        better = env_layout(parts.launchers[-1], env)
+    if better is not None:
+        layout = better
+        world = layout.world
+        world_size = Known(str(world.hi)) if world.known else Unknown(world.unknown or "unknown")
     return Variant(
         inst.when,
         env,
@@ -361,7 +370,7 @@ def build_variant(
         exported_after,
         flags,
         launcher_flags,
-        L.world_size(parts.launchers, parts.launcher_options),
+        world_size,
         parts.program_args,
         inst.command if inst.command is not None else parts.command,
         parts.program,
@@ -370,6 +379,38 @@ def build_variant(
         parallel_sizes(layout, flags, positionals),
         config,
     )
+
+
+class _SettingSpan:
+    """A config file setting's location, where a Count keeps the span it was written at."""
+
+    __slots__ = ("loc",)
+
+    def __init__(self, loc: dict) -> None:
+        self.loc = loc
+
+    def to_json(self) -> dict:
+        return dict(self.loc)
+
+
+def _layout_from_launcher_config(layout, config: dict | None):
+    """`accelerate launch --config_file acc.yaml` without --num_processes: accelerate copies the file's
+    `num_processes` (the total, over all machines) into its arguments (commands/launch.py
+    _validate_launch_command, on a LOCAL_MACHINE config). The layout with that world size, or None."""
+    if layout.launcher != "accelerate launch" or layout.world.known or layout.world.span is not None:
+        return None
+    acc = ((config or {}).get("sections") or {}).get("accelerate")
+    if not acc:
+        return None
+    env = acc.get("compute_environment")
+    if env is not None and env.get("value") != "LOCAL_MACHINE":
+        return None
+    n = acc.get("num_processes")
+    if n is None or "value" not in n or type(n["value"]) is not int or n["value"] < 1:
+        return None
+    loc = {k: n[k] for k in ("file", "line", "column", "end_line", "end_column") if k in n}
+    world = L.Count(n["value"], n["value"], None, "accelerate config num_processes", _SettingSpan(loc))
+    return L.ProcessLayout(layout.launcher, layout.nodes, layout.per_node, world)
 
 
 # ---------------------------------------------------------------------------------------------- parallel sizes

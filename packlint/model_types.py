@@ -130,6 +130,18 @@ class StackVersionJSON(TypedDict, total=False):
     unknown: str
 
 
+class IgnoredFlagJSON(TypedDict):
+    """A `--flag` the stack does not read as an override once it has read its file (LLaMA-Factory:
+    `llamafactory-cli train x.yaml --key v` takes only `key=value`), where it was given."""
+
+    name: str
+    file: NotRequired[str]
+    line: NotRequired[int]
+    column: NotRequired[int]
+    end_line: NotRequired[int]
+    end_column: NotRequired[int]
+
+
 class ConfigJSON(TypedDict):
     """The launch's configuration: its stack, the stack's version, the files read, the merged settings
     (dotted keys), the sections of nested files (`deepspeed`, `accelerate`)."""
@@ -142,6 +154,7 @@ class ConfigJSON(TypedDict):
     unknown_sections: NotRequired[dict[str, str]]
     incomplete: NotRequired[str]
     notes: NotRequired[list[str]]
+    ignored_flags: NotRequired[list[IgnoredFlagJSON]]
 
 
 class VariantJSON(TypedDict):

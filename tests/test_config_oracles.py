@@ -72,11 +72,13 @@ def coerce_flags(settings: dict, types: dict[str, type]) -> None:
 def test_llamafactory_omegaconf_load_and_cli_merge(monkeypatch):
     cfg = packlint_config("llamafactory", monkeypatch)
     got, unknown = unflatten(cfg["settings"])
-    # LLaMA-Factory's read_args: OmegaConf.merge(OmegaConf.load(yaml), OmegaConf.from_cli(argv[2:]))
+    # LLaMA-Factory's read_args (parser.py:112-126), as written there: no resolve=True, so `${template}`
+    # reaches HfArgumentParser as the text itself
     path = ORACLE / "llamafactory/examples/train_full/qwen2_5_full_sft.yaml"
     argv = ["learning_rate=2e-5", "cutoff_len=4096", "dataset=[a,b]", "output_dir=out/x"]
-    expected = OmegaConf.to_container(OmegaConf.merge(OmegaConf.load(path), OmegaConf.from_cli(argv)), resolve=True)
+    expected = OmegaConf.to_container(OmegaConf.merge(OmegaConf.load(path), OmegaConf.from_cli(argv)))
     assert not unknown and got == expected
+    assert got["run_name"] == "${template}-full-sft"
     # the DeepSpeed JSON it names, as json.load reads it
     ds, _ = unflatten(cfg["sections"]["deepspeed"])
     assert ds == json.loads((ORACLE / "llamafactory/examples/deepspeed/ds_z3_config.json").read_text())

@@ -60,10 +60,11 @@ def test_llamafactory_yaml_typed_as_omegaconf_with_dotlist_overrides(tmp_path):
     )
     assert cfg["stack"] == "llamafactory"
     v = values(cfg)
-    # OmegaConf's loader: `yes` is a YAML 1.1 boolean, 1e-4 a float; `${stage}` resolved
+    # OmegaConf's loader: `yes` is a YAML 1.1 boolean, 1e-4 a float; `${stage}` kept as written
+    # (read_args: OmegaConf.to_container without resolve=True)
     assert v["stage"] == "sft" and v["per_device_train_batch_size"] == 2
     assert v["learning_rate"] == 2e-5 and v["packing"] is False  # the overrides win
-    assert v["output_dir"] == "saves/sft"
+    assert v["output_dir"] == "saves/${stage}"
     s = cfg["settings"]
     assert (s["model_name_or_path"]["file"], s["model_name_or_path"]["line"], s["model_name_or_path"]["column"]) == (
         "examples/sft.yaml" if Path.cwd() == tmp_path else s["model_name_or_path"]["file"],
@@ -381,3 +382,77 @@ def test_hydra_config_path_is_relative_to_the_module(tmp_path, capsys):
     (tmp_path / "verl/trainer/config").rmdir()
     code = packlint_main(["check", str(tmp_path / "examples/run.sh"), "--format", "json", "--select", "PK601"])
     assert json.loads(capsys.readouterr().out)["findings"] == [] and code == 0
+
+
+# ---------------------------------------------------------------------------------------------- accelerate world size
+
+ACC = """
+compute_environment: {env}
+distributed_type: DEEPSPEED
+deepspeed_config:
+  deepspeed_config_file: ds.json
+machine_rank: 0
+num_machines: 2
+{procs}
+"""
+DS = '{"train_batch_size": 64, "train_micro_batch_size_per_gpu": 4, "gradient_accumulation_steps": 4}\n'
+
+
+@pytest.mark.parametrize(
+    ("cli", "env", "procs", "world"),
+    [
+        ("", "LOCAL_MACHINE", "num_processes: 16", {"value": 16}),  # the file's total, over both machines
+        ("--num_processes 4 ", "LOCAL_MACHINE", "num_processes: 16", {"value": 4}),  # the command line wins
+        ("", "AMAZON_SAGEMAKER", "num_processes: 16", None),  # not copied into the arguments there
+        ("", "LOCAL_MACHINE", "", None),  # the file does not say
+        ("", "LOCAL_MACHINE", "num_processes: -1", None),  # accelerate refuses it
+        ("", "LOCAL_MACHINE", "num_processes: ${N}", None),  # not a number
+    ],
+)
+def test_accelerate_world_size_from_its_config_file(tmp_path, cli, env, procs, world):
+    """accelerate's _validate_launch_command copies the config's num_processes into the arguments the
+    command line leaves unset (LOCAL_MACHINE configs): the launch's world size, with the file's line."""
+    write(tmp_path, {"acc.yaml": ACC.format(env=env, procs=procs), "ds.json": DS})
+    write(tmp_path, {"train.sh": f"accelerate launch --config_file acc.yaml {cli}train.py --deepspeed ds.json\n"})
+    (tmp_path / ".git").mkdir()
+    launch = inspect_script(tmp_path / "train.sh")["launches"][0]
+    got = launch["parallel"]["world"]
+    if world is None:
+        assert "unknown" in got and launch["world_size"] is None or "unknown" in (launch["world_size"] or {})
+    else:
+        assert got["value"] == world["value"] and launch["world_size"] == {"value": str(world["value"])}
+        if not cli:
+            assert got["file"].endswith("acc.yaml") and got["line"] == 7 and got["source"].startswith("accelerate config")
+
+
+# ---------------------------------------------------------------------------------------------- env-sized tools
+
+
+@pytest.mark.parametrize(
+    ("script", "world"),
+    [
+        # ms-swift: torchrun when NPROC_PER_NODE or NNODES is set (swift/cli/main.py get_torchrun_args)
+        ("NPROC_PER_NODE=4 NNODES=2 swift sft --model m --dataset d\n", 8),
+        ("export NPROC_PER_NODE=8\nswift sft --model m --dataset d\n", 8),
+        ("NPROC_PER_NODE=8 megatron sft --model m --dataset d\n", 8),
+        ("swift sft --model m --dataset d\n", None),  # one process unless the caller sets them
+        ("NNODES=$WORLD_SIZE NPROC_PER_NODE=8 swift sft --model m\n", None),  # the platform's count
+        ("NPROC_PER_NODE=$(nvidia-smi -L | wc -l) swift sft --model m\n", None),
+        ("NPROC_PER_NODE=auto swift sft --model m\n", None),
+        # LLaMA-Factory: torchrun when forced (launcher.py:56-66); NPROC_PER_NODE defaults to the device count
+        ("FORCE_TORCHRUN=1 NPROC_PER_NODE=4 llamafactory-cli train x.yaml\n", 4),
+        ("USE_MCA=1 NNODES=2 NPROC_PER_NODE=8 llamafactory-cli train x.yaml\n", 16),
+        ("FORCE_TORCHRUN=1 llamafactory-cli train x.yaml\n", None),  # the device count
+        ("NPROC_PER_NODE=4 llamafactory-cli train x.yaml\n", None),  # torchrun only if > 1 device
+        ("FORCE_TORCHRUN=$F NPROC_PER_NODE=4 llamafactory-cli train x.yaml\n", None),
+    ],
+)
+def test_world_size_of_tools_sized_by_the_environment(tmp_path, script, world):
+    write(tmp_path, {"train.sh": "#!/bin/bash\n" + script, "x.yaml": "stage: sft\nmodel_name_or_path: m\n"})
+    (tmp_path / ".git").mkdir()
+    launch = inspect_script(tmp_path / "train.sh")["launches"][0]
+    got = launch["parallel"]["world"]
+    if world is None:
+        assert "value" not in got and "value" not in (launch["world_size"] or {}), got
+    else:
+        assert got["value"] == world and launch["world_size"] == {"value": str(world)}, got

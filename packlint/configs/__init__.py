@@ -350,8 +350,13 @@ def _hydra_value(text: str) -> Any:
         return text
 
 
-def _apply_overrides(entry: dict, cfg: dict, flags: dict, config_flags: set[str], settings: dict) -> None:
+def _apply_overrides(
+    entry: dict, cfg: dict, flags: dict, config_flags: set[str], settings: dict, file_read: bool = False
+) -> None:
     styles = entry.get("overrides", ["none"])
+    if file_read and "file_overrides" in entry:
+        # the program merges other overrides once it has read its file (LLaMA-Factory: key=value only)
+        styles = entry["file_overrides"]
     occurrences = sorted(
         ((name, occ) for name, occs in flags.items() for occ in occs if name not in config_flags),
         key=lambda p: (p[1].span.line, p[1].span.column) if p[1].span else (0, 0),
@@ -386,6 +391,10 @@ def _apply_overrides(entry: dict, cfg: dict, flags: dict, config_flags: set[str]
             else:
                 vspan = occ.args[0].span if len(occ.args) == 1 and occ.args[0].span is not None else occ.span
                 settings[key] = {"value": value, **_span_loc(vspan), "source": "flag"}
+        elif name.startswith("--") and file_read and "file_overrides" in entry:
+            # not an override once the file is read: the stack's loader takes `--name` for a key of its
+            # own (OmegaConf.from_cli: {'--name': None}); the YAML's value stays (rules/stack_*.toml)
+            cfg.setdefault("ignored_flags", []).append({"name": name.split("=", 1)[0], **loc})
         elif "none" not in styles and not name.startswith("-"):
             # a bare `key=value` where the stack takes none: the program decides what it means
             cfg.setdefault("notes", []).append(f"{name}=... is not an override this stack reads")
@@ -596,6 +605,7 @@ def launch_config(
     target = settings if section == "main" else cfg["sections"].setdefault(section, {})
     if entry is not None and entry.get("inherit_defaults"):
         cfg["_inherit"] = True
+    file_named = False
     if spec.get("hydra"):
         cfg["_hydra"] = True
         from packlint.configs.hydra import compose_hydra
@@ -604,6 +614,7 @@ def launch_config(
         config_flags |= {"--config-path", "--config-name", "--config-dir", "-cp", "-cn"}
     else:
         how, word, occ = _file_word(spec, flags, positionals)
+        file_named = how is not None
         if how is not None:
             fmt = entry.get("format") if entry and entry.get("format") else None
             problems = incomplete if section == "main" else []
@@ -614,8 +625,8 @@ def launch_config(
         # the program's own flags are settings packlint does not map to configuration keys
         incomplete.append(f"{entry['stack']}'s command-line flags are not read as configuration keys")
     if entry is not None and section == "main":
-        _apply_overrides(entry, cfg, flags, config_flags, settings)
-        if dialect == "omegaconf":
+        _apply_overrides(entry, cfg, flags, config_flags, settings, file_named)
+        if dialect == "omegaconf" and entry.get("resolve", True):
             resolve_interpolations(settings)
     elif generic is not None:
         # how this program merges its command line over the file is unknown: what it names is unknown

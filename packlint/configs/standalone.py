@@ -16,7 +16,7 @@ COMMANDS = {
     "llamafactory": "llamafactory-cli train NAME",
     "axolotl": "axolotl train NAME",
     "trl": "trl sft --config NAME",
-    "swift": "swift sft --config NAME",
+    "swift": "swift sft NAME",
     "deepspeed": "deepspeed train.py --deepspeed --deepspeed_config NAME",
     "torchtitan": "torchrun -m torchtitan.train --job.config_file NAME",
     "megatron-bridge": "python run_recipe.py --config-file NAME",

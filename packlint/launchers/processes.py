@@ -162,3 +162,93 @@ def world_size(launchers: list[str], launcher_options: list[tuple[str, Option]])
     if world.known:
         return Known(str(world.hi))
     return Unknown(world.unknown or "unknown", world.span)
+
+
+# ---------------------------------------------------------------------------------------------- env layouts
+# Framework command lines that start torchrun themselves, sized by environment variables the script sets.
+# (launchers, nodes variable, per-node variable, switches that must be on, cite)
+_ENV_LAYOUTS: tuple[tuple[frozenset[str], str, str, tuple[str, ...], str], ...] = (
+    (
+        frozenset({"swift sft", "swift pt", "swift rlhf", "megatron sft", "megatron pt", "megatron rlhf"}),
+        "NNODES",
+        "NPROC_PER_NODE",
+        (),
+        # torchrun when NPROC_PER_NODE or NNODES is set, given only those set (torchrun's default: 1)
+        "modelscope/ms-swift@3602360a56:swift/cli/main.py:30-35 use_torchrun, :75-84 get_torchrun_args",
+    ),
+    (
+        frozenset({"llamafactory-cli train"}),
+        "NNODES",
+        "NPROC_PER_NODE",
+        ("FORCE_TORCHRUN", "USE_MCA", "USE_MEGATRON_BRIDGE"),
+        # torchrun when forced (else when the machine has > 1 device: unknown here); NPROC_PER_NODE
+        # defaults to the device count (unknown here), NNODES to 1
+        "hiyouga/LLaMA-Factory@ff6d4d12ee:src/llamafactory/launcher.py:56-66",
+    ),
+)
+_ENABLED = ("true", "y", "1")  # LLaMA-Factory's is_env_enabled (lower-cased)
+
+
+def env_layout(launcher: str | None, env: dict[str, dict]) -> ProcessLayout | None:
+    """The layout of a framework command line sized by the environment (ms-swift, LLaMA-Factory), from
+    the launch's ENV_ENTRY map; None where the launcher is not one, or the script does not decide it
+    (a variable it does not set is absent: the launch model's convention; one set to something packlint
+    cannot know gives an unknown count)."""
+    spec = next((s for s in _ENV_LAYOUTS if launcher in s[0]), None)
+    if spec is None:
+        return None
+    _names, nodes_var, per_node_var, switches, cite = spec
+
+    def text(name: str) -> tuple[str | None, str | None, dict | None]:
+        e = env.get(name)
+        if e is None:
+            return None, None, None
+        if "unknown" in e or not isinstance(e.get("value"), str):
+            return None, f"${name} is {e.get('unknown', 'unknown')}", e
+        return e["value"], None, e
+
+    def count(name: str, default: int | None) -> Count:
+        value, why, e = text(name)
+        loc = _EnvSpan(e) if e is not None and e.get("line") is not None else None
+        if value is None and why is None:
+            if default is None:
+                return Count(
+                    unknown=f"{name} is not set: {launcher} starts one process per device of the machine",
+                    source=f"${name} ({cite})",
+                    not_in_script=True,
+                )
+            return Count(default, default, None, f"{name} not set: {default}")
+        if why is not None or value is None:
+            return Count(unknown=why or f"${name} is unknown", source=name, span=loc)
+        v = value.strip()
+        if not v.isdigit() or len(v) > MAX_COUNT_DIGITS or int(v) < 1:
+            return Count(unknown=f"${name} {value!r} is not a process count", source=name, span=loc)
+        return Count(int(v), int(v), None, f"${name}", loc)
+
+    if switches:
+        states = [text(s) for s in switches]
+        if any(w is not None for _v, w, _e in states):
+            return None  # a switch packlint cannot read: torchrun or not is unknown
+        if not any(v is not None and v.strip().lower() in _ENABLED for v, _w, _e in states):
+            return None  # not forced: torchrun only on a machine with several devices (unknown)
+        per_node = count(per_node_var, None)
+    else:
+        if env.get(nodes_var) is None and env.get(per_node_var) is None:
+            return None  # a single process, unless the caller sets them: not decided here
+        per_node = count(per_node_var, 1)
+    nodes = count(nodes_var, 1)
+    world = nodes.times(per_node, f"{launcher}: ${nodes_var} x ${per_node_var}")
+    return ProcessLayout(launcher, nodes, per_node, world)
+
+
+class _EnvSpan:
+    """An ENV_ENTRY's location, kept where a Count keeps its span."""
+
+    __slots__ = ("loc",)
+
+    def __init__(self, entry: dict) -> None:
+        loc = entry.get("value_location") or entry
+        self.loc = {k: loc[k] for k in ("file", "line", "column", "end_line", "end_column") if k in loc}
+
+    def to_json(self) -> dict:
+        return dict(self.loc)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, cast
 
-from packlint.conditions.tree import STR, Builtin, EvalContext, Function, Unk
+from packlint.conditions.tree import BOOL, STR, Builtin, EvalContext, Function, Unk
 from packlint.model_view import config_files, launchers, variant_config
 
 if TYPE_CHECKING:
@@ -85,6 +85,11 @@ def _f_config_file_error(ctx: EvalContext, node: Builtin, a: list[Any]) -> Any:
     return "" if f is None else f"{f.get('file') or f.get('path')}: {f['error']}"
 
 
+def _f_config_ignores_flag(ctx: EvalContext, node: Builtin, a: list[Any]) -> Any:
+    cfg = variant_config(ctx.variant)
+    return cfg is not None and any(f["name"] == a[0] for f in cfg.get("ignored_flags") or [])
+
+
 STACK_FUNCTIONS: dict[str, Function] = {
     "stack": Function(
         (),
@@ -102,6 +107,14 @@ STACK_FUNCTIONS: dict[str, Function] = {
         _f_stack_version,
         "the version of the launch's stack (code base, installed distribution, or the stack-versions "
         "pin); unknown when none says",
+    ),
+    "config_ignores_flag": Function(
+        (STR,),
+        (),
+        BOOL,
+        _f_config_ignores_flag,
+        "the launch's stack does not read the program flag NAME as an override once it has read its "
+        "config file (LLaMA-Factory: `llamafactory-cli train x.yaml` takes only key=value)",
     ),
     "config_file_missing": Function(
         (),
