@@ -43,10 +43,6 @@ def as_model(doc: Mapping[str, Any]) -> ScriptModelJSON:
     return cast("ScriptModelJSON", doc)
 
 
-def as_launch(doc: Mapping[str, Any]) -> LaunchJSON:
-    return cast("LaunchJSON", doc)
-
-
 def as_diagnostic(doc: Mapping[str, Any]) -> DiagnosticJSON:
     return cast("DiagnosticJSON", doc)
 
@@ -65,13 +61,6 @@ def diagnostics(model: ScriptModelJSON) -> list[DiagnosticJSON]:
 def variants(launch: LaunchJSON) -> list[VariantJSON]:
     """The launch's variants; a launch without any stands for its only variant (it has every key a
     variant has, merged)."""
-    found = launch.get("variants") or []
-    return found if found else [cast("VariantJSON", launch)]
-
-
-def variants_or_launch(launch: LaunchJSON) -> list[VariantJSON]:
-    """`variants(launch)` as some readers spell it: the variants, or `[launch]` when the key is absent
-    or empty (the same list)."""
     return launch.get("variants") or [cast("VariantJSON", launch)]
 
 

@@ -32,7 +32,7 @@ from pygls import uris
 from pygls.lsp.server import LanguageServer
 
 from packlint import __version__
-from packlint.model_view import as_model, env_entry, flag_occurrences, launches, variants_or_launch
+from packlint.model_view import as_model, env_entry, flag_occurrences, launches, variants
 
 if TYPE_CHECKING:
     from packlint.model_types import ScriptModelJSON
@@ -573,7 +573,7 @@ def hover_text(doc: Mapping[str, Any] | None, word: str) -> str | None:
     for launch in launches(model):
         program = launch.get("program") or "?"
         head = f"launch at line {launch.get('line')} (`{program}`)"
-        for variant in variants_or_launch(launch):
+        for variant in variants(launch):
             cond = " and ".join(variant.get("when") or [])
             label = head + (f" when {cond}" if cond else "")
             if is_flag:

@@ -17,7 +17,7 @@ from packlint.model_view import (
     launch_argv,
     launches,
     shell_entry,
-    variants_or_launch,
+    variants,
     world_size,
 )
 from packlint.regex import LazyRegex
@@ -166,7 +166,7 @@ def _f_later_launch_env(ctx: EvalContext, node: Builtin, a: list[Any]) -> Any:
         return a[0]
     me = ctx.launch.get("id", -1)
     for launch in launches(ctx.model):
-        if launch.get("id", -1) > me and any(a[0] in v.get("env", {}) for v in variants_or_launch(launch)):
+        if launch.get("id", -1) > me and any(a[0] in v.get("env", {}) for v in variants(launch)):
             return True
     return False
 
