@@ -386,14 +386,10 @@ def _collect(result: CheckResult, job: _Job, outcome) -> None:
     result.files += 1
     result.suppressed += suppressed
     threshold = SEVERITY_RANK[job.settings.fail_on]
-    main = str(model.get("script") or job.display) if model is not None else job.display
     for f in findings:
-        if f.location.path in (job.display, main):
-            result.findings.append(f)
-            result.thresholds.append(threshold)
-            continue
-        # a finding inside a sourced file: reported once, however many checked scripts source that file,
-        # with every caller's related locations (the launch each one reaches it from)
+        # a finding inside a sourced (or sbatch'ed, bash-run) file: reported once, however many checked
+        # scripts reach that file and whether or not the file is checked itself, with every caller's
+        # related locations (the launch each one reaches it from)
         key = (f.code, f.severity, f.location, f.message)
         at = result.sourced_at.get(key)
         if at is None:
