@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from runtime_probe.hf_settings import MODE_TEXT, HFProbeSettings, read_local_config
-from runtime_probe.report import FAIL, PASS, ProbeReport
+from runtime_probe.report import FAIL, PASS, ProbeReport, check_packed_vs_alone
 from runtime_probe.settings import ProbeUsageError
 
 INSTALL_HINT = "pip install 'packlint[probe]'"
@@ -329,21 +329,8 @@ def run_hf_probe(s: HFProbeSettings) -> ProbeReport:
         r.add("forward", PASS, f"one {s.attn_implementation} forward over {sum(lengths)} packed tokens on {device}")
 
         t = time.perf_counter()
-        errs, scale = [], 1.0
-        for (a, b), x in zip(row.bounds, samples, strict=True):
-            alone = forward(input_ids=x[None].to(device))
-            scale = max(scale, float(alone.abs().max()))
-            errs.append(float((out[a:b] - alone).abs().max()))
-        tol = default_tolerance(dtype) * scale
-        worst = max(range(len(errs)), key=lambda i: errs[i])
-        ok_i = errs[worst] <= tol
-        r.add(
-            "(i) packed == each sample alone",
-            PASS if ok_i else FAIL,
-            f"max |logits packed - alone| = {errs[worst]:.3g} over {len(errs)} samples (tolerance {tol:.2g} for "
-            f"{r.dtype})"
-            + ("" if ok_i else f"; worst: sample {worst} [{row.bounds[worst][0]}, {row.bounds[worst][1]})"),
-            {"max_error": errs[worst], "tolerance": tol, "per_sample": errs},
+        tol = check_packed_vs_alone(
+            r, out, row.bounds, lambda i: forward(input_ids=samples[i][None].to(device)), default_tolerance(dtype)
         )
 
         # (ii) perturb each sample but the last (nothing comes after it) and watch the others

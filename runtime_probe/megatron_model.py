@@ -34,7 +34,7 @@ from contextlib import contextmanager
 import torch
 
 from runtime_probe.gpt_settings import GPTProbeSettings
-from runtime_probe.report import FAIL, PASS, ProbeReport
+from runtime_probe.report import FAIL, PASS, ProbeReport, check_packed_vs_alone
 
 IMAGE_AT = 1  # the image placeholder follows the first text token of each sample
 IMAGE_TOKEN = -200  # megatron.core.models.multimodal.llava_model.DEFAULT_IMAGE_TOKEN_INDEX
@@ -307,20 +307,8 @@ def run_gpt_probe(s: GPTProbeSettings) -> ProbeReport:
             return r
         r.add("forward", PASS, f"one {what} forward over {total} tokens on {device} with cu_seqlens {cu}")
         t = time.perf_counter()
-        errs, scale_out = [], 1.0
-        for i, (a, b) in enumerate(bounds):
-            alone = run_alone(i)
-            scale_out = max(scale_out, float(alone.abs().max()))
-            errs.append(float((out[a:b] - alone).abs().max()))
-        tol = default_tolerance(dtype) * scale_out
-        worst = max(range(len(errs)), key=lambda j: errs[j])
-        ok = errs[worst] <= tol
-        r.add(
-            "(i) packed == each sample alone",
-            PASS if ok else FAIL,
-            f"max |logits packed - alone| = {errs[worst]:.3g} over {len(errs)} samples at their true (expanded) "
-            f"boundaries (tolerance {tol:.2g} for {r.dtype})" + ("" if ok else f"; worst: sample {worst}"),
-            {"max_error": errs[worst], "tolerance": tol, "per_sample": errs},
+        check_packed_vs_alone(
+            r, out, bounds, run_alone, default_tolerance(dtype), " at their true (expanded) boundaries" if llava else ""
         )
         per, leak = [], 0.0
         for i in range(len(pieces) - 1):
