@@ -137,12 +137,18 @@ def test_probe_gpu_benchmark_cpu_smoke(tmp_path):
     spec = importlib.util.spec_from_file_location("probe_gpu", path)
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
-    cells = ["--only", "megatron-gpt,hf", "--backends", "sdpa (position_ids,llava-collapsed"]  # 3 cells: keep it fast
+    # 5 cells, to keep it fast: LLaVA collapsed (real LLaVAModel and re-enacted), HF sdpa position_ids and
+    # position_ids+mask on Llama, and the hybrid qwen3_next
+    cells = ["--only", "megatron-gpt,hf", "--backends", "sdpa (position_ids,llava-collapsed"]
     code = mod.main(["--cpu", *cells, "--out", str(tmp_path)])
     doc = json.loads((tmp_path / "probe_gpu-cpu.json").read_text())
     kinds = {(r["kind"], r["config"]) for r in doc["rows"]}
     assert code == 0 and kinds == {("megatron-gpt", "leaking"), ("hf", "correct"), ("hf", "leaking")}
     assert all(r["status"] == "pass" for r in doc["rows"]), doc["rows"]
+    names = {r["backend"] for r in doc["rows"]}
+    assert {"llava-collapsed (LLaVAModel)", "llava-collapsed (re-enacted)", "sdpa (position_ids, qwen3_next)"} <= names
+    hybrid = next(r for r in doc["rows"] if "qwen3_next" in r["backend"])
+    assert hybrid["mixing"] == ["layer 0 linear_attn (Qwen3NextGatedDeltaNet)"], hybrid
     assert all((r["leakage"] == 0) == (r["config"] == "correct") for r in doc["rows"])
     md = (tmp_path / "probe_gpu-cpu.md").read_text()
     assert md.count("\n| ") == len(doc["rows"]) + 1 and "0 failed" in md
