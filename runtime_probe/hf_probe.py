@@ -505,7 +505,7 @@ def run_hf_probe(s: HFProbeSettings) -> ProbeReport:
     layers = decoder_layers(model)
     recurrent = [type(m).__name__ for layer in layers for _, m in layer.named_children() if is_recurrent(m)]
     named = [k for k in (getattr(model.config, "layer_types", None) or []) if "attention" not in str(k)]
-    if recurrent or leak > tol:
+    if (recurrent or leak > tol) and layers:
         t = time.perf_counter()
         with _eager_flex_on_cpu(s.attn_implementation, device), torch.no_grad():
             trace = trace_layers(model, forward, row.kwargs, row.bounds, samples, device)

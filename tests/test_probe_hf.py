@@ -92,6 +92,11 @@ def _check_against_reference(report, settings: HFProbeSettings, lengths: list[in
         assert report.verdict == "leak" and not report.ok and report.exit_code == 1
         assert report.leakage["abs"] > 0
         assert report.render_text().startswith("LEAK: ")
+        # (iii): fed its own packed input, each attention layer mixes the samples and nothing else does
+        tol = next(c.value["tolerance"] for c in report.checks if c.name.startswith("(i)"))
+        layer = next(c for c in report.checks if c.name == "(iii) per layer")
+        mixing = {(d["layer"], d["module"]) for d in layer.value if d["own_leak"] > tol}
+        assert layer.status == "fail" and mixing == {(i, "self_attn") for i in range(settings.layers)}, layer.value
 
 
 # ------------------------------------------------------------------ attn x mode on CPU
