@@ -162,3 +162,30 @@ def test_megatron_gpt_with_a_script_is_a_usage_error(tmp_path, capsys):
     script.write_text("torchrun pretrain_gpt.py --micro-batch-size 1\n")
     assert main(["probe", str(script), "--megatron-gpt"]) == 2
     assert "give it no SCRIPT" in capsys.readouterr().err
+
+
+def test_llava_falls_back_to_the_reenactment_with_one_note(monkeypatch):
+    """When the real LLaVAModel cannot be built, the report says why in one note and the expansion is
+    re-enacted on GPTModel: the verdict is still measured, not assumed."""
+    import runtime_probe.megatron_model as mm
+
+    cuda = torch.Tensor.cuda
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("Sequence/Context Parallelism is supported only with TE DotProductAttention.\nmore")
+
+    monkeypatch.setattr(mm, "build_llava", refuse)
+    report = run_gpt_probe(GPTProbeSettings(case="llava-collapsed", lengths=TEXT, image_tokens=K, device="cpu"))
+    note = next(n for n in report.notes if "cannot be built" in n)
+    assert "AssertionError: Sequence/Context Parallelism" in note and "\n" not in note and "re-enacted" in note
+    assert report.backend_detail.startswith("Megatron-Core") and "LLaVAModel:" not in report.backend_detail
+    assert report.verdict == "failed" and report.leakage["abs"] > 0
+    assert torch.Tensor.cuda is cuda  # the build shim left Tensor.cuda as it was
+
+
+def test_building_llava_on_cpu_restores_tensor_cuda():
+    cuda = torch.Tensor.cuda
+    s = GPTProbeSettings(case="llava-expanded", lengths=TEXT, image_tokens=K, device="cpu")
+    model = build_llava(s, make_backend("sdpa", torch.device("cpu"), torch.float32), torch.float32, torch.device("cpu"))
+    assert torch.Tensor.cuda is cuda and model.img_seq_len == K
+    assert model.vision_model.position_ids.device.type == "cpu"
