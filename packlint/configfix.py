@@ -136,6 +136,9 @@ def verify(old_text: str, new_text: str, fmt: str, dialect: str, key: str, value
 # ---------------------------------------------------------------------------------------------- the file
 
 
+_SHARED = "the file uses anchors, aliases or merge keys (`&x`, `*x`, `<<:`): an edit could change other keys"
+
+
 class _Doc:
     """A config file's text and its node tree (ruamel.yaml's composer, for JSON too: JSON is YAML's
     flow syntax), with the checks that make text edits safe."""
@@ -165,12 +168,12 @@ class _Doc:
         while stack:
             n = stack.pop()
             if id(n) in seen or getattr(n, "anchor", None):
-                raise Refused("the file uses anchors or aliases (`&x` / `*x`): an edit could change other keys")
+                raise Refused(_SHARED)
             seen.add(id(n))
             if isinstance(n, MappingNode):
                 for k, v in n.value:
                     if str(getattr(k, "tag", "") or "").endswith(":merge") or k.value == "<<":
-                        raise Refused("the file uses a merge key (`<<:`): an edit could change other keys")
+                        raise Refused(_SHARED)
                     stack.extend((k, v))
             elif isinstance(n, SequenceNode):
                 stack.extend(n.value)

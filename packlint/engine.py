@@ -748,7 +748,11 @@ def _replace_on_command_line(ctx: EvalContext, at, plan: FixPlan, value: str) ->
         return None
     if text.startswith('"'):
         return None
-    return FixPlan("replace", plan.start, plan.end, text, plan.applicability, plan.title, str(old), True)
+    start, expect = plan.start, str(old)
+    if start.line == start.end_line and start.end_column - start.column > len(expect):
+        # `key=4` (an override word): the value is its tail; the script fix checks the text is there
+        start = Location(start.path, start.line, start.end_column - len(expect), start.end_line, start.end_column)
+    return FixPlan("replace", start, start, text, plan.applicability, plan.title, expect, True)
 
 
 def _section_of(cfg: dict, path: str) -> str:

@@ -1,0 +1,286 @@
+"""Fixes in config files (packlint.configfix; docs/fixes.md "Fixes in config files").
+
+Fixtures: every `tests/fixtures/config_fix/<case>/` holds a launch script and the config file it names,
+in the shapes of the stacks' own examples, `case.toml` (the command line, the file, the loader, the key
+and its intended value) and `<file>.fixed`, the expected file after `--fix`. Each case is fixed on a copy
+and compared byte for byte; the oracle then loads the original and the fixed file with the stack's own
+loader (OmegaConf, PyYAML, json) and checks that exactly the intended key changed to the intended typed
+value. Refusals (a flow mapping, anchors, a value from the command line, a Hydra-composed file, CR line
+ends, a symbolic link, a file that was not checked) each have a test that reads the reason packlint gives.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+
+from packlint.cli import main
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+ROOT = Path(__file__).resolve().parents[1]
+CASES_DIR = ROOT / "tests" / "fixtures" / "config_fix"
+CASES = sorted(p.name for p in CASES_DIR.iterdir() if (p / "case.toml").is_file())
+
+
+@pytest.fixture(autouse=True)
+def _env(monkeypatch, tmp_path_factory):
+    monkeypatch.setenv("PACKLINT_CACHE_DIR", str(tmp_path_factory.getbasetemp() / "rule-cache"))
+    monkeypatch.delenv("NO_COLOR", raising=False)
+
+
+def run(capsys, *argv):
+    capsys.readouterr()
+    code = main(["check", "--isolated", "--color", "never", *argv])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def oracle_load(loader: str, text: str):
+    if loader == "json":
+        return json.loads(text)
+    if loader == "omegaconf":
+        from omegaconf import OmegaConf
+
+        return OmegaConf.to_container(OmegaConf.create(text))
+    import yaml
+
+    return yaml.safe_load(text)
+
+
+def flat(value, prefix: str = "", out: dict | None = None) -> dict:
+    out = {} if out is None else out
+    if isinstance(value, dict) and value:
+        for k, v in value.items():
+            flat(v, f"{prefix}.{k}" if prefix else str(k), out)
+    elif prefix:
+        out[prefix] = value
+    return out
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_config_fix_fixture(case, capsys, tmp_path, monkeypatch):
+    src = CASES_DIR / case
+    meta = tomllib.loads((src / "case.toml").read_text())
+    work = tmp_path / case
+    shutil.copytree(src, work, ignore=shutil.ignore_patterns("*.fixed", "case.toml"))
+    (work / ".git").mkdir()
+    monkeypatch.chdir(work)
+    target = work / meta["file"]
+    before = target.read_text()
+    diff_args = ["--diff" if a == "--fix" else a for a in meta["args"]]
+    code, out, err = run(capsys, *diff_args)
+    assert code == 1 and f"+++ b/{meta['file']}" in out, err
+    assert target.read_text() == before, "--diff must not write"
+    run(capsys, *meta["args"])
+    after = target.read_text()
+    assert after == (src / (meta["file"] + ".fixed")).read_text()
+    # the stack's own loader: exactly the intended key changed, to the intended typed value
+    old, new = flat(oracle_load(meta["loader"], before)), flat(oracle_load(meta["loader"], after))
+    expected = {k: v for k, v in old.items() if k != meta["key"]}
+    if not meta.get("deleted"):
+        expected[meta["key"]] = meta["value"]
+    assert new == expected
+    if not meta.get("deleted"):
+        assert type(new[meta["key"]]) is type(meta["value"])
+    # a second run changes nothing (a fixed point), and the finding is gone
+    run(capsys, *meta["args"])
+    assert target.read_text() == after
+    code, out, err = run(capsys, *[a for a in meta["args"] if a not in ("--fix", "--unsafe-fixes")])
+    assert code == 0, out
+
+
+def _lf(tmp_path: Path, yaml_text: str, script: str = "llamafactory-cli train sft.yaml\n") -> None:
+    (tmp_path / ".git").mkdir(exist_ok=True)
+    (tmp_path / "sft.yaml").write_text(yaml_text)
+    (tmp_path / "train.sh").write_text("#!/bin/bash\n" + script)
+
+
+LF = "model_name_or_path: Qwen/Qwen3-4B\nstage: sft\ndo_train: true\npacking: true\ncutoff_len: 2048\n"
+
+
+def test_safe_only_leaves_an_unsafe_config_fix(capsys, tmp_path, monkeypatch):
+    _lf(tmp_path, LF)
+    monkeypatch.chdir(tmp_path)
+    code, out, err = run(capsys, "--diff", ".")
+    assert code == 0 and out == "" and "would apply 0 fixes (safe only" in err
+
+
+def test_refused_flow_mapping(capsys, tmp_path, monkeypatch):
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "grpo.yaml").write_text(
+        "policy:\n  model_name: Qwen/Qwen2.5-1.5B\n  dynamic_batching: {enabled: true, train_mb_tokens: 4096}\n"
+        "  sequence_packing:\n    enabled: true\ncluster:\n  gpus_per_node: 8\n"
+    )
+    (tmp_path / "run_grpo.py").write_text("import argparse\n")
+    (tmp_path / "train.sh").write_text("#!/bin/bash\npython run_grpo.py --config grpo.yaml\n")
+    monkeypatch.chdir(tmp_path)
+    code, out, err = run(capsys, "--diff", "--unsafe-fixes", ".")
+    assert out == "" and "PK480 at 3:22: no fix: the key is in a flow mapping" in err
+
+
+def test_refused_anchors_and_merge_keys(capsys, tmp_path, monkeypatch):
+    _lf(tmp_path, "base: &base\n  cutoff_len: 2048\n" + LF.replace("cutoff_len: 2048\n", "<<: *base\n"))
+    monkeypatch.chdir(tmp_path)
+    code, out, err = run(capsys, "--diff", "--unsafe-fixes", ".")
+    assert out == "" and "no fix: the file uses anchors, aliases or merge keys" in err
+
+
+def test_refused_value_set_on_the_command_line(capsys, tmp_path, monkeypatch):
+    # packing comes from the command line: the YAML is not where the value was set
+    _lf(tmp_path, LF.replace("packing: true\n", ""), "llamafactory-cli train sft.yaml packing=true\n")
+    monkeypatch.chdir(tmp_path)
+    code, out, err = run(capsys, "--diff", "--unsafe-fixes", ".")
+    assert "PK400" in run(capsys, ".")[1]
+    # (the finding is in the script; its fix is refused there and nothing is edited)
+    assert out == ""
+
+
+def test_refused_key_overridden_on_the_command_line(capsys, tmp_path, monkeypatch):
+    _lf(tmp_path, LF, "llamafactory-cli train sft.yaml neat_packing=false\n")
+    monkeypatch.chdir(tmp_path)
+    code, out, err = run(capsys, "--diff", "--unsafe-fixes", ".")
+    assert out == "" and "neat_packing is set on the command line (train.sh:2)" in err
+
+
+def test_command_line_value_is_replaced_in_the_script(capsys, tmp_path, monkeypatch):
+    # replace_value on a setting given on the command line edits the word there (a script fix)
+    _lf(
+        tmp_path,
+        LF.replace("packing: true", "neat_packing: true\nflash_attn: fa2"),
+        "llamafactory-cli train sft.yaml per_device_train_batch_size=4\n",
+    )
+    monkeypatch.chdir(tmp_path)
+    run(capsys, "--fix", "--unsafe-fixes", ".")
+    assert (tmp_path / "train.sh").read_text().endswith("per_device_train_batch_size=1\n")
+
+
+HYDRA_RULE = """[[rule]]
+code = "XX101"
+name = "remove-padding-off"
+severity = "warning"
+summary = "s"
+message = "use_remove_padding is off"
+when = "setting('actor_rollout_ref.model.use_remove_padding') == 'false'"
+report_at = "setting:actor_rollout_ref.model.use_remove_padding"
+fix = { kind = "replace_value", value = "true", applicability = "unsafe", title = "turn it on" }
+explanation = "e"
+"""
+
+
+def test_refused_hydra_composed_file(capsys, tmp_path, monkeypatch):
+    # a fix as a user rule's data: the value comes from verl's Hydra config directory (composed with
+    # `defaults:` and packages), which a fix does not edit
+    cfg = tmp_path / "verl" / "trainer" / "config"
+    cfg.mkdir(parents=True)
+    (cfg / "ppo_trainer.yaml").write_text(
+        "actor_rollout_ref:\n  model:\n    path: Qwen/Qwen2.5-7B\n    use_remove_padding: false\n"
+    )
+    (tmp_path / "verl" / "trainer" / "main_ppo.py").write_text("import hydra\n")
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "rules.toml").write_text(HYDRA_RULE)
+    (tmp_path / "train.sh").write_text("#!/bin/bash\npython3 -m verl.trainer.main_ppo trainer.n_gpus_per_node=8\n")
+    monkeypatch.chdir(tmp_path)
+    code, out, err = run(capsys, "--rule-file", "rules.toml", "--select", "XX101", ".")
+    assert "XX101" in out
+    code, out, err = run(capsys, "--rule-file", "rules.toml", "--select", "XX101", "--diff", "--unsafe-fixes", ".", "verl")
+    assert out == "" and "no fix: verl/trainer/config/ppo_trainer.yaml is composed by Hydra" in err
+
+
+def test_refused_crlf_and_symlink_and_unchecked(capsys, tmp_path, monkeypatch):
+    _lf(tmp_path, LF.replace("\n", "\r\n"))
+    monkeypatch.chdir(tmp_path)
+    code, out, err = run(capsys, "--diff", "--unsafe-fixes", ".")
+    assert out == "" and "sft.yaml: not fixed: the file has CR line ends" in err
+
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    (shared / "sft.yaml").write_text(LF)
+    os.remove(tmp_path / "sft.yaml")
+    os.symlink(shared / "sft.yaml", tmp_path / "sft.yaml")
+    code, out, err = run(capsys, "--fix", "--unsafe-fixes", ".")
+    assert "sft.yaml: not fixed: a symbolic link is not rewritten" in err
+    assert (shared / "sft.yaml").read_text() == LF
+
+    os.remove(tmp_path / "sft.yaml")
+    (tmp_path / "scripts").mkdir()
+    (tmp_path / "sft.yaml").write_text(LF)
+    (tmp_path / "scripts" / "train.sh").write_text("#!/bin/bash\nllamafactory-cli train sft.yaml\n")
+    os.remove(tmp_path / "train.sh")
+    code, out, err = run(capsys, "--fix", "--unsafe-fixes", "scripts/train.sh")
+    assert "sft.yaml: not fixed: it was not among the files checked" in err
+    assert (tmp_path / "sft.yaml").read_text() == LF
+    # named beside the script: edited
+    run(capsys, "--fix", "--unsafe-fixes", "scripts/train.sh", "sft.yaml")
+    assert "neat_packing: true" in (tmp_path / "sft.yaml").read_text()
+
+
+def test_json_and_sarif_carry_the_config_fix(capsys, tmp_path, monkeypatch):
+    case = CASES_DIR / "ds_auto"
+    shutil.copytree(case, tmp_path / "c", ignore=shutil.ignore_patterns("*.fixed", "case.toml"))
+    monkeypatch.chdir(tmp_path / "c")
+    code, out, err = run(capsys, "--output-format", "json", "train.sh")
+    data = json.loads(out)
+    findings = data["findings"] if isinstance(data, dict) else data
+    fix = next(f["fix"] for f in findings if f["code"] == "PK611")
+    assert fix["applicability"] == "unsafe"
+    assert fix["edits"] == [
+        {"path": "ds_z2_config.json", "line": 3, "column": 37, "end_line": 3, "end_column": 38, "content": '"auto"'}
+    ]
+    code, out, err = run(capsys, "--output-format", "sarif", "train.sh")
+    result = next(r for r in json.loads(out)["runs"][0]["results"] if r["ruleId"] == "PK611")
+    change = result["fixes"][0]["artifactChanges"][0]
+    assert change["artifactLocation"]["uri"].endswith("ds_z2_config.json")
+    assert change["replacements"][0]["insertedContent"]["text"] == '"auto"'
+
+
+def test_stdin_config_file_is_fixed(capsys, tmp_path, monkeypatch):
+    import io
+
+    (tmp_path / ".git").mkdir()
+    monkeypatch.chdir(tmp_path)
+    text = "model_name_or_path: Qwen/Qwen2.5-0.5B\ndataset_name: trl-lib/Capybara\npacking: true\nmax_length: ~\n"
+    data = text.encode()
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(data)))
+    code, out, err = run(capsys, "--fix", "--unsafe-fixes", "--stdin-filename", "sft.yaml", "-")
+    assert out == text.replace("max_length: ~\n", "")
+
+
+@pytest.mark.parametrize(
+    ("fix", "error"),
+    [
+        ('{ kind = "set_key", value = "true", applicability = "safe", title = "t" }', "needs `key` and `value`"),
+        ('{ kind = "replace_value", applicability = "safe", title = "t" }', "needs `value`"),
+        ('{ kind = "replace_value", value = "1", text = "1", applicability = "safe", title = "t" }', "not `text`"),
+        ('{ kind = "delete_key", value = "1", applicability = "safe", title = "t" }', "takes no `value`"),
+        ('{ kind = "replace", key = "a", text = "1", applicability = "safe", title = "t" }', "not `key`"),
+        ('{ kind = "set_key", key = "a b", value = "1", applicability = "safe", title = "t" }', "not a dotted key"),
+    ],
+)
+def test_bad_config_fix_entries_are_table_errors(capsys, tmp_path, monkeypatch, fix, error):
+    rules = tmp_path / "r.toml"
+    rules.write_text(
+        f"""[[rule]]
+code = "XX001"
+name = "x"
+severity = "error"
+summary = "s"
+message = "m"
+when = "setting('packing') == 'true'"
+report_at = "setting:packing"
+fix = {fix}
+explanation = "e"
+"""
+    )
+    (tmp_path / "t.sh").write_text("#!/bin/bash\ntrue\n")
+    monkeypatch.chdir(tmp_path)
+    code, out, err = run(capsys, "--rule-file", str(rules), "t.sh")
+    assert code == 2 and error in err
