@@ -284,3 +284,94 @@ explanation = "e"
     monkeypatch.chdir(tmp_path)
     code, out, err = run(capsys, "--rule-file", str(rules), "t.sh")
     assert code == 2 and error in err
+
+
+# ---------------------------------------------------------------------------------------------- edits
+# The edit shapes one by one, on the finding a rule would make (its FixPlan at the reported key), each
+# result loaded with PyYAML / json as the oracle.
+
+
+def _fix(text: str, kind: str, line: int, column: int, *, fmt="yaml", dialect="pyyaml", key=None, value=None):
+    from packlint.configfix import config_fix
+    from packlint.findings import Finding, FixPlan, Location
+    from packlint.fixes import apply_edits
+
+    loc = Location("c." + fmt, line, column, line, column)
+    plan = FixPlan(kind, loc, loc, "", "safe", "t", None, True, key, value, fmt, dialect, None)
+    fix, why = config_fix(Finding("XX001", "x", "error", "m", loc, fix=plan), "c." + fmt, text)
+    return (apply_edits(text, fix.edits) if fix else None), why
+
+
+def _yaml(text):
+    import yaml
+
+    return yaml.safe_load(text)
+
+
+def test_replace_keeps_the_quoting_style():
+    assert _fix('s: "wrapped"  # c\n', "replace_value", 1, 1, value="bfd")[0] == 's: "bfd"  # c\n'
+    assert _fix("s: 'wrapped'\n", "replace_value", 1, 1, value="bfd")[0] == "s: 'bfd'\n"
+    assert _fix("s: wrapped\n", "replace_value", 1, 1, value="bfd")[0] == "s: bfd\n"
+    # a string that would not stay a string unquoted (PyYAML reads `yes` as a boolean) is quoted
+    new, _ = _fix("s: wrapped\n", "replace_value", 1, 1, value='"yes"')
+    assert new == 's: "yes"\n' and _yaml(new) == {"s": "yes"}
+    # a quoted number replaced by a number loses its quotes (it is a number now)
+    new, _ = _fix('n: "4"\n', "replace_value", 1, 1, value="1")
+    assert new == "n: 1\n" and _yaml(new) == {"n": 1}
+
+
+def test_replace_refuses_what_it_cannot_edit_in_place():
+    assert "block scalar" in _fix("s: |\n  a\n", "replace_value", 1, 1, value="b")[1]
+    assert "several lines" in _fix("s: a\n  b\nt: 1\n", "replace_value", 1, 1, value="c")[1]
+    assert "a mapping or a list" in _fix("s:\n  a: 1\n", "replace_value", 1, 1, value="c")[1]
+    assert "already holds" in _fix("s: c\n", "replace_value", 1, 1, value="c")[1]
+    assert "not a key of this file" in _fix("s: c\n", "replace_value", 3, 1, value="d")[1]
+
+
+def test_set_key_goes_beside_its_sibling_at_its_indentation():
+    text = "policy:\n  sequence_packing:\n    enabled: true\n    # the algorithm\n\n  dynamic_batching:\n    enabled: false\n"
+    new, why = _fix(text, "set_key", 3, 5, key="policy.sequence_packing.algorithm", value="ffd")
+    assert new == text.replace("enabled: true\n", "enabled: true\n    algorithm: ffd\n", 1), why
+    # after the reported key when it is a sibling, else after the mapping's last key
+    new, _ = _fix("a: 1\nb:\n  c: 2\n  d: 3\n# about e\ne: 4\n", "set_key", 2, 1, key="z", value="true")
+    assert new == "a: 1\nb:\n  c: 2\n  d: 3\nz: true\n# about e\ne: 4\n"
+    assert _yaml(new)["z"] is True
+    new, _ = _fix("a: 1\nb: 2", "set_key", 9, 1, key="c", value="x")  # no newline at the end
+    assert new == "a: 1\nb: 2\nc: x\n"
+    # a key that is there already: its value is replaced
+    assert _fix("a: 1\nb: 2\n", "set_key", 1, 1, key="b", value="3")[0] == "a: 1\nb: 3\n"
+    assert "not a mapping" in _fix("a: 1\n", "set_key", 1, 1, key="x.y", value="3")[1]
+
+
+def test_delete_key_takes_its_lines_and_nothing_else():
+    text = "a: 1\nb:\n  c: 2\n  d: 3\n# about e\ne: 4\n"
+    assert _fix(text, "delete_key", 2, 1)[0] == "a: 1\n# about e\ne: 4\n"
+    assert _fix(text, "delete_key", 6, 1)[0] == "a: 1\nb:\n  c: 2\n  d: 3\n# about e\n"
+    # the only key of a nested mapping: the parent would become null, another change: refused
+    assert "exactly the intended value" in _fix("a:\n  b: 1\nc: 2\n", "delete_key", 2, 3)[1]
+    assert "not a key of this file" in _fix("l:\n  - k: 1\n    j: 2\n", "delete_key", 2, 5)[1]  # (a list item)
+
+
+def test_json_edits():
+    text = '{\n  "a": 1,\n  "b": {"c": 2},\n  "d": 3\n}\n'
+    new, _ = _fix(text, "replace_value", 4, 3, fmt="json", dialect="json", value='"auto"')
+    assert json.loads(new) == {"a": 1, "b": {"c": 2}, "d": "auto"}
+    assert _fix(text, "delete_key", 2, 3, fmt="json", dialect="json")[0] == '{\n  "b": {"c": 2},\n  "d": 3\n}\n'
+    assert _fix(text, "delete_key", 4, 3, fmt="json", dialect="json")[0] == '{\n  "a": 1,\n  "b": {"c": 2}\n}\n'
+    new, _ = _fix(text, "set_key", 2, 3, fmt="json", dialect="json", key="z", value="true")
+    assert new == '{\n  "a": 1,\n  "z": true,\n  "b": {"c": 2},\n  "d": 3\n}\n'
+    new, _ = _fix('{"a": 1, "b": 2}', "set_key", 1, 10, fmt="json", dialect="json", key="z", value="0.5")
+    assert json.loads(new) == {"a": 1, "b": 2, "z": 0.5}
+    # a JSON number replaced inside a one-line object (JSON is flow syntax: allowed)
+    new, _ = _fix('{"zero_optimization": {"stage": 3}}', "replace_value", 1, 24, fmt="json", dialect="json", value="2")
+    assert json.loads(new) == {"zero_optimization": {"stage": 2}}
+
+
+def test_omegaconf_typing_decides_the_spelling():
+    # OmegaConf reads 1e-5 as a float, PyYAML as a string: each loader gets a spelling it types right
+    from omegaconf import OmegaConf
+
+    new, _ = _fix("lr: 1.0e-4\n", "replace_value", 1, 1, dialect="omegaconf", value="1e-5")
+    assert OmegaConf.to_container(OmegaConf.create(new)) == {"lr": 1e-5}
+    new, why = _fix("lr: 1.0e-4\n", "replace_value", 1, 1, dialect="pyyaml", value="1e-5")
+    assert _yaml(new) == {"lr": "1e-5"}, why  # (the value as PyYAML types the rule's text: a string)
