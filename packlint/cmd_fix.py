@@ -61,26 +61,43 @@ def _recording(check, seen: list):
     return wrapped
 
 
-def paths_checker(paths: list[str], config: str, options):
-    """A function text -> findings of checking `paths` with the config file `config` holding `text`
-    (the config file's own check when it is one of `paths`, the scripts that name it otherwise)."""
-    from packlint.checking import CheckOptions, check_paths
-    from packlint.configs import set_text_override
+class PathsChecker:
+    """text -> findings of checking `paths` with the config file `config` holding `text` (the config
+    file's own check when it is one of `paths`, the scripts that name it otherwise); `models` keeps the
+    launch models of the last call (packlint.configfix compares their merged settings)."""
 
-    def check(text: str):
+    def __init__(self, paths: list[str], config: str, options) -> None:
+        self.paths, self.config, self.options = paths, config, options
+        self.models: list[dict] = []
+
+    def __call__(self, text: str):
         import os
 
+        from packlint.checking import CheckOptions, check_paths
+        from packlint.configs import set_text_override
+
+        options, config = self.options, self.config
         set_text_override(os.path.abspath(config), text.encode("utf-8", "surrogatepass"))
         findings = []
-        for p in paths:
+        self.models = []
+        for p in self.paths:
             if os.path.abspath(p) == os.path.abspath(config):
-                findings.extend(text_checker(config, options)(text))
-                continue
-            opts = CheckOptions(cli=options.cli, inherit_env=options.inherit_env, script_args=options.script_args)
-            findings.extend(check_paths([p], opts).findings)
+                opts = CheckOptions(
+                    cli=options.cli,
+                    inherit_env=options.inherit_env,
+                    script_args=options.script_args,
+                    stdin_filename=config,
+                    read_stdin=lambda: text.encode("utf-8", "surrogatepass"),
+                )
+                opts.keep_models = True
+                result = check_paths(["-"], opts)
+            else:
+                opts = CheckOptions(cli=options.cli, inherit_env=options.inherit_env, script_args=options.script_args)
+                opts.keep_models = True
+                result = check_paths([p], opts)
+            findings.extend(result.findings)
+            self.models.extend(result.models.values())
         return findings
-
-    return check
 
 
 def _config_editable(path: str, roots: list[str]) -> str | None:
@@ -198,11 +215,13 @@ def run_fixes(args, options) -> int | None:
             print(f"packlint: {config}: {cwhy}", file=sys.stderr)
             continue
         try:
-            outcome = fix_config_text(config, ctext, paths_checker(sources, config, options), unsafe=unsafe)
+            outcome = fix_config_text(config, ctext, PathsChecker(sources, config, options), unsafe=unsafe)
         finally:
             _TEXT_OVERRIDES.pop(os.path.abspath(config), None)
         for refusal in outcome.refusals:
             print(f"packlint: {config}: {refusal}", file=sys.stderr)
+        if outcome.note:
+            print(f"packlint: {config}: {outcome.note}", file=sys.stderr)
         applied += outcome.applied
         if not outcome.changed:
             continue

@@ -343,25 +343,90 @@ def plan_config_edits(finding: Finding, path: str, text: str) -> tuple[list[Text
     return _replace(doc, key_path, value_node, value, plan.value or "", dialect), ".".join(key_path), value, False
 
 
-def config_fix(finding: Finding, path: str, text: str) -> tuple[Fix | None, str | None]:
-    """The finding's config-file fix as verified edits on `text` (the file `path`), or (None, why not)."""
+def _config_fix(finding: Finding, path: str, text: str) -> tuple[Fix | None, str | None, tuple]:
+    """(fix, None, (key, value, deleted)) or (None, why not, ())."""
     plan = finding.fix
     if plan is None:
-        return None, None
+        return None, None, ()
     try:
         edits, key, value, delete = plan_config_edits(finding, path, text)
     except Refused as r:
-        return None, r.why
+        return None, r.why, ()
     except (ValueError, AttributeError, IndexError, TypeError, UnicodeError) as exc:
-        return None, f"the file could not be edited safely ({type(exc).__name__})"
+        return None, f"the file could not be edited safely ({type(exc).__name__})", ()
     fmt = plan.format or "yaml"
     dialect = plan.dialect or ("json" if fmt == "json" else "pyyaml")
     if not verify(text, apply_edits(text, edits), fmt, dialect, key, value, delete):
-        return None, "the edited file would not load to exactly the intended value: not offered"
-    return Fix(plan.applicability, plan.title, tuple(edits)), None
+        return None, "the edited file would not load to exactly the intended value: not offered", ()
+    return Fix(plan.applicability, plan.title, tuple(edits)), None, (key, value, delete)
+
+
+def config_fix(finding: Finding, path: str, text: str) -> tuple[Fix | None, str | None]:
+    """The finding's config-file fix as verified edits on `text` (the file `path`), or (None, why not)."""
+    fix, why, _intent = _config_fix(finding, path, text)
+    return fix, why
+
+
+# ---------------------------------------------------------------------------------------------- merged
+
+
+_SECTIONS = ("deepspeed", "accelerate")
+
+
+def merged_settings(models: list[dict], path: str) -> dict[tuple, Any]:
+    """The merged settings of every launch variant that reads the config file `path`, keyed by (script,
+    launch, variant, section, key); an unknown value as ("unknown", reason)."""
+    out: dict[tuple, Any] = {}
+    for model in models:
+        script = model.get("script")
+        for li, launch in enumerate(model.get("launches") or []):
+            variants = launch.get("variants") or [launch]
+            for vi, variant in enumerate(variants):
+                cfg = variant.get("config") or {}
+                roles = {f.get("role") for f in cfg.get("files") or [] if f.get("file") == path}
+                for role in roles:
+                    section = role if role in _SECTIONS else "main"
+                    settings = cfg.get("settings") if section == "main" else (cfg.get("sections") or {}).get(section)
+                    for key, entry in (settings or {}).items():
+                        value = ("unknown", entry["unknown"]) if "unknown" in entry else entry.get("value")
+                        out[(script, li, vi, section, key)] = value
+                    out[(script, li, vi, section, None)] = True  # (this variant reads the file)
+    return out
+
+
+def merged_ok(before: dict[tuple, Any], after: dict[tuple, Any], intents: list[tuple]) -> bool:
+    """Whether the merged settings changed exactly as intended: in every variant that reads the file,
+    each intended key (key, value, deleted) now holds its value (or is gone: no parent file, default or
+    override brings it back), and no other setting changed."""
+    readers = {k[:4] for k in before if k[4] is None}
+    if readers != {k[:4] for k in after if k[4] is None}:
+        return False
+
+    def under(key: str, ikey: str) -> bool:
+        return key == ikey or key.startswith(ikey + ".")
+
+    for reader in readers:
+        for ikey, value, delete in intents:
+            for k in after:
+                if k[:4] == reader and k[4] is not None and under(k[4], ikey) and (delete or k[4] != ikey):
+                    return False
+            if not delete and (reader + (ikey,) not in after or not _same(after[reader + (ikey,)], value)):
+                return False
+    for k in before.keys() | after.keys():
+        if k[4] is None or any(under(k[4], i[0]) for i in intents):
+            continue
+        if k not in before or k not in after or not _same(before[k], after[k]):
+            return False
+    return True
 
 
 # ---------------------------------------------------------------------------------------------- loop
+
+
+def _merged(check, path: str) -> dict[tuple, Any] | None:
+    """The merged settings of the launches `check` last analysed (None when it keeps no models)."""
+    models = getattr(check, "models", None)
+    return merged_settings(models, path) if models is not None else None
 
 
 def _loads(text: str, fmt: str, dialect: str) -> bool:
@@ -384,34 +449,44 @@ def fix_config_text(
     original = text
     applied = rounds = 0
     refusals: list[str] = []
+    note = None
     fmt, dialect = "yaml", "pyyaml"
+    found = check(text)
+    merged = _merged(check, path)
     for _ in range(MAX_ROUNDS):
-        findings = [f for f in check(text) if is_config_fix(f) and f.fix is not None and f.fix.start.path == path]
+        findings = [f for f in found if is_config_fix(f) and f.fix is not None and f.fix.start.path == path]
         refusals = []
-        fixes: list[Fix] = []
+        fixes: list[tuple[Fix, tuple]] = []
         for f in findings:
             assert f.fix is not None
             fmt, dialect = f.fix.format or fmt, f.fix.dialect or dialect
-            fix, why = config_fix(f, path, text)
+            fix, why, intent = _config_fix(f, path, text)
             if fix is None:
                 if why:
                     refusals.append(f"{f.code} at {f.location.line}:{f.location.column}: no fix: {why}")
                 continue
             if fix.applicability == "safe" or unsafe:
-                fixes.append(fix)
+                fixes.append((fix, intent))
         if not apply:
             break
-        chosen = choose([f for f in fixes if f.applicability == "safe"])
+        intents = {id(fx): intent for fx, intent in fixes}
+        chosen = choose([fx for fx, _ in fixes if fx.applicability == "safe"])
         if not chosen:
-            chosen = choose([f for f in fixes if f.applicability == "unsafe"])[:1]
+            chosen = choose([fx for fx, _ in fixes if fx.applicability == "unsafe"])[:1]
         if not chosen:
             break
         new = apply_edits(text, [e for f in chosen for e in f.edits])
         if new == text or not _loads(new, fmt, dialect):
             break
-        text = new
+        new_found = check(new)
+        new_merged = _merged(check, path)
+        wanted = [intents[id(fx)] for fx in chosen]
+        if merged is not None and new_merged is not None and not merged_ok(merged, new_merged, wanted):
+            note = "not fixed: the edit would not change the run's merged settings exactly as intended"
+            break
+        text, found, merged = new, new_found, new_merged
         applied += len(chosen)
         rounds += 1
-    outcome = FixOutcome(path, original, text, applied, rounds)
+    outcome = FixOutcome(path, original, text, applied, rounds, note)
     outcome.refusals = refusals
     return outcome

@@ -375,3 +375,38 @@ def test_omegaconf_typing_decides_the_spelling():
     assert OmegaConf.to_container(OmegaConf.create(new)) == {"lr": 1e-5}
     new, why = _fix("lr: 1.0e-4\n", "replace_value", 1, 1, dialect="pyyaml", value="1e-5")
     assert _yaml(new) == {"lr": "1e-5"}, why  # (the value as PyYAML types the rule's text: a string)
+
+
+INHERIT_RULE = """[[rule]]
+code = "XX102"
+name = "x-five"
+severity = "warning"
+summary = "s"
+message = "policy.x is 5"
+when = "setting('policy.x') == '5'"
+report_at = "setting:policy.x"
+fix = { kind = "delete_key", applicability = "safe", title = "delete policy.x" }
+explanation = "e"
+"""
+
+
+def test_merged_settings_must_change_as_intended(capsys, tmp_path, monkeypatch):
+    # NeMo-RL's `defaults: parent.yaml`: deleting policy.x from the child leaves the parent's value in
+    # the merged settings (not "gone"): the file-level check passes, the merged one refuses
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "parent.yaml").write_text("policy:\n  x: 1\n  y: 2\ncluster:\n  gpus_per_node: 8\n")
+    child = "defaults: parent.yaml\npolicy:\n  x: 5\n  z: 1\n"
+    (tmp_path / "grpo.yaml").write_text(child)
+    (tmp_path / "examples").mkdir()
+    (tmp_path / "examples" / "run_grpo.py").write_text("import argparse\n")
+    (tmp_path / "train.sh").write_text("#!/bin/bash\nuv run python examples/run_grpo.py --config grpo.yaml\n")
+    (tmp_path / "rules.toml").write_text(INHERIT_RULE)
+    monkeypatch.chdir(tmp_path)
+    code, out, err = run(capsys, "--rule-file", "rules.toml", "--select", "XX102", "--fix", ".")
+    assert "XX102" in out, out + err
+    assert "grpo.yaml: not fixed: the edit would not change the run's merged settings exactly as intended" in err
+    assert (tmp_path / "grpo.yaml").read_text() == child
+    # without the parent's key, the same fix goes through
+    (tmp_path / "parent.yaml").write_text("policy:\n  y: 2\ncluster:\n  gpus_per_node: 8\n")
+    code, out, err = run(capsys, "--rule-file", "rules.toml", "--select", "XX102", "--fix", ".")
+    assert (tmp_path / "grpo.yaml").read_text() == "defaults: parent.yaml\npolicy:\n  z: 1\n"
