@@ -153,7 +153,7 @@ class _Doc:
         try:
             docs = list(_yaml().compose_all(text))
         except (YAMLError, RecursionError):
-            raise Refused("the file does not parse as its stack reads it") from None
+            raise Refused("the file could not be read with its positions") from None
         if len(docs) > 1:
             raise Refused("the file holds several YAML documents (`---`)")
         self.root = docs[0] if docs else None
@@ -255,8 +255,14 @@ def _replace(doc: _Doc, key_path: list[str], value_node, value: Any, value_text:
         content = json.dumps(value, ensure_ascii=False)
     else:
         content = _yaml_scalar(value, value_text, dialect, style)
-    if doc.text[s:e] == content:
-        raise Refused(f"{'.'.join(key_path)} already holds {content}")
+    if doc.fmt == "json":
+        current = json.loads(doc.text[s:e])
+    else:
+        from packlint.configs.files import resolve_plain
+
+        current = resolve_plain(value_node.value, dialect) if style is None else value_node.value
+    if doc.text[s:e] == content or _same(current, value):
+        raise Refused(f"{'.'.join(key_path)} already holds {doc.text[s:e]}")
     return [doc.edit(s, e, content)]
 
 

@@ -410,3 +410,72 @@ def test_merged_settings_must_change_as_intended(capsys, tmp_path, monkeypatch):
     (tmp_path / "parent.yaml").write_text("policy:\n  y: 2\ncluster:\n  gpus_per_node: 8\n")
     code, out, err = run(capsys, "--rule-file", "rules.toml", "--select", "XX102", "--fix", ".")
     assert (tmp_path / "grpo.yaml").read_text() == "defaults: parent.yaml\npolicy:\n  z: 1\n"
+
+
+# ---------------------------------------------------------------------------------------------- property
+# Random YAML documents (nested mappings, every scalar style, comments, blank lines): whatever edit a
+# fix makes is either refused or, loaded with PyYAML's safe_load / OmegaConf themselves, changes exactly
+# the intended key to exactly the intended value (that loader's typing of the rule's value text).
+
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+_SCALARS = st.sampled_from(
+    ["true", "false", "yes", "null", "~", "1", "0.5", "1e-5", "1.0e-5", "2048", "'x'", '"y z"', "abc", "a-b",
+     "'true'", '"1"', "0o17", "012", "Qwen/Qwen2.5-0.5B", "''"]
+)
+_VALUES = st.sampled_from(["true", "false", "1", "0", "bfd", '"auto"', "'yes'", "yes", "null", "2.5", "1e-5", "x y"])
+
+
+@st.composite
+def _documents(draw):
+    lines: list[str] = []
+    keys: list[tuple[int, int]] = []  # (line, column) of each key
+
+    def block(indent: int, depth: int) -> None:
+        for i in range(draw(st.integers(1, 4))):
+            if draw(st.booleans()) and draw(st.booleans()):
+                lines.append(" " * indent + "# a comment")
+            if draw(st.booleans()) and draw(st.booleans()):
+                lines.append("")
+            name = f"k{depth}_{i}"
+            keys.append((len(lines) + 1, indent + 1))
+            if depth < 2 and draw(st.booleans()) and draw(st.booleans()):
+                lines.append(" " * indent + name + ":")
+                block(indent + 2, depth + 1)
+            else:
+                tail = "  # note" if draw(st.booleans()) and draw(st.booleans()) else ""
+                lines.append(" " * indent + f"{name}: {draw(_SCALARS)}{tail}")
+
+    block(0, 0)
+    return "\n".join(lines) + "\n", keys
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(doc=_documents(), pick=st.integers(0, 99), kind=st.sampled_from(["replace_value", "delete_key", "set_key"]),
+       value=_VALUES, dialect=st.sampled_from(["pyyaml", "omegaconf"]))
+def test_config_edits_agree_with_the_stacks_loaders(doc, pick, kind, value, dialect):
+    text, keys = doc
+    line, column = keys[pick % len(keys)]
+    key = "new_key" if kind == "set_key" else None
+    new, why = _fix(text, kind, line, column, key=key, value=None if kind == "delete_key" else value, dialect=dialect)
+    if new is None:
+        assert why
+        return
+    load = (lambda t: oracle_load("omegaconf", t)) if dialect == "omegaconf" else _yaml
+    old_flat, new_flat = flat(load(text)), flat(load(new))
+    changed = {k for k in old_flat.keys() | new_flat.keys() if k not in old_flat or k not in new_flat
+               or type(old_flat[k]) is not type(new_flat[k]) or old_flat[k] != new_flat[k]}
+    if kind == "delete_key":  # the key's leaves (a nested mapping has several) are gone, nothing else
+        name = text.splitlines()[line - 1].strip().split(":")[0]
+        assert changed and all(k not in new_flat and name in k.split(".") for k in changed), (text, new)
+        prefixes = {k[: k.index(name) + len(name)] for k in changed}
+        assert len(prefixes) == 1
+        gone = prefixes.pop()
+        assert all(k not in new_flat for k in old_flat if k == gone or k.startswith(gone + "."))
+        return
+    assert len(changed) == 1, (text, new, changed)
+    (k,) = changed
+    intended = load("v: " + value)["v"]
+    assert type(new_flat[k]) is type(intended) and new_flat[k] == intended, (text, new)
+    assert new.count("# a comment") == text.count("# a comment")
