@@ -177,6 +177,11 @@ def run_fixes(args, options) -> int | None:
         first: list = []
         outcome = fix_text(display, text, _recording(text_checker(display, options), first), unsafe=unsafe)
         for f in first[0] if first else []:
+            if is_config_fix(f) and f.fix is not None and f.fix.refused and f.fix.start.path == display:
+                if unsafe or f.fix.applicability == "safe":  # (a config fix whose value is set right here)
+                    where = f"{f.location.line}:{f.location.column}"
+                    print(f"packlint: {display}: {f.code} at {where}: no fix: {f.fix.refused}", file=sys.stderr)
+                continue
             if (
                 is_config_fix(f)
                 and f.fix is not None

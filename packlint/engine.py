@@ -679,7 +679,17 @@ def _config_fix_plan(spec, ctx: EvalContext, plan: FixPlan, at) -> FixPlan:
     refused = None
     fmt = dialect = None
     launch_file = (ctx.launch or {}).get("file")
-    if record is None:
+    at_entry = _at_setting(ctx, at)
+    if record is None and spec.kind == "set_key" and at_entry is None:
+        # the reported setting is the stack's default (written nowhere): the key goes into the main file
+        main = next((f for f in cfg.get("files", []) if f.get("role") == "main" and f.get("file")), None)
+        if main is not None:
+            record, path = main, str(main["file"])
+            plan = FixPlan(plan.kind, Location(path, 0, 0, 0, 0), Location(path, 0, 0, 0, 0), "", plan.applicability,
+                           plan.title, plan.expect, plan.refuse_if_read)  # fmt: skip
+    if record is None and at is not None and at.kind == "setting" and at_entry is None:
+        refused = "the setting is not written anywhere (the stack's default applies): nothing to edit"
+    elif record is None:
         if path == launch_file and spec.kind == "replace_value" and value is not None:
             # the value comes from the command line (`--key 4`, `key=4`): replace that word in the script
             # (a script fix, checked with `bash -n`; only when the word still holds the merged value)
@@ -727,6 +737,21 @@ def _config_fix_plan(spec, ctx: EvalContext, plan: FixPlan, at) -> FixPlan:
     )
 
 
+def _at_setting(ctx: EvalContext, at) -> dict | None:
+    """The merged settings entry a `setting:[SECTION:]KEY` location spec names (None: not set)."""
+    if at is None or at.kind != "setting" or at.name is None:
+        return None
+    cfg = (ctx.variant or {}).get("config") or {}
+    section, sep, key = at.name.render(ctx).partition(":")
+    if not sep or section not in ("main", "deepspeed", "accelerate"):
+        section, key = "main", at.name.render(ctx)
+    settings = cfg.get("settings") if section == "main" else (cfg.get("sections") or {}).get(section)
+    entry = (settings or {}).get(key)
+    if entry is None:  # a mapping: its keys
+        entry = next((e for k, e in (settings or {}).items() if k.startswith(key + ".")), None)
+    return entry
+
+
 def _replace_on_command_line(ctx: EvalContext, at, plan: FixPlan, value: str) -> FixPlan | None:
     """A replace_value whose setting was given on the command line: a plain `replace` of the value word."""
     name = at.name.render(ctx) if at is not None and at.name is not None else None
@@ -735,7 +760,9 @@ def _replace_on_command_line(ctx: EvalContext, at, plan: FixPlan, value: str) ->
     cfg = (ctx.variant or {}).get("config") or {}
     section, sep, key = name.partition(":")
     if not sep or section not in ("main", "deepspeed", "accelerate"):
-        key = name
+        section, key = "main", name
+    if section != "main":
+        return None
     entry = (cfg.get("settings") or {}).get(key)
     old = entry.get("value") if entry else None
     if isinstance(old, bool) or not isinstance(old, (str, int)):

@@ -479,3 +479,45 @@ def test_config_edits_agree_with_the_stacks_loaders(doc, pick, kind, value, dial
     intended = load("v: " + value)["v"]
     assert type(new_flat[k]) is type(intended) and new_flat[k] == intended, (text, new)
     assert new.count("# a comment") == text.count("# a comment")
+
+
+# ---------------------------------------------------------------------------------------------- examples
+# Every built-in rule with a config-file fix, on its own bad examples: `--fix --unsafe-fixes` either
+# mends it (the finding is gone and the config file or the override word changed) or says why not.
+
+
+def _config_fix_examples():
+    from packlint.configfix import CONFIG_KINDS
+    from packlint.rule_table import load_table
+
+    return [
+        pytest.param(rule.code, ex, id=f"{rule.code}-bad{i}")
+        for rule in load_table(use_cache=False).rules
+        if rule.fix is not None and rule.fix.kind in CONFIG_KINDS
+        for i, ex in enumerate(rule.examples)
+        if ex.kind == "bad" and not ex.env and not ex.args
+    ]
+
+
+# the bad examples whose value is written in a config file (the others set it on the command line,
+# where a `set_key` is refused or a bool override word is left alone): fixed, not just explained
+FIXED_EXAMPLES = {"PK400", "PK401", "PK402", "PK404", "PK411", "PK412", "PK413", "PK414", "PK423", "PK424",
+                  "PK425", "PK611"}
+
+
+@pytest.mark.parametrize(("code", "example"), _config_fix_examples())
+def test_config_fixes_mend_their_bad_examples(code, example, capsys, tmp_path, monkeypatch):
+    (tmp_path / ".git").mkdir()
+    for rel, source in (example.code or {}).items():
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(source.lstrip("\n"))
+    (tmp_path / "example.sh").write_text(example.script.lstrip("\n"))
+    monkeypatch.chdir(tmp_path)
+    before = {p: p.read_text() for p in tmp_path.rglob("*") if p.is_file()}
+    assert code in run(capsys, "--select", code, ".")[1]
+    code_, out, err = run(capsys, "--select", code, "--fix", "--unsafe-fixes", ".")
+    changed = [p for p, t in before.items() if p.read_text() != t]
+    if code in FIXED_EXAMPLES:
+        assert code not in out and changed, (out, err)
+    else:
+        assert code in out and not changed and ("no fix:" in err or "not fixed:" in err), (out, err)
