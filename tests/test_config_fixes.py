@@ -521,3 +521,21 @@ def test_config_fixes_mend_their_bad_examples(code, example, capsys, tmp_path, m
         assert code not in out and changed, (out, err)
     else:
         assert code in out and not changed and ("no fix:" in err or "not fixed:" in err), (out, err)
+
+
+def test_precommit_hook_fixes_a_staged_config_file(capsys, tmp_path, monkeypatch):
+    # pre-commit passes the staged files: a config file of a known stack is one of them, so it is edited
+    from packlint.precommit_hook import main as hook
+
+    (tmp_path / ".git").mkdir()
+    text = (
+        "base_model: Qwen/Qwen2.5-0.5B\ndatasets:\n  - path: mhenrichsen/alpaca_2k_test\n    type: alpaca\n"
+        "sample_packing: true\npad_to_sequence_len: false  # saves memory?\nflash_attention: true\n"
+    )
+    (tmp_path / "config.yml").write_text(text)
+    (tmp_path / "notes.yaml").write_text("a: 1\n")
+    monkeypatch.chdir(tmp_path)
+    capsys.readouterr()
+    hook(["--isolated", "--fix", "config.yml", "notes.yaml"])
+    assert (tmp_path / "config.yml").read_text() == text.replace("len: false  #", "len: true  #")
+    assert (tmp_path / "notes.yaml").read_text() == "a: 1\n"
