@@ -1,5 +1,6 @@
 """`packlint check --fix / --unsafe-fixes / --diff`: the fix loop of packlint.fixes run over the checked
-files. `--fix` writes the files and lets `check` report what is left; `--diff` prints a unified diff
+files, then packlint.configfix's over the config files their findings point into (edited only when the
+config file is itself among the checked files: named, or under a checked directory; docs/fixes.md). `--fix` writes the files and lets `check` report what is left; `--diff` prints a unified diff
 and writes nothing (exit 1 when there is a diff, like ruff). stdin: `--fix` prints the fixed script."""
 
 from __future__ import annotations
@@ -123,10 +124,8 @@ def _config_editable(path: str, roots: list[str]) -> str | None:
 def run_fixes(args, options) -> int | None:
     """Fix every file; None when `check` should go on and report (after --fix), else the exit status.
     Scripts first (packlint.fixes), then the config files the findings point into (packlint.configfix)."""
-    import os
-
     from packlint.configfix import fix_config_text, is_config_fix
-    from packlint.configs import _TEXT_OVERRIDES
+    from packlint.configs import clear_text_override
     from packlint.configs.standalone import is_config_name
     from packlint.discover import STDIN, discover
     from packlint.errors import EXIT_FINDINGS, EXIT_OK
@@ -222,7 +221,7 @@ def run_fixes(args, options) -> int | None:
         try:
             outcome = fix_config_text(config, ctext, PathsChecker(sources, config, options), unsafe=unsafe)
         finally:
-            _TEXT_OVERRIDES.pop(os.path.abspath(config), None)
+            clear_text_override(config)
         for refusal in outcome.refusals:
             print(f"packlint: {config}: {refusal}", file=sys.stderr)
         if outcome.note:
