@@ -539,3 +539,13 @@ def test_precommit_hook_fixes_a_staged_config_file(capsys, tmp_path, monkeypatch
     hook(["--isolated", "--fix", "config.yml", "notes.yaml"])
     assert (tmp_path / "config.yml").read_text() == text.replace("len: false  #", "len: true  #")
     assert (tmp_path / "notes.yaml").read_text() == "a: 1\n"
+
+
+def test_refused_shared_nodes_and_documents():
+    shared = "anchors, aliases or merge keys"
+    assert shared in _fix("a: &n 1\nb: 2\n", "replace_value", 2, 1, value="3")[1]  # an anchor, not aliased
+    assert shared in _fix("a: &n 1\nb: *n\n", "replace_value", 2, 1, value="3")[1]  # an alias
+    assert shared in _fix("base: &b\n  x: 1\nc:\n  <<: *b\n  y: 2\n", "replace_value", 5, 3, value="3")[1]
+    assert "several YAML documents" in _fix("a: 1\n---\nb: 2\n", "replace_value", 1, 1, value="3")[1]
+    # JSON is flow syntax: a flow mapping there is allowed (shown in test_json_edits); in YAML it is not
+    assert "flow mapping" in _fix("a: {b: 1, c: 2}\n", "replace_value", 1, 5, value="3")[1]
