@@ -149,13 +149,18 @@ class CheckResult:
     def fixes(self) -> list:
         """Per finding: its concrete fix (packlint.fixes.Fix, checked with `bash -n`) or None."""
         if self._fixes is None or len(self._fixes) != len(self.findings):
+            from packlint.configfix import CONFIG_KINDS, config_fix
             from packlint.fixes import Script, concrete_fix
 
             scripts: dict[str, Script | None] = {}
             out = []
             for f in self.findings:
                 fix = None
-                if f.fix is not None:
+                if f.fix is not None and f.fix.kind in CONFIG_KINDS:
+                    path = f.fix.start.path
+                    text = self.sources.text(path)
+                    fix = config_fix(f, path, text)[0] if text is not None else None
+                elif f.fix is not None:
                     path = f.fix.start.path
                     if path not in scripts:
                         text = self.sources.text(path)
