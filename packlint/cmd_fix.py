@@ -1,6 +1,7 @@
 """`packlint check --fix / --unsafe-fixes / --diff`: the fix loop of packlint.fixes run over the checked
 files, then packlint.configfix's over the config files their findings point into (edited only when the
-config file is itself among the checked files: named, or under a checked directory; docs/fixes.md). `--fix` writes the files and lets `check` report what is left; `--diff` prints a unified diff
+config file is itself among the checked files: named, or under a checked directory; docs/fixes.md).
+`--fix` writes the files and lets `check` report what is left; `--diff` prints a unified diff
 and writes nothing (exit 1 when there is a diff, like ruff). stdin: `--fix` prints the fixed script."""
 
 from __future__ import annotations
