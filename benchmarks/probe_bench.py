@@ -6,6 +6,8 @@
     python benchmarks/probe_bench.py --busy 2        # under load: 2 busy-loop processes run meanwhile
     python benchmarks/probe_bench.py --hf            # the HF-stack mode (tiny Llama, sdpa, position_ids packing)
     python benchmarks/probe_bench.py --megatron-gpt  # the Megatron-Core GPTModel mode (THD packed vs alone)
+    python benchmarks/probe_bench.py --llava         # the real LLaVAModel, cu_seqlens left collapsed
+    python benchmarks/probe_bench.py --hybrid        # the HF mode on a tiny qwen3_next (Gated DeltaNet hybrid)
 
 Why whole processes: `packlint run --probe` pays for the interpreter, `import torch` and the
 PackedSeqParams import every time, so each run is a fresh `python -m runtime_probe` timed from
@@ -36,11 +38,13 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 TARGET_S = 10.0
 PHASES = ("import torch", "import PackedSeqParams", "import megatron.core", "import torch+transformers", "build", "build layer", "build model",
-          "forward", "verify", "second opinion")
+          "build LLaVAModel", "forward", "verify", "per layer", "second opinion")
 MODES = {
     "megatron": ["--bmr", "1", "--packed-data", "1", "--mbs", "1"],
     "hf": ["--hf-mode", "position_ids", "--attn-implementation", "sdpa"],
     "megatron-gpt": ["--megatron-gpt", "packed"],
+    "llava": ["--megatron-gpt", "llava-collapsed"],
+    "hybrid": ["--hf-mode", "position_ids", "--attn-implementation", "sdpa", "--model-type", "qwen3_next"],
 }
 
 
@@ -79,6 +83,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--no-megatron-import", action="store_true", help="skip the full-import comparison")
     ap.add_argument("--hf", action="store_true", help="time the HF-stack mode (default size: 4 samples, 50 tokens)")
     ap.add_argument("--megatron-gpt", action="store_true", help="time the Megatron-Core GPTModel mode")
+    ap.add_argument("--llava", action="store_true", help="time the real LLaVAModel (llava-collapsed)")
+    ap.add_argument("--hybrid", action="store_true", help="time the HF mode on a tiny qwen3_next")
     args = ap.parse_args(argv)
     busy = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(args.busy)]
     try:
@@ -97,7 +103,7 @@ def _bench(args) -> int:
     print(f"probe benchmark: python {platform.python_version()}, {os.cpu_count()} CPUs, load {load:.2f}, "
           f"{args.repeat} cold runs{' ' + ' '.join(extra) if extra else ''}"
           + (f", {args.busy} busy-loop processes running" if args.busy else ""))
-    mode = "hf" if args.hf else ("megatron-gpt" if args.megatron_gpt else "megatron")
+    mode = next((m for m in ("hf", "megatron_gpt", "llava", "hybrid") if getattr(args, m)), "megatron").replace("_", "-")
     if mode != "megatron":
         extra = []
         print(f"  mode: {mode} ({' '.join(MODES[mode])})")

@@ -1,6 +1,7 @@
 """The runtime probe's whole matrix in one command: every attention backend x {correct, leaking} x dtype,
-the Megatron-Core layer, the Megatron-Core GPTModel (THD packed, LLaVA collapsed/expanded cu_seqlens)
-and the HF-stack mode (each attn_implementation x collator mode). Writes a JSON file and a markdown table.
+the Megatron-Core layer, the Megatron-Core GPTModel (THD packed) and LLaVAModel (collapsed/expanded
+cu_seqlens; real model and re-enacted), the HF-stack mode (each attn_implementation x collator mode)
+and a hybrid linear-attention model (qwen3_next) packed with position_ids. Writes a JSON file and a markdown table.
 
     python benchmarks/probe_gpu.py                  # on a CUDA machine: the full matrix
     python benchmarks/probe_gpu.py --cpu            # smoke mode on CPU (small sizes; what the tests run)
@@ -58,9 +59,19 @@ def _cells(cpu: bool):
     gpt_small = (
         {"lengths": [6, 4, 7], "image_tokens": 4} if cpu else {"lengths": [300, 120, 520, 260], "image_tokens": 64}
     )
-    for case, config in (("packed", "correct"), ("llava-expanded", "correct"), ("llava-collapsed", "leaking")):
-        s = GPTProbeSettings(case=case, device=device, dtype=dtypes[0], backend=layer_backend, **gpt_small)
-        yield "megatron-gpt", case, config, dtypes[0], "proven" if config == "correct" else "leak", s
+    gpt_cases = (
+        ("packed", False, "correct"),
+        ("llava-expanded", False, "correct"),  # the real LLaVAModel: vision encoder, projector, _preprocess_data
+        ("llava-collapsed", False, "leaking"),
+        ("llava-expanded", True, "correct"),  # the expansion re-enacted on GPTModel (the fallback)
+        ("llava-collapsed", True, "leaking"),
+    )
+    for case, reenact, config in gpt_cases:
+        s = GPTProbeSettings(
+            case=case, device=device, dtype=dtypes[0], backend=layer_backend, reenact=reenact, **gpt_small
+        )
+        name = case if case == "packed" else f"{case} ({'re-enacted' if reenact else 'LLaVAModel'})"
+        yield "megatron-gpt", name, config, dtypes[0], "proven" if config == "correct" else "leak", s
     attns = ["sdpa", "eager", "flex_attention"] + ([] if cpu else ["flash_attention_2", "flash_attention_3"])
     hf_modes = {"position_ids": "correct", "block4d": "correct", "position_ids+mask": "leaking", "concat": "leaking"}
     hf_small = {"lengths": [9, 5, 12, 7]} if cpu else {"lengths": [130, 70, 190, 110]}
@@ -71,6 +82,19 @@ def _cells(cpu: bool):
                     continue  # uncompiled flex on CPU is slow; the two position_ids modes show both verdicts
                 s = HFProbeSettings(mode=mode, attn_implementation=attn, device=device, dtype=dtype, **hf_small)
                 yield "hf", f"{attn} ({mode})", config, dtype, "proven" if config == "correct" else "leak", s
+    # a hybrid linear-attention model (Gated DeltaNet + full attention) packed with position_ids resets:
+    # the mask isolates the attention layers, but no cu_seqlens reach the Gated DeltaNet layers in this
+    # mode, so their state runs across the row (docs/probe.md, "Hybrid linear-attention models")
+    for attn in ["sdpa"] + ([] if cpu else ["flash_attention_2"]):
+        s = HFProbeSettings(
+            mode="position_ids",
+            attn_implementation=attn,
+            model_type="qwen3_next",
+            device=device,
+            dtype=dtypes[0],
+            **hf_small,
+        )
+        yield "hf", f"{attn} (position_ids, qwen3_next)", "leaking", dtypes[0], "leak", s
 
 
 def _run(settings):
@@ -115,6 +139,13 @@ def run_matrix(cpu: bool, only: list[str] | None = None, backends: list[str] | N
             cell_s=time.perf_counter() - t,
             notes=[n for n in r.notes if n.startswith("backend")],
         )
+        per_layer = next((c.value for c in r.checks if c.name == "(iii) per layer"), None)
+        if per_layer:  # which modules mix samples, each fed its own packed input (HF mode)
+            tol = err.get("tolerance") or 0.0
+            row["mixing"] = [
+                f"layer {d['layer']} {d['module']} ({d['class']})" for d in per_layer if d["own_leak"] > tol
+            ]
+            row["notes"].append("mixing: " + (", ".join(row["mixing"]) or "none"))
         rows.append(row)
     env = {
         "python": platform.python_version(),

@@ -153,13 +153,18 @@ class CheckResult:
     def fixes(self) -> list:
         """Per finding: its concrete fix (packlint.fixes.Fix, checked with `bash -n`) or None."""
         if self._fixes is None or len(self._fixes) != len(self.findings):
+            from packlint.configfix import CONFIG_KINDS, config_fix
             from packlint.fixes import Script, concrete_fix
 
             scripts: dict[str, Script | None] = {}
             out = []
             for f in self.findings:
                 fix = None
-                if f.fix is not None:
+                if f.fix is not None and f.fix.kind in CONFIG_KINDS:
+                    path = f.fix.start.path
+                    text = self.sources.text(path)
+                    fix = config_fix(f, path, text)[0] if text is not None else None
+                elif f.fix is not None:
                     path = f.fix.start.path
                     if path not in scripts:
                         text = self.sources.text(path)
@@ -390,14 +395,10 @@ def _collect(result: CheckResult, job: _Job, outcome) -> None:
     result.files += 1
     result.suppressed += suppressed
     threshold = SEVERITY_RANK[job.settings.fail_on]
-    main = str(model.get("script") or job.display) if model is not None else job.display
     for f in findings:
-        if f.location.path in (job.display, main):
-            result.findings.append(f)
-            result.thresholds.append(threshold)
-            continue
-        # a finding inside a sourced file: reported once, however many checked scripts source that file,
-        # with every caller's related locations (the launch each one reaches it from)
+        # a finding inside a sourced (or sbatch'ed, bash-run) file: reported once, however many checked
+        # scripts reach that file and whether or not the file is checked itself, with every caller's
+        # related locations (the launch each one reaches it from)
         key = (f.code, f.severity, f.location, f.message)
         at = result.sourced_at.get(key)
         if at is None:

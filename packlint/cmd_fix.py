@@ -1,5 +1,7 @@
 """`packlint check --fix / --unsafe-fixes / --diff`: the fix loop of packlint.fixes run over the checked
-files. `--fix` writes the files and lets `check` report what is left; `--diff` prints a unified diff
+files, then packlint.configfix's over the config files their findings point into (edited only when the
+config file is itself among the checked files: named, or under a checked directory; docs/fixes.md).
+`--fix` writes the files and lets `check` report what is left; `--diff` prints a unified diff
 and writes nothing (exit 1 when there is a diff, like ruff). stdin: `--fix` prints the fixed script."""
 
 from __future__ import annotations
@@ -49,8 +51,83 @@ def _why(exc: PacklintError) -> str:
     return "the file changed since it was checked" if msg.startswith("changed since") else msg
 
 
+def _recording(check, seen: list):
+    """`check`, keeping the findings of its first call (the config-file fixes they carry)."""
+
+    def wrapped(text: str):
+        findings = check(text)
+        if not seen:
+            seen.append(findings)
+        return findings
+
+    return wrapped
+
+
+class PathsChecker:
+    """text -> findings of checking `paths` with the config file `config` holding `text` (the config
+    file's own check when it is one of `paths`, the scripts that name it otherwise); `models` keeps the
+    launch models of the last call (packlint.configfix compares their merged settings)."""
+
+    def __init__(self, paths: list[str], config: str, options) -> None:
+        self.paths, self.config, self.options = paths, config, options
+        self.models: list[dict] = []
+
+    def __call__(self, text: str):
+        import os
+
+        from packlint.checking import CheckOptions, check_paths
+        from packlint.configs import set_text_override
+
+        options, config = self.options, self.config
+        set_text_override(os.path.abspath(config), text.encode("utf-8", "surrogatepass"))
+        findings = []
+        self.models = []
+        for p in self.paths:
+            if os.path.abspath(p) == os.path.abspath(config):
+                opts = CheckOptions(
+                    cli=options.cli,
+                    inherit_env=options.inherit_env,
+                    script_args=options.script_args,
+                    stdin_filename=config,
+                    read_stdin=lambda: text.encode("utf-8", "surrogatepass"),
+                )
+                opts.keep_models = True
+                result = check_paths(["-"], opts)
+            else:
+                opts = CheckOptions(cli=options.cli, inherit_env=options.inherit_env, script_args=options.script_args)
+                opts.keep_models = True
+                result = check_paths([p], opts)
+            findings.extend(result.findings)
+            self.models.extend(result.models.values())
+        return findings
+
+
+def _config_editable(path: str, roots: list[str]) -> str | None:
+    """Why a config file a fix would edit must not be written, or None: it must be a file packlint was
+    asked to check (named on the command line, or under a directory named there), a regular file and
+    not a symbolic link, and inside that tree once links are resolved (docs/fixes.md)."""
+    import os
+
+    if os.path.islink(path):
+        return "a symbolic link is not rewritten"
+    if not os.path.isfile(path):
+        return "not a regular file"
+    real = os.path.realpath(path)
+    for r in roots:
+        if r == "-":
+            continue
+        top = os.path.realpath(r)
+        if real == top or os.path.isdir(top) and real.startswith(top.rstrip(os.sep) + os.sep):
+            return None
+    return "it was not among the files checked (name it on the command line, or check the directory holding it)"
+
+
 def run_fixes(args, options) -> int | None:
-    """Fix every file; None when `check` should go on and report (after --fix), else the exit status."""
+    """Fix every file; None when `check` should go on and report (after --fix), else the exit status.
+    Scripts first (packlint.fixes), then the config files the findings point into (packlint.configfix)."""
+    from packlint.configfix import fix_config_text, is_config_fix
+    from packlint.configs import clear_text_override
+    from packlint.configs.standalone import is_config_name
     from packlint.discover import STDIN, discover
     from packlint.errors import EXIT_FINDINGS, EXIT_OK
     from packlint.fixes import fix_text, read_fixable, unified_diff
@@ -61,12 +138,19 @@ def run_fixes(args, options) -> int | None:
     unsafe = args.unsafe_fixes
     applied = 0
     diffs = []
+    # config file (as findings name it) -> the checked files whose findings carry a fix into it
+    configs: dict[str, list[str]] = {}
     for path in files:
         if path == STDIN:
             data = options.read_stdin()
             display = options.stdin_filename or "-"
-            text = data.decode("utf-8", "surrogateescape")
-            outcome = fix_text(display, text, text_checker(display, options), unsafe=unsafe)
+            given = data.decode("utf-8", "surrogateescape")
+            if is_config_name(display):
+                outcome = fix_config_text(display, given, text_checker(display, options), unsafe=unsafe)
+                for refusal in outcome.refusals:
+                    print(f"packlint: {display}: {refusal}", file=sys.stderr)
+            else:
+                outcome = fix_text(display, given, text_checker(display, options), unsafe=unsafe)
             if args.diff:
                 diffs.append(unified_diff(outcome))
                 applied += outcome.applied
@@ -80,6 +164,9 @@ def run_fixes(args, options) -> int | None:
         from packlint.source import display_path
 
         display = display_path(Path(path))
+        if is_config_name(path):
+            configs.setdefault(display, []).append(path)
+            continue
         try:
             text, why = read_fixable(path)
         except (PacklintError, OSError):  # unreadable: the check that follows reports it
@@ -87,7 +174,21 @@ def run_fixes(args, options) -> int | None:
         if text is None:
             print(f"packlint: {display}: {why}", file=sys.stderr)
             continue
-        outcome = fix_text(display, text, text_checker(display, options), unsafe=unsafe)
+        first: list = []
+        outcome = fix_text(display, text, _recording(text_checker(display, options), first), unsafe=unsafe)
+        for f in first[0] if first else []:
+            if is_config_fix(f) and f.fix is not None and f.fix.refused and f.fix.start.path == display:
+                if unsafe or f.fix.applicability == "safe":  # (a config fix whose value is set right here)
+                    where = f"{f.location.line}:{f.location.column}"
+                    print(f"packlint: {display}: {f.code} at {where}: no fix: {f.fix.refused}", file=sys.stderr)
+                continue
+            if (
+                is_config_fix(f)
+                and f.fix is not None
+                and f.fix.start.path != display
+                and (unsafe or f.fix.applicability == "safe")
+            ):
+                configs.setdefault(f.fix.start.path, []).append(path)
         if outcome.note:
             print(f"packlint: {display}: {outcome.note}", file=sys.stderr)
         applied += outcome.applied
@@ -105,6 +206,37 @@ def run_fixes(args, options) -> int | None:
             atomic_write(path, outcome.text.encode("utf-8"), follow=True, what="script", expect=text.encode("utf-8"))
         except PacklintError as exc:
             print(f"packlint: {display}: not fixed: {_why(exc)}", file=sys.stderr)
+            applied -= outcome.applied
+    for config, sources in configs.items():
+        why_not = _config_editable(config, paths)
+        if why_not is not None:
+            print(f"packlint: {config}: not fixed: {why_not}", file=sys.stderr)
+            continue
+        try:
+            ctext, cwhy = read_fixable(config)
+        except (PacklintError, OSError):
+            continue
+        if ctext is None:
+            print(f"packlint: {config}: {cwhy}", file=sys.stderr)
+            continue
+        try:
+            outcome = fix_config_text(config, ctext, PathsChecker(sources, config, options), unsafe=unsafe)
+        finally:
+            clear_text_override(config)
+        for refusal in outcome.refusals:
+            print(f"packlint: {config}: {refusal}", file=sys.stderr)
+        if outcome.note:
+            print(f"packlint: {config}: {outcome.note}", file=sys.stderr)
+        applied += outcome.applied
+        if not outcome.changed:
+            continue
+        if args.diff:
+            diffs.append(unified_diff(outcome))
+            continue
+        try:
+            atomic_write(config, outcome.text.encode("utf-8"), what="config file", expect=ctext.encode("utf-8"))
+        except PacklintError as exc:
+            print(f"packlint: {config}: not fixed: {_why(exc)}", file=sys.stderr)
             applied -= outcome.applied
     n = f"{applied} fix{'' if applied == 1 else 'es'}"
     if args.diff:

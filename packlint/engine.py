@@ -24,6 +24,7 @@ from packlint.model_view import (
     as_model,
     config_files,
     config_settings,
+    config_stack,
     diagnostics,
     flag_occurrences,
     launch_config,
@@ -31,10 +32,18 @@ from packlint.model_view import (
     variant_config,
     variants,
 )
-from packlint.rule_table import LocationSpec, Rule, RuleTable, parse_versions, version_applies, version_in_range
+from packlint.rule_table import (
+    FixSpec,
+    LocationSpec,
+    Rule,
+    RuleTable,
+    parse_versions,
+    version_applies,
+    version_in_range,
+)
 
 if TYPE_CHECKING:
-    from packlint.model_types import DiagnosticJSON, LaunchJSON, ScriptModelJSON, VariantJSON
+    from packlint.model_types import ConfigJSON, DiagnosticJSON, LaunchJSON, ScriptModelJSON, SettingJSON, VariantJSON
 
     # (launch, variant) -> packlint.codebase.CodeFacts | None: the facts about the code a launch runs
     CodeFn = Callable[[LaunchJSON, VariantJSON], Any]
@@ -666,7 +675,7 @@ def _fix_plan(rule: Rule, ctx: EvalContext, location: Location) -> FixPlan | Non
     end = _resolve(spec.to, ctx, None) if spec.to is not None else None
     if end is None or end.path != start.path or (end.end_line, end.end_column) < (start.line, start.column):
         end = start
-    return FixPlan(
+    plan = FixPlan(
         spec.kind,
         start,
         end,
@@ -676,6 +685,151 @@ def _fix_plan(rule: Rule, ctx: EvalContext, location: Location) -> FixPlan | Non
         spec.expect.render(ctx) if spec.expect is not None else None,
         getattr(spec, "refuse_if_read", True),
     )
+    if spec.kind in ("set_key", "replace_value", "delete_key"):
+        return _config_fix_plan(spec, ctx, plan, spec.at if spec.at is not None else rule.report_at)
+    return plan
+
+
+def _config_fix_plan(spec: FixSpec, ctx: EvalContext, plan: FixPlan, at: LocationSpec | None) -> FixPlan:
+    """A config-file fix (docs/fixes.md): the file it edits must be one the launch names (not a Hydra
+    default, not an inherited parent), and the value must be set there (not by the command line);
+    otherwise the plan carries why no fix is offered."""
+    key_t, value_t = getattr(spec, "key", None), getattr(spec, "value", None)  # (a table cached before them)
+    key = key_t.render(ctx) if key_t is not None else None
+    value = value_t.render(ctx) if value_t is not None else None
+    cfg = variant_config(ctx.variant)
+    files = config_files(cfg)
+    path = plan.start.path
+    record = next((f for f in files if f.get("file") == path), None)
+    refused = None
+    fmt = dialect = None
+    launch_file = ctx.launch.get("file")
+    at_entry = _at_setting(ctx, at)
+    if record is None and spec.kind == "set_key" and at_entry is None:
+        # the reported setting is the stack's default (written nowhere): the key goes into the main file
+        main = next((f for f in files if f.get("role") == "main" and f.get("file")), None)
+        if main is not None:
+            record, path = main, str(main["file"])
+            plan = FixPlan(plan.kind, Location(path, 0, 0, 0, 0), Location(path, 0, 0, 0, 0), "", plan.applicability,
+                           plan.title, plan.expect, plan.refuse_if_read)  # fmt: skip
+    if record is None and at is not None and at.kind == "setting" and at_entry is None:
+        refused = "the setting is not written anywhere (the stack's default applies): nothing to edit"
+    elif record is None:
+        if path == launch_file and spec.kind == "replace_value" and value is not None:
+            # the value comes from the command line (`--key 4`, `key=4`): replace that word in the script
+            # (a script fix, checked with `bash -n`; only when the word still holds the merged value)
+            fallback = _replace_on_command_line(ctx, at, plan, value)
+            if fallback is not None:
+                return fallback
+        if path == launch_file:
+            refused = "the value is set on the command line (an override), not in a config file: change it there"
+        else:
+            refused = (
+                f"{path} is pulled in by another config file (a Hydra default or an inherited `defaults:`),"
+                " not named by the launch: not edited"
+            )
+    elif record.get("role") == "defaults" or _hydra_stack(config_stack(cfg)):
+        refused = f"{path} is composed by Hydra (`defaults:`, packages): its keys are not edited by fixes"
+    else:
+        fmt = record.get("format") or "yaml"
+        dialect = "json" if fmt == "json" else _stack_dialect(config_stack(cfg), record.get("role"))
+        if fmt not in ("yaml", "json"):
+            refused = f"{fmt.upper()} files are not edited by fixes"
+    if refused is None and key is not None:
+        # set_key: a later source (the command line) that sets the key would win over the file's value
+        section = _section_of(cfg, path)
+        settings = config_settings(cfg, section) if cfg else None
+        entry = (settings or {}).get(key)
+        if entry is not None and entry.get("source") not in (None, "file"):
+            where = f"{entry.get('file')}:{entry.get('line')}"
+            refused = f"{key} is set on the command line ({where}): the file's value would not reach the run"
+        elif entry is not None and entry.get("file") not in (None, path):
+            refused = f"{key} is set in {entry.get('file')}:{entry.get('line')}, which wins over {path}"
+    return FixPlan(
+        plan.kind,
+        plan.start,
+        plan.end,
+        "",
+        plan.applicability,
+        plan.title,
+        plan.expect,
+        plan.refuse_if_read,
+        key,
+        value,
+        fmt,
+        dialect,
+        refused,
+    )
+
+
+def _at_setting(ctx: EvalContext, at: LocationSpec | None) -> SettingJSON | None:
+    """The merged settings entry a `setting:[SECTION:]KEY` location spec names (None: not set)."""
+    if at is None or at.kind != "setting" or at.name is None:
+        return None
+    cfg = variant_config(ctx.variant)
+    section, sep, key = at.name.render(ctx).partition(":")
+    if not sep or section not in ("main", "deepspeed", "accelerate"):
+        section, key = "main", at.name.render(ctx)
+    settings = config_settings(cfg, section) if cfg else None
+    entry = (settings or {}).get(key)
+    if entry is None:  # a mapping: its keys
+        entry = next((e for k, e in (settings or {}).items() if k.startswith(key + ".")), None)
+    return entry
+
+
+def _replace_on_command_line(ctx: EvalContext, at: LocationSpec | None, plan: FixPlan, value: str) -> FixPlan | None:
+    """A replace_value whose setting was given on the command line: a plain `replace` of the value word."""
+    name = at.name.render(ctx) if at is not None and at.name is not None else None
+    if at is None or at.kind != "setting" or name is None:
+        return None
+    cfg = variant_config(ctx.variant)
+    section, sep, key = name.partition(":")
+    if not sep or section not in ("main", "deepspeed", "accelerate"):
+        section, key = "main", name
+    if section != "main":
+        return None
+    entry = ((config_settings(cfg) if cfg else None) or {}).get(key)
+    old = entry.get("value") if entry else None
+    if isinstance(old, bool) or not isinstance(old, (str, int)):
+        return None
+    from packlint.configfix import Refused, _typed, _yaml_scalar
+
+    try:
+        text = _yaml_scalar(_typed(value, "pyyaml"), value, "pyyaml", None)
+    except Refused:
+        return None
+    if text.startswith('"'):
+        return None
+    start, expect = plan.start, str(old)
+    if start.line == start.end_line and start.end_column - start.column > len(expect):
+        # `key=4` (an override word): the value is its tail; the script fix checks the text is there
+        start = Location(start.path, start.line, start.end_column - len(expect), start.end_line, start.end_column)
+    return FixPlan("replace", start, start, text, plan.applicability, plan.title, expect, True)
+
+
+def _section_of(cfg: ConfigJSON | None, path: str) -> str:
+    """The settings section a config file's values went into (main, deepspeed, accelerate)."""
+    record = next((f for f in config_files(cfg) if f.get("file") == path), None)
+    role = (record or {}).get("role") or "main"
+    return role if role in ("deepspeed", "accelerate") else "main"
+
+
+def _hydra_stack(stack: str | None) -> bool:
+    from packlint.configs import table
+
+    return any(e.get("stack") == stack and (e.get("file") or {}).get("hydra") for e in table()["program"])
+
+
+def _stack_dialect(stack: str | None, role: str | None) -> str:
+    """The YAML dialect a stack reads its files with (packlint/configs/stacks.toml `yaml`)."""
+    if role == "accelerate":
+        return "pyyaml"
+    from packlint.configs import table
+
+    for entry in table()["program"]:
+        if entry.get("stack") == stack and entry.get("yaml"):
+            return str(entry["yaml"])
+    return "pyyaml"
 
 
 def _resolve(spec: LocationSpec, ctx: EvalContext, fallback: Location | None) -> Location | None:

@@ -44,7 +44,7 @@ class FixPlan:
     may equal `start`),
     the rendered `text`, `applicability` (safe | unsafe), a `title` for editors and an `expect`ed span
     prefix (the edit is dropped when the script text there differs); `refuse_if_read`: a delete is not
-    offered when the script reads the variable it assigns."""
+    offered when the script reads the variable it assigns; the config-file kinds' fields below."""
 
     kind: str
     start: Location
@@ -54,6 +54,14 @@ class FixPlan:
     title: str
     expect: str | None = None
     refuse_if_read: bool = True
+    # config-file kinds (set_key | replace_value | delete_key, packlint.configfix): the dotted key to
+    # set, the value in YAML flow syntax, the file's format and YAML dialect, and why no fix can be
+    # offered (a value set on the command line, in a Hydra default, ...) or None
+    key: str | None = None
+    value: str | None = None
+    format: str | None = None
+    dialect: str | None = None
+    refused: str | None = None
 
 
 @record(eq=True)

@@ -479,6 +479,7 @@ class FixOutcome:
     def __init__(self, path: str, original: str, text: str, applied: int, rounds: int, note: str | None = None) -> None:
         self.path, self.original, self.text, self.applied, self.rounds = path, original, text, applied, rounds
         self.note = note
+        self.refusals: list[str] = []  # config files: `PKxxx at line:col: no fix: why` (packlint.configfix)
 
     @property
     def changed(self) -> bool:

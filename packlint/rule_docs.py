@@ -48,12 +48,15 @@ def rule_markdown(rule, level: int = 1, version: str | None = None) -> str:
         how = "`packlint check --fix`" if fix.applicability == "safe" else "`packlint check --fix --unsafe-fixes`"
         span = fix.at.text if fix.at is not None else rule.report_at.text
         to = f" to `{fix.to.text}`" if fix.to is not None else ""
-        out += [
-            f"{sub} Fix",
-            "",
-            f"{how} applies it ({fix.applicability}): `{fix.kind}` at `{span}`{to} ([fixes.md](fixes.md)).",
-            "",
-        ]
+        what = f"`{fix.kind}` at `{span}`{to}"
+        key, value = _constant(getattr(fix, "key", None)), _constant(getattr(fix, "value", None))
+        if fix.kind == "set_key":
+            what = f"`set_key` sets `{key}: {value}` in the config file of `{span}`, beside it"
+        elif fix.kind == "replace_value":
+            what = f"`replace_value` sets the value at `{span}` to `{value}`"
+        elif fix.kind == "delete_key":
+            what = f"`delete_key` deletes the key at `{span}`"
+        out += [f"{sub} Fix", "", f"{how} applies it ({fix.applicability}): {what} ([fixes.md](fixes.md)).", ""]
     out += [f"{sub} Condition", "", "```", rule.when_text, "```", ""]
     return "\n".join(out)
 
@@ -115,3 +118,11 @@ def _visible(script: str) -> str:
     """A carriage return (PK904's example) shown as `\\r` at the end of its line: a raw CR would be
     read back as a line break."""
     return script.replace("\r\n", "\\r\n").replace("\r", "\\r")
+
+
+def _constant(template) -> str:
+    """A template's text when it has no `{expression}` (else `...`)."""
+    if template is None:
+        return ""
+    parts = getattr(template, "parts", [])
+    return "".join(parts) if all(isinstance(p, str) for p in parts) else "..."

@@ -4,9 +4,10 @@ defaults flow into the compiled table, so this module is part of the table cache
 
 from __future__ import annotations
 
+import re
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from packlint.rule_table import SINCE_PATTERN, VERSIONS_PATTERN
 
@@ -47,6 +48,10 @@ class FixSpecModel(Strict):
         "replace",
         "replace_prefix",
         "delete",
+        # config files (docs/fixes.md "Fixes in config files"): edits of a YAML/JSON setting
+        "set_key",
+        "replace_value",
+        "delete_key",
     ]
     at: str | None = None
     to: str | None = None
@@ -56,6 +61,28 @@ class FixSpecModel(Strict):
     when: str | None = None
     expect: str | None = None
     refuse_if_read: bool = True
+    # set_key: the dotted key to set (a sibling of the reported setting, or under the document's root);
+    # set_key / replace_value: the value, in YAML flow syntax (`true`, `1`, `"auto"`, `bfd`), typed by
+    # the file's loader
+    key: str | None = None
+    value: str | None = None
+
+    @model_validator(mode="after")
+    def _config_fields(self) -> FixSpecModel:
+        config = self.kind in ("set_key", "replace_value", "delete_key")
+        if config and self.text:
+            raise ValueError(f"kind {self.kind!r} takes `value` (and `key`), not `text`")
+        if not config and (self.key is not None or self.value is not None):
+            raise ValueError(f"kind {self.kind!r} takes `text`, not `key` / `value` (those are for config-file kinds)")
+        if self.kind == "set_key" and (not self.key or self.value is None):
+            raise ValueError("kind 'set_key' needs `key` and `value`")
+        if self.kind == "replace_value" and self.value is None:
+            raise ValueError("kind 'replace_value' needs `value`")
+        if self.kind == "delete_key" and self.value is not None:
+            raise ValueError("kind 'delete_key' takes no `value`")
+        if self.key is not None and not re.fullmatch(r"[A-Za-z0-9_\-]+(\.[A-Za-z0-9_\-]+)*", self.key):
+            raise ValueError(f"`key` {self.key!r} is not a dotted key (name.name...)")
+        return self
 
 
 class RuleSpec(Strict):

@@ -195,6 +195,8 @@ class FixSpec:
     when: Expr | None
     expect: Template | None
     refuse_if_read: bool
+    key: Template | None = None  # set_key: the dotted key (config-file kinds)
+    value: Template | None = None  # set_key / replace_value: the value in YAML flow syntax
 
 
 @record
@@ -706,6 +708,8 @@ class _RuleCompiler:
             when=self.cond(f.when, "fix.when") if f.when else None,
             expect=self.tmpl(f.expect, "fix.expect"),
             refuse_if_read=f.refuse_if_read,
+            key=self.tmpl(f.key, "fix.key") if f.key is not None else None,
+            value=self.tmpl(f.value, "fix.value") if f.value is not None else None,
         )
 
 

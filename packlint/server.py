@@ -285,7 +285,7 @@ class PacklintServer(LanguageServer):
 
     def analyse(self, uri: str, text: str) -> Analysis:
         from packlint.checking import CheckOptions, check_paths
-        from packlint.fixes import Script, concrete_fix
+        from packlint.fixes import Script
 
         path = display_path(uri)
         options = CheckOptions(stdin_filename=path, read_stdin=lambda: text.encode("utf-8", "surrogatepass"))
@@ -302,7 +302,7 @@ class PacklintServer(LanguageServer):
             self.analyses[uri] = analysis
             return analysis
         script = Script(path, text)
-        fixes = [concrete_fix(f, script) if f.fix is not None else None for f in result.findings]
+        fixes = [_concrete(f, script) for f in result.findings]
         urls = {f.code: result.doc_url_for(f.code) for f in result.findings}
         errors = [e.line() for e in result.file_errors]
         if errors:
@@ -522,10 +522,28 @@ def code_actions(server: PacklintServer, params: lsp.CodeActionParams) -> list[l
     return actions
 
 
+def _concrete(finding, script):
+    """A finding's fix on the document: a script fix, or a config-file fix when the document is the
+    config file it edits (a fix into another file is not offered: the action edits this document)."""
+    if finding.fix is None:
+        return None
+    from packlint.configfix import CONFIG_KINDS, config_fix
+    from packlint.fixes import concrete_fix
+
+    if finding.fix.kind in CONFIG_KINDS:
+        return config_fix(finding, script.path, script.text)[0] if finding.fix.start.path == script.path else None
+    return concrete_fix(finding, script)
+
+
 def _fix_all(analysis: Analysis, check) -> str | None:
+    from packlint.configfix import fix_config_text
+    from packlint.configs.standalone import is_config_name
     from packlint.fixes import fix_text
 
-    outcome = fix_text(analysis.path, analysis.text, check, unsafe=False)
+    if is_config_name(analysis.path):
+        outcome = fix_config_text(analysis.path, analysis.text, check, unsafe=False)
+    else:
+        outcome = fix_text(analysis.path, analysis.text, check, unsafe=False)
     return outcome.text if outcome.changed else None
 
 

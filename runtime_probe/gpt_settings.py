@@ -17,7 +17,9 @@ class GPTProbeSettings:
     """`packed`: text samples in one THD row, cu_seqlens at the true boundaries. `llava-collapsed` /
     `llava-expanded`: each sample holds one image placeholder expanded into `image_tokens` embeddings
     before the language model; cu_seqlens counted in collapsed space (one token per image: the bug of
-    NVIDIA/Megatron-LM PR #3427) or in expanded space (the fix)."""
+    NVIDIA/Megatron-LM PR #3427) or in expanded space (the fix). The LLaVA cases run the installed
+    megatron-core's real LLaVAModel (vision encoder, projector, _preprocess_data); `reenact` re-enacts
+    the expansion on the GPTModel instead (the fallback when LLaVAModel cannot be built)."""
 
     case: str = "packed"
     lengths: list[int] | None = None  # text tokens per sample (the image placeholder included)
@@ -30,6 +32,7 @@ class GPTProbeSettings:
     device: str = "auto"
     dtype: str = "auto"
     seed: int = 0
+    reenact: bool = False  # LLaVA cases: re-enact the expansion on GPTModel instead of the real LLaVAModel
     notes: list[str] = field(default_factory=list)
 
     def validate(self) -> None:

@@ -11,22 +11,106 @@ layer) is Megatron's own code. RoPE gets the same CPU shim as the layer mode.
 LLaVA: LLaVAModel._preprocess_data expands each image placeholder into the vision tokens before the
 language model; the cu_seqlens handed to it stay in collapsed space (one token per image) unless they
 are remapped (NVIDIA/Megatron-LM PR #3427, closed unmerged: Energon expands image tokens at data
-preparation, so Megatron-LM's own SFT path is unaffected). The probe builds that expanded row (text
-embeddings from the model's embedding, image embeddings as random vectors of the same scale) and
-feeds it to GPTModel as decoder_input, with collapsed or expanded cu_seqlens.
+preparation, so Megatron-LM's own SFT path is unaffected). The probe builds the installed
+megatron-core's real `LLaVAModel` (tiny: a one-layer ViT of the `internvit` subtype on the local ViT
+spec, the `mlp` projector, the GPT language model above) and runs its own forward, vision encoder,
+projector and `_preprocess_data` included, over one packed THD row with collapsed or expanded
+cu_seqlens. Two CPU shims besides the core attention and RoPE ones: `CLIPViTModel.__init__` puts its
+position ids on CUDA (megatron/core/models/vision/clip_vit_model.py:124, `.cuda()`), which is
+made a no-op while the model is built on CPU; and the `clip`/`siglip` subtypes cannot be built
+without Transformer Engine at all (clip_vit_model.py:22 falls back to `torch.nn.LayerNorm`, which
+`build_module(ln_pre_impl, config=...)` at :92 cannot construct), hence `internvit`, which has no
+pre/post norm. If the real model cannot be built, the probe says why in one note and re-enacts the
+expansion on the GPTModel (text embeddings from the model's embedding, image embeddings random at the
+same scale, fed as decoder_input).
 """
 
 from __future__ import annotations
 
 import time
 import warnings
+from contextlib import contextmanager
 
 import torch
 
 from runtime_probe.gpt_settings import GPTProbeSettings
-from runtime_probe.report import FAIL, PASS, ProbeReport
+from runtime_probe.report import FAIL, PASS, ProbeReport, check_packed_vs_alone
 
 IMAGE_AT = 1  # the image placeholder follows the first text token of each sample
+IMAGE_TOKEN = -200  # megatron.core.models.multimodal.llava_model.DEFAULT_IMAGE_TOKEN_INDEX
+VISION = {"type": "internvit", "layers": 1, "heads": 2, "head_dim": 16, "patch": 2}  # the tiny ViT
+
+
+@contextmanager
+def _cuda_calls_stay_on(device):
+    """CPU shim for building LLaVAModel: CLIPViTModel.__init__ does `torch.arange(...).cuda()`
+    (megatron/core/models/vision/clip_vit_model.py:124 in 0.16.1), which raises on a CPU-only torch.
+    While the model is built for a CPU run, Tensor.cuda returns the tensor unchanged."""
+    if device.type != "cpu":
+        yield
+        return
+    saved = torch.Tensor.cuda
+    torch.Tensor.cuda = lambda self, *a, **k: self  # type: ignore[method-assign]
+    try:
+        yield
+    finally:
+        torch.Tensor.cuda = saved  # type: ignore[method-assign]
+
+
+def build_llava(s: GPTProbeSettings, backend, dtype, device):
+    """The installed megatron-core's LLaVAModel, tiny: the language model is build_gpt's GPTModel (local
+    spec, core attention -> `backend`), the vision model a one-layer `internvit` ViT on the local ViT
+    spec whose image is one row of `image_tokens` patches (class token dropped), so that each image
+    placeholder expands into exactly `image_tokens` embeddings; the projector is the `mlp` type."""
+    from runtime_probe.megatron_layer import _config, megatron_classes
+
+    VarlenCoreAttention, CpuSafeRotaryEmbedding = megatron_classes(backend)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        import logging
+
+        from megatron.core.models.gpt.gpt_layer_specs import get_gpt_layer_local_spec, get_mlp_module_spec
+        from megatron.core.models.multimodal.llava_model import LLaVAModel
+        from megatron.core.models.vision.vit_layer_specs import get_vit_layer_with_local_spec
+        from megatron.core.transformer.transformer_config import TransformerConfig
+
+        hidden = s.heads * s.head_dim
+        language = _config(TransformerConfig, s.heads, s.head_dim, hidden, dtype, layers=s.layers)
+        vh = VISION["heads"] * VISION["head_dim"]
+        vision = _config(TransformerConfig, VISION["heads"], VISION["head_dim"], vh, dtype, layers=VISION["layers"])
+        vision.vision_model_type = VISION["type"]  # read by LLaVAModel.__init__ (llava_model.py:248)
+        projection = _config(TransformerConfig, s.heads, s.head_dim, hidden, dtype)
+        projection.ffn_hidden_size = hidden
+        lspec = get_gpt_layer_local_spec()
+        lspec.submodules.self_attention.submodules.core_attention = VarlenCoreAttention
+        vspec = get_vit_layer_with_local_spec()  # causal, like the GPT spec; DotProductAttention swapped too
+        vspec.submodules.self_attention.submodules.core_attention = VarlenCoreAttention
+        torch.manual_seed(s.seed)
+        logging.getLogger("megatron.core.models.multimodal.llava_model").setLevel(logging.ERROR)  # "work in progress"
+        with _cuda_calls_stay_on(device):
+            model = LLaVAModel(
+                language_transformer_config=language,
+                language_transformer_layer_spec=lspec,
+                language_vocab_size=s.vocab,
+                language_max_sequence_length=1024,
+                vision_transformer_config=vision,
+                vision_transformer_layer_spec=vspec,
+                drop_vision_class_token=True,
+                vision_projection_config=projection,
+                vision_projection_layer_spec=get_mlp_module_spec(use_te=False).submodules,
+                vision_projection_type="mlp",
+                language_position_embedding_type="rope",
+                img_h=VISION["patch"],
+                img_w=VISION["patch"] * s.image_tokens,
+                patch_dim=VISION["patch"],
+                image_token_index=IMAGE_TOKEN,
+            )
+    if model.img_seq_len != s.image_tokens:
+        raise RuntimeError(f"LLaVAModel.img_seq_len is {model.img_seq_len}, expected {s.image_tokens}")
+    if device.type == "cpu":
+        model.language_model.rotary_pos_emb.__class__ = CpuSafeRotaryEmbedding
+    model.vision_model.position_ids = model.vision_model.position_ids.to(device)
+    return model.to(device=device, dtype=dtype).eval()
 
 
 def build_gpt(s: GPTProbeSettings, backend, dtype, device):
@@ -87,12 +171,12 @@ def run_gpt_probe(s: GPTProbeSettings) -> ProbeReport:
         backend, skipped = choose_backend(s.backend, device, dtype)
     except BackendUnavailable as exc:
         raise NoBackend(str(exc)) from None
-    model = build_gpt(s, backend, dtype, device)
+    llava = s.case != "packed"
+    model = None if llava and not s.reenact else build_gpt(s, backend, dtype, device)
     timings["build model"] = time.perf_counter() - t
     version = megatron_import.megatron_version() or "?"
 
     text = s.true_lengths()
-    llava = s.case != "packed"
     k = s.image_tokens if llava else 1
     lengths = [n - 1 + k for n in text] if llava else text  # expanded: the placeholder becomes k tokens
     collapsed = text
@@ -114,62 +198,56 @@ def run_gpt_probe(s: GPTProbeSettings) -> ProbeReport:
     gen = torch.Generator().manual_seed(s.seed)
     ids = [torch.randint(0, s.vocab, (n,), generator=gen) for n in text]
     hidden = s.heads * s.head_dim
+    real = None
 
     with torch.no_grad():
         if llava:
-            scale = float(model.embedding.word_embeddings.weight.float().std())
-            images = [torch.randn(k, hidden, generator=gen) * scale for _ in text]
-
-            def embed(i: int, sample_ids, image):
-                e = model.embedding.word_embeddings(sample_ids.to(device))  # [n, h] (RoPE model: no positions)
-                e = torch.cat([e[:IMAGE_AT], image.to(device=device, dtype=e.dtype), e[IMAGE_AT + 1 :]])
-                return e
-
-            pieces = [embed(i, x, im) for i, (x, im) in enumerate(zip(ids, images, strict=True))]
             cu_true = [0] + [int(x) for x in torch.tensor(lengths).cumsum(0)]
             cu_coll = [0] + [int(x) for x in torch.tensor(collapsed).cumsum(0)]
-            r.pipeline.append(
-                f"LLaVA _preprocess_data: each of {len(text)} samples has one image placeholder expanded into "
-                f"{k} image embeddings: {sum(text)} collapsed tokens -> {total} expanded"
-            )
+            cu = cu_true if s.case == "llava-expanded" else cu_coll + ([total] if cu_coll[-1] < total else [])
+            if not s.reenact:
+                t = time.perf_counter()
+                try:
+                    real = build_llava(s, backend, dtype, device)
+                except Exception as exc:  # noqa: BLE001 - a model that cannot be built here is one note
+                    r.notes.append(
+                        f"the real LLaVAModel cannot be built here ({type(exc).__name__}: "
+                        f"{(str(exc).strip().splitlines() or [''])[0][:160]}); its expansion is re-enacted on GPTModel"
+                    )
+                timings["build LLaVAModel"] = time.perf_counter() - t
+            if real is not None:
+                pieces, run_packed, run_alone, perturbed = _llava_real(
+                    real, s, ids, k, gen, cu, PackedSeqParams, device, dtype
+                )
+                vh = VISION["heads"] * VISION["head_dim"]
+                r.backend_detail = (
+                    f"Megatron-Core {version} LLaVAModel: vision {VISION['type']} ViT (local spec, {VISION['layers']} "
+                    f"layer, hidden {vh}, {k} patches of {VISION['patch']}x{VISION['patch']}, class token dropped), "
+                    f"mlp projector, language GPTModel (local spec, {s.layers} layers, hidden {hidden}, {s.heads} "
+                    f"heads, RoPE, vocab {s.vocab}); core attention -> {backend.describe(True)}"
+                )
+                r.pipeline.append(
+                    f"LLaVAModel.forward: the vision encoder and projector turn each of {len(text)} images into {k} "
+                    f"embeddings; _preprocess_data puts them at each sample's image token ({IMAGE_TOKEN}): "
+                    f"{sum(text)} collapsed tokens -> {total} expanded"
+                )
+            else:
+                model = model if model is not None else build_gpt(s, backend, dtype, device)
+                pieces, run_packed, run_alone, perturbed = _llava_reenacted(
+                    model, s, ids, k, gen, cu, PackedSeqParams, device
+                )
+                r.pipeline.append(
+                    f"LLaVA _preprocess_data re-enacted: each of {len(text)} samples has one image placeholder "
+                    f"expanded into {k} image embeddings: {sum(text)} collapsed tokens -> {total} expanded"
+                )
             if s.case == "llava-collapsed":
-                cu = cu_coll + ([total] if cu_coll[-1] < total else [])
                 r.pipeline.append(
                     f"cu_seqlens left in collapsed space {cu_coll} (Megatron-LM PR #3427's bug); the expanded tail "
                     f"[{cu_coll[-1]}, {total}) is handed over as one more sub-sequence, the way a padded tail is"
                 )
-            else:
-                cu = cu_true
-                r.pipeline.append(f"cu_seqlens remapped to expanded space {cu_true} (PR #3427's remap)")
-
-            def run_packed(pcs):
-                x = torch.cat(pcs)[:, None, :]  # [T, 1, h]
-                p = packed_params(PackedSeqParams, cu, device)
-                return model(
-                    input_ids=None, position_ids=None, attention_mask=None, decoder_input=x, packed_seq_params=p
-                )[0].float()
-
-            def run_alone(i):
-                return model(
-                    input_ids=None, position_ids=None, attention_mask=None, decoder_input=pieces[i][:, None, :]
-                )[0].float()
-
-            def perturbed(i):
-                pcs = list(pieces)
-                pcs[i] = torch.randn(pcs[i].shape, generator=gen).to(device=device, dtype=pcs[i].dtype) * scale
-                return pcs
-
-            if s.case == "llava-collapsed":
                 # first, exactly what PR #3427 describes: collapsed cu_seqlens over the expanded row
                 try:
-                    x = torch.cat(pieces)[:, None, :]
-                    model(
-                        input_ids=None,
-                        position_ids=None,
-                        attention_mask=None,
-                        decoder_input=x,
-                        packed_seq_params=packed_params(PackedSeqParams, cu_coll, device),
-                    )
+                    run_packed(pieces, cu_coll)
                     r.add(
                         "collapsed cu_seqlens as they are",
                         FAIL,
@@ -184,11 +262,13 @@ def run_gpt_probe(s: GPTProbeSettings) -> ProbeReport:
                         f"RoPE raises {type(exc).__name__}: {first[:160]} (fused RoPE and the varlen kernels do not "
                         "check: they attend across the wrong boundaries)",
                     )
+            else:
+                r.pipeline.append(f"cu_seqlens remapped to expanded space {cu_true} (PR #3427's remap)")
         else:
             cu = [0] + [int(x) for x in torch.tensor(lengths).cumsum(0)]
             r.pipeline.append(f"{len(text)} samples in one THD row of {total} tokens, cu_seqlens {cu}")
 
-            def run_packed(pcs):
+            def run_packed(pcs, cu=cu):
                 p = packed_params(PackedSeqParams, cu, device)
                 return model(
                     input_ids=torch.cat(pcs)[None].to(device),
@@ -211,28 +291,24 @@ def run_gpt_probe(s: GPTProbeSettings) -> ProbeReport:
         p = packed_params(PackedSeqParams, cu, device)
         r.cu_seqlens, r.max_seqlen = cu, int(p.max_seqlen_q)
         r.shapes = {"decoder_input" if llava else "input_ids": [total, 1, hidden] if llava else [1, total]}
+        if llava and real is not None:
+            r.shapes = {"input_ids": [1, sum(text)], "images": [len(text), 3, VISION["patch"], VISION["patch"] * k]}
         checks = check_packed_params(p, total, device)
         r.checks.extend(checks)
 
         t = time.perf_counter()
         out = run_packed(pieces)
         timings["forward"] = time.perf_counter() - t
-        r.add("forward", PASS, f"one GPTModel forward over {total} tokens on {device} with cu_seqlens {cu}")
+        what = "LLaVAModel" if llava and real is not None else "GPTModel"
+        if out.shape[0] != total:
+            r.add("forward", FAIL, f"{what} returned {out.shape[0]} positions, expected {total}")
+            r.verdict = "failed"
+            r.timings_s = timings
+            return r
+        r.add("forward", PASS, f"one {what} forward over {total} tokens on {device} with cu_seqlens {cu}")
         t = time.perf_counter()
-        errs, scale_out = [], 1.0
-        for i, (a, b) in enumerate(bounds):
-            alone = run_alone(i)
-            scale_out = max(scale_out, float(alone.abs().max()))
-            errs.append(float((out[a:b] - alone).abs().max()))
-        tol = default_tolerance(dtype) * scale_out
-        worst = max(range(len(errs)), key=lambda j: errs[j])
-        ok = errs[worst] <= tol
-        r.add(
-            "(i) packed == each sample alone",
-            PASS if ok else FAIL,
-            f"max |logits packed - alone| = {errs[worst]:.3g} over {len(errs)} samples at their true (expanded) "
-            f"boundaries (tolerance {tol:.2g} for {r.dtype})" + ("" if ok else f"; worst: sample {worst}"),
-            {"max_error": errs[worst], "tolerance": tol, "per_sample": errs},
+        check_packed_vs_alone(
+            r, out, bounds, run_alone, default_tolerance(dtype), " at their true (expanded) boundaries" if llava else ""
         )
         per, leak = [], 0.0
         for i in range(len(pieces) - 1):
@@ -264,3 +340,74 @@ def run_gpt_probe(s: GPTProbeSettings) -> ProbeReport:
     r.verdict = "proven" if r.ok else "failed"
     r.timings_s = timings
     return r
+
+
+def _llava_reenacted(model, s: GPTProbeSettings, ids, k: int, gen, cu, PackedSeqParams, device):
+    """LLaVA's expansion re-enacted on the GPTModel: text embeddings from its embedding, each image
+    placeholder replaced by `k` random vectors at the embedding's scale, fed as decoder_input.
+    (pieces, run_packed(pieces, cu), run_alone(i), perturbed(i))."""
+    hidden = s.heads * s.head_dim
+    scale = float(model.embedding.word_embeddings.weight.float().std())
+    images = [torch.randn(k, hidden, generator=gen) * scale for _ in ids]
+
+    def embed(sample_ids, image):
+        e = model.embedding.word_embeddings(sample_ids.to(device))  # [n, h] (RoPE model: no positions)
+        return torch.cat([e[:IMAGE_AT], image.to(device=device, dtype=e.dtype), e[IMAGE_AT + 1 :]])
+
+    pieces = [embed(x, im) for x, im in zip(ids, images, strict=True)]
+
+    def run_packed(pcs, cu=cu):
+        x = torch.cat(pcs)[:, None, :]  # [T, 1, h]
+        p = packed_params(PackedSeqParams, cu, device)
+        return model(input_ids=None, position_ids=None, attention_mask=None, decoder_input=x, packed_seq_params=p)[
+            0
+        ].float()
+
+    def run_alone(i):
+        return model(input_ids=None, position_ids=None, attention_mask=None, decoder_input=pieces[i][:, None, :])[
+            0
+        ].float()
+
+    def perturbed(i):
+        pcs = list(pieces)
+        pcs[i] = torch.randn(pcs[i].shape, generator=gen).to(device=device, dtype=pcs[i].dtype) * scale
+        return pcs
+
+    return pieces, run_packed, run_alone, perturbed
+
+
+def llava_inputs(s: GPTProbeSettings, ids, k: int, gen):
+    """Each sample's input_ids with its image token at IMAGE_AT, and one image [3, patch, patch * k]."""
+    out = []
+    for x in ids:
+        x = x.clone()
+        x[IMAGE_AT] = IMAGE_TOKEN
+        out.append((x, torch.randn(3, VISION["patch"], VISION["patch"] * k, generator=gen)))
+    return out
+
+
+def _llava_real(model, s: GPTProbeSettings, ids, k: int, gen, cu, PackedSeqParams, device, dtype):
+    """The real LLaVAModel's forward over the packed row (input_ids with one image token per sample,
+    one image per sample): (pieces, run_packed(pieces, cu), run_alone(i), perturbed(i))."""
+    pieces = llava_inputs(s, ids, k, gen)
+
+    def forward(pcs, p=None):
+        x = torch.cat([a for a, _ in pcs])[None].to(device)
+        images = torch.stack([b for _, b in pcs]).to(device=device, dtype=dtype)
+        return model(images, x, None, None, packed_seq_params=p)[0][0].float()  # logits [b, s, v] -> [s, v]
+
+    def run_packed(pcs, cu=cu):
+        return forward(pcs, packed_params(PackedSeqParams, cu, device))
+
+    def run_alone(i):
+        return forward([pieces[i]])
+
+    def perturbed(i):
+        pcs = list(pieces)
+        x, _ = pcs[i]
+        x = (x + 1 + torch.randint(0, s.vocab - 1, x.shape, generator=gen)) % s.vocab
+        x[IMAGE_AT] = IMAGE_TOKEN
+        pcs[i] = (x, torch.randn(3, VISION["patch"], VISION["patch"] * k, generator=gen))
+        return pcs
+
+    return pieces, run_packed, run_alone, perturbed

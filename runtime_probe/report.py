@@ -95,6 +95,31 @@ class ProbeReport:
         return render_text(self)
 
 
+def check_packed_vs_alone(
+    r: ProbeReport, out: Any, bounds: list[tuple[int, int]], alone: Any, tolerance: float, where: str = ""
+) -> float:
+    """Check (i), shared by the HF and the Megatron-Core model modes: each sample's rows of the packed
+    output `out` ([T, ...]) against `alone(i)`, the sample run on its own. The tolerance is
+    `tolerance` (the dtype's) times the largest |output| seen alone (at least 1). Adds the check to
+    `r` and returns the scaled tolerance."""
+    errs, scale = [], 1.0
+    for i, (a, b) in enumerate(bounds):
+        y = alone(i)
+        scale = max(scale, float(y.abs().max()))
+        errs.append(float((out[a:b] - y).abs().max()))
+    tol = tolerance * scale
+    worst = max(range(len(errs)), key=lambda i: errs[i])
+    ok = errs[worst] <= tol
+    r.add(
+        "(i) packed == each sample alone",
+        PASS if ok else FAIL,
+        f"max |logits packed - alone| = {errs[worst]:.3g} over {len(errs)} samples{where} (tolerance {tol:.2g} "
+        f"for {r.dtype})" + ("" if ok else f"; worst: sample {worst} [{bounds[worst][0]}, {bounds[worst][1]})"),
+        {"max_error": errs[worst], "tolerance": tol, "per_sample": errs},
+    )
+    return tol
+
+
 def _jsonable(v: Any) -> Any:
     """Floats that JSON cannot hold (nan, inf) become strings; everything else passes through."""
     if isinstance(v, float) and not math.isfinite(v):

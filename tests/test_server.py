@@ -212,3 +212,24 @@ def test_finding_in_a_sourced_file(client, tmp_path):
     actions = client.request("textDocument/codeAction", {
         "textDocument": {"uri": uri}, "range": d["range"], "context": {"diagnostics": [d]}})
     assert [a for a in actions if a["kind"] == "quickfix"] == []
+
+
+def test_config_document_quick_fix(client, tmp_path):
+    # a LLaMA-Factory YAML open in the editor: PK400 at `packing: true`, its quick fix adds neat_packing
+    text = "### model\nmodel_name_or_path: Qwen/Qwen3-4B\n\n### method\nstage: sft\ndo_train: true\npacking: true\n"
+    path = tmp_path / "sft.yaml"
+    path.write_text(text)
+    uri = path.as_uri()
+    client.notify("textDocument/didOpen", {"textDocument": {"uri": uri, "languageId": "yaml",
+                                                            "version": 1, "text": text}})
+    diags = client.diagnostics(uri)
+    pk400 = next(d for d in diags if d["code"] == "PK400")
+    actions = client.request("textDocument/codeAction", {
+        "textDocument": {"uri": uri}, "range": pk400["range"], "context": {"diagnostics": [pk400]}})
+    quick = [a for a in actions if a["kind"] == "quickfix"]
+    assert len(quick) == 1 and quick[0]["isPreferred"] is False and "unsafe" in quick[0]["title"]
+    fixed = apply(text, quick[0]["edit"]["changes"][uri])
+    assert fixed == text + "neat_packing: true\n"
+    client.notify("textDocument/didChange", {"textDocument": {"uri": uri, "version": 2},
+                                             "contentChanges": [{"text": fixed}]})
+    assert all(d["code"] != "PK400" for d in client.diagnostics(uri))

@@ -37,3 +37,38 @@ def test_a_sourced_files_finding_is_reported_once_with_every_caller(tmp_path: Pa
     # one script alone: the same finding, with its one caller
     (alone,) = [f for f in check_json("run_b.sh")["findings"] if f["code"] == "PK001"]
     assert [(r["path"], r["line"]) for r in alone["related"]] == [("run_b.sh", 3)]
+
+
+def test_a_finding_in_a_checked_file_that_another_checked_script_submits_is_reported_once(
+    tmp_path: Path, monkeypatch
+):
+    """open-r1's shape: `launch_filtering.sh` runs `sbatch slurm/compute_pass_rate.slurm ...` in a loop, and
+    the .slurm file is itself one of the checked files; its finding (a `source` of a missing settings file) once."""
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'x'\n")
+    (tmp_path / "slurm").mkdir()
+    (tmp_path / "slurm" / "compute.slurm").write_text(
+        "#!/bin/bash\n#SBATCH --nodes=1\nset -x -e\nsource env/cluster.sh\n"
+        "python scripts/compute.py --config $1 --start $2 --end $3\n"
+    )
+    (tmp_path / "launch.sh").write_text(
+        "for i in {0..400..200}; do\n  sbatch slurm/compute.slurm recipes/x.yaml $i $((i + 200))\ndone\n"
+    )
+    monkeypatch.chdir(tmp_path)
+    found = [f for f in check_json("launch.sh", "slurm/compute.slurm")["findings"] if f["code"] == "PK106"]
+    assert [(f["path"], f["line"]) for f in found] == [("slurm/compute.slurm", 4)], found
+    found = [f for f in check_json("slurm/compute.slurm", "launch.sh")["findings"] if f["code"] == "PK106"]
+    assert [(f["path"], f["line"]) for f in found] == [("slurm/compute.slurm", 4)], found
+
+
+def test_a_file_the_checkouts_gitignore_names_is_not_missing(tmp_path: Path, monkeypatch):
+    """`source .env` where the repository ignores `.env`: each user makes it; PK106 stays for a path the
+    .gitignore does not name literally (a wildcard pattern is not matched)."""
+    (tmp_path / ".git").mkdir()
+    (tmp_path / ".gitignore").write_text("# local\n.env\nsecrets/\n*.local.sh\n")
+    (tmp_path / "train.sh").write_text(
+        "#!/bin/bash\nsource .env\nsource secrets/wandb.sh\nsource cluster.local.sh\nsource conf/env.sh\n"
+        "torchrun --nproc_per_node 8 pretrain_gpt.py --micro-batch-size 1\n"
+    )
+    monkeypatch.chdir(tmp_path)
+    found = [f["line"] for f in check_json("train.sh")["findings"] if f["code"] == "PK106"]
+    assert found == [4, 5], found

@@ -218,6 +218,11 @@ def set_text_override(path: str, data: bytes) -> None:
     _TEXT_OVERRIDES[os.path.abspath(path)] = data
 
 
+def clear_text_override(path: str) -> None:
+    """Read `path` from disk again (after set_text_override)."""
+    _TEXT_OVERRIDES.pop(os.path.abspath(path), None)
+
+
 def read_config_file(path: str, fmt: str, dialect: str):
     """(CNode root, None) or (None, ConfigFileError): read once per process per file version."""
     from packlint.configs.files import MAX_CONFIG_BYTES, ConfigFileError, load_text

@@ -52,6 +52,32 @@ def _command_word(fields: list[Value]) -> str:
 
 
 FILE_TESTS = re.compile(r"(?:^|\s)-[efrs]\s")  # `[ -f x ]`, `[[ -e x ]]`, `test -r x`, `[ -s x ]`
+# files a set-up step makes: `python -m venv X` / `uv venv X` / virtualenv / conda (`X/bin/activate`,
+# `Scripts/activate`), conda's shell hook (`.../etc/profile.d/conda.sh`)
+_SETUP_MADE = re.compile(r"(?:^|/)(?:bin|Scripts)/activate(?:\.(?:sh|bash))?$|(?:^|/)etc/profile\.d/conda\.sh$")
+
+
+def _ignored_by_checkout(root: str, text: str) -> bool:
+    """The checkout's top-level .gitignore names one of the path's components literally (`.env`,
+    `venv/`, `/secrets.sh`): a file each user makes. Patterns with wildcards are not matched (the file
+    then counts as missing, as before)."""
+    from packlint.safe_io import read_bounded
+
+    path = os.path.join(root, ".gitignore")
+    if not os.path.isfile(path):
+        return False
+    try:
+        data = read_bounded(path, 1 << 20, ".gitignore")
+    except PacklintError:
+        return False
+    names = set()
+    for line in data.decode("utf-8", "replace").splitlines():
+        line = line.strip()
+        if not line or line.startswith(("#", "!")) or any(c in line for c in "*?[\\"):
+            continue
+        names.add(line.strip("/"))
+    parts = [p for p in os.path.normpath(text).split("/") if p not in ("", ".")]
+    return any(p in names for p in parts) or "/".join(parts) in names
 
 
 def missing_in_checkout(interp: Interpreter, text: str, world: World) -> bool:
@@ -65,6 +91,8 @@ def missing_in_checkout(interp: Interpreter, text: str, world: World) -> bool:
 
     if not text or text.startswith("~") or "$" in text or any(FILE_TESTS.search(c.text) for c in world.when):
         return False
+    if _SETUP_MADE.search(text):
+        return False  # a virtual environment's or conda's activation script: made at set-up, never committed
     script = interp.source_stack[0] if interp.source_stack else None
     if script is None:
         return False
@@ -72,6 +100,8 @@ def missing_in_checkout(interp: Interpreter, text: str, world: World) -> bool:
     if not dirs:
         return False
     root = dirs[-1]
+    if _ignored_by_checkout(root, text):
+        return False  # the repository says it is made locally (`.env`, `venv/` in its .gitignore)
     if os.path.isabs(text):
         norm = os.path.normpath(text)
         return norm.startswith(root.rstrip("/") + "/") and not os.path.exists(norm)
@@ -117,7 +147,8 @@ def source_file(interp: Interpreter, fields: list[Value], world: World, ps: Pars
                 "source-missing",
                 f"`{_command_word(fields)} {text}` sources a file that does not exist in this checkout "
                 "(looked beside the script, in the working directory and up to the checkout root): bash "
-                "prints 'No such file or directory' and goes on without the settings it makes",
+                "prints 'No such file or directory' and goes on without the settings it makes (under "
+                "`set -e` it stops there)",
                 span,
             )
         interp.diag(

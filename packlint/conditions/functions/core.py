@@ -420,6 +420,13 @@ CORE_FUNCTIONS: dict[str, Function] = {
         lambda c, n, a: not isinstance(a[0], Unk),
         "the value is known (not unknown, invalid or absent); never undecided",
     ),
+    "certainly": Function(
+        (BOOL,),
+        (),
+        BOOL,
+        lambda c, n, a: a[0] is True,
+        "the condition holds for certain (an undecided one is false): for a rule's prerequisites, never its verdict",
+    ),
     "quote": Function((STR,), (), STR, _f_quote, "the value in quotes, or `unset` / `unknown` (for messages)"),
     "bash_rejects": Function(
         (), (), BOOL, _f_bash_rejects, "`bash -n` rejects the script (true when bash is not available)"
