@@ -121,3 +121,40 @@ def test_the_real_collator_numbers_positions_as_the_rule_says():
     import transformers.masking_utils as mu
 
     assert hasattr(mu, "find_packed_sequence_indices"), transformers.__version__
+
+
+# ----------------------------------------------------------------------------------------------------------
+# The rules about old releases (a bug fixed since) with the stack's version unknown: one info per launch
+# that says what was assumed, never an error (docs/stack-rules.md "Versions").
+
+OLD_RELEASE_RULES = ["PK403", "PK410", "PK420", "PK426", "PK452", "PK520"]
+VERSION_FILES = ("__init__.py", "version.py", "env.py", "pyproject.toml", "version.txt", "package_info.py")
+
+
+@pytest.mark.parametrize("code", OLD_RELEASE_RULES)
+def test_old_release_rule_with_unknown_version_is_one_info(code, tmp_path):
+    from test_rules_examples import run_example
+
+    rule = next(r for r in TABLE.rules if r.code == code)
+    bad = next(e for e in rule.examples if e.kind == "bad")
+    kept = {k: v for k, v in (bad.code or {}).items() if not k.endswith(VERSION_FILES)}
+    assert kept != (bad.code or {}) or code in ("PK420", "PK426"), "the bad example names its version"
+    (tmp_path / ".git").mkdir()
+    findings = run_example(type(bad)(bad.kind, bad.script, bad.env, bad.args, bad.title, kept), tmp_path)
+    mine = [f for f in findings if f.code == code]
+    assert [f.severity for f in mine] == ["info"], [(f.code, f.severity, f.message) for f in findings]
+    assert "version is unknown here" in mine[0].message or "not at hand" in mine[0].message
+    assert not [f for f in findings if f.code in OLD_RELEASE_RULES and f.severity != "info"]
+
+
+@pytest.mark.parametrize("code", OLD_RELEASE_RULES)
+def test_old_release_rule_with_known_version(code, tmp_path):
+    """The bad example (an old version) is an error; the good one (a fixed version) says nothing."""
+    from test_rules_examples import run_example
+
+    rule = next(r for r in TABLE.rules if r.code == code)
+    for ex in rule.examples:
+        where = tmp_path / ex.kind
+        where.mkdir()
+        mine = [f.severity for f in run_example(ex, where) if f.code == code]
+        assert mine == (["error"] if ex.kind == "bad" else []), (ex.kind, mine)
