@@ -158,3 +158,22 @@ def test_old_release_rule_with_known_version(code, tmp_path):
         where.mkdir()
         mine = [f.severity for f in run_example(ex, where) if f.code == code]
         assert mine == (["error"] if ex.kind == "bad" else []), (ex.kind, mine)
+
+
+def test_match_group_reads_a_number_from_a_path():
+    import re
+
+    from packlint.conditions.functions.text import _compile, _f_match_group
+    from packlint.conditions.tree import Unk
+
+    class Node:
+        static = _compile([None, "pad_seq_to_mult([0-9]+)_"])
+
+    path = "/data/packed/meta-llama--Llama-3.1-8B_pad_seq_to_mult4_sft_3f9a/training_8192.idx.parquet"
+    assert _f_match_group(None, Node, [path]) == "4"
+    assert isinstance(_f_match_group(None, Node, ["/data/packs/train.idx.parquet"]), Unk)
+    assert isinstance(_f_match_group(None, Node, ["x" * 5000]), Unk)
+    with pytest.raises(re.error):
+        _compile([None, "pad_seq_to_mult[0-9]+"])  # no group
+    with pytest.raises(re.error):
+        _compile([None, "(a+)+$"])  # exponential

@@ -12,6 +12,7 @@ from packlint.conditions.functions.hf_code import HF_CODE_FUNCTIONS
 from packlint.conditions.functions.stack import STACK_FUNCTIONS
 from packlint.conditions.functions.stack_source import STACK_SOURCE_FUNCTIONS
 from packlint.conditions.functions.startup import STARTUP_FUNCTIONS
+from packlint.conditions.functions.text import TEXT_FUNCTIONS
 from packlint.conditions.tree import FUNCTIONS
 
 FUNCTIONS.update(CORE_FUNCTIONS)
@@ -22,6 +23,7 @@ FUNCTIONS.update(CODEBASE_FUNCTIONS)
 FUNCTIONS.update(STARTUP_FUNCTIONS)
 FUNCTIONS.update(STACK_SOURCE_FUNCTIONS)
 FUNCTIONS.update(HF_CODE_FUNCTIONS)
+FUNCTIONS.update(TEXT_FUNCTIONS)
 
 __all__ = [
     "CODEBASE_FUNCTIONS",
@@ -33,4 +35,5 @@ __all__ = [
     "STACK_FUNCTIONS",
     "STARTUP_FUNCTIONS",
     "STACK_SOURCE_FUNCTIONS",
+    "TEXT_FUNCTIONS",
 ]
