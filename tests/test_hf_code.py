@@ -177,3 +177,20 @@ def test_match_group_reads_a_number_from_a_path():
         _compile([None, "pad_seq_to_mult[0-9]+"])  # no group
     with pytest.raises(re.error):
         _compile([None, "(a+)+$"])  # exponential
+
+
+@pytest.mark.parametrize("max_length,mbs,ga", [(4096, 2, 8), (32768, 1, 1)])
+def test_swift_packing_token_slots_match_the_product(tmp_path, max_length, mbs, ga):
+    """PK433's number is max_length x per_device_train_batch_size x GA, read from a YAML the flags override."""
+    files = {"sft.yaml": f"model: Qwen/Qwen2.5-7B-Instruct\npacking: true\nattn_impl: flash_attn\nmax_length: {max_length}\n"
+             f"per_device_train_batch_size: 64\ngradient_accumulation_steps: {ga}\n"}
+    for rel, text in files.items():
+        (tmp_path / rel).write_text(text)
+    (tmp_path / ".git").mkdir()
+    script = tmp_path / "run.sh"
+    data = f"#!/bin/bash\nswift sft sft.yaml --per_device_train_batch_size {mbs}\n".encode()
+    script.write_bytes(data)
+    model = inspect_script(str(script), text=data, display_path=str(script))
+    found = [f for f in check_model(model, TABLE.rules, script_text=data) if f.code == "PK433"]
+    assert [f.severity for f in found] == ["info"]
+    assert f"holds {max_length * mbs * ga} token slots per device" in found[0].message
