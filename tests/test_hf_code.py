@@ -193,4 +193,4 @@ def test_swift_packing_token_slots_match_the_product(tmp_path, max_length, mbs, 
     model = inspect_script(str(script), text=data, display_path=str(script))
     found = [f for f in check_model(model, TABLE.rules, script_text=data) if f.code == "PK433"]
     assert [f.severity for f in found] == ["info"]
-    assert f"holds {max_length * mbs * ga} token slots per device" in found[0].message
+    assert f"holds {max_length * mbs * ga} token slots per data-parallel rank" in found[0].message
