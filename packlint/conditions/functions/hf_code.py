@@ -143,11 +143,44 @@ def _field_default(v: ast.AST | None) -> Any:
         return _NO_DEFAULT
 
 
-def _program(ctx) -> tuple[Any, list[_FileFacts]] | Unk:
-    """(the code facts, the scanned files) of the launch's program, or Unk when its code is not at hand."""
+# (path) -> (mtime_ns, size, {needle: found or None}): the substring pre-check, remembered per needle (the
+# bytes themselves are not kept: a long-running server would hold every program file)
+_MENTIONS_MEMO: dict[str, tuple[int, int, dict[bytes, bool | None]]] = {}
+
+
+def _mentions(path: str, needle: bytes) -> bool | None:
+    """Whether the file's bytes contain NEEDLE (no decoding, no parsing: the cheap pass over a Megatron-sized
+    import closure); None when the file is not a regular file or is too large to read."""
+    import stat
+
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    memo = _MENTIONS_MEMO.get(path)
+    if memo is None or memo[0] != st.st_mtime_ns or memo[1] != st.st_size:
+        memo = _MENTIONS_MEMO[path] = (st.st_mtime_ns, st.st_size, {})
+    found = memo[2]
+    if needle not in found:
+        data: bytes | None = None
+        if stat.S_ISREG(st.st_mode) and st.st_size <= MAX_FILE:
+            try:
+                with open(path, "rb") as fh:
+                    data = fh.read(MAX_FILE + 1)
+            except OSError:
+                data = None
+        found[needle] = None if data is None else needle in data
+    return found[needle]
+
+
+def _program(ctx, needle: str) -> tuple[Any, list[_FileFacts]] | Unk:
+    """(the code facts, the parsed files that mention NEEDLE) of the launch's program, or Unk when its code is
+    not at hand or a file that mentions NEEDLE cannot be read or parsed. Only those files are parsed: a
+    Megatron program's import closure has hundreds of files, and most rules ask about none of them."""
     memo = ctx.memo
-    if "hf_program" in memo:
-        return memo["hf_program"]
+    key = "hf_program:" + needle
+    if key in memo:
+        return memo[key]
     try:
         facts = ctx.code_facts()
     except Exception:  # a reader bug must not take the check down
@@ -157,15 +190,19 @@ def _program(ctx) -> tuple[Any, list[_FileFacts]] | Unk:
         out = Unk("the launched program's code is not at hand", "unknown")
     else:
         scanned = []
+        want = needle.encode()
         for f in facts.files or []:
-            s = _scan(f)
+            seen = _mentions(f, want)
+            if seen is False:
+                continue
+            s = _scan(f) if seen else None
             if s is None:
                 out = Unk(f"{_shown(f)} of the launched program could not be parsed", "unknown")
                 break
             scanned.append(s)
         else:
             out = (facts, scanned)
-    memo["hf_program"] = out
+    memo[key] = out
     return out
 
 
@@ -192,14 +229,14 @@ def _compile_name(args: list) -> Any:
 
 
 def _f_code_calls(ctx, node, a) -> Any:
-    prog = _program(ctx)
+    prog = _program(ctx, node.static)
     if isinstance(prog, Unk):
         return prog
     return bool(_calls_of(prog[1], node.static))
 
 
 def _f_code_call_at(ctx, node, a) -> Any:
-    prog = _program(ctx)
+    prog = _program(ctx, node.static)
     if isinstance(prog, Unk):
         return prog
     calls = _calls_of(prog[1], node.static)
@@ -213,7 +250,7 @@ def _f_code_call_keyword(ctx, node, a) -> Any:
     """The keyword KW of the calls of NAME: its source text ('' given as a literal empty string), absent
     when no call passes it, unknown when a call passes **kwargs (it may hold KW)."""
     name, kw = node.static
-    prog = _program(ctx)
+    prog = _program(ctx, name)
     if isinstance(prog, Unk):
         return prog
     calls = _calls_of(prog[1], name)
@@ -228,7 +265,7 @@ def _f_code_call_keyword(ctx, node, a) -> Any:
 def _f_code_call_passes(ctx, node, a) -> Any:
     """Whether a call of NAME passes the keyword KW; unknown when one passes **kwargs instead."""
     name, kw = node.static
-    prog = _program(ctx)
+    prog = _program(ctx, name)
     if isinstance(prog, Unk):
         return prog
     calls = _calls_of(prog[1], name)
@@ -298,7 +335,10 @@ def _dataclass_value(ctx, files: list[_FileFacts], attr: str, what: str) -> Any:
         return value if isinstance(value, str) else Unk(f"--{attr} has no single value", "unknown")
     if hidden is not None:
         return Unk(f"{what}: --{attr} may be given by {hidden}", "unknown")
-    defaults = [d for f in files for d in f.fields.get(attr, [])]
+    mentioning = _program(ctx, attr)
+    if isinstance(mentioning, Unk):
+        return mentioning
+    defaults = [d for f in mentioning[1] for d in f.fields.get(attr, [])]
     if len(defaults) == 1 and isinstance(defaults[0], str):
         return defaults[0]
     return Unk(f"{what} comes from --{attr}, not given, whose default packlint cannot decide", "unknown")
@@ -308,7 +348,7 @@ def _f_code_model_kwarg(ctx, node, a) -> Any:
     """The value the program gives KEY (`attn_implementation=...` or a dict key) anywhere in its code,
     resolved; absent when never given; unknown when it is computed or the places disagree."""
     key = node.static
-    prog = _program(ctx)
+    prog = _program(ctx, key)
     if isinstance(prog, Unk):
         return prog
     facts, files = prog
@@ -329,7 +369,7 @@ def _f_code_model_kwarg(ctx, node, a) -> Any:
 def _f_code_model_name(ctx, node, a) -> Any:
     """The model the program loads: the first argument of its model `from_pretrained` calls (a receiver
     that is not a tokenizer/config/processor), resolved; unknown when computed or when they disagree."""
-    prog = _program(ctx)
+    prog = _program(ctx, "from_pretrained")
     if isinstance(prog, Unk):
         return prog
     facts, files = prog
