@@ -194,3 +194,18 @@ def test_swift_packing_token_slots_match_the_product(tmp_path, max_length, mbs, 
     found = [f for f in check_model(model, TABLE.rules, script_text=data) if f.code == "PK433"]
     assert [f.severity for f in found] == ["info"]
     assert f"holds {max_length * mbs * ga} token slots per data-parallel rank" in found[0].message
+
+
+def test_trl_padding_free_collator_in_a_hand_written_program(tmp_path):
+    """TRL's DataCollatorForLanguageModeling(padding_free=True) packs the same way; transformers' collator of
+    that name (no padding_free) does not count."""
+    trl = TRAIN.replace("DataCollatorWithFlattening, ", "").replace(
+        "data_collator=DataCollatorWithFlattening()", "data_collator=DataCollatorForLanguageModeling(pad_token_id=0, padding_free=True)"
+    ).replace("ATTN", "'sdpa'")
+    trl = "from trl.trainer.sft_trainer import DataCollatorForLanguageModeling\n" + trl
+    files = {"train.py": trl, "transformers/__init__.py": '__version__ = "4.52.4"\n'}
+    found = check(tmp_path, files)
+    assert [f.code for f in found] == ["PK530"] and "DataCollatorForLanguageModeling(padding_free=True)" in found[0].message
+    plain = trl.replace(", padding_free=True", "")
+    (tmp_path / "train.py").write_text(plain)
+    assert check(tmp_path, {}) == []
