@@ -58,6 +58,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("checkout")
     ap.add_argument("stack")
     ap.add_argument("--list", action="store_true", help="print every stack-rule finding")
+    ap.add_argument("--infos", action="store_true", help="count the stack rules' infos too (PK433, PK477, PK478, ...)")
     args = ap.parse_args(argv)
     root = os.path.abspath(args.checkout)
     scripts = sorted({p for g in SCRIPT_GLOBS for p in glob.glob(os.path.join(root, g), recursive=True)})
@@ -103,7 +104,9 @@ def main(argv: list[str] | None = None) -> int:
         findings = data.get("findings", [])
         for f in findings:
             code = f.get("code", "")
-            if not (code.startswith("PK4") or code.startswith("PK5")) or f.get("severity") == "info":
+            if not (code.startswith("PK4") or code.startswith("PK5")):
+                continue
+            if f.get("severity") == "info" and not args.infos:
                 continue
             file = os.path.join(root, f.get("path") or "")
             where = wrappers.get(file, os.path.relpath(file, root))

@@ -8,9 +8,11 @@ from packlint.conditions.functions.codebase import CODEBASE_FUNCTIONS
 from packlint.conditions.functions.core import CORE_FUNCTIONS
 from packlint.conditions.functions.deepspeed import DEEPSPEED_FUNCTIONS
 from packlint.conditions.functions.derived import DERIVED_FUNCTIONS
+from packlint.conditions.functions.hf_code import HF_CODE_FUNCTIONS
 from packlint.conditions.functions.stack import STACK_FUNCTIONS
 from packlint.conditions.functions.stack_source import STACK_SOURCE_FUNCTIONS
 from packlint.conditions.functions.startup import STARTUP_FUNCTIONS
+from packlint.conditions.functions.text import TEXT_FUNCTIONS
 from packlint.conditions.tree import FUNCTIONS
 
 FUNCTIONS.update(CORE_FUNCTIONS)
@@ -20,6 +22,8 @@ FUNCTIONS.update(DEEPSPEED_FUNCTIONS)
 FUNCTIONS.update(CODEBASE_FUNCTIONS)
 FUNCTIONS.update(STARTUP_FUNCTIONS)
 FUNCTIONS.update(STACK_SOURCE_FUNCTIONS)
+FUNCTIONS.update(HF_CODE_FUNCTIONS)
+FUNCTIONS.update(TEXT_FUNCTIONS)
 
 __all__ = [
     "CODEBASE_FUNCTIONS",
@@ -27,7 +31,9 @@ __all__ = [
     "DEEPSPEED_FUNCTIONS",
     "DERIVED_FUNCTIONS",
     "FUNCTIONS",
+    "HF_CODE_FUNCTIONS",
     "STACK_FUNCTIONS",
     "STARTUP_FUNCTIONS",
     "STACK_SOURCE_FUNCTIONS",
+    "TEXT_FUNCTIONS",
 ]
