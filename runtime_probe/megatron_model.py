@@ -38,7 +38,8 @@ from runtime_probe.report import FAIL, PASS, ProbeReport, check_packed_vs_alone
 
 IMAGE_AT = 1  # the image placeholder follows the first text token of each sample
 IMAGE_TOKEN = -200  # megatron.core.models.multimodal.llava_model.DEFAULT_IMAGE_TOKEN_INDEX
-VISION = {"type": "internvit", "layers": 1, "heads": 2, "head_dim": 16, "patch": 2}  # the tiny ViT
+VISION_TYPE = "internvit"  # the tiny ViT: its subtype, layers, heads, head size, patch size
+VISION: dict[str, int] = {"layers": 1, "heads": 2, "head_dim": 16, "patch": 2}
 
 
 @contextmanager
@@ -78,7 +79,7 @@ def build_llava(s: GPTProbeSettings, backend, dtype, device):
         language = _config(TransformerConfig, s.heads, s.head_dim, hidden, dtype, layers=s.layers)
         vh = VISION["heads"] * VISION["head_dim"]
         vision = _config(TransformerConfig, VISION["heads"], VISION["head_dim"], vh, dtype, layers=VISION["layers"])
-        vision.vision_model_type = VISION["type"]  # read by LLaVAModel.__init__ (llava_model.py:248)
+        vision.vision_model_type = VISION_TYPE  # read by LLaVAModel.__init__ (llava_model.py:248)
         projection = _config(TransformerConfig, s.heads, s.head_dim, hidden, dtype)
         projection.ffn_hidden_size = hidden
         lspec = get_gpt_layer_local_spec()
@@ -221,7 +222,7 @@ def run_gpt_probe(s: GPTProbeSettings) -> ProbeReport:
                 )
                 vh = VISION["heads"] * VISION["head_dim"]
                 r.backend_detail = (
-                    f"Megatron-Core {version} LLaVAModel: vision {VISION['type']} ViT (local spec, {VISION['layers']} "
+                    f"Megatron-Core {version} LLaVAModel: vision {VISION_TYPE} ViT (local spec, {VISION['layers']} "
                     f"layer, hidden {vh}, {k} patches of {VISION['patch']}x{VISION['patch']}, class token dropped), "
                     f"mlp projector, language GPTModel (local spec, {s.layers} layers, hidden {hidden}, {s.heads} "
                     f"heads, RoPE, vocab {s.vocab}); core attention -> {backend.describe(True)}"
@@ -265,6 +266,7 @@ def run_gpt_probe(s: GPTProbeSettings) -> ProbeReport:
             else:
                 r.pipeline.append(f"cu_seqlens remapped to expanded space {cu_true} (PR #3427's remap)")
         else:
+            assert model is not None  # the text case always builds the GPTModel
             cu = [0] + [int(x) for x in torch.tensor(lengths).cumsum(0)]
             r.pipeline.append(f"{len(text)} samples in one THD row of {total} tokens, cu_seqlens {cu}")
 
