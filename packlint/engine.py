@@ -171,9 +171,9 @@ def check_model_detailed(
             for rule in launch_rules:
                 # most rules are false for most launches: settle that without building anything
                 if rule.for_each is None and (
-                    _eval(rule.when, contexts[0]) is False
+                    _cannot_fire(rule, contexts[0])
                     if len(contexts) == 1
-                    else all(_eval(rule.when, c) is False for c in contexts)
+                    else all(_cannot_fire(rule, c) for c in contexts)
                 ):
                     continue
                 findings.extend(_run_launch_rule(model, launch, rule, code, contexts, launch_loc))
@@ -346,6 +346,47 @@ def _run_script_rule(model: dict, rule: Rule, bash: _BashCheck) -> list[Finding]
 # ---------------------------------------------------------------------------------------------- launches
 
 
+def _conjuncts(rule: Rule) -> tuple | None:
+    """The top-level `and` terms of the condition of a rule that reports only what fires
+    (`undecided = "ignore"`), kept on the rule; None for a rule that also reports undecided results.
+
+    Three-valued `a and b` is true only when every term is true, so such a rule cannot fire in a
+    context where one term is not true (false *or* undecided): `stack() == 'trl' and ...` on a launch
+    whose stack is not known stops at its first term instead of evaluating the rest (which the `and`
+    itself must do, to tell false from undecided)."""
+    terms = rule.__dict__.get("_conjuncts", _UNSET)
+    if terms is _UNSET:
+        terms = None
+        if rule.undecided != "info":
+            found: list = []
+            stack = [rule.when]
+            while stack:
+                e = stack.pop()
+                if isinstance(e, And):
+                    stack += (e.right, e.left)
+                else:
+                    found.append(e)
+            terms = tuple(found)
+        rule.__dict__["_conjuncts"] = terms
+    return terms
+
+
+_UNSET = object()
+
+
+def _cannot_fire(rule: Rule, ctx: EvalContext) -> bool:
+    """Whether the rule's condition (no `for_each`) settles to "nothing to report" in this context:
+    false, or (for a rule that ignores undecided results) any term not true. Conditions have no
+    effects besides memos, so stopping early changes nothing but the time."""
+    terms = _conjuncts(rule)
+    if terms is None:
+        return _eval(rule.when, ctx) is False
+    for t in terms:  # noqa: SIM110 (a loop: no generator frame per rule and launch)
+        if _eval(t, ctx) is not True:
+            return True
+    return False
+
+
 def _variants(launch: dict) -> list[dict]:
     variants = launch.get("variants") or []
     return variants if variants else [launch]
@@ -501,12 +542,17 @@ def _evaluate(
     fired_items: set = set()
     undecided: dict[Any, list[Unk]] = {}
     guards = _item_guards(rule)
+    only_true = _conjuncts(rule)
     for vi, variant in enumerate(variants):
         ctx = contexts[vi]
         if guards:
             ctx.bindings = {}
-            if any(_eval(g, ctx) is False for g in guards):
-                continue  # false for every item, so the whole condition is
+            if (
+                any(_eval(g, ctx) is False for g in guards)
+                if only_true is None
+                else any(_eval(g, ctx) is not True for g in guards)
+            ):
+                continue  # false (or, where only a true result counts, not true) for every item
         for item in _items(rule, variant, ctx):
             ctx.bindings = {} if item is None else {"name": item}
             result = _eval(rule.when, ctx)
