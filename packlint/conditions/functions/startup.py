@@ -10,12 +10,12 @@ launcher sets (torchrun, deepspeed, `python -m torch.distributed.run`): the laun
 
 from __future__ import annotations
 
-import ast
 import re
 from typing import Any
 
 from packlint.conditions.functions.core import _free_unknowns, _is_unk
 from packlint.conditions.tree import BOOL, STR, Function, Unk
+from packlint.regex import LazyRegex
 
 # launchers that set WORLD_SIZE in every process they start
 _SETS_WORLD_SIZE = ("torchrun", "deepspeed", "torch.distributed.run", "torch.distributed.launch")
@@ -150,6 +150,8 @@ def _default(spec) -> Any:
     value = _LITERAL_MEMO.get(text, _LITERAL_MEMO)
     if value is _LITERAL_MEMO:
         try:
+            import ast  # (2 ms: only for a launch whose program's startup checks are evaluated)
+
             value = _freeze(ast.literal_eval(text))
         except (ValueError, TypeError, SyntaxError, RecursionError, MemoryError):
             value = _NOT_LITERAL
@@ -307,6 +309,8 @@ def _f_flag(ctx, node, a):
 
 
 def _guard_attrs(texts: list[str]) -> set[str]:
+    import ast
+
     out: set[str] = set()
     for t in texts:
         try:
@@ -483,8 +487,8 @@ def _f_may_be_given(ctx, node, a):
     return False
 
 
-_HETERO_SCRIPT = re.compile(r"^\s*#SBATCH\s+(hetjob|packjob)\b|--(het|pack)-group\b|\bhetjob\b", re.M)
-_NODE_IDENTITY = re.compile(
+_HETERO_SCRIPT = LazyRegex(r"^\s*#SBATCH\s+(hetjob|packjob)\b|--(het|pack)-group\b|\bhetjob\b", re.M)
+_NODE_IDENTITY = LazyRegex(
     r"\b(NODE_RANK|NODE_ID|NODEID|SLURM_NODEID|SLURM_PROCID|PMI_RANK|OMPI_COMM_WORLD_RANK|RANK|HOSTNAME|"
     r"hostname|node_rank|MASTER_ADDR|POD_NAME|INDEX)\b"
 )
