@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from packlint.conditions import EvalContext, Expr, Unk
-from packlint.conditions.tree import And, Var
+from packlint.conditions.tree import And, PredicateCall, Var
 from packlint.findings import SEVERITY_RANK, Finding, FixPlan, Location, Related
 from packlint.rule_table import LocationSpec, Rule, RuleTable, parse_versions, version_applies, version_in_range
 
@@ -168,8 +168,15 @@ def check_model_detailed(
             # one context per variant, shared by every rule: what they compute of the variant is kept
             contexts = [EvalContext(model, launch, v, code=code) for v in _variants(launch)]
             launch_loc = Location.from_json(launch) or _script_location(model)
+            dead_heads: dict[str, bool] = {}  # a first term shared by rules -> not true in any variant
             for rule in launch_rules:
                 # most rules are false for most launches: settle that without building anything
+                if rule.for_each is None and (head := _head(rule)) is not None:
+                    dead = dead_heads.get(head[0])
+                    if dead is None:
+                        dead = dead_heads[head[0]] = all(_eval(head[1], c) is not True for c in contexts)
+                    if dead:
+                        continue
                 if rule.for_each is None and (
                     _cannot_fire(rule, contexts[0])
                     if len(contexts) == 1
@@ -372,6 +379,19 @@ def _conjuncts(rule: Rule) -> tuple | None:
 
 
 _UNSET = object()
+
+
+def _head(rule: Rule) -> tuple[str, Expr] | None:
+    """(name, term) when the first of the rule's `_conjuncts` is a predicate without parameters (`lf`,
+    `megatron_launch`): many rules start with the same one, and one evaluation per launch settles
+    every rule it rules out."""
+    head = rule.__dict__.get("_head", _UNSET)
+    if head is _UNSET:
+        terms = _conjuncts(rule)
+        first = terms[0] if terms else None
+        head = (first.name, first) if isinstance(first, PredicateCall) and not first.params else None
+        rule.__dict__["_head"] = head
+    return head
 
 
 def _cannot_fire(rule: Rule, ctx: EvalContext) -> bool:
