@@ -426,6 +426,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--mem-limit-mib", type=int, default=4096,
                     help="address-space cap for packlint in the scale cases (default 4096)")
     ap.add_argument("--no-scale", action="store_true", help="skip the scale cases")
+    ap.add_argument("--no-config-bench", action="store_true",
+                    help="skip the config-file cases (benchmarks/config_bench.py: issue 20's <= 1.3x)")
     ap.add_argument("--corpus-dir", type=Path, default=HERE / "corpus")
     ap.add_argument("--out", type=Path, default=HERE / "out" / "results.json")
     args = ap.parse_args(argv)
@@ -510,6 +512,13 @@ def main(argv: list[str] | None = None) -> int:
                 result.setdefault("growth_exponent", {})[kind] = {"k": k, "result": verdict(k, LINEAR_EXPONENT_MAX)}
     result["scale"] = scale
 
+    if packlint and not args.no_config_bench and not packlint.note.startswith("FALLBACK"):
+        import config_bench  # benchmarks/config_bench.py, next to this file
+
+        result["config_files"] = config_bench.measure(runs=n_cold, files=16 if args.quick else 64,
+                                                      warm_runs=2 if args.quick else 5)
+        result["notes"] += config_bench.sanity_notes(result["config_files"])
+
     print_report(result, cold, thru, n_cold, n_corpus)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(result, indent=1, default=str) + "\n")
@@ -555,6 +564,11 @@ def print_report(result: dict, cold: dict, thru: dict, n_cold: int, n_corpus: in
         k = "too fast to tell" if g["k"] is None else f"k = {g['k']:.2f}"
         rows.append((f"scale: growth of time ~ lines^k, {kind} cases", k, "", "", f"k <= {LINEAR_EXPONENT_MAX}",
                      g["result"]))
+    if "config_files" in result:  # (with config files, without, ratio): in the packlint/ShellCheck columns' places
+        import config_bench
+
+        for label, with_, without, ratio, tgt in config_bench.report_rows(result["config_files"]):
+            rows.append((f"{label}: with / without", with_, without, ratio, tgt.split(":")[0], tgt.split(": ")[1]))
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
     for i, row in enumerate(rows):
         print("| " + " | ".join(v.ljust(w) for v, w in zip(row, widths)) + " |")

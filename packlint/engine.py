@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from packlint.conditions import EvalContext, Expr, Unk
-from packlint.conditions.tree import And, Var
+from packlint.conditions.tree import And, PredicateCall, Var
 from packlint.findings import SEVERITY_RANK, Finding, FixPlan, Location, Related
 from packlint.model_view import (
     as_diagnostic,
@@ -196,12 +196,19 @@ def check_model_detailed(
             # one context per variant, shared by every rule: what they compute of the variant is kept
             contexts = [EvalContext(model, launch, v, code=code) for v in variants(launch)]
             launch_loc = Location.from_json(launch) or _script_location(model)
+            dead_heads: dict[str, bool] = {}  # a first term shared by rules -> not true in any variant
             for rule in launch_rules:
                 # most rules are false for most launches: settle that without building anything
+                if rule.for_each is None and (head := _head(rule)) is not None:
+                    dead = dead_heads.get(head[0])
+                    if dead is None:
+                        dead = dead_heads[head[0]] = all(_eval(head[1], c) is not True for c in contexts)
+                    if dead:
+                        continue
                 if rule.for_each is None and (
-                    _eval(rule.when, contexts[0]) is False
+                    _cannot_fire(rule, contexts[0])
                     if len(contexts) == 1
-                    else all(_eval(rule.when, c) is False for c in contexts)
+                    else all(_cannot_fire(rule, c) for c in contexts)
                 ):
                     continue
                 findings.extend(_run_launch_rule(model, launch, rule, code, contexts, launch_loc))
@@ -372,6 +379,60 @@ def _run_script_rule(model: ScriptModelJSON, rule: Rule, bash: _BashCheck) -> li
 # ---------------------------------------------------------------------------------------------- launches
 
 
+def _conjuncts(rule: Rule) -> tuple[Expr, ...] | None:
+    """The top-level `and` terms of the condition of a rule that reports only what fires
+    (`undecided = "ignore"`), kept on the rule; None for a rule that also reports undecided results.
+
+    Three-valued `a and b` is true only when every term is true, so such a rule cannot fire in a
+    context where one term is not true (false *or* undecided): `stack() == 'trl' and ...` on a launch
+    whose stack is not known stops at its first term instead of evaluating the rest (which the `and`
+    itself must do, to tell false from undecided)."""
+    terms = rule.__dict__.get("_conjuncts", _UNSET)
+    if terms is _UNSET:
+        terms = None
+        if rule.undecided != "info":
+            found: list[Expr] = []
+            stack = [rule.when]
+            while stack:
+                e = stack.pop()
+                if isinstance(e, And):
+                    stack += (e.right, e.left)
+                else:
+                    found.append(e)
+            terms = tuple(found)
+        rule.__dict__["_conjuncts"] = terms
+    return terms
+
+
+_UNSET = object()
+
+
+def _head(rule: Rule) -> tuple[str, Expr] | None:
+    """(name, term) when the first of the rule's `_conjuncts` is a predicate without parameters (`lf`,
+    `megatron_launch`): many rules start with the same one, and one evaluation per launch settles
+    every rule it rules out."""
+    head = rule.__dict__.get("_head", _UNSET)
+    if head is _UNSET:
+        terms = _conjuncts(rule)
+        first = terms[0] if terms else None
+        head = (first.name, first) if isinstance(first, PredicateCall) and not first.params else None
+        rule.__dict__["_head"] = head
+    return head
+
+
+def _cannot_fire(rule: Rule, ctx: EvalContext) -> bool:
+    """Whether the rule's condition (no `for_each`) settles to "nothing to report" in this context:
+    false, or (for a rule that ignores undecided results) any term not true. Conditions have no
+    effects besides memos, so stopping early changes nothing but the time."""
+    terms = _conjuncts(rule)
+    if terms is None:
+        return _eval(rule.when, ctx) is False
+    for t in terms:  # noqa: SIM110 (a loop: no generator frame per rule and launch)
+        if _eval(t, ctx) is not True:
+            return True
+    return False
+
+
 def _item_guards(rule: Rule) -> tuple[Expr, ...]:
     """The top-level `and` terms of a `for_each` rule's condition that do not read the item
     (`code_known()` in PK203, `flags_checked() and flags_closed()` in PK201), kept on the rule.
@@ -522,12 +583,17 @@ def _evaluate(
     fired_items: set[Any] = set()
     undecided: dict[Any, list[Unk]] = {}
     guards = _item_guards(rule)
+    only_true = _conjuncts(rule)
     for vi, variant in enumerate(variants):
         ctx = contexts[vi]
         if guards:
             ctx.bindings = {}
-            if any(_eval(g, ctx) is False for g in guards):
-                continue  # false for every item, so the whole condition is
+            if (
+                any(_eval(g, ctx) is False for g in guards)
+                if only_true is None
+                else any(_eval(g, ctx) is not True for g in guards)
+            ):
+                continue  # false (or, where only a true result counts, not true) for every item
         for item in _items(rule, variant, ctx):
             ctx.bindings = {} if item is None else {"name": item}
             result = _eval(rule.when, ctx)

@@ -20,10 +20,20 @@ Format (`"format": "packlint-rule-table"`, `"version": DATA_VERSION`):
            | ["f", value...]               a frozenset
            | ["o", class, value...]        an object: its fields in the class table's order
            | ["r", index]                  the shared object `index` (an object met more than once)
+           | ["z", text]                   a field kept as JSON text (a value of this format), decoded
+                                           on first use: only in a field the class lists in
+                                           `_cache_lazy` (a rule's messages and documentation)
     classes: [[module, name, [field...]], ...]
     shared:  [["o", class, value...], ...]   built first (empty), then filled: identity is kept
     root:    value
 A field whose name starts with `_` is a memo (a compiled regex): stored as null.
+
+Lazy fields: `packlint check` needs every rule's condition but a rule's messages, locations, fix and
+documentation only when it fires (or for `explain` / the reporters' rule metadata): they are three
+quarters of the file. A class that lists fields in `_cache_lazy` gets them as JSON text: the object
+keeps a `Pending` under `_cache_pending` and its own `__getattr__` decodes a field on first access,
+with the same class checks as the rest. A lazy field that turns out malformed is taken from a fresh
+compile of the rule files (`fallback`), so a damaged cache never changes a finding.
 """
 
 from __future__ import annotations
@@ -32,7 +42,7 @@ import json
 from typing import Any
 
 FORMAT = "packlint-rule-table"
-DATA_VERSION = 1
+DATA_VERSION = 2  # 2: lazy fields ("z")
 
 # the modules whose classes a cached table may name (and only classes defined in them)
 ALLOWED_MODULES = (
@@ -87,6 +97,34 @@ def _allowed(module: str, name: str) -> type | None:
     return cls
 
 
+class Pending:
+    """The lazy fields of one object, as JSON text, and how to decode them (see the module doc)."""
+
+    __slots__ = ("texts", "decode", "fallback")
+
+    def __init__(self, texts: dict[str, str], decode: Any, fallback: Any) -> None:
+        self.texts, self.decode, self.fallback = texts, decode, fallback
+
+    def get(self, obj: Any, name: str) -> Any:
+        """The decoded field `name` of `obj` (stored on it), or AttributeError when it is not pending."""
+        text = self.texts.get(name)
+        if text is None:
+            raise AttributeError(name)
+        try:
+            value = self.decode(text)
+        except CacheFormatError:
+            if self.fallback is None:
+                raise
+            value = self.fallback(obj, name)
+        obj.__dict__[name] = value
+        return value
+
+
+def _lazy_fields(cls: type) -> frozenset[str]:
+    lazy = cls.__dict__.get("_cache_lazy", ())
+    return frozenset(lazy) if isinstance(lazy, tuple) and "__slots__" not in cls.__dict__ else frozenset()
+
+
 def dumps(root: Any) -> str:
     """Encode a compiled table (raises CacheFormatError for a value this format cannot hold)."""
     counts: dict[int, int] = {}
@@ -119,6 +157,7 @@ def dumps(root: Any) -> str:
     class_index: dict[type, int] = {}
     shared_index: dict[int, int] = {}
     shared: list[Any] = []
+    lazy_of: dict[type, frozenset[str]] = {}
 
     def obj(v: Any) -> list[Any]:
         t = type(v)
@@ -128,7 +167,16 @@ def dumps(root: Any) -> str:
                 raise CacheFormatError(f"class {t.__module__}.{t.__name__} cannot be cached")
             i = class_index[t] = len(classes)
             classes.append([t.__module__, t.__name__, _fields(t)])
-        return ["o", i, *(None if f.startswith("_") else enc(getattr(v, f, None)) for f in classes[i][2])]
+        lazy = lazy_of.get(t)
+        if lazy is None:
+            lazy = lazy_of[t] = _lazy_fields(t)
+        return ["o", i, *(None if f.startswith("_") else field(v, f, f in lazy) for f in classes[i][2])]
+
+    def field(v: Any, f: str, lazy: bool) -> Any:
+        x = enc(getattr(v, f, None))
+        if lazy and type(x) is list:  # (a plain value costs nothing to decode: kept as it is)
+            return ["z", json.dumps(x, separators=(",", ":"), allow_nan=False)]
+        return x
 
     def enc(v: Any) -> Any:
         t = type(v)
@@ -163,8 +211,9 @@ def dumps(root: Any) -> str:
         raise CacheFormatError(str(exc)) from None
 
 
-def loads(data: bytes) -> Any:
-    """Decode what `dumps` wrote; anything else raises CacheFormatError."""
+def loads(data: bytes, fallback: Any = None) -> Any:
+    """Decode what `dumps` wrote; anything else raises CacheFormatError. `fallback(obj, field)`: the
+    value of a lazy field whose text turns out malformed when it is first used (else that raises)."""
     try:
         doc = json.loads(data)
     except (ValueError, RecursionError) as exc:
@@ -174,7 +223,7 @@ def loads(data: bytes) -> Any:
     raw_classes, raw_shared = doc.get("classes"), doc.get("shared")
     if not isinstance(raw_classes, list) or not isinstance(raw_shared, list):
         raise CacheFormatError("no class or shared table")
-    classes: list[tuple[type, list[str], bool]] = []
+    classes: list[tuple[type, list[str], bool, frozenset[str]]] = []
     for entry in raw_classes:
         if not (isinstance(entry, list) and len(entry) == 3 and all(isinstance(x, str) for x in entry[:2])):
             raise CacheFormatError("bad class entry")
@@ -183,17 +232,31 @@ def loads(data: bytes) -> Any:
             raise CacheFormatError(f"class {entry[0]}.{entry[1]} is not a rule-table class")
         if entry[2] != _fields(cls):
             raise CacheFormatError(f"class {entry[1]} has other fields now")
-        classes.append((cls, entry[2], isinstance(getattr(cls, "_fields", None), tuple)))  # (an @record)
+        classes.append((cls, entry[2], isinstance(getattr(cls, "_fields", None), tuple), _lazy_fields(cls)))
     new = object.__new__
     setattr_ = object.__setattr__
     shared: list[Any] = []
 
-    def fill(inst: Any, spec: tuple[type, list[str], bool], node: list) -> Any:
+    def fill(inst: Any, spec: tuple[type, list[str], bool, frozenset[str]], node: list) -> Any:
         values = node[2:]
         if len(values) != len(spec[1]):
             raise CacheFormatError(f"{spec[0].__name__}: wrong number of fields")
         # (a plain value is taken as is, without a call: most fields are strings, numbers or None)
-        if spec[2]:
+        if spec[3]:
+            d = inst.__dict__
+            texts: dict[str, str] = {}
+            for f, x in zip(spec[1], values, strict=True):
+                if type(x) is not list:
+                    d[f] = x
+                elif x[0] == "z" and f in spec[3]:
+                    if len(x) != 2 or type(x[1]) is not str:
+                        raise CacheFormatError("bad lazy field")
+                    texts[f] = x[1]
+                else:
+                    d[f] = dec(x)
+            if texts:
+                d["_cache_pending"] = Pending(texts, decode_text, fallback)
+        elif spec[2]:
             inst.__dict__.update(zip(spec[1], [x if type(x) is not list else dec(x) for x in values], strict=True))
         else:
             for f, x in zip(spec[1], values, strict=True):
@@ -225,6 +288,12 @@ def loads(data: bytes) -> Any:
         if tag == "f":
             return frozenset(dec(x) for x in v[1:])
         raise CacheFormatError(f"unknown tag {tag!r}")
+
+    def decode_text(text: str) -> Any:
+        try:
+            return dec(json.loads(text))
+        except (ValueError, TypeError, IndexError, KeyError, AttributeError, RecursionError) as exc:
+            raise CacheFormatError(f"malformed: {exc}") from None
 
     try:
         for node in raw_shared:  # every shared object exists (empty) before any field refers to it

@@ -46,7 +46,7 @@ from packlint.records import factory, record
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-CACHE_FORMAT = 4  # 4: JSON data (packlint.rule_cache), no longer a pickle
+CACHE_FORMAT = 5  # 4: JSON data (packlint.rule_cache), no longer a pickle; 5: lazy fields
 
 LOCATION_KINDS = {
     # kind: (takes a name, allowed parts)
@@ -230,6 +230,30 @@ class Rule:
     versions: str | None
     since: str | None = None  # the packlint release that first ships the rule (required for built-ins)
 
+    # kept as JSON text in the table cache and decoded on first use (packlint.rule_cache): a check
+    # reads them only for a rule that fires
+    _cache_lazy = (
+        "summary",
+        "message",
+        "help",
+        "when_text",
+        "report_at",
+        "related",
+        "overrides",
+        "explanation",
+        "references",
+        "examples",
+        "fix",
+    )
+
+    if not TYPE_CHECKING:
+
+        def __getattr__(self, name: str) -> Any:  # only for a field not decoded yet
+            pending = self.__dict__.get("_cache_pending")
+            if pending is None:
+                raise AttributeError(name)
+            return pending.get(self, name)
+
 
 @record
 class RuleTable:
@@ -271,7 +295,7 @@ def load_table(extra_files: Sequence[str | Path] = (), *, builtin: bool = True, 
     key = _cache_key(blobs)
     cache_file = _cache_path(key) if use_cache and not _CACHE_OFF else None
     if cache_file is not None:
-        table = _read_cache(cache_file)
+        table = _read_cache(cache_file, blobs)
         if table is not None:
             return table
     table = compile_table(blobs)
@@ -348,9 +372,11 @@ def _cache_path(key: str) -> Path | None:
     return None if d is None else d / f"rules-{key}.json"
 
 
-def _read_cache(path: Path) -> RuleTable | None:
+def _read_cache(path: Path, blobs: list[tuple[str, bytes, bool]] | None = None) -> RuleTable | None:
     """The cached table, or None (missing, not a regular file owned by this user, or of another shape:
-    docs/security.md). The file is JSON data (packlint.rule_cache); nothing in it can run code."""
+    docs/security.md). The file is JSON data (packlint.rule_cache); nothing in it can run code.
+    A rule's lazy field (its messages and documentation, decoded on first use) that turns out
+    malformed is taken from a fresh compile of `blobs` instead."""
     from packlint.safe_io import read_cache_file
 
     data = read_cache_file(path)
@@ -359,10 +385,26 @@ def _read_cache(path: Path) -> RuleTable | None:
     from packlint.rule_cache import CacheFormatError, loads
 
     try:
-        table = loads(data)
+        table = loads(data, None if blobs is None else _Recompiled(blobs))
     except CacheFormatError:
         return None
     return table if isinstance(table, RuleTable) else None
+
+
+class _Recompiled:
+    """A lazy field's value from the rule files themselves (compiled once, on the first damaged field)."""
+
+    def __init__(self, blobs: list[tuple[str, bytes, bool]]) -> None:
+        self.blobs = blobs
+        self.table: RuleTable | None = None
+
+    def __call__(self, obj: Any, name: str) -> Any:
+        if self.table is None:
+            self.table = compile_table(self.blobs)
+        rule = next((r for r in self.table.rules if r.code == getattr(obj, "code", None)), None)
+        if rule is None:  # pragma: no cover - the key hashes the rule files: the codes are the same
+            raise PacklintError("the rule-table cache does not match the rule files; run with --no-cache")
+        return getattr(rule, name)
 
 
 def _write_cache(path: Path, table: RuleTable) -> None:

@@ -86,6 +86,26 @@ def test_never_the_temp_home_or_root_directory():
         assert script_checkout_dirs(os.path.join(d, "x.sh")) == []
 
 
+@pytest.mark.parametrize("tmpdir_env", [None, "set", "empty"])
+def test_the_temp_directory_without_tempfile_is_what_tempfile_says(tmp_path: Path, tmpdir_env):
+    """never_roots() reads the temp directory without importing tempfile (start-up time) where that gives
+    tempfile's own answer; a fresh process each, since tempfile remembers its first answer."""
+    import subprocess
+    import sys
+
+    env = {k: v for k, v in os.environ.items() if k not in ("TMPDIR", "TEMP", "TMP")}
+    if tmpdir_env == "set":
+        env["TMPDIR"] = str(tmp_path)
+    elif tmpdir_env == "empty":
+        env["TMPDIR"] = ""
+    code = (
+        "import sys; from packlint.codebase.resolve import _temp_dir; d = _temp_dir(); "
+        "lazy = 'tempfile' not in sys.modules; import tempfile; print(d == tempfile.gettempdir(), lazy)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True).stdout
+    assert out.split() == ["True", "False" if tmpdir_env == "set" else str(os.access("/tmp", os.W_OK))]
+
+
 def test_the_climb_stops_below_the_temp_directory(tmp_path: Path):
     # tmp_path lies inside the temp directory, which holds other tests' files: the climb never gets there
     assert str(tmp_path).startswith(os.path.realpath(tempfile.gettempdir())) or str(tmp_path).startswith(

@@ -79,3 +79,38 @@ def test_correct_gates_are_silent():
          "unexported": {}, "exported_after": {}, "flags": {"--micro-batch-size": [{"value": "1", **loc(8)}]},
          "launcher_flags": {}, "world_size": {"value": "8"}, "argv": ["--micro-batch-size", "1"], "command": []}
     assert check_model(model([v]), RULES) == []
+
+
+def test_the_engine_prefilter_is_the_condition_itself():
+    """The engine skips a rule (no `for_each`) in a variant when `_cannot_fire` says so, and skips every
+    rule that starts with a predicate once that predicate is not true: for a rule that ignores
+    undecided results this must be exactly "the condition is not true", for one that reports them
+    exactly "the condition is false". Checked on every variant of the examples and the stack fixtures."""
+    from pathlib import Path
+
+    from packlint import engine
+    from packlint.api import inspect_script
+    from packlint.conditions import EvalContext
+
+    root = Path(__file__).resolve().parent.parent
+    scripts = sorted((root / "examples").glob("*.sh")) + sorted((root / "tests/fixtures/stacks").glob("*/*/run.sh"))
+    assert len(scripts) > 40
+    checked = skipped = 0
+    for path in scripts:
+        model = inspect_script(str(path))
+        for launch in model.get("launches", []):
+            for variant in engine._variants(launch):
+                for rule in RULES:
+                    if rule.scope != "launch" or rule.for_each is not None:
+                        continue
+                    # fresh contexts: the prefilter's memos must not decide what the full condition gives
+                    verdict = engine._eval(rule.when, EvalContext(model, launch, variant))
+                    expected = verdict is not True if rule.undecided == "ignore" else verdict is False
+                    assert engine._cannot_fire(rule, EvalContext(model, launch, variant)) == expected, (
+                        path.name, rule.code)
+                    head = engine._head(rule)
+                    if head is not None and engine._eval(head[1], EvalContext(model, launch, variant)) is not True:
+                        assert verdict is not True and rule.undecided == "ignore", (path.name, rule.code)
+                        skipped += 1
+                    checked += 1
+    assert checked > 1000 and skipped > 100

@@ -236,19 +236,81 @@ def test_rule_cache_round_trip_is_the_compiled_table_and_keeps_sharing():
     assert bodies and all(len(ids) == 1 for ids in bodies.values())
 
 
+def test_rule_cache_keeps_a_rules_messages_and_docs_as_text_until_first_use():
+    """A rule's lazy fields (messages, locations, fix, documentation) stay JSON text after loading and
+    decode on first access to exactly the compiled value; its condition is decoded at load."""
+    from packlint import rule_cache
+    from packlint.rule_table import Rule, load_table
+
+    table = load_table(use_cache=False)
+    back = rule_cache.loads(rule_cache.dumps(table).encode())
+    assert "summary" in Rule._cache_lazy and "when" not in Rule._cache_lazy
+    for compiled, loaded in zip(table.rules, back.rules):
+        assert "when" in loaded.__dict__ and "code" in loaded.__dict__
+        # (a plain value such as the explanation string is stored as it is: nothing to decode)
+        assert "message" not in loaded.__dict__ and "examples" not in loaded.__dict__
+        _walk_equal(compiled.examples, loaded.examples, f"{compiled.code}.examples")
+        assert "examples" in loaded.__dict__  # decoded once, then a plain attribute
+        _walk_equal(compiled.message, loaded.message, f"{compiled.code}.message")
+        assert loaded.summary == compiled.summary and loaded.explanation == compiled.explanation
+    with pytest.raises(AttributeError):
+        back.rules[0].no_such_field  # noqa: B018
+
+
+def _damaged_lazy_field_cache() -> bytes:
+    import json
+
+    from packlint import rule_cache
+    from packlint.rule_table import load_table
+
+    doc = json.loads(rule_cache.dumps(load_table(use_cache=False)))
+    rules = doc["root"][2]  # RuleTable(rules, ...): ["l", rule...]
+    rule_class = [c[1] for c in doc["classes"]].index("Rule")
+    first = rules[1]
+    assert first[:2] == ["o", rule_class]
+    at = 2 + doc["classes"][rule_class][2].index("examples")
+    assert first[at][0] == "z"
+    first[at] = ["z", '["o", 999]']  # a class index that does not exist
+    return json.dumps(doc).encode()
+
+
+def test_rule_cache_a_damaged_lazy_field_raises_without_a_fallback_and_is_recompiled_with_one(tmp_path):
+    from packlint import rule_cache, rule_table
+
+    data = _damaged_lazy_field_cache()
+    back = rule_cache.loads(data)  # the damage is inside a field's text: seen on first use
+    with pytest.raises(rule_cache.CacheFormatError):
+        back.rules[0].examples  # noqa: B018
+    path = tmp_path / "rules-x.json"
+    path.write_bytes(data)
+    blobs = [(str(p), p.read_bytes(), True) for p in rule_table.builtin_rule_files()]
+    table = rule_table._read_cache(path, blobs)
+    compiled = rule_table.load_table(use_cache=False)
+    _walk_equal(compiled.rules[0].examples, table.rules[0].examples)
+
+
+def test_rule_cache_refuses_a_lazy_field_where_the_class_has_none():
+    from packlint import rule_cache
+
+    doc = (b'{"format": "packlint-rule-table", "version": 2, "classes": [["packlint.rule_table", "LocationSpec",'
+           b' ["kind", "name", "part", "text"]]], "shared": [], "root": ["o", 0, "launch", ["z", "null"], "", ""]}')
+    with pytest.raises(rule_cache.CacheFormatError):
+        rule_cache.loads(doc)
+
+
 @pytest.mark.parametrize("doc", [
     b"\x80\x05\x95 not json",  # a planted pickle
     b"[]",
-    b'{"format": "packlint-rule-table", "version": 1, "classes": [["posix", "system", []]], "shared": [], "root": 1}',
-    b'{"format": "packlint-rule-table", "version": 1, "classes": [["builtins", "eval", []]], "shared": [], "root": 1}',
-    b'{"format": "packlint-rule-table", "version": 1, "classes": [["packlint.rule_table", "os", []]],'
+    b'{"format": "packlint-rule-table", "version": 2, "classes": [["posix", "system", []]], "shared": [], "root": 1}',
+    b'{"format": "packlint-rule-table", "version": 2, "classes": [["builtins", "eval", []]], "shared": [], "root": 1}',
+    b'{"format": "packlint-rule-table", "version": 2, "classes": [["packlint.rule_table", "os", []]],'
     b' "shared": [], "root": 1}',
-    b'{"format": "packlint-rule-table", "version": 1, "classes": [["packlint.rule_table", "RuleTable", ["x"]]],'
+    b'{"format": "packlint-rule-table", "version": 2, "classes": [["packlint.rule_table", "RuleTable", ["x"]]],'
     b' "shared": [], "root": ["o", 0, 1]}',
-    b'{"format": "packlint-rule-table", "version": 1, "classes": [], "shared": [], "root": ["o", 7]}',
-    b'{"format": "packlint-rule-table", "version": 1, "classes": [], "shared": [], "root": ["r", 3]}',
-    b'{"format": "packlint-rule-table", "version": 1, "classes": [], "shared": [], "root": ["zz"]}',
-    b'{"format": "packlint-rule-table", "version": 1, "classes": [], "shared": [], "root": ' + b"[\"l\"," * 50000
+    b'{"format": "packlint-rule-table", "version": 2, "classes": [], "shared": [], "root": ["o", 7]}',
+    b'{"format": "packlint-rule-table", "version": 2, "classes": [], "shared": [], "root": ["r", 3]}',
+    b'{"format": "packlint-rule-table", "version": 2, "classes": [], "shared": [], "root": ["zz"]}',
+    b'{"format": "packlint-rule-table", "version": 2, "classes": [], "shared": [], "root": ' + b"[\"l\"," * 50000
     + b"1" + b"]" * 50000 + b"}",
 ])
 def test_rule_cache_refuses_foreign_classes_and_wrong_shapes(doc):

@@ -32,14 +32,30 @@ PROJECT_MARKERS = ("pyproject.toml", "setup.py", "setup.cfg")
 def never_roots() -> frozenset[str]:
     """Directories never searched as a checkout, nor above: `/`, the home directory and the system temp
     directory (a checkout *inside* the temp directory is fine; the temp directory itself is not one)."""
-    import tempfile
-
     out = {os.path.abspath(os.sep)}
-    for d in (os.path.expanduser("~"), tempfile.gettempdir(), "/tmp", "/var/tmp"):
+    for d in (os.path.expanduser("~"), _temp_dir(), "/tmp", "/var/tmp"):
         if d and d != "~":
             out.add(os.path.abspath(d))
             out.add(os.path.realpath(d))
     return frozenset(out)
+
+
+def _temp_dir() -> str:
+    """tempfile.gettempdir(), without importing tempfile (5 ms: shutil, bz2, lzma, random) in the usual
+    case, where it would answer /tmp: no TMPDIR/TEMP/TMP and /tmp a writable directory."""
+    import sys
+
+    if (
+        "tempfile" not in sys.modules  # (once imported, it may have been told another directory)
+        and os.name == "posix"
+        and not any(os.environ.get(v) for v in ("TMPDIR", "TEMP", "TMP"))
+        and os.path.isdir("/tmp")
+        and os.access("/tmp", os.W_OK | os.X_OK)
+    ):
+        return "/tmp"
+    import tempfile
+
+    return tempfile.gettempdir()
 
 
 def _has_requirements(d: str) -> bool:

@@ -10,13 +10,13 @@ launcher sets (torchrun, deepspeed, `python -m torch.distributed.run`): the laun
 
 from __future__ import annotations
 
-import ast
 import re
 from typing import TYPE_CHECKING, Any
 
 from packlint.conditions.functions.core import _free_unknowns, _is_unk
 from packlint.conditions.tree import BOOL, STR, Builtin, EvalContext, Function, Unk
 from packlint.model_view import env_entry, launch_argv, launchers, parallel_size, parallel_sizes
+from packlint.regex import LazyRegex
 
 if TYPE_CHECKING:
     from packlint.model_types import SizeJSON
@@ -153,6 +153,8 @@ def _default(spec: Any) -> Any:
     value = _LITERAL_MEMO.get(text, _LITERAL_MEMO)
     if value is _LITERAL_MEMO:
         try:
+            import ast  # (2 ms: only for a launch whose program's startup checks are evaluated)
+
             value = _freeze(ast.literal_eval(text))
         except (ValueError, TypeError, SyntaxError, RecursionError, MemoryError):
             value = _NOT_LITERAL
@@ -310,6 +312,8 @@ def _f_flag(ctx: EvalContext, node: Builtin, a: list[Any]) -> Any:
 
 
 def _guard_attrs(texts: list[str]) -> set[str]:
+    import ast
+
     out: set[str] = set()
     for t in texts:
         try:
@@ -486,8 +490,8 @@ def _f_may_be_given(ctx: EvalContext, node: Builtin, a: list[Any]) -> Any:
     return False
 
 
-_HETERO_SCRIPT = re.compile(r"^\s*#SBATCH\s+(hetjob|packjob)\b|--(het|pack)-group\b|\bhetjob\b", re.M)
-_NODE_IDENTITY = re.compile(
+_HETERO_SCRIPT = LazyRegex(r"^\s*#SBATCH\s+(hetjob|packjob)\b|--(het|pack)-group\b|\bhetjob\b", re.M)
+_NODE_IDENTITY = LazyRegex(
     r"\b(NODE_RANK|NODE_ID|NODEID|SLURM_NODEID|SLURM_PROCID|PMI_RANK|OMPI_COMM_WORLD_RANK|RANK|HOSTNAME|"
     r"hostname|node_rank|MASTER_ADDR|POD_NAME|INDEX)\b"
 )
