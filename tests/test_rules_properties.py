@@ -91,6 +91,7 @@ def test_the_engine_prefilter_is_the_condition_itself():
     from packlint import engine
     from packlint.api import inspect_script
     from packlint.conditions import EvalContext
+    from packlint.model_view import variants
 
     root = Path(__file__).resolve().parent.parent
     scripts = sorted((root / "examples").glob("*.sh")) + sorted((root / "tests/fixtures/stacks").glob("*/*/run.sh"))
@@ -99,7 +100,7 @@ def test_the_engine_prefilter_is_the_condition_itself():
     for path in scripts:
         model = inspect_script(str(path))
         for launch in model.get("launches", []):
-            for variant in engine._variants(launch):
+            for variant in variants(launch):
                 for rule in RULES:
                     if rule.scope != "launch" or rule.for_each is not None:
                         continue
