@@ -196,19 +196,81 @@ def _yaml_error(exc: Exception) -> ConfigFileError:
 
 def load_yaml(text: str, dialect: str = "pyyaml") -> CNode:
     """The document's root node (an empty document is an empty mapping's None value)."""
-    from ruamel.yaml.error import YAMLError
+    root = _compose_libyaml(text)
+    if root is _NOT_COMPOSED:
+        from ruamel.yaml.error import YAMLError
 
-    y = _yaml()
-    try:
-        root = y.compose(text)
-    except YAMLError as exc:
-        raise _yaml_error(exc) from None
-    except RecursionError:
-        raise ConfigFileError("the YAML is nested too deeply") from None
+        y = _yaml()
+        try:
+            root = y.compose(text)
+        except YAMLError as exc:
+            raise _yaml_error(exc) from None
+        except RecursionError:
+            raise ConfigFileError("the YAML is nested too deeply") from None
     if root is None:
         return CNode(None, 1, 1, 1, 1)
     count = [0]
     return _convert(root, dialect, 0, count)
+
+
+_NOT_COMPOSED = object()
+# what libyaml (YAML 1.1) may read otherwise than ruamel's composer (YAML 1.2): NEL / LS / PS line
+# breaks, a BOM, directives (`%YAML 1.2`), and characters YAML 1.2 no longer allows unescaped
+_LIBYAML_UNSURE = LazyRegex(
+    "[\x85\u2028\u2029\ufeff]|^%|[^\t\n\r\x20-\x7e\xa0-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]", re.M
+)
+_LIBYAML_MAX_BRACKETS = 256  # flow collections: each may nest one level (libyaml composes recursively in C)
+_LIBYAML_MAX_INDENT = 256  # block collections: each level indents by at least one more column
+
+
+def _compose_libyaml(text: str) -> Any:
+    """The node tree of PyYAML's libyaml composer (C: ~0.2 ms where ruamel's pure-Python composer takes
+    ~5-15 ms for a 50-line LLaMA-Factory config), or _NOT_COMPOSED: PyYAML or libyaml missing, a text
+    where YAML 1.1 and 1.2 may read differently, nesting deep enough to matter, or any error (ruamel
+    then reads it and reports the error in its own words). Both composers type nothing: packlint
+    types plain scalars itself (`resolve_plain`), so the trees carry the same values and marks
+    (checked on every YAML file of the test fixtures and the mirrored stacks: tests/test_config_oracles.py)."""
+    if (
+        not text.endswith("\n")  # (libyaml ends the last line there, ruamel at the end of the text)
+        or text.count("[") + text.count("{") > _LIBYAML_MAX_BRACKETS
+        or _LIBYAML_UNSURE.search(text) is not None
+        or _max_indent(text) > _LIBYAML_MAX_INDENT
+    ):
+        return _NOT_COMPOSED
+    try:
+        from yaml import CSafeLoader, YAMLError
+    except ImportError:  # no PyYAML, or PyYAML built without libyaml
+        return _NOT_COMPOSED
+    loader = CSafeLoader(text)
+    try:
+        root = loader.get_single_node()
+    except (YAMLError, ValueError, TypeError, RecursionError, MemoryError):
+        return _NOT_COMPOSED
+    finally:
+        loader.dispose()
+    # an empty value (`key:`) ends where it starts in libyaml, at the next token in ruamel
+    stack = [root] if root is not None else []
+    while stack:
+        node = stack.pop()
+        if node.id == "scalar":
+            # (and ruamel keeps a folded block's fold points in its value as \a, for its round trip)
+            if (node.value == "" and not node.style) or node.style == ">":
+                return _NOT_COMPOSED
+        elif node.id == "mapping":
+            for k, v in node.value:
+                stack += (k, v)
+        else:
+            stack += node.value
+    return root
+
+
+def _max_indent(text: str) -> int:
+    most = 0
+    for line in text.split("\n"):
+        n = len(line) - len(line.lstrip(" \t-?:"))
+        if n > most:
+            most = n
+    return most
 
 
 _YAML: Any = None
@@ -229,20 +291,21 @@ def _span(node) -> tuple[int, int, int, int]:
 
 
 def _convert(node, dialect: str, depth: int, count: list[int]) -> CNode:
-    from ruamel.yaml.nodes import MappingNode, SequenceNode
-
+    """A composed node (ruamel's or PyYAML's: the same shape; a plain scalar's style is None in one,
+    '' in the other) as a CNode."""
     count[0] += 1
     if depth > MAX_DEPTH or count[0] > MAX_NODES:
         line, col, _, _ = _span(node)
         raise ConfigFileError(f"the file is nested deeper than {MAX_DEPTH} levels or too large", line, col)
     line, col, eline, ecol = _span(node)
-    if isinstance(node, MappingNode):
+    kind = node.id  # "mapping" | "sequence" | "scalar" (both libraries' node classes)
+    if kind == "mapping":
         out: dict[str, CNode] = {}
         merges: list[CNode] = []
         for k, v in node.value:
             key_value = _convert(k, dialect, depth + 1, count)
             tag = str(getattr(k, "tag", "") or "")
-            if tag.endswith(":merge") or (k.value == "<<" and getattr(k, "style", None) is None):
+            if tag.endswith(":merge") or (k.value == "<<" and not getattr(k, "style", None)):
                 merged = _convert(v, dialect, depth + 1, count)
                 merges.extend(merged.value if isinstance(merged.value, list) else [merged])
                 continue
@@ -261,11 +324,11 @@ def _convert(node, dialect: str, depth: int, count: list[int]) -> CNode:
             base.update(out)
             out = base
         return CNode(out, line, col, eline, ecol)
-    if isinstance(node, SequenceNode):
+    if kind == "sequence":
         return CNode([_convert(x, dialect, depth + 1, count) for x in node.value], line, col, eline, ecol)
     text = node.value
     style = getattr(node, "style", None)
-    value = resolve_plain(text, dialect) if style is None else text
+    value = resolve_plain(text, dialect) if not style else text
     return CNode(value, line, col, eline, ecol)
 
 
