@@ -242,15 +242,16 @@ def test_scalar_typing_matches_the_loaders(text, dialect):
 
 
 def test_the_lint_path_never_imports_the_oracles(tmp_path):
-    """A check of scripts naming YAML/JSON/TOML files imports no PyYAML, OmegaConf, Hydra, transformers
-    or torch, and a script naming no config file does not even import ruamel.yaml."""
+    """A check of scripts naming YAML/JSON/TOML files imports no OmegaConf, Hydra, transformers or torch
+    (PyYAML's C composer may compose the node tree; the typing, which these tests check against the
+    stacks' loaders, is packlint's own), and a script naming no config file imports no YAML library."""
     code = f"""
 import sys, os
 os.chdir({str(ORACLE / 'llamafactory')!r})
 from packlint.cli import main
 main(['check', 'train.sh', '--format', 'json'])
 main(['check', {str(ORACLE / 'torchtitan/run_train.sh')!r}, '--format', 'json'])
-bad = sorted(m for m in ('yaml', 'omegaconf', 'hydra', 'transformers', 'torch') if m in sys.modules)
+bad = sorted(m for m in ('omegaconf', 'hydra', 'transformers', 'torch') if m in sys.modules)
 print(','.join(bad), file=sys.stderr)
 """
     script = tmp_path / "plain.sh"
@@ -260,7 +261,7 @@ print(','.join(bad), file=sys.stderr)
     plain = (
         "import sys\nfrom packlint.cli import main\n"
         f"main(['check', {str(script)!r}, '--format', 'json'])\n"
-        "print('ruamel' in ' '.join(sys.modules), file=sys.stderr)\n"
+        "print('ruamel' in ' '.join(sys.modules) or 'yaml' in sys.modules, file=sys.stderr)\n"
     )
     r = subprocess.run([sys.executable, "-c", plain], capture_output=True, text=True, timeout=120)
     assert r.stderr.strip().splitlines()[-1] == "False", r.stderr
@@ -283,3 +284,45 @@ def test_nemo_rl_defaults_inheritance(monkeypatch):
     assert got == drop(expected, unknown)
     assert cfg["settings"]["policy.model_name"]["file"] == "grpo_math_8B.yaml"
     assert cfg["settings"]["policy.precision"]["file"] == "grpo_math_1B.yaml"
+
+
+def _as_tuple(node) -> object:
+    """A CNode tree as plain data with every position, for comparing two composers."""
+    v = node.value
+    if isinstance(v, dict):
+        v = tuple((k, _as_tuple(x)) for k, x in v.items())
+    elif isinstance(v, list):
+        v = tuple(_as_tuple(x) for x in v)
+    return (v, node.line, node.column, node.end_line, node.end_column)
+
+
+def test_libyaml_and_ruamel_compose_the_same_tree():
+    """Where configs/files.py takes libyaml's tree (PyYAML's C composer), it is the tree ruamel's composer
+    gives: the same values and the same positions, for every YAML file of the fixtures and examples, in
+    each typing dialect. (Texts libyaml may read otherwise go to ruamel: _compose_libyaml says so.)"""
+    from packlint.configs import files
+
+    root = Path(__file__).resolve().parent.parent
+    paths = sorted(
+        p for d in ("tests/fixtures", "examples") for ext in ("*.yaml", "*.yml") for p in (root / d).rglob(ext)
+    )
+    assert len(paths) > 40
+    taken = 0
+    for path in paths:
+        text = path.read_text(encoding="utf-8", errors="replace")
+        fast = files._compose_libyaml(text)
+        if fast is files._NOT_COMPOSED:
+            continue
+        try:
+            slow = files._yaml().compose(text)
+        except Exception:  # noqa: BLE001 - ruamel rejects it: libyaml must not have composed it either
+            raise AssertionError(f"libyaml composed {path}, ruamel rejects it") from None
+        taken += 1
+        for dialect in ("pyyaml", "omegaconf", "yaml12"):
+            if fast is None or slow is None:
+                assert fast is None and slow is None, path
+                continue
+            a = _as_tuple(files._convert(fast, dialect, 0, [0]))
+            b = _as_tuple(files._convert(slow, dialect, 0, [0]))
+            assert a == b, (path, dialect)
+    assert taken > len(paths) // 2

@@ -1,9 +1,11 @@
 """Config files read with their positions: YAML (typed as the stack's loader types it), JSON, TOML.
 
 Every value comes back as a `CNode`: the Python value (dict of CNode, list of CNode, or a scalar:
-bool/int/float/str/None) and the span of the text that set it. Nothing here imports PyYAML,
-OmegaConf or Hydra: YAML is composed with ruamel.yaml (its node tree keeps line and column) and its
-plain scalars are resolved by the dialect the stack's own loader uses:
+bool/int/float/str/None) and the span of the text that set it. Nothing here imports OmegaConf or
+Hydra or constructs a Python object from YAML: the text is *composed* into a node tree that keeps
+line and column (by PyYAML's C composer, libyaml, where it gives the tree ruamel.yaml's composer
+gives; by ruamel.yaml's otherwise: _compose_libyaml), and its plain scalars are resolved by packlint,
+in the dialect the stack's own loader uses:
 
 - `pyyaml`: PyYAML's SafeLoader (YAML 1.1: `yes`/`on`/`off` are booleans, `1e-5` is a string);
   the loader of TRL (`yaml.safe_load`), axolotl, ms-swift, accelerate.
