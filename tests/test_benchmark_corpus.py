@@ -59,9 +59,9 @@ def test_config_bench_versions_differ_only_in_the_config_files(tmp_path):
 
     with_ = config_bench.probe(config_bench.write_case(tmp_path / "with", True), dict(os.environ))
     without = config_bench.probe(config_bench.write_case(tmp_path / "without", False), dict(os.environ))
-    assert with_ == {"stack": "llamafactory", "ruamel": True, "files": [
+    assert with_ == {"stack": "llamafactory", "yaml": True, "files": [
         "examples/train_full/qwen2_5_full_sft.yaml", "examples/deepspeed/ds_z3_config.json"]}
-    assert without == {"stack": "llamafactory", "ruamel": False, "files": []}
+    assert without == {"stack": "llamafactory", "yaml": False, "files": []}
     assert config_bench.sanity_notes({"checks": {"with": with_, "without": without}}) == []
     text = (tmp_path / "with" / "run.sh").read_text()
     assert (tmp_path / "without" / "run.sh").read_text() == text.replace(config_bench.CONFIG_ARG, "").replace(
