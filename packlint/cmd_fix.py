@@ -30,6 +30,41 @@ def text_checker(path: str, options):
     return check
 
 
+def _deliver(
+    outcome,
+    display: str,
+    diffs: list[str] | None,
+    refuse: str | None,
+    path: str,
+    checked: str,
+    what: str,
+    follow: bool = False,
+) -> int:
+    """One file's fixes handed on: its note said, its diff kept (`--diff`), else `path` rewritten (temp file,
+    fsync, rename; only if it still holds the `checked` text). The fixes it counts: none when `refuse`
+    says why the file may not be written, or the write fails (said on stderr)."""
+    if outcome.note:
+        print(f"packlint: {display}: {outcome.note}", file=sys.stderr)
+    if not outcome.changed:
+        return int(outcome.applied)
+    if diffs is not None:
+        from packlint.fixes import unified_diff
+
+        diffs.append(unified_diff(outcome))
+        return int(outcome.applied)
+    if refuse:
+        print(f"packlint: {display}: not fixed: {refuse}", file=sys.stderr)
+        return 0
+    from packlint.safe_io import atomic_write
+
+    try:
+        atomic_write(path, outcome.text.encode("utf-8"), follow=follow, what=what, expect=checked.encode("utf-8"))
+    except PacklintError as exc:
+        print(f"packlint: {display}: not fixed: {_why(exc)}", file=sys.stderr)
+        return 0
+    return int(outcome.applied)
+
+
 def _outside_checked_tree(path: str, roots: list[str]) -> str | None:
     """Why `path` (found under one of the command-line `roots`) must not be rewritten, or None: a
     symbolic link found in a checked directory that leads out of it. A file named on the command line
@@ -131,7 +166,6 @@ def run_fixes(args, options) -> int | None:
     from packlint.discover import STDIN, discover
     from packlint.errors import EXIT_FINDINGS, EXIT_OK
     from packlint.fixes import fix_text, read_fixable, unified_diff
-    from packlint.safe_io import atomic_write
 
     paths = args.paths or ["."]
     files, _errors = discover(paths)  # unreadable paths: reported by the check that follows
@@ -189,24 +223,16 @@ def run_fixes(args, options) -> int | None:
                 and (unsafe or f.fix.applicability == "safe")
             ):
                 configs.setdefault(f.fix.start.path, []).append(path)
-        if outcome.note:
-            print(f"packlint: {display}: {outcome.note}", file=sys.stderr)
-        applied += outcome.applied
-        if not outcome.changed:
-            continue
-        if args.diff:
-            diffs.append(unified_diff(outcome))
-            continue
-        outside = _outside_checked_tree(path, paths)
-        if outside:
-            print(f"packlint: {display}: not fixed: {outside}", file=sys.stderr)
-            applied -= outcome.applied
-            continue
-        try:  # temp file, fsync, rename; only if the file still holds what was checked
-            atomic_write(path, outcome.text.encode("utf-8"), follow=True, what="script", expect=text.encode("utf-8"))
-        except PacklintError as exc:
-            print(f"packlint: {display}: not fixed: {_why(exc)}", file=sys.stderr)
-            applied -= outcome.applied
+        applied += _deliver(
+            outcome,
+            display,
+            diffs if args.diff else None,
+            _outside_checked_tree(path, paths),
+            path,
+            text,
+            "script",
+            follow=True,
+        )
     for config, sources in configs.items():
         why_not = _config_editable(config, paths)
         if why_not is not None:
@@ -225,19 +251,15 @@ def run_fixes(args, options) -> int | None:
             clear_text_override(config)
         for refusal in outcome.refusals:
             print(f"packlint: {config}: {refusal}", file=sys.stderr)
-        if outcome.note:
-            print(f"packlint: {config}: {outcome.note}", file=sys.stderr)
-        applied += outcome.applied
-        if not outcome.changed:
-            continue
-        if args.diff:
-            diffs.append(unified_diff(outcome))
-            continue
-        try:
-            atomic_write(config, outcome.text.encode("utf-8"), what="config file", expect=ctext.encode("utf-8"))
-        except PacklintError as exc:
-            print(f"packlint: {config}: not fixed: {_why(exc)}", file=sys.stderr)
-            applied -= outcome.applied
+        applied += _deliver(
+            outcome,
+            config,
+            diffs if args.diff else None,
+            None,
+            config,
+            ctext,
+            "config file",
+        )
     n = f"{applied} fix{'' if applied == 1 else 'es'}"
     if args.diff:
         from packlint.cmd_check import write_stdout

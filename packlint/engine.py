@@ -713,20 +713,30 @@ def _hit(rule: Rule, ctx: EvalContext, vi: int, fallback: Location) -> _Hit:
     )
 
 
-def _setting_location(ctx: EvalContext, name: str) -> Location | None:
-    """Where a configuration key's merged value was set (`setting:KEY`, `setting:deepspeed:KEY`)."""
-    cfg = variant_config(ctx.variant)
-    if not cfg:
-        return None
+def _setting_name(name: str) -> tuple[str, str]:
+    """(section, key) of a `setting:` name: `KEY`, or `deepspeed:KEY` / `accelerate:KEY` / `main:KEY`."""
     section, sep, key = name.partition(":")
     if not sep or section not in ("main", "deepspeed", "accelerate"):
-        section, key = "main", name
-    settings = config_settings(cfg, section)
+        return "main", name
+    return section, key
+
+
+def _setting_entry(ctx: EvalContext, name: str) -> SettingJSON | None:
+    """The merged settings entry of a `setting:` name; for a mapping, its first key's (None: not set)."""
+    cfg = variant_config(ctx.variant)
+    section, key = _setting_name(name)
+    settings = config_settings(cfg, section) if cfg else None
     if not settings:
         return None
     entry = settings.get(key)
     if entry is None:  # a mapping: where its first key was set
         entry = next((e for k, e in settings.items() if k.startswith(key + ".")), None)
+    return entry
+
+
+def _setting_location(ctx: EvalContext, name: str) -> Location | None:
+    """Where a configuration key's merged value was set (`setting:KEY`, `setting:deepspeed:KEY`)."""
+    entry = _setting_entry(ctx, name)
     return Location.from_json(entry) if entry else None
 
 
@@ -832,15 +842,7 @@ def _at_setting(ctx: EvalContext, at: LocationSpec | None) -> SettingJSON | None
     """The merged settings entry a `setting:[SECTION:]KEY` location spec names (None: not set)."""
     if at is None or at.kind != "setting" or at.name is None:
         return None
-    cfg = variant_config(ctx.variant)
-    section, sep, key = at.name.render(ctx).partition(":")
-    if not sep or section not in ("main", "deepspeed", "accelerate"):
-        section, key = "main", at.name.render(ctx)
-    settings = config_settings(cfg, section) if cfg else None
-    entry = (settings or {}).get(key)
-    if entry is None:  # a mapping: its keys
-        entry = next((e for k, e in (settings or {}).items() if k.startswith(key + ".")), None)
-    return entry
+    return _setting_entry(ctx, at.name.render(ctx))
 
 
 def _replace_on_command_line(ctx: EvalContext, at: LocationSpec | None, plan: FixPlan, value: str) -> FixPlan | None:
@@ -849,9 +851,7 @@ def _replace_on_command_line(ctx: EvalContext, at: LocationSpec | None, plan: Fi
     if at is None or at.kind != "setting" or name is None:
         return None
     cfg = variant_config(ctx.variant)
-    section, sep, key = name.partition(":")
-    if not sep or section not in ("main", "deepspeed", "accelerate"):
-        section, key = "main", name
+    section, key = _setting_name(name)
     if section != "main":
         return None
     entry = ((config_settings(cfg) if cfg else None) or {}).get(key)

@@ -13,7 +13,7 @@ import re
 
 from packlint import launchers as L
 from packlint.interpret import Diagnostic, LaunchInstance, interpret_file
-from packlint.launchers.processes import env_layout
+from packlint.launchers.processes import JSONSpan, env_layout
 from packlint.records import factory, record
 from packlint.values import Condition, Known, Span, Unknown, Value, Variable
 
@@ -381,18 +381,6 @@ def build_variant(
     )
 
 
-class _SettingSpan:
-    """A config file setting's location, where a Count keeps the span it was written at."""
-
-    __slots__ = ("loc",)
-
-    def __init__(self, loc: dict) -> None:
-        self.loc = loc
-
-    def to_json(self) -> dict:
-        return dict(self.loc)
-
-
 def _layout_from_launcher_config(layout, config: dict | None):
     """`accelerate launch --config_file acc.yaml` without --num_processes: accelerate copies the file's
     `num_processes` (the total, over all machines) into its arguments (commands/launch.py
@@ -408,8 +396,7 @@ def _layout_from_launcher_config(layout, config: dict | None):
     n = acc.get("num_processes")
     if n is None or "value" not in n or type(n["value"]) is not int or n["value"] < 1:
         return None
-    loc = {k: n[k] for k in ("file", "line", "column", "end_line", "end_column") if k in n}
-    world = L.Count(n["value"], n["value"], None, "accelerate config num_processes", _SettingSpan(loc))
+    world = L.Count(n["value"], n["value"], None, "accelerate config num_processes", JSONSpan(dict(n)))
     return L.ProcessLayout(layout.launcher, layout.nodes, layout.per_node, world)
 
 

@@ -209,7 +209,7 @@ def env_layout(launcher: str | None, env: dict[str, dict]) -> ProcessLayout | No
 
     def count(name: str, default: int | None) -> Count:
         value, why, e = text(name)
-        loc = _EnvSpan(e) if e is not None and e.get("line") is not None else None
+        loc = JSONSpan(e.get("value_location") or e) if e is not None and e.get("line") is not None else None
         if value is None and why is None:
             if default is None:
                 return Count(
@@ -241,14 +241,14 @@ def env_layout(launcher: str | None, env: dict[str, dict]) -> ProcessLayout | No
     return ProcessLayout(launcher, nodes, per_node, world)
 
 
-class _EnvSpan:
-    """An ENV_ENTRY's location, kept where a Count keeps its span."""
+class JSONSpan:
+    """A location the launch model already holds as JSON (a config setting's, an ENV_ENTRY's value),
+    kept where a Count keeps its span."""
 
     __slots__ = ("loc",)
 
-    def __init__(self, entry: dict) -> None:
-        loc = entry.get("value_location") or entry
-        self.loc = {k: loc[k] for k in ("file", "line", "column", "end_line", "end_column") if k in loc}
+    def __init__(self, where: dict) -> None:
+        self.loc = {k: where[k] for k in ("file", "line", "column", "end_line", "end_column") if k in where}
 
     def to_json(self) -> dict:
         return dict(self.loc)

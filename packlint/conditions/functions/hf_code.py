@@ -12,13 +12,15 @@ name is a local directory, else from the name alone where the name says it.
 
 from __future__ import annotations
 
-import ast
 import json
 import os
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from packlint.conditions.tree import BOOL, STR, Builtin, EvalContext, Function, NameLookupError, Unk
+
+if TYPE_CHECKING:
+    import ast
 
 MAX_FILE = 1_000_000  # a program file larger than this is not parsed (its facts are unknown)
 MAX_CONFIG_JSON = 256 * 1024
@@ -55,6 +57,8 @@ class _FileFacts:
 
 
 def _callee_name(func: ast.AST) -> str | None:
+    import ast  # (2 ms at start-up otherwise; only needed once a file is parsed)
+
     if isinstance(func, ast.Name):
         return func.id
     if isinstance(func, ast.Attribute):
@@ -63,6 +67,8 @@ def _callee_name(func: ast.AST) -> str | None:
 
 
 def _receiver(func: ast.AST) -> str:
+    import ast  # (2 ms at start-up otherwise; only needed once a file is parsed)
+
     if isinstance(func, ast.Attribute):
         v = func.value
         if isinstance(v, ast.Name):
@@ -82,6 +88,8 @@ def _scan(path: str) -> _FileFacts | None:
         return memo[2]
     facts: _FileFacts | None = None
     if st.st_size <= MAX_FILE:
+        import ast
+
         from packlint.conditions.functions.stack_source import read_stack_text
 
         text = read_stack_text(path)
@@ -102,6 +110,8 @@ def _scan(path: str) -> _FileFacts | None:
 
 
 def _walk(tree: ast.AST, path: str, facts: _FileFacts) -> None:
+    import ast  # (2 ms at start-up otherwise; only needed once a file is parsed)
+
     for node in ast.walk(tree):
         if isinstance(node, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
             facts.defined.add(node.name)
@@ -135,6 +145,8 @@ _NO_DEFAULT = object()
 def _field_default(v: ast.AST | None) -> Any:
     """The literal default of a dataclass field (`x: str = "a"`, `x: str = field(default="a")`), else
     _NO_DEFAULT."""
+    import ast  # (2 ms at start-up otherwise; only needed once a file is parsed)
+
     if isinstance(v, ast.Call) and _callee_name(v.func) == "field":
         v = next((k.value for k in v.keywords if k.arg == "default"), None)
     if v is None:
@@ -279,6 +291,8 @@ def _f_code_call_passes(ctx: EvalContext, node: Builtin, a: list[Any]) -> Any:
 
 
 def _literal_text(v: ast.AST) -> str:
+    import ast  # (2 ms at start-up otherwise; only needed once a file is parsed)
+
     try:
         lit = ast.literal_eval(v)
     except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
@@ -293,6 +307,8 @@ def _literal_text(v: ast.AST) -> str:
 def _resolve(ctx: EvalContext, facts: Any, v: ast.AST, what: str, files: list[_FileFacts] | None = None) -> Any:
     """A value expression of the program: a literal, or `X.dest` of the parser's namespace (the launch's
     flag, else the field's literal default); unknown otherwise."""
+    import ast  # (2 ms at start-up otherwise; only needed once a file is parsed)
+
     if isinstance(v, ast.Constant) and isinstance(v.value, str):
         return v.value
     if isinstance(v, ast.Attribute) and facts.schema is not None:
