@@ -250,10 +250,16 @@ def _compose_libyaml(text: str) -> Any:
         return _NOT_COMPOSED
     finally:
         loader.dispose()
-    # an empty value (`key:`) ends where it starts in libyaml, at the next token in ruamel
+    # an empty value (`key:`) ends where it starts in libyaml, at the next token in ruamel. A node met
+    # twice is an alias: ruamel's path reads those (its walk is bounded by MAX_NODES; this one would
+    # visit a "billion laughs" document's shared nodes exponentially often)
     stack = [root] if root is not None else []
+    seen: set[int] = set()
     while stack:
         node = stack.pop()
+        if id(node) in seen or len(seen) > MAX_NODES:
+            return _NOT_COMPOSED
+        seen.add(id(node))
         if node.id == "scalar":
             # (and ruamel keeps a folded block's fold points in its value as \a, for its round trip)
             if (node.value == "" and not node.style) or node.style == ">":
