@@ -11,7 +11,9 @@ Everything packlint prints goes to stderr; stdout is the script's. Options are r
 SCRIPT: everything after it (a `--` and options that look like packlint's included) is the script's.
 
 Exit status when it does not launch: 1 findings (or a failed probe), 2 usage, configuration or
-internal error; when it launches, the script's own status.
+internal error; when it launches, the script's own status. With --guard the script runs as a child
+process (packlint.guard.launch) and a guard that failed in fail mode makes the status nonzero: the
+script's own when it is nonzero, else 3.
 """
 
 from __future__ import annotations
@@ -38,6 +40,19 @@ def add_arguments(parser) -> None:
         action="store_true",
         help="after the static check, run the runtime probe on the script's launches "
         "(needs packlint[probe]); a failed probe blocks the launch",
+    )
+    parser.add_argument(
+        "--guard",
+        action="store_true",
+        help="check the first real batch inside the launched training processes (transformers Trainer, "
+        "Megatron-Core GPTModel/LLaVAModel) before the first optimizer step; a failure stops the run (exit 3)",
+    )
+    parser.add_argument("--guard-mode", choices=["fail", "warn"], default="fail", help="what a failed guard does")
+    parser.add_argument(
+        "--guard-report", metavar="PATH", help="the guard's JSON report (default: a new temporary file)"
+    )
+    parser.add_argument(
+        "--guard-measure", action="store_true", help="also run one packed-vs-alone forward of the first row"
     )
     add_selection_arguments(parser, assumed_env=False)
     parser.add_argument("--format", choices=FORMATS, default="text", help="how findings are printed (on stderr)")
@@ -137,6 +152,10 @@ def run(args) -> int:
     if _script_bytes(script) != checked:
         _say(f"not launching {script}: it changed while it was checked")
         return EXIT_USAGE
+    if args.guard:
+        from packlint.guard.launch import launch_guarded
+
+        return launch_guarded(script, list(args.script_args), args)
     return launch(script, list(args.script_args))
 
 
