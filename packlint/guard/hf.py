@@ -186,6 +186,8 @@ def honoured(bt: Batch, detection: bool) -> tuple[set[int] | None, str]:
             return bd.mask4d_cuts(bd.allowed_from_mask(bt.mask), bt.length)[0] | bt.row_starts, (
                 f"{impl} uses the 4-D attention_mask as given"
             )
+        if pos is None:
+            return bt.row_starts, f"{impl}: no position_ids and no 4-D mask; cu_seq_lens are read by flash kernels only"
         if not detection:
             return bt.row_starts, (
                 f"{impl}: this transformers has no packed-sequence detection (masking_utils.find_packed_sequence_"
@@ -201,10 +203,8 @@ def honoured(bt: Batch, detection: bool) -> tuple[set[int] | None, str]:
                 f"{impl} with a KV cache ({bt.cache_why}): transformers looks for packed position_ids only "
                 "without a cache (masking_utils._preprocess_mask_arguments), so the mask is plain causal"
             )
-        if pos is not None:
-            cuts = bd.position_cuts(pos, bt.batch, bt.length) or set()
-            return cuts | bt.row_starts, f"{impl} builds a block-diagonal mask from the restarting position_ids"
-        return bt.row_starts, f"{impl}: no position_ids and no 4-D mask; cu_seq_lens are read by flash kernels only"
+        cuts = bd.position_cuts(pos, bt.batch, bt.length) or set()
+        return cuts | bt.row_starts, f"{impl} builds a block-diagonal mask from the restarting position_ids"
     return None, f"attention implementation {impl!r}: the guard does not know which boundaries it reads"
 
 

@@ -35,7 +35,9 @@ def _unwrap(model: Any) -> Any:
 
 
 def _kernel_tokens(model: Any, bound: dict[str, Any]) -> tuple[int, int, str]:
-    """(tokens the attention kernel sees over the whole packed row, rows in the micro-batch, how counted)."""
+    """(tokens the attention kernel sees, all rows of the micro-batch together as q/k/v hold them; rows;
+    how they were counted). With sequence or context parallelism a rank holds a slice: cu_seqlens describe
+    the whole row, so the slice is multiplied back."""
     config = getattr(model, "config", None)
     cp = int(getattr(config, "context_parallel_size", 1) or 1)
     dec = bound.get("decoder_input")
@@ -44,12 +46,12 @@ def _kernel_tokens(model: Any, bound: dict[str, Any]) -> tuple[int, int, str]:
         tp = int(getattr(config, "tensor_model_parallel_size", 1) or 1)
         sp = tp if getattr(config, "sequence_parallel", False) else 1
         how = f"decoder_input [{s}, {b}, h]" + (f" x sequence parallel {sp}" if sp > 1 else "")
-        return s * sp * cp, b, how + (f" x context parallel {cp}" if cp > 1 else "")
+        return s * b * sp * cp, b, how + (f" x context parallel {cp}" if cp > 1 else "")
     ids = bound.get("input_ids")
     if ids is None:
         return 0, 1, "no input_ids or decoder_input (a later pipeline stage)"
     b, s = int(ids.shape[0]), int(ids.shape[-1])
-    return s * cp, b, f"input_ids [{b}, {s}]" + (f" x context parallel {cp}" if cp > 1 else "")
+    return s * b * cp, b, f"input_ids [{b}, {s}]" + (f" x context parallel {cp}" if cp > 1 else "")
 
 
 def _core_attention(model: Any) -> Any:
