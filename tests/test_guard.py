@@ -419,21 +419,60 @@ def test_sitecustomize_chains_the_one_it_shadows_and_imports_no_torch(tmp_path):
     assert not (tmp_path / "g.json").exists()
 
 
-def test_import_hook_adds_the_callback_to_every_trainer(tmp_path):
-    from packlint.guard import inject
+def test_import_hook_patches_trainer_and_megatron_models(llava):
+    """What the import hook does to each module once it is executed (patched here in place, then
+    restored): every Trainer, a subclass's included, gets one PackingGuard; a GPTModel and a LLaVAModel
+    built afterwards are hooked, the LLaVAModel's language model with the LLaVA hook on top."""
+    import megatron.core.models.gpt.gpt_model as gm
+    import megatron.core.models.multimodal.llava_model as lm
+    import transformers.trainer as tt
 
-    code = textwrap.dedent("""\
-        from packlint.guard import inject
-        inject.install()
-        import transformers.trainer as t
-        from packlint.guard.hf import PackingGuard
-        print(t.Trainer.__init__.__wrapped__ is not None)
-        """)
-    env = _env(tmp_path)
-    r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300)
-    assert r.stdout.strip() == "True", r.stderr[-2000:]
+    from packlint.guard import inject
+    from runtime_probe.backends import choose_backend
+    from runtime_probe.megatron_model import build_llava
+
     assert set(inject.PATCHES) == {
         "transformers.trainer",
         "megatron.core.models.gpt.gpt_model",
         "megatron.core.models.multimodal.llava_model",
     }
+    saved = (tt.Trainer.__init__, gm.GPTModel.__init__, lm.LLaVAModel.__init__)
+    try:
+        for name, mod in (
+            ("transformers.trainer", tt),
+            ("megatron.core.models.gpt.gpt_model", gm),
+            ("megatron.core.models.multimodal.llava_model", lm),
+        ):
+            inject.PATCHES[name](mod)
+
+        class SFTTrainer(Trainer):  # TRL's shape: a subclass that calls Trainer.__init__
+            def __init__(self, *a, **k):
+                super().__init__(*a, **k)
+
+        args = TrainingArguments(output_dir="unused", report_to="none", use_cpu=True)
+        for cls in (Trainer, SFTTrainer):
+            t = cls(model=tiny(), args=args, train_dataset=samples(), data_collator=DataCollatorWithFlattening())
+            assert sum(isinstance(cb, PackingGuard) for cb in t.callback_handler.callbacks) == 1
+        s, _, _ = llava
+        backend, _ = choose_backend("auto", torch.device("cpu"), torch.float32)
+        model = build_llava(s, backend, torch.float32, torch.device("cpu"))
+        assert len(model._forward_pre_hooks) == 1 and len(model.language_model._forward_pre_hooks) == 1
+    finally:
+        tt.Trainer.__init__, gm.GPTModel.__init__, lm.LLaVAModel.__init__ = saved
+
+
+def test_finder_answers_only_for_its_modules_and_goes_away():
+    from packlint.guard.inject import GuardFinder
+
+    f = GuardFinder()
+    assert f.find_spec("json", None) is None and f.find_spec("torch.nn", None) is None
+    f.pending = {"json.decoder": lambda mod: None}  # a module not imported yet in a fresh interpreter
+    sys.meta_path.insert(0, f)
+    try:
+        import json as pkg
+
+        spec = f.find_spec("json.decoder", pkg.__path__)  # as the import system asks for a submodule
+        assert spec is not None and type(spec.loader).__name__ == "_PatchingLoader"
+        assert not any(isinstance(x, GuardFinder) for x in sys.meta_path)  # nothing left to patch: removed
+    finally:
+        sys.meta_path[:] = [x for x in sys.meta_path if x is not f]
