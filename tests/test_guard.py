@@ -258,6 +258,25 @@ def test_unpacked_padded_batch_with_eos_padding_passes():
     assert r.verdict == "pass" and not r.facts["separator_cuts"]
 
 
+def test_left_padding_with_position_ids_is_not_packing():
+    """Left padding as generation-style collators build it (position_ids = cumsum(mask) - 1, padding at 1):
+    the step from padding to the first real token is not a boundary between samples."""
+    ids = torch.tensor([[EOS, EOS, BOS, 5, 6, 7, EOS], [BOS, 8, 9, 10, 11, 12, EOS]])
+    mask = torch.tensor([[0, 0, 1, 1, 1, 1, 1], [1] * 7])
+    pos = (mask.cumsum(-1) - 1).masked_fill(mask == 0, 1)
+    r = _check({"input_ids": ids, "attention_mask": mask, "position_ids": pos})
+    assert r.verdict == "pass" and "position_ids" not in r.facts["cuts"]
+
+
+def test_multimodal_rope_positions_are_not_guessed_from():
+    """Qwen2-VL's [3, B, L] positions do not step by 1 over image tokens: not read, and separators alone
+    then only warn."""
+    b = DataCollatorWithFlattening()(samples())
+    mrope = b["position_ids"][None].expand(3, -1, -1)
+    r = _check({"input_ids": b["input_ids"], "position_ids": mrope})
+    assert r.verdict == "pass" and {c.name for c in r.warnings} == {"position_ids", "boundaries", "attention path"}
+
+
 def test_separator_mid_sample_is_a_warning_and_can_be_turned_off():
     b = DataCollatorWithFlattening()(samples())
     ids = b["input_ids"].clone()

@@ -17,7 +17,8 @@ def _rows(t: Any) -> list[list[int]]:
 def position_cuts(position_ids: Any, batch: int, length: int, mask2d: Any = None) -> set[int] | None:
     """A new sample starts where a position is not the previous one plus 1 (transformers'
     masking_utils.find_packed_sequence_indices and modeling_flash_attention_utils._is_packed_sequence read
-    position_ids the same way). Tokens a 2-D mask pads out are skipped. None: no usable position_ids
+    position_ids the same way). Only a step between two real tokens counts (`mask2d`, nonzero = real: a
+    2-D mask or a 4-D mask's diagonal), so padding is no sample. None: no usable position_ids
     (none, or multimodal RoPE positions [3|4, B, L] whose image tokens do not step by 1)."""
     if position_ids is None or not hasattr(position_ids, "dim"):
         return None
@@ -34,7 +35,8 @@ def position_cuts(position_ids: Any, batch: int, length: int, mask2d: Any = None
     cuts: set[int] = set()
     for r, row in enumerate(rows[:batch]):
         for i in range(1, min(len(row), length)):
-            if row[i] != row[i - 1] + 1 and (keep is None or keep[r][i] != 0):
+            # padding -> real token (left padding) is not a boundary between two samples
+            if row[i] != row[i - 1] + 1 and (keep is None or (keep[r][i] != 0 and keep[r][i - 1] != 0)):
                 cuts.add(r * length + i)
     return cuts
 
@@ -114,7 +116,8 @@ def separator_cuts(input_ids: Any, separators: tuple[int, ...], mask2d: Any = No
     cuts: set[int] = set()
     for r, row in enumerate(rows):
         for i in range(len(row) - 1):
-            if row[i] in seps and row[i + 1] not in seps and (keep is None or keep[r][i + 1] != 0):
+            real = keep is None or (keep[r][i] != 0 and keep[r][i + 1] != 0)  # padding ends no sample
+            if row[i] in seps and row[i + 1] not in seps and real:
                 cuts.add(r * length + i + 1)
     return cuts
 

@@ -152,6 +152,9 @@ def carriers(bt: Batch) -> tuple[dict[str, set[int]], set[int], list[str]]:
         got["4-D attention_mask"] = cuts | bt.row_starts
     ids = kw.get("input_ids")
     seps = bd.separator_cuts(ids, bt.separators, mask2d) if ids is not None else set()
+    p = kw.get("position_ids")
+    if pos is None and p is not None and getattr(p, "dim", lambda: 0)() == 3 and p.shape[0] != 4:
+        bt.notes.append(f"position_ids {list(p.shape)} are multimodal RoPE positions: not read as boundaries")
     return got, seps, problems
 
 
@@ -248,6 +251,17 @@ def check_batch(model: Any, kw: dict[str, Any], settings: GuardSettings) -> Guar
     elif got:
         r.add("carriers agree", PASS, f"{', '.join(got)} give the same cuts {bd.short(samples - bt.row_starts)}")
     inner = samples - bt.row_starts
+    for note in bt.notes:
+        r.add("position_ids", WARN, note)
+    if not inner and seps and bt.notes:
+        r.add(
+            "boundaries",
+            WARN,
+            f"separator token(s) {list(bt.separators)} mid-row at {bd.short(seps)}; unread {bt.notes[0]}",
+        )
+        r.add("attention path", WARN, "not decided: the batch's boundaries could not all be read")
+        _check_cache(r, bt)
+        return r
     if not inner and seps:
         samples, weak = seps | bt.row_starts, True
         r.add(
