@@ -61,10 +61,35 @@ def _core_attention(model: Any) -> Any:
     return getattr(getattr(layers[0], "self_attention", None), "core_attention", None)
 
 
+def _check_cu(r: GuardResult, p: Any, tokens: int, device: Any, outer: dict[str, Any]) -> None:
+    """The probe's static checks on cu_seqlens_q/kv (or the padded ones, which then end at the row), and
+    the LLaVA reading of a short last entry: the collapsed image-token space."""
+    from runtime_probe.static_checks import check_cu_seqlens, check_packed_params
+
+    cu = p.cu_seqlens_q
+    last = int(cu.reshape(-1)[-1]) if cu.numel() else 0
+    collapsed = outer.get("collapsed_tokens")
+    if collapsed is not None and tokens and last != tokens and last == collapsed:
+        r.add(
+            "image expansion",
+            FAIL,
+            f"cu_seqlens end at {last}, the input_ids' length before image expansion; after LLaVAModel expands "
+            f"{outer.get('image_tokens')} image token(s) the language model sees {tokens} tokens: cu_seqlens are "
+            "in collapsed image-token space and must be remapped (Megatron-LM PR #3427)",
+        )
+    checks = check_packed_params(p, tokens, device) if tokens else []
+    padded = getattr(p, "cu_seqlens_q_padded", None)
+    if padded is not None and tokens:
+        checks = [c for c in checks if "ends at the row length" not in c.name]
+        checks += check_cu_seqlens("cu_seqlens_q_padded", padded, p.max_seqlen_q, tokens, device)
+    r.checks.extend(c for c in checks if c.status == FAIL)
+    if checks and not r.failed:
+        r.add("cu_seqlens", PASS, f"{len(checks)} checks: int32, 1-D, 0 .. {tokens} increasing, q == kv, thd")
+
+
 def check_call(model: Any, bound: dict[str, Any], outer: dict[str, Any]) -> GuardResult:
     """Every check on one GPTModel forward call's arguments (no forward is run)."""
     from runtime_probe.megatron_import import megatron_version
-    from runtime_probe.static_checks import check_packed_params
 
     r = GuardResult("megatron-core", outer.get("model") or type(model).__name__)
     tokens, rows, how = _kernel_tokens(model, bound)
@@ -98,30 +123,8 @@ def check_call(model: Any, bound: dict[str, Any], outer: dict[str, Any]) -> Guar
     cu = p.cu_seqlens_q
     r.facts["cu_seqlens_q"] = [int(x) for x in cu.reshape(-1).tolist()][:4096]
     r.facts["qkv_format"] = p.qkv_format
-    device = cu.device
     ref = bound.get("decoder_input") if bound.get("decoder_input") is not None else bound.get("input_ids")
-    if ref is not None:
-        device = ref.device
-    last = int(cu.reshape(-1)[-1]) if cu.numel() else 0
-    collapsed = outer.get("collapsed_tokens")
-    if collapsed is not None and tokens and last != tokens and last == collapsed:
-        r.add(
-            "image expansion",
-            FAIL,
-            f"cu_seqlens end at {last}, the input_ids' length before image expansion; after LLaVAModel expands "
-            f"{outer.get('image_tokens')} image token(s) the language model sees {tokens} tokens: cu_seqlens are "
-            "in collapsed image-token space and must be remapped (Megatron-LM PR #3427)",
-        )
-    checks = check_packed_params(p, tokens, device) if tokens else []
-    padded = getattr(p, "cu_seqlens_q_padded", None)
-    if padded is not None and tokens:
-        from runtime_probe.static_checks import check_cu_seqlens
-
-        checks = [c for c in checks if "ends at the row length" not in c.name]
-        checks += [c for c in check_cu_seqlens("cu_seqlens_q_padded", padded, p.max_seqlen_q, tokens, device)]
-    r.checks.extend(c for c in checks if c.status == FAIL)
-    if checks and not r.failed:
-        r.add("cu_seqlens", PASS, f"{len(checks)} checks: int32, 1-D, 0 .. {tokens} increasing, q == kv, thd")
+    _check_cu(r, p, tokens, cu.device if ref is None else ref.device, outer)
     if not tokens:
         r.add("cu_seqlens: ends at the row length", SKIP, f"not checked: {how}")
     if rows != 1:
