@@ -277,6 +277,51 @@ def test_multimodal_rope_positions_are_not_guessed_from():
     assert r.verdict == "pass" and {c.name for c in r.warnings} == {"position_ids", "boundaries", "attention path"}
 
 
+def _sample_number_rows(width=40, base=samples):
+    """Rows packed the way MeetKai/functionary's pack_data_points_FA packs them (packed_dataset.py): samples
+    concatenated, attention_mask = 1, 1, ..., 2, 2, ..., 0 padding on the right, no position_ids; its
+    monkey_patch_packing.py replaces transformers' _get_unpad_data to read the numbers on flash."""
+    rows = []
+    for group in (base()[:2], base()[2:]):
+        ids = [t for f in group for t in f["input_ids"]]
+        mask = [i + 1 for i, f in enumerate(group) for _ in f["input_ids"]]
+        pad = width - len(ids)
+        rows.append(
+            {
+                "input_ids": torch.tensor(ids + [0] * pad),
+                "attention_mask": torch.tensor(mask + [0] * pad),
+                "labels": torch.tensor(ids + [-100] * pad),
+            }
+        )
+    return rows
+
+
+def test_sample_number_mask_fails_on_every_path_and_the_leak_is_measured(tmp_path, monkeypatch):
+    batch = {k: torch.stack([r[k] for r in _sample_number_rows()]) for k in ("input_ids", "attention_mask")}
+    for attn in ("sdpa", "flash_attention_2"):
+        r = _check(dict(batch), attn)
+        assert r.facts["cuts"]["attention_mask (sample numbers)"] == [9, 40, 51], attn
+        assert r.verdict == "fail" and "makes a 2-D mask boolean" in r.facts["attention_path"]
+    # the claim, on the installed transformers: the mask the flash path gets is boolean (no kernel needed)
+    from transformers.masking_utils import create_causal_mask
+
+    model = tiny()
+    model.config._attn_implementation = "flash_attention_2"
+    am = batch["attention_mask"][:1]
+    got = create_causal_mask(
+        config=model.config,
+        inputs_embeds=torch.zeros(1, am.shape[1], 32),
+        attention_mask=am,
+        past_key_values=None,
+        position_ids=torch.arange(am.shape[1])[None],
+    )
+    assert got is not None and got.dtype == torch.bool
+    # and through the real Trainer on sdpa, measured
+    monkeypatch.setattr(sys.modules[__name__], "samples", _sample_number_rows)
+    data, _, _ = train_one_step(tmp_path, lambda fs: {k: torch.stack([f[k] for f in fs]) for k in fs[0]}, mode="warn")
+    assert data["verdict"] == "fail" and data["leakage"] > 100 * data["measured"]["tolerance"]
+
+
 def test_separator_mid_sample_is_a_warning_and_can_be_turned_off():
     b = DataCollatorWithFlattening()(samples())
     ids = b["input_ids"].clone()

@@ -169,6 +169,12 @@ def honoured(bt: Batch, detection: bool) -> tuple[set[int] | None, str]:
     """(the cuts the attention path the model runs really keeps, how it gets them); None: not known."""
     kw, impl = bt.kw, bt.impl
     pos = kw.get("position_ids")
+    if bt.mask_kind == "2d-segment-ids":
+        return bt.row_starts, (
+            f"{impl} with a 2-D attention_mask of sample numbers: transformers makes a 2-D mask boolean before "
+            "any attention path reads it (masking_utils._preprocess_mask_arguments), so the numbers are lost "
+            "(a patched _get_unpad_data, functionary-style, sees only 0/1); it keeps padding out, not samples apart"
+        )
     if _is_flash(impl):
         if bt.mask_kind == "4d":
             return set(), f"{impl} with a 4-D attention_mask: the flash path unpads by a 2-D mask only"
