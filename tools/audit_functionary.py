@@ -15,12 +15,11 @@ import types
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT), str(ROOT / "tests"), "."]
 
+import test_guard as tg  # noqa: E402  (the tests' tiny Llama and one-step Trainer run)
 import torch  # noqa: E402
 import transformers  # noqa: E402
 from packed_dataset import pack_data_points_by_length, pack_data_points_FA  # noqa: E402  (functionary's)
 from transformers.masking_utils import create_causal_mask  # noqa: E402
-
-import test_guard as tg  # noqa: E402  (the tests' tiny Llama and one-step Trainer run)
 
 
 def main() -> None:
