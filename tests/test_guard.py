@@ -551,3 +551,34 @@ def test_finder_answers_only_for_its_modules_and_goes_away():
         assert not any(isinstance(x, GuardFinder) for x in sys.meta_path)  # nothing left to patch: removed
     finally:
         sys.meta_path[:] = [x for x in sys.meta_path if x is not f]
+
+
+def test_other_ranks_are_silent_unless_they_fail(tmp_path, monkeypatch, capsys):
+    from packlint.guard.report import GuardResult, finish
+
+    report = tmp_path / "g.json"
+    settings = GuardSettings(mode="fail", report=str(report))
+    monkeypatch.setenv("RANK", "2")
+    ok = GuardResult("transformers", "M")
+    ok.add("attention path", "pass", "fine")
+    finish(ok, settings)
+    assert capsys.readouterr().err == "" and list(tmp_path.iterdir()) == []
+    bad = GuardResult("transformers", "M")
+    bad.add("attention path", "fail", "merged")
+    with pytest.raises(GuardFailed) as exc:
+        finish(bad, settings)
+    assert exc.value.code == 3
+    assert capsys.readouterr().err.startswith("[rank 2] packlint-guard: FAIL attention path: merged")
+    assert [p.name for p in tmp_path.iterdir()] == ["g.json.rank2"]
+    assert json.loads((tmp_path / "g.json.rank2").read_text())["rank"] == 2
+
+
+def test_the_guards_own_error_never_stops_training(monkeypatch, capsys):
+    import packlint.guard.hf as hf
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("a batch the guard cannot read")
+
+    monkeypatch.setattr(hf, "check_batch", broken)
+    hf.guard_call(tiny(), {"input_ids": torch.tensor([[1, 2]])}, GuardSettings(mode="fail"))
+    assert "packlint-guard: ERROR the guard could not check this batch (RuntimeError" in capsys.readouterr().err
