@@ -374,7 +374,7 @@ def test_megatron_llava_collapsed_cu_seqlens_fail_and_expanded_pass(llava, space
     for n in s.lengths:
         cu.append(cu[-1] + (n - 1 + k if space == "expanded" else n))
     report = tmp_path / "g.json"
-    install_megatron(model, GuardSettings(mode="fail", report=str(report)))
+    install_megatron(model, GuardSettings(mode="fail", report=str(report), measure=True))
     stopped = None
     try:
         with torch.no_grad():
@@ -386,9 +386,11 @@ def test_megatron_llava_collapsed_cu_seqlens_fail_and_expanded_pass(llava, space
     assert data["facts"]["collapsed_tokens"] == sum(s.lengths) and data["facts"]["image_tokens"] == 4
     if space == "expanded":
         assert stopped is None and data["verdict"] == "pass", data["checks"]
+        # measured on the real model: each cu_seqlens segment packed == alone
+        assert data["leakage"] <= data["measured"]["tolerance"] and len(data["measured"]["segments"]) == 4
     else:
         assert stopped is not None and stopped.code == 3
-        assert status(data, "image expansion") == "fail"
+        assert status(data, "image expansion") == "fail" and status(data, "measure") == "skip"
         assert "packlint-guard: FAIL image expansion: cu_seqlens end at 22" in capsys.readouterr().err
     assert not model.language_model._forward_pre_hooks and not model._forward_pre_hooks  # removed
 
@@ -582,3 +584,40 @@ def test_the_guards_own_error_never_stops_training(monkeypatch, capsys):
     monkeypatch.setattr(hf, "check_batch", broken)
     hf.guard_call(tiny(), {"input_ids": torch.tensor([[1, 2]])}, GuardSettings(mode="fail"))
     assert "packlint-guard: ERROR the guard could not check this batch (RuntimeError" in capsys.readouterr().err
+
+
+def test_megatron_measure_catches_an_attention_path_that_ignores_cu_seqlens(llava, tmp_path):
+    """Every check passes on the batch; only the measure sees a core attention that attends across the
+    cu_seqlens (here: handed one segment over the whole row, as a backend that drops them would)."""
+    from packlint.guard import install_megatron
+    from runtime_probe.megatron_model import llava_inputs, packed_params
+
+    s, model, psp = llava
+    k = s.image_tokens
+    gen = torch.Generator().manual_seed(0)
+    pieces = llava_inputs(s, [torch.randint(0, 256, (n,), generator=gen) for n in s.lengths], k, gen)
+    ids, images = torch.cat([a for a, _ in pieces])[None], torch.stack([b for _, b in pieces])
+    cu = [0]
+    for n in s.lengths:
+        cu.append(cu[-1] + n - 1 + k)
+
+    def ignore_boundaries(module, args, kwargs):
+        if kwargs.get("packed_seq_params") is not None:
+            kwargs["packed_seq_params"] = packed_params(psp, [0, cu[-1]], torch.device("cpu"))
+        return args, kwargs
+
+    layers = model.language_model.decoder.layers
+    handles = [
+        x.self_attention.core_attention.register_forward_pre_hook(ignore_boundaries, with_kwargs=True) for x in layers
+    ]
+    report = tmp_path / "g.json"
+    try:
+        install_megatron(model, GuardSettings(mode="warn", report=str(report), measure=True))
+        with torch.no_grad():
+            model(images, ids, None, None, packed_seq_params=packed_params(psp, cu, torch.device("cpu")))
+    finally:
+        for h in handles:
+            h.remove()
+    data = json.loads(report.read_text())
+    assert [c["name"] for c in data["checks"] if c["status"] == "fail"] == ["measure: packed == alone"]
+    assert data["leakage"] > 100 * data["measured"]["tolerance"]

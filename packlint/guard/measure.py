@@ -101,3 +101,83 @@ def measure_hf(model: Any, kw: dict[str, Any], result: GuardResult, settings: Gu
         + ("" if ok else f"; worst: sample {worst} [{segs[worst][0]}, {segs[worst][1]})"),
         leak,
     )
+
+
+def _megatron_why_not(model: Any, bound: dict[str, Any], result: GuardResult) -> str | None:
+    config = getattr(model, "config", None)
+    sizes = {
+        k: int(getattr(config, k, 1) or 1)
+        for k in ("tensor_model_parallel_size", "pipeline_model_parallel_size", "context_parallel_size")
+    }
+    split = [f"{k}={v}" for k, v in sizes.items() if v > 1]
+    if split:
+        return f"model parallelism ({', '.join(split)}): each forward is a collective every rank must make"
+    p = bound.get("packed_seq_params")
+    if p is None or p.qkv_format != "thd":
+        return "no THD packed_seq_params"
+    if bound.get("decoder_input") is None and bound.get("input_ids") is None:
+        return "no input_ids or decoder_input"
+    if result.failed:
+        return "the cu_seqlens or the micro-batch failed the checks above (the kernel would read out of bounds)"
+    if not getattr(model, "post_process", True) or not getattr(model, "pre_process", True):
+        return "a pipeline stage that is not both first and last"
+    return None
+
+
+def measure_megatron(model: Any, bound: dict[str, Any], result: GuardResult) -> None:
+    """The GPTModel (a LLaVAModel's language model included) on the row as it was handed over, and on each
+    cu_seqlens segment alone (no packed_seq_params: RoPE from 0, as the THD path applies it per segment).
+    What it proves: the attention path keeps the segments cu_seqlens give apart. Whether those are the
+    true samples is the checks' business (a measure cannot know the truth the batch does not carry)."""
+    import torch
+
+    from runtime_probe.backends import default_tolerance
+
+    why = _megatron_why_not(model, bound, result)
+    if why:
+        result.add("measure", SKIP, f"not measured: {why}")
+        return
+    p = bound["packed_seq_params"]
+    cu = [int(x) for x in p.cu_seqlens_q.reshape(-1).tolist()]
+    dec: Any = bound.get("decoder_input")
+    ids: Any = bound.get("input_ids")
+    dtype = next(model.parameters()).dtype
+
+    def run(a: int, b: int, packed: bool) -> Any:
+        kw: dict[str, Any] = {"attention_mask": None, "labels": None}
+        if dec is not None:
+            kw.update(input_ids=None, position_ids=None, decoder_input=dec if packed else dec[a:b])
+        else:
+            pos = None if packed else torch.arange(b - a, device=ids.device)[None]
+            kw.update(
+                input_ids=ids if packed else ids[:, a:b], position_ids=pos if not packed else bound.get("position_ids")
+            )
+        if packed:
+            kw["packed_seq_params"] = p
+        out = model(**kw)
+        out = out[0] if isinstance(out, (tuple, list)) else out
+        return out.reshape(-1, out.shape[-1]).float()
+
+    was_training = model.training
+    try:
+        model.eval()
+        with torch.no_grad():
+            whole = run(0, cu[-1], True)
+            errs, scale = [], 1.0
+            for a, b in zip(cu[:-1], cu[1:], strict=True):
+                alone = run(a, b, False)
+                scale = max(scale, float(alone.abs().max()))
+                errs.append(float((whole[a:b] - alone).abs().max()))
+    finally:
+        model.train(was_training)
+    tol = default_tolerance(dtype) * scale
+    leak = max(errs) if errs else 0.0
+    result.leakage = leak
+    segs = list(zip(cu[:-1], cu[1:], strict=True))
+    result.measured = {"segments": segs, "per_sample": errs, "tolerance": tol, "dtype": str(dtype)}
+    result.add(
+        "measure: packed == alone",
+        PASS if leak <= tol else FAIL,
+        f"{len(segs)} cu_seqlens segments: max |logits packed - alone| = {leak:.3g} (tolerance {tol:.2g})",
+        leak,
+    )

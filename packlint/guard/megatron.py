@@ -201,7 +201,9 @@ def install_megatron(model: Any, settings: GuardSettings | None = None) -> list[
             bound = sig.bind_partial(*args, **kwargs).arguments if sig else dict(kwargs)
             result = check_call(module, dict(bound), outer)
             if settings.measure:
-                result.add("measure", SKIP, "not measured: the measure runs on transformers models only")
+                from packlint.guard.measure import measure_megatron
+
+                measure_megatron(module, dict(bound), result)
         except Exception as exc:  # noqa: BLE001 - the guard's own failure never stops a training run
             print(
                 f"packlint-guard: ERROR the guard could not check this batch ({type(exc).__name__}: {exc}); "
