@@ -9,15 +9,14 @@ patches each right after it is executed:
 - `megatron.core.models.gpt.gpt_model` and `megatron.core.models.multimodal.llava_model`: `GPTModel.__init__`
   and `LLaVAModel.__init__` end with `install_megatron(self)`.
 
-No torch and no transformers are imported here: a process that never imports them pays one dictionary
+No torch, no transformers and not even importlib.abc are imported here (the finder and the loader follow
+the protocols without the base classes): a process that never imports them pays one dictionary
 lookup per import. Nothing is patched until the process imports the module itself.
 """
 
 from __future__ import annotations
 
 import functools
-import importlib.abc
-import importlib.machinery
 import sys
 from collections.abc import Callable, Sequence
 from types import ModuleType
@@ -67,12 +66,14 @@ PATCHES: dict[str, Callable[[ModuleType], None]] = {
 }
 
 
-class _PatchingLoader(importlib.abc.Loader):
+class _PatchingLoader:
+    """The module's own loader, then the patch (the loader protocol: create_module, exec_module)."""
+
     def __init__(self, loader: Any, patch: Callable[[ModuleType], None]) -> None:
         self.loader = loader
         self.patch = patch
 
-    def create_module(self, spec: importlib.machinery.ModuleSpec) -> ModuleType | None:
+    def create_module(self, spec: Any) -> ModuleType | None:
         return self.loader.create_module(spec)
 
     def exec_module(self, module: ModuleType) -> None:
@@ -83,15 +84,13 @@ class _PatchingLoader(importlib.abc.Loader):
             _say(f"ERROR cannot hook {module.__name__} ({type(exc).__name__}: {exc}); this process runs unguarded")
 
 
-class GuardFinder(importlib.abc.MetaPathFinder):
+class GuardFinder:
     """Finds nothing itself: asks the finders after it, and wraps the loader of the three modules."""
 
     def __init__(self) -> None:
         self.pending = dict(PATCHES)
 
-    def find_spec(
-        self, fullname: str, path: Sequence[str] | None, target: ModuleType | None = None
-    ) -> importlib.machinery.ModuleSpec | None:
+    def find_spec(self, fullname: str, path: Sequence[str] | None, target: ModuleType | None = None) -> Any:
         patch = self.pending.get(fullname)
         if patch is None:
             return None
@@ -102,7 +101,7 @@ class GuardFinder(importlib.abc.MetaPathFinder):
             if spec is not None:
                 if spec.loader is not None and hasattr(spec.loader, "exec_module"):
                     del self.pending[fullname]
-                    spec.loader = _PatchingLoader(spec.loader, patch)
+                    spec.loader = _PatchingLoader(spec.loader, patch)  # type: ignore[assignment]  # the protocol
                 if not self.pending:
                     uninstall()
                 return spec
