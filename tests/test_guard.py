@@ -445,6 +445,7 @@ def test_packlint_run_guard_stops_a_leaking_launch_and_lets_a_correct_one_train(
     if collator == "concat":
         assert r.returncode == 3, r.stderr[-2000:]
         assert data["verdict"] == "fail" and "packlint-guard: FAIL boundaries" in r.stderr
+        assert r.stderr.count("packlint-guard:") == 1  # one line: rank 0's verdict
         assert not (out / "model.safetensors").exists()  # stopped before any step: nothing trained, nothing saved
         assert "train_loss" not in r.stdout + r.stderr
     else:
