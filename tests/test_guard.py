@@ -561,7 +561,9 @@ def test_other_ranks_are_silent_unless_they_fail(tmp_path, monkeypatch, capsys):
 
     report = tmp_path / "g.json"
     settings = GuardSettings(mode="fail", report=str(report))
-    monkeypatch.setenv("RANK", "2")
+    import packlint.guard.report as report_mod
+
+    monkeypatch.setattr(report_mod, "rank", lambda: 2)  # torchrun's RANK, or the process group's once set up
     ok = GuardResult("transformers", "M")
     ok.add("attention path", "pass", "fine")
     finish(ok, settings)
@@ -622,3 +624,14 @@ def test_megatron_measure_catches_an_attention_path_that_ignores_cu_seqlens(llav
     data = json.loads(report.read_text())
     assert [c["name"] for c in data["checks"] if c["status"] == "fail"] == ["measure: packed == alone"]
     assert data["leakage"] > 100 * data["measured"]["tolerance"]
+
+
+def test_rank_comes_from_the_process_group_else_the_launcher(monkeypatch):
+    from packlint.guard.settings import rank
+
+    monkeypatch.setitem(sys.modules, "torch.distributed", None)  # no process group in this process
+    monkeypatch.setenv("RANK", "5")
+    assert rank() == 5
+    monkeypatch.delenv("RANK")
+    monkeypatch.setenv("SLURM_PROCID", "3")
+    assert rank() == 3
