@@ -44,6 +44,7 @@ MODE_TEXT = {
     "concat": "samples concatenated, positions continue, 2-D all-ones attention_mask",
     "none": "not packed",
 }
+USE_CACHE = ("auto", "false", "true", "both")
 HF_STACKS = ("trl", "llamafactory", "axolotl", "ms-swift", "openrlhf", "verl", "transformers")
 ATTN_IMPLEMENTATIONS = ("sdpa", "eager", "flex_attention", "flash_attention_2", "flash_attention_3")
 DEFAULT_HF_LENGTHS = (13, 7, 19, 11)  # uneven, total 50: below the tiny model's 64-token budget
@@ -70,6 +71,7 @@ class HFProbeSettings:
     hidden: int = 64
     heads: int = 4
     vocab: int = 256
+    use_cache: str = "auto"  # auto: False for a stack (its training forward), both for a custom loop
     notes: list[str] = field(default_factory=list)
 
     def validate(self) -> None:
@@ -77,8 +79,10 @@ class HFProbeSettings:
             raise ProbeUsageError(f"--hf-mode must be one of {', '.join(HF_MODES)}, got {self.mode!r}")
         if self.device not in DEVICES:
             raise ProbeUsageError(f"--device must be one of {', '.join(DEVICES)}, got {self.device!r}")
-        if self.dtype not in DTYPES:
-            raise ProbeUsageError(f"--dtype must be one of {', '.join(DTYPES)}, got {self.dtype!r}")
+        if self.dtype not in DTYPES + ("float64",):
+            raise ProbeUsageError(f"--dtype must be one of {', '.join(DTYPES)}, float64, got {self.dtype!r}")
+        if self.use_cache not in USE_CACHE:
+            raise ProbeUsageError(f"--use-cache must be one of {', '.join(USE_CACHE)}, got {self.use_cache!r}")
         if not self.attn_implementation or not isinstance(self.attn_implementation, str):
             raise ProbeUsageError(f"attn_implementation must be a name, got {self.attn_implementation!r}")
         for name in ("layers", "hidden", "heads", "vocab"):

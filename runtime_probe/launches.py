@@ -65,7 +65,7 @@ class ProbeTarget:
 
 
 # overrides that belong to the HF-stack probe only, and those both kinds of probe take
-HF_ONLY = ("stack", "mode", "attn_implementation", "model_path", "model_type")
+HF_ONLY = ("stack", "mode", "attn_implementation", "model_path", "model_type", "use_cache")
 _HF_SHARED = ("device", "dtype", "seed", "lengths")
 
 
@@ -162,7 +162,9 @@ class ModelProbeResult:
 
     @property
     def exit_code(self) -> int:
-        return max((r.exit_code for _, r in self.probes), default=0)
+        from runtime_probe.report import worst_exit
+
+        return worst_exit([r.exit_code for _, r in self.probes])
 
     def to_json(self) -> dict:
         return {
