@@ -225,6 +225,7 @@ def shrink_text(known: dict, s: HFProbeSettings, model_type: str, named_only: bo
 
 _VISION_SIZES = {
     "depth": 2,
+    "embed_dim": 32,
     "num_hidden_layers": 2,
     "hidden_size": 32,
     "intermediate_size": 64,
@@ -276,6 +277,13 @@ def tiny_config(transformers, model_type: str, data: dict, s: HFProbeSettings) -
         ttype = str(text.get("model_type") or "")
         tdefaults = _defaults(CONFIG_MAPPING[ttype]) if ttype in CONFIG_MAPPING else {}
         text_tiny, note = shrink_text({**tdefaults, **text}, s, ttype, named_only)
+        tcls = CONFIG_MAPPING[ttype] if ttype in CONFIG_MAPPING else None
+        if "mrope_section" in (getattr(tcls, "ignore_keys_at_rope_validation", None) or ()):
+            # 3-D rope (Qwen2-VL family): the modeling code's default split ([16, 24, 24], for head_dim
+            # 128) applies when a config names none; the tiny head needs its own
+            rope = dict(text_tiny.get("rope_parameters") or text.get("rope_parameters") or {})
+            rope.setdefault("mrope_section", [16, 24, 24])
+            text_tiny["rope_parameters"] = _mrope(rope, (s.hidden // s.heads) // 2)
         vision = _clean({**(defaults.get("vision_config") or {}), **(data.get("vision_config") or {})})
         top = {k: v for k, v in data.items() if k not in ("text_config", "vision_config", "model_type")}
         tiny_vision = {**vision, **shrink_vision(vision, s.hidden)}

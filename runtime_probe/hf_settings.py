@@ -119,6 +119,17 @@ class Unknown:
         return f"Unknown({self.why!r})"
 
 
+class NotProbed(Unknown):
+    """A launch the probe knows it does not re-enact (a different code path), with the reason."""
+
+
+MEGATRON_SWIFT_WHY = (
+    "Megatron-SWIFT (`megatron sft|pt|rlhf`) trains through Megatron-Core (padding-free THD rows with "
+    "cu_seqlens, PackedSeqParams), not through transformers' forward, so the HF probe's tiny transformers "
+    "model would test a code path this launch never runs; probe Megatron-Core's packed path with "
+    "`packlint probe --megatron-gpt packed`"
+)
+
 # launch-model flag or config key -> the probe's name for it. `--x` and `--x=`, `-` and `_` spellings
 # are folded by _norm; keys of a config file (i20-config's settings) use the same names.
 _KEYS = {
@@ -268,6 +279,10 @@ def detect_stack(
     if named and packing_keys & set(values):
         return named
     words = " ".join(str(launch.get(k) or "") for k in ("launcher", "program")).lower()
+    program = str(launch.get("program") or "").lower().split()
+    megatron_swift = program[:1] == ["megatron"] and program[1:2] in (["sft"], ["pt"], ["rlhf"])
+    if (megatron_swift or config_of(part or launch).get("stack") == "megatron-swift") and packing_keys & set(values):
+        return "megatron-swift"
     words += " " + " ".join(str(w) for w in (launch.get("argv") or [])[:3]).lower()
     words = words.replace("-", "_").replace("/", " ")
     if "use_remove_padding" in values:
@@ -387,6 +402,8 @@ def hf_settings_from_part(
     stack = overrides.pop("stack", None) or detect_stack(launch, values, part)
     if stack is None:
         return None
+    if stack == "megatron-swift":
+        return NotProbed(MEGATRON_SWIFT_WHY)
     notes: list[str] = []
     attn = overrides.pop("attn_implementation", None) or _attn(stack, values, notes)
     if isinstance(attn, Unknown):
