@@ -194,6 +194,9 @@ def shrink_text(known: dict, s: HFProbeSettings, model_type: str, named_only: bo
             tiny[key] = 8
         elif key == "attention_hidden_size":  # rwkv
             tiny[key] = s.hidden
+    for kind in ("attn", "expert"):  # Jamba: every `period` layers from `offset` is attention / MoE
+        if isinstance(known.get(f"{kind}_layer_period"), int):
+            tiny[f"{kind}_layer_period"], tiny[f"{kind}_layer_offset"] = 2, 1
     if isinstance(known.get("mamba_n_heads"), int):  # Mamba-2 heads: n_heads * d_head = expand * hidden
         d_head = min(int(known.get("mamba_d_head") or 16), 16)
         expand = int(known.get("mamba_expand") or 2)
@@ -277,7 +280,7 @@ def tiny_config(transformers, model_type: str, data: dict, s: HFProbeSettings) -
         ttype = str(text.get("model_type") or "")
         tdefaults = _defaults(CONFIG_MAPPING[ttype]) if ttype in CONFIG_MAPPING else {}
         text_tiny, note = shrink_text({**tdefaults, **text}, s, ttype, named_only)
-        tcls = CONFIG_MAPPING[ttype] if ttype in CONFIG_MAPPING else None
+        tcls = CONFIG_MAPPING[ttype] if ttype in CONFIG_MAPPING else None  # noqa: SIM401 - a lazy mapping: no .get
         if "mrope_section" in (getattr(tcls, "ignore_keys_at_rope_validation", None) or ()):
             # 3-D rope (Qwen2-VL family): the modeling code's default split ([16, 24, 24], for head_dim
             # 128) applies when a config names none; the tiny head needs its own

@@ -59,7 +59,12 @@ MODELS: dict[str, RefModel] = {
     "qwen2_moe": RefModel(
         "qwen2_moe",
         "qwen2_moe",
-        {"num_experts": 4, "num_experts_per_tok": 2, "moe_intermediate_size": 24, "shared_expert_intermediate_size": 24},
+        {
+            "num_experts": 4,
+            "num_experts_per_tok": 2,
+            "moe_intermediate_size": 24,
+            "shared_expert_intermediate_size": 24,
+        },
     ),
     "lfm2-conv": RefModel("lfm2-conv", "lfm2", {"layer_types": ["conv", "full_attention"]}),
     **{
@@ -176,36 +181,43 @@ def _row(mode: str, samples: list):
     return kw
 
 
-def reference_cell(ref: RefModel, mode: str, attn: str, use_cache: bool, seed: int, lengths=(6, 9, 4, 8)) -> dict:
-    """{"verdict", "leak", "alone", "scale"} for one cell, in float64."""
+def reference_cells(
+    ref: RefModel, attn: str, seed: int, modes=MODES, caches=(False, True), lengths=(6, 9, 4, 8)
+) -> dict[tuple[str, bool], dict]:
+    """{(mode, use_cache): {"verdict", "leak", "alone", "scale"}} for one model, in float64."""
     import torch
 
     model = build(ref, attn, seed)
     vocab = _BASE["vocab_size"]
     g = torch.Generator().manual_seed(2000 + seed)
     samples = [torch.randint(0, vocab, (n,), generator=g) for n in lengths]
+    changes = [torch.randint(0, vocab, (n,), generator=g) for n in lengths]
     ends = torch.tensor(lengths).cumsum(0).tolist()
     starts = [0] + ends[:-1]
+    out = {}
+    for use_cache in caches:
 
-    def logits(kw):
-        with torch.no_grad():
-            return model(**kw, use_cache=use_cache).logits[0]
+        def logits(kw, use_cache=use_cache):
+            with torch.no_grad():
+                return model(**kw, use_cache=use_cache).logits[0]
 
-    packed = logits(_row(mode, samples))
-    alone = [logits({"input_ids": x.unsqueeze(0)}) for x in samples]
-    scale = max(float(packed.abs().max()), *(float(a.abs().max()) for a in alone))
-    alone_err = max(float((packed[a:b] - y).abs().max()) for a, b, y in zip(starts, ends, alone, strict=True))
-    leak = 0.0
-    for i in range(len(samples)):
-        changed = list(samples)
-        changed[i] = torch.randint(0, vocab, (lengths[i],), generator=g)
-        delta = (logits(_row(mode, changed)) - packed).abs()
-        delta[starts[i] : ends[i]] = 0.0
-        leak = max(leak, float(delta.max()))
-    if leak > LEAK_REL * scale:
-        verdict = "leak"
-    elif alone_err > ALONE_REL * scale:
-        verdict = "differs"
-    else:
-        verdict = "proven"
-    return {"verdict": verdict, "leak": leak, "alone": alone_err, "scale": scale}
+        alone = [logits({"input_ids": x.unsqueeze(0)}) for x in samples]
+        for mode in modes:
+            packed = logits(_row(mode, samples))
+            scale = max(float(packed.abs().max()), *(float(a.abs().max()) for a in alone))
+            alone_err = max(float((packed[a:b] - y).abs().max()) for a, b, y in zip(starts, ends, alone, strict=True))
+            leak = 0.0
+            for i in range(len(samples)):
+                changed = list(samples)
+                changed[i] = changes[i]
+                delta = (logits(_row(mode, changed)) - packed).abs()
+                delta[starts[i] : ends[i]] = 0.0
+                leak = max(leak, float(delta.max()))
+            if leak > LEAK_REL * scale:
+                verdict = "leak"
+            elif alone_err > ALONE_REL * scale:
+                verdict = "differs"
+            else:
+                verdict = "proven"
+            out[(mode, use_cache)] = {"verdict": verdict, "leak": leak, "alone": alone_err, "scale": scale}
+    return out
