@@ -227,8 +227,9 @@ def test_text_heatmap_and_plot_files(tmp_path, capsys):
 
 
 def test_probe_extra_takes_ranges_and_the_test_extra_pins():
-    import tomllib
     from pathlib import Path
+
+    tomllib = pytest.importorskip("tomllib")  # Python 3.11+
 
     extras = tomllib.loads((Path(__file__).resolve().parents[1] / "pyproject.toml").read_text())["project"][
         "optional-dependencies"
