@@ -360,8 +360,11 @@ def build_model(s: HFProbeSettings, device, dtype) -> BuiltModel:
         with torch.device("meta"):
             n = sum(p.numel() for p in auto.from_config(tc.config, **kw).parameters())
     except Exception as exc:  # noqa: BLE001 - ImportError for flash-attn, ValueError for an unknown name
-        what = "cannot be built" if attention_free else f"attn_implementation {s.attn_implementation!r} cannot run"
-        raise ProbeUsageError(f"{tc.model_type} {what} here: {type(exc).__name__}: {first_sentence(exc)}") from None
+        about_attn = not attention_free and ("attn" in str(exc).lower() or "attention" in str(exc).lower())
+        what = f"attn_implementation {s.attn_implementation!r} cannot run" if about_attn else "cannot be built"
+        raise ProbeUsageError(
+            f"the tiny {tc.model_type} {what} here: {type(exc).__name__}: {first_sentence(exc)}"
+        ) from None
     if n > MAX_PARAMS:
         raise ProbeUsageError(
             f"the tiny {tc.model_type} config still has {n:,} parameters (a size the probe does not shrink); "

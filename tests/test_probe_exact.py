@@ -102,8 +102,9 @@ def test_undecided_without_an_exact_rerun(monkeypatch):
 # ---------------------------------------------------------------- probe what trains
 
 
-def test_lfm2_named_without_config_has_its_conv_layers():
-    r = _probe(model_type="lfm2")
+@pytest.mark.parametrize("named", [{"model_type": "lfm2"}, {"model_path": "LiquidAI/LFM2-1.2B"}])
+def test_lfm2_named_without_config_has_its_conv_layers(named):
+    r = _probe(**named)
     assert r.verdict == "leak", r.headline
     assert any("conv" in n and "checkpoints" in n for n in r.notes)
     layer = _check(r, "(iii) per layer")
@@ -128,6 +129,14 @@ def test_multimodal_hub_ids_build_tiny_wrappers():
         n = sum(p.numel() for p in built.model.parameters())
         assert built.multimodal and type(built.model).__name__.endswith("ForConditionalGeneration")
         assert n < MAX_PARAMS and n < 5_000_000 and "vision 2 blocks" in built.desc, (name, n)
+
+
+@pytest.mark.parametrize("model_type", ["llava", "qwen3_vl", "mistral3"])
+def test_vlm_wrappers_build_and_run(model_type):
+    """These exited 2 with a message blaming attn_implementation; built tiny as the wrapper, they run
+    (and their mask keeps the packed position_ids: PROVEN under flattening on transformers 5.24)."""
+    r = _probe(model_type=model_type)
+    assert "ForConditionalGeneration" in r.backend_detail and r.verdict == "proven", r.headline
 
 
 def test_qwen2_5_vl_wrapper_leaks_under_flattening():
