@@ -75,15 +75,7 @@ def add_probe_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="NAME",
         help="sdpa, eager, flex_attention, flash_attention_2 (default: what the launch says, else sdpa)",
     )
-    h.add_argument("--model", dest="model_path", metavar="PATH", help="model path (a local dir's config.json is read)")
-    h.add_argument("--model-type", dest="model_type", metavar="TYPE", help="architecture, e.g. llama, qwen2")
-    h.add_argument(
-        "--use-cache",
-        dest="use_cache",
-        choices=("auto", "false", "true", "both"),
-        help="the use_cache the verdict covers (default auto: false for a stack's training forward, both for "
-        "--stack transformers); both settings are always measured",
-    )
+    _add_hf_model_arguments(parser, h)
     m = parser.add_argument_group("Megatron-Core real model")
     m.add_argument(
         "--megatron-gpt",
@@ -98,11 +90,7 @@ def add_probe_arguments(parser: argparse.ArgumentParser) -> None:
     k = parser.add_argument_group("kernel")
     k.add_argument("--device", choices=DEVICES, help="where to run (default auto: cuda if available)")
     k.add_argument("--backend", choices=BACKENDS, help="attention kernel (default auto)")
-    k.add_argument(
-        "--dtype",
-        choices=DTYPES + ("float64",),
-        help="default: bfloat16 on cuda, float32 on cpu (HF probe: float64 on cpu; its verdict is always float64)",
-    )
+    k.add_argument("--dtype", choices=DTYPES + ("float64",), help=_DTYPE_HELP)
     k.add_argument("--heads", metavar="N", help="attention heads (default 4)")
     k.add_argument("--head-dim", metavar="N", help="head dimension (default 64)")
     k.add_argument("--seed", metavar="N", help="random seed (default 0)")
@@ -122,6 +110,23 @@ def add_probe_arguments(parser: argparse.ArgumentParser) -> None:
         help="on CPU, skip the float64 reference-attention cross-check",
     )
     parser.add_argument("--format", choices=("text", "json"), default="text")
+
+
+_DTYPE_HELP = "default: bfloat16 on cuda, float32 on cpu (HF probe: float64 on cpu; its verdict is always float64)"
+
+
+def _add_hf_model_arguments(parser: argparse.ArgumentParser, h) -> None:
+    """The HF probe's model (--model, --model-type), --use-cache (which settings the verdict covers)
+    and --plot (the leakage matrix as an image)."""
+    h.add_argument("--model", dest="model_path", metavar="PATH", help="model path (a local dir's config.json is read)")
+    h.add_argument("--model-type", dest="model_type", metavar="TYPE", help="architecture, e.g. llama, qwen2")
+    h.add_argument(
+        "--use-cache",
+        dest="use_cache",
+        choices=("auto", "false", "true", "both"),
+        help="the use_cache the verdict covers (default auto: false for a stack's training forward, both for "
+        "--stack transformers); both settings are always measured",
+    )
     parser.add_argument(
         "--plot",
         metavar="FILE",

@@ -177,6 +177,25 @@ def _raw(value: Any) -> str:
 _MARK = {PASS: "PASS", FAIL: "FAIL", SKIP: "skip", INFO: "info"}
 
 
+def _assumption_lines(r: ProbeReport) -> list[str]:
+    """What the verdict assumes, and the stack it ran (HF probe)."""
+    out = [f"  assumes:  {a}" for a in r.assumptions]
+    if r.versions:
+        out.append("  stack:    " + ", ".join(f"{k} {v}" for k, v in r.versions.items()))
+    return out
+
+
+def _matrix_lines(r: ProbeReport) -> list[str]:
+    """The sample x sample leakage matrix as a text heatmap (HF probe)."""
+    if r.leakage is None or not r.leakage.get("matrix"):
+        return []
+    from runtime_probe.leak_plot import text_heatmap
+
+    out = [f"  matrix:   leakage, changed sample x moved sample ({r.leakage.get('matrix_dtype')}):"]
+    out.extend("    " + line for line in text_heatmap(r.leakage["matrix"], r.leakage.get("bound") or 0.0))
+    return out
+
+
 def render_text(r: ProbeReport) -> str:
     """A human-readable verdict, most important line first."""
     out: list[str] = []
@@ -197,10 +216,7 @@ def render_text(r: ProbeReport) -> str:
         failed = [c.name for c in r.checks if c.status == FAIL]
         head = "FAILED: " + ", ".join(failed) if failed else "FAILED"
     out.append(head)
-    for a in r.assumptions:
-        out.append(f"  assumes:  {a}")
-    if r.versions:
-        out.append("  stack:    " + ", ".join(f"{k} {v}" for k, v in r.versions.items()))
+    out.extend(_assumption_lines(r))
     gates = ", ".join(
         f"{k}={_raw(v.get('raw'))}" + ("" if v.get("on") is None else (" (on)" if v.get("on") else " (off)"))
         for k, v in r.gates.items()
@@ -246,11 +262,7 @@ def render_text(r: ProbeReport) -> str:
             f"  leakage:  {_fmt(lk['abs'])} absolute, {rel_s} of the mean |output| "
             f"({_fmt(lk['mean_abs_output'])}), over {len(lk.get('per_perturbed', []))} perturbed sub-samples"
         )
-    if r.leakage is not None and r.leakage.get("matrix"):
-        from runtime_probe.leak_plot import text_heatmap
-
-        out.append(f"  matrix:   leakage, changed sample x moved sample ({r.leakage.get('matrix_dtype')}):")
-        out.extend("    " + line for line in text_heatmap(r.leakage["matrix"], r.leakage.get("bound") or 0.0))
+    out.extend(_matrix_lines(r))
     if r.work is not None:
         w = r.work
         out.append(
