@@ -379,7 +379,7 @@ def build_model(s: HFProbeSettings, device, dtype) -> BuiltModel:
             experts = "eager"
         except Exception:  # noqa: BLE001 - a model without the switch keeps its own experts
             experts = str(getattr(model.config, "_experts_implementation", None))
-    model = model.to(device=device, dtype=dtype).eval()
+    model = cast_model(model.to(device=device), dtype).eval()
     desc = (
         f"transformers {transformers.__version__} {type(model).__name__} from {where}; tiny random: "
         f"{_text_sizes(model.config)}, {n:,} parameters"
@@ -387,6 +387,20 @@ def build_model(s: HFProbeSettings, device, dtype) -> BuiltModel:
         + (f"; experts: {experts}" if experts else "")
     )
     return BuiltModel(model, desc, tc.model_type, where, attention_free, tc.multimodal, experts, tc.notes)
+
+
+def cast_model(model, dtype):
+    """`model.to(dtype)` for the floating-point tensors only: a complex buffer (Llama 4's rotary
+    frequencies) is never cast to a real dtype (that drops its imaginary part); it becomes complex128
+    for a float64 run."""
+    import torch
+
+    for t in [*model.parameters(), *model.buffers()]:
+        if t.is_floating_point():
+            t.data = t.data.to(dtype)
+        elif t.is_complex() and dtype == torch.float64:
+            t.data = t.data.to(torch.complex128)
+    return model
 
 
 def _has_experts(model) -> bool:

@@ -22,7 +22,14 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
-from runtime_probe.hf_model import BuiltModel, build_model, first_sentence, import_transformers, stack_versions
+from runtime_probe.hf_model import (
+    BuiltModel,
+    build_model,
+    cast_model,
+    first_sentence,
+    import_transformers,
+    stack_versions,
+)
 from runtime_probe.hf_settings import MODE_TEXT, HFProbeSettings
 from runtime_probe.report import FAIL, INFO, PASS, ProbeReport
 from runtime_probe.settings import ProbeUsageError
@@ -360,7 +367,7 @@ def _measure_all(built: BuiltModel, s, samples, perturbed, requested, device) ->
         if low.error:
             raise ProbeUsageError(f"{s.attn_implementation} forward failed on the packed row ({s.mode}): {low.error}")
         try:
-            model.to(torch.float64)
+            cast_model(model, torch.float64)
         except Exception as exc:  # noqa: BLE001
             err = f"{type(exc).__name__}: {first_sentence(exc)}"
             return low, {uc: Measurement("float64", uc, [], 0, 0, [], 0, 0, err) for uc in (False, True)}
