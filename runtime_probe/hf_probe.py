@@ -497,6 +497,13 @@ def _decide(r: ProbeReport, s: HFProbeSettings, built: BuiltModel, low, exact: d
     assert m is not None
     r.verdict = _verdict(s, low, exact)
     r.headline = _headline(r.verdict, judged, low, cache)
+    errored = [exact[uc] for uc in settings if exact[uc].error]
+    if r.verdict == "undecided" and errored and judged is not None:
+        e = errored[0]
+        r.headline = (
+            f"UNDECIDED: the float64 run with use_cache={e.use_cache} could not run ({e.error}); "
+            f"with use_cache={judged.use_cache}: {judged.summary()}"
+        )
     r.add("forward", PASS, f"{s.attn_implementation} forwards: the packed row, each sample alone, each sample changed")
     if judged is not None:
         ok_i = judged.max_error <= judged.alone_bound

@@ -105,6 +105,15 @@ def test_undecided_without_an_exact_rerun(monkeypatch):
     r = _probe(dtype="bfloat16", mode="concat")
     assert r.verdict == "leak" and r.exit_code == 1
 
+    def no_cache_run(model, s, samples, perturbed, dtype, device, use_cache):
+        if use_cache:
+            return Measurement("float64", True, [], 0.0, 0.0, [], 0.0, 0.0, "ValueError: no cache for this model")
+        return real(model, s, samples, perturbed, dtype, device, use_cache)
+
+    monkeypatch.setattr(hp, "measure", no_cache_run)
+    r = _probe(stack="transformers")  # judged on both settings: one could not run
+    assert r.verdict == "undecided" and "use_cache=True could not run" in r.headline, r.headline
+
 
 # ---------------------------------------------------------------- probe what trains
 
