@@ -41,7 +41,7 @@ PHASES = ("import torch", "import PackedSeqParams", "import megatron.core", "imp
           "build LLaVAModel", "forward", "verify", "forward + verify", "per layer", "second opinion")
 MODES = {
     "megatron": ["--bmr", "1", "--packed-data", "1", "--mbs", "1"],
-    "hf": ["--hf-mode", "position_ids", "--attn-implementation", "sdpa"],
+    "hf": ["--hf-mode", "position_ids", "--attn-implementation", "sdpa", "--use-cache", "false"],
     "megatron-gpt": ["--megatron-gpt", "packed"],
     "llava": ["--megatron-gpt", "llava-collapsed"],
     "hybrid": ["--hf-mode", "position_ids", "--attn-implementation", "sdpa", "--model-type", "qwen3_next"],
