@@ -292,8 +292,9 @@ class Measurement:
         if self.error:
             return f"could not run: {self.error}"
         i, j = self.worst_pair
+        where = f"{self.leak:.3g} (sample {i} -> sample {j})" if self.leak else "exactly 0"
         return (
-            f"{self.verdict.upper()}: leakage {self.leak:.3g} (sample {i} -> sample {j}), "
+            f"{self.verdict.upper()}: leakage {where}, "
             f"max |packed - alone| {self.max_error:.3g} (bounds {self.leak_bound:.2g}, {self.alone_bound:.2g})"
         )
 
@@ -411,8 +412,13 @@ def run_hf_probe(s: HFProbeSettings) -> ProbeReport:
     r.notes.extend(built.notes)
     r.work = attention_work(lengths)
     gen = torch.Generator().manual_seed(s.seed)
-    samples = [torch.randint(0, s.vocab, (n,), generator=gen) for n in lengths]
-    perturbed = [(x + 1 + torch.randint(0, s.vocab - 1, x.shape, generator=gen)) % s.vocab for x in samples]
+    # never a VLM's image/video placeholder (mistral3's image token is 10): text samples only
+    special = _special_ids(built.model.config)
+    allowed = torch.tensor([i for i in range(s.vocab) if i not in special])
+    picks = [torch.randint(0, len(allowed), (n,), generator=gen) for n in lengths]
+    samples = [allowed[p] for p in picks]
+    k = len(allowed)
+    perturbed = [allowed[(p + 1 + torch.randint(0, k - 1, p.shape, generator=gen)) % k] for p in picks]
     row = pack(s.mode, samples, requested, device)
     r.shapes = row.shapes
     r.pipeline.append("the model's attention mask: " + _MASK_TEXT[s.mode])
@@ -433,6 +439,16 @@ def run_hf_probe(s: HFProbeSettings) -> ProbeReport:
             timings["per layer"] = time.perf_counter() - t
     r.timings_s = timings
     return r
+
+
+def _special_ids(config) -> set[int]:
+    """Token ids the config reserves (`image_token_id`, `video_token_index`, ...), top level and text."""
+    out: set[int] = set()
+    for cfg in (config, getattr(config, "text_config", None)):
+        for key, value in (cfg.to_dict() if cfg is not None else {}).items():
+            if key.endswith(("_token_id", "_token_index")) and isinstance(value, int) and not isinstance(value, bool):
+                out.add(value)
+    return out
 
 
 _MASK_TEXT = {

@@ -153,6 +153,11 @@ def test_vlm_wrappers_build_and_run(model_type):
     (and their mask keeps the packed position_ids: PROVEN under flattening on transformers 5.24)."""
     r = _probe(model_type=model_type)
     assert "ForConditionalGeneration" in r.backend_detail and r.verdict == "proven", r.headline
+    if model_type == "mistral3":  # its image placeholder is token 10: never drawn as text
+        from runtime_probe.hf_probe import _special_ids
+
+        s = HFProbeSettings(model_type=model_type, mode="position_ids", device="cpu")
+        assert 10 in _special_ids(build_model(s, torch.device("cpu"), torch.float64).model.config)
 
 
 def test_qwen2_5_vl_wrapper_leaks_under_flattening():
