@@ -284,3 +284,23 @@ def test_probe_extra_takes_ranges_and_the_test_extra_pins():
     readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
     line = next(x for x in readme.splitlines() if "'.[probe]'" in x)
     assert "==" not in line, textwrap.shorten(line, 120)
+
+
+@pytest.mark.parametrize(
+    "hub_id,cls",
+    [("LiquidAI/LFM2-1.2B", "Lfm2ForCausalLM"), ("Qwen/Qwen2.5-VL-7B-Instruct", "Qwen2_5_VLForConditionalGeneration")],
+)
+def test_trl_launch_by_hub_id_probes_what_trains(tmp_path, capsys, hub_id, cls):
+    """A TRL padding-free launch naming a hub id: the model type is guessed from the name (never
+    downloaded), built with its checkpoints' layer kinds / as its VLM wrapper, and it leaks."""
+    from packlint.cli import main
+
+    script = tmp_path / "train.sh"
+    script.write_text(
+        "#!/bin/bash\naccelerate launch trl/scripts/sft.py --model_name_or_path "
+        f"{hub_id} --padding_free True --attn_implementation sdpa --per_device_train_batch_size 1\n"
+    )
+    code = main(["probe", str(script), "--device", "cpu", "--lengths", "7,5,10,6"])
+    out = capsys.readouterr().out
+    assert code == 1 and out.splitlines()[1].startswith("LEAK: packed samples see each other"), out
+    assert cls in out and "not downloaded" in out
