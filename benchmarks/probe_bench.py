@@ -38,10 +38,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 TARGET_S = 10.0
 PHASES = ("import torch", "import PackedSeqParams", "import megatron.core", "import torch+transformers", "build", "build layer", "build model",
-          "build LLaVAModel", "forward", "verify", "per layer", "second opinion")
+          "build LLaVAModel", "forward", "verify", "forward + verify", "per layer", "second opinion")
 MODES = {
     "megatron": ["--bmr", "1", "--packed-data", "1", "--mbs", "1"],
-    "hf": ["--hf-mode", "position_ids", "--attn-implementation", "sdpa"],
+    "hf": ["--hf-mode", "position_ids", "--attn-implementation", "sdpa", "--use-cache", "false"],
     "megatron-gpt": ["--megatron-gpt", "packed"],
     "llava": ["--megatron-gpt", "llava-collapsed"],
     "hybrid": ["--hf-mode", "position_ids", "--attn-implementation", "sdpa", "--model-type", "qwen3_next"],

@@ -80,7 +80,9 @@ def _cells(cpu: bool):
             for mode, config in hf_modes.items():
                 if cpu and attn == "flex_attention" and mode in ("block4d", "concat"):
                     continue  # uncompiled flex on CPU is slow; the two position_ids modes show both verdicts
-                s = HFProbeSettings(mode=mode, attn_implementation=attn, device=device, dtype=dtype, **hf_small)
+                s = HFProbeSettings(
+                    mode=mode, attn_implementation=attn, device=device, dtype=dtype, use_cache="false", **hf_small
+                )
                 yield "hf", f"{attn} ({mode})", config, dtype, "proven" if config == "correct" else "leak", s
     # a hybrid linear-attention model (Gated DeltaNet + full attention) packed with position_ids resets:
     # the mask isolates the attention layers, but no cu_seqlens reach the Gated DeltaNet layers in this
@@ -92,6 +94,7 @@ def _cells(cpu: bool):
             model_type="qwen3_next",
             device=device,
             dtype=dtypes[0],
+            use_cache="false",
             **hf_small,
         )
         yield "hf", f"{attn} (position_ids, qwen3_next)", "leaking", dtypes[0], "leak", s

@@ -25,8 +25,9 @@ def add_arguments(parser) -> None:
     add_input_arguments(parser)
     add_probe_arguments(parser)
     parser.epilog = (
-        "Arguments after `--` are the script's positional arguments. Exit 0: block-diagonal "
-        "proven (or no packing configured); 1: a check failed; 2: usage error or no usable kernel."
+        "Arguments after `--` are the script's positional arguments. Exit 0: proven (or no packing "
+        "configured, or not probed); 1: packed samples see each other (or a check failed); 2: usage error "
+        "or no usable kernel; 3: packed differs from alone without cross-sample leakage; 4: cannot decide."
     )
 
 
@@ -36,7 +37,7 @@ def _error(message: str) -> int:
 
 
 def run(args) -> int:
-    from runtime_probe.cli import emit, overrides_from_args, settings_from_args
+    from runtime_probe.cli import emit, overrides_from_args, settings_from_args, write_plots
     from runtime_probe.settings import ProbeUsageError
 
     result: ModelProbeResult | ProbeReport
@@ -64,7 +65,10 @@ def run(args) -> int:
             from runtime_probe.launches import run_settings
 
             result = run_settings(settings_from_args(args))
+        plotted = write_plots(result, getattr(args, "plot", None))
     except ProbeUsageError as exc:
         return _error(str(exc))
     emit(result, args.format)
+    for line in plotted:
+        print(line, file=sys.stderr)
     return result.exit_code

@@ -7,6 +7,7 @@ Argument parsing imports no torch: a bad --lengths or a missing torch is reporte
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from typing import Any
 
@@ -74,8 +75,7 @@ def add_probe_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="NAME",
         help="sdpa, eager, flex_attention, flash_attention_2 (default: what the launch says, else sdpa)",
     )
-    h.add_argument("--model", dest="model_path", metavar="PATH", help="model path (a local dir's config.json is read)")
-    h.add_argument("--model-type", dest="model_type", metavar="TYPE", help="architecture, e.g. llama, qwen2")
+    _add_hf_model_arguments(parser, h)
     m = parser.add_argument_group("Megatron-Core real model")
     m.add_argument(
         "--megatron-gpt",
@@ -90,7 +90,7 @@ def add_probe_arguments(parser: argparse.ArgumentParser) -> None:
     k = parser.add_argument_group("kernel")
     k.add_argument("--device", choices=DEVICES, help="where to run (default auto: cuda if available)")
     k.add_argument("--backend", choices=BACKENDS, help="attention kernel (default auto)")
-    k.add_argument("--dtype", choices=DTYPES, help="default: bfloat16 on cuda, float32 on cpu")
+    k.add_argument("--dtype", choices=DTYPES + ("float64",), help=_DTYPE_HELP)
     k.add_argument("--heads", metavar="N", help="attention heads (default 4)")
     k.add_argument("--head-dim", metavar="N", help="head dimension (default 64)")
     k.add_argument("--seed", metavar="N", help="random seed (default 0)")
@@ -110,6 +110,28 @@ def add_probe_arguments(parser: argparse.ArgumentParser) -> None:
         help="on CPU, skip the float64 reference-attention cross-check",
     )
     parser.add_argument("--format", choices=("text", "json"), default="text")
+
+
+_DTYPE_HELP = "default: bfloat16 on cuda, float32 on cpu (HF probe: float64 on cpu; its verdict is always float64)"
+
+
+def _add_hf_model_arguments(parser: argparse.ArgumentParser, h) -> None:
+    """The HF probe's model (--model, --model-type), --use-cache (which settings the verdict covers)
+    and --plot (the leakage matrix as an image)."""
+    h.add_argument("--model", dest="model_path", metavar="PATH", help="model path (a local dir's config.json is read)")
+    h.add_argument("--model-type", dest="model_type", metavar="TYPE", help="architecture, e.g. llama, qwen2")
+    h.add_argument(
+        "--use-cache",
+        dest="use_cache",
+        choices=("auto", "false", "true", "both"),
+        help="the use_cache the verdict covers (default auto: false for a stack's training forward, both for "
+        "--stack transformers); both settings are always measured",
+    )
+    parser.add_argument(
+        "--plot",
+        metavar="FILE",
+        help="HF probe: write the sample x sample leakage matrix as an image (.svg, or .png)",
+    )
 
 
 def _int(value: Any, flag: str, minimum: int = 1) -> int:
@@ -140,6 +162,7 @@ def overrides_from_args(args: argparse.Namespace) -> dict:
         "attn_implementation",
         "model_path",
         "model_type",
+        "use_cache",
     ):
         v = getattr(args, name, None)
         if v is not None:
@@ -166,7 +189,8 @@ def overrides_from_args(args: argparse.Namespace) -> dict:
 
 
 def is_hf(args: argparse.Namespace) -> bool:
-    return any(getattr(args, n, None) is not None for n in ("stack", "mode", "attn_implementation"))
+    names = ("stack", "mode", "attn_implementation", "model_path", "model_type", "use_cache")
+    return any(getattr(args, n, None) is not None for n in names)
 
 
 def hf_settings_from_args(args: argparse.Namespace) -> HFProbeSettings:
@@ -175,7 +199,18 @@ def hf_settings_from_args(args: argparse.Namespace) -> HFProbeSettings:
     s = HFProbeSettings()
     if o.get("stack") and not o.get("mode"):
         raise ProbeUsageError("--stack without --hf-mode: say how the collator packs (or give a SCRIPT)")
-    for k in ("stack", "mode", "attn_implementation", "model_path", "model_type", "device", "dtype", "seed", "lengths"):
+    for k in (
+        "stack",
+        "mode",
+        "attn_implementation",
+        "model_path",
+        "model_type",
+        "device",
+        "dtype",
+        "seed",
+        "lengths",
+        "use_cache",
+    ):
         if o.get(k) is not None:
             setattr(s, k, o[k])
     s.validate()
@@ -209,11 +244,38 @@ def settings_from_args(args: argparse.Namespace) -> ProbeSettings | HFProbeSetti
         )
     s = ProbeSettings()
     for k, v in overrides_from_args(args).items():
-        if k in ("stack", "mode", "attn_implementation", "model_path", "model_type"):
+        if k in ("stack", "mode", "attn_implementation", "model_path", "model_type", "use_cache"):
             continue
         setattr(s, k, v)
     s.validate()
     return s
+
+
+def write_plots(result, path: str | None) -> list[str]:
+    """--plot FILE: each HF probe's leakage matrix as an image (FILE, or FILE-2.svg ... for a script
+    with several probes). Returns what was written, for the report's last lines."""
+    if not path:
+        return []
+    from runtime_probe.leak_plot import write_plot
+
+    reports = [rep for _, rep in result.probes] if hasattr(result, "probes") else [result]
+    done = []
+    k = 0
+    for rep in reports:
+        lk = rep.leakage or {}
+        if not lk.get("matrix"):
+            continue
+        k += 1
+        root, ext = os.path.splitext(path)
+        target = path if k == 1 else f"{root}-{k}{ext}"
+        try:
+            how = write_plot(target, lk["matrix"], lk.get("bound") or 0.0, (rep.headline or rep.verdict)[:90])
+        except (OSError, ValueError) as exc:
+            raise ProbeUsageError(f"--plot: {exc}") from None
+        done.append(f"leakage matrix written to {target} ({how})")
+    if not done:
+        done.append(f"--plot {path}: no leakage matrix to draw (only the HF probe measures one)")
+    return done
 
 
 def emit(result, fmt: str) -> None:
@@ -242,8 +304,11 @@ def main(argv: list[str] | None = None, prog: str = "runtime_probe") -> int:
         from runtime_probe.launches import run_settings
 
         report = run_settings(settings)
+        plotted = write_plots(report, args.plot)
     except ProbeUsageError as exc:
         print(f"{prog}: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
     emit(report, args.format)
+    for line in plotted:
+        print(line, file=sys.stderr)
     return report.exit_code

@@ -1,222 +1,40 @@
-"""The HF-stack probe: the installed transformers, a tiny random model of the configured architecture,
-a row packed the way the stack's collator packs it, one forward with the configured attention
-implementation, and each sample's logits compared packed vs alone.
+"""The HF-stack probe: the installed transformers, a tiny random model of the configured architecture
+(runtime_probe.hf_model), a row packed the way the stack's collator packs it, forwards with the
+configured attention implementation, each sample's logits compared packed vs alone, and the sample x
+sample leakage matrix (perturb each sample, measure every other sample's logits).
 
-Nothing is downloaded: the architecture comes from a local config.json read as JSON, or from the
-model type named, or is Llama; HF_HUB_OFFLINE=1 is set before transformers is imported. Every forward
-passes use_cache=False, as the stacks' training forwards do (TRL sft_trainer.py:1710, verl
-dp_actor.py:249, LLaMA-Factory model_utils/kv_cache.py:40): with a cache, transformers' mask code
-skips packed-sequence detection (masking_utils._preprocess_mask_arguments, `cache is None`).
+Exact verdicts: the verdict is computed in float64 (a run in another dtype is reported beside it), so
+PROVEN means the leakage is exactly 0 or within a bound derived from float64 and the logits'
+magnitude (`rounding_bound`), never a fixed tolerance. MoE experts run eager (per token).
+
+Both use_cache settings are probed: with a cache, transformers' mask code skips packed-sequence
+detection (masking_utils._preprocess_mask_arguments, `cache is None`). The stacks' training forwards
+pass use_cache=False (TRL sft_trainer.py:1710, verl dp_actor.py:249, LLaMA-Factory
+model_utils/kv_cache.py:40; the HF Trainer turns the cache off), so their verdict is the
+use_cache=False one; a custom loop (`--stack transformers`) is judged on both.
 """
 
 from __future__ import annotations
 
-import os
 import re
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
-from runtime_probe.hf_settings import MODE_TEXT, HFProbeSettings, read_local_config
-from runtime_probe.report import FAIL, PASS, ProbeReport, check_packed_vs_alone
+from runtime_probe.hf_model import (
+    BuiltModel,
+    build_model,
+    cast_model,
+    first_sentence,
+    import_transformers,
+    stack_versions,
+)
+from runtime_probe.hf_settings import MODE_TEXT, HFProbeSettings
+from runtime_probe.report import FAIL, INFO, PASS, ProbeReport
 from runtime_probe.settings import ProbeUsageError
 
-INSTALL_HINT = "pip install 'packlint[probe]'"
-FLASH = ("flash_attention_2", "flash_attention_3")
-
-
-def _import_transformers():
-    os.environ["HF_HUB_OFFLINE"] = "1"  # never download anything, whatever the model path says
-    os.environ.setdefault("TRANSFORMERS_NO_ADVISORY_WARNINGS", "1")
-    try:
-        import torch
-    except ImportError:
-        from runtime_probe.probe import TorchMissing
-
-        raise TorchMissing(f"the probe needs torch: {INSTALL_HINT}") from None
-    try:
-        import transformers
-    except ImportError:
-        from runtime_probe.probe import TorchMissing
-
-        raise TorchMissing(f"the HF-stack probe needs transformers: {INSTALL_HINT}") from None
-    transformers.logging.set_verbosity_error()
-    return torch, transformers
-
-
-# ---------------------------------------------------------------- the tiny model
-
-
-def _guess_type(name: str, known: list[str]) -> str | None:
-    """`Qwen/Qwen2.5-0.5B` -> qwen2: the longest model type whose name (without _ and -) is in the
-    hub id's last part. Only a guess, so the report says so."""
-    base = name.rstrip("/").split("/")[-1].lower().replace("-", "").replace("_", "").replace(".", "")
-    hits = [k for k in known if len(k) > 2 and k.replace("_", "").replace("-", "") in base]
-    return max(hits, key=len) if hits else None
-
-
-def resolve_architecture(s: HFProbeSettings, known: list[str]) -> tuple[str, dict, str]:
-    """(model_type, config dict, where it came from): local config.json, the model type named, a
-    guess from the hub id's name, else llama. Never a download."""
-    local = read_local_config(s.model_path)
-    if local is not None:
-        mt = local.get("model_type")
-        if not isinstance(mt, str) or mt not in known:
-            raise ProbeUsageError(
-                f"{s.model_path}/config.json: model_type {mt!r} is not one the installed transformers knows"
-            )
-        return mt, dict(local), f"{s.model_path}/config.json (model_type {mt})"
-    if s.model_type:
-        mt = s.model_type.lower()
-        if mt not in known:
-            guessed = _guess_type(mt, known)
-            if guessed is None:
-                raise ProbeUsageError(f"model_type {s.model_type!r} is not one the installed transformers knows")
-            mt = guessed
-        return mt, {}, f"model_type {s.model_type}"
-    if s.model_path:
-        guessed = _guess_type(s.model_path, known)
-        if guessed:
-            return guessed, {}, f"model type {guessed}, guessed from the name {s.model_path!r} (not downloaded)"
-        return "llama", {}, f"llama (nothing known about {s.model_path!r}; it is not downloaded)"
-    return "llama", {}, "llama (no model given)"
-
-
-_DROP = (
-    "quantization_config",
-    "torch_dtype",
-    "dtype",
-    "auto_map",
-    "architectures",
-    "_name_or_path",
-    "transformers_version",
-)
-
-
-def tiny_config(transformers, model_type: str, data: dict, s: HFProbeSettings):
-    """The architecture's own config class, shrunk to tiny sizes (layers, width, heads, vocabulary)."""
-    from transformers import CONFIG_MAPPING
-
-    data = {k: v for k, v in data.items() if k not in _DROP}
-    if isinstance(data.get("text_config"), dict) and data["text_config"].get("model_type") in CONFIG_MAPPING:
-        # a multimodal checkpoint: its language model is what packs
-        data = {k: v for k, v in data["text_config"].items() if k not in _DROP}
-        model_type = data["model_type"]
-    cls = CONFIG_MAPPING[model_type]
-    try:
-        defaults = cls().to_dict()  # what the class fills in: a checkpoint-free model type is all defaults
-    except Exception:  # noqa: BLE001 - a class that needs arguments: shrink what the checkpoint names
-        defaults = {}
-    known = {**defaults, **data}
-    head_dim = s.hidden // s.heads
-    kv = known.get("num_key_value_heads")
-    heads = known.get("num_attention_heads")
-    kv_heads = s.heads if not kv or not heads or kv >= heads else max(1, s.heads // 2)
-    tiny: dict[str, Any] = {
-        "num_hidden_layers": s.layers,
-        "hidden_size": s.hidden,
-        "intermediate_size": 2 * s.hidden,
-        "num_attention_heads": s.heads,
-        "num_key_value_heads": kv_heads,
-        "head_dim": head_dim,
-        "vocab_size": s.vocab,
-        "max_position_embeddings": max(int(known.get("max_position_embeddings") or 0), 4 * 64),
-        "use_cache": False,
-        "pad_token_id": None,
-        "bos_token_id": None,
-        "eos_token_id": None,
-    }
-    for key, value in known.items():
-        if not isinstance(value, int) or isinstance(value, bool) or key in tiny:
-            continue
-        if key.endswith("intermediate_size"):  # moe_, shared_expert_ ...
-            tiny[key] = s.hidden
-        elif key in ("num_experts", "num_local_experts", "n_routed_experts"):
-            tiny[key] = min(value, 4) if value else value
-        elif key == "num_experts_per_tok":
-            tiny[key] = min(value, 2) if value else value
-        elif key.endswith("head_dim") and value > head_dim:  # linear_key_head_dim, qk_rope_head_dim ...
-            tiny[key] = head_dim
-        elif key.startswith("linear_num_") and key.endswith("heads"):  # gated delta net heads
-            tiny[key] = min(value, s.heads)
-    if isinstance(known.get("layer_types"), list) and known["layer_types"]:
-        # one layer of each kind the architecture mixes (linear and full attention, sliding and full)
-        kinds = list(dict.fromkeys(known["layer_types"]))
-        tiny["layer_types"] = (kinds + [kinds[-1]] * s.layers)[: max(s.layers, 1)]
-        if len(kinds) > s.layers:
-            tiny["layer_types"] = kinds[: s.layers]
-    if "max_window_layers" in known:
-        tiny["max_window_layers"] = s.layers
-    data.update(tiny)
-    try:
-        cfg = cls(**{k: v for k, v in data.items() if k != "model_type"})
-    except Exception as exc:  # noqa: BLE001 - a config the class rejects is one line, not a traceback
-        raise ProbeUsageError(f"cannot build a tiny {model_type} config: {type(exc).__name__}: {exc}") from None
-    return model_type, cfg
-
-
-@contextmanager
-def _eager_flex_on_cpu(attn: str, device):
-    """transformers compiles flex_attention on first use; torch 2.13's inductor CPU flex kernel is not
-    trusted here (docs/probe.md: wrong rows from run to run) and compiling costs ~15-30 s. On CPU the
-    probe runs the same flex_attention call, BlockMask and all, uncompiled; on CUDA it runs as is."""
-    if attn != "flex_attention" or device.type != "cpu":
-        yield False
-        return
-    import warnings
-
-    import transformers.integrations.flex_attention as tfa
-    from torch.nn.attention.flex_attention import flex_attention
-
-    wrapped = tfa.WrappedFlexAttention
-    saved = wrapped.__call__
-    wrapped.__call__ = lambda self: flex_attention
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # "flex_attention called without torch.compile()"
-            yield True
-    finally:
-        wrapped.__call__ = saved
-
-
-def _first_sentence(exc: BaseException, limit: int = 240) -> str:
-    """An exception's message as one short line: its first line, cut at the first sentence end."""
-    first = (str(exc).strip().splitlines() or [""])[0]
-    cut = first.find(". ")
-    first = first[: cut + 1] if 0 < cut < limit else first
-    return first if len(first) <= limit else first[: limit - 3] + "..."
-
-
-def build_model(s: HFProbeSettings, device, dtype):
-    """(model, description). Raises ProbeUsageError when the architecture or the attention
-    implementation cannot be built here (flash-attn missing, no CUDA, unknown type)."""
-    torch, transformers = _import_transformers()
-    from transformers import CONFIG_MAPPING, AutoModelForCausalLM
-
-    known = list(CONFIG_MAPPING.keys())
-    mt, data, where = resolve_architecture(s, known)
-    mt, cfg = tiny_config(transformers, mt, data, s)
-    if s.attn_implementation in FLASH and device.type != "cuda":
-        raise ProbeUsageError(
-            f"attn_implementation {s.attn_implementation} needs a CUDA GPU and flash-attn; on this machine "
-            "probe the same collator on another implementation (--attn-implementation sdpa)"
-        )
-    torch.manual_seed(s.seed)
-    try:
-        model = AutoModelForCausalLM.from_config(cfg, attn_implementation=s.attn_implementation)
-    except Exception as exc:  # noqa: BLE001 - ImportError for flash-attn, ValueError for an unknown name
-        first = _first_sentence(exc)
-        raise ProbeUsageError(
-            f"attn_implementation {s.attn_implementation!r} cannot run here on {mt}: {type(exc).__name__}: {first}"
-        ) from None
-    model = model.to(device=device, dtype=dtype).eval()
-    n = sum(p.numel() for p in model.parameters())
-    desc = (
-        f"transformers {transformers.__version__} {type(model).__name__} from {where}; tiny random: "
-        f"{s.layers} layers, hidden {s.hidden}, {s.heads} heads, vocab {s.vocab}, {n:,} parameters"
-    )
-    return model, desc
+__all__ = ["build_model", "pack", "run_hf_probe"]
 
 
 # ---------------------------------------------------------------- packing as the collator does
@@ -277,7 +95,8 @@ def decoder_layers(model) -> list:
     """The decoder's layers: the first ModuleList named `...layers` holding num_hidden_layers modules."""
     import torch
 
-    n = getattr(model.config, "num_hidden_layers", None)
+    cfg = getattr(model.config, "text_config", None) or model.config
+    n = getattr(cfg, "num_hidden_layers", None)
     for name, mod in model.named_modules():
         if isinstance(mod, torch.nn.ModuleList) and name.endswith("layers") and len(mod) == n:
             return list(mod)
@@ -286,7 +105,7 @@ def decoder_layers(model) -> list:
 
 def _layer_modules(model) -> list[tuple[int, str, Any, str]]:
     """(layer index, child name, child module, layer kind) for each non-norm child of each decoder layer."""
-    kinds = getattr(model.config, "layer_types", None)
+    kinds = getattr(getattr(model.config, "text_config", None) or model.config, "layer_types", None)
     out = []
     for i, layer in enumerate(decoder_layers(model)):
         kind = kinds[i] if isinstance(kinds, list) and i < len(kinds) else type(layer).__name__
@@ -387,28 +206,199 @@ def _fast_kernels() -> str:
     return ", ".join(have) if have else "none of fla, causal_conv1d, mamba_ssm (transformers' torch fallbacks run)"
 
 
+@contextmanager
+def _eager_flex_on_cpu(attn: str, device):
+    """transformers compiles flex_attention on first use; torch 2.13's inductor CPU flex kernel is not
+    trusted here (docs/probe.md: wrong rows from run to run) and compiling costs ~15-30 s. On CPU the
+    probe runs the same flex_attention call, BlockMask and all, uncompiled; on CUDA it runs as is."""
+    if attn != "flex_attention" or device.type != "cpu":
+        yield False
+        return
+    import warnings
+
+    import transformers.integrations.flex_attention as tfa
+    from torch.nn.attention.flex_attention import flex_attention
+
+    wrapped = tfa.WrappedFlexAttention
+    saved = wrapped.__call__
+    wrapped.__call__ = lambda self: flex_attention
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # "flex_attention called without torch.compile()"
+            yield True
+    finally:
+        wrapped.__call__ = saved
+
+
+# ---------------------------------------------------------------- measuring
+
+# A change this many units in the last place of the largest logit is rounding (a sum taken in another
+# order: a matmul over a different number of rows, experts gathering different tokens); anything
+# larger is a leak. float64: 2.3e-13 x max|logit|. Eager attention takes its softmax in float32
+# (modeling_llama.eager_attention_forward, `softmax(..., dtype=torch.float32)`), so packed vs alone is
+# bounded by float32's unit there; the leakage keeps float64's (masked scores are exactly 0 after it).
+ROUNDING_ULPS = 1024
+# without a float64 run (flash-attn kernels have none), only a leak this many ulps of the largest logit
+# in the requested dtype is called a LEAK; below it the probe says UNDECIDED, never PROVEN
+LOW_PRECISION_LEAK_ULPS = 16
+
+
+def rounding_bounds(dtype, scale: float, attn: str) -> tuple[float, float]:
+    """(leakage bound, packed-vs-alone bound) for a run in `dtype` whose largest |logit| is `scale`."""
+    import torch
+
+    eps = float(torch.finfo(dtype).eps)
+    eps_alone = max(eps, float(torch.finfo(torch.float32).eps)) if attn == "eager" else eps
+    return ROUNDING_ULPS * eps * scale, ROUNDING_ULPS * eps_alone * scale
+
+
+@dataclass
+class Measurement:
+    """One setting's numbers: (i) per sample, the leakage matrix, the rounding bounds."""
+
+    dtype: str
+    use_cache: bool
+    per_sample: list[float]
+    scale: float
+    mean_abs: float
+    matrix: list[list[float]]
+    leak_bound: float
+    alone_bound: float
+    error: str | None = None  # the forward raised: this setting could not be measured
+
+    @property
+    def leak(self) -> float:
+        return max((x for i, row in enumerate(self.matrix) for j, x in enumerate(row) if i != j), default=0.0)
+
+    @property
+    def worst_pair(self) -> tuple[int, int]:
+        cells = [(x, i, j) for i, row in enumerate(self.matrix) for j, x in enumerate(row) if i != j]
+        _, i, j = max(cells) if cells else (0.0, 0, 0)
+        return i, j
+
+    @property
+    def max_error(self) -> float:
+        return max(self.per_sample, default=0.0)
+
+    @property
+    def verdict(self) -> str:
+        if self.error:
+            return "undecided"
+        if self.leak > self.leak_bound:
+            return "leak"
+        return "differs" if self.max_error > self.alone_bound else "proven"
+
+    def summary(self) -> str:
+        if self.error:
+            return f"could not run: {self.error}"
+        i, j = self.worst_pair
+        where = f"{self.leak:.3g} (sample {i} -> sample {j})" if self.leak else "exactly 0"
+        return (
+            f"{self.verdict.upper()}: leakage {where}, "
+            f"max |packed - alone| {self.max_error:.3g} (bounds {self.leak_bound:.2g}, {self.alone_bound:.2g})"
+        )
+
+
+def measure(model, s: HFProbeSettings, samples, perturbed, dtype, device, use_cache: bool) -> Measurement:
+    """Packed vs alone per sample, and each sample perturbed in turn (every sample, the last too: an
+    anti-causal leak shows as well) with every sample's largest logit change: the matrix."""
+    import torch
+
+    def forward(**kw):
+        return model(**kw, use_cache=use_cache).logits[0].to(torch.float64)
+
+    name = str(dtype).replace("torch.", "")
+    row = pack(s.mode, samples, dtype, device)
+    try:
+        out = forward(**row.kwargs)
+        alone = [forward(input_ids=x[None].to(device)) for x in samples]
+    except Exception as exc:  # noqa: BLE001 - e.g. float64 on a kernel without it: reported, not a traceback
+        return Measurement(name, use_cache, [], 0.0, 0.0, [], 0.0, 0.0, f"{type(exc).__name__}: {first_sentence(exc)}")
+    per = [float((out[a:b] - y).abs().max()) for (a, b), y in zip(row.bounds, alone, strict=True)]
+    scale = max([float(out.abs().max())] + [float(y.abs().max()) for y in alone])
+    n = len(samples)
+    matrix = [[0.0] * n for _ in range(n)]
+    for i in range(n):
+        moved = list(samples)
+        moved[i] = perturbed[i]
+        diff = (forward(**pack(s.mode, moved, dtype, device).kwargs) - out).abs().amax(dim=-1)
+        for j, (a, b) in enumerate(row.bounds):
+            matrix[i][j] = float(diff[a:b].max())
+    lb, ab = rounding_bounds(dtype, scale, s.attn_implementation)
+    return Measurement(name, use_cache, per, scale, float(out.abs().mean()), matrix, lb, ab)
+
+
 # ---------------------------------------------------------------- the probe
+
+_SEVERITY = {"leak": 3, "differs": 2, "undecided": 1, "proven": 0}
+
+
+def judged_cache_settings(s: HFProbeSettings) -> tuple[list[bool], str]:
+    """The use_cache settings the verdict covers, and why."""
+    if s.use_cache == "false":
+        return [False], "use_cache=False (--use-cache false)"
+    if s.use_cache == "true":
+        return [True], "use_cache=True (--use-cache true)"
+    if s.use_cache == "both" or s.stack == "transformers":
+        why = "--use-cache both" if s.use_cache == "both" else "a custom loop may keep the config's use_cache=True"
+        return [False, True], f"use_cache=False and True ({why})"
+    return [False], (
+        f"use_cache=False ({s.stack}'s training forward turns the KV cache off: TRL sft_trainer.py:1710, "
+        "verl dp_actor.py:249, LLaMA-Factory kv_cache.py:40, the HF Trainer)"
+    )
+
+
+def _resolve_dtype(torch, name: str, device):
+    """auto: float64 on CPU (the verdict's own dtype); bfloat16 on CUDA, as the stacks train."""
+    if name == "auto":
+        return torch.float64 if device.type == "cpu" else torch.bfloat16
+    return {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16, "float64": torch.float64}[
+        name
+    ]
+
+
+def _measure_all(built: BuiltModel, s, samples, perturbed, requested, device) -> tuple[Measurement | None, dict]:
+    """(the requested dtype's run when it is not float64, {use_cache: float64 measurement})."""
+    import torch
+
+    model = built.model
+    low = None
+    if requested != torch.float64:
+        low = measure(model, s, samples, perturbed, requested, device, judged_cache_settings(s)[0][0])
+        if low.error:
+            raise ProbeUsageError(f"{s.attn_implementation} forward failed on the packed row ({s.mode}): {low.error}")
+        try:
+            cast_model(model, torch.float64)
+        except Exception as exc:  # noqa: BLE001
+            err = f"{type(exc).__name__}: {first_sentence(exc)}"
+            return low, {uc: Measurement("float64", uc, [], 0, 0, [], 0, 0, err) for uc in (False, True)}
+    exact = {uc: measure(model, s, samples, perturbed, torch.float64, device, uc) for uc in (False, True)}
+    if low is None and exact[False].error and exact[True].error:
+        raise ProbeUsageError(
+            f"{s.attn_implementation} forward failed on the packed row ({s.mode}): {exact[False].error}"
+        )
+    return low, exact
 
 
 def run_hf_probe(s: HFProbeSettings) -> ProbeReport:
-    """Probe one HF-stack configuration. PROVEN: each sample's logits packed equal its logits alone
-    (within the dtype's tolerance) and perturbing one sample changes no other's by exactly 0. LEAK:
-    the numbers. Raises ProbeUsageError (exit 2) for what cannot run here."""
+    """Probe one HF-stack configuration. PROVEN: in float64, perturbing any sample moves no other
+    sample's logits beyond rounding, and each sample's logits packed equal its logits alone. LEAK:
+    samples see each other. DIFFERS: packed differs from alone without any leakage. UNDECIDED: no exact
+    rerun. Raises ProbeUsageError (exit 2) for what cannot run here."""
     s.validate()
     timings: dict[str, float] = {}
     t = time.perf_counter()
-    torch, transformers = _import_transformers()
+    torch, transformers = import_transformers()
     timings["import torch+transformers"] = time.perf_counter() - t
-    from runtime_probe.backends import default_tolerance
-    from runtime_probe.probe import attention_work, resolve_device, resolve_dtype
+    from runtime_probe.probe import attention_work, resolve_device
 
     device = resolve_device(s.device)
-    dtype = resolve_dtype(s.dtype, device)
+    requested = _resolve_dtype(torch, s.dtype, device)
     lengths = s.true_lengths()
     r = ProbeReport(settings=s.to_json(), backend=s.attn_implementation, device=str(device))
-    r.dtype = str(dtype).replace("torch.", "")
-    r.lengths = lengths
-    r.tokens = sum(lengths)
+    r.dtype = "float64" if requested == torch.float64 else f"{str(requested).replace('torch.', '')} (verdict: float64)"
+    r.lengths, r.tokens = lengths, sum(lengths)
+    r.versions = stack_versions()
     r.notes.extend(s.notes)
     r.pipeline.append(f"stack: {s.stack}; collator: {MODE_TEXT[s.mode]} ({s.mode})")
     if s.mode == "none":
@@ -416,137 +406,235 @@ def run_hf_probe(s: HFProbeSettings) -> ProbeReport:
         r.pipeline.append("no packing switch is on: each sample is its own row; nothing to prove")
         r.timings_s = timings
         return r
-
     t = time.perf_counter()
-    model, desc = build_model(s, device, dtype)
+    built = build_model(s, device, requested)
     timings["build model"] = time.perf_counter() - t
+    r.notes.extend(built.notes)
     r.work = attention_work(lengths)
     gen = torch.Generator().manual_seed(s.seed)
-    samples = [torch.randint(0, s.vocab, (n,), generator=gen) for n in lengths]
-    row = pack(s.mode, samples, dtype, device)
+    # never a VLM's image/video placeholder (mistral3's image token is 10): text samples only
+    special = _special_ids(built.model.config)
+    allowed = torch.tensor([i for i in range(s.vocab) if i not in special])
+    picks = [torch.randint(0, len(allowed), (n,), generator=gen) for n in lengths]
+    samples = [allowed[p] for p in picks]
+    k = len(allowed)
+    perturbed = [allowed[(p + 1 + torch.randint(0, k - 1, p.shape, generator=gen)) % k] for p in picks]
+    row = pack(s.mode, samples, requested, device)
     r.shapes = row.shapes
-    r.pipeline.append(
-        "the model's attention mask: "
-        + {
-            "position_ids": "none passed; transformers builds it from the restarting position_ids",
-            "position_ids+mask": "the 2-D mask of ones; transformers then builds the mask without the restarting "
-            "position_ids (they still reach RoPE)",
-            "block4d": "the collator's 4-D mask, used as given",
-            "concat": "the 2-D mask of ones: plain causal over the whole row",
-        }[s.mode]
-    )
+    r.pipeline.append("the model's attention mask: " + _MASK_TEXT[s.mode])
     r.pipeline.append(
         f"packed {len(lengths)} samples into one row of {sum(lengths)} tokens: "
         + ", ".join(f"{k} {v}" for k, v in row.shapes.items())
     )
-
     with _eager_flex_on_cpu(s.attn_implementation, device) as eager_flex, torch.no_grad():
-        r.backend_detail = desc + ("; flex_attention run uncompiled on CPU" if eager_flex else "")
-
-        def forward(**kw):
-            return model(**kw, use_cache=False).logits[0].float()
-
+        r.backend_detail = built.desc + ("; flex_attention run uncompiled on CPU" if eager_flex else "")
         t = time.perf_counter()
-        try:
-            out = forward(**row.kwargs)
-        except Exception as exc:  # noqa: BLE001 - the configured implementation failing is one line
-            first = _first_sentence(exc)
-            raise ProbeUsageError(
-                f"{s.attn_implementation} forward failed on the packed row ({s.mode}): {type(exc).__name__}: {first}"
-            ) from None
-        timings["forward"] = time.perf_counter() - t
-        r.add("forward", PASS, f"one {s.attn_implementation} forward over {sum(lengths)} packed tokens on {device}")
+        low, exact = _measure_all(built, s, samples, perturbed, requested, device)
+        timings["forward + verify"] = time.perf_counter() - t
+        _decide(r, s, built, low, exact, row.bounds)
+        judged = _judged(s, exact)
+        if judged and (_has_recurrent(built.model) or judged.verdict == "leak"):
+            t = time.perf_counter()
+            _per_layer(r, built, s, judged, samples, device)
+            timings["per layer"] = time.perf_counter() - t
+    r.timings_s = timings
+    return r
 
-        t = time.perf_counter()
-        tol = check_packed_vs_alone(
-            r, out, row.bounds, lambda i: forward(input_ids=samples[i][None].to(device)), default_tolerance(dtype)
-        )
 
-        # (ii) perturb each sample but the last (nothing comes after it) and watch the others
-        per, leak = [], 0.0
-        for i in range(len(samples) - 1):
-            moved = list(samples)
-            moved[i] = (samples[i] + 1 + torch.randint(0, s.vocab - 1, samples[i].shape, generator=gen)) % s.vocab
-            out2 = forward(**pack(s.mode, moved, dtype, device).kwargs)
-            diff = (out2 - out).abs().amax(dim=-1)
-            a, b = row.bounds[i]
-            diff[a:b] = 0.0
-            change = float(diff.max())
-            victim = int(diff.argmax()) if change > 0 else None
-            sub = next((j for j, (x0, x1) in enumerate(row.bounds) if victim is not None and x0 <= victim < x1), None)
-            per.append({"perturbed": i, "max_change": change, "worst_token": victim, "worst_subsample": sub})
-            leak = max(leak, change)
-        timings["verify"] = time.perf_counter() - t
-    mean = float(out.abs().mean())
-    r.leakage = {
-        "abs": leak,
-        "rel": leak / mean if mean else float("inf"),
-        "mean_abs_output": mean,
-        "per_perturbed": per,
-    }
-    w = max(per, key=lambda d: d["max_change"] or 0.0) if per else {}
-    # exactly 0 for attention that isolates; kernels that batch tokens across samples (MoE expert
-    # grouping) may move other samples' logits by rounding only, which the dtype's tolerance covers
-    if leak == 0.0:
-        detail = (
-            f"changing the tokens of each of samples 0..{len(samples) - 2} changes no other sample's logits: exactly 0"
+def _special_ids(config) -> set[int]:
+    """Token ids the config reserves (`image_token_id`, `video_token_index`, ...), top level and text."""
+    out: set[int] = set()
+    for cfg in (config, getattr(config, "text_config", None)):
+        for key, value in (cfg.to_dict() if cfg is not None else {}).items():
+            if key.endswith(("_token_id", "_token_index")) and isinstance(value, int) and not isinstance(value, bool):
+                out.add(value)
+    return out
+
+
+_MASK_TEXT = {
+    "position_ids": "none passed; transformers builds it from the restarting position_ids",
+    "position_ids+mask": "the 2-D mask of ones; transformers then builds the mask without the restarting "
+    "position_ids (they still reach RoPE)",
+    "block4d": "the collator's 4-D mask, used as given",
+    "concat": "the 2-D mask of ones: plain causal over the whole row",
+}
+
+
+def _judged(s: HFProbeSettings, exact: dict) -> Measurement | None:
+    """The measurement the verdict rests on: the worst of the judged use_cache settings."""
+    ms = [exact[uc] for uc in judged_cache_settings(s)[0] if not exact[uc].error]
+    return max(ms, key=lambda m: _SEVERITY[m.verdict]) if ms else None
+
+
+def _verdict(s: HFProbeSettings, low: Measurement | None, exact: dict) -> str:
+    """The worst verdict over the judged use_cache settings (float64); without any float64 run, LEAK
+    only when the requested dtype's leak is beyond its own rounding bound, else UNDECIDED."""
+    settings, _ = judged_cache_settings(s)
+    if all(exact[uc].error for uc in settings) and low is not None:
+        import torch
+
+        # a leak of more than LOW_PRECISION_LEAK_ULPS units in the last place of the largest logit is
+        # no reordered sum (those move a logit by a few ulps); anything under it cannot be decided
+        eps = float(torch.finfo(getattr(torch, low.dtype)).eps)
+        return "leak" if low.leak > LOW_PRECISION_LEAK_ULPS * eps * low.scale else "undecided"
+    return max((exact[uc].verdict for uc in settings), key=lambda v: _SEVERITY[v])
+
+
+def _headline(verdict: str, m: Measurement | None, low: Measurement | None, cache: str) -> str:
+    if m is None:
+        m = low
+    assert m is not None
+    i, j = m.worst_pair
+    if verdict == "leak":
+        return (
+            f"LEAK: packed samples see each other: leakage {m.leak:.3g} (changing sample {i} moves sample {j}), "
+            f"max |packed - alone| = {m.max_error:.3g} [{m.dtype}, {cache}]"
         )
-    elif leak <= tol:
-        detail = (
-            f"changing other samples' tokens moves a sample's logits by {leak:.3g}, within rounding (tolerance "
-            f"{tol:.2g}): kernels that batch tokens across samples reorder sums; no attention across samples"
+    if verdict == "differs":
+        return (
+            f"DIFFERS: packed differs from alone, but the samples do not see each other: max |packed - alone| = "
+            f"{m.max_error:.3g}, leakage {m.leak:.3g} [{m.dtype}, {cache}] (positions, a sliding window or another "
+            "per-token mask the packed row does not keep)"
         )
-    else:
-        detail = (
-            f"changing the tokens of sample {w['perturbed']} changes sample {w['worst_subsample']}'s logits "
-            f"(token {w['worst_token']}) by {leak:.3g}"
+    if verdict == "undecided":
+        why = m.error or "no float64 rerun"
+        return (
+            f"UNDECIDED: no exact (float64) verdict: {why}; the {m.dtype} run leaks {m.leak:.3g}, within its rounding"
         )
-    r.add("(ii) leakage", PASS if leak <= tol else FAIL, detail, leak)
-    layers = decoder_layers(model)
-    recurrent = [type(m).__name__ for layer in layers for _, m in layer.named_children() if is_recurrent(m)]
-    named = [k for k in (getattr(model.config, "layer_types", None) or []) if "attention" not in str(k)]
-    if (recurrent or leak > tol) and layers:
-        t = time.perf_counter()
-        with _eager_flex_on_cpu(s.attn_implementation, device), torch.no_grad():
-            trace = trace_layers(model, forward, row.kwargs, row.bounds, samples, device)
-        timings["per layer"] = time.perf_counter() - t
-        mixing = [d for d in trace if d["own_leak"] > tol]
-        where = "; ".join(
-            f"layer {d['layer']} {d['module']} ({d['class']}, {d['kind']}): {d['own_leak']:.3g}" for d in mixing
+    leak = "exactly 0" if m.leak == 0 else f"{m.leak:.2g}, within rounding (bound {m.leak_bound:.2g})"
+    return f"PROVEN: packed samples cannot see each other: leakage {leak}, packed == alone [{m.dtype}, {cache}]"
+
+
+def _decide(r: ProbeReport, s: HFProbeSettings, built: BuiltModel, low, exact: dict, bounds) -> None:
+    settings, why = judged_cache_settings(s)
+    cache = " and ".join(f"use_cache={uc}" for uc in settings)
+    judged = _judged(s, exact)
+    m = judged or low
+    assert m is not None
+    r.verdict = _verdict(s, low, exact)
+    r.headline = _headline(r.verdict, judged, low, cache)
+    errored = [exact[uc] for uc in settings if exact[uc].error]
+    if r.verdict == "undecided" and errored and judged is not None:
+        e = errored[0]
+        r.headline = (
+            f"UNDECIDED: the float64 run with use_cache={e.use_cache} could not run ({e.error}); "
+            f"with use_cache={judged.use_cache}: {judged.summary()}"
         )
-        rest = max((d["own_leak"] for d in trace if d["own_leak"] <= tol), default=0.0)
+    r.add("forward", PASS, f"{s.attn_implementation} forwards: the packed row, each sample alone, each sample changed")
+    if judged is not None:
+        ok_i = judged.max_error <= judged.alone_bound
+        worst = max(range(len(judged.per_sample)), key=lambda k: judged.per_sample[k])
         r.add(
-            "(iii) per layer",
-            FAIL if mixing else PASS,
-            (
-                f"the modules that mix samples, each fed its own packed input: {where}; every other module "
-                f"isolates (max {rest:.2g})"
-                if mixing
-                else f"every module of every layer isolates the samples when fed its packed input (max {rest:.2g})"
-            ),
-            trace,
+            "(i) packed == each sample alone",
+            PASS if ok_i else FAIL,
+            f"max |logits packed - alone| = {judged.max_error:.3g} over {len(bounds)} samples (bound "
+            f"{judged.alone_bound:.2g}: {ROUNDING_ULPS} ulps of max |logit| {judged.scale:.3g} in {judged.dtype}"
+            + (", float32 softmax" if s.attn_implementation == "eager" else "")
+            + ")"
+            + ("" if ok_i else f"; worst: sample {worst} [{bounds[worst][0]}, {bounds[worst][1]})"),
+            {"max_error": judged.max_error, "tolerance": judged.alone_bound, "per_sample": judged.per_sample},
         )
-        if recurrent:
-            r.notes.append(
-                f"recurrent / linear-attention layers: {', '.join(dict.fromkeys(recurrent))}; "
-                f"fast kernels installed: {_fast_kernels()}"
-            )
-    elif named:
-        r.notes.append(
-            f"the config names layer kinds {sorted(set(map(str, named)))}, but the tiny model built here has no "
-            "recurrent / linear-attention layer: this verdict does not cover them"
+        i, j = judged.worst_pair
+        ok_ii = judged.leak <= judged.leak_bound
+        detail = (
+            "changing any sample's tokens moves no other sample's logits: exactly 0"
+            if judged.leak == 0
+            else f"changing sample {i} moves sample {j}'s logits by {judged.leak:.3g} (bound {judged.leak_bound:.2g}"
+            + (": rounding only)" if ok_ii else ")")
         )
-    if s.mode != "position_ids+mask" and leak > tol and s.mode in ("position_ids", "block4d"):
-        r.notes.append(
-            "the attention mask isolates the samples in this mode, so the leak comes from elsewhere in the "
-            "model: a linear-attention / recurrent / convolution layer (Gated DeltaNet, Mamba) carries state "
-            "across the packed boundaries unless it is given cu_seqlens (packing-stacks.md row 10)"
-        )
-    if s.mode == "position_ids+mask" and leak > 0:
+        r.add("(ii) leakage", PASS if ok_ii else FAIL, detail, judged.leak)
+    for uc in (False, True):
+        e = exact[uc]
+        judged_here = uc in settings
+        status = INFO if not judged_here or e.verdict == "proven" else FAIL if e.verdict != "undecided" else INFO
+        if judged_here and len(settings) == 1:
+            continue
+        label = "judged" if judged_here else f"not judged: {s.stack} trains without a cache"
+        r.add(f"use_cache={uc} ({label})", status, f"float64: {e.summary()}", e.verdict)
+    if low is not None:
+        r.add(f"{low.dtype} run (requested)", INFO, low.summary() + "; not the verdict (float64 decides)", low.verdict)
+    r.leakage = {
+        "abs": m.leak,
+        "rel": m.leak / m.mean_abs if m.mean_abs else float("inf"),
+        "mean_abs_output": m.mean_abs,
+        "bound": m.leak_bound,
+        "matrix": m.matrix,
+        "matrix_dtype": m.dtype,
+        "use_cache": m.use_cache,
+        "per_perturbed": [
+            {"perturbed": i, "max_change": max((x for j, x in enumerate(row) if j != i), default=0.0)}
+            for i, row in enumerate(m.matrix)
+        ],
+    }
+    attn = "attention-free (built without attn_implementation)" if built.attention_free else s.attn_implementation
+    r.assumptions = [
+        f"dtype: the verdict in float64 on {r.device}"
+        + (f" (the requested {low.dtype} run is shown beside it)" if low is not None else ""),
+        f"use_cache: {why}",
+        f"attention: {attn}" + (f"; MoE experts: {built.experts}" if built.experts else ""),
+        f"config: {built.source}; class {type(built.model).__name__}",
+    ]
+    _notes(r, s, exact)
+
+
+def _notes(r: ProbeReport, s: HFProbeSettings, exact: dict) -> None:
+    if s.mode == "position_ids+mask" and exact[False].verdict == "leak":
         r.notes.append(
             "transformers detects packed position_ids only when no attention_mask is passed "
             "(masking_utils._preprocess_mask_arguments); a 2-D mask of ones turns the detection off"
         )
-    r.verdict = "proven" if r.ok else "leak"
-    r.timings_s = timings
-    return r
+    if exact[True].verdict == "leak" and exact[False].verdict != "leak":
+        r.notes.append(
+            "with use_cache=True (a KV cache is created) transformers skips packed-sequence detection "
+            "(masking_utils._preprocess_mask_arguments: `cache is None`): a loop that keeps the config's "
+            "use_cache=True leaks where use_cache=False isolates"
+        )
+    if exact[False].verdict == "leak" and s.mode in ("position_ids", "block4d"):
+        r.notes.append(
+            "the attention mask isolates the samples in this mode, unless the model builds its own (a VLM's "
+            "3-D rope positions): a linear-attention / recurrent / convolution layer (Gated DeltaNet, Mamba, "
+            "short conv) carries state across the packed boundaries unless given cu_seqlens "
+            "(packing-stacks.md row 10), and a multimodal wrapper may drop the packed position_ids"
+        )
+
+
+def _has_recurrent(model) -> bool:
+    return any(is_recurrent(m) for layer in decoder_layers(model) for _, m in layer.named_children())
+
+
+def _per_layer(r: ProbeReport, built: BuiltModel, s: HFProbeSettings, judged: Measurement, samples, device) -> None:
+    import torch
+
+    model = built.model
+    layers = decoder_layers(model)
+    if not layers:
+        return
+
+    def forward(**kw):
+        return model(**kw, use_cache=judged.use_cache).logits[0].to(torch.float64)
+
+    float_row = pack(s.mode, samples, torch.float64, device)
+    trace = trace_layers(model, forward, float_row.kwargs, float_row.bounds, samples, device)
+    tol = judged.alone_bound
+    mixing = [d for d in trace if d["own_leak"] > tol]
+    where = "; ".join(
+        f"layer {d['layer']} {d['module']} ({d['class']}, {d['kind']}): {d['own_leak']:.3g}" for d in mixing
+    )
+    rest = max((d["own_leak"] for d in trace if d["own_leak"] <= tol), default=0.0)
+    r.add(
+        "(iii) per layer",
+        FAIL if mixing else PASS,
+        (
+            f"the modules that mix samples, each fed its own packed input: {where}; every other module "
+            f"isolates (max {rest:.2g})"
+            if mixing
+            else f"every module of every layer isolates the samples when fed its packed input (max {rest:.2g})"
+        ),
+        trace,
+    )
+    recurrent = [type(m).__name__ for layer in layers for _, m in layer.named_children() if is_recurrent(m)]
+    if recurrent:
+        r.notes.append(
+            f"recurrent / linear-attention layers: {', '.join(dict.fromkeys(recurrent))}; "
+            f"fast kernels installed: {_fast_kernels()}"
+        )

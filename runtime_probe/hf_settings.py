@@ -44,6 +44,7 @@ MODE_TEXT = {
     "concat": "samples concatenated, positions continue, 2-D all-ones attention_mask",
     "none": "not packed",
 }
+USE_CACHE = ("auto", "false", "true", "both")
 HF_STACKS = ("trl", "llamafactory", "axolotl", "ms-swift", "openrlhf", "verl", "transformers")
 ATTN_IMPLEMENTATIONS = ("sdpa", "eager", "flex_attention", "flash_attention_2", "flash_attention_3")
 DEFAULT_HF_LENGTHS = (13, 7, 19, 11)  # uneven, total 50: below the tiny model's 64-token budget
@@ -70,6 +71,7 @@ class HFProbeSettings:
     hidden: int = 64
     heads: int = 4
     vocab: int = 256
+    use_cache: str = "auto"  # auto: False for a stack (its training forward), both for a custom loop
     notes: list[str] = field(default_factory=list)
 
     def validate(self) -> None:
@@ -77,8 +79,10 @@ class HFProbeSettings:
             raise ProbeUsageError(f"--hf-mode must be one of {', '.join(HF_MODES)}, got {self.mode!r}")
         if self.device not in DEVICES:
             raise ProbeUsageError(f"--device must be one of {', '.join(DEVICES)}, got {self.device!r}")
-        if self.dtype not in DTYPES:
-            raise ProbeUsageError(f"--dtype must be one of {', '.join(DTYPES)}, got {self.dtype!r}")
+        if self.dtype not in DTYPES + ("float64",):
+            raise ProbeUsageError(f"--dtype must be one of {', '.join(DTYPES)}, float64, got {self.dtype!r}")
+        if self.use_cache not in USE_CACHE:
+            raise ProbeUsageError(f"--use-cache must be one of {', '.join(USE_CACHE)}, got {self.use_cache!r}")
         if not self.attn_implementation or not isinstance(self.attn_implementation, str):
             raise ProbeUsageError(f"attn_implementation must be a name, got {self.attn_implementation!r}")
         for name in ("layers", "hidden", "heads", "vocab"):
@@ -114,6 +118,17 @@ class Unknown:
     def __repr__(self) -> str:
         return f"Unknown({self.why!r})"
 
+
+class NotProbed(Unknown):
+    """A launch the probe knows it does not re-enact (a different code path), with the reason."""
+
+
+MEGATRON_SWIFT_WHY = (
+    "Megatron-SWIFT (`megatron sft|pt|rlhf`) trains through Megatron-Core (padding-free THD rows with "
+    "cu_seqlens, PackedSeqParams), not through transformers' forward, so the HF probe's tiny transformers "
+    "model would test a code path this launch never runs; probe Megatron-Core's packed path with "
+    "`packlint probe --megatron-gpt packed`"
+)
 
 # launch-model flag or config key -> the probe's name for it. `--x` and `--x=`, `-` and `_` spellings
 # are folded by _norm; keys of a config file (i20-config's settings) use the same names.
@@ -264,6 +279,10 @@ def detect_stack(
     if named and packing_keys & set(values):
         return named
     words = " ".join(str(launch.get(k) or "") for k in ("launcher", "program")).lower()
+    program = str(launch.get("program") or "").lower().split()
+    megatron_swift = program[:1] == ["megatron"] and program[1:2] in (["sft"], ["pt"], ["rlhf"])
+    if (megatron_swift or config_of(part or launch).get("stack") == "megatron-swift") and packing_keys & set(values):
+        return "megatron-swift"
     words += " " + " ".join(str(w) for w in (launch.get("argv") or [])[:3]).lower()
     words = words.replace("-", "_").replace("/", " ")
     if "use_remove_padding" in values:
@@ -383,6 +402,8 @@ def hf_settings_from_part(
     stack = overrides.pop("stack", None) or detect_stack(launch, values, part)
     if stack is None:
         return None
+    if stack == "megatron-swift":
+        return NotProbed(MEGATRON_SWIFT_WHY)
     notes: list[str] = []
     attn = overrides.pop("attn_implementation", None) or _attn(stack, values, notes)
     if isinstance(attn, Unknown):

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from packlint.model_view import as_model, variants
 from packlint.model_view import launches as model_launches
-from runtime_probe.hf_settings import HFProbeSettings, Unknown, hf_settings_from_part
+from runtime_probe.hf_settings import HFProbeSettings, NotProbed, Unknown, hf_settings_from_part
 from runtime_probe.report import ProbeReport
 from runtime_probe.settings import (
     GATE_BMR,
@@ -65,7 +65,7 @@ class ProbeTarget:
 
 
 # overrides that belong to the HF-stack probe only, and those both kinds of probe take
-HF_ONLY = ("stack", "mode", "attn_implementation", "model_path", "model_type")
+HF_ONLY = ("stack", "mode", "attn_implementation", "model_path", "model_type", "use_cache")
 _HF_SHARED = ("device", "dtype", "seed", "lengths")
 
 
@@ -93,6 +93,9 @@ def select_hf_targets(doc: Mapping[str, Any], **overrides: Any) -> tuple[list[Pr
                 continue
             ids.add(ln.get("id", 0))
             t = ProbeTarget(ln.get("id", 0), i, len(parts), _where(ln), list(var.get("when") or []), s)
+            if isinstance(s, NotProbed):
+                notes.append(f"{t.label()}: not probed: {s.why}")
+                continue
             if isinstance(s, Unknown):
                 notes.append(f"{t.label()}: not probed: could not decide {s.why}")
                 continue
@@ -162,7 +165,9 @@ class ModelProbeResult:
 
     @property
     def exit_code(self) -> int:
-        return max((r.exit_code for _, r in self.probes), default=0)
+        from runtime_probe.report import worst_exit
+
+        return worst_exit([r.exit_code for _, r in self.probes])
 
     def to_json(self) -> dict:
         return {

@@ -11,6 +11,16 @@ from dataclasses import dataclass, field
 from typing import Any
 
 PASS, FAIL, SKIP, INFO = "pass", "fail", "skip", "info"
+EXIT_LEAK, EXIT_DIFFERS, EXIT_UNDECIDED = 1, 3, 4
+EXIT_BY_VERDICT = {"leak": EXIT_LEAK, "differs": EXIT_DIFFERS, "undecided": EXIT_UNDECIDED}
+# which of several probes' exit codes a whole script's result takes: the most serious finding first
+_EXIT_ORDER = (EXIT_LEAK, EXIT_DIFFERS, EXIT_UNDECIDED, 2, 0)
+
+
+def worst_exit(codes: list[int]) -> int:
+    """The exit status of several probes: a leak before a difference before undecided before usage."""
+    present = set(codes)
+    return next((c for c in _EXIT_ORDER if c in present), max(codes, default=0))
 
 
 @dataclass
@@ -31,7 +41,7 @@ class ProbeReport:
     """Everything one probe found. `ok` is False as soon as one check failed."""
 
     settings: dict
-    verdict: str = "failed"  # proven | failed | leak (HF probe) | not-packed
+    verdict: str = "failed"  # proven | failed | not-packed; HF probe: leak | differs | undecided
     backend: str | None = None
     backend_detail: str | None = None
     device: str | None = None
@@ -50,13 +60,20 @@ class ProbeReport:
     work: dict | None = None
     notes: list[str] = field(default_factory=list)
     timings_s: dict = field(default_factory=dict)
+    headline: str | None = None  # the HF probe's first line (its verdict, with the numbers)
+    assumptions: list[str] = field(default_factory=list)  # what the verdict assumes (dtype, use_cache, ...)
+    versions: dict = field(default_factory=dict)  # the stack the probe ran: torch, transformers, megatron-core
 
     @property
     def ok(self) -> bool:
-        return not any(c.status == FAIL for c in self.checks)
+        return not any(c.status == FAIL for c in self.checks) and self.verdict not in ("differs", "undecided")
 
     @property
     def exit_code(self) -> int:
+        """0 proven / not packed, 1 samples see each other (or a failed check), 3 packed differs from
+        alone without cross-sample leakage, 4 cannot decide (no exact rerun). 2 is a usage error."""
+        if self.verdict in EXIT_BY_VERDICT:
+            return EXIT_BY_VERDICT[self.verdict]
         return 0 if self.ok else 1
 
     def add(self, name: str, status: str, detail: str, value: Any = None) -> Check:
@@ -88,6 +105,9 @@ class ProbeReport:
             "work": _jsonable(self.work),
             "notes": self.notes,
             "timings_s": {k: round(v, 4) for k, v in self.timings_s.items()},
+            "headline": self.headline,
+            "assumptions": self.assumptions,
+            "versions": self.versions,
             "settings": _jsonable(self.settings),
         }
 
@@ -157,10 +177,31 @@ def _raw(value: Any) -> str:
 _MARK = {PASS: "PASS", FAIL: "FAIL", SKIP: "skip", INFO: "info"}
 
 
+def _assumption_lines(r: ProbeReport) -> list[str]:
+    """What the verdict assumes, and the stack it ran (HF probe)."""
+    out = [f"  assumes:  {a}" for a in r.assumptions]
+    if r.versions:
+        out.append("  stack:    " + ", ".join(f"{k} {v}" for k, v in r.versions.items()))
+    return out
+
+
+def _matrix_lines(r: ProbeReport) -> list[str]:
+    """The sample x sample leakage matrix as a text heatmap (HF probe)."""
+    if r.leakage is None or not r.leakage.get("matrix"):
+        return []
+    from runtime_probe.leak_plot import text_heatmap
+
+    out = [f"  matrix:   leakage, changed sample x moved sample ({r.leakage.get('matrix_dtype')}):"]
+    out.extend("    " + line for line in text_heatmap(r.leakage["matrix"], r.leakage.get("bound") or 0.0))
+    return out
+
+
 def render_text(r: ProbeReport) -> str:
     """A human-readable verdict, most important line first."""
     out: list[str] = []
-    if r.verdict == "proven":
+    if r.headline:
+        head = r.headline
+    elif r.verdict == "proven":
         head = "PROVEN: attention is block-diagonal causal, zero cross-sample leakage"
     elif r.verdict == "leak":
         lk = r.leakage or {}
@@ -175,6 +216,7 @@ def render_text(r: ProbeReport) -> str:
         failed = [c.name for c in r.checks if c.status == FAIL]
         head = "FAILED: " + ", ".join(failed) if failed else "FAILED"
     out.append(head)
+    out.extend(_assumption_lines(r))
     gates = ", ".join(
         f"{k}={_raw(v.get('raw'))}" + ("" if v.get("on") is None else (" (on)" if v.get("on") else " (off)"))
         for k, v in r.gates.items()
@@ -220,6 +262,7 @@ def render_text(r: ProbeReport) -> str:
             f"  leakage:  {_fmt(lk['abs'])} absolute, {rel_s} of the mean |output| "
             f"({_fmt(lk['mean_abs_output'])}), over {len(lk.get('per_perturbed', []))} perturbed sub-samples"
         )
+    out.extend(_matrix_lines(r))
     if r.work is not None:
         w = r.work
         out.append(

@@ -25,10 +25,19 @@ from runtime_probe.launches import probe_model, select_targets  # noqa: E402
 LENGTHS = [9, 5, 12, 7]
 
 
+@pytest.fixture(autouse=True, scope="module")
+def _one_thread():
+    """Tiny models: one thread is faster than two fighting over a shared 2-core machine."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
+
+
 def _reference(settings: HFProbeSettings, lengths: list[int]) -> dict:
     """float64: per-sample logits alone, and the packed row isolated / visible, with this test's masks."""
     s = HFProbeSettings(**{**settings.to_json(), "attn_implementation": "eager", "notes": []})
-    model, _ = build_model(s, torch.device("cpu"), torch.float64)
+    model = build_model(s, torch.device("cpu"), torch.float64).model
     gen = torch.Generator().manual_seed(s.seed)
     samples = [torch.randint(0, s.vocab, (n,), generator=gen) for n in lengths]  # the probe's samples
     row = torch.cat(samples)[None]
@@ -105,7 +114,7 @@ def _check_against_reference(report, settings: HFProbeSettings, lengths: list[in
 @pytest.mark.parametrize("attn", ["sdpa", "eager"])
 @pytest.mark.parametrize("mode", ["position_ids", "position_ids+mask", "block4d", "concat"])
 def test_attn_times_mode_matches_float64_reference(attn, mode):
-    s = HFProbeSettings(mode=mode, attn_implementation=attn, device="cpu", lengths=LENGTHS)
+    s = HFProbeSettings(mode=mode, attn_implementation=attn, device="cpu", lengths=LENGTHS, use_cache="false")
     report = run_hf_probe(s)
     assert report.backend == attn and report.device == "cpu"
     _check_against_reference(report, s, LENGTHS)
@@ -116,7 +125,9 @@ def test_flex_attention_on_cpu_isolates_and_leaks_as_its_code_says():
     CPU: isolated without a mask, visible with the 2-D mask of ones."""
     lengths = [6, 4, 5]
     for mode in ("position_ids", "position_ids+mask"):
-        s = HFProbeSettings(mode=mode, attn_implementation="flex_attention", device="cpu", lengths=lengths)
+        s = HFProbeSettings(
+            mode=mode, attn_implementation="flex_attention", device="cpu", lengths=lengths, use_cache="false"
+        )
         report = run_hf_probe(s)
         assert "uncompiled on CPU" in report.backend_detail
         _check_against_reference(report, s, lengths)
@@ -271,7 +282,7 @@ def test_a_hub_id_is_never_downloaded(monkeypatch):
     import os
 
     s = HFProbeSettings(model_path="some-org/mistral-7b-not-on-disk", mode="position_ids", device="cpu")
-    _, desc = build_model(s, torch.device("cpu"), torch.float32)
+    desc = build_model(s, torch.device("cpu"), torch.float32).desc
     assert os.environ.get("HF_HUB_OFFLINE") == "1"
     assert "MistralForCausalLM" in desc and "not downloaded" in desc
 
@@ -310,7 +321,7 @@ def test_use_cache_true_turns_packed_detection_off():
     """What docs/probe.md says and why every probe forward passes use_cache=False: with the config's
     default use_cache=True, transformers creates a DynamicCache and skips packed-sequence detection."""
     s = HFProbeSettings(mode="position_ids", device="cpu")
-    model, _ = build_model(s, torch.device("cpu"), torch.float32)
+    model = build_model(s, torch.device("cpu"), torch.float32).model
     model.config.use_cache = True
     row = pack("position_ids", [torch.arange(5), torch.arange(5, 11)], torch.float32, torch.device("cpu"))
     with torch.no_grad():
@@ -424,12 +435,17 @@ def test_hybrid_linear_attention_verdict_matches_float64_recurrence():
     The probe's per-sample |packed - alone| must be one of them, and its verdict and its per-layer
     check follow from which."""
     s = HFProbeSettings(
-        mode="position_ids", attn_implementation="sdpa", model_type="qwen3_next", device="cpu", lengths=LENGTHS
+        mode="position_ids",
+        attn_implementation="sdpa",
+        model_type="qwen3_next",
+        device="cpu",
+        lengths=LENGTHS,
+        use_cache="false",
     )
     report = run_hf_probe(s)
     probe_errs = next(c.value["per_sample"] for c in report.checks if c.name.startswith("(i)"))
 
-    model, _ = build_model(s, torch.device("cpu"), torch.float64)
+    model = build_model(s, torch.device("cpu"), torch.float64).model
     model.set_experts_implementation("eager")  # torch._grouped_mm has no float64
     gen = torch.Generator().manual_seed(s.seed)
     samples = [torch.randint(0, s.vocab, (n,), generator=gen) for n in LENGTHS]  # the probe's draws
