@@ -503,7 +503,7 @@ def code_actions(server: PacklintServer, params: lsp.CodeActionParams) -> list[l
     wants_source = not only or any(str(k).startswith("source") for k in only)
     if wants_source and any(fx is not None and fx.applicability == "safe" for fx in analysis.fixes):
         from packlint.checking import CheckOptions
-        from packlint.cmd_fix import text_checker
+        from packlint.cli.fix import text_checker
 
         outcome = _fix_all(analysis, text_checker(analysis.path, CheckOptions()))
         if outcome is not None:

@@ -26,7 +26,7 @@ PROBE_MISSING = "the probe needs torch: pip install 'packlint[probe]'"
 
 
 def add_arguments(parser) -> None:
-    from packlint.cmd_check import add_selection_arguments
+    from packlint.cli.check import add_selection_arguments
 
     parser.add_argument("script", help="the launch script to check and then run with bash")
     parser.add_argument("--dry-run", action="store_true", help="check only; never launch")
@@ -88,7 +88,7 @@ def _say(message: str) -> None:
 
 def run(args) -> int:
     from packlint.checking import CheckOptions, check_paths
-    from packlint.cmd_check import cli_settings, render, use_color
+    from packlint.cli.check import cli_settings, render, use_color
 
     script = args.script
     if script == "-":

@@ -189,7 +189,7 @@ def run_fixes(args, options) -> int | None:
                 diffs.append(unified_diff(outcome))
                 applied += outcome.applied
                 continue
-            from packlint.cmd_check import write_stdout
+            from packlint.cli.check import write_stdout
 
             write_stdout(outcome.text.encode("utf-8", "surrogateescape"))  # (the script's own bytes back)
             return EXIT_OK
@@ -262,7 +262,7 @@ def run_fixes(args, options) -> int | None:
         )
     n = f"{applied} fix{'' if applied == 1 else 'es'}"
     if args.diff:
-        from packlint.cmd_check import write_stdout
+        from packlint.cli.check import write_stdout
 
         write_stdout("".join(diffs).encode("utf-8", "surrogateescape"))
         print(
