@@ -270,7 +270,7 @@ def run_fixes(args, options) -> int | None:
             applied += _fix_script(args, options, path, paths, keep, configs)
     for config, sources in configs.items():
         applied += _fix_config(args, options, config, sources, paths, keep)
-    n = f"{applied} fix{'' if applied == 1 else 'es'}"
+    said = f"{applied} fix{'' if applied == 1 else 'es'}"
     if args.diff:
         from packlint.cli.check import write_stdout
 
@@ -280,5 +280,5 @@ def run_fixes(args, options) -> int | None:
             file=sys.stderr,
         )
         return EXIT_FINDINGS if any(diffs) else EXIT_OK
-    print(f"packlint: applied {n}", file=sys.stderr)
+    print(f"packlint: applied {said}", file=sys.stderr)
     return None
