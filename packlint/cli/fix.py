@@ -276,7 +276,8 @@ def run_fixes(args, options) -> int | None:
 
         write_stdout("".join(diffs).encode("utf-8", "surrogateescape"))
         print(
-            f"packlint: would apply {said}" + ("" if args.unsafe_fixes else " (safe only; --unsafe-fixes for the rest)"),
+            f"packlint: would apply {said}"
+            + ("" if args.unsafe_fixes else " (safe only; --unsafe-fixes for the rest)"),
             file=sys.stderr,
         )
         return EXIT_FINDINGS if any(diffs) else EXIT_OK
