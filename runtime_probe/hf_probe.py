@@ -22,7 +22,7 @@ from runtime_probe.hf_settings import MODE_TEXT, HFProbeSettings, read_local_con
 from runtime_probe.report import FAIL, PASS, ProbeReport, check_packed_vs_alone
 from runtime_probe.settings import ProbeUsageError
 
-INSTALL_HINT = "pip install 'packlint[probe]'"
+INSTALL_HINT = "pip install 'packlint[probe] @ git+https://github.com/packlint/packlint'"
 FLASH = ("flash_attention_2", "flash_attention_3")
 
 

@@ -207,7 +207,7 @@ def test_probe_missing_is_one_clear_line(tmp_path, capsys, monkeypatch):
     code = main(["run", "--probe", s])
     err = capsys.readouterr().err
     assert code == 2 and launched == []
-    assert "the probe needs torch: pip install 'packlint[probe]'" in err and err.count("\n") == 1
+    assert "the probe needs torch: pip install 'packlint[probe] @ git+https://github.com/packlint/packlint'" in err and err.count("\n") == 1
 
 
 @pytest.mark.skipif(importlib.util.find_spec("torch") is None, reason="needs torch (packlint[probe])")

@@ -22,7 +22,7 @@ import sys
 from packlint.errors import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, PacklintError
 
 FORMATS = ("text", "json", "github", "gcc")
-PROBE_MISSING = "the probe needs torch: pip install 'packlint[probe]'"
+PROBE_MISSING = "the probe needs torch: pip install 'packlint[probe] @ git+https://github.com/packlint/packlint'"
 
 
 def add_arguments(parser) -> None:
