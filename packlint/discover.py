@@ -1,6 +1,9 @@
 """Which files `packlint check PATH...` reads: named files as given; directories searched recursively
-for `*.sh`, `*.bash` and files whose shebang names bash or sh. Sorted and deterministic; skips VCS and
-dependency folders, virtualenvs and symlink loops."""
+for `*.sh`, `*.bash`, files whose shebang names bash or sh, and the config files of a stack packlint
+recognises by their keys (a LLaMA-Factory or TRL YAML, a DeepSpeed JSON: configs/standalone.py; any other
+YAML/JSON/TOML is skipped silently). The pre-commit hook keeps the staged files by the same two tests.
+Sorted and deterministic; skips VCS and dependency folders, virtualenvs, symlink loops, and what the
+checkout's `.gitignore` files ignore (git's rules, through pathspec: from the checkout's root down)."""
 
 from __future__ import annotations
 
@@ -132,9 +135,64 @@ def discover(paths: list[str]) -> tuple[list[str], list[DiscoveryError]]:
     return found, errors
 
 
+class _Ignores:
+    """The `.gitignore` files that apply in a walk: those of the directories walked and of the ones above
+    the walk's root up to the checkout's root (the directory holding `.git`). Git's rules: the deepest
+    file whose pattern matches decides (a `!pattern` re-includes), patterns relative to their file."""
+
+    def __init__(self, root: str) -> None:
+        self.specs: dict[str, object] = {}  # directory (absolute) -> its GitIgnoreSpec
+        d = os.path.abspath(root)
+        above = []
+        while True:
+            parent = os.path.dirname(d)
+            if os.path.exists(os.path.join(d, ".git")) or parent == d:
+                break
+            above.append(parent)
+            d = parent
+        if os.path.exists(os.path.join(d, ".git")):
+            for a in above:
+                self.load(a)
+
+    def load(self, directory: str) -> None:
+        path = os.path.join(directory, ".gitignore")
+        try:
+            with open(path, "rb") as fh:
+                data = fh.read(1 << 20)
+        except OSError:
+            return
+        try:
+            from pathspec import GitIgnoreSpec
+
+            spec = GitIgnoreSpec.from_lines(data.decode("utf-8", "replace").splitlines())
+        except Exception:  # a pattern pathspec cannot read: that file is not applied
+            return
+        self.specs[os.path.abspath(directory)] = spec
+
+    def ignored(self, path: str, is_dir: bool) -> bool:
+        if not self.specs:
+            return False
+        absolute = os.path.abspath(path)
+        d = os.path.dirname(absolute)
+        while True:
+            spec = self.specs.get(d)
+            if spec is not None:
+                rel = os.path.relpath(absolute, d).replace(os.sep, "/") + ("/" if is_dir else "")
+                decided = spec.check_file(rel).include  # type: ignore[attr-defined]
+                if decided is not None:
+                    return bool(decided)
+            parent = os.path.dirname(d)
+            if parent == d:
+                return False
+            d = parent
+
+
 def _walk(root: str, errors: list[DiscoveryError]) -> list[str]:
+    from packlint.configs.standalone import CONFIG_SUFFIXES, is_stack_config
+
     out: list[str] = []
     visited: set[tuple[int, int]] = set()
+    ignores = _Ignores(root)
 
     def visit(d: str) -> None:
         try:
@@ -151,15 +209,22 @@ def _walk(root: str, errors: list[DiscoveryError]) -> list[str]:
         except OSError as exc:
             errors.append(DiscoveryError(d, exc.strerror or str(exc)))
             return
+        if any(e.name == ".gitignore" for e in entries):
+            ignores.load(d)
         subdirs = []
         for e in entries:
             path = os.path.join(d, e.name) if d != "." else e.name
             try:
                 if e.is_dir():
-                    if e.name in SKIP_DIRS or _is_virtualenv(path):
+                    if e.name in SKIP_DIRS or _is_virtualenv(path) or ignores.ignored(path, True):
                         continue
                     subdirs.append(path)
-                elif e.is_file() and is_script(path):
+                elif not e.is_file() or ignores.ignored(path, False):
+                    continue
+                elif e.name.lower().endswith(CONFIG_SUFFIXES):
+                    if is_stack_config(path):
+                        out.append(path)
+                elif is_script(path):
                     out.append(path)
             except OSError:
                 continue

@@ -71,6 +71,39 @@ def launch_for(path: str) -> tuple[bytes, str] | None:
     return (command + "\n").encode(), stack
 
 
+# Words one of recognise()'s shapes needs: a file holding none of them is no stack's config file, and a
+# directory walk reads it no further (a checkout's YAML and JSON are mostly other things: tokenizers,
+# datasets, CI). Config files are small; a larger file is not parsed to find out.
+_MARKERS = (b"model_name_or_path", b"base_model", b"zero_optimization", b"train_batch_size", b"train_type",
+            b"rlhf_type", b"micro_batch_size", b"policy", b"job")  # fmt: skip
+_MAX_SCAN = 1 << 20
+
+
+def is_stack_config(path: str) -> bool:
+    """Whether a file found in a checked directory (or staged for the pre-commit hook) is a config file
+    of a known stack by its keys, and readable: what `packlint check DIR` and the hook check besides
+    scripts. Any other YAML/JSON/TOML, a broken one included, is left alone, silently."""
+    if not is_config_name(path):
+        return False
+    try:
+        if os.path.getsize(path) > _MAX_SCAN:
+            return False
+        with open(path, "rb") as fh:
+            data = fh.read(_MAX_SCAN)
+    except OSError:
+        return False
+    if not any(m in data for m in _MARKERS):
+        return False
+    from packlint.configs import read_config_file
+    from packlint.configs.files import format_of
+
+    fmt = format_of(path)
+    root, err = read_config_file(path, fmt, "pyyaml")
+    if err is not None or root is None:
+        return False
+    return recognise(root.plain(), fmt) is not None
+
+
 def recognise_text(path: str, text: str) -> bool:
     """Whether an editor's document (unsaved text) is a config file of a known stack."""
     from packlint.configs import set_text_override
