@@ -41,22 +41,24 @@ def github_anchors(markdown: str) -> set[str]:
     return anchors
 
 
-def resolves(url: str, base: Path = ROOT / "docs") -> str | None:
-    """Why `url` does not resolve in this checkout, or None. A repository URL (REPO_URL...) or a link
-    relative to `base`; any other URL (a paper, another project) is not this repository's to check."""
+def resolves(url: str, doc: Path = ROOT / "docs" / "rules-reference.md") -> str | None:
+    """Why `url` does not resolve in this checkout, or None. A repository URL (REPO_URL...), or a link
+    written in `doc` (relative to its directory; `#x` is a heading of `doc` itself); any other URL (a
+    paper, another project) is not this repository's to check."""
     if url.startswith(REPO_URL):
         target = ROOT / url[len(REPO_URL) :].split("#")[0]
     elif re.match(r"[a-z]+:", url):
         return None
+    elif url.startswith("#"):
+        target = doc
     else:
-        target = (base / url.split("#")[0]) if not url.startswith("#") else None
-    if target is not None and not target.is_file():
+        target = (doc.parent / url.split("#")[0]).resolve()
+    if not target.exists():
         return f"{url}: no file {target}"
     if "#" in url:
-        page = target if target is not None else base
         frag = url.split("#", 1)[1]
-        if frag not in github_anchors(page.read_text()):
-            return f"{url}: no heading makes #{frag} in {page.relative_to(ROOT)}"
+        if not target.is_file() or frag not in github_anchors(target.read_text()):
+            return f"{url}: no heading makes #{frag} in {target}"
     return None
 
 
@@ -115,3 +117,21 @@ def test_editor_diagnostics_carry_a_resolving_url(tmp_path):
     server.analyses = {}
     analysis = server.analyse(script.as_uri(), script.read_text())
     assert analysis.urls and all(resolves(u) is None for u in analysis.urls.values()), analysis.urls
+
+
+USER_DOCS = [ROOT / "README.md", ROOT / "CHANGELOG.md", *sorted((ROOT / "docs").glob("*.md"))]
+
+
+def test_docs_stand_alone():
+    """Every link of the README, the CHANGELOG and docs/ names a file of the repository and a heading
+    that exists; no page cites a document outside the repository (the project's `shared/` notes)."""
+    bad = []
+    for doc in USER_DOCS:
+        text = doc.read_text()
+        assert "shared/research" not in text and "../shared/" not in text, doc.name
+        prose = re.sub(r"`[^`\n]*`", "", re.sub(r"```.*?```", "", text, flags=re.S))
+        for link in re.findall(r"\]\(([^)\s]+)\)", prose):
+            why = resolves(link, doc)
+            if why:
+                bad.append((doc.name, why))
+    assert not bad, bad[:10]
