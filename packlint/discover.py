@@ -135,56 +135,52 @@ def discover(paths: list[str]) -> tuple[list[str], list[DiscoveryError]]:
     return found, errors
 
 
-class _Ignores:
-    """The `.gitignore` files that apply in a walk: those of the directories walked and of the ones above
-    the walk's root up to the checkout's root (the directory holding `.git`). Git's rules: the deepest
-    file whose pattern matches decides (a `!pattern` re-includes), patterns relative to their file."""
+def _gitignore_spec(directory: str):
+    """The GitIgnoreSpec of `directory`/.gitignore, or None (none there, unreadable, or a pattern pathspec
+    cannot read: that file is then not applied)."""
+    try:
+        with open(os.path.join(directory, ".gitignore"), "rb") as fh:
+            data = fh.read(1 << 20)
+    except OSError:
+        return None
+    try:
+        from pathspec import GitIgnoreSpec
 
-    def __init__(self, root: str) -> None:
-        self.specs: dict[str, object] = {}  # directory (absolute) -> its GitIgnoreSpec
-        d = os.path.abspath(root)
-        above = []
-        while True:
-            parent = os.path.dirname(d)
-            if os.path.exists(os.path.join(d, ".git")) or parent == d:
-                break
-            above.append(parent)
-            d = parent
+        return GitIgnoreSpec.from_lines(data.decode("utf-8", "replace").splitlines())
+    except Exception:
+        return None
+
+
+def _specs_above(root: str) -> tuple[tuple[str, object], ...]:
+    """The `.gitignore` files of the directories above the walk's root, up to the checkout's root (the
+    directory holding `.git`), outermost first; none outside a git checkout."""
+    d = os.path.abspath(root)
+    above = []
+    while True:
         if os.path.exists(os.path.join(d, ".git")):
-            for a in above:
-                self.load(a)
+            break
+        parent = os.path.dirname(d)
+        if parent == d:
+            return ()
+        above.append(parent)
+        d = parent
+    found = []
+    for a in reversed(above):
+        spec = _gitignore_spec(a)
+        if spec is not None:
+            found.append((a, spec))
+    return tuple(found)
 
-    def load(self, directory: str) -> None:
-        path = os.path.join(directory, ".gitignore")
-        try:
-            with open(path, "rb") as fh:
-                data = fh.read(1 << 20)
-        except OSError:
-            return
-        try:
-            from pathspec import GitIgnoreSpec
 
-            spec = GitIgnoreSpec.from_lines(data.decode("utf-8", "replace").splitlines())
-        except Exception:  # a pattern pathspec cannot read: that file is not applied
-            return
-        self.specs[os.path.abspath(directory)] = spec
-
-    def ignored(self, path: str, is_dir: bool) -> bool:
-        if not self.specs:
-            return False
-        absolute = os.path.abspath(path)
-        d = os.path.dirname(absolute)
-        while True:
-            spec = self.specs.get(d)
-            if spec is not None:
-                rel = os.path.relpath(absolute, d).replace(os.sep, "/") + ("/" if is_dir else "")
-                decided = spec.check_file(rel).include  # type: ignore[attr-defined]
-                if decided is not None:
-                    return bool(decided)
-            parent = os.path.dirname(d)
-            if parent == d:
-                return False
-            d = parent
+def _ignored(specs: tuple[tuple[str, object], ...], path: str, is_dir: bool) -> bool:
+    """Git's rule: the deepest `.gitignore` with a pattern that matches `path` (absolute) decides, a
+    `!pattern` re-including; patterns are relative to their file's directory."""
+    for base, spec in reversed(specs):
+        rel = path[len(base) + 1 :] + ("/" if is_dir else "")
+        decided = spec.check_file(rel).include  # type: ignore[attr-defined]
+        if decided is not None:
+            return bool(decided)
+    return False
 
 
 def _walk(root: str, errors: list[DiscoveryError]) -> list[str]:
@@ -192,9 +188,8 @@ def _walk(root: str, errors: list[DiscoveryError]) -> list[str]:
 
     out: list[str] = []
     visited: set[tuple[int, int]] = set()
-    ignores = _Ignores(root)
 
-    def visit(d: str) -> None:
+    def visit(d: str, specs: tuple[tuple[str, object], ...]) -> None:
         try:
             st = os.stat(d)
         except OSError as exc:
@@ -209,27 +204,40 @@ def _walk(root: str, errors: list[DiscoveryError]) -> list[str]:
         except OSError as exc:
             errors.append(DiscoveryError(d, exc.strerror or str(exc)))
             return
+        absolute = os.path.abspath(d)
         if any(e.name == ".gitignore" for e in entries):
-            ignores.load(d)
+            spec = _gitignore_spec(d)
+            if spec is not None:
+                specs = (*specs, (absolute, spec))
         subdirs = []
         for e in entries:
             path = os.path.join(d, e.name) if d != "." else e.name
+            name = e.name.lower()
             try:
                 if e.is_dir():
-                    if e.name in SKIP_DIRS or _is_virtualenv(path) or ignores.ignored(path, True):
+                    if e.name in SKIP_DIRS or _is_virtualenv(path):
+                        continue
+                    if specs and _ignored(specs, os.path.join(absolute, e.name), True):
                         continue
                     subdirs.append(path)
-                elif not e.is_file() or ignores.ignored(path, False):
                     continue
-                elif e.name.lower().endswith(CONFIG_SUFFIXES):
-                    if is_stack_config(path):
-                        out.append(path)
-                elif is_script(path):
+                if not e.is_file():
+                    continue
+                config = name.endswith(CONFIG_SUFFIXES)
+                if (
+                    not config
+                    and not name.endswith(SCRIPT_SUFFIXES)
+                    and os.path.splitext(name)[1] in NON_SCRIPT_SUFFIXES
+                ):
+                    continue  # (cheap tests first: the ignore rules, then the file's contents)
+                if specs and _ignored(specs, os.path.join(absolute, e.name), False):
+                    continue
+                if is_stack_config(path) if config else is_script(path):
                     out.append(path)
             except OSError:
                 continue
         for sd in subdirs:
-            visit(sd)
+            visit(sd, specs)
 
-    visit(root)
+    visit(root, _specs_above(root))
     return sorted(out)
