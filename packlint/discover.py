@@ -176,7 +176,7 @@ def _ignored(specs: tuple[tuple[str, object], ...], path: str, is_dir: bool) -> 
     """Git's rule: the deepest `.gitignore` with a pattern that matches `path` (absolute) decides, a
     `!pattern` re-including; patterns are relative to their file's directory."""
     for base, spec in reversed(specs):
-        rel = path[len(base) + 1 :] + ("/" if is_dir else "")
+        rel = path[len(base.rstrip(os.sep)) + 1 :] + ("/" if is_dir else "")
         decided = spec.check_file(rel).include  # type: ignore[attr-defined]
         if decided is not None:
             return bool(decided)
