@@ -3,7 +3,8 @@ for `*.sh`, `*.bash`, files whose shebang names bash or sh, and the config files
 recognises by their keys (a LLaMA-Factory or TRL YAML, a DeepSpeed JSON: configs/standalone.py; any other
 YAML/JSON/TOML is skipped silently). The pre-commit hook keeps the staged files by the same two tests.
 Sorted and deterministic; skips VCS and dependency folders, virtualenvs, symlink loops, and what the
-checkout's `.gitignore` files ignore (git's rules, through pathspec: from the checkout's root down)."""
+checkout's `.gitignore` files ignore (git's rules, through pathspec: from the checkout's root down; a
+directory named on the command line is walked even when it is ignored itself)."""
 
 from __future__ import annotations
 
@@ -239,5 +240,10 @@ def _walk(root: str, errors: list[DiscoveryError]) -> list[str]:
         for sd in subdirs:
             visit(sd, specs)
 
-    visit(root, _specs_above(root))
+    above = _specs_above(root)
+    if above and _ignored(above, os.path.abspath(root), True):
+        # a directory named on the command line is walked even where the checkout ignores it (ripgrep,
+        # ruff): only the .gitignore files inside it then apply
+        above = ()
+    visit(root, above)
     return sorted(out)

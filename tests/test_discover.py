@@ -141,6 +141,9 @@ def test_gitignore_is_respected_in_a_directory_walk(tmp_path, monkeypatch):
     assert discover(["scripts"])[0] == ["scripts/keep.tmp.sh", "scripts/top_only.sh", "scripts/train.sh"]
     # a file named on the command line is checked as named (pre-commit names tracked files)
     assert discover(["scripts/old.tmp.sh"])[0] == ["scripts/old.tmp.sh"]
+    # and so is an ignored directory named there (`packlint check outputs/`), as ripgrep and ruff do
+    assert discover(["outputs"])[0] == ["outputs/run1/launch.sh", "outputs/run1/sft.yaml"]
+    assert discover(["wandb/run-1"])[0] == ["wandb/run-1/files/code/train.sh"]
     # outside a git checkout a .gitignore above the walked directory is not the walk's
     plain = tmp_path / "plain"
     _tree(plain, {".gitignore": "sub/\n", "sub/a.sh": "torchrun t.py\n"})
