@@ -12,7 +12,6 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
-from pathlib import Path
 
 import pytest
 
@@ -131,7 +130,9 @@ def test_editor_code_actions_whatever_the_servers_directory(checkout, monkeypatc
         server = PacklintServer.__new__(PacklintServer)
         server.analyses = {}
         analysis = server.analyse(script.as_uri(), RUN_SH)
-        offered.append(sorted((f.code, fix.title) for f, fix in zip(analysis.findings, analysis.fixes) if fix))
+        offered.append(
+            sorted((f.code, fix.title) for f, fix in zip(analysis.findings, analysis.fixes, strict=True) if fix)
+        )
     assert offered[0] == offered[1] == offered[2]
     assert [c for c, _t in offered[0]].count("PK103") == 1 and "PK101" in {c for c, _t in offered[0]}
 

