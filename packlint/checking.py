@@ -507,7 +507,10 @@ def _analyse(job: _Job, keep_model: bool):
             sources.alias(main, job.display)
         from packlint.codebase import CodeSession
 
-        session = CodeSession(None if is_stdin else job.path, job.code)
+        # the code is looked up from where the file is (stdin: the name it is given, `--stdin-filename`,
+        # as the fix loop and the editor pass it), never from the current directory, which would make
+        # a finding decided from the code, and its fix, depend on where packlint was started
+        session = CodeSession(job.display if is_stdin else job.path, job.code)
         if os.environ.get("PACKLINT_EAGER_CODE") == "1":
             # benchmarks/codebase_bench.py: read every launch's code as a rule asking for it would
             for launch in launches(as_model(model)):

@@ -1,6 +1,10 @@
 """Which files `packlint check PATH...` reads: named files as given; directories searched recursively
-for `*.sh`, `*.bash` and files whose shebang names bash or sh. Sorted and deterministic; skips VCS and
-dependency folders, virtualenvs and symlink loops."""
+for `*.sh`, `*.bash`, files whose shebang names bash or sh, and the config files of a stack packlint
+recognises by their keys (a LLaMA-Factory or TRL YAML, a DeepSpeed JSON: configs/standalone.py; any other
+YAML/JSON/TOML is skipped silently). The pre-commit hook keeps the staged files by the same two tests.
+Sorted and deterministic; skips VCS and dependency folders, virtualenvs, symlink loops, and what the
+checkout's `.gitignore` files ignore (git's rules, through pathspec: from the checkout's root down; a
+directory named on the command line is walked even when it is ignored itself)."""
 
 from __future__ import annotations
 
@@ -132,11 +136,61 @@ def discover(paths: list[str]) -> tuple[list[str], list[DiscoveryError]]:
     return found, errors
 
 
+def _gitignore_spec(directory: str):
+    """The GitIgnoreSpec of `directory`/.gitignore, or None (none there, unreadable, or a pattern pathspec
+    cannot read: that file is then not applied)."""
+    try:
+        with open(os.path.join(directory, ".gitignore"), "rb") as fh:
+            data = fh.read(1 << 20)
+    except OSError:
+        return None
+    try:
+        from pathspec import GitIgnoreSpec
+
+        return GitIgnoreSpec.from_lines(data.decode("utf-8", "replace").splitlines())
+    except Exception:
+        return None
+
+
+def _specs_above(root: str) -> tuple[tuple[str, object], ...]:
+    """The `.gitignore` files of the directories above the walk's root, up to the checkout's root (the
+    directory holding `.git`), outermost first; none outside a git checkout."""
+    d = os.path.abspath(root)
+    above = []
+    while True:
+        if os.path.exists(os.path.join(d, ".git")):
+            break
+        parent = os.path.dirname(d)
+        if parent == d:
+            return ()
+        above.append(parent)
+        d = parent
+    found = []
+    for a in reversed(above):
+        spec = _gitignore_spec(a)
+        if spec is not None:
+            found.append((a, spec))
+    return tuple(found)
+
+
+def _ignored(specs: tuple[tuple[str, object], ...], path: str, is_dir: bool) -> bool:
+    """Git's rule: the deepest `.gitignore` with a pattern that matches `path` (absolute) decides, a
+    `!pattern` re-including; patterns are relative to their file's directory."""
+    for base, spec in reversed(specs):
+        rel = path[len(base.rstrip(os.sep)) + 1 :] + ("/" if is_dir else "")
+        decided = spec.check_file(rel).include  # type: ignore[attr-defined]
+        if decided is not None:
+            return bool(decided)
+    return False
+
+
 def _walk(root: str, errors: list[DiscoveryError]) -> list[str]:
+    from packlint.configs.standalone import CONFIG_SUFFIXES, is_stack_config
+
     out: list[str] = []
     visited: set[tuple[int, int]] = set()
 
-    def visit(d: str) -> None:
+    def visit(d: str, specs: tuple[tuple[str, object], ...]) -> None:
         try:
             st = os.stat(d)
         except OSError as exc:
@@ -151,20 +205,45 @@ def _walk(root: str, errors: list[DiscoveryError]) -> list[str]:
         except OSError as exc:
             errors.append(DiscoveryError(d, exc.strerror or str(exc)))
             return
+        absolute = os.path.abspath(d)
+        if any(e.name == ".gitignore" for e in entries):
+            spec = _gitignore_spec(d)
+            if spec is not None:
+                specs = (*specs, (absolute, spec))
         subdirs = []
         for e in entries:
             path = os.path.join(d, e.name) if d != "." else e.name
+            name = e.name.lower()
             try:
                 if e.is_dir():
                     if e.name in SKIP_DIRS or _is_virtualenv(path):
                         continue
+                    if specs and _ignored(specs, os.path.join(absolute, e.name), True):
+                        continue
                     subdirs.append(path)
-                elif e.is_file() and is_script(path):
+                    continue
+                if not e.is_file():
+                    continue
+                config = name.endswith(CONFIG_SUFFIXES)
+                if (
+                    not config
+                    and not name.endswith(SCRIPT_SUFFIXES)
+                    and os.path.splitext(name)[1] in NON_SCRIPT_SUFFIXES
+                ):
+                    continue  # (cheap tests first: the ignore rules, then the file's contents)
+                if specs and _ignored(specs, os.path.join(absolute, e.name), False):
+                    continue
+                if is_stack_config(path) if config else is_script(path):
                     out.append(path)
             except OSError:
                 continue
         for sd in subdirs:
-            visit(sd)
+            visit(sd, specs)
 
-    visit(root)
+    above = _specs_above(root)
+    if above and _ignored(above, os.path.abspath(root), True):
+        # a directory named on the command line is walked even where the checkout ignores it (ripgrep,
+        # ruff): only the .gitignore files inside it then apply
+        above = ()
+    visit(root, above)
     return sorted(out)

@@ -36,10 +36,12 @@ def select_argv(argv: list[str]) -> list[str] | None:
 
 def _is_stack_config(path: str) -> bool:
     """A staged YAML/JSON/TOML that is a config file of a stack packlint knows (by its keys): checked
-    as the launch its stack's command makes (issue 20). Other config files are left alone."""
-    from packlint.configs.standalone import is_config_name, launch_for
+    as the launch its stack's command makes (issue 20). Other config files are left alone: the test a
+    directory walk uses (packlint.configs.standalone.is_stack_config), so the hook and `packlint check .`
+    check the same files."""
+    from packlint.configs.standalone import is_stack_config
 
-    return is_config_name(path) and launch_for(path) is not None
+    return is_stack_config(path)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -500,10 +500,11 @@ def code_actions(server: PacklintServer, params: lsp.CodeActionParams) -> list[l
                     edit=lsp.WorkspaceEdit(changes={uri: _text_edits(analysis.text, fix)}),
                 )
             )
+        actions.extend(_disable_actions(analysis, uri, params.range))
     wants_source = not only or any(str(k).startswith("source") for k in only)
     if wants_source and any(fx is not None and fx.applicability == "safe" for fx in analysis.fixes):
         from packlint.checking import CheckOptions
-        from packlint.cmd_fix import text_checker
+        from packlint.cli.fix import text_checker
 
         outcome = _fix_all(analysis, text_checker(analysis.path, CheckOptions()))
         if outcome is not None:
@@ -520,6 +521,50 @@ def code_actions(server: PacklintServer, params: lsp.CodeActionParams) -> list[l
                 )
             )
     return actions
+
+
+def _disable_actions(analysis: Analysis, uri: str, where: lsp.Range) -> list[lsp.CodeAction]:
+    """The quick fix "packlint: disable CODE for this command": a `# packlint: disable=CODE` line above the command
+    holding the finding (indented like it), which covers every line of that command
+    (packlint.suppressions). Shell documents only, for findings located in the document itself."""
+    from packlint.configs.standalone import is_config_name
+    from packlint.suppressions import command_start
+
+    if is_config_name(analysis.path):
+        return []
+    out: list[lsp.CodeAction] = []
+    seen: set[tuple[str, int]] = set()
+    for i, f in enumerate(analysis.findings):
+        diag = to_diagnostic(f, analysis, i)
+        if f.location.path != analysis.path or not _overlaps(diag.range, where):
+            continue
+        try:
+            first = command_start(analysis.text, f.location.line)
+        except (RecursionError, ValueError):
+            first = f.location.line
+        if (f.code, first) in seen:
+            continue
+        seen.add((f.code, first))
+        line = _line(analysis.text, first)
+        indent = line[: len(line) - len(line.lstrip(" \t"))]
+        at = lsp.Position(line=first - 1, character=0)
+        out.append(
+            lsp.CodeAction(
+                title=f"packlint: disable {f.code} for this command",
+                kind=lsp.CodeActionKind.QuickFix,
+                diagnostics=[diag],
+                edit=lsp.WorkspaceEdit(
+                    changes={
+                        uri: [
+                            lsp.TextEdit(
+                                range=lsp.Range(start=at, end=at), new_text=f"{indent}# packlint: disable={f.code}\n"
+                            )
+                        ]
+                    }
+                ),
+            )
+        )
+    return out
 
 
 def _concrete(finding, script):

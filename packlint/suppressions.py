@@ -3,11 +3,14 @@
 Forms (codes, code prefixes, rule names or `all`, comma-separated; an optional reason after `--`):
 
     export OFFLINE_PACKING_VQA=1   # packlint: disable=PK004 -- read by the 1.5 code base
-    # packlint: disable=PK001,PK003        (alone on a line: applies to the next line)
+    # packlint: disable=PK001,PK003        (alone on a line: applies to the next command)
     # packlint: disable-file=PK004          (anywhere: the whole file)
 
 A line directive applies to findings whose primary location is on its line (any line of a multi-line
-finding) or, when the comment stands alone, on the line below (a run of comment-only lines stacks).
+finding) or, when the comment stands alone, in the command below it, all of its lines: a command
+continued with a backslash, a multi-line array, a here-document, a whole `if`/`for`/function block (ShellCheck's
+scope; a run of comment-only lines stacks). The command's extent comes from the bash parser, only for
+files that have such a directive.
 A file directive applies to findings located in that file; in the checked script it also applies to
 findings located in files the script sources (the checked script is the one a team can edit).
 
@@ -165,9 +168,16 @@ def _exact(selector: str, code: str, name: str) -> bool:
 
 
 class FileDirectives:
-    """The directives of one file, indexed for lookup by line."""
+    """The directives of one file, indexed for lookup by line. `command_end`: line -> the last line of
+    the command that starts there (for the lines below a directive that stands alone)."""
 
-    def __init__(self, path: str, directives: list[Directive], comment_only_lines: set[int]) -> None:
+    def __init__(
+        self,
+        path: str,
+        directives: list[Directive],
+        comment_only_lines: set[int],
+        command_end: Callable[[int], int] | None = None,
+    ) -> None:
         self.path = path
         self.directives = directives
         self.by_line: dict[int, list[Directive]] = {}
@@ -176,6 +186,15 @@ class FileDirectives:
                 self.by_line.setdefault(d.line, []).append(d)
         self.file_level = [d for d in directives if d.kind == "file"]
         self.comment_only = comment_only_lines
+        # (first line, last line, directive) of the command below each directive that stands alone
+        self.scopes: list[tuple[int, int, Directive]] = []
+        for d in directives:
+            if d.kind == "line" and d.alone:
+                first = d.line + 1
+                while first in comment_only_lines:
+                    first += 1
+                last = command_end(first) if command_end is not None else first
+                self.scopes.append((first, max(first, last), d))
 
     def for_span(self, line: int, end_line: int) -> list[Directive]:
         found: list[Directive] = []
@@ -185,15 +204,93 @@ class FileDirectives:
         while above >= 1 and above in self.comment_only:
             found.extend(d for d in self.by_line.get(above, ()) if d.alone)
             above -= 1
+        found.extend(d for first, last, d in self.scopes if first <= line <= last and d not in found)
         return found
+
+
+def command_ends(text: str) -> Callable[[int], int]:
+    """line -> the last line of the outermost command that starts on that line (its continuation lines,
+    a multi-line array or string, a here-document's body, a compound command's block), from the bash
+    parser; the line itself where no command starts there."""
+    from packlint.parse import _parser
+
+    root = _parser().parse(text.encode("utf-8", "surrogateescape")).root_node
+
+    def end(line: int) -> int:
+        row = line - 1
+        node = root
+        last = row
+        while True:
+            inner = None
+            for child in node.named_children:
+                if child.start_point[0] > row:
+                    break
+                if child.end_point[0] < row:
+                    continue
+                if child.start_point[0] == row:
+                    if child.type != "comment":
+                        stop = child.end_point[0] - (1 if child.end_point[1] == 0 and child.end_point[0] > row else 0)
+                        last = max(last, stop)
+                elif inner is None:
+                    inner = child  # a block that started above: the command is inside it
+            if last > row or inner is None:
+                return last + 1
+            node = inner
+
+    return end
+
+
+# the compound commands whose inner commands are commands of their own (a directive goes above those)
+_BLOCKS = frozenset(
+    {
+        "if_statement",
+        "elif_clause",
+        "else_clause",
+        "for_statement",
+        "c_style_for_statement",
+        "while_statement",
+        "function_definition",
+        "compound_statement",
+        "do_group",
+        "case_statement",
+        "case_item",
+        "subshell",
+    }
+)
+
+
+def command_start(text: str, line: int) -> int:
+    """The first line of the innermost command holding `line` (a command inside an `if`/`for`/function
+    block is a command of its own): where a directive goes to cover it all."""
+    from packlint.parse import _parser
+
+    row = line - 1
+    node = _parser().parse(text.encode("utf-8", "surrogateescape")).root_node
+    while True:
+        holder = next(
+            (c for c in node.named_children if c.type != "comment" and c.start_point[0] <= row <= c.end_point[0]),
+            None,
+        )
+        if holder is None:  # a line of the block's own (`fi`, `done`): the block
+            return line if node.parent is None else node.start_point[0] + 1
+        if holder.type in _BLOCKS and holder.start_point[0] != row:
+            node = holder
+            continue
+        return holder.start_point[0] + 1
 
 
 def load_file_directives(path: str, text: str) -> FileDirectives:
     directives = parse_directives(text, path)
     comment_only: set[int] = set()
+    command_end = None
     if directives:
         comment_only = {c.line for c in find_comments(text) if c.alone}
-    return FileDirectives(path, directives, comment_only)
+        if any(d.kind == "line" and d.alone for d in directives):
+            try:
+                command_end = command_ends(text)
+            except (RecursionError, ValueError):  # the next line then, as for any unparsed text
+                command_end = None
+    return FileDirectives(path, directives, comment_only, command_end)
 
 
 def suppress(
@@ -264,7 +361,7 @@ def unused_diagnostics(main: FileDirectives | None, enabled: Iterable, known: It
         what = "disable-file" if d.kind == "file" else "disable"
         parts = []
         if unused:
-            scope = "in this file" if d.kind == "file" else ("on the next line" if d.alone else "on this line")
+            scope = "in this file" if d.kind == "file" else ("in the next command" if d.alone else "on this line")
             parts.append(f"{', '.join(unused)} suppresses nothing {scope}")
         if unknown:
             parts.append(f"{', '.join(unknown)} {'is not a rule' if len(unknown) == 1 else 'are not rules'}")

@@ -210,7 +210,9 @@ def _need_cuda_half(name: str, device: torch.device, dtype: torch.dtype) -> None
 def _make_flash_attn(device: torch.device, dtype: torch.dtype) -> Backend:
     _need_cuda_half("flash-attn", device, dtype)
     if importlib.util.find_spec("flash_attn") is None:
-        raise BackendUnavailable("flash-attn is not installed (pip install 'packlint[flash]')")
+        raise BackendUnavailable(
+            "flash-attn is not installed (pip install 'packlint[flash] @ git+https://github.com/packlint/packlint')"
+        )
     try:
         import flash_attn
         from flash_attn import flash_attn_varlen_func

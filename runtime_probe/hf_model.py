@@ -16,7 +16,7 @@ from typing import Any
 from runtime_probe.hf_settings import HFProbeSettings, read_local_config
 from runtime_probe.settings import ProbeUsageError
 
-INSTALL_HINT = "pip install 'packlint[probe]'"
+INSTALL_HINT = "pip install 'packlint[probe] @ git+https://github.com/packlint/packlint'"
 FLASH = ("flash_attention_2", "flash_attention_3")
 # no attention at all: built without attn_implementation (transformers refuses one for them)
 ATTENTION_FREE = ("mamba", "mamba2", "falcon_mamba", "rwkv", "xlstm")

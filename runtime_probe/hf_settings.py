@@ -2,7 +2,7 @@
 implementation, and how that stack's collator packs the row. Torch-free, like settings.py.
 
 How each stack packs (the collator code the mode re-enacts; snapshots as in
-shared/research/packing-stacks.md):
+docs/packing-stacks.md):
 
 - ``position_ids``: one row, position_ids restart at 0 per sample, **no** attention_mask.
   TRL padding_free / packing_strategy bfd (huggingface/trl@f2cd57710a:trl/trainer/sft_trainer.py:471-506,

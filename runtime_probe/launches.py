@@ -224,7 +224,9 @@ def run_settings(settings: Any) -> ProbeReport:
         except ImportError:
             from runtime_probe.probe import TorchMissing
 
-            raise TorchMissing("the probe needs torch: pip install 'packlint[probe]'") from None
+            raise TorchMissing(
+                "the probe needs torch: pip install 'packlint[probe] @ git+https://github.com/packlint/packlint'"
+            ) from None
         took = time.perf_counter() - t
         from runtime_probe.megatron_model import run_gpt_probe
 

@@ -163,7 +163,9 @@ def run_gpt_probe(s: GPTProbeSettings) -> ProbeReport:
     try:
         PackedSeqParams = megatron_import.load_packed_seq_params(full_import=True)
     except ImportError:
-        raise TorchMissing("the probe needs megatron-core: pip install 'packlint[probe]'") from None
+        raise TorchMissing(
+            "the probe needs megatron-core: pip install 'packlint[probe] @ git+https://github.com/packlint/packlint'"
+        ) from None
     timings["import megatron.core"] = time.perf_counter() - t
     t = time.perf_counter()
     device = resolve_device(s.device)

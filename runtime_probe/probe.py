@@ -13,7 +13,7 @@ from runtime_probe.settings import ProbeSettings, ProbeUsageError
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-INSTALL_HINT = "pip install 'packlint[probe]'"
+INSTALL_HINT = "pip install 'packlint[probe] @ git+https://github.com/packlint/packlint'"
 
 
 class TorchMissing(ProbeUsageError):

@@ -3,7 +3,7 @@ crashes in analysis, run in a subprocess under RLIMIT_AS / RLIMIT_CPU (tests/lim
 the bounded, correct result: the value over a cap is Unknown with its reason (what `inspect` shows),
 and what bash decides is what packlint reports. No assertion depends on wall time.
 
-Ids are the audit's (`../shared/research/reliability-audit.md`): H14 brace expansion, H15 pattern
+Ids are those of the reliability audit of 0.2 (its report is not part of the repository): H14 brace expansion, H15 pattern
 substitution, H16 the PK105 export scan, H12 array appends, H31/Q5 integer sizes, Q7 regexes."""
 
 from __future__ import annotations

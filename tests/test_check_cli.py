@@ -113,7 +113,7 @@ def test_colour_only_when_asked_or_on_a_terminal(tmp_path, capsys, monkeypatch):
     assert "\x1b[" in run(capsys, "check", "--color", "always", path)[1]
     assert "\x1b[" not in run(capsys, "check", path)[1]       # captured stdout is not a tty
     monkeypatch.setenv("NO_COLOR", "1")
-    from packlint.cmd_check import use_color
+    from packlint.cli.check import use_color
 
     class Tty:
         def isatty(self):

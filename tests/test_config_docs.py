@@ -16,8 +16,8 @@ CHECK_DOC = (DOCS / "check.md").read_text()
 CONFIG_DOC = (DOCS / "configuration.md").read_text()
 INTEGRATIONS_DOC = (DOCS / "integrations.md").read_text()
 # the page that documents each command's flags
-COMMAND_DOC = {"packlint.cmd_check": CHECK_DOC, "packlint.cmd_run": INTEGRATIONS_DOC,
-               "packlint.cmd_config": CONFIG_DOC}
+COMMAND_DOC = {"packlint.cli.check": CHECK_DOC, "packlint.cli.run": INTEGRATIONS_DOC,
+               "packlint.cli.config": CONFIG_DOC}
 
 
 def options(module: str) -> list[str]:
@@ -28,7 +28,7 @@ def options(module: str) -> list[str]:
     return sorted({o for a in p._actions for o in a.option_strings if o.startswith("--") and o != "--help"})
 
 
-@pytest.mark.parametrize("module", ["packlint.cmd_check", "packlint.cmd_run", "packlint.cmd_config"])
+@pytest.mark.parametrize("module", ["packlint.cli.check", "packlint.cli.run", "packlint.cli.config"])
 def test_every_flag_is_documented(module):
     if module not in COMMAND_DOC:
         pytest.fail(f"name the docs page that documents {module}'s flags in COMMAND_DOC")
@@ -38,7 +38,7 @@ def test_every_flag_is_documented(module):
 
 
 def test_formats_keys_and_suppression_forms():
-    from packlint.cmd_check import FORMATS
+    from packlint.cli.check import FORMATS
     from packlint.config import KEYS
 
     for fmt in FORMATS:

@@ -32,3 +32,120 @@ def test_symlink_named_explicitly_is_reported_under_its_name(tmp_path, monkeypat
     assert cli.main(["check", "--format", "json", "link.sh"]) == 1
     findings = json.loads(capsys.readouterr().out)["findings"]
     assert {f["path"] for f in findings} == {"link.sh"}
+
+
+# ------------------------------------------------------------------ one file set: `check DIR` and the hook
+
+# a LLaMA-Factory SFT recipe in the shape of the project's examples/train_lora/*.yaml: packing without
+# neat_packing (PK400), with no launch script in the tree naming it
+LF_SFT = """### model
+model_name_or_path: Qwen/Qwen2.5-7B-Instruct
+trust_remote_code: true
+
+### method
+stage: sft
+do_train: true
+finetuning_type: lora
+lora_target: all
+
+### dataset
+dataset: identity,alpaca_en_demo
+template: qwen
+cutoff_len: 4096
+packing: true
+preprocessing_num_workers: 16
+
+### train
+per_device_train_batch_size: 1
+gradient_accumulation_steps: 8
+learning_rate: 1.0e-4
+bf16: true
+"""
+OTHER_FILES = {
+    ".github/workflows/ci.yml": "on: push\njobs:\n  t:\n    runs-on: ubuntu-latest\n    steps: [{run: make}]\n",
+    "data/dataset_info.json": '{"alpaca_en_demo": {"file_name": "alpaca_en_demo.json"}}\n',
+    "tokenizer/tokenizer_config.json": '{"model_max_length": 4096, "policy": "none"}\n',
+    "docker-compose.yaml": "services:\n  app:\n    image: x\n",
+    "broken.yaml": "model_name_or_path: [unclosed\n",
+    "broken_ds.json": '{"train_batch_size": 8,\n',
+    "pyproject.toml": "[project]\nname = 'x'\n",
+}
+
+
+def _tree(root, files: dict) -> None:
+    for name, text in files.items():
+        p = root / name
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(text)
+
+
+def test_check_dir_catches_a_stack_config_as_the_hook_does(tmp_path, monkeypatch, capsys):
+    from packlint.precommit_hook import main as hook
+
+    _tree(tmp_path, {"examples/train_lora/qwen_lora_sft.yaml": LF_SFT, **OTHER_FILES})
+    monkeypatch.chdir(tmp_path)
+    files, errors = discover(["."])
+    assert files == ["examples/train_lora/qwen_lora_sft.yaml"] and errors == []
+    assert cli.main(["check", "--isolated", "--format", "json", "."]) == 1
+    out = json.loads(capsys.readouterr().out)
+    assert [(f["code"], f["path"]) for f in out["findings"]] == [("PK400", "examples/train_lora/qwen_lora_sft.yaml")]
+    assert out["errors"] == []  # the other YAML/JSON/TOML: skipped silently, no exit 2
+    # the hook, given every file as pre-commit stages them, keeps the same one and fails the same way
+    staged = sorted(str(p.relative_to(tmp_path)) for p in tmp_path.rglob("*") if p.is_file())
+    assert hook(["--isolated", "--format", "json", *staged]) == 1
+    assert [f["path"] for f in json.loads(capsys.readouterr().out)["findings"]] == [
+        "examples/train_lora/qwen_lora_sft.yaml"
+    ]
+
+
+def test_the_hook_and_the_walk_select_the_same_files(tmp_path, monkeypatch):
+    from packlint.precommit_hook import select_argv
+
+    _tree(tmp_path, {
+        "sft.yaml": LF_SFT, "ds_z2.json": '{"zero_optimization": {"stage": 2}, "train_batch_size": "auto"}\n',
+        "run.sh": "torchrun train.py\n", "job.sbatch": "#!/bin/bash\n#SBATCH -N 1\nsrun python t.py\n",
+        "train": "#!/usr/bin/env bash\npython t.py\n", "notes.txt": "#!/bin/bash\n", **OTHER_FILES,
+    })  # fmt: skip
+    monkeypatch.chdir(tmp_path)
+    every = sorted(str(p.relative_to(tmp_path)) for p in tmp_path.rglob("*") if p.is_file())
+    walked, _ = discover(["."])
+    assert walked == ["ds_z2.json", "job.sbatch", "run.sh", "sft.yaml", "train"]
+    assert select_argv(every) == ["check", *walked]
+
+
+def test_gitignore_is_respected_in_a_directory_walk(tmp_path, monkeypatch):
+    repo = tmp_path / "repo"
+    _tree(repo, {
+        ".git/HEAD": "ref: refs/heads/main\n",
+        # (git: a file under an ignored directory cannot be re-included; `saves/keep.sh` stays ignored)
+        ".gitignore": "outputs/\n*.tmp.sh\n!keep.tmp.sh\nsaves/\n!saves/keep.sh\nwandb\n/top_only.sh\n",
+        "scripts/keep.tmp.sh": "torchrun t.py\n",
+        "scripts/train.sh": "torchrun t.py\n",
+        "scripts/old.tmp.sh": "torchrun t.py\n",
+        "scripts/top_only.sh": "torchrun t.py\n",  # `/top_only.sh` is anchored at the root: not this one
+        "top_only.sh": "torchrun t.py\n",
+        "outputs/run1/launch.sh": "torchrun t.py\n",
+        "outputs/run1/sft.yaml": LF_SFT,
+        "wandb/run-1/files/code/train.sh": "torchrun t.py\n",
+        "saves/keep.sh": "torchrun t.py\n",
+        "saves/drop.sh": "torchrun t.py\n",
+        "sub/.gitignore": "local.sh\n",
+        "sub/local.sh": "torchrun t.py\n",
+        "sub/kept.sh": "torchrun t.py\n",
+    })  # fmt: skip
+    monkeypatch.chdir(repo)
+    files, errors = discover(["."])
+    assert errors == []
+    assert files == ["scripts/keep.tmp.sh", "scripts/top_only.sh", "scripts/train.sh", "sub/kept.sh"]
+    # walking a sub-directory still applies the .gitignore above it, up to the checkout's root
+    assert discover(["scripts"])[0] == ["scripts/keep.tmp.sh", "scripts/top_only.sh", "scripts/train.sh"]
+    # a file named on the command line is checked as named (pre-commit names tracked files)
+    assert discover(["scripts/old.tmp.sh"])[0] == ["scripts/old.tmp.sh"]
+    # and so is an ignored directory named there (`packlint check outputs/`), as ripgrep and ruff do
+    assert discover(["outputs"])[0] == ["outputs/run1/launch.sh", "outputs/run1/sft.yaml"]
+    assert discover(["wandb/run-1"])[0] == ["wandb/run-1/files/code/train.sh"]
+    # outside a git checkout a .gitignore above the walked directory is not the walk's
+    plain = tmp_path / "plain"
+    _tree(plain, {".gitignore": "sub/\n", "sub/a.sh": "torchrun t.py\n"})
+    monkeypatch.chdir(plain / "sub")
+    assert discover(["."])[0] == ["a.sh"]

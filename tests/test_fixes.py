@@ -177,7 +177,7 @@ def mutated(draw):
 @given(case=mutated())
 def test_fixes_never_break_a_script(case, tmp_path_factory):
     from packlint.checking import CheckOptions
-    from packlint.cmd_fix import text_checker
+    from packlint.cli.fix import text_checker
     from packlint.config import CliSettings
     from packlint.fixes import bash_accepts, fix_text
 

@@ -148,7 +148,7 @@ def test_inspect_stdin_never_executes(workspace):
 @pytest.mark.parametrize("fmt", ["text", "json", "sarif", "github", "gcc"])
 def test_check_never_executes(workspace, fmt):
     work, marks, fake_bin = workspace
-    from packlint.cmd_check import FORMATS
+    from packlint.cli.check import FORMATS
 
     if fmt not in FORMATS:
         pytest.skip(f"check has no --format {fmt}")

@@ -73,11 +73,11 @@ def test_missing_torch_names_the_extra(capsys, monkeypatch):
     monkeypatch.setitem(sys.modules, "torch", None)  # `import torch` now raises ImportError
     code, out, err = run_cli(capsys, "--bmr", "1", "--packed-data", "1")
     assert code == 2 and out == ""
-    assert err.strip() == "packlint: error: the probe needs torch: pip install 'packlint[probe]'"
+    assert err.strip() == "packlint: error: the probe needs torch: pip install 'packlint[probe] @ git+https://github.com/packlint/packlint'"
 
 
 def test_packlint_imports_no_torch_until_probe_runs():
-    code = ("import sys, packlint.cli as c; c.build_parser(); import packlint.cmd_probe, runtime_probe;"
+    code = ("import sys, packlint.cli as c; c.build_parser(); import packlint.cli.probe, runtime_probe;"
             "from runtime_probe import settings_from_variant; settings_from_variant({});"
             "assert 'torch' not in sys.modules, 'torch imported'")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600)

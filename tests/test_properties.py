@@ -199,7 +199,7 @@ def test_check_json_is_always_a_valid_document(seed, tmp_path_factory, monkeypat
 def test_check_sarif_is_always_valid(seed, tmp_path_factory, monkeypatch, capsys):
     import jsonschema
 
-    from packlint.cmd_check import add_arguments  # noqa: F401  (sarif must be a --format choice)
+    from packlint.cli.check import add_arguments  # noqa: F401  (sarif must be a --format choice)
 
     schema = json.loads(SARIF_SCHEMA.read_text())
     tmp = tmp_path_factory.mktemp("sarif")

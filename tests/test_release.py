@@ -54,6 +54,22 @@ def test_changelog_has_a_section_for_this_version_first():
         assert "(unreleased)" in rest, v
 
 
+def test_version_is_the_changelogs_newest_release(capsys):
+    """`packlint --version` names the newest release the CHANGELOG dates: the first `## X.Y.Z (YYYY-MM-DD)`
+    heading (an `## Unreleased` section, or a later version marked `(unreleased)`, may sit above it)."""
+    from packlint.cli import main
+
+    dated = re.findall(r"^## (\d+\.\d+\.\d+) \((\d{4}-\d{2}-\d{2})\)$", CHANGELOG, re.M)
+    assert dated, "no dated release in CHANGELOG.md"
+    try:
+        main(["--version"])
+    except SystemExit:
+        pass
+    assert capsys.readouterr().out.strip() == f"packlint {dated[0][0]}"
+    newest = re.search(rf"^## {re.escape(dated[0][0])} .*$", CHANGELOG, re.M)
+    assert newest is not None and "unreleased" not in newest.group(0)
+
+
 def _release_tool():
     import importlib.util
 

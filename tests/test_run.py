@@ -185,7 +185,7 @@ def test_json_format_goes_to_stderr(sandbox):
 
 
 def test_cli_splits_only_before_script(monkeypatch):
-    from packlint.cmd_run import split_argv
+    from packlint.cli.run import split_argv
 
     assert split_argv(["--dry-run", "--fail-on", "warning", "t.sh", "--force", "--", "x"]) == (
         ["--dry-run", "--fail-on", "warning"], ["t.sh", "--force", "--", "x"])
@@ -193,7 +193,7 @@ def test_cli_splits_only_before_script(monkeypatch):
     assert split_argv(["--select", "PK001", "--known-env", "SLURM_NNODES", "t.sh"]) == (
         ["--select", "PK001", "--known-env", "SLURM_NNODES"], ["t.sh"])
     seen = {}
-    monkeypatch.setattr("packlint.cmd_run.run", lambda args: seen.update(vars(args)) or 0)
+    monkeypatch.setattr("packlint.cli.run.run", lambda args: seen.update(vars(args)) or 0)
     assert main(["run", "--dry-run", "t.sh", "a", "--", "--dry-run"]) == 0
     assert seen["script"] == "t.sh" and seen["script_args"] == ["a", "--", "--dry-run"] and seen["dry_run"]
 
@@ -202,12 +202,12 @@ def test_probe_missing_is_one_clear_line(tmp_path, capsys, monkeypatch):
     s = script(tmp_path, "clean.sh", CLEAN)
     monkeypatch.setitem(sys.modules, "runtime_probe.launches", None)     # as if torch/the probe were absent
     launched = []
-    monkeypatch.setattr("packlint.cmd_run.launch", lambda *a: launched.append(a) or 0)
+    monkeypatch.setattr("packlint.cli.run.launch", lambda *a: launched.append(a) or 0)
     capsys.readouterr()
     code = main(["run", "--probe", s])
     err = capsys.readouterr().err
     assert code == 2 and launched == []
-    assert "the probe needs torch: pip install 'packlint[probe]'" in err and err.count("\n") == 1
+    assert "the probe needs torch: pip install 'packlint[probe] @ git+https://github.com/packlint/packlint'" in err and err.count("\n") == 1
 
 
 @pytest.mark.skipif(importlib.util.find_spec("torch") is None, reason="needs torch (packlint[probe])")

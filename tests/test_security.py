@@ -818,8 +818,9 @@ def test_r12_run_refuses_what_is_not_a_regular_file(tmp_path, kind, capsys):
 
 
 def test_run_does_not_launch_a_script_changed_while_it_was_checked(tmp_path, monkeypatch, capsys):
-    from packlint import checking, cmd_run
+    from packlint import checking
     from packlint.cli import main
+    from packlint.cli import run as cmd_run
 
     s = tmp_path / "s.sh"
     s.write_text("#!/bin/bash\necho ok\n")

@@ -1,5 +1,5 @@
 """Recall and precision fixtures of the stack rule packs (issue 21): the catalogue's bad snippets
-(shared/research/packing-stacks.md, by row) written as real-shaped launch scripts with their config files,
+(docs/packing-stacks.md, by row) written as real-shaped launch scripts with their config files,
 and their corrected counterparts. Each case is a directory `tests/fixtures/stacks/<stack>/<case>/` with a
 `run.sh` whose `# expect: CODE` lines name every code that must fire at warning or above (`# expect: clean`:
 none), beside the files the launch names. The case is copied to a temporary directory (its own checkout)

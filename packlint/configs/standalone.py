@@ -71,6 +71,71 @@ def launch_for(path: str) -> tuple[bytes, str] | None:
     return (command + "\n").encode(), stack
 
 
+# recognise()'s shapes, by the top-level keys each needs (any one set of a shape): a directory walk parses
+# only a file whose text has one of them (a checkout's YAML and JSON are mostly other things: CI jobs,
+# tokenizers, datasets, test baselines), and a stack's config file is small: one over 64 KiB is not read
+_SHAPES = (
+    ("stage", "model_name_or_path"),
+    ("base_model", "datasets"),
+    ("model", "train_type"),
+    ("model", "rlhf_type"),
+    ("model_name_or_path", "dataset_name"),
+    ("model_name_or_path", "packing"),
+    ("model_name_or_path", "max_length"),
+    ("model_name_or_path", "padding_free"),
+    ("train", "model"),
+    ("policy", "cluster"),
+)
+_DEEPSPEED_KEYS = (b'"zero_optimization"', b'"train_batch_size"', b'"train_micro_batch_size_per_gpu"')
+_MAX_SCAN = 64 << 10
+
+
+def _top_level_keys(data: bytes, fmt: str) -> set[str]:
+    """The keys a YAML file sets at its top level (unindented `key:`), or every quoted key of a JSON file."""
+    import re
+
+    if fmt == "json":
+        return {k.decode("ascii") for k in re.findall(rb'"([A-Za-z_][\w.-]*)"\s*:', data)}
+    return {k.decode("ascii") for k in re.findall(rb"""^["']?([A-Za-z_][\w.-]*)["']?[ \t]*:""", data, re.M)}
+
+
+def _may_be_stack_config(data: bytes, fmt: str) -> bool:
+    if fmt == "toml":
+        return all(f"[{t}]".encode() in data for t in ("job", "model", "training"))
+    if fmt == "json" and any(k in data for k in _DEEPSPEED_KEYS):
+        return True
+    if not any(a.encode() in data and b.encode() in data for a, b in _SHAPES):
+        return False  # (substring tests before any regex)
+    keys = _top_level_keys(data, fmt)
+    return any(a in keys and b in keys for a, b in _SHAPES)
+
+
+def is_stack_config(path: str) -> bool:
+    """Whether a file found in a checked directory (or staged for the pre-commit hook) is a config file
+    of a known stack by its keys, and readable: what `packlint check DIR` and the hook check besides
+    scripts. Any other YAML/JSON/TOML, a broken one included, is left alone, silently."""
+    if not is_config_name(path):
+        return False
+    from packlint.configs.files import format_of
+
+    fmt = format_of(path)
+    try:
+        if os.path.getsize(path) > _MAX_SCAN:
+            return False
+        with open(path, "rb") as fh:
+            data = fh.read(_MAX_SCAN)
+    except OSError:
+        return False
+    if not _may_be_stack_config(data, fmt):
+        return False
+    from packlint.configs import read_config_file
+
+    root, err = read_config_file(path, fmt, "pyyaml")
+    if err is not None or root is None:
+        return False
+    return recognise(root.plain(), fmt) is not None
+
+
 def recognise_text(path: str, text: str) -> bool:
     """Whether an editor's document (unsaved text) is a config file of a known stack."""
     from packlint.configs import set_text_override

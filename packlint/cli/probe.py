@@ -10,7 +10,7 @@ from __future__ import annotations
 import sys
 from typing import TYPE_CHECKING
 
-from packlint.cmd_inspect import add_input_arguments, parse_env_pairs
+from packlint.cli.inspect import add_input_arguments, parse_env_pairs
 from packlint.errors import EXIT_USAGE
 
 if TYPE_CHECKING:

@@ -13,18 +13,18 @@ from packlint.errors import EXIT_USAGE, PacklintError
 
 # sub-command -> module exposing `add_arguments(parser)` and `run(args) -> int`
 COMMANDS = {
-    "inspect": ("packlint.cmd_inspect", "show the launch model: every launch, its env and flags"),
-    "check": ("packlint.cmd_check", "find packing mistakes in launch scripts"),
-    "rules": ("packlint.cmd_rules", "list every rule"),
-    "explain": ("packlint.cmd_explain", "show a rule's documentation"),
-    "probe": ("packlint.cmd_probe", "prove packed attention is block-diagonal: one real forward"),
+    "inspect": ("packlint.cli.inspect", "show the launch model: every launch, its env and flags"),
+    "check": ("packlint.cli.check", "find packing mistakes in launch scripts"),
+    "rules": ("packlint.cli.rules", "list every rule"),
+    "explain": ("packlint.cli.explain", "show a rule's documentation"),
+    "probe": ("packlint.cli.probe", "prove packed attention is block-diagonal: one real forward"),
     "run": (
-        "packlint.cmd_run",
+        "packlint.cli.run",
         "the launch gate: check SCRIPT with the real environment and ARGS, then exec bash SCRIPT ARGS",
     ),
-    "config": ("packlint.cmd_config", "show the settings in effect for a path and where each comes from"),
-    "code-base": ("packlint.cmd_codebase", "show what packlint reads from a code base: flags, env reads"),
-    "server": ("packlint.cmd_server", "the editor server: Language Server Protocol over stdio (needs packlint[lsp])"),
+    "config": ("packlint.cli.config", "show the settings in effect for a path and where each comes from"),
+    "code-base": ("packlint.cli.codebase", "show what packlint reads from a code base: flags, env reads"),
+    "server": ("packlint.cli.server", "the editor server: Language Server Protocol over stdio (needs packlint[lsp])"),
 }
 
 
@@ -116,7 +116,7 @@ def main(argv: list[str] | None = None) -> int:
     if command == "run":
         # `packlint run [OPTIONS] SCRIPT [ARGS...]`: everything after SCRIPT is the script's, its own
         # `--` and options included; only the options before SCRIPT are packlint's
-        from packlint.cmd_run import split_argv
+        from packlint.cli.run import split_argv
 
         i = argv.index("run")
         opts, rest = split_argv(argv[i + 1 :])

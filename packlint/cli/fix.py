@@ -157,118 +157,129 @@ def _config_editable(path: str, roots: list[str]) -> str | None:
     return "it was not among the files checked (name it on the command line, or check the directory holding it)"
 
 
+def _fix_stdin(args, options, diffs: list[str]) -> int | None:
+    """The script (or config file) read from stdin: its fixed text printed (None), or with `--diff` its
+    diff kept and the number of fixes returned."""
+    from packlint.configfix import fix_config_text
+    from packlint.configs.standalone import is_config_name
+    from packlint.fixes import fix_text, unified_diff
+
+    unsafe = args.unsafe_fixes
+    display = options.stdin_filename or "-"
+    given = options.read_stdin().decode("utf-8", "surrogateescape")
+    if is_config_name(display):
+        outcome = fix_config_text(display, given, text_checker(display, options), unsafe=unsafe)
+        for refusal in outcome.refusals:
+            print(f"packlint: {display}: {refusal}", file=sys.stderr)
+    else:
+        outcome = fix_text(display, given, text_checker(display, options), unsafe=unsafe)
+    if args.diff:
+        diffs.append(unified_diff(outcome))
+        return int(outcome.applied)
+    from packlint.cli.check import write_stdout
+
+    write_stdout(outcome.text.encode("utf-8", "surrogateescape"))  # (the script's own bytes back)
+    return None
+
+
+def _fix_script(args, options, path: str, paths: list[str], diffs, configs: dict[str, list[str]]) -> int:
+    """One checked script's fixes (the number applied); the config files its findings carry a fix into
+    are added to `configs` (config file as findings name it -> the checked files that lead there)."""
+    from pathlib import Path
+
+    from packlint.configfix import is_config_fix
+    from packlint.fixes import fix_text, read_fixable
+    from packlint.source import display_path
+
+    unsafe = args.unsafe_fixes
+    display = display_path(Path(path))
+    try:
+        text, why = read_fixable(path)
+    except (PacklintError, OSError):  # unreadable: the check that follows reports it
+        return 0
+    if text is None:
+        print(f"packlint: {display}: {why}", file=sys.stderr)
+        return 0
+    first: list = []
+    outcome = fix_text(display, text, _recording(text_checker(display, options), first), unsafe=unsafe)
+    for f in first[0] if first else []:
+        if not is_config_fix(f) or f.fix is None:
+            continue
+        wanted = unsafe or f.fix.applicability == "safe"
+        if f.fix.refused and f.fix.start.path == display:
+            if wanted:  # (a config fix whose value is set right here)
+                where = f"{f.location.line}:{f.location.column}"
+                print(f"packlint: {display}: {f.code} at {where}: no fix: {f.fix.refused}", file=sys.stderr)
+        elif f.fix.start.path != display and wanted:
+            configs.setdefault(f.fix.start.path, []).append(path)
+    refuse = _outside_checked_tree(path, paths)
+    return _deliver(outcome, display, diffs, refuse, path, text, "script", follow=True)
+
+
+def _fix_config(args, options, config: str, sources: list[str], paths: list[str], diffs) -> int:
+    """The fixes the checked files' findings carry into one config file (the number applied)."""
+    from packlint.configfix import fix_config_text
+    from packlint.configs import clear_text_override
+    from packlint.fixes import read_fixable
+
+    why_not = _config_editable(config, paths)
+    if why_not is not None:
+        print(f"packlint: {config}: not fixed: {why_not}", file=sys.stderr)
+        return 0
+    try:
+        ctext, cwhy = read_fixable(config)
+    except (PacklintError, OSError):
+        return 0
+    if ctext is None:
+        print(f"packlint: {config}: {cwhy}", file=sys.stderr)
+        return 0
+    try:
+        outcome = fix_config_text(config, ctext, PathsChecker(sources, config, options), unsafe=args.unsafe_fixes)
+    finally:
+        clear_text_override(config)
+    for refusal in outcome.refusals:
+        print(f"packlint: {config}: {refusal}", file=sys.stderr)
+    return _deliver(outcome, config, diffs, None, config, ctext, "config file")
+
+
 def run_fixes(args, options) -> int | None:
     """Fix every file; None when `check` should go on and report (after --fix), else the exit status.
     Scripts first (packlint.fixes), then the config files the findings point into (packlint.configfix)."""
-    from packlint.configfix import fix_config_text, is_config_fix
-    from packlint.configs import clear_text_override
+    from pathlib import Path
+
     from packlint.configs.standalone import is_config_name
     from packlint.discover import STDIN, discover
     from packlint.errors import EXIT_FINDINGS, EXIT_OK
-    from packlint.fixes import fix_text, read_fixable, unified_diff
+    from packlint.source import display_path
 
     paths = args.paths or ["."]
     files, _errors = discover(paths)  # unreadable paths: reported by the check that follows
-    unsafe = args.unsafe_fixes
     applied = 0
-    diffs = []
-    # config file (as findings name it) -> the checked files whose findings carry a fix into it
+    diffs: list[str] = []
+    keep = diffs if args.diff else None
     configs: dict[str, list[str]] = {}
     for path in files:
         if path == STDIN:
-            data = options.read_stdin()
-            display = options.stdin_filename or "-"
-            given = data.decode("utf-8", "surrogateescape")
-            if is_config_name(display):
-                outcome = fix_config_text(display, given, text_checker(display, options), unsafe=unsafe)
-                for refusal in outcome.refusals:
-                    print(f"packlint: {display}: {refusal}", file=sys.stderr)
-            else:
-                outcome = fix_text(display, given, text_checker(display, options), unsafe=unsafe)
-            if args.diff:
-                diffs.append(unified_diff(outcome))
-                applied += outcome.applied
-                continue
-            from packlint.cmd_check import write_stdout
-
-            write_stdout(outcome.text.encode("utf-8", "surrogateescape"))  # (the script's own bytes back)
-            return EXIT_OK
-        from pathlib import Path
-
-        from packlint.source import display_path
-
-        display = display_path(Path(path))
-        if is_config_name(path):
-            configs.setdefault(display, []).append(path)
-            continue
-        try:
-            text, why = read_fixable(path)
-        except (PacklintError, OSError):  # unreadable: the check that follows reports it
-            continue
-        if text is None:
-            print(f"packlint: {display}: {why}", file=sys.stderr)
-            continue
-        first: list = []
-        outcome = fix_text(display, text, _recording(text_checker(display, options), first), unsafe=unsafe)
-        for f in first[0] if first else []:
-            if is_config_fix(f) and f.fix is not None and f.fix.refused and f.fix.start.path == display:
-                if unsafe or f.fix.applicability == "safe":  # (a config fix whose value is set right here)
-                    where = f"{f.location.line}:{f.location.column}"
-                    print(f"packlint: {display}: {f.code} at {where}: no fix: {f.fix.refused}", file=sys.stderr)
-                continue
-            if (
-                is_config_fix(f)
-                and f.fix is not None
-                and f.fix.start.path != display
-                and (unsafe or f.fix.applicability == "safe")
-            ):
-                configs.setdefault(f.fix.start.path, []).append(path)
-        applied += _deliver(
-            outcome,
-            display,
-            diffs if args.diff else None,
-            _outside_checked_tree(path, paths),
-            path,
-            text,
-            "script",
-            follow=True,
-        )
+            n = _fix_stdin(args, options, diffs)
+            if n is None:
+                return EXIT_OK
+            applied += n
+        elif is_config_name(path):
+            configs.setdefault(display_path(Path(path)), []).append(path)
+        else:
+            applied += _fix_script(args, options, path, paths, keep, configs)
     for config, sources in configs.items():
-        why_not = _config_editable(config, paths)
-        if why_not is not None:
-            print(f"packlint: {config}: not fixed: {why_not}", file=sys.stderr)
-            continue
-        try:
-            ctext, cwhy = read_fixable(config)
-        except (PacklintError, OSError):
-            continue
-        if ctext is None:
-            print(f"packlint: {config}: {cwhy}", file=sys.stderr)
-            continue
-        try:
-            outcome = fix_config_text(config, ctext, PathsChecker(sources, config, options), unsafe=unsafe)
-        finally:
-            clear_text_override(config)
-        for refusal in outcome.refusals:
-            print(f"packlint: {config}: {refusal}", file=sys.stderr)
-        applied += _deliver(
-            outcome,
-            config,
-            diffs if args.diff else None,
-            None,
-            config,
-            ctext,
-            "config file",
-        )
-    n = f"{applied} fix{'' if applied == 1 else 'es'}"
+        applied += _fix_config(args, options, config, sources, paths, keep)
+    said = f"{applied} fix{'' if applied == 1 else 'es'}"
     if args.diff:
-        from packlint.cmd_check import write_stdout
+        from packlint.cli.check import write_stdout
 
         write_stdout("".join(diffs).encode("utf-8", "surrogateescape"))
         print(
-            f"packlint: would apply {n}" + ("" if unsafe else " (safe only; --unsafe-fixes for the rest)"),
+            f"packlint: would apply {said}"
+            + ("" if args.unsafe_fixes else " (safe only; --unsafe-fixes for the rest)"),
             file=sys.stderr,
         )
         return EXIT_FINDINGS if any(diffs) else EXIT_OK
-    print(f"packlint: applied {n}", file=sys.stderr)
+    print(f"packlint: applied {said}", file=sys.stderr)
     return None

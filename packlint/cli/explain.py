@@ -8,7 +8,7 @@ from packlint.errors import PacklintError
 
 
 def add_arguments(parser) -> None:
-    from packlint.cmd_check import add_rule_arguments
+    from packlint.cli.check import add_rule_arguments
 
     parser.add_argument("code", help="rule code (PK001) or name (packing-gate-leak)")
     parser.add_argument("--color", choices=["auto", "always", "never"], default="auto")
@@ -16,7 +16,7 @@ def add_arguments(parser) -> None:
 
 
 def run(args) -> int:
-    from packlint.cmd_check import use_color
+    from packlint.cli.check import use_color
     from packlint.rule_docs import rule_markdown
     from packlint.rule_table import load_table
 

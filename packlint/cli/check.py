@@ -35,7 +35,7 @@ def _split_codes(values: list[str]) -> list[str]:
 def add_selection_arguments(parser, *, assumed_env: bool = True) -> None:
     """Options shared by `check`, `run` and `config`: what to check with, and the config file.
     `assumed_env`: offer --env/--inherit-env (not for `run`, which checks with the real environment)."""
-    from packlint.cmd_inspect import add_input_arguments, add_known_env_argument
+    from packlint.cli.inspect import add_input_arguments, add_known_env_argument
 
     if assumed_env:
         add_input_arguments(parser)
@@ -68,7 +68,7 @@ def add_selection_arguments(parser, *, assumed_env: bool = True) -> None:
         help="exit 1 when a finding of this severity or above is reported (default: error)",
     )
     add_rule_arguments(parser)
-    from packlint.cmd_codebase import add_code_arguments
+    from packlint.cli.codebase import add_code_arguments
 
     add_code_arguments(parser)
     parser.add_argument(
@@ -175,7 +175,7 @@ def use_color(choice: str, stream) -> bool:
 
 def cli_settings(args):
     """The command line's share of the settings (merged with the config file per checked file)."""
-    from packlint.cmd_inspect import parse_env_pairs
+    from packlint.cli.inspect import parse_env_pairs
     from packlint.config import CliSettings
 
     known = []
@@ -186,7 +186,7 @@ def cli_settings(args):
                 if not n.replace("_", "a").isalnum() or n[0].isdigit():
                     raise PacklintError(f"--known-env expects a variable name, got {n!r}")
                 known.append(n)
-    from packlint.cmd_codebase import code_settings
+    from packlint.cli.codebase import code_settings
 
     code_bases, path_maps = code_settings(args)
     if getattr(args, "no_cache", False):  # --no-cache: no cache at all, the rule table's included
@@ -249,7 +249,7 @@ def run(args) -> int:
             write_baseline=args.write_baseline,
         )
         if fixing:
-            from packlint.cmd_fix import run_fixes
+            from packlint.cli.fix import run_fixes
 
             status = run_fixes(args, options)
             if status is not None:

@@ -9,7 +9,7 @@ import sys
 
 
 def add_arguments(parser) -> None:
-    from packlint.cmd_check import add_rule_arguments
+    from packlint.cli.check import add_rule_arguments
 
     parser.add_argument("--format", choices=["text", "json", "markdown"], default="text")
     parser.add_argument(

@@ -49,7 +49,7 @@ def add_arguments(parser) -> None:
     parser.add_argument("--color", choices=["auto", "always", "never"], default="auto")
     add_input_arguments(parser)
     add_known_env_argument(parser)
-    from packlint.cmd_codebase import add_code_arguments
+    from packlint.cli.codebase import add_code_arguments
 
     add_code_arguments(parser, cache=False)
     parser.epilog = "Arguments after `--` are the script's positional arguments."
@@ -80,7 +80,7 @@ def run(args) -> int:
         display_path=display,
     )
     if not args.no_code_base:
-        from packlint.cmd_codebase import add_code_resolution, inspect_code_options
+        from packlint.cli.codebase import add_code_resolution, inspect_code_options
 
         add_code_resolution(model, None if text is not None else path, inspect_code_options(args, path))
     if args.format == "json":

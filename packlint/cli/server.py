@@ -1,5 +1,5 @@
 """`packlint server`: the editor server (Language Server Protocol over stdio; see docs/editor.md).
-pygls is an optional dependency (`pip install 'packlint[lsp]'`), imported only here."""
+pygls is an optional dependency (the `lsp` extra: docs/integrations.md#install), imported only here."""
 
 from __future__ import annotations
 
@@ -20,7 +20,8 @@ def run(args) -> int:
         import pygls  # noqa: F401
     except ImportError:
         raise PacklintError(
-            "packlint server needs pygls and lsprotocol: pip install 'packlint[lsp]'", exit_code=EXIT_USAGE
+            "packlint server needs pygls and lsprotocol: pip install 'packlint[lsp] @ git+https://github.com/packlint/packlint'",
+            exit_code=EXIT_USAGE,
         ) from None
     from packlint.server import main
 

@@ -10,7 +10,7 @@ import sys
 
 
 def add_arguments(parser) -> None:
-    from packlint.cmd_check import add_selection_arguments
+    from packlint.cli.check import add_selection_arguments
 
     parser.add_argument(
         "path",
@@ -34,7 +34,7 @@ def _toml_value(v) -> str:
 
 
 def run(args) -> int:
-    from packlint.cmd_check import cli_settings
+    from packlint.cli.check import cli_settings
     from packlint.config import Resolver, validate_codes
     from packlint.engine import unknown_selectors
     from packlint.errors import PacklintError

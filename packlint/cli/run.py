@@ -24,11 +24,11 @@ import sys
 from packlint.errors import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, PacklintError
 
 FORMATS = ("text", "json", "github", "gcc")
-PROBE_MISSING = "the probe needs torch: pip install 'packlint[probe]'"
+PROBE_MISSING = "the probe needs torch: pip install 'packlint[probe] @ git+https://github.com/packlint/packlint'"
 
 
 def add_arguments(parser) -> None:
-    from packlint.cmd_check import add_selection_arguments
+    from packlint.cli.check import add_selection_arguments
 
     parser.add_argument("script", help="the launch script to check and then run with bash")
     parser.add_argument("--dry-run", action="store_true", help="check only; never launch")
@@ -103,7 +103,7 @@ def _say(message: str) -> None:
 
 def run(args) -> int:
     from packlint.checking import CheckOptions, check_paths
-    from packlint.cmd_check import cli_settings, render, use_color
+    from packlint.cli.check import cli_settings, render, use_color
 
     script = args.script
     if script == "-":
