@@ -76,6 +76,13 @@ def parse_program_flags(args: list[Value]) -> tuple[dict[str, list[FlagOccurrenc
             flags.setdefault(option, []).append(FlagOccurrence(option, [Unknown(a.reason, a.span)], a.span, "equals"))
             current = None
             continue
+        key = override_key(a) if current is None or current.args else None
+        if key is not None and isinstance(a, Unknown):
+            # `trainer.experiment_name=grpo_$(date +%m%d)`: the override's key is written, only its value is
+            # unknown, so only that key is unknown (issue 27)
+            current = None
+            flags.setdefault(key, []).append(FlagOccurrence(key, [Unknown(a.reason, a.span)], a.span, "hydra"))
+            continue
         if isinstance(a, Known):
             t = a.text
             if t.startswith("-") and len(t) > 1 and not _NUMBER.match(t):
@@ -127,6 +134,16 @@ def parse_program_flags(args: list[Value]) -> tuple[dict[str, list[FlagOccurrenc
     return flags, positionals
 
 
+def override_key(v: Value) -> str | None:
+    """The key of a Hydra/dotlist override `key=...` whose value is partly unknown (the word is unknown,
+    its `key=` part is written in the script), else None."""
+    if isinstance(v, Unknown) and v.parts and v.parts[0][0]:
+        m = _HYDRA.match(v.parts[0][0])
+        if m is not None:
+            return m.group(0)[:-1]
+    return None
+
+
 def _loc(span: Span | None) -> dict:
     if span is None:
         return {"file": None, "line": None, "column": None, "end_line": None, "end_column": None}
@@ -156,7 +173,12 @@ def _env_entry(name: str, var: Variable) -> dict:
 
 
 def _value_json(v: Value) -> object:
-    return v.text if isinstance(v, Known) else {"unknown": v.reason}
+    if isinstance(v, Known):
+        return v.text
+    key = L.unknown_option(v) or override_key(v)
+    if key is not None:  # `--lr=$(...)`, `trainer.experiment_name=run_$(date)`: the flag it sets is known
+        return {"unknown": v.reason, "key": key}
+    return {"unknown": v.reason}
 
 
 @record

@@ -30,6 +30,8 @@ class LocationJSON(TypedDict):
 
 class UnknownJSON(TypedDict):
     unknown: str
+    # a word whose `--name=` / `key=` part is written and only the value is unknown: the flag it sets
+    key: NotRequired[str]
 
 
 class EnvEntryJSON(TypedDict, total=False):
