@@ -381,6 +381,8 @@ def build_variant(
     better = _layout_from_launcher_config(layout, config)
     if better is None and not layout.world.known and parts.launchers:
         better = env_layout(parts.launchers[-1], env)
+    if better is None and not layout.world.known:
+        better = L.layout_from_env(layout, env)
     if better is not None:
         layout = better
         world = layout.world

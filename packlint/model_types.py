@@ -78,6 +78,7 @@ class SizeJSON(TypedDict, total=False):
     value: int | None
     range: list[int]
     unknown: str
+    multiple_of: int
     source: str
     not_in_script: bool
     not_divisible: bool

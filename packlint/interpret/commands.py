@@ -136,7 +136,10 @@ def run_command(
         return nested_code.run_shell(interp, fields, prefix_env, world, ps, span, node)
     handler = builtins.BUILTINS.get(name) if name else None
     if handler is not None:
-        return handler(interp, fields, world, ps, span, status_out)
+        out = handler(interp, fields, world, ps, span, status_out)
+        if name == "read":
+            nested_code.read_heredoc(interp, fields, out, ps, node)
+        return out
     note_unknown_command(interp, fields, span, ps)
     return [world]
 

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import re
 import shlex
 from typing import TYPE_CHECKING
 
@@ -203,15 +204,27 @@ def job_env(child: World, data: bytes) -> None:
     """A job script's `#SBATCH` headers: Slurm sets the job's node/task/GPU counts from them."""
     if b"#SBATCH" not in data:
         return
-    for name, value in L.sbatch_header_env(data.decode("utf-8", "replace")).items():
+    text = data.decode("utf-8", "replace")
+    for name, value in L.sbatch_header_env(text).items():
         old = child.vars.get(name)
         if old is None or (old.source == "cluster" and not isinstance(old.value, Known)):
             child.vars[name] = Variable(Known(value), exported=True, source="cluster")
+    if L.has_sbatch_headers(text):  # inside the job Slurm sets its id (`srun --jobid $SLURM_JOBID ...`)
+        for name in ("SLURM_JOB_ID", "SLURM_JOBID"):
+            if name not in child.vars:
+                why = f"${name} is set by Slurm in the job at run time"
+                child.vars[name] = Variable(Unknown(why), exported=True, source="cluster")
 
 
 def heredoc_source(interp: Interpreter, node: Node, world: World, ps: ParsedScript) -> SourceFile | None:
     """The here-document fed to a command (`sbatch <<EOF ... EOF`), expanded as bash does (not
     when the delimiter is quoted), as a script of its own at its place in the file."""
+    found = heredoc_text(interp, node, world, ps)
+    return None if found is None else embedded_source(ps, found[0], found[2])
+
+
+def heredoc_text(interp: Interpreter, node: Node, world: World, ps: ParsedScript) -> tuple[str, bool, Span] | None:
+    """(the here-document's text as bash feeds it, whether its delimiter is quoted, where its body is)."""
     parent = node.parent if node is not None else None
     if parent is None or parent.type != "redirected_statement":
         return None
@@ -225,14 +238,50 @@ def heredoc_source(interp: Interpreter, node: Node, world: World, ps: ParsedScri
     bspan = ps.source.span(body)
     raw = ps.source.data[body.start_byte : body.end_byte]
     if start is not None and any(q in bytes_of(start) for q in (b"'", b'"', b"\\")):
-        text = raw.decode("utf-8", "surrogateescape")
-    else:
-        value = expansion.expand_joined(interp, body, world, ps)
-        code = code_text(interp, [value], world) if not isinstance(value, Known) else value
-        if code is None:
-            return None
-        text = code.text
-    return embedded_source(ps, text, bspan)
+        return raw.decode("utf-8", "surrogateescape"), True, bspan
+    value = expansion.expand_joined(interp, body, world, ps)
+    code = code_text(interp, [value], world) if not isinstance(value, Known) else value
+    if code is None:
+        return None
+    return code.text, False, bspan
+
+
+def read_heredoc(interp: Interpreter, fields: list[Value], worlds: list[World], ps: ParsedScript, node: Node) -> None:
+    """`read -r -d '' NAME <<EOF ... EOF`: with an empty delimiter `read` takes the whole here-document
+    (or here-string) into NAME, trimmed of IFS whitespace (OpenRLHF's examples keep their training
+    command so, then run `deepspeed --module $training_commands`)."""
+    args = fields[1:]
+    raw_mode, delim_empty, names, i = False, False, [], 0
+    while i < len(args):
+        t = args[i].text if isinstance(args[i], Known) else None
+        if t is None:
+            return
+        if t.startswith("-") and len(t) > 1:
+            raw_mode = raw_mode or "r" in t
+            if t.endswith("d") and i + 1 < len(args):
+                nxt = args[i + 1]
+                delim_empty = isinstance(nxt, Known) and nxt.text == ""
+                i += 2
+                continue
+            if any(c in t for c in "anNptu"):
+                return  # an array, a count, a prompt, a timeout: not this form
+            i += 1
+            continue
+        names.append(t)
+        i += 1
+    if not delim_empty or len(names) != 1 or not re.fullmatch(r"[A-Za-z_]\w*", names[0]):
+        return
+    for world in worlds:
+        found = heredoc_text(interp, node, world, ps)
+        if found is None:
+            continue
+        text, quoted, _ = found
+        if not quoted:  # an unquoted here-document drops backslash-newline, as bash reads it
+            text = text.replace("\\\n", "")
+        if not raw_mode:
+            text = re.sub(r"\\(.)", r"\1", text.replace("\\\n", ""), flags=re.S)
+        span = ps.source.span(node)
+        world.vars[names[0]] = Variable(Known(text.strip(" \t\n"), span), assigned_at=span)
 
 
 def embedded_source(ps: ParsedScript, text: str, at: Span) -> SourceFile:

@@ -33,6 +33,7 @@ class SizeOption:
     names: tuple[str, ...]
     default: str | None = None
     why_unknown: str = ""
+    env: tuple[str, ...] = ()  # variables the launcher reads when the option is not given (srun: SLURM_NTASKS)
 
 
 @record(eq=True)
@@ -399,9 +400,21 @@ CLUSTER_LAUNCHERS: dict[str, LauncherSpec] = {
         value_short_options=SLURM_VALUE_SHORT_OPTIONS | {"-r", "-T", "-W", "-B"},
         runs_command=True,
         processes=ProcessCount(
-            total=SizeOption(("--ntasks", "-n"), None, "the task count comes from the Slurm allocation"),
-            nodes=SizeOption(("--nodes", "-N"), None, "the node count comes from the Slurm allocation"),
-            per_node=SizeOption(("--ntasks-per-node",), "1"),
+            # srun's input environment (srun(1) INPUT ENVIRONMENT VARIABLES): in a job, the counts of
+            # the job's #SBATCH headers (or an `--export`/`--env` pin) when srun's options give none
+            total=SizeOption(
+                ("--ntasks", "-n"),
+                None,
+                "the task count comes from the Slurm allocation",
+                ("SLURM_NTASKS", "SLURM_NPROCS"),
+            ),
+            nodes=SizeOption(
+                ("--nodes", "-N"),
+                None,
+                "the node count comes from the Slurm allocation",
+                ("SLURM_NNODES", "SLURM_JOB_NUM_NODES"),
+            ),
+            per_node=SizeOption(("--ntasks-per-node",), "1", "", ("SLURM_NTASKS_PER_NODE",)),
         ),
     ),
     # Slurm batch submission: `sbatch --wrap "CMD"` (job scripts on stdin or in a file: interpret/nested_code.py)
