@@ -379,6 +379,8 @@ def build_variant(
         )
     world_size = L.world_size(parts.launchers, parts.launcher_options)
     better = _layout_from_launcher_config(layout, config)
+    if better is None and not layout.world.known:
+        better = L.program_layout(parts.program, flags, config)
     if better is None and not layout.world.known and parts.launchers:
         better = env_layout(parts.launchers[-1], env)
     if better is None and not layout.world.known:

@@ -9,7 +9,14 @@ size follows from their options.
 - `slurm.py`: sbatch job scripts, `--wrap`, `--export`, `#SBATCH` headers; `ssh`/`pdsh` command strings.
 """
 
-from packlint.launchers.processes import Count, ProcessLayout, layout_from_env, process_layout, world_size
+from packlint.launchers.processes import (
+    Count,
+    ProcessLayout,
+    layout_from_env,
+    process_layout,
+    program_layout,
+    world_size,
+)
 from packlint.launchers.slurm import command_string, export_option, has_sbatch_headers, job_script, sbatch_header_env
 from packlint.launchers.split import (
     LaunchParts,
@@ -59,6 +66,7 @@ __all__ = [
     "launcher_name",
     "layout_from_env",
     "process_layout",
+    "program_layout",
     "sbatch_header_env",
     "has_sbatch_headers",
     "split_container",

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 
 from packlint.launchers.split import Option
-from packlint.launchers.tables import LAUNCHERS, PYTHON_NAME, SAME_PROCESS, SizeOption
+from packlint.launchers.tables import LAUNCHERS, PROGRAM_PROCESSES, PYTHON_NAME, SAME_PROCESS, SizeOption
 from packlint.records import record
 from packlint.values import Known, Unknown, Value
 
@@ -146,6 +146,44 @@ def layout_from_env(layout: ProcessLayout, env: dict[str, dict]) -> ProcessLayou
     if not world.known:
         return None
     return ProcessLayout(layout.launcher, nodes, per_node, world)
+
+
+def program_layout(program: str | None, flags: dict, config: dict | None) -> ProcessLayout | None:
+    """The layout of a program that starts its own workers (PROGRAM_PROCESSES: OpenRLHF's Ray PPO actor,
+    verl's trainer.nnodes x trainer.n_gpus_per_node), or None for any other program."""
+    if not program:
+        return None
+    spec = next((p for p in PROGRAM_PROCESSES if re.search(p.program, program)), None)
+    if spec is None:
+        return None
+    settings = (config or {}).get("settings") or {}
+
+    def count(names: tuple[str, ...]) -> Count:
+        for name in names:
+            if spec.setting:
+                e = settings.get(name)
+                if e is None:
+                    continue
+                v = e.get("value")
+                where = JSONSpan(e) if e.get("line") is not None else None
+                if type(v) is int and 0 < v < 10**MAX_COUNT_DIGITS:
+                    return Count(v, v, None, f"{name} ({spec.cite})", where)
+                return Count(unknown=f"{name} is {e.get('unknown') or repr(v)}", source=name, span=where)
+            occs = flags.get(name)
+            if not occs:
+                continue
+            arg = occs[-1].args[0] if occs[-1].args else None
+            span = occs[-1].span
+            if isinstance(arg, Known) and arg.text.strip().isdigit() and len(arg.text.strip()) <= MAX_COUNT_DIGITS:
+                return Count(int(arg.text), int(arg.text), None, f"{name} ({spec.cite})", arg.span or span)
+            why = arg.reason if isinstance(arg, Unknown) else f"{arg.text if arg else ''!r}, not a count"
+            return Count(unknown=f"{name} is {why}", source=name, span=span)
+        why = f"{names[0]} is not given (the program's default decides)"
+        return Count(unknown=why, source=names[0], not_in_script=True)
+
+    nodes, per_node = count(spec.nodes), count(spec.per_node)
+    world = nodes.times(per_node, f"{program}: {spec.nodes[0]} x {spec.per_node[0]}")
+    return ProcessLayout(program, nodes, per_node, world)
 
 
 def _same_process(launchers: list[str]) -> list[str]:
