@@ -10,6 +10,7 @@ from __future__ import annotations
 import bisect
 import os
 import re
+from typing import Any
 
 from packlint import launchers as L
 from packlint.interpret import Diagnostic, LaunchInstance, interpret_file
@@ -172,12 +173,17 @@ def _env_entry(name: str, var: Variable) -> dict:
     return d
 
 
+CALLER_REASON = "given by the caller"  # (packlint.interpret.guards: an argument the caller must give)
+
+
 def _value_json(v: Value) -> object:
     if isinstance(v, Known):
         return v.text
     key = L.unknown_option(v) or override_key(v)
     if key is not None:  # `--lr=$(...)`, `trainer.experiment_name=run_$(date)`: the flag it sets is known
         return {"unknown": v.reason, "key": key}
+    if CALLER_REASON in v.reason:  # one of the script's own arguments (an input guard asks for it)
+        return {"unknown": v.reason, "caller": True}
     return {"unknown": v.reason}
 
 
@@ -197,9 +203,10 @@ class Variant:
     positionals: list[Value] = factory(list)
     parallel: dict | None = None
     config: dict | None = None  # the launch's configuration (packlint.configs), None: no stack, no file
+    caller_args: bool = False  # the command passes the script's own arguments on (`"$@"`): issue 27
 
     def to_json(self) -> dict:
-        d = {
+        d: dict[str, Any] = {
             "when": [c.describe() for c in self.when],
             "env": self.env,
             "unexported": self.unexported,
@@ -219,6 +226,8 @@ class Variant:
         }
         if self.config is not None:
             d["config"] = self.config
+        if self.caller_args:
+            d["caller_args"] = True
         return d
 
 
@@ -389,7 +398,7 @@ def build_variant(
         layout = better
         world = layout.world
         world_size = Known(str(world.hi)) if world.known else Unknown(world.unknown or "unknown")
-    return Variant(
+    variant = Variant(
         inst.when,
         env,
         unexported,
@@ -405,6 +414,25 @@ def build_variant(
         parallel_sizes(layout, flags, positionals),
         config,
     )
+    variant.caller_args = _passes_caller_args(inst, cfg_ctx)
+    return variant
+
+
+_CALLER_ARGS = re.compile(r"\$(\{[@*]|[@*])")
+
+
+def _passes_caller_args(inst: LaunchInstance, cfg_ctx: ConfigContext | None) -> bool:
+    """Whether the launch's command, as written, passes on the script's arguments (`"$@"`, `${@:2}`,
+    `$*`), or got words from them: as shipped they are none, but a caller may pass any flag."""
+    if any(isinstance(f, Unknown) and CALLER_REASON in f.reason for f in inst.fields):
+        return True
+    if any(isinstance(f, Known) and f.origin == "caller" for f in inst.fields):
+        return True
+    span = inst.span
+    if span is None or cfg_ctx is None or cfg_ctx.path is None or span.file != cfg_ctx.path:
+        return False
+    lines = cfg_ctx.script_text().split("\n")[max(span.line - 1, 0) : span.end_line]
+    return any(_CALLER_ARGS.search(line.split("#", 1)[0] if line.lstrip().startswith("#") else line) for line in lines)
 
 
 def _layout_from_launcher_config(layout, config: dict | None):

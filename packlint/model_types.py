@@ -32,6 +32,8 @@ class UnknownJSON(TypedDict):
     unknown: str
     # a word whose `--name=` / `key=` part is written and only the value is unknown: the flag it sets
     key: NotRequired[str]
+    # one of the script's own arguments, which an input guard says the caller gives (`[ $# -lt 1 ]`)
+    caller: NotRequired[bool]
 
 
 class EnvEntryJSON(TypedDict, total=False):
@@ -172,6 +174,7 @@ class VariantJSON(TypedDict):
     argv: list[str | UnknownJSON]
     command: list[str | UnknownJSON]
     config: NotRequired[ConfigJSON]
+    caller_args: NotRequired[bool]  # the command passes the script's arguments on ("$@"): issue 27
 
 
 class CodeResolutionJSON(TypedDict):

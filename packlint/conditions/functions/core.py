@@ -110,8 +110,10 @@ def _read_free_unknowns(ctx: EvalContext) -> str | None:
     for i, item in enumerate(argv):
         if item == "--":
             break  # argparse: the words after `--` are positional, never flags
-        if not isinstance(item, dict) or "key" in item:
-            continue  # known text, or a flag whose name is known (`--lr=$(...)`): only that flag is unknown
+        if not isinstance(item, dict) or "key" in item or item.get("caller"):
+            # known text; a flag whose name is known (`--lr=$(...)`): only that flag is unknown; one of
+            # the caller's arguments: the launch is judged as shipped (findings say `as-shipped`)
+            continue
         prev = argv[i - 1] if i > 0 else None
         if (
             isinstance(prev, str)
