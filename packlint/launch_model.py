@@ -418,21 +418,14 @@ def build_variant(
     return variant
 
 
-_CALLER_ARGS = re.compile(r"\$(\{[@*]|[@*])")
-
-
 def _passes_caller_args(inst: LaunchInstance, cfg_ctx: ConfigContext | None) -> bool:
-    """Whether the launch's command, as written, passes on the script's arguments (`"$@"`, `${@:2}`,
-    `$*`), or got words from them: as shipped they are none, but a caller may pass any flag."""
+    """Whether the launch passes on the script's own arguments (`"$@"`, `${@:2}`, `$*`: none as shipped,
+    any flag from a caller), or got words from them."""
+    if inst.caller_args:
+        return True
     if any(isinstance(f, Unknown) and CALLER_REASON in f.reason for f in inst.fields):
         return True
-    if any(isinstance(f, Known) and f.origin == "caller" for f in inst.fields):
-        return True
-    span = inst.span
-    if span is None or cfg_ctx is None or cfg_ctx.path is None or span.file != cfg_ctx.path:
-        return False
-    lines = cfg_ctx.script_text().split("\n")[max(span.line - 1, 0) : span.end_line]
-    return any(_CALLER_ARGS.search(line.split("#", 1)[0] if line.lstrip().startswith("#") else line) for line in lines)
+    return any(isinstance(f, Known) and f.origin == "caller" for f in inst.fields)
 
 
 def _layout_from_launcher_config(layout, config: dict | None):

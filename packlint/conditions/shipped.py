@@ -75,9 +75,7 @@ def _walk(e: Any, out: list[str], indirect: list[str], seen: set[int]) -> None:
     elif isinstance(e, (And, Or, BinOp)):
         _walk(e.left, out, indirect, seen)
         _walk(e.right, out, indirect, seen)
-    elif isinstance(e, (Not, Neg)):
-        _walk(e.operand, out, indirect, seen)
-    elif isinstance(e, In):
+    elif isinstance(e, (Not, Neg, In)):
         _walk(e.operand, out, indirect, seen)
 
 

@@ -134,6 +134,11 @@ def run_command(
     base = os.path.basename(name) if name else None
     if base in ("bash", "sh", "zsh", "dash"):
         return nested_code.run_shell(interp, fields, prefix_env, world, ps, span, node)
+    if name is not None and "/" in name and name.endswith(".sh"):
+        # `./torchrun.sh --nproc_per_node 8 train.py`: a script of the checkout run by its path, followed as
+        # `bash ./torchrun.sh ...` is (a repository's own wrapper ending in `torchrun "$@"`)
+        shell = [Known("bash", head.span), *fields]
+        return nested_code.run_shell(interp, shell, prefix_env, world, ps, span, node)
     handler = builtins.BUILTINS.get(name) if name else None
     if handler is not None:
         out = handler(interp, fields, world, ps, span, status_out)
@@ -436,7 +441,17 @@ def record_launch(
         fields = [f for prefix, _, _ in interp.launch_prefix for f in prefix] + list(fields)
         _, command, span = interp.launch_prefix[0]
     interp.launches.append(
-        LaunchInstance(span, tuple(interp.context), interp.seq, list(fields), env, unexported, world.when, command)
+        LaunchInstance(
+            span,
+            tuple(interp.context),
+            interp.seq,
+            list(fields),
+            env,
+            unexported,
+            world.when,
+            command,
+            interp.caller_args_hit,
+        )
     )
 
 
