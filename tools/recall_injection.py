@@ -4,7 +4,7 @@ check` on the script, and see whether the rule for that mistake fires. Controls 
 learning rate, a run name, a logging interval) must add no warning or error.
 
     python tools/recall_injection.py benchmarks/recall/cases.toml [--mirror DIR] [--work DIR] [--only ID]
-                                     [--json OUT] [--verbose]
+                                     [--json OUT] [--verbose] [--packlint TREE]
 
 The data file lists `[[repo]]` (name, commit) and `[[case]]` entries:
 
@@ -88,8 +88,11 @@ def extract(mirror: Path, name: str, commit: str, work: Path) -> Path:
     return dest
 
 
+PACKLINT_ROOT = ROOT  # --packlint DIR: another tree's packlint (to compare with an earlier release)
+
+
 def check(root: Path, script: str) -> list[dict]:
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    env = {**os.environ, "PYTHONPATH": str(PACKLINT_ROOT)}
     proc = subprocess.run(
         [sys.executable, "-m", "packlint", "check", "--isolated", "--no-cache", "--format", "json", script],
         cwd=root,
@@ -158,7 +161,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--only", action="append", default=[])
     ap.add_argument("--json")
     ap.add_argument("--verbose", action="store_true")
+    ap.add_argument("--packlint", help="the packlint source tree to run (default: this one)")
     args = ap.parse_args(argv)
+    global PACKLINT_ROOT
+    if args.packlint:
+        PACKLINT_ROOT = Path(args.packlint).resolve()
     data = tomllib.loads(Path(args.cases).read_text())
     repos = {r["name"]: r["commit"] for r in data["repo"]}
     work = Path(args.work)
