@@ -144,3 +144,18 @@ def test_statistics_list_the_files_with_no_launch(tmp_path, capsys):
     out = check(capsys, "--statistics", str(tmp_path))["text"]
     assert "no launch found in 1 file:" in out
     assert out.rstrip().endswith("a.sh")
+
+
+def test_a_read_here_document_is_expanded_as_bash_feeds_it(tmp_path):
+    """OpenRLHF's iterative-DPO shape: `$iter` inside an unquoted here-document is the variable's value."""
+    text = (
+        "#!/bin/bash\niter=0\nROLLOUT=10240\nread -r -d '' cmds <<EOF\nopenrlhf.cli.batch_inference \\\n"
+        "   --iter $iter \\\n   --rollout_batch_size ${ROLLOUT} \\\n   --pretrain \\$HOME/model\nEOF\n"
+        "deepspeed --module $cmds\n"
+    )
+    path = write(tmp_path, "run.sh", text)
+    (launch,) = inspect_script(str(path))["launches"]
+    assert launch["program"] == "-m openrlhf.cli.batch_inference"
+    assert launch["flags"]["--iter"][0]["value"] == "0"
+    assert launch["flags"]["--rollout_batch_size"][0]["value"] == "10240"
+    assert launch["flags"]["--pretrain"][0]["value"] == "$HOME/model"

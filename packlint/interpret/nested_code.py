@@ -12,6 +12,7 @@ from packlint.errors import PacklintError
 from packlint.interpret import commands, expansion, sourcing
 from packlint.interpret.bash_tables import UNKNOWN_PART
 from packlint.interpret.syntax import bytes_of, child_statements, runnable
+from packlint.interpret.words import Piece, join_pieces
 from packlint.interpret.world import World
 from packlint.launchers.tables import PYTHON_NAME
 from packlint.parse import ParsedScript, parse
@@ -246,6 +247,34 @@ def heredoc_text(interp: Interpreter, node: Node, world: World, ps: ParsedScript
     return code.text, False, bspan
 
 
+_HEREDOC_EXPANSIONS = frozenset({"simple_expansion", "expansion", "command_substitution", "arithmetic_expansion"})
+
+
+def heredoc_expanded(interp: Interpreter, node: Node, world: World, ps: ParsedScript) -> Value:
+    """The body of an unquoted here-document as bash feeds it: `$X`, `${X}`, `$(...)`, `$((...))` expanded,
+    `\\$` `\\\\` `\\``` unescaped, the rest as written."""
+    parent = node.parent if node is not None else None
+    redirect = next((c for c in parent.children if c.type == "heredoc_redirect"), None) if parent is not None else None
+    body = next((c for c in redirect.named_children if c.type == "heredoc_body"), None) if redirect else None
+    if body is None:
+        return Known("")
+    data = ps.source.data
+    pieces: list[Piece] = []
+    pos = body.start_byte
+
+    def literal(end: int) -> None:
+        raw = data[pos:end].decode("utf-8", "surrogateescape")
+        pieces.append(Piece(re.sub(r"\\([$`\\])", r"\1", raw)))
+
+    for child in body.children:
+        if child.type in _HEREDOC_EXPANSIONS:
+            literal(child.start_byte)
+            pieces.extend(expansion.word_pieces(interp, child, world, ps, quoted=True))
+            pos = child.end_byte
+    literal(body.end_byte)
+    return join_pieces(pieces, ps.source.span(body))
+
+
 def read_heredoc(interp: Interpreter, fields: list[Value], worlds: list[World], ps: ParsedScript, node: Node) -> None:
     """`read -r -d '' NAME <<EOF ... EOF`: with an empty delimiter `read` takes the whole here-document
     (or here-string) into NAME, trimmed of IFS whitespace (OpenRLHF's examples keep their training
@@ -276,8 +305,13 @@ def read_heredoc(interp: Interpreter, fields: list[Value], worlds: list[World], 
         if found is None:
             continue
         text, quoted, _ = found
-        if not quoted:  # an unquoted here-document drops backslash-newline, as bash reads it
-            text = text.replace("\\\n", "")
+        if not quoted:
+            value = heredoc_expanded(interp, node, world, ps)
+            if not isinstance(value, Known):
+                span = ps.source.span(node)
+                world.vars[names[0]] = Variable(Unknown(value.reason, span), assigned_at=span)
+                continue
+            text = value.text.replace("\\\n", "")  # an unquoted here-document drops backslash-newline
         if not raw_mode:
             text = re.sub(r"\\(.)", r"\1", text.replace("\\\n", ""), flags=re.S)
         span = ps.source.span(node)
