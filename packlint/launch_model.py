@@ -387,13 +387,7 @@ def build_variant(
             cfg_ctx,
         )
     world_size = L.world_size(parts.launchers, parts.launcher_options)
-    better = _layout_from_launcher_config(layout, config)
-    if better is None and not layout.world.known:
-        better = L.program_layout(parts.program, flags, config)
-    if better is None and not layout.world.known and parts.launchers:
-        better = env_layout(parts.launchers[-1], env)
-    if better is None and not layout.world.known:
-        better = L.layout_from_env(layout, env)
+    better = _better_layout(layout, parts, flags, config, env)
     if better is not None:
         layout = better
         world = layout.world
@@ -426,6 +420,19 @@ def _passes_caller_args(inst: LaunchInstance, cfg_ctx: ConfigContext | None) -> 
     if any(isinstance(f, Unknown) and CALLER_REASON in f.reason for f in inst.fields):
         return True
     return any(isinstance(f, Known) and f.origin == "caller" for f in inst.fields)
+
+
+def _better_layout(layout, parts, flags: dict, config: dict | None, env: dict):
+    """A layout the launcher's options do not give, from (in order) the launcher's config file, the
+    program's own worker flags (a Ray driver), the framework's environment, the launcher's environment."""
+    better = _layout_from_launcher_config(layout, config)
+    if better is None and not layout.world.known:
+        better = L.program_layout(parts.program, flags, config)
+    if better is None and not layout.world.known and parts.launchers:
+        better = env_layout(parts.launchers[-1], env)
+    if better is None and not layout.world.known:
+        better = L.layout_from_env(layout, env)
+    return better
 
 
 def _layout_from_launcher_config(layout, config: dict | None):
