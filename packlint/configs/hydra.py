@@ -34,6 +34,7 @@ def _find_dir(text: str, dirs: list[str]) -> str | None:
 
 
 MAX_VENDOR_ENTRIES = 256  # directory entries looked at per level when searching a checkout for a vendored copy
+MAX_VENDOR_DIRS = 64  # first-level directories whose entries are looked at (third_party/, external/, ...)
 
 
 def stack_roots(rel: str, dirs: list[str]) -> list[str]:
@@ -46,34 +47,63 @@ def stack_roots(rel: str, dirs: list[str]) -> list[str]:
         return roots
     checkout = next((d for d in dirs if os.path.isdir(os.path.join(d, ".git"))), None)
     if checkout is not None and not any(os.path.isdir(os.path.join(d, rel)) for d in dirs):
-        level = [checkout]
-        for _ in range(2):
-            nxt = []
-            for base in level:
-                try:
-                    names = sorted(os.listdir(base))[:MAX_VENDOR_ENTRIES]
-                except OSError:
-                    continue
-                for n in names:
-                    p = os.path.join(base, n)
-                    if n.startswith(".") or n in ("node_modules", "__pycache__") or not os.path.isdir(p):
-                        continue
-                    if os.path.isdir(os.path.join(p, rel)):
-                        roots.append(p)
-                    nxt.append(p)
-            level = nxt
-    try:
-        from importlib.machinery import PathFinder
+        roots.extend(_vendored(checkout, rel))
+    return roots + _installed(top, roots)
 
-        spec = PathFinder.find_spec(top)
-        locations = list(spec.submodule_search_locations or []) if spec is not None else []
-    except (ImportError, ValueError, OSError):
-        locations = []
-    for loc in locations[:1]:
-        parent = os.path.dirname(loc)
-        if parent not in roots:
-            roots.append(parent)
+
+_VENDORED: dict[tuple[str, str], list[str]] = {}
+
+
+def _vendored(checkout: str, rel: str) -> list[str]:
+    """Directories one or two levels inside the checkout that hold `rel` (a vendored copy of the stack);
+    looked up once per checkout and path in a process (a directory walk, bounded per level)."""
+    key = (checkout, rel)
+    found = _VENDORED.get(key)
+    if found is None:
+        found = _VENDORED[key] = _walk_vendored(checkout, rel)
+        if len(_VENDORED) > 64:
+            _VENDORED.clear()
+            _VENDORED[key] = found
+    return found
+
+
+def _walk_vendored(checkout: str, rel: str) -> list[str]:
+    roots: list[str] = []
+    level = [checkout]
+    for depth in range(2):
+        nxt = []
+        for base in level[: MAX_VENDOR_ENTRIES if depth == 0 else MAX_VENDOR_DIRS]:
+            try:
+                names = sorted(os.listdir(base))[:MAX_VENDOR_ENTRIES]
+            except OSError:
+                continue
+            for n in names:
+                p = os.path.join(base, n)
+                if n.startswith(".") or n in ("node_modules", "__pycache__") or not os.path.isdir(p):
+                    continue
+                if os.path.isdir(os.path.join(p, rel)):
+                    roots.append(p)
+                nxt.append(p)
+        level = nxt
     return roots
+
+
+_INSTALLED: dict[str, list[str]] = {}
+
+
+def _installed(top: str, roots: list[str]) -> list[str]:
+    """The parent directory of the installed package `top` (located, never imported), when not in roots."""
+    parents = _INSTALLED.get(top)
+    if parents is None:
+        try:
+            from importlib.machinery import PathFinder
+
+            spec = PathFinder.find_spec(top)
+            locations = list(spec.submodule_search_locations or []) if spec is not None else []
+        except (ImportError, ValueError, OSError):
+            locations = []
+        parents = _INSTALLED[top] = [os.path.dirname(loc) for loc in locations[:1]]
+    return [p for p in parents if p not in roots]
 
 
 def compose_hydra(
