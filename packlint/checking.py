@@ -125,6 +125,7 @@ class CheckResult:
         self.file_errors: list[FileError] = []
         self.files = 0
         self.no_launch = 0  # files in which no launch was recognised (PK903)
+        self.no_launch_files: list[str] = []  # their paths (`check --statistics` lists them)
         self.excluded = 0
         self.suppressed = 0
         self.baselined = 0
@@ -399,6 +400,8 @@ def _collect(result: CheckResult, job: _Job, outcome) -> None:
         return
     text, model, findings, suppressed, no_launch = outcome
     result.no_launch += no_launch
+    if no_launch:
+        result.no_launch_files.append(job.display)
     if text is not None:  # (None from a worker: read again on demand)
         result.sources.add(job.display, text)
     if model is not None:

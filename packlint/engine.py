@@ -567,6 +567,10 @@ def _run_launch_rule_in_range(
     if not hits and not undecided:
         return []
     out = _merged_hits(rule, hits, launch_variants, list(launch.get("when") or []))
+    if out:
+        from packlint.conditions.shipped import mark_as_shipped
+
+        out = mark_as_shipped(out, rule.when, launch)  # issue 27: `"$@"` passes the caller's overrides on
     for item, unks in undecided.items():
         if item not in fired_items:
             ctx = EvalContext(model, launch, launch_variants[0], code=code)

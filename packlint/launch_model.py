@@ -10,6 +10,7 @@ from __future__ import annotations
 import bisect
 import os
 import re
+from typing import Any
 
 from packlint import launchers as L
 from packlint.interpret import Diagnostic, LaunchInstance, interpret_file
@@ -76,6 +77,13 @@ def parse_program_flags(args: list[Value]) -> tuple[dict[str, list[FlagOccurrenc
             flags.setdefault(option, []).append(FlagOccurrence(option, [Unknown(a.reason, a.span)], a.span, "equals"))
             current = None
             continue
+        key = override_key(a) if current is None or current.args else None
+        if key is not None and isinstance(a, Unknown):
+            # `trainer.experiment_name=grpo_$(date +%m%d)`: the override's key is written, only its value is
+            # unknown, so only that key is unknown (issue 27)
+            current = None
+            flags.setdefault(key, []).append(FlagOccurrence(key, [Unknown(a.reason, a.span)], a.span, "hydra"))
+            continue
         if isinstance(a, Known):
             t = a.text
             if t.startswith("-") and len(t) > 1 and not _NUMBER.match(t):
@@ -127,6 +135,16 @@ def parse_program_flags(args: list[Value]) -> tuple[dict[str, list[FlagOccurrenc
     return flags, positionals
 
 
+def override_key(v: Value) -> str | None:
+    """The key of a Hydra/dotlist override `key=...` whose value is partly unknown (the word is unknown,
+    its `key=` part is written in the script), else None."""
+    if isinstance(v, Unknown) and v.parts and v.parts[0][0]:
+        m = _HYDRA.match(v.parts[0][0])
+        if m is not None:
+            return m.group(0)[:-1]
+    return None
+
+
 def _loc(span: Span | None) -> dict:
     if span is None:
         return {"file": None, "line": None, "column": None, "end_line": None, "end_column": None}
@@ -155,8 +173,18 @@ def _env_entry(name: str, var: Variable) -> dict:
     return d
 
 
+CALLER_REASON = "given by the caller"  # (packlint.interpret.guards: an argument the caller must give)
+
+
 def _value_json(v: Value) -> object:
-    return v.text if isinstance(v, Known) else {"unknown": v.reason}
+    if isinstance(v, Known):
+        return v.text
+    key = L.unknown_option(v) or override_key(v)
+    if key is not None:  # `--lr=$(...)`, `trainer.experiment_name=run_$(date)`: the flag it sets is known
+        return {"unknown": v.reason, "key": key}
+    if CALLER_REASON in v.reason:  # one of the script's own arguments (an input guard asks for it)
+        return {"unknown": v.reason, "caller": True}
+    return {"unknown": v.reason}
 
 
 @record
@@ -175,9 +203,10 @@ class Variant:
     positionals: list[Value] = factory(list)
     parallel: dict | None = None
     config: dict | None = None  # the launch's configuration (packlint.configs), None: no stack, no file
+    caller_args: bool = False  # the command passes the script's own arguments on (`"$@"`): issue 27
 
     def to_json(self) -> dict:
-        d = {
+        d: dict[str, Any] = {
             "when": [c.describe() for c in self.when],
             "env": self.env,
             "unexported": self.unexported,
@@ -197,6 +226,8 @@ class Variant:
         }
         if self.config is not None:
             d["config"] = self.config
+        if self.caller_args:
+            d["caller_args"] = True
         return d
 
 
@@ -356,14 +387,12 @@ def build_variant(
             cfg_ctx,
         )
     world_size = L.world_size(parts.launchers, parts.launcher_options)
-    better = _layout_from_launcher_config(layout, config)
-    if better is None and not layout.world.known and parts.launchers:
-        better = env_layout(parts.launchers[-1], env)
+    better = _better_layout(layout, parts, flags, config, env)
     if better is not None:
         layout = better
         world = layout.world
         world_size = Known(str(world.hi)) if world.known else Unknown(world.unknown or "unknown")
-    return Variant(
+    variant = Variant(
         inst.when,
         env,
         unexported,
@@ -379,6 +408,31 @@ def build_variant(
         parallel_sizes(layout, flags, positionals),
         config,
     )
+    variant.caller_args = _passes_caller_args(inst, cfg_ctx)
+    return variant
+
+
+def _passes_caller_args(inst: LaunchInstance, cfg_ctx: ConfigContext | None) -> bool:
+    """Whether the launch passes on the script's own arguments (`"$@"`, `${@:2}`, `$*`: none as shipped,
+    any flag from a caller), or got words from them."""
+    if inst.caller_args:
+        return True
+    if any(isinstance(f, Unknown) and CALLER_REASON in f.reason for f in inst.fields):
+        return True
+    return any(isinstance(f, Known) and f.origin == "caller" for f in inst.fields)
+
+
+def _better_layout(layout, parts, flags: dict, config: dict | None, env: dict):
+    """A layout the launcher's options do not give, from (in order) the launcher's config file, the
+    program's own worker flags (a Ray driver), the framework's environment, the launcher's environment."""
+    better = _layout_from_launcher_config(layout, config)
+    if better is None and not layout.world.known:
+        better = L.program_layout(parts.program, flags, config)
+    if better is None and not layout.world.known and parts.launchers:
+        better = env_layout(parts.launchers[-1], env)
+    if better is None and not layout.world.known:
+        better = L.layout_from_env(layout, env)
+    return better
 
 
 def _layout_from_launcher_config(layout, config: dict | None):

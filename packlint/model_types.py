@@ -30,6 +30,10 @@ class LocationJSON(TypedDict):
 
 class UnknownJSON(TypedDict):
     unknown: str
+    # a word whose `--name=` / `key=` part is written and only the value is unknown: the flag it sets
+    key: NotRequired[str]
+    # one of the script's own arguments, which an input guard says the caller gives (`[ $# -lt 1 ]`)
+    caller: NotRequired[bool]
 
 
 class EnvEntryJSON(TypedDict, total=False):
@@ -76,6 +80,7 @@ class SizeJSON(TypedDict, total=False):
     value: int | None
     range: list[int]
     unknown: str
+    multiple_of: int
     source: str
     not_in_script: bool
     not_divisible: bool
@@ -169,6 +174,7 @@ class VariantJSON(TypedDict):
     argv: list[str | UnknownJSON]
     command: list[str | UnknownJSON]
     config: NotRequired[ConfigJSON]
+    caller_args: NotRequired[bool]  # the command passes the script's arguments on ("$@"): issue 27
 
 
 class CodeResolutionJSON(TypedDict):

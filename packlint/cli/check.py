@@ -309,6 +309,10 @@ def statistics(result, fmt: str) -> str:
         )
     width = max((len(str(k)) for _, (k, *_r) in rows), default=1)
     lines = [f"{k:>{width}}\t{c}\t{'[*] ' if fx else ''}{n} [{s}]" for c, (k, n, s, fx) in rows]
+    no_launch = sorted(getattr(result, "no_launch_files", []))
+    if no_launch:  # never silently clean (issue 27): the files in which no launch was found
+        lines.append(f"no launch found in {len(no_launch)} file{'' if len(no_launch) == 1 else 's'}:")
+        lines.extend(f"  {p}" for p in no_launch)
     return "\n".join(lines) + ("\n" if lines else "")
 
 

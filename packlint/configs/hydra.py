@@ -33,6 +33,79 @@ def _find_dir(text: str, dirs: list[str]) -> str | None:
     return None
 
 
+MAX_VENDOR_ENTRIES = 256  # directory entries looked at per level when searching a checkout for a vendored copy
+MAX_VENDOR_DIRS = 64  # first-level directories whose entries are looked at (third_party/, external/, ...)
+
+
+def stack_roots(rel: str, dirs: list[str]) -> list[str]:
+    """Where the stack's code (`rel`, e.g. `verl/trainer`) may be: the search directories (the script's
+    and its parents up to the checkout), a vendored copy one or two levels inside the checkout
+    (`third_party/verl/verl/trainer`), then the installed package (located, never imported)."""
+    roots = list(dirs)
+    top = rel.split("/")[0] if rel and not os.path.isabs(rel) else ""
+    if not top or top in (".", ".."):
+        return roots
+    checkout = next((d for d in dirs if os.path.isdir(os.path.join(d, ".git"))), None)
+    if checkout is not None and not any(os.path.isdir(os.path.join(d, rel)) for d in dirs):
+        roots.extend(_vendored(checkout, rel))
+    return roots + _installed(top, roots)
+
+
+_VENDORED: dict[tuple[str, str], list[str]] = {}
+
+
+def _vendored(checkout: str, rel: str) -> list[str]:
+    """Directories one or two levels inside the checkout that hold `rel` (a vendored copy of the stack);
+    looked up once per checkout and path in a process (a directory walk, bounded per level)."""
+    key = (checkout, rel)
+    found = _VENDORED.get(key)
+    if found is None:
+        found = _VENDORED[key] = _walk_vendored(checkout, rel)
+        if len(_VENDORED) > 64:
+            _VENDORED.clear()
+            _VENDORED[key] = found
+    return found
+
+
+def _walk_vendored(checkout: str, rel: str) -> list[str]:
+    roots: list[str] = []
+    level = [checkout]
+    for depth in range(2):
+        nxt = []
+        for base in level[: MAX_VENDOR_ENTRIES if depth == 0 else MAX_VENDOR_DIRS]:
+            try:
+                names = sorted(os.listdir(base))[:MAX_VENDOR_ENTRIES]
+            except OSError:
+                continue
+            for n in names:
+                p = os.path.join(base, n)
+                if n.startswith(".") or n in ("node_modules", "__pycache__") or not os.path.isdir(p):
+                    continue
+                if os.path.isdir(os.path.join(p, rel)):
+                    roots.append(p)
+                nxt.append(p)
+        level = nxt
+    return roots
+
+
+_INSTALLED: dict[str, list[str]] = {}
+
+
+def _installed(top: str, roots: list[str]) -> list[str]:
+    """The parent directory of the installed package `top` (located, never imported), when not in roots."""
+    parents = _INSTALLED.get(top)
+    if parents is None:
+        try:
+            from importlib.machinery import PathFinder
+
+            spec = PathFinder.find_spec(top)
+            locations = list(spec.submodule_search_locations or []) if spec is not None else []
+        except (ImportError, ValueError, OSError):
+            locations = []
+        parents = _INSTALLED[top] = [os.path.dirname(loc) for loc in locations[:1]]
+    return [p for p in parents if p not in roots]
+
+
 def compose_hydra(
     cfg: dict, spec: dict, flags: dict, dirs: list[str], target: dict, incomplete: list[str], program: str | None = None
 ) -> None:
@@ -64,13 +137,17 @@ def compose_hydra(
     module_dir = ""
     if program and program.startswith("-m "):
         module_dir = "/".join(program[3:].strip().split(".")[:-1])
+    elif program and program.endswith(".py"):
+        module_dir = os.path.dirname(program)  # `python3 third_party/verl/verl/trainer/main_ppo.py`
+    roots = stack_roots(module_dir or spec["default_dir"], dirs)
     config_dir = None
     if path_text is not None:
         if module_dir and not os.path.isabs(path_text):
-            config_dir = _find_dir(os.path.join(module_dir, path_text), dirs)
+            config_dir = _find_dir(os.path.join(module_dir, path_text), roots)
         config_dir = config_dir or _find_dir(path_text, dirs)
     else:
-        config_dir = next((p for d in dirs if os.path.isdir(p := os.path.join(d, spec["default_dir"]))), None)
+        default = os.path.join(module_dir, "config") if module_dir.endswith("trainer") else spec["default_dir"]
+        config_dir = next((p for d in roots if os.path.isdir(p := os.path.join(d, default))), None)
     name = name_text or spec.get("default_name")
     if name and name.endswith((".yaml", ".yml")):
         name = name.rsplit(".", 1)[0]

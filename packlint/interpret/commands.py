@@ -134,9 +134,17 @@ def run_command(
     base = os.path.basename(name) if name else None
     if base in ("bash", "sh", "zsh", "dash"):
         return nested_code.run_shell(interp, fields, prefix_env, world, ps, span, node)
+    if name is not None and "/" in name and name.endswith(".sh"):
+        # `./torchrun.sh --nproc_per_node 8 train.py`: a script of the checkout run by its path, followed as
+        # `bash ./torchrun.sh ...` is (a repository's own wrapper ending in `torchrun "$@"`)
+        shell = [Known("bash", head.span), *fields]
+        return nested_code.run_shell(interp, shell, prefix_env, world, ps, span, node)
     handler = builtins.BUILTINS.get(name) if name else None
     if handler is not None:
-        return handler(interp, fields, world, ps, span, status_out)
+        out = handler(interp, fields, world, ps, span, status_out)
+        if name == "read":
+            nested_code.read_heredoc(interp, fields, out, ps, node)
+        return out
     note_unknown_command(interp, fields, span, ps)
     return [world]
 
@@ -433,7 +441,17 @@ def record_launch(
         fields = [f for prefix, _, _ in interp.launch_prefix for f in prefix] + list(fields)
         _, command, span = interp.launch_prefix[0]
     interp.launches.append(
-        LaunchInstance(span, tuple(interp.context), interp.seq, list(fields), env, unexported, world.when, command)
+        LaunchInstance(
+            span,
+            tuple(interp.context),
+            interp.seq,
+            list(fields),
+            env,
+            unexported,
+            world.when,
+            command,
+            interp.caller_args_hit,
+        )
     )
 
 

@@ -25,7 +25,7 @@ from packlint.interpret.syntax import text_of
 from packlint.interpret.world import World
 from packlint.parse import ParsedScript
 from packlint.regex import LazyRegex
-from packlint.values import Span, Unknown, Variable
+from packlint.values import Known, Span, Unknown, Variable
 
 if TYPE_CHECKING:
     from tree_sitter import Node
@@ -192,7 +192,9 @@ def assume_caller_set(interp: Interpreter, name: str, world: World, span: Span, 
             return  # arguments were given (--args): they decide
         world.positional = list(world.positional) + [Unknown(why, span)] * (n - len(world.positional))
     else:
-        if name in world.vars or any(name in frame for frame in world.locals_stack):
+        if any(name in frame for frame in world.locals_stack):
+            return
+        if name in world.vars and not _callers_value(interp, name, world.vars[name]):
             return
         world.vars[name] = Variable(Unknown(why, span), exported=True, source="caller")
     interp.diag(
@@ -202,6 +204,23 @@ def assume_caller_set(interp: Interpreter, name: str, world: World, span: Span, 
         "caller, its value unknown",
         span,
     )
+
+
+def _callers_value(interp: Interpreter, name: str, var: Variable) -> bool:
+    """`MODEL_PATH=${MODEL_PATH:-}` (also `X=${X}`, `X="$X"`, `X=${X-}`): the script only copies the
+    caller's value into the variable, empty here; a guard on it still says the caller sets it."""
+    if not isinstance(var.value, Known) or var.value.text or var.assigned_at is None or interp._here is None:
+        return False
+    ps = interp._here[1]
+    at = var.assigned_at
+    if at.file != ps.source.path:
+        return False
+    lines = ps.source.data.split(b"\n")
+    if not 0 < at.line <= len(lines):
+        return False
+    text = lines[at.line - 1].decode("utf-8", "replace")
+    n = re.escape(name)
+    return re.search(rf"\b{n}=([\"']?)\$(\{{{n}(:?[-=])?\}}|{n}\b)\1(\s|;|$)", text) is not None
 
 
 def guard_name(interp: Interpreter, node: Node, ps: ParsedScript) -> str | None:

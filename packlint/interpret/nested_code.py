@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import re
 import shlex
 from typing import TYPE_CHECKING
 
@@ -11,6 +12,7 @@ from packlint.errors import PacklintError
 from packlint.interpret import commands, expansion, sourcing
 from packlint.interpret.bash_tables import UNKNOWN_PART
 from packlint.interpret.syntax import bytes_of, child_statements, runnable
+from packlint.interpret.words import Piece, join_pieces
 from packlint.interpret.world import World
 from packlint.launchers.tables import PYTHON_NAME
 from packlint.parse import ParsedScript, parse
@@ -203,15 +205,27 @@ def job_env(child: World, data: bytes) -> None:
     """A job script's `#SBATCH` headers: Slurm sets the job's node/task/GPU counts from them."""
     if b"#SBATCH" not in data:
         return
-    for name, value in L.sbatch_header_env(data.decode("utf-8", "replace")).items():
+    text = data.decode("utf-8", "replace")
+    for name, value in L.sbatch_header_env(text).items():
         old = child.vars.get(name)
         if old is None or (old.source == "cluster" and not isinstance(old.value, Known)):
             child.vars[name] = Variable(Known(value), exported=True, source="cluster")
+    if L.has_sbatch_headers(text):  # inside the job Slurm sets its id (`srun --jobid $SLURM_JOBID ...`)
+        for name in ("SLURM_JOB_ID", "SLURM_JOBID"):
+            if name not in child.vars:
+                why = f"${name} is set by Slurm in the job at run time"
+                child.vars[name] = Variable(Unknown(why), exported=True, source="cluster")
 
 
 def heredoc_source(interp: Interpreter, node: Node, world: World, ps: ParsedScript) -> SourceFile | None:
     """The here-document fed to a command (`sbatch <<EOF ... EOF`), expanded as bash does (not
     when the delimiter is quoted), as a script of its own at its place in the file."""
+    found = heredoc_text(interp, node, world, ps)
+    return None if found is None else embedded_source(ps, found[0], found[2])
+
+
+def heredoc_text(interp: Interpreter, node: Node, world: World, ps: ParsedScript) -> tuple[str, bool, Span] | None:
+    """(the here-document's text as bash feeds it, whether its delimiter is quoted, where its body is)."""
     parent = node.parent if node is not None else None
     if parent is None or parent.type != "redirected_statement":
         return None
@@ -225,14 +239,83 @@ def heredoc_source(interp: Interpreter, node: Node, world: World, ps: ParsedScri
     bspan = ps.source.span(body)
     raw = ps.source.data[body.start_byte : body.end_byte]
     if start is not None and any(q in bytes_of(start) for q in (b"'", b'"', b"\\")):
-        text = raw.decode("utf-8", "surrogateescape")
-    else:
-        value = expansion.expand_joined(interp, body, world, ps)
-        code = code_text(interp, [value], world) if not isinstance(value, Known) else value
-        if code is None:
-            return None
-        text = code.text
-    return embedded_source(ps, text, bspan)
+        return raw.decode("utf-8", "surrogateescape"), True, bspan
+    value = expansion.expand_joined(interp, body, world, ps)
+    code = code_text(interp, [value], world) if not isinstance(value, Known) else value
+    if code is None:
+        return None
+    return code.text, False, bspan
+
+
+_HEREDOC_EXPANSIONS = frozenset({"simple_expansion", "expansion", "command_substitution", "arithmetic_expansion"})
+
+
+def heredoc_expanded(interp: Interpreter, node: Node, world: World, ps: ParsedScript) -> Value:
+    """The body of an unquoted here-document as bash feeds it: `$X`, `${X}`, `$(...)`, `$((...))` expanded,
+    `\\$` `\\\\` `\\``` unescaped, the rest as written."""
+    parent = node.parent if node is not None else None
+    redirect = next((c for c in parent.children if c.type == "heredoc_redirect"), None) if parent is not None else None
+    body = next((c for c in redirect.named_children if c.type == "heredoc_body"), None) if redirect else None
+    if body is None:
+        return Known("")
+    data = ps.source.data
+    pieces: list[Piece] = []
+    pos = body.start_byte
+
+    def literal(end: int) -> None:
+        raw = data[pos:end].decode("utf-8", "surrogateescape")
+        pieces.append(Piece(re.sub(r"\\([$`\\])", r"\1", raw)))
+
+    for child in body.children:
+        if child.type in _HEREDOC_EXPANSIONS:
+            literal(child.start_byte)
+            pieces.extend(expansion.word_pieces(interp, child, world, ps, quoted=True))
+            pos = child.end_byte
+    literal(body.end_byte)
+    return join_pieces(pieces, ps.source.span(body))
+
+
+def read_heredoc(interp: Interpreter, fields: list[Value], worlds: list[World], ps: ParsedScript, node: Node) -> None:
+    """`read -r -d '' NAME <<EOF ... EOF`: with an empty delimiter `read` takes the whole here-document
+    (or here-string) into NAME, trimmed of IFS whitespace (OpenRLHF's examples keep their training
+    command so, then run `deepspeed --module $training_commands`)."""
+    args = fields[1:]
+    raw_mode, delim_empty, names, i = False, False, [], 0
+    while i < len(args):
+        t = args[i].text if isinstance(args[i], Known) else None
+        if t is None:
+            return
+        if t.startswith("-") and len(t) > 1:
+            raw_mode = raw_mode or "r" in t
+            if t.endswith("d") and i + 1 < len(args):
+                nxt = args[i + 1]
+                delim_empty = isinstance(nxt, Known) and nxt.text == ""
+                i += 2
+                continue
+            if any(c in t for c in "anNptu"):
+                return  # an array, a count, a prompt, a timeout: not this form
+            i += 1
+            continue
+        names.append(t)
+        i += 1
+    if not delim_empty or len(names) != 1 or not re.fullmatch(r"[A-Za-z_]\w*", names[0]):
+        return
+    for world in worlds:
+        found = heredoc_text(interp, node, world, ps)
+        if found is None:
+            continue
+        text, quoted, _ = found
+        if not quoted:
+            value = heredoc_expanded(interp, node, world, ps)
+            if not isinstance(value, Known):
+                span = ps.source.span(node)
+                world.vars[names[0]] = Variable(Unknown(value.reason, span), assigned_at=span)
+                continue
+            text = value.text.replace("\\\n", "")  # an unquoted here-document drops backslash-newline
+        if not raw_mode:
+            text = re.sub(r"\\(.)", r"\1", text.replace("\\\n", ""), flags=re.S)
+        span = ps.source.span(node)
+        world.vars[names[0]] = Variable(Known(text.strip(" \t\n"), span), assigned_at=span)
 
 
 def embedded_source(ps: ParsedScript, text: str, at: Span) -> SourceFile:

@@ -67,6 +67,13 @@ def expansion_pieces(interp: Interpreter, node: Node, world: World, ps: ParsedSc
     return string_operation(interp, node, op, name, subscript, operands, world, ps, quoted)
 
 
+def note_caller_args(interp: Interpreter, world: World) -> None:
+    """`"$@"` of the script itself (not of a function or a script it runs): the launch this statement
+    makes passes the caller's arguments on, so its findings hold as shipped (issue 27)."""
+    if not world.locals_stack and len(interp.source_stack) <= 1:
+        interp.caller_args_hit = True
+
+
 def length_pieces(interp: Interpreter, target: Node, world: World, quoted: bool, span: Span) -> list[Piece]:
     """`${#X}` (characters), `${#A[@]}` (items), `${#@}` (arguments)."""
     if target.type == "subscript":
@@ -158,6 +165,7 @@ def slice_pieces(
         return [Piece(None, span=span, reason=f"{snippet(node)}: unknown offset", split=not quoted)]
     items: list[Value | None]
     if name in ("@", "*"):
+        note_caller_args(interp, world)
         items = [Known(world.script), *world.positional]
     else:
         var = world.vars.get(name)
@@ -360,6 +368,7 @@ def param_state(
             return True, value_pieces(v, quoted, span)
         return False, []
     if name in ("@", "*"):
+        note_caller_args(interp, world)
         return bool(world.positional), items_pieces(
             world.positional, quoted, span, star=name == "*", sep=ifs_sep(world)
         )
@@ -428,6 +437,7 @@ def param(
 ) -> list[Piece]:
     """The pieces of `$NAME`, `${NAME[i]}`, `${A[@]}`, `${C[key]}`, `$@`."""
     if name in ("@", "*"):
+        note_caller_args(interp, world)
         return items_pieces(world.positional, quoted, span, star=name == "*", sep=ifs_sep(world))
     if name == "BASH_SOURCE" and subscript is not None:
         script = interp.source_stack[-1] if interp.source_stack else world.script

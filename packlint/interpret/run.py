@@ -70,6 +70,7 @@ class Interpreter:
         self.stop_reported = False  # a STOP_CODES diagnostic was given (PK902: once per file)
         self.unknown_launchers: list[tuple[str, str, Span]] = []  # (command, why, where): see PK903
         self._top_stmt: Node | None = None  # the top-level statement of the script being run
+        self.caller_args_hit = False  # the current top-level statement expanded the script's "$@" (issue 27)
         self.guard_memo: dict[int, tuple[ParsedScript, dict[int, str]]] = {}  # input guards per parse (guards.py)
 
     def run(self, ps: ParsedScript, real_path: str | None) -> list[World]:
@@ -268,6 +269,7 @@ class Interpreter:
         self._here = (node, ps)
         if self.depth == 0 and not self.source_calls and self.call_depth == 0:
             self._top_stmt = node
+            self.caller_args_hit = False
         self.seq += 1
         self.work += 1
         if self.work > self.budget:

@@ -41,6 +41,7 @@ class LaunchInstance:
     unexported: dict[str, Variable]  # set, not exported
     when: tuple[Condition, ...]
     command: list[Value] | None = None  # what bash executes, when it differs (`srun ... bash -c "..."`)
+    caller_args: bool = False  # the statement passed the script's own arguments on ("$@", `${@:2}`)
 
 
 @record

@@ -9,8 +9,15 @@ size follows from their options.
 - `slurm.py`: sbatch job scripts, `--wrap`, `--export`, `#SBATCH` headers; `ssh`/`pdsh` command strings.
 """
 
-from packlint.launchers.processes import Count, ProcessLayout, process_layout, world_size
-from packlint.launchers.slurm import command_string, export_option, job_script, sbatch_header_env
+from packlint.launchers.processes import (
+    Count,
+    ProcessLayout,
+    layout_from_env,
+    process_layout,
+    program_layout,
+    world_size,
+)
+from packlint.launchers.slurm import command_string, export_option, has_sbatch_headers, job_script, sbatch_header_env
 from packlint.launchers.split import (
     LaunchParts,
     Option,
@@ -57,8 +64,11 @@ __all__ = [
     "is_shell_c",
     "job_script",
     "launcher_name",
+    "layout_from_env",
     "process_layout",
+    "program_layout",
     "sbatch_header_env",
+    "has_sbatch_headers",
     "split_container",
     "split_launch",
     "split_options",

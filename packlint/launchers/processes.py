@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 
 from packlint.launchers.split import Option
-from packlint.launchers.tables import LAUNCHERS, PYTHON_NAME, SAME_PROCESS, SizeOption
+from packlint.launchers.tables import LAUNCHERS, PROGRAM_PROCESSES, PYTHON_NAME, SAME_PROCESS, SizeOption
 from packlint.records import record
 from packlint.values import Known, Unknown, Value
 
@@ -16,7 +16,7 @@ class Count:
     as torchrun's elastic `--nnodes 1:4` or srun's `-N 2-4`), or `unknown` (why); `source` says which
     option (or default) it came from, `span` where it was written."""
 
-    __slots__ = ("lo", "hi", "unknown", "source", "span", "not_in_script")
+    __slots__ = ("lo", "hi", "unknown", "source", "span", "not_in_script", "multiple_of")
 
     def __init__(
         self,
@@ -31,16 +31,26 @@ class Count:
         # unknown because the script does not say (a hostfile, the accelerate config, the allocation),
         # not because it says something packlint cannot evaluate: nothing to pass with --env
         self.not_in_script = not_in_script
+        # an unknown count known to be a multiple of this: `deepspeed --num_gpus 8` with no hostfile
+        # named runs 8 processes on each of its k hosts, 8·k in all (issue 27)
+        self.multiple_of: int | None = None
 
     @property
     def known(self) -> bool:
         return self.unknown is None
 
     def times(self, other: Count, source: str) -> Count:
-        if not self.known:
-            return self if self.span is not None or other.known or other.span is None else other
-        if not other.known:
-            return other
+        if not self.known or not other.known:
+            if not self.known:
+                out = self if self.span is not None or other.known or other.span is None else other
+            else:
+                out = other
+            factor = self if self.known else other if other.known else None
+            if factor is not None and factor.lo == factor.hi and factor.lo and factor.lo > 1:
+                # the other factor is a count (at least 1): the product is a multiple of this one
+                out = Count(out.lo, out.hi, out.unknown, out.source, out.span, out.not_in_script)
+                out.multiple_of = factor.lo
+            return out
         assert self.lo is not None and self.hi is not None and other.lo is not None and other.hi is not None
         return Count(self.lo * other.lo, self.hi * other.hi, None, source)
 
@@ -50,6 +60,8 @@ class Count:
             d["unknown"] = self.unknown
             if self.not_in_script:
                 d["not_in_script"] = True
+            if self.multiple_of is not None:
+                d["multiple_of"] = self.multiple_of
         elif self.lo == self.hi:
             d["value"] = self.lo
         else:
@@ -102,6 +114,76 @@ def _read_count(owner: str, size: SizeOption | None, opts: dict[str, Option]) ->
     lo = int(m.group(1))
     hi = int(m.group(2) or m.group(1))
     return Count(min(lo, hi), max(lo, hi), None, where, v.span)
+
+
+def layout_from_env(layout: ProcessLayout, env: dict[str, dict]) -> ProcessLayout | None:
+    """Counts a launcher reads from its environment when its options do not give them (srun in a job:
+    `SLURM_NTASKS`, `SLURM_NNODES`, `SLURM_NTASKS_PER_NODE`, set from the job's `#SBATCH` headers, by
+    `--env`, or by the script): the layout with them, or None when none applies."""
+    spec = LAUNCHERS.get(layout.launcher or "")
+    if spec is None or spec.processes is None or layout.world.known or layout.world.span is not None:
+        return None
+    pc = spec.processes
+
+    def from_env(size: SizeOption | None, count: Count) -> Count:
+        if size is None or count.span is not None or (count.known and not count.source.endswith("not given)")):
+            return count
+        for name in size.env:
+            e = env.get(name)
+            v = e.get("value") if e is not None else None
+            if isinstance(v, str) and v.strip().isdigit() and len(v.strip()) <= MAX_COUNT_DIGITS and int(v) >= 1:
+                assert e is not None
+                where = JSONSpan(e) if e.get("line") is not None else None
+                return Count(int(v), int(v), None, f"${name} ({e.get('source', 'script')})", where)
+        return count
+
+    nodes, per_node = from_env(pc.nodes, layout.nodes), from_env(pc.per_node, layout.per_node)
+    total = from_env(pc.total, Count(unknown="not given")) if pc.total is not None else None
+    if total is not None and total.known:
+        world = total
+    else:
+        world = nodes.times(per_node, f"{layout.launcher}: nodes x processes per node")
+    if not world.known:
+        return None
+    return ProcessLayout(layout.launcher, nodes, per_node, world)
+
+
+def program_layout(program: str | None, flags: dict, config: dict | None) -> ProcessLayout | None:
+    """The layout of a program that starts its own workers (PROGRAM_PROCESSES: OpenRLHF's Ray PPO actor,
+    verl's trainer.nnodes x trainer.n_gpus_per_node), or None for any other program."""
+    if not program:
+        return None
+    spec = next((p for p in PROGRAM_PROCESSES if re.search(p.program, program)), None)
+    if spec is None:
+        return None
+    settings = (config or {}).get("settings") or {}
+
+    def count(names: tuple[str, ...]) -> Count:
+        for name in names:
+            if spec.setting:
+                e = settings.get(name)
+                if e is None:
+                    continue
+                v = e.get("value")
+                where = JSONSpan(e) if e.get("line") is not None else None
+                if type(v) is int and 0 < v < 10**MAX_COUNT_DIGITS:
+                    return Count(v, v, None, f"{name} ({spec.cite})", where)
+                return Count(unknown=f"{name} is {e.get('unknown') or repr(v)}", source=name, span=where)
+            occs = flags.get(name)
+            if not occs:
+                continue
+            arg = occs[-1].args[0] if occs[-1].args else None
+            span = occs[-1].span
+            if isinstance(arg, Known) and arg.text.strip().isdigit() and len(arg.text.strip()) <= MAX_COUNT_DIGITS:
+                return Count(int(arg.text), int(arg.text), None, f"{name} ({spec.cite})", arg.span or span)
+            why = arg.reason if isinstance(arg, Unknown) else f"{arg.text if arg else ''!r}, not a count"
+            return Count(unknown=f"{name} is {why}", source=name, span=span)
+        why = f"{names[0]} is not given (the program's default decides)"
+        return Count(unknown=why, source=names[0], not_in_script=True)
+
+    nodes, per_node = count(spec.nodes), count(spec.per_node)
+    world = nodes.times(per_node, f"{program}: {spec.nodes[0]} x {spec.per_node[0]}")
+    return ProcessLayout(program, nodes, per_node, world)
 
 
 def _same_process(launchers: list[str]) -> list[str]:

@@ -59,6 +59,17 @@ def export_option(options: list[Option]) -> tuple[bool, dict[str, Value | None]]
     return inherit, added
 
 
+def has_sbatch_headers(text: str) -> bool:
+    """Whether the script is a Slurm job script: an `#SBATCH` line before its first command."""
+    for line in text.splitlines():
+        s = line.strip()
+        if s.startswith("#SBATCH"):
+            return True
+        if s and not s.startswith("#"):
+            return False
+    return False
+
+
 def sbatch_header_env(text: str) -> dict[str, str]:
     """What Slurm sets in a job from the script's `#SBATCH` headers (read until the first command, as
     sbatch does): node, task and GPU counts, only where the header gives one exact number."""

@@ -33,6 +33,7 @@ class SizeOption:
     names: tuple[str, ...]
     default: str | None = None
     why_unknown: str = ""
+    env: tuple[str, ...] = ()  # variables the launcher reads when the option is not given (srun: SLURM_NTASKS)
 
 
 @record(eq=True)
@@ -399,9 +400,21 @@ CLUSTER_LAUNCHERS: dict[str, LauncherSpec] = {
         value_short_options=SLURM_VALUE_SHORT_OPTIONS | {"-r", "-T", "-W", "-B"},
         runs_command=True,
         processes=ProcessCount(
-            total=SizeOption(("--ntasks", "-n"), None, "the task count comes from the Slurm allocation"),
-            nodes=SizeOption(("--nodes", "-N"), None, "the node count comes from the Slurm allocation"),
-            per_node=SizeOption(("--ntasks-per-node",), "1"),
+            # srun's input environment (srun(1) INPUT ENVIRONMENT VARIABLES): in a job, the counts of
+            # the job's #SBATCH headers (or an `--export`/`--env` pin) when srun's options give none
+            total=SizeOption(
+                ("--ntasks", "-n"),
+                None,
+                "the task count comes from the Slurm allocation",
+                ("SLURM_NTASKS", "SLURM_NPROCS"),
+            ),
+            nodes=SizeOption(
+                ("--nodes", "-N"),
+                None,
+                "the node count comes from the Slurm allocation",
+                ("SLURM_NNODES", "SLURM_JOB_NUM_NODES"),
+            ),
+            per_node=SizeOption(("--ntasks-per-node",), "1", "", ("SLURM_NTASKS_PER_NODE",)),
         ),
     ),
     # Slurm batch submission: `sbatch --wrap "CMD"` (job scripts on stdin or in a file: interpret/nested_code.py)
@@ -593,6 +606,45 @@ SUBMISSION_TOOLS: dict[str, LauncherSpec] = {
         env_options=frozenset({"--env"}),
     ),
 }
+
+
+@record(eq=True)
+class ProgramProcesses:
+    """A training program that starts its own workers (a Ray driver): how many processes train the model
+    it reports sizes for, from its own flags (or, `setting`, its merged configuration's keys)."""
+
+    program: str  # regex searched in the launch's program (`-m openrlhf.cli.train_ppo_ray`, a path)
+    nodes: tuple[str, ...]
+    per_node: tuple[str, ...]
+    setting: bool = False  # the names are configuration keys (Hydra), not flags
+    groups: tuple[tuple[str, str, str], ...] = ()  # the other worker groups: (name, nodes flag, per-node flag)
+    cite: str = ""
+
+
+# issue 27: Ray job entry points, multiplied out (the actor's DeepSpeed world is what the batch rules check)
+PROGRAM_PROCESSES: tuple[ProgramProcesses, ...] = (
+    ProgramProcesses(
+        r"openrlhf[./]cli[./]train_ppo_ray|(^|/)train_ppo_ray\.py$",
+        ("--actor_num_nodes",),
+        ("--actor_num_gpus_per_node",),
+        groups=(
+            ("critic", "--critic_num_nodes", "--critic_num_gpus_per_node"),
+            ("reference", "--ref_num_nodes", "--ref_num_gpus_per_node"),
+            ("reward", "--reward_num_nodes", "--reward_num_gpus_per_node"),
+        ),
+        cite="OpenRLHF/OpenRLHF openrlhf/cli/train_ppo_ray.py _validate_args: "
+        "actor_world_size = args.actor_num_nodes * args.actor_num_gpus_per_node",
+    ),
+    ProgramProcesses(
+        r"verl[./]trainer[./]main_(ppo|generation)",
+        ("trainer.nnodes",),
+        ("trainer.n_gpus_per_node",),
+        setting=True,
+        cite="volcengine/verl@b178a3cd56:verl/utils/config.py:87 "
+        "n_gpus = config.trainer.n_gpus_per_node * config.trainer.nnodes",
+    ),
+)
+
 
 # One entry per launcher form; each reads its own options and says where the command or program is.
 LAUNCHERS: dict[str, LauncherSpec] = {

@@ -60,7 +60,7 @@ def render_findings(
     out: list[str] = []
     for f in findings:
         loc = f.location
-        label = f.severity if f.certainty == "certain" or f.severity == "info" else f"{f.severity}, may"
+        label = f.severity if f.certainty in ("certain", "as-shipped") or f.severity == "info" else f"{f.severity}, may"
         out.append(
             f"{paint('path', f'{_safe(loc.path)}:{loc.line}:{loc.column}')}: "
             f"{paint(f.severity, f.code)} [{paint(f.severity, label)}] {_safe(f.message)}"

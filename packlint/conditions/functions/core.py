@@ -110,7 +110,9 @@ def _read_free_unknowns(ctx: EvalContext) -> str | None:
     for i, item in enumerate(argv):
         if item == "--":
             break  # argparse: the words after `--` are positional, never flags
-        if not isinstance(item, dict):
+        if not isinstance(item, dict) or "key" in item or item.get("caller"):
+            # known text; a flag whose name is known (`--lr=$(...)`): only that flag is unknown; one of
+            # the caller's arguments: the launch is judged as shipped (findings say `as-shipped`)
             continue
         prev = argv[i - 1] if i > 0 else None
         if (
@@ -311,6 +313,23 @@ def _f_program(ctx: EvalContext, node: Builtin, a: list[Any]) -> Any:
     return ctx.launch.get("program") or Unk("no program", "absent")
 
 
+def _f_launch_undecided(ctx: EvalContext, node: Builtin, a: list[Any]) -> Any:
+    """Why packlint cannot follow this launch's settings ('' when it can): the program it starts is not
+    known, or a word it cannot know may carry any flag (issue 27: never silently clean)."""
+    program = ctx.variant.get("program", ctx.launch.get("program"))
+    argv = launch_argv(ctx.launch, ctx.variant) or []
+    if not program:
+        command = ctx.variant.get("command") or ctx.launch.get("command") or []
+        unknown = next((w for w in command if isinstance(w, dict)), None)
+        if unknown is not None:
+            return f"the program it starts is unknown ({unknown.get('unknown', 'unknown')})"
+        return ""
+    hidden = _free_unknowns(ctx)
+    if hidden is not None and argv:
+        return f"an argument packlint cannot know may carry any flag ({hidden}), so rules on its settings are undecided"
+    return ""
+
+
 def _f_bash_rejects(ctx: EvalContext, node: Builtin, a: list[Any]) -> Any:
     return ctx.bash_rejects()
 
@@ -396,6 +415,14 @@ CORE_FUNCTIONS: dict[str, Function] = {
     "world_size": Function((), (), INT, _f_world_size, "the number of processes the launcher starts"),
     "launcher": Function((), (), STR, _f_launcher, "the outermost launcher (torchrun, deepspeed, ...)"),
     "program": Function((), (), STR, _f_program, "the training entry point"),
+    "launch_undecided": Function(
+        (),
+        (),
+        STR,
+        _f_launch_undecided,
+        "why packlint cannot follow the launch's settings ('' when it can): the program it starts is unknown, "
+        "or a word it cannot know may carry any flag",
+    ),
     "int": Function(
         (STR,),
         (INT,),

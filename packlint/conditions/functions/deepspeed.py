@@ -103,6 +103,56 @@ def _world(ctx: EvalContext) -> int | Unk:
     return int(value)
 
 
+def _world_multiple(ctx: EvalContext) -> int | None:
+    """m when the world size is unknown but a multiple of m (`deepspeed --num_gpus 8` on a hostfile's k hosts)."""
+    entry = parallel_size(ctx.variant, ctx.launch, "world")
+    if entry is None or entry.get("value") is not None:
+        return None
+    m = entry.get("multiple_of")
+    return m if isinstance(m, int) and m > 1 else None
+
+
+MAX_HOSTS = 4096  # members 8·k tried for k up to here (a larger k leaves every batch number below 1)
+
+
+def _derive(t: int | None, m: int | None, g: int | None, dp: int) -> tuple[int, int, int] | None:
+    """DeepSpeed's _set_batch_related_parameters for one data-parallel size: (train, micro, accum)."""
+    if t is not None and m is not None and g is None:
+        g = t // m // dp if m > 0 else None
+    elif t is not None and g is not None and m is None:
+        m = t // dp // g if g > 0 else None
+    elif m is not None and g is not None and t is None:
+        t = m * g * dp
+    elif t is not None and m is None and g is None:
+        g, m = 1, t // dp
+    elif m is not None and t is None and g is None:
+        g, t = 1, m * dp
+    if t is None or m is None or g is None:
+        return None
+    return t, m, g
+
+
+def _batch_over_multiples(t: Any, m: Any, g: Any, multiple: int) -> dict[str, int | Unk] | Unk:
+    """The world size is multiple·k for an unknown k: decided when DeepSpeed's assertion fails for every
+    k (the first member is reported), undecided when some k passes (issue 27: sizes as sets)."""
+    vals = [None if isinstance(x, Unk) else x for x in (t, m, g)]
+    if any(isinstance(x, Unk) and x.kind != "absent" for x in (t, m, g)) or all(v is None for v in vals):
+        return Unk("the world size is unknown", "unknown")
+    top = max(v for v in vals if v is not None)
+    first = None
+    for k in range(1, min(top // multiple + 1, MAX_HOSTS) + 1):
+        dp = multiple * k
+        got = _derive(vals[0], vals[1], vals[2], dp)
+        if got is None:
+            return Unk("DeepSpeed needs train_batch_size or train_micro_batch_size_per_gpu", "absent")
+        if got[1] > 0 and got[2] > 0 and got[0] == got[1] * got[2] * dp:
+            return Unk(f"the batch adds up with {dp} processes ({k} hosts of {multiple}); the host count is unknown")
+        first = first or {"train": got[0], "micro": got[1], "accum": got[2], "dp": dp}
+    if first is None:
+        return Unk("the world size is unknown", "unknown")
+    return {**first, "dp_multiple": multiple}
+
+
 def _batch(ctx: EvalContext) -> dict[str, int | Unk] | Unk:
     memo = ctx.memo
     if "deepspeed_batch" in memo:
@@ -155,6 +205,9 @@ def _compute_batch(ctx: EvalContext) -> dict[str, int | Unk] | Unk:
             v = _as_int(v, f"deepspeed {part}")
         vals[part] = v
     t, m, g = vals["train"], vals["micro"], vals["accum"]
+    multiple = _world_multiple(ctx) if isinstance(dp, Unk) and sp is None else None
+    if multiple is not None and "auto" not in raw.values():
+        return _batch_over_multiples(t, m, g, multiple)
     for x in (t, m, g, dp):
         if isinstance(x, Unk) and x.kind != "absent":
             return x
@@ -166,19 +219,10 @@ def _compute_batch(ctx: EvalContext) -> dict[str, int | Unk] | Unk:
     if dp <= 0:
         return Unk("the world size is not positive", "invalid")
     # deepspeed/runtime/config.py _set_batch_related_parameters
-    if t is not None and m is not None and g is None:
-        g = t // m // dp if m > 0 else None
-    elif t is not None and g is not None and m is None:
-        m = t // dp // g if g > 0 else None
-    elif m is not None and g is not None and t is None:
-        t = m * g * dp
-    elif t is not None and m is None and g is None:
-        g, m = 1, t // dp
-    elif m is not None and t is None and g is None:
-        g, t = 1, m * dp
-    if t is None or m is None or g is None:
+    got = _derive(t, m, g, dp)
+    if got is None:
         return Unk("DeepSpeed needs train_batch_size or train_micro_batch_size_per_gpu", "absent")
-    return {"train": t, "micro": m, "accum": g, "dp": dp}
+    return {"train": got[0], "micro": got[1], "accum": got[2], "dp": dp}
 
 
 def _compile_part(args: list[Any]) -> str:
@@ -192,6 +236,22 @@ def _f_deepspeed_batch(ctx: EvalContext, node: Builtin, a: list[Any]) -> Any:
     if isinstance(b, Unk):
         return b
     return b[node.static]
+
+
+def _f_deepspeed_dp_text(ctx: EvalContext, node: Builtin, a: list[Any]) -> Any:
+    """The data-parallel size as the message says it: `4 = 32` (with the product), or for a world size
+    known only as a multiple, `8·k for k hosts (...)`."""
+    b = _batch(ctx)
+    if isinstance(b, Unk):
+        return b
+    dp, product = b["dp"], b["micro"] * b["accum"]  # type: ignore[operator]
+    multiple = b.get("dp_multiple")
+    if multiple is None:
+        return f"{dp} = {product * dp}"  # type: ignore[operator]
+    return (
+        f"{multiple}·k (no hostfile is named: {multiple} processes on each of k hosts), and no k makes "
+        f"{b['micro']} x {b['accum']} x {multiple}·k equal {b['train']}"
+    )
 
 
 def _comparable(hf_val: Any) -> bool:
@@ -307,6 +367,14 @@ DEEPSPEED_FUNCTIONS: dict[str, Function] = {
         "derives it; absent without a DeepSpeed config",
         literal=(0,),
         compile_static=_compile_part,
+    ),
+    "deepspeed_dp_text": Function(
+        (),
+        (),
+        STR,
+        _f_deepspeed_dp_text,
+        "the data-parallel size of deepspeed_batch() for a message: 'DP = micro x accum x DP', or "
+        "'M·k ...' where the world size is only known to be a multiple of M (no hostfile named)",
     ),
     "hf_deepspeed_mismatch": Function(
         (),

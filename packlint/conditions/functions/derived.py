@@ -199,6 +199,29 @@ def _config_enabled(ctx: EvalContext, ck: ConfigKey) -> Any:
     return bool(value)
 
 
+def _bridge_file_value(ctx: EvalContext, setting: Setting) -> Any:
+    """Megatron-Bridge merges the recipe, then the `--config-file` YAML over it, then the overrides: a
+    key the YAML sets is the YAML's value (not the recipe's) unless an override gives it. None: the
+    launch reads no such YAML, or it does not set the key (the recipe decides)."""
+    cfg = variant_config(ctx.variant)
+    if cfg is None or cfg.get("stack") != "megatron-bridge":
+        return None
+    settings = config_settings(cfg, "main") or {}
+    for flag in setting.flags:
+        entry = settings.get(flag)
+        if entry is None or flag.startswith("-"):
+            continue
+        if "unknown" in entry:
+            return Unk(f"{flag} is unknown ({entry['unknown']})", "unknown", _loc_of(dict(entry)))
+        value = entry.get("value")
+        if value is None:
+            return Unk(f"{flag} is null", "absent", _loc_of(dict(entry)))
+        from packlint.configs import render
+
+        return render(value)
+    return None
+
+
 def _f_setting(ctx: EvalContext, node: Builtin, a: list[Any]) -> Any:
     setting = node.static
     if isinstance(setting, ConfigKey):
@@ -209,6 +232,9 @@ def _f_setting(ctx: EvalContext, node: Builtin, a: list[Any]) -> Any:
     hidden = _free_unknowns(ctx)
     if hidden is not None:
         return Unk(f"{setting.flags[0]} may be given by {hidden}", "unknown")
+    from_file = _bridge_file_value(ctx, setting)
+    if from_file is not None:
+        return from_file
     if any(not f.startswith("-") and "." in f for f in ctx.variant.get("flags", {})):
         # Hydra overrides (Megatron-Bridge): what is not overridden comes from the recipe, not argparse
         return Unk(f"{setting.flags[0]} is not overridden: the recipe's config decides it", "unknown")

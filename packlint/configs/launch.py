@@ -1,0 +1,368 @@
+"""One launch's `config` block: which stack, which files it names, read and merged (see
+packlint/configs/__init__.py and docs/config-files.md)."""
+
+from __future__ import annotations
+
+import os
+import re
+from typing import Any
+
+from packlint.configs import _search_dirs, _shown, match_program, read_config_file, resolve_path, table
+from packlint.configs.merge import _apply_overrides, _loc, _span_loc, flatten, resolve_interpolations
+from packlint.regex import LazyRegex
+from packlint.values import Known, Unknown
+
+
+def _stack_by_keys(flag: str | None, flags: dict, first: Any, script_dir: str | None) -> dict | None:
+    """The stacks.toml entry of the stack a config file belongs to, recognised by its keys
+    (packlint.configs.standalone.recognise), or None."""
+    from packlint.configs.files import format_of
+    from packlint.configs.standalone import recognise
+
+    word = None
+    if flag is not None:
+        occ = flags[flag][-1]
+        word = occ.args[0] if occ.args else None
+    elif first is not None:
+        word = first
+    if not isinstance(word, Known):
+        return None
+    found = resolve_path(word.text, _search_dirs(script_dir))
+    if found is None:
+        return None
+    fmt = format_of(found)
+    root, err = read_config_file(found, fmt, "pyyaml")
+    if err is not None or root is None:
+        return None
+    stack = recognise(root.plain(), fmt)
+    return next((e for e in table()["program"] if e["stack"] == stack), None) if stack else None
+
+
+def _file_word(entry_file: dict, flags: dict, positionals: list) -> tuple[str | None, Any, Any]:
+    """(how it is named, the Value naming the file, the flag occurrence) or (None, None, None)."""
+    suffixes = tuple(entry_file.get("suffixes", ()))
+    for name in entry_file.get("flags", []):
+        occs = flags.get(name)
+        if occs:
+            occ = occs[-1]
+            v = occ.args[0] if occ.args else None
+            if suffixes and isinstance(v, Known) and not v.text.lower().endswith(suffixes):
+                continue  # `--config configs/7B_sft.py` (InternEvo's Python config): not a file of this kind
+            return name, v, occ
+    pos = entry_file.get("positional")
+    if pos is not None and len(positionals) > pos:
+        v = positionals[pos]
+        if isinstance(v, Unknown):
+            return "positional", v, None
+        if not suffixes or v.text.lower().endswith(suffixes):
+            return "positional", v, None
+    return None, None, None
+
+
+def _entry_of(
+    program: str | None, launchers: list[str], flags: dict, launcher_flags: dict, positionals: list, script_dir
+) -> tuple[dict | None, dict | None, bool]:
+    """(the stacks.toml entry, the generic entry, whether the launch has a configuration at all)."""
+    entry = match_program(program, launchers, flags)
+    file_flags = entry.get("file", {}).get("flags", ()) if entry is not None else ()
+    if entry is not None and entry.get("only_with_file") and not any(f in flags for f in file_flags):
+        return None, None, False
+    if entry is not None:
+        return entry, None, True
+    g = table()["generic"]
+    named = next((f for f in g["flags"] if f in flags), None)
+    first = positionals[0] if positionals else None
+    by_position = isinstance(first, Known) and first.text.lower().endswith(tuple(g["suffixes"]))
+    by_launcher = any(n in launcher_flags for n in ("--config_file", "--config-file"))
+    if named is None and not by_position and not by_launcher:
+        return None, None, False
+    # a program packlint does not know given a config file of a stack it recognises by its keys
+    # (`python src/train.py x.yaml` in a LLaMA-Factory checkout): that stack's reading of it
+    known = _stack_by_keys(named, flags, first if by_position else None, script_dir)
+    if known is None:
+        return None, g, True
+    if named is not None:
+        return {**known, "file": {"flags": [named]}}, None, True
+    return {**known, "file": {"positional": 0, "suffixes": list(g["suffixes"])}}, None, True
+
+
+def launch_config(
+    program: str | None,
+    launchers: list[str],
+    flags: dict,
+    launcher_flags: dict,
+    positionals: list,
+    script_dir: str | None,
+    pins: dict[str, str] | None = None,
+    script: Any = None,
+) -> dict | None:
+    """The `config` block of one launch variant, or None for a launch of no known stack that names
+    no config file (the common case: nothing is read)."""
+    entry, generic, has_config = _entry_of(program, launchers, flags, launcher_flags, positionals, script_dir)
+    if not has_config:
+        return None
+    cfg: dict[str, Any] = {"stack": entry["stack"] if entry else None, "files": [], "settings": {}, "sections": {}}
+    if entry is not None:
+        from packlint.configs.versions import stack_version
+
+        cfg["stack_version"] = stack_version(entry["stack"], entry.get("dist"), script_dir, pins)
+    else:
+        cfg["stack_version"] = {"unknown": "the stack is not known"}
+    dirs = _search_dirs(script_dir)
+    global _SCRIPT
+    _SCRIPT = script
+    incomplete: list[str] = []
+    settings: dict = cfg["settings"]
+    _read_main(cfg, entry, generic, flags, positionals, dirs, incomplete, program)
+    if generic is not None:
+        _generic_flags_unknown(settings, flags, generic, program)
+    # files named inside the merged settings (`deepspeed: ds.json`)
+    dialect = (entry or generic or {}).get("yaml", "pyyaml")
+    for key, sec in ((entry or {}).get("nested") or {}).items():
+        s = settings.get(key)
+        if s is None:
+            continue
+        if "unknown" in s:
+            cfg["sections"][sec] = {}
+            cfg.setdefault("unknown_sections", {})[sec] = s["unknown"]
+            continue
+        if isinstance(s.get("value"), str) and s["value"].lower().endswith((".json", ".yaml", ".yml")):
+            _read_nested(cfg, sec, s, dirs, dialect)
+    _read_launcher_file(cfg, launchers, launcher_flags, dirs)
+    cfg.pop("_inherit", None)
+    cfg.pop("_hydra", None)
+    if incomplete:
+        cfg["incomplete"] = "; ".join(incomplete)
+    if not cfg["sections"]:
+        del cfg["sections"]
+    return cfg
+
+
+def _read_main(cfg, entry, generic, flags, positionals, dirs, incomplete: list, program) -> None:
+    """The launch's own file (or Hydra composition), then its command-line overrides, as its stack merges."""
+    if entry is not None:
+        spec: dict = entry.get("file", {})
+    else:
+        g = generic or {}
+        spec = {"flags": g.get("flags", []), "positional": 0, "suffixes": g.get("suffixes", [])}
+    dialect = (entry or generic or {}).get("yaml", "pyyaml")
+    section = entry.get("section", "main") if entry else "main"
+    config_flags: set[str] = set(spec.get("flags", []))
+    settings = cfg["settings"]
+    target = settings if section == "main" else cfg["sections"].setdefault(section, {})
+    if entry is not None and entry.get("inherit_defaults"):
+        cfg["_inherit"] = True
+    file_named = False
+    if spec.get("hydra"):
+        cfg["_hydra"] = True
+        from packlint.configs.hydra import compose_hydra
+
+        compose_hydra(cfg, spec, flags, dirs, target, incomplete, program)
+        config_flags |= {"--config-path", "--config-name", "--config-dir", "-cp", "-cn"}
+    else:
+        how, word, occ = _file_word(spec, flags, positionals)
+        file_named = how is not None
+        if how is not None:
+            fmt = entry.get("format") if entry and entry.get("format") else None
+            problems = incomplete if section == "main" else []
+            _read_into(cfg, section, how, word, occ, fmt, dialect, dirs, target, problems, section)
+            if problems and section != "main":
+                cfg.setdefault("unknown_sections", {})[section] = "; ".join(problems)
+    if entry is not None and "none" in entry.get("overrides", ["none"]) and flags:
+        # the program's own flags are settings packlint does not map to configuration keys
+        incomplete.append(f"{entry['stack']}'s command-line flags are not read as configuration keys")
+    if entry is not None and section == "main":
+        _apply_overrides(entry, cfg, flags, config_flags, settings, file_named)
+        if dialect == "omegaconf" and entry.get("resolve", True):
+            resolve_interpolations(settings)
+
+
+def _generic_flags_unknown(settings: dict, flags: dict, generic: dict, program) -> None:
+    """How a program packlint does not know merges its command line over the file is unknown: what it
+    names is unknown."""
+    config_flags = set(generic.get("flags", []))
+    for name in flags:
+        if name in config_flags:
+            continue
+        key = name.lstrip("-+~")
+        for k in [k for k in settings if k == key or k.startswith(key + ".") or k.replace("_", "-") == key]:
+            settings[k] = {
+                **{x: y for x, y in settings[k].items() if x != "value"},
+                "unknown": f"the command line gives {name}; how {program} merges it over the file is unknown",
+            }
+
+
+def _read_launcher_file(cfg: dict, launchers: list[str], launcher_flags: dict, dirs: list[str]) -> None:
+    """The launcher's own config (`accelerate launch --config_file`)."""
+    launcher = launchers[-1] if launchers else None
+    lf = table().get("launcher_files", {}).get(launcher or "")
+    if lf is None:
+        return
+    occ = next((launcher_flags[f][-1] for f in lf["flags"] if launcher_flags.get(f)), None)
+    if occ is None:
+        return
+    word = occ.args[0] if occ.args else None
+    sec_settings = cfg["sections"].setdefault(lf["section"], {})
+    _read_into(cfg, lf["section"], "launcher", word, occ, None, lf["yaml"], dirs, sec_settings, [], lf["section"])
+    for key, sec in (lf.get("nested") or {}).items():
+        s = sec_settings.get(key)
+        if s is not None and isinstance(s.get("value"), str):
+            _read_nested(cfg, sec, s, dirs, "pyyaml")
+
+
+def _read_into(cfg, section, how, word, occ, fmt, dialect, dirs, target: dict, incomplete: list, role: str) -> None:
+    from packlint.configs.files import format_of
+
+    named = _span_loc(getattr(word, "span", None) or (occ.span if occ is not None else None))
+    if word is None or isinstance(word, Unknown):
+        reason = word.reason if isinstance(word, Unknown) else "not given"
+        cfg["files"].append({"role": role, "unknown": f"the config file's name is {reason}", "named_at": named or None})
+        incomplete.append(f"the {role} config file's name is {reason}")
+        return
+    path_text = word.text
+    fmt = fmt or format_of(path_text)
+    found = resolve_path(path_text, dirs)
+    record: dict[str, Any] = {"role": role, "path": path_text, "format": fmt, "named_at": named or None}
+    cfg["files"].append(record)
+    if found is None:
+        writer = _written_by_script(path_text) or _named_by_caller(word)
+        if writer is None and not os.path.isabs(path_text) and _changes_directory():
+            writer = "it changes directory before the launch, so the relative path is relative to an unknown place"
+        if writer is None and os.path.dirname(path_text) in ("", "."):
+            # a bare name is looked up in the job's working directory, which packlint does not know (a
+            # previous run's output: Megatron-DeepSpeed's ds_evalharness.sh names the training run's
+            # ds_config_<run>.json); a path with a directory names a file of the checkout
+            writer = "it names a bare file, looked up in the job's working directory, which is not known"
+        if writer is not None:
+            # `cat <<EOT > $DS_CONFIG` before the launch (Megatron-DeepSpeed's scripts): not missing
+            how = writer if writer.startswith("it ") else f"writes it itself ({writer})"
+            record["unknown"] = f"{path_text} is not found, but the script {how}"
+            incomplete.append(record["unknown"])
+            return
+        record["missing"] = True
+        incomplete.append(f"the config file {path_text} was not found")
+        return
+    shown = _shown(found)
+    record["file"] = shown
+    root, err = read_config_file(found, fmt, dialect)
+    if err is not None:
+        record["error"] = err.message
+        record["error_at"] = {
+            "file": shown,
+            "line": err.line,
+            "column": err.column,
+            "end_line": err.line,
+            "end_column": err.column,
+        }
+        incomplete.append(f"{path_text} could not be read ({err.message})")
+        return
+    if root.value is not None and not isinstance(root.value, dict):
+        record["error"] = "the file's top level is not a mapping"
+        record["error_at"] = _loc(shown, root)
+        incomplete.append(f"{path_text} is not a mapping")
+        return
+    body = root.value or {}
+    if role == "main" and "defaults" in body and not cfg.get("_hydra"):
+        if cfg.get("_inherit"):
+            # NeMo-RL's load_config: `defaults: parent.yaml` (or a list), beside the file, merged first
+            _inherit(found, root, dialect, target, incomplete, 0)
+            return
+        # a `defaults:` key this program gives its own meaning: what it pulls in is unknown
+        incomplete.append(f"{path_text} has a `defaults:` key that packlint does not follow for this program")
+    flatten(root, shown, "", target)
+
+
+def _inherit(path: str, root, dialect: str, target: dict, incomplete: list, depth: int) -> None:
+    from packlint.configs.files import CNode
+
+    body = dict(root.value or {})
+    parents = body.pop("defaults", None)
+    names: list | None = []
+    if parents is not None:
+        pv = parents.value
+        if isinstance(pv, str):
+            names = [pv]
+        elif isinstance(pv, list) and all(isinstance(n.value, str) for n in pv):
+            names = [n.value for n in pv]
+        else:
+            names = None
+    if names is None or depth > 8:
+        incomplete.append(f"{_shown(path)}: its `defaults:` is not followed")
+    else:
+        for name in names:
+            parent = os.path.join(os.path.dirname(path), name)
+            proot, err = read_config_file(parent, "yaml", dialect) if os.path.isfile(parent) else (None, None)
+            if proot is None or not isinstance(proot.value, (dict, type(None))):
+                incomplete.append(f"the parent config {name} of {_shown(path)} is not at hand")
+                continue
+            _inherit(parent, proot, dialect, target, incomplete, depth + 1)
+    own: dict = {}
+    flatten(CNode(body, root.line, root.column, root.end_line, root.end_column), _shown(path), "", own)
+    for k, v in own.items():  # the child overrides what its parents set (OmegaConf.merge)
+        for old in [o for o in target if o.startswith(k + ".") or k.startswith(o + ".")]:
+            del target[old]
+        target[k] = v
+
+
+_SCRIPT: Any = None
+_REDIRECT = LazyRegex(r"""(?:>>?|\btee\s+(?:-a\s+)?|\b(?:cp|mv|ln)\s+(?:-\S+\s+)*\S+\s+)\s*["']?([^\s;|&<>"']+)""")
+_ASSIGN = LazyRegex(r"^\s*(?:export\s+|local\s+|declare\s+\S+\s+)?([A-Za-z_][A-Za-z0-9_]*)=(.*)$", re.M)
+
+
+_CD = LazyRegex(r"(?:^|[;&|(]|\bthen|\bdo)\s*(?:cd|pushd)\s", re.M)
+
+
+def _changes_directory() -> bool:
+    return _SCRIPT is not None and hasattr(_SCRIPT, "script_text") and _CD.search(_SCRIPT.script_text()) is not None
+
+
+def _written_by_script(path_text: str) -> str | None:
+    """The redirection (or cp/mv/ln) in the script that writes the file, directly or through a
+    variable assigned a value naming it; None when the script does not write it. A redirection to a
+    computed name of the same kind (`sed ... > ${config_json}` with `config_json="ds_config_${NAME}.json"`,
+    Megatron-DeepSpeed's shape) may write it too."""
+    if _SCRIPT is None or not hasattr(_SCRIPT, "script_text"):
+        return None
+    text = _SCRIPT.script_text()
+    base = os.path.basename(path_text)
+    if not base:
+        return None
+    ext = os.path.splitext(base)[1]
+    assigned = [(m.group(1), m.group(2)) for m in _ASSIGN.finditer(text)]
+    names_of_file = {n for n, v in assigned if base in v}
+    computed = {n for n, v in assigned if "$" in v and ext and ext in v}
+    for m in _REDIRECT.finditer(text):
+        target = m.group(1)
+        if base in target:
+            return m.group(0).strip()
+        for name in re.findall(r"\$\{?([A-Za-z_][A-Za-z0-9_]*)", target):
+            if name in names_of_file or name in computed:
+                return m.group(0).strip()
+        if "$" in target and ext and target.endswith(ext):
+            return m.group(0).strip()
+    return None
+
+
+def _named_by_caller(word: Any) -> str | None:
+    """The file's name is built from the script's positional arguments (`file=./train/$1.py`, checked
+    without arguments, where `$1` is empty): it is the caller's file, not a missing one."""
+    span = getattr(word, "span", None)
+    if span is None or _SCRIPT is None or not hasattr(_SCRIPT, "script_text"):
+        return None
+    from packlint.interpret.guards import from_caller_arguments
+
+    if from_caller_arguments(_SCRIPT.script_text(), span.line - 1, max(span.end_line, span.line) - 1):
+        return "it names the file from the caller's arguments"
+    return None
+
+
+def _read_nested(cfg: dict, sec: str, s: dict, dirs: list[str], dialect: str) -> None:
+    from packlint.values import Span
+
+    span = Span(s["file"], s["line"], s["column"], s["end_line"], s["end_column"]) if s.get("file") else None
+    word = Known(s["value"], span)
+    target = cfg["sections"].setdefault(sec, {})
+    sub: list[str] = []
+    _read_into(cfg, sec, "nested", word, None, None, dialect, dirs, target, sub, sec)
+    if sub:
+        cfg.setdefault("unknown_sections", {})[sec] = "; ".join(sub)

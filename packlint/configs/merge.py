@@ -1,0 +1,239 @@
+"""Settings of a launch's configuration: a file's leaves under dotted keys, command-line overrides merged
+as the stack merges them (Hydra/OmegaConf dotlists, `--key value` flags), OmegaConf interpolations, and a
+value rendered as text for conditions and messages."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from packlint.regex import LazyRegex
+from packlint.values import Unknown
+
+
+def _loc(file: str, node) -> dict:
+    return {
+        "file": file,
+        "line": node.line,
+        "column": node.column,
+        "end_line": node.end_line,
+        "end_column": node.end_column,
+    }
+
+
+def _span_loc(span) -> dict:
+    if span is None:
+        return {}
+    return {
+        "file": span.file,
+        "line": span.line,
+        "column": span.column,
+        "end_line": span.end_line,
+        "end_column": span.end_column,
+    }
+
+
+def flatten(node, file: str, prefix: str, out: dict, source: str = "file") -> None:
+    """Leaf settings of a file under dotted keys (lists and empty mappings are leaves)."""
+    value = node.value
+    if isinstance(value, dict) and value:
+        for k, child in value.items():
+            flatten(child, file, f"{prefix}.{k}" if prefix else k, out, source)
+        return
+    if not prefix:
+        return
+    out[prefix] = {"value": node.plain(), **_loc(file, node), "source": source}
+
+
+def _remove_prefix(settings: dict, key: str) -> None:
+    for k in [k for k in settings if k == key or k.startswith(key + ".")]:
+        del settings[k]
+
+
+def _set_value(settings: dict, key: str, value: Any, loc: dict, source: str) -> None:
+    _remove_prefix(settings, key)
+    if isinstance(value, dict) and value:
+        for k, v in value.items():
+            _set_value(settings, f"{key}.{k}", v, loc, source)
+        return
+    settings[key] = {"value": value, **loc, "source": source}
+
+
+_BOOL_WORDS = {"true": True, "false": False}
+
+
+def _flag_value(occ) -> tuple[Any, str | None]:
+    """A `--key value` flag's value as text (HfArgumentParser types it by the field, which packlint does
+    not know: bool words become booleans, other text stays text); (None, reason) when unknown."""
+    if not occ.args:
+        return True, None
+    unknown = next((a for a in occ.args if isinstance(a, Unknown)), None)
+    if unknown is not None:
+        return None, unknown.reason
+    texts = [a.text for a in occ.args]
+    if len(texts) > 1:
+        return texts, None
+    t = texts[0]
+    return _BOOL_WORDS.get(t.lower(), t), None
+
+
+_PLAIN_SCALAR = LazyRegex(r"[A-Za-z0-9_][A-Za-z0-9_.+\-/~@]*|[-+.][A-Za-z0-9_.+\-/~@]+")
+
+
+def _hydra_value(text: str) -> Any:
+    """A Hydra/OmegaConf override's value (`1e-5`, `true`, `null`, `[a,b]`, `'quoted'`), read with
+    OmegaConf's YAML typing (OmegaConf.from_dotlist loads the value as YAML)."""
+    from packlint.configs.files import ConfigFileError, resolve_plain
+
+    if not text.strip():
+        return None
+    if _PLAIN_SCALAR.fullmatch(text):
+        return resolve_plain(text, "omegaconf")  # a plain scalar: no YAML parser needed
+    from packlint.configs.files import load_yaml
+
+    try:
+        return load_yaml(text, "omegaconf").plain()
+    except ConfigFileError:
+        return text
+
+
+def _apply_overrides(
+    entry: dict, cfg: dict, flags: dict, config_flags: set[str], settings: dict, file_read: bool = False
+) -> None:
+    styles = entry.get("overrides", ["none"])
+    if file_read and "file_overrides" in entry:
+        # the program merges other overrides once it has read its file (LLaMA-Factory: key=value only)
+        styles = entry["file_overrides"]
+    occurrences = sorted(
+        ((name, occ) for name, occs in flags.items() for occ in occs if name not in config_flags),
+        key=lambda p: (p[1].span.line, p[1].span.column) if p[1].span else (0, 0),
+    )
+    for name, occ in occurrences:
+        loc = _span_loc(occ.span)
+        if occ.style == "hydra" and ("dotlist" in styles or "hydra" in styles):
+            key = name
+            if key.startswith("~"):
+                _remove_prefix(settings, key[1:])
+                continue
+            key = key.lstrip("+")
+            if not occ.args:
+                continue
+            arg = occ.args[0]
+            if isinstance(arg, Unknown):
+                _remove_prefix(settings, key)
+                settings[key] = {"unknown": f"{name} is {arg.reason}", **loc, "source": "override"}
+                continue
+            vloc = _span_loc(arg.span) if arg.span is not None else loc
+            # Hydra reads `key=` as the empty string; OmegaConf's dotlist as null (an empty YAML document)
+            value = "" if "hydra" in styles and not arg.text.strip() else _hydra_value(arg.text)
+            _set_value(settings, key, value, vloc or loc, "override")
+        elif name.startswith("--") and ("hf" in styles or "dotted-flags" in styles):
+            key = name[2:]
+            if "hf" in styles:
+                key = key.replace("-", "_")
+            value, unknown = _flag_value(occ)
+            _remove_prefix(settings, key)
+            if unknown is not None:
+                settings[key] = {"unknown": f"{name} is {unknown}", **loc, "source": "flag"}
+            else:
+                vspan = occ.args[0].span if len(occ.args) == 1 and occ.args[0].span is not None else occ.span
+                settings[key] = {"value": value, **_span_loc(vspan), "source": "flag"}
+        elif name.startswith("--") and file_read and "file_overrides" in entry:
+            # not an override once the file is read: the stack's loader takes `--name` for a key of its
+            # own (OmegaConf.from_cli: {'--name': None}); the YAML's value stays (rules/stack_*.toml)
+            cfg.setdefault("ignored_flags", []).append({"name": name.split("=", 1)[0], **loc})
+        elif "none" not in styles and not name.startswith("-"):
+            # a bare `key=value` where the stack takes none: the program decides what it means
+            cfg.setdefault("notes", []).append(f"{name}=... is not an override this stack reads")
+
+
+_INTERP = LazyRegex(r"\$\{([^${}]*)\}")
+
+
+def resolve_interpolations(settings: dict) -> None:
+    """OmegaConf `${a.b}`: the referenced setting's value where it is known; `${oc.env:X}`, relative
+    and unresolvable references make the setting unknown."""
+    for key, s in list(settings.items()):
+        if s.get("value") == "???":  # OmegaConf's MISSING: a mandatory value nobody set
+            settings[key] = {
+                **{k: x for k, x in s.items() if k != "value"},
+                "unknown": "??? (OmegaConf's mandatory value, not set)",
+            }
+    for _ in range(4):  # chains `${a}` -> `${b}`: a few rounds
+        changed = False
+        for key, s in list(settings.items()):
+            v = s.get("value")
+            if not isinstance(v, str) or "${" not in v:
+                continue
+            m = _INTERP.fullmatch(v)
+            if m is not None:
+                ref = m.group(1)
+                target = settings.get(ref) if ":" not in ref and not ref.startswith(".") else None
+                if (
+                    target is not None
+                    and "value" in target
+                    and not (isinstance(target["value"], str) and "${" in target["value"])
+                ):
+                    settings[key] = {**s, "value": target["value"], "interpolation": v}
+                    changed = True
+                    continue
+                if target is None or "unknown" in target:
+                    settings[key] = {
+                        **{k: x for k, x in s.items() if k != "value"},
+                        "unknown": f"the interpolation {v} cannot be resolved",
+                    }
+                    changed = True
+                continue
+            parts = []
+            ok = True
+            for ref in _INTERP.findall(v):
+                target = settings.get(ref) if ":" not in ref and not ref.startswith(".") else None
+                if (
+                    target is None
+                    or "value" not in target
+                    or (isinstance(target["value"], str) and "${" in target["value"])
+                ):
+                    ok = False
+                    break
+                parts.append(target["value"])
+            if ok:
+                text = _substitute(v, parts)
+                settings[key] = {**s, "value": text, "interpolation": v}
+                changed = True
+            elif all(":" in r or r.startswith(".") or r in settings for r in _INTERP.findall(v)):
+                continue  # waits for another round
+            else:
+                settings[key] = {
+                    **{k: x for k, x in s.items() if k != "value"},
+                    "unknown": f"the interpolation {v} cannot be resolved",
+                }
+                changed = True
+        if not changed:
+            break
+    for key, s in list(settings.items()):
+        v = s.get("value")
+        if isinstance(v, str) and _INTERP.search(v):
+            settings[key] = {
+                **{k: x for k, x in s.items() if k != "value"},
+                "unknown": f"the interpolation {v} cannot be resolved",
+            }
+
+
+def _substitute(text: str, parts: list) -> str:
+    it = iter(parts)
+    return _INTERP.sub(lambda _m: render(next(it)), text)
+
+
+def render(value: Any) -> str:
+    """A setting's value as text, for conditions and messages: true/false, str() of numbers, compact
+    JSON of lists and mappings."""
+    if value is True:
+        return "true"
+    if value is False:
+        return "false"
+    if value is None:
+        return "null"
+    if isinstance(value, (list, dict)):
+        import json
+
+        return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+    return str(value)
