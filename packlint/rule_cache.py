@@ -52,6 +52,8 @@ ALLOWED_MODULES = (
     "packlint.conditions.functions.core",
     "packlint.conditions.functions.derived",
     "packlint.conditions.functions.codebase",
+    "packlint.conditions.functions.codebase_env",
+    "packlint.conditions.functions.codebase_common",
     "packlint.regex",
 )
 
