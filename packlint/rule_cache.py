@@ -54,6 +54,7 @@ ALLOWED_MODULES = (
     "packlint.conditions.functions.codebase",
     "packlint.conditions.functions.codebase_env",
     "packlint.conditions.functions.codebase_common",
+    "packlint.conditions.functions.stack_keys",
     "packlint.regex",
 )
 

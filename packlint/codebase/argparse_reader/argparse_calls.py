@@ -32,13 +32,10 @@ def subclasses_argparse(reader: SchemaReader, cls: V, depth: int = 0) -> bool:
 def call_builtin(reader: SchemaReader, mod, node, name: str, args, kwargs, conds) -> V:
     if name == "argparse.ArgumentParser":
         return new_parser(reader, mod, node, kwargs, conds)
-    if name == "HfArgumentParser":
-        p = Parser(reader.where(mod, node), True, "error", "hf")
-        p.open_reasons.append(
-            f"HfArgumentParser ({reader.where(mod, node)}): flags come from dataclasses packlint does not expand"
-        )
-        reader.parsers.append(p)
-        return V("parser", p)
+    if name in ("HfArgumentParser", "TrlParser"):
+        from packlint.codebase.argparse_reader.hf_dataclasses import hf_parser
+
+        return hf_parser(reader, mod, node, name)
     return UNKNOWN
 
 
@@ -99,6 +96,19 @@ def parser_method(reader: SchemaReader, mod, node: ast.Call, obj: V, attr: str, 
         return UNKNOWN
     if p.kind == "hf" and attr.startswith("parse_"):  # parse_args_into_dataclasses, parse_json_file...
         p.parsed.append(reader.where(mod, node))
+        if attr in ("parse_args_into_dataclasses", "parse_args_and_config"):
+            rest = kwargs.get("return_remaining_strings")
+            if rest is None or (rest.kind == "const" and rest.value is False):
+                # hf_argparser.py: leftover arguments raise "Some specified arguments are not used"
+                p.strict.append(reader.where(mod, node))
+            else:
+                p.known_reasons.append(
+                    f"{attr}(return_remaining_strings=...) at {reader.where(mod, node)}: unknown options are returned"
+                )
+        elif attr in ("parse_known_args",):
+            p.known_reasons.append(f"parse_known_args at {reader.where(mod, node)}: unknown options are passed through")
+        else:
+            p.known_reasons.append(f"{attr} at {reader.where(mod, node)} reads the arguments from a file")
         return UNKNOWN
     if attr in ("parse_args", "parse_intermixed_args"):
         p.parsed.append(reader.where(mod, node))

@@ -101,6 +101,11 @@ def _f_flag_suggestion(ctx: EvalContext, node: Builtin, a: list[Any]) -> Any:
     if schema is None:
         return ""
     close = schema.close_names(a[0], 1, 0.75)
+    from packlint.conditions.functions.stack_keys import removed_text
+
+    gone = removed_text(schema, a[0])
+    if gone is not None:
+        return f" ({a[0]} {gone}{'; did you mean ' + close[0] + '?' if close else ''})"
     if snap is not None and snap.pinned is not None:
         from packlint.codebase.snapshots import snapshot_for
 
@@ -180,6 +185,15 @@ def _type_problem(spec: Any, word: str) -> str | None:
         # an empty word is almost always an unset variable the caller is meant to set: not judged
         return None
     t = spec.type or "str"
+    if (
+        t == "custom:string_to_bool"
+        and (getattr(spec, "generated_from", None) or "")
+        and word.lower() not in _HF_BOOL_WORDS
+    ):
+        return (
+            f"{word!r} is not a truth value: HfArgumentParser's string_to_bool raises 'Truthy value expected' "
+            "(it takes yes/no, true/false, t/f, y/n, 1/0)"
+        )
     if t == "int" and python_int(word) is None:
         return f'{word!r} is not an integer: argparse exits with "invalid int value: {word!r}"'
     if t == "float":
@@ -406,6 +420,7 @@ def _first_unknown_option(ctx: EvalContext, schema: Any) -> tuple[list[Any], int
 # argparse actions that keep every occurrence: giving such a flag twice is no repeat
 _ACCUMULATING = frozenset(("append", "append_const", "extend", "count"))
 # transformers.hf_argparser.string_to_bool (transformers 5.24, hf_argparser.py:36): case-insensitive
+_HF_BOOL_WORDS = frozenset(("yes", "true", "t", "y", "1", "no", "false", "f", "n", "0"))
 _HF_BOOL = {"yes": True, "true": True, "t": True, "y": True, "1": True}
 _HF_BOOL.update({"no": False, "false": False, "f": False, "n": False, "0": False})
 

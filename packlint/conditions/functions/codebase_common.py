@@ -36,7 +36,10 @@ def _read_schema_view(ctx: EvalContext) -> tuple[Any, str, Any]:
     if facts is not None and facts.known:
         if facts.schema is None:
             return None, "", None
-        return facts.schema, _code_label(facts, "the parser of "), None
+        from packlint.conditions.functions.stack_keys import versioned_schema
+
+        schema = versioned_schema(facts.schema, ctx.model.get("script"))
+        return schema, _code_label(facts, "the parser of "), None
     from packlint.codebase.snapshots import fork_evidence, snapshot_for
 
     program_ = program(ctx.launch, ctx.variant)

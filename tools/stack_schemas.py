@@ -1,0 +1,255 @@
+"""Generate rules/stack_schemas.json: the argument dataclasses and config keys of the training stacks
+over several releases each, read from the real packages with `ast` (never imported).
+
+    python tools/stack_schemas.py download /tmp/stack-pkgs     # pip download --no-deps the releases below
+    python tools/stack_schemas.py build /tmp/stack-pkgs > rules/stack_schemas.json
+
+`download` runs `pip download --no-deps` for each release in RELEASES (wheels, or an sdist where PyPI
+has no wheel). `build` reads each archive: for the dataclass stacks (transformers, TRL, LLaMA-Factory)
+every class of the files in FILES with its bases and its annotated fields, typed the way transformers'
+HfArgumentParser types them (hf_argparser.py `_parse_dataclass_field`); for verl, the keys of its
+Hydra trainer configs (`verl/trainer/config/*.yaml`, nested keys joined with dots). The output keeps
+each field once with a bit mask of the releases that define it, so it stays small.
+"""
+
+from __future__ import annotations
+
+import ast
+import fnmatch
+import io
+import json
+import os
+import subprocess
+import sys
+import tarfile
+import zipfile
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from packlint.codebase.hf_fields import enum_values_of, is_dataclass, own_fields  # noqa: E402
+
+RELEASES: dict[str, list[str]] = {
+    "transformers": ["4.41.2", "4.46.3", "4.50.3", "4.53.3", "4.57.6", "5.5.4", "5.15.1", "5.24.0"],
+    "trl": ["0.8.6", "0.12.2", "0.15.2", "0.19.1", "0.20.0", "0.24.0", "0.29.1", "1.0.0", "1.16.0"],
+    "llamafactory": ["0.8.3", "0.9.0", "0.9.1", "0.9.2", "0.9.3", "0.9.4", "0.9.5"],
+    "verl": ["0.1", "0.2.0.post2", "0.3.0.post1", "0.4.1", "0.5.0", "0.6.1", "0.7.1", "0.8.0", "0.9.1"],
+}
+DIST = {"transformers": "transformers", "trl": "trl", "llamafactory": "llamafactory", "verl": "verl"}
+FILES: dict[str, list[str]] = {
+    "transformers": [
+        "transformers/training_args.py",
+        "transformers/training_args_seq2seq.py",
+        "transformers/trainer_utils.py",
+        "transformers/debug_utils.py",
+        "transformers/utils/generic.py",
+    ],
+    "trl": ["trl/trainer/*config*.py", "trl/scripts/utils.py", "trl/scripts/*.py", "trl/trainer/utils.py"],
+    "llamafactory": ["llamafactory/hparams/*.py"],
+    # the trainer configs Hydra composes (`_generated_*` is the composed form from 0.5 on)
+    "verl": [
+        "verl/trainer/config/ppo_trainer.yaml",
+        "verl/trainer/config/ppo_megatron_trainer.yaml",
+        "verl/trainer/config/_generated_ppo_trainer.yaml",
+        "verl/trainer/config/_generated_ppo_megatron_trainer.yaml",
+    ],
+}
+
+
+def download(dest: str) -> None:
+    os.makedirs(dest, exist_ok=True)
+    for stack, releases in RELEASES.items():
+        for rel in releases:
+            cmd = [sys.executable, "-m", "pip", "download", "-q", "--no-deps", "-d", dest, f"{DIST[stack]}=={rel}"]
+            if subprocess.run(cmd, check=False).returncode != 0:
+                print(f"failed: {DIST[stack]}=={rel}", file=sys.stderr)
+
+
+def _archive(dest: str, stack: str, rel: str) -> str | None:
+    for name in sorted(os.listdir(dest)):
+        low = name.lower().replace("-", "_")
+        if low.startswith(f"{DIST[stack].replace('-', '_')}_{rel}") and (
+            name.endswith(".whl") or name.endswith(".tar.gz")
+        ):
+            rest = low[len(DIST[stack]) + 1 + len(rel) :]
+            if rest[:1] in ("-", "_", ".") and not rest[1:2].isdigit():
+                return os.path.join(dest, name)
+    return None
+
+
+def _members(path: str, patterns: list[str]) -> dict[str, bytes]:
+    """The archive's files matching the patterns (paths without an sdist's top folder or src/)."""
+    out: dict[str, bytes] = {}
+    if path.endswith(".whl"):
+        with zipfile.ZipFile(path) as z:
+            for n in z.namelist():
+                if any(fnmatch.fnmatch(n, p) for p in patterns):
+                    out[n] = z.read(n)
+        return out
+    with tarfile.open(path) as t:
+        for m in t.getmembers():
+            if not m.isfile():
+                continue
+            n = m.name.split("/", 1)[-1]
+            n = n[4:] if n.startswith("src/") else n
+            if any(fnmatch.fnmatch(n, p) for p in patterns):
+                f = t.extractfile(m)
+                if f is not None:
+                    out[n] = f.read()
+    return out
+
+
+# ---- dataclasses, typed as HfArgumentParser types them (packlint/codebase/hf_fields.py) ----------
+
+
+def _fields(node: ast.ClassDef, enums: dict) -> dict[str, list]:
+    def enum_values(ann: ast.expr) -> list[str] | None:
+        return enums.get(ast.unparse(ann).split(".")[-1])
+
+    return {n: [t, c, m] for n, (t, c, m, _line) in own_fields(node, enum_values).items()}
+
+
+def _enums(tree: ast.Module) -> dict[str, list[str]]:
+    out = {}
+    for node in tree.body:
+        if isinstance(node, ast.ClassDef):
+            vals = enum_values_of(node)
+            if vals:
+                out[node.name] = vals
+    return out
+
+
+def _read_classes(files: dict[str, bytes]) -> dict[str, dict]:
+    trees = {}
+    enums: dict[str, list[str]] = {}
+    for name, data in files.items():
+        if not name.endswith(".py"):
+            continue
+        try:
+            trees[name] = ast.parse(data)
+        except SyntaxError:
+            continue
+        enums.update(_enums(trees[name]))
+    classes: dict[str, dict] = {}
+    for name, tree in sorted(trees.items()):
+        for node in tree.body:
+            if not isinstance(node, ast.ClassDef):
+                continue
+            bases = [ast.unparse(b).split(".")[-1] for b in node.bases]
+            if not is_dataclass(node) and not any(b in classes for b in bases):
+                continue
+            classes[node.name] = {
+                "bases": [b for b in bases if b not in ("object", "ABC")],
+                "fields": _fields(node, enums) if is_dataclass(node) else {},
+                "file": name,
+            }
+    return classes
+
+
+def _yaml_keys(files: dict[str, bytes]) -> dict[str, dict]:
+    import yaml
+
+    out: dict[str, dict] = {}
+    for name, data in sorted(files.items()):
+        if not name.endswith(".yaml"):
+            continue
+        try:
+            doc = yaml.safe_load(io.BytesIO(data))
+        except yaml.YAMLError:
+            continue
+        if not isinstance(doc, dict):
+            continue
+        keys: dict[str, list] = {}
+
+        def walk(d: dict, prefix: str, keys: dict = keys) -> None:
+            for k, v in d.items():
+                if not isinstance(k, str):
+                    continue
+                key = prefix + k
+                if isinstance(v, dict) and v:
+                    keys[key] = ["dict", None, ""]
+                    walk(v, key + ".")
+                else:
+                    keys[key] = [type(v).__name__ if v is not None else "any", None, ""]
+
+        walk(doc, "")
+        out[name.split("verl/trainer/config/", 1)[-1]] = {"bases": [], "fields": keys, "file": name}
+    return out
+
+
+def build(dest: str) -> dict:
+    out: dict = {"format": 1, "generated_by": "tools/stack_schemas.py", "stacks": {}}
+    for stack, releases in RELEASES.items():
+        have = []
+        merged: dict[str, dict] = {}
+        for rel in releases:
+            path = _archive(dest, stack, rel)
+            if path is None:
+                print(f"missing archive: {stack} {rel}", file=sys.stderr)
+                continue
+            idx = len(have)
+            have.append(rel)
+            files = _members(path, FILES[stack])
+            classes = _yaml_keys(files) if stack == "verl" else _read_classes(files)
+            for cname, c in classes.items():
+                mc = merged.setdefault(cname, {"bases": {}, "fields": {}, "mask": 0})
+                mc["mask"] |= 1 << idx
+                mc["bases"][",".join(c["bases"])] = mc["bases"].get(",".join(c["bases"]), 0) | (1 << idx)
+                for fname, spec in c["fields"].items():
+                    key = json.dumps(spec)
+                    per = mc["fields"].setdefault(fname, {})
+                    per[key] = per.get(key, 0) | (1 << idx)
+        stack_out: dict = {"releases": have, "classes": {}, "choices": []}
+        choice_ids: dict[str, int] = {}
+        for cname, mc in sorted(merged.items()):
+            fields = {}
+            for fname, per in mc["fields"].items():
+                # one entry per distinct typing: [type, choices (an index into "choices"), marks, release mask]
+                rows = []
+                for k, m in sorted(per.items(), key=lambda kv: kv[1]):
+                    typ, choices, marks = json.loads(k)
+                    cid = None
+                    if choices is not None:
+                        ck = json.dumps(choices)
+                        if ck not in choice_ids:
+                            choice_ids[ck] = len(stack_out["choices"])
+                            stack_out["choices"].append(choices)
+                        cid = choice_ids[ck]
+                    rows.append([typ, cid, marks, m])
+                fields[fname] = rows
+            stack_out["classes"][cname] = {
+                "mask": mc["mask"],
+                "bases": [[b.split(",") if b else [], m] for b, m in mc["bases"].items()],
+                "fields": fields,
+            }
+        if stack == "verl":  # Hydra keys: the name and its releases are enough (values are not typed here)
+            stack_out = _verl_keys(stack_out)
+        out["stacks"][stack] = stack_out
+    return out
+
+
+def _verl_keys(stack_out: dict) -> dict:
+    """The verl trainer configs as {config name: {dotted key: release mask}} (`_generated_ppo_trainer.yaml`
+    and `ppo_trainer.yaml` are one config: the composed form of later releases)."""
+    configs: dict[str, dict[str, int]] = {}
+    for cname, c in stack_out["classes"].items():
+        name = cname.removeprefix("_generated_").removesuffix(".yaml")
+        keys = configs.setdefault(name, {})
+        for key, rows in c["fields"].items():
+            for row in rows:
+                keys[key] = keys.get(key, 0) | row[3]
+    return {"releases": stack_out["releases"], "configs": configs}
+
+
+def main(argv: list[str]) -> int:
+    if len(argv) == 2 and argv[0] == "download":
+        download(argv[1])
+        return 0
+    if len(argv) == 2 and argv[0] == "build":
+        json.dump(build(argv[1]), sys.stdout, separators=(",", ":"), sort_keys=True)
+        sys.stdout.write("\n")
+        return 0
+    print(__doc__, file=sys.stderr)
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
