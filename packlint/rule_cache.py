@@ -55,6 +55,7 @@ ALLOWED_MODULES = (
     "packlint.conditions.functions.codebase_env",
     "packlint.conditions.functions.codebase_common",
     "packlint.conditions.functions.stack_keys",
+    "packlint.conditions.functions.stack_config_keys",
     "packlint.regex",
 )
 

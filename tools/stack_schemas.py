@@ -32,8 +32,16 @@ RELEASES: dict[str, list[str]] = {
     "trl": ["0.8.6", "0.12.2", "0.15.2", "0.19.1", "0.20.0", "0.24.0", "0.29.1", "1.0.0", "1.16.0"],
     "llamafactory": ["0.8.3", "0.9.0", "0.9.1", "0.9.2", "0.9.3", "0.9.4", "0.9.5"],
     "verl": ["0.1", "0.2.0.post2", "0.3.0.post1", "0.4.1", "0.5.0", "0.6.1", "0.7.1", "0.8.0", "0.9.1"],
+    # `trl sft|dpo|...` hands the keys its dataclasses lack to `accelerate launch` (trl/cli/commands/training.py)
+    "accelerate": ["0.34.2", "1.10.1"],
 }
-DIST = {"transformers": "transformers", "trl": "trl", "llamafactory": "llamafactory", "verl": "verl"}
+DIST = {
+    "transformers": "transformers",
+    "trl": "trl",
+    "llamafactory": "llamafactory",
+    "verl": "verl",
+    "accelerate": "accelerate",
+}
 FILES: dict[str, list[str]] = {
     "transformers": [
         "transformers/training_args.py",
@@ -44,6 +52,7 @@ FILES: dict[str, list[str]] = {
     ],
     "trl": ["trl/trainer/*config*.py", "trl/scripts/utils.py", "trl/scripts/*.py", "trl/trainer/utils.py"],
     "llamafactory": ["llamafactory/hparams/*.py"],
+    "accelerate": ["accelerate/commands/launch.py"],
     # the trainer configs Hydra composes (`_generated_*` is the composed form from 0.5 on)
     "verl": [
         "verl/trainer/config/ppo_trainer.yaml",
@@ -52,6 +61,10 @@ FILES: dict[str, list[str]] = {
         "verl/trainer/config/_generated_ppo_megatron_trainer.yaml",
     ],
 }
+
+
+# files whose classes share a name with the training CLI's own (trl/scripts/vllm_serve.py ScriptArguments)
+SKIP_FILES = ("vllm_serve.py",)
 
 
 def download(dest: str) -> None:
@@ -117,6 +130,27 @@ def _enums(tree: ast.Module) -> dict[str, list[str]]:
     return out
 
 
+def _aliases(tree: ast.Module) -> dict[str, str]:
+    """A base class named through an alias: `from transformers import X as Y`, or `Y = X` at the top
+    level or under a top-level `if` (LLaMA-Factory's `BaseTrainingArguments = Seq2SeqTrainingArguments`,
+    the other branch being mcore_adapter's class, which `USE_MCA` selects)."""
+    out: dict[str, str] = {}
+    stmts = list(tree.body)
+    for node in tree.body:
+        if isinstance(node, ast.If):
+            stmts += node.body + node.orelse
+    for node in stmts:
+        if isinstance(node, ast.ImportFrom):
+            for a in node.names:
+                if a.asname and not a.name.startswith("Mca"):
+                    out.setdefault(a.asname, a.name)
+        elif isinstance(node, ast.Assign) and isinstance(node.value, ast.Name) and len(node.targets) == 1:
+            t = node.targets[0]
+            if isinstance(t, ast.Name) and not node.value.id.startswith("Mca"):
+                out.setdefault(t.id, node.value.id)
+    return out
+
+
 def _read_classes(files: dict[str, bytes]) -> dict[str, dict]:
     trees = {}
     enums: dict[str, list[str]] = {}
@@ -130,18 +164,33 @@ def _read_classes(files: dict[str, bytes]) -> dict[str, dict]:
         enums.update(_enums(trees[name]))
     classes: dict[str, dict] = {}
     for name, tree in sorted(trees.items()):
+        aliases = _aliases(tree)
         for node in tree.body:
             if not isinstance(node, ast.ClassDef):
                 continue
-            bases = [ast.unparse(b).split(".")[-1] for b in node.bases]
+            bases = [aliases.get(b, b) for b in (ast.unparse(b).split(".")[-1] for b in node.bases)]
             if not is_dataclass(node) and not any(b in classes for b in bases):
                 continue
+            if node.name in classes or name.endswith(SKIP_FILES):
+                continue  # a second class of the same name (TRL's vllm_serve.py ScriptArguments): not the CLI's
             classes[node.name] = {
                 "bases": [b for b in bases if b not in ("object", "ABC")],
                 "fields": _fields(node, enums) if is_dataclass(node) else {},
                 "file": name,
             }
     return classes
+
+
+def _launch_options(files: dict[str, bytes]) -> dict[str, dict]:
+    """The long option strings of `accelerate launch` (add_argument calls in commands/launch.py)."""
+    opts: dict[str, list] = {}
+    for data in files.values():
+        for node in ast.walk(ast.parse(data)):
+            if isinstance(node, ast.Call) and getattr(node.func, "attr", None) == "add_argument":
+                for a in node.args:
+                    if isinstance(a, ast.Constant) and isinstance(a.value, str) and a.value.startswith("--"):
+                        opts[a.value[2:]] = ["opt", None, ""]
+    return {"launch": {"bases": [], "fields": opts, "file": "accelerate/commands/launch.py"}}
 
 
 def _yaml_keys(files: dict[str, bytes]) -> dict[str, dict]:
@@ -188,7 +237,12 @@ def build(dest: str) -> dict:
             idx = len(have)
             have.append(rel)
             files = _members(path, FILES[stack])
-            classes = _yaml_keys(files) if stack == "verl" else _read_classes(files)
+            if stack == "verl":
+                classes = _yaml_keys(files)
+            elif stack == "accelerate":
+                classes = _launch_options(files)
+            else:
+                classes = _read_classes(files)
             for cname, c in classes.items():
                 mc = merged.setdefault(cname, {"bases": {}, "fields": {}, "mask": 0})
                 mc["mask"] |= 1 << idx
@@ -220,6 +274,9 @@ def build(dest: str) -> dict:
                 "bases": [[b.split(",") if b else [], m] for b, m in mc["bases"].items()],
                 "fields": fields,
             }
+        if stack == "accelerate":  # option names only: {option: release mask}
+            opts = (stack_out["classes"].get("launch") or {}).get("fields", {})
+            stack_out = {"releases": have, "options": {o: rows[0][3] for o, rows in sorted(opts.items())}}
         if stack == "verl":  # Hydra keys: the name and its releases are enough (values are not typed here)
             stack_out = _verl_keys(stack_out)
         out["stacks"][stack] = stack_out

@@ -1,0 +1,290 @@
+"""Configuration keys the launch's stack does not define (issue 28, PK207): a LLaMA-Factory YAML key
+or `key=value` override, a key of a `trl sft|dpo|... --config` YAML (or its `--flag`), a verl Hydra
+override without `+`. Each stack stops such a job at start:
+
+- LLaMA-Factory: `HfArgumentParser.parse_dict(args, allow_extra_keys=False)` raises "Some keys are not
+  used by the HfArgumentParser" (llamafactory/hparams/parser.py `_parse_args`; extra keys pass only
+  with ALLOW_EXTRA_ARGS=1);
+- the TRL CLI: `parse_args_and_config(return_remaining_strings=True)` hands the keys its dataclasses
+  lack to `accelerate launch` (trl/cli/commands/training.py; trl/cli.py before 1.0), whose argparse
+  exits with "unrecognized arguments" unless it is one of its own options;
+- verl: Hydra composes the trainer config in struct mode: `a.b.c=1` for a key the config lacks stops
+  with "Could not override 'a.b.c'... Key 'c' is not in struct" (`+a.b.c=1` adds it).
+
+The keys come from the code in the checkout when it is there (verl's config directory composed by
+packlint.configs.hydra), else from the release snapshots (rules/stack_schemas.json); with the
+release unknown, a key is unknown only when no snapshot release has it.
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+from typing import Any
+
+from packlint.conditions.functions.core import _is_unk
+from packlint.conditions.tree import Builtin, EvalContext, Unk
+from packlint.model_view import launchers, variant_config
+
+_LF_ROOTS = (
+    "ModelArguments",
+    "DataArguments",
+    "TrainingArguments",
+    "Seq2SeqTrainingArguments",
+    "FinetuningArguments",
+    "GeneratingArguments",
+)
+_TRL_COMMANDS = {
+    "sft": ("SFTConfig",),
+    "dpo": ("DPOConfig",),
+    "grpo": ("GRPOConfig", "GRPOScriptArguments"),
+    "kto": ("KTOConfig",),
+    "reward": ("RewardConfig",),
+    "rloo": ("RLOOConfig", "RLOOScriptArguments"),
+    "ppo": ("PPOConfig",),
+    "orpo": ("ORPOConfig",),
+}
+_TRL_COMMON = ("ScriptArguments", "ModelConfig", "DatasetMixtureConfig")
+_ON = ("1", "true", "y", "yes")
+
+
+def _env_on(ctx: EvalContext, name: str) -> bool | None:
+    e = (ctx.variant.get("env") or {}).get(name)
+    if e is None:
+        return False
+    v = e.get("value") if isinstance(e, dict) else None
+    return None if not isinstance(v, str) else v.strip().lower() in _ON
+
+
+def stack_key_items(ctx: EvalContext) -> list[str]:
+    """The keys of the launch's configuration its stack does not define (for_each = stack_keys)."""
+    return sorted(_problems(ctx))
+
+
+def _problems(ctx: EvalContext) -> dict[str, str]:
+    memo = ctx.memo
+    if "stack_key_problems" not in memo:
+        try:
+            memo["stack_key_problems"] = _read_problems(ctx)
+        except (OSError, ValueError, KeyError, TypeError):  # a malformed snapshot or model: no finding
+            memo["stack_key_problems"] = {}
+    found: dict[str, str] = memo["stack_key_problems"]
+    return found
+
+
+def _read_problems(ctx: EvalContext) -> dict[str, str]:
+    cfg = variant_config(ctx.variant)
+    if not cfg:
+        return {}
+    stack = cfg.get("stack")
+    if stack == "verl":
+        return _verl(ctx, cfg)
+    if stack == "llamafactory":
+        if _env_on(ctx, "ALLOW_EXTRA_ARGS") is not False or _env_on(ctx, "USE_MCA") is not False:
+            return {}  # extra keys allowed, or mcore_adapter's arguments (or the variable is unknown)
+        return _dataclass_keys(ctx, cfg, "llamafactory", _LF_ROOTS, ())
+    if stack == "trl":
+        chain = launchers(ctx.launch, ctx.variant)
+        words = (chain[-1] if chain else "").split()
+        command = words[1] if len(words) > 1 and words[0] == "trl" else None
+        if command not in _TRL_COMMANDS:
+            return {}
+        return _dataclass_keys(ctx, cfg, "trl", _TRL_COMMANDS[command] + _TRL_COMMON, ("env", "config"))
+    return {}
+
+
+def _script_dir(ctx: EvalContext) -> str | None:
+    script = ctx.model.get("script")
+    return os.path.dirname(os.path.abspath(script)) if isinstance(script, str) else None
+
+
+def _known_versions(ctx: EvalContext, stacks: tuple[str, ...]) -> dict[str, dict[str, str]]:
+    from packlint.conditions.functions.stack_keys import _VERSION_NAMES
+    from packlint.configs.versions import tree_version
+
+    out = {}
+    for st in stacks:
+        vname, dist = _VERSION_NAMES.get(st, (st, st))
+        tv = tree_version(vname, dist, _script_dir(ctx))
+        if tv.get("value"):
+            out[st] = tv
+    return out
+
+
+def _dataclass_keys(
+    ctx: EvalContext, cfg: Any, stack: str, roots: tuple[str, ...], extra: tuple[str, ...]
+) -> dict[str, str]:
+    from packlint.codebase import stack_schemas
+
+    fields: dict[str, list[Any]] = {}
+    for root in roots:
+        for f, rows in (stack_schemas.class_fields(root, (stack, "transformers")) or {}).items():
+            fields.setdefault(f, []).extend(rows)
+    if not fields:
+        return {}
+    known = _known_versions(ctx, (stack, "transformers"))
+    accelerate = (stack_schemas.data() or {}).get("stacks", {}).get("accelerate", {}).get("options", {})
+    names = list(fields) + list(extra) + (list(accelerate) if stack == "trl" else [])
+    out: dict[str, str] = {}
+    for key, s in (cfg.get("settings") or {}).items():
+        if s.get("source") not in ("file", "override", "flag") or "unknown" in s:
+            continue
+        top = key.split(".", 1)[0]
+        if top in extra or (stack == "trl" and top in accelerate):
+            continue
+        rows = fields.get(top) or []
+        if rows and any(_defined(r, known) for r in rows):
+            continue
+        out[key] = _message(stack, top, rows, known, names, s.get("source") == "flag") + _STOPS[stack]
+    return out
+
+
+_STOPS = {
+    "llamafactory": ": LLaMA-Factory's HfArgumentParser.parse_dict raises 'Some keys are not used by the "
+    "HfArgumentParser' as the job starts (ALLOW_EXTRA_ARGS=1 lets extra keys through)",
+    "trl": ": the TRL CLI hands a key its dataclasses lack to accelerate launch, which is no option of it "
+    "either and exits with 'unrecognized arguments' as the job starts",
+}
+
+
+def _defined(row: Any, known: dict[str, dict[str, str]]) -> bool:
+    from packlint.codebase import stack_schemas
+
+    st, mask = row[0], row[4]
+    if st not in known:
+        return True
+    want = stack_schemas.release_mask(st, known[st]["value"])
+    return want is None or bool(want & mask)
+
+
+def _message(stack: str, top: str, rows: Any, known: dict[str, dict[str, str]], names: list[str], flag: bool) -> str:
+    from packlint.codebase import stack_schemas
+
+    close = difflib.get_close_matches(top, [n for n in names if n != top], n=1, cutoff=0.8)
+    mean = f"; did you mean {close[0]}?" if close else ""
+    label = {"llamafactory": "LLaMA-Factory", "trl": "TRL"}.get(stack, stack)
+    shown = f"--{top}" if flag else top
+    if rows:  # a field of other releases than the one the checkout runs
+        st = rows[0][0]
+        mask = 0
+        for r in rows:
+            mask |= r[4] if r[0] == st else 0
+        gone = stack_schemas.first_missing_after(st, mask)
+        where = f"{st} {known[st]['value']} ({known[st]['source']})"
+        when = f"was removed in {st} {gone}" if gone else f"is only in {stack_schemas.range_text(st, mask)}"
+        return f"{shown} {when} and the checkout runs {where}{mean}"
+    ver = ", ".join(f"{st} {v['value']}" for st, v in known.items()) or "any release packlint has a snapshot of"
+    return f"{shown} is not a key of {label} ({ver}){mean}"
+
+
+def _verl(ctx: EvalContext, cfg: Any) -> dict[str, str]:
+    flags = ctx.variant.get("flags") or {}
+    program = str(ctx.variant.get("program") or ctx.launch.get("program") or "")
+    if not program.endswith("verl.trainer.main_ppo"):
+        return {}
+    name: Any = "ppo_trainer"
+    for f in ("--config-name", "-cn"):
+        occs = flags.get(f) or []
+        if occs:
+            v = occs[-1].get("value")
+            name = v.rsplit(".", 1)[0] if isinstance(v, str) and v.endswith((".yaml", ".yml")) else v
+    if any(f in flags for f in ("--config-path", "-cp", "--config-dir")):
+        return {}  # a config of the repository's own: composed by packlint.configs.hydra when at hand
+    keys = _verl_keys(ctx, cfg, name if isinstance(name, str) else "")
+    if keys is None:
+        return {}
+    present, what = keys
+    out: dict[str, str] = {}
+    for flag in flags:
+        if flag.startswith(("+", "~", "-", "hydra.")) or "." not in flag or "/" in flag or "@" in flag:
+            continue
+        if flag in present:
+            continue
+        parent = flag.rsplit(".", 1)[0]
+        if not any(k.startswith(parent + ".") for k in present):
+            continue  # under a node whose children packlint does not know (an empty mapping, null)
+        close = difflib.get_close_matches(flag, [k for k in present if k.startswith(parent + ".")], n=1, cutoff=0.8)
+        mean = f" (did you mean {close[0]}?)" if close else ""
+        out[flag] = (
+            f"{flag} is not a key of {what}{mean}: Hydra stops with 'Could not override '{flag}'' (the key is not "
+            "in the struct config) as the job starts; `+key=value` adds a new key"
+        )
+    return out
+
+
+def _verl_keys(ctx: EvalContext, cfg: Any, name: str) -> tuple[set[str], str] | None:
+    """The keys of the verl trainer config the launch composes, and what they were read from: the
+    checkout's own verl config directory composed without the overrides, else the snapshots."""
+    files = cfg.get("files") or []
+    main = next((f for f in files if f.get("role") == "main"), None)
+    if main is not None and not main.get("unknown"):
+        if cfg.get("incomplete") or name != "ppo_trainer":
+            return None  # the composition is partial, or a config packlint composes only with the flags
+        own = _vendored_verl(_script_dir(ctx))
+        return ({p for k in own for p in _prefixes(k)}, f"verl's {name} config ({main.get('path')})") if own else None
+    from packlint.codebase import stack_schemas
+
+    snap = stack_schemas.verl_config_keys(name)
+    if snap is None:
+        return None
+    table, rels = snap
+    known = _known_versions(ctx, ("verl",))
+    want = stack_schemas.release_mask("verl", known["verl"]["value"]) if "verl" in known else None
+    if want:
+        keys = {k for k, m in table.items() if m & want}
+        what = f"verl {known['verl']['value']}'s {name} config ({known['verl']['source']})"
+    else:
+        keys = set(table)
+        what = f"verl's {name} config in any release from {rels[0]} to {rels[-1]}"
+    return {p for k in keys for p in _prefixes(k)}, what
+
+
+_VENDORED: dict[str | None, set[str]] = {}
+
+
+def _vendored_verl(script_dir: str | None) -> set[str]:
+    """The keys of the checkout's verl/trainer/config/ppo_trainer.yaml, composed as Hydra does (no
+    overrides); empty when it cannot be composed."""
+    if script_dir not in _VENDORED:
+        from packlint.configs import _search_dirs, table
+        from packlint.configs.hydra import compose_hydra
+
+        entry = next((e for e in table()["program"] if e.get("stack") == "verl"), None)
+        target: dict[str, Any] = {}
+        incomplete: list[str] = []
+        cfg: dict[str, Any] = {"files": [], "settings": target}
+        if entry is not None:
+            compose_hydra(cfg, entry.get("file", {}), {}, _search_dirs(script_dir), target, incomplete, None)
+        ok = entry is not None and not incomplete and not any(f.get("unknown") for f in cfg["files"])
+        _VENDORED[script_dir] = set(target) if ok else set()
+    return _VENDORED[script_dir]
+
+
+def _prefixes(key: str) -> list[str]:
+    parts = key.split(".")
+    return [".".join(parts[: i + 1]) for i in range(len(parts))]
+
+
+def _f_stack_key_problem(ctx: EvalContext, node: Builtin, a: list[Any]) -> Any:
+    if _is_unk(a[0]):
+        return a[0]
+    text = _problems(ctx).get(a[0])
+    return text if text is not None else Unk(f"{a[0]} is a key of the stack", "absent")
+
+
+def _functions() -> dict[str, Any]:
+    from packlint.conditions.tree import STR, Function
+
+    return {
+        "stack_key_problem": Function(
+            (STR,),
+            (),
+            STR,
+            _f_stack_key_problem,
+            "why the stack does not take this configuration key (LLaMA-Factory, the TRL CLI, verl's Hydra "
+            "overrides; snapshots in rules/stack_schemas.json); absent when it does",
+        )
+    }
+
+
+STACK_CONFIG_KEY_FUNCTIONS = _functions()
