@@ -2,7 +2,11 @@
 over several releases each, read from the real packages with `ast` (never imported).
 
     python tools/stack_schemas.py download /tmp/stack-pkgs     # pip download --no-deps the releases below
-    python tools/stack_schemas.py build /tmp/stack-pkgs > rules/stack_schemas.json
+    python tools/stack_schemas.py build /tmp/stack-pkgs [STACK=GITDIR@COMMIT ...] > rules/stack_schemas.json
+
+A `STACK=GITDIR@COMMIT` adds that commit of the stack's main branch as a last pseudo-release
+`main@COMMIT` (a bare clone is enough: the files are read with `git show`), so that keys added since
+the last release on PyPI are known.
 
 `download` runs `pip download --no-deps` for each release in RELEASES (wheels, or an sdist where PyPI
 has no wheel). `build` reads each archive: for the dataclass stacks (transformers, TRL, LLaMA-Factory)
@@ -224,19 +228,43 @@ def _yaml_keys(files: dict[str, bytes]) -> dict[str, dict]:
     return out
 
 
-def build(dest: str) -> dict:
+def _members_git(gitdir: str, commit: str, patterns: list[str]) -> dict[str, bytes]:
+    """The files of a commit of a git repository (a main branch newer than the last release), the
+    paths without src/, as in a wheel."""
+    names = subprocess.run(
+        ["git", f"--git-dir={gitdir}", "ls-tree", "-r", "--name-only", commit],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.split()
+    out = {}
+    for n in names:
+        short = n[4:] if n.startswith("src/") else n
+        if any(fnmatch.fnmatch(short, p) for p in patterns):
+            out[short] = subprocess.run(
+                ["git", f"--git-dir={gitdir}", "show", f"{commit}:{n}"], capture_output=True, check=True
+            ).stdout
+    return out
+
+
+def build(dest: str, heads: dict[str, tuple[str, str]] | None = None) -> dict:
+    """`heads`: stack -> (git dir, commit) of a main branch to add after the releases ("main@abc1234")."""
     out: dict = {"format": 1, "generated_by": "tools/stack_schemas.py", "stacks": {}}
     for stack, releases in RELEASES.items():
         have = []
         merged: dict[str, dict] = {}
-        for rel in releases:
-            path = _archive(dest, stack, rel)
-            if path is None:
-                print(f"missing archive: {stack} {rel}", file=sys.stderr)
-                continue
+        head = (heads or {}).get(stack)
+        for rel in releases + ([f"main@{head[1][:10]}"] if head else []):
+            if rel.startswith("main@") and head is not None:
+                files = _members_git(head[0], head[1], FILES[stack])
+            else:
+                path = _archive(dest, stack, rel)
+                if path is None:
+                    print(f"missing archive: {stack} {rel}", file=sys.stderr)
+                    continue
+                files = _members(path, FILES[stack])
             idx = len(have)
             have.append(rel)
-            files = _members(path, FILES[stack])
             if stack == "verl":
                 classes = _yaml_keys(files)
             elif stack == "accelerate":
@@ -300,8 +328,13 @@ def main(argv: list[str]) -> int:
     if len(argv) == 2 and argv[0] == "download":
         download(argv[1])
         return 0
-    if len(argv) == 2 and argv[0] == "build":
-        json.dump(build(argv[1]), sys.stdout, separators=(",", ":"), sort_keys=True)
+    if len(argv) >= 2 and argv[0] == "build":
+        heads = {}
+        for spec in argv[2:]:  # STACK=GITDIR@COMMIT: a main branch newer than the last release
+            stack, _, rest = spec.partition("=")
+            gitdir, _, commit = rest.rpartition("@")
+            heads[stack] = (gitdir, commit)
+        json.dump(build(argv[1], heads), sys.stdout, separators=(",", ":"), sort_keys=True)
         sys.stdout.write("\n")
         return 0
     print(__doc__, file=sys.stderr)

@@ -51,7 +51,16 @@ def releases(stack: str) -> list[str]:
 
 
 def _key(v: str) -> tuple[int, ...]:
+    if v.startswith("main@"):  # a main branch newer than every release of the snapshot
+        return (1 << 30,)
     return tuple(int(x) for x in re.findall(r"\d+", v)[:3])
+
+
+def assumption(stack: str) -> str:
+    """The assumption a verdict from the snapshots makes when the release is unknown, in words."""
+    rels = releases(stack)
+    span = f"{rels[0]} to {rels[-1]}" if rels else "none"
+    return f"{stack}'s release is unknown here: assumed to be one packlint has a snapshot of ({span})"
 
 
 def release_mask(stack: str, version: str | None) -> int | None:

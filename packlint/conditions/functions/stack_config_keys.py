@@ -136,6 +136,8 @@ def _dataclass_keys(
         if rows and any(_defined(r, known) for r in rows):
             continue
         out[key] = _message(stack, top, rows, known, names, s.get("source") == "flag") + _STOPS[stack]
+        if stack not in known:
+            ctx.memo.setdefault("stack_key_sources", {})[key] = "snapshot"
     return out
 
 
@@ -173,8 +175,8 @@ def _message(stack: str, top: str, rows: Any, known: dict[str, dict[str, str]], 
         where = f"{st} {known[st]['value']} ({known[st]['source']})"
         when = f"was removed in {st} {gone}" if gone else f"is only in {stack_schemas.range_text(st, mask)}"
         return f"{shown} {when} and the checkout runs {where}{mean}"
-    ver = ", ".join(f"{st} {v['value']}" for st, v in known.items()) or "any release packlint has a snapshot of"
-    return f"{shown} is not a key of {label} ({ver}){mean}"
+    ver = ", ".join(f"{st} {v['value']}: {v['source']}" for st, v in known.items())
+    return f"{shown} is not a key of {label}{f' ({ver})' if ver else ''}{mean}"
 
 
 def _verl(ctx: EvalContext, cfg: Any) -> dict[str, str]:
@@ -205,6 +207,8 @@ def _verl(ctx: EvalContext, cfg: Any) -> dict[str, str]:
             continue  # under a node whose children packlint does not know (an empty mapping, null)
         close = difflib.get_close_matches(flag, [k for k in present if k.startswith(parent + ".")], n=1, cutoff=0.8)
         mean = f" (did you mean {close[0]}?)" if close else ""
+        if what.startswith("verl's") and " in any release " in what:
+            ctx.memo.setdefault("stack_key_sources", {})[flag] = "snapshot"
         out[flag] = (
             f"{flag} is not a key of {what}{mean}: Hydra stops with 'Could not override '{flag}'' (the key is not "
             "in the struct config) as the job starts; `+key=value` adds a new key"
@@ -265,6 +269,21 @@ def _prefixes(key: str) -> list[str]:
     return [".".join(parts[: i + 1]) for i in range(len(parts))]
 
 
+def _f_stack_key_assumed(ctx: EvalContext, node: Builtin, a: list[Any]) -> Any:
+    """The assumption a PK207 verdict rests on (the stack's release unknown: the snapshots stand for it)."""
+    if _is_unk(a[0]):
+        return a[0]
+    if a[0] not in _problems(ctx):
+        return Unk(f"{a[0]} is a key of the stack", "absent")
+    stack = (variant_config(ctx.variant) or {}).get("stack")
+    what = ctx.memo.get("stack_key_sources", {}).get(a[0])
+    if what != "snapshot" or not isinstance(stack, str):
+        return Unk("the keys come from the checkout, or from the release it runs", "absent")
+    from packlint.codebase import stack_schemas
+
+    return stack_schemas.assumption(stack)
+
+
 def _f_stack_key_problem(ctx: EvalContext, node: Builtin, a: list[Any]) -> Any:
     if _is_unk(a[0]):
         return a[0]
@@ -283,7 +302,15 @@ def _functions() -> dict[str, Any]:
             _f_stack_key_problem,
             "why the stack does not take this configuration key (LLaMA-Factory, the TRL CLI, verl's Hydra "
             "overrides; snapshots in rules/stack_schemas.json); absent when it does",
-        )
+        ),
+        "stack_key_assumed": Function(
+            (STR,),
+            (),
+            STR,
+            _f_stack_key_assumed,
+            "the assumption stack_key_problem rests on (the stack's release unknown, its snapshots standing for "
+            "it); absent when the keys come from the checkout or the release it runs",
+        ),
     }
 
 

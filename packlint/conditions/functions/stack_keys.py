@@ -100,6 +100,47 @@ def removed_text(schema: Any, name: str) -> str | None:
     return removed.get(name.split("=", 1)[0])
 
 
+def snapshot_assumption(schema: Any, script: str | None) -> str | None:
+    """The assumption an unknown-flag verdict over a schema built from the stack snapshots makes: the
+    releases of the stacks its dataclasses came from that the checkout does not name (None: every
+    such stack's release is known, or no field came from a snapshot)."""
+    memo = schema.__dict__.setdefault("_assumption", {})
+    if script in memo:
+        found: str | None = memo[script]
+        return found
+    from packlint.codebase import stack_schemas
+
+    stacks = set()
+    for spec in schema.specs():
+        g = getattr(spec, "generated_from", None) or ""
+        head = g.split(" ", 1)[0]
+        if " " in g and head in _VERSION_NAMES:
+            stacks.add(head)
+    unknown = []
+    if stacks and script:
+        from packlint.configs.versions import tree_version
+
+        for st in sorted(stacks):
+            vname, dist = _VERSION_NAMES[st]
+            if not tree_version(vname, dist, os.path.dirname(os.path.abspath(script))).get("value"):
+                unknown.append(stack_schemas.assumption(st))
+    memo[script] = "; ".join(unknown) or None
+    return memo[script]
+
+
+def _f_flag_assumed(ctx: Any, node: Any, a: list[Any]) -> Any:
+    """The assumption PK201 rests on where the schema's dataclasses came from the stack snapshots."""
+    from packlint.conditions.functions.codebase_common import _schema_view
+    from packlint.conditions.functions.core import _is_unk
+    from packlint.conditions.tree import Unk
+
+    if _is_unk(a[0]):
+        return a[0]
+    schema = _schema_view(ctx)[0]
+    text = snapshot_assumption(schema, ctx.model.get("script")) if schema is not None else None
+    return text if text else Unk("no snapshot release assumed", "absent")
+
+
 def _f_flag_rejection(ctx: Any, node: Any, a: list[Any]) -> Any:
     """How the program's parser stops on a flag it does not define: argparse's 'unrecognized
     arguments', or HfArgumentParser's ValueError (hf_argparser.py parse_args_into_dataclasses)."""
@@ -126,7 +167,15 @@ def _functions() -> dict[str, Any]:
             STR,
             _f_flag_rejection,
             "how the program's parser stops on an undefined flag (argparse or HfArgumentParser), for messages",
-        )
+        ),
+        "flag_assumed": Function(
+            (STR,),
+            (),
+            STR,
+            _f_flag_assumed,
+            "the assumption an unknown-flag verdict rests on where the program's dataclasses came from the stack "
+            "snapshots and the checkout names no release (absent otherwise)",
+        ),
     }
 
 
