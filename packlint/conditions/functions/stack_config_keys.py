@@ -275,7 +275,8 @@ def _f_stack_key_assumed(ctx: EvalContext, node: Builtin, a: list[Any]) -> Any:
         return a[0]
     if a[0] not in _problems(ctx):
         return Unk(f"{a[0]} is a key of the stack", "absent")
-    stack = (variant_config(ctx.variant) or {}).get("stack")
+    cfg: Any = variant_config(ctx.variant) or {}
+    stack = cfg.get("stack")
     what = ctx.memo.get("stack_key_sources", {}).get(a[0])
     if what != "snapshot" or not isinstance(stack, str):
         return Unk("the keys come from the checkout, or from the release it runs", "absent")
