@@ -185,6 +185,22 @@ def _read_classes(files: dict[str, bytes]) -> dict[str, dict]:
     return classes
 
 
+def _quoted(files: dict[str, bytes]) -> set[str]:
+    """The identifier-like string literals of the argument code (`getattr(args, "kt_config")`)."""
+    out = set()
+    for name, data in files.items():
+        if not name.endswith(".py"):
+            continue
+        try:
+            tree = ast.parse(data)
+        except SyntaxError:
+            continue
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value.isidentifier():
+                out.add(node.value)
+    return out
+
+
 def _launch_options(files: dict[str, bytes]) -> dict[str, dict]:
     """The long option strings of `accelerate launch` (add_argument calls in commands/launch.py)."""
     opts: dict[str, list] = {}
@@ -254,6 +270,7 @@ def build(dest: str, heads: dict[str, tuple[str, str]] | None = None) -> dict:
         have = []
         merged: dict[str, dict] = {}
         head = (heads or {}).get(stack)
+        quoted: set[str] = set()
         for rel in releases + ([f"main@{head[1][:10]}"] if head else []):
             if rel.startswith("main@") and head is not None:
                 files = _members_git(head[0], head[1], FILES[stack])
@@ -265,6 +282,8 @@ def build(dest: str, heads: dict[str, tuple[str, str]] | None = None) -> dict:
                 files = _members(path, FILES[stack])
             idx = len(have)
             have.append(rel)
+            if stack in ("llamafactory", "trl"):
+                quoted.update(_quoted(files))
             if stack == "verl":
                 classes = _yaml_keys(files)
             elif stack == "accelerate":
@@ -302,6 +321,11 @@ def build(dest: str, heads: dict[str, tuple[str, str]] | None = None) -> dict:
                 "bases": [[b.split(",") if b else [], m] for b, m in mc["bases"].items()],
                 "fields": fields,
             }
+        if quoted:  # names the stack's argument code quotes that are no field: keys it may take another road
+            fields_all = {f for c in stack_out["classes"].values() for f in c["fields"]}
+            # fields of classes outside the training parser (LLaMA-Factory's _KTransformersRuntimeArguments)
+            _NOT_TRAIN = {f for n, c in stack_out["classes"].items() if n.startswith("_") for f in c["fields"]}
+            stack_out["quoted"] = sorted(q for q in quoted if "_" in q and q not in fields_all or q in _NOT_TRAIN)
         if stack == "accelerate":  # option names only: {option: release mask}
             opts = (stack_out["classes"].get("launch") or {}).get("fields", {})
             stack_out = {"releases": have, "options": {o: rows[0][3] for o, rows in sorted(opts.items())}}

@@ -99,9 +99,8 @@ def version_in_code(stack: str, script_dir: str | None) -> tuple[str, str] | Non
 
 
 # requirement files whose exact pins (`trl==0.19.1`) say which release a checkout runs
-_REQ_GLOBS = (
+_REQ_GLOBS = (  # the checkout's own requirements (not requirements/<extra>.txt: one optional feature's pins)
     "requirements*.txt",
-    "requirements/*.txt",
     "environment.yml",
     "environment.yaml",
     "setup.py",

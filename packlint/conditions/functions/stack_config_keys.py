@@ -80,8 +80,8 @@ def _read_problems(ctx: EvalContext) -> dict[str, str]:
     if stack == "verl":
         return _verl(ctx, cfg)
     if stack == "llamafactory":
-        if _env_on(ctx, "ALLOW_EXTRA_ARGS") is not False or _env_on(ctx, "USE_MCA") is not False:
-            return {}  # extra keys allowed, or mcore_adapter's arguments (or the variable is unknown)
+        if any(_env_on(ctx, v) is not False for v in ("ALLOW_EXTRA_ARGS", "USE_MCA", "USE_MEGATRON_BRIDGE")):
+            return {}  # extra keys allowed, or mcore_adapter's / Megatron-Bridge's arguments (or unknown)
         return _dataclass_keys(ctx, cfg, "llamafactory", _LF_ROOTS, ())
     if stack == "trl":
         chain = launchers(ctx.launch, ctx.variant)
@@ -126,12 +126,16 @@ def _dataclass_keys(
     accelerate = (stack_schemas.data() or {}).get("stacks", {}).get("accelerate", {}).get("options", {})
     names = list(fields) + list(extra) + (list(accelerate) if stack == "trl" else [])
     out: dict[str, str] = {}
+    snap_quoted = ((stack_schemas.data() or {}).get("stacks", {}).get(stack) or {}).get("quoted") or ()
+    quoted = _vendored_quoted(stack, _script_dir(ctx)) | frozenset(snap_quoted)
+    seen: set[str] = set()
     for key, s in (cfg.get("settings") or {}).items():
         if s.get("source") not in ("file", "override", "flag") or "unknown" in s:
             continue
         top = key.split(".", 1)[0]
-        if top in extra or (stack == "trl" and top in accelerate):
-            continue
+        if top in extra or top in seen or (stack == "trl" and top in accelerate) or top in quoted:
+            continue  # (a key the vendored stack's code names itself may be taken by a road packlint does not model)
+        seen.add(top)
         rows = fields.get(top) or []
         if rows and any(_defined(r, known) for r in rows):
             continue
@@ -147,6 +151,20 @@ _STOPS = {
     "trl": ": the TRL CLI hands a key its dataclasses lack to accelerate launch, which is no option of it "
     "either and exits with 'unrecognized arguments' as the job starts",
 }
+
+
+def _vendored_quoted(stack: str, script_dir: str | None) -> frozenset[str]:
+    """The names the stack's own code in the checkout quotes (LLaMA-Factory reads `kt_config` from the
+    training arguments an installed extension adds): such a key is not judged."""
+    from packlint.conditions.functions.codebase_env import _quoted_names
+    from packlint.configs.versions import PACKAGE_DIRS, _roots
+
+    for root in _roots(script_dir):
+        for pkg in PACKAGE_DIRS.get(stack, ()):
+            d = os.path.join(root, pkg)
+            if os.path.isdir(d):
+                return _quoted_names(d)
+    return frozenset()
 
 
 def _defined(row: Any, known: dict[str, dict[str, str]]) -> bool:
