@@ -35,7 +35,7 @@ def call_builtin(reader: SchemaReader, mod, node, name: str, args, kwargs, conds
     if name in ("HfArgumentParser", "TrlParser"):
         from packlint.codebase.argparse_reader.hf_dataclasses import hf_parser
 
-        return hf_parser(reader, mod, node, name)
+        return hf_parser(reader, mod, node, name, args[0] if args else kwargs.get("dataclass_types"))
     return UNKNOWN
 
 

@@ -31,7 +31,7 @@ class Unresolved(Exception):
     """A dataclass (or a base of one) packlint cannot read: the schema stays open."""
 
 
-def hf_parser(reader: SchemaReader, mod, node: ast.Call, name: str) -> V:
+def hf_parser(reader: SchemaReader, mod, node: ast.Call, name: str, given: V | None = None) -> V:
     where = reader.where(mod, node)
     p = Parser(where, True, "error", "hf")
     reader.parsers.append(p)
@@ -39,7 +39,7 @@ def hf_parser(reader: SchemaReader, mod, node: ast.Call, name: str) -> V:
     if name == "TrlParser":  # parse_args_and_config pops `--config FILE` before parsing (trl/scripts/utils.py)
         p.add(FlagSpec(("--config",), "config", origin_file=mod.path, origin_line=node.lineno))
     try:
-        items = _dataclass_items(reader, mod, node)
+        items = _dataclass_items(reader, mod, node, given)
         fields: dict[str, list[Row]] = {}
         for item in items:
             for fname, rows in _item_fields(reader, item, 0).items():
@@ -57,7 +57,13 @@ def hf_parser(reader: SchemaReader, mod, node: ast.Call, name: str) -> V:
     return V("parser", p)
 
 
-def _dataclass_items(reader: SchemaReader, mod, node: ast.Call) -> list[V]:
+def _dataclass_items(reader: SchemaReader, mod, node: ast.Call, given: V | None) -> list[V]:
+    """The dataclasses, from the evaluated argument (a tuple, a local variable holding one, one class),
+    else from its source (a list literal, a module-level list)."""
+    if given is not None and given.kind == "tuple" and all(v.kind in ("class", "extname") for v in given.value):
+        return list(given.value)
+    if given is not None and given.kind in ("class", "extname"):
+        return [given]
     arg = node.args[0] if node.args else next((k.value for k in node.keywords if k.arg == "dataclass_types"), None)
     if arg is None:
         raise Unresolved("no dataclasses given")
