@@ -137,6 +137,8 @@ def _f_flag_assumed(ctx: Any, node: Any, a: list[Any]) -> Any:
     if _is_unk(a[0]):
         return a[0]
     schema = _schema_view(ctx)[0]
+    if schema is not None and removed_text(schema, a[0]) is not None:
+        return Unk("the release the checkout runs lacks the flag", "absent")  # a verdict on a known release
     text = snapshot_assumption(schema, ctx.model.get("script")) if schema is not None else None
     return text if text else Unk("no snapshot release assumed", "absent")
 
