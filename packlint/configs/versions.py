@@ -111,6 +111,27 @@ _PIN = LazyRegex(
 )  # noqa: E501
 
 
+_INSTALL_REQUIRES = LazyRegex(r"install_requires\s*=\s*\[([^\]]*)\]", re.S)
+
+
+def _runtime_part(path: str, text: str) -> str:
+    """The part of a project file that says what the project runs with: pyproject.toml's
+    `[project] dependencies` (not an optional group: `probe = ["transformers==5.24.0"]` is an extra),
+    setup.py's `install_requires` list; requirement files and environment.yml whole."""
+    name = os.path.basename(path)
+    if name == "pyproject.toml":
+        import tomllib
+
+        try:
+            deps = tomllib.loads(text).get("project", {}).get("dependencies", [])
+        except (tomllib.TOMLDecodeError, AttributeError):
+            return ""
+        return "\n".join(d for d in deps if isinstance(d, str)) if isinstance(deps, list) else ""
+    if name == "setup.py":
+        return "\n".join(m.group(1) for m in _INSTALL_REQUIRES.finditer(text))
+    return text
+
+
 def pinned_in_tree(dist: str | None, script_dir: str | None) -> tuple[str, str] | None:
     """(version, file) of an exact pin of the distribution in the checkout's requirement files
     (requirements*.txt, environment.yml's pip list, setup.py install_requires, pyproject.toml
@@ -126,6 +147,7 @@ def pinned_in_tree(dist: str | None, script_dir: str | None) -> tuple[str, str] 
                 text = _read_small(path)
                 if not text:
                     continue
+                text = _runtime_part(path, text)
                 for line in text.splitlines():
                     if line.lstrip().startswith("#"):
                         continue
