@@ -120,11 +120,12 @@ def _runtime_part(path: str, text: str) -> str:
     setup.py's `install_requires` list; requirement files and environment.yml whole."""
     name = os.path.basename(path)
     if name == "pyproject.toml":
-        import tomllib
+        from packlint.config import _toml
 
+        toml = _toml()
         try:
-            deps = tomllib.loads(text).get("project", {}).get("dependencies", [])
-        except (tomllib.TOMLDecodeError, AttributeError):
+            deps = toml.loads(text).get("project", {}).get("dependencies", [])
+        except (toml.TOMLDecodeError, AttributeError):
             return ""
         return "\n".join(d for d in deps if isinstance(d, str)) if isinstance(deps, list) else ""
     if name == "setup.py":
