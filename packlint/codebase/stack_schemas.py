@@ -65,7 +65,9 @@ def assumption(stack: str) -> str:
 
 def release_mask(stack: str, version: str | None) -> int | None:
     """The releases of the snapshot a known `version` stands for: the release itself, or the two
-    snapshot releases around it (a key counts as defined when either has it). None when unknown."""
+    snapshot releases around it (a key counts as defined when either has it). None when unknown, and
+    for a version outside the snapshots' range (transformers 4.37 is older than every snapshot: its
+    fields may be ones no snapshot has)."""
     if not version:
         return None
     rels = releases(stack)
@@ -79,12 +81,9 @@ def release_mask(stack: str, version: str | None) -> int | None:
         return 1 << exact[0]
     below = [i for i, r in enumerate(rels) if _key(r) < want]
     above = [i for i, r in enumerate(rels) if _key(r) > want]
-    mask = 0
-    if below:
-        mask |= 1 << below[-1]
-    if above:
-        mask |= 1 << above[0]
-    return mask
+    if not below or not above:
+        return None  # older than the oldest snapshot or newer than the newest: not a release packlint has
+    return (1 << below[-1]) | (1 << above[0])
 
 
 def range_text(stack: str, mask: int) -> str:

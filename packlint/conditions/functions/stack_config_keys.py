@@ -99,6 +99,7 @@ def _script_dir(ctx: EvalContext) -> str | None:
 
 
 def _known_versions(ctx: EvalContext, stacks: tuple[str, ...]) -> dict[str, dict[str, str]]:
+    from packlint.codebase import stack_schemas
     from packlint.conditions.functions.stack_keys import _VERSION_NAMES
     from packlint.configs.versions import tree_version
 
@@ -106,7 +107,7 @@ def _known_versions(ctx: EvalContext, stacks: tuple[str, ...]) -> dict[str, dict
     for st in stacks:
         vname, dist = _VERSION_NAMES.get(st, (st, st))
         tv = tree_version(vname, dist, _script_dir(ctx))
-        if tv.get("value"):
+        if tv.get("value") and stack_schemas.release_mask(st, tv["value"]) is not None:
             out[st] = tv
     return out
 

@@ -34,13 +34,14 @@ def versioned_schema(schema: Any, script: str | None) -> Any:
     specs = [s for s in schema.specs() if getattr(s, "releases", None)]
     if not specs or not script:
         return schema
+    from packlint.codebase import stack_schemas
     from packlint.configs.versions import tree_version
 
     known: dict[str, dict[str, str]] = {}
     for st in {st for s in specs for st, _ in _parts(s.releases)}:
         vname, dist = _VERSION_NAMES.get(st, (st, st))
         tv = tree_version(vname, dist, os.path.dirname(os.path.abspath(script)))
-        if tv.get("value"):
+        if tv.get("value") and stack_schemas.release_mask(st, tv["value"]) is not None:
             known[st] = tv
     if not known:
         return schema
@@ -122,7 +123,8 @@ def snapshot_assumption(schema: Any, script: str | None) -> str | None:
 
         for st in sorted(stacks):
             vname, dist = _VERSION_NAMES[st]
-            if not tree_version(vname, dist, os.path.dirname(os.path.abspath(script))).get("value"):
+            v = tree_version(vname, dist, os.path.dirname(os.path.abspath(script))).get("value")
+            if not v or stack_schemas.release_mask(st, v) is None:
                 unknown.append(stack_schemas.assumption(st))
     memo[script] = "; ".join(unknown) or None
     return memo[script]
