@@ -29,7 +29,7 @@ import tarfile
 import zipfile
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from packlint.codebase.hf_fields import enum_values_of, is_dataclass, own_fields  # noqa: E402
+from packlint.codebase.hf_fields import read_classes  # noqa: E402
 
 RELEASES: dict[str, list[str]] = {
     "transformers": ["4.41.2", "4.46.3", "4.50.3", "4.53.3", "4.57.6", "5.5.4", "5.15.1", "5.24.0"],
@@ -65,10 +65,6 @@ FILES: dict[str, list[str]] = {
         "verl/trainer/config/_generated_ppo_megatron_trainer.yaml",
     ],
 }
-
-
-# files whose classes share a name with the training CLI's own (trl/scripts/vllm_serve.py ScriptArguments)
-SKIP_FILES = ("vllm_serve.py",)
 
 
 def download(dest: str) -> None:
@@ -115,74 +111,6 @@ def _members(path: str, patterns: list[str]) -> dict[str, bytes]:
 
 
 # ---- dataclasses, typed as HfArgumentParser types them (packlint/codebase/hf_fields.py) ----------
-
-
-def _fields(node: ast.ClassDef, enums: dict) -> dict[str, list]:
-    def enum_values(ann: ast.expr) -> list[str] | None:
-        return enums.get(ast.unparse(ann).split(".")[-1])
-
-    return {n: [t, c, m] for n, (t, c, m, _line) in own_fields(node, enum_values).items()}
-
-
-def _enums(tree: ast.Module) -> dict[str, list[str]]:
-    out = {}
-    for node in tree.body:
-        if isinstance(node, ast.ClassDef):
-            vals = enum_values_of(node)
-            if vals:
-                out[node.name] = vals
-    return out
-
-
-def _aliases(tree: ast.Module) -> dict[str, str]:
-    """A base class named through an alias: `from transformers import X as Y`, or `Y = X` at the top
-    level or under a top-level `if` (LLaMA-Factory's `BaseTrainingArguments = Seq2SeqTrainingArguments`,
-    the other branch being mcore_adapter's class, which `USE_MCA` selects)."""
-    out: dict[str, str] = {}
-    stmts = list(tree.body)
-    for node in tree.body:
-        if isinstance(node, ast.If):
-            stmts += node.body + node.orelse
-    for node in stmts:
-        if isinstance(node, ast.ImportFrom):
-            for a in node.names:
-                if a.asname and not a.name.startswith("Mca"):
-                    out.setdefault(a.asname, a.name)
-        elif isinstance(node, ast.Assign) and isinstance(node.value, ast.Name) and len(node.targets) == 1:
-            t = node.targets[0]
-            if isinstance(t, ast.Name) and not node.value.id.startswith("Mca"):
-                out.setdefault(t.id, node.value.id)
-    return out
-
-
-def _read_classes(files: dict[str, bytes]) -> dict[str, dict]:
-    trees = {}
-    enums: dict[str, list[str]] = {}
-    for name, data in files.items():
-        if not name.endswith(".py"):
-            continue
-        try:
-            trees[name] = ast.parse(data)
-        except SyntaxError:
-            continue
-        enums.update(_enums(trees[name]))
-    classes: dict[str, dict] = {}
-    for name, tree in sorted(trees.items()):
-        aliases = _aliases(tree)
-        for node in tree.body:
-            if not isinstance(node, ast.ClassDef):
-                continue
-            bases = [aliases.get(b, b) for b in (ast.unparse(b).split(".")[-1] for b in node.bases)]
-            if not is_dataclass(node) and not any(b in classes for b in bases):
-                continue
-            if node.name in classes or name.endswith(SKIP_FILES):
-                continue  # a second class of the same name (TRL's vllm_serve.py ScriptArguments): not the CLI's
-            classes[node.name] = {
-                "bases": [b for b in bases if b not in ("object", "ABC")],
-                "fields": _fields(node, enums) if is_dataclass(node) else {},
-                "file": name,
-            }
-    return classes
 
 
 def _quoted(files: dict[str, bytes]) -> set[str]:
@@ -289,7 +217,7 @@ def build(dest: str, heads: dict[str, tuple[str, str]] | None = None) -> dict:
             elif stack == "accelerate":
                 classes = _launch_options(files)
             else:
-                classes = _read_classes(files)
+                classes = read_classes(files)
             for cname, c in classes.items():
                 mc = merged.setdefault(cname, {"bases": {}, "fields": {}, "mask": 0})
                 mc["mask"] |= 1 << idx

@@ -134,3 +134,76 @@ def own_fields(node: ast.ClassDef, enum_values: EnumLookup) -> dict[str, tuple[s
         )
         out[stmt.target.id] = (typ, choices, marks, stmt.lineno)
     return out
+
+
+# ---- every argument dataclass of a package's files (the snapshot generator, and a vendored stack's code)
+
+SKIP_FILES = ("vllm_serve.py",)  # TRL: a second ScriptArguments, not the training CLI's
+
+
+def class_fields_of(node: ast.ClassDef, enums: dict) -> dict[str, list]:
+    def enum_values(ann: ast.expr) -> list[str] | None:
+        return enums.get(ast.unparse(ann).split(".")[-1])
+
+    return {n: [t, c, m] for n, (t, c, m, _line) in own_fields(node, enum_values).items()}
+
+
+def enums_of(tree: ast.Module) -> dict[str, list[str]]:
+    out = {}
+    for node in tree.body:
+        if isinstance(node, ast.ClassDef):
+            vals = enum_values_of(node)
+            if vals:
+                out[node.name] = vals
+    return out
+
+
+def aliases_of(tree: ast.Module) -> dict[str, str]:
+    """A base class named through an alias: `from transformers import X as Y`, or `Y = X` at the top
+    level or under a top-level `if` (LLaMA-Factory's `BaseTrainingArguments = Seq2SeqTrainingArguments`,
+    the other branch being mcore_adapter's class, which `USE_MCA` selects)."""
+    out: dict[str, str] = {}
+    stmts = list(tree.body)
+    for node in tree.body:
+        if isinstance(node, ast.If):
+            stmts += node.body + node.orelse
+    for node in stmts:
+        if isinstance(node, ast.ImportFrom):
+            for a in node.names:
+                if a.asname and not a.name.startswith("Mca"):
+                    out.setdefault(a.asname, a.name)
+        elif isinstance(node, ast.Assign) and isinstance(node.value, ast.Name) and len(node.targets) == 1:
+            t = node.targets[0]
+            if isinstance(t, ast.Name) and not node.value.id.startswith("Mca"):
+                out.setdefault(t.id, node.value.id)
+    return out
+
+
+def read_classes(files: dict[str, bytes]) -> dict[str, dict]:
+    trees = {}
+    enums: dict[str, list[str]] = {}
+    for name, data in files.items():
+        if not name.endswith(".py"):
+            continue
+        try:
+            trees[name] = ast.parse(data)
+        except SyntaxError:
+            continue
+        enums.update(enums_of(trees[name]))
+    classes: dict[str, dict] = {}
+    for name, tree in sorted(trees.items()):
+        aliases = aliases_of(tree)
+        for node in tree.body:
+            if not isinstance(node, ast.ClassDef):
+                continue
+            bases = [aliases.get(b, b) for b in (ast.unparse(b).split(".")[-1] for b in node.bases)]
+            if not is_dataclass(node) and not any(b in classes for b in bases):
+                continue
+            if node.name in classes or name.endswith(SKIP_FILES):
+                continue  # a second class of the same name (TRL's vllm_serve.py ScriptArguments): not the CLI's
+            classes[node.name] = {
+                "bases": [b for b in bases if b not in ("object", "ABC")],
+                "fields": class_fields_of(node, enums) if is_dataclass(node) else {},
+                "file": name,
+            }
+    return classes

@@ -76,6 +76,8 @@ def release_mask(stack: str, version: str | None) -> int | None:
     want = _key(version)
     if not want:
         return None
+    if re.search(r"\d(?:\.?dev|rc|a|b)\d*", version):  # 0.9.2.dev0 comes before 0.9.2: between it and 0.9.1
+        want = (*want[:-1], want[-1] - 1, 1 << 30) if want[-1] > 0 else (*want[:-1], -1)
     exact = [i for i, r in enumerate(rels) if _key(r) == want]
     if exact:
         return 1 << exact[0]

@@ -118,8 +118,12 @@ def _dataclass_keys(
     from packlint.codebase import stack_schemas
 
     fields: dict[str, list[Any]] = {}
+    local = _vendored_classes(stack, _script_dir(ctx))
     for root in roots:
-        for f, rows in (stack_schemas.class_fields(root, (stack, "transformers")) or {}).items():
+        found = (
+            _local_fields(root, local, stack, 0) if local else stack_schemas.class_fields(root, (stack, "transformers"))
+        )
+        for f, rows in (found or {}).items():
             fields.setdefault(f, []).extend(rows)
     if not fields:
         return {}
@@ -141,7 +145,7 @@ def _dataclass_keys(
         if rows and any(_defined(r, known) for r in rows):
             continue
         out[key] = _message(stack, top, rows, known, names, s.get("source") == "flag") + _STOPS[stack]
-        if stack not in known:
+        if stack not in known and not local:  # (the vendored code decides without assuming a release)
             ctx.memo.setdefault("stack_key_sources", {})[key] = "snapshot"
     return out
 
@@ -152,6 +156,53 @@ _STOPS = {
     "trl": ": the TRL CLI hands a key its dataclasses lack to accelerate launch, which is no option of it "
     "either and exits with 'unrecognized arguments' as the job starts",
 }
+
+
+# the argument files of a stack's package, relative to the package directory
+_ARG_FILES = {"llamafactory": ("hparams/*.py",), "trl": ("trainer/*config*.py", "scripts/*.py")}
+_LOCAL: dict[tuple[str, str | None], dict[str, Any]] = {}
+
+
+def _vendored_classes(stack: str, script_dir: str | None) -> dict[str, Any]:
+    """The argument dataclasses of the stack's code in the checkout (a vendored LLaMA-Factory or TRL):
+    the keys it takes are its own, whatever release the snapshots know. Empty when not vendored."""
+    key = (stack, script_dir)
+    if key not in _LOCAL:
+        import glob
+
+        from packlint.codebase.hf_fields import read_classes
+        from packlint.configs.versions import PACKAGE_DIRS, _read_small, _roots
+
+        files: dict[str, bytes] = {}
+        for root in _roots(script_dir):
+            for pkg in PACKAGE_DIRS.get(stack, ()):
+                d = os.path.join(root, pkg)
+                if not os.path.isdir(d) or files:
+                    continue
+                for pattern in _ARG_FILES.get(stack, ()):
+                    for path in sorted(glob.glob(os.path.join(glob.escape(d), pattern)))[:200]:
+                        text = _read_small(path)
+                        if text is not None:
+                            files[os.path.relpath(path, d)] = text.encode("utf-8")
+        _LOCAL[key] = read_classes(files) if files else {}
+    return _LOCAL[key]
+
+
+def _local_fields(name: str, local: dict[str, Any], stack: str, depth: int) -> dict[str, list[Any]] | None:
+    """field -> rows of a class of the vendored code, its bases through the vendored classes, then the
+    snapshots (transformers' Seq2SeqTrainingArguments): rows of the checkout's code have no stack."""
+    from packlint.codebase import stack_schemas
+
+    cls = local.get(name)
+    if cls is None or depth > 12:  # not in the vendored code: the snapshots
+        return stack_schemas.class_fields(name, (stack, "transformers"))
+    out: dict[str, list[Any]] = {}
+    for b in cls.get("bases", []):
+        for f, rows in (_local_fields(b, local, stack, depth + 1) or {}).items():
+            out.setdefault(f, []).extend(rows)
+    for f, (typ, choices, marks) in cls.get("fields", {}).items():
+        out.setdefault(f, []).append((None, typ, choices, marks, 0))
+    return out
 
 
 def _vendored_quoted(stack: str, script_dir: str | None) -> frozenset[str]:
@@ -172,7 +223,7 @@ def _defined(row: Any, known: dict[str, dict[str, str]]) -> bool:
     from packlint.codebase import stack_schemas
 
     st, mask = row[0], row[4]
-    if st not in known:
+    if st is None or st not in known:  # the checkout's own code, or a release not known
         return True
     want = stack_schemas.release_mask(st, known[st]["value"])
     return want is None or bool(want & mask)
