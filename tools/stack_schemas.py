@@ -29,7 +29,7 @@ import tarfile
 import zipfile
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from packlint.codebase.hf_fields import read_classes  # noqa: E402
+from packlint.codebase.hf_fields import read_classes, read_models  # noqa: E402
 
 RELEASES: dict[str, list[str]] = {
     "transformers": ["4.41.2", "4.46.3", "4.50.3", "4.53.3", "4.57.6", "5.5.4", "5.15.1", "5.24.0"],
@@ -38,6 +38,8 @@ RELEASES: dict[str, list[str]] = {
     "verl": ["0.1", "0.2.0.post2", "0.3.0.post1", "0.4.1", "0.5.0", "0.6.1", "0.7.1", "0.8.0", "0.9.1"],
     # `trl sft|dpo|...` hands the keys its dataclasses lack to `accelerate launch` (trl/cli/commands/training.py)
     "accelerate": ["0.34.2", "1.10.1"],
+    # axolotl's config schema: pydantic models (keys only)
+    "axolotl": ["0.8.1", "0.10.0", "0.13.2", "0.16.1", "0.19.0"],
 }
 DIST = {
     "transformers": "transformers",
@@ -45,6 +47,7 @@ DIST = {
     "llamafactory": "llamafactory",
     "verl": "verl",
     "accelerate": "accelerate",
+    "axolotl": "axolotl",
 }
 FILES: dict[str, list[str]] = {
     "transformers": [
@@ -57,6 +60,7 @@ FILES: dict[str, list[str]] = {
     "trl": ["trl/trainer/*config*.py", "trl/scripts/utils.py", "trl/scripts/*.py", "trl/trainer/utils.py"],
     "llamafactory": ["llamafactory/hparams/*.py"],
     "accelerate": ["accelerate/commands/launch.py"],
+    "axolotl": ["axolotl/utils/schemas/*.py", "axolotl/utils/config/models/input/v0_4_1/*.py"],
     # the trainer configs Hydra composes (`_generated_*` is the composed form from 0.5 on)
     "verl": [
         "verl/trainer/config/ppo_trainer.yaml",
@@ -216,6 +220,8 @@ def build(dest: str, heads: dict[str, tuple[str, str]] | None = None) -> dict:
                 classes = _yaml_keys(files)
             elif stack == "accelerate":
                 classes = _launch_options(files)
+            elif stack == "axolotl":
+                classes = read_models(files)
             else:
                 classes = read_classes(files)
             for cname, c in classes.items():

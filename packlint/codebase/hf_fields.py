@@ -207,3 +207,47 @@ def read_classes(files: dict[str, bytes]) -> dict[str, dict]:
                 "file": name,
             }
     return classes
+
+
+def read_models(files: dict[str, bytes]) -> dict[str, dict]:
+    """Every pydantic model of the files (a class deriving BaseModel, directly or through another model
+    of the files): its bases and its field names, with each `Field(alias=...)` as a name too (axolotl's
+    config schema sets `populate_by_name`). Field types are not read ("any")."""
+    trees = {}
+    for name, data in files.items():
+        if name.endswith(".py"):
+            try:
+                trees[name] = ast.parse(data)
+            except SyntaxError:
+                continue
+    nodes: dict[str, tuple[ast.ClassDef, list[str]]] = {}
+    for tree in trees.values():
+        for node in tree.body:
+            if isinstance(node, ast.ClassDef) and node.name not in nodes:
+                nodes[node.name] = (node, [ast.unparse(b).split(".")[-1] for b in node.bases])
+
+    def is_model(name: str, depth: int = 0) -> bool:
+        if name == "BaseModel":
+            return True
+        found = nodes.get(name)
+        return found is not None and depth < 20 and any(is_model(b, depth + 1) for b in found[1])
+
+    classes: dict[str, dict] = {}
+    for cname, (node, bases) in nodes.items():
+        if not is_model(cname):
+            continue
+        fields: dict[str, list] = {}
+        for stmt in node.body:
+            if not (isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name)):
+                continue
+            if ast.unparse(stmt.annotation).startswith(("ClassVar", "typing.ClassVar")):
+                continue
+            fields[stmt.target.id] = ["any", None, ""]
+            value = stmt.value
+            if isinstance(value, ast.Call) and ast.unparse(value.func).split(".")[-1] == "Field":
+                for k in value.keywords:
+                    if k.arg in ("alias", "validation_alias") and isinstance(k.value, ast.Constant):
+                        if isinstance(k.value.value, str):
+                            fields[k.value.value] = ["any", None, ""]
+        classes[cname] = {"bases": [b for b in bases if b in nodes], "fields": fields, "file": ""}
+    return classes

@@ -83,6 +83,11 @@ def _read_problems(ctx: EvalContext) -> dict[str, str]:
         if any(_env_on(ctx, v) is not False for v in ("ALLOW_EXTRA_ARGS", "USE_MCA", "USE_MEGATRON_BRIDGE")):
             return {}  # extra keys allowed, or mcore_adapter's / Megatron-Bridge's arguments (or unknown)
         return _dataclass_keys(ctx, cfg, "llamafactory", _LF_ROOTS, ())
+    if stack == "axolotl":
+        settings = cfg.get("settings") or {}
+        if any(k == "plugins" or k.startswith("plugins.") for k in settings):
+            return {}  # plugins add their own arguments to the schema (merge_input_args)
+        return _dataclass_keys(ctx, cfg, "axolotl", ("AxolotlInputConfig",), ())
     if stack == "trl":
         chain = launchers(ctx.launch, ctx.variant)
         words = (chain[-1] if chain else "").split()
@@ -134,8 +139,9 @@ def _dataclass_keys(
     snap_quoted = ((stack_schemas.data() or {}).get("stacks", {}).get(stack) or {}).get("quoted") or ()
     quoted = _vendored_quoted(stack, _script_dir(ctx)) | frozenset(snap_quoted)
     seen: set[str] = set()
+    sources = ("file",) if stack == "axolotl" else ("file", "override", "flag")
     for key, s in (cfg.get("settings") or {}).items():
-        if s.get("source") not in ("file", "override", "flag") or "unknown" in s:
+        if s.get("source") not in sources or "unknown" in s:
             continue
         top = key.split(".", 1)[0]
         if top in extra or top in seen or (stack == "trl" and top in accelerate) or top in quoted:
@@ -153,6 +159,8 @@ def _dataclass_keys(
 _STOPS = {
     "llamafactory": ": LLaMA-Factory's HfArgumentParser.parse_dict raises 'Some keys are not used by the "
     "HfArgumentParser' as the job starts (ALLOW_EXTRA_ARGS=1 lets extra keys through)",
+    "axolotl": ": axolotl validates its config with a pydantic model that ignores keys it does not define "
+    "(model_dump drops them), so the run trains as if the key were not there",
     "trl": ": the TRL CLI hands a key its dataclasses lack to accelerate launch, which is no option of it "
     "either and exits with 'unrecognized arguments' as the job starts",
 }
@@ -234,7 +242,7 @@ def _message(stack: str, top: str, rows: Any, known: dict[str, dict[str, str]], 
 
     close = difflib.get_close_matches(top, [n for n in names if n != top], n=1, cutoff=0.8)
     mean = f"; did you mean {close[0]}?" if close else ""
-    label = {"llamafactory": "LLaMA-Factory", "trl": "TRL"}.get(stack, stack)
+    label = {"llamafactory": "LLaMA-Factory", "trl": "TRL", "axolotl": "axolotl's config"}.get(stack, stack)
     shown = f"--{top}" if flag else top
     if rows:  # a field of other releases than the one the checkout runs
         st = rows[0][0]

@@ -17,6 +17,7 @@ _VERSION_NAMES = {
     "transformers": ("hf-trainer", "transformers"),
     "trl": ("trl", "trl"),
     "llamafactory": ("llamafactory", "llamafactory"),
+    "axolotl": ("axolotl", "axolotl"),
 }
 
 
