@@ -246,8 +246,8 @@ def read_models(files: dict[str, bytes]) -> dict[str, dict]:
             value = stmt.value
             if isinstance(value, ast.Call) and ast.unparse(value.func).split(".")[-1] == "Field":
                 for k in value.keywords:
-                    if k.arg in ("alias", "validation_alias") and isinstance(k.value, ast.Constant):
-                        if isinstance(k.value.value, str):
-                            fields[k.value.value] = ["any", None, ""]
+                    alias = k.value.value if isinstance(k.value, ast.Constant) else None
+                    if k.arg in ("alias", "validation_alias") and isinstance(alias, str):
+                        fields[alias] = ["any", None, ""]
         classes[cname] = {"bases": [b for b in bases if b in nodes], "fields": fields, "file": ""}
     return classes
