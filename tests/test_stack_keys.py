@@ -153,3 +153,23 @@ def test_a_script_naming_no_stack_never_loads_the_snapshots(tmp_path: Path) -> N
     )
     out = subprocess.run([sys.executable, "-c", code, str(script)], capture_output=True, text=True, timeout=120)
     assert out.stdout.strip().endswith("LAZY"), out.stdout + out.stderr
+
+
+@pytest.mark.parametrize(
+    "word, want",
+    [
+        ("$P-$M-$D", "a-b-v-1-x"),  # tree-sitter-bash: `$P-$` + `M-$D` (a concatenation)
+        ("./ckpt/llava--$P--$M--$D--finetune", "./ckpt/llava--a-b--v-1--x--finetune"),  # LLaVA-NeXT's shape
+        ("$P-$M-$D-$P", "a-b-v-1-x-a-b"),
+        ("$D/$P.log", "x/a-b.log"),  # `$D/$` + `P.log` (a word)
+        ('"$P"-$M-$D', "a-b-v-1-x"),
+    ],
+)
+def test_a_word_split_after_a_bare_dollar_is_one_word(word: str, want: str, tmp_path: Path) -> None:
+    """bash expands `$P-$M-$D` to one word; PK202 on an HF Trainer's --output_dir made of three
+    variables reported two words (issue 26's three-expansion word, seen in LLaVA-NeXT's scripts)."""
+    script = tmp_path / "run.sh"
+    script.write_text(f'#!/bin/bash\nM="v-1"\nP="a-b"\nD="x"\nX={word}\npython t.py --out {word} --joined "$X"\n')
+    model = inspect_script(str(script), text=script.read_bytes(), display_path=str(script))
+    flags = model["launches"][0]["flags"]
+    assert flags["--out"][0]["value"] == want and flags["--joined"][0]["value"] == want
