@@ -134,7 +134,8 @@ def _dataclass_keys(
         return {}
     known = _known_versions(ctx, (stack, "transformers"))
     accelerate = (stack_schemas.data() or {}).get("stacks", {}).get("accelerate", {}).get("options", {})
-    names = list(fields) + list(extra) + (list(accelerate) if stack == "trl" else [])
+    live = [f for f, rows in fields.items() if any(_defined(r, known) for r in rows)]  # (a suggestion must exist)
+    names = live + list(extra) + (list(accelerate) if stack == "trl" else [])
     out: dict[str, str] = {}
     snap_quoted = ((stack_schemas.data() or {}).get("stacks", {}).get(stack) or {}).get("quoted") or ()
     quoted = _vendored_quoted(stack, _script_dir(ctx)) | frozenset(snap_quoted)
