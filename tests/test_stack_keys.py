@@ -173,3 +173,28 @@ def test_a_word_split_after_a_bare_dollar_is_one_word(word: str, want: str, tmp_
     model = inspect_script(str(script), text=script.read_bytes(), display_path=str(script))
     flags = model["launches"][0]["flags"]
     assert flags["--out"][0]["value"] == want and flags["--joined"][0]["value"] == want
+
+
+def test_a_fork_without_its_code_is_undecided(tmp_path: Path) -> None:
+    """Issue 26 item 4: upstream Megatron-LM's asserts (PK308) and flag retirements (PK324) stand for
+    upstream code; the scripts of a fork whose code is not in the tree are undecided, with PK206's one
+    info per script, not errors. The same script in an upstream checkout keeps PK308."""
+    body = (
+        "#!/bin/bash\n"
+        "torchrun --nproc_per_node 8 pretrain_gpt.py --num-layers 30 --pipeline-model-parallel-size 4 \\\n"
+        "    --tensor-model-parallel-size 2 --micro-batch-size 1 --global-batch-size 64 --checkpoint-activations\n"
+    )
+    got = {}
+    for name in ("Megatron-DeepSpeed", "Megatron-LM"):
+        root = tmp_path / name
+        (root / "examples").mkdir(parents=True)
+        (root / ".git").mkdir()
+        script = root / "examples" / "pretrain.sh"
+        script.write_text(body)
+        model = inspect_script(str(script), text=script.read_bytes(), display_path=str(script))
+        session = CodeSession(str(script), CodeOptions(use_cache=False))
+        findings = check_model(model, TABLE.rules, script_text=script.read_bytes(), code=session.facts)
+        got[name] = {(f.code, f.severity) for f in findings}
+    assert ("PK308", "error") in got["Megatron-LM"]
+    assert not {c for c, s in got["Megatron-DeepSpeed"] if c in ("PK308", "PK324") and s != "info"}
+    assert ("PK206", "info") in got["Megatron-DeepSpeed"]
