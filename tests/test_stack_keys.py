@@ -198,3 +198,17 @@ def test_a_fork_without_its_code_is_undecided(tmp_path: Path) -> None:
     assert ("PK308", "error") in got["Megatron-LM"]
     assert not {c for c, s in got["Megatron-DeepSpeed"] if c in ("PK308", "PK324") and s != "info"}
     assert ("PK206", "info") in got["Megatron-DeepSpeed"]
+
+
+def test_args_file_flag_is_a_flag(tmp_path: Path) -> None:
+    """`parse_args_into_dataclasses(args_file_flag="--args_file")` reads that flag with a parser of its
+    own (hf_argparser.py): it is no unknown flag."""
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "train.py").write_text(
+        "from dataclasses import dataclass\nfrom transformers import HfArgumentParser\n\n\n@dataclass\n"
+        "class Args:\n    lr: float = 1e-4\n\n\nif __name__ == '__main__':\n"
+        "    (args,) = HfArgumentParser(Args).parse_args_into_dataclasses(args_file_flag='--args_file')\n"
+    )
+    (tmp_path / "run.sh").write_text("#!/bin/bash\npython train.py --args_file base.args --lr 2e-5 --lrr 1\n")
+    got = [(f.code, f.message.split()[0]) for f in _check(tmp_path, tmp_path / "copy") if f.code in CODES]
+    assert got == [("PK201", "--lrr")]

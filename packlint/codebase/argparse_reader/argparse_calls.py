@@ -97,6 +97,26 @@ def parser_method(reader: SchemaReader, mod, node: ast.Call, obj: V, attr: str, 
     if p.kind == "hf" and attr.startswith("parse_"):  # parse_args_into_dataclasses, parse_json_file...
         p.parsed.append(reader.where(mod, node))
         if attr in ("parse_args_into_dataclasses", "parse_args_and_config"):
+            flag = kwargs.get("args_file_flag")  # a flag read by a parser of its own before the dataclasses'
+            if flag is not None and flag.kind == "const" and isinstance(flag.value, str) and flag.value.startswith("-"):
+                p.add(
+                    FlagSpec(
+                        (flag.value,),
+                        flag.value.lstrip("-"),
+                        "append",
+                        None,
+                        "str",
+                        None,
+                        None,
+                        None,
+                        False,
+                        None,
+                        mod.path,
+                        getattr(node, "lineno", None),
+                    )
+                )
+            elif flag is not None and flag.kind != "const":
+                p.open_reasons.append(f"args_file_flag at {reader.where(mod, node)} is computed")
             rest = kwargs.get("return_remaining_strings")
             if rest is None or (rest.kind == "const" and rest.value is False):
                 # hf_argparser.py: leftover arguments raise "Some specified arguments are not used"
