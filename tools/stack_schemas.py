@@ -38,6 +38,8 @@ RELEASES: dict[str, list[str]] = {
     "verl": ["0.1", "0.2.0.post2", "0.3.0.post1", "0.4.1", "0.5.0", "0.6.1", "0.7.1", "0.8.0", "0.9.1"],
     # `trl sft|dpo|...` hands the keys its dataclasses lack to `accelerate launch` (trl/cli/commands/training.py)
     "accelerate": ["0.34.2", "1.10.1"],
+    # OpenRLHF's argparse programs (openrlhf/cli/train_*.py), read by packlint's own static reader
+    "openrlhf": ["0.8.11", "0.9.10", "0.10.4", "0.11.2"],
     # axolotl's config schema: pydantic models (keys only)
     "axolotl": ["0.8.1", "0.10.0", "0.13.2", "0.16.1", "0.19.0"],
 }
@@ -48,6 +50,7 @@ DIST = {
     "verl": "verl",
     "accelerate": "accelerate",
     "axolotl": "axolotl",
+    "openrlhf": "openrlhf",
 }
 FILES: dict[str, list[str]] = {
     "transformers": [
@@ -60,6 +63,7 @@ FILES: dict[str, list[str]] = {
     "trl": ["trl/trainer/*config*.py", "trl/scripts/utils.py", "trl/scripts/*.py", "trl/trainer/utils.py"],
     "llamafactory": ["llamafactory/hparams/*.py"],
     "accelerate": ["accelerate/commands/launch.py"],
+    "openrlhf": ["openrlhf/*.py", "openrlhf/*/*.py", "openrlhf/*/*/*.py"],
     "axolotl": ["axolotl/utils/schemas/*.py", "axolotl/utils/config/models/input/v0_4_1/*.py"],
     # the trainer configs Hydra composes (`_generated_*` is the composed form from 0.5 on)
     "verl": [
@@ -98,8 +102,9 @@ def _members(path: str, patterns: list[str]) -> dict[str, bytes]:
     if path.endswith(".whl"):
         with zipfile.ZipFile(path) as z:
             for n in z.namelist():
-                if any(fnmatch.fnmatch(n, p) for p in patterns):
-                    out[n] = z.read(n)
+                short = n.split(".data/purelib/", 1)[-1]  # a wheel with a compiled part (OpenRLHF)
+                if any(fnmatch.fnmatch(short, p) for p in patterns):
+                    out[short] = z.read(n)
         return out
     with tarfile.open(path) as t:
         for m in t.getmembers():
@@ -115,6 +120,36 @@ def _members(path: str, patterns: list[str]) -> dict[str, bytes]:
 
 
 # ---- dataclasses, typed as HfArgumentParser types them (packlint/codebase/hf_fields.py) ----------
+
+
+def _argparse_programs(files: dict[str, bytes]) -> dict[str, dict]:
+    """The flags of each `openrlhf/cli/train_*.py` as packlint's static reader sees them (the package
+    written to a temporary directory, never imported), one "class" per program: {option: [spec JSON]}."""
+    import tempfile
+
+    from packlint.codebase import CodeOptions, schema_for_program
+
+    out: dict[str, dict] = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        for name, data in files.items():
+            path = os.path.join(tmp, name)
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            with open(path, "wb") as fh:
+                fh.write(data)
+        for name in sorted(files):
+            base = os.path.basename(name)
+            if not (name.startswith("openrlhf/cli/") and base.startswith("train_")):
+                continue
+            schema = schema_for_program(tmp, os.path.join(tmp, name), CodeOptions(use_cache=False))
+            if schema is None or not schema.closed:
+                continue
+            fields = {}
+            for spec in schema.specs():
+                # [other options, dest, action, nargs, type, choices]: what PK201/PK202 read
+                short = [list(spec.options[1:]), spec.dest, spec.action, spec.nargs, spec.type, spec.choices]
+                fields[spec.options[0]] = ["spec", json.dumps(short, separators=(",", ":")), ""]
+            out[name[:-3].replace("/", ".")] = {"bases": [], "fields": fields, "file": name}
+    return out
 
 
 def _quoted(files: dict[str, bytes]) -> set[str]:
@@ -222,6 +257,8 @@ def build(dest: str, heads: dict[str, tuple[str, str]] | None = None) -> dict:
                 classes = _launch_options(files)
             elif stack == "axolotl":
                 classes = read_models(files)
+            elif stack == "openrlhf":
+                classes = _argparse_programs(files)
             else:
                 classes = read_classes(files)
             for cname, c in classes.items():
@@ -260,6 +297,14 @@ def build(dest: str, heads: dict[str, tuple[str, str]] | None = None) -> dict:
             # fields of classes outside the training parser (LLaMA-Factory's _KTransformersRuntimeArguments)
             _NOT_TRAIN = {f for n, c in stack_out["classes"].items() if n.startswith("_") for f in c["fields"]}
             stack_out["quoted"] = sorted(q for q in quoted if "_" in q and q not in fields_all or q in _NOT_TRAIN)
+        if stack == "openrlhf":  # {program module: {first option: [[spec JSON, release mask], ...]}}
+            progs = {}
+            for cname, c in stack_out["classes"].items():
+                progs[cname] = {
+                    o: [[json.loads(stack_out["choices"][row[1]]), row[3]] for row in rows]
+                    for o, rows in c["fields"].items()
+                }
+            stack_out = {"releases": have, "programs": progs}
         if stack == "accelerate":  # option names only: {option: release mask}
             opts = (stack_out["classes"].get("launch") or {}).get("fields", {})
             stack_out = {"releases": have, "options": {o: rows[0][3] for o, rows in sorted(opts.items())}}

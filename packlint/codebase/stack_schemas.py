@@ -170,3 +170,54 @@ def verl_config_keys(config: str = "ppo_trainer") -> tuple[dict[str, int], list[
     if not isinstance(keys, dict):
         return None
     return keys, list(verl.get("releases") or [])
+
+
+def argparse_program(program: str | None) -> str | None:
+    """The snapshot program (`openrlhf.cli.train_sft`) a launch's program names (`-m openrlhf.cli.train_sft`,
+    `.../openrlhf/cli/train_sft.py`), or None."""
+    if not program:
+        return None
+    p = program.strip()
+    if p.startswith("-m "):
+        mod = p[3:].strip()
+    else:
+        norm = p.replace("\\", "/")
+        if not norm.endswith(".py") or "openrlhf/cli/" not in norm:
+            return None
+        mod = "openrlhf/cli/" + norm.rsplit("openrlhf/cli/", 1)[1][:-3]
+        mod = mod.replace("/", ".")
+    d = data()
+    progs = ((d or {}).get("stacks", {}).get("openrlhf") or {}).get("programs") or {}
+    return mod if mod in progs else None
+
+
+def argparse_schema(module: str) -> Any:
+    """The FlagSchema of a snapshot argparse program over every release (each flag that only some
+    releases define carries them in `releases`, as the dataclass flags do; the newest release's definition
+    wins where releases differ). OpenRLHF builds `argparse.ArgumentParser()` (allow_abbrev) and parses
+    with parse_args."""
+    from packlint.codebase.model import FlagSchema, FlagSpec
+
+    stack = "openrlhf"
+    d = data() or {}
+    prog = ((d.get("stacks", {}).get(stack) or {}).get("programs") or {}).get(module) or {}
+    full = (1 << len(releases(stack))) - 1
+    flags: dict[str, FlagSpec] = {}
+    for option, rows in prog.items():
+        mask = 0
+        for _spec, m in rows:
+            mask |= m
+        others, dest, action, nargs, typ, choices = max(rows, key=lambda r: r[1])[0]
+        spec = FlagSpec(
+            (option, *others),
+            dest,
+            action,
+            nargs,
+            typ,
+            None if choices is None else tuple(str(c) for c in choices),
+            generated_from=f"{stack} {module}",
+            releases=None if mask & full == full else f"{stack}:{mask}",
+        )
+        for o in spec.options:
+            flags[o] = spec
+    return FlagSchema(flags, True, "error", True, [], None, [], "argparse")

@@ -43,6 +43,15 @@ def _read_schema_view(ctx: EvalContext) -> tuple[Any, str, Any]:
     from packlint.codebase.snapshots import fork_evidence, snapshot_for
 
     program_ = program(ctx.launch, ctx.variant)
+    if program_ and "openrlhf" in program_:  # issue 28: OpenRLHF's programs from the release snapshots
+        from packlint.codebase import stack_schemas
+        from packlint.conditions.functions.stack_keys import versioned_schema
+
+        module = stack_schemas.argparse_program(program_)
+        if module is not None and facts is not None and not facts.known:
+            schema = versioned_schema(stack_schemas.argparse_schema(module), ctx.model.get("script"))
+            rels = stack_schemas.releases("openrlhf")
+            return schema, f"OpenRLHF's {module} in releases {rels[0]} to {rels[-1]} (its code was not found)", None
     snap = snapshot_for(program_, _pinned_megatron(ctx))
     if snap is None:
         return None, "", None

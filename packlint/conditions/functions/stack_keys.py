@@ -18,6 +18,7 @@ _VERSION_NAMES = {
     "trl": ("trl", "trl"),
     "llamafactory": ("llamafactory", "llamafactory"),
     "axolotl": ("axolotl", "axolotl"),
+    "openrlhf": ("openrlhf", "openrlhf"),
 }
 
 
