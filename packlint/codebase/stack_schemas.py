@@ -149,7 +149,9 @@ def class_fields(name: str, stacks: tuple[str, ...] = CLASS_STACKS, depth: int =
     out: dict[str, list] = {}
     for bases, _mask in cls.get("bases", []):
         for b in bases:
-            sub = class_fields(b, (stack, *[s for s in CLASS_STACKS if s != stack]), depth + 1)
+            # a base of the same stack, else transformers (TRL's SFTConfig extends transformers' TrainingArguments,
+            # never LLaMA-Factory's class of the same name)
+            sub = class_fields(b, (stack, "transformers") if stack != "transformers" else (stack,), depth + 1)
             for f, rows in (sub or {}).items():
                 out.setdefault(f, []).extend(rows)
     for f, rows in cls.get("fields", {}).items():

@@ -14,6 +14,9 @@ from packlint.codebase.model import FlagSpec
 if TYPE_CHECKING:
     from packlint.codebase.argparse_reader.interpreter import SchemaReader
 
+# the schema note that says how a TrlParser program treats `--config` YAML keys no dataclass defines
+TRL_CONFIG_NOTE = "TrlParser --config keys no dataclass defines: "
+
 _BOOL_ACTIONS = {"store_true", "store_false", "store_const", "append_const", "count", "help", "version"}
 
 
@@ -96,6 +99,12 @@ def parser_method(reader: SchemaReader, mod, node: ast.Call, obj: V, attr: str, 
         return UNKNOWN
     if p.kind == "hf" and attr.startswith("parse_"):  # parse_args_into_dataclasses, parse_json_file...
         p.parsed.append(reader.where(mod, node))
+        if attr == "parse_args_and_config":  # TRL: what a `--config` YAML key no dataclass has does
+            fail = kwargs.get("fail_with_unknown_args")
+            if fail is not None and fail.kind == "const" and fail.value is False:
+                p.notes.append(f"{TRL_CONFIG_NOTE}ignored (fail_with_unknown_args=False at {reader.where(mod, node)})")
+            elif fail is None or fail.kind == "const":
+                p.notes.append(f"{TRL_CONFIG_NOTE}rejected (parse_args_and_config at {reader.where(mod, node)})")
         if attr in ("parse_args_into_dataclasses", "parse_args_and_config"):
             flag = kwargs.get("args_file_flag")  # a flag read by a parser of its own before the dataclasses'
             if flag is not None and flag.kind == "const" and isinstance(flag.value, str) and flag.value.startswith("-"):

@@ -93,9 +93,45 @@ def _read_problems(ctx: EvalContext) -> dict[str, str]:
         words = (chain[-1] if chain else "").split()
         command = words[1] if len(words) > 1 and words[0] == "trl" else None
         if command not in _TRL_COMMANDS:
-            return {}
+            return _trl_parser_config(ctx, cfg)
         return _dataclass_keys(ctx, cfg, "trl", _TRL_COMMANDS[command] + _TRL_COMMON, ("env", "config"))
     return {}
+
+
+def _trl_parser_config(ctx: EvalContext, cfg: Any) -> dict[str, str]:
+    """A Python program that parses with TrlParser.parse_args_and_config given `--config x.yaml`: a YAML
+    key no dataclass field has is left over (trl/scripts/utils.py set_defaults_with_config) and raises
+    "Unknown arguments from config file" unless the program passes fail_with_unknown_args=False (then
+    it is ignored: the run trains without it)."""
+    from packlint.codebase.argparse_reader.argparse_calls import TRL_CONFIG_NOTE
+    from packlint.conditions.functions.codebase_common import _schema_view
+
+    schema = _schema_view(ctx)[0]
+    note = next((n for n in (getattr(schema, "notes", None) or []) if n.startswith(TRL_CONFIG_NOTE)), None)
+    if schema is None or not schema.closed or note is None:
+        return {}
+    dests = {spec.dest for spec in schema.specs()}
+    ignored = note[len(TRL_CONFIG_NOTE) :].startswith("ignored")
+    out: dict[str, str] = {}
+    for key, s in (cfg.get("settings") or {}).items():
+        top = key.split(".", 1)[0]
+        if s.get("source") != "file" or "unknown" in s or top in dests or top == "env" or top in out:
+            continue
+        close = difflib.get_close_matches(top, sorted(dests), n=1, cutoff=0.8)
+        mean = f" (did you mean {close[0]}?)" if close else ""
+        what = (
+            "the program parses with fail_with_unknown_args=False, so the run trains without it"
+            if ignored
+            else "TrlParser.parse_args_and_config raises 'Unknown arguments from config file' as the job starts"
+        )
+        out[key] = f"{top} is not a field of the program's TrlParser dataclasses{mean}: {what}"
+        from packlint.conditions.functions.stack_keys import snapshot_assumption
+
+        if snapshot_assumption(schema, ctx.model.get("script")):
+            ctx.memo.setdefault("stack_key_sources", {})[key] = "snapshot"
+        if ignored:
+            ctx.memo.setdefault("stack_key_ignored", set()).add(key)
+    return out
 
 
 def _script_dir(ctx: EvalContext) -> str | None:
@@ -360,8 +396,23 @@ def _f_stack_key_assumed(ctx: EvalContext, node: Builtin, a: list[Any]) -> Any:
     if what != "snapshot" or not isinstance(stack, str):
         return Unk("the keys come from the checkout, or from the release it runs", "absent")
     from packlint.codebase import stack_schemas
+    from packlint.conditions.functions.codebase_common import _schema_view
+    from packlint.conditions.functions.stack_keys import snapshot_assumption
 
-    return stack_schemas.assumption(stack)
+    schema = _schema_view(ctx)[0]
+    text = snapshot_assumption(schema, ctx.model.get("script")) if schema is not None else None
+    return text or stack_schemas.assumption(stack)
+
+
+def _f_stack_key_ignored(ctx: EvalContext, node: Builtin, a: list[Any]) -> Any:
+    """The stack ignores the key (it trains without it) rather than stopping: axolotl, a TrlParser
+    program with fail_with_unknown_args=False."""
+    if _is_unk(a[0]):
+        return a[0]
+    if a[0] not in _problems(ctx):
+        return Unk(f"{a[0]} is a key of the stack", "absent")
+    stack = (variant_config(ctx.variant) or {}).get("stack")
+    return stack == "axolotl" or a[0] in ctx.memo.get("stack_key_ignored", set())
 
 
 def _f_stack_key_problem(ctx: EvalContext, node: Builtin, a: list[Any]) -> Any:
@@ -372,7 +423,7 @@ def _f_stack_key_problem(ctx: EvalContext, node: Builtin, a: list[Any]) -> Any:
 
 
 def _functions() -> dict[str, Any]:
-    from packlint.conditions.tree import STR, Function
+    from packlint.conditions.tree import BOOL, STR, Function
 
     return {
         "stack_key_problem": Function(
@@ -382,6 +433,14 @@ def _functions() -> dict[str, Any]:
             _f_stack_key_problem,
             "why the stack does not take this configuration key (LLaMA-Factory, the TRL CLI, verl's Hydra "
             "overrides; snapshots in rules/stack_schemas.json); absent when it does",
+        ),
+        "stack_key_ignored": Function(
+            (STR,),
+            (),
+            BOOL,
+            _f_stack_key_ignored,
+            "the stack ignores the key and trains without it (axolotl; a TrlParser program with "
+            "fail_with_unknown_args=False) rather than stopping",
         ),
         "stack_key_assumed": Function(
             (STR,),
