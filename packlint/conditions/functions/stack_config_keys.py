@@ -411,7 +411,8 @@ def _f_stack_key_ignored(ctx: EvalContext, node: Builtin, a: list[Any]) -> Any:
         return a[0]
     if a[0] not in _problems(ctx):
         return Unk(f"{a[0]} is a key of the stack", "absent")
-    stack = (variant_config(ctx.variant) or {}).get("stack")
+    cfg: Any = variant_config(ctx.variant) or {}
+    stack = cfg.get("stack")
     return stack == "axolotl" or a[0] in ctx.memo.get("stack_key_ignored", set())
 
 
