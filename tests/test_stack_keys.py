@@ -212,3 +212,14 @@ def test_args_file_flag_is_a_flag(tmp_path: Path) -> None:
     (tmp_path / "run.sh").write_text("#!/bin/bash\npython train.py --args_file base.args --lr 2e-5 --lrr 1\n")
     got = [(f.code, f.message.split()[0]) for f in _check(tmp_path, tmp_path / "copy") if f.code in CODES]
     assert got == [("PK201", "--lrr")]
+
+
+def test_a_brace_sequence_with_a_step_is_no_literal_value(tmp_path: Path) -> None:
+    """`for i in {0..17000..200}` (open-r1's scripts/pass_rate_filtering/launch_filtering.sh): bash
+    generates the words; tree-sitter reads the step form as a plain concatenation, which packlint took
+    as the literal text (a false PK202 once the program's TrlParser schema was closed)."""
+    script = tmp_path / "run.sh"
+    script.write_text("#!/bin/bash\nfor i in {0..17000..200}\ndo\n  python t.py --start $i\ndone\n")
+    model = inspect_script(str(script), text=script.read_bytes(), display_path=str(script))
+    occ = model["launches"][0]["flags"]["--start"][0]
+    assert "value" not in occ or occ["value"] != "{0..17000..200}"

@@ -227,6 +227,10 @@ def literal_pieces(node: Node, world: World, span: Span, quoted: bool, pattern: 
     if world.nullglob and GLOB_CHARS.search(text):
         reason = f"glob {text!r} with nullglob: the files it matches at run time"
         return [Piece(None, span=span, split=True, reason=reason)]
+    if "{" in text and ".." in text and BRACE_SEQUENCE.search(text) and brace_context(node):
+        # `{0..17000..200}`, `{a..e}`: bash expands a sequence expression into many words; packlint does
+        # not (the literal text is no value the program ever sees)
+        return [Piece(None, span=span, split=True, reason=f"the brace sequence {text!r} (words bash generates)")]
     if "{" in text and "," in text and BRACE_LIST.search(text) and brace_context(node):
         alternatives = brace_expand(text)
         if alternatives is None:
@@ -234,6 +238,9 @@ def literal_pieces(node: Node, world: World, span: Span, quoted: bool, pattern: 
         if len(alternatives) > 1:
             return [Piece(unescape_unquoted(a), span=span, boundary=k > 0) for k, a in enumerate(alternatives)]
     return [Piece(unescape_unquoted(text), span=span)]
+
+
+BRACE_SEQUENCE = re.compile(r"(?<![$\\])\{(?:-?\d+\.\.-?\d+|[A-Za-z]\.\.[A-Za-z])(?:\.\.-?\d+)?\}")
 
 
 def brace_context(node: Node) -> bool:
@@ -257,6 +264,15 @@ def concatenation_pieces(
     """The parts of a word tree-sitter splits (`a$B"c"`), brace-expanded as one word."""
     text = text_of(node)
     # tree-sitter splits `{train,val}.json` into words; bash brace-expands the whole word
+    if (
+        not quoted
+        and not pattern
+        and ".." in text
+        and all(c.type == "word" for c in node.children)
+        and BRACE_SEQUENCE.search(text)
+        and brace_context(node)
+    ):  # `{0..17000..200}` (a step tree-sitter does not read as a brace expression)
+        return [Piece(None, span=ps.source.span(node), split=True, reason=f"the brace sequence {text!r}")]
     if (
         not quoted
         and not pattern
