@@ -477,6 +477,10 @@ def _items(rule: Rule, variant: VariantJSON, ctx: EvalContext | None = None) -> 
         from packlint.conditions.functions.startup import startup_items
 
         return list(startup_items(ctx)) if ctx is not None else []
+    if rule.for_each == "stack_keys":  # configuration keys the launch's stack does not define (issue 28)
+        from packlint.conditions.functions.stack_config_keys import stack_key_items
+
+        return stack_key_items(ctx) if ctx is not None else []
     if rule.for_each == "flags":
         return sorted(variant.get("flags", {}))
     if rule.for_each == "env":

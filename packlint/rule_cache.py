@@ -52,6 +52,10 @@ ALLOWED_MODULES = (
     "packlint.conditions.functions.core",
     "packlint.conditions.functions.derived",
     "packlint.conditions.functions.codebase",
+    "packlint.conditions.functions.codebase_env",
+    "packlint.conditions.functions.codebase_common",
+    "packlint.conditions.functions.stack_keys",
+    "packlint.conditions.functions.stack_config_keys",
     "packlint.regex",
 )
 

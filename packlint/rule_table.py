@@ -64,7 +64,7 @@ LOCATION_KINDS = {
     "config_file": (False, ()),
 }
 
-FOR_EACH_BUILTIN = {"flags", "env", "diagnostics", "startup_checks"}
+FOR_EACH_BUILTIN = {"flags", "env", "diagnostics", "startup_checks", "stack_keys"}
 
 # `since = "0.2.0"`: the packlint release that first ships the rule (docs/rules.md, "Releasing").
 SINCE_PATTERN = r"^\d+\.\d+\.\d+$"

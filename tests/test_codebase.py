@@ -66,9 +66,17 @@ CASES = {
     "megatron_like": ("pretrain_gpt.py", [], megatron_like_parser),
     "ov_like": ("aiak_training_llm/train.py", ["aiak_megatron"], ov_like_parser),
 }
-ACTIONS = {"_StoreAction": "store", "_StoreTrueAction": "store_true", "_StoreFalseAction": "store_false",
-           "_StoreConstAction": "store_const", "_AppendAction": "append", "_CountAction": "count",
-           "_HelpAction": "help", "BooleanOptionalAction": "BooleanOptionalAction", "_VersionAction": "version"}
+ACTIONS = {
+    "_StoreAction": "store",
+    "_StoreTrueAction": "store_true",
+    "_StoreFalseAction": "store_false",
+    "_StoreConstAction": "store_const",
+    "_AppendAction": "append",
+    "_CountAction": "count",
+    "_HelpAction": "help",
+    "BooleanOptionalAction": "BooleanOptionalAction",
+    "_VersionAction": "version",
+}
 
 
 def read(name: str, **kw) -> CodeFacts:
@@ -162,17 +170,23 @@ def test_sys_path_edit_finds_the_fork():
     assert alone.schema is None and "aiak_training_llm" in alone.unresolved_imports
 
 
-@pytest.mark.parametrize("program, closed, reason", [
-    ("hf_train.py", False, "HfArgumentParser"),
-    ("known.py", False, "parse_known_args"),
-    ("closed.py", True, None),
-])
+@pytest.mark.parametrize(
+    "program, closed, reason",
+    [
+        ("hf_train.py", True, None),
+        ("hf_unresolved.py", False, "HfArgumentParser"),
+        ("known.py", False, "parse_known_args"),
+        ("closed.py", True, None),
+    ],
+)
 def test_open_and_closed_schemas(program, closed, reason):
     root = FIX / "open_cases"
     schema = facts_for_program(str(root / program), [str(root)], [], CodeOptions()).schema
     assert schema.closed is closed
     if reason:
         assert any(reason in r for r in schema.open_reasons), schema.open_reasons
+    elif program.startswith("hf_"):  # HfArgumentParser's flags: the dataclass fields (issue 28)
+        assert schema.kind == "hf" and schema.lookup("--lr").type == "float" and schema.lookup("-h") is not None
     else:
         assert schema.lookup("-l") is schema.lookup("--lr") and schema.lookup("-h") is None  # add_help=False
         assert schema.lookup("--mo") is schema.lookup("--mode")  # allow_abbrev defaults to True
@@ -180,8 +194,17 @@ def test_open_and_closed_schemas(program, closed, reason):
 
 def test_env_reads():
     facts = read("megatron_like")
-    assert facts.env_names() == sorted(["CUDA_DEVICE_MAX_CONNECTIONS", "MEGATRON_LOGGING_LEVEL", "NCCL_DEBUG",
-                                        "NVTE_FUSED_ATTN", "PACKLINT_FIXTURE_REQUIRED", "RANK", "WORLD_SIZE"])
+    assert facts.env_names() == sorted(
+        [
+            "CUDA_DEVICE_MAX_CONNECTIONS",
+            "MEGATRON_LOGGING_LEVEL",
+            "NCCL_DEBUG",
+            "NVTE_FUSED_ATTN",
+            "PACKLINT_FIXTURE_REQUIRED",
+            "RANK",
+            "WORLD_SIZE",
+        ]
+    )
     assert facts.reads("NCCL_DEBUG") is True
     assert facts.reads("NVTE_ANYTHING") is None  # the computed `"NVTE_" + name`: undecidable
     assert facts.reads("OFFLINE_PACKING_VQA") is False
@@ -207,8 +230,12 @@ def ov_checkout(tmp_path):
 
 def test_container_path_resolves_in_the_scripts_checkout(ov_checkout):
     script = ov_checkout / "examples/quick_start/stage_1.sh"
-    res = resolve_program("/workspace/LLaVA-OneVision-2/aiak_training_llm/train.py", str(script), CodeOptions(),
-                          ["/workspace/LLaVA-OneVision-2/aiak_megatron", "/workspace/LLaVA-OneVision-2"])
+    res = resolve_program(
+        "/workspace/LLaVA-OneVision-2/aiak_training_llm/train.py",
+        str(script),
+        CodeOptions(),
+        ["/workspace/LLaVA-OneVision-2/aiak_megatron", "/workspace/LLaVA-OneVision-2"],
+    )
     assert res.found and res.how == "script-checkout"
     assert res.file == str(ov_checkout / "aiak_training_llm/train.py")
     assert "aiak_training_llm/train.py" in res.detail
@@ -219,11 +246,15 @@ def test_path_map_module_and_not_found(ov_checkout, tmp_path):
     opts = CodeOptions(path_maps=[("/workspace/LLaVA-OneVision-2", str(ov_checkout))])
     res = resolve_program("/workspace/LLaVA-OneVision-2/aiak_training_llm/train.py", str(tmp_path / "x.sh"), opts)
     assert res.how == "path-map" and res.found
-    mod = resolve_program("-m aiak_training_llm.data", str(tmp_path / "x.sh"), CodeOptions(code_bases=[str(ov_checkout)]))
+    mod = resolve_program(
+        "-m aiak_training_llm.data", str(tmp_path / "x.sh"), CodeOptions(code_bases=[str(ov_checkout)])
+    )
     assert mod.found and mod.file == str(ov_checkout / "aiak_training_llm/data.py")
     # `python -m pkg` runs pkg/__main__.py; the package `aiak_training_llm.train` has none
     assert not resolve_program("-m aiak_training_llm.train", None, CodeOptions(code_bases=[str(ov_checkout)])).found
-    missing = resolve_program("/workspace/Other/train_x.py", str(ov_checkout / "examples/quick_start/s.sh"), CodeOptions())
+    missing = resolve_program(
+        "/workspace/Other/train_x.py", str(ov_checkout / "examples/quick_start/s.sh"), CodeOptions()
+    )
     assert not missing.found and missing.how == "not-found" and "--code-base" in missing.detail
     assert resolve_program(None, None, CodeOptions()).how == "no-program"
     assert resolve_program("train.py", None, CodeOptions(enabled=False)).how == "disabled"
@@ -297,8 +328,12 @@ def test_cache_key_covers_every_reader_module():
 # ---------------------------------------------------------------------------------------------- snapshots
 
 
-SNAPSHOTS = [("megatron_like", "pretrain_gpt.py"), ("ov_like", "aiak_training_llm/train.py"),
-             ("open_cases", "known.py"), ("open_cases", None)]
+SNAPSHOTS = [
+    ("megatron_like", "pretrain_gpt.py"),
+    ("ov_like", "aiak_training_llm/train.py"),
+    ("open_cases", "known.py"),
+    ("open_cases", None),
+]
 
 
 def _normalise(text: str, root: Path) -> str:
@@ -366,8 +401,9 @@ def test_real_checkouts(repo, rev, program, pp, flags, conditional, tmp_path_fac
     archive = subprocess.run(["git", "--git-dir", str(git_dir), "archive", rev], capture_output=True, check=True)
     with tarfile.open(fileobj=io.BytesIO(archive.stdout)) as tar:
         tar.extractall(root, filter="data") if sys.version_info >= (3, 12) else tar.extractall(root)
-    facts = facts_for_program(str(root / program), [str(root)], [str(root / p) for p in pp],
-                              CodeOptions(use_cache=False))
+    facts = facts_for_program(
+        str(root / program), [str(root)], [str(root / p) for p in pp], CodeOptions(use_cache=False)
+    )
     schema = facts.schema
     assert schema.closed and not schema.allow_abbrev, schema.open_reasons
     specs = schema.specs()

@@ -51,6 +51,9 @@ class FlagSpec:
     origin_line: int | None = None
     condition: str | None = None
     generated_from: str | None = None
+    releases: str | None = (
+        None  # 'stack:mask' (packlint.codebase.stack_schemas): a snapshot field only some releases define
+    )
 
     @property
     def origin(self) -> str:
@@ -87,6 +90,7 @@ class FlagSpec:
             "origin": {"file": self.origin_file, "line": self.origin_line},
             "condition": self.condition,
             "generated_from": self.generated_from,
+            **({"releases": self.releases} if self.releases else {}),
         }
 
     @classmethod
@@ -107,6 +111,7 @@ class FlagSpec:
             o.get("line"),
             d.get("condition"),
             d.get("generated_from"),
+            d.get("releases"),
         )
 
 

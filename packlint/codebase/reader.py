@@ -234,8 +234,10 @@ class Closure:
 
 def initial_search(program_file: str, roots: list[str], pythonpath: list[str]) -> list[str]:
     """sys.path as the program starts: its own directory, PYTHONPATH, then the code-base roots
-    (a fallback for code that relies on an install or a `cd`)."""
-    return [os.path.dirname(os.path.abspath(program_file))] + list(pythonpath) + list(roots)
+    (a fallback for code that relies on an install or a `cd`), then a root's `src/` (a src-layout
+    project installed with `pip install -e .`: open-r1's `src/open_r1/sft.py` imports `open_r1.configs`)."""
+    src = [os.path.join(r, "src") for r in roots if os.path.isdir(os.path.join(r, "src"))]
+    return [os.path.dirname(os.path.abspath(program_file))] + list(pythonpath) + list(roots) + src
 
 
 def _manifest_ok(manifest: dict) -> bool:

@@ -29,7 +29,15 @@ PACKAGE_DIRS: dict[str, tuple[str, ...]] = {
     "torchtitan": ("torchtitan",),
     "megatron-lm": ("megatron/core",),
 }
-VERSION_FILES = ("version.py", "__version__.py", "__init__.py", "package_info.py", "extras/env.py", "version.txt")
+VERSION_FILES = (
+    "version.py",
+    "__version__.py",
+    "__init__.py",
+    "package_info.py",
+    "extras/env.py",
+    "version.txt",
+    "version/version",  # verl: verl/version/version holds the release as plain text
+)
 _VERSION = LazyRegex(r"""^\s*(?:__version__|VERSION|version)\s*(?::\s*str\s*)?=\s*["']([0-9][^"']*)["']""", re.M)
 _PKG_INFO = LazyRegex(r"^\s*(MAJOR|MINOR|PATCH)\s*=\s*(\d+)", re.M)
 MAX_VERSION_FILE = 256 * 1024
@@ -75,7 +83,7 @@ def version_in_code(stack: str, script_dir: str | None) -> tuple[str, str] | Non
                 text = _read_small(path) if os.path.isfile(path) else None
                 if text is None:
                     continue
-                if name == "version.txt":
+                if name in ("version.txt", "version/version"):
                     v = text.strip().split()[0] if text.strip() else ""
                     if re.match(r"^\d+\.\d+", v):
                         return v, path
@@ -88,6 +96,83 @@ def version_in_code(stack: str, script_dir: str | None) -> tuple[str, str] | Non
                 if m:
                     return m.group(1), path
     return None
+
+
+# requirement files whose exact pins (`trl==0.19.1`) say which release a checkout runs
+_REQ_GLOBS = (  # the checkout's own requirements (not requirements/<extra>.txt: one optional feature's pins)
+    "requirements*.txt",
+    "environment.yml",
+    "environment.yaml",
+    "setup.py",
+    "pyproject.toml",
+)
+_PIN = LazyRegex(
+    r"""(?:^|["'\s,\[])([A-Za-z0-9][A-Za-z0-9._-]*)(?:\[[^\]]*\])?\s*===?\s*v?([0-9][0-9A-Za-z.+-]*)""", re.M
+)  # noqa: E501
+
+
+_INSTALL_REQUIRES = LazyRegex(r"install_requires\s*=\s*\[([^\]]*)\]", re.S)
+
+
+def _runtime_part(path: str, text: str) -> str:
+    """The part of a project file that says what the project runs with: pyproject.toml's
+    `[project] dependencies` (not an optional group: `probe = ["transformers==5.24.0"]` is an extra),
+    setup.py's `install_requires` list; requirement files and environment.yml whole."""
+    name = os.path.basename(path)
+    if name == "pyproject.toml":
+        from packlint.config import _toml
+
+        toml = _toml()
+        try:
+            deps = toml.loads(text).get("project", {}).get("dependencies", [])
+        except (toml.TOMLDecodeError, AttributeError):
+            return ""
+        return "\n".join(d for d in deps if isinstance(d, str)) if isinstance(deps, list) else ""
+    if name == "setup.py":
+        return "\n".join(m.group(1) for m in _INSTALL_REQUIRES.finditer(text))
+    return text
+
+
+def pinned_in_tree(dist: str | None, script_dir: str | None) -> tuple[str, str] | None:
+    """(version, file) of an exact pin of the distribution in the checkout's requirement files
+    (requirements*.txt, environment.yml's pip list, setup.py install_requires, pyproject.toml
+    dependencies), nearest directory first; None when no file pins it exactly (`>=` is no release)."""
+    if not dist:
+        return None
+    import glob
+
+    want = re.sub(r"[-_.]+", "-", dist).lower()
+    for root in _roots(script_dir):
+        for pattern in _REQ_GLOBS:
+            for path in sorted(glob.glob(os.path.join(glob.escape(root), pattern)))[:20]:
+                text = _read_small(path)
+                if not text:
+                    continue
+                text = _runtime_part(path, text)
+                for line in text.splitlines():
+                    if line.lstrip().startswith("#"):
+                        continue
+                    for m in _PIN.finditer(line):
+                        if re.sub(r"[-_.]+", "-", m.group(1)).lower() == want:
+                            return m.group(2).rstrip(".,\"'"), path
+    return None
+
+
+def tree_version(stack: str, dist: str | None, script_dir: str | None) -> dict:
+    """The release of a stack the checkout itself says it runs: a vendored copy's version file, else an
+    exact pin in its requirement files. `{"value", "source"}` or `{}` (never the installed package:
+    packlint's environment is not the checked tree's)."""
+    in_code = version_in_code(stack, script_dir)
+    if in_code is not None:
+        from packlint.configs import _shown
+
+        return {"value": in_code[0], "source": f"the vendored {stack} ({_shown(in_code[1])})"}
+    pin = pinned_in_tree(dist, script_dir)
+    if pin is not None:
+        from packlint.configs import _shown
+
+        return {"value": pin[0], "source": f"the pin {dist}=={pin[0]} in {_shown(pin[1])}"}
+    return {}
 
 
 def installed_version(dist: str | None) -> str | None:
@@ -133,10 +218,15 @@ def stack_version(stack: str, dist: str | None, script_dir: str | None, pins: di
     if found is not None:
         return found
     in_code = version_in_code(stack, script_dir)
+    pin = pinned_in_tree(dist, script_dir) if in_code is None else None
     if in_code is not None:
         from packlint.configs import _shown
 
         out = {"value": in_code[0], "source": f"code base ({_shown(in_code[1])})"}
+    elif pin is not None:
+        from packlint.configs import _shown
+
+        out = {"value": pin[0], "source": f"pinned in the checkout ({_shown(pin[1])})"}
     else:
         v = installed_version(dist)
         if v is not None:

@@ -43,28 +43,36 @@ def expand_fields(interp: Interpreter, node: Node, world: World, ps: ParsedScrip
 
 
 def group_pieces(interp: Interpreter, group: list[Node], world: World, ps: ParsedScript) -> list[Piece]:
-    """Pieces of a word tree-sitter-bash split in two (`$D/$T.log` -> `$D/$` + `T.log`): the
-    trailing `$` and the next word's leading name are put back together as `$T`."""
+    """Pieces of a word tree-sitter-bash split in parts (`$D/$T.log` -> `$D/$` + `T.log`; `$P-$M-$D` ->
+    `$P-$` + `M-$D`): each trailing `$` and the next part's leading name are put back together as `$M`."""
     pieces: list[Piece] = []
     for k, node in enumerate(group):
+        if node.type == "command_name" and node.named_child_count == 1:  # `A=$P-$M-$D`: `A=$P-$` + `M-$D`
+            node = node.named_children[0]
+        children = list(node.children) if node.type == "concatenation" else [node]
         if k < len(group) - 1:
-            for c in node.children[:-1]:
+            children = children[:-1]  # the bare `$` the next part completes
+        if k == 0:
+            if len(group) == 1:
+                return word_pieces(interp, node, world, ps, quoted=False)
+            for c in children:
                 pieces.extend(word_pieces(interp, c, world, ps, quoted=False))
             continue
-        if k == 0:
-            return word_pieces(interp, node, world, ps, quoted=False)
-        text = text_of(node)
+        head, rest_nodes = children[0], children[1:]
+        text = text_of(head)
         m = re.match(r"[A-Za-z_]\w*|[0-9@*#?$!-]", text)
-        span = ps.source.span(node)
+        span = ps.source.span(head)
         if m is None:
             pieces.append(Piece("$" + unescape_unquoted(text), span=span))
-            continue
-        pieces.extend(parameters.param(interp, m.group(0), None, world, False, span, ps))
-        rest = text[m.end() :]
-        if "$" in rest or "`" in rest:
-            pieces.append(Piece(None, span=span, reason=f"could not analyse `{text}`"))
-        elif rest:
-            pieces.append(Piece(unescape_unquoted(rest), span=span))
+        else:
+            pieces.extend(parameters.param(interp, m.group(0), None, world, False, span, ps))
+            rest = text[m.end() :]
+            if "$" in rest or "`" in rest:
+                pieces.append(Piece(None, span=span, reason=f"could not analyse `{text}`"))
+            elif rest:
+                pieces.append(Piece(unescape_unquoted(rest), span=span))
+        for c in rest_nodes:
+            pieces.extend(word_pieces(interp, c, world, ps, quoted=False))
     return pieces
 
 
@@ -219,6 +227,10 @@ def literal_pieces(node: Node, world: World, span: Span, quoted: bool, pattern: 
     if world.nullglob and GLOB_CHARS.search(text):
         reason = f"glob {text!r} with nullglob: the files it matches at run time"
         return [Piece(None, span=span, split=True, reason=reason)]
+    if "{" in text and ".." in text and BRACE_SEQUENCE.search(text) and brace_context(node):
+        # `{0..17000..200}`, `{a..e}`: bash expands a sequence expression into many words; packlint does
+        # not (the literal text is no value the program ever sees)
+        return [Piece(None, span=span, split=True, reason=f"the brace sequence {text!r} (words bash generates)")]
     if "{" in text and "," in text and BRACE_LIST.search(text) and brace_context(node):
         alternatives = brace_expand(text)
         if alternatives is None:
@@ -226,6 +238,9 @@ def literal_pieces(node: Node, world: World, span: Span, quoted: bool, pattern: 
         if len(alternatives) > 1:
             return [Piece(unescape_unquoted(a), span=span, boundary=k > 0) for k, a in enumerate(alternatives)]
     return [Piece(unescape_unquoted(text), span=span)]
+
+
+BRACE_SEQUENCE = re.compile(r"(?<![$\\])\{(?:-?\d+\.\.-?\d+|[A-Za-z]\.\.[A-Za-z])(?:\.\.-?\d+)?\}")
 
 
 def brace_context(node: Node) -> bool:
@@ -249,6 +264,15 @@ def concatenation_pieces(
     """The parts of a word tree-sitter splits (`a$B"c"`), brace-expanded as one word."""
     text = text_of(node)
     # tree-sitter splits `{train,val}.json` into words; bash brace-expands the whole word
+    if (
+        not quoted
+        and not pattern
+        and ".." in text
+        and all(c.type == "word" for c in node.children)
+        and BRACE_SEQUENCE.search(text)
+        and brace_context(node)
+    ):  # `{0..17000..200}` (a step tree-sitter does not read as a brace expression)
+        return [Piece(None, span=ps.source.span(node), split=True, reason=f"the brace sequence {text!r}")]
     if (
         not quoted
         and not pattern

@@ -78,11 +78,19 @@ def ends_with_dollar(node: Node | None) -> bool:
     return node is not None and node.type == "concatenation" and node.child_count > 0 and node.children[-1].type == "$"
 
 
+def _glues(n: Node) -> bool:
+    """A node that can continue a word split after a bare `$`: a word, or a concatenation that starts
+    with one (`$P-$M-$D` parses as `$P-$` + `M-$D`: the second part is a concatenation)."""
+    if n.type == "word":
+        return True
+    return n.type == "concatenation" and n.child_count > 0 and n.children[0].type == "word"
+
+
 def glued_groups(nodes: list[Node]) -> list[list[Node]]:
     """Group a word that tree-sitter-bash split after a bare `$` with the word right after it."""
     groups: list[list[Node]] = []
     for n in nodes:
-        if groups and ends_with_dollar(groups[-1][-1]) and n.type == "word" and n.start_byte == groups[-1][-1].end_byte:
+        if groups and ends_with_dollar(groups[-1][-1]) and _glues(n) and n.start_byte == groups[-1][-1].end_byte:
             groups[-1].append(n)
         else:
             groups.append([n])

@@ -14,6 +14,9 @@ from packlint.codebase.model import FlagSpec
 if TYPE_CHECKING:
     from packlint.codebase.argparse_reader.interpreter import SchemaReader
 
+# the schema note that says how a TrlParser program treats `--config` YAML keys no dataclass defines
+TRL_CONFIG_NOTE = "TrlParser --config keys no dataclass defines: "
+
 _BOOL_ACTIONS = {"store_true", "store_false", "store_const", "append_const", "count", "help", "version"}
 
 
@@ -32,13 +35,10 @@ def subclasses_argparse(reader: SchemaReader, cls: V, depth: int = 0) -> bool:
 def call_builtin(reader: SchemaReader, mod, node, name: str, args, kwargs, conds) -> V:
     if name == "argparse.ArgumentParser":
         return new_parser(reader, mod, node, kwargs, conds)
-    if name == "HfArgumentParser":
-        p = Parser(reader.where(mod, node), True, "error", "hf")
-        p.open_reasons.append(
-            f"HfArgumentParser ({reader.where(mod, node)}): flags come from dataclasses packlint does not expand"
-        )
-        reader.parsers.append(p)
-        return V("parser", p)
+    if name in ("HfArgumentParser", "TrlParser"):
+        from packlint.codebase.argparse_reader.hf_dataclasses import hf_parser
+
+        return hf_parser(reader, mod, node, name, args[0] if args else kwargs.get("dataclass_types"))
     return UNKNOWN
 
 
@@ -99,6 +99,45 @@ def parser_method(reader: SchemaReader, mod, node: ast.Call, obj: V, attr: str, 
         return UNKNOWN
     if p.kind == "hf" and attr.startswith("parse_"):  # parse_args_into_dataclasses, parse_json_file...
         p.parsed.append(reader.where(mod, node))
+        if attr == "parse_args_and_config":  # TRL: what a `--config` YAML key no dataclass has does
+            fail = kwargs.get("fail_with_unknown_args")
+            if fail is not None and fail.kind == "const" and fail.value is False:
+                p.notes.append(f"{TRL_CONFIG_NOTE}ignored (fail_with_unknown_args=False at {reader.where(mod, node)})")
+            elif fail is None or fail.kind == "const":
+                p.notes.append(f"{TRL_CONFIG_NOTE}rejected (parse_args_and_config at {reader.where(mod, node)})")
+        if attr in ("parse_args_into_dataclasses", "parse_args_and_config"):
+            flag = kwargs.get("args_file_flag")  # a flag read by a parser of its own before the dataclasses'
+            if flag is not None and flag.kind == "const" and isinstance(flag.value, str) and flag.value.startswith("-"):
+                p.add(
+                    FlagSpec(
+                        (flag.value,),
+                        flag.value.lstrip("-"),
+                        "append",
+                        None,
+                        "str",
+                        None,
+                        None,
+                        None,
+                        False,
+                        None,
+                        mod.path,
+                        getattr(node, "lineno", None),
+                    )
+                )
+            elif flag is not None and flag.kind != "const":
+                p.open_reasons.append(f"args_file_flag at {reader.where(mod, node)} is computed")
+            rest = kwargs.get("return_remaining_strings")
+            if rest is None or (rest.kind == "const" and rest.value is False):
+                # hf_argparser.py: leftover arguments raise "Some specified arguments are not used"
+                p.strict.append(reader.where(mod, node))
+            else:
+                p.known_reasons.append(
+                    f"{attr}(return_remaining_strings=...) at {reader.where(mod, node)}: unknown options are returned"
+                )
+        elif attr in ("parse_known_args",):
+            p.known_reasons.append(f"parse_known_args at {reader.where(mod, node)}: unknown options are passed through")
+        else:
+            p.known_reasons.append(f"{attr} at {reader.where(mod, node)} reads the arguments from a file")
         return UNKNOWN
     if attr in ("parse_args", "parse_intermixed_args"):
         p.parsed.append(reader.where(mod, node))

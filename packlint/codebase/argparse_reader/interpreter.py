@@ -82,6 +82,8 @@ class SchemaReader:
             return V("builtin", f"argparse.{attr}")
         if level == 0 and module == "transformers" and attr == "HfArgumentParser":
             return V("builtin", "HfArgumentParser")
+        if level == 0 and module in ("trl", "trl.scripts.utils", "trl.scripts") and attr == "TrlParser":
+            return V("builtin", "TrlParser")
         sub = self.module_named(f"{module}.{attr}" if module else attr, mod, level) if (module or level) else None
         if sub is not None:
             return V("module", f"{module}.{attr}", sub)
@@ -111,6 +113,8 @@ class SchemaReader:
                 return V("builtin", f"argparse.{attr}")
             if base.value == "transformers" and attr == "HfArgumentParser":
                 return V("builtin", "HfArgumentParser")
+            if base.value == "trl" and attr == "TrlParser":
+                return V("builtin", "TrlParser")
             if base.value == "hydra" and attr == "main":
                 return V("builtin", "hydra.main")
             return V("extname", f"{base.value}.{attr}")

@@ -10,6 +10,8 @@ from packlint.conditions.functions.deepspeed import DEEPSPEED_FUNCTIONS
 from packlint.conditions.functions.derived import DERIVED_FUNCTIONS
 from packlint.conditions.functions.hf_code import HF_CODE_FUNCTIONS
 from packlint.conditions.functions.stack import STACK_FUNCTIONS
+from packlint.conditions.functions.stack_config_keys import STACK_CONFIG_KEY_FUNCTIONS
+from packlint.conditions.functions.stack_keys import STACK_KEY_FUNCTIONS
 from packlint.conditions.functions.stack_source import STACK_SOURCE_FUNCTIONS
 from packlint.conditions.functions.startup import STARTUP_FUNCTIONS
 from packlint.conditions.functions.text import TEXT_FUNCTIONS
@@ -20,6 +22,8 @@ FUNCTIONS.update(DERIVED_FUNCTIONS)
 FUNCTIONS.update(STACK_FUNCTIONS)
 FUNCTIONS.update(DEEPSPEED_FUNCTIONS)
 FUNCTIONS.update(CODEBASE_FUNCTIONS)
+FUNCTIONS.update(STACK_KEY_FUNCTIONS)
+FUNCTIONS.update(STACK_CONFIG_KEY_FUNCTIONS)
 FUNCTIONS.update(STARTUP_FUNCTIONS)
 FUNCTIONS.update(STACK_SOURCE_FUNCTIONS)
 FUNCTIONS.update(HF_CODE_FUNCTIONS)
@@ -32,7 +36,9 @@ __all__ = [
     "DERIVED_FUNCTIONS",
     "FUNCTIONS",
     "HF_CODE_FUNCTIONS",
+    "STACK_CONFIG_KEY_FUNCTIONS",
     "STACK_FUNCTIONS",
+    "STACK_KEY_FUNCTIONS",
     "STARTUP_FUNCTIONS",
     "STACK_SOURCE_FUNCTIONS",
     "TEXT_FUNCTIONS",

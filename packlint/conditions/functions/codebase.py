@@ -7,6 +7,22 @@ import re
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from packlint.conditions.functions.codebase_common import (
+    _code,
+    _code_label,
+    _schema_view,
+    _script_text,
+)
+from packlint.conditions.functions.codebase_env import (
+    _compile_two_regexes,
+    _f_code_read_at,
+    _f_code_read_before,
+    _f_code_reads,
+    _f_env_close_read,
+    _f_script_expands,
+    _f_unread_export_count,
+    _f_unread_exports,
+)
 from packlint.conditions.functions.core import (
     _entry_value,
     _f_flag_distinct_in_script,
@@ -25,61 +41,6 @@ if TYPE_CHECKING:
 # code session through EvalContext.code_facts(); when the program's source is not at hand and it is one
 # of Megatron-LM's root programs, its flags are checked against the shipped release snapshots
 # (packlint.codebase.snapshots). Nothing here reads code itself.
-
-
-def _code(ctx: EvalContext) -> Any:
-    try:
-        return ctx.code_facts()
-    except Exception:  # a reader bug must not take the check down: the rules then see no code
-        return None
-
-
-def _pinned_megatron(ctx: EvalContext) -> str | None:
-    session = getattr(ctx._code, "__self__", None)
-    return getattr(getattr(session, "options", None), "megatron_version", None)
-
-
-def _schema_view(ctx: EvalContext) -> tuple[Any, str, Any]:
-    """(FlagSchema or None, what it was read from (for messages), Snapshot or None)."""
-    view = ctx.memo.get("schema_view")
-    if view is None:
-        view = ctx.memo["schema_view"] = _read_schema_view(ctx)
-    return view
-
-
-def _read_schema_view(ctx: EvalContext) -> tuple[Any, str, Any]:
-    facts = _code(ctx)
-    if facts is not None and facts.known:
-        if facts.schema is None:
-            return None, "", None
-        return facts.schema, _code_label(facts, "the parser of "), None
-    from packlint.codebase.snapshots import fork_evidence, snapshot_for
-
-    program_ = program(ctx.launch, ctx.variant)
-    snap = snapshot_for(program_, _pinned_megatron(ctx))
-    if snap is None:
-        return None, "", None
-    if fork_evidence(program_, ctx.model.get("script")) is not None:
-        # the upstream snapshots apply to upstream code only: a fork without its code is undecided
-        return None, "", None
-    return snap.schema, snap.describe + " (its code base was not found)", snap
-
-
-def _code_label(facts: Any, prefix: str = "") -> str:
-    """The program file as a reader can find it: relative to the working directory when under it or
-    one level up, else absolute."""
-    res = facts.resolution
-    return f"{prefix}{_show_path(res.file) if res.file else (res.program or '?')}"
-
-
-def _show_path(path: str) -> str:
-    import os
-
-    try:
-        rel = os.path.relpath(path)
-    except ValueError:
-        return path
-    return path if rel.startswith("../..") else rel
 
 
 def _f_code_searched(ctx: EvalContext, node: Builtin, a: list[Any]) -> Any:
@@ -103,140 +64,6 @@ def _f_code_detail(ctx: EvalContext, node: Builtin, a: list[Any]) -> Any:
     if facts is None:
         return Unk("code reading is off or the launch runs no program", "absent")
     return facts.resolution.detail or facts.resolution.how
-
-
-def _f_code_reads(ctx: EvalContext, node: Builtin, a: list[Any]) -> Any:
-    """True / False from the code's reads. The reads found in the program's import closure decide
-    first; a read with a computed name makes the names starting with its known prefix undecidable (a
-    name computed from nothing known, an empty prefix, e.g. Megatron's YAML loader resolving `${NAME}`
-    from a config file, is not counted: it would make every variable undecidable). A name the closure
-    does not read still counts as read when a Python file anywhere under the code base's roots quotes
-    it: modules imported dynamically (registries, importlib) escape any static closure, and a
-    variable is only called dead when no module of the code base reads it."""
-    if _is_unk(a[0]):
-        return a[0]
-    return _reads(ctx, a[0])
-
-
-def _reads(ctx: EvalContext, name: str) -> Any:
-    """code_reads for one name (memoised per launch: PK203 and PK205 both ask)."""
-    memo = ctx.memo.setdefault("code_reads", {})
-    if name not in memo:
-        memo[name] = _read_reads(ctx, name)
-    return memo[name]
-
-
-def _read_reads(ctx: EvalContext, name: str) -> Any:
-    a = [name]
-    facts = _code(ctx)
-    if facts is None or not facts.known:
-        return Unk("the code base of the launch was not found", "absent")
-    hit = None
-    for r in facts.env_reads:
-        if not r.computed and r.name == a[0]:
-            return True
-        if r.computed and r.name and a[0].startswith(r.name) and hit is None:
-            hit = r
-    if hit is not None:
-        return Unk(
-            f"the code reads environment variables named {hit.name}... (a computed name) at "
-            f"{_show_path(hit.file)}:{hit.line}, which may be {a[0]}",
-            "unknown",
-        )
-    return _quoted_anywhere(_code_roots(facts), a[0])
-
-
-def _code_roots(facts: Any) -> list[str]:
-    import os
-
-    res = facts.resolution
-    roots = [res.root] if res.root else []
-    roots += [p for p in (res.pythonpath or []) if p]
-    if not roots and res.file:
-        roots = [os.path.dirname(res.file)]
-    out: list[str] = []
-    for r in roots:
-        r = os.path.abspath(r)
-        if os.path.isdir(r) and not any(r == o or r.startswith(o.rstrip("/") + "/") for o in out):
-            out = [o for o in out if not o.startswith(r.rstrip("/") + "/")] + [r]
-    return out
-
-
-_MENTION_MEMO: dict[tuple[tuple[str, ...], str], bool] = {}
-
-
-def _quoted_anywhere(roots: list[str], name: str) -> bool:
-    """A Python file under `roots` holds the string literal `name` ('NAME' or "NAME"). grep where it
-    exists (a fraction of a second on Megatron-LM's 70 MB), else one Python text scan per root."""
-    key = (tuple(roots), name)
-    if key in _MENTION_MEMO:
-        return _MENTION_MEMO[key]
-    if not roots:
-        return False
-    import shutil
-    import subprocess
-
-    found = None
-    grep = shutil.which("grep")
-    if grep is not None:
-        try:
-            proc = subprocess.run(
-                [grep, "-rlF", "--include=*.py", "-m", "1", "-e", f'"{name}"', "-e", f"'{name}'", "--", *roots],
-                capture_output=True,
-                timeout=60,
-            )
-            if proc.returncode in (0, 1):
-                found = proc.returncode == 0
-        except (OSError, subprocess.SubprocessError):
-            found = None
-    if found is None:
-        found = any(name in _quoted_names(root) for root in roots)
-    _MENTION_MEMO[key] = found
-    return found
-
-
-_QUOTED_MEMO: dict[str, frozenset[str]] = {}
-_QUOTED_PATTERN = rb"""['"]([A-Za-z_][A-Za-z0-9_]{1,127})['"]"""  # compiled when grep is missing
-_MAX_TREE_FILES = 20000
-
-
-def _quoted_names(root: str) -> frozenset[str]:
-    """Every identifier-like string literal in the Python files under `root` (one pass per root and
-    process; a text scan, no parsing)."""
-    if root in _QUOTED_MEMO:
-        return _QUOTED_MEMO[root]
-    import os
-
-    quoted_re = re.compile(_QUOTED_PATTERN)
-    names: set[bytes] = set()
-    seen = 0
-    for dirpath, dirnames, filenames in os.walk(root):
-        dirnames[:] = [d for d in dirnames if not d.startswith(".") and d not in ("__pycache__", "node_modules")]
-        for fn in filenames:
-            if not fn.endswith(".py"):
-                continue
-            seen += 1
-            if seen > _MAX_TREE_FILES:
-                break
-            try:
-                with open(os.path.join(dirpath, fn), "rb") as fh:
-                    names.update(quoted_re.findall(fh.read()))
-            except OSError:
-                continue
-    result = frozenset(n.decode("ascii", "replace") for n in names)
-    _QUOTED_MEMO[root] = result
-    return result
-
-
-def _f_code_read_at(ctx: EvalContext, node: Builtin, a: list[Any]) -> Any:
-    if _is_unk(a[0]):
-        return a[0]
-    facts = _code(ctx)
-    reads = facts.reads_of(a[0]) if facts is not None and facts.known else []
-    if not reads:
-        return Unk(f"{a[0]} is not read", "absent")
-    r = reads[0]
-    return f"{_show_path(r.file)}:{r.line}"
 
 
 def _f_flags_checked(ctx: EvalContext, node: Builtin, a: list[Any]) -> Any:
@@ -274,6 +101,11 @@ def _f_flag_suggestion(ctx: EvalContext, node: Builtin, a: list[Any]) -> Any:
     if schema is None:
         return ""
     close = schema.close_names(a[0], 1, 0.75)
+    from packlint.conditions.functions.stack_keys import removed_text
+
+    gone = removed_text(schema, a[0])
+    if gone is not None:
+        return f" ({a[0]} {gone}{'; did you mean ' + close[0] + '?' if close else ''})"
     if snap is not None and snap.pinned is not None:
         from packlint.codebase.snapshots import snapshot_for
 
@@ -353,6 +185,15 @@ def _type_problem(spec: Any, word: str) -> str | None:
         # an empty word is almost always an unset variable the caller is meant to set: not judged
         return None
     t = spec.type or "str"
+    if (
+        t == "custom:string_to_bool"
+        and (getattr(spec, "generated_from", None) or "")
+        and word.lower() not in _HF_BOOL_WORDS
+    ):
+        return (
+            f"{word!r} is not a truth value: HfArgumentParser's string_to_bool raises 'Truthy value expected' "
+            "(it takes yes/no, true/false, t/f, y/n, 1/0)"
+        )
     if t == "int" and python_int(word) is None:
         return f'{word!r} is not an integer: argparse exits with "invalid int value: {word!r}"'
     if t == "float":
@@ -436,19 +277,8 @@ def _flag_problem(
     return None
 
 
-_LINES_MEMO: dict[str, list[str]] = {}
 _LINE_STARTS: dict[str, list[int]] = {}
 _EXPANSION_START = re.compile(r"""(?:[ \t]|\\\n)*"?\$(?![('"])""")
-
-
-def _script_text(path: str) -> str:
-    if path not in _LINES_MEMO:
-        try:
-            with open(path, encoding="utf-8", errors="replace") as fh:
-                _LINES_MEMO[path] = [fh.read()]
-        except OSError:
-            _LINES_MEMO[path] = [""]
-    return _LINES_MEMO[path][0]
 
 
 def _offset(path: str, line: int | None, column: int | None) -> int | None:
@@ -590,6 +420,7 @@ def _first_unknown_option(ctx: EvalContext, schema: Any) -> tuple[list[Any], int
 # argparse actions that keep every occurrence: giving such a flag twice is no repeat
 _ACCUMULATING = frozenset(("append", "append_const", "extend", "count"))
 # transformers.hf_argparser.string_to_bool (transformers 5.24, hf_argparser.py:36): case-insensitive
+_HF_BOOL_WORDS = frozenset(("yes", "true", "t", "y", "1", "no", "false", "f", "n", "0"))
 _HF_BOOL = {"yes": True, "true": True, "t": True, "y": True, "1": True}
 _HF_BOOL.update({"no": False, "false": False, "f": False, "n": False, "0": False})
 
@@ -661,182 +492,6 @@ def _as_float(v: str) -> float | None:
         return None
 
 
-def _close_read(ctx: EvalContext, name: str) -> str | None:
-    """The one variable the launched code reads whose name is close to `name` (a likely misspelling):
-    difflib ratio >= 0.85, not a name that differs only in its digits (`GPU_0` / `GPU_1`). None when
-    none or several are close."""
-    facts = _code(ctx)
-    if facts is None or not facts.known or len(name) < 5:
-        return None
-    import difflib
-
-    names = [n for n in facts.env_names() if n != name]
-    close = difflib.get_close_matches(name, names, n=3, cutoff=0.85)
-    shape = re.sub(r"\d+", "#", name)
-    close = [c for c in close if re.sub(r"\d+", "#", c) != shape]
-    return close[0] if len(close) == 1 else None
-
-
-# PK203 (b): the code base used to read a variable (git history at hand). `git log -G` over the code
-# files, with everything that could run repository-configured programs turned off (no pager, no
-# textconv, no external diff, no fsmonitor, no hooks; git log runs no hooks anyway), bounded in time
-# per call and per process. A failure or a timeout is "unknown": no finding.
-_HISTORY_MEMO: dict[tuple[str, str], str | None] = {}
-_HISTORY_BUDGET = [8.0]
-_HISTORY_CALL_S = 3.0
-
-
-def _git_top(path: str) -> str | None:
-    import os
-
-    d = os.path.abspath(path)
-    for _ in range(12):
-        if os.path.exists(os.path.join(d, ".git")):
-            return d
-        parent = os.path.dirname(d)
-        if parent == d:
-            return None
-        d = parent
-    return None
-
-
-def _read_before(ctx: EvalContext, name: str) -> str | None:
-    """'abc1234 (2025-03-02)': the newest commit whose diff of a Python file adds or removes the quoted
-    name, when the code base is a git checkout and the code does not read the name now; None when
-    not (or when git is missing, refuses the repository, or runs out of time)."""
-    facts = _code(ctx)
-    if facts is None or not facts.known:
-        return None
-    import os
-
-    root = facts.resolution.root or (os.path.dirname(facts.resolution.file) if facts.resolution.file else None)
-    top = _git_top(root) if root else None
-    if top is None or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
-        return None
-    key = (top, name)
-    if key in _HISTORY_MEMO:
-        return _HISTORY_MEMO[key]
-    if _HISTORY_BUDGET[0] <= 0:
-        return None
-    import shutil
-    import subprocess
-    import time
-
-    git = shutil.which("git")
-    if git is None:
-        _HISTORY_MEMO[key] = None
-        return None
-    cmd = [
-        git,
-        "--no-pager",
-        "-c",
-        "core.fsmonitor=false",
-        "-c",
-        "core.hooksPath=/dev/null",
-        "-c",
-        "diff.external=",
-        "-C",
-        top,
-        "log",
-        "--no-textconv",
-        "--no-ext-diff",
-        "--no-color",
-        "--format=%h (%cs)",
-        "-n",
-        "1",
-        "-G",
-        f"[\"']{name}[\"']",
-        "--",
-        "*.py",
-    ]
-    env = dict(os.environ, GIT_CONFIG_NOSYSTEM="1", GIT_TERMINAL_PROMPT="0", GIT_OPTIONAL_LOCKS="0", LC_ALL="C")
-    t0 = time.monotonic()
-    try:
-        proc = subprocess.run(
-            cmd,
-            capture_output=True,
-            timeout=min(_HISTORY_CALL_S, _HISTORY_BUDGET[0]),
-            env=env,
-            stdin=subprocess.DEVNULL,
-        )
-        out = proc.stdout.decode("utf-8", "replace").strip() if proc.returncode == 0 else ""
-    except (OSError, subprocess.SubprocessError):
-        out = ""
-    _HISTORY_BUDGET[0] -= time.monotonic() - t0
-    _HISTORY_MEMO[key] = out.splitlines()[0] if out else None
-    return _HISTORY_MEMO[key]
-
-
-def _f_code_read_before(ctx: EvalContext, node: Builtin, a: list[Any]) -> Any:
-    """The commit that last added or removed a quoted mention of the variable in the code base's
-    Python files (git history), when the code no longer mentions it; absent otherwise."""
-    if _is_unk(a[0]):
-        return a[0]
-    if _reads(ctx, a[0]) is not False:
-        return Unk(f"the code reads {a[0]}", "absent")
-    hit = _read_before(ctx, a[0])
-    return hit if hit is not None else Unk(f"no older revision of the code mentions {a[0]}", "absent")
-
-
-def _f_env_close_read(ctx: EvalContext, node: Builtin, a: list[Any]) -> Any:
-    """The variable the launched code reads that `name` is most likely a misspelling of; absent when
-    no single name read by the code is close."""
-    if _is_unk(a[0]):
-        return a[0]
-    close = _close_read(ctx, a[0])
-    return close if close is not None else Unk(f"no variable the code reads is close to {a[0]}", "absent")
-
-
-def _unread_exports(ctx: EvalContext, static: Any) -> list[str]:
-    """Exported variables (set by the script) that no Python module of the code base reads or quotes,
-    that match no runtime/library prefix, that the script does not expand itself and that are not a
-    likely misspelling of a name the code reads (those are PK203's)."""
-    memo = ctx.memo.get("unread_exports")
-    if memo is not None:
-        return memo
-    library, judged = static
-    out: list[str] = []
-    facts = _code(ctx)
-    if facts is not None and facts.known:
-        for name, entry in ctx.variant.get("env", {}).items():
-            if not isinstance(entry, dict) or entry.get("source", "script") not in ("script", "prefix"):
-                continue
-            if library.search(name) or judged.search(name) or _script_expands(ctx, name):
-                continue
-            if _reads(ctx, name) is not False or _close_read(ctx, name) is not None:
-                continue
-            if _read_before(ctx, name) is not None:
-                continue  # PK203: the code base used to read it
-            out.append(name)
-    ctx.memo["unread_exports"] = out
-    return out
-
-
-def _f_unread_exports(ctx: EvalContext, node: Builtin, a: list[Any]) -> Any:
-    """'A, B and 3 more': the exports no Python module of the launched code reads (see _unread_exports);
-    absent when none (or the code is not known)."""
-    names = _unread_exports(ctx, node.static)
-    if not names:
-        return Unk("every exported variable is read, used or a runtime's", "absent")
-    shown = names[:6]
-    text = ", ".join(shown[:-1]) + (" and " if len(shown) > 1 else "") + shown[-1]
-    if len(names) > len(shown):
-        text = ", ".join(shown) + f" and {len(names) - len(shown)} more"
-    return text
-
-
-def _f_unread_export_count(ctx: EvalContext, node: Builtin, a: list[Any]) -> Any:
-    return len(_unread_exports(ctx, node.static))
-
-
-def _compile_two_regexes(args: list[Any]) -> Any:
-    from packlint.regex import LazyRegex
-
-    re.compile(args[0])
-    re.compile(args[1])
-    return (LazyRegex(args[0]), LazyRegex(args[1]))
-
-
 def _f_flags_unchecked(ctx: EvalContext, node: Builtin, a: list[Any]) -> Any:
     """Why the flags of a Megatron-LM-style program were not checked, for one info (PK206): a fork
     whose code is not at hand (the upstream snapshots do not apply; said at the first such launch of
@@ -870,31 +525,6 @@ def _f_flags_unchecked(ctx: EvalContext, node: Builtin, a: list[Any]) -> Any:
         f"{program_} looks like a fork of Megatron-LM ({why}) and its code was not found, so the Megatron-LM "
         "release snapshots do not apply"
     )
-
-
-_EXPANDS_MEMO: dict[tuple[str, str], bool] = {}
-
-
-def _f_script_expands(ctx: EvalContext, node: Builtin, a: list[Any]) -> Any:
-    """The script text expands the variable itself (`$NAME`, `${NAME...}`): an export then may serve
-    the script's own commands, not the program."""
-    if _is_unk(a[0]):
-        return a[0]
-    return _script_expands(ctx, a[0])
-
-
-def _script_expands(ctx: EvalContext, name: str) -> bool:
-    a = [name]  # noqa: F841 (kept: the loop below reads a[0])
-    path = ctx.model.get("script")
-    files = [path] + [f for f in ctx.model.get("files", []) if isinstance(f, str)] if path else []
-    for f in files:
-        key = (f, a[0])
-        if key not in _EXPANDS_MEMO:
-            text = _script_text(f)
-            _EXPANDS_MEMO[key] = re.search(r"\$\{?[#!]?" + re.escape(a[0]) + r"\b", text) is not None
-        if _EXPANDS_MEMO[key]:
-            return True
-    return False
 
 
 CODEBASE_FUNCTIONS: dict[str, Function] = {

@@ -406,7 +406,18 @@ def _no_validation(ctx: EvalContext) -> Any:
     (a program with its own parser that is not Megatron's: a DeepSpeed or Hugging Face trainer that
     happens to take --micro-batch-size and --save)."""
     facts = _facts(ctx)
-    if facts is None or facts.schema is None:
+    if facts is None or not facts.known:
+        # issue 26: upstream Megatron-LM's checks stand for upstream code only; a fork's program whose code
+        # is not at hand is undecided (PK206 says so once per script)
+        from packlint.codebase.snapshots import ROOT_PROGRAMS, fork_evidence
+        from packlint.model_view import program
+
+        program_ = program(ctx.launch, ctx.variant)
+        base = (program_ or "").replace("\\", "/").rsplit("/", 1)[-1]
+        if base in ROOT_PROGRAMS and fork_evidence(program_, ctx.model.get("script")) is not None:
+            return Unk("a fork of Megatron-LM whose code is not at hand: upstream's checks may not be its", "unknown")
+        return True
+    if facts.schema is None:
         return True
     return "megatron" in (facts.unresolved_imports or []) or bool(facts.skipped)
 

@@ -1,0 +1,253 @@
+"""A dataclass field as transformers' `HfArgumentParser` turns it into a flag (issue 28), read from
+the class's `ast` (never imported). One place for the typing rules, used by the schema reader on a
+checkout's own dataclasses and by `tools/stack_schemas.py` on the stacks' released packages.
+
+The rules are hf_argparser.py `_parse_dataclass_field` (transformers 4.41-5.24, unchanged in what
+matters here):
+
+- the flag is `--name`, and `--name-with-dashes` when the name has an underscore;
+- `Optional[X]` is X; `Union[str, X]` is X (the parser drops `str`);
+- `bool` (or `Optional[bool]` with a non-None default) takes 0 or 1 value (`nargs='?'`,
+  `const=True`, `type=string_to_bool`: yes/no, true/false, t/f, y/n, 1/0 in any case); a default of
+  True adds `--no_name` / `--no-name` (store_false); `Optional[bool] = None` takes exactly one value;
+- `Literal[...]` and an `Enum` give choices (an Enum's member *values*);
+- `list[X]` is `nargs='+'`;
+- a field with no default (nor default_factory) is required.
+
+A field is described by a small tuple `(type, choices, marks)`: type `bool`, `bool1` (one value),
+`int`, `float`, `str`, `list:T`, `lit` (choices), `any` (a type packlint does not check); marks `r`
+(required) and `T` (default True).
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Callable
+
+EnumLookup = Callable[[ast.expr], "list[str] | None"]
+
+
+def _strip_optional(ann: ast.expr) -> tuple[list[ast.expr], bool]:
+    """The union's members (without None) and whether None was one."""
+    if isinstance(ann, ast.BinOp) and isinstance(ann.op, ast.BitOr):
+        left, ln = _strip_optional(ann.left)
+        right, rn = _strip_optional(ann.right)
+        return left + right, ln or rn
+    if isinstance(ann, ast.Constant) and ann.value is None:
+        return [], True
+    if isinstance(ann, ast.Subscript):
+        head = ast.unparse(ann.value).split(".")[-1]
+        elts = ann.slice.elts if isinstance(ann.slice, ast.Tuple) else [ann.slice]
+        if head == "Optional":
+            inner, _ = _strip_optional(elts[0])
+            return inner, True
+        if head == "Union":
+            out: list[ast.expr] = []
+            none = False
+            for e in elts:
+                sub, n = _strip_optional(e)
+                out += sub
+                none = none or n
+            return out, none
+    return [ann], False
+
+
+def type_of(
+    ann: ast.expr, default: ast.expr | None, has_default: bool, enum_values: EnumLookup
+) -> tuple[str, list[str] | None]:
+    """(type code, choices) of a field's annotation, as HfArgumentParser types it."""
+    if isinstance(ann, ast.Constant) and isinstance(ann.value, str):
+        try:
+            ann = ast.parse(ann.value, mode="eval").body
+        except SyntaxError:
+            return "any", None
+    members, optional = _strip_optional(ann)
+    names = [ast.unparse(m).split(".")[-1] for m in members]
+    if len(members) == 2 and "str" in names:  # Union[str, X] -> X
+        members = [m for m, n in zip(members, names, strict=True) if n != "str"] or members[:1]
+        names = [ast.unparse(m).split(".")[-1] for m in members]
+    if len(members) != 1:
+        return "any", None
+    m, n = members[0], names[0]
+    if n == "bool":
+        default_none = isinstance(default, ast.Constant) and default.value is None
+        return ("bool1" if optional and (default_none or not has_default) else "bool"), None
+    if n in ("int", "float", "str"):
+        return n, None
+    if isinstance(m, ast.Subscript):
+        head = ast.unparse(m.value).split(".")[-1]
+        elts = m.slice.elts if isinstance(m.slice, ast.Tuple) else [m.slice]
+        if head == "Literal":
+            vals = [e.value for e in elts if isinstance(e, ast.Constant)]
+            return ("lit", [str(v) for v in vals]) if len(vals) == len(elts) else ("any", None)
+        if head in ("list", "List") and len(elts) == 1:
+            inner = ast.unparse(elts[0]).split(".")[-1]
+            return "list:" + (inner if inner in ("int", "float", "str") else "any"), None
+        return "any", None
+    values = enum_values(m)
+    if values:
+        return "lit", values
+    return "any", None
+
+
+def enum_values_of(node: ast.ClassDef) -> list[str] | None:
+    """The string values of an Enum class's members (HfArgumentParser's choices), None when it is not
+    an Enum with string values."""
+    bases = [ast.unparse(b).split(".")[-1] for b in node.bases]
+    if not any("Enum" in b for b in bases):
+        return None
+    vals = [
+        s.value.value
+        for s in node.body
+        if isinstance(s, ast.Assign) and isinstance(s.value, ast.Constant) and isinstance(s.value.value, str)
+    ]
+    return vals or None
+
+
+def is_dataclass(node: ast.ClassDef) -> bool:
+    return any("dataclass" in ast.unparse(d) for d in node.decorator_list)
+
+
+def own_fields(node: ast.ClassDef, enum_values: EnumLookup) -> dict[str, tuple[str, list[str] | None, str, int]]:
+    """name -> (type, choices, marks, line) of the class's own init fields, in order."""
+    out: dict[str, tuple[str, list[str] | None, str, int]] = {}
+    for stmt in node.body:
+        if not (isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name)):
+            continue
+        ann_text = ast.unparse(stmt.annotation)
+        if ann_text.startswith(("ClassVar", "typing.ClassVar", "InitVar", "dataclasses.InitVar")):
+            continue
+        value = stmt.value
+        default: ast.expr | None = value
+        has_default = value is not None
+        if isinstance(value, ast.Call) and ast.unparse(value.func).split(".")[-1] == "field":
+            kws = {k.arg: k.value for k in value.keywords if k.arg}
+            init = kws.get("init")
+            if isinstance(init, ast.Constant) and init.value is False:
+                out.pop(stmt.target.id, None)
+                continue
+            default = kws.get("default")
+            has_default = "default" in kws or "default_factory" in kws
+        typ, choices = type_of(stmt.annotation, default, has_default, enum_values)
+        marks = ("r" if not has_default else "") + (
+            "T" if isinstance(default, ast.Constant) and default.value is True else ""
+        )
+        out[stmt.target.id] = (typ, choices, marks, stmt.lineno)
+    return out
+
+
+# ---- every argument dataclass of a package's files (the snapshot generator, and a vendored stack's code)
+
+SKIP_FILES = ("vllm_serve.py",)  # TRL: a second ScriptArguments, not the training CLI's
+
+
+def class_fields_of(node: ast.ClassDef, enums: dict) -> dict[str, list]:
+    def enum_values(ann: ast.expr) -> list[str] | None:
+        return enums.get(ast.unparse(ann).split(".")[-1])
+
+    return {n: [t, c, m] for n, (t, c, m, _line) in own_fields(node, enum_values).items()}
+
+
+def enums_of(tree: ast.Module) -> dict[str, list[str]]:
+    out = {}
+    for node in tree.body:
+        if isinstance(node, ast.ClassDef):
+            vals = enum_values_of(node)
+            if vals:
+                out[node.name] = vals
+    return out
+
+
+def aliases_of(tree: ast.Module) -> dict[str, str]:
+    """A base class named through an alias: `from transformers import X as Y`, or `Y = X` at the top
+    level or under a top-level `if` (LLaMA-Factory's `BaseTrainingArguments = Seq2SeqTrainingArguments`,
+    the other branch being mcore_adapter's class, which `USE_MCA` selects)."""
+    out: dict[str, str] = {}
+    stmts = list(tree.body)
+    for node in tree.body:
+        if isinstance(node, ast.If):
+            stmts += node.body + node.orelse
+    for node in stmts:
+        if isinstance(node, ast.ImportFrom):
+            for a in node.names:
+                if a.asname and not a.name.startswith("Mca"):
+                    out.setdefault(a.asname, a.name)
+        elif isinstance(node, ast.Assign) and isinstance(node.value, ast.Name) and len(node.targets) == 1:
+            t = node.targets[0]
+            if isinstance(t, ast.Name) and not node.value.id.startswith("Mca"):
+                out.setdefault(t.id, node.value.id)
+    return out
+
+
+def read_classes(files: dict[str, bytes]) -> dict[str, dict]:
+    trees = {}
+    enums: dict[str, list[str]] = {}
+    for name, data in files.items():
+        if not name.endswith(".py"):
+            continue
+        try:
+            trees[name] = ast.parse(data)
+        except SyntaxError:
+            continue
+        enums.update(enums_of(trees[name]))
+    classes: dict[str, dict] = {}
+    for name, tree in sorted(trees.items()):
+        aliases = aliases_of(tree)
+        for node in tree.body:
+            if not isinstance(node, ast.ClassDef):
+                continue
+            bases = [aliases.get(b, b) for b in (ast.unparse(b).split(".")[-1] for b in node.bases)]
+            if not is_dataclass(node) and not any(b in classes for b in bases):
+                continue
+            if node.name in classes or name.endswith(SKIP_FILES):
+                continue  # a second class of the same name (TRL's vllm_serve.py ScriptArguments): not the CLI's
+            classes[node.name] = {
+                "bases": [b for b in bases if b not in ("object", "ABC")],
+                "fields": class_fields_of(node, enums) if is_dataclass(node) else {},
+                "file": name,
+            }
+    return classes
+
+
+def read_models(files: dict[str, bytes]) -> dict[str, dict]:
+    """Every pydantic model of the files (a class deriving BaseModel, directly or through another model
+    of the files): its bases and its field names, with each `Field(alias=...)` as a name too (axolotl's
+    config schema sets `populate_by_name`). Field types are not read ("any")."""
+    trees = {}
+    for name, data in files.items():
+        if name.endswith(".py"):
+            try:
+                trees[name] = ast.parse(data)
+            except SyntaxError:
+                continue
+    nodes: dict[str, tuple[ast.ClassDef, list[str]]] = {}
+    for tree in trees.values():
+        for node in tree.body:
+            if isinstance(node, ast.ClassDef) and node.name not in nodes:
+                nodes[node.name] = (node, [ast.unparse(b).split(".")[-1] for b in node.bases])
+
+    def is_model(name: str, depth: int = 0) -> bool:
+        if name == "BaseModel":
+            return True
+        found = nodes.get(name)
+        return found is not None and depth < 20 and any(is_model(b, depth + 1) for b in found[1])
+
+    classes: dict[str, dict] = {}
+    for cname, (node, bases) in nodes.items():
+        if not is_model(cname):
+            continue
+        fields: dict[str, list] = {}
+        for stmt in node.body:
+            if not (isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name)):
+                continue
+            if ast.unparse(stmt.annotation).startswith(("ClassVar", "typing.ClassVar")):
+                continue
+            fields[stmt.target.id] = ["any", None, ""]
+            value = stmt.value
+            if isinstance(value, ast.Call) and ast.unparse(value.func).split(".")[-1] == "Field":
+                for k in value.keywords:
+                    alias = k.value.value if isinstance(k.value, ast.Constant) else None
+                    if k.arg in ("alias", "validation_alias") and isinstance(alias, str):
+                        fields[alias] = ["any", None, ""]
+        classes[cname] = {"bases": [b for b in bases if b in nodes], "fields": fields, "file": ""}
+    return classes

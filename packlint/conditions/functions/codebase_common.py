@@ -1,0 +1,95 @@
+"""What the code facts of a launch are, shared by the code-base condition modules: the facts
+themselves (`_code`), the pinned Megatron-LM release, how a program file is shown in a message, and
+the launch script's text (read once), and the flag schema of the launch (the program's parser or a
+Megatron-LM release snapshot)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from packlint.conditions.tree import EvalContext
+from packlint.model_view import program
+
+
+def _code(ctx: EvalContext) -> Any:
+    try:
+        return ctx.code_facts()
+    except Exception:  # a reader bug must not take the check down: the rules then see no code
+        return None
+
+
+def _pinned_megatron(ctx: EvalContext) -> str | None:
+    session = getattr(ctx._code, "__self__", None)
+    return getattr(getattr(session, "options", None), "megatron_version", None)
+
+
+def _schema_view(ctx: EvalContext) -> tuple[Any, str, Any]:
+    """(FlagSchema or None, what it was read from (for messages), Snapshot or None)."""
+    view = ctx.memo.get("schema_view")
+    if view is None:
+        view = ctx.memo["schema_view"] = _read_schema_view(ctx)
+    return view
+
+
+def _read_schema_view(ctx: EvalContext) -> tuple[Any, str, Any]:
+    facts = _code(ctx)
+    if facts is not None and facts.known:
+        if facts.schema is None:
+            return None, "", None
+        from packlint.conditions.functions.stack_keys import versioned_schema
+
+        schema = versioned_schema(facts.schema, ctx.model.get("script"))
+        return schema, _code_label(facts, "the parser of "), None
+    from packlint.codebase.snapshots import fork_evidence, snapshot_for
+
+    program_ = program(ctx.launch, ctx.variant)
+    if program_ and "openrlhf" in program_:  # issue 28: OpenRLHF's programs from the release snapshots
+        from packlint.codebase import stack_schemas
+        from packlint.conditions.functions.stack_keys import versioned_schema
+
+        module = stack_schemas.argparse_program(program_)
+        if module is not None and facts is not None and not facts.known:
+            schema = versioned_schema(stack_schemas.argparse_schema(module), ctx.model.get("script"))
+            if not stack_schemas.argparse_covers_all(module):
+                # a release whose parser packlint could not read whole (0.10's train_ppo_ray): a flag of no
+                # release read may be that release's, and that release's flags are not known
+                return None, "", None
+            rels = stack_schemas.releases("openrlhf")
+            return schema, f"OpenRLHF's {module} in releases {rels[0]} to {rels[-1]} (its code was not found)", None
+    snap = snapshot_for(program_, _pinned_megatron(ctx))
+    if snap is None:
+        return None, "", None
+    if fork_evidence(program_, ctx.model.get("script")) is not None:
+        # the upstream snapshots apply to upstream code only: a fork without its code is undecided
+        return None, "", None
+    return snap.schema, snap.describe + " (its code base was not found)", snap
+
+
+def _code_label(facts: Any, prefix: str = "") -> str:
+    """The program file as a reader can find it: relative to the working directory when under it or
+    one level up, else absolute."""
+    res = facts.resolution
+    return f"{prefix}{_show_path(res.file) if res.file else (res.program or '?')}"
+
+
+def _show_path(path: str) -> str:
+    import os
+
+    try:
+        rel = os.path.relpath(path)
+    except ValueError:
+        return path
+    return path if rel.startswith("../..") else rel
+
+
+_LINES_MEMO: dict[str, list[str]] = {}
+
+
+def _script_text(path: str) -> str:
+    if path not in _LINES_MEMO:
+        try:
+            with open(path, encoding="utf-8", errors="replace") as fh:
+                _LINES_MEMO[path] = [fh.read()]
+        except OSError:
+            _LINES_MEMO[path] = [""]
+    return _LINES_MEMO[path][0]

@@ -1,0 +1,347 @@
+"""Built-in functions over the environment reads of the code a launch runs (issue 10): whether the
+code reads a variable, where, whether it used to (git history), a close misspelling, and the exports
+nothing reads (PK203, PK205)."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from packlint.conditions.functions.codebase_common import _code, _script_text, _show_path
+from packlint.conditions.functions.core import _is_unk
+from packlint.conditions.tree import Builtin, EvalContext, Unk
+
+
+def _f_code_reads(ctx: EvalContext, node: Builtin, a: list[Any]) -> Any:
+    """True / False from the code's reads. The reads found in the program's import closure decide
+    first; a read with a computed name makes the names starting with its known prefix undecidable (a
+    name computed from nothing known, an empty prefix, e.g. Megatron's YAML loader resolving `${NAME}`
+    from a config file, is not counted: it would make every variable undecidable). A name the closure
+    does not read still counts as read when a Python file anywhere under the code base's roots quotes
+    it: modules imported dynamically (registries, importlib) escape any static closure, and a
+    variable is only called dead when no module of the code base reads it."""
+    if _is_unk(a[0]):
+        return a[0]
+    return _reads(ctx, a[0])
+
+
+def _reads(ctx: EvalContext, name: str) -> Any:
+    """code_reads for one name (memoised per launch: PK203 and PK205 both ask)."""
+    memo = ctx.memo.setdefault("code_reads", {})
+    if name not in memo:
+        memo[name] = _read_reads(ctx, name)
+    return memo[name]
+
+
+def _read_reads(ctx: EvalContext, name: str) -> Any:
+    a = [name]
+    facts = _code(ctx)
+    if facts is None or not facts.known:
+        return Unk("the code base of the launch was not found", "absent")
+    hit = None
+    for r in facts.env_reads:
+        if not r.computed and r.name == a[0]:
+            return True
+        if r.computed and r.name and a[0].startswith(r.name) and hit is None:
+            hit = r
+    if hit is not None:
+        return Unk(
+            f"the code reads environment variables named {hit.name}... (a computed name) at "
+            f"{_show_path(hit.file)}:{hit.line}, which may be {a[0]}",
+            "unknown",
+        )
+    return _quoted_anywhere(_code_roots(facts), a[0])
+
+
+def _code_roots(facts: Any) -> list[str]:
+    import os
+
+    res = facts.resolution
+    roots = [res.root] if res.root else []
+    roots += [p for p in (res.pythonpath or []) if p]
+    if not roots and res.file:
+        roots = [os.path.dirname(res.file)]
+    out: list[str] = []
+    for r in roots:
+        r = os.path.abspath(r)
+        if os.path.isdir(r) and not any(r == o or r.startswith(o.rstrip("/") + "/") for o in out):
+            out = [o for o in out if not o.startswith(r.rstrip("/") + "/")] + [r]
+    return out
+
+
+_MENTION_MEMO: dict[tuple[tuple[str, ...], str], bool] = {}
+
+
+def _quoted_anywhere(roots: list[str], name: str) -> bool:
+    """A Python file under `roots` holds the string literal `name` ('NAME' or "NAME"). grep where it
+    exists (a fraction of a second on Megatron-LM's 70 MB), else one Python text scan per root."""
+    key = (tuple(roots), name)
+    if key in _MENTION_MEMO:
+        return _MENTION_MEMO[key]
+    if not roots:
+        return False
+    import shutil
+    import subprocess
+
+    found = None
+    grep = shutil.which("grep")
+    if grep is not None:
+        try:
+            proc = subprocess.run(
+                [grep, "-rlF", "--include=*.py", "-m", "1", "-e", f'"{name}"', "-e", f"'{name}'", "--", *roots],
+                capture_output=True,
+                timeout=60,
+            )
+            if proc.returncode in (0, 1):
+                found = proc.returncode == 0
+        except (OSError, subprocess.SubprocessError):
+            found = None
+    if found is None:
+        found = any(name in _quoted_names(root) for root in roots)
+    _MENTION_MEMO[key] = found
+    return found
+
+
+_QUOTED_MEMO: dict[str, frozenset[str]] = {}
+_QUOTED_PATTERN = rb"""['"]([A-Za-z_][A-Za-z0-9_]{1,127})['"]"""  # compiled when grep is missing
+_MAX_TREE_FILES = 20000
+
+
+def _quoted_names(root: str) -> frozenset[str]:
+    """Every identifier-like string literal in the Python files under `root` (one pass per root and
+    process; a text scan, no parsing)."""
+    if root in _QUOTED_MEMO:
+        return _QUOTED_MEMO[root]
+    import os
+
+    quoted_re = re.compile(_QUOTED_PATTERN)
+    names: set[bytes] = set()
+    seen = 0
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames[:] = [d for d in dirnames if not d.startswith(".") and d not in ("__pycache__", "node_modules")]
+        for fn in filenames:
+            if not fn.endswith(".py"):
+                continue
+            seen += 1
+            if seen > _MAX_TREE_FILES:
+                break
+            try:
+                with open(os.path.join(dirpath, fn), "rb") as fh:
+                    names.update(quoted_re.findall(fh.read()))
+            except OSError:
+                continue
+    result = frozenset(n.decode("ascii", "replace") for n in names)
+    _QUOTED_MEMO[root] = result
+    return result
+
+
+def _f_code_read_at(ctx: EvalContext, node: Builtin, a: list[Any]) -> Any:
+    if _is_unk(a[0]):
+        return a[0]
+    facts = _code(ctx)
+    reads = facts.reads_of(a[0]) if facts is not None and facts.known else []
+    if not reads:
+        return Unk(f"{a[0]} is not read", "absent")
+    r = reads[0]
+    return f"{_show_path(r.file)}:{r.line}"
+
+
+def _close_read(ctx: EvalContext, name: str) -> str | None:
+    """The one variable the launched code reads whose name is close to `name` (a likely misspelling):
+    difflib ratio >= 0.85, not a name that differs only in its digits (`GPU_0` / `GPU_1`). None when
+    none or several are close."""
+    facts = _code(ctx)
+    if facts is None or not facts.known or len(name) < 5:
+        return None
+    import difflib
+
+    names = [n for n in facts.env_names() if n != name]
+    close = difflib.get_close_matches(name, names, n=3, cutoff=0.85)
+    shape = re.sub(r"\d+", "#", name)
+    close = [c for c in close if re.sub(r"\d+", "#", c) != shape]
+    return close[0] if len(close) == 1 else None
+
+
+# PK203 (b): the code base used to read a variable (git history at hand). `git log -G` over the code
+# files, with everything that could run repository-configured programs turned off (no pager, no
+# textconv, no external diff, no fsmonitor, no hooks; git log runs no hooks anyway), bounded in time
+# per call and per process. A failure or a timeout is "unknown": no finding.
+_HISTORY_MEMO: dict[tuple[str, str], str | None] = {}
+_HISTORY_BUDGET = [8.0]
+_HISTORY_CALL_S = 3.0
+
+
+def _git_top(path: str) -> str | None:
+    import os
+
+    d = os.path.abspath(path)
+    for _ in range(12):
+        if os.path.exists(os.path.join(d, ".git")):
+            return d
+        parent = os.path.dirname(d)
+        if parent == d:
+            return None
+        d = parent
+    return None
+
+
+def _read_before(ctx: EvalContext, name: str) -> str | None:
+    """'abc1234 (2025-03-02)': the newest commit whose diff of a Python file adds or removes the quoted
+    name, when the code base is a git checkout and the code does not read the name now; None when
+    not (or when git is missing, refuses the repository, or runs out of time)."""
+    facts = _code(ctx)
+    if facts is None or not facts.known:
+        return None
+    import os
+
+    root = facts.resolution.root or (os.path.dirname(facts.resolution.file) if facts.resolution.file else None)
+    top = _git_top(root) if root else None
+    if top is None or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
+        return None
+    key = (top, name)
+    if key in _HISTORY_MEMO:
+        return _HISTORY_MEMO[key]
+    if _HISTORY_BUDGET[0] <= 0:
+        return None
+    import shutil
+    import subprocess
+    import time
+
+    git = shutil.which("git")
+    if git is None:
+        _HISTORY_MEMO[key] = None
+        return None
+    cmd = [
+        git,
+        "--no-pager",
+        "-c",
+        "core.fsmonitor=false",
+        "-c",
+        "core.hooksPath=/dev/null",
+        "-c",
+        "diff.external=",
+        "-C",
+        top,
+        "log",
+        "--no-textconv",
+        "--no-ext-diff",
+        "--no-color",
+        "--format=%h (%cs)",
+        "-n",
+        "1",
+        "-G",
+        f"[\"']{name}[\"']",
+        "--",
+        "*.py",
+    ]
+    env = dict(os.environ, GIT_CONFIG_NOSYSTEM="1", GIT_TERMINAL_PROMPT="0", GIT_OPTIONAL_LOCKS="0", LC_ALL="C")
+    t0 = time.monotonic()
+    try:
+        proc = subprocess.run(
+            cmd,
+            capture_output=True,
+            timeout=min(_HISTORY_CALL_S, _HISTORY_BUDGET[0]),
+            env=env,
+            stdin=subprocess.DEVNULL,
+        )
+        out = proc.stdout.decode("utf-8", "replace").strip() if proc.returncode == 0 else ""
+    except (OSError, subprocess.SubprocessError):
+        out = ""
+    _HISTORY_BUDGET[0] -= time.monotonic() - t0
+    _HISTORY_MEMO[key] = out.splitlines()[0] if out else None
+    return _HISTORY_MEMO[key]
+
+
+def _f_code_read_before(ctx: EvalContext, node: Builtin, a: list[Any]) -> Any:
+    """The commit that last added or removed a quoted mention of the variable in the code base's
+    Python files (git history), when the code no longer mentions it; absent otherwise."""
+    if _is_unk(a[0]):
+        return a[0]
+    if _reads(ctx, a[0]) is not False:
+        return Unk(f"the code reads {a[0]}", "absent")
+    hit = _read_before(ctx, a[0])
+    return hit if hit is not None else Unk(f"no older revision of the code mentions {a[0]}", "absent")
+
+
+def _f_env_close_read(ctx: EvalContext, node: Builtin, a: list[Any]) -> Any:
+    """The variable the launched code reads that `name` is most likely a misspelling of; absent when
+    no single name read by the code is close."""
+    if _is_unk(a[0]):
+        return a[0]
+    close = _close_read(ctx, a[0])
+    return close if close is not None else Unk(f"no variable the code reads is close to {a[0]}", "absent")
+
+
+def _unread_exports(ctx: EvalContext, static: Any) -> list[str]:
+    """Exported variables (set by the script) that no Python module of the code base reads or quotes,
+    that match no runtime/library prefix, that the script does not expand itself and that are not a
+    likely misspelling of a name the code reads (those are PK203's)."""
+    memo = ctx.memo.get("unread_exports")
+    if memo is not None:
+        return memo
+    library, judged = static
+    out: list[str] = []
+    facts = _code(ctx)
+    if facts is not None and facts.known:
+        for name, entry in ctx.variant.get("env", {}).items():
+            if not isinstance(entry, dict) or entry.get("source", "script") not in ("script", "prefix"):
+                continue
+            if library.search(name) or judged.search(name) or _script_expands(ctx, name):
+                continue
+            if _reads(ctx, name) is not False or _close_read(ctx, name) is not None:
+                continue
+            if _read_before(ctx, name) is not None:
+                continue  # PK203: the code base used to read it
+            out.append(name)
+    ctx.memo["unread_exports"] = out
+    return out
+
+
+def _f_unread_exports(ctx: EvalContext, node: Builtin, a: list[Any]) -> Any:
+    """'A, B and 3 more': the exports no Python module of the launched code reads (see _unread_exports);
+    absent when none (or the code is not known)."""
+    names = _unread_exports(ctx, node.static)
+    if not names:
+        return Unk("every exported variable is read, used or a runtime's", "absent")
+    shown = names[:6]
+    text = ", ".join(shown[:-1]) + (" and " if len(shown) > 1 else "") + shown[-1]
+    if len(names) > len(shown):
+        text = ", ".join(shown) + f" and {len(names) - len(shown)} more"
+    return text
+
+
+def _f_unread_export_count(ctx: EvalContext, node: Builtin, a: list[Any]) -> Any:
+    return len(_unread_exports(ctx, node.static))
+
+
+def _compile_two_regexes(args: list[Any]) -> Any:
+    from packlint.regex import LazyRegex
+
+    re.compile(args[0])
+    re.compile(args[1])
+    return (LazyRegex(args[0]), LazyRegex(args[1]))
+
+
+_EXPANDS_MEMO: dict[tuple[str, str], bool] = {}
+
+
+def _f_script_expands(ctx: EvalContext, node: Builtin, a: list[Any]) -> Any:
+    """The script text expands the variable itself (`$NAME`, `${NAME...}`): an export then may serve
+    the script's own commands, not the program."""
+    if _is_unk(a[0]):
+        return a[0]
+    return _script_expands(ctx, a[0])
+
+
+def _script_expands(ctx: EvalContext, name: str) -> bool:
+    a = [name]  # noqa: F841 (kept: the loop below reads a[0])
+    path = ctx.model.get("script")
+    files = [path] + [f for f in ctx.model.get("files", []) if isinstance(f, str)] if path else []
+    for f in files:
+        key = (f, a[0])
+        if key not in _EXPANDS_MEMO:
+            text = _script_text(f)
+            _EXPANDS_MEMO[key] = re.search(r"\$\{?[#!]?" + re.escape(a[0]) + r"\b", text) is not None
+        if _EXPANDS_MEMO[key]:
+            return True
+    return False

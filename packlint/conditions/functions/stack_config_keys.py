@@ -1,0 +1,457 @@
+"""Configuration keys the launch's stack does not define (issue 28, PK207): a LLaMA-Factory YAML key
+or `key=value` override, a key of a `trl sft|dpo|... --config` YAML (or its `--flag`), a verl Hydra
+override without `+`. Each stack stops such a job at start:
+
+- LLaMA-Factory: `HfArgumentParser.parse_dict(args, allow_extra_keys=False)` raises "Some keys are not
+  used by the HfArgumentParser" (llamafactory/hparams/parser.py `_parse_args`; extra keys pass only
+  with ALLOW_EXTRA_ARGS=1);
+- the TRL CLI: `parse_args_and_config(return_remaining_strings=True)` hands the keys its dataclasses
+  lack to `accelerate launch` (trl/cli/commands/training.py; trl/cli.py before 1.0), whose argparse
+  exits with "unrecognized arguments" unless it is one of its own options;
+- verl: Hydra composes the trainer config in struct mode: `a.b.c=1` for a key the config lacks stops
+  with "Could not override 'a.b.c'... Key 'c' is not in struct" (`+a.b.c=1` adds it).
+
+The keys come from the code in the checkout when it is there (verl's config directory composed by
+packlint.configs.hydra), else from the release snapshots (rules/stack_schemas.json); with the
+release unknown, a key is unknown only when no snapshot release has it.
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+from typing import Any
+
+from packlint.conditions.functions.core import _is_unk
+from packlint.conditions.tree import Builtin, EvalContext, Unk
+from packlint.model_view import launchers, variant_config
+
+_LF_ROOTS = (
+    "ModelArguments",
+    "DataArguments",
+    "TrainingArguments",
+    "Seq2SeqTrainingArguments",
+    "FinetuningArguments",
+    "GeneratingArguments",
+)
+_TRL_COMMANDS = {
+    "sft": ("SFTConfig",),
+    "dpo": ("DPOConfig",),
+    "grpo": ("GRPOConfig", "GRPOScriptArguments"),
+    "kto": ("KTOConfig",),
+    "reward": ("RewardConfig",),
+    "rloo": ("RLOOConfig", "RLOOScriptArguments"),
+    "ppo": ("PPOConfig",),
+    "orpo": ("ORPOConfig",),
+}
+_TRL_COMMON = ("ScriptArguments", "ModelConfig", "DatasetMixtureConfig")
+_ON = ("1", "true", "y", "yes")
+
+
+def _env_on(ctx: EvalContext, name: str) -> bool | None:
+    e = (ctx.variant.get("env") or {}).get(name)
+    if e is None:
+        return False
+    v = e.get("value") if isinstance(e, dict) else None
+    return None if not isinstance(v, str) else v.strip().lower() in _ON
+
+
+def stack_key_items(ctx: EvalContext) -> list[str]:
+    """The keys of the launch's configuration its stack does not define (for_each = stack_keys)."""
+    return sorted(_problems(ctx))
+
+
+def _problems(ctx: EvalContext) -> dict[str, str]:
+    memo = ctx.memo
+    if "stack_key_problems" not in memo:
+        try:
+            memo["stack_key_problems"] = _read_problems(ctx)
+        except (OSError, ValueError, KeyError, TypeError):  # a malformed snapshot or model: no finding
+            memo["stack_key_problems"] = {}
+    found: dict[str, str] = memo["stack_key_problems"]
+    return found
+
+
+def _read_problems(ctx: EvalContext) -> dict[str, str]:
+    cfg = variant_config(ctx.variant)
+    if not cfg:
+        return {}
+    stack = cfg.get("stack")
+    if stack == "verl":
+        return _verl(ctx, cfg)
+    if stack == "llamafactory":
+        if any(_env_on(ctx, v) is not False for v in ("ALLOW_EXTRA_ARGS", "USE_MCA", "USE_MEGATRON_BRIDGE")):
+            return {}  # extra keys allowed, or mcore_adapter's / Megatron-Bridge's arguments (or unknown)
+        return _dataclass_keys(ctx, cfg, "llamafactory", _LF_ROOTS, ())
+    if stack == "axolotl":
+        settings = cfg.get("settings") or {}
+        if any(k == "plugins" or k.startswith("plugins.") for k in settings):
+            return {}  # plugins add their own arguments to the schema (merge_input_args)
+        return _dataclass_keys(ctx, cfg, "axolotl", ("AxolotlInputConfig",), ())
+    if stack == "trl":
+        chain = launchers(ctx.launch, ctx.variant)
+        words = (chain[-1] if chain else "").split()
+        command = words[1] if len(words) > 1 and words[0] == "trl" else None
+        if command not in _TRL_COMMANDS:
+            return _trl_parser_config(ctx, cfg)
+        return _dataclass_keys(ctx, cfg, "trl", _TRL_COMMANDS[command] + _TRL_COMMON, ("env", "config"))
+    return {}
+
+
+def _trl_parser_config(ctx: EvalContext, cfg: Any) -> dict[str, str]:
+    """A Python program that parses with TrlParser.parse_args_and_config given `--config x.yaml`: a YAML
+    key no dataclass field has is left over (trl/scripts/utils.py set_defaults_with_config) and raises
+    "Unknown arguments from config file" unless the program passes fail_with_unknown_args=False (then
+    it is ignored: the run trains without it)."""
+    from packlint.codebase.argparse_reader.argparse_calls import TRL_CONFIG_NOTE
+    from packlint.conditions.functions.codebase_common import _schema_view
+
+    schema = _schema_view(ctx)[0]
+    note = next((n for n in (getattr(schema, "notes", None) or []) if n.startswith(TRL_CONFIG_NOTE)), None)
+    if schema is None or not schema.closed or note is None:
+        return {}
+    dests = {spec.dest for spec in schema.specs()}
+    ignored = note[len(TRL_CONFIG_NOTE) :].startswith("ignored")
+    out: dict[str, str] = {}
+    for key, s in (cfg.get("settings") or {}).items():
+        top = key.split(".", 1)[0]
+        if s.get("source") != "file" or "unknown" in s or top in dests or top == "env" or top in out:
+            continue
+        close = difflib.get_close_matches(top, sorted(dests), n=1, cutoff=0.8)
+        mean = f" (did you mean {close[0]}?)" if close else ""
+        what = (
+            "the program parses with fail_with_unknown_args=False, so the run trains without it"
+            if ignored
+            else "TrlParser.parse_args_and_config raises 'Unknown arguments from config file' as the job starts"
+        )
+        out[key] = f"{top} is not a field of the program's TrlParser dataclasses{mean}: {what}"
+        from packlint.conditions.functions.stack_keys import snapshot_assumption
+
+        if snapshot_assumption(schema, ctx.model.get("script")):
+            ctx.memo.setdefault("stack_key_sources", {})[key] = "snapshot"
+        if ignored:
+            ctx.memo.setdefault("stack_key_ignored", set()).add(key)
+    return out
+
+
+def _script_dir(ctx: EvalContext) -> str | None:
+    script = ctx.model.get("script")
+    return os.path.dirname(os.path.abspath(script)) if isinstance(script, str) else None
+
+
+def _known_versions(ctx: EvalContext, stacks: tuple[str, ...]) -> dict[str, dict[str, str]]:
+    from packlint.codebase import stack_schemas
+    from packlint.conditions.functions.stack_keys import _VERSION_NAMES
+    from packlint.configs.versions import tree_version
+
+    out = {}
+    for st in stacks:
+        vname, dist = _VERSION_NAMES.get(st, (st, st))
+        tv = tree_version(vname, dist, _script_dir(ctx))
+        if tv.get("value") and stack_schemas.release_mask(st, tv["value"]) is not None:
+            out[st] = tv
+    return out
+
+
+def _dataclass_keys(
+    ctx: EvalContext, cfg: Any, stack: str, roots: tuple[str, ...], extra: tuple[str, ...]
+) -> dict[str, str]:
+    from packlint.codebase import stack_schemas
+
+    fields: dict[str, list[Any]] = {}
+    local = _vendored_classes(stack, _script_dir(ctx))
+    for root in roots:
+        found = (
+            _local_fields(root, local, stack, 0) if local else stack_schemas.class_fields(root, (stack, "transformers"))
+        )
+        for f, rows in (found or {}).items():
+            fields.setdefault(f, []).extend(rows)
+    if not fields:
+        return {}
+    known = _known_versions(ctx, (stack, "transformers"))
+    accelerate = (stack_schemas.data() or {}).get("stacks", {}).get("accelerate", {}).get("options", {})
+    live = [f for f, rows in fields.items() if any(_defined(r, known) for r in rows)]  # (a suggestion must exist)
+    names = live + list(extra) + (list(accelerate) if stack == "trl" else [])
+    out: dict[str, str] = {}
+    snap_quoted = ((stack_schemas.data() or {}).get("stacks", {}).get(stack) or {}).get("quoted") or ()
+    quoted = _vendored_quoted(stack, _script_dir(ctx)) | frozenset(snap_quoted)
+    seen: set[str] = set()
+    sources = ("file",) if stack == "axolotl" else ("file", "override", "flag")
+    for key, s in (cfg.get("settings") or {}).items():
+        if s.get("source") not in sources or "unknown" in s:
+            continue
+        top = key.split(".", 1)[0]
+        if top in extra or top in seen or (stack == "trl" and top in accelerate) or top in quoted:
+            continue  # (a key the vendored stack's code names itself may be taken by a road packlint does not model)
+        seen.add(top)
+        rows = fields.get(top) or []
+        if rows and any(_defined(r, known) for r in rows):
+            continue
+        out[key] = _message(stack, top, rows, known, names, s.get("source") == "flag") + _STOPS[stack]
+        if stack not in known and not local:  # (the vendored code decides without assuming a release)
+            ctx.memo.setdefault("stack_key_sources", {})[key] = "snapshot"
+    return out
+
+
+_STOPS = {
+    "llamafactory": ": LLaMA-Factory's HfArgumentParser.parse_dict raises 'Some keys are not used by the "
+    "HfArgumentParser' as the job starts (ALLOW_EXTRA_ARGS=1 lets extra keys through)",
+    "axolotl": ": axolotl validates its config with a pydantic model that ignores keys it does not define "
+    "(model_dump drops them), so the run trains as if the key were not there",
+    "trl": ": the TRL CLI hands a key its dataclasses lack to accelerate launch, which is no option of it "
+    "either and exits with 'unrecognized arguments' as the job starts",
+}
+
+
+# the argument files of a stack's package, relative to the package directory
+_ARG_FILES = {"llamafactory": ("hparams/*.py",), "trl": ("trainer/*config*.py", "scripts/*.py")}
+_LOCAL: dict[tuple[str, str | None], dict[str, Any]] = {}
+
+
+def _vendored_classes(stack: str, script_dir: str | None) -> dict[str, Any]:
+    """The argument dataclasses of the stack's code in the checkout (a vendored LLaMA-Factory or TRL):
+    the keys it takes are its own, whatever release the snapshots know. Empty when not vendored."""
+    key = (stack, script_dir)
+    if key not in _LOCAL:
+        import glob
+
+        from packlint.codebase.hf_fields import read_classes
+        from packlint.configs.versions import PACKAGE_DIRS, _read_small, _roots
+
+        files: dict[str, bytes] = {}
+        for root in _roots(script_dir):
+            for pkg in PACKAGE_DIRS.get(stack, ()):
+                d = os.path.join(root, pkg)
+                if not os.path.isdir(d) or files:
+                    continue
+                for pattern in _ARG_FILES.get(stack, ()):
+                    for path in sorted(glob.glob(os.path.join(glob.escape(d), pattern)))[:200]:
+                        text = _read_small(path)
+                        if text is not None:
+                            files[os.path.relpath(path, d)] = text.encode("utf-8")
+        _LOCAL[key] = read_classes(files) if files else {}
+    return _LOCAL[key]
+
+
+def _local_fields(name: str, local: dict[str, Any], stack: str, depth: int) -> dict[str, list[Any]] | None:
+    """field -> rows of a class of the vendored code, its bases through the vendored classes, then the
+    snapshots (transformers' Seq2SeqTrainingArguments): rows of the checkout's code have no stack."""
+    from packlint.codebase import stack_schemas
+
+    cls = local.get(name)
+    if cls is None or depth > 12:  # not in the vendored code: the snapshots
+        return stack_schemas.class_fields(name, (stack, "transformers"))
+    out: dict[str, list[Any]] = {}
+    for b in cls.get("bases", []):
+        for f, rows in (_local_fields(b, local, stack, depth + 1) or {}).items():
+            out.setdefault(f, []).extend(rows)
+    for f, (typ, choices, marks) in cls.get("fields", {}).items():
+        out.setdefault(f, []).append((None, typ, choices, marks, 0))
+    return out
+
+
+def _vendored_quoted(stack: str, script_dir: str | None) -> frozenset[str]:
+    """The names the stack's own code in the checkout quotes (LLaMA-Factory reads `kt_config` from the
+    training arguments an installed extension adds): such a key is not judged."""
+    from packlint.conditions.functions.codebase_env import _quoted_names
+    from packlint.configs.versions import PACKAGE_DIRS, _roots
+
+    for root in _roots(script_dir):
+        for pkg in PACKAGE_DIRS.get(stack, ()):
+            d = os.path.join(root, pkg)
+            if os.path.isdir(d):
+                return _quoted_names(d)
+    return frozenset()
+
+
+def _defined(row: Any, known: dict[str, dict[str, str]]) -> bool:
+    from packlint.codebase import stack_schemas
+
+    st, mask = row[0], row[4]
+    if st is None or st not in known:  # the checkout's own code, or a release not known
+        return True
+    want = stack_schemas.release_mask(st, known[st]["value"])
+    return want is None or bool(want & mask)
+
+
+def _message(stack: str, top: str, rows: Any, known: dict[str, dict[str, str]], names: list[str], flag: bool) -> str:
+    from packlint.codebase import stack_schemas
+
+    close = difflib.get_close_matches(top, [n for n in names if n != top], n=1, cutoff=0.8)
+    mean = f"; did you mean {close[0]}?" if close else ""
+    label = {"llamafactory": "LLaMA-Factory", "trl": "TRL", "axolotl": "axolotl's config"}.get(stack, stack)
+    shown = f"--{top}" if flag else top
+    if rows:  # a field of other releases than the one the checkout runs
+        st = rows[0][0]
+        mask = 0
+        for r in rows:
+            mask |= r[4] if r[0] == st else 0
+        gone = stack_schemas.first_missing_after(st, mask)
+        where = f"{st} {known[st]['value']} ({known[st]['source']})"
+        when = f"was removed in {st} {gone}" if gone else f"is only in {stack_schemas.range_text(st, mask)}"
+        return f"{shown} {when} and the checkout runs {where}{mean}"
+    ver = ", ".join(f"{st} {v['value']}: {v['source']}" for st, v in known.items())
+    return f"{shown} is not a key of {label}{f' ({ver})' if ver else ''}{mean}"
+
+
+def _verl(ctx: EvalContext, cfg: Any) -> dict[str, str]:
+    flags = ctx.variant.get("flags") or {}
+    program = str(ctx.variant.get("program") or ctx.launch.get("program") or "")
+    if not program.endswith("verl.trainer.main_ppo"):
+        return {}
+    name: Any = "ppo_trainer"
+    for f in ("--config-name", "-cn"):
+        occs = flags.get(f) or []
+        if occs:
+            v = occs[-1].get("value")
+            name = v.rsplit(".", 1)[0] if isinstance(v, str) and v.endswith((".yaml", ".yml")) else v
+    if any(f in flags for f in ("--config-path", "-cp", "--config-dir")):
+        return {}  # a config of the repository's own: composed by packlint.configs.hydra when at hand
+    keys = _verl_keys(ctx, cfg, name if isinstance(name, str) else "")
+    if keys is None:
+        return {}
+    present, what = keys
+    out: dict[str, str] = {}
+    for flag in flags:
+        if flag.startswith(("+", "~", "-", "hydra.")) or "." not in flag or "/" in flag or "@" in flag:
+            continue
+        if flag in present:
+            continue
+        parent = flag.rsplit(".", 1)[0]
+        if not any(k.startswith(parent + ".") for k in present):
+            continue  # under a node whose children packlint does not know (an empty mapping, null)
+        close = difflib.get_close_matches(flag, [k for k in present if k.startswith(parent + ".")], n=1, cutoff=0.8)
+        mean = f" (did you mean {close[0]}?)" if close else ""
+        if what.startswith("verl's") and " in any release " in what:
+            ctx.memo.setdefault("stack_key_sources", {})[flag] = "snapshot"
+        out[flag] = (
+            f"{flag} is not a key of {what}{mean}: Hydra stops with 'Could not override '{flag}'' (the key is not "
+            "in the struct config) as the job starts; `+key=value` adds a new key"
+        )
+    return out
+
+
+def _verl_keys(ctx: EvalContext, cfg: Any, name: str) -> tuple[set[str], str] | None:
+    """The keys of the verl trainer config the launch composes, and what they were read from: the
+    checkout's own verl config directory composed without the overrides, else the snapshots."""
+    files = cfg.get("files") or []
+    main = next((f for f in files if f.get("role") == "main"), None)
+    if main is not None and not main.get("unknown"):
+        if cfg.get("incomplete") or name != "ppo_trainer":
+            return None  # the composition is partial, or a config packlint composes only with the flags
+        own = _vendored_verl(_script_dir(ctx))
+        return ({p for k in own for p in _prefixes(k)}, f"verl's {name} config ({main.get('path')})") if own else None
+    from packlint.codebase import stack_schemas
+
+    snap = stack_schemas.verl_config_keys(name)
+    if snap is None:
+        return None
+    table, rels = snap
+    known = _known_versions(ctx, ("verl",))
+    want = stack_schemas.release_mask("verl", known["verl"]["value"]) if "verl" in known else None
+    if want:
+        keys = {k for k, m in table.items() if m & want}
+        what = f"verl {known['verl']['value']}'s {name} config ({known['verl']['source']})"
+    else:
+        keys = set(table)
+        what = f"verl's {name} config in any release from {rels[0]} to {rels[-1]}"
+    return {p for k in keys for p in _prefixes(k)}, what
+
+
+_VENDORED: dict[str | None, set[str]] = {}
+
+
+def _vendored_verl(script_dir: str | None) -> set[str]:
+    """The keys of the checkout's verl/trainer/config/ppo_trainer.yaml, composed as Hydra does (no
+    overrides); empty when it cannot be composed."""
+    if script_dir not in _VENDORED:
+        from packlint.configs import _search_dirs, table
+        from packlint.configs.hydra import compose_hydra
+
+        entry = next((e for e in table()["program"] if e.get("stack") == "verl"), None)
+        target: dict[str, Any] = {}
+        incomplete: list[str] = []
+        cfg: dict[str, Any] = {"files": [], "settings": target}
+        if entry is not None:
+            compose_hydra(cfg, entry.get("file", {}), {}, _search_dirs(script_dir), target, incomplete, None)
+        ok = entry is not None and not incomplete and not any(f.get("unknown") for f in cfg["files"])
+        _VENDORED[script_dir] = set(target) if ok else set()
+    return _VENDORED[script_dir]
+
+
+def _prefixes(key: str) -> list[str]:
+    parts = key.split(".")
+    return [".".join(parts[: i + 1]) for i in range(len(parts))]
+
+
+def _f_stack_key_assumed(ctx: EvalContext, node: Builtin, a: list[Any]) -> Any:
+    """The assumption a PK207 verdict rests on (the stack's release unknown: the snapshots stand for it)."""
+    if _is_unk(a[0]):
+        return a[0]
+    if a[0] not in _problems(ctx):
+        return Unk(f"{a[0]} is a key of the stack", "absent")
+    cfg: Any = variant_config(ctx.variant) or {}
+    stack = cfg.get("stack")
+    what = ctx.memo.get("stack_key_sources", {}).get(a[0])
+    if what != "snapshot" or not isinstance(stack, str):
+        return Unk("the keys come from the checkout, or from the release it runs", "absent")
+    from packlint.codebase import stack_schemas
+    from packlint.conditions.functions.codebase_common import _schema_view
+    from packlint.conditions.functions.stack_keys import snapshot_assumption
+
+    schema = _schema_view(ctx)[0]
+    text = snapshot_assumption(schema, ctx.model.get("script")) if schema is not None else None
+    return text or stack_schemas.assumption(stack)
+
+
+def _f_stack_key_ignored(ctx: EvalContext, node: Builtin, a: list[Any]) -> Any:
+    """The stack ignores the key (it trains without it) rather than stopping: axolotl, a TrlParser
+    program with fail_with_unknown_args=False."""
+    if _is_unk(a[0]):
+        return a[0]
+    if a[0] not in _problems(ctx):
+        return Unk(f"{a[0]} is a key of the stack", "absent")
+    cfg: Any = variant_config(ctx.variant) or {}
+    stack = cfg.get("stack")
+    return stack == "axolotl" or a[0] in ctx.memo.get("stack_key_ignored", set())
+
+
+def _f_stack_key_problem(ctx: EvalContext, node: Builtin, a: list[Any]) -> Any:
+    if _is_unk(a[0]):
+        return a[0]
+    text = _problems(ctx).get(a[0])
+    return text if text is not None else Unk(f"{a[0]} is a key of the stack", "absent")
+
+
+def _functions() -> dict[str, Any]:
+    from packlint.conditions.tree import BOOL, STR, Function
+
+    return {
+        "stack_key_problem": Function(
+            (STR,),
+            (),
+            STR,
+            _f_stack_key_problem,
+            "why the stack does not take this configuration key (LLaMA-Factory, the TRL CLI, verl's Hydra "
+            "overrides; snapshots in rules/stack_schemas.json); absent when it does",
+        ),
+        "stack_key_ignored": Function(
+            (STR,),
+            (),
+            BOOL,
+            _f_stack_key_ignored,
+            "the stack ignores the key and trains without it (axolotl; a TrlParser program with "
+            "fail_with_unknown_args=False) rather than stopping",
+        ),
+        "stack_key_assumed": Function(
+            (STR,),
+            (),
+            STR,
+            _f_stack_key_assumed,
+            "the assumption stack_key_problem rests on (the stack's release unknown, its snapshots standing for "
+            "it); absent when the keys come from the checkout or the release it runs",
+        ),
+    }
+
+
+STACK_CONFIG_KEY_FUNCTIONS = _functions()

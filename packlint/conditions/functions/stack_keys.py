@@ -1,0 +1,188 @@
+"""The releases of a stack that a launch's flag schema stands for (issue 28): a schema expanded from
+HfArgumentParser dataclasses whose classes came from the stack snapshots (rules/stack_schemas.json)
+carries, on each field that only some releases define, the releases that do (`FlagSpec.releases`).
+Where the checkout says which release it runs (a vendored copy's version file, an exact pin in its
+requirement files: packlint.configs.versions.tree_version), the fields of other releases are taken
+out of the schema, and each remembers why ("`--max_seq_length` is in trl 0.12.2-0.19.1; the checkout
+pins trl==0.24.0"): PK201 then says the flag was removed. With the release unknown every release's
+fields stay, so a flag is unknown only when no release has it."""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+# snapshot stack -> (packlint.configs.versions stack name, distribution)
+_VERSION_NAMES = {
+    "transformers": ("hf-trainer", "transformers"),
+    "trl": ("trl", "trl"),
+    "llamafactory": ("llamafactory", "llamafactory"),
+    "axolotl": ("axolotl", "axolotl"),
+    "openrlhf": ("openrlhf", "openrlhf"),
+}
+
+
+def _parts(releases: str) -> list[tuple[str, int]]:
+    out = []
+    for part in releases.split(";"):
+        st, _, mask = part.partition(":")
+        if mask.isdigit():
+            out.append((st, int(mask)))
+    return out
+
+
+def versioned_schema(schema: Any, script: str | None) -> Any:
+    """The schema for the releases the checkout runs (itself when nothing is known or nothing differs)."""
+    specs = [s for s in schema.specs() if getattr(s, "releases", None)]
+    if not specs or not script:
+        return schema
+    from packlint.codebase import stack_schemas
+    from packlint.configs.versions import tree_version
+
+    known: dict[str, dict[str, str]] = {}
+    for st in {st for s in specs for st, _ in _parts(s.releases)}:
+        vname, dist = _VERSION_NAMES.get(st, (st, st))
+        tv = tree_version(vname, dist, os.path.dirname(os.path.abspath(script)))
+        if tv.get("value") and stack_schemas.release_mask(st, tv["value"]) is not None:
+            known[st] = tv
+    if not known:
+        return schema
+    keep: dict[str, Any] = {}
+    removed: dict[str, str] = {}
+    for opt, spec in schema.flags.items():
+        why = _absent(spec, known) if getattr(spec, "releases", None) else None
+        if why is None:
+            keep[opt] = spec
+        else:
+            removed[opt] = why
+    if not removed:
+        return schema
+    from packlint.codebase.model import FlagSchema
+
+    out = FlagSchema(
+        keep,
+        schema.allow_abbrev,
+        schema.conflict_handler,
+        schema.closed,
+        list(schema.open_reasons),
+        schema.parser_origin,
+        list(schema.notes),
+        schema.kind,
+        schema.positionals,
+    )
+    out.__dict__["removed"] = removed
+    return out
+
+
+def _absent(spec: Any, known: dict[str, dict[str, str]]) -> str | None:
+    """Why the flag is not in the releases the checkout runs, or None when it may be."""
+    from packlint.codebase import stack_schemas
+
+    texts = []
+    for st, mask in _parts(spec.releases):
+        if st not in known:
+            return None
+        want = stack_schemas.release_mask(st, known[st]["value"])
+        if want is None or want & mask:
+            return None
+        gone = stack_schemas.first_missing_after(st, mask)
+        newest_has = gone is None
+        if gone is not None and stack_schemas._key(known[st]["value"]) >= stack_schemas._key(gone):
+            texts.append(f"is gone from {st} {gone} on (it is in {stack_schemas.range_text(st, mask)})")
+        elif newest_has:
+            texts.append(f"was added after this release (it is in {stack_schemas.range_text(st, mask)})")
+        else:
+            texts.append(f"is only in {stack_schemas.range_text(st, mask)}")
+        texts[-1] += f", and the checkout runs {st} {known[st]['value']}: {known[st]['source']}"
+    return "; ".join(texts) or None
+
+
+def removed_text(schema: Any, name: str) -> str | None:
+    """Why a flag the checkout's release lacks is absent (for PK201's message), or None."""
+    removed = getattr(schema, "__dict__", {}).get("removed") or {}
+    return removed.get(name.split("=", 1)[0])
+
+
+def snapshot_assumption(schema: Any, script: str | None) -> str | None:
+    """The assumption an unknown-flag verdict over a schema built from the stack snapshots makes: the
+    releases of the stacks its dataclasses came from that the checkout does not name (None: every
+    such stack's release is known, or no field came from a snapshot)."""
+    memo = schema.__dict__.setdefault("_assumption", {})
+    if script in memo:
+        found: str | None = memo[script]
+        return found
+    from packlint.codebase import stack_schemas
+
+    stacks = set()
+    for spec in schema.specs():
+        g = getattr(spec, "generated_from", None) or ""
+        head = g.split(" ", 1)[0]
+        if " " in g and head in _VERSION_NAMES:
+            stacks.add(head)
+    unknown = []
+    if stacks and script:
+        from packlint.configs.versions import tree_version
+
+        for st in sorted(stacks):
+            vname, dist = _VERSION_NAMES[st]
+            v = tree_version(vname, dist, os.path.dirname(os.path.abspath(script))).get("value")
+            if not v or stack_schemas.release_mask(st, v) is None:
+                unknown.append(stack_schemas.assumption(st))
+    memo[script] = "; ".join(unknown) or None
+    return memo[script]
+
+
+def _f_flag_assumed(ctx: Any, node: Any, a: list[Any]) -> Any:
+    """The assumption PK201 rests on where the schema's dataclasses came from the stack snapshots."""
+    from packlint.conditions.functions.codebase_common import _schema_view
+    from packlint.conditions.functions.core import _is_unk
+    from packlint.conditions.tree import Unk
+
+    if _is_unk(a[0]):
+        return a[0]
+    schema = _schema_view(ctx)[0]
+    if schema is not None and removed_text(schema, a[0]) is not None:
+        return Unk("the release the checkout runs lacks the flag", "absent")  # a verdict on a known release
+    text = snapshot_assumption(schema, ctx.model.get("script")) if schema is not None else None
+    return text if text else Unk("no snapshot release assumed", "absent")
+
+
+def _f_flag_rejection(ctx: Any, node: Any, a: list[Any]) -> Any:
+    """How the program's parser stops on a flag it does not define: argparse's 'unrecognized
+    arguments', or HfArgumentParser's ValueError (hf_argparser.py parse_args_into_dataclasses)."""
+    from packlint.conditions.functions.codebase_common import _schema_view
+    from packlint.conditions.functions.core import _is_unk
+
+    if _is_unk(a[0]):
+        return a[0]
+    schema = _schema_view(ctx)[0]
+    if schema is not None and schema.kind == "hf":
+        return (
+            f"HfArgumentParser raises 'Some specified arguments are not used by the HfArgumentParser: [{a[0]!r}, ...]'"
+        )
+    return f"argparse exits with 'unrecognized arguments: {a[0]}'"
+
+
+def _functions() -> dict[str, Any]:
+    from packlint.conditions.tree import STR, Function
+
+    return {
+        "flag_rejection": Function(
+            (STR,),
+            (),
+            STR,
+            _f_flag_rejection,
+            "how the program's parser stops on an undefined flag (argparse or HfArgumentParser), for messages",
+        ),
+        "flag_assumed": Function(
+            (STR,),
+            (),
+            STR,
+            _f_flag_assumed,
+            "the assumption an unknown-flag verdict rests on where the program's dataclasses came from the stack "
+            "snapshots and the checkout names no release (absent otherwise)",
+        ),
+    }
+
+
+STACK_KEY_FUNCTIONS = _functions()

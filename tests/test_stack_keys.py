@@ -1,0 +1,225 @@
+"""Issue 28: every stack's own flags and keys, checked before the queue.
+
+Each case under `tests/fixtures/stack_keys/<case>/` is a small checkout in the shape real repositories
+use (an HF Trainer program with its own dataclasses, a TRL CLI recipe, a LLaMA-Factory YAML, verl Hydra
+overrides, a vendored verl with its version file, pins in requirements.txt). Its `run.sh` says with
+`# expect: CODE SEVERITY SUBJECT` every finding of the issue's codes (PK201, PK202, PK207, PK453) it must
+produce, SUBJECT being the first word of the message; the test asserts exactly those. Also: the snapshot
+loader, the typing of HfArgumentParser fields, versions from the tree, and the speed contract (a script
+naming no stack never loads the snapshots)."""
+
+from __future__ import annotations
+
+import ast
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from packlint.api import inspect_script
+from packlint.codebase import CodeOptions, CodeSession
+from packlint.engine import check_model
+from packlint.rule_table import load_table
+
+ROOT = Path(__file__).resolve().parent / "fixtures" / "stack_keys"
+CASES = sorted(p for p in ROOT.iterdir() if (p / "run.sh").is_file())
+CODES = {"PK201", "PK202", "PK207", "PK453"}
+TABLE = load_table(use_cache=False)
+
+
+def _expected(script: Path) -> list[tuple[str, str, str]]:
+    out = []
+    for line in script.read_text().splitlines():
+        if line.startswith("# expect:"):
+            code, severity, subject = line.split(":", 1)[1].split()
+            out.append((code, severity, subject))
+    return sorted(out)
+
+
+def _check(case: Path, tmp_path: Path) -> list:
+    where = tmp_path / case.name
+    shutil.copytree(case, where)
+    (where / ".git").mkdir(exist_ok=True)  # the case is its own checkout: nothing above it is read
+    script = where / "run.sh"
+    text = script.read_bytes()
+    model = inspect_script(str(script), text=text, display_path=str(script))
+    session = CodeSession(str(script), CodeOptions(use_cache=False))
+    return check_model(model, TABLE.rules, script_text=text, code=session.facts)
+
+
+@pytest.mark.parametrize("case", CASES, ids=[p.name for p in CASES])
+def test_stack_key_case(case: Path, tmp_path: Path) -> None:
+    findings = _check(case, tmp_path)
+    got = sorted((f.code, f.severity, f.message.split()[0]) for f in findings if f.code in CODES)
+    assert got == _expected(case / "run.sh"), [(f.code, f.severity, f.message[:200]) for f in findings]
+
+
+def test_messages_say_what_and_why(tmp_path: Path) -> None:
+    by = {(f.code, f.message.split()[0]): f for f in _check(ROOT / "hf_trainer_pinned", tmp_path)}
+    gone = by[("PK201", "--evaluation_strategy")].message
+    assert "gone from transformers 4.53.3" in gone and "transformers==4.57.6" in gone
+    assert "did you mean --eval_strategy?" in gone and "Some specified arguments are not used" in gone
+    assert "did you mean --per_device_train_batch_size?" in by[("PK201", "--per_device_train_bach_size")].message
+    trl = {f.message.split()[0]: f for f in _check(ROOT / "trl_cli_pinned", tmp_path / "t")}
+    assert "removed in trl 0.20.0" in trl["max_seq_length"].message
+    assert "did you mean max_length?" in trl["max_seq_length"].message
+    assert trl["max_seq_length"].location.line == 3 and trl["max_seq_length"].location.path.endswith("sft.yaml")
+    lf = {f.message.split()[0]: f for f in _check(ROOT / "llamafactory", tmp_path / "l")}
+    assert "did you mean neat_packing?" in lf["neat_pack"].message
+    assert "release is unknown here" in lf["neat_pack"].message  # the assumption is named
+    verl = [f for f in _check(ROOT / "verl_unpinned", tmp_path / "v") if f.code == "PK207"]
+    assert "did you mean actor_rollout_ref.actor.ppo_mini_batch_size?" in verl[0].message
+
+
+def test_hf_field_typing() -> None:
+    from packlint.codebase.hf_fields import own_fields
+
+    src = """
+@dataclass
+class A:
+    a: bool = False
+    b: Optional[bool] = None
+    c: bool | None = True
+    d: Literal["x", "y"] = "x"
+    e: list[int] = field(default_factory=list)
+    f: Union[str, Mode] = "m1"
+    g: int = field(default=1, init=False)
+    h: str
+    i: Optional[float] = None
+"""
+    cls = ast.parse(src).body[0]
+    assert isinstance(cls, ast.ClassDef)
+    got = own_fields(cls, lambda ann: ["m1", "m2"] if ast.unparse(ann) == "Mode" else None)
+    assert {k: v[:3] for k, v in got.items()} == {
+        "a": ("bool", None, ""),
+        "b": ("bool1", None, ""),  # Optional[bool] = None: HfArgumentParser wants one value
+        "c": ("bool", None, "T"),
+        "d": ("lit", ["x", "y"], ""),
+        "e": ("list:int", None, ""),
+        "f": ("lit", ["m1", "m2"], ""),
+        "h": ("str", None, "r"),
+        "i": ("float", None, ""),
+    }
+
+
+def test_snapshot_classes_resolve_across_stacks() -> None:
+    from packlint.codebase import stack_schemas
+
+    sft = stack_schemas.class_fields("SFTConfig", ("trl", "transformers"))
+    assert sft is not None and "learning_rate" in sft and "packing" in sft  # base TrainingArguments + own
+    lf = stack_schemas.class_fields("TrainingArguments", ("llamafactory", "transformers"))
+    assert lf is not None and "predict_with_generate" in lf  # LLaMA-Factory's alias of Seq2SeqTrainingArguments
+    assert stack_schemas.release_mask("trl", "0.24.0") == 1 << stack_schemas.releases("trl").index("0.24.0")
+    between = stack_schemas.release_mask("trl", "0.21.0")  # two snapshot releases around it
+    assert between is not None and bin(between).count("1") == 2
+    assert stack_schemas.first_missing_after("trl", 0b1110) == "0.20.0"
+
+
+def test_versions_from_the_tree(tmp_path: Path) -> None:
+    from packlint.configs.versions import pinned_in_tree, tree_version
+
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "requirements.txt").write_text("torch>=2.1\ntransformers[torch] == 4.46.3  # pinned\n")
+    (tmp_path / "environment.yml").write_text("dependencies:\n  - python=3.10\n  - pip:\n    - trl==0.19.1\n")
+    (tmp_path / "setup.py").write_text('setup(name="x", install_requires=["llamafactory==0.9.2", "verl>=0.4"])\n')
+    assert pinned_in_tree("transformers", str(tmp_path)) == ("4.46.3", str(tmp_path / "requirements.txt"))
+    assert pinned_in_tree("trl", str(tmp_path))[0] == "0.19.1"
+    assert pinned_in_tree("llamafactory", str(tmp_path))[0] == "0.9.2"
+    assert pinned_in_tree("verl", str(tmp_path)) is None  # `>=` names no release
+    (tmp_path / "verl" / "version").mkdir(parents=True)
+    (tmp_path / "verl" / "version" / "version").write_text("0.2.0.dev\n")
+    assert tree_version("verl", "verl", str(tmp_path))["value"] == "0.2.0.dev"
+
+
+def test_unresolved_dataclass_keeps_the_schema_open(tmp_path: Path) -> None:
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "train.py").write_text(
+        "from transformers import HfArgumentParser\nfrom mylib.args import Args\n"
+        "if __name__ == '__main__':\n    HfArgumentParser(Args).parse_args_into_dataclasses()\n"
+    )
+    (tmp_path / "run.sh").write_text("#!/bin/bash\npython train.py --anything 1 --lerning_rate 2\n")
+    findings = _check(tmp_path, tmp_path / "copy")
+    assert not [f for f in findings if f.code in CODES]
+
+
+def test_a_script_naming_no_stack_never_loads_the_snapshots(tmp_path: Path) -> None:
+    script = tmp_path / "pretrain.sh"
+    script.write_text("#!/bin/bash\nexport NCCL_DEBUG=INFO\ntorchrun --nproc_per_node 8 pretrain_gpt.py --bf16\n")
+    code = (
+        "import sys; from packlint.cli import main; main(['check', sys.argv[1]]);"
+        "import packlint.codebase.stack_schemas as s; print('LOADED' if s._DATA else 'LAZY')"
+    )
+    out = subprocess.run([sys.executable, "-c", code, str(script)], capture_output=True, text=True, timeout=120)
+    assert out.stdout.strip().endswith("LAZY"), out.stdout + out.stderr
+
+
+@pytest.mark.parametrize(
+    "word, want",
+    [
+        ("$P-$M-$D", "a-b-v-1-x"),  # tree-sitter-bash: `$P-$` + `M-$D` (a concatenation)
+        ("./ckpt/llava--$P--$M--$D--finetune", "./ckpt/llava--a-b--v-1--x--finetune"),  # LLaVA-NeXT's shape
+        ("$P-$M-$D-$P", "a-b-v-1-x-a-b"),
+        ("$D/$P.log", "x/a-b.log"),  # `$D/$` + `P.log` (a word)
+        ('"$P"-$M-$D', "a-b-v-1-x"),
+    ],
+)
+def test_a_word_split_after_a_bare_dollar_is_one_word(word: str, want: str, tmp_path: Path) -> None:
+    """bash expands `$P-$M-$D` to one word; PK202 on an HF Trainer's --output_dir made of three
+    variables reported two words (issue 26's three-expansion word, seen in LLaVA-NeXT's scripts)."""
+    script = tmp_path / "run.sh"
+    script.write_text(f'#!/bin/bash\nM="v-1"\nP="a-b"\nD="x"\nX={word}\npython t.py --out {word} --joined "$X"\n')
+    model = inspect_script(str(script), text=script.read_bytes(), display_path=str(script))
+    flags = model["launches"][0]["flags"]
+    assert flags["--out"][0]["value"] == want and flags["--joined"][0]["value"] == want
+
+
+def test_a_fork_without_its_code_is_undecided(tmp_path: Path) -> None:
+    """Issue 26 item 4: upstream Megatron-LM's asserts (PK308) and flag retirements (PK324) stand for
+    upstream code; the scripts of a fork whose code is not in the tree are undecided, with PK206's one
+    info per script, not errors. The same script in an upstream checkout keeps PK308."""
+    body = (
+        "#!/bin/bash\n"
+        "torchrun --nproc_per_node 8 pretrain_gpt.py --num-layers 30 --pipeline-model-parallel-size 4 \\\n"
+        "    --tensor-model-parallel-size 2 --micro-batch-size 1 --global-batch-size 64 --checkpoint-activations\n"
+    )
+    got = {}
+    for name in ("Megatron-DeepSpeed", "Megatron-LM"):
+        root = tmp_path / name
+        (root / "examples").mkdir(parents=True)
+        (root / ".git").mkdir()
+        script = root / "examples" / "pretrain.sh"
+        script.write_text(body)
+        model = inspect_script(str(script), text=script.read_bytes(), display_path=str(script))
+        session = CodeSession(str(script), CodeOptions(use_cache=False))
+        findings = check_model(model, TABLE.rules, script_text=script.read_bytes(), code=session.facts)
+        got[name] = {(f.code, f.severity) for f in findings}
+    assert ("PK308", "error") in got["Megatron-LM"]
+    assert not {c for c, s in got["Megatron-DeepSpeed"] if c in ("PK308", "PK324") and s != "info"}
+    assert ("PK206", "info") in got["Megatron-DeepSpeed"]
+
+
+def test_args_file_flag_is_a_flag(tmp_path: Path) -> None:
+    """`parse_args_into_dataclasses(args_file_flag="--args_file")` reads that flag with a parser of its
+    own (hf_argparser.py): it is no unknown flag."""
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "train.py").write_text(
+        "from dataclasses import dataclass\nfrom transformers import HfArgumentParser\n\n\n@dataclass\n"
+        "class Args:\n    lr: float = 1e-4\n\n\nif __name__ == '__main__':\n"
+        "    (args,) = HfArgumentParser(Args).parse_args_into_dataclasses(args_file_flag='--args_file')\n"
+    )
+    (tmp_path / "run.sh").write_text("#!/bin/bash\npython train.py --args_file base.args --lr 2e-5 --lrr 1\n")
+    got = [(f.code, f.message.split()[0]) for f in _check(tmp_path, tmp_path / "copy") if f.code in CODES]
+    assert got == [("PK201", "--lrr")]
+
+
+def test_a_brace_sequence_with_a_step_is_no_literal_value(tmp_path: Path) -> None:
+    """`for i in {0..17000..200}` (open-r1's scripts/pass_rate_filtering/launch_filtering.sh): bash
+    generates the words; tree-sitter reads the step form as a plain concatenation, which packlint took
+    as the literal text (a false PK202 once the program's TrlParser schema was closed)."""
+    script = tmp_path / "run.sh"
+    script.write_text("#!/bin/bash\nfor i in {0..17000..200}\ndo\n  python t.py --start $i\ndone\n")
+    model = inspect_script(str(script), text=script.read_bytes(), display_path=str(script))
+    occ = model["launches"][0]["flags"]["--start"][0]
+    assert "value" not in occ or occ["value"] != "{0..17000..200}"
