@@ -297,6 +297,9 @@ def _check_paths(paths: list[str], options: CheckOptions) -> CheckResult:
     from packlint.discover import STDIN, discover
 
     clear_run_memos()
+    from packlint.scope import set_checked
+
+    set_checked([p for p in paths if p != STDIN])
     cli = options.cli
     result = CheckResult()
     result.root = repo_root()

@@ -189,6 +189,10 @@ def cli_settings(args):
     from packlint.cmd_codebase import code_settings
 
     code_bases, path_maps = code_settings(args)
+    if getattr(args, "allow_outside", False):  # (per process, as --no-cache: workers are forked)
+        from packlint.scope import allow_outside
+
+        allow_outside()
     if getattr(args, "no_cache", False):  # --no-cache: no cache at all, the rule table's included
         from packlint.rule_table import disable_cache
 

@@ -70,6 +70,10 @@ def run(args) -> int:
         display = args.stdin_filename or "<stdin>"
         path = args.stdin_filename or "<stdin>"
     known_env = tuple(n.strip() for v in getattr(args, "known_env", []) or [] for n in v.split(",") if n.strip())
+    from packlint import scope
+
+    scope.allow_outside(bool(getattr(args, "allow_outside", False)))
+    scope.set_checked([] if text is not None else [path])
     model = inspect_script(
         path,
         env=env,

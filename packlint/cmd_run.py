@@ -134,10 +134,7 @@ def run(args) -> int:
             _say(f"--force: launching {script} although the runtime probe failed")
     if args.dry_run:
         return EXIT_FINDINGS if blocking else EXIT_OK
-    if _script_bytes(script) != checked:
-        _say(f"not launching {script}: it changed while it was checked")
-        return EXIT_USAGE
-    return launch(script, list(args.script_args))
+    return launch(script, list(args.script_args), checked)
 
 
 def _script_bytes(script: str) -> bytes:
@@ -186,18 +183,56 @@ def _probe(result, script: str) -> int:
     return probe_result.exit_code
 
 
-def launch(script: str, script_args: list[str]) -> int:
+def _still_checked(script: str, checked: bytes) -> bool:
+    """The file at `script` is, right now, the one whose bytes were checked: read through one
+    descriptor (O_NONBLOCK, fstat: a regular file), its bytes equal `checked`, and the name still
+    leads to that same file (device and inode), checked last, just before bash is started (R23)."""
+    from packlint.safe_io import open_regular, read_open
+    from packlint.source import MAX_SCRIPT_BYTES
+
+    try:
+        fd, st = open_regular(script, MAX_SCRIPT_BYTES, "")
+    except PacklintError:
+        return False
+    try:
+        if read_open(fd, st, MAX_SCRIPT_BYTES, "", script) != checked:
+            return False
+        now = os.stat(script)
+        return (now.st_dev, now.st_ino, now.st_size, now.st_mtime_ns) == (
+            st.st_dev,
+            st.st_ino,
+            st.st_size,
+            st.st_mtime_ns,
+        )
+    except (OSError, PacklintError):
+        return False
+    finally:
+        os.close(fd)
+
+
+def launch(script: str, script_args: list[str], checked: bytes | None = None) -> int:
     """Replace this process with `bash -- SCRIPT ARGS...` (POSIX exec; elsewhere a child process). The
-    `--` ends bash's options: a script named `-c` or `-x.sh` is run as the file that was checked (R11)."""
+    `--` ends bash's options: a script named `-c` or `-x.sh` is run as the file that was checked (R11).
+    bash is the one found in an absolute PATH entry (never `./bash`, R28); with `checked`, the script
+    is launched only if it still holds those bytes (`_still_checked`, the last step before the exec)."""
+    from packlint.tools import find_program
+
+    bash = find_program("bash")
+    if bash is None:
+        _say("error: cannot run bash: not found in an absolute PATH entry")
+        return 127
     argv = ["bash", "--", script, *script_args]
     sys.stdout.flush()
     sys.stderr.flush()
+    if checked is not None and not _still_checked(script, checked):
+        _say(f"not launching {script}: it changed while it was checked")
+        return EXIT_USAGE
     if os.name != "posix":  # pragma: no cover - no exec semantics outside POSIX
         import subprocess
 
-        return subprocess.call(argv)
+        return subprocess.call([bash, *argv[1:]])
     try:
-        os.execvp("bash", argv)
+        os.execv(bash, argv)
     except OSError as exc:
         _say(f"error: cannot run bash: {exc.strerror or exc}")
         return 127

@@ -149,6 +149,8 @@ class Closure:
         src = self.index.source(path)
         if src is None:
             return None
+        if src.unread is not None:  # (exists, not read: never cached, its facts are unknown)
+            return {"error": src.unread}
         key = cache_key_digest([reader_digest(), src.digest])
         if self.cache_base:
             hit = cache.load(self.cache_base, "files", key)
@@ -242,6 +244,9 @@ def _manifest_ok(manifest: dict) -> bool:
     import hashlib
     import stat
 
+    from packlint.codebase.filefacts import MAX_SOURCE_BYTES
+    from packlint.safe_io import read_regular
+
     for path, (mtime, size, digest) in manifest.items():
         try:
             st = os.stat(path)
@@ -251,11 +256,8 @@ def _manifest_ok(manifest: dict) -> bool:
             return False
         if st.st_mtime_ns == mtime and st.st_size == size:
             continue
-        try:
-            with open(path, "rb") as fh:
-                if hashlib.sha1(fh.read()).hexdigest() != digest:
-                    return False
-        except OSError:
+        data = read_regular(path, MAX_SOURCE_BYTES)
+        if data is None or hashlib.sha1(data).hexdigest() != digest:
             return False
     return True
 

@@ -223,8 +223,10 @@ def clear_text_override(path: str) -> None:
     _TEXT_OVERRIDES.pop(os.path.abspath(path), None)
 
 
-def read_config_file(path: str, fmt: str, dialect: str):
-    """(CNode root, None) or (None, ConfigFileError): read once per process per file version."""
+def read_config_file(path: str, fmt: str, dialect: str, near: str | None = None):
+    """(CNode root, None) or (None, ConfigFileError): read once per process per file version, through
+    safe_io, and only inside the checkout (packlint.scope; `near`: the file or directory that names it,
+    default the script whose launch is read)."""
     from packlint.configs.files import MAX_CONFIG_BYTES, ConfigFileError, load_text
 
     override = _TEXT_OVERRIDES.get(os.path.abspath(path))
@@ -238,32 +240,44 @@ def read_config_file(path: str, fmt: str, dialect: str):
         except ConfigFileError as exc:
             return None, exc
 
+    from packlint.scope import outside
+
+    away = outside(path, near if near is not None else _NEAR[0])
+    if away is not None:  # (R02/R03: named, never read, never quoted)
+        return None, ConfigFileError(away, unread=True)
+    from packlint.errors import PacklintError
+    from packlint.safe_io import open_regular, read_open
+
+    try:  # one O_NONBLOCK open, fstat on the descriptor: a FIFO swapped in never blocks (R14/R15)
+        fd, st = open_regular(path, 1 << 62, "", display=path)
+    except PacklintError as exc:
+        return None, ConfigFileError(f"not read: {exc.message}", unread=True)
     try:
-        st = os.stat(path)
-    except OSError as exc:
-        return None, ConfigFileError(f"cannot read: {exc.strerror}")
-    key = (os.path.abspath(path), st.st_mtime_ns, st.st_size, fmt, dialect)
-    found = _FILE_CACHE.get(key)
-    if found is not None:
-        return found
-    if st.st_size > MAX_CONFIG_BYTES:
-        out: tuple = (None, ConfigFileError(f"the file is over {MAX_CONFIG_BYTES // (1024 * 1024)} MiB: not read"))
-    else:
-        try:
-            with open(path, "rb") as fh:
-                data = fh.read()
-            text = data.decode("utf-8-sig")
-            out = (load_text(text, fmt, dialect), None)
-        except UnicodeDecodeError:
-            out = (None, ConfigFileError("the file is not UTF-8 text"))
-        except OSError as exc:
-            out = (None, ConfigFileError(f"cannot read: {exc.strerror}"))
-        except ConfigFileError as exc:
-            out = (None, exc)
+        key = (os.path.abspath(path), st.st_dev, st.st_ino, st.st_mtime_ns, st.st_size, fmt, dialect)
+        found = _FILE_CACHE.get(key)
+        if found is not None:
+            return found
+        if st.st_size > MAX_CONFIG_BYTES:
+            out: tuple = (None, ConfigFileError(f"the file is over {MAX_CONFIG_BYTES // (1024 * 1024)} MiB: not read"))
+        else:
+            try:
+                text = read_open(fd, st, MAX_CONFIG_BYTES, "", path).decode("utf-8-sig")
+                out = (load_text(text, fmt, dialect), None)
+            except UnicodeDecodeError:
+                out = (None, ConfigFileError("the file is not UTF-8 text"))
+            except PacklintError as exc:
+                out = (None, ConfigFileError(f"not read: {exc.message}", unread=True))
+            except ConfigFileError as exc:
+                out = (None, exc)
+    finally:
+        os.close(fd)
     if len(_FILE_CACHE) >= MAX_FILE_CACHE:
         _FILE_CACHE.clear()
     _FILE_CACHE[key] = out
     return out
+
+
+_NEAR: list[str | None] = [None]  # the directory of the script whose launch is being read (scope.outside)
 
 
 # ---------------------------------------------------------------------------------------------- settings
@@ -519,7 +533,7 @@ def _stack_by_keys(flag: str | None, flags: dict, first: Any, script_dir: str | 
     if found is None:
         return None
     fmt = format_of(found)
-    root, err = read_config_file(found, fmt, "pyyaml")
+    root, err = read_config_file(found, fmt, "pyyaml", near=script_dir or "")
     if err is not None or root is None:
         return None
     stack = recognise(root.plain(), fmt)
@@ -597,6 +611,7 @@ def launch_config(
     dirs = _search_dirs(script_dir)
     global _SCRIPT
     _SCRIPT = script
+    _NEAR[0] = script_dir
     incomplete: list[str] = []
     settings: dict = cfg["settings"]
     if entry is not None:
@@ -714,6 +729,12 @@ def _read_into(cfg, section, how, word, occ, fmt, dialect, dirs, target: dict, i
     shown = _shown(found)
     record["file"] = shown
     root, err = read_config_file(found, fmt, dialect)
+    if err is not None and err.unread:  # (outside the checkout, a FIFO, ...: its values are unknown)
+        record["unknown"] = (
+            f"{path_text} is {err.message}" if err.message.startswith("outside") else (f"{path_text}: {err.message}")
+        )
+        incomplete.append(record["unknown"])
+        return
     if err is not None:
         record["error"] = err.message
         record["error_at"] = {
