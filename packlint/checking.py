@@ -63,7 +63,14 @@ class Sources:
         self._lines.pop(path, None)
 
     def text(self, path: str) -> str | None:
+        """The text of a checked file, or of a file a finding points into (a code frame, suppressions);
+        None for a file outside the checkout: its lines are never printed (packlint.scope)."""
         if path not in self._text:
+            from packlint.scope import outside
+
+            if outside(path, quote=True) is not None:
+                self._text[path] = None
+                return None
             try:
                 from packlint.engine import decode_script
                 from packlint.source import read_bytes

@@ -166,6 +166,8 @@ class Override:
     message: Template | None
     help: Template | None
 
+    _cache_values = {"severity": (None, "error", "warning", "info")}
+
 
 @record
 class Example:
@@ -229,6 +231,13 @@ class Rule:
     fix: FixSpec | None
     versions: str | None
     since: str | None = None  # the packlint release that first ships the rule (required for built-ins)
+
+    # the values a cached table may hold in these fields (packlint.rule_cache.check_types)
+    _cache_values = {
+        "severity": ("error", "warning", "info"),
+        "scope": ("launch", "script"),
+        "undecided": ("info", "ignore"),
+    }
 
     # kept as JSON text in the table cache and decoded on first use (packlint.rule_cache): a check
     # reads them only for a rule that fires
@@ -382,10 +391,11 @@ def _read_cache(path: Path, blobs: list[tuple[str, bytes, bool]] | None = None) 
     data = read_cache_file(path)
     if data is None:
         return None
-    from packlint.rule_cache import CacheFormatError, loads
+    from packlint.rule_cache import CacheFormatError, check_types, loads
 
     try:
         table = loads(data, None if blobs is None else _Recompiled(blobs))
+        check_types(table)  # (every field of the declared type: R17)
     except CacheFormatError:
         return None
     return table if isinstance(table, RuleTable) else None

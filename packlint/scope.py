@@ -27,6 +27,7 @@ _CHECKOUT_MEMO: dict[str, str] = {}
 _MAX_UP = 40
 
 OUTSIDE_HINT = "--allow-outside reads it"
+_NEVER = ("/proc/", "/sys/", "/dev/")  # the kernel's files and devices: never read, --allow-outside or not
 
 
 def allow_outside(on: bool = True) -> None:
@@ -78,12 +79,15 @@ def _under(real: str, root: str) -> bool:
     return real == root or real.startswith(root.rstrip(os.sep) + os.sep)
 
 
-def outside(path: str, near: str | None = None) -> str | None:
+def outside(path: str, near: str | None = None, *, quote: bool = False) -> str | None:
     """None when `path` may be read; else the reason it is not read (`outside the checkout <root>`).
-    `near`: the script (or its directory) that names the file; its checkout is allowed too."""
-    if _ALLOW[0]:
-        return None
+    `near`: the script (or its directory) that names the file; its checkout is allowed too. `quote`:
+    may a report print the file's lines (a code frame)? Only inside the checkout, --allow-outside or not."""
     real = os.path.realpath(path)
+    if real.startswith(_NEVER) and not real.startswith("/dev/shm/"):
+        return f"a file of {real.split(os.sep)[1] and '/' + real.split(os.sep)[1]}: never read"
+    if _ALLOW[0] and not quote:
+        return None
     roots = list(_ROOTS)
     if near:
         roots.append(checkout_of(near))

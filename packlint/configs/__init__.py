@@ -728,6 +728,10 @@ def _read_into(cfg, section, how, word, occ, fmt, dialect, dirs, target: dict, i
         return
     shown = _shown(found)
     record["file"] = shown
+    from packlint.scope import outside
+
+    if outside(found, _NEAR[0], quote=True) is not None:  # (read with --allow-outside: inspect shows
+        record["foreign"] = True  # only the keys the rules read, never the whole file)
     root, err = read_config_file(found, fmt, dialect)
     if err is not None and err.unread:  # (outside the checkout, a FIFO, ...: its values are unknown)
         record["unknown"] = (
