@@ -178,15 +178,18 @@ def _checker(ann: str, scope: dict[str, Any]) -> _Check:
             checks.append(lambda v, k=kind, c=item: type(v) is k and (c is None or all(c(x) for x in v)))
         elif head == "tuple":
             checks.append(
-                lambda v, cs=args: type(v) is tuple
-                and len(v) == len(cs)
-                and all(c is None or c(x) for c, x in zip(cs, v, strict=True))
+                lambda v, cs=args: (
+                    type(v) is tuple
+                    and len(v) == len(cs)
+                    and all(c is None or c(x) for c, x in zip(cs, v, strict=True))
+                )
             )
         elif head == "dict":
             kc, vc = (args + [None, None])[:2]
             checks.append(
-                lambda v, kc=kc, vc=vc: type(v) is dict
-                and all((kc is None or kc(k)) and (vc is None or vc(x)) for k, x in v.items())
+                lambda v, kc=kc, vc=vc: (
+                    type(v) is dict and all((kc is None or kc(k)) and (vc is None or vc(x)) for k, x in v.items())
+                )
             )
         else:
             cls = scope.get(head)

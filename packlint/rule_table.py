@@ -320,6 +320,9 @@ def disable_cache() -> None:
     """`--no-cache`: no rule-table cache is read or written in this process (nor in its workers)."""
     global _CACHE_OFF
     _CACHE_OFF = True
+    from packlint.caches import disable
+
+    disable()
 
 
 def _cache_key(blobs) -> str:
@@ -367,13 +370,9 @@ def _module_files(package: str | Path) -> list[str]:
 
 
 def _cache_dir() -> Path | None:
-    if os.environ.get("PACKLINT_NO_CACHE"):
-        return None
-    base = os.environ.get("PACKLINT_CACHE_DIR")
-    if base:
-        return Path(base)
-    xdg = os.environ.get("XDG_CACHE_HOME")
-    return Path(xdg) / "packlint" if xdg else Path.home() / ".cache" / "packlint"
+    from packlint.caches import root
+
+    return root()
 
 
 def _cache_path(key: str) -> Path | None:
@@ -386,9 +385,10 @@ def _read_cache(path: Path, blobs: list[tuple[str, bytes, bool]] | None = None) 
     docs/security.md). The file is JSON data (packlint.rule_cache); nothing in it can run code.
     A rule's lazy field (its messages and documentation, decoded on first use) that turns out
     malformed is taken from a fresh compile of `blobs` instead."""
+    from packlint.caches import LIMITS
     from packlint.safe_io import read_cache_file
 
-    data = read_cache_file(path)
+    data = read_cache_file(path, LIMITS["rules"])
     if data is None:
         return None
     from packlint.rule_cache import CacheFormatError, check_types, loads
@@ -418,14 +418,16 @@ class _Recompiled:
 
 
 def _write_cache(path: Path, table: RuleTable) -> None:
+    from packlint.caches import make_dirs, wrote_entry
     from packlint.errors import PacklintError
     from packlint.rule_cache import CacheFormatError, dumps
     from packlint.safe_io import atomic_write
 
     try:
         data = dumps(table).encode("utf-8")
-        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        make_dirs(path.parent)
         atomic_write(path, data, what="rule-table cache", replace_any=True)
+        wrote_entry()
     except (OSError, PacklintError, CacheFormatError, RecursionError):
         pass  # an unwritable cache is no cache
 
