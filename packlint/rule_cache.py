@@ -160,7 +160,7 @@ def _split_top(text: str, sep: str) -> list[str]:
 def _checker(ann: str, scope: dict[str, Any]) -> _Check:
     """A predicate for the annotation text `ann` (names resolved in `scope`); None: no constraint."""
     alts = _split_top(ann, "|")
-    checks = []
+    checks: list[Any] = []
     for alt in alts:
         if alt == "None":
             checks.append(_is_none)
