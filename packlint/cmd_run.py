@@ -137,12 +137,21 @@ def run(args) -> int:
     return launch(script, list(args.script_args), checked)
 
 
-def _script_bytes(script: str) -> bytes:
-    """The script's bytes: a regular file (not a directory, FIFO or device) within the size limit."""
-    from packlint.safe_io import read_bounded
+def _script_bytes(script: str) -> tuple[bytes, tuple[int, ...]]:
+    """The script's bytes and identity (device, inode, size, mtime): a regular file (not a directory,
+    FIFO or device) within the size limit, read through one descriptor."""
+    from packlint.safe_io import open_regular, read_open
     from packlint.source import MAX_SCRIPT_BYTES
 
-    return read_bounded(script, MAX_SCRIPT_BYTES, "", display=script)
+    fd, st = open_regular(script, MAX_SCRIPT_BYTES, "", display=script)
+    try:
+        return read_open(fd, st, MAX_SCRIPT_BYTES, "", script), _identity(st)
+    finally:
+        os.close(fd)
+
+
+def _identity(st: os.stat_result) -> tuple[int, ...]:
+    return st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns
 
 
 def _probe(result, script: str) -> int:
@@ -183,34 +192,19 @@ def _probe(result, script: str) -> int:
     return probe_result.exit_code
 
 
-def _still_checked(script: str, checked: bytes) -> bool:
-    """The file at `script` is, right now, the one whose bytes were checked: read through one
-    descriptor (O_NONBLOCK, fstat: a regular file), its bytes equal `checked`, and the name still
-    leads to that same file (device and inode), checked last, just before bash is started (R23)."""
-    from packlint.safe_io import open_regular, read_open
-    from packlint.source import MAX_SCRIPT_BYTES
-
+def _still_checked(script: str, checked: tuple[bytes, tuple[int, ...]]) -> bool:
+    """The file at `script` is, right now, the one that was checked: the same file (device, inode,
+    size, mtime) as when it was first read, its bytes (read again through one descriptor) unchanged,
+    and the name still leading to it, as the last step before bash is started (R23). What remains is
+    the time between this and bash's own open of the name: microseconds, not the length of a check."""
     try:
-        fd, st = open_regular(script, MAX_SCRIPT_BYTES, "")
-    except PacklintError:
-        return False
-    try:
-        if read_open(fd, st, MAX_SCRIPT_BYTES, "", script) != checked:
-            return False
-        now = os.stat(script)
-        return (now.st_dev, now.st_ino, now.st_size, now.st_mtime_ns) == (
-            st.st_dev,
-            st.st_ino,
-            st.st_size,
-            st.st_mtime_ns,
-        )
+        data, identity = _script_bytes(script)
+        return data == checked[0] and identity == checked[1] and _identity(os.stat(script)) == identity
     except (OSError, PacklintError):
         return False
-    finally:
-        os.close(fd)
 
 
-def launch(script: str, script_args: list[str], checked: bytes | None = None) -> int:
+def launch(script: str, script_args: list[str], checked: tuple[bytes, tuple[int, ...]] | None = None) -> int:
     """Replace this process with `bash -- SCRIPT ARGS...` (POSIX exec; elsewhere a child process). The
     `--` ends bash's options: a script named `-c` or `-x.sh` is run as the file that was checked (R11).
     bash is the one found in an absolute PATH entry (never `./bash`, R28); with `checked`, the script

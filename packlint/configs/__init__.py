@@ -138,8 +138,9 @@ def _parse_toml(path: str) -> dict:
         import tomllib
     else:  # pragma: no cover
         import tomli as tomllib
-    with open(path, "rb") as fh:
-        return tomllib.load(fh)
+    from packlint.safe_io import CONFIG_LIMIT, read_bounded
+
+    return tomllib.loads(read_bounded(path, CONFIG_LIMIT, "stacks table").decode("utf-8"))
 
 
 def _compile_table(data: dict) -> dict:
