@@ -26,121 +26,11 @@ def table() -> dict:
     cache directory as JSON data (a plain script reads one small JSON file, not a TOML parse)."""
     global _TABLE
     if _TABLE is None:
+        from packlint.configs.stacks_table import cached_table
+
         path = os.path.join(os.path.dirname(__file__), "stacks.toml")
-        _TABLE = _cached_table(path)
+        _TABLE = _compile_table(cached_table(path))
     return _TABLE
-
-
-def _cached_table(path: str) -> dict:
-    """The parsed table, from a JSON copy in packlint's cache directory when it is current (data only:
-    nothing in a cache file can run code), else parsed from the TOML and written there."""
-    import json
-
-    try:
-        st = os.stat(path)
-    except OSError:
-        st = None
-    cache_dir = _cache_dir()  # the rule table's (packlint.rule_table._cache_dir), without importing it
-    cache = None
-    raw = None
-    if cache_dir is not None and st is not None:
-        cache = cache_dir / f"stacks-{st.st_mtime_ns}-{st.st_size}.json"
-        # a regular file owned by this user only (never a FIFO, a device or a link: docs/security.md)
-        from packlint.caches import LIMITS
-        from packlint.safe_io import read_cache_file
-
-        data = read_cache_file(cache, LIMITS["stacks"])
-        try:
-            raw = json.loads(data) if data is not None else None
-        except (ValueError, RecursionError):
-            raw = None
-        if not valid_stacks_table(raw):  # (another shape: a miss, parsed and written again: R18)
-            raw = None
-    if raw is None:
-        raw = _parse_toml(path)
-        if cache is not None:
-            from packlint.caches import make_dirs, wrote_entry
-            from packlint.errors import PacklintError
-            from packlint.safe_io import atomic_write
-
-            try:
-                make_dirs(cache.parent)
-                atomic_write(cache, json.dumps(raw).encode(), what="stacks cache", replace_any=True)
-                wrote_entry()
-            except (OSError, PacklintError):
-                pass
-    return _compile_table(raw)
-
-
-_STR_LIST = "str-list"
-# the stacks table's schema: every key an entry may have and its type (stacks.toml holds no other)
-_PROGRAM_KEYS: dict[str, Any] = {
-    **dict.fromkeys(("stack", "launcher", "yaml", "dist", "cite", "module", "program", "format"), str),
-    **dict.fromkeys(("flag", "section"), str),
-    **dict.fromkeys(("resolve", "inherit_defaults", "only_with_file"), bool),
-    **dict.fromkeys(("overrides", "file_overrides"), _STR_LIST),
-    **dict.fromkeys(("nested", "file"), dict),
-}
-_MAX_STACK_ENTRIES = 1000
-
-
-def _plain(value: Any, depth: int = 0) -> bool:
-    """JSON values of bounded depth (a dict's keys are strings)."""
-    if isinstance(value, (str, bool, int, float)) or value is None:
-        return True
-    if depth > 4:
-        return False
-    if isinstance(value, list):
-        return all(_plain(v, depth + 1) for v in value)
-    if isinstance(value, dict):
-        return all(isinstance(k, str) and _plain(v, depth + 1) for k, v in value.items())
-    return False
-
-
-def _typed(value: Any, want: Any) -> bool:
-    if want is _STR_LIST:
-        return isinstance(value, list) and all(isinstance(v, str) for v in value)
-    if want is dict:
-        return isinstance(value, dict) and _plain(value)
-    return type(value) is want
-
-
-def valid_stacks_table(raw: Any) -> bool:
-    """Whether a cached stacks table has the shape stacks.toml parses to (R18: a planted or damaged
-    entry is a miss, never a KeyError on every script)."""
-    if not isinstance(raw, dict) or set(raw) - {"program", "launcher_files", "generic"}:
-        return False
-    program, generic, files = raw.get("program"), raw.get("generic"), raw.get("launcher_files", {})
-    if not isinstance(program, list) or not 0 < len(program) <= _MAX_STACK_ENTRIES:
-        return False
-    for entry in program:
-        if not isinstance(entry, dict) or not isinstance(entry.get("stack"), str):
-            return False
-        if any(k not in _PROGRAM_KEYS or not _typed(v, _PROGRAM_KEYS[k]) for k, v in entry.items()):
-            return False
-    if not isinstance(generic, dict) or not _plain(generic):
-        return False
-    if not (_typed(generic.get("flags"), _STR_LIST) and _typed(generic.get("suffixes"), _STR_LIST)):
-        return False
-    return isinstance(files, dict) and all(isinstance(v, dict) and _plain(v) for v in files.values())
-
-
-def _cache_dir():
-    from packlint.caches import root  # (`--no-cache` and PACKLINT_NO_CACHE turn every cache off)
-
-    return root()
-
-
-def _parse_toml(path: str) -> dict:
-    import sys
-
-    if sys.version_info >= (3, 11):
-        import tomllib
-    else:  # pragma: no cover
-        import tomli as tomllib
-    from packlint.safe_io import CONFIG_LIMIT, read_bounded
-
-    return tomllib.loads(read_bounded(path, CONFIG_LIMIT, "stacks table").decode("utf-8"))
 
 
 def _compile_table(data: dict) -> dict:
@@ -780,9 +670,7 @@ def _read_into(cfg, section, how, word, occ, fmt, dialect, dirs, target: dict, i
         record["foreign"] = True  # only the keys the rules read, never the whole file)
     root, err = read_config_file(found, fmt, dialect)
     if err is not None and err.unread:  # (outside the checkout, a FIFO, ...: its values are unknown)
-        record["unknown"] = (
-            f"{path_text} is {err.message}" if err.message.startswith("outside") else (f"{path_text}: {err.message}")
-        )
+        record["unknown"] = f"{path_text}{' is' if err.message.startswith('outside') else ':'} {err.message}"
         incomplete.append(record["unknown"])
         return
     if err is not None:
