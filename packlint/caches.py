@@ -37,9 +37,9 @@ _OFF = [False]
 _EVICTED = [False]
 
 
-def disable() -> None:
+def disable(off: bool = True) -> None:
     """`--no-cache`: no cache is read or written in this process (nor in its forked workers)."""
-    _OFF[0] = True
+    _OFF[0] = off
 
 
 def disabled() -> bool:

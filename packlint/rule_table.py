@@ -316,13 +316,14 @@ def load_table(extra_files: Sequence[str | Path] = (), *, builtin: bool = True, 
 _CACHE_OFF = False
 
 
-def disable_cache() -> None:
-    """`--no-cache`: no rule-table cache is read or written in this process (nor in its workers)."""
+def disable_cache(off: bool = True) -> None:
+    """`--no-cache`: no cache (the rule table's, the stacks table's, the code-base facts') is read or
+    written in this process (nor in its workers); off=False turns them back on."""
     global _CACHE_OFF
-    _CACHE_OFF = True
+    _CACHE_OFF = off
     from packlint.caches import disable
 
-    disable()
+    disable(off)
 
 
 def _cache_key(blobs) -> str:

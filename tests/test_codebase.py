@@ -279,14 +279,6 @@ def test_cache_is_used_and_invalidated(tmp_path, monkeypatch):
     prog.write_text(prog.read_text().replace('"--mode"', '"--mode", "--run-mode"'))
     changed = facts_for_program(str(prog), [str(root)])
     assert calls == [1] and changed.schema.lookup("--run-mode") is not None
-    # --no-cache: nothing from disk, but one run reads a program once (issue 31: it re-read it per
-    # script, 10-20x slower on a repository); a new run reads it again
-    from packlint.codebase.resolve import clear_run_memos
-
-    facts_for_program(str(prog), [str(root)], options=CodeOptions(use_cache=False))
-    assert calls == [1]
-    clear_run_memos()
-    facts_for_program(str(prog), [str(root)], options=CodeOptions(use_cache=False))
     facts_for_program(str(prog), [str(root)], options=CodeOptions(use_cache=False))
     assert calls == [1, 1]
 

@@ -494,3 +494,199 @@ def test_check_and_stat_modes_of_cache_dirs(tmp_path):
     dirs = [p for p in [base, *base.rglob("*")] if p.is_dir()]
     assert any(p.name == "programs" for p in dirs)
     assert all(stat.S_IMODE(p.stat().st_mode) == 0o700 for p in dirs), [oct(p.stat().st_mode) for p in dirs]
+
+
+def _warm(tmp_path: Path) -> tuple[Path, Path, str]:
+    """A checkout whose check reads every cache (PK201 from train.py's parser), run once: (repo, cache,
+    the expected output)."""
+    repo = tmp_path / "r"
+    repo.mkdir()
+    (repo / "train.py").write_text(
+        "import argparse\np = argparse.ArgumentParser()\np.add_argument('--lr')\np.parse_args()\n"
+    )
+    (repo / "l.sh").write_text("python train.py --bogus 1\n")
+    cache = tmp_path / "cache"
+    proc = _run(["check", "-q", "l.sh"], repo, {"PACKLINT_CACHE_DIR": str(cache)})
+    assert proc.returncode == 1 and "PK201" in proc.stdout, proc.stderr
+    return repo, cache, proc.stdout
+
+
+def _deep(n: int) -> str:
+    return "[" * n + "]" * n
+
+
+@pytest.mark.parametrize(
+    "poison",
+    [
+        '{"program": []}',
+        '{"program": [{"stack": 5}]}',
+        "deep",
+        '{"program": [{"stack": "x", "program": "^(x+x+)+y$", "evil": 1}]}',
+    ],
+)
+def test_r18_stacks_cache_entries_are_validated(tmp_path, poison):
+    """R18: the stacks cache accepted any JSON whose `program` was a list: `{"program": []}` gave
+    `internal error: KeyError` on every script, a 200,000-deep entry "nested too deeply". Now an entry of
+    another shape is a miss: the same findings, and a valid entry written in its place."""
+    repo, cache, expected = _warm(tmp_path)
+    [entry] = list(cache.glob("stacks-*.json"))
+    good = entry.read_bytes()
+    entry.write_text(_deep(200_000) if poison == "deep" else poison)
+    proc = _run(["check", "-q", "l.sh"], repo, {"PACKLINT_CACHE_DIR": str(cache)}, timeout=60)
+    assert (proc.returncode, proc.stdout, proc.stderr) == (1, expected, "")
+    assert entry.read_bytes() == good
+
+
+def _rule_entry(cache: Path) -> tuple[Path, dict]:
+    [entry] = list(cache.glob("rules-*.json"))
+    return entry, json.loads(entry.read_bytes())
+
+
+def test_r16_a_planted_rule_table_dag_is_refused_at_load(tmp_path):
+    """R16: a rule-table entry whose condition is a DAG of shared objects (`Or(x, x)` nested 60 deep:
+    2^60 evaluations) hung every check. Now a table expanding to over a million nodes, or holding a
+    cycle, is a miss: the check ends at once with the usual findings."""
+    repo, cache, expected = _warm(tmp_path)
+    entry, doc = _rule_entry(cache)
+    names = [c[1] for c in doc["classes"]]
+    or_i = names.index("Or") if "Or" in names else None
+    if or_i is None:
+        doc["classes"].append(["packlint.conditions.tree", "Or", ["type", "left", "right"]])
+        or_i = len(doc["classes"]) - 1
+    base = len(doc["shared"])
+    leaf = ["o", names.index("Const"), "bool", True] if "Const" in names else True
+    for i in range(60):  # shared[base + i] = Or(shared[base + i + 1], shared[base + i + 1])
+        nxt = ["r", base + i + 1] if i < 59 else leaf
+        doc["shared"].append(["o", or_i, "bool", nxt, nxt])
+    rule = next(x for x in doc["root"][2:] if isinstance(x, list))  # the rules list
+    first = rule[1] if rule[0] == "l" else rule
+    when = doc["classes"][first[1]][2].index("when")
+    first[2 + when] = ["r", base]
+    entry.write_text(json.dumps(doc))
+    t0 = time.monotonic()
+    proc = _run(["check", "-q", "l.sh"], repo, {"PACKLINT_CACHE_DIR": str(cache)}, timeout=60)
+    assert (proc.returncode, proc.stdout) == (1, expected), proc.stderr
+    assert time.monotonic() - t0 < 30
+    from packlint import rule_cache
+
+    with pytest.raises(rule_cache.CacheFormatError, match="too many nodes|holds itself"):
+        rule_cache.loads(json.dumps(doc).encode())
+    doc["shared"][base + 59] = ["o", or_i, "bool", ["r", base], ["r", base]]  # a cycle
+    with pytest.raises(rule_cache.CacheFormatError, match="too many nodes|holds itself"):
+        rule_cache.loads(json.dumps(doc).encode())
+
+
+@pytest.mark.parametrize(
+    "field, value",
+    [
+        ("severity", 5),
+        ("severity", "fatal"),
+        ("when", None),
+        ("when", 1),
+        ("versions", 9),
+        ("scope", "bogus"),
+        ("exclusive", "yes"),
+    ],
+)
+def test_r17_rule_table_fields_of_the_wrong_type_are_a_miss(tmp_path, field, value):
+    """R17: entries with the right classes but fields of the wrong type (`severity: 5`, `when: null`)
+    gave internal errors on every run, and were never rewritten. Now every field is checked against its
+    declared type (and severity/scope/undecided against their values): a miss, the usual findings."""
+    repo, cache, expected = _warm(tmp_path)
+    entry, doc = _rule_entry(cache)
+    rule_i = [c[1] for c in doc["classes"]].index("Rule")
+    fields = doc["classes"][rule_i][2]
+
+    def rules(v):
+        if isinstance(v, list):
+            if v[:2] == ["o", rule_i]:
+                yield v
+            for x in v:
+                yield from rules(x)
+
+    for node in rules(doc["root"]):
+        node[2 + fields.index(field)] = value
+    entry.write_text(json.dumps(doc))
+    proc = _run(["check", "-q", "l.sh"], repo, {"PACKLINT_CACHE_DIR": str(cache)})
+    assert (proc.returncode, proc.stdout, proc.stderr) == (1, expected, "")
+    assert json.loads(entry.read_bytes()) != doc  # (replaced by a valid entry)
+
+
+def test_r19_no_cache_env_reads_and_writes_no_cache_at_all(tmp_path):
+    """R19: PACKLINT_NO_CACHE=1 still read and wrote the code-base facts cache. Now it is --no-cache for
+    every cache: nothing is created, and the findings are the same."""
+    repo, cache, expected = _warm(tmp_path)
+    fresh = tmp_path / "fresh"
+    for env, args in (({"PACKLINT_NO_CACHE": "1"}, []), ({}, ["--no-cache"])):
+        proc = _run(["check", "-q", *args, "l.sh"], repo, {"PACKLINT_CACHE_DIR": str(fresh), **env})
+        assert (proc.returncode, proc.stdout) == (1, expected)
+        assert not fresh.exists()
+
+
+def test_r20_oversized_cache_entries_are_not_read(tmp_path):
+    """R20: cache entries up to 64 MiB were read (`[{}, ...]` costs ~25x that in memory: three planted
+    facts entries took 2.9 GB). Now each kind has its own limit (a few MiB): an entry over it is a miss."""
+    from packlint import caches
+
+    repo, cache, expected = _warm(tmp_path)
+    entries = [p for p in cache.rglob("*.json")]
+    for p in entries:
+        kind = (
+            "rules"
+            if p.name.startswith("rules-")
+            else "stacks"
+            if p.name.startswith("stacks-")
+            else p.parent.parent.name
+        )
+        n = caches.LIMITS[kind] // 3 + 2
+        p.write_text("[" + "{}," * n + "{}]")
+    code = "import resource, runpy, sys; resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30)); sys.argv = ['packlint', 'check', '-q', 'l.sh']; runpy.run_module('packlint', run_name='__main__')"
+    proc = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=repo,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "PYTHONPATH": str(ROOT), "PACKLINT_CACHE_DIR": str(cache)},
+    )
+    assert (proc.returncode, proc.stdout) == (1, expected), proc.stderr
+
+
+def test_no_cache_keeps_memoisation_within_a_run(tmp_path, monkeypatch):
+    """Issue 31: --no-cache re-read a program for every script that launches it (a repository's check
+    10-20x slower). Now a run reads each program once, cache or not."""
+    from packlint.cli import main
+    from packlint.codebase import reader
+
+    (tmp_path / "train.py").write_text("import argparse\np = argparse.ArgumentParser()\np.parse_args()\n")
+    for i in range(6):
+        (tmp_path / f"s{i}.sh").write_text(f"python train.py --bogus{i} 1\n")
+    calls = []
+    real = reader.build_facts
+    monkeypatch.setattr(reader, "build_facts", lambda *a, **k: calls.append(1) or real(*a, **k))
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("PACKLINT_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("PACKLINT_JOBS", "1")
+    assert main(["check", "-q", "--no-cache", *[f"s{i}.sh" for i in range(6)]]) == 1
+    assert calls == [1]
+
+
+def test_clean_removes_the_caches_and_says_what(tmp_path):
+    """`packlint clean` removes every entry of the three caches, says what it removed, and leaves
+    other files alone; the directory is bounded on write (oldest entries evicted)."""
+    from packlint import caches
+
+    repo, cache, _ = _warm(tmp_path)
+    (cache / "mine.txt").write_text("not packlint's")
+    proc = _run(["clean", "--dry-run"], repo, {"PACKLINT_CACHE_DIR": str(cache)})
+    assert "nothing removed" in proc.stdout and list(cache.glob("rules-*.json"))
+    proc = _run(["clean"], repo, {"PACKLINT_CACHE_DIR": str(cache)})
+    assert proc.returncode == 0 and "removed" in proc.stdout and "rule table" in proc.stdout, proc.stdout
+    assert sorted(p.name for p in cache.rglob("*") if p.is_file()) == ["mine.txt"]
+    for i in range(10):
+        p = cache / f"rules-{i:032x}.json"
+        p.write_bytes(b"x" * 100_000)
+        os.utime(p, (1000 + i, 1000 + i))
+    removed = caches.evict(cache, 500_000)
+    assert sorted(os.path.basename(r) for r in removed) == [f"rules-{i:032x}.json" for i in range(6)]
+    assert (cache / "mine.txt").exists()
