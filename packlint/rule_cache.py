@@ -39,6 +39,7 @@ compile of the rule files (`fallback`), so a damaged cache never changes a findi
 from __future__ import annotations
 
 import json
+from itertools import repeat
 from typing import Any
 
 FORMAT = "packlint-rule-table"
@@ -113,9 +114,8 @@ class Pending:
         try:
             value = self.decode(text)
             check = dict(_type_checks(type(obj))).get(name)
-            if check is not None and not check(value):
+            if check is not None and not _holds(check, value):
                 raise CacheFormatError(f"{type(obj).__name__}.{name}: a value of the wrong type")
-            check_types(value)
         except CacheFormatError:
             if self.fallback is None:
                 raise
@@ -130,7 +130,7 @@ def _lazy_fields(cls: type) -> frozenset[str]:
 
 
 # ---------------------------------------------------------------------------------------------- types
-# Every field of a rebuilt object is checked against the type its class declares (an @record's
+# Every field of a rebuilt object is checked, as it is set, against the type its class declares (an @record's
 # annotations, or a slotted class's __init__ parameters): a planted `severity: 5` or `when: null` is
 # a malformed table (a miss), never an internal error later (R17). `_cache_values` on a class names
 # the values a str field may take.
@@ -158,9 +158,29 @@ def _split_top(text: str, sep: str) -> list[str]:
 
 
 def _checker(ann: str, scope: dict[str, Any]) -> _Check:
-    """A predicate for the annotation text `ann` (names resolved in `scope`); None: no constraint."""
+    """A check for the annotation text `ann` (names resolved in `scope`): a tuple of classes (the
+    common case, tested with one isinstance call), a predicate, or None (no constraint)."""
     alts = _split_top(ann, "|")
+    simple: list[type] = []
+    for alt in alts:
+        if alt in _SCALARS:
+            simple.extend(_SCALARS[alt])
+            continue
+        cls = type(None) if alt == "None" else scope.get(alt)
+        if "[" in alt or not isinstance(cls, type) or cls.__module__ == "typing":
+            break
+        simple.append(cls)
+    else:
+        return tuple(simple)
     checks: list[Any] = []
+    return _predicate(alts, scope, checks)
+
+
+def _holds(check: Any, value: Any) -> bool:
+    return isinstance(value, check) if type(check) is tuple else check(value)
+
+
+def _predicate(alts: list[str], scope: dict[str, Any], checks: list[Any]) -> _Check:
     for alt in alts:
         if alt == "None":
             checks.append(_is_none)
@@ -168,14 +188,18 @@ def _checker(ann: str, scope: dict[str, Any]) -> _Check:
         if alt in ("Any", "object", "typing.Any"):
             return None
         head, _, rest = alt.partition("[")
-        args = [_checker(a, scope) for a in _split_top(rest[:-1], ",")] if rest else []
+        raw_args = [_checker(a, scope) for a in _split_top(rest[:-1], ",")] if rest else []
+        args = [_as_predicate(a) for a in raw_args]
         if head in _SCALARS:
             kinds = _SCALARS[head]
             checks.append(lambda v, k=kinds: type(v) in k)
         elif head in ("list", "frozenset", "set") or (head == "tuple" and rest.endswith("...]")):
             kind = {"list": list, "frozenset": frozenset, "set": set, "tuple": tuple}[head]
             item = args[0] if args else None
-            checks.append(lambda v, k=kind, c=item: type(v) is k and (c is None or all(c(x) for x in v)))
+            if raw_args and type(raw_args[0]) is tuple:  # (items of given classes: a loop in C)
+                checks.append(lambda v, k=kind, c=raw_args[0]: type(v) is k and all(map(isinstance, v, repeat(c))))
+            else:
+                checks.append(lambda v, k=kind, c=item: type(v) is k and (c is None or all(c(x) for x in v)))
         elif head == "tuple":
             checks.append(
                 lambda v, cs=args: (
@@ -202,6 +226,12 @@ def _checker(ann: str, scope: dict[str, Any]) -> _Check:
         a, b = checks
         return lambda v: a(v) or b(v)
     return lambda v: any(c(v) for c in checks)
+
+
+def _as_predicate(check: _Check) -> _Check:
+    if type(check) is tuple:
+        return lambda v, c=check: isinstance(v, c)
+    return check
 
 
 def _type_checks(cls: type) -> list[tuple[str, _Check]]:
@@ -232,7 +262,7 @@ def _type_checks(cls: type) -> list[tuple[str, _Check]]:
         check = _checker(anns[name], scope)
         allowed = values.get(name)
         if allowed is not None:
-            check = lambda v, c=check, a=allowed: v in a and (c is None or c(v))  # noqa: E731
+            check = lambda v, c=check, a=allowed: v in a and (c is None or _holds(c, v))  # noqa: E731
         if check is not None:
             out.append((name, check))
     _CHECKS[cls] = out
@@ -245,36 +275,6 @@ def _scope_extra() -> dict[str, Any]:
     from packlint.conditions.tree import Expr, PredicateBody
 
     return {"Template": Template, "Expr": Expr, "PredicateBody": PredicateBody}
-
-
-def check_types(root: Any, seen: set[int] | None = None) -> None:
-    """Walk a decoded table: every field of every object of an allowed class has its declared type
-    (lazy fields not decoded yet are checked when they are: Pending.get). Raises CacheFormatError."""
-    seen = set() if seen is None else seen
-    stack = [root]
-    while stack:
-        v = stack.pop()
-        t = type(v)
-        if t in _PRIMITIVES:
-            continue
-        if t in (list, tuple, frozenset, set):
-            stack.extend(v)
-            continue
-        if t is dict:
-            stack.extend(v.keys())
-            stack.extend(v.values())
-            continue
-        if id(v) in seen:
-            continue
-        seen.add(id(v))
-        pending = getattr(v, "__dict__", {}).get("_cache_pending")
-        for name, check in _type_checks(t):
-            if pending is not None and name in pending.texts and name not in v.__dict__:
-                continue
-            value = getattr(v, name, None)
-            if not check(value):
-                raise CacheFormatError(f"{t.__name__}.{name}: a value of the wrong type")
-            stack.append(value)
 
 
 class _Encoder:
@@ -371,81 +371,83 @@ def dumps(root: Any) -> str:
 MAX_EXPANDED = 1_000_000
 
 
-class _Decoder:
-    """`loads`' state: the class table, the shared objects and their expanded weights (MAX_EXPANDED).
-    A shared object that holds itself, directly or not, is refused (a cycle: evaluation never ends)."""
+_Spec = tuple  # (class, fields, is_record, lazy fields, [check or None per field], [(index, check)])
 
-    def __init__(self, classes: list[tuple[type, list[str], bool, frozenset[str]]], fallback: Any) -> None:
+
+class _Decoder:
+    """`loads`' state: the class table, the shared objects, and the references each one holds.
+
+    Decoding is linear in the file (a shared object is decoded once); what can blow up is evaluating
+    it, since conditions are evaluated as trees: a shared object met through k references counts k
+    times. So while decoding, the references inside each shared object (and inside the root, and
+    inside a lazy field's text) are collected, and the expanded count of shared objects is checked
+    against MAX_EXPANDED; a shared object that holds itself, directly or not, is refused (a cycle).
+    Every field is checked against its declared type as it is set (`_type_checks`, R17)."""
+
+    def __init__(self, classes: list[_Spec], fallback: Any) -> None:
         self.classes = classes
         self.fallback = fallback
         self.shared: list[Any] = []
-        self.raw_shared: list[Any] = []
-        self.weights: list[int | None] = []  # None: being weighed (met again: a cycle)
+        self.refs: list[int] = []  # references met in the object being decoded
+        self.held: list[list[int]] = []  # per shared object: the references it holds
+        self.weights: list[int | None] = []
 
-    def weigh(self, v: Any) -> int:
-        """The node count of `v` with every reference expanded (capped just past MAX_EXPANDED)."""
-        if type(v) is not list:
-            return 1
-        if not v or type(v[0]) is not str:
-            raise CacheFormatError("bad node")
-        tag = v[0]
-        if tag == "r":
-            if len(v) != 2 or type(v[1]) is not int or not 0 <= v[1] < len(self.raw_shared):
-                raise CacheFormatError("bad shared reference")
-            return self.weigh_shared(v[1])
-        if tag == "z" or tag == "p" or tag == "q":
-            return 1
-        if tag == "d":
-            if len(v) != 3 or type(v[1]) is not list or type(v[2]) is not list:
-                raise CacheFormatError("bad dict")
-            items = v[1] + v[2]
-        else:
-            items = v[1:]
-        total = 1
-        for x in items:
-            total += self.weigh(x) if type(x) is list else 1
+    def expanded(self, refs: list[int]) -> int:
+        """How many shared objects `refs` stand for once every reference is expanded (capped)."""
+        total = 0
+        for j in refs:
+            total += self.weight(j)
             if total > MAX_EXPANDED:
                 raise CacheFormatError("the table expands to too many nodes")
         return total
 
-    def weigh_shared(self, i: int) -> int:
-        if i < len(self.weights):
-            w = self.weights[i]
-            if w is None:
-                raise CacheFormatError("a shared object holds itself")
-            if w >= 0:
-                return w
-        self.weights[i] = None
-        w = self.weigh(self.raw_shared[i])
-        self.weights[i] = w
+    def weight(self, i: int) -> int:
+        w = self.weights[i]
+        if w is None:
+            raise CacheFormatError("a shared object holds itself")
+        if w < 0:
+            self.weights[i] = None
+            w = self.weights[i] = 1 + self.expanded(self.held[i])
         return w
 
-    def fill(self, inst: Any, spec: tuple[type, list[str], bool, frozenset[str]], node: list) -> Any:
+    def fill(self, inst: Any, spec: _Spec, node: list) -> Any:
         values = node[2:]
         if len(values) != len(spec[1]):
             raise CacheFormatError(f"{spec[0].__name__}: wrong number of fields")
+        if spec[3]:
+            return self.fill_lazy(inst, spec, values)
         dec = self.dec
         # (a plain value is taken as is, without a call: most fields are strings, numbers or None)
-        if spec[3]:
-            d = inst.__dict__
-            texts: dict[str, str] = {}
-            for f, x in zip(spec[1], values, strict=True):
-                if type(x) is not list:
-                    d[f] = x
-                elif x[0] == "z" and f in spec[3]:
+        vals = [x if type(x) is not list else dec(x) for x in values]
+        for i, check in spec[5]:
+            v = vals[i]
+            if not (isinstance(v, check) if type(check) is tuple else check(v)):
+                raise CacheFormatError(f"{spec[0].__name__}.{spec[1][i]}: a value of the wrong type")
+        if spec[2]:
+            inst.__dict__.update(zip(spec[1], vals, strict=True))
+        else:
+            setattr_ = object.__setattr__
+            for f, x in zip(spec[1], vals, strict=True):
+                setattr_(inst, f, x)
+        return inst
+
+    def fill_lazy(self, inst: Any, spec: _Spec, values: list) -> Any:
+        """`fill` for a class with lazy fields (a Rule): those stay JSON text until first read."""
+        d = inst.__dict__
+        texts: dict[str, str] = {}
+        for f, x, check in zip(spec[1], values, spec[4], strict=True):
+            if type(x) is list:
+                if x[0] == "z" and f in spec[3]:
                     if len(x) != 2 or type(x[1]) is not str:
                         raise CacheFormatError("bad lazy field")
                     texts[f] = x[1]
-                else:
-                    d[f] = dec(x)
-            if texts:
-                d["_cache_pending"] = Pending(texts, self.decode_text, self.fallback)
-        elif spec[2]:
-            inst.__dict__.update(zip(spec[1], [x if type(x) is not list else dec(x) for x in values], strict=True))
-        else:
-            setattr_ = object.__setattr__
-            for f, x in zip(spec[1], values, strict=True):
-                setattr_(inst, f, x if type(x) is not list else dec(x))
+                    continue
+                x = self.dec(x)
+            if check is not None and not (isinstance(x, check) if type(check) is tuple else check(x)):
+                raise CacheFormatError(f"{spec[0].__name__}.{f}: a value of the wrong type")
+            d[f] = x
+        if texts:
+            d["_cache_pending"] = Pending(texts, self.decode_text, self.fallback)
         return inst
 
     def dec(self, v: Any) -> Any:
@@ -458,6 +460,9 @@ class _Decoder:
         if tag == "p":  # a list of plain values (fresh from json.loads: no copy)
             return _plain(v[1])
         if tag == "r":
+            if len(v) != 2 or type(v[1]) is not int or not 0 <= v[1] < len(self.shared):
+                raise CacheFormatError("bad shared reference")
+            self.refs.append(v[1])
             return self.shared[v[1]]
         if tag == "l":
             return [x if type(x) is not list else self.dec(x) for x in v[1:]]
@@ -476,37 +481,44 @@ class _Decoder:
 
     def decode_text(self, text: str) -> Any:
         try:
-            node = json.loads(text)
-            self.weigh(node)
-            return self.dec(node)
+            self.refs = []
+            value = self.dec(json.loads(text))
+            self.expanded(self.refs)
+            return value
         except (ValueError, TypeError, IndexError, KeyError, AttributeError, RecursionError) as exc:
             raise CacheFormatError(f"malformed: {exc}") from None
 
     def decode(self, raw_shared: list, root: Any) -> Any:
-        self.raw_shared = raw_shared
-        self.weights = [-1] * len(raw_shared)
-        for i in range(len(raw_shared)):
-            self.weigh_shared(i)
-        self.weigh(root)
         for node in raw_shared:  # every shared object exists (empty) before any field refers to it
             if not (type(node) is list and len(node) >= 2 and node[0] == "o"):
                 raise CacheFormatError("bad shared object")
             self.shared.append(object.__new__(self.classes[node[1]][0]))
         for inst, node in zip(self.shared, raw_shared, strict=True):
+            self.refs = []
             self.fill(inst, self.classes[node[1]], node)
-        return self.dec(root)
+            self.held.append(self.refs)
+        self.weights = [-1] * len(raw_shared)
+        self.refs = []
+        value = self.dec(root)
+        self.expanded(self.refs)
+        for i in range(len(raw_shared)):  # (a cycle no reference from the root reaches is refused too)
+            self.weight(i)
+        return value
+
+
+_IS_PRIMITIVE = frozenset(_PRIMITIVES).__contains__
 
 
 def _plain(values: Any) -> Any:
-    if type(values) is not list or not all(type(x) in _PRIMITIVES for x in values):
+    if type(values) is not list or not all(map(_IS_PRIMITIVE, map(type, values))):  # (C loops)
         raise CacheFormatError("bad plain list")
     return values
 
 
-def _class_table(raw_classes: Any) -> list[tuple[type, list[str], bool, frozenset[str]]]:
+def _class_table(raw_classes: Any) -> list[_Spec]:
     if not isinstance(raw_classes, list):
         raise CacheFormatError("no class table")
-    classes: list[tuple[type, list[str], bool, frozenset[str]]] = []
+    classes: list[_Spec] = []
     for entry in raw_classes:
         if not (isinstance(entry, list) and len(entry) == 3 and all(isinstance(x, str) for x in entry[:2])):
             raise CacheFormatError("bad class entry")
@@ -515,7 +527,10 @@ def _class_table(raw_classes: Any) -> list[tuple[type, list[str], bool, frozense
             raise CacheFormatError(f"class {entry[0]}.{entry[1]} is not a rule-table class")
         if entry[2] != _fields(cls):
             raise CacheFormatError(f"class {entry[1]} has other fields now")
-        classes.append((cls, entry[2], isinstance(getattr(cls, "_fields", None), tuple), _lazy_fields(cls)))
+        checks = dict(_type_checks(cls))
+        spec = (cls, entry[2], isinstance(getattr(cls, "_fields", None), tuple), _lazy_fields(cls))
+        per_field = [checks.get(f) for f in entry[2]]
+        classes.append((*spec, per_field, [(i, c) for i, c in enumerate(per_field) if c is not None]))
     return classes
 
 

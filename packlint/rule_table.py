@@ -232,7 +232,7 @@ class Rule:
     versions: str | None
     since: str | None = None  # the packlint release that first ships the rule (required for built-ins)
 
-    # the values a cached table may hold in these fields (packlint.rule_cache.check_types)
+    # the values a cached table may hold in these fields (packlint.rule_cache._type_checks)
     _cache_values = {
         "severity": ("error", "warning", "info"),
         "scope": ("launch", "script"),
@@ -392,11 +392,10 @@ def _read_cache(path: Path, blobs: list[tuple[str, bytes, bool]] | None = None) 
     data = read_cache_file(path, LIMITS["rules"])
     if data is None:
         return None
-    from packlint.rule_cache import CacheFormatError, check_types, loads
+    from packlint.rule_cache import CacheFormatError, loads
 
     try:
         table = loads(data, None if blobs is None else _Recompiled(blobs))
-        check_types(table)  # (every field of the declared type: R17)
     except CacheFormatError:
         return None
     return table if isinstance(table, RuleTable) else None
