@@ -22,19 +22,21 @@ sizes of packlint's entries and removes the oldest (by modification time) until 
 from __future__ import annotations
 
 import os
-import re
 import stat
 from pathlib import Path
+
+from packlint.regex import LazyRegex
 
 MiB = 1024 * 1024
 LIMITS = {"rules": 8 * MiB, "stacks": 1 * MiB, "files": 2 * MiB, "programs": 8 * MiB}
 MAX_TOTAL_BYTES = 256 * MiB
 FACTS_DIR = "codebase"
 # the names packlint gives its entries (and its temp files while writing one): nothing else is removed
-_ENTRY = re.compile(r"^\.?(?:rules-[0-9a-f]+|stacks-\d+-\d+|[0-9a-f]{40})\.json(?:\.[A-Za-z0-9_]+\.tmp)?$")
+_ENTRY = LazyRegex(r"^\.?(?:rules-[0-9a-f]+|stacks-\d+-\d+|[0-9a-f]{40})\.json(?:\.[A-Za-z0-9_]+\.tmp)?$")
 
 _OFF = [False]
 _EVICTED = [False]
+IN_RUN = [False]  # a check run is on (checking.check_paths): in-run memos may be used
 
 
 def disable(off: bool = True) -> None:

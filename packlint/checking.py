@@ -289,15 +289,15 @@ def check_paths(paths: list[str], options: CheckOptions) -> CheckResult:
     collector's passes over them cost ~3-5 ms of a ~90 ms cold start."""
     import gc
 
-    from packlint.codebase import reader
+    from packlint.caches import IN_RUN
 
     enabled = gc.isenabled()
     gc.disable()
-    reader.RUN_MEMO[0] = True  # (each program read once in this run, cache or not: codebase.reader)
+    IN_RUN[0] = True  # (each program read once in this run, cache or not: codebase.reader)
     try:
         return _check_paths(paths, options)
     finally:
-        reader.RUN_MEMO[0] = False
+        IN_RUN[0] = False
         if enabled:
             gc.enable()
 

@@ -239,7 +239,6 @@ def _type_checks(cls: type) -> list[tuple[str, _Check]]:
     found = _CHECKS.get(cls)
     if found is not None:
         return found
-    import inspect
     import sys
 
     anns: dict[str, str] = {}
@@ -249,10 +248,9 @@ def _type_checks(cls: type) -> list[tuple[str, _Check]]:
     else:  # a slotted class: its constructor's parameters (`type_` sets the field `type`)
         for c in reversed(cls.__mro__):
             init = c.__dict__.get("__init__")
-            if init is not None:
-                for name, param in inspect.signature(init).parameters.items():
-                    if param.annotation is not inspect.Parameter.empty:
-                        anns[name.rstrip("_")] = param.annotation
+            for name, ann in getattr(init, "__annotations__", {}).items():  # (not `inspect`: 5 ms of imports)
+                if name != "return":
+                    anns[name.rstrip("_")] = ann
     scope = {**vars(sys.modules[cls.__module__]), **_scope_extra()}
     values = getattr(cls, "_cache_values", {})
     out = []

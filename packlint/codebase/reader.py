@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 
+from packlint.caches import IN_RUN
 from packlint.codebase import cache
 from packlint.codebase.filefacts import (
     SourceFile,
@@ -312,7 +313,7 @@ def read_program(
         )
     key = cache_key_digest([reader_digest(), program_file, list(roots), list(pythonpath)])
     stamp = _stamp(program_file)
-    memo = PROGRAM_MEMO.get(key) if RUN_MEMO[0] else None
+    memo = PROGRAM_MEMO.get(key) if IN_RUN[0] else None
     if memo is not None and memo[0] == stamp:  # (read once per run, --no-cache or not: issue 31)
         return _with_resolution(memo[1], resolution)
     base = cache.cache_dir(options.cache_dir) if options.use_cache else None
@@ -321,22 +322,21 @@ def read_program(
         if hit is not None and hit.get("version") == reader_digest():
             cached = _cached_program(hit)
             if cached is not None:
-                if RUN_MEMO[0]:
+                if IN_RUN[0]:
                     PROGRAM_MEMO[key] = (stamp, cached)
                 return _with_resolution(cached, resolution)
     facts, manifest = build_facts(program_file, roots, pythonpath, options, resolution)
     if base:
         cache.store(base, "programs", key, {"version": reader_digest(), "manifest": manifest, "facts": facts.to_json()})
-    if RUN_MEMO[0]:
+    if IN_RUN[0]:
         PROGRAM_MEMO[key] = (stamp, facts)
     return _with_resolution(facts, resolution)
 
 
 # The programs read in this run (key: the cache key), whatever --no-cache says: the cache saves work
 # between runs, this memo within one (a repository's scripts launch the same few programs). Used only
-# while a run is on (RUN_MEMO, set by checking.check_paths), cleared by codebase.resolve.clear_run_memos
+# while a run is on (caches.IN_RUN, set by checking.check_paths), cleared by codebase.resolve.clear_run_memos
 # at the start of each run (the tree may change between runs).
-RUN_MEMO = [False]
 PROGRAM_MEMO: dict[str, tuple[tuple[int, int] | None, CodeFacts]] = {}
 # one file's facts by content digest, for this run (cleared with PROGRAM_MEMO)
 FILE_MEMO: dict[str, dict] = {}
