@@ -671,6 +671,7 @@ def _read_into(cfg, section, how, word, occ, fmt, dialect, dirs, target: dict, i
     root, err = read_config_file(found, fmt, dialect)
     if err is not None and err.unread:  # (outside the checkout, a FIFO, ...: its values are unknown)
         record["unknown"] = f"{path_text}{' is' if err.message.startswith('outside') else ':'} {err.message}"
+        record["not_read"] = err.message
         incomplete.append(record["unknown"])
         return
     if err is not None:

@@ -123,6 +123,7 @@ def _compose(
     if err is not None and err.unread:  # (outside the checkout, not a regular file: values unknown)
         state["incomplete"].append(f"{shown}: {err.message}")
         state["files"][-1 if not primary else 0]["unknown"] = err.message
+        state["files"][-1 if not primary else 0]["not_read"] = err.message
         return
     if err is not None:
         state["incomplete"].append(f"{shown} could not be read ({err.message})")
