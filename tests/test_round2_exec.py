@@ -253,6 +253,7 @@ def test_r03_files_outside_the_checkout_are_named_not_read(tmp_path):
     proc = _run(["check", *names], repo)
     secrets = ("hunter2-secret", "gho_token_secret", "ds_secret_value")
     assert proc.returncode == 0 and not any(s in proc.stdout + proc.stderr for s in secrets), proc.stdout
+    assert proc.stdout.count("PK603") == 4, proc.stdout  # one info per launch, nested file included
     for name in names:
         out = _run(["inspect", "--format", "json", name], repo).stdout
         assert not any(s in out for s in secrets), out
