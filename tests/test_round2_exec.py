@@ -329,6 +329,8 @@ def test_r11_a_huge_launched_python_file_is_named_not_read(tmp_path):
     proc = _run(["code-base", ".", "train.py"], tmp_path)
     assert time.monotonic() - t0 < 60
     assert "not read" in proc.stdout + proc.stderr and "too large" in proc.stdout + proc.stderr, proc.stdout
+    proc = _run(["check", "l.sh"], tmp_path)  # (an info says the flags were not checked, and why)
+    assert proc.returncode == 0 and "PK206" in proc.stdout and "too large" in proc.stdout, proc.stdout
 
 
 def test_every_read_goes_through_safe_io():
