@@ -63,7 +63,14 @@ class Sources:
         self._lines.pop(path, None)
 
     def text(self, path: str) -> str | None:
+        """The text of a checked file, or of a file a finding points into (a code frame, suppressions);
+        None for a file outside the checkout: its lines are never printed (packlint.scope)."""
         if path not in self._text:
+            from packlint.scope import outside
+
+            if outside(path, quote=True) is not None:
+                self._text[path] = None
+                return None
             try:
                 from packlint.engine import decode_script
                 from packlint.source import read_bytes
@@ -283,11 +290,15 @@ def check_paths(paths: list[str], options: CheckOptions) -> CheckResult:
     collector's passes over them cost ~3-5 ms of a ~90 ms cold start."""
     import gc
 
+    from packlint.caches import IN_RUN
+
     enabled = gc.isenabled()
     gc.disable()
+    IN_RUN[0] = True  # (each program read once in this run, cache or not: codebase.reader)
     try:
         return _check_paths(paths, options)
     finally:
+        IN_RUN[0] = False
         if enabled:
             gc.enable()
 
@@ -298,6 +309,9 @@ def _check_paths(paths: list[str], options: CheckOptions) -> CheckResult:
     from packlint.discover import STDIN, discover
 
     clear_run_memos()
+    from packlint.scope import set_checked
+
+    set_checked([p for p in paths if p != STDIN])
     cli = options.cli
     result = CheckResult()
     result.root = repo_root()

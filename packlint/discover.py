@@ -82,12 +82,13 @@ class DiscoveryError:
 
 
 def has_shell_shebang(path: str) -> bool:
-    try:
-        with open(path, "rb") as fh:
-            first = fh.readline(256)
-    except OSError:
+    from packlint.safe_io import read_head
+
+    head = read_head(path, 256)  # (a regular file only: a FIFO in a checked tree never blocks)
+    if head is None:
         return False
-    return bool(_SHEBANG.match(first.rstrip(b"\n")))
+    first = head.split(b"\n", 1)[0]
+    return bool(_SHEBANG.match(first))
 
 
 def is_script(path: str) -> bool:

@@ -138,10 +138,11 @@ class _BashCheck:
 
         data = self.text
         if data is None and self.path:
-            try:
-                with open(self.path, "rb") as fh:
-                    data = fh.read()
-            except OSError:
+            from packlint.safe_io import read_regular
+            from packlint.source import MAX_SCRIPT_BYTES
+
+            data = read_regular(self.path, MAX_SCRIPT_BYTES)
+            if data is None:
                 return True
         if data is None:
             return True

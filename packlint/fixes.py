@@ -19,7 +19,6 @@ Decisions (docs/fixes.md):
 from __future__ import annotations
 
 import re
-import shutil
 import subprocess
 from collections.abc import Callable
 from typing import Any
@@ -141,12 +140,18 @@ def apply_edits(text: str, edits) -> str:
 
 def bash_accepts(text: str) -> bool:
     """`bash -n` on the text (True when bash is not installed: nothing to ask)."""
-    bash = shutil.which("bash")
+    from packlint.tools import find_program, tool_env
+
+    bash = find_program("bash")
     if bash is None:
         return True
     try:
         proc = subprocess.run(
-            [bash, "-n"], input=text.encode("utf-8", "surrogatepass"), capture_output=True, timeout=10
+            [bash, "--norc", "--noprofile", "-n"],
+            input=text.encode("utf-8", "surrogatepass"),
+            capture_output=True,
+            timeout=10,
+            env=tool_env(),
         )
     except (OSError, subprocess.SubprocessError):
         return False

@@ -125,6 +125,8 @@ class ConfigFileJSON(TypedDict, total=False):
     named_at: LocationJSON | None
     missing: bool
     unknown: str
+    not_read: str  # why the file was not read (outside the checkout, not a regular file): values unknown
+    foreign: bool  # outside the checkout, read because of --allow-outside
     error: str
     error_at: LocationJSON
 
@@ -160,6 +162,7 @@ class ConfigJSON(TypedDict):
     incomplete: NotRequired[str]
     notes: NotRequired[list[str]]
     ignored_flags: NotRequired[list[IgnoredFlagJSON]]
+    not_shown: NotRequired[str]  # `inspect`: keys of a file outside the checkout left out
 
 
 class VariantJSON(TypedDict):

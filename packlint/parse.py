@@ -126,14 +126,16 @@ def bash_syntax_check(data: bytes) -> tuple[bool, int | None, str] | None:
 
 
 def _run_bash_n(data: bytes) -> tuple[bool, int | None, str] | None:
-    import shutil  # only scripts with parse errors or CRLF pay for these imports
-    import subprocess
+    import subprocess  # only scripts with parse errors or CRLF pay for these imports
 
-    bash = shutil.which("bash")
+    from packlint.tools import find_program, tool_env
+
+    bash = find_program("bash")
     if bash is None:
         return None
     try:
-        proc = subprocess.run([bash, "-n", "/dev/stdin"], input=data, capture_output=True, timeout=20)
+        argv = [bash, "--norc", "--noprofile", "-n", "/dev/stdin"]
+        proc = subprocess.run(argv, input=data, capture_output=True, timeout=20, env=tool_env())
     except (OSError, subprocess.SubprocessError):
         return None
     if proc.returncode == 0:

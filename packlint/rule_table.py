@@ -166,6 +166,8 @@ class Override:
     message: Template | None
     help: Template | None
 
+    _cache_values = {"severity": (None, "error", "warning", "info")}
+
 
 @record
 class Example:
@@ -229,6 +231,13 @@ class Rule:
     fix: FixSpec | None
     versions: str | None
     since: str | None = None  # the packlint release that first ships the rule (required for built-ins)
+
+    # the values a cached table may hold in these fields (packlint.rule_cache._type_checks)
+    _cache_values = {
+        "severity": ("error", "warning", "info"),
+        "scope": ("launch", "script"),
+        "undecided": ("info", "ignore"),
+    }
 
     # kept as JSON text in the table cache and decoded on first use (packlint.rule_cache): a check
     # reads them only for a rule that fires
@@ -307,10 +316,14 @@ def load_table(extra_files: Sequence[str | Path] = (), *, builtin: bool = True, 
 _CACHE_OFF = False
 
 
-def disable_cache() -> None:
-    """`--no-cache`: no rule-table cache is read or written in this process (nor in its workers)."""
+def disable_cache(off: bool = True) -> None:
+    """`--no-cache`: no cache (the rule table's, the stacks table's, the code-base facts') is read or
+    written in this process (nor in its workers); off=False turns them back on."""
     global _CACHE_OFF
-    _CACHE_OFF = True
+    _CACHE_OFF = off
+    from packlint.caches import disable
+
+    disable(off)
 
 
 def _cache_key(blobs) -> str:
@@ -358,13 +371,9 @@ def _module_files(package: str | Path) -> list[str]:
 
 
 def _cache_dir() -> Path | None:
-    if os.environ.get("PACKLINT_NO_CACHE"):
-        return None
-    base = os.environ.get("PACKLINT_CACHE_DIR")
-    if base:
-        return Path(base)
-    xdg = os.environ.get("XDG_CACHE_HOME")
-    return Path(xdg) / "packlint" if xdg else Path.home() / ".cache" / "packlint"
+    from packlint.caches import root
+
+    return root()
 
 
 def _cache_path(key: str) -> Path | None:
@@ -377,9 +386,10 @@ def _read_cache(path: Path, blobs: list[tuple[str, bytes, bool]] | None = None) 
     docs/security.md). The file is JSON data (packlint.rule_cache); nothing in it can run code.
     A rule's lazy field (its messages and documentation, decoded on first use) that turns out
     malformed is taken from a fresh compile of `blobs` instead."""
+    from packlint.caches import LIMITS
     from packlint.safe_io import read_cache_file
 
-    data = read_cache_file(path)
+    data = read_cache_file(path, LIMITS["rules"])
     if data is None:
         return None
     from packlint.rule_cache import CacheFormatError, loads
@@ -408,14 +418,16 @@ class _Recompiled:
 
 
 def _write_cache(path: Path, table: RuleTable) -> None:
+    from packlint.caches import make_dirs, wrote_entry
     from packlint.errors import PacklintError
     from packlint.rule_cache import CacheFormatError, dumps
     from packlint.safe_io import atomic_write
 
     try:
         data = dumps(table).encode("utf-8")
-        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        make_dirs(path.parent)
         atomic_write(path, data, what="rule-table cache", replace_any=True)
+        wrote_entry()
     except (OSError, PacklintError, CacheFormatError, RecursionError):
         pass  # an unwritable cache is no cache
 

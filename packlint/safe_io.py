@@ -15,6 +15,7 @@ stdin, or writes a file (fixes, baselines, caches). docs/security.md says what e
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
 import sys
@@ -62,13 +63,18 @@ def _read_fd(fd: int, limit: int) -> bytes:
     return b"".join(chunks)
 
 
-def read_bounded(path: str | os.PathLike[str], limit: int, what: str, *, display: str | None = None) -> bytes:
-    """The bytes of the regular file `path` (at most `limit`), or a one-line PacklintError:
-    `<path>: cannot read <what>: <reason>`."""
+def open_regular(
+    path: str | os.PathLike[str], limit: int, what: str, *, display: str | None = None, nofollow: bool = False
+) -> tuple[int, os.stat_result]:
+    """(fd, fstat) of the regular file `path`, opened with O_NONBLOCK (a FIFO never blocks the open) and,
+    with nofollow, O_NOFOLLOW; the type and size are checked on the descriptor, so a file swapped in after
+    any earlier check is still refused. Else a one-line PacklintError: `<path>: cannot read <what>: ...`.
+    The caller closes the fd."""
     shown = display or os.fspath(path)
     prefix = f"cannot read {what}: " if what else ""
+    flags = os.O_RDONLY | _O_NONBLOCK | _O_CLOEXEC | _O_BINARY | (_O_NOFOLLOW if nofollow else 0)
     try:
-        fd = os.open(path, os.O_RDONLY | _O_NONBLOCK | _O_CLOEXEC | _O_BINARY)
+        fd = os.open(path, flags)
     except FileNotFoundError:
         raise PacklintError(f"{what} not found" if what else "no such file", path=shown) from None
     except PermissionError:
@@ -76,7 +82,11 @@ def read_bounded(path: str | os.PathLike[str], limit: int, what: str, *, display
     except IsADirectoryError:
         raise PacklintError(f"{prefix}is a directory", path=shown) from None
     except OSError as exc:
+        if nofollow and exc.errno == errno.ELOOP:
+            raise PacklintError(f"{prefix}a symbolic link: not followed", path=shown) from None
         raise PacklintError(f"{prefix}{exc.strerror or exc}", path=shown) from None
+    except ValueError:  # a NUL in the name (an editor's `file:///%00`, R25)
+        raise PacklintError(f"{prefix}a NUL character in the file name", path=shown) from None
     try:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
@@ -88,13 +98,56 @@ def read_bounded(path: str | os.PathLike[str], limit: int, what: str, *, display
                 os.set_blocking(fd, True)
             except OSError:
                 pass
-        try:
-            data = _read_fd(fd, limit)
-        except OSError as exc:
-            raise PacklintError(f"{prefix}{exc.strerror or exc}", path=shown) from None
-        if len(data) > limit:
-            raise PacklintError(f"{prefix}file too large (more than {_mib(limit)})", path=shown)
-        return data
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd, st
+
+
+def read_open(fd: int, st: os.stat_result, limit: int, what: str, shown: str) -> bytes:
+    """At most `limit` bytes of an fd from `open_regular` (more: refused, the file grew meanwhile)."""
+    prefix = f"cannot read {what}: " if what else ""
+    try:
+        data = _read_fd(fd, limit)
+    except OSError as exc:
+        raise PacklintError(f"{prefix}{exc.strerror or exc}", path=shown) from None
+    if len(data) > limit:
+        raise PacklintError(f"{prefix}file too large (more than {_mib(limit)})", path=shown)
+    return data
+
+
+def read_bounded(
+    path: str | os.PathLike[str], limit: int, what: str, *, display: str | None = None, nofollow: bool = False
+) -> bytes:
+    """The bytes of the regular file `path` (at most `limit`), or a one-line PacklintError:
+    `<path>: cannot read <what>: <reason>`."""
+    fd, st = open_regular(path, limit, what, display=display, nofollow=nofollow)
+    try:
+        return read_open(fd, st, limit, what, display or os.fspath(path))
+    finally:
+        os.close(fd)
+
+
+def read_regular(path: str | os.PathLike[str], limit: int) -> bytes | None:
+    """`read_bounded` for a file whose absence or refusal only makes its facts unknown: None instead
+    of an error (a FIFO, a device, a directory, a file over `limit`, a missing or unreadable file)."""
+    try:
+        return read_bounded(path, limit, "")
+    except PacklintError:
+        return None
+
+
+def read_head(path: str | os.PathLike[str], n: int) -> bytes | None:
+    """The first `n` bytes of a regular file of any size (a shebang, a format sniff); None when the
+    file is missing or not a regular file."""
+    try:
+        fd, _ = open_regular(path, 1 << 62, "")
+    except PacklintError:
+        return None
+    try:
+        return os.read(fd, n)
+    except OSError:
+        return None
     finally:
         os.close(fd)
 
@@ -104,7 +157,7 @@ def read_cache_file(path: str | os.PathLike[str], limit: int = CACHE_LIMIT) -> b
     FIFO, a device, a directory), a symlink (O_NOFOLLOW), not owned by this user, larger than `limit`."""
     try:
         fd = os.open(path, os.O_RDONLY | _O_NONBLOCK | _O_NOFOLLOW | _O_CLOEXEC | _O_BINARY)
-    except OSError:
+    except (OSError, ValueError):
         return None
     try:
         st = os.fstat(fd)
@@ -160,6 +213,55 @@ def check_writable_target(path: str | os.PathLike[str], what: str, *, follow: bo
     return target
 
 
+class _Signalled(BaseException):
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+
+_END_SIGNALS = ("SIGTERM", "SIGHUP", "SIGQUIT")
+
+
+def _raise_on_signals() -> dict[int, object]:
+    """While a temp file exists: SIGTERM, SIGHUP and SIGQUIT raise `_Signalled` (so the temp file is
+    removed) instead of ending the process at once (R24). Returns the handlers to restore; nothing
+    changes outside the main thread (Python runs handlers there only). SIGKILL cannot be caught."""
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        return {}
+
+    def handler(signum: int, frame: object) -> None:
+        raise _Signalled(signum)
+
+    saved: dict[int, object] = {}
+    for name in _END_SIGNALS:
+        num = getattr(signal, name, None)
+        if num is None:
+            continue
+        try:
+            old = signal.getsignal(num)
+            if old is signal.SIG_IGN:
+                continue
+            signal.signal(num, handler)
+            saved[num] = old
+        except (OSError, ValueError):
+            pass
+    return saved
+
+
+def _restore_signals(saved: dict[int, object], signalled: int | None) -> None:
+    """Put the handlers back; a signal that arrived meanwhile is delivered again, now with its own
+    handler (by default: the process ends by that signal, as it would have without packlint)."""
+    import signal
+
+    for num, old in saved.items():
+        signal.signal(num, old)  # type: ignore[arg-type]
+    if signalled is not None:
+        os.kill(os.getpid(), signalled)
+
+
 def atomic_write(
     path: str | os.PathLike[str],
     data: bytes,
@@ -179,9 +281,8 @@ def atomic_write(
     file it points to) or a special file is refused with a one-line PacklintError, never replaced.
     `expect`: the bytes the file must still hold (checked just before the rename; else refused).
     replace_any (a cache entry, in packlint's own directory): whatever is at `path` (a link, a FIFO) is
-    replaced by the rename itself (never written through), and the new file is private (0600)."""
-    import tempfile
-
+    replaced by the rename itself (never written through), and the new file is private (0600).
+    SIGTERM, SIGHUP or SIGQUIT during the write remove the temp file, then end the process as usual."""
     shown = os.fspath(path)
     if replace_any:
         target, keep_mode = shown, False
@@ -201,6 +302,31 @@ def atomic_write(
         except OSError:
             mode = None
     directory = os.path.dirname(target) or "."
+    saved = _raise_on_signals()
+    signalled: int | None = None
+    try:
+        _write_replace(target, data, directory, mode, owner, fsync, expect, what, shown)
+    except _Signalled as sig:
+        signalled = sig.signum
+        raise PacklintError(f"cannot write {what}: interrupted by a signal", path=shown) from None
+    finally:
+        _restore_signals(saved, signalled)
+
+
+def _write_replace(
+    target: str,
+    data: bytes,
+    directory: str,
+    mode: int | None,
+    owner: tuple[int, int] | None,
+    fsync: bool,
+    expect: bytes | None,
+    what: str,
+    shown: str,
+) -> None:
+    """atomic_write's temp file, write, checks and rename; the temp file is removed on any failure."""
+    import tempfile
+
     try:
         fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(target)}.", suffix=".tmp", dir=directory)
     except OSError as exc:

@@ -37,7 +37,10 @@ from packlint.model_view import as_model, env_entry, flag_occurrences, launches,
 if TYPE_CHECKING:
     from packlint.model_types import ScriptModelJSON
 
-MAX_FRAME = 64 * 1024 * 1024  # bytes of one message body (a document is at most 8 MiB of text)
+# bytes of one message body: a document is at most 8 MiB of text, and JSON's escapes can double it. A
+# body is parsed once (FrameReader), which costs up to ~25x its size in Python objects (R31: 64 MiB of
+# `{}` took 3 GB, parsed three times)
+MAX_FRAME = 20 * 1024 * 1024
 MAX_HEADER = 8 * 1024
 _MARKER = re.compile(rb"content-length:", re.IGNORECASE)
 _HEADER_LINE = re.compile(rb"([!#-'*+.0-9A-Z^-z|~-]+):[ \t]*([^\r\n]*)")
@@ -122,13 +125,13 @@ class FrameReader:
                 continue
             del self.buf[: start + length]
             try:
-                json.loads(body)
+                parsed = json.loads(body)
             except (ValueError, RecursionError):
                 yield ("error", "the body is not JSON", body)
                 if self.buf and not _MARKER.match(self.buf):
                     self._resync(0)  # (a Content-Length shorter than the body: skip its tail)
                 continue
-            yield ("message", body)
+            yield ("message", body, parsed)
 
 
 def _is_json(data: bytes) -> bool:
@@ -175,11 +178,26 @@ class Analysis:
         return text or ""
 
 
+def _one_line(message: object) -> str:
+    text = str(message).splitlines()[0] if str(message) else "internal error"
+    return ("packlint: " + text)[:200]
+
+
 class PacklintServer(LanguageServer):
     def __init__(self) -> None:
         super().__init__("packlint", __version__)
         self.analyses: dict[str, Analysis] = {}
         self.exit_code = 0
+        send = self.protocol._send_response  # noqa: SLF001 - pygls has no hook for error responses
+
+        def send_response(msg_id, result=None, error=None):
+            # pygls puts the handler's whole traceback in an internal error's `data` (R25): the client
+            # gets one line, the traceback never leaves the server
+            if error is not None and getattr(error, "data", None) is not None:
+                error = lsp.ResponseError(code=error.code, message=_one_line(error.message))
+            return send(msg_id, result=result, error=error)
+
+        self.protocol._send_response = send_response  # type: ignore[method-assign]  # noqa: SLF001
 
     # -------------------------------------------------------------------------------- transport
 
@@ -235,7 +253,7 @@ class PacklintServer(LanguageServer):
             frames.feed(data)
             for event in frames.events():
                 if event[0] == "message":
-                    self._dispatch(event[1])
+                    self._dispatch(event[2])
                 else:
                     self._frame_error(event[1], event[2])
                 if stop is not None and stop.is_set():
@@ -258,16 +276,15 @@ class PacklintServer(LanguageServer):
                 pass
         self._send_error(msg_id, -32700, f"packlint: {reason}")
 
-    def _dispatch(self, body: bytes) -> None:
-        import json
-
-        raw = json.loads(body)  # (FrameReader passed on JSON only)
+    def _dispatch(self, raw: Any) -> None:
+        """One message, parsed once by FrameReader (pygls parsed each body twice more: R31); only the
+        top-level object is a message (pygls' object hook structures nested ones too, uselessly)."""
         if not isinstance(raw, dict):
             self._send_error(None, -32600, "packlint: a message must be a JSON object")
             return
         msg_id = raw.get("id") if isinstance(raw.get("id"), (int, str)) else None
         try:
-            message = json.loads(body, object_hook=self.protocol.structure_message)
+            message = self.protocol.structure_message(raw)
         except Exception:  # params of the wrong shape (pygls: JsonRpcInvalidParams), or worse
             if msg_id is not None and "method" in raw:
                 self._send_error(msg_id, -32602, f"packlint: invalid params for {str(raw.get('method'))[:80]}")

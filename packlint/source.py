@@ -6,7 +6,6 @@ Every refusal is a PacklintError with the path, so one bad file is one clear lin
 from __future__ import annotations
 
 import os
-import stat
 from array import array
 from bisect import bisect_left
 from pathlib import Path
@@ -163,34 +162,30 @@ def prepare(raw: bytes, path: str) -> SourceFile:
 
 
 def read_bytes(path: str | os.PathLike, display: str | None = None) -> bytes:
-    """Read a regular file with every OS failure turned into a one-line error."""
+    """Read a regular file with every OS failure turned into a one-line error (through safe_io: one
+    O_NONBLOCK open, type and size checked on the descriptor, at most MAX_SCRIPT_BYTES read)."""
+    from packlint.safe_io import open_regular, read_open
+
     shown = display or str(path)
     try:
-        st = os.stat(path)
-    except FileNotFoundError:
-        raise PacklintError("no such file", path=shown) from None
-    except PermissionError:
-        raise PacklintError("permission denied", path=shown) from None
-    except OSError as exc:
-        raise PacklintError(f"cannot read: {exc.strerror or exc}", path=shown) from None
-    if stat.S_ISDIR(st.st_mode):
-        raise PacklintError("is a directory", path=shown)
-    if not stat.S_ISREG(st.st_mode):
-        # FIFOs, sockets and devices could block forever or never end.
-        raise PacklintError("not a regular file (FIFO, socket or device): refused", path=shown)
-    if st.st_size > MAX_SCRIPT_BYTES:
-        raise PacklintError(
-            f"file too large to be a launch script ({st.st_size / 1e6:.1f} MB > "
-            f"{MAX_SCRIPT_BYTES // (1024 * 1024)} MiB limit)",
-            path=shown,
-        )
+        fd, st = open_regular(path, 1 << 62, "", display=shown)
+    except PacklintError as exc:
+        msg = exc.message
+        if msg.startswith("not a regular file"):  # FIFOs, sockets and devices could block or never end
+            msg = "not a regular file (FIFO, socket or device): refused"
+        elif msg not in ("no such file", "permission denied", "is a directory"):
+            msg = f"cannot read: {msg}"
+        raise PacklintError(msg, path=shown) from None
     try:
-        with open(path, "rb") as fh:
-            return fh.read(MAX_SCRIPT_BYTES + 1)
-    except PermissionError:
-        raise PacklintError("permission denied", path=shown) from None
-    except OSError as exc:
-        raise PacklintError(f"cannot read: {exc.strerror or exc}", path=shown) from None
+        if st.st_size > MAX_SCRIPT_BYTES:
+            raise PacklintError(
+                f"file too large to be a launch script ({st.st_size / 1e6:.1f} MB > "
+                f"{MAX_SCRIPT_BYTES // (1024 * 1024)} MiB limit)",
+                path=shown,
+            )
+        return read_open(fd, st, MAX_SCRIPT_BYTES, "", shown)[: MAX_SCRIPT_BYTES + 1]
+    finally:
+        os.close(fd)
 
 
 def load(path: str | os.PathLike, display: str | None = None) -> SourceFile:

@@ -832,7 +832,7 @@ def test_run_does_not_launch_a_script_changed_while_it_was_checked(tmp_path, mon
         return out
 
     monkeypatch.setattr(checking, "check_paths", swap)
-    monkeypatch.setattr(cmd_run, "launch", lambda *a: pytest.fail("launched"))
+    monkeypatch.setattr(cmd_run.os, "execv", lambda *a: pytest.fail("launched"))
     assert main(["run", str(s)]) == 2
     assert f"not launching {s}: it changed while it was checked" in capsys.readouterr().err
 

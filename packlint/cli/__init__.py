@@ -24,6 +24,7 @@ COMMANDS = {
     ),
     "config": ("packlint.cli.config", "show the settings in effect for a path and where each comes from"),
     "code-base": ("packlint.cli.codebase", "show what packlint reads from a code base: flags, env reads"),
+    "clean": ("packlint.cli.clean", "remove packlint's caches (rule table, stacks table, code-base facts)"),
     "server": ("packlint.cli.server", "the editor server: Language Server Protocol over stdio (needs packlint[lsp])"),
 }
 

@@ -189,10 +189,13 @@ def cli_settings(args):
     from packlint.cli.codebase import code_settings
 
     code_bases, path_maps = code_settings(args)
-    if getattr(args, "no_cache", False):  # --no-cache: no cache at all, the rule table's included
-        from packlint.rule_table import disable_cache
+    # per process, inherited by forked workers; set on every call (an in-process caller's earlier
+    # --no-cache or --allow-outside does not stick to the next call)
+    from packlint.rule_table import disable_cache
+    from packlint.scope import allow_outside
 
-        disable_cache()
+    allow_outside(bool(getattr(args, "allow_outside", False)))
+    disable_cache(bool(getattr(args, "no_cache", False)))  # --no-cache: no cache at all
     return CliSettings(
         select=_split_codes(args.select) or None,
         ignore=_split_codes(args.ignore),

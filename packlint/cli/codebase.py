@@ -38,6 +38,12 @@ def add_code_arguments(parser, cache: bool = True) -> None:
         help="read paths under PREFIX (a container path such as /workspace/PROJ) from DIR (repeatable)",
     )
     parser.add_argument("--no-code-base", action="store_true", help="do not look for or read the launched code")
+    parser.add_argument(
+        "--allow-outside",
+        action="store_true",
+        help="read the config and sourced files a launch names outside the checkout (default: they are "
+        "named, not read; their values are unknown)",
+    )
     if cache:
         parser.add_argument(
             "--no-cache",
@@ -121,6 +127,9 @@ def add_arguments(parser) -> None:
 
 
 def _programs_in(root: str) -> list[str]:
+    from packlint.codebase.filefacts import MAX_SOURCE_BYTES
+    from packlint.safe_io import read_regular
+
     out: list[str] = []
     try:
         names = sorted(os.listdir(root))
@@ -128,12 +137,8 @@ def _programs_in(root: str) -> list[str]:
         return out
     for n in names:
         if n.endswith(".py"):
-            try:
-                with open(os.path.join(root, n), "rb") as fh:
-                    data = fh.read()
-            except OSError:
-                continue
-            if b"__main__" in data:
+            data = read_regular(os.path.join(root, n), MAX_SOURCE_BYTES)
+            if data is not None and b"__main__" in data:
                 out.append(n)
     return out
 

@@ -70,6 +70,10 @@ def run(args) -> int:
         display = args.stdin_filename or "<stdin>"
         path = args.stdin_filename or "<stdin>"
     known_env = tuple(n.strip() for v in getattr(args, "known_env", []) or [] for n in v.split(",") if n.strip())
+    from packlint import scope
+
+    scope.allow_outside(bool(getattr(args, "allow_outside", False)))
+    scope.set_checked([] if text is not None else [path])
     model = inspect_script(
         path,
         env=env,
@@ -83,6 +87,7 @@ def run(args) -> int:
         from packlint.cli.codebase import add_code_resolution, inspect_code_options
 
         add_code_resolution(model, None if text is not None else path, inspect_code_options(args, path))
+    redact_foreign(model)
     if args.format == "json":
         import json
 
@@ -95,3 +100,44 @@ def run(args) -> int:
             force = sys.stdout.isatty() and not os.environ.get("NO_COLOR")
         render(model, sys.stdout, color=force)
     return 0
+
+
+def _rule_setting_names() -> set[str]:
+    """The config keys the rule table reads (`setting('KEY')`, `setting_given('KEY')` in rules/*.toml)."""
+    import re
+
+    from packlint.rule_table import builtin_rule_files
+    from packlint.safe_io import CONFIG_LIMIT, read_regular
+
+    names: set[str] = set()
+    for path in builtin_rule_files():
+        data = read_regular(path, CONFIG_LIMIT) or b""
+        for m in re.finditer(rb"""setting(?:_given)?\(\s*['"](?:(?:main|deepspeed|accelerate):)?([^'"]+)['"]""", data):
+            names.add(m.group(1).decode("utf-8", "replace"))
+    return names
+
+
+def redact_foreign(node, names: set[str] | None = None) -> set[str] | None:
+    """`inspect` never prints a whole file from outside the checkout (read only with --allow-outside):
+    of such a file's settings, only the keys a rule reads are shown; the others are dropped and counted."""
+    if isinstance(node, list):
+        for item in node:
+            names = redact_foreign(item, names)
+        return names
+    if not isinstance(node, dict):
+        return names
+    files, settings = node.get("files"), node.get("settings")
+    if isinstance(files, list) and isinstance(settings, dict):
+        foreign = {f.get("file") for f in files if isinstance(f, dict) and f.get("foreign")}
+        if foreign:
+            names = _rule_setting_names() if names is None else names
+            hidden = [k for k, v in settings.items() if isinstance(v, dict) and v.get("file") in foreign]
+            hidden = [k for k in hidden if not any(k == n or k.startswith(n + ".") for n in names)]
+            for k in hidden:
+                del settings[k]
+            if hidden:
+                node["not_shown"] = f"{len(hidden)} keys of files outside the checkout that no rule reads"
+    for value in node.values():
+        if isinstance(value, (dict, list)):
+            names = redact_foreign(value, names)
+    return names

@@ -149,22 +149,31 @@ def run(args) -> int:
             _say(f"--force: launching {script} although the runtime probe failed")
     if args.dry_run:
         return EXIT_FINDINGS if blocking else EXIT_OK
-    if _script_bytes(script) != checked:
-        _say(f"not launching {script}: it changed while it was checked")
-        return EXIT_USAGE
     if args.guard:
         from packlint.guard.launch import launch_guarded
 
+        if not _still_checked(script, checked):
+            _say(f"not launching {script}: it changed while it was checked")
+            return EXIT_USAGE
         return launch_guarded(script, list(args.script_args), args)
-    return launch(script, list(args.script_args))
+    return launch(script, list(args.script_args), checked)
 
 
-def _script_bytes(script: str) -> bytes:
-    """The script's bytes: a regular file (not a directory, FIFO or device) within the size limit."""
-    from packlint.safe_io import read_bounded
+def _script_bytes(script: str) -> tuple[bytes, tuple[int, ...]]:
+    """The script's bytes and identity (device, inode, size, mtime): a regular file (not a directory,
+    FIFO or device) within the size limit, read through one descriptor."""
+    from packlint.safe_io import open_regular, read_open
     from packlint.source import MAX_SCRIPT_BYTES
 
-    return read_bounded(script, MAX_SCRIPT_BYTES, "", display=script)
+    fd, st = open_regular(script, MAX_SCRIPT_BYTES, "", display=script)
+    try:
+        return read_open(fd, st, MAX_SCRIPT_BYTES, "", script), _identity(st)
+    finally:
+        os.close(fd)
+
+
+def _identity(st: os.stat_result) -> tuple[int, ...]:
+    return st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns
 
 
 def _probe(result, script: str) -> int:
@@ -205,18 +214,41 @@ def _probe(result, script: str) -> int:
     return probe_result.exit_code
 
 
-def launch(script: str, script_args: list[str]) -> int:
+def _still_checked(script: str, checked: tuple[bytes, tuple[int, ...]]) -> bool:
+    """The file at `script` is, right now, the one that was checked: the same file (device, inode,
+    size, mtime) as when it was first read, its bytes (read again through one descriptor) unchanged,
+    and the name still leading to it, as the last step before bash is started (R23). What remains is
+    the time between this and bash's own open of the name: microseconds, not the length of a check."""
+    try:
+        data, identity = _script_bytes(script)
+        return data == checked[0] and identity == checked[1] and _identity(os.stat(script)) == identity
+    except (OSError, PacklintError):
+        return False
+
+
+def launch(script: str, script_args: list[str], checked: tuple[bytes, tuple[int, ...]] | None = None) -> int:
     """Replace this process with `bash -- SCRIPT ARGS...` (POSIX exec; elsewhere a child process). The
-    `--` ends bash's options: a script named `-c` or `-x.sh` is run as the file that was checked (R11)."""
+    `--` ends bash's options: a script named `-c` or `-x.sh` is run as the file that was checked (R11).
+    bash is the one found in an absolute PATH entry (never `./bash`, R28); with `checked`, the script
+    is launched only if it still holds those bytes (`_still_checked`, the last step before the exec)."""
+    from packlint.tools import find_program
+
+    bash = find_program("bash")
+    if bash is None:
+        _say("error: cannot run bash: not found in an absolute PATH entry")
+        return 127
     argv = ["bash", "--", script, *script_args]
     sys.stdout.flush()
     sys.stderr.flush()
+    if checked is not None and not _still_checked(script, checked):
+        _say(f"not launching {script}: it changed while it was checked")
+        return EXIT_USAGE
     if os.name != "posix":  # pragma: no cover - no exec semantics outside POSIX
         import subprocess
 
-        return subprocess.call(argv)
+        return subprocess.call([bash, *argv[1:]])
     try:
-        os.execvp("bash", argv)
+        os.execv(bash, argv)
     except OSError as exc:
         _say(f"error: cannot run bash: {exc.strerror or exc}")
         return 127

@@ -1,4 +1,4 @@
-"""The on-disk cache of code-base facts, in the user cache dir (platformdirs), or PACKLINT_CACHE_DIR.
+"""The on-disk cache of code-base facts, in `<cache directory>/codebase` (packlint.caches).
 
 Two kinds of entries, both JSON data (never code: docs/security.md):
 - `files/<sha1 of content>.json`: one file's facts (imports, env reads, sys.path edits). Keyed by
@@ -22,18 +22,12 @@ from typing import Any
 CACHE_VERSION = 4  # 2: FlagSchema.kind; 3: CodeFacts.startup (the startup checks); 4: FlagSchema.positionals
 
 
-def cache_dir(explicit: str | None = None) -> str:
-    if explicit:
-        return explicit
-    env = os.environ.get("PACKLINT_CACHE_DIR")
-    if env:
-        return env
-    try:
-        from platformdirs import user_cache_dir
+def cache_dir(explicit: str | None = None) -> str | None:
+    """`<cache directory>/codebase` (packlint.caches: the same directory as the other caches, XDG_CACHE_HOME
+    honoured), an explicit directory, or None when caching is off (--no-cache, PACKLINT_NO_CACHE: R19)."""
+    from packlint.caches import facts_dir
 
-        return os.path.join(user_cache_dir("packlint", appauthor=False), "codebase")
-    except ImportError:  # platformdirs missing: the XDG default
-        return os.path.join(os.path.expanduser("~/.cache"), "packlint", "codebase")
+    return facts_dir(explicit)
 
 
 def _path(base: str, kind: str, key: str) -> str:
@@ -42,10 +36,11 @@ def _path(base: str, kind: str, key: str) -> str:
 
 def load(base: str, kind: str, key: str) -> dict | None:
     """The entry as a dict, or None (missing, untrusted, not JSON, or not a JSON object)."""
+    from packlint.caches import LIMITS
     from packlint.safe_io import read_cache_file
 
-    data = read_cache_file(_path(base, kind, key))
-    if data is None:
+    data = read_cache_file(_path(base, kind, key), LIMITS.get(kind, LIMITS["files"]))  # (R20: in memory
+    if data is None:  # a JSON document costs up to ~25x its size: the limit is per kind, a few MiB)
         return None
     try:
         value = json.loads(data)
@@ -55,14 +50,18 @@ def load(base: str, kind: str, key: str) -> dict | None:
 
 
 def store(base: str, kind: str, key: str, value: dict) -> None:
+    from packlint.caches import LIMITS, make_dirs, wrote_entry
     from packlint.errors import PacklintError
     from packlint.safe_io import atomic_write
 
     path = _path(base, kind, key)
     try:
         data = json.dumps(value, separators=(",", ":")).encode("utf-8")
-        os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
+        if len(data) > LIMITS.get(kind, LIMITS["files"]):
+            return  # (it would never be read back)
+        make_dirs(os.path.dirname(path))
         atomic_write(path, data, what="cache entry", replace_any=True)
+        wrote_entry()
     except (OSError, PacklintError, ValueError, TypeError, RecursionError):
         pass
 

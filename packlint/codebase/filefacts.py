@@ -24,7 +24,7 @@ _CANDIDATE_CALL = re.compile(r"\b([A-Za-z_]\w*)\(\s*[rRuU]?['\"]([A-Z][A-Z0-9_]+
 class SourceFile:
     """One file's bytes, content hash and (parsed on demand) syntax tree."""
 
-    __slots__ = ("path", "data", "digest", "_tree", "error")
+    __slots__ = ("path", "data", "digest", "_tree", "error", "unread")
 
     def __init__(self, path: str, data: bytes) -> None:
         self.path = path
@@ -32,6 +32,7 @@ class SourceFile:
         self.digest = hashlib.sha1(data).hexdigest()
         self._tree: ast.Module | None = None
         self.error: str | None = None
+        self.unread: str | None = None  # why the file was not read (its facts are unknown)
 
     def tree(self) -> ast.Module | None:
         if self._tree is None and self.error is None:
@@ -46,12 +47,24 @@ class SourceFile:
         return self._tree
 
 
+MAX_SOURCE_BYTES = 8 * 1024 * 1024  # a Python file larger than this is named, not read (R11)
+
+
 def read_source(path: str) -> SourceFile | None:
+    """The file's bytes through safe_io (a regular file, O_NONBLOCK + fstat, at most MAX_SOURCE_BYTES);
+    None when it does not exist; a SourceFile whose `unread` says why when it exists but is not read (a
+    FIFO, a device, too large): the walk then lists it as skipped, so its facts are unknown, not absent."""
+    from packlint.errors import PacklintError
+    from packlint.safe_io import read_bounded
+
     try:
-        with open(path, "rb") as fh:
-            return SourceFile(path, fh.read())
-    except OSError:
-        return None
+        return SourceFile(path, read_bounded(path, MAX_SOURCE_BYTES, "Python file"))
+    except PacklintError as exc:
+        if not os.path.exists(path):
+            return None
+        src = SourceFile(path, b"")
+        src.error = src.unread = f"not read: {exc.message}"
+        return src
 
 
 @overload

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 
+from packlint.caches import IN_RUN
 from packlint.codebase import cache
 from packlint.codebase.filefacts import (
     SourceFile,
@@ -149,14 +150,23 @@ class Closure:
         src = self.index.source(path)
         if src is None:
             return None
+        if src.unread is not None:  # (exists, not read: never cached, its facts are unknown)
+            return {"error": src.unread}
         key = cache_key_digest([reader_digest(), src.digest])
+        memo = FILE_MEMO.get(key)  # (keyed by content: never stale)
+        if memo is not None:
+            return memo
+        if len(FILE_MEMO) >= MAX_FILE_MEMO:
+            FILE_MEMO.clear()
         if self.cache_base:
             hit = cache.load(self.cache_base, "files", key)
             if hit is not None and cache.valid_file_facts(hit):  # (another shape: a miss, written again)
+                FILE_MEMO[key] = hit
                 return hit
         facts = extract_file_facts(src)
         if self.cache_base:
             cache.store(self.cache_base, "files", key, facts)
+        FILE_MEMO[key] = facts
         return facts
 
     def walk(self, start: str) -> None:
@@ -244,6 +254,9 @@ def _manifest_ok(manifest: dict) -> bool:
     import hashlib
     import stat
 
+    from packlint.codebase.filefacts import MAX_SOURCE_BYTES
+    from packlint.safe_io import read_regular
+
     for path, (mtime, size, digest) in manifest.items():
         try:
             st = os.stat(path)
@@ -253,11 +266,8 @@ def _manifest_ok(manifest: dict) -> bool:
             return False
         if st.st_mtime_ns == mtime and st.st_size == size:
             continue
-        try:
-            with open(path, "rb") as fh:
-                if hashlib.sha1(fh.read()).hexdigest() != digest:
-                    return False
-        except OSError:
+        data = read_regular(path, MAX_SOURCE_BYTES)
+        if data is None or hashlib.sha1(data).hexdigest() != digest:
             return False
     return True
 
@@ -304,18 +314,51 @@ def read_program(
             list(pythonpath),
         )
     key = cache_key_digest([reader_digest(), program_file, list(roots), list(pythonpath)])
+    stamp = _stamp(program_file)
+    memo = PROGRAM_MEMO.get(key) if IN_RUN[0] else None
+    if memo is not None and memo[0] == stamp:  # (read once per run, --no-cache or not: issue 31)
+        return _with_resolution(memo[1], resolution)
     base = cache.cache_dir(options.cache_dir) if options.use_cache else None
     if base:
         hit = cache.load(base, "programs", key)
         if hit is not None and hit.get("version") == reader_digest():
             cached = _cached_program(hit)
             if cached is not None:
-                cached.resolution = resolution
-                return cached
+                if IN_RUN[0]:
+                    PROGRAM_MEMO[key] = (stamp, cached)
+                return _with_resolution(cached, resolution)
     facts, manifest = build_facts(program_file, roots, pythonpath, options, resolution)
     if base:
         cache.store(base, "programs", key, {"version": reader_digest(), "manifest": manifest, "facts": facts.to_json()})
-    return facts
+    if IN_RUN[0]:
+        PROGRAM_MEMO[key] = (stamp, facts)
+    return _with_resolution(facts, resolution)
+
+
+# The programs read in this run (key: the cache key), whatever --no-cache says: the cache saves work
+# between runs, this memo within one (a repository's scripts launch the same few programs). Used only
+# while a run is on (caches.IN_RUN, set by checking.check_paths), cleared by codebase.resolve.clear_run_memos
+# at the start of each run (the tree may change between runs).
+PROGRAM_MEMO: dict[str, tuple[tuple[int, int] | None, CodeFacts]] = {}
+# one file's facts by content digest, for this run (cleared with PROGRAM_MEMO)
+FILE_MEMO: dict[str, dict] = {}
+MAX_FILE_MEMO = 50_000
+
+
+def _stamp(path: str) -> tuple[int, int] | None:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return st.st_mtime_ns, st.st_size
+
+
+def _with_resolution(facts: CodeFacts, resolution: ProgramResolution) -> CodeFacts:
+    import copy
+
+    out = copy.copy(facts)
+    out.resolution = resolution
+    return out
 
 
 # A package the program imports that is not on its import path but vendored in the tree (issue 18,

@@ -88,6 +88,10 @@ def clear_run_memos() -> None:
     import sys
 
     _ROOT_MEMO.clear()
+    reader = sys.modules.get("packlint.codebase.reader")
+    if reader is not None:
+        reader.PROGRAM_MEMO.clear()
+        reader.FILE_MEMO.clear()
     stack_source = sys.modules.get("packlint.conditions.functions.stack_source")
     if stack_source is not None:
         stack_source._LOCATE_MEMO.clear()

@@ -101,11 +101,14 @@ def load_data(path: str | Path | None = None) -> dict | None:
         return None
     import json  # only when a launch runs one of ROOT_PROGRAMS: most checks never read the file
 
+    from packlint.safe_io import BASELINE_LIMIT, read_regular
+
+    raw = read_regular(p, BASELINE_LIMIT)
     try:
-        data = json.loads(p.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        data = json.loads(raw) if raw is not None else None
+    except (ValueError, RecursionError):
         return None
-    if data.get("format") != FORMAT:
+    if not isinstance(data, dict) or data.get("format") != FORMAT:
         return None
     if path is None:
         _DATA = data

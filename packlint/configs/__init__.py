@@ -24,75 +24,11 @@ def table() -> dict:
     cache directory as JSON data (a plain script reads one small JSON file, not a TOML parse)."""
     global _TABLE
     if _TABLE is None:
+        from packlint.configs.stacks_table import cached_table
+
         path = os.path.join(os.path.dirname(__file__), "stacks.toml")
-        _TABLE = _cached_table(path)
+        _TABLE = _compile_table(cached_table(path))
     return _TABLE
-
-
-def _cached_table(path: str) -> dict:
-    """The parsed table, from a JSON copy in packlint's cache directory when it is current (data only:
-    nothing in a cache file can run code), else parsed from the TOML and written there."""
-    import json
-
-    try:
-        st = os.stat(path)
-    except OSError:
-        st = None
-    cache_dir = _cache_dir()  # the rule table's (packlint.rule_table._cache_dir), without importing it
-    cache = None
-    raw = None
-    if cache_dir is not None and st is not None:
-        cache = cache_dir / f"stacks-{st.st_mtime_ns}-{st.st_size}.json"
-        # a regular file owned by this user only (never a FIFO, a device or a link: docs/security.md)
-        from packlint.safe_io import read_cache_file
-
-        data = read_cache_file(cache)
-        try:
-            raw = json.loads(data) if data is not None else None
-        except ValueError:
-            raw = None
-        if not isinstance(raw, dict) or not isinstance(raw.get("program"), list):
-            raw = None
-    if raw is None:
-        raw = _parse_toml(path)
-        if cache is not None:
-            from packlint.errors import PacklintError
-            from packlint.safe_io import atomic_write
-
-            try:
-                cache.parent.mkdir(parents=True, exist_ok=True)
-                atomic_write(cache, json.dumps(raw).encode(), what="stacks cache", replace_any=True)
-            except (OSError, PacklintError):
-                pass
-    return _compile_table(raw)
-
-
-def _cache_dir():
-    from pathlib import Path
-
-    if os.environ.get("PACKLINT_NO_CACHE"):
-        return None
-    import sys
-
-    rt = sys.modules.get("packlint.rule_table")  # `--no-cache` turns every cache off (docs/security.md)
-    if rt is not None and getattr(rt, "_CACHE_OFF", False):
-        return None
-    base = os.environ.get("PACKLINT_CACHE_DIR")
-    if base:
-        return Path(base)
-    xdg = os.environ.get("XDG_CACHE_HOME")
-    return Path(xdg) / "packlint" if xdg else Path.home() / ".cache" / "packlint"
-
-
-def _parse_toml(path: str) -> dict:
-    import sys
-
-    if sys.version_info >= (3, 11):
-        import tomllib
-    else:  # pragma: no cover
-        import tomli as tomllib
-    with open(path, "rb") as fh:
-        return tomllib.load(fh)
 
 
 def _compile_table(data: dict) -> dict:
@@ -221,8 +157,13 @@ def clear_text_override(path: str) -> None:
     _TEXT_OVERRIDES.pop(os.path.abspath(path), None)
 
 
-def read_config_file(path: str, fmt: str, dialect: str):
-    """(CNode root, None) or (None, ConfigFileError): read once per process per file version."""
+_NEAR: list[str | None] = [None]  # the directory of the script whose launch is being read (scope.outside)
+
+
+def read_config_file(path: str, fmt: str, dialect: str, near: str | None = None):
+    """(CNode root, None) or (None, ConfigFileError): read once per process per file version, through
+    safe_io, and only inside the checkout (packlint.scope; `near`: the file or directory that names it,
+    default the script whose launch is read)."""
     from packlint.configs.files import MAX_CONFIG_BYTES, ConfigFileError, load_text
 
     override = _TEXT_OVERRIDES.get(os.path.abspath(path))
@@ -236,28 +177,37 @@ def read_config_file(path: str, fmt: str, dialect: str):
         except ConfigFileError as exc:
             return None, exc
 
+    from packlint.scope import outside
+
+    away = outside(path, near if near is not None else _NEAR[0])
+    if away is not None:  # (R02/R03: named, never read, never quoted)
+        return None, ConfigFileError(away, unread=True)
+    from packlint.errors import PacklintError
+    from packlint.safe_io import open_regular, read_open
+
+    try:  # one O_NONBLOCK open, fstat on the descriptor: a FIFO swapped in never blocks (R14/R15)
+        fd, st = open_regular(path, 1 << 62, "", display=path)
+    except PacklintError as exc:
+        return None, ConfigFileError(f"not read: {exc.message}", unread=True)
     try:
-        st = os.stat(path)
-    except OSError as exc:
-        return None, ConfigFileError(f"cannot read: {exc.strerror}")
-    key = (os.path.abspath(path), st.st_mtime_ns, st.st_size, fmt, dialect)
-    found = _FILE_CACHE.get(key)
-    if found is not None:
-        return found
-    if st.st_size > MAX_CONFIG_BYTES:
-        out: tuple = (None, ConfigFileError(f"the file is over {MAX_CONFIG_BYTES // (1024 * 1024)} MiB: not read"))
-    else:
-        try:
-            with open(path, "rb") as fh:
-                data = fh.read()
-            text = data.decode("utf-8-sig")
-            out = (load_text(text, fmt, dialect), None)
-        except UnicodeDecodeError:
-            out = (None, ConfigFileError("the file is not UTF-8 text"))
-        except OSError as exc:
-            out = (None, ConfigFileError(f"cannot read: {exc.strerror}"))
-        except ConfigFileError as exc:
-            out = (None, exc)
+        key = (os.path.abspath(path), st.st_dev, st.st_ino, st.st_mtime_ns, st.st_size, fmt, dialect)
+        found = _FILE_CACHE.get(key)
+        if found is not None:
+            return found
+        if st.st_size > MAX_CONFIG_BYTES:
+            out: tuple = (None, ConfigFileError(f"the file is over {MAX_CONFIG_BYTES // (1024 * 1024)} MiB: not read"))
+        else:
+            try:
+                text = read_open(fd, st, MAX_CONFIG_BYTES, "", path).decode("utf-8-sig")
+                out = (load_text(text, fmt, dialect), None)
+            except UnicodeDecodeError:
+                out = (None, ConfigFileError("the file is not UTF-8 text"))
+            except PacklintError as exc:
+                out = (None, ConfigFileError(f"not read: {exc.message}", unread=True))
+            except ConfigFileError as exc:
+                out = (None, exc)
+    finally:
+        os.close(fd)
     if len(_FILE_CACHE) >= MAX_FILE_CACHE:
         _FILE_CACHE.clear()
     _FILE_CACHE[key] = out

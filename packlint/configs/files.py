@@ -33,9 +33,13 @@ MAX_NODES = 200_000
 
 
 class ConfigFileError(Exception):
-    def __init__(self, message: str, line: int = 1, column: int = 1) -> None:
+    """A config file that cannot be used. `unread`: it was not read at all (outside the checkout, not a
+    regular file, unreadable): its values are unknown, which is no finding about the file itself."""
+
+    def __init__(self, message: str, line: int = 1, column: int = 1, *, unread: bool = False) -> None:
         super().__init__(message)
         self.message, self.line, self.column = message, line, column
+        self.unread = unread
 
 
 class CNode:

@@ -197,15 +197,18 @@ def _compose(
     shown = _shown(path)
     if not primary:
         state["files"].append({"role": "defaults", "path": rel + ".yaml", "format": "yaml", "file": shown})
+    if err is not None and err.unread:  # (outside the checkout, not a regular file: values unknown)
+        state["incomplete"].append(f"{shown}: {err.message}")
+        state["files"][-1 if not primary else 0]["unknown"] = err.message
+        state["files"][-1 if not primary else 0]["not_read"] = err.message
+        return
     if err is not None:
         state["incomplete"].append(f"{shown} could not be read ({err.message})")
         state["files"][-1 if not primary else 0]["error"] = err.message
         return
-    try:
-        with open(path, encoding="utf-8", errors="replace") as fh:
-            head = fh.read(4096)
-    except OSError:
-        head = ""
+    from packlint.safe_io import read_head
+
+    head = (read_head(path, 4096) or b"").decode("utf-8", "replace")
     m = _PACKAGE.search(head)
     if m is not None and not primary:
         pkg = m.group(1)

@@ -7,7 +7,7 @@ import os
 import re
 from typing import Any
 
-from packlint.configs import _search_dirs, _shown, match_program, read_config_file, resolve_path, table
+from packlint.configs import _NEAR, _search_dirs, _shown, match_program, read_config_file, resolve_path, table
 from packlint.configs.merge import _apply_overrides, _loc, _span_loc, flatten, resolve_interpolations
 from packlint.regex import LazyRegex
 from packlint.values import Known, Unknown
@@ -31,7 +31,7 @@ def _stack_by_keys(flag: str | None, flags: dict, first: Any, script_dir: str | 
     if found is None:
         return None
     fmt = format_of(found)
-    root, err = read_config_file(found, fmt, "pyyaml")
+    root, err = read_config_file(found, fmt, "pyyaml", near=script_dir or "")
     if err is not None or root is None:
         return None
     stack = recognise(root.plain(), fmt)
@@ -111,6 +111,7 @@ def launch_config(
     dirs = _search_dirs(script_dir)
     global _SCRIPT
     _SCRIPT = script
+    _NEAR[0] = script_dir
     incomplete: list[str] = []
     settings: dict = cfg["settings"]
     _read_main(cfg, entry, generic, flags, positionals, dirs, incomplete, program)
@@ -244,7 +245,16 @@ def _read_into(cfg, section, how, word, occ, fmt, dialect, dirs, target: dict, i
         return
     shown = _shown(found)
     record["file"] = shown
+    from packlint.scope import outside
+
+    if outside(found, _NEAR[0], quote=True) is not None:  # (read with --allow-outside: inspect shows
+        record["foreign"] = True  # only the keys the rules read, never the whole file)
     root, err = read_config_file(found, fmt, dialect)
+    if err is not None and err.unread:  # (outside the checkout, a FIFO, ...: its values are unknown)
+        record["unknown"] = f"{path_text}{' is' if err.message.startswith('outside') else ':'} {err.message}"
+        record["not_read"] = err.message
+        incomplete.append(record["unknown"])
+        return
     if err is not None:
         record["error"] = err.message
         record["error_at"] = {

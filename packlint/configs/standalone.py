@@ -57,7 +57,7 @@ def launch_for(path: str) -> tuple[bytes, str] | None:
     from packlint.configs.files import format_of
 
     fmt = format_of(path)
-    root, err = read_config_file(path, fmt, "pyyaml")
+    root, err = read_config_file(path, fmt, "pyyaml", near=path)
     if err is not None or root is None:
         # an unreadable file: say so through the stack it names by its suffix's usual reader
         stack = "deepspeed" if fmt == "json" else "torchtitan" if fmt == "toml" else None

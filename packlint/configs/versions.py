@@ -62,13 +62,10 @@ def _roots(script_dir: str | None) -> list[str]:
 
 
 def _read_small(path: str) -> str | None:
-    try:
-        if os.path.getsize(path) > MAX_VERSION_FILE:
-            return None
-        with open(path, encoding="utf-8", errors="replace") as fh:
-            return fh.read()
-    except OSError:
-        return None
+    from packlint.safe_io import read_regular
+
+    data = read_regular(path, MAX_VERSION_FILE)
+    return None if data is None else data.decode("utf-8", "replace")
 
 
 def version_in_code(stack: str, script_dir: str | None) -> tuple[str, str] | None:

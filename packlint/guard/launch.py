@@ -88,8 +88,14 @@ def launch_guarded(script: str, script_args: list[str], args: Any) -> int:
     env = guard_env(dict(os.environ), args.guard_mode, report, args.guard_measure)
     sys.stdout.flush()
     sys.stderr.flush()
+    from packlint.tools import find_program
+
+    bash = find_program("bash")  # from an absolute PATH entry, never ./bash (R28)
+    if bash is None:
+        _say("error: cannot run bash: not found in an absolute PATH entry")
+        return 127
     try:
-        code = _run_child(["bash", "--", script, *script_args], env)
+        code = _run_child([bash, "--", script, *script_args], env)
     except OSError as exc:
         _say(f"error: cannot run bash: {exc.strerror or exc}")
         return 127

@@ -172,6 +172,12 @@ def source_file(interp: Interpreter, fields: list[Value], world: World, ps: Pars
         interp.diag(
             "info", "source-guessed", f"sourced path partly unknown; assumed it is {text} beside the script", span
         )
+    from packlint.scope import outside
+
+    away = outside(path, interp.source_stack[0] if interp.source_stack else None)
+    if away is not None:  # (named, not read: a file of the machine, never quoted in a report)
+        interp.diag("info", "source-unreadable", f"{text}: {away}; settings it makes are not seen", span)
+        return [world]
     try:
         sf = load(path, display=display_path(interp, path))
     except PacklintError as exc:

@@ -23,7 +23,15 @@ if TYPE_CHECKING:
 
 # (compiled on first use: most output is printable ASCII, and these cost ~1.5 ms of every start)
 _SURROGATE = LazyRegex("[\ud800-\udfff]")
-_TERMINAL = LazyRegex("[\x00-\x08\x0a-\x1f\x7f-\x9f\ud800-\udfff]")
+# control characters, and the characters that reorder or break a line on screen (U+2028/2029 line and
+# paragraph separators, U+202A..202E and U+2066..2069 bidirectional overrides: "Trojan Source")
+_LAYOUT = "\u2028\u2029\u202a-\u202e\u2066-\u2069"
+_TERMINAL = LazyRegex(f"[\x00-\x08\x0a-\x1f\x7f-\x9f\ud800-\udfff{_LAYOUT}]")
+# what github's workflow commands do not escape themselves: every control character but CR and LF
+_GITHUB = LazyRegex(f"[\x00-\x09\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff{_LAYOUT}]")
+# JSON output: DEL, C1 and the layout characters as \u escapes (the same string to a parser, inert on a
+# terminal: U+009B is a CSI in many terminals); undecodable bytes as the text `\xff`
+_JSON_RAW = LazyRegex(f"[\x7f-\x9f\ud800-\udfff{_LAYOUT}]")
 _XML = LazyRegex("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff\ud800-\udfff]")
 _NAMED = {"\n": "\\n", "\r": "\\r"}
 
@@ -58,12 +66,24 @@ def xml_safe(text: str) -> str:
 
 
 def _escape_in_json(m: re.Match[str]) -> str:
-    return "\\" + _escape(m)  # (inside a JSON string the backslash itself is escaped: `\\xff`)
+    n = ord(m.group(0))
+    if 0xDC80 <= n <= 0xDCFF:
+        return "\\" + _escape(m)  # (inside a JSON string the backslash itself is escaped: `\\xff`)
+    return f"\\u{n:04x}"  # (DEL, C1, layout: the JSON escape of the same character)
 
 
 def json_safe(document: str) -> str:
     """A `json.dumps(..., ensure_ascii=False)` text whose strings may hold undecodable bytes: each
-    becomes the text `\\xff` (a valid JSON escape of the backslash, then `xff`)."""
-    if document.isascii():
+    becomes the text `\\xff` (a valid JSON escape of the backslash, then `xff`); DEL, C1 and the
+    layout characters become `\\u` escapes (json.dumps escapes only C0)."""
+    if document.isascii() and "\x7f" not in document:
         return document
-    return _SURROGATE.sub(_escape_in_json, document)
+    return _JSON_RAW.sub(_escape_in_json, document)
+
+
+def github_safe(text: str) -> str:
+    """For GitHub workflow commands: `utf8_safe`, and every control character but CR and LF (which
+    the command's own %0D/%0A encoding handles) as `\\x1b` text (R27: ESC, DEL and C1 went out raw)."""
+    if text.isprintable():
+        return text
+    return _GITHUB.sub(_escape, text)

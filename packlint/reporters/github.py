@@ -16,14 +16,14 @@ if TYPE_CHECKING:
     from packlint.checking import CheckResult
 
 from packlint.baseline import relative_path
-from packlint.reporters.escape import utf8_safe
+from packlint.reporters.escape import github_safe
 
 COMMAND = {"error": "error", "warning": "warning", "info": "notice"}
 GITHUB_LIMIT = 10  # annotations of one level GitHub shows per step
 
 
 def escape_data(text: str) -> str:
-    return utf8_safe(text).replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    return github_safe(text).replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
 
 
 def escape_property(text: str) -> str:

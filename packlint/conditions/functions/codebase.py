@@ -12,6 +12,7 @@ from packlint.conditions.functions.codebase_common import (
     _code_label,
     _schema_view,
     _script_text,
+    _show_path,
 )
 from packlint.conditions.functions.codebase_env import (
     _compile_two_regexes,
@@ -492,6 +493,19 @@ def _as_float(v: str) -> float | None:
         return None
 
 
+def _program_not_read(facts: Any) -> str | None:
+    """Why the launched program's own file was not read (too large, not a regular file), or None."""
+    if facts is None or not facts.known or not facts.resolution.file:
+        return None
+    import os
+
+    target = os.path.abspath(facts.resolution.file)
+    for skipped in facts.skipped or []:
+        if skipped.reason.startswith("not read:") and os.path.abspath(skipped.file) == target:
+            return f"{_show_path(skipped.file)} was {skipped.reason}; its flags and env reads are unknown"
+    return None
+
+
 def _f_flags_unchecked(ctx: EvalContext, node: Builtin, a: list[Any]) -> Any:
     """Why the flags of a Megatron-LM-style program were not checked, for one info (PK206): a fork
     whose code is not at hand (the upstream snapshots do not apply; said at the first such launch of
@@ -500,9 +514,12 @@ def _f_flags_unchecked(ctx: EvalContext, node: Builtin, a: list[Any]) -> Any:
 
     program_ = program(ctx.launch, ctx.variant)
     base = (program_ or "").replace("\\", "/").rsplit("/", 1)[-1]
+    facts = _code(ctx)
+    unread = _program_not_read(facts)
+    if unread is not None:  # (any program: a 1 GiB train.py is named, not read, R11)
+        return unread
     if base not in ROOT_PROGRAMS:
         return Unk("not a Megatron-LM root program", "absent")
-    facts = _code(ctx)
     if facts is not None and facts.known:
         if facts.schema is not None:
             return Unk("the flags were checked", "absent")

@@ -87,9 +87,9 @@ _LINES_MEMO: dict[str, list[str]] = {}
 
 def _script_text(path: str) -> str:
     if path not in _LINES_MEMO:
-        try:
-            with open(path, encoding="utf-8", errors="replace") as fh:
-                _LINES_MEMO[path] = [fh.read()]
-        except OSError:
-            _LINES_MEMO[path] = [""]
+        from packlint.safe_io import read_regular
+        from packlint.source import MAX_SCRIPT_BYTES
+
+        data = read_regular(path, MAX_SCRIPT_BYTES)
+        _LINES_MEMO[path] = [data.decode("utf-8", "replace") if data is not None else ""]
     return _LINES_MEMO[path][0]

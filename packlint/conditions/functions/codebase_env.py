@@ -80,17 +80,20 @@ def _quoted_anywhere(roots: list[str], name: str) -> bool:
         return _MENTION_MEMO[key]
     if not roots:
         return False
-    import shutil
     import subprocess
 
+    from packlint.tools import find_program, tool_env
+
     found = None
-    grep = shutil.which("grep")
+    grep = find_program("grep")
     if grep is not None:
         try:
             proc = subprocess.run(
                 [grep, "-rlF", "--include=*.py", "-m", "1", "-e", f'"{name}"', "-e", f"'{name}'", "--", *roots],
                 capture_output=True,
                 timeout=60,
+                env=tool_env(),
+                stdin=subprocess.DEVNULL,
             )
             if proc.returncode in (0, 1):
                 found = proc.returncode == 0
@@ -114,6 +117,9 @@ def _quoted_names(root: str) -> frozenset[str]:
         return _QUOTED_MEMO[root]
     import os
 
+    from packlint.codebase.filefacts import MAX_SOURCE_BYTES
+    from packlint.safe_io import read_regular
+
     quoted_re = re.compile(_QUOTED_PATTERN)
     names: set[bytes] = set()
     seen = 0
@@ -125,11 +131,9 @@ def _quoted_names(root: str) -> frozenset[str]:
             seen += 1
             if seen > _MAX_TREE_FILES:
                 break
-            try:
-                with open(os.path.join(dirpath, fn), "rb") as fh:
-                    names.update(quoted_re.findall(fh.read()))
-            except OSError:
-                continue
+            data = read_regular(os.path.join(dirpath, fn), MAX_SOURCE_BYTES)
+            if data is not None:
+                names.update(quoted_re.findall(data))
     result = frozenset(n.decode("ascii", "replace") for n in names)
     _QUOTED_MEMO[root] = result
     return result
@@ -203,38 +207,19 @@ def _read_before(ctx: EvalContext, name: str) -> str | None:
         return _HISTORY_MEMO[key]
     if _HISTORY_BUDGET[0] <= 0:
         return None
-    import shutil
     import subprocess
     import time
 
-    git = shutil.which("git")
+    from packlint.tools import find_program, git_argv, git_env
+
+    git = find_program("git")
     if git is None:
         _HISTORY_MEMO[key] = None
         return None
-    cmd = [
-        git,
-        "--no-pager",
-        "-c",
-        "core.fsmonitor=false",
-        "-c",
-        "core.hooksPath=/dev/null",
-        "-c",
-        "diff.external=",
-        "-C",
-        top,
-        "log",
-        "--no-textconv",
-        "--no-ext-diff",
-        "--no-color",
-        "--format=%h (%cs)",
-        "-n",
-        "1",
-        "-G",
-        f"[\"']{name}[\"']",
-        "--",
-        "*.py",
-    ]
-    env = dict(os.environ, GIT_CONFIG_NOSYSTEM="1", GIT_TERMINAL_PROMPT="0", GIT_OPTIONAL_LOCKS="0", LC_ALL="C")
+    args = ["log", "--no-show-signature", "--no-textconv", "--no-ext-diff", "--no-color", "--no-mailmap"]
+    args += ["--format=%h (%cs)", "-n", "1", "-G", f"[\"']{name}[\"']", "--", "*.py"]
+    cmd = git_argv(git, top, args)
+    env = git_env()
     t0 = time.monotonic()
     try:
         proc = subprocess.run(

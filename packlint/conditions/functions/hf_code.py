@@ -178,11 +178,9 @@ def _mentions(path: str, needle: bytes) -> bool | None:
     if needle not in found:
         data: bytes | None = None
         if stat.S_ISREG(st.st_mode) and st.st_size <= MAX_FILE:
-            try:
-                with open(path, "rb") as fh:
-                    data = fh.read(MAX_FILE + 1)
-            except OSError:
-                data = None
+            from packlint.safe_io import read_regular
+
+            data = read_regular(path, MAX_FILE)
         found[needle] = None if data is None else needle in data
     return found[needle]
 

@@ -519,11 +519,12 @@ def _f_heterogeneous_job(ctx: EvalContext, node: Builtin, a: list[Any]) -> Any:
         if not f:
             continue
         if f not in _HETERO_MEMO:
-            try:
-                with open(f, encoding="utf-8", errors="replace") as fh:
-                    _HETERO_MEMO[f] = _HETERO_SCRIPT.search(fh.read()) is not None
-            except OSError:
-                _HETERO_MEMO[f] = False
+            from packlint.safe_io import read_regular
+            from packlint.source import MAX_SCRIPT_BYTES
+
+            data = read_regular(f, MAX_SCRIPT_BYTES)
+            text = data.decode("utf-8", "replace") if data is not None else ""
+            _HETERO_MEMO[f] = _HETERO_SCRIPT.search(text) is not None
         if _HETERO_MEMO[f]:
             return Unk("a Slurm heterogeneous job: the world is the sum of its components", "unknown")
     variants = ctx.launch.get("variants") or []
