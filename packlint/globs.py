@@ -39,6 +39,8 @@ def _bracket(pattern: str, i: int, escapes: bool) -> tuple[str, int] | None:
     while j < n:
         c = pattern[j]
         if c == "]" and not first:
+            if not members:  # only reversed ranges: nothing matches (or, negated, any character)
+                return ("[\\s\\S]" if negate else "(?!)"), j + 1
             return ("[^" if negate else "[") + "".join(members) + "]", j + 1
         first = False
         if c == "[" and pattern.startswith("[:", j):
@@ -48,13 +50,22 @@ def _bracket(pattern: str, i: int, escapes: bool) -> tuple[str, int] | None:
                 members.append(_CLASSES[name])
                 j = end + 2
                 continue
-        if c == "\\" and escapes and j + 1 < n:
-            members.append(re.escape(pattern[j + 1]))
-            j += 2
+        low, j = _bracket_char(pattern, j, escapes)
+        if j + 1 < n and pattern[j] == "-" and pattern[j + 1] != "]":
+            high, j = _bracket_char(pattern, j + 1, escapes)
+            if low <= high:  # a reversed range (`[z-a]`, `[a-Z]`) matches nothing, as in bash (not an error)
+                members.append(re.escape(low) + "-" + re.escape(high))
             continue
-        members.append("-" if c == "-" else re.escape(c))  # a-z stays a range
-        j += 1
+        members.append(re.escape(low))
     return None
+
+
+def _bracket_char(pattern: str, j: int, escapes: bool) -> tuple[str, int]:
+    """The character at `pattern[j]` inside a bracket expression (a backslash escapes the next one when
+    `escapes`) and the index after it."""
+    if pattern[j] == "\\" and escapes and j + 1 < len(pattern):
+        return pattern[j + 1], j + 2
+    return pattern[j], j + 1
 
 
 def translate(pattern: str, *, path: bool, escapes: bool) -> str:

@@ -50,3 +50,34 @@ class LazyRegex:
 
     def finditer(self, *args: Any) -> Any:
         return self.compiled.finditer(*args)
+
+
+class Undecided(Exception):
+    """A foreign pattern's match could not be decided within the bounds (see bounded_find)."""
+
+
+class BoundedRegex:
+    """A foreign pattern with `re`'s `search`, bounded as bounded_find is: `search` raises Undecided where
+    bounded_find does not decide (the caller's value is then unknown). Compiled on first use."""
+
+    __slots__ = ("pattern", "_compiled")
+
+    def __init__(self, pattern: str) -> None:
+        self.pattern = pattern
+        self._compiled: Any = None
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (BoundedRegex, (self.pattern,))
+
+    def search(self, subject: str) -> Any:
+        from packlint.regex_guard import _compile_quietly, _linear, bounded_find
+
+        if self._compiled is None and _linear(self.pattern) is None:
+            try:
+                self._compiled = _compile_quietly(self.pattern)
+            except re.error as exc:
+                raise Undecided(f"{self.pattern!r} is not a valid pattern ({exc})") from None
+        decided, found = bounded_find(self.pattern, subject, self._compiled)
+        if not decided:
+            raise Undecided(f"{self.pattern!r} could not be matched within packlint's limits")
+        return found

@@ -787,6 +787,17 @@ def _f_env_close_read(ctx: EvalContext, node: Builtin, a: list[Any]) -> Any:
     return close if close is not None else Unk(f"no variable the code reads is close to {a[0]}", "absent")
 
 
+def _matches(pattern: Any, name: str) -> bool:
+    """The rule's pattern matches the name; a match not decided within the bounds counts as one (the
+    name is then left out: nothing is said about it)."""
+    from packlint.regex import Undecided
+
+    try:
+        return pattern.search(name) is not None
+    except Undecided:
+        return True
+
+
 def _unread_exports(ctx: EvalContext, static: Any) -> list[str]:
     """Exported variables (set by the script) that no Python module of the code base reads or quotes,
     that match no runtime/library prefix, that the script does not expand itself and that are not a
@@ -801,7 +812,7 @@ def _unread_exports(ctx: EvalContext, static: Any) -> list[str]:
         for name, entry in ctx.variant.get("env", {}).items():
             if not isinstance(entry, dict) or entry.get("source", "script") not in ("script", "prefix"):
                 continue
-            if library.search(name) or judged.search(name) or _script_expands(ctx, name):
+            if _matches(library, name) or _matches(judged, name) or _script_expands(ctx, name):
                 continue
             if _reads(ctx, name) is not False or _close_read(ctx, name) is not None:
                 continue
@@ -830,11 +841,9 @@ def _f_unread_export_count(ctx: EvalContext, node: Builtin, a: list[Any]) -> Any
 
 
 def _compile_two_regexes(args: list[Any]) -> Any:
-    from packlint.regex import LazyRegex
+    from packlint.regex_guard import rule_pattern
 
-    re.compile(args[0])
-    re.compile(args[1])
-    return (LazyRegex(args[0]), LazyRegex(args[1]))
+    return (rule_pattern(args[0]), rule_pattern(args[1]))
 
 
 def _f_flags_unchecked(ctx: EvalContext, node: Builtin, a: list[Any]) -> Any:
