@@ -133,3 +133,132 @@ def test_r30_reversed_ranges_in_a_script(tmp_path):
     assert_clean(rc, out, err)
     flags = json.loads(out)["launches"][0]["flags"]
     assert flags["--y"][-1]["value"] == "abcZ" and flags["--z"][-1]["value"] == "abcZ"
+
+
+# ------------------------------------------------------------------ OmegaConf interpolation bomb (R06)
+
+
+def _interpolation_bomb(levels: int) -> str:
+    lines = ["grpo:", "  num_prompts_per_step: 32", "policy:", "  model_name: Qwen/Qwen2.5-1.5B", "  a0: xxxxxxxxxx"]
+    for i in range(1, levels + 1):
+        lines.append(f'  a{i}: "' + "".join(f"${{policy.a{i - 1}}}" for _ in range(10)) + '"')
+    lines.append("  run_name: run_${policy.model_name}_${grpo.num_prompts_per_step}")
+    return "\n".join(lines) + "\n"
+
+
+@pytest.mark.parametrize("levels", [8, 9, 12])
+def test_r06_interpolation_bomb_is_bounded_and_unknown_past_the_limit(tmp_path, levels):
+    (tmp_path / "grpo.yaml").write_text(_interpolation_bomb(levels))
+    (tmp_path / "l.sh").write_text("#!/bin/bash\nuv run python examples/run_grpo_math.py --config grpo.yaml\n")
+    rc, out, err = run_limited(["inspect", "--format", "json", "l.sh"], tmp_path, memory=1 << 30)
+    assert_clean(rc, out, err)
+    settings = json.loads(out)["launches"][0]["variants"][0]["config"]["settings"]
+    assert settings["policy.a3"]["value"] == "x" * 10_000  # under the limit: as OmegaConf gives it
+    assert "expands past packlint's limit" in settings["policy.a4"]["unknown"]
+    assert all("unknown" in settings[f"policy.a{i}"] for i in range(5, levels + 1))
+    assert settings["policy.run_name"]["value"] == "run_Qwen/Qwen2.5-1.5B_32"  # an unknown touches only its own
+
+
+def test_r06_the_budget_is_per_configuration():
+    from packlint.configs import interpolation
+
+    settings = {"a": {"value": "y" * 60_000}}
+    for i in range(200):  # 200 values of 60,000 characters each: 12 MB in all, over MAX_TOTAL_CHARS
+        settings[f"b{i}"] = {"value": "${a}-"}
+    interpolation.resolve_interpolations(settings)
+    made = [k for k, s in settings.items() if k != "a" and "value" in s]
+    assert 0 < len(made) < 200 and all(
+        "packlint's limit" in settings[k]["unknown"] for k in settings if k not in made + ["a"]
+    )
+
+
+# ------------------------------------------------------------------------------ TOML (R07, R21/R22)
+
+
+def _dotted(parts: int) -> str:
+    return ".".join(["a"] * parts) + " = 1\n"
+
+
+@pytest.mark.parametrize("where", [".packlint.toml", "pyproject.toml"])
+def test_r07_a_dotted_key_of_32000_parts_in_the_settings_is_one_line(tmp_path, where):
+    head = "[tool.packlint]\n" if where == "pyproject.toml" else ""
+    (tmp_path / where).write_text(head + _dotted(32_000))
+    (tmp_path / "l.sh").write_text("#!/bin/bash\npython train.py\n")
+    rc, out, err = run_limited(["check", "l.sh"], tmp_path, memory=1 << 30, cpu=20)
+    assert_clean(rc, out, err)
+    assert rc == 2 and "over packlint's limits" in err and err.count("\n") == 1, err
+
+
+def test_r07_a_dotted_key_in_a_rule_file_is_refused(tmp_path):
+    (tmp_path / "r.toml").write_text(_dotted(20_000))
+    (tmp_path / "l.sh").write_text("python train.py\n")
+    rc, out, err = run_limited(["check", "--rule-file", "r.toml", "l.sh"], tmp_path, memory=1 << 30, cpu=20)
+    assert_clean(rc, out, err)
+    assert rc == 2 and "over packlint's limits" in err
+
+
+def test_r07_a_torchtitan_toml_with_a_long_key_is_unknown_with_an_info(tmp_path):
+    (tmp_path / "t.toml").write_text("[training]\nsteps = 10\n" + _dotted(20_000))
+    (tmp_path / "l.sh").write_text("#!/bin/bash\ntorchrun -m torchtitan.train --job.config_file t.toml\n")
+    rc, out, err = run_limited(["check", "--format", "json", "l.sh"], tmp_path, memory=1 << 30, cpu=20)
+    assert_clean(rc, out, err)
+    codes = [f["code"] for f in json.loads(out)["findings"]]
+    assert "PK603" in codes and "PK602" not in codes, out
+
+
+def test_toml_key_cost_is_linear_and_real_files_pass():
+    from pathlib import Path
+
+    from packlint.toml_bounds import KEY_COST, key_cost
+
+    root = Path(__file__).resolve().parent.parent
+    for f in [root / "pyproject.toml", *sorted((root / "rules").glob("*.toml"))]:
+        assert key_cost(f.read_text())[1] == 0, f
+    assert key_cost('x = {"a.b.c" = 1, d.e = 2}\n')[0] == 1 + 1 + 4  # quoted parts are one; inline tables count
+    assert key_cost(_dotted(1100))[0] > KEY_COST
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "launch"),
+    [
+        ("ds.json", '{"train_batch_size": ' + "9" * 5000 + "}\n", "deepspeed train.py --deepspeed ds.json"),
+        ("t.toml", "[training]\nsteps = " + "9" * 5000 + "\n", "torchrun -m torchtitan.train --job.config_file t.toml"),
+    ],
+)
+def test_r21_integers_over_4300_digits_are_the_loaders_error_not_an_internal_one(tmp_path, name, text, launch):
+    (tmp_path / name).write_text(text)
+    (tmp_path / "l.sh").write_text(f"#!/bin/bash\n{launch}\n")
+    rc, out, err = run_limited(["check", "--format", "json", "l.sh"], tmp_path)
+    assert_clean(rc, out, err)
+    (finding,) = [f for f in json.loads(out)["findings"] if f["code"] == "PK602"]  # json/tomllib refuse it too
+    assert "too long" in finding["message"]
+
+
+def test_r22_pyproject_with_a_5000_digit_integer_is_one_line(tmp_path):
+    (tmp_path / "pyproject.toml").write_text("[tool.packlint]\nx = " + "9" * 5000 + "\n")
+    (tmp_path / "l.sh").write_text("python train.py\n")
+    rc, out, err = run_limited(["check", "l.sh"], tmp_path)
+    assert_clean(rc, out, err)
+    assert rc == 2 and err.count("\n") == 1 and "too long" in err, err
+
+
+# ------------------------------------------------------------------------------------ large YAML (R10)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "stage: sft\nx: [" + ", ".join(["1"] * 200_000) + "]\n",  # 600 KB flow list: libyaml's tree refuses it
+        "stage: sft\n" + "".join(f"k{i}: {i}\n" for i in range(101_000)),  # 101,000 keys: 202,000 values
+        "stage: sft\nx: " + "[" * 100_000 + "]" * 100_000 + "\n",  # 200 KB of nesting (ruamel's path)
+        "\ufeffstage: sft\n" + "".join(f"k{i}: [1, 2]\n" for i in range(9_000)),  # a BOM: ruamel's path
+    ],
+    ids=["flow-list", "many-keys", "deep-flow", "bom-many-lines"],
+)
+def test_r10_large_yaml_is_refused_before_composing_with_an_info(tmp_path, text):
+    (tmp_path / "sft.yaml").write_text(text)
+    (tmp_path / "l.sh").write_text("#!/bin/bash\ntrl sft --config sft.yaml\n")
+    rc, out, err = run_limited(["check", "--format", "json", "l.sh"], tmp_path, cpu=30)
+    assert_clean(rc, out, err)
+    codes = [f["code"] for f in json.loads(out)["findings"]]
+    assert codes == ["PK603"], out

@@ -15,6 +15,7 @@ import os
 import re
 from typing import Any
 
+from packlint.configs.interpolation import resolve_interpolations
 from packlint.regex import LazyRegex
 from packlint.values import Known, Unknown
 
@@ -223,6 +224,12 @@ def clear_text_override(path: str) -> None:
     _TEXT_OVERRIDES.pop(os.path.abspath(path), None)
 
 
+def _over_limits(err: Exception) -> bool:
+    from packlint.configs.files import ConfigLimitError
+
+    return isinstance(err, ConfigLimitError)
+
+
 def read_config_file(path: str, fmt: str, dialect: str):
     """(CNode root, None) or (None, ConfigFileError): read once per process per file version."""
     from packlint.configs.files import MAX_CONFIG_BYTES, ConfigFileError, load_text
@@ -403,83 +410,6 @@ def _apply_overrides(
         elif "none" not in styles and not name.startswith("-"):
             # a bare `key=value` where the stack takes none: the program decides what it means
             cfg.setdefault("notes", []).append(f"{name}=... is not an override this stack reads")
-
-
-_INTERP = LazyRegex(r"\$\{([^${}]*)\}")
-
-
-def resolve_interpolations(settings: dict) -> None:
-    """OmegaConf `${a.b}`: the referenced setting's value where it is known; `${oc.env:X}`, relative
-    and unresolvable references make the setting unknown."""
-    for key, s in list(settings.items()):
-        if s.get("value") == "???":  # OmegaConf's MISSING: a mandatory value nobody set
-            settings[key] = {
-                **{k: x for k, x in s.items() if k != "value"},
-                "unknown": "??? (OmegaConf's mandatory value, not set)",
-            }
-    for _ in range(4):  # chains `${a}` -> `${b}`: a few rounds
-        changed = False
-        for key, s in list(settings.items()):
-            v = s.get("value")
-            if not isinstance(v, str) or "${" not in v:
-                continue
-            m = _INTERP.fullmatch(v)
-            if m is not None:
-                ref = m.group(1)
-                target = settings.get(ref) if ":" not in ref and not ref.startswith(".") else None
-                if (
-                    target is not None
-                    and "value" in target
-                    and not (isinstance(target["value"], str) and "${" in target["value"])
-                ):
-                    settings[key] = {**s, "value": target["value"], "interpolation": v}
-                    changed = True
-                    continue
-                if target is None or "unknown" in target:
-                    settings[key] = {
-                        **{k: x for k, x in s.items() if k != "value"},
-                        "unknown": f"the interpolation {v} cannot be resolved",
-                    }
-                    changed = True
-                continue
-            parts = []
-            ok = True
-            for ref in _INTERP.findall(v):
-                target = settings.get(ref) if ":" not in ref and not ref.startswith(".") else None
-                if (
-                    target is None
-                    or "value" not in target
-                    or (isinstance(target["value"], str) and "${" in target["value"])
-                ):
-                    ok = False
-                    break
-                parts.append(target["value"])
-            if ok:
-                text = _substitute(v, parts)
-                settings[key] = {**s, "value": text, "interpolation": v}
-                changed = True
-            elif all(":" in r or r.startswith(".") or r in settings for r in _INTERP.findall(v)):
-                continue  # waits for another round
-            else:
-                settings[key] = {
-                    **{k: x for k, x in s.items() if k != "value"},
-                    "unknown": f"the interpolation {v} cannot be resolved",
-                }
-                changed = True
-        if not changed:
-            break
-    for key, s in list(settings.items()):
-        v = s.get("value")
-        if isinstance(v, str) and _INTERP.search(v):
-            settings[key] = {
-                **{k: x for k, x in s.items() if k != "value"},
-                "unknown": f"the interpolation {v} cannot be resolved",
-            }
-
-
-def _substitute(text: str, parts: list) -> str:
-    it = iter(parts)
-    return _INTERP.sub(lambda _m: render(next(it)), text)
 
 
 def render(value: Any) -> str:
@@ -714,6 +644,10 @@ def _read_into(cfg, section, how, word, occ, fmt, dialect, dirs, target: dict, i
     shown = _shown(found)
     record["file"] = shown
     root, err = read_config_file(found, fmt, dialect)
+    if err is not None and _over_limits(err):  # the stack reads it; packlint's budget does not: unknown
+        record["unknown"] = f"over packlint's limits: {err.message}"
+        incomplete.append(f"{path_text} is over packlint's limits ({err.message}): its values are unknown")
+        return
     if err is not None:
         record["error"] = err.message
         record["error_at"] = {

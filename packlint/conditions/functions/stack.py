@@ -72,6 +72,8 @@ def _bad_file(ctx: EvalContext, kind: str) -> ConfigFileJSON | None:
             return f.copy()
         if kind == "error" and f.get("error"):
             return f.copy()
+        if kind == "unread" and f.get("file") and str(f.get("unknown", "")).startswith("over packlint's limits"):
+            return f.copy()
     return None
 
 
@@ -83,6 +85,11 @@ def _f_config_file_missing(ctx: EvalContext, node: Builtin, a: list[Any]) -> Any
 def _f_config_file_error(ctx: EvalContext, node: Builtin, a: list[Any]) -> Any:
     f = _bad_file(ctx, "error")
     return "" if f is None else f"{f.get('file') or f.get('path')}: {f['error']}"
+
+
+def _f_config_file_unread(ctx: EvalContext, node: Builtin, a: list[Any]) -> Any:
+    f = _bad_file(ctx, "unread")
+    return "" if f is None else f"{f.get('file') or f.get('path')}: {f['unknown']}"
 
 
 def _f_config_ignores_flag(ctx: EvalContext, node: Builtin, a: list[Any]) -> Any:
@@ -131,5 +138,13 @@ STACK_FUNCTIONS: dict[str, Function] = {
         _f_config_file_error,
         "'FILE: problem' for the first config file the launch names that is not valid YAML/JSON/TOML "
         "(or over the size bound); '' when none",
+    ),
+    "config_file_unread": Function(
+        (),
+        (),
+        STR,
+        _f_config_file_unread,
+        "'FILE: reason' for the first config file the launch names that packlint did not read because it is "
+        "over packlint's own limits (values, nesting, key length; its stack reads it); '' when none",
     ),
 }
