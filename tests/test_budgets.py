@@ -262,3 +262,76 @@ def test_r10_large_yaml_is_refused_before_composing_with_an_info(tmp_path, text)
     assert_clean(rc, out, err)
     codes = [f["code"] for f in json.loads(out)["findings"]]
     assert codes == ["PK603"], out
+
+
+# ----------------------------------------------------------------- the startup-check evaluator (R08/R09)
+
+
+def _evaluate(body_src: str, attrs: dict) -> list[dict]:
+    import ast
+
+    from packlint.codebase.startup_checks import Evaluator, _Module, _Reader, unknown
+
+    class Index:
+        def source(self, path):
+            return None
+
+    mod = _Module("/x/arguments.py", ast.parse(body_src))
+    steps = _Reader(Index(), []).steps(mod, mod.functions["validate_args"].body, "args", None)
+    data = {"prelude": [["inline", "/x", 1]], "body": steps, "validate": {"param": "args"}, "program_defaults": {}}
+    return Evaluator(data, attrs, {}, unknown("absent")).run()
+
+
+BOMBS = """
+def validate_args(args, defaults={}):
+    assert len('x' * (args.num_layers * 10**9)) > 0, "string repetition"
+    assert len((0,) * (args.num_layers * 10**8)) > 0, "tuple repetition"
+    assert ((((args.num_layers + 1) ** 63) ** 63) ** 63) ** 63 > 0, "a tower of powers"
+    assert (args.num_layers << 100000) > 0, "a shift"
+    assert str(10 ** 5000) != "", "an integer of 5,000 digits"
+    assert args.num_layers * 2 == 64, "an ordinary check"
+    assert 2 ** 100 > 0 and 'ab' * 3 == 'ababab', "small values are still computed"
+"""
+
+
+def test_r08_r09_value_sizes_are_checked_before_computing():
+    res = _evaluate(BOMBS, {"num_layers": 32})
+    assert [r["status"] for r in res] == ["undecided"] * 5 + ["passes", "passes"]
+    assert all("evaluation limits" in r["why"] or "operator" in r["why"] for r in res[:5]), res[:5]
+
+
+def test_r08_the_evaluator_has_a_step_budget():
+    from packlint.codebase import startup_eval
+
+    body = "\n".join(f"    assert args.a + {i} > 0, 'm{i}'" for i in range(300))
+    res = _evaluate("def validate_args(args, defaults={}):\n" + body + "\n", {"a": 1})
+    assert all(r["status"] == "passes" for r in res)
+    old = startup_eval.MAX_EVAL_STEPS
+    startup_eval.MAX_EVAL_STEPS = 200
+    try:
+        res = _evaluate("def validate_args(args, defaults={}):\n" + body + "\n", {"a": 1})
+    finally:
+        startup_eval.MAX_EVAL_STEPS = old
+    statuses = [r["status"] for r in res]
+    assert statuses[0] == "passes" and statuses[-1] == "undecided" and "budget" in res[-1]["why"]
+
+
+def test_r08_r09_pk330_with_a_bomb_in_validate_args_is_bounded(tmp_path):
+    import shutil
+    from pathlib import Path
+
+    base = tmp_path / "upstream"
+    shutil.copytree(Path(__file__).parent / "fixtures" / "startup" / "upstream", base)
+    args_py = base / "megatron" / "training" / "arguments.py"
+    bombs = "".join(line + "\n" for line in BOMBS.splitlines()[2:7])
+    args_py.write_text(
+        args_py.read_text().replace("    update_use_dist_ckpt(args)\n", bombs + "    update_use_dist_ckpt(args)\n", 1)
+    )
+    rc, out, err = run_limited(
+        ["check", "--isolated", "--no-cache", "--code-base", "upstream", "--select", "PK3", "upstream/train_ok.sh"],
+        tmp_path,
+        memory=1 << 30,
+        cpu=30,
+    )
+    assert_clean(rc, out, err)
+    assert rc == 0, out
