@@ -335,3 +335,72 @@ def test_r08_r09_pk330_with_a_bomb_in_validate_args_is_bounded(tmp_path):
     )
     assert_clean(rc, out, err)
     assert rc == 0, out
+
+
+# ---------------------------------------------------------------------------- the argparse reader (R13)
+
+
+def _call_tree_program(functions: int = 34, statements: int = 300) -> str:
+    lines = ["import argparse", ""]
+    for i in range(functions):
+        lines.append(f"def f{i}(p):")
+        lines += [f"    x{j} = {j} + {j}" for j in range(statements)]
+        lines += [f"    f{i + 1}(p)"] * 3 if i < functions - 1 else ["    p.add_argument('--late', type=int)"]
+        lines.append("")
+    lines += ["def main():", "    p = argparse.ArgumentParser()", "    p.add_argument('--early', type=int)"]
+    lines += ["    f0(p)", "    args = p.parse_args()", "", "if __name__ == '__main__':", "    main()"]
+    return "\n".join(lines) + "\n"
+
+
+def test_r13_a_call_tree_that_runs_long_bodies_stops_on_the_step_budget_with_an_info(tmp_path):
+    (tmp_path / "train.py").write_text(_call_tree_program())  # 200 KB; 3**34 calls of 300 statements
+    (tmp_path / "l.sh").write_text("#!/bin/bash\npython train.py --bogus 1\n")
+    rc, out, err = run_limited(["check", "--no-cache", "--format", "json", "l.sh"], tmp_path, cpu=30)
+    assert_clean(rc, out, err)
+    (finding,) = json.loads(out)["findings"]  # no PK201 for --bogus: the parser was not read to its end
+    assert finding["code"] == "PK206" and "budget for reading the parser" in finding["message"], finding
+
+
+def test_r13_a_small_call_tree_is_read_to_its_end(tmp_path):
+    (tmp_path / "train.py").write_text(_call_tree_program(functions=4, statements=20))
+    (tmp_path / "l.sh").write_text("#!/bin/bash\npython train.py --late 1 --bogus 1\n")
+    rc, out, err = run_limited(["check", "--no-cache", "--format", "json", "l.sh"], tmp_path)
+    assert_clean(rc, out, err)
+    assert [f["code"] for f in json.loads(out)["findings"]] == ["PK201"]
+
+
+# -------------------------------------------------------------- the history search and grep (R12)
+
+
+def test_r12_searches_stop_when_the_runs_budget_is_spent(tmp_path, monkeypatch):
+    import subprocess
+
+    from packlint.codebase.resolve import clear_run_memos
+    from packlint.codebase.search_budget import SEARCHES
+    from packlint.conditions.functions import codebase
+
+    (tmp_path / "a.py").write_text("X = 'SOME_NAME'\n")
+    assert codebase._quoted_anywhere([str(tmp_path)], "SOME_NAME") is True
+    calls = []
+    monkeypatch.setattr(subprocess, "run", lambda *a, **k: calls.append(a) or pytest.fail("a search past the budget"))
+    SEARCHES.left = 0
+    try:
+        # unknown: taken as quoted, so PK205 says nothing about it; no program is run
+        assert codebase._quoted_anywhere([str(tmp_path)], "OTHER_NAME") is True
+        assert calls == []
+        clear_run_memos()  # a new run (check_paths): the budget again
+        assert SEARCHES.left == SEARCHES.total
+    finally:
+        SEARCHES.reset()
+
+
+def test_r12_each_search_is_charged_to_the_budget(tmp_path):
+    from packlint.codebase.search_budget import SEARCHES
+    from packlint.conditions.functions import codebase
+
+    (tmp_path / "a.py").write_text("X = 'SOME_NAME'\n")
+    SEARCHES.reset()
+    codebase._quoted_anywhere([str(tmp_path)], "NAME_NOT_THERE_1")
+    assert SEARCHES.left < SEARCHES.total
+    assert SEARCHES.timeout(60) == pytest.approx(SEARCHES.left) and SEARCHES.timeout(0.5) == 0.5
+    SEARCHES.reset()

@@ -176,15 +176,21 @@ def _quoted_anywhere(roots: list[str], name: str) -> bool:
     import shutil
     import subprocess
 
+    from packlint.codebase.search_budget import SEARCHES
+
     found = None
     grep = shutil.which("grep")
+    timeout = SEARCHES.timeout(60)
+    if timeout is None:  # the run's search budget is spent: unknown, taken as quoted (nothing is said)
+        return True
     if grep is not None:
         try:
-            proc = subprocess.run(
-                [grep, "-rlF", "--include=*.py", "-m", "1", "-e", f'"{name}"', "-e", f"'{name}'", "--", *roots],
-                capture_output=True,
-                timeout=60,
-            )
+            with SEARCHES.spend():
+                proc = subprocess.run(
+                    [grep, "-rlF", "--include=*.py", "-m", "1", "-e", f'"{name}"', "-e", f"'{name}'", "--", *roots],
+                    capture_output=True,
+                    timeout=timeout,
+                )
             if proc.returncode in (0, 1):
                 found = proc.returncode == 0
         except (OSError, subprocess.SubprocessError):
@@ -680,9 +686,9 @@ def _close_read(ctx: EvalContext, name: str) -> str | None:
 # PK203 (b): the code base used to read a variable (git history at hand). `git log -G` over the code
 # files, with everything that could run repository-configured programs turned off (no pager, no
 # textconv, no external diff, no fsmonitor, no hooks; git log runs no hooks anyway), bounded in time
-# per call and per process. A failure or a timeout is "unknown": no finding.
+# per call and by the run's search budget (codebase/search_budget.py). A failure or a timeout is
+# "unknown": no finding.
 _HISTORY_MEMO: dict[tuple[str, str], str | None] = {}
-_HISTORY_BUDGET = [8.0]
 _HISTORY_CALL_S = 3.0
 
 
@@ -716,11 +722,13 @@ def _read_before(ctx: EvalContext, name: str) -> str | None:
     key = (top, name)
     if key in _HISTORY_MEMO:
         return _HISTORY_MEMO[key]
-    if _HISTORY_BUDGET[0] <= 0:
+    from packlint.codebase.search_budget import SEARCHES
+
+    timeout = SEARCHES.timeout(_HISTORY_CALL_S)
+    if timeout is None:  # the run's search budget is spent: unknown
         return None
     import shutil
     import subprocess
-    import time
 
     git = shutil.which("git")
     if git is None:
@@ -750,19 +758,18 @@ def _read_before(ctx: EvalContext, name: str) -> str | None:
         "*.py",
     ]
     env = dict(os.environ, GIT_CONFIG_NOSYSTEM="1", GIT_TERMINAL_PROMPT="0", GIT_OPTIONAL_LOCKS="0", LC_ALL="C")
-    t0 = time.monotonic()
     try:
-        proc = subprocess.run(
-            cmd,
-            capture_output=True,
-            timeout=min(_HISTORY_CALL_S, _HISTORY_BUDGET[0]),
-            env=env,
-            stdin=subprocess.DEVNULL,
-        )
+        with SEARCHES.spend():
+            proc = subprocess.run(
+                cmd,
+                capture_output=True,
+                timeout=timeout,
+                env=env,
+                stdin=subprocess.DEVNULL,
+            )
         out = proc.stdout.decode("utf-8", "replace").strip() if proc.returncode == 0 else ""
     except (OSError, subprocess.SubprocessError):
         out = ""
-    _HISTORY_BUDGET[0] -= time.monotonic() - t0
     _HISTORY_MEMO[key] = out.splitlines()[0] if out else None
     return _HISTORY_MEMO[key]
 
@@ -846,6 +853,17 @@ def _compile_two_regexes(args: list[Any]) -> Any:
     return (rule_pattern(args[0]), rule_pattern(args[1]))
 
 
+def _budget_spent(ctx: EvalContext) -> str | None:
+    """Why the program's parser was read only in part: packlint's budget for reading it ran out (any
+    program, audit R13), or None."""
+    facts = _code(ctx)
+    schema = facts.schema if facts is not None and facts.known else None
+    if schema is None:
+        return None
+    spent = next((r for r in schema.open_reasons if r.startswith("packlint's budget")), None)
+    return None if spent is None else f"{spent} (so an unknown flag is not reported)"
+
+
 def _f_flags_unchecked(ctx: EvalContext, node: Builtin, a: list[Any]) -> Any:
     """Why the flags of a Megatron-LM-style program were not checked, for one info (PK206): a fork
     whose code is not at hand (the upstream snapshots do not apply; said at the first such launch of
@@ -854,6 +872,9 @@ def _f_flags_unchecked(ctx: EvalContext, node: Builtin, a: list[Any]) -> Any:
 
     program_ = program(ctx.launch, ctx.variant)
     base = (program_ or "").replace("\\", "/").rsplit("/", 1)[-1]
+    spent = _budget_spent(ctx)
+    if spent is not None:
+        return spent
     if base not in ROOT_PROGRAMS:
         return Unk("not a Megatron-LM root program", "absent")
     facts = _code(ctx)
