@@ -353,7 +353,10 @@ def _hydra_value(text: str) -> Any:
     if not text.strip():
         return None
     if _PLAIN_SCALAR.fullmatch(text):
-        return resolve_plain(text, "omegaconf")  # a plain scalar: no YAML parser needed
+        try:
+            return resolve_plain(text, "omegaconf")  # a plain scalar: no YAML parser needed
+        except ValueError:  # an integer of more than 4,300 digits (R21): kept as written
+            return text
     from packlint.configs.files import load_yaml
 
     try:

@@ -355,7 +355,10 @@ def _convert(node, dialect: str, depth: int, count: list[int]) -> CNode:
         return CNode([_convert(x, dialect, depth + 1, count) for x in node.value], line, col, eline, ecol)
     text = node.value
     style = getattr(node, "style", None)
-    value = resolve_plain(text, dialect) if not style else text
+    try:
+        value = resolve_plain(text, dialect) if not style else text
+    except ValueError:  # int() of more than 4,300 digits: PyYAML's loader raises the same (R21)
+        raise ConfigFileError(f"a number too long to read ({len(text):,} characters)", line, col) from None
     return CNode(value, line, col, eline, ecol)
 
 
