@@ -19,7 +19,8 @@ from packlint.model_view import (
     variants,
     world_size,
 )
-from packlint.regex_guard import bounded_search, rule_pattern
+from packlint.regex import Undecided
+from packlint.regex_guard import rule_pattern
 
 if TYPE_CHECKING:
     from packlint.model_types import EnvEntryJSON, FlagEntryJSON, LocationJSON, SettingJSON, SizeJSON
@@ -279,11 +280,11 @@ _MAX_INT_CHARS = 4000
 def _f_matches(ctx: EvalContext, node: Builtin, a: list[Any]) -> Any:
     if _is_unk(a[0]):
         return a[0]
-    found = bounded_search(node.static.pattern, a[0])
-    if found is None:  # too long a subject, or a pattern that ran out of time: undecided
+    try:  # (a BoundedRegex: compiled once, matched within regex_guard's bounds)
+        return node.static.search(a[0]) is not None
+    except Undecided:  # too long a subject, or a pattern that ran out of time: undecided
         why = f"the value could not be matched against {node.static.pattern!r} within packlint's limits"
         return Unk(why, "unknown")
-    return found
 
 
 def _f_quote(ctx: EvalContext, node: Builtin, a: list[Any]) -> Any:
