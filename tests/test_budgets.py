@@ -404,3 +404,27 @@ def test_r12_each_search_is_charged_to_the_budget(tmp_path):
     assert SEARCHES.left < SEARCHES.total
     assert SEARCHES.timeout(60) == pytest.approx(SEARCHES.left) and SEARCHES.timeout(0.5) == 0.5
     SEARCHES.reset()
+
+
+# --------------------------------------------------------------- configuration path globs (same engine)
+
+
+def test_path_globs_with_many_double_stars_are_bounded(engine):
+    from packlint.globs import path_glob_regex
+
+    rx = path_glob_regex("**/" * 16 + "x")  # `re` would take hours on a 30-component path
+    assert rx.match("a/" * 30 + "y") is False
+    if engine == "re2":  # linear: decided (without RE2 a match past the time bound is no match)
+        assert rx.match("a/" * 30 + "x") is True
+
+
+def test_a_checked_repositorys_exclude_glob_cannot_hang_the_check(tmp_path):
+    (tmp_path / ".packlint.toml").write_text('exclude = ["' + "**/" * 16 + 'x"]\n')
+    d = tmp_path
+    for _ in range(12):
+        d = d / "a"
+    d.mkdir(parents=True)
+    (d / "y.sh").write_text("#!/bin/bash\npython train.py\n")
+    rc, out, err = run_limited(["check", "."], tmp_path, cpu=20)
+    assert_clean(rc, out, err)
+    assert rc == 0, out
