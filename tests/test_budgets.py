@@ -8,6 +8,7 @@ bounded, correct result. No assertion depends on wall time."""
 from __future__ import annotations
 
 import json
+import os
 import re
 
 import pytest
@@ -428,3 +429,29 @@ def test_a_checked_repositorys_exclude_glob_cannot_hang_the_check(tmp_path):
     rc, out, err = run_limited(["check", "."], tmp_path, cpu=20)
     assert_clean(rc, out, err)
     assert rc == 0, out
+
+
+def test_r26_the_editor_server_analyses_the_redos_document_within_bounds(tmp_path):
+    """The server's analysis (check_paths on the document's text, as `check -`) of the R04 script."""
+    import subprocess
+    import sys
+
+    from limited import HANG_GUARD_S, ROOT, _limits
+
+    pytest.importorskip("pygls")
+    text = f"#!/bin/bash\nX={'a' * 60}\nif [[ $X =~ {NESTED_BOUNDED} ]]; then export OFFLINE_PACKING_BMR=1; fi\npython train.py\n"
+    code = (
+        "import sys; from packlint.server import PacklintServer; "
+        "a = PacklintServer().analyse('file://' + sys.argv[1], sys.stdin.read()); print('analysed', type(a).__name__)"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", code, str(tmp_path / "l.sh")],
+        input=text.encode(),
+        capture_output=True,
+        timeout=HANG_GUARD_S,
+        cwd=tmp_path,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        preexec_fn=_limits(1536 << 20, 30),
+    )
+    assert proc.returncode == 0 and b"analysed" in proc.stdout, proc.stderr[-2000:]
+    assert b"Traceback" not in proc.stderr
