@@ -439,7 +439,8 @@ def test_r26_the_editor_server_analyses_the_redos_document_within_bounds(tmp_pat
     from limited import HANG_GUARD_S, ROOT, _limits
 
     pytest.importorskip("pygls")
-    text = f"#!/bin/bash\nX={'a' * 60}\nif [[ $X =~ {NESTED_BOUNDED} ]]; then export OFFLINE_PACKING_BMR=1; fi\npython train.py\n"
+    test = f"if [[ $X =~ {NESTED_BOUNDED} ]]; then export OFFLINE_PACKING_BMR=1; fi"
+    text = f"#!/bin/bash\nX={'a' * 60}\n{test}\npython train.py\n"
     code = (
         "import sys; from packlint.server import PacklintServer; "
         "a = PacklintServer().analyse('file://' + sys.argv[1], sys.stdin.read()); print('analysed', type(a).__name__)"
