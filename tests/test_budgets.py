@@ -250,11 +250,11 @@ def test_r22_pyproject_with_a_5000_digit_integer_is_one_line(tmp_path):
     "text",
     [
         "stage: sft\nx: [" + ", ".join(["1"] * 200_000) + "]\n",  # 600 KB flow list: libyaml's tree refuses it
-        "stage: sft\n" + "".join(f"k{i}: {i}\n" for i in range(101_000)),  # 101,000 keys: 202,000 values
+        "stage: sft\nx:\n" + "  - 1\n" * 201_000,  # counted on the text: over MAX_NODES before composing
         "stage: sft\nx: " + "[" * 100_000 + "]" * 100_000 + "\n",  # 200 KB of nesting (ruamel's path)
         "\ufeffstage: sft\n" + "".join(f"k{i}: [1, 2]\n" for i in range(9_000)),  # a BOM: ruamel's path
     ],
-    ids=["flow-list", "many-keys", "deep-flow", "bom-many-lines"],
+    ids=["flow-list", "long-list", "deep-flow", "bom-many-lines"],
 )
 def test_r10_large_yaml_is_refused_before_composing_with_an_info(tmp_path, text):
     (tmp_path / "sft.yaml").write_text(text)
@@ -456,3 +456,13 @@ def test_r26_the_editor_server_analyses_the_redos_document_within_bounds(tmp_pat
     )
     assert proc.returncode == 0 and b"analysed" in proc.stdout, proc.stderr[-2000:]
     assert b"Traceback" not in proc.stderr
+
+
+def test_r10_libyamls_tree_refuses_past_max_nodes_without_another_composer(monkeypatch):
+    from packlint.configs import files
+
+    monkeypatch.setattr(files, "MAX_NODES", 1000)
+    text = "stage: sft\n" + "".join(f"k{i}:\n  a: 1\n  b: 2\n" for i in range(200))  # 1,200 values, 600 counted
+    monkeypatch.setattr(files, "_yaml", lambda: pytest.fail("ruamel's composer was asked"))
+    with pytest.raises(files.ConfigLimitError, match="more than 1,000 values"):
+        files.load_yaml(text)

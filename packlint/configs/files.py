@@ -208,6 +208,11 @@ def _yaml_error(exc: Exception) -> ConfigFileError:
 
 def load_yaml(text: str, dialect: str = "pyyaml") -> CNode:
     """The document's root node (an empty document is an empty mapping's None value)."""
+    # counted on the text before any composer runs: each `key: value`, `- item` and flow `,` is at least
+    # one value (text inside a scalar can only add to the count of a file this large)
+    entries = text.count(": ") + text.count(":\n") + text.count("- ") + text.count(",")
+    if entries > MAX_NODES:
+        raise ConfigLimitError(f"too large for packlint to read (about {entries:,} values, more than {MAX_NODES:,})")
     root = _compose_libyaml(text)
     if root is _NOT_COMPOSED:
         from ruamel.yaml.error import YAMLError
