@@ -152,8 +152,9 @@ def binary_test(interp: Interpreter, node: Node, world: World, ps: ParsedScript,
             interp.diag(
                 "info",
                 "analysis-limit",
-                "this `=~` test is not decided: its regex (or the value) is over packlint's limits for "
-                "matching (see `packlint explain` on analysis limits); both branches are followed",
+                "this `=~` test is not decided: its regex (or the value) is over packlint's limits for matching "
+                "(a pattern RE2 cannot express whose match ran out of time, or a value over 65,536 characters); "
+                "both branches are followed",
                 span,
             )
             return None
