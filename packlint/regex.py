@@ -70,14 +70,18 @@ class BoundedRegex:
         return (BoundedRegex, (self.pattern,))
 
     def search(self, subject: str) -> Any:
-        from packlint.regex_guard import _compile_quietly, _linear, bounded_find
+        from packlint import regex_guard as guard
 
-        if self._compiled is None and _linear(self.pattern) is None:
-            try:
-                self._compiled = _compile_quietly(self.pattern)
-            except re.error as exc:
-                raise Undecided(f"{self.pattern!r} is not a valid pattern ({exc})") from None
-        decided, found = bounded_find(self.pattern, subject, self._compiled)
+        plan = self._compiled
+        if plan is None:
+            plan = self._compiled = guard.plan(self.pattern)  # (kind, compiled): see regex_guard.plan
+        kind, rx = plan
+        n = len(subject)
+        if kind == "linear" and n <= guard.MAX_SUBJECT_CHARS:
+            return rx.search(subject)
+        if kind == "re" and n <= guard.CHEAP_SUBJECT_CHARS:
+            return rx.search(subject)
+        decided, found = guard.bounded_find(self.pattern, subject)
         if not decided:
             raise Undecided(f"{self.pattern!r} could not be matched within packlint's limits")
         return found

@@ -185,16 +185,34 @@ def bounded_find(pattern: str, subject: str, compiled: Any = None) -> tuple[bool
     too long, the pattern ran out of time, or it is not a valid pattern."""
     if len(subject) > MAX_SUBJECT_CHARS:
         return False, None
+    kind, rx = plan(pattern)
+    if kind == "linear" or (kind == "re" and len(subject) <= CHEAP_SUBJECT_CHARS):
+        return True, rx.search(subject)
+    if kind == "bad":
+        return False, None
+    return timed_find(pattern, subject)
+
+
+@functools.lru_cache(maxsize=512)
+def plan(pattern: str) -> tuple[str, Any]:
+    """How `pattern` is matched: ("linear", RE2's compiled pattern), ("re", re's compiled pattern: inside
+    the checked subset, for subjects of at most CHEAP_SUBJECT_CHARS), ("timed", None: the `regex` module
+    with a timeout) or ("bad", None: not a valid pattern)."""
     linear = _linear(pattern)
     if linear is not None:
-        return True, linear.search(subject)
+        return "linear", linear
     why, variable = _analyse(pattern)
-    if why is None and variable <= 1 and len(subject) <= CHEAP_SUBJECT_CHARS:
-        try:
-            rx = compiled if compiled is not None else _compile_quietly(pattern)
-        except re.error:
-            return False, None
-        return True, rx.search(subject)
+    try:
+        compiled = _compile_quietly(pattern)
+    except re.error:
+        return "bad", None
+    if why is None and variable <= 1:
+        return "re", compiled
+    return "timed", None
+
+
+def timed_find(pattern: str, subject: str) -> tuple[bool, Any]:
+    """bounded_find on the `regex` module, with a timeout per call and per file."""
     left = FILE_BUDGET_S - _spent[0]
     if left <= 0:
         return False, None
