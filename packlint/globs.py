@@ -104,25 +104,42 @@ def bash_pattern_regex(pattern: str) -> str:
     return translate(pattern, path=False, escapes=True)
 
 
+# A glob's regex backtracks at most (path length) ** (runs of `*`) steps; past this it is matched by
+# regex_guard (RE2's linear time, or a time bound), as bash patterns are (interpret/limits.py)
+MAX_GLOB_STEPS = 10_000_000
+
+
 class PathGlob:
-    """A configuration path glob, matched within regex_guard's bounds: `a/**/**/**/b` is a regex whose
-    backtracking grows as the path's length to the power of its wildcards (8 `**/` took 3.7 s on a
-    30-component path), and `.packlint.toml` comes with the checked repository. RE2 matches it in linear
-    time; without RE2, a match that is not decided within the bounds is no match."""
+    """A configuration path glob, matched within a bound: `a/**/**/**/b` is a regex whose backtracking
+    grows as the path's length to the power of its wildcards (8 `**/` took 3.7 s on a 30-component
+    path), and `.packlint.toml` comes with the checked repository. Where (length ** stars) is within
+    MAX_GLOB_STEPS, `re` matches it; otherwise regex_guard does (RE2 in linear time; without RE2, a match
+    not decided within its time bound is no match)."""
 
-    __slots__ = ("pattern",)
+    __slots__ = ("pattern", "stars", "_compiled")
 
-    def __init__(self, pattern: str) -> None:
+    def __init__(self, pattern: str, stars: int) -> None:
         self.pattern = pattern
+        self.stars = max(1, stars)
+        self._compiled: re.Pattern[str] | None = None
 
     def match(self, path: str) -> bool:
+        if len(path) ** self.stars <= MAX_GLOB_STEPS:
+            if self._compiled is None:
+                self._compiled = re.compile(self.pattern)
+            return self._compiled.match(path) is not None
         from packlint.regex_guard import bounded_find
 
         decided, found = bounded_find(self.pattern, path)
         return decided and found is not None
 
 
+def _star_runs(pattern: str) -> int:
+    return len(re.findall(r"\*+", pattern))
+
+
 def path_glob_regex(pattern: str) -> PathGlob:
     """A configuration path glob; matches the path itself or anything under it (`legacy` matches
     `legacy/x.sh`). A backslash is an ordinary character."""
-    return PathGlob("^(?:" + translate(pattern, path=True, escapes=False) + r")(?:/.*)?$")
+    regex = "^(?:" + translate(pattern, path=True, escapes=False) + r")(?:/.*)?$"
+    return PathGlob(regex, _star_runs(pattern) + 1)  # (+1: the `(?:/.*)?` after it)

@@ -77,9 +77,10 @@ def _ways_of_repeat(lo: int, hi: int, inner: float) -> float:
     return min(_MANY, inner**hi * (hi - lo + 1))
 
 
-def _walk(sub: Any, counts: list[int]) -> tuple[str | None, float]:
+def _walk(sub: Any, counts: list[float]) -> tuple[str | None, float]:
     """(what makes `sub` backtrack without a bound on its shape, or None; the ways it can match a given
-    text, roughly); counts[0] += its repeats of variable count."""
+    text, roughly); counts[0] += its unbounded repeats, counts[1] *= the choices of its bounded ones and
+    of its alternations (an over-estimate: the backtracking of the pattern without its unbounded repeats)."""
     ways = 1.0
     for op, av in sub:
         name = str(op)
@@ -90,15 +91,16 @@ def _walk(sub: Any, counts: list[int]) -> tuple[str | None, float]:
             why, inner = _walk(body, counts)
             if why:
                 return why, 0.0
-            counts[0] += lo != hi
             if hi == _sre_parse.MAXREPEAT:
                 if inner > 1:
                     return "a repeat or an alternation inside an unbounded repeat (like `(a+)+` or `(a|aa)+`)", 0.0
+                counts[0] += 1
                 ways = min(_MANY, ways * _MANY)
                 continue
             total = _ways_of_repeat(lo, hi, inner)
             if hi > 1 and inner > 1 and total > _MAX_WAYS:
                 return "a repeat or an alternation inside a repeated group (like `(a{1,16}){1,16}`)", 0.0
+            counts[1] = min(_MANY, counts[1] * total)
             ways = min(_MANY, ways * total)
             continue
         if name == "BRANCH":
@@ -108,6 +110,7 @@ def _walk(sub: Any, counts: list[int]) -> tuple[str | None, float]:
                 if why:
                     return why, 0.0
                 alternatives += inner
+            counts[1] = min(_MANY, counts[1] * max(1.0, alternatives))
             ways = min(_MANY, ways * alternatives)
             continue
         for child in _children(av):
@@ -119,21 +122,23 @@ def _walk(sub: Any, counts: list[int]) -> tuple[str | None, float]:
 
 
 @functools.lru_cache(maxsize=512)
-def _analyse(pattern: str) -> tuple[str | None, int]:
-    """(what makes the pattern's matching time grow without a bound on its shape, or None; the number
-    of repeats of variable count in it)."""
+def _analyse(pattern: str) -> tuple[str | None, bool | str]:
+    """(what makes the pattern's matching time grow without a bound on its shape, or None; whether `re`
+    may match it: at most _MAX_WAYS choices among its bounded repeats and alternations, and no unbounded
+    repeat (True: n * _MAX_WAYS steps on a subject of n characters) or one ("one": n**2 * _MAX_WAYS, so
+    only on subjects of at most CHEAP_SUBJECT_CHARS))."""
     try:
         with warnings.catch_warnings():  # FutureWarning on `[[:digit:]]`: bash's POSIX class, not noise to print
             warnings.simplefilter("ignore")
             tree = _sre_parse.parse(pattern)
     except Exception:  # noqa: BLE001 - any parser failure on a foreign pattern: treated as not cheap
-        return None, 99  # (a compile error is reported by whoever compiles it)
-    counts = [0]
+        return None, False  # (a compile error is reported by whoever compiles it)
+    counts = [0.0, 1.0]
     try:
         why = _walk(tree, counts)[0]
     except RecursionError:
-        return "nesting too deep", 99
-    return why, counts[0]
+        return "nesting too deep", False
+    return why, why is None and counts[0] <= 1 and counts[1] <= _MAX_WAYS and (counts[0] == 0 or "one")
 
 
 @functools.lru_cache(maxsize=512)
@@ -186,7 +191,7 @@ def bounded_find(pattern: str, subject: str, compiled: Any = None) -> tuple[bool
     if len(subject) > MAX_SUBJECT_CHARS:
         return False, None
     kind, rx = plan(pattern)
-    if kind == "linear" or (kind == "re" and len(subject) <= CHEAP_SUBJECT_CHARS):
+    if kind in ("linear", "re") or (kind == "re-short" and len(subject) <= CHEAP_SUBJECT_CHARS):
         return True, rx.search(subject)
     if kind == "bad":
         return False, None
@@ -195,19 +200,19 @@ def bounded_find(pattern: str, subject: str, compiled: Any = None) -> tuple[bool
 
 @functools.lru_cache(maxsize=512)
 def plan(pattern: str) -> tuple[str, Any]:
-    """How `pattern` is matched: ("linear", RE2's compiled pattern), ("re", re's compiled pattern: inside
-    the checked subset, for subjects of at most CHEAP_SUBJECT_CHARS), ("timed", None: the `regex` module
-    with a timeout) or ("bad", None: not a valid pattern)."""
+    """How `pattern` is matched: ("linear", RE2's compiled pattern), ("re" / "re-short", re's compiled
+    pattern: inside the checked subset, "re-short" for subjects of at most CHEAP_SUBJECT_CHARS), ("timed",
+    None: the `regex` module with a timeout) or ("bad", None: not a valid pattern)."""
     linear = _linear(pattern)
     if linear is not None:
         return "linear", linear
-    why, variable = _analyse(pattern)
+    cheap = _analyse(pattern)[1]
     try:
         compiled = _compile_quietly(pattern)
     except re.error:
         return "bad", None
-    if why is None and variable <= 1:
-        return "re", compiled
+    if cheap:
+        return ("re-short" if cheap == "one" else "re"), compiled
     return "timed", None
 
 

@@ -51,6 +51,9 @@ def test_r04_nested_bounded_repeats_are_not_run_on_a_backtracking_engine(engine)
     assert (decided, found) == (True, None) if engine == "re2" else found is None
     assert regex_guard.nested_quantifier(NESTED_BOUNDED) is not None
     assert regex_guard._analyse("^(?:x?){30}x{30}$")[0] is not None  # `a?^n a^n`, the classic
+    assert regex_guard._analyse("^" + "x?" * 30 + "x" * 30 + "$") == (None, False)  # the same, unrolled: not on `re`
+    assert regex_guard._analyse("(?i)onevision[-_]?1[._]5|llava[-_]?ov[-_]?1[._]?5") == (None, True)
+    assert regex_guard._analyse("^--[a-z-]+=\\d{1,9}$") == (None, "one")  # one unbounded: short subjects only
 
 
 def test_r04_what_is_decided_agrees_with_re(engine):
