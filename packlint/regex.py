@@ -77,9 +77,7 @@ class BoundedRegex:
             plan = self._compiled = guard.plan(self.pattern)  # (kind, compiled): see regex_guard.plan
         kind, rx = plan
         n = len(subject)
-        if kind in ("linear", "re") and n <= guard.MAX_SUBJECT_CHARS:
-            return rx.search(subject)
-        if kind == "re-short" and n <= guard.CHEAP_SUBJECT_CHARS:
+        if guard.fast(kind, n):
             return rx.search(subject)
         decided, found = guard.bounded_find(self.pattern, subject)
         if not decided:

@@ -9,15 +9,18 @@ So a foreign pattern never runs on `re` unless its cost is bounded by its shape:
   which is every pattern without a backreference or a lookaround; RE2's own memory cap bounds the compiled
   program (`a{1000}{1000}` is refused by RE2, and then undecided here);
 - a pattern RE2 cannot express (or every pattern, where RE2 is not installed) runs on `re` only inside a
-  checked subset: no repeat inside a repeated group, no alternation inside one, no backreference, at most
-  one repeat of variable count (`+`, `*`, `?`, `{1,16}`), and a subject of at most CHEAP_SUBJECT_CHARS
-  (so at most n**2 steps); any other runs on the `regex` module with a timeout of CALL_TIMEOUT_S, and at
-  most FILE_BUDGET_S of such matching per file;
-- at load, a rule's pattern with a variable repeat inside a repeated group (bounded or not), an alternation
-  inside a repeat or a backreference (`nested_quantifier`) is refused with a one-line error at the rule's
-  position, whichever engine is installed (a rule table loads or not the same everywhere);
-- a subject over MAX_SUBJECT_CHARS is not matched. Whatever is not decided is undecided: a rule says
-  nothing, a script's `[[ =~ ]]` is unknown (the interpreter notes it with an info).
+  checked subset (`_analyse`, `fast`): no backreference, no repeat or alternation inside a repeated group
+  past _MAX_WAYS choices, at most _MAX_WAYS choices among its bounded repeats and alternations (`x?`
+  thirty times is 2**30), and either no unbounded repeat (subjects up to MAX_RE_CHARS: n * 4,096 steps)
+  or one (subjects up to CHEAP_SUBJECT_CHARS: n**2 * 4,096); any other runs on the `regex` module with a
+  timeout of CALL_TIMEOUT_S, at most FILE_BUDGET_S of such matching per file, on subjects up to
+  MAX_SUBJECT_CHARS;
+- at load, a rule's pattern whose backtracking can grow exponentially (`nested_quantifier`: a repeat or
+  alternation inside an unbounded repeat, `(a+)+`; one inside a bounded repeat past _MAX_WAYS choices,
+  `(a{1,16}){1,16}`; a backreference) is refused with a one-line error at the rule's position, whichever
+  engine is installed (a rule table loads or not the same everywhere);
+- whatever is not decided is undecided: a rule says nothing, a script's `[[ =~ ]]` is unknown (the
+  interpreter notes it with an info diagnostic).
 """
 
 from __future__ import annotations
@@ -37,6 +40,9 @@ except ImportError:  # pragma: no cover
 
 # Subjects longer than this are not matched at all (undecided).
 MAX_SUBJECT_CHARS = 1 << 16
+# A pattern without an unbounded repeat (a stack-source rule's literal, `[(].sdpa., .eager.[)]`) runs on `re`
+# on subjects up to this length: a stack's source file (2 MB at most, stack_source.MAX_BYTES)
+MAX_RE_CHARS = 1 << 21
 # A pattern with at most one unbounded repeat runs on `re` up to this subject length (n**2 steps).
 CHEAP_SUBJECT_CHARS = 2048
 # The `regex` module's timeout for one match, and the time all such matches of one file may take.
@@ -188,14 +194,20 @@ def _compile_quietly(pattern: str) -> Any:
 def bounded_find(pattern: str, subject: str, compiled: Any = None) -> tuple[bool, Any]:
     """(decided, the match object of `re.search(pattern, subject)` or None). Not decided: the subject is
     too long, the pattern ran out of time, or it is not a valid pattern."""
-    if len(subject) > MAX_SUBJECT_CHARS:
-        return False, None
     kind, rx = plan(pattern)
-    if kind in ("linear", "re") or (kind == "re-short" and len(subject) <= CHEAP_SUBJECT_CHARS):
+    if fast(kind, len(subject)):
         return True, rx.search(subject)
-    if kind == "bad":
+    if kind == "bad" or len(subject) > MAX_SUBJECT_CHARS:
         return False, None
     return timed_find(pattern, subject)
+
+
+def fast(kind: str, n: int) -> bool:
+    """Whether a pattern of this plan matches a subject of n characters at once, within its bound: RE2 on
+    any subject packlint read (its own size limits apply: linear time), `re` on a pattern without an
+    unbounded repeat up to MAX_RE_CHARS (n * 4,096 steps at most), one with one unbounded repeat up to
+    CHEAP_SUBJECT_CHARS (n**2 * 4,096)."""
+    return kind == "linear" or (kind == "re" and n <= MAX_RE_CHARS) or (kind == "re-short" and n <= CHEAP_SUBJECT_CHARS)
 
 
 @functools.lru_cache(maxsize=512)

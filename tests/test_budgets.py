@@ -469,3 +469,10 @@ def test_r10_libyamls_tree_refuses_past_max_nodes_without_another_composer(monke
     monkeypatch.setattr(files, "_yaml", lambda: pytest.fail("ruamel's composer was asked"))
     with pytest.raises(files.ConfigLimitError, match="more than 1,000 values"):
         files.load_yaml(text)
+
+
+def test_stack_source_patterns_are_decided_on_large_stack_files(engine):
+    # axolotl's utils/schemas/config.py is 88 KB: a literal rule pattern is decided on it (n steps)
+    text = "x = 1\n" * 20_000 + "if attn_implementation in ('sdpa', 'eager'):\n"
+    decided, found = regex_guard.bounded_find("attn_implementation in [(].sdpa., .eager.[)]", text)
+    assert decided and found is not None
