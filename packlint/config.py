@@ -122,10 +122,14 @@ def load_config_file(path: str | Path, *, explicit: bool = False) -> ConfigFile 
     if is_pyproject and not _TOOL_TABLE.search(text) and not explicit:
         return None
     tomllib = _toml()
-    try:
-        raw = tomllib.loads(text)
+    from packlint import toml_bounds
+
+    try:  # (bounded before parsing: a 40 KB dotted key took 1.6 GB, audit R07)
+        raw = toml_bounds.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise PacklintError(f"invalid TOML: {exc}", path=str(path)) from None
+    except toml_bounds.TomlLimitError as exc:
+        raise PacklintError(f"TOML over packlint's limits: {exc}", path=str(path), line=exc.line or None) from None
     table = ""
     if is_pyproject:
         tool = raw.get("tool")

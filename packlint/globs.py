@@ -39,6 +39,8 @@ def _bracket(pattern: str, i: int, escapes: bool) -> tuple[str, int] | None:
     while j < n:
         c = pattern[j]
         if c == "]" and not first:
+            if not members:  # only reversed ranges: nothing matches (or, negated, any character)
+                return ("[\\s\\S]" if negate else "(?!)"), j + 1
             return ("[^" if negate else "[") + "".join(members) + "]", j + 1
         first = False
         if c == "[" and pattern.startswith("[:", j):
@@ -48,13 +50,22 @@ def _bracket(pattern: str, i: int, escapes: bool) -> tuple[str, int] | None:
                 members.append(_CLASSES[name])
                 j = end + 2
                 continue
-        if c == "\\" and escapes and j + 1 < n:
-            members.append(re.escape(pattern[j + 1]))
-            j += 2
+        low, j = _bracket_char(pattern, j, escapes)
+        if j + 1 < n and pattern[j] == "-" and pattern[j + 1] != "]":
+            high, j = _bracket_char(pattern, j + 1, escapes)
+            if low <= high:  # a reversed range (`[z-a]`, `[a-Z]`) matches nothing, as in bash (not an error)
+                members.append(re.escape(low) + "-" + re.escape(high))
             continue
-        members.append("-" if c == "-" else re.escape(c))  # a-z stays a range
-        j += 1
+        members.append(re.escape(low))
     return None
+
+
+def _bracket_char(pattern: str, j: int, escapes: bool) -> tuple[str, int]:
+    """The character at `pattern[j]` inside a bracket expression (a backslash escapes the next one when
+    `escapes`) and the index after it."""
+    if pattern[j] == "\\" and escapes and j + 1 < len(pattern):
+        return pattern[j + 1], j + 2
+    return pattern[j], j + 1
 
 
 def translate(pattern: str, *, path: bool, escapes: bool) -> str:
@@ -93,7 +104,42 @@ def bash_pattern_regex(pattern: str) -> str:
     return translate(pattern, path=False, escapes=True)
 
 
-def path_glob_regex(pattern: str) -> re.Pattern:
+# A glob's regex backtracks at most (path length) ** (runs of `*`) steps; past this it is matched by
+# regex_guard (RE2's linear time, or a time bound), as bash patterns are (interpret/limits.py)
+MAX_GLOB_STEPS = 10_000_000
+
+
+class PathGlob:
+    """A configuration path glob, matched within a bound: `a/**/**/**/b` is a regex whose backtracking
+    grows as the path's length to the power of its wildcards (8 `**/` took 3.7 s on a 30-component
+    path), and `.packlint.toml` comes with the checked repository. Where (length ** stars) is within
+    MAX_GLOB_STEPS, `re` matches it; otherwise regex_guard does (RE2 in linear time; without RE2, a match
+    not decided within its time bound is no match)."""
+
+    __slots__ = ("pattern", "stars", "_compiled")
+
+    def __init__(self, pattern: str, stars: int) -> None:
+        self.pattern = pattern
+        self.stars = max(1, stars)
+        self._compiled: re.Pattern[str] | None = None
+
+    def match(self, path: str) -> bool:
+        if len(path) ** self.stars <= MAX_GLOB_STEPS:
+            if self._compiled is None:
+                self._compiled = re.compile(self.pattern)
+            return self._compiled.match(path) is not None
+        from packlint.regex_guard import bounded_find
+
+        decided, found = bounded_find(self.pattern, path)
+        return decided and found is not None
+
+
+def _star_runs(pattern: str) -> int:
+    return len(re.findall(r"\*+", pattern))
+
+
+def path_glob_regex(pattern: str) -> PathGlob:
     """A configuration path glob; matches the path itself or anything under it (`legacy` matches
     `legacy/x.sh`). A backslash is an ordinary character."""
-    return re.compile(translate(pattern, path=True, escapes=False) + r"(?:/.*)?$")
+    regex = "^(?:" + translate(pattern, path=True, escapes=False) + r")(?:/.*)?$"
+    return PathGlob(regex, _star_runs(pattern) + 1)  # (+1: the `(?:/.*)?` after it)

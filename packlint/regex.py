@@ -50,3 +50,36 @@ class LazyRegex:
 
     def finditer(self, *args: Any) -> Any:
         return self.compiled.finditer(*args)
+
+
+class Undecided(Exception):
+    """A foreign pattern's match could not be decided within the bounds (see bounded_find)."""
+
+
+class BoundedRegex:
+    """A foreign pattern with `re`'s `search`, bounded as bounded_find is: `search` raises Undecided where
+    bounded_find does not decide (the caller's value is then unknown). Compiled on first use."""
+
+    __slots__ = ("pattern", "_compiled")
+
+    def __init__(self, pattern: str) -> None:
+        self.pattern = pattern
+        self._compiled: Any = None
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (BoundedRegex, (self.pattern,))
+
+    def search(self, subject: str) -> Any:
+        from packlint import regex_guard as guard
+
+        plan = self._compiled
+        if plan is None:
+            plan = self._compiled = guard.plan(self.pattern)  # (kind, compiled): see regex_guard.plan
+        kind, rx = plan
+        n = len(subject)
+        if guard.fast(kind, n):
+            return rx.search(subject)
+        decided, found = guard.bounded_find(self.pattern, subject)
+        if not decided:
+            raise Undecided(f"{self.pattern!r} could not be matched within packlint's limits")
+        return found

@@ -503,16 +503,20 @@ def _load_specs(blobs: list[tuple[str, bytes, bool]], TableSpec) -> list[tuple[s
         import tomli as tomllib
     from pydantic import ValidationError
 
+    from packlint import toml_bounds
+
     specs = []
     for name, data, is_builtin in blobs:
         try:
             text = data.decode("utf-8")
         except UnicodeDecodeError:
             raise PacklintError("rule file is not UTF-8", path=name) from None
-        try:
-            raw = tomllib.loads(text)
+        try:  # a user's rule file within the bounds of toml_bounds (R07); the built-in ones are packlint's own
+            raw = tomllib.loads(text) if is_builtin else toml_bounds.loads(text)
         except tomllib.TOMLDecodeError as exc:
             raise PacklintError(f"invalid TOML: {exc}", path=name) from None
+        except toml_bounds.TomlLimitError as exc:
+            raise PacklintError(f"TOML over packlint's limits: {exc}", path=name, line=exc.line or None) from None
         try:
             spec = TableSpec.model_validate(raw)
         except ValidationError as exc:

@@ -38,7 +38,10 @@ def run_limited(
 ) -> tuple[int, str, str]:
     """(exit code, stdout, stderr) of `python -m packlint ARGS` under the limits. A signal (the CPU
     limit) gives a negative exit code."""
-    env = dict(os.environ, NO_COLOR="1", PYTHONPATH=str(ROOT))
+    # (the checkout first; an engine installed beside it, such as google-re2 on PYTHONPATH, stays visible)
+    env = dict(
+        os.environ, NO_COLOR="1", PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
+    )
     env.pop("PACKLINT_DEBUG", None)
     proc = subprocess.run(
         [sys.executable, "-m", "packlint", *args],

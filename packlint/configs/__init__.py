@@ -157,6 +157,12 @@ def clear_text_override(path: str) -> None:
     _TEXT_OVERRIDES.pop(os.path.abspath(path), None)
 
 
+def _over_limits(err: Exception) -> bool:
+    from packlint.configs.files import ConfigLimitError
+
+    return isinstance(err, ConfigLimitError)
+
+
 _NEAR: list[str | None] = [None]  # the directory of the script whose launch is being read (scope.outside)
 
 
@@ -214,13 +220,13 @@ def read_config_file(path: str, fmt: str, dialect: str, near: str | None = None)
     return out
 
 
+from packlint.configs.interpolation import resolve_interpolations  # noqa: E402
 from packlint.configs.launch import launch_config  # noqa: E402
 from packlint.configs.merge import (  # noqa: E402  (the public names, defined in the modules below)
     _loc,
     _span_loc,
     flatten,
     render,
-    resolve_interpolations,
 )
 
 __all__ = [

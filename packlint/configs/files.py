@@ -15,8 +15,10 @@ in the dialect the stack's own loader uses:
 - `yaml12`: YAML 1.2 core schema (ruamel's own default), for loaders that use ruamel.
 - `json`: Python's json module.
 
-Files are bounded (MAX_CONFIG_BYTES, MAX_DEPTH); a malformed file raises ConfigFileError with the
-file and line, never a parser traceback.
+Files are bounded (MAX_CONFIG_BYTES, MAX_DEPTH, MAX_NODES, and for YAML read by ruamel's pure-Python
+composer MAX_PURE_YAML_TOKENS, counted on the text before composing: audit R10); a malformed file raises
+ConfigFileError with the file and line, never a parser traceback. A file over one of packlint's own bounds
+(one its stack would read) raises ConfigLimitError: its values are unknown, with an info (PK603), not PK602.
 """
 
 from __future__ import annotations
@@ -30,6 +32,9 @@ from packlint.regex import LazyRegex
 MAX_CONFIG_BYTES = 4 * 1024 * 1024
 MAX_DEPTH = 64
 MAX_NODES = 200_000
+# ruamel's composer (pure Python) reads ~5,000-20,000 tokens a second: past this many line breaks and
+# flow indicators the file is not composed (libyaml's C composer takes the common files, up to MAX_NODES)
+MAX_PURE_YAML_TOKENS = 16_384
 
 
 class ConfigFileError(Exception):
@@ -40,6 +45,11 @@ class ConfigFileError(Exception):
         super().__init__(message)
         self.message, self.line, self.column = message, line, column
         self.unread = unread
+
+
+class ConfigLimitError(ConfigFileError):
+    """The file is over one of packlint's own bounds (size, nodes, nesting, key length): not an error of
+    the file, whose values are then unknown."""
 
 
 class CNode:
@@ -202,9 +212,21 @@ def _yaml_error(exc: Exception) -> ConfigFileError:
 
 def load_yaml(text: str, dialect: str = "pyyaml") -> CNode:
     """The document's root node (an empty document is an empty mapping's None value)."""
+    # counted on the text before any composer runs: each `key: value`, `- item` and flow `,` is at least
+    # one value (text inside a scalar can only add to the count of a file this large)
+    entries = text.count(": ") + text.count(":\n") + text.count("- ") + text.count(",")
+    if entries > MAX_NODES:
+        raise ConfigLimitError(f"too large for packlint to read (about {entries:,} values, more than {MAX_NODES:,})")
     root = _compose_libyaml(text)
     if root is _NOT_COMPOSED:
         from ruamel.yaml.error import YAMLError
+
+        tokens = text.count("\n") + text.count(",") + text.count("[") + text.count("{")
+        if tokens > MAX_PURE_YAML_TOKENS:  # counted before composing (R10: a 400 KB flow list took 8-26 s)
+            raise ConfigLimitError(
+                f"too large for packlint to read ({tokens:,} lines and flow items, more than "
+                f"{MAX_PURE_YAML_TOKENS:,} in a YAML file its C reader cannot take)"
+            )
 
         y = _yaml()
         try:
@@ -261,7 +283,9 @@ def _compose_libyaml(text: str) -> Any:
     seen: set[int] = set()
     while stack:
         node = stack.pop()
-        if id(node) in seen or len(seen) > MAX_NODES:
+        if len(seen) > MAX_NODES:  # (libyaml's tree is enough to refuse: R10)
+            raise ConfigLimitError(f"too large for packlint to read (more than {MAX_NODES:,} values)")
+        if id(node) in seen:
             return _NOT_COMPOSED
         seen.add(id(node))
         if node.id == "scalar":
@@ -308,7 +332,7 @@ def _convert(node, dialect: str, depth: int, count: list[int]) -> CNode:
     count[0] += 1
     if depth > MAX_DEPTH or count[0] > MAX_NODES:
         line, col, _, _ = _span(node)
-        raise ConfigFileError(f"the file is nested deeper than {MAX_DEPTH} levels or too large", line, col)
+        raise ConfigLimitError(f"the file is nested deeper than {MAX_DEPTH} levels or too large", line, col)
     line, col, eline, ecol = _span(node)
     kind = node.id  # "mapping" | "sequence" | "scalar" (both libraries' node classes)
     if kind == "mapping":
@@ -340,7 +364,10 @@ def _convert(node, dialect: str, depth: int, count: list[int]) -> CNode:
         return CNode([_convert(x, dialect, depth + 1, count) for x in node.value], line, col, eline, ecol)
     text = node.value
     style = getattr(node, "style", None)
-    value = resolve_plain(text, dialect) if not style else text
+    try:
+        value = resolve_plain(text, dialect) if not style else text
+    except ValueError:  # int() of more than 4,300 digits: PyYAML's loader raises the same (R21)
+        raise ConfigFileError(f"a number too long to read ({len(text):,} characters)", line, col) from None
     return CNode(value, line, col, eline, ecol)
 
 
@@ -356,6 +383,8 @@ def load_json(text: str) -> CNode:
         plain = json.loads(text)
     except json.JSONDecodeError as exc:
         raise ConfigFileError(f"invalid JSON: {exc.msg}", exc.lineno, exc.colno) from None
+    except ValueError as exc:  # int(): "Exceeds the limit (4300 digits) for integer string conversion" (R21)
+        raise ConfigFileError(f"a number too long to read ({str(exc).split(':')[0]})") from None
     except RecursionError:
         raise ConfigFileError("the JSON is nested too deeply") from None
     try:
@@ -478,8 +507,14 @@ def load_toml(text: str) -> CNode:
         import tomllib
     else:  # pragma: no cover
         import tomli as tomllib
-    try:
-        plain = tomllib.loads(text)
+    from packlint import toml_bounds
+
+    try:  # (bounded before parsing: a 40 KB dotted key took 1.6 GB, audit R07)
+        plain = toml_bounds.loads(text)
+    except toml_bounds.TomlLimitError as exc:
+        if "number" in str(exc):  # (tomllib itself refuses it: the stack's loader stops there too)
+            raise ConfigFileError(f"invalid TOML: {exc}", exc.line or 1, 1) from None
+        raise ConfigLimitError(f"over packlint's limits: {exc}", exc.line or 1, 1) from None
     except tomllib.TOMLDecodeError as exc:
         msg = str(exc)
         m = re.search(r"line (\d+), column (\d+)", msg)

@@ -183,7 +183,7 @@ def _merge_into(target: dict, settings: dict) -> None:
 def _compose(
     config_dir: str, rel: str, package: str, target: dict, state: dict, depth: int, primary: bool = False
 ) -> None:
-    from packlint.configs import _shown, flatten, read_config_file
+    from packlint.configs import _over_limits, _shown, flatten, read_config_file
 
     state["count"] += 1
     if depth > MAX_DEPTH or state["count"] > 200:
@@ -204,7 +204,10 @@ def _compose(
         return
     if err is not None:
         state["incomplete"].append(f"{shown} could not be read ({err.message})")
-        state["files"][-1 if not primary else 0]["error"] = err.message
+        # over packlint's own limits: its values are unknown (PK603); otherwise the loader's error (PK602)
+        state["files"][-1 if not primary else 0]["unknown" if _over_limits(err) else "error"] = (
+            f"over packlint's limits: {err.message}" if _over_limits(err) else err.message
+        )
         return
     from packlint.safe_io import read_head
 
@@ -240,38 +243,46 @@ def _compose(
                 sub = package
             _compose(config_dir, os.path.join(group_dir, name) if group_dir else name, sub, target, state, depth + 1)
         elif isinstance(v, dict) and len(v) == 1:
-            ((key, choice_node),) = v.items()
-            choice = choice_node.value
-            words = key.split()
-            if words and words[0] in ("override",):
-                state["incomplete"].append(f"the defaults entry `{key}` (an override) is not followed")
-                continue
-            optional = words[0] == "optional" if words else False
-            group_spec = words[-1]
-            group, _, pkg = group_spec.partition("@")
-            absolute = group.startswith("/")
-            group = group.lstrip("/")
-            written = group
-            if not absolute and group_dir:
-                group = os.path.join(group_dir, group)
-            if choice is None:
-                continue
-            if not isinstance(choice, str) or "${" in choice:
-                state["incomplete"].append(f"the defaults choice {group_spec}: {choice!r} is not followed")
-                continue
-            if pkg in ("_global_",):
-                sub_package = ""
-            elif pkg:
-                sub_package = (package + "." if package and not pkg.startswith("_global_.") else "") + pkg.replace(
-                    "_global_.", ""
-                )
-            else:
-                rel_pkg = written.replace("/", ".")
-                sub_package = rel_pkg if absolute else ".".join(p for p in (package, rel_pkg) if p)
-            if optional and not os.path.isfile(os.path.join(config_dir, group, choice + ".yaml")):
-                continue
-            _compose(config_dir, os.path.join(group, choice), sub_package, target, state, depth + 1)
+            _compose_group(config_dir, group_dir, package, v, target, state, depth)
         else:
             state["incomplete"].append(f"a defaults entry of {shown} is not understood")
     if not self_done:
         _merge_into(target, own)
+
+
+def _compose_group(
+    config_dir: str, group_dir: str, package: str, entry: dict, target: dict, state: dict, depth: int
+) -> None:
+    """A `- group: choice` (or `- optional group@pkg: choice`) defaults entry: the chosen config of the
+    group, composed at the package Hydra gives it."""
+    ((key, choice_node),) = entry.items()
+    choice = choice_node.value
+    words = key.split()
+    if words and words[0] in ("override",):
+        state["incomplete"].append(f"the defaults entry `{key}` (an override) is not followed")
+        return
+    optional = words[0] == "optional" if words else False
+    group_spec = words[-1]
+    group, _, pkg = group_spec.partition("@")
+    absolute = group.startswith("/")
+    group = group.lstrip("/")
+    written = group
+    if not absolute and group_dir:
+        group = os.path.join(group_dir, group)
+    if choice is None:
+        return
+    if not isinstance(choice, str) or "${" in choice:
+        state["incomplete"].append(f"the defaults choice {group_spec}: {choice!r} is not followed")
+        return
+    if pkg in ("_global_",):
+        sub_package = ""
+    elif pkg:
+        sub_package = (package + "." if package and not pkg.startswith("_global_.") else "") + pkg.replace(
+            "_global_.", ""
+        )
+    else:
+        rel_pkg = written.replace("/", ".")
+        sub_package = rel_pkg if absolute else ".".join(p for p in (package, rel_pkg) if p)
+    if optional and not os.path.isfile(os.path.join(config_dir, group, choice + ".yaml")):
+        return
+    _compose(config_dir, os.path.join(group, choice), sub_package, target, state, depth + 1)

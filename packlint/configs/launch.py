@@ -7,8 +7,18 @@ import os
 import re
 from typing import Any
 
-from packlint.configs import _NEAR, _search_dirs, _shown, match_program, read_config_file, resolve_path, table
-from packlint.configs.merge import _apply_overrides, _loc, _span_loc, flatten, resolve_interpolations
+from packlint.configs import (
+    _NEAR,
+    _over_limits,
+    _search_dirs,
+    _shown,
+    match_program,
+    read_config_file,
+    resolve_path,
+    table,
+)
+from packlint.configs.interpolation import resolve_interpolations
+from packlint.configs.merge import _apply_overrides, _loc, _span_loc, flatten
 from packlint.regex import LazyRegex
 from packlint.values import Known, Unknown
 
@@ -250,6 +260,10 @@ def _read_into(cfg, section, how, word, occ, fmt, dialect, dirs, target: dict, i
     if outside(found, _NEAR[0], quote=True) is not None:  # (read with --allow-outside: inspect shows
         record["foreign"] = True  # only the keys the rules read, never the whole file)
     root, err = read_config_file(found, fmt, dialect)
+    if err is not None and _over_limits(err):  # the stack reads it; packlint's budget does not: unknown
+        record["unknown"] = f"over packlint's limits: {err.message}"
+        incomplete.append(f"{path_text} is over packlint's limits ({err.message}): its values are unknown")
+        return
     if err is not None and err.unread:  # (outside the checkout, a FIFO, ...: its values are unknown)
         record["unknown"] = f"{path_text}{' is' if err.message.startswith('outside') else ':'} {err.message}"
         record["not_read"] = err.message

@@ -87,7 +87,10 @@ def _hydra_value(text: str) -> Any:
     if not text.strip():
         return None
     if _PLAIN_SCALAR.fullmatch(text):
-        return resolve_plain(text, "omegaconf")  # a plain scalar: no YAML parser needed
+        try:
+            return resolve_plain(text, "omegaconf")  # a plain scalar: no YAML parser needed
+        except ValueError:  # an integer of more than 4,300 digits (R21): kept as written
+            return text
     from packlint.configs.files import load_yaml
 
     try:
@@ -144,83 +147,6 @@ def _apply_overrides(
         elif "none" not in styles and not name.startswith("-"):
             # a bare `key=value` where the stack takes none: the program decides what it means
             cfg.setdefault("notes", []).append(f"{name}=... is not an override this stack reads")
-
-
-_INTERP = LazyRegex(r"\$\{([^${}]*)\}")
-
-
-def resolve_interpolations(settings: dict) -> None:
-    """OmegaConf `${a.b}`: the referenced setting's value where it is known; `${oc.env:X}`, relative
-    and unresolvable references make the setting unknown."""
-    for key, s in list(settings.items()):
-        if s.get("value") == "???":  # OmegaConf's MISSING: a mandatory value nobody set
-            settings[key] = {
-                **{k: x for k, x in s.items() if k != "value"},
-                "unknown": "??? (OmegaConf's mandatory value, not set)",
-            }
-    for _ in range(4):  # chains `${a}` -> `${b}`: a few rounds
-        changed = False
-        for key, s in list(settings.items()):
-            v = s.get("value")
-            if not isinstance(v, str) or "${" not in v:
-                continue
-            m = _INTERP.fullmatch(v)
-            if m is not None:
-                ref = m.group(1)
-                target = settings.get(ref) if ":" not in ref and not ref.startswith(".") else None
-                if (
-                    target is not None
-                    and "value" in target
-                    and not (isinstance(target["value"], str) and "${" in target["value"])
-                ):
-                    settings[key] = {**s, "value": target["value"], "interpolation": v}
-                    changed = True
-                    continue
-                if target is None or "unknown" in target:
-                    settings[key] = {
-                        **{k: x for k, x in s.items() if k != "value"},
-                        "unknown": f"the interpolation {v} cannot be resolved",
-                    }
-                    changed = True
-                continue
-            parts = []
-            ok = True
-            for ref in _INTERP.findall(v):
-                target = settings.get(ref) if ":" not in ref and not ref.startswith(".") else None
-                if (
-                    target is None
-                    or "value" not in target
-                    or (isinstance(target["value"], str) and "${" in target["value"])
-                ):
-                    ok = False
-                    break
-                parts.append(target["value"])
-            if ok:
-                text = _substitute(v, parts)
-                settings[key] = {**s, "value": text, "interpolation": v}
-                changed = True
-            elif all(":" in r or r.startswith(".") or r in settings for r in _INTERP.findall(v)):
-                continue  # waits for another round
-            else:
-                settings[key] = {
-                    **{k: x for k, x in s.items() if k != "value"},
-                    "unknown": f"the interpolation {v} cannot be resolved",
-                }
-                changed = True
-        if not changed:
-            break
-    for key, s in list(settings.items()):
-        v = s.get("value")
-        if isinstance(v, str) and _INTERP.search(v):
-            settings[key] = {
-                **{k: x for k, x in s.items() if k != "value"},
-                "unknown": f"the interpolation {v} cannot be resolved",
-            }
-
-
-def _substitute(text: str, parts: list) -> str:
-    it = iter(parts)
-    return _INTERP.sub(lambda _m: render(next(it)), text)
 
 
 def render(value: Any) -> str:

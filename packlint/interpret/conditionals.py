@@ -147,9 +147,17 @@ def binary_test(interp: Interpreter, node: Node, world: World, ps: ParsedScript,
         # the script's own regex on a known value: bounded in time (a backtracking engine can take
         # exponential time), undecided past the bound
         decided, found = bounded_find(rv.text, lv.text)
-        if not decided:
-            return None
         span = ps.source.span(node)
+        if not decided:
+            interp.diag(
+                "info",
+                "analysis-limit",
+                "this `=~` test is not decided: its regex (or the value) is over packlint's limits for matching "
+                "(a pattern RE2 cannot express whose match ran out of time, or a value over 65,536 characters); "
+                "both branches are followed",
+                span,
+            )
+            return None
         items: list[Value | None] = [Known(g or "", span) for g in (found.group(0), *found.groups())] if found else []
         world.vars["BASH_REMATCH"] = Variable(None, items, False, span)
         return found is not None

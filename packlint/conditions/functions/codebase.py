@@ -493,6 +493,17 @@ def _as_float(v: str) -> float | None:
         return None
 
 
+def _budget_spent(ctx: EvalContext) -> str | None:
+    """Why the program's parser was read only in part: packlint's budget for reading it ran out (any
+    program, audit R13), or None."""
+    facts = _code(ctx)
+    schema = facts.schema if facts is not None and facts.known else None
+    if schema is None:
+        return None
+    spent = next((r for r in schema.open_reasons if r.startswith("packlint's budget")), None)
+    return None if spent is None else f"{spent} (so an unknown flag is not reported)"
+
+
 def _program_not_read(facts: Any) -> str | None:
     """Why the launched program's own file was not read (too large, not a regular file), or None."""
     if facts is None or not facts.known or not facts.resolution.file:
@@ -518,6 +529,10 @@ def _f_flags_unchecked(ctx: EvalContext, node: Builtin, a: list[Any]) -> Any:
     unread = _program_not_read(facts)
     if unread is not None:  # (any program: a 1 GiB train.py is named, not read, R11)
         return unread
+    # (a launch without flags has none to check; with flags, PK201 has read the code facts already)
+    spent = _budget_spent(ctx) if ctx.variant.get("flags") else None
+    if spent is not None:
+        return spent
     if base not in ROOT_PROGRAMS:
         return Unk("not a Megatron-LM root program", "absent")
     if facts is not None and facts.known:

@@ -82,19 +82,24 @@ def _quoted_anywhere(roots: list[str], name: str) -> bool:
         return False
     import subprocess
 
+    from packlint.codebase.search_budget import SEARCHES
     from packlint.tools import find_program, tool_env
 
     found = None
     grep = find_program("grep")
+    timeout = SEARCHES.timeout(60)
+    if timeout is None:  # the run's search budget is spent: unknown, taken as quoted (nothing is said)
+        return True
     if grep is not None:
         try:
-            proc = subprocess.run(
-                [grep, "-rlF", "--include=*.py", "-m", "1", "-e", f'"{name}"', "-e", f"'{name}'", "--", *roots],
-                capture_output=True,
-                timeout=60,
-                env=tool_env(),
-                stdin=subprocess.DEVNULL,
-            )
+            with SEARCHES.spend():
+                proc = subprocess.run(
+                    [grep, "-rlF", "--include=*.py", "-m", "1", "-e", f'"{name}"', "-e", f"'{name}'", "--", *roots],
+                    capture_output=True,
+                    timeout=timeout,
+                    env=tool_env(),
+                    stdin=subprocess.DEVNULL,
+                )
             if proc.returncode in (0, 1):
                 found = proc.returncode == 0
         except (OSError, subprocess.SubprocessError):
@@ -171,7 +176,6 @@ def _close_read(ctx: EvalContext, name: str) -> str | None:
 # textconv, no external diff, no fsmonitor, no hooks; git log runs no hooks anyway), bounded in time
 # per call and per process. A failure or a timeout is "unknown": no finding.
 _HISTORY_MEMO: dict[tuple[str, str], str | None] = {}
-_HISTORY_BUDGET = [8.0]
 _HISTORY_CALL_S = 3.0
 
 
@@ -205,10 +209,12 @@ def _read_before(ctx: EvalContext, name: str) -> str | None:
     key = (top, name)
     if key in _HISTORY_MEMO:
         return _HISTORY_MEMO[key]
-    if _HISTORY_BUDGET[0] <= 0:
+    from packlint.codebase.search_budget import SEARCHES
+
+    timeout = SEARCHES.timeout(_HISTORY_CALL_S)
+    if timeout is None:  # the run's search budget is spent: unknown
         return None
     import subprocess
-    import time
 
     from packlint.tools import find_program, git_argv, git_env
 
@@ -220,19 +226,18 @@ def _read_before(ctx: EvalContext, name: str) -> str | None:
     args += ["--format=%h (%cs)", "-n", "1", "-G", f"[\"']{name}[\"']", "--", "*.py"]
     cmd = git_argv(git, top, args)
     env = git_env()
-    t0 = time.monotonic()
     try:
-        proc = subprocess.run(
-            cmd,
-            capture_output=True,
-            timeout=min(_HISTORY_CALL_S, _HISTORY_BUDGET[0]),
-            env=env,
-            stdin=subprocess.DEVNULL,
-        )
+        with SEARCHES.spend():
+            proc = subprocess.run(
+                cmd,
+                capture_output=True,
+                timeout=timeout,
+                env=env,
+                stdin=subprocess.DEVNULL,
+            )
         out = proc.stdout.decode("utf-8", "replace").strip() if proc.returncode == 0 else ""
     except (OSError, subprocess.SubprocessError):
         out = ""
-    _HISTORY_BUDGET[0] -= time.monotonic() - t0
     _HISTORY_MEMO[key] = out.splitlines()[0] if out else None
     return _HISTORY_MEMO[key]
 
@@ -257,6 +262,17 @@ def _f_env_close_read(ctx: EvalContext, node: Builtin, a: list[Any]) -> Any:
     return close if close is not None else Unk(f"no variable the code reads is close to {a[0]}", "absent")
 
 
+def _matches(pattern: Any, name: str) -> bool:
+    """The rule's pattern matches the name; a match not decided within the bounds counts as one (the
+    name is then left out: nothing is said about it)."""
+    from packlint.regex import Undecided
+
+    try:
+        return pattern.search(name) is not None
+    except Undecided:
+        return True
+
+
 def _unread_exports(ctx: EvalContext, static: Any) -> list[str]:
     """Exported variables (set by the script) that no Python module of the code base reads or quotes,
     that match no runtime/library prefix, that the script does not expand itself and that are not a
@@ -271,7 +287,7 @@ def _unread_exports(ctx: EvalContext, static: Any) -> list[str]:
         for name, entry in ctx.variant.get("env", {}).items():
             if not isinstance(entry, dict) or entry.get("source", "script") not in ("script", "prefix"):
                 continue
-            if library.search(name) or judged.search(name) or _script_expands(ctx, name):
+            if _matches(library, name) or _matches(judged, name) or _script_expands(ctx, name):
                 continue
             if _reads(ctx, name) is not False or _close_read(ctx, name) is not None:
                 continue
@@ -300,11 +316,9 @@ def _f_unread_export_count(ctx: EvalContext, node: Builtin, a: list[Any]) -> Any
 
 
 def _compile_two_regexes(args: list[Any]) -> Any:
-    from packlint.regex import LazyRegex
+    from packlint.regex_guard import rule_pattern
 
-    re.compile(args[0])
-    re.compile(args[1])
-    return (LazyRegex(args[0]), LazyRegex(args[1]))
+    return (rule_pattern(args[0]), rule_pattern(args[1]))
 
 
 _EXPANDS_MEMO: dict[tuple[str, str], bool] = {}

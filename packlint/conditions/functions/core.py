@@ -4,7 +4,6 @@ quote). The helpers that read an ENV_ENTRY / FLAG_ENTRY are shared with the othe
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -20,8 +19,8 @@ from packlint.model_view import (
     variants,
     world_size,
 )
-from packlint.regex import LazyRegex
-from packlint.regex_guard import bounded_search, nested_quantifier
+from packlint.regex import Undecided
+from packlint.regex_guard import rule_pattern
 
 if TYPE_CHECKING:
     from packlint.model_types import EnvEntryJSON, FlagEntryJSON, LocationJSON, SettingJSON, SizeJSON
@@ -283,11 +282,11 @@ _MAX_INT_CHARS = 4000
 def _f_matches(ctx: EvalContext, node: Builtin, a: list[Any]) -> Any:
     if _is_unk(a[0]):
         return a[0]
-    found = bounded_search(node.static.pattern, a[0], node.static)
-    if found is None:  # too long a subject, or a pattern that ran out of time: undecided
+    try:  # (a BoundedRegex: compiled once, matched within regex_guard's bounds)
+        return node.static.search(a[0]) is not None
+    except Undecided:  # too long a subject, or a pattern that ran out of time: undecided
         why = f"the value could not be matched against {node.static.pattern!r} within packlint's limits"
         return Unk(why, "unknown")
-    return found
 
 
 def _f_quote(ctx: EvalContext, node: Builtin, a: list[Any]) -> Any:
@@ -344,13 +343,10 @@ def _f_item(field_name: str) -> Callable[[EvalContext, Builtin, list[Any]], Any]
 
 
 def _compile_regex(args: list[Any]) -> Any:
-    re.compile(args[1])  # a bad pattern fails the table's load, with the rule's position
-    why = nested_quantifier(args[1])
-    if why is not None:  # (audit Q7: `^(a+)+$` against a script's value hangs a backtracking engine)
-        raise re.error(f"its matching time can grow exponentially with the value ({why}); rewrite it without that")
-    # compiled again on first use: the table cache unpickles every rule's patterns at each start, and
-    # the long ones (`library_env`) cost milliseconds that most checks never need
-    return LazyRegex(args[1])
+    # a bad pattern, or one whose matching time can grow exponentially, fails the table's load with the
+    # rule's position; compiled again on first use (the table cache reads every rule's patterns at each
+    # start, and the long ones (`library_env`) cost milliseconds that most checks never need)
+    return rule_pattern(args[1])
 
 
 CORE_FUNCTIONS: dict[str, Function] = {

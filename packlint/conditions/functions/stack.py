@@ -72,7 +72,9 @@ def _bad_file(ctx: EvalContext, kind: str) -> ConfigFileJSON | None:
             return f.copy()
         if kind == "error" and f.get("error"):
             return f.copy()
-        if kind == "unread" and f.get("not_read"):
+        if kind == "unread" and (
+            f.get("not_read") or (f.get("file") and str(f.get("unknown", "")).startswith("over packlint's limits"))
+        ):
             return f.copy()
     return None
 
@@ -89,7 +91,7 @@ def _f_config_file_error(ctx: EvalContext, node: Builtin, a: list[Any]) -> Any:
 
 def _f_config_file_unread(ctx: EvalContext, node: Builtin, a: list[Any]) -> Any:
     f = _bad_file(ctx, "unread")
-    return "" if f is None else f"{f.get('path') or f.get('file')}: {f['not_read']}"
+    return "" if f is None else f"{f.get('path') or f.get('file')}: {f.get('not_read') or f['unknown']}"
 
 
 def _f_config_ignores_flag(ctx: EvalContext, node: Builtin, a: list[Any]) -> Any:
@@ -145,6 +147,6 @@ STACK_FUNCTIONS: dict[str, Function] = {
         STR,
         _f_config_file_unread,
         "'FILE: why' for the first config file the launch names that packlint did not read (outside the "
-        "checkout, a file of /proc, a FIFO or device); '' when none",
+        "checkout, a file of /proc, a FIFO or device, or over packlint's own reading limits); '' when none",
     ),
 }

@@ -24,7 +24,7 @@ from typing import Any
 
 from packlint.conditions.tree import BOOL, STR, Builtin, EvalContext, Function, NameLookupError, Unk
 from packlint.model_view import launch_argv
-from packlint.regex import LazyRegex
+from packlint.regex import BoundedRegex, Undecided
 
 MAX_BYTES = 2_000_000  # the largest stack file read (sft_trainer.py is ~110 kB; config.py of Bridge ~90 kB)
 
@@ -39,11 +39,10 @@ def _compile_path(args: list[Any]) -> str:
     return path
 
 
-def _compile_path_regex(args: list[Any]) -> tuple[str, LazyRegex]:
-    import re
+def _compile_path_regex(args: list[Any]) -> tuple[str, BoundedRegex]:
+    from packlint.regex_guard import rule_pattern
 
-    re.compile(args[1])  # a bad pattern fails the table's load
-    return _compile_path(args), LazyRegex(args[1])
+    return _compile_path(args), rule_pattern(args[1])  # a bad or exponential pattern fails the table's load
 
 
 def _code_search_roots(ctx: EvalContext) -> list[str]:
@@ -165,7 +164,10 @@ def _f_has(ctx: EvalContext, node: Builtin, a: list[Any]) -> Any:
     text = read_stack_text(file) if file else None
     if text is None:
         return Unk(f"the stack's source {path} is not at hand", "unknown")
-    return regex.compiled.search(text) is not None
+    try:
+        return regex.search(text) is not None
+    except Undecided as exc:
+        return Unk(f"the stack's source {path}: {exc}", "unknown")
 
 
 def _f_file(ctx: EvalContext, node: Builtin, a: list[Any]) -> Any:

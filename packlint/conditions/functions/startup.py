@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from packlint.conditions.functions.core import _free_unknowns, _is_unk
 from packlint.conditions.tree import BOOL, STR, Builtin, EvalContext, Function, Unk
 from packlint.model_view import env_entry, launch_argv, launchers, parallel_size, parallel_sizes
-from packlint.regex import LazyRegex
+from packlint.regex import BoundedRegex, LazyRegex, Undecided
 
 if TYPE_CHECKING:
     from packlint.model_types import SizeJSON
@@ -340,7 +340,7 @@ def _upstream_dests() -> set[str] | None:
     return _UPSTREAM[0]
 
 
-_PATTERN_MEMO: dict[str, re.Pattern[str]] = {}
+_PATTERN_MEMO: dict[str, BoundedRegex] = {}
 
 
 def _f_code_checks(ctx: EvalContext, node: Builtin, a: list[Any]) -> Any:
@@ -364,18 +364,17 @@ def _f_code_checks(ctx: EvalContext, node: Builtin, a: list[Any]) -> Any:
         from packlint.codebase.startup_checks import _short
 
         return Unk(f"{_short(p['file'])}:{p['line']} {p['what']}", "unknown")
-    pat = _PATTERN_MEMO.get(a[0])
-    if pat is None:
-        pat = _PATTERN_MEMO[a[0]] = re.compile(a[0])
+    pat = _PATTERN_MEMO.setdefault(a[0], BoundedRegex(a[0]))  # the rule's pattern: bounded (regex_guard)
     exclude = None
     if len(a) > 1 and a[1]:
         if _is_unk(a[1]):
             return a[1]
-        exclude = _PATTERN_MEMO.get(a[1])
-        if exclude is None:
-            exclude = _PATTERN_MEMO[a[1]] = re.compile(a[1])
+        exclude = _PATTERN_MEMO.setdefault(a[1], BoundedRegex(a[1]))
     data = view["startup"]
-    matching = _matching_checks(data, pat, exclude)
+    try:
+        matching = _matching_checks(data, pat, exclude)
+    except Undecided as exc:
+        return Unk(f"the code's checks: {exc}", "unknown")
     if not matching:
         return False
     if view["skipped"] is not None:
@@ -422,7 +421,7 @@ def _no_validation(ctx: EvalContext) -> Any:
     return "megatron" in (facts.unresolved_imports or []) or bool(facts.skipped)
 
 
-def _matching_checks(data: dict[str, Any], pat: re.Pattern[str], exclude: re.Pattern[str] | None = None) -> list[str]:
+def _matching_checks(data: dict[str, Any], pat: BoundedRegex, exclude: BoundedRegex | None = None) -> list[str]:
     """The ids of the checks (and assignments) the pattern matches; with `exclude`, a check inside an
     `if` branch whose condition (`TEST`, or `not (TEST)` for the else branch) the pattern matches is left
     out: it stands for a case the rule does not model (PK308's even split vs an interleaved-only check)."""

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from packlint.conditions.tree import STR, Builtin, EvalContext, Function, Unk
+from packlint.regex import Undecided
 
 MAX_SUBJECT = 4096  # a longer value is undecided (no regex over megabytes of a computed word)
 
@@ -26,7 +27,10 @@ def _f_match_group(ctx: EvalContext, node: Builtin, a: list[Any]) -> Any:
         return v
     if len(v) > MAX_SUBJECT:
         return Unk(f"the value is longer than {MAX_SUBJECT} characters", "unknown")
-    m = node.static.compiled.search(v)
+    try:
+        m = node.static.search(v)
+    except Undecided as exc:
+        return Unk(str(exc), "unknown")
     if m is None or m.group(1) is None:
         return Unk(f"the value does not match {node.static.pattern!r}", "absent")
     return m.group(1)
