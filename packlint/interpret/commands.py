@@ -371,8 +371,9 @@ def call_function(
             span,
         )
         return [world]
-    saved_positional = world.positional
+    saved_positional, saved_script_args = world.positional, world.script_args
     world.positional = list(args)
+    world.script_args = False
     saved_prefix = {}
     for k, v in prefix_env.items():
         saved_prefix[k] = world.vars.get(k)
@@ -397,7 +398,7 @@ def call_function(
                 w.vars.pop(k, None)
             else:
                 w.vars[k] = old
-        w.positional = saved_positional
+        w.positional, w.script_args = saved_positional, saved_script_args
         if w.flow == "return":
             w.flow = None
     return interp.merge(out)

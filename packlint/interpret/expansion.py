@@ -43,28 +43,38 @@ def expand_fields(interp: Interpreter, node: Node, world: World, ps: ParsedScrip
 
 
 def group_pieces(interp: Interpreter, group: list[Node], world: World, ps: ParsedScript) -> list[Piece]:
-    """Pieces of a word tree-sitter-bash split in two (`$D/$T.log` -> `$D/$` + `T.log`): the
-    trailing `$` and the next word's leading name are put back together as `$T`."""
+    """Pieces of a word tree-sitter-bash split in two (`$D/$T.log` -> `$D/$` + `T.log`, or in three
+    and more: `$D/$S/$NAME` -> `$D/$` + `S/$NAME`): each trailing `$` and the next part's leading name
+    are put back together as `$T`, and the rest of every part is expanded as usual."""
     pieces: list[Piece] = []
+    last = len(group) - 1
     for k, node in enumerate(group):
-        if k < len(group) - 1:
-            for c in node.children[:-1]:
-                pieces.extend(word_pieces(interp, c, world, ps, quoted=False))
-            continue
-        if k == 0:
+        if k == 0 and last == 0:
             return word_pieces(interp, node, world, ps, quoted=False)
-        text = text_of(node)
-        m = re.match(r"[A-Za-z_]\w*|[0-9@*#?$!-]", text)
-        span = ps.source.span(node)
-        if m is None:
-            pieces.append(Piece("$" + unescape_unquoted(text), span=span))
-            continue
-        pieces.extend(parameters.param(interp, m.group(0), None, world, False, span, ps))
-        rest = text[m.end() :]
-        if "$" in rest or "`" in rest:
-            pieces.append(Piece(None, span=span, reason=f"could not analyse `{text}`"))
-        elif rest:
-            pieces.append(Piece(unescape_unquoted(rest), span=span))
+        children = list(node.children) if node.type == "concatenation" else [node]
+        if k < last:
+            children = children[:-1]  # the bare `$`: glued to the next part's name
+        for j, c in enumerate(children):
+            if k > 0 and j == 0:
+                pieces.extend(_glued_name(interp, c, world, ps))
+            else:
+                pieces.extend(word_pieces(interp, c, world, ps, quoted=False))
+    return pieces
+
+
+def _glued_name(interp: Interpreter, node: Node, world: World, ps: ParsedScript) -> list[Piece]:
+    """The word right after a split-off `$`: its leading name is the parameter (`S/` -> `$S` + `/`)."""
+    text = text_of(node)
+    span = ps.source.span(node)
+    m = re.match(r"[A-Za-z_]\w*|[0-9@*#?$!-]", text) if node.type == "word" else None
+    if m is None:
+        return [Piece("$" + unescape_unquoted(text), span=span)]
+    pieces = parameters.param(interp, m.group(0), None, world, False, span, ps)
+    rest = text[m.end() :]
+    if "$" in rest or "`" in rest:
+        pieces.append(Piece(None, span=span, reason=f"could not analyse `{text}`"))
+    elif rest:
+        pieces.append(Piece(unescape_unquoted(rest), span=span))
     return pieces
 
 

@@ -82,11 +82,19 @@ def glued_groups(nodes: list[Node]) -> list[list[Node]]:
     """Group a word that tree-sitter-bash split after a bare `$` with the word right after it."""
     groups: list[list[Node]] = []
     for n in nodes:
-        if groups and ends_with_dollar(groups[-1][-1]) and n.type == "word" and n.start_byte == groups[-1][-1].end_byte:
+        if groups and ends_with_dollar(groups[-1][-1]) and _glues(n) and n.start_byte == groups[-1][-1].end_byte:
             groups[-1].append(n)
         else:
             groups.append([n])
     return groups
+
+
+def _glues(node: Node) -> bool:
+    """A node that can carry the name of a `$` split from it: a word (`T.log`), or a concatenation
+    that starts with one (`$D/$S/$NAME` -> `$D/$` + `S/$NAME`: the second part is a concatenation)."""
+    if node.type == "word":
+        return True
+    return node.type == "concatenation" and node.child_count > 0 and node.children[0].type == "word"
 
 
 def function_nodes(node: Node) -> list[Node]:
