@@ -53,6 +53,8 @@ def from_origin(origin: str | None) -> Premise | None:
         return (kind, because)
     if sep and kind == "unset":  # a variable the script never sets, read as empty (interpret.parameters)
         return (ASSUMED, f"${because} is unset: the script never sets it")
+    if sep and kind == "cluster-default":  # `${SLURM_NNODES:-1}`: the fallback of a cluster variable
+        return (MACHINE, f"${because} is the cluster's: the script's fallback is taken")
     return None
 
 
