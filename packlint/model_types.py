@@ -136,6 +136,7 @@ class ConfigFileJSON(TypedDict, total=False):
     unknown: str
     error: str
     error_at: LocationJSON
+    evidence: EvidenceJSON
 
 
 class StackVersionJSON(TypedDict, total=False):

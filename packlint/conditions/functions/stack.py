@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, cast
 
+from packlint import evidence
 from packlint.conditions.tree import BOOL, STR, Builtin, EvalContext, Function, Unk
 from packlint.model_view import config_files, launchers, variant_config
 
@@ -87,6 +88,8 @@ def _bad_file(ctx: EvalContext, kind: str) -> ConfigFileJSON | None:
 
 def _f_config_file_missing(ctx: EvalContext, node: Builtin, a: list[Any]) -> Any:
     f = _bad_file(ctx, "missing")
+    if f is not None and "evidence" in f:  # (a file the machine may hold: packlint.configs.elsewhere)
+        evidence.record(ctx, f)
     return "" if f is None else f["path"]
 
 
