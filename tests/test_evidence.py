@@ -136,11 +136,15 @@ def test_three_expansion_word_is_one_word(capsys, tmp_path):
         D=d
         S=sp
         NAME=$2
-        python train.py --a $D/$S/$NAME --b $D/$S/$NAME/x --c $D/$S --d x$D/$S/${NAME}y
+        OUT=./eval/$S/$D/merge.jsonl
+        ALL=a/$S/$D/$NAME/z
+        python train.py --a $D/$S/$NAME --b $D/$S/$NAME/x --c $D/$S --d x$D/$S/${NAME}y --e $OUT --f $ALL
         """,
     )
     flags = model["launches"][0]["flags"]
-    assert [flags[k][0]["value"] for k in ("--a", "--b", "--c", "--d")] == ["d/sp/", "d/sp//x", "d/sp", "xd/sp/y"]
+    got = [flags[k][0]["value"] for k in ("--a", "--b", "--c", "--d", "--e", "--f")]
+    # (bash: the same words; an assignment's value split the same way: BAAI-DCAI/Bunny script/eval/full/gqa.sh)
+    assert got == ["d/sp/", "d/sp//x", "d/sp", "xd/sp/y", "./eval/sp/d/merge.jsonl", "a/sp/d//z"]
     assert flags["--a"][0]["evidence"]["kind"] == "assumed"
 
 

@@ -53,7 +53,7 @@ def exec_command(
         and words
         and ends_with_dollar(prefix[-1].child_by_field_name("value"))
         and words[0].start_byte == prefix[-1].end_byte
-        and words[0].type in ("word", "command_name")
+        and words[0].type in ("word", "command_name", "concatenation")
     ):
         # `A=$D/$T.log` read by tree-sitter as `A=$D/$` + command `T.log`
         glue_tail = words.pop(0)

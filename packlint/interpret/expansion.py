@@ -51,6 +51,8 @@ def group_pieces(interp: Interpreter, group: list[Node], world: World, ps: Parse
     for k, node in enumerate(group):
         if k == 0 and last == 0:
             return word_pieces(interp, node, world, ps, quoted=False)
+        if node.type == "command_name" and node.named_children:  # (`A=$D/$` + the command `T.log`)
+            node = node.named_children[0]
         children = list(node.children) if node.type == "concatenation" else [node]
         if k < last:
             children = children[:-1]  # the bare `$`: glued to the next part's name
