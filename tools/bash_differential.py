@@ -25,10 +25,35 @@ import sys
 import tempfile
 
 # the launchers packlint models, replaced by the logging stub (bash itself is not: `bash -c` must run)
-STUBBED = (
-    "python python3 torchrun deepspeed accelerate srun sbatch salloc mpirun mpiexec llamafactory-cli trl swift "
-    "axolotl xtuner ray horovodrun composer tune litgpt nemo-run uv pip pip3 conda nvidia-smi scontrol"
-).split()
+STUBBED = [
+    "python",
+    "python3",
+    "torchrun",
+    "deepspeed",
+    "accelerate",
+    "srun",
+    "sbatch",
+    "salloc",
+    "mpirun",
+    "mpiexec",
+    "llamafactory-cli",
+    "trl",
+    "swift",
+    "axolotl",
+    "xtuner",
+    "ray",
+    "horovodrun",
+    "composer",
+    "tune",
+    "litgpt",
+    "nemo-run",
+    "uv",
+    "pip",
+    "pip3",
+    "conda",
+    "nvidia-smi",
+    "scontrol",
+]
 STUB = """#!/bin/bash
 n="$PL_LOG/$(date +%s%N).$$"
 printf '%s\\0' "$(basename "$0")" "$@" > "$n.argv"
