@@ -225,3 +225,25 @@ def test_packlint_limits_are_infos(capsys, tmp_path):
     script = f'L="{loops}"\nfor a in $L; do for b in $L; do for c in $L; do : "$a$b$c"; done; done; done\n'
     found = check(capsys, tmp_path, script + "torchrun train.py --micro-batch-size 1\n", "--select", "PK902")
     assert [(f["code"], f["severity"]) for f in found] == [("PK902", "info")]
+
+
+def test_bash_differential_findings(capsys, tmp_path):
+    """Disagreements the bash differential found (tools/bash_differential.py), fixed in the mechanism:
+    `export A=$X--$Y--$Z` split by tree-sitter after a `$` (LLaVA-VL/LLaVA-NeXT scripts/archived), and
+    `$(( ${WORLD_SIZE} / 8 ))` with the variable empty, which bash does not read as 0
+    (alibaba/Pai-Megatron-Patch toolkits/auto_configurator/run_auto_config.sh)."""
+    model = inspect(
+        capsys,
+        tmp_path,
+        """\
+        P=proj
+        M=vicuna
+        export WANDB_NAME=$P--$M--$D
+        NNODES=$(( ${WORLD_SIZE} / 8 ))
+        GPUS=$(( 16 / 8 ))
+        python train.py --nnodes "$NNODES" --gpus $GPUS
+        """,
+    )
+    launch = model["launches"][0]
+    assert launch["env"]["WANDB_NAME"]["value"] == "proj--vicuna--"
+    assert "unknown" in launch["flags"]["--nnodes"][0] and launch["flags"]["--gpus"][0]["value"] == "2"

@@ -56,8 +56,8 @@ STUBBED = [
 ]
 STUB = """#!/bin/bash
 n="$PL_LOG/$(date +%s%N).$$"
-printf '%s\\0' "$(basename "$0")" "$@" > "$n.argv"
-env -0 > "$n.env"
+env -0 > "$n.env.part" && mv "$n.env.part" "$n.env"
+printf '%s\\0' "$(basename "$0")" "$@" > "$n.argv.part" && mv "$n.argv.part" "$n.argv"
 exit 0
 """
 PATTERNS = ("**/*.sh", "**/*.slurm", "**/*.sbatch", "**/*.bash")
@@ -120,6 +120,8 @@ def bash_run(checkout: str, script: str, stubs: str) -> list[tuple[list[str], di
                 argv = [w.decode("utf-8", "replace") for w in fh.read().split(b"\0")[:-1]]
             env: dict[str, str] = {}
             env_file = argv_file[: -len(".argv")] + ".env"
+            if not os.path.exists(env_file):
+                continue  # (a stub killed before it logged: bash ended while it ran in the background)
             if os.path.exists(env_file):
                 with open(env_file, "rb") as fh:
                     for item in fh.read().split(b"\0"):
