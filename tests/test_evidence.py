@@ -247,3 +247,10 @@ def test_bash_differential_findings(capsys, tmp_path):
     launch = model["launches"][0]
     assert launch["env"]["WANDB_NAME"]["value"] == "proj--vicuna--"
     assert "unknown" in launch["flags"]["--nnodes"][0] and launch["flags"]["--gpus"][0]["value"] == "2"
+
+
+def test_an_escaped_blank_before_a_comment_is_a_word(capsys, tmp_path):
+    """verl examples/ppo_trainer/run_deepseek7b_llm_pfppo.sh: `reweight_method=pow \\  # [...]` ends the
+    command with the word ` ` (bash), which tree-sitter-bash leaves out (the bash differential found it)."""
+    model = inspect(capsys, tmp_path, "python3 -m verl.trainer.main_ppo a=1 \\  # note\n    b=2\n")
+    assert model["launches"][0]["command"] == ["python3", "-m", "verl.trainer.main_ppo", "a=1", " "]

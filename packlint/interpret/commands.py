@@ -80,6 +80,7 @@ def exec_command(
         if len(fields) > MAX_WORDS:
             break
     span = ps.source.span(node) if first is items[0] else ps.source.span_of_points(first.start_point, node.end_point)
+    fields.extend(_escaped_blanks_after(node, ps))
     fields = capped_words(fields, span)
     prefix_env: dict[str, Variable] = {}
     for n, a in enumerate(prefix):
@@ -439,3 +440,13 @@ def record_launch(
 
 
 _NEWLINE = re.compile(rb"(?<!\\)\n")
+# `key=v \  # note`: an escaped blank after the last word, before a comment or the line's end, is a word
+# of its own in bash (` `); tree-sitter-bash leaves it out of the command (verl's run_deepseek7b_llm_pfppo.sh)
+_ESCAPED_BLANKS = re.compile(rb"[ \t]+((?:\\[ \t])+)(?=[ \t]*(?:#|\n|$))")
+
+
+def _escaped_blanks_after(node: Node, ps: ParsedScript) -> list[Value]:
+    m = _ESCAPED_BLANKS.match(ps.source.data, node.end_byte)
+    if m is None:
+        return []
+    return [Known(m.group(1).decode()[1::2], ps.source.span(node))]
