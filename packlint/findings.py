@@ -67,7 +67,9 @@ class FixPlan:
 @record(eq=True)
 class Finding:
     """One reported problem. `severity`: error | warning | info; `certainty`: certain | possible;
-    `when`: for a possible finding, the branch decisions that trigger it; `fix`: a FixPlan or None."""
+    `when`: for a possible finding, the branch decisions that trigger it; `fix`: a FixPlan or None;
+    `evidence`: what it stands on (checkout | assumed | machine, packlint.evidence) and `premises`:
+    the assumptions and machine dependences among what its condition read, as (kind, because)."""
 
     code: str
     name: str
@@ -79,6 +81,8 @@ class Finding:
     when: tuple[str, ...] = ()
     help: str | None = None
     fix: FixPlan | None = None
+    evidence: str = "checkout"
+    premises: tuple[tuple[str, str], ...] = ()
 
     def replace(self, **changes: object) -> Finding:
         """A copy with some fields changed."""
@@ -109,6 +113,8 @@ class Finding:
             "certainty": self.certainty,
             "when": list(self.when),
             "help": self.help,
+            "evidence": self.evidence,
+            "premises": [{"kind": k, "because": b} for k, b in self.premises],
         }
 
 

@@ -12,6 +12,7 @@ import os
 import re
 from typing import Any
 
+from packlint import evidence
 from packlint import launchers as L
 from packlint.interpret import Diagnostic, LaunchInstance, interpret_file
 from packlint.launchers.processes import JSONSpan, env_layout
@@ -57,6 +58,9 @@ class FlagOccurrence:
             d["source"] = "caller"  # passed in through the script's arguments ("$@", "$1" ...)
         vspan = self.args[0].span if len(self.args) == 1 else None
         d["value_location"] = vspan.to_json() if vspan is not None and vspan != self.span else None
+        premise = evidence.of_values(self.args) if unknown is None else None
+        if premise is not None:
+            d["evidence"] = evidence.to_json(premise)
         return d
 
 
@@ -170,6 +174,9 @@ def _env_entry(name: str, var: Variable) -> dict:
     d["value_location"] = vspan.to_json() if vspan is not None and vspan != var.assigned_at else None
     if var.exported_at is not None and var.exported_at != var.assigned_at:
         d["exported_at"] = var.exported_at.to_json()
+    premise = evidence.from_origin(v.origin) if isinstance(v, Known) else None
+    if premise is not None:
+        d["evidence"] = evidence.to_json(premise)
     return d
 
 

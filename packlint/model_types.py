@@ -36,6 +36,18 @@ class UnknownJSON(TypedDict):
     caller: NotRequired[bool]
 
 
+class EvidenceJSON(TypedDict):
+    """EVIDENCE (packlint.evidence): how a value is known when not from the checkout alone: `assumed`
+    (packlint took something to be so: `because` names the assumption, e.g. "the script run without
+    arguments, so $2 is unset") or `machine` (it depends on the machine the script runs on: a PATH
+    lookup, a cluster variable, a file made at set-up). An entry without it is known from the checkout
+    (its location says where). A finding lists the evidence of what its condition read as its
+    `premises` (`packlint check --format json`), and its severity is capped by them."""
+
+    kind: Literal["assumed", "machine"]
+    because: str
+
+
 class EnvEntryJSON(TypedDict, total=False):
     """ENV_ENTRY: a variable the launch inherits (or a shell variable); `values`/`alternatives` when
     it differs between variants."""
@@ -55,6 +67,7 @@ class EnvEntryJSON(TypedDict, total=False):
     values: list[Any]
     alternatives: list[dict[str, Any]]
     when: list[str]
+    evidence: EvidenceJSON
 
 
 class FlagEntryJSON(TypedDict, total=False):
@@ -72,6 +85,7 @@ class FlagEntryJSON(TypedDict, total=False):
     values: list[Any]
     alternatives: list[dict[str, Any]]
     when: list[str]
+    evidence: EvidenceJSON
 
 
 class SizeJSON(TypedDict, total=False):
@@ -129,6 +143,7 @@ class ConfigFileJSON(TypedDict, total=False):
     foreign: bool  # outside the checkout, read because of --allow-outside
     error: str
     error_at: LocationJSON
+    evidence: EvidenceJSON
 
 
 class StackVersionJSON(TypedDict, total=False):
@@ -232,6 +247,7 @@ class DiagnosticJSON(TypedDict, total=False):
     end_line: int
     end_column: int
     related: list[dict[str, Any]]
+    evidence: EvidenceJSON
 
 
 class ScriptModelJSON(TypedDict):

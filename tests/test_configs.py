@@ -210,7 +210,8 @@ def test_versions_field(tmp_path, capsys, versions, installed, fires, suffix):
     assert bool(found) == fires
     if fires:
         assert found[0]["path"].endswith("sft.yaml")
-        assert ("(assumed " + versions + ": the installed version is unknown)" in found[0]["message"]) == suffix
+        assert ("(assuming " + versions + ": the installed version is unknown)" in found[0]["message"]) == suffix
+        assert (found[0]["evidence"] == "assumed") == suffix
 
 
 def test_stack_version_sources(tmp_path, monkeypatch):

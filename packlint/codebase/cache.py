@@ -19,7 +19,8 @@ import json
 import os
 from typing import Any
 
-CACHE_VERSION = 4  # 2: FlagSchema.kind; 3: CodeFacts.startup (the startup checks); 4: FlagSchema.positionals
+# 2: FlagSchema.kind; 3: CodeFacts.startup (the startup checks); 4: FlagSchema.positionals; 5: .positional_room
+CACHE_VERSION = 5
 
 
 def cache_dir(explicit: str | None = None) -> str | None:

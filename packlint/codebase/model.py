@@ -140,6 +140,7 @@ class FlagSchema:
     notes: list[str] = factory(list)
     kind: str = "argparse"
     positionals: bool = False  # the parser defines positional arguments (serialised only when true)
+    positional_room: int = 0  # the most words its positionals take (`nargs`); -1: any number (`*`, REMAINDER)
 
     def specs(self) -> list[FlagSpec]:
         """Each distinct flag once, in definition order."""
@@ -186,7 +187,7 @@ class FlagSchema:
             "kind": self.kind,
             "flag_count": len(specs),
             "flags": [s.to_json() for s in specs],
-            **({"positionals": True} if self.positionals else {}),
+            **({"positionals": True, "positional_room": self.positional_room} if self.positionals else {}),
         }
 
     @classmethod
@@ -206,6 +207,7 @@ class FlagSchema:
             list(d.get("notes", [])),
             d.get("kind", "argparse"),
             bool(d.get("positionals", False)),
+            int(d.get("positional_room", -1 if d.get("positionals") else 0)),
         )
 
 

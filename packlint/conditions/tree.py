@@ -104,7 +104,9 @@ class PredicateCall(Expr):
             key = ("predicate", self.name)
             memo = ctx.memo
             if key not in memo:
-                memo[key] = self.body.expr.eval(ctx)
+                return _memoised(ctx, key, self.body.expr)
+            if ctx.memo_premises:
+                ctx.premises.extend(ctx.memo_premises.get(key, ()))
             return memo[key]
         values = [a.eval(ctx) for a in self.args]
         saved = ctx.bindings
@@ -113,6 +115,16 @@ class PredicateCall(Expr):
             return self.body.expr.eval(ctx)
         finally:
             ctx.bindings = saved
+
+
+def _memoised(ctx: EvalContext, key: tuple[str, str], expr: Expr) -> Any:
+    """Evaluate and memoise a predicate without parameters, keeping the premises it read."""
+    premises = ctx.premises
+    n = len(premises)
+    value = ctx.memo[key] = expr.eval(ctx)
+    if len(premises) > n:
+        ctx.memo_premises[key] = premises[n:]
+    return value
 
 
 class PredicateBody:
@@ -158,7 +170,13 @@ class Builtin(Expr):
         memo = ctx.memo
         value = memo.get(key, _UNSET)
         if value is _UNSET:
+            premises = ctx.premises
+            n = len(premises)
             value = memo[key] = FUNCTIONS[self.func].impl(ctx, self, [a.eval(ctx) for a in self.args])
+            if len(premises) > n:  # (the premises it read come back with the memoised value)
+                ctx.memo_premises[key] = premises[n:]
+        elif ctx.memo_premises:
+            ctx.premises.extend(ctx.memo_premises.get(key, ()))
         return value
 
 
@@ -198,11 +216,16 @@ class _Logical(Expr):
         self.type = BOOL
 
     def eval(self, ctx: EvalContext) -> Any:
+        premises = ctx.premises
+        n = len(premises)
         a = self.left.eval(ctx)
         if a is self.decisive:
             return a
+        m = len(premises)
         b = self.right.eval(ctx)
         if b is self.decisive:
+            if m > n:  # the left side did not decide: what it read is no premise of the result
+                del premises[n:m]
             return b
         if a is (not self.decisive) and b is (not self.decisive):
             return a
@@ -320,7 +343,18 @@ class EvalContext:
     """What an expression reads: one variant of one launch (or only the script, for script rules, whose
     launch and variant are empty dicts), typed as packlint.model_types declares them."""
 
-    __slots__ = ("model", "launch", "variant", "bindings", "item", "_bash_rejects", "_code", "memo")
+    __slots__ = (
+        "model",
+        "launch",
+        "variant",
+        "bindings",
+        "item",
+        "_bash_rejects",
+        "_code",
+        "memo",
+        "premises",
+        "memo_premises",
+    )
 
     def __init__(
         self,
@@ -339,6 +373,10 @@ class EvalContext:
         self._code = code  # (launch, variant) -> packlint.codebase.CodeFacts | None, memoised by the caller
         # what depends only on (launch, variant), computed once for all the rules that ask
         self.memo: dict[Any, Any] = {}  # (keys: a name, or a tuple for calls and predicates)
+        # what the values read so far stand on besides the checkout (packlint.evidence): the engine
+        # empties it before each condition and reads it when the condition fires
+        self.premises: list[tuple[str, str]] = []
+        self.memo_premises: dict[Any, list[tuple[str, str]]] = {}  # memo key -> the premises it read
 
     def code_facts(self) -> Any:
         """The facts about the code this launch runs (packlint.codebase.model.CodeFacts), or None when

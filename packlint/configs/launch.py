@@ -251,6 +251,7 @@ def _read_into(cfg, section, how, word, occ, fmt, dialect, dirs, target: dict, i
             incomplete.append(record["unknown"])
             return
         record["missing"] = True
+        _note_machine(record, path_text, dirs)
         incomplete.append(f"the config file {path_text} was not found")
         return
     shown = _shown(found)
@@ -390,3 +391,13 @@ def _read_nested(cfg: dict, sec: str, s: dict, dirs: list[str], dialect: str) ->
     _read_into(cfg, sec, "nested", word, None, None, dialect, dirs, target, sub, sec)
     if sub:
         cfg.setdefault("unknown_sections", {})[sec] = "; ".join(sub)
+
+
+def _note_machine(record: dict[str, Any], path_text: str, dirs: list[str]) -> None:
+    """A missing file the machine may hold (packlint.configs.elsewhere): its evidence, for PK601's cap."""
+    from packlint.configs.elsewhere import missing_premise
+    from packlint.evidence import to_json
+
+    premise = missing_premise(path_text, dirs)
+    if premise is not None:
+        record["evidence"] = to_json(premise)

@@ -6,6 +6,7 @@ by the file's keys; the launch is a one-line script that names the file, analyse
 from __future__ import annotations
 
 import os
+import re
 import shlex
 from typing import Any
 
@@ -15,7 +16,7 @@ CONFIG_SUFFIXES = (".yaml", ".yml", ".json", ".toml")
 COMMANDS = {
     "llamafactory": "llamafactory-cli train NAME",
     "axolotl": "axolotl train NAME",
-    "trl": "trl sft --config NAME",
+    "trl": "trl TRAINER --config NAME",
     "swift": "swift sft NAME",
     "deepspeed": "deepspeed train.py --deepspeed --deepspeed_config NAME",
     "torchtitan": "torchrun -m torchtitan.train --job.config_file NAME",
@@ -68,6 +69,8 @@ def launch_for(path: str) -> tuple[bytes, str] | None:
         if stack is None:
             return None
     command = COMMANDS[stack].replace("NAME", shlex.quote(os.path.basename(path)))
+    if stack == "trl":  # the trainer the file configures: its name or keys say (a DPO recipe is no SFT one)
+        command = command.replace("TRAINER", trl_trainer(path, root.plain() if root is not None else None))
     return (command + "\n").encode(), stack
 
 
@@ -134,6 +137,31 @@ def is_stack_config(path: str) -> bool:
     if err is not None or root is None:
         return False
     return recognise(root.plain(), fmt) is not None
+
+
+# keys only one TRL trainer's config has (trl/trainer/*_config.py), and the trainers by name
+_TRL_KEYS = {
+    "dpo": {"max_prompt_length", "precompute_ref_log_probs", "rpo_alpha", "reference_free", "ref_adapter_name",
+            "ref_model_init_kwargs", "generate_during_eval", "use_weighting", "ld_alpha"},
+    "grpo": {"num_generations", "reward_funcs", "reward_weights", "num_iterations", "epsilon_high"},
+    "kto": {"desirable_weight", "undesirable_weight"},
+    "orpo": set(),
+    "reward": {"center_rewards_coefficient"},
+}  # fmt: skip
+_TRL_NAMED = re.compile(r"(?:^|[/_.\-])(dpo|grpo|kto|orpo|rloo|ppo|reward)(?:[/_.\-]|$)", re.I)
+
+
+def trl_trainer(path: str, d: Any) -> str:
+    """The TRL command a config file is for: the trainer its path names (`recipes/x/dpo/config.yaml`),
+    else the one whose own keys it sets, else `sft`."""
+    named = _TRL_NAMED.search(path.replace(os.sep, "/"))
+    if named is not None:
+        return named.group(1).lower()
+    keys = set(d) if isinstance(d, dict) else set()
+    for trainer, own in _TRL_KEYS.items():
+        if keys & own:
+            return trainer
+    return "sft"
 
 
 def recognise_text(path: str, text: str) -> bool:

@@ -56,6 +56,10 @@ def arith_at(interp: Interpreter, node: Node, world: World, ps: ParsedScript) ->
         v = expansion.expand_joined(interp, node, world, ps)
         if not isinstance(v, Known):
             return Unknown(v.reason)
+        if not v.text.strip() and t != "string":
+            # `$(( ${WORLD_SIZE} / 8 ))` with the variable empty: bash reads `/ 8` (a syntax error, or
+            # another expression: `$E + 1` is `+ 1`), never 0 in its place
+            return Unknown(f"{snippet(node)} is empty: bash reads the expression without it")
         return to_int(v.text, world)
     if t == "parenthesized_expression":
         kids = node.named_children

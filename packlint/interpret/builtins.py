@@ -30,9 +30,11 @@ def builtin_set(
     for i, a in enumerate(args):
         if isinstance(a, Known) and a.text == "--":
             world.positional = list(args[i + 1 :])
+            world.script_args = False
             return [world]
     if args and isinstance(args[0], Known) and not args[0].text.startswith(("-", "+")):
         world.positional = list(args)
+        world.script_args = False
     return [world]
 
 

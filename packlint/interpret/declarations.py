@@ -6,7 +6,7 @@ import re
 from typing import TYPE_CHECKING
 
 from packlint.interpret import assignment, builtins, expansion
-from packlint.interpret.syntax import bytes_of, is_option, name_of, text_of
+from packlint.interpret.syntax import bytes_of, ends_with_dollar, is_option, name_of, text_of
 from packlint.interpret.world import World
 from packlint.parse import ParsedScript
 from packlint.records import record
@@ -84,11 +84,18 @@ def exec_declaration(interp: Interpreter, node: Node, world: World, ps: ParsedSc
         return [world]
     if any(o.startswith("-") and "i" in o for o in options):
         mark_integer(node, world, ps)
-    for c in node.named_children:
+    children = list(node.named_children)
+    glued: set[int] = set()
+    for i, c in enumerate(children):
+        if i in glued:
+            continue
         if c.type == "variable_assignment":
             export = flags.export and not flags.unexport
+            tail = _glue_tail(c, children[i + 1] if i + 1 < len(children) else None)
+            if tail is not None:
+                glued.add(i + 1)
             name = assignment.assign(
-                interp, c, world, ps, export=export, local=flags.local, force_array=flags.force_array
+                interp, c, world, ps, export=export, local=flags.local, force_array=flags.force_array, glue_tail=tail
             )
             if name is not None:
                 var = world.vars[name]
@@ -99,6 +106,15 @@ def exec_declaration(interp: Interpreter, node: Node, world: World, ps: ParsedSc
         elif c.type in ("variable_name", "word") and not is_option(c):
             declare_name(interp, c, flags, world, ps)
     return [world]
+
+
+def _glue_tail(assignment_node: Node, nxt: Node | None) -> Node | None:
+    """`export A=$X--$Y`: tree-sitter-bash splits the value after the second `$` (`A=$X--$` + `Y`);
+    the next word, glued to it, is the rest of the value (interpret.commands does the same for `A=...`)."""
+    value = assignment_node.child_by_field_name("value")
+    if nxt is None or nxt.start_byte != assignment_node.end_byte or nxt.type not in ("word", "concatenation"):
+        return None
+    return nxt if ends_with_dollar(value) else None
 
 
 # Words whose expansion gives the names declared (`export $gate=1`).

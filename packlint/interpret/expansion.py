@@ -43,36 +43,40 @@ def expand_fields(interp: Interpreter, node: Node, world: World, ps: ParsedScrip
 
 
 def group_pieces(interp: Interpreter, group: list[Node], world: World, ps: ParsedScript) -> list[Piece]:
-    """Pieces of a word tree-sitter-bash split in parts (`$D/$T.log` -> `$D/$` + `T.log`; `$P-$M-$D` ->
-    `$P-$` + `M-$D`): each trailing `$` and the next part's leading name are put back together as `$M`."""
+    """Pieces of a word tree-sitter-bash split in two (`$D/$T.log` -> `$D/$` + `T.log`, or in three
+    and more: `$D/$S/$NAME` -> `$D/$` + `S/$NAME`): each trailing `$` and the next part's leading name
+    are put back together as `$T`, and the rest of every part is expanded as usual."""
     pieces: list[Piece] = []
+    last = len(group) - 1
     for k, node in enumerate(group):
-        if node.type == "command_name" and node.named_child_count == 1:  # `A=$P-$M-$D`: `A=$P-$` + `M-$D`
+        if k == 0 and last == 0:
+            return word_pieces(interp, node, world, ps, quoted=False)
+        if node.type == "command_name" and node.named_children:  # (`A=$D/$` + the command `T.log`)
             node = node.named_children[0]
         children = list(node.children) if node.type == "concatenation" else [node]
-        if k < len(group) - 1:
-            children = children[:-1]  # the bare `$` the next part completes
-        if k == 0:
-            if len(group) == 1:
-                return word_pieces(interp, node, world, ps, quoted=False)
-            for c in children:
+        if k < last:
+            children = children[:-1]  # the bare `$`: glued to the next part's name
+        for j, c in enumerate(children):
+            if k > 0 and j == 0:
+                pieces.extend(_glued_name(interp, c, world, ps))
+            else:
                 pieces.extend(word_pieces(interp, c, world, ps, quoted=False))
-            continue
-        head, rest_nodes = children[0], children[1:]
-        text = text_of(head)
-        m = re.match(r"[A-Za-z_]\w*|[0-9@*#?$!-]", text)
-        span = ps.source.span(head)
-        if m is None:
-            pieces.append(Piece("$" + unescape_unquoted(text), span=span))
-        else:
-            pieces.extend(parameters.param(interp, m.group(0), None, world, False, span, ps))
-            rest = text[m.end() :]
-            if "$" in rest or "`" in rest:
-                pieces.append(Piece(None, span=span, reason=f"could not analyse `{text}`"))
-            elif rest:
-                pieces.append(Piece(unescape_unquoted(rest), span=span))
-        for c in rest_nodes:
-            pieces.extend(word_pieces(interp, c, world, ps, quoted=False))
+    return pieces
+
+
+def _glued_name(interp: Interpreter, node: Node, world: World, ps: ParsedScript) -> list[Piece]:
+    """The word right after a split-off `$`: its leading name is the parameter (`S/` -> `$S` + `/`)."""
+    text = text_of(node)
+    span = ps.source.span(node)
+    m = re.match(r"[A-Za-z_]\w*|[0-9@*#?$!-]", text) if node.type == "word" else None
+    if m is None:
+        return [Piece("$" + unescape_unquoted(text), span=span)]
+    pieces = parameters.param(interp, m.group(0), None, world, False, span, ps)
+    rest = text[m.end() :]
+    if "$" in rest or "`" in rest:
+        pieces.append(Piece(None, span=span, reason=f"could not analyse `{text}`"))
+    elif rest:
+        pieces.append(Piece(unescape_unquoted(rest), span=span))
     return pieces
 
 

@@ -51,6 +51,7 @@ def submitted_world(
     child.functions = {}
     child.locals_stack = []
     child.positional = []
+    child.script_args = False
     child.flow = None
     return child
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
+from packlint import evidence
 from packlint import launchers as L
 from packlint.interpret import arithmetic, expansion, guards, sourcing
 from packlint.interpret.bash_tables import BASH_DYNAMIC
@@ -139,6 +140,9 @@ def default_pieces(
     if not is_set and L.CLUSTER_VARIABLE.match(name):
         # `${SLURM_NNODES:-1}`: on the cluster the variable is set; the fallback is a guess
         default = [cluster_fallback(p, name) for p in default]
+    elif not is_set and (origin := no_argument(interp, name, world)) is not None:
+        # `${2:-default}`: the default holds only when the caller passes no such argument
+        default = [assumed_piece(p, origin) for p in default]
     if op in (":=", "="):
         joined = join_pieces(default, span)
         exported = (world.vars.get(name) or Variable()).exported
@@ -311,6 +315,8 @@ def raw_expansion(
         if op in (":=", "="):
             interp.set_var(world, var, Variable(Known(operand[0], span), assigned_at=span), span)
         piece = Piece(operand[0], split=not quoted, span=span)
+        if not is_set and (origin := no_argument(interp, var, world)) is not None:
+            return [assumed_piece(piece, origin)]
         return [cluster_fallback(piece, var) if not is_set and L.CLUSTER_VARIABLE.match(var) else piece]
     value = scalar(interp, var, world, span)
     if not isinstance(value, Known):
@@ -393,7 +399,9 @@ def scalar(interp: Interpreter, name: str, world: World, span: Span) -> Value:
         n = int(name)
         if n == 0:
             return Known(world.script, span)
-        return world.positional[n - 1] if n <= len(world.positional) else Known("", span)
+        return (
+            world.positional[n - 1] if n <= len(world.positional) else Known("", span, no_argument(interp, name, world))
+        )
     if name == "#":
         return Known(str(len(world.positional)), span)
     if name in ("?", "$", "!", "-", "_"):
@@ -412,9 +420,27 @@ def scalar(interp: Interpreter, name: str, world: World, span: Span) -> Value:
     if var is None:
         if name in BASH_DYNAMIC:
             return Unknown(f"${name} is set by bash at run time", span)
-        return Known("", span)
+        # empty in a clean environment; the machine's may set it (a path under it is unknown: words.py)
+        return Known("", span, UNSET_PREFIX + name)
     v = var.scalar()
     return v if v is not None else Known("", span)
+
+
+UNSET_PREFIX = "unset:"  # the origin of a variable the script never set (words.py, packlint.evidence)
+
+
+def no_argument(interp: Interpreter, name: str, world: World) -> str | None:
+    """The origin of `$N` taken as missing: the script's own arguments, none given to packlint, are
+    empty only on the assumption that the script runs without arguments (None: known empty)."""
+    if not name.isdigit() or name == "0" or not world.script_args or interp.args:
+        return None
+    return evidence.origin_of(evidence.ASSUMED, f"{evidence.NO_ARGUMENTS}, so ${name} is unset")
+
+
+def assumed_piece(p: Piece, origin: str) -> Piece:
+    if p.text is not None:
+        p.origin = origin
+    return p
 
 
 def scalar_sub(

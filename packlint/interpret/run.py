@@ -182,7 +182,9 @@ class Interpreter:
             self._budgeted.add(key)
             self.budget += len(src.data) // WORK_BYTES
 
-    def diag(self, severity: str, code: str, message: str, span: Span | None) -> None:
+    def diag(
+        self, severity: str, code: str, message: str, span: Span | None, evidence: tuple[str, str] | None = None
+    ) -> None:
         if code in STOP_CODES:  # PK902 once per file: later stops are noted, not reported again
             if self.stop_reported:
                 severity, code = "info", "analysis-limit"
@@ -190,7 +192,7 @@ class Interpreter:
         key = (code, message, span)
         if key not in self._diag_seen:
             self._diag_seen.add(key)
-            self.diagnostics.append(Diagnostic(severity, code, message, span))
+            self.diagnostics.append(Diagnostic(severity, code, message, span, None, evidence))
 
     def exec_block(self, stmts: list[Node], worlds: list[World], ps: ParsedScript) -> list[World]:
         for stmt in stmts:

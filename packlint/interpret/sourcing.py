@@ -6,6 +6,7 @@ import os
 import re
 from typing import TYPE_CHECKING
 
+from packlint import evidence
 from packlint.errors import PacklintError
 from packlint.interpret import nested_code
 from packlint.interpret.limits import MAX_SOURCE_DEPTH
@@ -108,6 +109,25 @@ def missing_in_checkout(interp: Interpreter, text: str, world: World) -> bool:
     return not any(os.path.exists(os.path.join(d, text)) for d in dirs)
 
 
+# files a set-up step makes that a checkout does not hold: a husky hook's helper (`husky install`
+# writes `.husky/_/husky.sh`), a `.env` file of each user's settings
+_MADE_AT_SETUP = re.compile(r"(?:^|/)\.husky/_/[^/]+$|(?:^|/)\.env(?:\.[\w.-]+)?$")
+
+
+def machine_dependence(text: str) -> tuple[str, str] | None:
+    """Why whether a sourced file exists depends on the machine, not the checkout (a premise of
+    packlint.evidence): `source NAME` without a slash is looked up in PATH first (conda's `source
+    activate ENV`), and files made at set-up are absent from any checkout. None: the checkout decides."""
+    if "/" not in text:
+        return (
+            evidence.MACHINE,
+            f"`{text}` has no slash, so bash looks it up in PATH before the current directory",
+        )
+    if _MADE_AT_SETUP.search(text):
+        return (evidence.MACHINE, f"{text} is made at set-up, not kept in a checkout")
+    return None
+
+
 def _caller_dependent(ps: ParsedScript, span: Span, world: World) -> bool:
     """The `source` line names a file from positional arguments the script was not given (PK106 must
     not call the caller's file missing): guards.from_caller_arguments."""
@@ -140,6 +160,7 @@ def source_file(interp: Interpreter, fields: list[Value], world: World, ps: Pars
         return [world]
     path = resolve_path(interp, text, world)
     if path is None:
+        machine = machine_dependence(text)
         if not guessed and not _caller_dependent(ps, span, world) and missing_in_checkout(interp, text, world):
             # PK106: a file of the script's own checkout that is not there, sourced unconditionally
             interp.diag(
@@ -150,6 +171,7 @@ def source_file(interp: Interpreter, fields: list[Value], world: World, ps: Pars
                 "prints 'No such file or directory' and goes on without the settings it makes (under "
                 "`set -e` it stops there)",
                 span,
+                machine,
             )
         interp.diag(
             "warning",
@@ -157,6 +179,7 @@ def source_file(interp: Interpreter, fields: list[Value], world: World, ps: Pars
             f"sourced file not found: {text} (looked beside the script and in the working "
             "directory); settings it makes are not seen",
             span,
+            machine,
         )
         return [world]
     real = interp.realpath(path)
@@ -183,9 +206,10 @@ def source_file(interp: Interpreter, fields: list[Value], world: World, ps: Pars
     except PacklintError as exc:
         interp.diag("warning", "source-unreadable", exc.one_line(), span)
         return [world]
-    saved = world.positional
+    saved, saved_script_args = world.positional, world.script_args
     if len(fields) > 2:
         world.positional = list(fields[2:])
+        world.script_args = False
     saved_frames = len(world.locals_stack)
     interp.source_calls += 1
     try:
@@ -194,7 +218,7 @@ def source_file(interp: Interpreter, fields: list[Value], world: World, ps: Pars
         interp.source_calls -= 1
     for w in out:
         if len(fields) > 2:
-            w.positional = saved
+            w.positional, w.script_args = saved, saved_script_args
         if w.flow == "return" and len(w.locals_stack) == saved_frames:
             w.flow = None
     return interp.merge(out)

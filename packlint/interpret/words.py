@@ -240,6 +240,8 @@ def assemble_fields(pieces: list[Piece], word_span: Span, ifs: str | None = None
                 if p.text:
                     cur.append(p)
                     started = True
+                elif _kept_origin(p.origin):
+                    cur.append(p)  # (empty, no field of its own; what it stands on goes with the word)
                 continue
             offset = 0
             for k, part in enumerate(parts):
@@ -269,7 +271,7 @@ def _field_value(parts: list[Piece], word_span: Span) -> Value:
         if len(text) > MAX_VALUE_CHARS:
             return Unknown("value too long to track", word_span)
         if not text:
-            return Known(text, word_span, None)
+            return Known(text, word_span, one.origin if _kept_origin(one.origin) else None)
         return Known(text, one.span if one.span is not None else word_span, one.origin)
     texts = [p.text for p in parts if p.text is not None]
     if len(texts) != len(parts):
@@ -287,12 +289,42 @@ def _field_value(parts: list[Piece], word_span: Span) -> Value:
         )
     if sum(len(t) for t in texts) > MAX_VALUE_CHARS:  # predicted before joining (`$X$X$X...`)
         return Unknown("value too long to track", word_span)
+    under_unset = _path_under_unset(parts, word_span)
+    if under_unset is not None:
+        return under_unset
     text = "".join(texts)
     nonempty = [p for p in parts if p.text]
     span = nonempty[0].span if len(nonempty) == 1 and nonempty[0].span is not None else word_span
     origins = {p.origin for p in nonempty}
     origin = origins.pop() if len(origins) == 1 else None  # "caller", or "cluster-default:NAME"
+    if origin != "caller" and not _kept_origin(origin):
+        # an assumption made on any part (even an empty one: `d/sp/$NAME` with NAME=$2) holds for the word
+        origin = next((p.origin for p in parts if _kept_origin(p.origin)), origin)
     return Known(text, span, origin)
+
+
+def _kept_origin(origin: str | None) -> bool:
+    """An origin that says how a value is known (packlint.evidence: "assumed:...", "machine:..."), or
+    that it comes from a variable the script never sets ("unset:NAME"), kept through assignments."""
+    return bool(origin) and origin.startswith(("assumed:", "machine:", "unset:"))  # type: ignore[union-attr]
+
+
+def _path_under_unset(parts: list[Piece], word_span: Span) -> Unknown | None:
+    """`$SCRATCH/configs/x.yaml` with $SCRATCH never set by the script: the path is the machine's
+    (a cluster's scratch or work directory), so unknown, never `/configs/x.yaml`. Its known tail is
+    kept (`tail=configs/x.yaml`), as for any partly unknown path."""
+    for i, p in enumerate(parts):
+        if p.text != "" or not p.origin or not p.origin.startswith("unset:"):
+            continue
+        rest = "".join(q.text or "" for q in parts[i + 1 :])
+        if not rest.startswith("/"):
+            continue
+        name = p.origin[len("unset:") :]
+        reason = f"${name} is never set by the script (the machine's or the cluster's variable)"
+        tail = rest.lstrip("/")
+        pieces = tuple((None, reason) if q is p else (q.text, q.reason) for q in parts)
+        return Unknown(f"partly unknown: {reason}; tail={tail}", word_span, pieces)
+    return None
 
 
 def capped_words(fields: list[Value], span: Span) -> list[Value]:
@@ -339,7 +371,7 @@ def join_pieces(pieces: list[Piece], word_span: Span) -> Value:
             out.append(Piece(" ", span=p.span))
         # a cluster fallback stays one through assignments (NNODES=${SLURM_NNODES:-1}); the caller's
         # origin does not (it marks words the caller passes straight through "$@")
-        keep = p.origin if p.origin and p.origin.startswith("cluster-default:") else None
+        keep = p.origin if p.origin and (p.origin.startswith("cluster-default:") or _kept_origin(p.origin)) else None
         out.append(Piece(p.text, span=p.span, reason=p.reason, origin=keep))
     if not out:
         return Known("", word_span)

@@ -19,6 +19,8 @@ class Diagnostic:
     message: str
     span: Span | None
     related: Span | None = None  # a second place the diagnostic is about (a fix may edit it)
+    # what it stands on besides the checkout (packlint.evidence): ("machine", "bash looks NAME up in PATH")
+    evidence: tuple[str, str] | None = None
 
     def to_json(self) -> dict[str, object]:
         d: dict[str, object] = {"severity": self.severity, "code": self.code, "message": self.message}
@@ -26,6 +28,8 @@ class Diagnostic:
             d.update(file=self.span.file, line=self.span.line, column=self.span.column)
         if self.related is not None:
             d["related"] = [self.related.to_json()]
+        if self.evidence is not None:
+            d["evidence"] = {"kind": self.evidence[0], "because": self.evidence[1]}
         return d
 
 
@@ -60,6 +64,9 @@ class World:
     nullglob: bool = False  # `shopt -s nullglob`
     aliases: dict[str, tuple[str, Span | None]] | None = None  # `alias NAME=...`: NAME -> (text, where)
     expand_aliases: bool = False  # `shopt -s expand_aliases`: scripts expand aliases only then
+    # the positional parameters are the script's own arguments (not a function's, not `set --`): past
+    # the ones packlint was given they are empty only on an assumption (packlint.evidence.NO_ARGUMENTS)
+    script_args: bool = True
 
     def fork(self) -> World:
         return World(
@@ -77,6 +84,7 @@ class World:
             self.nullglob,
             None if self.aliases is None else dict(self.aliases),
             self.expand_aliases,
+            self.script_args,
         )
 
 

@@ -83,7 +83,8 @@ def render(doc: Mapping[str, Any], out: TextIO, color: bool = False) -> None:
             for name, entry in entries.items():
                 src = entry.get("source", "")
                 tag = f" [{src}]" if src and src != "script" else ""
-                w(f"    {name.ljust(width)} = {_value(entry)}{tag}  {_c(_where(entry), '2', color)}\n")
+                value = f"{_value(entry)}{tag}{_evidence(entry)}"
+                w(f"    {name.ljust(width)} = {value}  {_c(_where(entry), '2', color)}\n")
         if launch["exported_after"]:
             w(_c("  exported only after this launch:\n", "1", color))
             for name, loc in launch["exported_after"].items():
@@ -95,7 +96,7 @@ def render(doc: Mapping[str, Any], out: TextIO, color: bool = False) -> None:
             width = max(len(k) for k in flags)
             for name, occs in flags.items():
                 for occ in occs:
-                    w(f"    {name.ljust(width)} {_value(occ)}  {_c(_where(occ), '2', color)}\n")
+                    w(f"    {name.ljust(width)} {_value(occ)}{_evidence(occ)}  {_c(_where(occ), '2', color)}\n")
         config = launch.get("config")
         if config is None and any(v.get("config") for v in launch["variants"]):
             w("  configuration: differs between variants (see --format json)\n")
@@ -105,7 +106,16 @@ def render(doc: Mapping[str, Any], out: TextIO, color: bool = False) -> None:
         w("\n" + _c("diagnostics:\n", "1", color))
         for d in diagnostics(model):
             where = f"{d['file']}:{d['line']}:{d['column']}: " if d.get("file") else ""
-            w(f"  {where}{d['severity']}: {d['message']} [{d['code']}]\n")
+            w(f"  {where}{d['severity']}: {d['message']} [{d['code']}]{_evidence(d)}\n")
+
+
+def _evidence(entry: Mapping[str, Any]) -> str:
+    """` [assumed: the script run without arguments, so $2 is unset]`: how a value is known when not
+    from the checkout alone (packlint.evidence); '' for a value read from the checkout."""
+    ev = entry.get("evidence")
+    if not isinstance(ev, Mapping):
+        return ""
+    return f" [{ev.get('kind')}: {ev.get('because')}]"
 
 
 def _size(entry: SizeJSON | None) -> str:

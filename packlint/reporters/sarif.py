@@ -6,7 +6,8 @@
   (artifactLocation relative to the repository root via `%SRCROOT%`, region with start/end line and
   column; columns count Unicode code points: `columnKind`), relatedLocations, `partialFingerprints`
   (`packlint/v1`: path, code, normalised line text, occurrence; survives line shifts) and
-  properties (certainty, when, help); `fixes` (artifactChanges with replacements) when the finding
+  properties (certainty, when, help, evidence and premises: packlint.evidence); `fixes` (artifactChanges
+  with replacements) when the finding
   has a fix, the rule's applicability in its description; rules carry `helpUri` (config `doc-url`).
 - `invocations[0]`: executionSuccessful is false when a file could not be checked or packlint failed;
   each such problem is a `toolExecutionNotifications` entry. The log is valid even then.
@@ -126,6 +127,10 @@ def build(result: CheckResult) -> dict[str, Any]:
             props["when"] = list(f.when)
         if f.help:
             props["help"] = f.help
+        # what the finding stands on (packlint.evidence): checkout | assumed | machine, and the premises
+        props["evidence"] = f.evidence
+        if f.premises:
+            props["premises"] = [{"kind": k, "because": b} for k, b in f.premises]
         res["properties"] = props
         results.append(res)
     notifications = []

@@ -75,4 +75,5 @@ def read_schema(program_file: str, index) -> FlagSchema | None:
         notes,
         "hf" if main.kind == "hf" else "argparse",
         main.positionals,
+        main.positional_room,
     )

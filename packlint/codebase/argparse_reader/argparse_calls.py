@@ -177,12 +177,30 @@ def add_argument(
         options.append(v.value)
     if not options or not all(isinstance(o, str) and o.startswith("-") for o in options):
         p.positionals = True  # a positional argument: words after a switch may be its value
+        room = positional_room(reader, mod, node, env, conds, depth)
+        p.positional_room = -1 if room < 0 or p.positional_room < 0 else p.positional_room + room
         return
     kw = {k.arg: k.value for k in node.keywords if k.arg}
     if any(k.arg is None for k in node.keywords):
         p.notes.append(f"add_argument(**kwargs) at {reader.where(mod, node)}: keyword details not read")
     spec = spec_from_kwargs(reader, mod, node, options, kw, env, conds, depth)
     p.add(spec, handler)
+
+
+def positional_room(reader: SchemaReader, mod, node: ast.Call, env, conds, depth) -> int:
+    """How many words a positional argument takes, by its `nargs`: none given or `?` one, N N, and `*`,
+    `+`, `argparse.REMAINDER` (`...`), `argparse.PARSER` or anything packlint cannot read any number (-1)."""
+    nargs = next((k.value for k in node.keywords if k.arg == "nargs"), None)
+    if nargs is None:
+        return 1
+    if isinstance(nargs, ast.Attribute) and nargs.attr in ("REMAINDER", "PARSER", "ZERO_OR_MORE", "ONE_OR_MORE"):
+        return -1
+    v = reader.eval(mod, nargs, env, conds, depth)
+    if v.kind == "const" and v.value == "?":
+        return 1
+    if v.kind == "const" and isinstance(v.value, int) and not isinstance(v.value, bool) and v.value >= 0:
+        return int(v.value)
+    return -1
 
 
 def spec_from_kwargs(reader: SchemaReader, mod, node, options, kw, env, conds, depth, generated_from=None) -> FlagSpec:

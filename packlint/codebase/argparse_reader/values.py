@@ -39,6 +39,7 @@ class Parser:
         self.known_reasons: list[str] = []  # parse_known_args calls
         self.kind = kind
         self.positionals = False  # add_argument without an option string (a positional argument)
+        self.positional_room = 0  # how many words the positionals take at most; -1: any number
 
     def add(self, spec: FlagSpec, handler: str | None = None) -> None:
         """Add a flag as argparse does; `handler`: the conflict handler of the group it is added through

@@ -219,9 +219,10 @@ def _type_problem(spec: Any, word: str) -> str | None:
     return None
 
 
-def _flag_problem(
-    spec: Any, occ: FlagEntryJSON, name: str, files: tuple[str, ...] = (), positionals: bool = False
-) -> Any:
+def _flag_problem(spec: Any, occ: FlagEntryJSON, name: str, files: tuple[str, ...] = (), room: int = 0) -> Any:
+    """What is wrong with one occurrence of a flag, as argparse parses it; `room`: how many words the
+    parser's positional arguments take (0: none; -1: any number, `nargs='*'` or REMAINDER): words
+    after the flag's value that they can take are theirs, not the flag's (packlint.codebase.model)."""
     words = _value_words(occ)
     if "unknown" in occ:
         return None
@@ -230,8 +231,8 @@ def _flag_problem(
             return None
         if any(isinstance(w, dict) for w in words):
             return Unk("the words after it are not known", "unknown")
-        if positionals:
-            return Unk("the parser defines positional arguments: the words after it may be theirs", "unknown")
+        if room < 0 or len(words) <= room:
+            return Unk(_positional_reason(room), "unknown")
         shown = " ".join(words)
         return (
             f"takes no value ({spec.action}), but is followed by {shown!r}: argparse reads it as an extra "
@@ -263,6 +264,9 @@ def _flag_problem(
         if nargs is None and known_count > 1:
             return Unk("some of the words after it are not known", "unknown")
         return None
+    extra = len(words) - (nargs if isinstance(nargs, int) and not isinstance(nargs, bool) else 1)
+    if (nargs is None or isinstance(nargs, int)) and extra > 0 and (room < 0 or extra <= room):
+        return Unk(_positional_reason(room), "unknown")
     if nargs is None and len(words) > 1:
         return (
             f"takes one value but is given {len(words)} words ({' '.join(words)!r}), often an unquoted "
@@ -276,6 +280,11 @@ def _flag_problem(
         if bad is not None:
             return bad
     return None
+
+
+def _positional_reason(room: int) -> str:
+    takes = "any number of words (nargs '*', '+' or REMAINDER)" if room < 0 else f"up to {room} words"
+    return f"the parser defines positional arguments that take {takes}: the words after it may be theirs"
 
 
 _LINE_STARTS: dict[str, list[int]] = {}
@@ -373,12 +382,19 @@ def _f_flag_problem(ctx: EvalContext, node: Builtin, a: list[Any]) -> Any:
             unk = Unk(f"the value of {a[0]} may come from {_unread_source(ctx)}", "unknown")
             continue
         schema = _schema_view(ctx)[0]
-        p = _flag_problem(spec, occ, a[0], _launch_files(ctx), bool(getattr(schema, "positionals", False)))
+        p = _flag_problem(spec, occ, a[0], _launch_files(ctx), _positional_room(schema))
         if isinstance(p, str):
             return p
         if isinstance(p, Unk):
             unk = p
     return unk if unk is not None else Unk(f"{a[0]}'s values are fine", "absent")
+
+
+def _positional_room(schema: Any) -> int:
+    """How many words the program's positional arguments take (0: it has none; -1: any number)."""
+    if schema is None or not getattr(schema, "positionals", False):
+        return 0
+    return int(getattr(schema, "positional_room", -1))
 
 
 def _after_first_unknown_option(ctx: EvalContext, name: str) -> list[str | None]:
@@ -459,6 +475,9 @@ def _f_flag_repeat_distinct(ctx: EvalContext, node: Builtin, a: list[Any]) -> An
             return Unk(f"{name} has a custom action ({spec.action}): packlint cannot tell how it repeats", "unknown")
         if not spec.takes_value:
             return 1  # a switch: every occurrence sets the same constant (a value after it is PK202's)
+    exit_at = _argparse_exit_before(ctx, schema, occs[-1])
+    if exit_at is not None:
+        return Unk(f"argparse exits before the last {name} is read: {exit_at}", "unknown")
     vals = [_entry_value(o, name) for o in occs]
     unknown = [v for v in vals if isinstance(v, Unk)]
     known = [v for v in vals if not isinstance(v, Unk)]
@@ -484,6 +503,27 @@ def _f_flag_repeat_distinct(ctx: EvalContext, node: Builtin, a: list[Any]) -> An
     if unknown and len(norm) < 2:
         return unknown[0]
     return len(norm)
+
+
+def _argparse_exit_before(ctx: EvalContext, schema: Any, last: FlagEntryJSON) -> str | None:
+    """The first flag occurrence before `last` at which argparse exits (a flag that needs a value
+    given none, a switch given one, PK202's problems): past it no occurrence "wins". None: none."""
+    end = (last.get("file"), last.get("line") or 0, last.get("column") or 0)
+    room = _positional_room(schema)
+    files = _launch_files(ctx)
+    for fname, occs in ctx.variant.get("flags", {}).items():
+        spec = schema.lookup(fname) if fname.startswith("-") else None
+        if spec is None or spec.action.startswith("custom") or spec.nargs == "custom":
+            continue
+        for occ in occs:
+            if not isinstance(occ, dict) or (occ.get("file"), occ.get("line") or 0, occ.get("column") or 0) >= end:
+                continue
+            if occ.get("file") != end[0]:
+                continue
+            problem = _flag_problem(spec, occ, fname, files, room)
+            if isinstance(problem, str):
+                return f"{fname} at line {occ.get('line')} {problem}"
+    return None
 
 
 def _as_float(v: str) -> float | None:

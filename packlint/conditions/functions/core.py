@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
+from packlint import evidence
 from packlint.conditions.tree import BOOL, INT, MAX_INT_BITS, STR, Builtin, EvalContext, Function, Unk
 from packlint.model_view import (
     diagnostics,
@@ -77,6 +78,7 @@ def _f_env(ctx: EvalContext, node: Builtin, a: list[Any]) -> Any:
         hidden = _unread_source(ctx)
         if hidden is not None:
             return Unk(f"{name} is not set in the script, but {hidden} may set it", "unknown")
+    evidence.record(ctx, entry)
     return _entry_value(entry, name)
 
 
@@ -129,7 +131,9 @@ def _f_shell(ctx: EvalContext, node: Builtin, a: list[Any]) -> Any:
     name = _name_arg(a[0])
     if name is None:
         return a[0]
-    return _entry_value(shell_entry(ctx.variant, name), name)
+    entry = shell_entry(ctx.variant, name)
+    evidence.record(ctx, entry)
+    return _entry_value(entry, name)
 
 
 def _f_in_env(ctx: EvalContext, node: Builtin, a: list[Any]) -> Any:
@@ -182,7 +186,12 @@ def _f_source(ctx: EvalContext, node: Builtin, a: list[Any]) -> Any:
 
 
 def _occurrences(ctx: EvalContext, key: str, name: str) -> list[FlagEntryJSON]:
-    return [o for o in flag_occurrences(ctx.variant, key, name) if o is not None and o.get("value", "") is not None]
+    """The occurrences of a flag, each noted as a premise where it was assumed (packlint.evidence)."""
+    out = [o for o in flag_occurrences(ctx.variant, key, name) if o is not None and o.get("value", "") is not None]
+    for o in out:
+        if "evidence" in o:
+            evidence.record(ctx, o)
+    return out
 
 
 def _f_has_flag(ctx: EvalContext, node: Builtin, a: list[Any], key: str = "flags") -> Any:
@@ -336,6 +345,8 @@ def _f_bash_rejects(ctx: EvalContext, node: Builtin, a: list[Any]) -> Any:
 def _f_item(field_name: str) -> Callable[[EvalContext, Builtin, list[Any]], Any]:
     def impl(ctx: EvalContext, node: Builtin, a: list[Any]) -> Any:
         item: Mapping[str, Any] = ctx.item or {}
+        if "evidence" in item:  # a diagnostic that stands on an assumption or on the machine
+            evidence.record(ctx, item)
         v = item.get(field_name)
         return v if v is not None else Unk(f"no {field_name}", "absent")
 

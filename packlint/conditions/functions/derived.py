@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, cast
 
+from packlint import evidence
 from packlint.conditions.functions.core import _entry_value, _free_unknowns, _is_unk, _loc_of, _occurrences
 from packlint.conditions.tree import BOOL, INT, STR, Builtin, EvalContext, Function, NameLookupError, Unk, _pick
 from packlint.model_view import config_settings, parallel_size, section_unknown, variant_config
@@ -228,6 +229,7 @@ def _f_setting(ctx: EvalContext, node: Builtin, a: list[Any]) -> Any:
         return _config_value(ctx, setting)
     found = _setting_occurrence(ctx, setting)
     if found is not None:
+        evidence.record(ctx, found[1])
         return _entry_value(found[1], found[0])
     hidden = _free_unknowns(ctx)
     if hidden is not None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, cast
 
+from packlint import evidence
 from packlint.conditions.tree import BOOL, STR, Builtin, EvalContext, Function, Unk
 from packlint.model_view import config_files, launchers, variant_config
 
@@ -56,6 +57,16 @@ def _f_stack(ctx: EvalContext, node: Builtin, a: list[Any]) -> Any:
     return stack
 
 
+def _f_subcommand(ctx: EvalContext, node: Builtin, a: list[Any]) -> Any:
+    """The stack CLI's subcommand the launch runs (`trl dpo` -> 'dpo', `llamafactory-cli train` ->
+    'train'): which trainer a TRL launch builds. Unknown for a launch that is no stack CLI."""
+    for launcher in reversed(ctx.launch.get("launchers") or []):
+        head, sep, sub = str(launcher).partition(" ")
+        if sep and sub:
+            return sub
+    return Unk("the launch runs no stack command with a subcommand", "unknown")
+
+
 def _f_stack_version(ctx: EvalContext, node: Builtin, a: list[Any]) -> Any:
     cfg = _stack_entry(ctx)
     if not cfg or cfg.get("stack") is None:
@@ -81,6 +92,8 @@ def _bad_file(ctx: EvalContext, kind: str) -> ConfigFileJSON | None:
 
 def _f_config_file_missing(ctx: EvalContext, node: Builtin, a: list[Any]) -> Any:
     f = _bad_file(ctx, "missing")
+    if f is not None and "evidence" in f:  # (a file the machine may hold: packlint.configs.elsewhere)
+        evidence.record(ctx, f)
     return "" if f is None else f["path"]
 
 
@@ -108,6 +121,14 @@ STACK_FUNCTIONS: dict[str, Function] = {
         "the launch's training stack: llamafactory, trl, axolotl, swift, megatron-swift, hf-trainer, "
         "deepspeed, verl, openrlhf, megatron-bridge, nemo-rl, internvl, xtuner, torchtitan, megatron-lm; "
         "unknown when packlint cannot tell",
+    ),
+    "subcommand": Function(
+        (),
+        (),
+        STR,
+        _f_subcommand,
+        "the subcommand of the stack's command line the launch runs (`trl dpo` -> 'dpo'): the trainer a "
+        "TRL launch builds; unknown when the launch runs no such command",
     ),
     "stack_version": Function(
         (),

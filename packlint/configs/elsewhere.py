@@ -1,0 +1,69 @@
+"""Why a config file the checkout does not hold may still be there when the job runs (issue 26): the
+machine's, not the checkout's, to decide. A premise of packlint.evidence ("machine"), so that PK601
+"config file missing" is at most an info on it:
+
+- an absolute path outside the checkout (`/root/ld/ld_project/LLaMA-Factory/examples/x.yaml`): a file of
+  the machine the author ran on;
+- a relative path that a directory of the checkout holds (`configs/deepspeed/ds_zero2.json` under
+  `jz/`): the script is run from that directory, which the checkout does not say.
+
+The checkout is listed once per root, bounded (MAX_FILES files, .git and the like skipped)."""
+
+from __future__ import annotations
+
+import os
+
+from packlint import evidence
+
+MAX_FILES = 20_000
+_SKIP = {".git", "node_modules", "__pycache__", ".venv", "venv", ".tox", ".mypy_cache"}
+_LISTED: dict[str, tuple[str, ...]] = {}
+
+
+def checkout_root(dirs: list[str]) -> str | None:
+    """The directory of `dirs` (the script's, up to its checkout root) that holds `.git`."""
+    return next((d for d in dirs if os.path.exists(os.path.join(d, ".git"))), None)
+
+
+def missing_premise(path_text: str, dirs: list[str]) -> evidence.Premise | None:
+    """Why a config file not found beside the script, up to its checkout root or in the working
+    directory depends on the machine; None: the checkout decides (it is missing)."""
+    root = checkout_root(dirs)
+    if root is None:
+        return None
+    if os.path.isabs(path_text):
+        norm = os.path.normpath(path_text)
+        if not norm.startswith(root.rstrip("/") + "/"):
+            return (
+                evidence.MACHINE,
+                f"{path_text} is an absolute path outside the checkout, on the machine it runs on",
+            )
+        return None
+    rel = os.path.normpath(path_text)
+    if rel.startswith(".."):
+        return None
+    holder = _holder(root, rel)
+    if holder is not None:
+        run_dir = holder[: -len(rel)].rstrip("/")
+        return (evidence.MACHINE, f"the checkout holds it as {holder}: it is there when the job runs from {run_dir}/")
+    return None
+
+
+def _holder(root: str, rel: str) -> str | None:
+    files = _LISTED.get(root)
+    if files is None:
+        files = _LISTED[root] = _list(root)
+    suffix = "/" + rel
+    return next((f for f in files if f.endswith(suffix)), None)
+
+
+def _list(root: str) -> tuple[str, ...]:
+    out: list[str] = []
+    for here, subdirs, names in os.walk(root):
+        subdirs[:] = [d for d in subdirs if d not in _SKIP and not os.path.islink(os.path.join(here, d))]
+        rel_here = os.path.relpath(here, root)
+        for n in names:
+            out.append(n if rel_here == "." else f"{rel_here}/{n}")
+            if len(out) >= MAX_FILES:
+                return tuple(sorted(out))
+    return tuple(sorted(out))

@@ -1,0 +1,157 @@
+"""How a value of the launch model is known, and what that allows a finding to say (issue 26).
+
+Every stage speaks this one vocabulary:
+
+- **checkout**: read from the script, a config file, or the launched code in the checkout (its
+  location says where). The default: an entry without an `evidence` field is known from the checkout.
+- **assumed**: packlint took something to be so that the checkout does not say, and names it in words
+  ("the script run without arguments", "the stack's current release").
+- **machine**: the value depends on the machine the script runs on (a PATH lookup, a cluster
+  variable, a file made at set-up or mounted in a container).
+- unknown values are not premises of a finding: a rule over an unknown value is undecided
+  (packlint.conditions' `Unk`), never fired.
+
+The interpreter marks a value it assumed through its origin (`values.Known.origin`, "assumed:..." or
+"machine:..."), the launch model writes it as an entry's `evidence` ({"kind", "because"}), the
+conditions record the evidence of every entry they read as a *premise* of the rule being evaluated
+(`record`), and the engine caps each finding by its premises (`cap`): error or warning only on
+premises known from the checkout; an assumption caps at warning and the message names it; the
+machine caps at info.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+CHECKOUT, ASSUMED, MACHINE = "checkout", "assumed", "machine"
+
+# what each basis allows, at most (the severity order of packlint.findings.SEVERITY_RANK)
+CEILING = {CHECKOUT: "error", ASSUMED: "warning", MACHINE: "info"}
+_RANK = {CHECKOUT: 0, ASSUMED: 1, MACHINE: 2}
+_SEVERITY_RANK = {"info": 0, "warning": 1, "error": 2}
+
+# the assumptions and machine dependences the stages name (one wording each, used everywhere)
+NO_ARGUMENTS = "the script run without arguments"
+CURRENT_RELEASE = "the stack's current release"
+
+# a premise: (kind, because): hashable, so findings that carry them stay hashable
+Premise = tuple[str, str]
+
+
+def origin_of(kind: str, because: str) -> str:
+    """The `values.Known.origin` text for a value the interpreter assumed ("assumed:...", "machine:...")."""
+    return f"{kind}:{because}"
+
+
+def from_origin(origin: str | None) -> Premise | None:
+    """The premise an interpreter value's origin stands for (None: known from the script)."""
+    if not origin:
+        return None
+    kind, sep, because = origin.partition(":")
+    if sep and kind in (ASSUMED, MACHINE):
+        return (kind, because)
+    if sep and kind == "unset":  # a variable the script never sets, read as empty (interpret.parameters)
+        return (ASSUMED, f"${because} is unset: the script never sets it")
+    if sep and kind == "cluster-default":  # `${SLURM_NNODES:-1}`: the fallback of a cluster variable
+        return (MACHINE, f"${because} is the cluster's: the script's fallback is taken")
+    return None
+
+
+def of_values(values: Iterable[Any]) -> Premise | None:
+    """The first premise among interpreter values (`values.Known` with an evidence origin)."""
+    for v in values:
+        premise = from_origin(getattr(v, "origin", None))
+        if premise is not None:
+            return premise
+    return None
+
+
+def is_evidence_origin(origin: str | None) -> bool:
+    return bool(origin) and origin.startswith((ASSUMED + ":", MACHINE + ":"))  # type: ignore[union-attr]
+
+
+def to_json(premise: Premise) -> dict[str, str]:
+    """EVIDENCE (docs/launch-model.md): {"kind": "assumed" | "machine", "because": "..."}."""
+    return {"kind": premise[0], "because": premise[1]}
+
+
+def of_entry(entry: Mapping[str, Any] | None) -> Premise | None:
+    """The premise an entry of the launch model (ENV_ENTRY, FLAG_ENTRY, DIAGNOSTIC, a config file)
+    stands on, from its `evidence` field; None: known from the checkout."""
+    if not entry:
+        return None
+    ev = entry.get("evidence")
+    if not isinstance(ev, Mapping):
+        return None
+    kind, because = ev.get("kind"), ev.get("because")
+    if kind in (ASSUMED, MACHINE) and isinstance(because, str):
+        return (kind, because)
+    return None
+
+
+def record(ctx: Any, entry: Mapping[str, Any] | None) -> None:
+    """Note the evidence of an entry a condition read as a premise of the rule being evaluated
+    (`ctx`: packlint.conditions.tree.EvalContext). Entries known from the checkout add nothing."""
+    if entry is None or "evidence" not in entry:
+        return
+    premise = of_entry(entry)
+    if premise is not None:
+        ctx.premises.append(premise)
+
+
+def note(ctx: Any, premise: Premise | None) -> None:
+    """Note a premise a condition function derived itself (not read from an entry)."""
+    if premise is not None:
+        ctx.premises.append(premise)
+
+
+def unique(premises: Iterable[Premise]) -> tuple[Premise, ...]:
+    """The premises once each, in the order first met."""
+    out: list[Premise] = []
+    for p in premises:
+        if p not in out:
+            out.append(p)
+    return tuple(out)
+
+
+def basis(premises: Iterable[Premise]) -> str:
+    """The weakest kind of knowledge a finding stands on: checkout < assumed < machine."""
+    worst = CHECKOUT
+    for kind, _ in premises:
+        if _RANK.get(kind, 0) > _RANK[worst]:
+            worst = kind
+    return worst
+
+
+def cap(severity: str, premises: Iterable[Premise]) -> str:
+    """The severity a finding may have on these premises: at most warning on an assumption, at most
+    info on the machine."""
+    ceiling = CEILING[basis(premises)]
+    return ceiling if _SEVERITY_RANK[severity] > _SEVERITY_RANK[ceiling] else severity
+
+
+def suffix(premises: Iterable[Premise]) -> str:
+    """The words a finding's message gains to name what it rests on besides the checkout."""
+    ps = unique(premises)
+    assumed = _joined([b for k, b in ps if k == ASSUMED])
+    machine = _joined([b for k, b in ps if k == MACHINE])
+    parts = []
+    if assumed:
+        parts.append("assuming " + "; ".join(assumed))
+    if machine:
+        parts.append("depends on the machine: " + "; ".join(machine))
+    return f" ({'; '.join(parts)})" if parts else ""
+
+
+def _joined(becauses: list[str]) -> list[str]:
+    """ "X, so A" and "X, so B" said once: "X, so A and B"."""
+    heads: dict[str, list[str]] = {}
+    for b in becauses:
+        head, sep, tail = b.partition(", so ")
+        heads.setdefault(head if sep else b, []).append(tail if sep else "")
+    out = []
+    for head, tails in heads.items():
+        said = [t for t in tails if t]
+        out.append(f"{head}, so {' and '.join(said)}" if said else head)
+    return out
