@@ -140,10 +140,10 @@ def discover(paths: list[str]) -> tuple[list[str], list[DiscoveryError]]:
 def _gitignore_spec(directory: str):
     """The GitIgnoreSpec of `directory`/.gitignore, or None (none there, unreadable, or a pattern pathspec
     cannot read: that file is then not applied)."""
-    try:
-        with open(os.path.join(directory, ".gitignore"), "rb") as fh:
-            data = fh.read(1 << 20)
-    except OSError:
+    from packlint.safe_io import read_regular
+
+    data = read_regular(os.path.join(directory, ".gitignore"), 1 << 20)  # (a FIFO or a huge file: none)
+    if data is None:
         return None
     try:
         from pathspec import GitIgnoreSpec

@@ -363,7 +363,8 @@ def test_r23_run_launches_only_the_bytes_it_checked(tmp_path, monkeypatch, capsy
     """R23: `run` compared the bytes, then bash opened the file again by name: a rename in between ran
     unchecked content. Now the comparison reads through one descriptor and the name must still lead to
     that same file (device, inode, size, mtime) as the last step before the exec."""
-    from packlint import checking, cmd_run
+    from packlint import checking
+    from packlint.cli import run as cmd_run
     from packlint.cli import main
 
     s = tmp_path / "s.sh"

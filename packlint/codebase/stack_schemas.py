@@ -37,9 +37,12 @@ def data() -> dict | None:
         path = data_path()
         loaded = None
         if path is not None:
+            from packlint.safe_io import read_regular
+
+            raw = read_regular(path, 64 << 20)  # (packlint's own data file, through the one reading path)
             try:
-                loaded = json.loads(path.read_text(encoding="utf-8"))
-            except (OSError, ValueError):
+                loaded = json.loads(raw) if raw is not None else None
+            except ValueError:
                 loaded = None
         _DATA.append(loaded if isinstance(loaded, dict) and loaded.get("format") == 1 else None)
     return _DATA[0]

@@ -122,18 +122,16 @@ def is_stack_config(path: str) -> bool:
     from packlint.configs.files import format_of
 
     fmt = format_of(path)
-    try:
-        if os.path.getsize(path) > _MAX_SCAN:
-            return False
-        with open(path, "rb") as fh:
-            data = fh.read(_MAX_SCAN)
-    except OSError:
+    from packlint.safe_io import read_regular
+
+    data = read_regular(path, _MAX_SCAN)  # (None: over 64 KiB, not a regular file, unreadable)
+    if data is None:
         return False
     if not _may_be_stack_config(data, fmt):
         return False
     from packlint.configs import read_config_file
 
-    root, err = read_config_file(path, fmt, "pyyaml")
+    root, err = read_config_file(path, fmt, "pyyaml", near=path)  # (a file named or walked: its own checkout)
     if err is not None or root is None:
         return False
     return recognise(root.plain(), fmt) is not None

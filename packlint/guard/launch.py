@@ -45,10 +45,12 @@ def read_reports(report: str) -> list[dict[str, Any]]:
     """Rank 0's report and any `<report>.rank<N>` another rank wrote when it failed."""
     out = []
     for path in [report, *sorted(glob.glob(glob.escape(report) + ".rank*"))]:
+        from packlint.safe_io import read_regular
+
+        raw = read_regular(path, 16 << 20)  # (the guard's own report files: regular, bounded)
         try:
-            with open(path, encoding="utf-8") as f:
-                data = json.load(f)
-        except (OSError, ValueError):
+            data = json.loads(raw) if raw is not None else None
+        except ValueError:
             continue
         if isinstance(data, dict):
             out.append(data)
