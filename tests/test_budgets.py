@@ -381,7 +381,7 @@ def test_r12_searches_stop_when_the_runs_budget_is_spent(tmp_path, monkeypatch):
 
     from packlint.codebase.resolve import clear_run_memos
     from packlint.codebase.search_budget import SEARCHES
-    from packlint.conditions.functions import codebase
+    from packlint.conditions.functions import codebase_env as codebase
 
     (tmp_path / "a.py").write_text("X = 'SOME_NAME'\n")
     assert codebase._quoted_anywhere([str(tmp_path)], "SOME_NAME") is True
@@ -400,7 +400,7 @@ def test_r12_searches_stop_when_the_runs_budget_is_spent(tmp_path, monkeypatch):
 
 def test_r12_each_search_is_charged_to_the_budget(tmp_path):
     from packlint.codebase.search_budget import SEARCHES
-    from packlint.conditions.functions import codebase
+    from packlint.conditions.functions import codebase_env as codebase
 
     (tmp_path / "a.py").write_text("X = 'SOME_NAME'\n")
     SEARCHES.reset()

@@ -21,8 +21,19 @@ _LISTED: dict[str, tuple[str, ...]] = {}
 
 
 def checkout_root(dirs: list[str]) -> str | None:
-    """The directory of `dirs` (the script's, up to its checkout root) that holds `.git`."""
-    return next((d for d in dirs if os.path.exists(os.path.join(d, ".git"))), None)
+    """The directory of `dirs` (the script's, up to its checkout root) that holds `.git`: only one at or
+    above the script's own directory (`dirs[0]`), never another tree the current directory is in."""
+    if not dirs:
+        return None
+    first = os.path.abspath(dirs[0]).rstrip("/") + "/"
+    return next(
+        (
+            d
+            for d in dirs
+            if os.path.exists(os.path.join(d, ".git")) and first.startswith(os.path.abspath(d).rstrip("/") + "/")
+        ),
+        None,
+    )
 
 
 def missing_premise(path_text: str, dirs: list[str]) -> evidence.Premise | None:
