@@ -104,12 +104,14 @@ def _world(ctx: EvalContext) -> int | Unk:
 
 
 def _world_multiple(ctx: EvalContext) -> int | None:
-    """m when the world size is unknown but a multiple of m (`deepspeed --num_gpus 8` on a hostfile's k hosts)."""
+    """m when the world size is unknown but a multiple of m (`deepspeed --num_gpus 8` on a hostfile's k hosts);
+    1 when nothing is known of it but that it is a number of processes (a bare `deepspeed train.py`: every
+    GPU of every host of the hostfile), so that numbers no data-parallel size can reconcile are decided."""
     entry = parallel_size(ctx.variant, ctx.launch, "world")
     if entry is None or entry.get("value") is not None:
         return None
     m = entry.get("multiple_of")
-    return m if isinstance(m, int) and m > 1 else None
+    return m if isinstance(m, int) and m > 1 else 1
 
 
 MAX_HOSTS = 4096  # members 8·k tried for k up to here (a larger k leaves every batch number below 1)
@@ -146,7 +148,8 @@ def _batch_over_multiples(t: Any, m: Any, g: Any, multiple: int) -> dict[str, in
         if got is None:
             return Unk("DeepSpeed needs train_batch_size or train_micro_batch_size_per_gpu", "absent")
         if got[1] > 0 and got[2] > 0 and got[0] == got[1] * got[2] * dp:
-            return Unk(f"the batch adds up with {dp} processes ({k} hosts of {multiple}); the host count is unknown")
+            hosts = f" ({k} hosts of {multiple})" if multiple > 1 else ""
+            return Unk(f"the batch adds up with {dp} processes{hosts}; the process count is unknown")
         first = first or {"train": got[0], "micro": got[1], "accum": got[2], "dp": dp}
     if first is None:
         return Unk("the world size is unknown", "unknown")
@@ -248,6 +251,11 @@ def _f_deepspeed_dp_text(ctx: EvalContext, node: Builtin, a: list[Any]) -> Any:
     multiple = b.get("dp_multiple")
     if multiple is None:
         return f"{dp} = {product * dp}"  # type: ignore[operator]
+    if multiple == 1:
+        return (
+            f"unknown here (the number of hosts and of GPUs on each is not named), and no data-parallel size "
+            f"makes {b['micro']} x {b['accum']} x DP equal {b['train']}"
+        )
     return (
         f"{multiple}·k (no hostfile is named: {multiple} processes on each of k hosts), and no k makes "
         f"{b['micro']} x {b['accum']} x {multiple}·k equal {b['train']}"
