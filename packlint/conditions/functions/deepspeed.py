@@ -209,7 +209,9 @@ def _compute_batch(ctx: EvalContext) -> dict[str, int | Unk] | Unk:
         vals[part] = v
     t, m, g = vals["train"], vals["micro"], vals["accum"]
     multiple = _world_multiple(ctx) if isinstance(dp, Unk) and sp is None else None
-    if multiple is not None and "auto" not in raw.values():
+    # micro and accumulation filled from TrainingArguments are numbers like any other; an `auto`
+    # train_batch_size is world x both, which adds up for every world
+    if multiple is not None and raw["train"] != "auto":
         return _batch_over_multiples(t, m, g, multiple)
     for x in (t, m, g, dp):
         if isinstance(x, Unk) and x.kind != "absent":
@@ -322,6 +324,19 @@ def mismatches(ctx: EvalContext) -> list[tuple[str, str]] | Unk:
                     _as_int(_hf_setting(ctx, "per_device_train_batch_size"), "per_device_train_batch_size"),
                     _as_int(_hf_setting(ctx, "gradient_accumulation_steps"), "gradient_accumulation_steps"),
                 )
+                if isinstance(b_world, Unk) and not isinstance(b_m, Unk) and not isinstance(b_g, Unk):
+                    # a world known only as a multiple of M: no member matches a value that is not a
+                    # multiple of M x micro x accumulation
+                    step, ds_int = (_world_multiple(ctx) or 0) * b_m * b_g, _as_int(ds_val, "train_batch_size")
+                    if step > 0 and isinstance(ds_int, int) and ds_int % step != 0:
+                        found.append(
+                            (
+                                ds_key,
+                                f"- ds {ds_key}={ds_int} vs hf {hf_label}=world size x {b_m} x {b_g}, "
+                                f"a multiple of {step} whatever the world size",
+                            )
+                        )
+                    continue
                 if any(isinstance(x, Unk) for x in (b_world, b_m, b_g)):
                     continue
                 hf_val: Any = b_world * b_m * b_g  # type: ignore[operator]
