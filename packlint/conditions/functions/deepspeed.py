@@ -104,12 +104,14 @@ def _world(ctx: EvalContext) -> int | Unk:
 
 
 def _world_multiple(ctx: EvalContext) -> int | None:
-    """m when the world size is unknown but a multiple of m (`deepspeed --num_gpus 8` on a hostfile's k hosts)."""
+    """m when the world size is unknown but a multiple of m (`deepspeed --num_gpus 8` on a hostfile's k hosts);
+    1 when nothing is known of it but that it is a number of processes (a bare `deepspeed train.py`: every
+    GPU of every host of the hostfile), so that numbers no data-parallel size can reconcile are decided."""
     entry = parallel_size(ctx.variant, ctx.launch, "world")
     if entry is None or entry.get("value") is not None:
         return None
     m = entry.get("multiple_of")
-    return m if isinstance(m, int) and m > 1 else None
+    return m if isinstance(m, int) and m > 1 else 1
 
 
 MAX_HOSTS = 4096  # members 8·k tried for k up to here (a larger k leaves every batch number below 1)
@@ -146,7 +148,8 @@ def _batch_over_multiples(t: Any, m: Any, g: Any, multiple: int) -> dict[str, in
         if got is None:
             return Unk("DeepSpeed needs train_batch_size or train_micro_batch_size_per_gpu", "absent")
         if got[1] > 0 and got[2] > 0 and got[0] == got[1] * got[2] * dp:
-            return Unk(f"the batch adds up with {dp} processes ({k} hosts of {multiple}); the host count is unknown")
+            hosts = f" ({k} hosts of {multiple})" if multiple > 1 else ""
+            return Unk(f"the batch adds up with {dp} processes{hosts}; the process count is unknown")
         first = first or {"train": got[0], "micro": got[1], "accum": got[2], "dp": dp}
     if first is None:
         return Unk("the world size is unknown", "unknown")
@@ -206,7 +209,9 @@ def _compute_batch(ctx: EvalContext) -> dict[str, int | Unk] | Unk:
         vals[part] = v
     t, m, g = vals["train"], vals["micro"], vals["accum"]
     multiple = _world_multiple(ctx) if isinstance(dp, Unk) and sp is None else None
-    if multiple is not None and "auto" not in raw.values():
+    # micro and accumulation filled from TrainingArguments are numbers like any other; an `auto`
+    # train_batch_size is world x both, which adds up for every world
+    if multiple is not None and raw["train"] != "auto":
         return _batch_over_multiples(t, m, g, multiple)
     for x in (t, m, g, dp):
         if isinstance(x, Unk) and x.kind != "absent":
@@ -248,6 +253,11 @@ def _f_deepspeed_dp_text(ctx: EvalContext, node: Builtin, a: list[Any]) -> Any:
     multiple = b.get("dp_multiple")
     if multiple is None:
         return f"{dp} = {product * dp}"  # type: ignore[operator]
+    if multiple == 1:
+        return (
+            f"unknown here (the number of hosts and of GPUs on each is not named), and no data-parallel size "
+            f"makes {b['micro']} x {b['accum']} x DP equal {b['train']}"
+        )
     return (
         f"{multiple}·k (no hostfile is named: {multiple} processes on each of k hosts), and no k makes "
         f"{b['micro']} x {b['accum']} x {multiple}·k equal {b['train']}"
@@ -314,6 +324,19 @@ def mismatches(ctx: EvalContext) -> list[tuple[str, str]] | Unk:
                     _as_int(_hf_setting(ctx, "per_device_train_batch_size"), "per_device_train_batch_size"),
                     _as_int(_hf_setting(ctx, "gradient_accumulation_steps"), "gradient_accumulation_steps"),
                 )
+                if isinstance(b_world, Unk) and not isinstance(b_m, Unk) and not isinstance(b_g, Unk):
+                    # a world known only as a multiple of M: no member matches a value that is not a
+                    # multiple of M x micro x accumulation
+                    step, ds_int = (_world_multiple(ctx) or 0) * b_m * b_g, _as_int(ds_val, "train_batch_size")
+                    if step > 0 and isinstance(ds_int, int) and ds_int % step != 0:
+                        found.append(
+                            (
+                                ds_key,
+                                f"- ds {ds_key}={ds_int} vs hf {hf_label}=world size x {b_m} x {b_g}, "
+                                f"a multiple of {step} whatever the world size",
+                            )
+                        )
+                    continue
                 if any(isinstance(x, Unk) for x in (b_world, b_m, b_g)):
                     continue
                 hf_val: Any = b_world * b_m * b_g  # type: ignore[operator]
