@@ -20,7 +20,16 @@ os.environ.setdefault("PACKLINT_IGNORE_INSTALLED", "1")
 # checks against the real transformers. Their tests carry the `torch` marker; `-m "not torch"` (the fast
 # subset in the README) leaves these files uncollected, so it runs where the stack is not installed.
 ML_STACK_FILES = frozenset(
-    {"test_probe.py", "test_probe_hf.py", "test_probe_matrix.py", "test_probe_megatron_model.py", "test_hf_code.py"}
+    {
+        "test_probe.py",
+        "test_probe_hf.py",
+        "test_probe_matrix.py",
+        "test_probe_megatron_model.py",
+        "test_hf_code.py",
+        "test_probe_exact.py",
+        "test_probe_reference.py",
+        "test_guard.py",
+    }
 )
 
 
