@@ -3,6 +3,7 @@ over several releases each, read from the real packages with `ast` (never import
 
     python tools/stack_schemas.py download /tmp/stack-pkgs     # pip download --no-deps the releases below
     python tools/stack_schemas.py build /tmp/stack-pkgs [STACK=GITDIR@COMMIT ...] > rules/stack_schemas.json
+    python tools/stack_schemas.py build /tmp/stack-pkgs --only=swift --into=rules/stack_schemas.json > new.json
 
 A `STACK=GITDIR@COMMIT` adds that commit of the stack's main branch as a last pseudo-release
 `main@COMMIT` (a bare clone is enough: the files are read with `git show`), so that keys added since
@@ -42,6 +43,9 @@ RELEASES: dict[str, list[str]] = {
     "openrlhf": ["0.8.11", "0.9.10", "0.10.4", "0.11.2"],
     # axolotl's config schema: pydantic models (keys only)
     "axolotl": ["0.8.1", "0.10.0", "0.13.2", "0.16.1", "0.19.0"],
+    # ms-swift's argument dataclasses (`swift sft|pt|rlhf`): 2.x swift/llm/utils/argument.py, 3.x
+    # swift/llm/argument/, 4.x swift/arguments/
+    "swift": ["2.6.1", "3.0.3", "3.4.1", "3.8.3", "3.12.6", "4.0.4", "4.6.0"],
 }
 DIST = {
     "transformers": "transformers",
@@ -51,6 +55,7 @@ DIST = {
     "accelerate": "accelerate",
     "axolotl": "axolotl",
     "openrlhf": "openrlhf",
+    "swift": "ms-swift",
 }
 FILES: dict[str, list[str]] = {
     "transformers": [
@@ -65,6 +70,16 @@ FILES: dict[str, list[str]] = {
     "accelerate": ["accelerate/commands/launch.py"],
     "openrlhf": ["openrlhf/*.py", "openrlhf/*/*.py", "openrlhf/*/*/*.py"],
     "axolotl": ["axolotl/utils/schemas/*.py", "axolotl/utils/config/models/input/v0_4_1/*.py"],
+    "swift": [
+        "swift/llm/utils/argument.py",
+        "swift/llm/argument/*.py",
+        "swift/llm/argument/base_args/*.py",
+        "swift/arguments/*.py",
+        "swift/arguments/base_args/*.py",
+        "swift/trainers/arguments.py",
+        "swift/rlhf_trainers/arguments.py",
+        "swift/ray_utils/arguments.py",
+    ],
     # the trainer configs Hydra composes (`_generated_*` is the composed form from 0.5 on)
     "verl": [
         "verl/trainer/config/ppo_trainer.yaml",
@@ -230,10 +245,13 @@ def _members_git(gitdir: str, commit: str, patterns: list[str]) -> dict[str, byt
     return out
 
 
-def build(dest: str, heads: dict[str, tuple[str, str]] | None = None) -> dict:
-    """`heads`: stack -> (git dir, commit) of a main branch to add after the releases ("main@abc1234")."""
+def build(dest: str, heads: dict[str, tuple[str, str]] | None = None, only: set[str] | None = None) -> dict:
+    """`heads`: stack -> (git dir, commit) of a main branch to add after the releases ("main@abc1234");
+    `only`: the stacks to build (the others are left out)."""
     out: dict = {"format": 1, "generated_by": "tools/stack_schemas.py", "stacks": {}}
     for stack, releases in RELEASES.items():
+        if only is not None and stack not in only:
+            continue
         have = []
         merged: dict[str, dict] = {}
         head = (heads or {}).get(stack)
@@ -333,11 +351,26 @@ def main(argv: list[str]) -> int:
         return 0
     if len(argv) >= 2 and argv[0] == "build":
         heads = {}
-        for spec in argv[2:]:  # STACK=GITDIR@COMMIT: a main branch newer than the last release
+        only: set[str] | None = None
+        into = None
+        for spec in argv[2:]:
+            if spec.startswith("--only="):  # rebuild these stacks only, into the JSON of --into=
+                only = set(spec[7:].split(","))
+                continue
+            if spec.startswith("--into="):
+                into = spec[7:]
+                continue
+            # STACK=GITDIR@COMMIT: a main branch newer than the last release
             stack, _, rest = spec.partition("=")
             gitdir, _, commit = rest.rpartition("@")
             heads[stack] = (gitdir, commit)
-        json.dump(build(argv[1], heads), sys.stdout, separators=(",", ":"), sort_keys=True)
+        out = build(argv[1], heads, only)
+        if into:  # the other stacks as they were
+            with open(into, encoding="utf-8") as fh:
+                old = json.load(fh)
+            old["stacks"].update(out["stacks"])
+            out = old
+        json.dump(out, sys.stdout, separators=(",", ":"), sort_keys=True)
         sys.stdout.write("\n")
         return 0
     print(__doc__, file=sys.stderr)

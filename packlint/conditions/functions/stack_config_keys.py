@@ -45,6 +45,13 @@ _TRL_COMMANDS = {
     "orpo": ("ORPOConfig",),
 }
 _TRL_COMMON = ("ScriptArguments", "ModelConfig", "DatasetMixtureConfig")
+# `swift sft|pt|rlhf`: the pipeline's args_class in each major release (2.x SftArguments/PtArguments,
+# 3.x TrainArguments for sft and pt, 4.x SftArguments/PretrainArguments; RLHFArguments throughout)
+_SWIFT_COMMANDS = {
+    "sft": ("SftArguments", "TrainArguments"),
+    "pt": ("PtArguments", "PretrainArguments", "TrainArguments"),
+    "rlhf": ("RLHFArguments",),
+}
 _ON = ("1", "true", "y", "yes")
 
 
@@ -88,6 +95,19 @@ def _read_problems(ctx: EvalContext) -> dict[str, str]:
         if any(k == "plugins" or k.startswith("plugins.") for k in settings):
             return {}  # plugins add their own arguments to the schema (merge_input_args)
         return _dataclass_keys(ctx, cfg, "axolotl", ("AxolotlInputConfig",), ())
+    if stack == "swift":
+        chain = launchers(ctx.launch, ctx.variant)
+        words = (chain[-1] if chain else "").split()
+        command = words[1] if len(words) > 1 and words[0] == "swift" else None
+        if command not in _SWIFT_COMMANDS:
+            return {}
+        found = _dataclass_keys(ctx, cfg, "swift", _SWIFT_COMMANDS[command], ("ENV",))
+        if found and _swift_ignores(cfg):  # (a flag without its value still stops argparse)
+            for k, text in found.items():
+                if text.endswith(_STOPS["swift"]):
+                    found[k] = text[: -len(_STOPS["swift"])] + _SWIFT_IGNORED
+                    ctx.memo.setdefault("stack_key_ignored", set()).add(k)
+        return found
     if stack == "trl":
         chain = launchers(ctx.launch, ctx.variant)
         words = (chain[-1] if chain else "").split()
@@ -96,6 +116,13 @@ def _read_problems(ctx: EvalContext) -> dict[str, str]:
             return _trl_parser_config(ctx, cfg)
         return _dataclass_keys(ctx, cfg, "trl", _TRL_COMMANDS[command] + _TRL_COMMON, ("env", "config"))
     return {}
+
+
+def _swift_ignores(cfg: Any) -> bool:
+    """`--ignore_args_error true`: ms-swift logs the leftover arguments and goes on (swift/llm/base.py)."""
+    s = (cfg.get("settings") or {}).get("ignore_args_error") or {}
+    v = s.get("value")
+    return v is True or (isinstance(v, str) and v.strip().lower() in _ON + ("t",))
 
 
 def _trl_parser_config(ctx: EvalContext, cfg: Any) -> dict[str, str]:
@@ -186,6 +213,11 @@ def _dataclass_keys(
         seen.add(top)
         rows = fields.get(top) or []
         if rows and any(_defined(r, known) for r in rows):
+            if s.get("source") == "flag" and s.get("value") is True and _needs_value(rows, known):
+                out[key] = (
+                    f"--{top} is given no value, and its field takes one (HfArgumentParser makes it a one-value "
+                    "option): argparse exits with 'expected one argument' as the job starts"
+                )
             continue
         out[key] = _message(stack, top, rows, known, names, s.get("source") == "flag") + _STOPS[stack]
         if stack not in known and not local:  # (the vendored code decides without assuming a release)
@@ -193,18 +225,45 @@ def _dataclass_keys(
     return out
 
 
+_SWIFT_IGNORED = (
+    ": with --ignore_args_error true ms-swift only logs 'remaining_argv' and trains without what the flag meant"
+)
+
+
+def _needs_value(rows: Any, known: dict[str, dict[str, str]]) -> bool:
+    """Every typing of the field (in the releases that may run) takes a value: not a plain bool
+    (`nargs='?'`); `bool | None = None` takes exactly one (hf_fields `bool1`)."""
+    live = [r for r in rows if _defined(r, known)]
+    return bool(live) and all(r[1] != "bool" for r in live)
+
+
 _STOPS = {
     "llamafactory": ": LLaMA-Factory's HfArgumentParser.parse_dict raises 'Some keys are not used by the "
     "HfArgumentParser' as the job starts (ALLOW_EXTRA_ARGS=1 lets extra keys through)",
     "axolotl": ": axolotl validates its config with a pydantic model that ignores keys it does not define "
     "(model_dump drops them), so the run trains as if the key were not there",
+    "swift": ": ms-swift's parse_args leaves it over and the pipeline raises ValueError('remaining_argv: [...]') "
+    "as the job starts (unless --ignore_args_error true: then it is logged and the run goes on without it)",
     "trl": ": the TRL CLI hands a key its dataclasses lack to accelerate launch, which is no option of it "
     "either and exits with 'unrecognized arguments' as the job starts",
 }
 
 
 # the argument files of a stack's package, relative to the package directory
-_ARG_FILES = {"llamafactory": ("hparams/*.py",), "trl": ("trainer/*config*.py", "scripts/*.py")}
+_ARG_FILES = {
+    "llamafactory": ("hparams/*.py",),
+    "trl": ("trainer/*config*.py", "scripts/*.py"),
+    "swift": (
+        "llm/utils/argument.py",
+        "llm/argument/*.py",
+        "llm/argument/base_args/*.py",
+        "arguments/*.py",
+        "arguments/base_args/*.py",
+        "trainers/arguments.py",
+        "rlhf_trainers/arguments.py",
+        "ray_utils/arguments.py",
+    ),
+}
 _LOCAL: dict[tuple[str, str | None], dict[str, Any]] = {}
 
 
@@ -243,7 +302,9 @@ def _local_fields(name: str, local: dict[str, Any], stack: str, depth: int) -> d
         return stack_schemas.class_fields(name, (stack, "transformers"))
     out: dict[str, list[Any]] = {}
     for b in cls.get("bases", []):
-        for f, rows in (_local_fields(b, local, stack, depth + 1) or {}).items():
+        # a base named as the class is the package's class it wraps (ms-swift's Seq2SeqTrainingArguments)
+        sub = stack_schemas.class_fields(b, ("transformers",)) if b == name else _local_fields(b, local, stack, depth + 1)
+        for f, rows in (sub or {}).items():
             out.setdefault(f, []).extend(rows)
     for f, (typ, choices, marks) in cls.get("fields", {}).items():
         out.setdefault(f, []).append((None, typ, choices, marks, 0))
@@ -279,7 +340,9 @@ def _message(stack: str, top: str, rows: Any, known: dict[str, dict[str, str]], 
 
     close = difflib.get_close_matches(top, [n for n in names if n != top], n=1, cutoff=0.8)
     mean = f"; did you mean {close[0]}?" if close else ""
-    label = {"llamafactory": "LLaMA-Factory", "trl": "TRL", "axolotl": "axolotl's config"}.get(stack, stack)
+    label = {"llamafactory": "LLaMA-Factory", "trl": "TRL", "axolotl": "axolotl's config", "swift": "ms-swift"}.get(
+        stack, stack
+    )
     shown = f"--{top}" if flag else top
     if rows:  # a field of other releases than the one the checkout runs
         st = rows[0][0]
