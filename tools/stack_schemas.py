@@ -78,7 +78,10 @@ FILES: dict[str, list[str]] = {
         "swift/arguments/base_args/*.py",
         "swift/trainers/arguments.py",
         "swift/rlhf_trainers/arguments.py",
+        "swift/rlhf_trainers/*mixin*.py",
+        "swift/trainers/*mixin*.py",
         "swift/ray_utils/arguments.py",
+        "swift/ray/arguments.py",
     ],
     # the trainer configs Hydra composes (`_generated_*` is the composed form from 0.5 on)
     "verl": [
@@ -279,6 +282,7 @@ def build(dest: str, heads: dict[str, tuple[str, str]] | None = None, only: set[
                 classes = _argparse_programs(files)
             else:
                 classes = read_classes(files)
+                _report_unresolved(stack, rel, classes)
             for cname, c in classes.items():
                 mc = merged.setdefault(cname, {"bases": {}, "fields": {}, "mask": 0})
                 mc["mask"] |= 1 << idx
@@ -330,6 +334,38 @@ def build(dest: str, heads: dict[str, tuple[str, str]] | None = None, only: set[
             stack_out = _verl_keys(stack_out)
         out["stacks"][stack] = stack_out
     return out
+
+
+# the classes a stack's launches parse into: each base of theirs must be read in every release, else the
+# fields it brings would count as removed in that release
+ROOTS = {
+    "swift": ("SftArguments", "TrainArguments", "RLHFArguments", "PtArguments", "PretrainArguments"),
+    "trl": ("SFTConfig", "GRPOConfig", "DPOConfig"),
+    "llamafactory": ("FinetuningArguments", "DataArguments", "ModelArguments"),
+}
+# plain classes without fields that argument classes derive from (ms-swift 2.x's ArgumentsBase)
+_NO_FIELDS = {"ArgumentsBase", "object", "ABC", "Generic"}
+
+
+def _report_unresolved(stack: str, rel: str, classes: dict[str, dict]) -> None:
+    seen: set[str] = set()
+
+    def walk(name: str) -> None:
+        if name in seen:
+            return
+        seen.add(name)
+        c = classes.get(name)
+        if c is None:
+            if name not in _NO_FIELDS and not name.endswith("TrainingArguments"):  # (transformers' own)
+                print(f"{stack} {rel}: base {name} not read", file=sys.stderr)
+            return
+        for b in c["bases"]:
+            if b != name:
+                walk(b)
+
+    for root in ROOTS.get(stack, ()):
+        if root in classes:
+            walk(root)
 
 
 def _verl_keys(stack_out: dict) -> dict:

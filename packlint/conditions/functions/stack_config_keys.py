@@ -99,7 +99,10 @@ def _read_problems(ctx: EvalContext) -> dict[str, str]:
         chain = launchers(ctx.launch, ctx.variant)
         words = (chain[-1] if chain else "").split()
         command = words[1] if len(words) > 1 and words[0] == "swift" else None
-        if command not in _SWIFT_COMMANDS:
+        script = str(ctx.model.get("script") or "")
+        if command not in _SWIFT_COMMANDS or script.lower().endswith((".yaml", ".yml", ".json")):
+            # (a YAML checked on its own: `swift sft|rlhf` or `megatron sft|rlhf` (Megatron-SWIFT's own
+            # arguments) may read it, packlint cannot tell which)
             return {}
         found = _dataclass_keys(ctx, cfg, "swift", _SWIFT_COMMANDS[command], ("ENV",))
         if found and _swift_ignores(cfg):  # (a flag without its value still stops argparse)
@@ -188,9 +191,14 @@ def _dataclass_keys(
     fields: dict[str, list[Any]] = {}
     local = _vendored_classes(stack, _script_dir(ctx))
     for root in roots:
-        found = (
-            _local_fields(root, local, stack, 0) if local else stack_schemas.class_fields(root, (stack, "transformers"))
-        )
+        try:
+            found = (
+                _local_fields(root, local, stack, 0)
+                if local
+                else stack_schemas.class_fields(root, (stack, "transformers"))
+            )
+        except _Open:
+            return {}  # a base of the vendored classes packlint did not read: the schema is open
         for f, rows in (found or {}).items():
             fields.setdefault(f, []).extend(rows)
     if not fields:
@@ -213,7 +221,7 @@ def _dataclass_keys(
         seen.add(top)
         rows = fields.get(top) or []
         if rows and any(_defined(r, known) for r in rows):
-            if s.get("source") == "flag" and s.get("value") is True and _needs_value(rows, known):
+            if s.get("source") == "flag" and _bare(ctx, top) and _needs_value(rows, known):
                 out[key] = (
                     f"--{top} is given no value, and its field takes one (HfArgumentParser makes it a one-value "
                     "option): argparse exits with 'expected one argument' as the job starts"
@@ -228,6 +236,16 @@ def _dataclass_keys(
 _SWIFT_IGNORED = (
     ": with --ignore_args_error true ms-swift only logs 'remaining_argv' and trains without what the flag meant"
 )
+
+
+def _bare(ctx: EvalContext, name: str) -> bool:
+    """The last `--name` (or `--name-with-dashes`) of the launch is given no value word (`--x true` and
+    `--x=true` have one; the settings read both as True)."""
+    flags = ctx.variant.get("flags") or {}
+    occs = (flags.get(f"--{name}") or []) + (flags.get(f"--{name.replace('_', '-')}") or []) if "_" in name else []
+    occs = occs or flags.get(f"--{name}") or []
+    last = occs[-1] if occs else None
+    return isinstance(last, dict) and last.get("value") is True and last.get("value_location") is None
 
 
 def _needs_value(rows: Any, known: dict[str, dict[str, str]]) -> bool:
@@ -261,7 +279,10 @@ _ARG_FILES = {
         "arguments/base_args/*.py",
         "trainers/arguments.py",
         "rlhf_trainers/arguments.py",
+        "rlhf_trainers/*mixin*.py",
+        "trainers/*mixin*.py",
         "ray_utils/arguments.py",
+        "ray/arguments.py",
     ),
 }
 _LOCAL: dict[tuple[str, str | None], dict[str, Any]] = {}
@@ -292,19 +313,35 @@ def _vendored_classes(stack: str, script_dir: str | None) -> dict[str, Any]:
     return _LOCAL[key]
 
 
+class _Open(Exception):
+    """A base class of the vendored stack's arguments that packlint did not read."""
+
+
 def _local_fields(name: str, local: dict[str, Any], stack: str, depth: int) -> dict[str, list[Any]] | None:
     """field -> rows of a class of the vendored code, its bases through the vendored classes, then the
     snapshots (transformers' Seq2SeqTrainingArguments): rows of the checkout's code have no stack."""
     from packlint.codebase import stack_schemas
 
     cls = local.get(name)
-    if cls is None or depth > 12:  # not in the vendored code: the snapshots
-        return stack_schemas.class_fields(name, (stack, "transformers"))
+    if depth > 12:
+        raise _Open(name)
+    if cls is None:
+        if depth == 0:  # a root class the vendored code lacks (elided, or of another major release): the snapshots
+            return stack_schemas.class_fields(name, (stack, "transformers"))
+        # a base outside the vendored stack: transformers' (from the snapshots); never another release of
+        # the vendored stack, whose fields would count as removed from this one
+        found = stack_schemas.class_fields(name, ("transformers",))
+        if found is None:
+            raise _Open(name)
+        return found
     out: dict[str, list[Any]] = {}
     for b in cls.get("bases", []):
         # a base named as the class is the package's class it wraps (ms-swift's Seq2SeqTrainingArguments)
-        sub = stack_schemas.class_fields(b, ("transformers",)) if b == name else _local_fields(b, local, stack, depth + 1)
-        for f, rows in (sub or {}).items():
+        own = b == name
+        sub = stack_schemas.class_fields(b, ("transformers",)) if own else _local_fields(b, local, stack, depth + 1)
+        if sub is None:
+            raise _Open(b)
+        for f, rows in sub.items():
             out.setdefault(f, []).extend(rows)
     for f, (typ, choices, marks) in cls.get("fields", {}).items():
         out.setdefault(f, []).append((None, typ, choices, marks, 0))
