@@ -104,7 +104,8 @@ def _read_problems(ctx: EvalContext) -> dict[str, str]:
             # (a YAML checked on its own: `swift sft|rlhf` or `megatron sft|rlhf` (Megatron-SWIFT's own
             # arguments) may read it, packlint cannot tell which)
             return {}
-        found = _dataclass_keys(ctx, cfg, "swift", _SWIFT_COMMANDS[command], ("ENV",))
+        # `--config x.yaml` is taken by the CLI itself (swift/cli/main.py prepare_config_args, 3.10 to 4.0)
+        found = _dataclass_keys(ctx, cfg, "swift", _SWIFT_COMMANDS[command], ("ENV", "config"))
         if found and _swift_ignores(cfg):  # (a flag without its value still stops argparse)
             for k, text in found.items():
                 if text.endswith(_STOPS["swift"]):
@@ -220,6 +221,8 @@ def _dataclass_keys(
             continue  # (a key the vendored stack's code names itself may be taken by a road packlint does not model)
         seen.add(top)
         rows = fields.get(top) or []
+        if not rows and s.get("source") == "flag" and any(f.startswith(top) for f in fields):
+            continue  # argparse takes a prefix of an option (allow_abbrev): `--lora_alp` is `--lora_alpha`
         if rows and any(_defined(r, known) for r in rows):
             if s.get("source") == "flag" and _bare(ctx, top) and _needs_value(rows, known):
                 out[key] = (
