@@ -30,6 +30,8 @@ import tarfile
 import zipfile
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from packlint.codebase.bridge_keys import FILES as BRIDGE_FILES  # noqa: E402
+from packlint.codebase.bridge_keys import container_keys  # noqa: E402
 from packlint.codebase.hf_fields import read_classes, read_models  # noqa: E402
 
 RELEASES: dict[str, list[str]] = {
@@ -46,6 +48,8 @@ RELEASES: dict[str, list[str]] = {
     # ms-swift's argument dataclasses (`swift sft|pt|rlhf`): 2.x swift/llm/utils/argument.py, 3.x
     # swift/llm/argument/, 4.x swift/arguments/
     "swift": ["2.6.1", "3.0.3", "3.4.1", "3.8.3", "3.12.6", "4.0.4", "4.6.0"],
+    # Megatron-Bridge's ConfigContainer keys (packlint/codebase/bridge_keys.py); PyPI has 0.3.0 and 0.3.1
+    "megatron-bridge": ["0.3.0", "0.3.1"],
 }
 DIST = {
     "transformers": "transformers",
@@ -56,6 +60,7 @@ DIST = {
     "axolotl": "axolotl",
     "openrlhf": "openrlhf",
     "swift": "ms-swift",
+    "megatron-bridge": "megatron-bridge",
 }
 FILES: dict[str, list[str]] = {
     "transformers": [
@@ -83,6 +88,7 @@ FILES: dict[str, list[str]] = {
         "swift/ray_utils/arguments.py",
         "swift/ray/arguments.py",
     ],
+    "megatron-bridge": [f"megatron/bridge/{f}" for f in BRIDGE_FILES],
     # the trainer configs Hydra composes (`_generated_*` is the composed form from 0.5 on)
     "verl": [
         "verl/trainer/config/ppo_trainer.yaml",
@@ -280,6 +286,9 @@ def build(dest: str, heads: dict[str, tuple[str, str]] | None = None, only: set[
                 classes = read_models(files)
             elif stack == "openrlhf":
                 classes = _argparse_programs(files)
+            elif stack == "megatron-bridge":
+                keys = container_keys({n.split("megatron/bridge/", 1)[-1]: d for n, d in files.items()}) or {}
+                classes = {"ConfigContainer": {"bases": [], "fields": {k: ["any", None, ""] for k in keys}}}
             else:
                 classes = read_classes(files)
                 _report_unresolved(stack, rel, classes)
@@ -330,6 +339,9 @@ def build(dest: str, heads: dict[str, tuple[str, str]] | None = None, only: set[
         if stack == "accelerate":  # option names only: {option: release mask}
             opts = (stack_out["classes"].get("launch") or {}).get("fields", {})
             stack_out = {"releases": have, "options": {o: rows[0][3] for o, rows in sorted(opts.items())}}
+        if stack == "megatron-bridge":  # {key: release mask}, `section.*` for a section whose keys are open
+            fields = (stack_out["classes"].get("ConfigContainer") or {}).get("fields", {})
+            stack_out = {"releases": have, "keys": {k: rows[0][3] for k, rows in sorted(fields.items())}}
         if stack == "verl":  # Hydra keys: the name and its releases are enough (values are not typed here)
             stack_out = _verl_keys(stack_out)
         out["stacks"][stack] = stack_out

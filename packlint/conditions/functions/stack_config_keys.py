@@ -86,6 +86,14 @@ def _read_problems(ctx: EvalContext) -> dict[str, str]:
     stack = cfg.get("stack")
     if stack == "verl":
         return _verl(ctx, cfg)
+    if stack == "megatron-bridge":
+        from packlint.conditions.functions.bridge_config_keys import bridge_problems
+
+        found, ignored, assumed = bridge_problems(ctx, cfg, _script_dir(ctx))
+        ctx.memo.setdefault("stack_key_ignored", set()).update(ignored)
+        if assumed:
+            ctx.memo.setdefault("stack_key_sources", {}).update(dict.fromkeys(found, "snapshot"))
+        return found
     if stack == "llamafactory":
         if any(_env_on(ctx, v) is not False for v in ("ALLOW_EXTRA_ARGS", "USE_MCA", "USE_MEGATRON_BRIDGE")):
             return {}  # extra keys allowed, or mcore_adapter's / Megatron-Bridge's arguments (or unknown)
