@@ -126,6 +126,10 @@ def _read_problems(ctx: EvalContext) -> dict[str, str]:
         command = words[1] if len(words) > 1 and words[0] == "trl" else None
         if command not in _TRL_COMMANDS:
             return _trl_parser_config(ctx, cfg)
+        if str(ctx.model.get("script") or "").lower().endswith((".yaml", ".yml", ".json")):
+            # a TRL recipe checked on its own: the program that reads it is unknown (open-r1 style programs
+            # parse it with TrlParser over their own dataclasses), so its keys are not judged here
+            return {}
         return _dataclass_keys(ctx, cfg, "trl", _TRL_COMMANDS[command] + _TRL_COMMON, ("env", "config"))
     return {}
 
