@@ -254,6 +254,24 @@ def _members_git(gitdir: str, commit: str, patterns: list[str]) -> dict[str, byt
     return out
 
 
+def _read_stack(stack: str, rel: str, files: dict[str, bytes]) -> dict[str, dict]:
+    """The "classes" of one release of a stack (dataclasses, config keys or argparse programs)."""
+    if stack == "verl":
+        return _yaml_keys(files)
+    if stack == "accelerate":
+        return _launch_options(files)
+    if stack == "axolotl":
+        return read_models(files)
+    if stack == "openrlhf":
+        return _argparse_programs(files)
+    if stack == "megatron-bridge":
+        keys = container_keys({n.split("megatron/bridge/", 1)[-1]: d for n, d in files.items()}) or {}
+        return {"ConfigContainer": {"bases": [], "fields": {k: ["any", None, ""] for k in keys}}}
+    classes = read_classes(files)
+    _report_unresolved(stack, rel, classes)
+    return classes
+
+
 def build(dest: str, heads: dict[str, tuple[str, str]] | None = None, only: set[str] | None = None) -> dict:
     """`heads`: stack -> (git dir, commit) of a main branch to add after the releases ("main@abc1234");
     `only`: the stacks to build (the others are left out)."""
@@ -278,20 +296,7 @@ def build(dest: str, heads: dict[str, tuple[str, str]] | None = None, only: set[
             have.append(rel)
             if stack in ("llamafactory", "trl"):
                 quoted.update(_quoted(files))
-            if stack == "verl":
-                classes = _yaml_keys(files)
-            elif stack == "accelerate":
-                classes = _launch_options(files)
-            elif stack == "axolotl":
-                classes = read_models(files)
-            elif stack == "openrlhf":
-                classes = _argparse_programs(files)
-            elif stack == "megatron-bridge":
-                keys = container_keys({n.split("megatron/bridge/", 1)[-1]: d for n, d in files.items()}) or {}
-                classes = {"ConfigContainer": {"bases": [], "fields": {k: ["any", None, ""] for k in keys}}}
-            else:
-                classes = read_classes(files)
-                _report_unresolved(stack, rel, classes)
+            classes = _read_stack(stack, rel, files)
             for cname, c in classes.items():
                 mc = merged.setdefault(cname, {"bases": {}, "fields": {}, "mask": 0})
                 mc["mask"] |= 1 << idx
