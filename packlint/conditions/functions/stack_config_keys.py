@@ -97,6 +97,11 @@ def _read_problems(ctx: EvalContext) -> dict[str, str]:
     if stack == "llamafactory":
         if any(_env_on(ctx, v) is not False for v in ("ALLOW_EXTRA_ARGS", "USE_MCA", "USE_MEGATRON_BRIDGE")):
             return {}  # extra keys allowed, or mcore_adapter's / Megatron-Bridge's arguments (or unknown)
+        if _standalone(ctx):
+            # a YAML checked on its own: the environment of its run is unknown, and `USE_MCA=1` /
+            # `USE_MEGATRON_BRIDGE=1` make LLaMA-Factory parse it with other argument classes
+            # (examples/megatron*/ set tensor_model_parallel_size, which its own classes lack)
+            return {}
         return _dataclass_keys(ctx, cfg, "llamafactory", _LF_ROOTS, ())
     if stack == "axolotl":
         settings = cfg.get("settings") or {}
@@ -107,8 +112,7 @@ def _read_problems(ctx: EvalContext) -> dict[str, str]:
         chain = launchers(ctx.launch, ctx.variant)
         words = (chain[-1] if chain else "").split()
         command = words[1] if len(words) > 1 and words[0] == "swift" else None
-        script = str(ctx.model.get("script") or "")
-        if command not in _SWIFT_COMMANDS or script.lower().endswith((".yaml", ".yml", ".json")):
+        if command not in _SWIFT_COMMANDS or _standalone(ctx):
             # (a YAML checked on its own: `swift sft|rlhf` or `megatron sft|rlhf` (Megatron-SWIFT's own
             # arguments) may read it, packlint cannot tell which)
             return {}
@@ -126,12 +130,18 @@ def _read_problems(ctx: EvalContext) -> dict[str, str]:
         command = words[1] if len(words) > 1 and words[0] == "trl" else None
         if command not in _TRL_COMMANDS:
             return _trl_parser_config(ctx, cfg)
-        if str(ctx.model.get("script") or "").lower().endswith((".yaml", ".yml", ".json")):
+        if _standalone(ctx):
             # a TRL recipe checked on its own: the program that reads it is unknown (open-r1 style programs
             # parse it with TrlParser over their own dataclasses), so its keys are not judged here
             return {}
         return _dataclass_keys(ctx, cfg, "trl", _TRL_COMMANDS[command] + _TRL_COMMON, ("env", "config"))
     return {}
+
+
+def _standalone(ctx: EvalContext) -> bool:
+    """The launch is the one packlint made for a config file checked on its own (`packlint check x.yaml`:
+    packlint.configs.standalone), not one a script runs."""
+    return str(ctx.model.get("script") or "").lower().endswith((".yaml", ".yml", ".json"))
 
 
 def _swift_ignores(cfg: Any) -> bool:
