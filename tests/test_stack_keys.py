@@ -223,3 +223,46 @@ def test_a_brace_sequence_with_a_step_is_no_literal_value(tmp_path: Path) -> Non
     model = inspect_script(str(script), text=script.read_bytes(), display_path=str(script))
     occ = model["launches"][0]["flags"]["--start"][0]
     assert "value" not in occ or occ["value"] != "{0..17000..200}"
+
+
+@pytest.mark.parametrize(
+    "name, text, command",
+    [
+        # a TRL recipe read by the repository's own TrlParser program (VLM-R1's grpo_jsonl.py data_file_paths)
+        (
+            "grpo.yaml",
+            "model_name_or_path: Qwen/Qwen2.5-VL-3B-Instruct\nmax_length: 1024\ndata_file_paths: a.jsonl\n",
+            "trl sft --config grpo.yaml",
+        ),
+        # an ms-swift-shaped YAML Megatron-SWIFT reads (`megatron rlhf --config x.yaml`: micro_batch_size)
+        ("grpo_swift.yaml", "rlhf_type: grpo\nmodel: Qwen/Qwen2.5-VL-3B-Instruct\nmicro_batch_size: 2\n", ""),
+        # LLaMA-Factory's examples/megatron YAML: run with USE_MCA=1 (mcore_adapter's arguments)
+        (
+            "qwen3_moe_full.yaml",
+            "model_name_or_path: Qwen/Qwen3-30B-A3B\nstage: sft\ntensor_model_parallel_size: 2\n",
+            "llamafactory-cli train qwen3_moe_full.yaml",
+        ),
+    ],
+)
+def test_a_yaml_on_its_own_is_not_judged_against_a_guessed_program(
+    name: str, text: str, command: str, tmp_path: Path
+) -> None:
+    (tmp_path / ".git").mkdir()
+    path = tmp_path / name
+    path.write_text(text)
+    code = "import sys; from packlint.cli import main; main(['check', '--format', 'json', sys.argv[1]])"
+    out = subprocess.run([sys.executable, "-c", code, str(path)], capture_output=True, text=True, timeout=120)
+    assert '"PK207"' not in out.stdout, out.stdout
+    # the same keys launched by the stack's own command (without USE_MCA) are judged
+    if command:
+        (tmp_path / "run.sh").write_text(f"#!/bin/bash\n{command}\n")
+        got = {f.code for f in _check_dir(tmp_path)}
+        assert "PK207" in got
+
+
+def _check_dir(where: Path) -> list:
+    script = where / "run.sh"
+    text = script.read_bytes()
+    model = inspect_script(str(script), text=text, display_path=str(script))
+    session = CodeSession(str(script), CodeOptions(use_cache=False))
+    return check_model(model, TABLE.rules, script_text=text, code=session.facts)

@@ -3,6 +3,7 @@ over several releases each, read from the real packages with `ast` (never import
 
     python tools/stack_schemas.py download /tmp/stack-pkgs     # pip download --no-deps the releases below
     python tools/stack_schemas.py build /tmp/stack-pkgs [STACK=GITDIR@COMMIT ...] > rules/stack_schemas.json
+    python tools/stack_schemas.py build /tmp/stack-pkgs --only=swift --into=rules/stack_schemas.json > new.json
 
 A `STACK=GITDIR@COMMIT` adds that commit of the stack's main branch as a last pseudo-release
 `main@COMMIT` (a bare clone is enough: the files are read with `git show`), so that keys added since
@@ -29,6 +30,8 @@ import tarfile
 import zipfile
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from packlint.codebase.bridge_keys import FILES as BRIDGE_FILES  # noqa: E402
+from packlint.codebase.bridge_keys import container_keys  # noqa: E402
 from packlint.codebase.hf_fields import read_classes, read_models  # noqa: E402
 
 RELEASES: dict[str, list[str]] = {
@@ -42,6 +45,11 @@ RELEASES: dict[str, list[str]] = {
     "openrlhf": ["0.8.11", "0.9.10", "0.10.4", "0.11.2"],
     # axolotl's config schema: pydantic models (keys only)
     "axolotl": ["0.8.1", "0.10.0", "0.13.2", "0.16.1", "0.19.0"],
+    # ms-swift's argument dataclasses (`swift sft|pt|rlhf`): 2.x swift/llm/utils/argument.py, 3.x
+    # swift/llm/argument/, 4.x swift/arguments/
+    "swift": ["2.6.1", "3.0.3", "3.4.1", "3.8.3", "3.12.6", "4.0.4", "4.6.0"],
+    # Megatron-Bridge's ConfigContainer keys (packlint/codebase/bridge_keys.py); PyPI has 0.3.0 and 0.3.1
+    "megatron-bridge": ["0.3.0", "0.3.1"],
 }
 DIST = {
     "transformers": "transformers",
@@ -51,6 +59,8 @@ DIST = {
     "accelerate": "accelerate",
     "axolotl": "axolotl",
     "openrlhf": "openrlhf",
+    "swift": "ms-swift",
+    "megatron-bridge": "megatron-bridge",
 }
 FILES: dict[str, list[str]] = {
     "transformers": [
@@ -65,6 +75,20 @@ FILES: dict[str, list[str]] = {
     "accelerate": ["accelerate/commands/launch.py"],
     "openrlhf": ["openrlhf/*.py", "openrlhf/*/*.py", "openrlhf/*/*/*.py"],
     "axolotl": ["axolotl/utils/schemas/*.py", "axolotl/utils/config/models/input/v0_4_1/*.py"],
+    "swift": [
+        "swift/llm/utils/argument.py",
+        "swift/llm/argument/*.py",
+        "swift/llm/argument/base_args/*.py",
+        "swift/arguments/*.py",
+        "swift/arguments/base_args/*.py",
+        "swift/trainers/arguments.py",
+        "swift/rlhf_trainers/arguments.py",
+        "swift/rlhf_trainers/*mixin*.py",
+        "swift/trainers/*mixin*.py",
+        "swift/ray_utils/arguments.py",
+        "swift/ray/arguments.py",
+    ],
+    "megatron-bridge": [f"megatron/bridge/{f}" for f in BRIDGE_FILES],
     # the trainer configs Hydra composes (`_generated_*` is the composed form from 0.5 on)
     "verl": [
         "verl/trainer/config/ppo_trainer.yaml",
@@ -230,10 +254,31 @@ def _members_git(gitdir: str, commit: str, patterns: list[str]) -> dict[str, byt
     return out
 
 
-def build(dest: str, heads: dict[str, tuple[str, str]] | None = None) -> dict:
-    """`heads`: stack -> (git dir, commit) of a main branch to add after the releases ("main@abc1234")."""
+def _read_stack(stack: str, rel: str, files: dict[str, bytes]) -> dict[str, dict]:
+    """The "classes" of one release of a stack (dataclasses, config keys or argparse programs)."""
+    if stack == "verl":
+        return _yaml_keys(files)
+    if stack == "accelerate":
+        return _launch_options(files)
+    if stack == "axolotl":
+        return read_models(files)
+    if stack == "openrlhf":
+        return _argparse_programs(files)
+    if stack == "megatron-bridge":
+        keys = container_keys({n.split("megatron/bridge/", 1)[-1]: d for n, d in files.items()}) or {}
+        return {"ConfigContainer": {"bases": [], "fields": {k: ["any", None, ""] for k in keys}}}
+    classes = read_classes(files)
+    _report_unresolved(stack, rel, classes)
+    return classes
+
+
+def build(dest: str, heads: dict[str, tuple[str, str]] | None = None, only: set[str] | None = None) -> dict:
+    """`heads`: stack -> (git dir, commit) of a main branch to add after the releases ("main@abc1234");
+    `only`: the stacks to build (the others are left out)."""
     out: dict = {"format": 1, "generated_by": "tools/stack_schemas.py", "stacks": {}}
     for stack, releases in RELEASES.items():
+        if only is not None and stack not in only:
+            continue
         have = []
         merged: dict[str, dict] = {}
         head = (heads or {}).get(stack)
@@ -251,16 +296,7 @@ def build(dest: str, heads: dict[str, tuple[str, str]] | None = None) -> dict:
             have.append(rel)
             if stack in ("llamafactory", "trl"):
                 quoted.update(_quoted(files))
-            if stack == "verl":
-                classes = _yaml_keys(files)
-            elif stack == "accelerate":
-                classes = _launch_options(files)
-            elif stack == "axolotl":
-                classes = read_models(files)
-            elif stack == "openrlhf":
-                classes = _argparse_programs(files)
-            else:
-                classes = read_classes(files)
+            classes = _read_stack(stack, rel, files)
             for cname, c in classes.items():
                 mc = merged.setdefault(cname, {"bases": {}, "fields": {}, "mask": 0})
                 mc["mask"] |= 1 << idx
@@ -308,10 +344,45 @@ def build(dest: str, heads: dict[str, tuple[str, str]] | None = None) -> dict:
         if stack == "accelerate":  # option names only: {option: release mask}
             opts = (stack_out["classes"].get("launch") or {}).get("fields", {})
             stack_out = {"releases": have, "options": {o: rows[0][3] for o, rows in sorted(opts.items())}}
+        if stack == "megatron-bridge":  # {key: release mask}, `section.*` for a section whose keys are open
+            fields = (stack_out["classes"].get("ConfigContainer") or {}).get("fields", {})
+            stack_out = {"releases": have, "keys": {k: rows[0][3] for k, rows in sorted(fields.items())}}
         if stack == "verl":  # Hydra keys: the name and its releases are enough (values are not typed here)
             stack_out = _verl_keys(stack_out)
         out["stacks"][stack] = stack_out
     return out
+
+
+# the classes a stack's launches parse into: each base of theirs must be read in every release, else the
+# fields it brings would count as removed in that release
+ROOTS = {
+    "swift": ("SftArguments", "TrainArguments", "RLHFArguments", "PtArguments", "PretrainArguments"),
+    "trl": ("SFTConfig", "GRPOConfig", "DPOConfig"),
+    "llamafactory": ("FinetuningArguments", "DataArguments", "ModelArguments"),
+}
+# plain classes without fields that argument classes derive from (ms-swift 2.x's ArgumentsBase)
+_NO_FIELDS = {"ArgumentsBase", "object", "ABC", "Generic"}
+
+
+def _report_unresolved(stack: str, rel: str, classes: dict[str, dict]) -> None:
+    seen: set[str] = set()
+
+    def walk(name: str) -> None:
+        if name in seen:
+            return
+        seen.add(name)
+        c = classes.get(name)
+        if c is None:
+            if name not in _NO_FIELDS and not name.endswith("TrainingArguments"):  # (transformers' own)
+                print(f"{stack} {rel}: base {name} not read", file=sys.stderr)
+            return
+        for b in c["bases"]:
+            if b != name:
+                walk(b)
+
+    for root in ROOTS.get(stack, ()):
+        if root in classes:
+            walk(root)
 
 
 def _verl_keys(stack_out: dict) -> dict:
@@ -333,11 +404,26 @@ def main(argv: list[str]) -> int:
         return 0
     if len(argv) >= 2 and argv[0] == "build":
         heads = {}
-        for spec in argv[2:]:  # STACK=GITDIR@COMMIT: a main branch newer than the last release
+        only: set[str] | None = None
+        into = None
+        for spec in argv[2:]:
+            if spec.startswith("--only="):  # rebuild these stacks only, into the JSON of --into=
+                only = set(spec[7:].split(","))
+                continue
+            if spec.startswith("--into="):
+                into = spec[7:]
+                continue
+            # STACK=GITDIR@COMMIT: a main branch newer than the last release
             stack, _, rest = spec.partition("=")
             gitdir, _, commit = rest.rpartition("@")
             heads[stack] = (gitdir, commit)
-        json.dump(build(argv[1], heads), sys.stdout, separators=(",", ":"), sort_keys=True)
+        out = build(argv[1], heads, only)
+        if into:  # the other stacks as they were
+            with open(into, encoding="utf-8") as fh:
+                old = json.load(fh)
+            old["stacks"].update(out["stacks"])
+            out = old
+        json.dump(out, sys.stdout, separators=(",", ":"), sort_keys=True)
         sys.stdout.write("\n")
         return 0
     print(__doc__, file=sys.stderr)

@@ -135,6 +135,8 @@ def stack_of_module(dotted: str) -> tuple[str, ...]:
         return ("trl", "transformers")
     if top in ("llamafactory", "llmtuner"):
         return ("llamafactory", "transformers")
+    if top == "swift":
+        return ("swift", "transformers")
     if top == "transformers":
         return ("transformers",)
     return ()
@@ -153,8 +155,10 @@ def class_fields(name: str, stacks: tuple[str, ...] = CLASS_STACKS, depth: int =
     for bases, _mask in cls.get("bases", []):
         for b in bases:
             # a base of the same stack, else transformers (TRL's SFTConfig extends transformers' TrainingArguments,
-            # never LLaMA-Factory's class of the same name)
-            sub = class_fields(b, (stack, "transformers") if stack != "transformers" else (stack,), depth + 1)
+            # never LLaMA-Factory's class of the same name); a base named as the class itself is the one it
+            # wraps (ms-swift's `Seq2SeqTrainingArguments(..., HfSeq2SeqTrainingArguments)`)
+            where = (stack, "transformers") if stack != "transformers" else (stack,)
+            sub = class_fields(b, where if b != name else where[1:], depth + 1)
             for f, rows in (sub or {}).items():
                 out.setdefault(f, []).extend(rows)
     for f, rows in cls.get("fields", {}).items():

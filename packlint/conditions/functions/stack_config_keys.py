@@ -45,6 +45,13 @@ _TRL_COMMANDS = {
     "orpo": ("ORPOConfig",),
 }
 _TRL_COMMON = ("ScriptArguments", "ModelConfig", "DatasetMixtureConfig")
+# `swift sft|pt|rlhf`: the pipeline's args_class in each major release (2.x SftArguments/PtArguments,
+# 3.x TrainArguments for sft and pt, 4.x SftArguments/PretrainArguments; RLHFArguments throughout)
+_SWIFT_COMMANDS = {
+    "sft": ("SftArguments", "TrainArguments"),
+    "pt": ("PtArguments", "PretrainArguments", "TrainArguments"),
+    "rlhf": ("RLHFArguments",),
+}
 _ON = ("1", "true", "y", "yes")
 
 
@@ -79,23 +86,69 @@ def _read_problems(ctx: EvalContext) -> dict[str, str]:
     stack = cfg.get("stack")
     if stack == "verl":
         return _verl(ctx, cfg)
+    if stack == "megatron-bridge":
+        from packlint.conditions.functions.bridge_config_keys import bridge_problems
+
+        found, ignored, assumed = bridge_problems(ctx, cfg, _script_dir(ctx))
+        ctx.memo.setdefault("stack_key_ignored", set()).update(ignored)
+        if assumed:
+            ctx.memo.setdefault("stack_key_sources", {}).update(dict.fromkeys(found, "snapshot"))
+        return found
     if stack == "llamafactory":
         if any(_env_on(ctx, v) is not False for v in ("ALLOW_EXTRA_ARGS", "USE_MCA", "USE_MEGATRON_BRIDGE")):
             return {}  # extra keys allowed, or mcore_adapter's / Megatron-Bridge's arguments (or unknown)
+        if _standalone(ctx):
+            # a YAML checked on its own: the environment of its run is unknown, and `USE_MCA=1` /
+            # `USE_MEGATRON_BRIDGE=1` make LLaMA-Factory parse it with other argument classes
+            # (examples/megatron*/ set tensor_model_parallel_size, which its own classes lack)
+            return {}
         return _dataclass_keys(ctx, cfg, "llamafactory", _LF_ROOTS, ())
     if stack == "axolotl":
         settings = cfg.get("settings") or {}
         if any(k == "plugins" or k.startswith("plugins.") for k in settings):
             return {}  # plugins add their own arguments to the schema (merge_input_args)
         return _dataclass_keys(ctx, cfg, "axolotl", ("AxolotlInputConfig",), ())
+    if stack == "swift":
+        chain = launchers(ctx.launch, ctx.variant)
+        words = (chain[-1] if chain else "").split()
+        command = words[1] if len(words) > 1 and words[0] == "swift" else None
+        if command not in _SWIFT_COMMANDS or _standalone(ctx):
+            # (a YAML checked on its own: `swift sft|rlhf` or `megatron sft|rlhf` (Megatron-SWIFT's own
+            # arguments) may read it, packlint cannot tell which)
+            return {}
+        # `--config x.yaml` is taken by the CLI itself (swift/cli/main.py prepare_config_args, 3.10 to 4.0)
+        found = _dataclass_keys(ctx, cfg, "swift", _SWIFT_COMMANDS[command], ("ENV", "config"))
+        if found and _swift_ignores(cfg):  # (a flag without its value still stops argparse)
+            for k, text in found.items():
+                if text.endswith(_STOPS["swift"]):
+                    found[k] = text[: -len(_STOPS["swift"])] + _SWIFT_IGNORED
+                    ctx.memo.setdefault("stack_key_ignored", set()).add(k)
+        return found
     if stack == "trl":
         chain = launchers(ctx.launch, ctx.variant)
         words = (chain[-1] if chain else "").split()
         command = words[1] if len(words) > 1 and words[0] == "trl" else None
         if command not in _TRL_COMMANDS:
             return _trl_parser_config(ctx, cfg)
+        if _standalone(ctx):
+            # a TRL recipe checked on its own: the program that reads it is unknown (open-r1 style programs
+            # parse it with TrlParser over their own dataclasses), so its keys are not judged here
+            return {}
         return _dataclass_keys(ctx, cfg, "trl", _TRL_COMMANDS[command] + _TRL_COMMON, ("env", "config"))
     return {}
+
+
+def _standalone(ctx: EvalContext) -> bool:
+    """The launch is the one packlint made for a config file checked on its own (`packlint check x.yaml`:
+    packlint.configs.standalone), not one a script runs."""
+    return str(ctx.model.get("script") or "").lower().endswith((".yaml", ".yml", ".json"))
+
+
+def _swift_ignores(cfg: Any) -> bool:
+    """`--ignore_args_error true`: ms-swift logs the leftover arguments and goes on (swift/llm/base.py)."""
+    s = (cfg.get("settings") or {}).get("ignore_args_error") or {}
+    v = s.get("value")
+    return v is True or (isinstance(v, str) and v.strip().lower() in _ON + ("t",))
 
 
 def _trl_parser_config(ctx: EvalContext, cfg: Any) -> dict[str, str]:
@@ -161,9 +214,14 @@ def _dataclass_keys(
     fields: dict[str, list[Any]] = {}
     local = _vendored_classes(stack, _script_dir(ctx))
     for root in roots:
-        found = (
-            _local_fields(root, local, stack, 0) if local else stack_schemas.class_fields(root, (stack, "transformers"))
-        )
+        try:
+            found = (
+                _local_fields(root, local, stack, 0)
+                if local
+                else stack_schemas.class_fields(root, (stack, "transformers"))
+            )
+        except _Open:
+            return {}  # a base of the vendored classes packlint did not read: the schema is open
         for f, rows in (found or {}).items():
             fields.setdefault(f, []).extend(rows)
     if not fields:
@@ -185,7 +243,14 @@ def _dataclass_keys(
             continue  # (a key the vendored stack's code names itself may be taken by a road packlint does not model)
         seen.add(top)
         rows = fields.get(top) or []
+        if not rows and s.get("source") == "flag" and any(f.startswith(top) for f in fields):
+            continue  # argparse takes a prefix of an option (allow_abbrev): `--lora_alp` is `--lora_alpha`
         if rows and any(_defined(r, known) for r in rows):
+            if s.get("source") == "flag" and _bare(ctx, top) and _needs_value(rows, known):
+                out[key] = (
+                    f"--{top} is given no value, and its field takes one (HfArgumentParser makes it a one-value "
+                    "option): argparse exits with 'expected one argument' as the job starts"
+                )
             continue
         out[key] = _message(stack, top, rows, known, names, s.get("source") == "flag") + _STOPS[stack]
         if stack not in known and not local:  # (the vendored code decides without assuming a release)
@@ -193,18 +258,58 @@ def _dataclass_keys(
     return out
 
 
+_SWIFT_IGNORED = (
+    ": with --ignore_args_error true ms-swift only logs 'remaining_argv' and trains without what the flag meant"
+)
+
+
+def _bare(ctx: EvalContext, name: str) -> bool:
+    """The last `--name` (or `--name-with-dashes`) of the launch is given no value word (`--x true` and
+    `--x=true` have one; the settings read both as True)."""
+    flags = ctx.variant.get("flags") or {}
+    occs = (flags.get(f"--{name}") or []) + (flags.get(f"--{name.replace('_', '-')}") or []) if "_" in name else []
+    occs = occs or flags.get(f"--{name}") or []
+    last = occs[-1] if occs else None
+    return isinstance(last, dict) and last.get("value") is True and last.get("value_location") is None
+
+
+def _needs_value(rows: Any, known: dict[str, dict[str, str]]) -> bool:
+    """Every typing of the field (in the releases that may run) takes a value: not a plain bool
+    (`nargs='?'`); `bool | None = None` takes exactly one (hf_fields `bool1`)."""
+    live = [r for r in rows if _defined(r, known)]
+    return bool(live) and all(r[1] != "bool" for r in live)
+
+
 _STOPS = {
     "llamafactory": ": LLaMA-Factory's HfArgumentParser.parse_dict raises 'Some keys are not used by the "
     "HfArgumentParser' as the job starts (ALLOW_EXTRA_ARGS=1 lets extra keys through)",
     "axolotl": ": axolotl validates its config with a pydantic model that ignores keys it does not define "
     "(model_dump drops them), so the run trains as if the key were not there",
+    "swift": ": ms-swift's parse_args leaves it over and the pipeline raises ValueError('remaining_argv: [...]') "
+    "as the job starts (unless --ignore_args_error true: then it is logged and the run goes on without it)",
     "trl": ": the TRL CLI hands a key its dataclasses lack to accelerate launch, which is no option of it "
     "either and exits with 'unrecognized arguments' as the job starts",
 }
 
 
 # the argument files of a stack's package, relative to the package directory
-_ARG_FILES = {"llamafactory": ("hparams/*.py",), "trl": ("trainer/*config*.py", "scripts/*.py")}
+_ARG_FILES = {
+    "llamafactory": ("hparams/*.py",),
+    "trl": ("trainer/*config*.py", "scripts/*.py"),
+    "swift": (
+        "llm/utils/argument.py",
+        "llm/argument/*.py",
+        "llm/argument/base_args/*.py",
+        "arguments/*.py",
+        "arguments/base_args/*.py",
+        "trainers/arguments.py",
+        "rlhf_trainers/arguments.py",
+        "rlhf_trainers/*mixin*.py",
+        "trainers/*mixin*.py",
+        "ray_utils/arguments.py",
+        "ray/arguments.py",
+    ),
+}
 _LOCAL: dict[tuple[str, str | None], dict[str, Any]] = {}
 
 
@@ -233,17 +338,35 @@ def _vendored_classes(stack: str, script_dir: str | None) -> dict[str, Any]:
     return _LOCAL[key]
 
 
+class _Open(Exception):
+    """A base class of the vendored stack's arguments that packlint did not read."""
+
+
 def _local_fields(name: str, local: dict[str, Any], stack: str, depth: int) -> dict[str, list[Any]] | None:
     """field -> rows of a class of the vendored code, its bases through the vendored classes, then the
     snapshots (transformers' Seq2SeqTrainingArguments): rows of the checkout's code have no stack."""
     from packlint.codebase import stack_schemas
 
     cls = local.get(name)
-    if cls is None or depth > 12:  # not in the vendored code: the snapshots
-        return stack_schemas.class_fields(name, (stack, "transformers"))
+    if depth > 12:
+        raise _Open(name)
+    if cls is None:
+        if depth == 0:  # a root class the vendored code lacks (elided, or of another major release): the snapshots
+            return stack_schemas.class_fields(name, (stack, "transformers"))
+        # a base outside the vendored stack: transformers' (from the snapshots); never another release of
+        # the vendored stack, whose fields would count as removed from this one
+        found = stack_schemas.class_fields(name, ("transformers",))
+        if found is None:
+            raise _Open(name)
+        return found
     out: dict[str, list[Any]] = {}
     for b in cls.get("bases", []):
-        for f, rows in (_local_fields(b, local, stack, depth + 1) or {}).items():
+        # a base named as the class is the package's class it wraps (ms-swift's Seq2SeqTrainingArguments)
+        own = b == name
+        sub = stack_schemas.class_fields(b, ("transformers",)) if own else _local_fields(b, local, stack, depth + 1)
+        if sub is None:
+            raise _Open(b)
+        for f, rows in sub.items():
             out.setdefault(f, []).extend(rows)
     for f, (typ, choices, marks) in cls.get("fields", {}).items():
         out.setdefault(f, []).append((None, typ, choices, marks, 0))
@@ -279,7 +402,9 @@ def _message(stack: str, top: str, rows: Any, known: dict[str, dict[str, str]], 
 
     close = difflib.get_close_matches(top, [n for n in names if n != top], n=1, cutoff=0.8)
     mean = f"; did you mean {close[0]}?" if close else ""
-    label = {"llamafactory": "LLaMA-Factory", "trl": "TRL", "axolotl": "axolotl's config"}.get(stack, stack)
+    label = {"llamafactory": "LLaMA-Factory", "trl": "TRL", "axolotl": "axolotl's config", "swift": "ms-swift"}.get(
+        stack, stack
+    )
     shown = f"--{top}" if flag else top
     if rows:  # a field of other releases than the one the checkout runs
         st = rows[0][0]

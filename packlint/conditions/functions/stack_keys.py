@@ -19,6 +19,7 @@ _VERSION_NAMES = {
     "llamafactory": ("llamafactory", "llamafactory"),
     "axolotl": ("axolotl", "axolotl"),
     "openrlhf": ("openrlhf", "openrlhf"),
+    "swift": ("swift", "ms-swift"),
 }
 
 
