@@ -301,6 +301,12 @@ def test_user_rules_can_use_builtin_predicates(tmp_path):
 
 
 def test_cache_round_trip(tmp_path, monkeypatch):
+    from packlint import caches, rule_table
+
+    # (an in-process `packlint --no-cache` run of another test turns caching off for the process)
+    monkeypatch.setattr(rule_table, "_CACHE_OFF", False)
+    monkeypatch.setattr(caches, "_OFF", [False])
+    monkeypatch.delenv("PACKLINT_NO_CACHE", raising=False)
     monkeypatch.setenv("PACKLINT_CACHE_DIR", str(tmp_path))
     first = load_table()
     assert list(tmp_path.glob("rules-*.json")) and not list(tmp_path.glob("rules-*.pickle"))

@@ -37,6 +37,8 @@ def bridge_problems(ctx: EvalContext, cfg: Any, script_dir: str | None) -> tuple
         return {}, set(), False
     keys, what, assumed, others = found
     settings = cfg.get("settings") or {}
+    if not _is_bridge_launch(ctx, settings, keys):
+        return {}, set(), False
     out: dict[str, str] = {}
     ignored: set[str] = set()
     flags = ctx.variant.get("flags") or {}
@@ -65,6 +67,20 @@ def bridge_problems(ctx: EvalContext, cfg: Any, script_dir: str | None) -> tuple
             out[name] = why + _IGNORED
             ignored.add(name)
     return out, ignored, assumed
+
+
+def _is_bridge_launch(ctx: EvalContext, settings: dict[str, Any], keys: dict[str, bool]) -> bool:
+    """Whether the launch is Megatron-Bridge's: its recipe runner, or a `--config-file` YAML whose top-level
+    sections are ConfigContainer's (at least two of them). Other programs take `--config-file` too
+    (detectron2's train_net.py, with `MODEL`/`SOLVER` sections): their keys are not Bridge's to judge."""
+    from packlint.model_view import program
+
+    prog = (program(ctx.launch, ctx.variant) or "").replace("\\", "/")
+    if prog.endswith("scripts/training/run_recipe.py"):
+        return True
+    sections = {k.split(".", 1)[0] for k in keys}
+    tops = {k.split(".", 1)[0] for k, s in settings.items() if isinstance(s, dict) and s.get("source") == "file"}
+    return len(tops & sections) >= 2
 
 
 def _yaml_keys(cfg: Any) -> set[str] | None:
