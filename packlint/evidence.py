@@ -34,6 +34,9 @@ _SEVERITY_RANK = {"info": 0, "warning": 1, "error": 2}
 # the assumptions and machine dependences the stages name (one wording each, used everywhere)
 NO_ARGUMENTS = "the script run without arguments"
 CURRENT_RELEASE = "the stack's current release"
+UPSTREAM_MEGATRON = (
+    "the launched program is upstream Megatron-LM (its code is not in the checkout; a fork's may differ)"
+)
 
 # a premise: (kind, because): hashable, so findings that carry them stay hashable
 Premise = tuple[str, str]

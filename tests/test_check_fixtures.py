@@ -241,11 +241,12 @@ torchrun --nproc_per_node $GPUS --nnodes $NODES pretrain_gpt.py \\
     ("marker", "problems"),
     [
         ("# expect: PK301", []),
-        ("# expect: PK301 error", []),
-        ('# expect: PK301 error at "torchrun"', []),
-        ("# expect: PK301 warning", ["expected, not reported: PK301 warning at line 5", "reported, not expected"]),
+        # (a warning: no code is in the checkout, so upstream Megatron-LM's check is an assumption, issue 26)
+        ("# expect: PK301 warning", []),
+        ('# expect: PK301 warning at "torchrun"', []),
+        ("# expect: PK301 error", ["expected, not reported: PK301 error at line 5", "reported, not expected"]),
         ('# expect: PK301 at "--tensor-model"', ["expected, not reported: PK301 at line 6", "reported, not expected"]),
-        ("# expect: clean", ["reported, not expected: PK301 error at line 5"]),
+        ("# expect: clean", ["reported, not expected: PK301 warning at line 5"]),
         ("# expect: PK302", ["expected, not reported: PK302 at line 5", "reported, not expected: PK301"]),
     ],
 )

@@ -28,6 +28,10 @@ def _schema_view(ctx: EvalContext) -> tuple[Any, str, Any]:
     view = ctx.memo.get("schema_view")
     if view is None:
         view = ctx.memo["schema_view"] = _read_schema_view(ctx)
+    if view[2] is not None:  # upstream's release snapshot stands for code the checkout does not hold (issue 26)
+        from packlint import evidence
+
+        evidence.note(ctx, (evidence.ASSUMED, f"{evidence.UPSTREAM_MEGATRON}, {view[2].describe}"))
     return view
 
 

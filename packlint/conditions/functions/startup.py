@@ -415,6 +415,9 @@ def _no_validation(ctx: EvalContext) -> Any:
         base = (program_ or "").replace("\\", "/").rsplit("/", 1)[-1]
         if base in ROOT_PROGRAMS and fork_evidence(program_, ctx.model.get("script")) is not None:
             return Unk("a fork of Megatron-LM whose code is not at hand: upstream's checks may not be its", "unknown")
+        from packlint import evidence
+
+        evidence.note(ctx, (evidence.ASSUMED, evidence.UPSTREAM_MEGATRON))  # (the rule's release semantics)
         return True
     if facts.schema is None:
         return True
