@@ -87,6 +87,9 @@ def clear_run_memos() -> None:
     starts afresh, so a long-lived process (the editor server) sees a tree that changed."""
     import sys
 
+    from packlint import caches
+
+    caches.clear_run_memos()
     _ROOT_MEMO.clear()
     reader = sys.modules.get("packlint.codebase.reader")
     if reader is not None:
