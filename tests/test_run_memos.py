@@ -131,3 +131,45 @@ def test_main_runs_check_without_the_cycle_collector_and_restores_it(tmp_path, m
     assert gc.isenabled()
     main(["check", "--isolated", "--no-cache", str(script)])
     assert seen == [False] and gc.isenabled()
+
+
+def _two_programs(tmp_path: Path) -> Path:
+    """Two programs of one tree importing the same module, one script launching each (no cache: read cold)."""
+    root = tmp_path / "repo"
+    (root / "pkg").mkdir(parents=True)
+    (root / ".git").mkdir()
+    (root / "pkg" / "__init__.py").write_text("")
+    (root / "pkg" / "common.py").write_text("import os\nSEED = os.environ.get('SEED_FROM_COMMON')\n")
+    for name in ("a", "b"):
+        (root / f"prog_{name}.py").write_text(
+            "import argparse\nfrom pkg import common\n"
+            "p = argparse.ArgumentParser()\np.add_argument('--lr', type=float)\nargs = p.parse_args()\n"
+        )
+        (root / f"run_{name}.sh").write_text(f"#!/bin/bash\npython prog_{name}.py --lr 1e-4 --nope 1\n")
+    return root
+
+
+def test_a_file_two_programs_import_is_parsed_once_per_run(tmp_path, monkeypatch):
+    import ast
+
+    from packlint.codebase import filefacts
+
+    monkeypatch.setenv("PACKLINT_NO_CACHE", "1")
+    monkeypatch.setenv("PACKLINT_JOBS", "1")
+    root = _two_programs(tmp_path)
+    monkeypatch.chdir(root)
+    parsed: list[str] = []
+    real = ast.parse
+
+    def counted(source, filename="<unknown>", *a, **k):
+        parsed.append(str(filename))
+        return real(source, filename, *a, **k)
+
+    monkeypatch.setattr(ast, "parse", counted)
+    together = _findings(["run_a.sh", "run_b.sh"])
+    assert sum(1 for f in parsed if f.endswith("common.py")) == 1
+    assert [c for _, _, c, _ in together].count("PK201") == 2  # --nope: not a flag of either program
+    monkeypatch.setattr(filefacts, "MAX_RUN_TREE_BYTES", 0)  # over the bound: parsed per program again
+    parsed.clear()
+    assert _findings(["run_a.sh", "run_b.sh"]) == together
+    assert sum(1 for f in parsed if f.endswith("common.py")) == 2

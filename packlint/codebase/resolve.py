@@ -87,9 +87,6 @@ def clear_run_memos() -> None:
     starts afresh, so a long-lived process (the editor server) sees a tree that changed."""
     import sys
 
-    from packlint import caches
-
-    caches.clear_run_memos()
     _ROOT_MEMO.clear()
     reader = sys.modules.get("packlint.codebase.reader")
     if reader is not None:
@@ -98,6 +95,9 @@ def clear_run_memos() -> None:
     stack_source = sys.modules.get("packlint.conditions.functions.stack_source")
     if stack_source is not None:
         stack_source._LOCATE_MEMO.clear()
+    from packlint import caches
+
+    caches.clear_run_memos()  # (the memos made with caches.run_memo)
 
 
 def _checkout_root(d: str) -> tuple[str | None, str]:
