@@ -104,7 +104,7 @@ def report(rows: list[dict], packlints: list[str]) -> None:
         c = row["cases"]
         cells = [f"{Path(row['repo']).name} @ {row['commit']}", f"{row['files']} ({row['scripts']})"]
 
-        def pair(key: str) -> str:
+        def pair(key: str, c: dict = c) -> str:
             return f"{c[key]['cpu_s']:.2f} s / {c[key]['wall_s']:.2f} s" if key in c else "–"
 
         for name in packlints:
