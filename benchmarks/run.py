@@ -82,7 +82,8 @@ class Run:
     stderr_tail: str
 
 
-def run_child(argv: list[str], timeout: float | None = None, mem_limit_mib: int | None = None) -> Run:
+def run_child(argv: list[str], timeout: float | None = None, mem_limit_mib: int | None = None,
+              cwd: Path | None = None, env: dict | None = None) -> Run:
     """Spawn, wait with os.wait4 (to get this child's rusage, not the sum of all children), time it.
     `mem_limit_mib` caps the child's address space so a runaway case cannot swap the machine to death
     (only for packlint: GHC-built ShellCheck reserves a huge address space up front)."""
@@ -93,7 +94,8 @@ def run_child(argv: list[str], timeout: float | None = None, mem_limit_mib: int 
 
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         t0 = time.perf_counter()
-        proc = subprocess.Popen(argv, stdout=out, stderr=err, stdin=subprocess.DEVNULL, cwd=ROOT, env=CHILD_ENV,
+        proc = subprocess.Popen(argv, stdout=out, stderr=err, stdin=subprocess.DEVNULL, cwd=cwd or ROOT,
+                                env=CHILD_ENV if env is None else env,
                                 start_new_session=True, preexec_fn=limit if mem_limit_mib else None)
         killed = threading.Event()
 
@@ -428,6 +430,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--no-scale", action="store_true", help="skip the scale cases")
     ap.add_argument("--no-config-bench", action="store_true",
                     help="skip the config-file cases (benchmarks/config_bench.py: issue 20's <= 1.3x)")
+    ap.add_argument("--also", action="append", default=[], metavar="NAME=EXECUTABLE",
+                    help="another packlint to measure beside this one (e.g. base=/tmp/venv-0.2/bin/packlint): "
+                         "cold start, throughput and --repos")
+    ap.add_argument("--repos", type=Path, nargs="+", default=[], metavar="DIR",
+                    help="real repositories (checkouts) to check warm and cold against ShellCheck (repos_bench.py)")
+    ap.add_argument("--repo-runs", type=int, default=3, help="warm and ShellCheck runs per repository (default 3)")
+    ap.add_argument("--repo-cold-runs", type=int, default=3, help="cold runs per repository (default 3)")
+    ap.add_argument("--no-throughput", action="store_true", help="skip the generated-corpus throughput case")
     ap.add_argument("--corpus-dir", type=Path, default=HERE / "corpus")
     ap.add_argument("--out", type=Path, default=HERE / "out" / "results.json")
     args = ap.parse_args(argv)
@@ -451,7 +461,14 @@ def main(argv: list[str] | None = None) -> int:
 
     packlint, packlint_missing = find_packlint(clean, scripts_dir, files)
     shellcheck = find_shellcheck(clean, files)
-    tools = [t for t in (packlint, shellcheck) if t]
+    also = {}
+    for spec in args.also:
+        name, _, exe = spec.partition("=")
+        also[name] = [exe]
+    extra = [Tool(name, exe + ["check"], exe + ["check", rel(scripts_dir) + "/"], note=f"`{exe[0]} check`",
+                  version=subprocess.run(exe + ["--version"], capture_output=True, text=True).stdout.strip())
+             for name, exe in also.items()]
+    tools = [t for t in (packlint, *extra, shellcheck) if t]
     notes = []
     if packlint is None:
         notes.append(f"packlint NOT MEASURED: {packlint_missing}")
@@ -466,7 +483,8 @@ def main(argv: list[str] | None = None) -> int:
     result["corpus"].update(files=len(files), lines=corpus_lines, clean_lines=clean_lines, dir=rel(scripts_dir))
 
     cold = interleaved(tools, lambda t: t.one(clean), n_cold, progress="cold start") if tools else {}
-    thru = interleaved(tools, lambda t: t.corpus_argv, n_corpus, warmup=0, progress="corpus") if tools else {}
+    thru = (interleaved(tools, lambda t: t.corpus_argv, n_corpus, warmup=0, progress="corpus")
+            if tools and not args.no_throughput else {})
     result["cold_start"] = {k: s.summary() for k, s in cold.items()}
     result["throughput"] = {k: s.summary() | {"lines_per_s": corpus_lines / s.median} for k, s in thru.items()}
 
@@ -519,7 +537,29 @@ def main(argv: list[str] | None = None) -> int:
                                                       warm_runs=2 if args.quick else 5)
         result["notes"] += config_bench.sanity_notes(result["config_files"])
 
+    if args.repos and packlint and not packlint.note.startswith("FALLBACK"):
+        import repos_bench  # benchmarks/repos_bench.py, next to this file
+
+        packlints = {"packlint": packlint_executable(), **also}
+        result["repos"] = repos_bench.measure([Path(r).resolve() for r in args.repos], packlints,
+                                              shellcheck.one_file[0] if shellcheck else None, args.repo_runs,
+                                              args.repo_cold_runs, run_child, CHILD_ENV)
+
     print_report(result, cold, thru, n_cold, n_corpus)
+    print("\ncold start, every tool (median wall / median CPU of the process tree, and the ratios to ShellCheck):")
+    sc_cold = cold.get("shellcheck")
+    for name, series in cold.items():
+        cpu = statistics.median(r.user_s + r.sys_s for r in series.runs)
+        line = f"  {name:12} {fmt_s(series.median)} / {fmt_s(cpu)} CPU"
+        if sc_cold and name != "shellcheck":
+            sc_cpu = statistics.median(r.user_s + r.sys_s for r in sc_cold.runs)
+            line += f"   {series.median / sc_cold.median:.2f}x wall, {cpu / sc_cpu:.2f}x CPU"
+        print(line)
+    if "repos" in result:
+        import repos_bench
+
+        print(f"\nreal repositories (medians of {args.repo_runs} warm / {args.repo_cold_runs} cold runs, alternating):")
+        repos_bench.report(result["repos"], ["packlint", *also])
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(result, indent=1, default=str) + "\n")
     print(f"\nwrote {rel(args.out)}")

@@ -37,6 +37,21 @@ _ENTRY = LazyRegex(r"^\.?(?:rules-[0-9a-f]+|stacks-\d+-\d+|[0-9a-f]{40})\.json(?
 _OFF = [False]
 _EVICTED = [False]
 IN_RUN = [False]  # a check run is on (checking.check_paths): in-run memos may be used
+_RUN_MEMOS: list[dict] = []
+
+
+def run_memo() -> dict:
+    """A dict that remembers what one check run learnt about the tree (the tree does not change under a
+    run): read and write it only while IN_RUN[0]; `clear_run_memos` empties it when the next run starts,
+    so a long-lived process (the editor server) sees a tree that changed."""
+    memo: dict = {}
+    _RUN_MEMOS.append(memo)
+    return memo
+
+
+def clear_run_memos() -> None:
+    for memo in _RUN_MEMOS:
+        memo.clear()
 
 
 def disable(off: bool = True) -> None:

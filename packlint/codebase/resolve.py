@@ -98,6 +98,9 @@ def clear_run_memos() -> None:
     stack_source = sys.modules.get("packlint.conditions.functions.stack_source")
     if stack_source is not None:
         stack_source._LOCATE_MEMO.clear()
+    from packlint import caches
+
+    caches.clear_run_memos()  # (the memos made with caches.run_memo)
 
 
 def _checkout_root(d: str) -> tuple[str | None, str]:

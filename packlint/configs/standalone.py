@@ -89,6 +89,7 @@ _SHAPES = (
     ("train", "model"),
     ("policy", "cluster"),
 )
+_SHAPE_BYTES = tuple((a.encode(), b.encode()) for a, b in _SHAPES)  # (encoded once, not per file)
 _DEEPSPEED_KEYS = (b'"zero_optimization"', b'"train_batch_size"', b'"train_micro_batch_size_per_gpu"')
 _MAX_SCAN = 64 << 10
 
@@ -107,7 +108,7 @@ def _may_be_stack_config(data: bytes, fmt: str) -> bool:
         return all(f"[{t}]".encode() in data for t in ("job", "model", "training"))
     if fmt == "json" and any(k in data for k in _DEEPSPEED_KEYS):
         return True
-    if not any(a.encode() in data and b.encode() in data for a, b in _SHAPES):
+    if not any(a in data and b in data for a, b in _SHAPE_BYTES):
         return False  # (substring tests before any regex)
     keys = _top_level_keys(data, fmt)
     return any(a in keys and b in keys for a, b in _SHAPES)

@@ -17,6 +17,7 @@ import os
 import re
 from typing import TYPE_CHECKING, Any
 
+from packlint.caches import run_memo
 from packlint.conditions.tree import BOOL, STR, Builtin, EvalContext, Function, NameLookupError, Unk
 
 if TYPE_CHECKING:
@@ -201,20 +202,38 @@ def _program(ctx: EvalContext, needle: str) -> tuple[Any, list[_FileFacts]] | Un
     if facts is None or not facts.known:
         out = Unk("the launched program's code is not at hand", "unknown")
     else:
-        scanned = []
-        want = needle.encode()
-        for f in facts.files or []:
-            seen = _mentions(f, want)
-            if seen is False:
-                continue
-            s = _scan(f) if seen else None
-            if s is None:
-                out = Unk(f"{_shown(f)} of the launched program could not be parsed", "unknown")
-                break
-            scanned.append(s)
-        else:
-            out = (facts, scanned)
+        files = _mentioning(tuple(facts.files or ()), needle)
+        out = files if isinstance(files, Unk) else (facts, files)
     memo[key] = out
+    return out
+
+
+# (needle, the program's files) -> what `_mentioning` found, for one check run (caches.run_memo): a
+# repository's scripts launch the same few programs, each with an import closure of hundreds of files
+_RUN_MENTIONING = run_memo()
+
+
+def _mentioning(files: tuple[str, ...], needle: str) -> list[_FileFacts] | Unk:
+    """The parsed files among FILES whose bytes mention NEEDLE, or Unk when one of them cannot be read or parsed."""
+    from packlint.caches import IN_RUN
+
+    key = (needle, files)
+    if IN_RUN[0] and key in _RUN_MENTIONING:
+        return _RUN_MENTIONING[key]
+    found: list[_FileFacts] = []
+    out: list[_FileFacts] | Unk = found
+    want = needle.encode()
+    for f in files:
+        seen = _mentions(f, want)
+        if seen is False:
+            continue
+        s = _scan(f) if seen else None
+        if s is None:
+            out = Unk(f"{_shown(f)} of the launched program could not be parsed", "unknown")
+            break
+        found.append(s)
+    if IN_RUN[0]:
+        _RUN_MENTIONING[key] = out
     return out
 
 

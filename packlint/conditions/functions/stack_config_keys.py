@@ -18,7 +18,6 @@ release unknown, a key is unknown only when no snapshot release has it.
 
 from __future__ import annotations
 
-import difflib
 import os
 from typing import Any
 
@@ -53,6 +52,12 @@ _SWIFT_COMMANDS = {
     "rlhf": ("RLHFArguments",),
 }
 _ON = ("1", "true", "y", "yes")
+
+
+def _close_matches(word: str, possibilities: list[str], n: int, cutoff: float) -> list[str]:
+    import difflib  # (imported when a key is misspelt, not at every start)
+
+    return difflib.get_close_matches(word, possibilities, n=n, cutoff=cutoff)
 
 
 def _env_on(ctx: EvalContext, name: str) -> bool | None:
@@ -170,7 +175,7 @@ def _trl_parser_config(ctx: EvalContext, cfg: Any) -> dict[str, str]:
         top = key.split(".", 1)[0]
         if s.get("source") != "file" or "unknown" in s or top in dests or top == "env" or top in out:
             continue
-        close = difflib.get_close_matches(top, sorted(dests), n=1, cutoff=0.8)
+        close = _close_matches(top, sorted(dests), n=1, cutoff=0.8)
         mean = f" (did you mean {close[0]}?)" if close else ""
         what = (
             "the program parses with fail_with_unknown_args=False, so the run trains without it"
@@ -400,7 +405,7 @@ def _defined(row: Any, known: dict[str, dict[str, str]]) -> bool:
 def _message(stack: str, top: str, rows: Any, known: dict[str, dict[str, str]], names: list[str], flag: bool) -> str:
     from packlint.codebase import stack_schemas
 
-    close = difflib.get_close_matches(top, [n for n in names if n != top], n=1, cutoff=0.8)
+    close = _close_matches(top, [n for n in names if n != top], n=1, cutoff=0.8)
     mean = f"; did you mean {close[0]}?" if close else ""
     label = {"llamafactory": "LLaMA-Factory", "trl": "TRL", "axolotl": "axolotl's config", "swift": "ms-swift"}.get(
         stack, stack
@@ -445,7 +450,7 @@ def _verl(ctx: EvalContext, cfg: Any) -> dict[str, str]:
         parent = flag.rsplit(".", 1)[0]
         if not any(k.startswith(parent + ".") for k in present):
             continue  # under a node whose children packlint does not know (an empty mapping, null)
-        close = difflib.get_close_matches(flag, [k for k in present if k.startswith(parent + ".")], n=1, cutoff=0.8)
+        close = _close_matches(flag, [k for k in present if k.startswith(parent + ".")], n=1, cutoff=0.8)
         mean = f" (did you mean {close[0]}?)" if close else ""
         if what.startswith("verl's") and " in any release " in what:
             ctx.memo.setdefault("stack_key_sources", {})[flag] = "snapshot"

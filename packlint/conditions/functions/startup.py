@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Any
 
+from packlint.caches import run_memo
 from packlint.conditions.functions.core import _free_unknowns, _is_unk
 from packlint.conditions.tree import BOOL, STR, Builtin, EvalContext, Function, Unk
 from packlint.model_view import env_entry, launch_argv, launchers, parallel_size, parallel_sizes
@@ -58,19 +59,64 @@ def _startup_view(ctx: EvalContext) -> dict[str, Any] | None:
     if any(not f.startswith("-") and "." in f for f in flags):
         view["skipped"] = "the launch configures the program with Hydra overrides"
         return view
-    from packlint.codebase.startup_checks import Evaluator, unknown
-
     attrs = launch_attrs(ctx, facts.schema)
     env = {}
     world = _world(ctx)
     if world is not None:
         env["WORLD_SIZE"] = str(world)
-    ev = Evaluator(data, attrs, env, unknown("no flag of the program's parser sets it"))
-    try:
-        view["results"] = ev.run()
-    except RecursionError:
-        view["results"] = []
+    view["results"] = _evaluate(data, attrs, env)
     return view
+
+
+# (the program's startup data, the launch's values) -> the results, for one check run (caches.run_memo):
+# the launches of a repository's scripts run the same few programs with the same values again and again
+_RUN_RESULTS = run_memo()
+_ABSENT = "no flag of the program's parser sets it"
+
+
+class _NoKey(Exception):
+    pass
+
+
+def _evaluate(data: dict[str, Any], attrs: dict[str, Any], env: dict[str, str]) -> list[dict[str, Any]]:
+    """The startup checks' results over these values: evaluated once per distinct (program, values) in a run.
+    The evaluator reads nothing but its arguments, so the same arguments give the same results."""
+    from packlint.caches import IN_RUN
+    from packlint.codebase.startup_checks import Evaluator, unknown
+
+    key: tuple[Any, ...] | None = None
+    if IN_RUN[0]:
+        try:
+            key = (id(data), tuple((k, _value_key(v)) for k, v in attrs.items()), tuple(env.items()))
+        except _NoKey:
+            key = None
+        hit = _RUN_RESULTS.get(key) if key is not None else None
+        if hit is not None and hit[0] is data:
+            return hit[1]
+    ev = Evaluator(data, attrs, env, unknown(_ABSENT))
+    try:
+        results = ev.run()
+    except RecursionError:
+        results = []
+    if key is not None:
+        _RUN_RESULTS[key] = (data, results)  # (data kept: its id stays its own while the entry lives)
+    return results
+
+
+def _value_key(v: Any) -> tuple[Any, ...]:
+    """A value of the args namespace as a key that tells apart what `==` does not (True and 1, 0.0 and -0.0)."""
+    from packlint.codebase.startup_checks import is_unknown
+
+    t = type(v)
+    if t is tuple:
+        return ("tuple", *(_value_key(x) for x in v))
+    if v is None or t in (str, int, bool):
+        return (t.__name__, v)
+    if t is float:
+        return ("float", repr(v))
+    if is_unknown(v):
+        return ("?", v.why)
+    raise _NoKey
 
 
 def _world(ctx: EvalContext) -> int | None:

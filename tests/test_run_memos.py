@@ -1,0 +1,175 @@
+"""What one check run remembers across the scripts it checks (issue 31, speed): a program's startup checks are
+evaluated once per distinct set of launch values, and the transformers-program functions look for a name in a
+program's files once per run. The findings must be the same as checking each script in a run of its own, and
+the next run must see a tree that changed."""
+
+from __future__ import annotations
+
+import gc
+import shutil
+from pathlib import Path
+
+from packlint import caches
+from packlint.checking import CheckOptions, check_paths
+from packlint.cli import main
+from packlint.codebase import startup_checks
+from packlint.codebase.resolve import clear_run_memos
+from packlint.conditions.functions import hf_code, startup
+
+UPSTREAM = Path(__file__).parent / "fixtures" / "startup" / "upstream"
+
+# three launches with the same values as train.sh (30 layers over 4 stages: PK330), two of train_ok.sh's
+BAD = (UPSTREAM / "train.sh").read_text()
+OK = (UPSTREAM / "train_ok.sh").read_text()
+
+
+def _findings(paths: list[str]) -> list[tuple]:
+    result = check_paths(paths, CheckOptions())
+    assert not result.file_errors
+    return sorted((f.location.path, f.location.line, f.code, f.message) for f in result.findings)
+
+
+def _tree(tmp_path: Path) -> Path:
+    root = tmp_path / "repo"
+    shutil.copytree(UPSTREAM, root, ignore=shutil.ignore_patterns("*.sh", "*.expected"))
+    (root / ".git").mkdir()
+    for i in range(3):
+        (root / f"bad_{i}.sh").write_text(BAD)
+    for i in range(2):
+        (root / f"ok_{i}.sh").write_text(OK)
+    (root / "world.sh").write_text((UPSTREAM / "train_world.sh").read_text())
+    return root
+
+
+def test_startup_checks_evaluated_once_per_distinct_values(tmp_path, monkeypatch):
+    monkeypatch.setenv("PACKLINT_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("PACKLINT_JOBS", "1")
+    root = _tree(tmp_path)
+    monkeypatch.chdir(root)
+    runs = []
+    real = startup_checks.Evaluator.run
+
+    def counted(self):
+        runs.append(1)
+        return real(self)
+
+    monkeypatch.setattr(startup_checks.Evaluator, "run", counted)
+    together = _findings(["."])
+    assert len(runs) == 3  # bad_*, ok_*, world.sh: three sets of values for six launches
+    assert [c for _, _, c, _ in together].count("PK330") == 4  # bad_0..2 and world.sh
+    alone = [f for name in sorted(p.name for p in root.glob("*.sh")) for f in _findings([name])]
+    assert together == sorted(alone)
+
+
+def test_a_changed_program_is_read_again_by_the_next_run(tmp_path, monkeypatch):
+    monkeypatch.setenv("PACKLINT_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("PACKLINT_JOBS", "1")
+    root = _tree(tmp_path)
+    monkeypatch.chdir(root)
+    assert any(c == "PK330" for _, _, c, _ in _findings(["bad_0.sh"]))
+    args = root / "megatron" / "training" / "arguments.py"
+    args.write_text(args.read_text().replace("Number of layers should be divisible", "Layers must divide"))
+    again = _findings(["bad_0.sh"])
+    assert any("Layers must divide" in m for _, _, c, m in again if c == "PK330")
+
+
+def test_value_keys_tell_apart_what_equality_does_not():
+    key = startup._value_key
+    assert key(True) != key(1) and key(0.0) != key(-0.0) and key((1,)) != key((True,))
+    assert key(startup_checks.unknown("a")) != key(startup_checks.unknown("b"))
+    assert key(startup_checks.unknown("a")) == key(startup_checks.unknown("a"))
+
+
+def test_hf_program_files_scanned_once_per_run(tmp_path, monkeypatch):
+    """Two scripts launch the same transformers program: its files are looked at once in a run, and the
+    next run reads a file that changed (the collator removed: PK530's finding goes away)."""
+    monkeypatch.setenv("PACKLINT_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("PACKLINT_JOBS", "1")
+    root = tmp_path / "repo"
+    root.mkdir()
+    (root / ".git").mkdir()
+    train = (
+        "from transformers import AutoModelForCausalLM, DataCollatorWithFlattening, HfArgumentParser, Trainer\n"
+        "from transformers import TrainingArguments\n"
+        "args, = HfArgumentParser(TrainingArguments).parse_args_into_dataclasses()\n"
+        "model = AutoModelForCausalLM.from_pretrained('Qwen/Qwen2.5-0.5B', attn_implementation='sdpa')\n"
+        "Trainer(model=model, args=args, data_collator=DataCollatorWithFlattening()).train()\n"
+    )
+    (root / "train.py").write_text(train)
+    (root / "transformers").mkdir()
+    (root / "transformers" / "__init__.py").write_text('__version__ = "4.53.0"\n')
+    (root / "transformers" / "masking_utils.py").write_text("def create_causal_mask(*a, **k):\n    pass\n")
+    for name in ("a.sh", "b.sh"):
+        (root / name).write_text("#!/bin/bash\npython train.py --output_dir out\n")
+    monkeypatch.chdir(root)
+    looked = []
+    real = hf_code._mentions
+    monkeypatch.setattr(hf_code, "_mentions", lambda path, needle: looked.append((path, needle)) or real(path, needle))
+    first = _findings(["a.sh", "b.sh"])
+    assert [c for _, _, c, _ in first].count("PK530") == 2
+    assert len(looked) == len(set(looked))  # each (file, name) once for the two scripts
+    (root / "train.py").write_text(train.replace(", data_collator=DataCollatorWithFlattening()", ""))
+    assert not [c for _, _, c, _ in _findings(["a.sh", "b.sh"]) if c == "PK530"]
+
+
+def test_run_memos_are_used_only_in_a_run_and_cleared_by_the_next():
+    memo = caches.run_memo()
+    memo["k"] = 1
+    clear_run_memos()
+    assert memo == {}
+    assert not caches.IN_RUN[0]  # (outside check_paths: the functions read the tree afresh)
+
+
+def test_main_runs_check_without_the_cycle_collector_and_restores_it(tmp_path, monkeypatch, capsys):
+    script = tmp_path / "run.sh"
+    script.write_text("#!/bin/bash\ntorchrun train.py\n")
+    seen = []
+    import packlint.cli.check as check_cli
+
+    real = check_cli.run
+    monkeypatch.setattr(check_cli, "run", lambda args: seen.append(gc.isenabled()) or real(args))
+    assert gc.isenabled()
+    main(["check", "--isolated", "--no-cache", str(script)])
+    assert seen == [False] and gc.isenabled()
+
+
+def _two_programs(tmp_path: Path) -> Path:
+    """Two programs of one tree importing the same module, one script launching each (no cache: read cold)."""
+    root = tmp_path / "repo"
+    (root / "pkg").mkdir(parents=True)
+    (root / ".git").mkdir()
+    (root / "pkg" / "__init__.py").write_text("")
+    (root / "pkg" / "common.py").write_text("import os\nSEED = os.environ.get('SEED_FROM_COMMON')\n")
+    for name in ("a", "b"):
+        (root / f"prog_{name}.py").write_text(
+            "import argparse\nfrom pkg import common\n"
+            "p = argparse.ArgumentParser()\np.add_argument('--lr', type=float)\nargs = p.parse_args()\n"
+        )
+        (root / f"run_{name}.sh").write_text(f"#!/bin/bash\npython prog_{name}.py --lr 1e-4 --nope 1\n")
+    return root
+
+
+def test_a_file_two_programs_import_is_parsed_once_per_run(tmp_path, monkeypatch):
+    import ast
+
+    from packlint.codebase import filefacts
+
+    monkeypatch.setenv("PACKLINT_NO_CACHE", "1")
+    monkeypatch.setenv("PACKLINT_JOBS", "1")
+    root = _two_programs(tmp_path)
+    monkeypatch.chdir(root)
+    parsed: list[str] = []
+    real = ast.parse
+
+    def counted(source, filename="<unknown>", *a, **k):
+        parsed.append(str(filename))
+        return real(source, filename, *a, **k)
+
+    monkeypatch.setattr(ast, "parse", counted)
+    together = _findings(["run_a.sh", "run_b.sh"])
+    assert sum(1 for f in parsed if f.endswith("common.py")) == 1
+    assert [c for _, _, c, _ in together].count("PK201") == 2  # --nope: not a flag of either program
+    monkeypatch.setattr(filefacts, "MAX_RUN_TREE_BYTES", 0)  # over the bound: parsed per program again
+    parsed.clear()
+    assert _findings(["run_a.sh", "run_b.sh"]) == together
+    assert sum(1 for f in parsed if f.endswith("common.py")) == 2
