@@ -19,7 +19,7 @@ from packlint.interpret.words import (
     pieces_empty,
     value_pieces,
 )
-from packlint.interpret.world import World
+from packlint.interpret.world import World, reassigned
 from packlint.parse import GAP_VARIABLE, RAW_EXPANSION, ParsedScript
 from packlint.values import Known, Span, Unknown, Value, Variable
 
@@ -309,7 +309,7 @@ def raw_expansion(
                 guards.assume_caller_set(interp, var, world, span, raw)
             return unknown
         if op in (":=", "="):
-            interp.set_var(world, var, Variable(Known(operand[0], span), assigned_at=span), span)
+            interp.set_var(world, var, reassigned(world, var, Known(operand[0], span), span), span)
         piece = Piece(operand[0], split=not quoted, span=span)
         return [cluster_fallback(piece, var) if not is_set and L.CLUSTER_VARIABLE.match(var) else piece]
     value = scalar(interp, var, world, span)
