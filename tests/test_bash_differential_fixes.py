@@ -88,7 +88,8 @@ def test_loop_variable_keeps_its_export(tmp_path, monkeypatch):
         done
         """,
     )
-    envs = [(v["env"]["BS"]["value"], v["env"]["N"]["value"]) for launch in model["launches"] for v in launch["variants"]]
+    variants = [v for launch in model["launches"] for v in launch["variants"]]
+    envs = [(v["env"]["BS"]["value"], v["env"]["N"]["value"]) for v in variants]
     assert envs == [("8", "1"), ("32", "2")]
     assert [(r["env"]["BS"], r["env"]["N"]) for r in run.records] == envs
 

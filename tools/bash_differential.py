@@ -52,8 +52,24 @@ from oracle import harness as H  # noqa: E402
 EXTRA_RECORDED = ("trl", "xtuner", "axolotl", "horovodrun", "litgpt", "ray-job")
 # Commands that would hang, wait on the network or the machine in the sandbox: exit 0, print nothing
 # (nvidia-smi and scontrol print the oracle's plausible lines: H.STUBS).
-STUBS = ("sleep", "wget", "curl", "pip", "pip3", "huggingface-cli", "squeue", "sinfo", "docker", "apt-get",
-         "sudo", "nc", "aws", "gsutil", "azcopy", "hdfs")
+STUBS = (
+    "sleep",
+    "wget",
+    "curl",
+    "pip",
+    "pip3",
+    "huggingface-cli",
+    "squeue",
+    "sinfo",
+    "docker",
+    "apt-get",
+    "sudo",
+    "nc",
+    "aws",
+    "gsutil",
+    "azcopy",
+    "hdfs",
+)
 PATTERNS = ("*.sh", "*.bash", "*.slurm", "*.sbatch")
 MAX_SCRIPT_BYTES = 1 << 20
 
@@ -72,8 +88,15 @@ CATEGORIES = (
     ("env ", "env-value"),
 )
 # categories that are a value packlint claims as known and bash contradicts
-VALUE_CATEGORIES = {"argv-launcher", "argv-extra-words", "argv-word", "env-unset", "env-not-exported",
-                    "env-value", "env-export"}
+VALUE_CATEGORIES = {
+    "argv-launcher",
+    "argv-extra-words",
+    "argv-word",
+    "env-unset",
+    "env-not-exported",
+    "env-value",
+    "env-export",
+}
 
 
 def category(text: str) -> str:
@@ -126,19 +149,47 @@ def bash_run(checkout: Path, script: str, bindir: Path, work: Path, timeout: flo
     record = work / "records.jsonl"
     record.unlink(missing_ok=True)
     text = (checkout / script).read_text(encoding="utf-8", errors="replace")
-    env = {"PATH": f"{bindir}:/usr/bin:/bin", "HOME": "/tmp/home", "BASH_ENV": str(H.ORACLE_DIR / "bash_setup.sh"),
-           "__PL_RECORD": str(record), **job_env(text)}
-    cmd = ["bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp",
-           "--dir", "/tmp/home", "--bind", str(work), str(work), "--ro-bind", str(bindir), str(bindir),
-           "--ro-bind", str(checkout), str(checkout), "--unshare-all", "--die-with-parent",
-           "--chdir", str(checkout), "--clearenv"]
+    env = {
+        "PATH": f"{bindir}:/usr/bin:/bin",
+        "HOME": "/tmp/home",
+        "BASH_ENV": str(H.ORACLE_DIR / "bash_setup.sh"),
+        "__PL_RECORD": str(record),
+        **job_env(text),
+    }
+    cmd = [
+        "bwrap",
+        "--ro-bind",
+        "/",
+        "/",
+        "--dev",
+        "/dev",
+        "--proc",
+        "/proc",
+        "--tmpfs",
+        "/tmp",
+        "--dir",
+        "/tmp/home",
+        "--bind",
+        str(work),
+        str(work),
+        "--ro-bind",
+        str(bindir),
+        str(bindir),
+        "--ro-bind",
+        str(checkout),
+        str(checkout),
+        "--unshare-all",
+        "--die-with-parent",
+        "--chdir",
+        str(checkout),
+        "--clearenv",
+    ]
     for k, v in env.items():
         cmd += ["--setenv", k, v]
     cmd += ["/bin/bash", script]
     rc = 0
     try:
-        proc = subprocess.run(cmd, stdin=subprocess.DEVNULL, capture_output=True, timeout=timeout,
-                              preexec_fn=_limits)
+        proc = subprocess.run(cmd, stdin=subprocess.DEVNULL, capture_output=True, timeout=timeout, preexec_fn=_limits)
         rc, err = proc.returncode, proc.stderr.decode("utf-8", "replace")
     except subprocess.TimeoutExpired as e:
         rc, err = 124, (e.stderr or b"").decode("utf-8", "replace")
@@ -181,8 +232,11 @@ def known_values(variant: dict) -> int:
     """How many values a variant claims as known: each known word (argv[0] by its name) and each
     environment entry with a concrete value (a cluster variable, set by Slurm per task, is not one)."""
     words = sum(1 for w in H.strip_wrappers(variant.get("command") or []) if isinstance(w, str))
-    env = sum(1 for name, e in (variant.get("env") or {}).items()
-              if isinstance(e, dict) and "value" in e and e.get("source") != "cluster" and not H.is_noise(name))
+    env = sum(
+        1
+        for name, e in (variant.get("env") or {}).items()
+        if isinstance(e, dict) and "value" in e and e.get("source") != "cluster" and not H.is_noise(name)
+    )
     return words + env
 
 
@@ -231,8 +285,12 @@ def one_script(checkout: Path, script: str, bindir: Path, work: Path, timeout: f
         return row
     t = time.monotonic()
     run = bash_run(checkout, script, bindir, work, timeout)
-    row.update(rc=run.rc, bash_s=round(time.monotonic() - t, 2), records=len(run.records),
-               launches=len(model.get("launches") or []))
+    row.update(
+        rc=run.rc,
+        bash_s=round(time.monotonic() - t, 2),
+        records=len(run.records),
+        launches=len(model.get("launches") or []),
+    )
     problems = H.compare(model, run)
     row["problems"] = [{"category": _category(p, model, run), "text": p[:600]} for p in problems]
     row["values_compared"], row["values_wrong"] = count_values(model, run)
@@ -240,9 +298,17 @@ def one_script(checkout: Path, script: str, bindir: Path, work: Path, timeout: f
 
 
 def summarise(rows: list[dict]) -> dict:
-    total: dict = {"scripts": len(rows), "checkouts": len({r["checkout"] for r in rows}), "bash_timeouts": 0,
-                   "packlint_errors": 0, "bash_launches": 0, "scripts_with_launches": 0,
-                   "values_compared": 0, "values_wrong": 0, "problems": {}}
+    total: dict = {
+        "scripts": len(rows),
+        "checkouts": len({r["checkout"] for r in rows}),
+        "bash_timeouts": 0,
+        "packlint_errors": 0,
+        "bash_launches": 0,
+        "scripts_with_launches": 0,
+        "values_compared": 0,
+        "values_wrong": 0,
+        "problems": {},
+    }
     for r in rows:
         if "packlint_error" in r:
             total["packlint_errors"] += 1
