@@ -6,7 +6,7 @@ import re
 from typing import TYPE_CHECKING
 
 from packlint.interpret import arithmetic, assignment, conditionals, nested_code, sourcing
-from packlint.interpret.world import StatusOut, World
+from packlint.interpret.world import StatusOut, World, reassigned
 from packlint.parse import ParsedScript
 from packlint.source import SourceFile
 from packlint.values import Known, Span, Unknown, Value, Variable
@@ -246,7 +246,7 @@ def builtin_let(
                 cur = arithmetic.arith_var(interp, name, world, ps, span)
                 if not isinstance(cur, Unknown):
                     step = 1 if "+" in (inc.group(2) or inc.group(3)) else -1
-                    interp.set_var(world, name, Variable(Known(str(cur + step), span), assigned_at=span), span)
+                    interp.set_var(world, name, reassigned(world, name, Known(str(cur + step), span), span), span)
                 continue
             m = re.fullmatch(r"([A-Za-z_]\w*)\s*([-+*/%]?=)\s*(.+)", a.text)
             if m:
@@ -255,7 +255,7 @@ def builtin_let(
                     cur = arithmetic.arith_var(interp, m.group(1), world, ps, span)
                     rhs = cur if isinstance(cur, Unknown) else arithmetic.binop(m.group(2)[0], cur, rhs)
                 val = Known(str(rhs), span) if not isinstance(rhs, Unknown) else rhs
-                interp.set_var(world, m.group(1), Variable(val, assigned_at=span), span)
+                interp.set_var(world, m.group(1), reassigned(world, m.group(1), val, span), span)
     return [world]
 
 

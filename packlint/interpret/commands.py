@@ -19,7 +19,7 @@ from packlint.interpret.bash_tables import (
     UNKNOWN_PART,
 )
 from packlint.interpret.limits import MAX_CALL_DEPTH, MAX_WORDS
-from packlint.interpret.syntax import child_statements, ends_with_dollar, glued_groups
+from packlint.interpret.syntax import child_statements, ends_with_dollar, escaped_blanks, glued_groups
 from packlint.interpret.words import capped_words
 from packlint.interpret.world import LaunchInstance, StatusOut, World
 from packlint.parse import ParsedScript
@@ -74,14 +74,8 @@ def exec_command(
             assignment.assign(interp, a, world, ps)
         prefix = prefix[split_at:]
     first = prefix[0] if prefix else name_node
-    fields = []
-    for group in glued_groups(words):
-        fields.extend(expansion.expand_group(interp, group, world, ps))
-        if len(fields) > MAX_WORDS:
-            break
     span = ps.source.span(node) if first is items[0] else ps.source.span_of_points(first.start_point, node.end_point)
-    fields.extend(_escaped_blanks_after(node, ps))
-    fields = capped_words(fields, span)
+    fields = capped_words(command_fields(interp, words, world, ps, span), span)
     prefix_env: dict[str, Variable] = {}
     for n, a in enumerate(prefix):
         name, var = assignment.assignment_value(
@@ -90,6 +84,52 @@ def exec_command(
         if name is not None:
             prefix_env[name] = Variable(var.value, var.items, True, var.assigned_at, var.assigned_at, "prefix")
     return run_command(interp, fields, prefix_env, world, ps, span, node, status_out)
+
+
+def command_fields(interp: Interpreter, words: list[Node], world: World, ps: ParsedScript, span: Span) -> list[Value]:
+    """The fields of a command's words, with the words of escaped blanks between them that
+    tree-sitter-bash skips as space (`--max_len 200 \\ \\` + newline: bash passes a word ` `)."""
+    data = ps.source.data
+    fields: list[Value] = []
+    groups = glued_groups(words)
+    prev_n = 0
+    for k, group in enumerate(groups):
+        new = expansion.expand_group(interp, group, world, ps)
+        gap = escaped_blanks(data, groups[k - 1][-1].end_byte, group[0].start_byte) if k else None
+        if gap is not None:
+            new = _with_blanks(fields, prev_n, gap, new, span)
+        fields.extend(new)
+        prev_n = len(new)
+        if len(fields) > MAX_WORDS:
+            return fields
+    if words:  # `python x.py \ ` at the end of the line
+        end = words[-1].end_byte
+        eol = data.find(b"\n", end)
+        tail = escaped_blanks(data, end, len(data) if eol < 0 else eol)
+        if tail is not None:
+            fields.extend(_with_blanks(fields, prev_n, (tail[0], tail[1], False), [], span))
+    return fields
+
+
+def _with_blanks(
+    fields: list[Value], prev_n: int, gap: tuple[bool, list[str], bool], new: list[Value], span: Span
+) -> list[Value]:
+    """`new` with the escaped-blank words before it; one that touches the word before or after joins it
+    (the field before is taken off `fields`)."""
+    before, blanks, after = gap
+    words: list[Value] = [Known(b, span) for b in blanks]
+    if before:
+        words[0] = _join(fields.pop() if prev_n else None, words[0], span)
+    if after:
+        words[-1] = _join(words[-1], new[0] if new else None, span)
+        new = new[1:]
+    return words + new
+
+
+def _join(a: Value | None, b: Value | None, span: Span) -> Value:
+    if isinstance(a, Known | None) and isinstance(b, Known | None):
+        return Known((a.text if a else "") + (b.text if b else ""), span)
+    return Unknown("a word joined to an escaped blank (`\\ `)", span)
 
 
 def run_command(
@@ -460,11 +500,3 @@ def record_launch(
 _NEWLINE = re.compile(rb"(?<!\\)\n")
 # `key=v \  # note`: an escaped blank after the last word, before a comment or the line's end, is a word
 # of its own in bash (` `); tree-sitter-bash leaves it out of the command (verl's run_deepseek7b_llm_pfppo.sh)
-_ESCAPED_BLANKS = re.compile(rb"[ \t]+((?:\\[ \t])+)(?=[ \t]*(?:#|\n|$))")
-
-
-def _escaped_blanks_after(node: Node, ps: ParsedScript) -> list[Value]:
-    m = _ESCAPED_BLANKS.match(ps.source.data, node.end_byte)
-    if m is None:
-        return []
-    return [Known(m.group(1).decode()[1::2], ps.source.span(node))]

@@ -6,6 +6,7 @@ import re
 from typing import TYPE_CHECKING
 
 from packlint.interpret import assignment, builtins, expansion
+from packlint.interpret.bash_tables import BASH_DYNAMIC
 from packlint.interpret.syntax import bytes_of, ends_with_dollar, is_option, name_of, text_of
 from packlint.interpret.world import World
 from packlint.parse import ParsedScript
@@ -121,6 +122,26 @@ def _glue_tail(assignment_node: Node, nxt: Node | None) -> Node | None:
 _COMPUTED = ("concatenation", "string", "simple_expansion", "expansion", "raw_string", "command_substitution")
 
 
+_READ_NAME = re.compile(rb"\$\{?([A-Za-z_]\w*)")
+
+
+def forget_scalars(world: World, ps: ParsedScript, reason: str) -> None:
+    """After `declare $v="$value"` with `v` unknown (an argument loop: `--LANGUAGE=ru` sets LANGUAGE),
+    any variable may hold a new value: every scalar the script set, and every name the script reads
+    that is not set, is unknown from here on (attributes kept; read-only ones cannot change)."""
+    for name, var in list(world.vars.items()):
+        if var.readonly or var.ref is not None or var.items is not None or var.assoc is not None:
+            continue
+        if var.value is not None and var.source != "unset":
+            new = var.copy()
+            new.value = Unknown(reason, var.value.span)
+            world.vars[name] = new
+    for raw in dict.fromkeys(m.group(1) for m in _READ_NAME.finditer(ps.source.data)):
+        name = raw.decode()
+        if name not in world.vars and name not in BASH_DYNAMIC:
+            world.vars[name] = Variable(Unknown(reason))
+
+
 def declare_namerefs(interp: Interpreter, node: Node, world: World, ps: ParsedScript) -> None:
     """`local -n out=$1`: `out` names another variable; assignments to it go there."""
     for c in node.named_children:
@@ -156,6 +177,9 @@ def declare_computed(
             ps.source.span(node),
         )
         world.unknown_exports = True
+        forget_scalars(
+            world, ps, f"may be set by `{keyword}` of names packlint cannot know ({ps.source.span(node).short()})"
+        )
     builtins.builtin_declare(interp, [f for f in fields if f not in unknown], world, ps, ps.source.span(node), None)
 
 

@@ -8,9 +8,9 @@ from typing import TYPE_CHECKING
 from packlint.interpret import arithmetic, exit_status, expansion
 from packlint.interpret.limits import MAX_LOOP_ITERATIONS, MAX_LOOP_WORLDS
 from packlint.interpret.syntax import NOISE, bytes_of, child_statements, glued_groups, name_of, snippet
-from packlint.interpret.world import World, join_worlds
+from packlint.interpret.world import World, join_worlds, reassigned
 from packlint.parse import ParsedScript
-from packlint.values import Condition, Known, Span, Unknown, Value, Variable
+from packlint.values import Condition, Known, Span, Unknown, Value
 
 if TYPE_CHECKING:
     from tree_sitter import Node
@@ -66,7 +66,7 @@ def while_read(interp: Interpreter, loop: Node, lines: list[str], world: World, 
         for w in worlds:
             if w.flow is None:
                 for n, part in zip(names, parts, strict=False):
-                    interp.set_var(w, n, Variable(Known(part, span), assigned_at=span), span)
+                    interp.set_var(w, n, reassigned(w, n, Known(part, span), span), span)
         worlds = loop_body(interp, body, worlds, ps)
         if all(w.flow is not None for w in worlds):
             break
@@ -101,7 +101,7 @@ def exec_for(interp: Interpreter, node: Node, world: World, ps: ParsedScript) ->
             worlds = loop_widen(interp, body, entry, worlds, ps, name, f"for {name} in ...", span, len(items))
             break
         for w in worlds:
-            interp.set_var(w, name, Variable(item, assigned_at=span), span)
+            interp.set_var(w, name, reassigned(w, name, item, span), span)
         interp.context.append(f"for {name}={item.text} ({span.short()})")
         try:
             worlds = loop_body(interp, body, worlds, ps)
@@ -212,7 +212,7 @@ def loop_unknown(
     run = world
     run.when = run.when + (Condition(text, "runs its body", span),)
     if var is not None:
-        interp.set_var(run, var, Variable(value, assigned_at=span), span)
+        interp.set_var(run, var, reassigned(run, var, value, span), span)
     interp.context.append(f"{text} ({span.short()}): once per iteration, {times}")
     try:
         out = loop_body(interp, body, [run], ps)

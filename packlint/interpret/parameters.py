@@ -20,7 +20,7 @@ from packlint.interpret.words import (
     pieces_empty,
     value_pieces,
 )
-from packlint.interpret.world import World
+from packlint.interpret.world import World, reassigned
 from packlint.parse import GAP_VARIABLE, RAW_EXPANSION, ParsedScript
 from packlint.values import Known, Span, Unknown, Value, Variable
 
@@ -313,7 +313,7 @@ def raw_expansion(
                 guards.assume_caller_set(interp, var, world, span, raw)
             return unknown
         if op in (":=", "="):
-            interp.set_var(world, var, Variable(Known(operand[0], span), assigned_at=span), span)
+            interp.set_var(world, var, reassigned(world, var, Known(operand[0], span), span), span)
         piece = Piece(operand[0], split=not quoted, span=span)
         if not is_set and (origin := no_argument(interp, var, world)) is not None:
             return [assumed_piece(piece, origin)]

@@ -125,3 +125,39 @@ def snippet(node: Node | None, limit: int = 80) -> str:
         return ""
     text = " ".join(text_of(node).split())
     return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def escaped_blanks(data: bytes, start: int, end: int) -> tuple[bool, list[str], bool] | None:
+    """The words made of escaped blanks (`\\ `, `\\<tab>`) in the text between two words of a command:
+    tree-sitter-bash skips them as space, bash reads each as (part of) a word. Returns (the first one
+    touches the word before, the words, the last one touches the word after), or None when there is
+    none or the text holds anything but blanks, escaped blanks and line continuations."""
+    gap = data[start:end]
+    if b"\\" not in gap:
+        return None
+    words: list[str] = []
+    current: str | None = None
+    first_glued = False
+    i = 0
+    while i < len(gap):
+        two = gap[i : i + 2]
+        if two in (b"\\ ", b"\\\t"):
+            if current is None:
+                current, first_glued = "", first_glued or (i == 0 and not words)
+            current += chr(two[1])
+            i += 2
+        elif two == b"\\\n" or gap[i : i + 3] == b"\\\r\n":
+            i += 2 if two == b"\\\n" else 3  # a line continuation: removed, the word goes on
+        elif gap[i : i + 1] in (b" ", b"\t"):
+            if current is not None:
+                words.append(current)
+                current = None
+            i += 1
+        elif gap[i : i + 1] == b"#" and current is None:
+            break  # a comment to the end of the line (`--a 1 \  # note`: the word ` ` ends the command)
+        else:
+            return None
+    last_glued = current is not None
+    if current is not None:
+        words.append(current)
+    return (first_glued, words, last_glued) if words else None

@@ -148,3 +148,11 @@ def common_prefix(a: tuple[Condition, ...], b: tuple[Condition, ...]) -> tuple[C
 
 # What a command reports as its exit status, world by world (None: unknown), when it decides itself.
 StatusOut = list[tuple[World, "bool | None"]]
+
+
+def reassigned(world: World, name: str, value: Value | None, span: Span | None) -> Variable:
+    """NAME's new value from a `for`/`read` loop, `let` or `${NAME:=...}`: like every bash assignment it
+    keeps the variable's export attribute (`export BS=8; for BS in 8 32` passes each value to the
+    launches in the loop)."""
+    old = world.vars.get(name)
+    return Variable(value, None, old.exported if old else False, span, old.exported_at if old else None)
