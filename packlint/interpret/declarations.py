@@ -178,7 +178,9 @@ def declare_computed(
         )
         world.unknown_exports = True
         forget_scalars(
-            world, ps, f"may be set by `{keyword}` of names packlint cannot know ({ps.source.span(node).short()})"
+            world,
+            ps,
+            f"unknown: it may be set by `{keyword}` of names packlint cannot know ({ps.source.span(node).short()})",
         )
     builtins.builtin_declare(interp, [f for f in fields if f not in unknown], world, ps, ps.source.span(node), None)
 
