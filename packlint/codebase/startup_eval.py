@@ -18,20 +18,11 @@ import os
 from collections.abc import Callable
 from typing import Any
 
+from packlint.codebase.filefacts import _dotted  # (one dotted-name reader for the code base)
+
 MAX_SEQ_ITEMS = 1 << 16  # characters of a string, items of a tuple
 MAX_INT_BITS = 14_000  # ~4,200 decimal digits
 MAX_EVAL_STEPS = 200_000  # expression nodes visited by one Evaluator (a program: a few thousand)
-
-
-def _dotted(node: ast.AST) -> str | None:
-    parts = []
-    while isinstance(node, ast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    if isinstance(node, ast.Name):
-        parts.append(node.id)
-        return ".".join(reversed(parts))
-    return None
 
 
 def _src(node: ast.AST | None) -> str | None:

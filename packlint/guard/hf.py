@@ -14,7 +14,6 @@ This module imports transformers at import time: only the guard's entry points i
 from __future__ import annotations
 
 import inspect
-import sys
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -22,7 +21,7 @@ from typing import Any
 from transformers import TrainerCallback
 
 from packlint.guard import boundaries as bd
-from packlint.guard.report import FAIL, INFO, PASS, WARN, GuardResult, finish
+from packlint.guard.report import FAIL, INFO, PASS, WARN, GuardResult, finish, say_unguarded
 from packlint.guard.settings import GuardSettings
 
 MASK_BASED = ("sdpa", "eager", "flex_attention")
@@ -360,12 +359,7 @@ def guard_call(model: Any, kw: dict[str, Any], settings: GuardSettings) -> None:
 
             measure_hf(model, kw, result, settings)
     except Exception as exc:  # noqa: BLE001 - the guard's own failure never stops a training run
-        print(
-            f"packlint-guard: ERROR the guard could not check this batch ({type(exc).__name__}: {exc}); "
-            "training goes on unguarded",
-            file=sys.stderr,
-            flush=True,
-        )
+        say_unguarded(exc)
         return
     result.facts["guard_seconds"] = round(time.perf_counter() - t, 4)
     finish(result, settings)

@@ -12,12 +12,11 @@ expansion) so that cu_seqlens left in collapsed image-token space are named as s
 from __future__ import annotations
 
 import inspect
-import sys
 import time
 from typing import Any
 
 from packlint.guard import boundaries as bd
-from packlint.guard.report import FAIL, INFO, PASS, SKIP, GuardResult, finish
+from packlint.guard.report import FAIL, INFO, PASS, SKIP, GuardResult, finish, say_unguarded
 from packlint.guard.settings import GuardSettings
 
 LOCAL_ATTENTION = "megatron.core.transformer.dot_product_attention"
@@ -205,12 +204,7 @@ def install_megatron(model: Any, settings: GuardSettings | None = None) -> list[
 
                 measure_megatron(module, dict(bound), result)
         except Exception as exc:  # noqa: BLE001 - the guard's own failure never stops a training run
-            print(
-                f"packlint-guard: ERROR the guard could not check this batch ({type(exc).__name__}: {exc}); "
-                "training goes on unguarded",
-                file=sys.stderr,
-                flush=True,
-            )
+            say_unguarded(exc)
             return
         result.facts["guard_seconds"] = round(time.perf_counter() - t, 4)
         finish(result, settings)

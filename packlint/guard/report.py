@@ -130,3 +130,14 @@ def finish(result: GuardResult, settings: GuardSettings) -> None:
             print(f"packlint-guard: cannot write the report {path}: {exc.strerror or exc}", file=sys.stderr)
     if failed and settings.mode == "fail":
         raise GuardFailed(line)
+
+
+def say_unguarded(exc: BaseException) -> None:
+    """The guard's own failure on a batch: one line, and training goes on (the guard never stops a run
+    for a bug of its own)."""
+    print(
+        f"packlint-guard: ERROR the guard could not check this batch ({type(exc).__name__}: {exc}); "
+        "training goes on unguarded",
+        file=sys.stderr,
+        flush=True,
+    )
