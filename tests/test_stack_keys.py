@@ -178,7 +178,8 @@ def test_a_word_split_after_a_bare_dollar_is_one_word(word: str, want: str, tmp_
 def test_a_fork_without_its_code_is_undecided(tmp_path: Path) -> None:
     """Issue 26 item 4: upstream Megatron-LM's asserts (PK308) and flag retirements (PK324) stand for
     upstream code; the scripts of a fork whose code is not in the tree are undecided, with PK206's one
-    info per script, not errors. The same script in an upstream checkout keeps PK308."""
+    info per script, not errors. The same script in an upstream checkout keeps PK308 (a warning: the code
+    is not there, so upstream's check is assumed)."""
     body = (
         "#!/bin/bash\n"
         "torchrun --nproc_per_node 8 pretrain_gpt.py --num-layers 30 --pipeline-model-parallel-size 4 \\\n"
@@ -195,7 +196,9 @@ def test_a_fork_without_its_code_is_undecided(tmp_path: Path) -> None:
         session = CodeSession(str(script), CodeOptions(use_cache=False))
         findings = check_model(model, TABLE.rules, script_text=script.read_bytes(), code=session.facts)
         got[name] = {(f.code, f.severity) for f in findings}
-    assert ("PK308", "error") in got["Megatron-LM"]
+    # (an upstream checkout without pretrain_gpt.py's code: upstream's check still stands, as an assumption
+    # the message names, so at most a warning: packlint.evidence.UPSTREAM_MEGATRON)
+    assert ("PK308", "warning") in got["Megatron-LM"]
     assert not {c for c, s in got["Megatron-DeepSpeed"] if c in ("PK308", "PK324") and s != "info"}
     assert ("PK206", "info") in got["Megatron-DeepSpeed"]
 
