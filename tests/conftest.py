@@ -50,3 +50,21 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if item.path.name in ML_STACK_FILES:
             item.add_marker(pytest.mark.torch)
+
+
+import pytest  # noqa: E402
+
+
+@pytest.fixture(autouse=True)
+def _one_torch_thread(request):
+    """The ML stack's tests run tiny models: one thread is faster than two fighting over a shared 2-core
+    machine. torch is imported only for those tests (the fast subset never imports it)."""
+    if request.node.get_closest_marker("torch") is None:
+        yield
+        return
+    import torch
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)

@@ -23,15 +23,6 @@ from runtime_probe.settings import ProbeUsageError  # noqa: E402
 L = [7, 5, 10, 6]
 
 
-@pytest.fixture(autouse=True, scope="module")
-def _one_thread():
-    """Tiny models: one thread is faster than two fighting over a shared 2-core machine."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
-
-
 def _probe(**kw) -> object:
     base = {"stack": "trl", "mode": "position_ids", "attn_implementation": "sdpa", "device": "cpu", "lengths": L}
     return run_hf_probe(HFProbeSettings(**{**base, **kw}))

@@ -25,15 +25,6 @@ from runtime_probe.launches import probe_model, select_targets  # noqa: E402
 LENGTHS = [9, 5, 12, 7]
 
 
-@pytest.fixture(autouse=True, scope="module")
-def _one_thread():
-    """Tiny models: one thread is faster than two fighting over a shared 2-core machine."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
-
-
 def _reference(settings: HFProbeSettings, lengths: list[int]) -> dict:
     """float64: per-sample logits alone, and the packed row isolated / visible, with this test's masks."""
     s = HFProbeSettings(**{**settings.to_json(), "attn_implementation": "eager", "notes": []})

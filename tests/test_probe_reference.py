@@ -27,17 +27,6 @@ FAST = [
 ]
 
 
-@pytest.fixture(autouse=True, scope="module")
-def _one_thread():
-    """Tiny models: one thread is faster than two fighting over a shared 2-core machine."""
-    import torch
-
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
-
-
 def _assert_agree(cells):
     bad = [c for c in cells if not c.agrees]
     assert not [c for c in cells if c.unsafe], bad
