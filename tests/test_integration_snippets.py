@@ -120,7 +120,8 @@ def test_documented_install_builds_this_release_from_a_tagged_clone(tmp_path):
     assert git(tmp_path, "clone", "-q", "--no-checkout", str(ROOT), str(clone)).returncode == 0
     assert git(clone, "fetch", "-q", str(ROOT), snapshot).returncode == 0
     assert git(clone, "checkout", "-q", "--detach", snapshot).returncode == 0
-    assert git(clone, "tag", f"v{__version__}").returncode == 0
+    # (-f: a clone of a tagged repository carries the tag already)
+    assert git(clone, "tag", "-f", f"v{__version__}").returncode == 0
     install = next(i for i in documented_installs() if f"@v{__version__}" in i and "[" not in i).strip("'\"")
     # (file://localhost/...: pip 23's requirement parser refuses an empty host)
     requirement = install.replace(HOMEPAGE, f"file://localhost{clone}")
