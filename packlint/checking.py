@@ -486,6 +486,9 @@ def _analyse(job: _Job, keep_model: bool):
 
     rules, known_rules = _RULE_SETS[job.rules_key]
     is_stdin = job.stdin_text is not None
+    from packlint.configs.hydra import set_code_bases
+
+    set_code_bases(job.code.code_bases if job.code is not None else ())
     try:
         text = job.stdin_text if is_stdin else read_bytes(job.path)
         sources = Sources()

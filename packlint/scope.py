@@ -9,7 +9,10 @@ inside a *checkout*:
 - the checkout of the script being checked: the nearest directory above it holding `.git`, else the
   script's own directory;
 - the checkout of every path named on the command line (`packlint check DIR`: DIR's repository, else
-  DIR itself).
+  DIR itself);
+- every `--code-base DIR` given on the command line (the user named it: a stack's own config directory
+  there is read, verl's `trainer/config/` for one). A `code-base` in a repository's configuration file
+  does not widen the scope.
 
 A file outside is named, not read: its values are unknown, with the reason (never a "missing" error).
 `--allow-outside` (a command-line option only: a repository's own configuration must not widen what
@@ -22,6 +25,7 @@ from __future__ import annotations
 import os
 
 _ROOTS: list[str] = []  # real paths of the checkouts of the paths named on the command line
+_CODE_BASES: list[str] = []  # real paths of the --code-base directories named on the command line
 _ALLOW = [False]
 _CHECKOUT_MEMO: dict[str, str] = {}
 _MAX_UP = 40
@@ -63,6 +67,11 @@ def checkout_of(path: str) -> str:
     return found
 
 
+def named_code_bases(dirs: list[str]) -> None:
+    """The `--code-base` directories of the command line (absolute): read like the checkout."""
+    _CODE_BASES[:] = [os.path.realpath(d) for d in dirs if os.path.isdir(d)]
+
+
 def set_checked(paths: list[str]) -> None:
     """The paths named on the command line (`-` and missing paths are skipped)."""
     roots: list[str] = []
@@ -89,6 +98,8 @@ def outside(path: str, near: str | None = None, *, quote: bool = False) -> str |
     if _ALLOW[0] and not quote:
         return None
     roots = list(_ROOTS)
+    if any(_under(real, r) for r in _CODE_BASES):
+        return None
     if near:
         roots.append(checkout_of(near))
     elif not roots:

@@ -159,3 +159,27 @@ def test_a_read_here_document_is_expanded_as_bash_feeds_it(tmp_path):
     assert launch["flags"]["--iter"][0]["value"] == "0"
     assert launch["flags"]["--rollout_batch_size"][0]["value"] == "10240"
     assert launch["flags"]["--pretrain"][0]["value"] == "$HOME/model"
+
+
+def test_a_stack_config_is_found_under_the_code_base(tmp_path, capsys):
+    """verl's own `trainer/config/ppo_trainer.yaml` in a `--code-base` directory (a verl checkout beside the
+    repository, as a user points packlint at it): its defaults decide what the script leaves unset."""
+    repo, verl = tmp_path / "repo", tmp_path / "verl-src"
+    repo.mkdir()
+    script = write(repo, "run.sh", "#!/bin/bash\npython3 -m verl.trainer.main_ppo data.train_batch_size=100\n")
+    config = verl / "verl" / "trainer" / "config" / "ppo_trainer.yaml"
+    config.parent.mkdir(parents=True)
+    config.write_text(
+        "data:\n  train_batch_size: 1024\nactor_rollout_ref:\n  actor:\n    strategy: fsdp\n"
+        "    ppo_mini_batch_size: 256\n"
+        "    use_dynamic_bsz: false\n  rollout:\n    n: 1\ntrainer:\n  nnodes: 1\n  n_gpus_per_node: 8\n"
+    )
+    without = codes(check(capsys, "--output-format", "json", str(script)))
+    assert "PK455" not in without and "PK453" not in without  # verl's defaults are not at hand: unknown
+    found = codes(check(capsys, "--output-format", "json", "--code-base", str(verl), str(script)))
+    assert {"PK455", "PK453"} <= set(found), found
+    # inspect reads the same directory
+    capsys.readouterr()
+    assert main(["inspect", "--format", "json", "--code-base", str(verl), str(script)]) == 0
+    shown = capsys.readouterr().out
+    assert str(config) in shown or "verl-src/verl/trainer/config/ppo_trainer.yaml" in shown, shown[:2000]

@@ -192,9 +192,10 @@ def cli_settings(args):
     # per process, inherited by forked workers; set on every call (an in-process caller's earlier
     # --no-cache or --allow-outside does not stick to the next call)
     from packlint.rule_table import disable_cache
-    from packlint.scope import allow_outside
+    from packlint.scope import allow_outside, named_code_bases
 
     allow_outside(bool(getattr(args, "allow_outside", False)))
+    named_code_bases(code_bases)
     disable_cache(bool(getattr(args, "no_cache", False)))  # --no-cache: no cache at all
     return CliSettings(
         select=_split_codes(args.select) or None,

@@ -74,6 +74,12 @@ def run(args) -> int:
 
     scope.allow_outside(bool(getattr(args, "allow_outside", False)))
     scope.set_checked([] if text is not None else [path])
+    from packlint.cli.codebase import code_settings
+    from packlint.configs.hydra import set_code_bases
+
+    named = code_settings(args)[0]
+    scope.named_code_bases(named)
+    set_code_bases(named)
     model = inspect_script(
         path,
         env=env,

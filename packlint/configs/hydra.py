@@ -37,10 +37,20 @@ MAX_VENDOR_ENTRIES = 256  # directory entries looked at per level when searching
 MAX_VENDOR_DIRS = 64  # first-level directories whose entries are looked at (third_party/, external/, ...)
 
 
+_CODE_BASES: list[str] = []  # the run's --code-base directories (absolute), set by check and inspect
+
+
+def set_code_bases(dirs: list[str] | tuple[str, ...]) -> None:
+    """The directories given with `--code-base` (or the configuration's `code-base`) for this run: a stack's
+    own config directory is looked for there too, after the checkout and before the installed package."""
+    _CODE_BASES[:] = [d for d in dirs if d]
+
+
 def stack_roots(rel: str, dirs: list[str]) -> list[str]:
     """Where the stack's code (`rel`, e.g. `verl/trainer`) may be: the search directories (the script's
     and its parents up to the checkout), a vendored copy one or two levels inside the checkout
-    (`third_party/verl/verl/trainer`), then the installed package (located, never imported)."""
+    (`third_party/verl/verl/trainer`), the `--code-base` directories (each, or a copy one or two levels
+    inside it), then the installed package (located, never imported)."""
     roots = list(dirs)
     top = rel.split("/")[0] if rel and not os.path.isabs(rel) else ""
     if not top or top in (".", ".."):
@@ -48,6 +58,13 @@ def stack_roots(rel: str, dirs: list[str]) -> list[str]:
     checkout = next((d for d in dirs if os.path.isdir(os.path.join(d, ".git"))), None)
     if checkout is not None and not any(os.path.isdir(os.path.join(d, rel)) for d in dirs):
         roots.extend(_vendored(checkout, rel))
+    for base in _CODE_BASES:
+        if base in roots:
+            continue
+        if os.path.isdir(os.path.join(base, rel)):
+            roots.append(base)
+        else:
+            roots.extend(r for r in _vendored(base, rel) if r not in roots)
     return roots + _installed(top, roots)
 
 
