@@ -314,7 +314,12 @@ def _resolve(spec: LocationSpec, ctx: EvalContext, fallback: Location | None) ->
     elif spec.kind == "exported_after":
         loc = Location.from_json(v.get("exported_after", {}).get(name or ""))
     elif spec.kind in ("flag", "launcher_flag"):
-        occ = [o for o in flag_occurrences(v, "flags" if spec.kind == "flag" else "launcher_flags", name or "") if o]
+        table = "flags" if spec.kind == "flag" else "launcher_flags"
+        occ = []
+        for alias in (name or "").split("|"):  # `flag:--a.b|--a_b`: the first spelling the launch gives
+            occ = [o for o in flag_occurrences(v, table, alias) if o]
+            if occ:
+                break
         if occ:
             o = occ[0] if spec.part.startswith("first") else occ[-1]
             if spec.part.endswith("value"):

@@ -625,12 +625,15 @@ class ProgramProcesses:
 PROGRAM_PROCESSES: tuple[ProgramProcesses, ...] = (
     ProgramProcesses(
         r"openrlhf[./]cli[./]train_ppo_ray|(^|/)train_ppo_ray\.py$",
-        ("--actor_num_nodes",),
-        ("--actor_num_gpus_per_node",),
+        ("--actor.num_nodes", "--actor_num_nodes"),  # v0.10.2+ dotted, before flat
+        ("--actor.num_gpus_per_node", "--actor_num_gpus_per_node"),
         groups=(
             ("critic", "--critic_num_nodes", "--critic_num_gpus_per_node"),
             ("reference", "--ref_num_nodes", "--ref_num_gpus_per_node"),
             ("reward", "--reward_num_nodes", "--reward_num_gpus_per_node"),
+            ("critic", "--critic.num_nodes", "--critic.num_gpus_per_node"),
+            ("reference", "--ref.num_nodes", "--ref.num_gpus_per_node"),
+            ("reward", "--reward.num_nodes", "--reward.num_gpus_per_node"),
         ),
         cite="OpenRLHF/OpenRLHF openrlhf/cli/train_ppo_ray.py _validate_args: "
         "actor_world_size = args.actor_num_nodes * args.actor_num_gpus_per_node",
