@@ -225,3 +225,16 @@ def test_probe_with_nothing_to_probe_does_not_block(sandbox):
     proc = gate(env, "--probe", s)
     assert proc.returncode == 0 and proc.stdout == "preparing\n"
     assert "no training launch to probe" in proc.stderr
+
+
+@pytest.mark.parametrize("verdict", [1, 3, 4])
+def test_a_probe_verdict_that_blocks_the_launch_exits_1_not_the_guards_3(tmp_path, capsys, monkeypatch, verdict):
+    """LEAK (1), DIFFERS (3) and UNDECIDED (4) block `packlint run --probe` with 1, as a finding does: 3 under
+    `packlint run` is the guard's stop only."""
+    s = script(tmp_path, "clean.sh", CLEAN)
+    launched = []
+    monkeypatch.setattr("packlint.cli.run._probe", lambda result, script: verdict)
+    monkeypatch.setattr("packlint.cli.run.launch", lambda *a: launched.append(a) or 0)
+    capsys.readouterr()
+    assert main(["run", "--probe", s]) == 1 and launched == []
+    assert "not launching" in capsys.readouterr().err

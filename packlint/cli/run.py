@@ -145,7 +145,9 @@ def run(args) -> int:
             if args.dry_run or not args.force:
                 if not args.dry_run and code != EXIT_USAGE:
                     _say(f"not launching {script}: the runtime probe failed (--force launches anyway)")
-                return code
+                # not launched because of a check: 1, as for findings (the verdict is printed above); the
+                # probe's own 3 (DIFFERS) would read as the guard's stop (3) of a launched run
+                return code if code == EXIT_USAGE else EXIT_FINDINGS
             _say(f"--force: launching {script} although the runtime probe failed")
     if args.dry_run:
         return EXIT_FINDINGS if blocking else EXIT_OK
