@@ -317,12 +317,16 @@ def test_sample_number_mask_fails_on_every_path_and_the_leak_is_measured(tmp_pat
     model = tiny()
     model.config._attn_implementation = "flash_attention_2"
     am = batch["attention_mask"][:1]
+    import inspect
+
+    # transformers 5.x renamed `past_key_values` to `cache` here (the old name warns)
+    no_cache = "cache" if "cache" in inspect.signature(create_causal_mask).parameters else "past_key_values"
     got = create_causal_mask(
         config=model.config,
         inputs_embeds=torch.zeros(1, am.shape[1], 32),
         attention_mask=am,
-        past_key_values=None,
         position_ids=torch.arange(am.shape[1])[None],
+        **{no_cache: None},
     )
     assert got is not None and got.dtype == torch.bool
     # and through the real Trainer on sdpa, measured
