@@ -57,6 +57,7 @@ ALLOWED_MODULES = (
     "packlint.conditions.functions.codebase_common",
     "packlint.conditions.functions.stack_keys",
     "packlint.conditions.functions.stack_config_keys",
+    "packlint.conditions.functions.stack_config_values",
     "packlint.regex",
 )
 

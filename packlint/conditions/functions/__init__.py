@@ -11,6 +11,7 @@ from packlint.conditions.functions.derived import DERIVED_FUNCTIONS
 from packlint.conditions.functions.hf_code import HF_CODE_FUNCTIONS
 from packlint.conditions.functions.stack import STACK_FUNCTIONS
 from packlint.conditions.functions.stack_config_keys import STACK_CONFIG_KEY_FUNCTIONS
+from packlint.conditions.functions.stack_config_values import STACK_CONFIG_VALUE_FUNCTIONS
 from packlint.conditions.functions.stack_keys import STACK_KEY_FUNCTIONS
 from packlint.conditions.functions.stack_source import STACK_SOURCE_FUNCTIONS
 from packlint.conditions.functions.startup import STARTUP_FUNCTIONS
@@ -24,6 +25,7 @@ FUNCTIONS.update(DEEPSPEED_FUNCTIONS)
 FUNCTIONS.update(CODEBASE_FUNCTIONS)
 FUNCTIONS.update(STACK_KEY_FUNCTIONS)
 FUNCTIONS.update(STACK_CONFIG_KEY_FUNCTIONS)
+FUNCTIONS.update(STACK_CONFIG_VALUE_FUNCTIONS)
 FUNCTIONS.update(STARTUP_FUNCTIONS)
 FUNCTIONS.update(STACK_SOURCE_FUNCTIONS)
 FUNCTIONS.update(HF_CODE_FUNCTIONS)
@@ -37,6 +39,7 @@ __all__ = [
     "FUNCTIONS",
     "HF_CODE_FUNCTIONS",
     "STACK_CONFIG_KEY_FUNCTIONS",
+    "STACK_CONFIG_VALUE_FUNCTIONS",
     "STACK_FUNCTIONS",
     "STACK_KEY_FUNCTIONS",
     "STARTUP_FUNCTIONS",

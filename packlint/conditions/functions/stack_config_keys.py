@@ -69,8 +69,11 @@ def _env_on(ctx: EvalContext, name: str) -> bool | None:
 
 
 def stack_key_items(ctx: EvalContext) -> list[str]:
-    """The keys of the launch's configuration its stack does not define (for_each = stack_keys)."""
-    return sorted(_problems(ctx))
+    """The keys of the launch's configuration its stack does not define, or whose value it rejects
+    (for_each = stack_keys: PK207 and PK208)."""
+    from packlint.conditions.functions.stack_config_values import value_problems
+
+    return sorted(set(_problems(ctx)) | set(value_problems(ctx)))
 
 
 def _problems(ctx: EvalContext) -> dict[str, str]:

@@ -1,0 +1,277 @@
+"""Values of known configuration keys that the launch's stack rejects at start (issue 28 item 3, PK208):
+a value outside the choices of a field, given in a stack's config file, a dotlist override or a flag.
+
+What each stack does with a YAML value decides whether it is checked at all (docs/stack-keys.md):
+
+- LLaMA-Factory reads the YAML (PyYAML up to 0.9.3, OmegaConf from 0.9.4) into a dict and calls
+  `HfArgumentParser.parse_dict`, which builds each dataclass with `dtype(**inputs)`: no type or choice
+  check. A `Literal` field of its own classes takes any value there. transformers' TrainingArguments
+  `__post_init__` then converts its Enum fields (`IntervalStrategy(self.eval_strategy)`,
+  `SaveStrategy`, `HubStrategy`, `SchedulerType`, `OptimizerNames`): a value outside the Enum raises
+  `ValueError: ... is not a valid SchedulerType` as the job starts. So only those fields are judged
+  in a file, and `save_strategy: no` (a YAML 1.1 boolean, False) is one such value.
+- TRL's `--config`: TrlParser sets the YAML values as argparse defaults (`set_defaults_with_config`);
+  argparse never checks a default against `choices`, and a non-string default keeps its type; the
+  dataclass is built, and TrainingArguments' `__post_init__` converts the same Enum fields (TRL 0.8 to
+  0.12 rebuild TrainingArguments from the merged values: the same conversion).
+- ms-swift turns the YAML into command-line words (`swift/cli/main.py parse_yaml_args`: `--k str(v)`),
+  so argparse checks every `Literal`/Enum field's choices ("invalid choice") and exits.
+- A flag (`--optim adamw`, any of these stacks) goes through argparse: every field with choices.
+- axolotl: its snapshot has the keys only (no types), so its values are not judged.
+
+A value packlint does not know (an interpolation, `${...}`, a variable) is never judged. With the
+stack's release known (packlint.configs.versions) the choices are that release's; with it unknown a
+string is bad only when no snapshot release accepts it (a warning naming the assumption). A value of
+another type (a boolean, a number) is no member of any release's string Enum: an error whatever the
+release.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from packlint.conditions.functions.core import _is_unk
+from packlint.conditions.tree import Builtin, EvalContext, Unk
+from packlint.model_view import launchers, variant_config
+
+# transformers TrainingArguments.__post_init__ converts these fields through their Enum at start
+# (transformers 5.24.0 training_args.py:1558-1563; 4.41.2 to 4.57 the same, evaluation_strategy copied into
+# eval_strategy first): field -> the Enum named in the ValueError
+ENUM_CONVERTED = {
+    "eval_strategy": "IntervalStrategy",
+    "evaluation_strategy": "IntervalStrategy",
+    "logging_strategy": "IntervalStrategy",
+    "save_strategy": "SaveStrategy",
+    "hub_strategy": "HubStrategy",
+    "lr_scheduler_type": "SchedulerType",
+    "optim": "OptimizerNames",
+}
+
+_WHY_ENUM = "transformers' TrainingArguments.__post_init__ raises ValueError ('{v} is not a valid {enum}') as the job starts"
+_WHY_ARGPARSE = "argparse exits with 'invalid choice' as the job starts"
+_WHY_SWIFT = (
+    "ms-swift passes the YAML to argparse as command-line words, which exits with 'invalid choice' as the job starts"
+)
+
+
+def value_problems(ctx: EvalContext) -> dict[str, tuple[str, str | None]]:
+    """setting key -> (why its value is rejected, the assumption the verdict rests on or None)."""
+    memo = ctx.memo
+    if "stack_value_problems" not in memo:
+        try:
+            memo["stack_value_problems"] = _read(ctx)
+        except (OSError, ValueError, KeyError, TypeError, AttributeError):  # a malformed snapshot or model
+            memo["stack_value_problems"] = {}
+    found: dict[str, tuple[str, str | None]] = memo["stack_value_problems"]
+    return found
+
+
+def _command(ctx: EvalContext, head: str) -> str | None:
+    chain = launchers(ctx.launch, ctx.variant)
+    words = (chain[-1] if chain else "").split()
+    return words[1] if len(words) > 1 and words[0] == head else None
+
+
+def _read(ctx: EvalContext) -> dict[str, tuple[str, str | None]]:
+    from packlint.conditions.functions import stack_config_keys as keys
+
+    cfg = variant_config(ctx.variant)
+    if not cfg:
+        return {}
+    stack = cfg.get("stack")
+    if stack == "llamafactory":
+        if keys._env_on(ctx, "USE_MEGATRON_BRIDGE") is not False:
+            return {}  # Megatron-Bridge's own argument classes (or unknown)
+        return _judge(ctx, cfg, "llamafactory", keys._LF_ROOTS, "enum")
+    if stack == "trl":
+        command = _command(ctx, "trl")
+        if command in keys._TRL_COMMANDS and not keys._standalone(ctx):
+            return _judge(ctx, cfg, "trl", keys._TRL_COMMANDS[command] + keys._TRL_COMMON, "enum")
+        if command is None:
+            return _trl_program(ctx, cfg)
+        return {}
+    if stack == "swift":
+        command = _command(ctx, "swift")
+        if command in keys._SWIFT_COMMANDS and not keys._standalone(ctx):
+            return _judge(ctx, cfg, "swift", keys._SWIFT_COMMANDS[command], "argv")
+    return {}
+
+
+def _fields(ctx: EvalContext, stack: str, roots: tuple[str, ...]) -> dict[str, list[Any]]:
+    """field -> rows (stack, type, choices, marks, mask) of the launch's argument classes (the vendored
+    code, else the snapshots); empty when a base is not read (the schema is open)."""
+    from packlint.codebase import stack_schemas
+    from packlint.conditions.functions import stack_config_keys as keys
+
+    local = keys._vendored_classes(stack, keys._script_dir(ctx))
+    fields: dict[str, list[Any]] = {}
+    for root in roots:
+        try:
+            found = (
+                keys._local_fields(root, local, stack, 0)
+                if local
+                else stack_schemas.class_fields(root, (stack, "transformers"))
+            )
+        except keys._Open:
+            return {}
+        for f, rows in (found or {}).items():
+            fields.setdefault(f, []).extend(rows)
+    return fields
+
+
+def _judgeable(s: Any) -> bool:
+    """A scalar value packlint read as written (no interpolation, variable or list)."""
+    if not isinstance(s, dict) or "unknown" in s or "value" not in s:
+        return False
+    v = s["value"]
+    if isinstance(v, str):
+        return "$" not in v and "{" not in v and "%" not in v
+    return isinstance(v, bool | int | float)
+
+
+def _judge(ctx: EvalContext, cfg: Any, stack: str, roots: tuple[str, ...], mode: str) -> dict[str, tuple[str, str | None]]:
+    """mode 'enum': a file or override value is judged only for the Enum fields TrainingArguments converts,
+    a flag for every field with choices; 'argv': every value reaches argparse as a word (ms-swift)."""
+    from packlint.conditions.functions import stack_config_keys as keys
+
+    settings = cfg.get("settings") or {}
+    if not any(_judgeable(s) for s in settings.values()):
+        return {}
+    fields = _fields(ctx, stack, roots)
+    if not fields:
+        return {}
+    known = keys._known_versions(ctx, (stack, "transformers"))
+    out: dict[str, tuple[str, str | None]] = {}
+    for key, s in settings.items():
+        source = s.get("source") if isinstance(s, dict) else None
+        if source not in ("file", "override", "flag") or not _judgeable(s) or "." in key:
+            continue
+        if source != "flag" and mode == "enum" and key not in ENUM_CONVERTED:
+            continue
+        if source == "flag" and isinstance(s["value"], bool):
+            continue  # a bare flag (PK207 says when it needs a value)
+        rows = [r for r in fields.get(key) or [] if keys._defined(r, known)]
+        if not rows or any(r[1] != "lit" or not r[2] for r in rows):
+            continue  # not a key of this release (PK207's), or some typing takes any value
+        if mode == "enum" and source != "flag" and any(r[0] != "transformers" for r in rows):
+            continue  # a class of the stack redefines the field: its own __post_init__ decides
+        value = s["value"]
+        word = _word(value, mode == "argv" or source == "flag")
+        choices = sorted({str(c) for r in rows for c in r[2]})
+        if word in choices:
+            continue
+        out[key] = (_message(key, value, word, choices, stack, source, mode), _assumed(rows, known, value, word))
+    return out
+
+
+def _word(value: Any, argv: bool) -> Any:
+    """The value as the stack's code meets it: a word of the command line (str(v)) or the YAML value."""
+    if not argv:
+        return value
+    return str(value)
+
+
+def _assumed(rows: list[Any], known: dict[str, dict[str, str]], value: Any, word: Any) -> str | None:
+    """The release assumption the verdict rests on: none for a value of another type (no release's string
+    choices take a boolean or a number), nor when the rows' stack release is known."""
+    from packlint.codebase import stack_schemas
+
+    if not isinstance(word, str):
+        return None
+    stacks = {r[0] for r in rows if r[0] is not None}
+    unknown = sorted(st for st in stacks if st not in known)
+    return stack_schemas.assumption(unknown[0]) if unknown else None
+
+
+def _message(key: str, value: Any, word: Any, choices: list[str], stack: str, source: str, mode: str) -> str:
+    from packlint.conditions.functions.stack_config_keys import _close_matches
+
+    shown = f"--{key} {word}" if source == "flag" else f"{key}: {_yaml_text(value)}"
+    close = _close_matches(str(word), choices, n=1, cutoff=0.6) if isinstance(word, str) else []
+    mean = f"; did you mean {close[0]}?" if close else ""
+    listed = ", ".join(choices[:12]) + (", ..." if len(choices) > 12 else "")
+    note = ""
+    if isinstance(value, bool) and source != "flag":
+        note = f" (YAML reads an unquoted {'yes/on/true' if value else 'no/off/false'} as a boolean: quote it)"
+    if source == "flag":
+        why = _WHY_ARGPARSE
+    elif mode == "argv":
+        why = _WHY_SWIFT
+    else:
+        why = _WHY_ENUM.format(v=word, enum=ENUM_CONVERTED.get(key, "Enum"))
+    return f"{shown} is not one of {key}'s values ({listed}){note}{mean}: {why}"
+
+
+def _yaml_text(value: Any) -> str:
+    if isinstance(value, bool):
+        return "false" if not value else "true"
+    return str(value)
+
+
+def _trl_program(ctx: EvalContext, cfg: Any) -> dict[str, tuple[str, str | None]]:
+    """A Python program parsing with TrlParser given `--config x.yaml`: a YAML value of an Enum field
+    TrainingArguments converts, outside the choices of the program's own parser (read from its code)."""
+    from packlint.codebase.argparse_reader.argparse_calls import TRL_CONFIG_NOTE
+    from packlint.conditions.functions.codebase_common import _schema_view
+    from packlint.conditions.functions.stack_keys import snapshot_assumption
+
+    schema = _schema_view(ctx)[0]
+    notes = getattr(schema, "notes", None) or []
+    if schema is None or not schema.closed or not any(n.startswith(TRL_CONFIG_NOTE) for n in notes):
+        return {}
+    specs = {spec.dest: spec for spec in schema.specs()}
+    out: dict[str, tuple[str, str | None]] = {}
+    for key, s in (cfg.get("settings") or {}).items():
+        if key not in ENUM_CONVERTED or s.get("source") != "file" or not _judgeable(s):
+            continue
+        spec = specs.get(key)
+        if spec is None or not spec.choices or spec.choices_note:
+            continue
+        value = s["value"]
+        if value in spec.choices:
+            continue
+        assumed = snapshot_assumption(schema, ctx.model.get("script")) if isinstance(value, str) else None
+        out[key] = (_message(key, value, value, sorted(spec.choices), "trl", "file", "enum"), assumed)
+    return out
+
+
+def _f_stack_value_problem(ctx: EvalContext, node: Builtin, a: list[Any]) -> Any:
+    if _is_unk(a[0]):
+        return a[0]
+    found = value_problems(ctx).get(a[0])
+    return found[0] if found is not None else Unk(f"{a[0]}'s value is one the stack takes", "absent")
+
+
+def _f_stack_value_assumed(ctx: EvalContext, node: Builtin, a: list[Any]) -> Any:
+    if _is_unk(a[0]):
+        return a[0]
+    found = value_problems(ctx).get(a[0])
+    if found is None or found[1] is None:
+        return Unk("the choices come from the checkout, or from the release it runs", "absent")
+    return found[1]
+
+
+def _functions() -> dict[str, Any]:
+    from packlint.conditions.tree import STR, Function
+
+    return {
+        "stack_value_problem": Function(
+            (STR,),
+            (),
+            STR,
+            _f_stack_value_problem,
+            "why the stack rejects this configuration key's value at start (a value outside the choices of an "
+            "Enum field TrainingArguments converts, or of any field argparse reads); absent when it takes it",
+        ),
+        "stack_value_assumed": Function(
+            (STR,),
+            (),
+            STR,
+            _f_stack_value_assumed,
+            "the assumption stack_value_problem rests on (the stack's release unknown, its snapshots standing for "
+            "it); absent when the choices come from the checkout or the release it runs",
+        ),
+    }
+
+
+STACK_CONFIG_VALUE_FUNCTIONS = _functions()
