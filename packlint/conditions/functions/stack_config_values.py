@@ -47,7 +47,9 @@ ENUM_CONVERTED = {
     "optim": "OptimizerNames",
 }
 
-_WHY_ENUM = "transformers' TrainingArguments.__post_init__ raises ValueError ('{v} is not a valid {enum}') as the job starts"
+_WHY_ENUM = (
+    "transformers' TrainingArguments.__post_init__ raises ValueError ('{v} is not a valid {enum}') as the job starts"
+)
 _WHY_ARGPARSE = "argparse exits with 'invalid choice' as the job starts"
 _WHY_SWIFT = (
     "ms-swift passes the YAML to argparse as command-line words, which exits with 'invalid choice' as the job starts"
@@ -129,7 +131,9 @@ def _judgeable(s: Any) -> bool:
     return isinstance(v, bool | int | float)
 
 
-def _judge(ctx: EvalContext, cfg: Any, stack: str, roots: tuple[str, ...], mode: str) -> dict[str, tuple[str, str | None]]:
+def _judge(
+    ctx: EvalContext, cfg: Any, stack: str, roots: tuple[str, ...], mode: str
+) -> dict[str, tuple[str, str | None]]:
     """mode 'enum': a file or override value is judged only for the Enum fields TrainingArguments converts,
     a flag for every field with choices; 'argv': every value reaches argparse as a word (ms-swift)."""
     from packlint.conditions.functions import stack_config_keys as keys
