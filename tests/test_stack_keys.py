@@ -25,7 +25,7 @@ from packlint.rule_table import load_table
 
 ROOT = Path(__file__).resolve().parent / "fixtures" / "stack_keys"
 CASES = sorted(p for p in ROOT.iterdir() if (p / "run.sh").is_file())
-CODES = {"PK201", "PK202", "PK207", "PK453"}
+CODES = {"PK201", "PK202", "PK207", "PK208", "PK453"}
 TABLE = load_table(use_cache=False)
 
 
