@@ -269,3 +269,59 @@ def _check_dir(where: Path) -> list:
     model = inspect_script(str(script), text=text, display_path=str(script))
     session = CodeSession(str(script), CodeOptions(use_cache=False))
     return check_model(model, TABLE.rules, script_text=text, code=session.facts)
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "want"),
+    [
+        # a TRL recipe on its own (open-r1 style): the program is assumed to extend TrainingArguments, so even
+        # the YAML boolean (an error under a launch) is a warning naming that assumption
+        (
+            "config_demo.yaml",
+            "model_name_or_path: Qwen/Qwen2.5-1.5B-Instruct\ndataset_name: open-r1/OpenR1-Math-220k\n"
+            "learning_rate: 5.0e-05\nlr_scheduler_type: cosine_with_min_lr\nsave_strategy: no\n",
+            [("PK208", "warning", "save_strategy: false")],
+        ),
+        # a LLaMA-Factory YAML on its own: every argument path (HF, Megatron-Bridge) builds TrainingArguments
+        (
+            "llama3_lora_sft.yaml",
+            "model_name_or_path: meta-llama/Meta-Llama-3-8B-Instruct\nstage: sft\ndo_train: true\n"
+            "finetuning_type: lora\nlr_scheduler_type: cosine_warmup\nlearning_rate: 1e-4\neval_strategy: steps\n",
+            [("PK208", "warning", "lr_scheduler_type: cosine_warmup")],
+        ),
+        # the harmless controls: quoted "no", `1e-4` (a str for PyYAML), a Literal of LLaMA-Factory's own
+        (
+            "qwen_ok.yaml",
+            "model_name_or_path: Qwen/Qwen2.5-7B\nstage: sft\nfinetuning_type: lora\nsave_strategy: 'no'\n"
+            "learning_rate: 1e-4\nlr_scheduler_type: constant_with_warmup\noptim: ${oc.env:OPTIM}\n",
+            [],
+        ),
+    ],
+)
+def test_a_yaml_on_its_own_judges_the_enum_values(name: str, text: str, want: list, tmp_path: Path) -> None:
+    import json
+
+    (tmp_path / ".git").mkdir()
+    path = tmp_path / name
+    path.write_text(text)
+    code = "import sys; from packlint.cli import main; main(['check', '--no-cache', '--format', 'json', sys.argv[1]])"
+    out = subprocess.run([sys.executable, "-c", code, str(path)], capture_output=True, text=True, timeout=120)
+    data = json.loads(out.stdout)
+    found = data if isinstance(data, list) else data.get("findings", [])
+    got = [(f["code"], f["severity"], f["message"]) for f in found if f["code"] == "PK208"]
+    assert [(c, s) for c, s, _m in got] == [(c, s) for c, s, _w in want], got
+    for (_c, _s, message), (_c2, _s2, start) in zip(got, want, strict=True):
+        assert message.startswith(start), message
+
+
+def test_a_bad_value_message_names_the_choices_and_the_close_one(tmp_path: Path) -> None:
+    findings = [f for f in _check(ROOT / "trl_cli_values", tmp_path) if f.code == "PK208"]
+    by = {f.message.split()[0]: f.message for f in findings}
+    assert (
+        "did you mean cosine?" in by["lr_scheduler_type:"] and "not a valid SchedulerType" in by["lr_scheduler_type:"]
+    )
+    assert "did you mean adamw_8bit?" in by["--optim"] and "invalid choice" in by["--optim"]
+    lf = [f for f in _check(ROOT / "llamafactory_values", tmp_path / "lf") if f.code == "PK208"]
+    boolean = next(f for f in lf if f.message.startswith("save_strategy"))
+    assert "quote it" in boolean.message
+    assert boolean.location.path.endswith("llama3_lora_sft_bad.yaml") and boolean.location.line == 24

@@ -82,12 +82,19 @@ def _read(ctx: EvalContext) -> dict[str, tuple[str, str | None]]:
         return {}
     stack = cfg.get("stack")
     if stack == "llamafactory":
-        if keys._env_on(ctx, "USE_MEGATRON_BRIDGE") is not False:
-            return {}  # Megatron-Bridge's own argument classes (or unknown)
+        # (USE_MEGATRON_BRIDGE=1 parses with the same TrainingArguments: parser.py `_TRAIN_MBRIDGE_ARGS`; USE_MCA=1
+        # with mcore_adapter's, whose classes packlint has not read)
+        if keys._env_on(ctx, "USE_MCA") is not False:
+            return {}
         return _judge(ctx, cfg, "llamafactory", keys._LF_ROOTS, "enum")
     if stack == "trl":
         command = _command(ctx, "trl")
-        if command in keys._TRL_COMMANDS and not keys._standalone(ctx):
+        if command in keys._TRL_COMMANDS and keys._standalone(ctx):
+            # a TRL recipe checked on its own: the program that reads it is unknown (PK207 does not judge its
+            # keys), but any HfArgumentParser/TrlParser program whose config extends TrainingArguments converts
+            # these fields: judged under that assumption (a warning)
+            return _judge(ctx, cfg, "trl", ("TrainingArguments",), "enum", _RECIPE)
+        if command in keys._TRL_COMMANDS:
             return _judge(ctx, cfg, "trl", keys._TRL_COMMANDS[command] + keys._TRL_COMMON, "enum")
         if command is None:
             return _trl_program(ctx, cfg)
@@ -131,8 +138,14 @@ def _judgeable(s: Any) -> bool:
     return isinstance(v, bool | int | float)
 
 
+_RECIPE = (
+    "the recipe is checked on its own: assumed to be read by a TrlParser/HfArgumentParser program whose config "
+    "class extends transformers' TrainingArguments"
+)
+
+
 def _judge(
-    ctx: EvalContext, cfg: Any, stack: str, roots: tuple[str, ...], mode: str
+    ctx: EvalContext, cfg: Any, stack: str, roots: tuple[str, ...], mode: str, assume: str | None = None
 ) -> dict[str, tuple[str, str | None]]:
     """mode 'enum': a file or override value is judged only for the Enum fields TrainingArguments converts,
     a flag for every field with choices; 'argv': every value reaches argparse as a word (ms-swift)."""
@@ -164,7 +177,10 @@ def _judge(
         choices = sorted({str(c) for r in rows for c in r[2]})
         if word in choices:
             continue
-        out[key] = (_message(key, value, word, choices, stack, source, mode), _assumed(rows, known, value, word))
+        assumed = _assumed(rows, known, value, word)
+        if assume:
+            assumed = f"{assume}; {assumed}" if assumed else assume
+        out[key] = (_message(key, value, word, choices, stack, source, mode), assumed)
     return out
 
 
