@@ -282,12 +282,18 @@ def _check_dir(where: Path) -> list:
             "learning_rate: 5.0e-05\nlr_scheduler_type: cosine_with_min_lr\nsave_strategy: no\n",
             [("PK208", "warning", "save_strategy: false")],
         ),
-        # a LLaMA-Factory YAML on its own: every argument path (HF, Megatron-Bridge) builds TrainingArguments
+        # a LLaMA-Factory YAML on its own: assumed to be run by llamafactory-cli train (a warning, named)
         (
             "llama3_lora_sft.yaml",
             "model_name_or_path: meta-llama/Meta-Llama-3-8B-Instruct\nstage: sft\ndo_train: true\n"
             "finetuning_type: lora\nlr_scheduler_type: cosine_warmup\nlearning_rate: 1e-4\neval_strategy: steps\n",
             [("PK208", "warning", "lr_scheduler_type: cosine_warmup")],
+        ),
+        # another framework's YAML of the same shape (PaddleFormers: `stage: SFT`, its own `optim: adamw`)
+        (
+            "sft_lora.yaml",
+            "model_name_or_path: baidu/ERNIE-4.5-0.3B-Paddle\nstage: SFT\nfine_tuning: LoRA\noptim: adamw\n",
+            [],
         ),
         # the harmless controls: quoted "no", `1e-4` (a str for PyYAML), a Literal of LLaMA-Factory's own
         (

@@ -86,6 +86,12 @@ def _read(ctx: EvalContext) -> dict[str, tuple[str, str | None]]:
         # with mcore_adapter's, whose classes packlint has not read)
         if keys._env_on(ctx, "USE_MCA") is not False:
             return {}
+        if keys._standalone(ctx):
+            # a YAML checked on its own: its environment (USE_MCA) and even its program are unknown; judged as
+            # `llamafactory-cli train` reads it (a warning naming that), only when `stage` is one of its stages
+            if not _lf_stage(ctx, cfg):
+                return {}
+            return _judge(ctx, cfg, "llamafactory", keys._LF_ROOTS, "enum", _LF_ALONE)
         return _judge(ctx, cfg, "llamafactory", keys._LF_ROOTS, "enum")
     if stack == "trl":
         command = _command(ctx, "trl")
@@ -136,6 +142,21 @@ def _judgeable(s: Any) -> bool:
     if isinstance(v, str):
         return "$" not in v and "{" not in v and "%" not in v
     return isinstance(v, bool | int | float)
+
+
+_LF_ALONE = (
+    "the YAML is checked on its own: assumed to be run by `llamafactory-cli train` without USE_MCA=1 (mcore_adapter's "
+    "arguments)"
+)
+
+
+def _lf_stage(ctx: EvalContext, cfg: Any) -> bool:
+    """The YAML's `stage` is one of LLaMA-Factory's stages (another framework's YAML with `stage` and
+    `model_name_or_path`, PaddleFormers' `stage: SFT`, is not LLaMA-Factory's)."""
+    s = (cfg.get("settings") or {}).get("stage") or {}
+    rows = _fields(ctx, "llamafactory", ("FinetuningArguments",)).get("stage") or []
+    choices = {str(c) for r in rows for c in (r[2] or [])}
+    return isinstance(s.get("value"), str) and s["value"] in choices
 
 
 _RECIPE = (
