@@ -140,7 +140,9 @@ def _judgeable(s: Any) -> bool:
         return False
     v = s["value"]
     if isinstance(v, str):
-        return "$" not in v and "{" not in v and "%" not in v
+        # (`'<num-labels>'`: a template's placeholder the author means to be replaced, not the run's value)
+        placeholder = v.startswith("<") and v.endswith(">")
+        return "$" not in v and "{" not in v and "%" not in v and not placeholder
     return isinstance(v, bool | int | float)
 
 
@@ -189,6 +191,13 @@ def _judge(
         if source == "flag" and isinstance(s["value"], bool):
             continue  # a bare flag (PK207 says when it needs a value)
         rows = [r for r in fields.get(key) or [] if keys._defined(r, known)]
+        if rows and (mode == "argv" or source == "flag") and all(r[1] in _PARSERS for r in rows):
+            word = str(s["value"])
+            if all(not _PARSERS[r[1]](word) for r in rows):  # (bad for every typing the field has)
+                types = sorted({_TYPE_WORDS[r[1]] for r in rows})
+                why = _type_message(key, word, types, source, mode)
+                out[key] = (why, _assumed(rows, known, word, word))
+            continue
         if not rows or any(r[1] != "lit" or not r[2] for r in rows):
             continue  # not a key of this release (PK207's), or some typing takes any value
         if mode == "enum" and source != "flag" and any(r[0] != "transformers" for r in rows):
@@ -203,6 +212,38 @@ def _judge(
             assumed = f"{assume}; {assumed}" if assumed else assume
         out[key] = (_message(key, value, word, choices, stack, source, mode), assumed)
     return out
+
+
+def _parses(kind: type) -> Any:
+    def check(word: str) -> bool:
+        try:
+            kind(word)
+        except ValueError:
+            return False
+        return True
+
+    return check
+
+
+_BOOL_WORDS = ("yes", "true", "t", "y", "1", "no", "false", "f", "n", "0")
+# how argparse reads a word for a field HfArgumentParser types int / float / bool (transformers
+# hf_argparser.py: `type=int`, `type=float`, `type=string_to_bool`, which takes the words above in any case)
+_PARSERS = {
+    "int": _parses(int),
+    "float": _parses(float),
+    "bool": lambda w: w.lower() in _BOOL_WORDS,
+    "bool1": lambda w: w.lower() in _BOOL_WORDS,
+}
+_TYPE_WORDS = {"int": "an int", "float": "a float", "bool": "a boolean", "bool1": "a boolean"}
+
+
+def _type_message(key: str, word: str, types: list[str], source: str, mode: str) -> str:
+    shown = f"--{key} {word}" if source == "flag" else f"{key}: {word}"
+    how = " or ".join(types)
+    said = {"an int": "'invalid int value'", "a float": "'invalid float value'", "a boolean": "'Truthy value expected'"}
+    what = " / ".join(said[t] for t in types)
+    where = "" if source == "flag" else "ms-swift passes the YAML to argparse as command-line words, and "
+    return f"{shown}: {key} takes {how}, which '{word}' is not: {where}argparse exits with {what} as the job starts"
 
 
 def _word(value: Any, argv: bool) -> Any:
