@@ -10,9 +10,7 @@ import pytest
 from packlint.cli import main
 
 LEAK = "#!/bin/bash\nexport OFFLINE_PACKING_BMR=1\ntorchrun train.py --micro-batch-size 1\n"
-VQA = (
-    "#!/bin/bash\nexport OFFLINE_PACKING_BMR=1 OFFLINE_PACKED_DATA=1\nexport OFFLINE_PACKING_VQA=1\ntorchrun train.py\n"
-)
+VQA = "#!/bin/bash\nexport OFFLINE_PACKING_BMR=1 OFFLINE_PACKED_DATA=1\nexport OFFLINE_PACKING_VQA=1\ntorchrun train.py\n"
 
 
 @pytest.fixture(autouse=True)
@@ -67,9 +65,8 @@ def test_a_second_identical_finding_in_one_file_is_new(capsys, tmp_path):
     (tmp_path / "two.sh").write_text("#!/bin/bash\nexport OFFLINE_PACKING_VQA=1\ntorchrun a.py\n")
     run(capsys, "--write-baseline", "b.json", "two.sh")
     # the same line text again further down: the occurrence index makes it a different fingerprint
-    (tmp_path / "two.sh").write_text(
-        "#!/bin/bash\nexport OFFLINE_PACKING_VQA=1\ntorchrun a.py\nexport OFFLINE_PACKING_VQA=1\ntorchrun b.py\n"
-    )
+    (tmp_path / "two.sh").write_text("#!/bin/bash\nexport OFFLINE_PACKING_VQA=1\ntorchrun a.py\n"
+                                     "export OFFLINE_PACKING_VQA=1\ntorchrun b.py\n")
     code, found, summary = findings(capsys, "--baseline", "b.json", "--fail-on", "warning", "two.sh")
     assert summary["baselined"] == 1 and len(found) == 1 and code == 1
 
@@ -79,9 +76,7 @@ def test_fingerprint_ignores_cwd_and_whitespace(capsys, tmp_path, monkeypatch):
     (tmp_path / "jobs" / "leak.sh").write_text(LEAK)
     run(capsys, "--write-baseline", "b.json", "jobs/leak.sh")
     monkeypatch.chdir(tmp_path / "jobs")
-    (tmp_path / "jobs" / "leak.sh").write_text(
-        LEAK.replace("export OFFLINE_PACKING_BMR=1", "  export   OFFLINE_PACKING_BMR=1")
-    )
+    (tmp_path / "jobs" / "leak.sh").write_text(LEAK.replace("export OFFLINE_PACKING_BMR=1", "  export   OFFLINE_PACKING_BMR=1"))
     code, found, summary = findings(capsys, "--baseline", "../b.json", "leak.sh")
     assert (code, found, summary["baselined"]) == (0, [], 1)
 
@@ -94,15 +89,12 @@ def test_fingerprint_changes_when_the_line_changes(capsys, tmp_path):
     assert code == 1 and found == [("PK001", "leak.sh", 2)]
 
 
-@pytest.mark.parametrize(
-    "content,message",
-    [
-        (None, "baseline file not found"),
-        ("{not json", "not a packlint baseline (invalid JSON"),
-        ('{"version": 7, "findings": []}', "not a packlint baseline (expected version 1"),
-        ('{"version": 1, "findings": [{"code": "PK001"}]}', "an entry without a fingerprint"),
-    ],
-)
+@pytest.mark.parametrize("content,message", [
+    (None, "baseline file not found"),
+    ("{not json", "not a packlint baseline (invalid JSON"),
+    ('{"version": 7, "findings": []}', "not a packlint baseline (expected version 1"),
+    ('{"version": 1, "findings": [{"code": "PK001"}]}', "an entry without a fingerprint"),
+])
 def test_bad_baseline_is_exit_2(capsys, tmp_path, content, message):
     (tmp_path / "leak.sh").write_text(LEAK)
     if content is not None:

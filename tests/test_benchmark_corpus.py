@@ -12,8 +12,7 @@ from pathlib import Path
 import pytest
 
 _spec = importlib.util.spec_from_file_location(
-    "bench_corpus", Path(__file__).resolve().parent.parent / "benchmarks" / "corpus.py"
-)
+    "bench_corpus", Path(__file__).resolve().parent.parent / "benchmarks" / "corpus.py")
 corpus = importlib.util.module_from_spec(_spec)
 sys.modules["bench_corpus"] = corpus  # dataclasses look their module up there
 _spec.loader.exec_module(corpus)
@@ -53,22 +52,17 @@ def test_config_bench_versions_differ_only_in_the_config_files(tmp_path):
     """benchmarks/config_bench.py (issue 20's <= 1.3x): the version with config files reads the YAML and the
     DeepSpeed JSON as LLaMA-Factory would; the one without reads none and does not import the YAML reader."""
     spec = importlib.util.spec_from_file_location(
-        "bench_config", Path(__file__).resolve().parent.parent / "benchmarks" / "config_bench.py"
-    )
+        "bench_config", Path(__file__).resolve().parent.parent / "benchmarks" / "config_bench.py")
     config_bench = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(config_bench)
     import os
 
     with_ = config_bench.probe(config_bench.write_case(tmp_path / "with", True), dict(os.environ))
     without = config_bench.probe(config_bench.write_case(tmp_path / "without", False), dict(os.environ))
-    assert with_ == {
-        "stack": "llamafactory",
-        "yaml": True,
-        "files": ["examples/train_full/qwen2_5_full_sft.yaml", "examples/deepspeed/ds_z3_config.json"],
-    }
+    assert with_ == {"stack": "llamafactory", "yaml": True, "files": [
+        "examples/train_full/qwen2_5_full_sft.yaml", "examples/deepspeed/ds_z3_config.json"]}
     assert without == {"stack": "llamafactory", "yaml": False, "files": []}
     assert config_bench.sanity_notes({"checks": {"with": with_, "without": without}}) == []
     text = (tmp_path / "with" / "run.sh").read_text()
     assert (tmp_path / "without" / "run.sh").read_text() == text.replace(config_bench.CONFIG_ARG, "").replace(
-        config_bench.DEEPSPEED_ARG, ""
-    )
+        config_bench.DEEPSPEED_ARG, "")

@@ -24,36 +24,18 @@ FINDING_SCHEMA = {
     "required": ["version", "findings", "summary"],
     "properties": {
         "version": {"const": 1},
-        "findings": {
-            "type": "array",
-            "items": {
-                "type": "object",
-                "required": [
-                    "code",
-                    "name",
-                    "severity",
-                    "message",
-                    "path",
-                    "line",
-                    "column",
-                    "end_line",
-                    "end_column",
-                    "related",
-                    "certainty",
-                ],
-                "properties": {
-                    "code": {"type": "string", "pattern": "^[A-Z]+[0-9]{3}$"},
-                    "severity": {"enum": ["error", "warning", "info"]},
-                    "certainty": {"enum": ["certain", "possible"]},
-                    "line": {"type": "integer", "minimum": 1},
-                    "column": {"type": "integer", "minimum": 1},
-                    "related": {
-                        "type": "array",
-                        "items": {"type": "object", "required": ["path", "line", "column", "message"]},
-                    },
-                },
-            },
-        },
+        "findings": {"type": "array", "items": {
+            "type": "object",
+            "required": ["code", "name", "severity", "message", "path", "line", "column", "end_line",
+                         "end_column", "related", "certainty"],
+            "properties": {
+                "code": {"type": "string", "pattern": "^[A-Z]+[0-9]{3}$"},
+                "severity": {"enum": ["error", "warning", "info"]},
+                "certainty": {"enum": ["certain", "possible"]},
+                "line": {"type": "integer", "minimum": 1}, "column": {"type": "integer", "minimum": 1},
+                "related": {"type": "array", "items": {"type": "object",
+                                                       "required": ["path", "line", "column", "message"]}},
+            }}},
         "summary": {"type": "object", "required": ["files", "errors", "warnings", "infos"]},
     },
 }
@@ -82,18 +64,16 @@ def test_exit_codes_and_fail_on(tmp_path, capsys):
     leak, vqa, clean = script(tmp_path, "a.sh", LEAK), script(tmp_path, "b.sh", VQA), script(tmp_path, "c.sh", CLEAN)
     assert run(capsys, "check", leak)[0] == 1
     assert run(capsys, "check", clean)[0] == 0
-    assert run(capsys, "check", vqa)[0] == 0  # a warning is below --fail-on error
+    assert run(capsys, "check", vqa)[0] == 0                       # a warning is below --fail-on error
     assert run(capsys, "check", "--fail-on", "warning", vqa)[0] == 1
     assert run(capsys, "check", "--exit-zero", leak)[0] == 0
 
 
 def test_select_and_ignore(tmp_path, capsys):
     both = script(tmp_path, "a.sh", LEAK.replace("torchrun", "export OFFLINE_PACKING_VQA=1\ntorchrun"))
-
     def found(*opts):
         _, out, _ = run(capsys, "check", "--format", "json", "--no-code-base", *opts, both)
         return sorted(f["code"] for f in json.loads(out)["findings"])
-
     _, out, _ = run(capsys, "check", "--format", "json", both)  # with code reading: a.sh's code is not at hand
     assert sorted(f["code"] for f in json.loads(out)["findings"]) == ["PK001", "PK004", "PK204"]
     assert found() == ["PK001", "PK004"]
@@ -131,14 +111,13 @@ def test_text_output_is_a_code_frame(tmp_path, capsys):
 def test_colour_only_when_asked_or_on_a_terminal(tmp_path, capsys, monkeypatch):
     path = script(tmp_path, "a.sh", LEAK)
     assert "\x1b[" in run(capsys, "check", "--color", "always", path)[1]
-    assert "\x1b[" not in run(capsys, "check", path)[1]  # captured stdout is not a tty
+    assert "\x1b[" not in run(capsys, "check", path)[1]       # captured stdout is not a tty
     monkeypatch.setenv("NO_COLOR", "1")
     from packlint.cli.check import use_color
 
     class Tty:
         def isatty(self):
             return True
-
     assert use_color("auto", Tty()) is False
     monkeypatch.delenv("NO_COLOR")
     assert use_color("auto", Tty()) is True
@@ -165,10 +144,7 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path, capsys):
 
 
 def test_a_user_rule_file_adds_a_gate(tmp_path, capsys):
-    rules = script(
-        tmp_path,
-        "team.toml",
-        """
+    rules = script(tmp_path, "team.toml", '''
 [[rule]]
 code = "TM001"
 name = "flash-attn-required"
@@ -183,8 +159,7 @@ script = "export OFFLINE_PACKING_BMR=1 OFFLINE_PACKED_DATA=1\\ntorchrun t.py"
 [[rule.example]]
 kind = "good"
 script = "export OFFLINE_PACKING_BMR=1 OFFLINE_PACKED_DATA=1\\ntorchrun t.py --use-flash-attn"
-""",
-    )
+''')
     code, out, _ = run(capsys, "check", "--format", "json", "--rule-file", rules, script(tmp_path, "a.sh", CLEAN))
     assert code == 1 and [f["code"] for f in json.loads(out)["findings"]] == ["TM001"]
 
@@ -237,9 +212,8 @@ def test_examples_directory(capsys, monkeypatch):
 
 def test_no_traceback_from_the_installed_entry_point(tmp_path):
     env = {**os.environ, "PACKLINT_NO_CACHE": "1"}
-    proc = subprocess.run(
-        [sys.executable, "-m", "packlint", "check", str(tmp_path / "nope.sh")], capture_output=True, text=True, env=env
-    )
+    proc = subprocess.run([sys.executable, "-m", "packlint", "check", str(tmp_path / "nope.sh")],
+                          capture_output=True, text=True, env=env)
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
 
 

@@ -211,7 +211,7 @@ def unmet(expected: list[Expected], findings: list[dict]) -> list[str]:
         else:
             unmatched.remove(hit)
     report = [f"expected, not reported: {e}" for e in missing] + [
-        f"reported, not expected: {f['code']} {f['severity']} at line {f['line']}: {f['message']}" for f in unmatched
+        f'reported, not expected: {f["code"]} {f["severity"]} at line {f["line"]}: {f["message"]}' for f in unmatched
     ]
     return report
 

@@ -48,9 +48,8 @@ def test_recursion_error_is_one_line(monkeypatch, capsys):
     assert "nested too deeply" in capsys.readouterr().err
 
 
-@pytest.mark.parametrize(
-    "argv", [["inspect"], ["inspect", "--format", "xml", SCRIPT], ["nope"], ["inspect", SCRIPT, "--env", "NOEQUALS"]]
-)
+@pytest.mark.parametrize("argv", [["inspect"], ["inspect", "--format", "xml", SCRIPT], ["nope"],
+                                  ["inspect", SCRIPT, "--env", "NOEQUALS"]])
 def test_usage_errors_exit_2(argv, capsys):
     assert cli.main(argv) == 2
     assert "Traceback" not in capsys.readouterr().err

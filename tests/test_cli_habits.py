@@ -19,11 +19,9 @@ GITLAB_SCHEMA = json.loads((TESTS / "schemas" / "gitlab-codequality.json").read_
 JUNIT_XSD = TESTS / "schemas" / "junit-jenkins.xsd"
 
 LEAK = "#!/bin/bash\nexport OFFLINE_PACKING_BMR=1\ntorchrun train.py --micro-batch-size 1\n"
-VQA = (
-    "#!/bin/bash\nexport OFFLINE_PACKING_BMR=1 OFFLINE_PACKED_DATA=1\n"
-    "export A=1 OFFLINE_PACKING_VQA=1   # copied from the 1.5 script\ntorchrun train.py --micro-batch-size 1\n"
-)
-REPEAT = '#!/bin/bash\nARGS=(--seq-length 4096 --lr 1e-4)\ntorchrun pretrain_gpt.py "${ARGS[@]}" --seq-length 8192\n'
+VQA = ("#!/bin/bash\nexport OFFLINE_PACKING_BMR=1 OFFLINE_PACKED_DATA=1\n"
+       "export A=1 OFFLINE_PACKING_VQA=1   # copied from the 1.5 script\ntorchrun train.py --micro-batch-size 1\n")
+REPEAT = "#!/bin/bash\nARGS=(--seq-length 4096 --lr 1e-4)\ntorchrun pretrain_gpt.py \"${ARGS[@]}\" --seq-length 8192\n"
 CLEAN = "#!/bin/bash\nexport OFFLINE_PACKING_BMR=1 OFFLINE_PACKED_DATA=1\ntorchrun train.py --micro-batch-size 1\n"
 BROKEN = "#!/bin/bash\nCHECKPOINT=<path>\ntorchrun train.py\n"
 
@@ -54,30 +52,23 @@ def test_output_format_and_its_alias(capsys):
 def test_statistics(capsys):
     code, out, _ = run(capsys, "--statistics", "leak.sh", "vqa.sh", "repeat.sh", "clean.sh")
     assert code == 1
-    assert out.splitlines() == [
-        "1\tPK001\t[*] packing-gate-leak [error]",
-        "1\tPK004\t[*] dead-packing-vqa [warning]",
-        "1\tPK103\t[*] flag-repeated [warning]",
-        "1\tPK204\tcode-base-not-found [info]",
-    ]
+    assert out.splitlines() == ["1\tPK001\t[*] packing-gate-leak [error]", "1\tPK004\t[*] dead-packing-vqa [warning]",
+                                "1\tPK103\t[*] flag-repeated [warning]", "1\tPK204\tcode-base-not-found [info]"]
     _, out, _ = run(capsys, "--statistics", "--output-format", "json", "leak.sh")
-    assert json.loads(out) == [
-        {"code": "PK001", "name": "packing-gate-leak", "severity": "error", "count": 1, "fixable": 1}
-    ]
+    assert json.loads(out) == [{"code": "PK001", "name": "packing-gate-leak", "severity": "error", "count": 1,
+                                "fixable": 1}]
 
 
 def test_quiet(capsys):
     code, out, _ = run(capsys, "-q", "clean.sh")
     assert (code, out) == (0, "")
     code, out, _ = run(capsys, "--quiet", "vqa.sh")
-    assert code == 0 and out == (
-        "vqa.sh:3:12: PK004 [warning] OFFLINE_PACKING_VQA is read nowhere in the "
-        "LLaVA-OneVision2 code: setting it does nothing and misleads readers\n"
-        "vqa.sh:4:1: PK204 [info] the code of train.py was not found, so the packing rules "
-        "judged OFFLINE_PACKING_VQA from the program path: it names no LLaVA-OneVision-1.5 "
-        "checkout, so the code is taken not to read it (`packlint inspect` shows where "
-        "packlint looked)\n"
-    )
+    assert code == 0 and out == ("vqa.sh:3:12: PK004 [warning] OFFLINE_PACKING_VQA is read nowhere in the "
+                                 "LLaVA-OneVision2 code: setting it does nothing and misleads readers\n"
+                                 "vqa.sh:4:1: PK204 [info] the code of train.py was not found, so the packing rules "
+                                 "judged OFFLINE_PACKING_VQA from the program path: it names no LLaVA-OneVision-1.5 "
+                                 "checkout, so the code is taken not to read it (`packlint inspect` shows where "
+                                 "packlint looked)\n")
 
 
 def test_severity_display_filter(capsys):
@@ -93,33 +84,21 @@ def test_extend_select(capsys, tmp_path):
     (tmp_path / "packlint.toml").write_text("select = ['PK1']\n")
     _, out, _ = run(capsys, "--output-format", "json", "--config", "packlint.toml", "vqa.sh", "repeat.sh")
     assert [f["code"] for f in json.loads(out)["findings"]] == ["PK103"]
-    _, out, _ = run(
-        capsys,
-        "--output-format",
-        "json",
-        "--config",
-        "packlint.toml",
-        "--extend-select",
-        "PK004",
-        "vqa.sh",
-        "repeat.sh",
-    )
+    _, out, _ = run(capsys, "--output-format", "json", "--config", "packlint.toml", "--extend-select", "PK004",
+                    "vqa.sh", "repeat.sh")
     assert sorted(f["code"] for f in json.loads(out)["findings"]) == ["PK004", "PK103"]
     (tmp_path / "packlint.toml").write_text("select = ['PK1']\nextend-select = ['dead-packing-vqa']\n")
     _, out, _ = run(capsys, "--output-format", "json", "--config", "packlint.toml", "vqa.sh")
     assert [f["code"] for f in json.loads(out)["findings"]] == ["PK004"]
 
 
-@pytest.mark.parametrize(
-    "argv, hint",
-    [
-        (["--fixx"], "did you mean --fix?"),
-        (["--output-fromat", "json"], "did you mean --output-format?"),
-        (["--select", "PK10O"], "did you mean PK100?"),  # placeholder, replaced below
-        (["--ignore", "packing-gate-lek"], "did you mean packing-gate-leak?"),
-        (["-S", "warn"], "did you mean 'warning'?"),
-    ],
-)
+@pytest.mark.parametrize("argv, hint", [
+    (["--fixx"], "did you mean --fix?"),
+    (["--output-fromat", "json"], "did you mean --output-format?"),
+    (["--select", "PK10O"], "did you mean PK100?"),   # placeholder, replaced below
+    (["--ignore", "packing-gate-lek"], "did you mean packing-gate-leak?"),
+    (["-S", "warn"], "did you mean 'warning'?"),
+])
 def test_did_you_mean(capsys, argv, hint):
     if argv[-1] == "PK10O":
         argv, hint = ["--select", "PK1O1"], "did you mean PK101?"
@@ -138,20 +117,12 @@ def test_json_carries_fix_and_url(capsys):
     by_code = {f["code"]: f for f in json.loads(out)["findings"]}
     assert by_code["PK004"]["url"].endswith("docs/rules-reference.md#pk004-dead-packing-vqa-warning")
     assert by_code["PK004"]["fix"] == {
-        "applicability": "safe",
-        "message": "delete the dead OFFLINE_PACKING_VQA assignment",
-        "edits": [{"path": "vqa.sh", "line": 3, "column": 11, "end_line": 3, "end_column": 33, "content": ""}],
-    }
+        "applicability": "safe", "message": "delete the dead OFFLINE_PACKING_VQA assignment",
+        "edits": [{"path": "vqa.sh", "line": 3, "column": 11, "end_line": 3, "end_column": 33, "content": ""}]}
     assert by_code["PK001"]["fix"]["applicability"] == "unsafe"
     assert by_code["PK001"]["fix"]["edits"][0]["content"] == "export OFFLINE_PACKED_DATA=1\n"
     assert by_code["PK103"]["fix"]["edits"][0] | {"content": ""} == {
-        "path": "repeat.sh",
-        "line": 2,
-        "column": 7,
-        "end_line": 2,
-        "end_column": 25,
-        "content": "",
-    }
+        "path": "repeat.sh", "line": 2, "column": 7, "end_line": 2, "end_column": 25, "content": ""}
 
 
 def test_doc_url_template_from_config(capsys, tmp_path):
@@ -173,9 +144,8 @@ def test_sarif_fixes_validate(capsys):
     assert fix["description"]["text"].endswith("(safe fix)")
     change = fix["artifactChanges"][0]
     assert change["artifactLocation"] == {"uri": "vqa.sh", "uriBaseId": "%SRCROOT%"}
-    assert change["replacements"] == [
-        {"deletedRegion": {"startLine": 3, "startColumn": 11, "endLine": 3, "endColumn": 33}}
-    ]
+    assert change["replacements"] == [{"deletedRegion": {"startLine": 3, "startColumn": 11, "endLine": 3,
+                                                         "endColumn": 33}}]
     insert = results["PK001"]["fixes"][0]["artifactChanges"][0]["replacements"][0]
     assert insert["insertedContent"]["text"] == "export OFFLINE_PACKED_DATA=1\n"
     assert insert["deletedRegion"]["startColumn"] == insert["deletedRegion"]["endColumn"]
@@ -209,10 +179,8 @@ def test_junit_validates(capsys, tmp_path):
     failure = suites["leak.sh"].find("testcase/failure")
     assert failure.get("type") == "error" and "PK001" in failure.text and "help:" in failure.text
     # a warning does not fail the run by default: a passing case that says what was found
-    assert (
-        suites["vqa.sh"].find("testcase/failure") is None
-        and "PK004" in suites["vqa.sh"].find("testcase/system-out").text
-    )
+    assert suites["vqa.sh"].find("testcase/failure") is None and "PK004" in suites["vqa.sh"].find(
+        "testcase/system-out").text
     assert root.get("failures") == str(sum(int(s.get("failures")) for s in suites.values()))
     # with --fail-on warning, the warnings fail too
     _, out, _ = run(capsys, "--output-format", "junit", "--fail-on", "warning", "vqa.sh")
@@ -254,16 +222,9 @@ def test_junit_validates_against_jenkins_own_schema(capsys, tmp_path):
     import subprocess
 
     xmlschema = pytest.importorskip("xmlschema")
-    xsd = subprocess.run(
-        [
-            "git",
-            f"--git-dir={UPSTREAM_JUNIT}",
-            "show",
-            "HEAD:src/main/resources/org/jenkinsci/plugins/xunit/types/model/xsd/junit-10.xsd",
-        ],
-        capture_output=True,
-        check=True,
-    ).stdout
+    xsd = subprocess.run(["git", f"--git-dir={UPSTREAM_JUNIT}", "show",
+                          "HEAD:src/main/resources/org/jenkinsci/plugins/xunit/types/model/xsd/junit-10.xsd"],
+                         capture_output=True, check=True).stdout
     (tmp_path / "junit-10.xsd").write_bytes(xsd)
     (tmp_path / "broken.sh").write_text(BROKEN)
     schema = xmlschema.XMLSchema(str(tmp_path / "junit-10.xsd"))

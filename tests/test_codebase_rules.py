@@ -60,12 +60,11 @@ READER_GAPS: dict[str, str] = {}
 
 def _real_parser_rejects(codebase: Path, argv: list[str]) -> tuple[bool, str]:
     """Run the fixture code base's own parser (argparse only: cheap) on `argv`."""
-    code = (
-        "import sys\nsys.argv = ['train.py'] + sys.argv[1:]\n"
-        "from aiak_training_llm.train_args import parse_train_args\nparse_train_args()\n"
-    )
+    code = ("import sys\nsys.argv = ['train.py'] + sys.argv[1:]\n"
+            "from aiak_training_llm.train_args import parse_train_args\nparse_train_args()\n")
     env = {**os.environ, "PYTHONPATH": f"{codebase / 'aiak_megatron'}{os.pathsep}{codebase}"}
-    proc = subprocess.run([sys.executable, "-c", code, *argv], capture_output=True, text=True, env=env, timeout=60)
+    proc = subprocess.run([sys.executable, "-c", code, *argv], capture_output=True, text=True, env=env,
+                          timeout=60)
     return proc.returncode != 0, proc.stderr.strip().splitlines()[-1:] and proc.stderr.strip().splitlines()[-1]
 
 
@@ -107,11 +106,9 @@ def test_same_script_two_revisions(capsys, monkeypatch):
 def test_model_name_is_not_evidence(capsys, monkeypatch, tmp_path):
     """--model-name llava-onevision1.5-* on an OV2 program path decides nothing: PK004 still fires."""
     script = tmp_path / "s.sh"
-    script.write_text(
-        "#!/bin/bash\nexport OFFLINE_PACKING_BMR=1 OFFLINE_PACKED_DATA=1 OFFLINE_PACKING_VQA=1\n"
-        "torchrun /workspace/LLaVA-OneVision-2/aiak_training_llm/train.py "
-        "--model-name llava-onevision1.5-2b --task-encoder Ov15TaskEncoder\n"
-    )
+    script.write_text("#!/bin/bash\nexport OFFLINE_PACKING_BMR=1 OFFLINE_PACKED_DATA=1 OFFLINE_PACKING_VQA=1\n"
+                      "torchrun /workspace/LLaVA-OneVision-2/aiak_training_llm/train.py "
+                      "--model-name llava-onevision1.5-2b --task-encoder Ov15TaskEncoder\n")
     monkeypatch.chdir(tmp_path)
     findings, _ = check_json(capsys, str(script))
     assert "PK004" in {f["code"] for f in findings}
@@ -126,9 +123,8 @@ def _extract(repo: str, rev: str, dest: Path, paths: list[str]) -> Path:
     if not git_dir.is_dir():
         pytest.skip(f"no snapshot of {repo} under {MIRROR}")
     dest.mkdir(parents=True, exist_ok=True)
-    archive = subprocess.run(
-        ["git", "--git-dir", str(git_dir), "archive", rev, "--", *paths], check=True, capture_output=True
-    ).stdout
+    archive = subprocess.run(["git", "--git-dir", str(git_dir), "archive", rev, "--", *paths], check=True,
+                             capture_output=True).stdout
     subprocess.run(["tar", "-x", "-C", str(dest)], input=archive, check=True)
     subprocess.run(["git", "init", "-q", str(dest)], check=True)  # the checkout root packlint walks up to
     return dest
@@ -150,28 +146,20 @@ def _by_script(findings: list[dict]) -> dict[str, set[str]]:
 
 @pytest.mark.slow
 def test_ov2_head_quick_start_packing(capsys, monkeypatch, tmp_path):
-    root = _extract(
-        OV2, "HEAD", tmp_path / "ov2", ["aiak_training_llm", "aiak_megatron", "examples/llava_onevision1_5"]
-    )
+    root = _extract(OV2, "HEAD", tmp_path / "ov2", ["aiak_training_llm", "aiak_megatron", "examples/llava_onevision1_5"])
     monkeypatch.chdir(root)
-    findings, _ = check_json(
-        capsys, "examples/llava_onevision1_5/quick_start_2b", "examples/llava_onevision1_5/quick_start_4b"
-    )
+    findings, _ = check_json(capsys, "examples/llava_onevision1_5/quick_start_2b",
+                             "examples/llava_onevision1_5/quick_start_4b")
     per = _by_script(findings)
     assert len(per) == 6, per
     for name, codes in per.items():
-        assert "PK004" in codes, (name, codes)  # the code reads no OFFLINE_PACKING_VQA
-        assert ("PK002" in codes) == (not name.startswith("stage_2")), (
-            name,
-            codes,
-        )  # stage 2 exports no OFFLINE_PACKED_DATA
+        assert "PK004" in codes, (name, codes)           # the code reads no OFFLINE_PACKING_VQA
+        assert ("PK002" in codes) == (not name.startswith("stage_2")), (name, codes)  # stage 2 exports no OFFLINE_PACKED_DATA
         assert "PK204" not in codes, (name, codes)
     # audited: ee4b1bd removed --image-resolution with the OFFLINE_PACKING_VQA read; stage 2 still passes it
     unknown = sorted((Path(f["path"]).name, f["message"].split(" ", 1)[0]) for f in findings if f["code"] == "PK201")
-    assert unknown == [
-        ("stage_2_instruct_llava_ov_2b.sh", "--image-resolution"),
-        ("stage_2_instruct_llava_ov_4b.sh", "--image-resolution"),
-    ], unknown
+    assert unknown == [("stage_2_instruct_llava_ov_2b.sh", "--image-resolution"),
+                       ("stage_2_instruct_llava_ov_4b.sh", "--image-resolution")], unknown
 
 
 @pytest.mark.slow
@@ -216,26 +204,18 @@ def test_megatron_scripts_against_snapshots(capsys, monkeypatch, tmp_path):
     git_dir = MIRROR / MEGATRON / "repo"
     if not git_dir.is_dir():
         pytest.skip(f"no snapshot of {MEGATRON} under {MIRROR}")
-    names = subprocess.run(
-        ["git", "--git-dir", str(git_dir), "ls-tree", "-r", "--name-only", "main"],
-        check=True,
-        capture_output=True,
-        text=True,
-    ).stdout.split()
+    names = subprocess.run(["git", "--git-dir", str(git_dir), "ls-tree", "-r", "--name-only", "main"],
+                           check=True, capture_output=True, text=True).stdout.split()
     scripts = [n for n in names if n.endswith(".sh")]
     dest = tmp_path / "scripts"
     dest.mkdir()
-    archive = subprocess.run(
-        ["git", "--git-dir", str(git_dir), "archive", "main", "--", *scripts], check=True, capture_output=True
-    ).stdout
+    archive = subprocess.run(["git", "--git-dir", str(git_dir), "archive", "main", "--", *scripts], check=True,
+                             capture_output=True).stdout
     subprocess.run(["tar", "-x", "-C", str(dest)], input=archive, check=True)
     monkeypatch.chdir(dest)
     findings, _ = check_json(capsys, ".")
-    blocking = sorted(
-        (f["code"], f["path"], f["message"].split(" ", 1)[0])
-        for f in findings
-        if f["code"] in ("PK201", "PK202") and f["severity"] != "info"
-    )
+    blocking = sorted((f["code"], f["path"], f["message"].split(" ", 1)[0]) for f in findings
+                      if f["code"] in ("PK201", "PK202") and f["severity"] != "info")
     assert blocking == [("PK202", "examples/gpt3/train_gpt3_175b_distributed.sh", "--step-batch-size-schedule")]
 
 

@@ -13,13 +13,9 @@ from packlint.config import glob_matches
 from pathlib import Path
 
 LEAK = "#!/bin/bash\nexport OFFLINE_PACKING_BMR=1\ntorchrun train.py --micro-batch-size 1\n"
-VQA = (
-    "#!/bin/bash\nexport OFFLINE_PACKING_BMR=1 OFFLINE_PACKED_DATA=1\nexport OFFLINE_PACKING_VQA=1\ntorchrun train.py\n"
-)
-MBS = (
-    "#!/bin/bash\nexport OFFLINE_PACKING_BMR=1 OFFLINE_PACKED_DATA=1\n"
-    "torchrun --nnodes $SLURM_NNODES train.py --micro-batch-size 1\n"
-)
+VQA = "#!/bin/bash\nexport OFFLINE_PACKING_BMR=1 OFFLINE_PACKED_DATA=1\nexport OFFLINE_PACKING_VQA=1\ntorchrun train.py\n"
+MBS = ("#!/bin/bash\nexport OFFLINE_PACKING_BMR=1 OFFLINE_PACKED_DATA=1\n"
+       "torchrun --nnodes $SLURM_NNODES train.py --micro-batch-size 1\n")
 
 
 @pytest.fixture(autouse=True)
@@ -63,12 +59,12 @@ def test_discovery_closest_file_upwards(capsys, tmp_path):
 
 def test_precedence_in_one_directory_and_pyproject_without_table(capsys, tmp_path):
     write(tmp_path / "pyproject.toml", "[tool.packlint]\nignore = ['PK004']\n")
-    write(tmp_path / "sub" / "pyproject.toml", "[project]\nname = 'x'\n")  # no [tool.packlint]: passed over
+    write(tmp_path / "sub" / "pyproject.toml", "[project]\nname = 'x'\n")   # no [tool.packlint]: passed over
     write(tmp_path / "sub" / "vqa.sh", VQA)
     assert codes(capsys, "sub")[1] == []
     write(tmp_path / "sub" / "packlint.toml", "ignore = []\n")
     assert codes(capsys, "sub")[1] == [("PK004", "sub/vqa.sh")]
-    write(tmp_path / "sub" / ".packlint.toml", "ignore = ['PK0']\n")  # .packlint.toml wins
+    write(tmp_path / "sub" / ".packlint.toml", "ignore = ['PK0']\n")          # .packlint.toml wins
     assert codes(capsys, "sub")[1] == []
 
 
@@ -94,9 +90,7 @@ def test_command_line_wins(capsys, tmp_path):
 
 
 def test_severity_per_file_ignores_and_exclude(capsys, tmp_path):
-    write(
-        tmp_path / "pyproject.toml",
-        """\
+    write(tmp_path / "pyproject.toml", """\
         [tool.packlint]
         exclude = ["vendor", "old/*.sh"]
         [tool.packlint.severity]
@@ -104,8 +98,7 @@ def test_severity_per_file_ignores_and_exclude(capsys, tmp_path):
         [tool.packlint.per-file-ignores]
         "legacy/**" = ["PK001"]
         "*_leak.sh" = ["PK001"]
-        """,
-    )
+        """)
     write(tmp_path / "vqa.sh", VQA)
     write(tmp_path / "legacy" / "deep" / "leak.sh", LEAK)
     write(tmp_path / "x_leak.sh", LEAK)
@@ -147,9 +140,7 @@ def test_env_and_known_env(capsys, tmp_path):
 
 
 def test_rule_files_relative_to_the_config(capsys, tmp_path):
-    write(
-        tmp_path / "cfg" / "team.toml",
-        """\
+    write(tmp_path / "cfg" / "team.toml", '''\
         [[rule]]
         code = "TM001"
         name = "flash-attn-required"
@@ -164,29 +155,25 @@ def test_rule_files_relative_to_the_config(capsys, tmp_path):
         [[rule.example]]
         kind = "good"
         script = "export OFFLINE_PACKING_BMR=1 OFFLINE_PACKED_DATA=1\\ntorchrun t.py --use-flash-attn"
-        """,
-    )
+        ''')
     write(tmp_path / "cfg" / "packlint.toml", "rule-files = ['team.toml']\n")
     write(tmp_path / "cfg" / "ok.sh", VQA.replace("export OFFLINE_PACKING_VQA=1\n", ""))
     assert codes(capsys, "cfg")[1] == [("TM001", "cfg/ok.sh")]
 
 
-@pytest.mark.parametrize(
-    "body,expected",
-    [
-        ("selct = ['PK001']\n", "packlint.toml:1: selct: unknown key (did you mean 'select'?)"),
-        ("select = 'PK001'\n", "packlint.toml:1: select: expected a list"),
-        ("fail-on = 'fatal'\n", "packlint.toml:1: fail-on: expected one of 'error', 'warning', 'info', got 'fatal'"),
-        ("rule-files = ['nope.toml']\n", "packlint.toml:1: rule-files: rule file 'nope.toml' not found"),
-        ("env = { X = 1 }\n", 'packlint.toml:1: env: X: expected a string, got a number (1) (write X = "1")'),
-        ("known-env = ['1BAD']\n", "known-env: '1BAD' is not an environment variable name"),
-        ("\n\nselect = ['PK777']\n", "packlint.toml:3: select: unknown rule code or name: PK777"),
-        ("[severity]\nPK001 = 'loud'\n", "severity: PK001: expected 'error', 'warning' or 'info', got 'loud'"),
-        ("[severity]\nPK777 = 'error'\n", "packlint.toml:1: severity: unknown rule code 'PK777'"),
-        ("per-file-ignores = { 'a/*' = 'PK777' }\n", "per-file-ignores: 'a/*': unknown rule code or name: PK777"),
-        ("select = [\n", "packlint.toml: invalid TOML"),
-    ],
-)
+@pytest.mark.parametrize("body,expected", [
+    ("selct = ['PK001']\n", "packlint.toml:1: selct: unknown key (did you mean 'select'?)"),
+    ("select = 'PK001'\n", "packlint.toml:1: select: expected a list"),
+    ("fail-on = 'fatal'\n", "packlint.toml:1: fail-on: expected one of 'error', 'warning', 'info', got 'fatal'"),
+    ("rule-files = ['nope.toml']\n", "packlint.toml:1: rule-files: rule file 'nope.toml' not found"),
+    ("env = { X = 1 }\n", "packlint.toml:1: env: X: expected a string, got a number (1) (write X = \"1\")"),
+    ("known-env = ['1BAD']\n", "known-env: '1BAD' is not an environment variable name"),
+    ("\n\nselect = ['PK777']\n", "packlint.toml:3: select: unknown rule code or name: PK777"),
+    ("[severity]\nPK001 = 'loud'\n", "severity: PK001: expected 'error', 'warning' or 'info', got 'loud'"),
+    ("[severity]\nPK777 = 'error'\n", "packlint.toml:1: severity: unknown rule code 'PK777'"),
+    ("per-file-ignores = { 'a/*' = 'PK777' }\n", "per-file-ignores: 'a/*': unknown rule code or name: PK777"),
+    ("select = [\n", "packlint.toml: invalid TOML"),
+])
 def test_config_errors_name_the_file_and_key(capsys, tmp_path, body, expected):
     write(tmp_path / "packlint.toml", body)
     write(tmp_path / "leak.sh", LEAK)
@@ -195,7 +182,7 @@ def test_config_errors_name_the_file_and_key(capsys, tmp_path, body, expected):
         assert code == 2, (fmt, err)
         assert expected in err and err.count("\n") == 1 and "Traceback" not in err, err
         if fmt in ("json", "sarif"):
-            json.loads(out)  # still a valid document
+            json.loads(out)               # still a valid document
     code, _, err = run(capsys, "config", ".")
     assert code == 2 and expected in err
 
@@ -210,9 +197,7 @@ def test_pyproject_errors_name_the_table(capsys, tmp_path):
 
 
 def test_packlint_config_shows_origins(capsys, tmp_path):
-    write(
-        tmp_path / "pyproject.toml", "[project]\nname = 'x'\n[tool.packlint]\nignore = ['PK004']\nfail-on = 'warning'\n"
-    )
+    write(tmp_path / "pyproject.toml", "[project]\nname = 'x'\n[tool.packlint]\nignore = ['PK004']\nfail-on = 'warning'\n")
     code, out, _ = run(capsys, "config")
     assert code == 0
     assert f"# config file: {tmp_path / 'pyproject.toml'} [tool.packlint]" in out
@@ -227,21 +212,11 @@ def test_packlint_config_shows_origins(capsys, tmp_path):
     assert "# config file: none (built-in defaults)" in out
 
 
-@pytest.mark.parametrize(
-    "pattern,path,hit",
-    [
-        ("vendor", "vendor/x.sh", True),
-        ("vendor", "a/vendor/b/x.sh", True),
-        ("vendor", "vendors/x.sh", False),
-        ("*.bash", "a/b/x.bash", True),
-        ("old/*.sh", "old/x.sh", True),
-        ("old/*.sh", "old/sub/x.sh", False),
-        ("old/**/*.sh", "old/sub/x.sh", True),
-        ("legacy/", "legacy/x.sh", True),
-        ("./legacy", "legacy/x.sh", True),
-        ("x[0-9].sh", "x1.sh", True),
-        ("x[!0-9].sh", "x1.sh", False),
-    ],
-)
+@pytest.mark.parametrize("pattern,path,hit", [
+    ("vendor", "vendor/x.sh", True), ("vendor", "a/vendor/b/x.sh", True), ("vendor", "vendors/x.sh", False),
+    ("*.bash", "a/b/x.bash", True), ("old/*.sh", "old/x.sh", True), ("old/*.sh", "old/sub/x.sh", False),
+    ("old/**/*.sh", "old/sub/x.sh", True), ("legacy/", "legacy/x.sh", True), ("./legacy", "legacy/x.sh", True),
+    ("x[0-9].sh", "x1.sh", True), ("x[!0-9].sh", "x1.sh", False),
+])
 def test_globs(tmp_path, pattern, path, hit):
     assert glob_matches(pattern, tmp_path, str(tmp_path / path)) is hit

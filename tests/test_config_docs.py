@@ -16,7 +16,8 @@ CHECK_DOC = (DOCS / "check.md").read_text()
 CONFIG_DOC = (DOCS / "configuration.md").read_text()
 INTEGRATIONS_DOC = (DOCS / "integrations.md").read_text()
 # the page that documents each command's flags
-COMMAND_DOC = {"packlint.cli.check": CHECK_DOC, "packlint.cli.run": INTEGRATIONS_DOC, "packlint.cli.config": CONFIG_DOC}
+COMMAND_DOC = {"packlint.cli.check": CHECK_DOC, "packlint.cli.run": INTEGRATIONS_DOC,
+               "packlint.cli.config": CONFIG_DOC}
 
 
 def options(module: str) -> list[str]:
@@ -54,16 +55,8 @@ def test_formats_keys_and_suppression_forms():
 def test_yaml_snippets_parse_and_match_the_hook():
     yaml = pytest.importorskip("yaml")
     hooks = yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text())
-    assert hooks == [
-        {
-            **hooks[0],
-            "id": "packlint",
-            "entry": "packlint-pre-commit",
-            "language": "python",
-            "types": ["text"],
-            "require_serial": True,
-        }
-    ]
+    assert hooks == [{**hooks[0], "id": "packlint", "entry": "packlint-pre-commit", "language": "python",
+                      "types": ["text"], "require_serial": True}]
     blocks = re.findall(r"```yaml\n(.*?)```", INTEGRATIONS_DOC, re.S)
     assert len(blocks) == 2
     precommit, actions = (yaml.safe_load(b) for b in blocks)

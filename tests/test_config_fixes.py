@@ -191,9 +191,7 @@ def test_refused_hydra_composed_file(capsys, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     code, out, err = run(capsys, "--rule-file", "rules.toml", "--select", "XX101", ".")
     assert "XX101" in out
-    code, out, err = run(
-        capsys, "--rule-file", "rules.toml", "--select", "XX101", "--diff", "--unsafe-fixes", ".", "verl"
-    )
+    code, out, err = run(capsys, "--rule-file", "rules.toml", "--select", "XX101", "--diff", "--unsafe-fixes", ".", "verl")
     assert out == "" and "no fix: verl/trainer/config/ppo_trainer.yaml is composed by Hydra" in err
 
 
@@ -423,28 +421,8 @@ from hypothesis import HealthCheck, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
 _SCALARS = st.sampled_from(
-    [
-        "true",
-        "false",
-        "yes",
-        "null",
-        "~",
-        "1",
-        "0.5",
-        "1e-5",
-        "1.0e-5",
-        "2048",
-        "'x'",
-        '"y z"',
-        "abc",
-        "a-b",
-        "'true'",
-        '"1"',
-        "0o17",
-        "012",
-        "Qwen/Qwen2.5-0.5B",
-        "''",
-    ]
+    ["true", "false", "yes", "null", "~", "1", "0.5", "1e-5", "1.0e-5", "2048", "'x'", '"y z"', "abc", "a-b",
+     "'true'", '"1"', "0o17", "012", "Qwen/Qwen2.5-0.5B", "''"]
 )
 _VALUES = st.sampled_from(["true", "false", "1", "0", "bfd", '"auto"', "'yes'", "yes", "null", "2.5", "1e-5", "x y"])
 
@@ -474,13 +452,8 @@ def _documents(draw):
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(
-    doc=_documents(),
-    pick=st.integers(0, 99),
-    kind=st.sampled_from(["replace_value", "delete_key", "set_key"]),
-    value=_VALUES,
-    dialect=st.sampled_from(["pyyaml", "omegaconf"]),
-)
+@given(doc=_documents(), pick=st.integers(0, 99), kind=st.sampled_from(["replace_value", "delete_key", "set_key"]),
+       value=_VALUES, dialect=st.sampled_from(["pyyaml", "omegaconf"]))
 def test_config_edits_agree_with_the_stacks_loaders(doc, pick, kind, value, dialect):
     text, keys = doc
     line, column = keys[pick % len(keys)]
@@ -491,14 +464,8 @@ def test_config_edits_agree_with_the_stacks_loaders(doc, pick, kind, value, dial
         return
     load = (lambda t: oracle_load("omegaconf", t)) if dialect == "omegaconf" else _yaml
     old_flat, new_flat = flat(load(text)), flat(load(new))
-    changed = {
-        k
-        for k in old_flat.keys() | new_flat.keys()
-        if k not in old_flat
-        or k not in new_flat
-        or type(old_flat[k]) is not type(new_flat[k])
-        or old_flat[k] != new_flat[k]
-    }
+    changed = {k for k in old_flat.keys() | new_flat.keys() if k not in old_flat or k not in new_flat
+               or type(old_flat[k]) is not type(new_flat[k]) or old_flat[k] != new_flat[k]}
     if kind == "delete_key":  # the key's leaves (a nested mapping has several) are gone, nothing else
         name = text.splitlines()[line - 1].strip().split(":")[0]
         assert changed and all(k not in new_flat and name in k.split(".") for k in changed), (text, new)
@@ -534,20 +501,8 @@ def _config_fix_examples():
 
 # the bad examples whose value is written in a config file (the others set it on the command line,
 # where a `set_key` is refused or a bool override word is left alone): fixed, not just explained
-FIXED_EXAMPLES = {
-    "PK400",
-    "PK401",
-    "PK402",
-    "PK404",
-    "PK411",
-    "PK412",
-    "PK413",
-    "PK414",
-    "PK423",
-    "PK424",
-    "PK425",
-    "PK611",
-}
+FIXED_EXAMPLES = {"PK400", "PK401", "PK402", "PK404", "PK411", "PK412", "PK413", "PK414", "PK423", "PK424",
+                  "PK425", "PK611"}
 
 
 @pytest.mark.parametrize(("code", "example"), _config_fix_examples())

@@ -247,10 +247,10 @@ def test_the_lint_path_never_imports_the_oracles(tmp_path):
     stacks' loaders, is packlint's own), and a script naming no config file imports no YAML library."""
     code = f"""
 import sys, os
-os.chdir({str(ORACLE / "llamafactory")!r})
+os.chdir({str(ORACLE / 'llamafactory')!r})
 from packlint.cli import main
 main(['check', 'train.sh', '--format', 'json'])
-main(['check', {str(ORACLE / "torchtitan/run_train.sh")!r}, '--format', 'json'])
+main(['check', {str(ORACLE / 'torchtitan/run_train.sh')!r}, '--format', 'json'])
 bad = sorted(m for m in ('omegaconf', 'hydra', 'transformers', 'torch') if m in sys.modules)
 print(','.join(bad), file=sys.stderr)
 """

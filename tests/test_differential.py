@@ -27,9 +27,9 @@ NOT_COMPLETING = {
     "syntax_error_placeholder": "template placeholder `CHECKPOINT=<path>` is a syntax error",
     # input guards: bash, given nothing by the caller, stops at the guard; packlint analyses the launch
     # after it with the guarded variable unknown (interpret/guards.py)
-    "guard_exit": 'exits at `[ -z "$BASE_FOLDER" ] && ... exit 1` when the caller sets nothing',
+    "guard_exit": "exits at `[ -z \"$BASE_FOLDER\" ] && ... exit 1` when the caller sets nothing",
     "guard_param_abort": "aborts at `${CHECKPOINT_DIR:?...}` when the caller sets nothing",
-    "guard_arg_count": 'exits at `[ "$#" -lt 3 ]` when the caller gives no arguments',
+    "guard_arg_count": "exits at `[ \"$#\" -lt 3 ]` when the caller gives no arguments",
 }
 
 
@@ -82,38 +82,16 @@ def _env_entry(value, line):
 def _hand_model() -> dict:
     """What a correct packlint must say about SCRIPT."""
     env = {"OFFLINE_PACKED_DATA": _env_entry("1", 2)}
-    return {
-        "version": 1,
-        "script": "t.sh",
-        "args": [],
-        "diagnostics": [],
-        "launches": [
-            {
-                "id": 0,
-                "launcher": "torchrun",
-                "launchers": ["torchrun"],
-                "program": "train.py",
-                **_loc(4, 5),
-                "when": [],
-                "env": copy.deepcopy(env),
-                "unexported": {"MBS": _env_entry("1", 3)},
-                "command": ["torchrun", "--nproc_per_node", "8", "train.py", "--micro-batch-size", "1"],
-                "variants": [],
-            },
-            {
-                "id": 1,
-                "launcher": "python3",
-                "launchers": ["bash", "python3"],
-                "program": "eval.py",
-                **_loc(6),
-                "when": [],
-                "env": copy.deepcopy(env),
-                "unexported": {},
-                "command": ["python3", "eval.py", "--x", "1"],
-                "variants": [],
-            },
-        ],
-    }
+    return {"version": 1, "script": "t.sh", "args": [], "diagnostics": [], "launches": [
+        {"id": 0, "launcher": "torchrun", "launchers": ["torchrun"], "program": "train.py", **_loc(4, 5),
+         "when": [], "env": copy.deepcopy(env), "unexported": {"MBS": _env_entry("1", 3)},
+         "command": ["torchrun", "--nproc_per_node", "8", "train.py", "--micro-batch-size", "1"],
+         "variants": []},
+        {"id": 1, "launcher": "python3", "launchers": ["bash", "python3"], "program": "eval.py", **_loc(6),
+         "when": [], "env": copy.deepcopy(env), "unexported": {},
+         "command": ["python3", "eval.py", "--x", "1"],
+         "variants": []},
+    ]}
 
 
 @pytest.fixture
@@ -172,18 +150,8 @@ def _mutations():
         v["when"], v2["when"] = ["t.sh:3: a"], ["t.sh:3: b"]
         l0["variants"] = [v, v2]
 
-    return [
-        flag_value,
-        env_value,
-        env_missing,
-        claims_exported,
-        unexported_wrong,
-        extra_word,
-        dropped_word,
-        wrong_place,
-        phantom_launch,
-        wrong_variants,
-    ]
+    return [flag_value, env_value, env_missing, claims_exported, unexported_wrong, extra_word,
+            dropped_word, wrong_place, phantom_launch, wrong_variants]
 
 
 @pytest.mark.parametrize("mutate", _mutations(), ids=lambda f: f.__name__)

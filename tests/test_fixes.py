@@ -80,12 +80,8 @@ def test_examples_fixed_on_a_copy(capsys, tmp_path, monkeypatch):
     import json
 
     fixable = {f["path"] for f in json.loads(out)["findings"] if f["fix"] is not None}
-    assert {Path(p).name for p in fixable} == {
-        "pk001_gate_leak.sh",
-        "pk004_dead_vqa.sh",
-        "pk101_env_not_exported.sh",
-        "pk103_flag_repeated.sh",
-    }
+    assert {Path(p).name for p in fixable} == {"pk001_gate_leak.sh", "pk004_dead_vqa.sh",
+                                               "pk101_env_not_exported.sh", "pk103_flag_repeated.sh"}
     run(capsys, "--fix", "--unsafe-fixes", "examples")
     for path in sorted(fixable):
         code, out, _ = run(capsys, path)
@@ -152,7 +148,7 @@ SNIPPETS = [
     "if true; then export OFFLINE_PACKING_VQA=1; fi",
     "[ -d /data ] && export OFFLINE_PACKING_VQA=1",
     "f() { export OFFLINE_PACKING_BMR=1; }",
-    'X="--seq-length 2048"',
+    "X=\"--seq-length 2048\"",
 ]
 
 
@@ -172,9 +168,8 @@ def mutated(draw):
         else:
             last = max(j for j, ln in enumerate(lines) if ln.strip() or j == 0)
             if not lines[last].rstrip().endswith("\\"):
-                lines[last] += draw(
-                    st.sampled_from([" --seq-length 4096", " --micro-batch-size 2", " --lr 3e-4 --lr 1e-4"])
-                )
+                lines[last] += draw(st.sampled_from([" --seq-length 4096", " --micro-batch-size 2",
+                                                     " --lr 3e-4 --lr 1e-4"]))
     return seed.name, "\n".join(lines)
 
 
@@ -203,7 +198,7 @@ def test_fixes_never_break_a_script(case, tmp_path_factory):
 
 # ---------------------------------------------------------------------------------------------- as data
 
-USER_RULES = """
+USER_RULES = '''
 [variables]
 typos = ["--seq-lenght"]
 stale = ["NCCL_IB_DISABLE_OLD"]
@@ -261,21 +256,18 @@ script = "torchrun t.py"
 [[rule.example]]
 kind = "good"
 script = "export NCCL_DEBUG=INFO\\ntorchrun t.py"
-"""
+'''
 
 
 def test_a_fix_is_only_a_table_entry(capsys, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     Path("rules.toml").write_text(USER_RULES)
-    Path("t.sh").write_text(
-        '#!/bin/bash\nexport A=1 NCCL_IB_DISABLE_OLD=1\nARGS="--seq-lenght=4096 --lr 1e-4"\ntorchrun t.py $ARGS\n'
-    )
-    code, out, err = run(
-        capsys, "--rule-file", "rules.toml", "--select", "USR", "--fix", "--unsafe-fixes", "-q", "t.sh"
-    )
-    assert Path("t.sh").read_text() == (
-        '#!/bin/bash\nexport A=1\nARGS="--seq-length=4096 --lr 1e-4"\nexport NCCL_DEBUG=WARN\ntorchrun t.py $ARGS\n'
-    )
+    Path("t.sh").write_text("#!/bin/bash\nexport A=1 NCCL_IB_DISABLE_OLD=1\n"
+                            "ARGS=\"--seq-lenght=4096 --lr 1e-4\"\ntorchrun t.py $ARGS\n")
+    code, out, err = run(capsys, "--rule-file", "rules.toml", "--select", "USR", "--fix", "--unsafe-fixes", "-q",
+                         "t.sh")
+    assert Path("t.sh").read_text() == ("#!/bin/bash\nexport A=1\nARGS=\"--seq-length=4096 --lr 1e-4\"\n"
+                                        "export NCCL_DEBUG=WARN\ntorchrun t.py $ARGS\n")
     assert out == "" and "applied 3 fixes" in err
 
 
@@ -289,16 +281,13 @@ def test_no_line_after_a_prefix_assignment(capsys, tmp_path, monkeypatch):
     assert Path("t.sh").read_text() == text and "PK001" in out and "applied 0 fixes" in err
 
 
-@pytest.mark.parametrize(
-    "fix, error",
-    [
-        ('{ kind = "move", applicability = "safe", title = "x" }', "fix.kind"),
-        ('{ kind = "replace_prefix", text = "x", applicability = "safe", title = "x" }', "needs `expect`"),
-        ('{ kind = "delete", at = "nowhere:X", applicability = "safe", title = "x" }', "unknown location kind"),
-        ('{ kind = "delete", applicability = "maybe", title = "x" }', "fix.applicability"),
-        ('{ kind = "delete", applicability = "safe", title = "{nope(1)}" }', "fix.title"),
-    ],
-)
+@pytest.mark.parametrize("fix, error", [
+    ('{ kind = "move", applicability = "safe", title = "x" }', "fix.kind"),
+    ('{ kind = "replace_prefix", text = "x", applicability = "safe", title = "x" }', "needs `expect`"),
+    ('{ kind = "delete", at = "nowhere:X", applicability = "safe", title = "x" }', "unknown location kind"),
+    ('{ kind = "delete", applicability = "maybe", title = "x" }', "fix.applicability"),
+    ('{ kind = "delete", applicability = "safe", title = "{nope(1)}" }', "fix.title"),
+])
 def test_bad_fix_entries_are_table_errors(capsys, tmp_path, monkeypatch, fix, error):
     monkeypatch.chdir(tmp_path)
     table = USER_RULES.split("[[rule]]")[0] + "[[rule]]" + USER_RULES.split("[[rule]]")[2]
@@ -319,7 +308,7 @@ def test_delete_the_first_of_two_exports_via_a_diagnostic(tmp_path, monkeypatch)
     from packlint.rule_table import load_table
 
     monkeypatch.chdir(tmp_path)
-    Path("r.toml").write_text("""
+    Path("r.toml").write_text('''
 [[rule]]
 code = "USR105"
 name = "env-overwritten-test"
@@ -339,18 +328,11 @@ script = "true"
 [[rule.example]]
 kind = "good"
 script = "true"
-""")
+''')
     text = "#!/bin/bash\nexport TOKENS=1\nexport TOKENS=2\necho $TOKENS\n"
     rules = [r for r in load_table(["r.toml"], use_cache=False).rules if r.code == "USR105"]
-    diag = {
-        "severity": "info",
-        "code": "env-overwritten",
-        "message": "TOKENS is set again",
-        "file": "t.sh",
-        "line": 3,
-        "column": 8,
-        "related": [{"file": "t.sh", "line": 2, "column": 8}],
-    }
+    diag = {"severity": "info", "code": "env-overwritten", "message": "TOKENS is set again", "file": "t.sh",
+            "line": 3, "column": 8, "related": [{"file": "t.sh", "line": 2, "column": 8}]}
     (finding,) = check_model({"script": "t.sh", "launches": [], "diagnostics": [diag]}, rules)
     fix = concrete_fix(finding, Script("t.sh", text))
     assert fix is not None and fix.applicability == "safe"

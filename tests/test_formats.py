@@ -14,9 +14,7 @@ from packlint.cli import main
 
 SCHEMA = json.loads((Path(__file__).parent / "sarif-schema-2.1.0.json").read_text())
 LEAK = "#!/bin/bash\nexport OFFLINE_PACKING_BMR=1\ntorchrun train.py --micro-batch-size 1\n"
-VQA = (
-    "#!/bin/bash\nexport OFFLINE_PACKING_BMR=1 OFFLINE_PACKED_DATA=1\nexport OFFLINE_PACKING_VQA=1\ntorchrun train.py\n"
-)
+VQA = "#!/bin/bash\nexport OFFLINE_PACKING_BMR=1 OFFLINE_PACKED_DATA=1\nexport OFFLINE_PACKING_VQA=1\ntorchrun train.py\n"
 BROKEN = "#!/bin/bash\nCHECKPOINT=<path>\ntorchrun train.py\n"
 UNKNOWN = "#!/bin/bash\nexport OFFLINE_PACKING_BMR=1\nexport OFFLINE_PACKED_DATA=$(cat flag)\ntorchrun train.py\n"
 FORMATS = ("text", "json", "sarif", "github", "gcc")
@@ -26,7 +24,7 @@ FORMATS = ("text", "json", "sarif", "github", "gcc")
 def _env(monkeypatch, tmp_path_factory, tmp_path):
     monkeypatch.setenv("PACKLINT_CACHE_DIR", str(tmp_path_factory.getbasetemp() / "rule-cache"))
     monkeypatch.chdir(tmp_path)
-    (tmp_path / ".git").mkdir()  # the repository root for relative URIs and fingerprints
+    (tmp_path / ".git").mkdir()          # the repository root for relative URIs and fingerprints
 
 
 def run(capsys, *argv):
@@ -111,16 +109,14 @@ def test_github_workflow_commands(capsys, tmp_path):
     assert code == 1
     assert lines[0].startswith("::error file=jobs/broken.sh,line=2,col=12,endLine=2,title=PK900 syntax-error::")
     leak = next(ln for ln in lines if "PK001" in ln)
-    assert leak.startswith(
-        "::error file=jobs/leak.sh,line=2,col=8,endLine=2,endColumn=29,"
-        "title=PK001 packing-gate-leak::OFFLINE_PACKING_BMR=1 packs sub-samples"
-    )
+    assert leak.startswith("::error file=jobs/leak.sh,line=2,col=8,endLine=2,endColumn=29,"
+                           "title=PK001 packing-gate-leak::OFFLINE_PACKING_BMR=1 packs sub-samples")
     assert "%0Anote: jobs/leak.sh:3: the training process is launched here" in leak
     assert "%0Ahelp: export OFFLINE_PACKED_DATA=1" in leak
     assert any(ln.startswith("::warning file=jobs/vqa.sh,") and "title=PK004 dead-packing-vqa::" in ln for ln in lines)
-    assert any(ln.startswith("::notice file=jobs/unknown.sh,") for ln in lines)  # info -> notice
+    assert any(ln.startswith("::notice file=jobs/unknown.sh,") for ln in lines)        # info -> notice
     assert lines[-1] == "packlint: 2 errors, 1 warning, 1 info in 4 files"
-    for ln in lines[:-1]:  # one command per line, nothing unescaped
+    for ln in lines[:-1]:                         # one command per line, nothing unescaped
         assert re.fullmatch(r"::(error|warning|notice) [^:]*::[^\n\r]*", ln), ln
 
 
@@ -135,10 +131,8 @@ def test_github_escaping_and_the_ten_per_level_summary(capsys, tmp_path):
     _, out, _ = run(capsys, "--format", "github", "d")
     lines = out.splitlines()
     assert lines[0].startswith("::error file=d/a%2Cb%3A00.sh,line=2,")
-    assert lines[-1].startswith(
-        "packlint: 12 errors, 0 warnings, 0 infos in 12 files; GitHub shows only the first "
-        "10 annotations of each level per step (12 errors here)"
-    )
+    assert lines[-1].startswith("packlint: 12 errors, 0 warnings, 0 infos in 12 files; GitHub shows only the first "
+                                "10 annotations of each level per step (12 errors here)")
 
 
 def test_gcc_format(capsys, tmp_path):
@@ -181,7 +175,7 @@ def test_every_format_is_valid_after_an_internal_error(capsys, tmp_path, crash_o
     if fmt == "json":
         doc = json.loads(out)
         assert {e["path"]: e["kind"] for e in doc["errors"]} == {"jobs/binary.sh": "read", "jobs/crash.sh": "internal"}
-        assert {f["code"] for f in doc["findings"]} == {"PK001", "PK004", "PK900"}  # the others still checked
+        assert {f["code"] for f in doc["findings"]} == {"PK001", "PK004", "PK900"}   # the others still checked
     elif fmt == "sarif":
         doc = json.loads(out)
         jsonschema.validate(doc, SCHEMA)

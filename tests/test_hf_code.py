@@ -36,9 +36,7 @@ def check(tmp: Path, files: dict[str, str], script: str = "python train.py --out
     path.write_bytes(data)
     model = inspect_script(str(path), text=data, display_path=str(path))
     session = CodeSession(str(path), CodeOptions(use_cache=False))
-    return [
-        f for f in check_model(model, TABLE.rules, script_text=data, code=session.facts) if f.code in ("PK530", "PK531")
-    ]
+    return [f for f in check_model(model, TABLE.rules, script_text=data, code=session.facts) if f.code in ("PK530", "PK531")]
 
 
 def test_unknown_transformers_is_one_info(tmp_path, monkeypatch):
@@ -50,11 +48,8 @@ def test_unknown_transformers_is_one_info(tmp_path, monkeypatch):
 
 
 def test_old_transformers_from_its_code(tmp_path):
-    files = {
-        "train.py": TRAIN.replace("ATTN", "'sdpa'"),
-        "transformers/__init__.py": '__version__ = "4.53.0"\n',
-        "transformers/masking_utils.py": "def create_causal_mask(*a, **k):\n    pass\n",
-    }
+    files = {"train.py": TRAIN.replace("ATTN", "'sdpa'"), "transformers/__init__.py": '__version__ = "4.53.0"\n',
+             "transformers/masking_utils.py": "def create_causal_mask(*a, **k):\n    pass\n"}
     found = check(tmp_path, files)
     assert [(f.code, f.severity) for f in found] == [("PK530", "error")]
     assert "transformers 4.53.0 has no per-sample mask" in found[0].message
@@ -62,10 +57,8 @@ def test_old_transformers_from_its_code(tmp_path):
 
 @pytest.mark.parametrize("attn", ["ATTN_FROM_ENV", "'flash_attention_2'", "'kernels-community/flash-attn3'"])
 def test_computed_or_flash_attention_is_silent(tmp_path, attn):
-    files = {
-        "train.py": "import os\nATTN_FROM_ENV = os.environ['ATTN']\n" + TRAIN.replace("ATTN", attn),
-        "transformers/__init__.py": '__version__ = "4.52.4"\n',
-    }
+    files = {"train.py": "import os\nATTN_FROM_ENV = os.environ['ATTN']\n" + TRAIN.replace("ATTN", attn),
+             "transformers/__init__.py": '__version__ = "4.52.4"\n'}
     assert check(tmp_path, files) == []
 
 
@@ -78,15 +71,14 @@ def test_hidden_flag_keeps_the_attention_unknown(tmp_path):
     # the default (sdpa) decides when nothing else can give the flag ...
     assert [f.code for f in check(tmp_path, files)] == ["PK530"]
     # ... an unknown word that may hold --attn_implementation keeps it silent
-    assert check(tmp_path, files, "python train.py --output_dir out $(cat extra_args.txt)\n") == []
+    assert check(tmp_path, files, 'python train.py --output_dir out $(cat extra_args.txt)\n') == []
     # ... and the flag's word wins over the default
     assert check(tmp_path, files, "python train.py --attn_implementation flash_attention_2 --output_dir out\n") == []
 
 
 def test_own_class_of_the_same_name_is_not_the_library_one(tmp_path):
     train = TRAIN.replace("ATTN", "'sdpa'").replace(
-        "from transformers import AutoModelForCausalLM, DataCollatorWithFlattening,",
-        "from transformers import AutoModelForCausalLM,",
+        "from transformers import AutoModelForCausalLM, DataCollatorWithFlattening,", "from transformers import AutoModelForCausalLM,"
     )
     train += "\n\nclass DataCollatorWithFlattening:\n    pass\n"
     files = {"train.py": train, "transformers/__init__.py": '__version__ = "4.52.4"\n'}
@@ -95,14 +87,8 @@ def test_own_class_of_the_same_name_is_not_the_library_one(tmp_path):
 
 @pytest.mark.parametrize(
     "model,fires",
-    [
-        ("xlm-roberta-base", True),
-        ("sentence-transformers/all-mpnet-base-v2", True),
-        ("camembert-base", True),
-        ("BAAI/bge-m3", False),
-        ("google-bert/bert-base-uncased", False),
-        ("microsoft/deberta-v3-base", False),
-    ],
+    [("xlm-roberta-base", True), ("sentence-transformers/all-mpnet-base-v2", True), ("camembert-base", True),
+     ("BAAI/bge-m3", False), ("google-bert/bert-base-uncased", False), ("microsoft/deberta-v3-base", False)],
 )
 def test_roberta_family_from_the_name(tmp_path, model, fires):
     train = TRAIN.replace("AutoModelForCausalLM", "AutoModelForMaskedLM").replace("Qwen/Qwen2.5-0.5B", model)
@@ -196,10 +182,8 @@ def test_match_group_reads_a_number_from_a_path():
 @pytest.mark.parametrize("max_length,mbs,ga", [(4096, 2, 8), (32768, 1, 1)])
 def test_swift_packing_token_slots_match_the_product(tmp_path, max_length, mbs, ga):
     """PK433's number is max_length x per_device_train_batch_size x GA, read from a YAML the flags override."""
-    files = {
-        "sft.yaml": f"model: Qwen/Qwen2.5-7B-Instruct\npacking: true\nattn_impl: flash_attn\nmax_length: {max_length}\n"
-        f"per_device_train_batch_size: 64\ngradient_accumulation_steps: {ga}\n"
-    }
+    files = {"sft.yaml": f"model: Qwen/Qwen2.5-7B-Instruct\npacking: true\nattn_impl: flash_attn\nmax_length: {max_length}\n"
+             f"per_device_train_batch_size: 64\ngradient_accumulation_steps: {ga}\n"}
     for rel, text in files.items():
         (tmp_path / rel).write_text(text)
     (tmp_path / ".git").mkdir()
@@ -215,20 +199,13 @@ def test_swift_packing_token_slots_match_the_product(tmp_path, max_length, mbs, 
 def test_trl_padding_free_collator_in_a_hand_written_program(tmp_path):
     """TRL's DataCollatorForLanguageModeling(padding_free=True) packs the same way; transformers' collator of
     that name (no padding_free) does not count."""
-    trl = (
-        TRAIN.replace("DataCollatorWithFlattening, ", "")
-        .replace(
-            "data_collator=DataCollatorWithFlattening()",
-            "data_collator=DataCollatorForLanguageModeling(pad_token_id=0, padding_free=True)",
-        )
-        .replace("ATTN", "'sdpa'")
-    )
+    trl = TRAIN.replace("DataCollatorWithFlattening, ", "").replace(
+        "data_collator=DataCollatorWithFlattening()", "data_collator=DataCollatorForLanguageModeling(pad_token_id=0, padding_free=True)"
+    ).replace("ATTN", "'sdpa'")
     trl = "from trl.trainer.sft_trainer import DataCollatorForLanguageModeling\n" + trl
     files = {"train.py": trl, "transformers/__init__.py": '__version__ = "4.52.4"\n'}
     found = check(tmp_path, files)
-    assert [f.code for f in found] == ["PK530"] and "DataCollatorForLanguageModeling(padding_free=True)" in found[
-        0
-    ].message
+    assert [f.code for f in found] == ["PK530"] and "DataCollatorForLanguageModeling(padding_free=True)" in found[0].message
     plain = trl.replace(", padding_free=True", "")
     (tmp_path / "train.py").write_text(plain)
     assert check(tmp_path, {}) == []

@@ -42,7 +42,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-HANG_GUARD_S = 600  # a hang fails the test instead of hanging CI; no test asserts a duration
+HANG_GUARD_S = 600   # a hang fails the test instead of hanging CI; no test asserts a duration
 TIMEOUT = HANG_GUARD_S
 LAUNCH = "export OFFLINE_PACKING_BMR=1\nexport OFFLINE_PACKED_DATA=1\ntorchrun train.py --micro-batch-size 1\n"
 
@@ -51,14 +51,8 @@ def run_cli(args: list[str], cwd: Path, timeout: float = TIMEOUT, stdin: bytes |
     env = dict(os.environ, NO_COLOR="1", PYTHONPATH=str(ROOT))
     env.pop("PACKLINT_DEBUG", None)
     try:
-        proc = subprocess.run(
-            [sys.executable, "-m", "packlint", *args],
-            cwd=cwd,
-            capture_output=True,
-            timeout=timeout,
-            env=env,
-            input=stdin if stdin is not None else b"",
-        )
+        proc = subprocess.run([sys.executable, "-m", "packlint", *args], cwd=cwd, capture_output=True,
+                              timeout=timeout, env=env, input=stdin if stdin is not None else b"")
     except subprocess.TimeoutExpired:
         pytest.fail(f"packlint {' '.join(args)} did not finish within {timeout} s (hang)")
     out = proc.stdout.decode("utf-8", "replace")
@@ -145,7 +139,6 @@ def forbid_open(monkeypatch, *names: str) -> None:
 
 # ---------------------------------------------------------------- files inspect/check handle (exit 0)
 
-
 def _write(tmp: Path, name: str, data: bytes) -> str:
     (tmp / name).write_bytes(data)
     return name
@@ -154,11 +147,8 @@ def _write(tmp: Path, name: str, data: bytes) -> str:
 HANDLED = {
     "empty": lambda t: _write(t, "empty.sh", b""),
     "only_comments": lambda t: _write(t, "comments.sh", b"#!/bin/bash\n# nothing here\n   # at all\n"),
-    "invalid_utf8": lambda t: _write(
-        t,
-        "latin.sh",
-        b"# caf\xe9 \xff\xfe\nexport A=\xe9t\xe9\n" + LAUNCH.encode() + b"torchrun x.py --name '\xc3\x28\x80' \xe9\n",
-    ),
+    "invalid_utf8": lambda t: _write(t, "latin.sh", b"# caf\xe9 \xff\xfe\nexport A=\xe9t\xe9\n" + LAUNCH.encode()
+                                     + b"torchrun x.py --name '\xc3\x28\x80' \xe9\n"),
     "utf16_bom": lambda t: _write(t, "utf16.sh", b"\xff\xfe" + LAUNCH.encode("utf-16-le")),
     "utf16_be_bom": lambda t: _write(t, "utf16be.sh", b"\xfe\xff" + LAUNCH.encode("utf-16-be")),
     "crlf": lambda t: _write(t, "crlf.sh", LAUNCH.replace("\n", "\r\n").encode()),
@@ -224,7 +214,6 @@ def test_stdin_binary_is_refused(tmp_path):
 
 
 # ---------------------------------------------------------------- refused files (exit 2)
-
 
 def _elf(t):
     return _write(t, "tool.sh", b"\x7fELF\x02\x01\x01\x00" + b"\x00" * 120 + os.urandom(256))
@@ -325,7 +314,8 @@ def test_50mb_file_is_refused_without_reading_it(tmp_path, capsys, monkeypatch):
         fh.truncate(50 * 1000 * 1000)
     forbid_open(monkeypatch, "huge.sh")  # refused from its size: never opened
     rc, out, err = main_in_process(["inspect", "huge.sh"], tmp_path, capsys, monkeypatch)
-    assert_refused(rc, out, err, "huge.sh", r"file too large to be a launch script \(50\.0 MB > 8 MiB limit\)")
+    assert_refused(rc, out, err, "huge.sh",
+                   r"file too large to be a launch script \(50\.0 MB > 8 MiB limit\)")
     rc, out, err = main_in_process(["check", "--format", "json", "huge.sh"], tmp_path, capsys, monkeypatch)
     assert rc == 2 and "file too large" in err
 
@@ -380,7 +370,6 @@ def test_unreadable_file_in_process(tmp_path, monkeypatch, capsys):
 
 # ---------------------------------------------------------------- sizes and nesting
 
-
 def test_one_megabyte_line_of_words(tmp_path):
     line = "torchrun train.py " + "--data-path a.bin " * ((1 << 20) // 18) + "\n"
     assert len(line) >= (1 << 20) - 64
@@ -410,9 +399,8 @@ def test_one_megabyte_non_ascii_line(tmp_path):
 
 def test_5000_deep_command_substitution(tmp_path):
     n = 5000
-    (tmp_path / "deep_sub.sh").write_text(
-        "A=" + "$( " * n + "echo hi" + " )" * n + "\n" + 'torchrun train.py --a "$A"\n'
-    )
+    (tmp_path / "deep_sub.sh").write_text("A=" + "$( " * n + "echo hi" + " )" * n + "\n"
+                                          + 'torchrun train.py --a "$A"\n')
     model = inspect_json("deep_sub.sh", tmp_path)
     assert "unknown" in model["launches"][0]["flags"]["--a"][0]
 
@@ -488,9 +476,8 @@ def test_nested_unbounded_loops_are_not_unrolled(tmp_path, monkeypatch):
 def test_nested_known_loops_stop_on_the_work_budget(tmp_path, monkeypatch):
     """40**3 iterations of known items: the MAX_WORK budget ends it with one warning at the loop."""
     items = " ".join(str(i) for i in range(40))
-    (tmp_path / "loops.sh").write_text(
-        f'L="{items}"\nfor a in $L; do for b in $L; do for c in $L; do :; done; done; done\ntorchrun t.py\n'
-    )
+    (tmp_path / "loops.sh").write_text(f'L="{items}"\nfor a in $L; do for b in $L; do for c in $L; do :; done; '
+                                       "done; done\ntorchrun t.py\n")
     model, _ = inspect_counting_work(tmp_path / "loops.sh", monkeypatch)
     stops = [d for d in model["diagnostics"] if d["code"] == "too-complex"]
     assert len(stops) == 1 and stops[0]["line"] == 2
@@ -514,7 +501,6 @@ def test_eval_nesting_terminates(tmp_path):
 
 
 # ---------------------------------------------------------------- source
-
 
 def test_source_cycle(tmp_path):
     (tmp_path / "a.sh").write_text("source ./b.sh\n" + LAUNCH)
@@ -579,7 +565,6 @@ def test_source_depth_chain(tmp_path):
 
 # ---------------------------------------------------------------- directories (`check DIR`)
 
-
 def test_check_directory_with_symlink_loops_fifos_and_dangling_links(tmp_path):
     d = tmp_path / "scripts"
     (d / "sub" / "deeper").mkdir(parents=True)
@@ -588,7 +573,7 @@ def test_check_directory_with_symlink_loops_fifos_and_dangling_links(tmp_path):
     os.symlink("..", d / "sub" / "up")
     os.symlink("../..", d / "sub" / "deeper" / "up2")
     os.symlink(d, d / "sub" / "abs_loop")
-    os.symlink("loop.sh", d / "loop.sh")  # a link to itself
+    os.symlink("loop.sh", d / "loop.sh")          # a link to itself
     os.symlink("nowhere.sh", d / "dangling.sh")
     os.mkfifo(d / "pipe.sh")
     rc, doc, err = check_json(["scripts"], tmp_path)
@@ -613,7 +598,6 @@ def test_check_directory_with_unreadable_subdirectory(tmp_path):
 
 
 # ---------------------------------------------------------------- an internal error in one file
-
 
 def test_internal_error_in_one_file_is_one_diagnostic(tmp_path, monkeypatch, capsys):
     """An unexpected exception while analysing bad.sh becomes one error for bad.sh with a "please
@@ -684,7 +668,7 @@ def test_high_plane_character_after_a_brace_does_not_crash_the_parser(tmp_path):
 
 # ---------------------------------------------------------------- scale: cost linear in the script size
 
-_BLOCK = """# ---- stage {i}
+_BLOCK = '''# ---- stage {i}
 TP="${{1:-2}}"
 MBS="${{3:-1}}"
 OUTPUT_DIR="${{OUTPUT_DIR:-output/stage{i}}}"
@@ -716,7 +700,7 @@ run_{i}() {{
     torchrun --nproc_per_node 8 train.py "${{TRAINING_ARGS[@]}}" "${{EXTRA[@]}}" --lr "$lr" 2>&1 | tee "$OUTPUT_DIR/log"
 }}
 run_{i} 1e-5
-"""
+'''
 
 
 def test_20000_line_script_costs_work_linear_in_its_size(tmp_path, monkeypatch, capsys):
@@ -750,9 +734,7 @@ def test_1000_nested_undecidable_ifs_finish_in_seconds(tmp_path):
     n = 1000
     (tmp_path / "nested.sh").write_text(
         "".join(f"if [[ -f /x{j} ]]; then\n  export A{j}=1\n" for j in range(n))
-        + "torchrun train.py --micro-batch-size 2\n"
-        + "fi\n" * n
-    )
+        + "torchrun train.py --micro-batch-size 2\n" + "fi\n" * n)
     model = inspect_json("nested.sh", tmp_path)
     assert "too-deep" in codes(model)
 

@@ -128,9 +128,8 @@ def test_dead_env_var_from_history_runs_nothing_of_the_repository(tmp_path, monk
     marker = tmp_path / "ran"
 
     def git(*args):
-        subprocess.run(
-            ["git", "-c", "user.name=t", "-c", "user.email=t@t", *args], cwd=repo, check=True, capture_output=True
-        )
+        subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", *args], cwd=repo, check=True,
+                       capture_output=True)
 
     git("init", "-q", ".")
     (repo / "train.py").write_text('import os\nFLAG = os.environ.get("OLD_SWITCH")\n')
@@ -138,12 +137,8 @@ def test_dead_env_var_from_history_runs_nothing_of_the_repository(tmp_path, monk
     git("commit", "-qm", "one")
     (repo / "train.py").write_text('import os\nFLAG = os.environ.get("NEW_KNOB")\n')
     git("commit", "-qam", "two")
-    for key, cmd in (
-        ("diff.evil.textconv", f"touch {marker}; cat"),
-        ("diff.external", f"touch {marker}"),
-        ("core.pager", f"touch {marker}; cat"),
-        ("core.fsmonitor", f"touch {marker}"),
-    ):
+    for key, cmd in (("diff.evil.textconv", f"touch {marker}; cat"), ("diff.external", f"touch {marker}"),
+                     ("core.pager", f"touch {marker}; cat"), ("core.fsmonitor", f"touch {marker}")):
         git("config", key, cmd)
     (repo / ".gitattributes").write_text("*.py diff=evil\n")
     (repo / "run.sh").write_text("#!/bin/bash\nexport OLD_SWITCH=1\nexport NEVER_READ_X=1\ntorchrun train.py\n")

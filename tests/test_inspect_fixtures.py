@@ -76,19 +76,16 @@ def test_inspect_snapshot(fx, monkeypatch):
         fx.expected_path.write_text(text, encoding="utf-8")
         return
     if not fx.expected_path.exists():
-        pytest.fail(
-            f"missing snapshot {fx.expected_path.relative_to(FIXTURES_DIR.parent.parent.parent)}; create it with\n"
-            f"  PACKLINT_UPDATE_SNAPSHOTS=1 .venv/bin/python -m pytest tests/test_inspect_fixtures.py -k {fx.name}\n"
-            f"and check it against what bash does before committing it"
-        )
+        pytest.fail(f"missing snapshot {fx.expected_path.relative_to(FIXTURES_DIR.parent.parent.parent)}; create it with\n"
+                    f"  PACKLINT_UPDATE_SNAPSHOTS=1 .venv/bin/python -m pytest tests/test_inspect_fixtures.py -k {fx.name}\n"
+                    f"and check it against what bash does before committing it")
     expected = json.loads(fx.expected_path.read_text(encoding="utf-8"))
     if got != expected:
         import difflib
 
         exp_text = json.dumps(expected, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
-        diff = "".join(
-            difflib.unified_diff(exp_text.splitlines(True), text.splitlines(True), "expected", "packlint", n=2)
-        )
+        diff = "".join(difflib.unified_diff(exp_text.splitlines(True), text.splitlines(True),
+                                            "expected", "packlint", n=2))
         pytest.fail(f"{fx.name}: launch model differs from {fx.expected_path.name}:\n{diff[:6000]}")
 
 

@@ -28,7 +28,7 @@ def test_sbatch_headers_give_the_job_counts(tmp_path):
 def test_headers_after_the_first_command_are_ignored(tmp_path):
     """sbatch stops reading #SBATCH lines at the first command, as Slurm does."""
     path = tmp_path / "job.sh"
-    path.write_text('#!/bin/bash\necho start\n#SBATCH --nodes=9\ntorchrun --nnodes "$SLURM_NNODES" t.py\n')
+    path.write_text("#!/bin/bash\necho start\n#SBATCH --nodes=9\ntorchrun --nnodes \"$SLURM_NNODES\" t.py\n")
     (launch,) = inspect_script(str(path))["launches"]
     assert "SLURM_NNODES" not in launch["env"]
 
@@ -42,17 +42,15 @@ def test_caller_value_wins_over_headers(tmp_path):
 
 def test_environment_runner_running_a_tool_is_no_launch(tmp_path):
     path = tmp_path / "tools.sh"
-    path.write_text(
-        "conda run -n megatron pip list\nuv run --with ruff ruff check .\npixi run -e cuda python -c 'import torch'\n"
-    )
+    path.write_text("conda run -n megatron pip list\nuv run --with ruff ruff check .\n"
+                    "pixi run -e cuda python -c 'import torch'\n")
     assert inspect_script(str(path))["launches"] == []
 
 
 def test_empty_launcher_option_does_not_swallow_the_program(tmp_path):
     path = tmp_path / "t.sh"
-    path.write_text(
-        "torchrun --nproc_per_node $UNSET --nnodes $UNSET --node_rank 0 pretrain_gpt.py --norm RMSNorm --tp 1\n"
-    )
+    path.write_text("torchrun --nproc_per_node $UNSET --nnodes $UNSET --node_rank 0 pretrain_gpt.py "
+                    "--norm RMSNorm --tp 1\n")
     (launch,) = inspect_script(str(path))["launches"]
     assert launch["program"] == "pretrain_gpt.py"
     assert "unknown" in launch["world_size"]

@@ -44,21 +44,18 @@ def codes(script: str, **kw) -> list[str]:
 # ---------------------------------------------------------------------------------------------- world size
 
 
-@pytest.mark.parametrize(
-    "launch,nodes,per_node,world",
-    [
-        ("torchrun --nproc_per_node 8 --nnodes 2 t.py", 2, 8, 16),
-        ("torchrun --nproc-per-node=4 t.py", 1, 4, 4),
-        ("python -m torch.distributed.run --nproc_per_node 2 --nnodes 3 t.py", 3, 2, 6),
-        ("torchrun --nnodes 1:4 --nproc_per_node 8 t.py", [1, 4], 8, [8, 32]),
-        ("srun -N 2 --ntasks-per-node=8 python t.py", 2, 8, 16),
-        ("srun -N2-4 python t.py", [2, 4], 1, [2, 4]),
-        ("srun --ntasks 12 python t.py", None, 1, 12),
-        ("deepspeed --num_nodes 2 --num_gpus 8 t.py", 2, 8, 16),
-        ("mpirun -np 16 python t.py", None, None, 16),
-        ("accelerate launch --num_processes 8 t.py", None, None, 8),
-    ],
-)
+@pytest.mark.parametrize("launch,nodes,per_node,world", [
+    ("torchrun --nproc_per_node 8 --nnodes 2 t.py", 2, 8, 16),
+    ("torchrun --nproc-per-node=4 t.py", 1, 4, 4),
+    ("python -m torch.distributed.run --nproc_per_node 2 --nnodes 3 t.py", 3, 2, 6),
+    ("torchrun --nnodes 1:4 --nproc_per_node 8 t.py", [1, 4], 8, [8, 32]),
+    ("srun -N 2 --ntasks-per-node=8 python t.py", 2, 8, 16),
+    ("srun -N2-4 python t.py", [2, 4], 1, [2, 4]),
+    ("srun --ntasks 12 python t.py", None, 1, 12),
+    ("deepspeed --num_nodes 2 --num_gpus 8 t.py", 2, 8, 16),
+    ("mpirun -np 16 python t.py", None, None, 16),
+    ("accelerate launch --num_processes 8 t.py", None, None, 8),
+])
 def test_world_from_launcher_options(launch, nodes, per_node, world):
     par = sizes(f"#!/bin/bash\n{launch} --micro-batch-size 1\n")[0]
     got = [value(par["nodes"]), value(par["procs_per_node"]), value(par["world"])]
@@ -81,7 +78,8 @@ torchrun --nproc_per_node 8 --nnodes ${WORLD_SIZE:-"1"} t.py
         assert "unknown" in par["world"] and "unknown" in par["dp"]
     assert "SLURM_NNODES" in sizes(script)[0]["world"]["unknown"]
     # the caller may decide it
-    assert [value(p["world"]) for p in sizes(script, env={"SLURM_NNODES": "4", "WORLD_SIZE": "2"})][::2] == [32, 16]
+    assert [value(p["world"]) for p in sizes(script, env={"SLURM_NNODES": "4", "WORLD_SIZE": "2"})][::2] \
+        == [32, 16]
 
 
 def test_node_list_array_and_positional_defaults():
@@ -100,22 +98,21 @@ torchrun --nproc_per_node 8 --nnodes $NNODES t.py "${ARGS[@]}" --pipeline-model-
 
 
 def test_sizes_unknown_when_flags_may_hide_in_unknown_words():
-    par = sizes("torchrun --nproc_per_node 8 t.py $EXTRA_ARGS --micro-batch-size 1\n", known_env=("EXTRA_ARGS",))[0]
+    par = sizes('torchrun --nproc_per_node 8 t.py $EXTRA_ARGS --micro-batch-size 1\n',
+                known_env=("EXTRA_ARGS",))[0]
     assert "unknown" in par["tp"] and "unknown" in par["dp"]
 
 
 def test_hydra_overrides_are_the_flags_and_leave_the_rest_to_the_recipe():
-    par = sizes(
-        "torchrun --nproc_per_node 8 run_recipe.py model.tensor_model_parallel_size=2 train.micro_batch_size=1\n"
-    )[0]
+    par = sizes("torchrun --nproc_per_node 8 run_recipe.py model.tensor_model_parallel_size=2 "
+                "train.micro_batch_size=1\n")[0]
     assert value(par["tp"]) == 2
     assert "recipe" in par["pp"]["unknown"] and "unknown" in par["dp"]
 
 
 def test_vpp_and_dp_not_divisible():
-    par = sizes(
-        "torchrun --nproc_per_node 6 t.py --pipeline-model-parallel-size 4 --num-virtual-stages-per-pipeline-rank 2\n"
-    )[0]
+    par = sizes("torchrun --nproc_per_node 6 t.py --pipeline-model-parallel-size 4 "
+                "--num-virtual-stages-per-pipeline-rank 2\n")[0]
     assert value(par["vpp"]) == 2
     assert par["dp"].get("not_divisible") is True
 
@@ -133,7 +130,8 @@ def test_inspect_text_shows_the_sizes(capsys):
     from packlint.reporters.inspect_text import render
 
     out = io.StringIO()
-    render(model_of("torchrun --nnodes 2 --nproc_per_node 8 t.py --tensor-model-parallel-size 4\n"), out, color=False)
+    render(model_of("torchrun --nnodes 2 --nproc_per_node 8 t.py --tensor-model-parallel-size 4\n"), out,
+           color=False)
     assert "parallel: nodes 2 x 8 per node = world 16; TP 4 PP 1 CP 1 EP 1 VPP - -> DP 4" in out.getvalue()
 
 
@@ -155,15 +153,10 @@ def ev(text, ctx, scope):
 
 
 def test_size_setting_and_arithmetic():
-    scope = scope_with(
-        mbs=(["--micro-batch-size", "train.micro_batch_size"], None),
-        gbs=(["--global-batch-size"], None),
-        sp=(["--sequence-parallel"], "false"),
-    )
-    ctx = ctx_for(
-        "torchrun --nproc_per_node 8 --nnodes 11 t.py --micro-batch-size 1 "
-        "--global-batch-size 132 --sequence-parallel\n"
-    )
+    scope = scope_with(mbs=(["--micro-batch-size", "train.micro_batch_size"], None),
+                       gbs=(["--global-batch-size"], None), sp=(["--sequence-parallel"], "false"))
+    ctx = ctx_for("torchrun --nproc_per_node 8 --nnodes 11 t.py --micro-batch-size 1 "
+                  "--global-batch-size 132 --sequence-parallel\n")
     assert ev("int(setting('gbs')) % (int(setting('mbs')) * size('dp'))", ctx, scope) == 44
     assert ev("size('world') / size('tp')", ctx, scope) == 88
     assert ev("enabled('sp') and setting_given('sp')", ctx, scope) is True
@@ -190,17 +183,14 @@ def test_elastic_range_is_undecided():
     assert isinstance(v, Unk) and "elastic range 8..32" in v.reason
 
 
-@pytest.mark.parametrize(
-    "text,message",
-    [
-        ("size('world_size') > 1", "unknown size 'world_size'"),
-        # a name no [defaults] defines is a configuration key (issue 20); a malformed one is an error
-        ("setting('nosuch:mbs') == '1'", "a configuration key is"),
-        ("setting('a..b') == '1'", "a configuration key is"),
-        ("size(program()) > 1", "must be a literal"),
-        ("setting('micro_batch_size') > 1", "needs a int"),
-    ],
-)
+@pytest.mark.parametrize("text,message", [
+    ("size('world_size') > 1", "unknown size 'world_size'"),
+    # a name no [defaults] defines is a configuration key (issue 20); a malformed one is an error
+    ("setting('nosuch:mbs') == '1'", "a configuration key is"),
+    ("setting('a..b') == '1'", "a configuration key is"),
+    ("size(program()) > 1", "must be a literal"),
+    ("setting('micro_batch_size') > 1", "needs a int"),
+])
 def test_load_time_errors(text, message):
     scope = scope_with(micro_batch_size=(["--micro-batch-size"], None))
     with pytest.raises(ConditionError) as exc:
@@ -209,7 +199,7 @@ def test_load_time_errors(text, message):
 
 
 def test_defaults_table_is_validated():
-    bad = b"[defaults]\nmbs = { flags = [] }\n"
+    bad = b'[defaults]\nmbs = { flags = [] }\n'
     with pytest.raises(PacklintError, match="defaults"):
         compile_table([("x.toml", bad, False)])
     twice = b'[defaults]\nmbs = { flags = ["--m"] }\n'
@@ -218,7 +208,7 @@ def test_defaults_table_is_validated():
 
 
 def test_versions():
-    assert version_applies("core>=0.8", None)  # unknown version: every rule applies
+    assert version_applies("core>=0.8", None)              # unknown version: every rule applies
     assert not version_applies("core>=0.8", "core_v0.7.0")
     assert version_applies("core>=0.12,<0.16", "0.15.3")
     assert not version_applies("core>=0.12,<0.16", "0.16.0")
@@ -240,7 +230,7 @@ NNODES=${SLURM_NNODES:-1}
 torchrun --nproc_per_node 8 --nnodes $NNODES t.py --micro-batch-size 1 --global-batch-size 176
 """
     assert codes(script) == []
-    assert codes(script, env={"SLURM_NNODES": "11"}) == []  # DP 88 divides 176
+    assert codes(script, env={"SLURM_NNODES": "11"}) == []       # DP 88 divides 176
     assert codes(script, env={"SLURM_NNODES": "12"}) == ["PK302"]  # DP 96 does not
 
 
@@ -266,20 +256,17 @@ torchrun --nproc_per_node 8 pretrain_llava_onevision2.py --packing-sft-data --mi
 # ---------------------------------------------------------------------------------------------- PK105
 
 
-@pytest.mark.parametrize(
-    "script,expected",
-    [
-        ("export A=1\nexport A=2\ntorchrun t.py\n", ["PK105"]),
-        ("export A=1\nA=2\ntorchrun t.py\n", ["PK105"]),
-        ("declare -x A=1\n# comment\nexport B=3 A=2\ntorchrun t.py\n", ["PK105"]),
-        ("export A=1\nmkdir -p out\nexport A=2\ntorchrun t.py\n", ["PK105"]),
-        ('export A=1\necho "$A"\nexport A=2\ntorchrun t.py\n', []),
-        ("export A=1\npython prep.py\nexport A=2\ntorchrun t.py\n", []),
-        ("export A=x\nexport A=${A},y\ntorchrun t.py\n", []),
-        ("export A=1\nexport A=1\ntorchrun t.py\n", []),
-        ("if true; then export A=1; else export A=2; fi\ntorchrun t.py\n", []),
-        ("f() {\n  export A=1\n  export A=2\n}\nf\ntorchrun t.py\n", ["PK105"]),
-    ],
-)
+@pytest.mark.parametrize("script,expected", [
+    ("export A=1\nexport A=2\ntorchrun t.py\n", ["PK105"]),
+    ("export A=1\nA=2\ntorchrun t.py\n", ["PK105"]),
+    ("declare -x A=1\n# comment\nexport B=3 A=2\ntorchrun t.py\n", ["PK105"]),
+    ("export A=1\nmkdir -p out\nexport A=2\ntorchrun t.py\n", ["PK105"]),
+    ("export A=1\necho \"$A\"\nexport A=2\ntorchrun t.py\n", []),
+    ("export A=1\npython prep.py\nexport A=2\ntorchrun t.py\n", []),
+    ("export A=x\nexport A=${A},y\ntorchrun t.py\n", []),
+    ("export A=1\nexport A=1\ntorchrun t.py\n", []),
+    ("if true; then export A=1; else export A=2; fi\ntorchrun t.py\n", []),
+    ("f() {\n  export A=1\n  export A=2\n}\nf\ntorchrun t.py\n", ["PK105"]),
+])
 def test_env_overwritten(script, expected):
     assert [c for c in codes(script) if c == "PK105"] == expected

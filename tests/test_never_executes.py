@@ -17,28 +17,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 
-FAKE_TOOLS = [
-    "torchrun",
-    "python",
-    "python3",
-    "deepspeed",
-    "srun",
-    "mpirun",
-    "accelerate",
-    "hostname",
-    "nvidia-smi",
-    "touch",
-    "tee",
-    "cat",
-    "echo",
-    "mkdir",
-    "date",
-    "ls",
-    "seq",
-    "env",
-    "nohup",
-    "sh",
-]
+FAKE_TOOLS = ["torchrun", "python", "python3", "deepspeed", "srun", "mpirun", "accelerate", "hostname",
+              "nvidia-smi", "touch", "tee", "cat", "echo", "mkdir", "date", "ls", "seq", "env", "nohup", "sh"]
 
 
 def _script(m: str) -> str:
@@ -121,14 +101,8 @@ def workspace(tmp_path):
 def _run(args, cwd: Path, fake_bin: Path):
     env = dict(os.environ, NO_COLOR="1", PYTHONPATH=str(ROOT))
     env["PATH"] = f"{fake_bin}{os.pathsep}{env.get('PATH', '')}"
-    proc = subprocess.run(
-        [sys.executable, "-m", "packlint", *args],
-        cwd=cwd,
-        capture_output=True,
-        timeout=600,
-        env=env,
-        stdin=subprocess.DEVNULL,
-    )
+    proc = subprocess.run([sys.executable, "-m", "packlint", *args], cwd=cwd, capture_output=True,
+                          timeout=600, env=env, stdin=subprocess.DEVNULL)
     assert b"Traceback" not in proc.stderr, proc.stderr.decode()[-2000:]
     return proc
 
@@ -164,14 +138,9 @@ def test_inspect_never_executes(workspace, fmt):
 def test_inspect_stdin_never_executes(workspace):
     work, marks, fake_bin = workspace
     env = dict(os.environ, PYTHONPATH=str(ROOT), PATH=f"{fake_bin}{os.pathsep}{os.environ.get('PATH', '')}")
-    proc = subprocess.run(
-        [sys.executable, "-m", "packlint", "inspect", "-", "--stdin-filename", "train.sh"],
-        cwd=work,
-        input=(work / "train.sh").read_bytes(),
-        capture_output=True,
-        timeout=600,
-        env=env,
-    )
+    proc = subprocess.run([sys.executable, "-m", "packlint", "inspect", "-", "--stdin-filename", "train.sh"],
+                          cwd=work, input=(work / "train.sh").read_bytes(), capture_output=True, timeout=600,
+                          env=env)
     assert proc.returncode == 0, proc.stderr.decode()
     _assert_no_marker(marks)
 

@@ -32,12 +32,8 @@ DOC = ROOT / "docs" / "integrations.md"
 BAD = "#!/bin/bash\nexport OFFLINE_PACKING_BMR=1\ntorchrun train.py --micro-batch-size 1\n"
 GOOD = "#!/bin/bash\nexport OFFLINE_PACKING_BMR=1 OFFLINE_PACKED_DATA=1\ntorchrun train.py --micro-batch-size 1\n"
 # every kind of file `packlint check .` checks, each with a PK001 on line 2
-BAD_FILES = {
-    "bad.sh": BAD,
-    "job.sbatch": BAD.replace("#!/bin/bash", "#!/bin/bash\n#SBATCH -N 1", 1),
-    "job.slurm": BAD,
-    "train_launch": BAD.replace("#!/bin/bash", "#!/usr/bin/env bash", 1),
-}
+BAD_FILES = {"bad.sh": BAD, "job.sbatch": BAD.replace("#!/bin/bash", "#!/bin/bash\n#SBATCH -N 1", 1),
+             "job.slurm": BAD, "train_launch": BAD.replace("#!/bin/bash", "#!/usr/bin/env bash", 1)}
 BAD_LINES = {"bad.sh": 2, "job.sbatch": 3, "job.slurm": 2, "train_launch": 2}
 
 pytestmark = [
@@ -64,14 +60,8 @@ def test_snippet_pins_the_released_tag_of_this_version_and_the_project_url():
 
 def _env(home: Path) -> dict:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("GIT_", "PRE_COMMIT", "OFFLINE_"))}
-    env.update(
-        PRE_COMMIT_HOME=str(home),
-        GIT_AUTHOR_NAME="t",
-        GIT_AUTHOR_EMAIL="t@example.com",
-        GIT_COMMITTER_NAME="t",
-        GIT_COMMITTER_EMAIL="t@example.com",
-        NO_COLOR="1",
-    )
+    env.update(PRE_COMMIT_HOME=str(home), GIT_AUTHOR_NAME="t", GIT_AUTHOR_EMAIL="t@example.com",
+               GIT_COMMITTER_NAME="t", GIT_COMMITTER_EMAIL="t@example.com", NO_COLOR="1")
     return env
 
 
@@ -87,9 +77,7 @@ def release(tmp_path_factory) -> tuple[Path, str, dict]:
     base = tmp_path_factory.mktemp("pre-commit")
     env = _env(base / "home")
     rev = documented_config()["repos"][0]["rev"]
-    snapshot = (
-        git(ROOT, "stash", "create", env=env).stdout.strip() or git(ROOT, "rev-parse", "HEAD", env=env).stdout.strip()
-    )
+    snapshot = git(ROOT, "stash", "create", env=env).stdout.strip() or git(ROOT, "rev-parse", "HEAD", env=env).stdout.strip()
     clone = base / "packlint-release"
     assert git(base, "clone", "-q", "--no-checkout", str(ROOT), str(clone), env=env).returncode == 0
     fetched = git(clone, "fetch", "-q", str(ROOT), snapshot, env=env)
@@ -108,9 +96,9 @@ def project(tmp_path, release):
     r.mkdir()
     assert git(r, "init", "-q", ".", env=env).returncode == 0
     for name, text in BAD_FILES.items():
-        (r / name).write_text(text)  # none executable: identify's `shell` tag would skip most
+        (r / name).write_text(text)       # none executable: identify's `shell` tag would skip most
     (r / "good.sh").write_text(GOOD)
-    (r / "notes.txt").write_text(BAD)  # a text file that is no script: never checked
+    (r / "notes.txt").write_text(BAD)     # a text file that is no script: never checked
     config = documented_config()
     config["repos"][0]["repo"] = str(clone)
     import yaml
@@ -121,28 +109,20 @@ def project(tmp_path, release):
 
 
 # pip's words when it cannot reach an index or wheelhouse holding packlint's dependencies
-OFFLINE = (
-    "No matching distribution found",
-    "Could not find a version that satisfies",
-    "NewConnectionError",
-    "Temporary failure in name resolution",
-    "Network is unreachable",
-)
+OFFLINE = ("No matching distribution found", "Could not find a version that satisfies", "NewConnectionError",
+           "Temporary failure in name resolution", "Network is unreachable")
 
 
 def pre_commit(repo: Path, env: dict, *args: str) -> subprocess.CompletedProcess:
     """`pre-commit ARGS` in `repo`. Building the hook's environment is a `pip install` of the clone: it
     needs packlint's dependencies from an index or a wheelhouse (pip's config, PIP_INDEX_URL,
     PIP_FIND_LINKS). Without one, pre-commit exits 3 on pip's error: the test is skipped, saying so."""
-    out = subprocess.run(
-        [sys.executable, "-m", "pre_commit", *args], cwd=repo, env=env, capture_output=True, text=True, timeout=1200
-    )
+    out = subprocess.run([sys.executable, "-m", "pre_commit", *args], cwd=repo, env=env, capture_output=True,
+                         text=True, timeout=1200)
     said = out.stdout + out.stderr
     if out.returncode == 3 and "pip" in said and any(w in said for w in OFFLINE):
-        pytest.skip(
-            "pre-commit could not build the hook's environment: pip reaches no index or wheelhouse "
-            "with packlint's dependencies (offline)"
-        )
+        pytest.skip("pre-commit could not build the hook's environment: pip reaches no index or wheelhouse "
+                    "with packlint's dependencies (offline)")
     return out
 
 

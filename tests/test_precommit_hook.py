@@ -12,32 +12,13 @@ def test_keeps_scripts_drops_other_text_and_keeps_option_values(tmp_path, monkey
     monkeypatch.chdir(tmp_path)
     for name in ("a.sh", "job.sbatch", "job.slurm", "train"):
         (tmp_path / name).write_text(BAD)
-    (tmp_path / "notes.txt").write_text(BAD)  # shebang, but a .txt is never a script
+    (tmp_path / "notes.txt").write_text(BAD)        # shebang, but a .txt is never a script
     (tmp_path / "Makefile").write_text("all:\n\techo hi\n")
     (tmp_path / "pyproject.toml").write_text("[tool.packlint]\n")
-    argv = [
-        "--config",
-        "pyproject.toml",
-        "--fail-on",
-        "warning",
-        "a.sh",
-        "job.sbatch",
-        "job.slurm",
-        "train",
-        "notes.txt",
-        "Makefile",
-    ]
-    assert select_argv(argv) == [
-        "check",
-        "--config",
-        "pyproject.toml",
-        "--fail-on",
-        "warning",
-        "a.sh",
-        "job.sbatch",
-        "job.slurm",
-        "train",
-    ]
+    argv = ["--config", "pyproject.toml", "--fail-on", "warning",
+            "a.sh", "job.sbatch", "job.slurm", "train", "notes.txt", "Makefile"]
+    assert select_argv(argv) == ["check", "--config", "pyproject.toml", "--fail-on", "warning",
+                                 "a.sh", "job.sbatch", "job.slurm", "train"]
 
 
 def test_no_script_staged_is_a_pass_without_checking_anything(tmp_path, monkeypatch, capsys):

@@ -16,16 +16,11 @@ from hypothesis import given, settings as hsettings, strategies as st  # noqa: E
 
 from runtime_probe import ProbeSettings, ProbeUsageError, run_probe  # noqa: E402
 from runtime_probe.backends import (  # noqa: E402
-    ATEN_FLASH_EXPECTED,
-    BackendUnavailable,
-    aten_flash_schema,
-    block_causal_mask,
-    make_backend,
-)
+    ATEN_FLASH_EXPECTED, BackendUnavailable, aten_flash_schema, block_causal_mask, make_backend)
 from runtime_probe.probe import NoBackend  # noqa: E402
 from runtime_probe.settings import default_lengths  # noqa: E402
 
-LENGTHS = [16, 24, 9, 31]  # uneven on purpose; 80 tokens
+LENGTHS = [16, 24, 9, 31]          # uneven on purpose; 80 tokens
 HAS_CUDA = torch.cuda.is_available()
 
 
@@ -46,7 +41,6 @@ def failed_names(report) -> list[str]:
 
 
 # ------------------------------------------------------------------------------ the gates
-
 
 def test_correct_configuration_is_proven_with_leakage_exactly_zero():
     r = probe()
@@ -121,7 +115,8 @@ def test_nothing_packed_is_not_a_failure():
     assert r.verdict == "not-packed" and r.ok and r.exit_code == 0 and r.leakage is None
 
 
-@pytest.mark.parametrize("raw,on", [("1", True), (" 1 ", True), ("01", True), ("2", False), ("0", False)])
+@pytest.mark.parametrize("raw,on", [("1", True), (" 1 ", True), ("01", True),
+                                    ("2", False), ("0", False)])
 def test_gate_values_follow_python_int(raw, on):
     r = probe(packed_data=raw)
     assert r.gates["OFFLINE_PACKED_DATA"]["on"] is on
@@ -136,7 +131,6 @@ def test_non_integer_gate_crashes_the_run(gate):
 
 
 # ------------------------------------------------------------------------------ wrong cu_seqlens
-
 
 def test_cu_seqlens_ending_short_fails_the_static_check():
     r = probe(cu_seqlens=[0, 16, 40, 49, 70])
@@ -160,14 +154,8 @@ def test_misaligned_cu_seqlens_fail_check_i_with_a_number():
     assert r.leakage["abs"] > 0
 
 
-@pytest.mark.parametrize(
-    "cu,what",
-    [
-        ([1, 16, 40, 49, 80], "starts at 0"),
-        ([0, 16, 16, 49, 80], "strictly increasing"),
-        ([0, 40, 16, 49, 80], "strictly increasing"),
-    ],
-)
+@pytest.mark.parametrize("cu,what", [([1, 16, 40, 49, 80], "starts at 0"), ([0, 16, 16, 49, 80], "strictly increasing"),
+                                     ([0, 40, 16, 49, 80], "strictly increasing")])
 def test_malformed_cu_seqlens_fail_the_static_check(cu, what):
     r = probe(cu_seqlens=cu)
     assert check(r, what).status == "fail"
@@ -180,7 +168,6 @@ def test_uniform_boundaries_over_uneven_samples_are_caught():
 
 
 # ------------------------------------------------------------------------------ sequence parallel
-
 
 def test_sequence_parallel_padding_keeps_leakage_zero():
     r = probe(sequence_parallel=True, tp=4, lengths=[16, 24, 9, 30])  # 79 tokens -> pad 1
@@ -212,7 +199,6 @@ def test_sequence_parallel_with_closed_gate_pads_the_causal_row():
 
 
 # ------------------------------------------------------------------------------ backends on CPU
-
 
 @pytest.mark.parametrize("backend", ["sdpa", "flex"])
 def test_cpu_backend_proves_and_refutes(backend):
@@ -264,9 +250,8 @@ def test_a_named_kernel_that_fails_is_no_usable_backend(monkeypatch):
 
 def test_sdpa_mask_is_block_diagonal_causal():
     m = block_causal_mask(torch.tensor([0, 2, 5], dtype=torch.int32), 5, "cpu")
-    expected = torch.tensor(
-        [[1, 0, 0, 0, 0], [1, 1, 0, 0, 0], [0, 0, 1, 0, 0], [0, 0, 1, 1, 0], [0, 0, 1, 1, 1]], dtype=torch.bool
-    )
+    expected = torch.tensor([[1, 0, 0, 0, 0], [1, 1, 0, 0, 0], [0, 0, 1, 0, 0], [0, 0, 1, 1, 0], [0, 0, 1, 1, 1]],
+                            dtype=torch.bool)
     assert torch.equal(m, expected)
 
 
@@ -293,7 +278,6 @@ def test_cuda_device_without_cuda_is_a_usage_error():
 
 # ------------------------------------------------------------------------------ GPU kernels
 
-
 @pytest.mark.cuda
 @pytest.mark.skipif(not HAS_CUDA, reason="needs a CUDA GPU")
 @pytest.mark.parametrize("backend", ["flash-attn", "te", "aten-flash", "flex-compiled", "sdpa"])
@@ -319,7 +303,6 @@ def test_gpu_auto_picks_a_varlen_kernel_and_megatron_layer_runs():
 
 # ------------------------------------------------------------------------------ Megatron layer
 
-
 def test_megatron_layer_thd_path_proves_and_refutes():
     good = probe(megatron_layer=True, heads=2, head_dim=8)
     assert good.ok and good.leakage["abs"] == 0.0, good.render_text()
@@ -329,7 +312,6 @@ def test_megatron_layer_thd_path_proves_and_refutes():
 
 
 # ------------------------------------------------------------------------------ property
-
 
 @hsettings(max_examples=12, deadline=None)
 @given(st.lists(st.integers(min_value=1, max_value=24), min_size=2, max_size=6))
@@ -342,7 +324,6 @@ def test_any_lengths_correct_config_has_zero_leakage_and_closed_gate_leaks(lengt
 
 
 # ------------------------------------------------------------------------------ report and sizes
-
 
 def test_report_serialises_and_renders():
     for r in (probe(), probe(packed_data="0"), probe(mbs=2), probe(cu_seqlens=[0, 80])):
@@ -361,16 +342,10 @@ def test_default_size_is_eight_uneven_subsamples_of_4096_tokens():
     assert ProbeSettings(seq_length=10).true_lengths() == [2, 2, 2, 2, 2]
 
 
-@pytest.mark.parametrize(
-    "kw,match",
-    [
-        (dict(lengths=[5]), "at least 2"),
-        (dict(lengths=[5, 0]), "positive"),
-        (dict(mbs=0), "mbs"),
-        (dict(lengths=[600, 600], seq_length=1000), "more than --seq-length"),
-        (dict(backend="nope"), "backend"),
-    ],
-)
+@pytest.mark.parametrize("kw,match", [
+    (dict(lengths=[5]), "at least 2"), (dict(lengths=[5, 0]), "positive"), (dict(mbs=0), "mbs"),
+    (dict(lengths=[600, 600], seq_length=1000), "more than --seq-length"), (dict(backend="nope"), "backend"),
+])
 def test_bad_settings_are_usage_errors(kw, match):
     with pytest.raises(ProbeUsageError, match=match):
         probe(**kw)
@@ -379,27 +354,23 @@ def test_bad_settings_are_usage_errors(kw, match):
 def test_packed_seq_params_loads_without_megatron_core_init():
     """The fast path must not run megatron/core/__init__.py (~150 modules, seconds); the time is
     measured by benchmarks/probe_bench.py, here we check what was imported."""
-    code = (
-        "import sys, dataclasses;"
-        "from runtime_probe import megatron_import as m; cls = m.load_packed_seq_params();"
-        "assert 'megatron.core' not in sys.modules, 'megatron.core __init__ ran';"
-        "assert not [n for n in sys.modules if n.startswith('megatron.core.')], 'megatron.core.* imported';"
-        "assert m.HOW.startswith('loaded by path'), m.HOW;"
-        "names = {f.name for f in dataclasses.fields(cls)};"
-        "assert {'qkv_format', 'cu_seqlens_q', 'cu_seqlens_kv', 'max_seqlen_q', 'max_seqlen_kv'} <= names;"
-        "p = cls(qkv_format='thd', max_seqlen_q=3); assert p.qkv_format == 'thd'"
-    )
+    code = ("import sys, dataclasses;"
+            "from runtime_probe import megatron_import as m; cls = m.load_packed_seq_params();"
+            "assert 'megatron.core' not in sys.modules, 'megatron.core __init__ ran';"
+            "assert not [n for n in sys.modules if n.startswith('megatron.core.')], 'megatron.core.* imported';"
+            "assert m.HOW.startswith('loaded by path'), m.HOW;"
+            "names = {f.name for f in dataclasses.fields(cls)};"
+            "assert {'qkv_format', 'cu_seqlens_q', 'cu_seqlens_kv', 'max_seqlen_q', 'max_seqlen_kv'} <= names;"
+            "p = cls(qkv_format='thd', max_seqlen_q=3); assert p.qkv_format == 'thd'")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600)
     assert out.returncode == 0, out.stderr
 
 
 def test_packed_seq_params_falls_back_to_the_ordinary_import():
-    code = (
-        "import sys, warnings; warnings.simplefilter('ignore');"
-        "from runtime_probe import megatron_import as m; m._candidate_files = lambda: [];"
-        "cls = m.load_packed_seq_params();"
-        "assert m.HOW.endswith('(fallback)'), m.HOW; assert 'megatron.core' in sys.modules;"
-        "assert cls.__module__ == 'megatron.core.packed_seq_params'"
-    )
+    code = ("import sys, warnings; warnings.simplefilter('ignore');"
+            "from runtime_probe import megatron_import as m; m._candidate_files = lambda: [];"
+            "cls = m.load_packed_seq_params();"
+            "assert m.HOW.endswith('(fallback)'), m.HOW; assert 'megatron.core' in sys.modules;"
+            "assert cls.__module__ == 'megatron.core.packed_seq_params'")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600)
     assert out.returncode == 0, out.stderr

@@ -24,7 +24,6 @@ def run_cli(capsys, *argv):
 
 # ------------------------------------------------------------------------------ exit codes
 
-
 def test_correct_flags_exit_0(capsys):
     code, out, err = run_cli(capsys, "--bmr", "1", "--packed-data", "1", "--mbs", "1", *SMALL)
     assert code == 0, out + err
@@ -43,22 +42,16 @@ def test_mbs_assert_exits_1_not_a_traceback(capsys):
     assert code == 1 and "micro-batch-size must be 1 for packing" in out and "Traceback" not in out + err
 
 
-@pytest.mark.parametrize(
-    "argv,message",
-    [
-        (["--lengths", "5,x"], "'x' is not an integer"),
-        (["--lengths", "5"], "at least 2 sub-samples"),
-        (["--lengths", "5,-3"], "positive"),
-        (["--mbs", "two"], "--mbs 'two': expected an integer"),
-        (["--tp", "0"], "--tp 0: must be at least 1"),
-        (["--cu-seqlens", "0,a"], "--cu-seqlens"),
-        (
-            ["--backend", "flash-attn", "--device", "cpu"],
-            "no usable attention backend: flash-attn: flash-attn needs a CUDA device",
-        ),
-        (["--env", "A=1"], "need a SCRIPT"),
-    ],
-)
+@pytest.mark.parametrize("argv,message", [
+    (["--lengths", "5,x"], "'x' is not an integer"),
+    (["--lengths", "5"], "at least 2 sub-samples"),
+    (["--lengths", "5,-3"], "positive"),
+    (["--mbs", "two"], "--mbs 'two': expected an integer"),
+    (["--tp", "0"], "--tp 0: must be at least 1"),
+    (["--cu-seqlens", "0,a"], "--cu-seqlens"),
+    (["--backend", "flash-attn", "--device", "cpu"], "no usable attention backend: flash-attn: flash-attn needs a CUDA device"),
+    (["--env", "A=1"], "need a SCRIPT"),
+])
 def test_bad_input_is_one_line_and_exit_2(capsys, argv, message):
     code, out, err = run_cli(capsys, "--bmr", "1", "--packed-data", "1", *argv)
     assert code == 2 and out == ""
@@ -80,18 +73,13 @@ def test_missing_torch_names_the_extra(capsys, monkeypatch):
     monkeypatch.setitem(sys.modules, "torch", None)  # `import torch` now raises ImportError
     code, out, err = run_cli(capsys, "--bmr", "1", "--packed-data", "1")
     assert code == 2 and out == ""
-    assert (
-        err.strip()
-        == "packlint: error: the probe needs torch: pip install 'packlint[probe] @ git+https://github.com/packlint/packlint'"
-    )
+    assert err.strip() == "packlint: error: the probe needs torch: pip install 'packlint[probe] @ git+https://github.com/packlint/packlint'"
 
 
 def test_packlint_imports_no_torch_until_probe_runs():
-    code = (
-        "import sys, packlint.cli as c; c.build_parser(); import packlint.cli.probe, runtime_probe;"
-        "from runtime_probe import settings_from_variant; settings_from_variant({});"
-        "assert 'torch' not in sys.modules, 'torch imported'"
-    )
+    code = ("import sys, packlint.cli as c; c.build_parser(); import packlint.cli.probe, runtime_probe;"
+            "from runtime_probe import settings_from_variant; settings_from_variant({});"
+            "assert 'torch' not in sys.modules, 'torch imported'")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600)
     assert out.returncode == 0, out.stderr
 
@@ -130,26 +118,18 @@ def test_python_dash_m_runtime_probe():
 
 # ------------------------------------------------------------------------------ reading a variant
 
-
 def _flag(value, line=1):
     return [{"value": value, "line": line, "file": "t.sh"}]
 
 
 def test_settings_from_variant_reads_gates_and_flags():
     variant = {
-        "env": {
-            "OFFLINE_PACKING_BMR": {"value": "1", "exported": True},
-            "OFFLINE_PACKED_DATA": {"value": "1", "exported": True},
-        },
-        "flags": {
-            "--micro-batch-size": _flag("4") + _flag("1", 9),  # last occurrence wins
-            "--seq-length": _flag("8192"),
-            "--tensor-model-parallel-size": _flag("2"),
-            "--context-parallel-size": _flag("2"),
-            "--sequence-parallel": _flag(True),
-            "--packing-sft-data": _flag(True),
-            "--data-path": _flag(["a", "b"]),
-        },
+        "env": {"OFFLINE_PACKING_BMR": {"value": "1", "exported": True},
+                "OFFLINE_PACKED_DATA": {"value": "1", "exported": True}},
+        "flags": {"--micro-batch-size": _flag("4") + _flag("1", 9),  # last occurrence wins
+                  "--seq-length": _flag("8192"), "--tensor-model-parallel-size": _flag("2"),
+                  "--context-parallel-size": _flag("2"), "--sequence-parallel": _flag(True),
+                  "--packing-sft-data": _flag(True), "--data-path": _flag(["a", "b"])},
     }
     s = settings_from_variant(variant, device="cpu", lengths=[3, 4])
     assert (s.bmr, s.packed_data, s.mbs, s.seq_length, s.tp, s.cp) == ("1", "1", 1, 8192, 2, 2)
@@ -159,15 +139,11 @@ def test_settings_from_variant_reads_gates_and_flags():
 
 def test_settings_from_variant_unknowns_fall_back_with_notes():
     variant = {
-        "env": {
-            "OFFLINE_PACKING_BMR": {"unknown": "command substitution $(cat f)", "exported": True},
-            "OFFLINE_PACKED_DATA": {"value": "1", "exported": False},
-        },
-        "flags": {
-            "--micro-batch-size": [{"unknown": "positional $4", "line": 3}],
-            "--seq-length": _flag("lots"),
-            "--tensor-model-parallel-size": _flag(["2", "4"]),
-        },
+        "env": {"OFFLINE_PACKING_BMR": {"unknown": "command substitution $(cat f)", "exported": True},
+                "OFFLINE_PACKED_DATA": {"value": "1", "exported": False}},
+        "flags": {"--micro-batch-size": [{"unknown": "positional $4", "line": 3}],
+                  "--seq-length": _flag("lots"),
+                  "--tensor-model-parallel-size": _flag(["2", "4"])},
     }
     s = settings_from_variant(variant)
     assert s.bmr is None and s.packed_data is None and s.mbs == 1 and s.seq_length is None and s.tp == 4
@@ -184,56 +160,27 @@ def test_settings_from_variant_empty_and_bad_override():
 
 
 def _launch(i, env, flags, variants=None, program="pretrain.py"):
-    ln = {
-        "id": i,
-        "file": "t.sh",
-        "line": 10 + i,
-        "launcher": "torchrun",
-        "program": program,
-        "env": env,
-        "flags": flags,
-    }
+    ln = {"id": i, "file": "t.sh", "line": 10 + i, "launcher": "torchrun", "program": program,
+          "env": env, "flags": flags}
     ln["variants"] = variants if variants is not None else [{"when": [], "env": env, "flags": flags}]
     return ln
 
 
-GATES_ON = {
-    "OFFLINE_PACKING_BMR": {"value": "1", "exported": True},
-    "OFFLINE_PACKED_DATA": {"value": "1", "exported": True},
-}
+GATES_ON = {"OFFLINE_PACKING_BMR": {"value": "1", "exported": True},
+            "OFFLINE_PACKED_DATA": {"value": "1", "exported": True}}
 BMR_ONLY = {"OFFLINE_PACKING_BMR": {"value": "1", "exported": True}}
 
 
 def test_select_targets_probes_distinct_variants_of_training_launches():
-    model = {
-        "script": "t.sh",
-        "launches": [
-            _launch(0, GATES_ON, {"--out": _flag("x")}, program="tools/prep.py"),  # inherits the gates only
-            _launch(
-                1,
-                GATES_ON,
-                {"--micro-batch-size": _flag("1")},
-                variants=[
-                    {
-                        "when": ["t.sh:3: `[[ $M == a ]]` is true"],
-                        "env": GATES_ON,
-                        "flags": {"--micro-batch-size": _flag("1")},
-                    },
-                    {
-                        "when": ["t.sh:3: `[[ $M == a ]]` is false"],
-                        "env": BMR_ONLY,
-                        "flags": {"--micro-batch-size": _flag("1")},
-                    },
-                    {
-                        "when": ["t.sh:5: x"],
-                        "env": GATES_ON,
-                        "flags": {"--micro-batch-size": _flag("1")},
-                    },  # same as 1st
-                ],
-            ),
-            _launch(2, GATES_ON, {"--micro-batch-size": _flag("1")}),  # same settings as launch 1 variant 1
-        ],
-    }
+    model = {"script": "t.sh", "launches": [
+        _launch(0, GATES_ON, {"--out": _flag("x")}, program="tools/prep.py"),  # inherits the gates only
+        _launch(1, GATES_ON, {"--micro-batch-size": _flag("1")}, variants=[
+            {"when": ["t.sh:3: `[[ $M == a ]]` is true"], "env": GATES_ON, "flags": {"--micro-batch-size": _flag("1")}},
+            {"when": ["t.sh:3: `[[ $M == a ]]` is false"], "env": BMR_ONLY, "flags": {"--micro-batch-size": _flag("1")}},
+            {"when": ["t.sh:5: x"], "env": GATES_ON, "flags": {"--micro-batch-size": _flag("1")}},  # same as 1st
+        ]),
+        _launch(2, GATES_ON, {"--micro-batch-size": _flag("1")}),  # same settings as launch 1 variant 1
+    ]}
     targets, notes = select_targets(model, lengths=[3, 4])
     assert [(t.launch, t.variant) for t in targets] == [(1, 0), (1, 1)]
     assert "variant 2 of 3 when t.sh:3" in targets[1].label()
@@ -253,20 +200,10 @@ def test_script_path_with_a_mocked_launch_model(capsys, monkeypatch):
     """The probe reads only the launch model's values: a hand-written model is enough."""
     import packlint.api
 
-    model = {
-        "script": "mock.sh",
-        "launches": [
-            _launch(
-                0,
-                GATES_ON,
-                {"--micro-batch-size": _flag("1")},
-                variants=[
-                    {"when": ["a"], "env": GATES_ON, "flags": {"--micro-batch-size": _flag("1")}},
-                    {"when": ["b"], "env": BMR_ONLY, "flags": {"--micro-batch-size": _flag("1")}},
-                ],
-            )
-        ],
-    }
+    model = {"script": "mock.sh", "launches": [
+        _launch(0, GATES_ON, {"--micro-batch-size": _flag("1")}, variants=[
+            {"when": ["a"], "env": GATES_ON, "flags": {"--micro-batch-size": _flag("1")}},
+            {"when": ["b"], "env": BMR_ONLY, "flags": {"--micro-batch-size": _flag("1")}}])]}
     seen = {}
 
     def fake_inspect(path, **kw):
@@ -294,7 +231,6 @@ def test_script_path_when_the_launch_model_is_unavailable(capsys, monkeypatch):
 
 # ------------------------------------------------------------------------------ real scripts
 
-
 def _script(tmp_path, body: str):
     p = tmp_path / "train.sh"
     p.write_text(textwrap.dedent(body))
@@ -302,9 +238,7 @@ def _script(tmp_path, body: str):
 
 
 def test_script_gates_and_mbs_come_from_the_launch(capsys, tmp_path):
-    path = _script(
-        tmp_path,
-        """\
+    path = _script(tmp_path, """\
         #!/bin/bash
         export OFFLINE_PACKING_BMR='1'
         export OFFLINE_PACKED_DATA="${PACKED:-0}"
@@ -312,8 +246,7 @@ def test_script_gates_and_mbs_come_from_the_launch(capsys, tmp_path):
         python tools/convert.py --in a --out b
         torchrun --nproc_per_node 8 pretrain.py --micro-batch-size ${MBS} --seq-length 512 \\
             --tensor-model-parallel-size 2 --sequence-parallel
-        """,
-    )
+        """)
     code, out, _ = run_cli(capsys, path, *SMALL)
     assert code == 1 and "FAILED: gate 2: batch" in out and "(ii) leakage" in out
     assert "tools/convert.py" not in out.split("note:")[0]  # only the training launch is probed

@@ -230,7 +230,7 @@ def test_stack_launch_is_probed_in_its_mode(tmp_path, case):
     s = targets[0].settings
     assert isinstance(s, HFProbeSettings) and (s.stack, s.mode) == (stack, mode)
     result = probe_model(model, device="cpu", lengths=LENGTHS)
-    ((_, report),) = result.probes
+    (_, report), = result.probes
     if "{model}" in body:
         assert "Qwen2ForCausalLM" in report.backend_detail and "config.json" in report.backend_detail
     _check_against_reference(report, s, LENGTHS)
@@ -342,12 +342,7 @@ def _config_part(stack, version, settings):
     [
         ("llamafactory", None, {"neat_packing": True, "flash_attn": "sdpa"}, ("llamafactory", "block4d")),
         ("llamafactory", None, {"packing": True, "flash_attn": "fa2"}, ("llamafactory", "position_ids+mask")),
-        (
-            "axolotl",
-            "0.17.1",
-            {"sample_packing": True, "attn_implementation": "sdpa"},
-            ("axolotl", "position_ids+mask"),
-        ),
+        ("axolotl", "0.17.1", {"sample_packing": True, "attn_implementation": "sdpa"}, ("axolotl", "position_ids+mask")),
         ("axolotl", "0.18.0", {"sample_packing": True, "attn_implementation": "sdpa"}, ("axolotl", "position_ids")),
         ("trl", "0.18.2", {"packing": True, "model_init_kwargs.attn_implementation": "eager"}, ("trl", "concat")),
         ("trl", "0.21.0", {"packing": True}, ("trl", "position_ids")),
@@ -367,9 +362,7 @@ def test_llamafactory_yaml_launch_end_to_end(tmp_path):
         pytest.skip("the launch model has no config block on this branch (packlint.configs not merged)")
     model_dir = tmp_path / "qwen-local"
     model_dir.mkdir()
-    (model_dir / "config.json").write_text(
-        '{"model_type": "qwen2", "num_attention_heads": 14, "num_key_value_heads": 2}'
-    )
+    (model_dir / "config.json").write_text('{"model_type": "qwen2", "num_attention_heads": 14, "num_key_value_heads": 2}')
     (tmp_path / "qwen_sft.yaml").write_text(
         "model_name_or_path: qwen-local\nstage: sft\npacking: true\nneat_packing: true\nflash_attn: disabled\n"
         "per_device_train_batch_size: 1\ncutoff_len: 64\n"
@@ -377,7 +370,7 @@ def test_llamafactory_yaml_launch_end_to_end(tmp_path):
     script = _script(tmp_path, "FORCE_TORCHRUN=1 llamafactory-cli train qwen_sft.yaml\n")
     model = inspect_script(script)
     result = probe_model(model, device="cpu", lengths=LENGTHS)
-    ((target, report),) = result.probes
+    (target, report), = result.probes
     s = target.settings
     assert (s.stack, s.mode, s.attn_implementation) == ("llamafactory", "block4d", "eager")
     assert "Qwen2ForCausalLM" in report.backend_detail

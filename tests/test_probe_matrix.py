@@ -17,9 +17,8 @@ LENGTHS = {"uneven": [16, 24, 9, 31], "issue-9": [16, 24, 16, 24]}
 
 
 def probe(backend: str, lengths: list[int], **kw):
-    base = dict(
-        bmr="1", packed_data="1", mbs=1, lengths=list(lengths), heads=2, head_dim=8, device="cpu", backend=backend
-    )
+    base = dict(bmr="1", packed_data="1", mbs=1, lengths=list(lengths), heads=2, head_dim=8, device="cpu",
+                backend=backend)
     base.update(kw)
     return run_probe(ProbeSettings(**base))
 

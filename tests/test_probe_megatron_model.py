@@ -43,9 +43,7 @@ def _reference_per_sample(s: GPTProbeSettings, kernel_cu: list[int]) -> list[flo
             llava_model = build_llava(s, f64, torch.float64, cpu)
             # the probe's float32 weights, upcast (initialising in float64 draws other numbers: class token)
             weights = build_llava(s, make_backend("sdpa", cpu, torch.float32), torch.float32, cpu).state_dict()
-            llava_model.load_state_dict(
-                {k: v.double() if torch.is_tensor(v) and v.is_floating_point() else v for k, v in weights.items()}
-            )
+            llava_model.load_state_dict({k: v.double() if torch.is_tensor(v) and v.is_floating_point() else v for k, v in weights.items()})
             lm = llava_model.language_model
             pieces = []
             for x, image in llava_inputs(s, ids, K, gen):

@@ -21,133 +21,19 @@ ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = sorted(p for p in (ROOT / "tests" / "fixtures").rglob("*.sh")) + sorted((ROOT / "examples").glob("*.sh"))
 SARIF_SCHEMA = ROOT / "tests" / "sarif-schema-2.1.0.json"
 
-SETTINGS = dict(
-    deadline=None,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.function_scoped_fixture],
-)
+SETTINGS = dict(deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
+                                                       HealthCheck.function_scoped_fixture])
 
 TOKENS = [
-    "export",
-    "OFFLINE_PACKING_BMR=1",
-    "OFFLINE_PACKED_DATA='1'",
-    "MBS=${4:-1}",
-    "A=(",
-    ")",
-    "A+=(",
-    "--micro-batch-size",
-    "${MBS}",
-    '"$MBS"',
-    "${A[@]}",
-    '"${A[@]}"',
-    "$(",
-    "$((",
-    "))",
-    "`",
-    "'",
-    '"',
-    "\\",
-    "{",
-    "}",
-    "(",
-    "[[",
-    "]]",
-    "[",
-    "]",
-    "if",
-    "then",
-    "elif",
-    "else",
-    "fi",
-    "for",
-    "in",
-    "do",
-    "done",
-    "while",
-    "until",
-    "case",
-    "esac",
-    ";;",
-    "function",
-    "f()",
-    "f",
-    "local",
-    "declare",
-    "-x",
-    "readonly",
-    "unset",
-    "set",
-    "--",
-    "shift",
-    "eval",
-    "source",
-    ".",
-    "bash",
-    "-c",
-    "torchrun",
-    "python",
-    "-m",
-    "torch.distributed.run",
-    "deepspeed",
-    "srun",
-    "mpirun",
-    "-x",
-    "accelerate",
-    "launch",
-    "env",
-    "nohup",
-    "exec",
-    "time",
-    "train.py",
-    "--packing-sft-data",
-    "|",
-    "||",
-    "&&",
-    "&",
-    ";",
-    "\n",
-    "\n",
-    "\n",
-    " ",
-    " ",
-    "\t",
-    "<<EOF",
-    "EOF",
-    "<<-'X'",
-    "X",
-    ">",
-    "2>&1",
-    "<(",
-    "#",
-    "$1",
-    "$@",
-    "$#",
-    "$?",
-    "$$",
-    "${X:-$(hostname)}",
-    "${X%/*}",
-    "${#X}",
-    "${X:1:2}",
-    "${X/a/b}",
-    "!",
-    "=",
-    "==",
-    "=~",
-    "-f",
-    "-z",
-    "1",
-    "0",
-    "-1",
-    "8",
-    "$RANDOM",
-    "~",
-    "*",
-    "?",
-    "{1..3}",
-    "\r\n",
-    "\ufeff",
-    "é",
-    "\x00",
-    "\xff",
+    "export", "OFFLINE_PACKING_BMR=1", "OFFLINE_PACKED_DATA='1'", "MBS=${4:-1}", "A=(", ")", "A+=(", "--micro-batch-size",
+    "${MBS}", '"$MBS"', "${A[@]}", '"${A[@]}"', "$(", "$((", "))", "`", "'", '"', "\\", "{", "}", "(", "[[", "]]",
+    "[", "]", "if", "then", "elif", "else", "fi", "for", "in", "do", "done", "while", "until", "case", "esac", ";;",
+    "function", "f()", "f", "local", "declare", "-x", "readonly", "unset", "set", "--", "shift", "eval", "source",
+    ".", "bash", "-c", "torchrun", "python", "-m", "torch.distributed.run", "deepspeed", "srun", "mpirun", "-x",
+    "accelerate", "launch", "env", "nohup", "exec", "time", "train.py", "--packing-sft-data", "|", "||", "&&", "&",
+    ";", "\n", "\n", "\n", " ", " ", "\t", "<<EOF", "EOF", "<<-'X'", "X", ">", "2>&1", "<(", "#", "$1", "$@", "$#",
+    "$?", "$$", "${X:-$(hostname)}", "${X%/*}", "${#X}", "${X:1:2}", "${X/a/b}", "!", "=", "==", "=~", "-f", "-z",
+    "1", "0", "-1", "8", "$RANDOM", "~", "*", "?", "{1..3}", "\r\n", "\ufeff", "é", "\x00", "\xff",
 ]
 
 
@@ -184,7 +70,6 @@ def analyse(data: bytes, tmp: Path, name: str = "fuzz.sh") -> dict | None:
 
 # ---------------------------------------------------------------- (a) random input
 
-
 @settings(max_examples=60, **SETTINGS)
 @given(data=st.binary(max_size=2000))
 def test_random_bytes_never_raise(data, tmp_path):
@@ -207,7 +92,6 @@ def test_random_unicode_never_raises(text, tmp_path):
 
 # ---------------------------------------------------------------- (b) mutated fixtures
 
-
 def mutate(lines: list[bytes], rnd: random.Random, steps: int) -> bytes:
     lines = list(lines)
     for _ in range(steps):
@@ -225,31 +109,8 @@ def mutate(lines: list[bytes], rnd: random.Random, steps: int) -> bytes:
         elif op == 3:
             line = lines[i]
             k = rnd.randrange(len(line) + 1)
-            lines[i] = (
-                line[:k]
-                + rnd.choice(
-                    [
-                        b"'",
-                        b'"',
-                        b"{",
-                        b"}",
-                        b"(",
-                        b")",
-                        b"$(",
-                        b"`",
-                        b"\\",
-                        b"[[",
-                        b"]]",
-                        b"${",
-                        b"$((",
-                        b"<<EOF",
-                        b"#",
-                        b"\xff",
-                        b"\r",
-                    ]
-                )
-                + line[k:]
-            )
+            lines[i] = line[:k] + rnd.choice([b"'", b'"', b"{", b"}", b"(", b")", b"$(", b"`", b"\\", b"[[", b"]]",
+                                              b"${", b"$((", b"<<EOF", b"#", b"\xff", b"\r"]) + line[k:]
         elif op == 4:
             lines = lines[:i]  # truncate
         elif op == 5:
@@ -263,11 +124,8 @@ def mutate(lines: list[bytes], rnd: random.Random, steps: int) -> bytes:
 
 @pytest.mark.skipif(not FIXTURES, reason="no fixture scripts")
 @settings(max_examples=120, **SETTINGS)
-@given(
-    index=st.integers(min_value=0),
-    seed=st.integers(min_value=0, max_value=2**32),
-    steps=st.integers(min_value=1, max_value=6),
-)
+@given(index=st.integers(min_value=0), seed=st.integers(min_value=0, max_value=2**32),
+       steps=st.integers(min_value=1, max_value=6))
 def test_mutated_fixtures_never_raise(index, seed, steps, tmp_path):
     path = FIXTURES[index % len(FIXTURES)]
     data = mutate(path.read_bytes().split(b"\n"), random.Random(seed), steps)
@@ -289,7 +147,6 @@ def test_every_fixture_gives_a_valid_model(path):
 
 
 # ---------------------------------------------------------------- `check` documents
-
 
 def _check_doc(paths: list[str], fmt: str, cwd: Path, monkeypatch, capsys):
     from packlint.cli import main

@@ -138,6 +138,7 @@ def test_release_tool_adds_lines_for_rules_released_at_the_version():
     assert tool.version_file_with('x = 1\n__version__ = "0.2.0"\n', "0.3.0") == 'x = 1\n__version__ = "0.3.0"\n'
 
 
+
 def test_the_wheel_lists_every_package():
     """setuptools packages only what `[tool.setuptools] packages` names: a package directory missing
     from it installs without complaint (editable installs hide it) and the installed packlint then

@@ -33,7 +33,8 @@ def test_committed_reference_is_the_generated_one(capsys):
 
 def test_reference_documents_every_released_rule_with_a_working_index():
     text = REFERENCE.read_text()
-    headings = {re.sub(r"[^\w\- ]", "", h.lower()).replace(" ", "-") for h in re.findall(r"^## (.+)$", text, re.M)}
+    headings = {re.sub(r"[^\w\- ]", "", h.lower()).replace(" ", "-")
+                for h in re.findall(r"^## (.+)$", text, re.M)}
     for rule in load_table().rules:
         if not is_released(rule):
             assert f"## {rule.code} " not in text, f"{rule.code} is unreleased (since {rule.since})"

@@ -12,9 +12,8 @@ from packlint.engine import check_model
 from packlint.rule_table import load_table
 
 TABLE = load_table(use_cache=False)
-CASES = [
-    pytest.param(rule, ex, id=f"{rule.code}-{ex.kind}{i}") for rule in TABLE.rules for i, ex in enumerate(rule.examples)
-]
+CASES = [pytest.param(rule, ex, id=f"{rule.code}-{ex.kind}{i}")
+         for rule in TABLE.rules for i, ex in enumerate(rule.examples)]
 
 
 def run_example(ex, where: Path) -> list:
@@ -39,7 +38,8 @@ def test_rule_example(rule, example, tmp_path):
     codes = [(f.code, f.severity) for f in findings]
     if example.kind == "bad":
         # an info rule (PK204, PK903) is proven by its own info finding; others by a warning or error
-        assert any(f.code == rule.code and (f.severity != "info" or rule.severity == "info") for f in findings), codes
+        assert any(f.code == rule.code and (f.severity != "info" or rule.severity == "info")
+                   for f in findings), codes
     else:
         assert not [f for f in findings if f.severity in ("error", "warning")], codes
         if rule.severity == "info":

@@ -27,10 +27,8 @@ def loc(line):
     return {"file": "t.sh", "line": line, "column": 1, "end_line": line, "end_column": 5}
 
 
-values = st.one_of(
-    st.sampled_from(["0", "1", " 1", "2", "true", "", "1.0", "01", "-1"]),
-    st.just({"unknown": "command substitution $(x)"}),
-)
+values = st.one_of(st.sampled_from(["0", "1", " 1", "2", "true", "", "1.0", "01", "-1"]),
+                   st.just({"unknown": "command substitution $(x)"}))
 
 
 @st.composite
@@ -40,11 +38,7 @@ def variants(draw):
         where = draw(st.sampled_from(["env", "unexported", "none"]))
         v = draw(values)
         entry = ({"unknown": v["unknown"]} if isinstance(v, dict) else {"value": v}) | {
-            "exported": where == "env",
-            "source": "script",
-            **loc(i + 2),
-            "value_location": None,
-        }
+            "exported": where == "env", "source": "script", **loc(i + 2), "value_location": None}
         if where == "env":
             env[g] = entry
         elif where == "unexported":
@@ -58,23 +52,10 @@ def variants(draw):
             occ.append(({"unknown": v["unknown"]} if isinstance(v, dict) else {"value": v}) | loc(8))
         if occ:
             flags[name] = occ
-    argv = [
-        x
-        for name, occ in flags.items()
-        for o in occ
-        for x in ([name] if o.get("value") is True else [name, o.get("value", {"unknown": "u"})])
-    ]
-    return {
-        "when": [],
-        "env": env,
-        "unexported": unexported,
-        "exported_after": {},
-        "flags": flags,
-        "launcher_flags": {},
-        "world_size": {"value": "8"},
-        "argv": argv,
-        "command": [],
-    }
+    argv = [x for name, occ in flags.items() for o in occ
+            for x in ([name] if o.get("value") is True else [name, o.get("value", {"unknown": "u"})])]
+    return {"when": [], "env": env, "unexported": unexported, "exported_after": {}, "flags": flags,
+            "launcher_flags": {}, "world_size": {"value": "8"}, "argv": argv, "command": []}
 
 
 def model(vs):
@@ -94,17 +75,9 @@ def test_engine_never_crashes_and_unknown_never_fires(vs):
 
 
 def test_correct_gates_are_silent():
-    v = {
-        "when": [],
-        "env": {g: {"value": "1", "exported": True, "source": "script", **loc(2)} for g in GATES[:2]},
-        "unexported": {},
-        "exported_after": {},
-        "flags": {"--micro-batch-size": [{"value": "1", **loc(8)}]},
-        "launcher_flags": {},
-        "world_size": {"value": "8"},
-        "argv": ["--micro-batch-size", "1"],
-        "command": [],
-    }
+    v = {"when": [], "env": {g: {"value": "1", "exported": True, "source": "script", **loc(2)} for g in GATES[:2]},
+         "unexported": {}, "exported_after": {}, "flags": {"--micro-batch-size": [{"value": "1", **loc(8)}]},
+         "launcher_flags": {}, "world_size": {"value": "8"}, "argv": ["--micro-batch-size", "1"], "command": []}
     assert check_model(model([v]), RULES) == []
 
 
@@ -135,9 +108,7 @@ def test_the_engine_prefilter_is_the_condition_itself():
                     verdict = engine._eval(rule.when, EvalContext(model, launch, variant))
                     expected = verdict is not True if rule.undecided == "ignore" else verdict is False
                     assert engine._cannot_fire(rule, EvalContext(model, launch, variant)) == expected, (
-                        path.name,
-                        rule.code,
-                    )
+                        path.name, rule.code)
                     head = engine._head(rule)
                     if head is not None and engine._eval(head[1], EvalContext(model, launch, variant)) is not True:
                         assert verdict is not True and rule.undecided == "ignore", (path.name, rule.code)

@@ -18,11 +18,9 @@ import pytest
 from packlint.cli import main
 
 PACKLINT = [sys.executable, "-m", "packlint"]
-BMR_ONLY = '#!/bin/bash\nexport OFFLINE_PACKING_BMR=1\ntorchrun train.py --micro-batch-size 1 "$@"\n'
-CLEAN = (
-    "#!/bin/bash\nexport OFFLINE_PACKING_BMR=1 OFFLINE_PACKED_DATA=1\n"
-    'torchrun --nproc_per_node 2 pretrain.py --micro-batch-size "${1:-1}" --seq-length 64\n'
-)
+BMR_ONLY = "#!/bin/bash\nexport OFFLINE_PACKING_BMR=1\ntorchrun train.py --micro-batch-size 1 \"$@\"\n"
+CLEAN = ("#!/bin/bash\nexport OFFLINE_PACKING_BMR=1 OFFLINE_PACKED_DATA=1\n"
+         "torchrun --nproc_per_node 2 pretrain.py --micro-batch-size \"${1:-1}\" --seq-length 64\n")
 
 
 @pytest.fixture
@@ -31,10 +29,8 @@ def sandbox(tmp_path, tmp_path_factory):
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
     fake = bin_dir / "torchrun"
-    fake.write_text(
-        '#!/bin/bash\necho "torchrun ran: $*"\n'
-        'echo "env: BMR=${OFFLINE_PACKING_BMR-unset} PACKED=${OFFLINE_PACKED_DATA-unset} TEAM=${TEAM-unset}"\n'
-    )
+    fake.write_text('#!/bin/bash\necho "torchrun ran: $*"\n'
+                    'echo "env: BMR=${OFFLINE_PACKING_BMR-unset} PACKED=${OFFLINE_PACKED_DATA-unset} TEAM=${TEAM-unset}"\n')
     fake.chmod(0o755)
     env = {k: v for k, v in os.environ.items() if not k.startswith(("OFFLINE_", "PACKLINT_DEBUG", "NO_COLOR"))}
     env["PATH"] = f"{bin_dir}{os.pathsep}{env.get('PATH', '')}"
@@ -49,32 +45,26 @@ def script(directory: Path, name: str, text: str) -> str:
 
 
 def gate(env, *argv, cwd=None, input=None, timeout=600):  # a hang guard, not a speed limit
-    return subprocess.run(
-        [*PACKLINT, "run", *argv], env=env, cwd=cwd, input=input, capture_output=True, text=True, timeout=timeout
-    )
+    return subprocess.run([*PACKLINT, "run", *argv], env=env, cwd=cwd, input=input, capture_output=True,
+                          text=True, timeout=timeout)
 
 
 def test_args_pass_through_exactly_and_it_is_an_exec(sandbox):
     d, env = sandbox
-    stub = script(
-        d,
-        "stub.sh",
-        """\
+    stub = script(d, "stub.sh", """\
         #!/bin/bash
         echo "pid=$$"
         printf '<%s>\\n' "$@"
-        """,
-    )
+        """)
     args = ["a b", "it's", '"double"', "", "*", "$HOME", "--", "--dry-run", "-x", "tab\there"]
-    proc = subprocess.Popen(
-        [*PACKLINT, "run", stub, *args], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
-    )
+    proc = subprocess.Popen([*PACKLINT, "run", stub, *args], env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
     out, err = proc.communicate(timeout=600)
     assert proc.returncode == 0, err
     lines = out.splitlines()
-    assert lines[0] == f"pid={proc.pid}"  # exec: the script runs in packlint's own process
-    assert lines[1:] == [f"<{a}>" for a in args]  # no re-quoting, no globbing, `--` and options kept
-    assert err == ""  # a clean check prints nothing
+    assert lines[0] == f"pid={proc.pid}"            # exec: the script runs in packlint's own process
+    assert lines[1:] == [f"<{a}>" for a in args]    # no re-quoting, no globbing, `--` and options kept
+    assert err == ""                                # a clean check prints nothing
 
 
 def test_real_environment_decides_and_blocks(sandbox):
@@ -82,21 +72,19 @@ def test_real_environment_decides_and_blocks(sandbox):
     s = script(d, "train.sh", BMR_ONLY)
     blocked = gate(env, s)
     assert blocked.returncode == 1
-    assert blocked.stdout == ""  # not launched: the fake torchrun never ran
+    assert blocked.stdout == ""                     # not launched: the fake torchrun never ran
     assert "PK001" in blocked.stderr and "not launching" in blocked.stderr
     ok = gate({**env, "OFFLINE_PACKED_DATA": "1", "TEAM": "vision"}, s, "--lr", "3e-4")
     assert ok.returncode == 0, ok.stderr
-    assert ok.stdout.splitlines() == [
-        "torchrun ran: train.py --micro-batch-size 1 --lr 3e-4",
-        "env: BMR=1 PACKED=1 TEAM=vision",
-    ]
+    assert ok.stdout.splitlines() == ["torchrun ran: train.py --micro-batch-size 1 --lr 3e-4",
+                                      "env: BMR=1 PACKED=1 TEAM=vision"]
 
 
 def test_positional_args_are_checked(sandbox):
     d, env = sandbox
     s = script(d, "train.sh", CLEAN)
     assert gate(env, s).returncode == 0
-    bad = gate(env, s, "4")  # $1 is the micro-batch size: 4 with packing
+    bad = gate(env, s, "4")                         # $1 is the micro-batch size: 4 with packing
     assert bad.returncode == 1 and "PK003" in bad.stderr and "micro-batch size is 4" in bad.stderr
     assert bad.stdout == ""
 
@@ -135,21 +123,16 @@ def test_exit_status_and_stdin_pass_through(sandbox):
 
 def test_sigterm_reaches_the_script(sandbox):
     d, env = sandbox
-    trapped = script(
-        d,
-        "trap.sh",
-        """\
+    trapped = script(d, "trap.sh", """\
         #!/bin/bash
         trap 'echo "got TERM"; kill "$child"; exit 42' TERM
         sleep 30 >/dev/null 2>&1 &
         child=$!
         echo ready
         wait
-        """,
-    )
-    proc = subprocess.Popen(
-        [*PACKLINT, "run", trapped], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
-    )
+        """)
+    proc = subprocess.Popen([*PACKLINT, "run", trapped], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True)
     try:
         assert proc.stdout.readline() == "ready\n"
         proc.send_signal(signal.SIGTERM)
@@ -189,7 +172,7 @@ def test_unreadable_or_missing_script_is_not_launched(sandbox):
     proc = gate(env, str(d / "missing.sh"))
     assert proc.returncode == 2 and "missing.sh" in proc.stderr and "not launching" in proc.stderr
     assert gate(env, "-").returncode == 2
-    assert gate(env).returncode == 2  # no SCRIPT: usage error
+    assert gate(env).returncode == 2                # no SCRIPT: usage error
 
 
 def test_json_format_goes_to_stderr(sandbox):
@@ -205,14 +188,10 @@ def test_cli_splits_only_before_script(monkeypatch):
     from packlint.cli.run import split_argv
 
     assert split_argv(["--dry-run", "--fail-on", "warning", "t.sh", "--force", "--", "x"]) == (
-        ["--dry-run", "--fail-on", "warning"],
-        ["t.sh", "--force", "--", "x"],
-    )
+        ["--dry-run", "--fail-on", "warning"], ["t.sh", "--force", "--", "x"])
     assert split_argv(["--fail-on=info", "--", "-weird.sh", "a"]) == (["--fail-on=info"], ["-weird.sh", "a"])
     assert split_argv(["--select", "PK001", "--known-env", "SLURM_NNODES", "t.sh"]) == (
-        ["--select", "PK001", "--known-env", "SLURM_NNODES"],
-        ["t.sh"],
-    )
+        ["--select", "PK001", "--known-env", "SLURM_NNODES"], ["t.sh"])
     seen = {}
     monkeypatch.setattr("packlint.cli.run.run", lambda args: seen.update(vars(args)) or 0)
     assert main(["run", "--dry-run", "t.sh", "a", "--", "--dry-run"]) == 0
@@ -221,17 +200,14 @@ def test_cli_splits_only_before_script(monkeypatch):
 
 def test_probe_missing_is_one_clear_line(tmp_path, capsys, monkeypatch):
     s = script(tmp_path, "clean.sh", CLEAN)
-    monkeypatch.setitem(sys.modules, "runtime_probe.launches", None)  # as if torch/the probe were absent
+    monkeypatch.setitem(sys.modules, "runtime_probe.launches", None)     # as if torch/the probe were absent
     launched = []
     monkeypatch.setattr("packlint.cli.run.launch", lambda *a: launched.append(a) or 0)
     capsys.readouterr()
     code = main(["run", "--probe", s])
     err = capsys.readouterr().err
     assert code == 2 and launched == []
-    assert (
-        "the probe needs torch: pip install 'packlint[probe] @ git+https://github.com/packlint/packlint'" in err
-        and err.count("\n") == 1
-    )
+    assert "the probe needs torch: pip install 'packlint[probe] @ git+https://github.com/packlint/packlint'" in err and err.count("\n") == 1
 
 
 @pytest.mark.skipif(importlib.util.find_spec("torch") is None, reason="needs torch (packlint[probe])")

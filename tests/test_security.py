@@ -65,13 +65,8 @@ def test_read_bounded_never_blocks_on_a_fifo(tmp_path):
         "try:\n    safe_io.read_bounded(sys.argv[1], 100, 'rule file')\n"
         "except PacklintError as e:\n    print(e.one_line())\n"
     )
-    proc = subprocess.run(
-        [sys.executable, "-c", code, str(fifo)],
-        capture_output=True,
-        text=True,
-        timeout=HANG_GUARD_S,
-        env=dict(os.environ, PYTHONPATH=str(ROOT)),
-    )
+    proc = subprocess.run([sys.executable, "-c", code, str(fifo)], capture_output=True, text=True,
+                          timeout=HANG_GUARD_S, env=dict(os.environ, PYTHONPATH=str(ROOT)))
     assert proc.stdout.strip() == f"{fifo}: cannot read rule file: not a regular file (a FIFO): refused"
 
 
@@ -158,13 +153,8 @@ def test_atomic_write_keeps_the_original_when_the_write_fails(tmp_path):
         "try:\n    safe_io.atomic_write(sys.argv[1], b'x' * 5000, what='script')\n"
         "except PacklintError as e:\n    print(e.one_line())\n"
     )
-    proc = subprocess.run(
-        [sys.executable, "-c", code, str(p)],
-        capture_output=True,
-        text=True,
-        timeout=HANG_GUARD_S,
-        env=dict(os.environ, PYTHONPATH=str(ROOT)),
-    )
+    proc = subprocess.run([sys.executable, "-c", code, str(p)], capture_output=True, text=True,
+                          timeout=HANG_GUARD_S, env=dict(os.environ, PYTHONPATH=str(ROOT)))
     assert proc.stdout.strip() == f"{p}: cannot write script: File too large"
     assert p.read_bytes() == b"# original\n" * 400
     assert [x.name for x in tmp_path.iterdir()] == ["f.sh"]
@@ -183,22 +173,15 @@ def test_atomic_write_expect_refuses_a_changed_file(tmp_path):
 # ------------------------------------------------------------------------- the rule-table cache (C13, C14, C12)
 
 
-def _check_in_subprocess(
-    args: list[str], cwd: Path, cache: Path | None, extra_env: dict | None = None, stdin: bytes = b""
-):
+def _check_in_subprocess(args: list[str], cwd: Path, cache: Path | None, extra_env: dict | None = None,
+                         stdin: bytes = b""):
     env = dict(os.environ, NO_COLOR="1", PYTHONPATH=str(ROOT))
     env.pop("PACKLINT_NO_CACHE", None)
     if cache is not None:
         env["PACKLINT_CACHE_DIR"] = str(cache)
     env.update(extra_env or {})
-    proc = subprocess.run(
-        [sys.executable, "-m", "packlint", *args],
-        cwd=cwd,
-        capture_output=True,
-        timeout=HANG_GUARD_S,
-        env=env,
-        input=stdin,
-    )
+    proc = subprocess.run([sys.executable, "-m", "packlint", *args], cwd=cwd, capture_output=True,
+                          timeout=HANG_GUARD_S, env=env, input=stdin)
     out, err = proc.stdout.decode("utf-8", "replace"), proc.stderr.decode("utf-8", "replace")
     assert "Traceback" not in out + err and "internal error" not in out + err, err[-3000:]
     return proc.returncode, out, err
@@ -309,35 +292,27 @@ def test_rule_cache_a_damaged_lazy_field_raises_without_a_fallback_and_is_recomp
 def test_rule_cache_refuses_a_lazy_field_where_the_class_has_none():
     from packlint import rule_cache
 
-    doc = (
-        b'{"format": "packlint-rule-table", "version": 2, "classes": [["packlint.rule_table", "LocationSpec",'
-        b' ["kind", "name", "part", "text"]]], "shared": [], "root": ["o", 0, "launch", ["z", "null"], "", ""]}'
-    )
+    doc = (b'{"format": "packlint-rule-table", "version": 2, "classes": [["packlint.rule_table", "LocationSpec",'
+           b' ["kind", "name", "part", "text"]]], "shared": [], "root": ["o", 0, "launch", ["z", "null"], "", ""]}')
     with pytest.raises(rule_cache.CacheFormatError):
         rule_cache.loads(doc)
 
 
-@pytest.mark.parametrize(
-    "doc",
-    [
-        b"\x80\x05\x95 not json",  # a planted pickle
-        b"[]",
-        b'{"format": "packlint-rule-table", "version": 2, "classes": [["posix", "system", []]], "shared": [], "root": 1}',
-        b'{"format": "packlint-rule-table", "version": 2, "classes": [["builtins", "eval", []]], "shared": [], "root": 1}',
-        b'{"format": "packlint-rule-table", "version": 2, "classes": [["packlint.rule_table", "os", []]],'
-        b' "shared": [], "root": 1}',
-        b'{"format": "packlint-rule-table", "version": 2, "classes": [["packlint.rule_table", "RuleTable", ["x"]]],'
-        b' "shared": [], "root": ["o", 0, 1]}',
-        b'{"format": "packlint-rule-table", "version": 2, "classes": [], "shared": [], "root": ["o", 7]}',
-        b'{"format": "packlint-rule-table", "version": 2, "classes": [], "shared": [], "root": ["r", 3]}',
-        b'{"format": "packlint-rule-table", "version": 2, "classes": [], "shared": [], "root": ["zz"]}',
-        b'{"format": "packlint-rule-table", "version": 2, "classes": [], "shared": [], "root": '
-        + b'["l",' * 50000
-        + b"1"
-        + b"]" * 50000
-        + b"}",
-    ],
-)
+@pytest.mark.parametrize("doc", [
+    b"\x80\x05\x95 not json",  # a planted pickle
+    b"[]",
+    b'{"format": "packlint-rule-table", "version": 2, "classes": [["posix", "system", []]], "shared": [], "root": 1}',
+    b'{"format": "packlint-rule-table", "version": 2, "classes": [["builtins", "eval", []]], "shared": [], "root": 1}',
+    b'{"format": "packlint-rule-table", "version": 2, "classes": [["packlint.rule_table", "os", []]],'
+    b' "shared": [], "root": 1}',
+    b'{"format": "packlint-rule-table", "version": 2, "classes": [["packlint.rule_table", "RuleTable", ["x"]]],'
+    b' "shared": [], "root": ["o", 0, 1]}',
+    b'{"format": "packlint-rule-table", "version": 2, "classes": [], "shared": [], "root": ["o", 7]}',
+    b'{"format": "packlint-rule-table", "version": 2, "classes": [], "shared": [], "root": ["r", 3]}',
+    b'{"format": "packlint-rule-table", "version": 2, "classes": [], "shared": [], "root": ["zz"]}',
+    b'{"format": "packlint-rule-table", "version": 2, "classes": [], "shared": [], "root": ' + b"[\"l\"," * 50000
+    + b"1" + b"]" * 50000 + b"}",
+])
 def test_rule_cache_refuses_foreign_classes_and_wrong_shapes(doc):
     from packlint import rule_cache
 
@@ -431,11 +406,8 @@ def test_no_pickle_marshal_or_shelve_in_the_lint_path():
     """Caches hold data, never code: no module of packlint imports a deserializer that can run code."""
     import re
 
-    bad = re.compile(
-        r"^\s*(import|from)\s+(c?pickle|marshal|shelve|dill|cloudpickle|joblib)\b|"
-        r"\b(pickle|marshal|shelve)\.(loads?|open|Unpickler)\b|yaml\.load\(|yaml\.unsafe_load",
-        re.M,
-    )
+    bad = re.compile(r"^\s*(import|from)\s+(c?pickle|marshal|shelve|dill|cloudpickle|joblib)\b|"
+                     r"\b(pickle|marshal|shelve)\.(loads?|open|Unpickler)\b|yaml\.load\(|yaml\.unsafe_load", re.M)
     hits = []
     for py in (ROOT / "packlint").rglob("*.py"):
         for m in bad.finditer(py.read_text()):
@@ -481,9 +453,8 @@ def _poison(entries: list[Path], poison: str) -> None:
 
 
 @pytest.mark.parametrize("poison", ["[]", "12", "{}", '{"imports": 5}', "json_types", "other_owner"])
-def test_c8_a_facts_cache_entry_of_another_shape_is_a_miss_and_is_rewritten(
-    c8_repo, tmp_path, monkeypatch, capsys, poison
-):
+def test_c8_a_facts_cache_entry_of_another_shape_is_a_miss_and_is_rewritten(c8_repo, tmp_path, monkeypatch,
+                                                                              capsys, poison):
     """C8: valid JSON of the wrong shape silently disabled PK201 (rc 1 became rc 0, on every later run).
     Now it is a miss: the same findings as --no-cache, and a valid entry is written in its place. An
     entry owned by another user is not read either."""
@@ -549,54 +520,33 @@ def test_valid_facts_cache_entries_are_hits(c8_repo, tmp_path, monkeypatch):
 def test_h22_stdin_from_dev_zero_is_refused_after_the_limit(tmp_path):
     """`check - < /dev/zero` read until memory ran out; now it stops at 8 MiB + 1 byte, under a 1 GiB
     address-space limit set in the child."""
-    code = (
-        "import resource, sys\nresource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30))\n"
-        "from packlint.cli import main\nsys.exit(main(sys.argv[1:]))\n"
-    )
+    code = ("import resource, sys\nresource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30))\n"
+            "from packlint.cli import main\nsys.exit(main(sys.argv[1:]))\n")
     for args in (["check", "-"], ["check", "--fix", "-"], ["inspect", "-"]):
         with open("/dev/zero", "rb") as zero:
-            proc = subprocess.run(
-                [sys.executable, "-c", code, *args],
-                stdin=zero,
-                capture_output=True,
-                text=True,
-                cwd=tmp_path,
-                timeout=HANG_GUARD_S,
-                env=dict(os.environ, PYTHONPATH=str(ROOT), PACKLINT_NO_CACHE="1"),
-            )
+            proc = subprocess.run([sys.executable, "-c", code, *args], stdin=zero, capture_output=True, text=True,
+                                  cwd=tmp_path, timeout=HANG_GUARD_S,
+                                  env=dict(os.environ, PYTHONPATH=str(ROOT), PACKLINT_NO_CACHE="1"))
         assert proc.returncode == 2, proc.stderr
-        assert (
-            proc.stderr.strip()
-            == "packlint: error: -: input too large to be a launch script (more than 8 MiB on stdin)"
-        )
+        assert proc.stderr.strip() == "packlint: error: -: input too large to be a launch script (more than 8 MiB on stdin)"
 
 
 # ------------------------------------------------------------------------------------ --fix (F1, F5, F7, F8)
 
-PK105_SCRIPT = (
-    "#!/bin/bash\nexport PYTORCH_CUDA_ALLOC_CONF=a\nexport PYTORCH_CUDA_ALLOC_CONF=b\n"
-    + "# filler line\n" * 300
-    + "python train.py\n"
-)
+PK105_SCRIPT = ("#!/bin/bash\nexport PYTORCH_CUDA_ALLOC_CONF=a\nexport PYTORCH_CUDA_ALLOC_CONF=b\n"
+                + "# filler line\n" * 300 + "python train.py\n")
 
 
 def test_f1_a_fix_whose_write_fails_keeps_the_script(tmp_path):
     """F1: `(ulimit -f 2; check --fix f.sh)` cut the script to 2,048 bytes and ended in an internal error."""
     f = tmp_path / "f.sh"
     f.write_text(PK105_SCRIPT)
-    code = (
-        "import resource, signal, sys\nsignal.signal(signal.SIGXFSZ, signal.SIG_IGN)\n"
-        "resource.setrlimit(resource.RLIMIT_FSIZE, (2048, 2048))\n"
-        "from packlint.cli import main\nsys.exit(main(sys.argv[1:]))\n"
-    )
-    proc = subprocess.run(
-        [sys.executable, "-c", code, "check", "--fix", "-q", "f.sh"],
-        capture_output=True,
-        text=True,
-        cwd=tmp_path,
-        timeout=HANG_GUARD_S,
-        env=dict(os.environ, PYTHONPATH=str(ROOT), PACKLINT_NO_CACHE="1"),
-    )
+    code = ("import resource, signal, sys\nsignal.signal(signal.SIGXFSZ, signal.SIG_IGN)\n"
+            "resource.setrlimit(resource.RLIMIT_FSIZE, (2048, 2048))\n"
+            "from packlint.cli import main\nsys.exit(main(sys.argv[1:]))\n")
+    proc = subprocess.run([sys.executable, "-c", code, "check", "--fix", "-q", "f.sh"], capture_output=True,
+                          text=True, cwd=tmp_path, timeout=HANG_GUARD_S,
+                          env=dict(os.environ, PYTHONPATH=str(ROOT), PACKLINT_NO_CACHE="1"))
     assert "internal error" not in proc.stderr and "Traceback" not in proc.stderr
     assert "packlint: f.sh: not fixed: cannot write script: File too large" in proc.stderr
     assert f.read_text() == PK105_SCRIPT
@@ -660,35 +610,19 @@ def test_f5_a_symlink_out_of_the_checked_tree_is_not_rewritten(tmp_path, capsys)
     assert "export PYTORCH_CUDA_ALLOC_CONF=a" not in target.read_text()
 
 
-F8_SCRIPT = (
-    "#!/bin/bash\nexport PYTORCH_CUDA_ALLOC_CONF=${MY_CONF:=expandable_segments:True}\n"
-    'export PYTORCH_CUDA_ALLOC_CONF=max_split_size_mb:128\npython train.py --conf "$MY_CONF"\n'
-)
+F8_SCRIPT = ("#!/bin/bash\nexport PYTORCH_CUDA_ALLOC_CONF=${MY_CONF:=expandable_segments:True}\n"
+             "export PYTORCH_CUDA_ALLOC_CONF=max_split_size_mb:128\npython train.py --conf \"$MY_CONF\"\n")
 
 
 def _bash_launch(script: Path) -> str:
     """What bash itself launches: `python` replaced by a function that prints its arguments."""
-    proc = subprocess.run(
-        ["bash", "-c", 'python(){ echo "python $*"; }; source "$1"', "x", str(script)],
-        capture_output=True,
-        text=True,
-        timeout=HANG_GUARD_S,
-        env={"PATH": os.environ["PATH"]},
-    )
+    proc = subprocess.run(["bash", "-c", 'python(){ echo "python $*"; }; source "$1"', "x", str(script)],
+                          capture_output=True, text=True, timeout=HANG_GUARD_S, env={"PATH": os.environ["PATH"]})
     return proc.stdout
 
 
-@pytest.mark.parametrize(
-    "value",
-    [
-        "${MY_CONF:=expandable_segments:True}",
-        "${MY_CONF=x}",
-        "$(echo hi >&2)",
-        "`true`",
-        "$((N+=1))",
-        "${MY_CONF:?need MY_CONF}",
-    ],
-)
+@pytest.mark.parametrize("value", ["${MY_CONF:=expandable_segments:True}", "${MY_CONF=x}", "$(echo hi >&2)",
+                                   "`true`", "$((N+=1))", "${MY_CONF:?need MY_CONF}"])
 def test_f8_a_fix_never_deletes_a_side_effect(tmp_path, value):
     """F8: the safe PK105 fix deleted `export X=${MY_CONF:=...}`, and bash then launched `--conf` empty.
     Now --fix leaves it; --unsafe-fixes keeps the effect (`: ${MY_CONF:=...}`), and bash launches the same."""
@@ -739,13 +673,9 @@ def test_h28_a_non_utf8_file_name_gives_a_valid_utf8_document(tmp_path, fmt):
 
     (tmp_path / "n").mkdir()
     (tmp_path / os.fsdecode(b"n/bad\xff\xfename.sh")).write_text(GATE_LEAK)
-    proc = subprocess.run(
-        [sys.executable, "-m", "packlint", "check", "--format", fmt, "n"],
-        cwd=tmp_path,
-        capture_output=True,
-        timeout=HANG_GUARD_S,
-        env=dict(os.environ, PYTHONPATH=str(ROOT), PACKLINT_NO_CACHE="1"),
-    )
+    proc = subprocess.run([sys.executable, "-m", "packlint", "check", "--format", fmt, "n"], cwd=tmp_path,
+                          capture_output=True, timeout=HANG_GUARD_S,
+                          env=dict(os.environ, PYTHONPATH=str(ROOT), PACKLINT_NO_CACHE="1"))
     assert proc.returncode == 1
     text = proc.stdout.decode("utf-8")  # strict: raises on a raw 0xff
     assert "\\udc" not in text and "\udcff" not in text
@@ -768,15 +698,10 @@ def test_h33_a_full_stdout_is_a_one_line_error(tmp_path):
     (tmp_path / "x.sh").write_text(GATE_LEAK)
     for fmt in ("text", "json"):
         with open("/dev/full", "wb") as full:
-            proc = subprocess.run(
-                [sys.executable, "-m", "packlint", "check", "--format", fmt, "x.sh"],
-                cwd=tmp_path,
-                stdout=full,
-                stderr=subprocess.PIPE,
-                text=True,
-                timeout=HANG_GUARD_S,
-                env=dict(os.environ, PYTHONPATH=str(ROOT), PACKLINT_NO_CACHE="1"),
-            )
+            proc = subprocess.run([sys.executable, "-m", "packlint", "check", "--format", fmt, "x.sh"],
+                                  cwd=tmp_path, stdout=full, stderr=subprocess.PIPE, text=True,
+                                  timeout=HANG_GUARD_S, env=dict(os.environ, PYTHONPATH=str(ROOT),
+                                                                 PACKLINT_NO_CACHE="1"))
         assert proc.returncode == 2
         assert proc.stderr == "packlint: error: <stdout>: cannot write the report: No space left on device\n"
 
@@ -785,15 +710,9 @@ def test_h33_a_closed_pipe_is_a_one_line_error(tmp_path):
     (tmp_path / "x.sh").write_text(GATE_LEAK * 2000)  # (a report larger than a pipe's buffer)
     r, w = os.pipe()
     os.close(r)
-    proc = subprocess.run(
-        [sys.executable, "-m", "packlint", "check", "x.sh"],
-        cwd=tmp_path,
-        stdout=w,
-        stderr=subprocess.PIPE,
-        text=True,
-        timeout=HANG_GUARD_S,
-        env=dict(os.environ, PYTHONPATH=str(ROOT), PACKLINT_NO_CACHE="1"),
-    )
+    proc = subprocess.run([sys.executable, "-m", "packlint", "check", "x.sh"], cwd=tmp_path, stdout=w,
+                          stderr=subprocess.PIPE, text=True, timeout=HANG_GUARD_S,
+                          env=dict(os.environ, PYTHONPATH=str(ROOT), PACKLINT_NO_CACHE="1"))
     os.close(w)
     assert proc.returncode == 2
     assert proc.stderr.strip().splitlines() == ["packlint: error: <stdout>: cannot write the report: Broken pipe"]
@@ -802,9 +721,8 @@ def test_h33_a_closed_pipe_is_a_one_line_error(tmp_path):
 # ---------------------------------------------------------------------------- files named on the command line (Q9, Q11, Q13)
 
 
-@pytest.mark.parametrize(
-    "template", ["{code:>300000000}", "{code.__class__}", "{code!r}", "{code[0]}", "{0}", "x" * 3000]
-)
+@pytest.mark.parametrize("template", ["{code:>300000000}", "{code.__class__}", "{code!r}", "{code[0]}",
+                                      "{0}", "x" * 3000])
 def test_q9_q10_doc_url_takes_plain_placeholders_only(tmp_path, template, capsys, monkeypatch):
     from packlint.cli import main
 
@@ -825,7 +743,8 @@ def test_q11_command_line_files_must_be_regular(tmp_path, option, special):
         os.mkfifo(special)
     elif special == "dir":
         special = str(tmp_path)
-    rc, out, err = _check_in_subprocess(["check", option, special, "s.sh"], tmp_path, None, {"PACKLINT_NO_CACHE": "1"})
+    rc, out, err = _check_in_subprocess(["check", option, special, "s.sh"], tmp_path, None,
+                                        {"PACKLINT_NO_CACHE": "1"})
     assert rc == 2
     assert err.startswith(f"packlint: error: {special}") and len(err.strip().splitlines()) == 1
     assert "not a regular file" in err or "is a directory" in err
@@ -836,9 +755,8 @@ def test_q11_a_huge_rule_file_is_refused_from_its_size(tmp_path):
     big = tmp_path / "big.toml"
     with open(big, "wb") as fh:
         fh.truncate(64 * 1024 * 1024)
-    rc, _out, err = _check_in_subprocess(
-        ["check", "--rule-file", str(big), "s.sh"], tmp_path, None, {"PACKLINT_NO_CACHE": "1"}
-    )
+    rc, _out, err = _check_in_subprocess(["check", "--rule-file", str(big), "s.sh"], tmp_path, None,
+                                         {"PACKLINT_NO_CACHE": "1"})
     assert rc == 2 and "file too large (67108864 bytes > 4 MiB limit)" in err
 
 
@@ -847,19 +765,16 @@ def test_q13_write_baseline_never_replaces_a_link_or_a_device(tmp_path):
     real = tmp_path / "real.json"
     real.write_text("{}")
     (tmp_path / "link.json").symlink_to(real)
-    rc, _out, err = _check_in_subprocess(
-        ["check", "--write-baseline", "link.json", "s.sh"], tmp_path, None, {"PACKLINT_NO_CACHE": "1"}
-    )
+    rc, _out, err = _check_in_subprocess(["check", "--write-baseline", "link.json", "s.sh"], tmp_path, None,
+                                         {"PACKLINT_NO_CACHE": "1"})
     assert rc == 2 and "link.json: cannot write baseline: a symbolic link: refused" in err
     assert (tmp_path / "link.json").is_symlink() and real.read_text() == "{}"
-    rc, _out, err = _check_in_subprocess(
-        ["check", "--write-baseline", "/dev/null", "s.sh"], tmp_path, None, {"PACKLINT_NO_CACHE": "1"}
-    )
+    rc, _out, err = _check_in_subprocess(["check", "--write-baseline", "/dev/null", "s.sh"], tmp_path, None,
+                                         {"PACKLINT_NO_CACHE": "1"})
     assert rc == 2 and "cannot write baseline: not a regular file (a device): refused" in err
     assert stat.S_ISCHR(os.stat("/dev/null").st_mode)
-    rc, _out, err = _check_in_subprocess(
-        ["check", "--write-baseline", "b.json", "s.sh"], tmp_path, None, {"PACKLINT_NO_CACHE": "1"}
-    )
+    rc, _out, err = _check_in_subprocess(["check", "--write-baseline", "b.json", "s.sh"], tmp_path, None,
+                                         {"PACKLINT_NO_CACHE": "1"})
     assert rc == 0 and (tmp_path / "b.json").is_file()
 
 
@@ -868,26 +783,16 @@ def test_q13_write_baseline_never_replaces_a_link_or_a_device(tmp_path):
 
 def test_r11_run_passes_the_checked_file_to_bash_after_double_dash(tmp_path):
     """R11: `packlint run -- -c 'CMD'` checked the file `-c`, then `bash -c CMD` ran CMD unchecked."""
-    (tmp_path / "-c").write_text('#!/bin/bash\necho harmless "$@"\n')
-    proc = subprocess.run(
-        [sys.executable, "-m", "packlint", "run", "--", "-c", "touch BYPASS; echo UNCHECKED"],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=HANG_GUARD_S,
-        env=dict(os.environ, PYTHONPATH=str(ROOT), PACKLINT_NO_CACHE="1"),
-    )
+    (tmp_path / "-c").write_text("#!/bin/bash\necho harmless \"$@\"\n")
+    proc = subprocess.run([sys.executable, "-m", "packlint", "run", "--", "-c", "touch BYPASS; echo UNCHECKED"],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=HANG_GUARD_S,
+                          env=dict(os.environ, PYTHONPATH=str(ROOT), PACKLINT_NO_CACHE="1"))
     assert proc.stdout == "harmless touch BYPASS; echo UNCHECKED\n"
     assert not (tmp_path / "BYPASS").exists() and proc.returncode == 0
     (tmp_path / "-x.sh").write_text("echo hi\n")
-    proc = subprocess.run(
-        [sys.executable, "-m", "packlint", "run", "--", "-x.sh"],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=HANG_GUARD_S,
-        env=dict(os.environ, PYTHONPATH=str(ROOT), PACKLINT_NO_CACHE="1"),
-    )
+    proc = subprocess.run([sys.executable, "-m", "packlint", "run", "--", "-x.sh"], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=HANG_GUARD_S,
+                          env=dict(os.environ, PYTHONPATH=str(ROOT), PACKLINT_NO_CACHE="1"))
     assert (proc.returncode, proc.stdout) == (0, "hi\n")
 
 
@@ -944,14 +849,8 @@ class RawLsp:
         import threading
 
         env = {**os.environ, "PYTHONPATH": str(ROOT), "PACKLINT_CACHE_DIR": str(cwd / ".cache")}
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "packlint", "server"],
-            cwd=cwd,
-            env=env,
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-        )
+        self.proc = subprocess.Popen([sys.executable, "-m", "packlint", "server"], cwd=cwd, env=env,
+                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
         self.replies: queue.Queue = queue.Queue()
         threading.Thread(target=self._read, daemon=True).start()
 
@@ -1007,16 +906,8 @@ class RawLsp:
 def lsp_server(tmp_path):
     pytest.importorskip("pygls")
     s = RawLsp(tmp_path)
-    s.raw(
-        s.frame(
-            {
-                "jsonrpc": "2.0",
-                "id": 0,
-                "method": "initialize",
-                "params": {"processId": None, "rootUri": tmp_path.as_uri(), "capabilities": {}},
-            }
-        )
-    )
+    s.raw(s.frame({"jsonrpc": "2.0", "id": 0, "method": "initialize",
+                   "params": {"processId": None, "rootUri": tmp_path.as_uri(), "capabilities": {}}}))
     assert "result" in s.answer(0)
     s.raw(s.frame({"jsonrpc": "2.0", "method": "initialized", "params": {}}))
     yield s
@@ -1061,16 +952,8 @@ def test_l2_l5_l6_l7_bad_frames_are_answered_and_the_server_goes_on(lsp_server):
 
 def test_l12_invalid_params_get_an_error_response(lsp_server):
     s = lsp_server
-    s.raw(
-        s.frame(
-            {
-                "jsonrpc": "2.0",
-                "id": 7,
-                "method": "textDocument/hover",
-                "params": {"textDocument": 5, "position": {"line": 0, "character": 0}},
-            }
-        )
-    )
+    s.raw(s.frame({"jsonrpc": "2.0", "id": 7, "method": "textDocument/hover",
+                   "params": {"textDocument": 5, "position": {"line": 0, "character": 0}}}))
     assert s.answer(7)["error"]["code"] == -32602
     assert _probe(s, 8)["error"]["code"] == -32601
 
@@ -1087,16 +970,8 @@ def test_l18_l19_hover_on_an_unopened_special_or_huge_file_is_refused(lsp_server
             fh.truncate(64 * 1024 * 1024)
     else:
         path = Path(target)
-    s.raw(
-        s.frame(
-            {
-                "jsonrpc": "2.0",
-                "id": 9,
-                "method": "textDocument/hover",
-                "params": {"textDocument": {"uri": path.as_uri()}, "position": {"line": 0, "character": 0}},
-            }
-        )
-    )
+    s.raw(s.frame({"jsonrpc": "2.0", "id": 9, "method": "textDocument/hover",
+                   "params": {"textDocument": {"uri": path.as_uri()}, "position": {"line": 0, "character": 0}}}))
     assert s.answer(9) == {"jsonrpc": "2.0", "id": 9, "result": None}
     assert _probe(s, 10)["error"]["code"] == -32601
 
@@ -1107,18 +982,8 @@ def test_frame_reader_resynchronises_on_every_split():
 
     good = RawLsp.frame({"jsonrpc": "2.0", "id": 1, "method": "x"})
     body = good.split(b"\r\n\r\n", 1)[1]
-    stream = (
-        b"Content-Length: abc\r\n\r\n"
-        + body
-        + good
-        + b"Content-Length: 3\r\n\r\n"
-        + body
-        + good
-        + b"garbage\r\n\r\n"
-        + good
-        + b"Content-Length: 999999999999\r\n\r\n"
-        + good
-    )
+    stream = (b"Content-Length: abc\r\n\r\n" + body + good + b"Content-Length: 3\r\n\r\n" + body + good
+              + b"garbage\r\n\r\n" + good + b"Content-Length: 999999999999\r\n\r\n" + good)
     want = None
     for cut in range(len(stream) + 1):
         r = FrameReader(max_frame=1 << 20)
@@ -1142,15 +1007,9 @@ def test_h33_every_command_reports_a_full_stdout_in_one_line(tmp_path, args):
     (tmp_path / "x.sh").write_text(script)
     with open("/dev/full", "wb") as full:
         with open(tmp_path / "x.sh", "rb") as stdin:
-            proc = subprocess.run(
-                [sys.executable, "-m", "packlint", *args],
-                cwd=tmp_path,
-                stdout=full,
-                stderr=subprocess.PIPE,
-                stdin=stdin,
-                timeout=HANG_GUARD_S,
-                env=dict(os.environ, PYTHONPATH=str(ROOT), PACKLINT_NO_CACHE="1"),
-            )
+            proc = subprocess.run([sys.executable, "-m", "packlint", *args], cwd=tmp_path, stdout=full,
+                                  stderr=subprocess.PIPE, stdin=stdin, timeout=HANG_GUARD_S,
+                                  env=dict(os.environ, PYTHONPATH=str(ROOT), PACKLINT_NO_CACHE="1"))
     err = proc.stderr.decode()
     assert proc.returncode == 2 and "internal error" not in err and "Traceback" not in err
     assert err.strip().splitlines()[-1].endswith("No space left on device")
@@ -1160,19 +1019,9 @@ def test_l17_l22_unopened_missing_document_and_exit_without_shutdown(lsp_server,
     """L17: a hover on a missing file answered with a server traceback; now null. L22: `exit` without
     `shutdown` ends with status 1, as the LSP specification asks."""
     s = lsp_server
-    s.raw(
-        s.frame(
-            {
-                "jsonrpc": "2.0",
-                "id": 11,
-                "method": "textDocument/hover",
-                "params": {
-                    "textDocument": {"uri": (tmp_path / "missing.sh").as_uri()},
-                    "position": {"line": 0, "character": 0},
-                },
-            }
-        )
-    )
+    s.raw(s.frame({"jsonrpc": "2.0", "id": 11, "method": "textDocument/hover",
+                   "params": {"textDocument": {"uri": (tmp_path / "missing.sh").as_uri()},
+                              "position": {"line": 0, "character": 0}}}))
     assert s.answer(11) == {"jsonrpc": "2.0", "id": 11, "result": None}
     s.raw(s.frame({"jsonrpc": "2.0", "method": "exit"}))
     assert s.proc.wait(timeout=HANG_GUARD_S) == 1

@@ -24,14 +24,8 @@ class Client:
 
     def __init__(self, cwd: Path) -> None:
         env = {**os.environ, "PYTHONPATH": str(ROOT), "PACKLINT_CACHE_DIR": str(cwd / ".cache")}
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "packlint", "server"],
-            cwd=cwd,
-            env=env,
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-        )
+        self.proc = subprocess.Popen([sys.executable, "-m", "packlint", "server"], cwd=cwd, env=env,
+                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         self.messages: queue.Queue = queue.Queue()
         self.next_id = 0
         threading.Thread(target=self._read, daemon=True).start()
@@ -77,7 +71,8 @@ class Client:
                 return msg
 
     def diagnostics(self, uri: str) -> list:
-        msg = self.wait(lambda m: m.get("method") == "textDocument/publishDiagnostics" and m["params"]["uri"] == uri)
+        msg = self.wait(lambda m: m.get("method") == "textDocument/publishDiagnostics"
+                        and m["params"]["uri"] == uri)
         return msg["params"]["diagnostics"]
 
     def close(self) -> None:
@@ -127,9 +122,8 @@ def test_open_fix_and_clean(client, tmp_path):
     path = tmp_path / "train.sh"
     path.write_text(BUGGY)
     uri = path.as_uri()
-    client.notify(
-        "textDocument/didOpen", {"textDocument": {"uri": uri, "languageId": "shellscript", "version": 1, "text": BUGGY}}
-    )
+    client.notify("textDocument/didOpen", {"textDocument": {"uri": uri, "languageId": "shellscript",
+                                                            "version": 1, "text": BUGGY}})
     diags = client.diagnostics(uri)
     # PK204 (info): the code of train.py is not at hand, so PK004 was judged from the program path
     assert [d["code"] for d in diags] == ["PK004", "PK204"]
@@ -137,9 +131,8 @@ def test_open_fix_and_clean(client, tmp_path):
     assert d["source"] == "packlint" and d["severity"] == 2 and d["range"]["start"] == {"line": 4, "character": 7}
     assert d["codeDescription"]["href"].endswith("rules-reference.md#pk004-dead-packing-vqa-warning")
 
-    actions = client.request(
-        "textDocument/codeAction", {"textDocument": {"uri": uri}, "range": d["range"], "context": {"diagnostics": [d]}}
-    )
+    actions = client.request("textDocument/codeAction", {
+        "textDocument": {"uri": uri}, "range": d["range"], "context": {"diagnostics": [d]}})
     quick = [a for a in actions if a["kind"] == "quickfix" and not a["title"].startswith("packlint: disable")]
     assert len(quick) == 1 and quick[0]["isPreferred"] is True
     fixed = apply(BUGGY, quick[0]["edit"]["changes"][uri])
@@ -148,9 +141,8 @@ def test_open_fix_and_clean(client, tmp_path):
     fix_all = [a for a in actions if a["kind"] == "source.fixAll.packlint"]
     assert len(fix_all) == 1 and apply(BUGGY, fix_all[0]["edit"]["changes"][uri]) == fixed
 
-    client.notify(
-        "textDocument/didChange", {"textDocument": {"uri": uri, "version": 2}, "contentChanges": [{"text": fixed}]}
-    )
+    client.notify("textDocument/didChange", {"textDocument": {"uri": uri, "version": 2},
+                                             "contentChanges": [{"text": fixed}]})
     assert client.diagnostics(uri) == []
 
 
@@ -159,70 +151,47 @@ def test_related_information_unsafe_fix_and_hover(client, tmp_path):
     path = tmp_path / "leak.sh"
     path.write_text(text)
     uri = path.as_uri()
-    client.notify(
-        "textDocument/didOpen", {"textDocument": {"uri": uri, "languageId": "shellscript", "version": 1, "text": text}}
-    )
+    client.notify("textDocument/didOpen", {"textDocument": {"uri": uri, "languageId": "shellscript",
+                                                            "version": 1, "text": text}})
     diags = client.diagnostics(uri)
     codes = sorted(d["code"] for d in diags)
     assert codes == ["PK001", "PK101"]
     pk101 = next(d for d in diags if d["code"] == "PK101")
     assert pk101["relatedInformation"][0]["location"]["range"]["start"]["line"] == 3
-    actions = client.request(
-        "textDocument/codeAction",
-        {"textDocument": {"uri": uri}, "range": pk101["range"], "context": {"diagnostics": [pk101]}},
-    )
+    actions = client.request("textDocument/codeAction", {
+        "textDocument": {"uri": uri}, "range": pk101["range"], "context": {"diagnostics": [pk101]}})
     titles = [a["title"] for a in actions if a["kind"] == "quickfix" and not a["title"].startswith("packlint: disable")]
     assert titles and all("unsafe" in t for t in titles)
     chosen = next(a for a in actions if a["kind"] == "quickfix" and a["diagnostics"][0]["code"] == "PK101")
     fixed = apply(text, chosen["edit"]["changes"][uri])
     assert "export OFFLINE_PACKED_DATA=1\n" in fixed
-    client.notify(
-        "textDocument/didChange", {"textDocument": {"uri": uri, "version": 2}, "contentChanges": [{"text": fixed}]}
-    )
+    client.notify("textDocument/didChange", {"textDocument": {"uri": uri, "version": 2},
+                                             "contentChanges": [{"text": fixed}]})
     assert client.diagnostics(uri) == []
 
-    hover = client.request(
-        "textDocument/hover", {"textDocument": {"uri": uri}, "position": {"line": 2, "character": 12}}
-    )
+    hover = client.request("textDocument/hover", {"textDocument": {"uri": uri},
+                                                  "position": {"line": 2, "character": 12}})
     value = hover["contents"]["value"]
     assert "OFFLINE_PACKED_DATA=1" in value and "leak.sh:3:" in value
-    hover = client.request(
-        "textDocument/hover", {"textDocument": {"uri": uri}, "position": {"line": 3, "character": 22}}
-    )
+    hover = client.request("textDocument/hover", {"textDocument": {"uri": uri},
+                                                  "position": {"line": 3, "character": 22}})
     assert "`1`" in hover["contents"]["value"] and "--micro-batch-size" in hover["contents"]["value"]
 
 
 def test_non_shell_documents_are_left_alone(client, tmp_path):
     uri = (tmp_path / "notes.md").as_uri()
-    client.notify(
-        "textDocument/didOpen",
-        {
-            "textDocument": {
-                "uri": uri,
-                "languageId": "markdown",
-                "version": 1,
-                "text": "export OFFLINE_PACKING_VQA=1\n",
-            }
-        },
-    )
-    hover = client.request(
-        "textDocument/hover", {"textDocument": {"uri": uri}, "position": {"line": 0, "character": 9}}
-    )
+    client.notify("textDocument/didOpen", {"textDocument": {"uri": uri, "languageId": "markdown",
+                                                            "version": 1, "text": "export OFFLINE_PACKING_VQA=1\n"}})
+    hover = client.request("textDocument/hover", {"textDocument": {"uri": uri},
+                                                  "position": {"line": 0, "character": 9}})
     assert hover is None
 
 
 def test_lint_path_does_not_import_pygls():
-    code = (
-        "import sys; from packlint.cli import main; main(['check', '--isolated', '-q', 'examples']); "
-        "print(sorted(m for m in sys.modules if m.split('.')[0] in ('pygls', 'lsprotocol')))"
-    )
-    out = subprocess.run(
-        [sys.executable, "-c", code],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
-    ).stdout
+    code = ("import sys; from packlint.cli import main; main(['check', '--isolated', '-q', 'examples']); "
+            "print(sorted(m for m in sys.modules if m.split('.')[0] in ('pygls', 'lsprotocol')))")
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True,
+                         env={**os.environ, "PYTHONPATH": str(ROOT)}).stdout
     assert out.strip().splitlines()[-1] == "[]"
 
 
@@ -232,18 +201,16 @@ def test_finding_in_a_sourced_file(client, tmp_path):
     path = tmp_path / "train.sh"
     path.write_text(text)
     uri = path.as_uri()
-    client.notify(
-        "textDocument/didOpen", {"textDocument": {"uri": uri, "languageId": "shellscript", "version": 1, "text": text}}
-    )
+    client.notify("textDocument/didOpen", {"textDocument": {"uri": uri, "languageId": "shellscript",
+                                                            "version": 1, "text": text}})
     (d,) = client.diagnostics(uri)
     assert d["code"] == "PK001" and d["message"].startswith("gates.env:1:8: ")
-    assert d["range"]["start"] == {"line": 2, "character": 0}  # at the launch in this file
+    assert d["range"]["start"] == {"line": 2, "character": 0}          # at the launch in this file
     there = d["relatedInformation"][0]["location"]
     assert there["uri"] == (tmp_path / "gates.env").as_uri() and there["range"]["start"] == {"line": 0, "character": 7}
     # the fix would edit gates.env, a file the user did not open: no quick fix
-    actions = client.request(
-        "textDocument/codeAction", {"textDocument": {"uri": uri}, "range": d["range"], "context": {"diagnostics": [d]}}
-    )
+    actions = client.request("textDocument/codeAction", {
+        "textDocument": {"uri": uri}, "range": d["range"], "context": {"diagnostics": [d]}})
     assert [a for a in actions if a["kind"] == "quickfix"] == []
 
 
@@ -253,20 +220,16 @@ def test_config_document_quick_fix(client, tmp_path):
     path = tmp_path / "sft.yaml"
     path.write_text(text)
     uri = path.as_uri()
-    client.notify(
-        "textDocument/didOpen", {"textDocument": {"uri": uri, "languageId": "yaml", "version": 1, "text": text}}
-    )
+    client.notify("textDocument/didOpen", {"textDocument": {"uri": uri, "languageId": "yaml",
+                                                            "version": 1, "text": text}})
     diags = client.diagnostics(uri)
     pk400 = next(d for d in diags if d["code"] == "PK400")
-    actions = client.request(
-        "textDocument/codeAction",
-        {"textDocument": {"uri": uri}, "range": pk400["range"], "context": {"diagnostics": [pk400]}},
-    )
+    actions = client.request("textDocument/codeAction", {
+        "textDocument": {"uri": uri}, "range": pk400["range"], "context": {"diagnostics": [pk400]}})
     quick = [a for a in actions if a["kind"] == "quickfix"]
     assert len(quick) == 1 and quick[0]["isPreferred"] is False and "unsafe" in quick[0]["title"]
     fixed = apply(text, quick[0]["edit"]["changes"][uri])
     assert fixed == text + "neat_packing: true\n"
-    client.notify(
-        "textDocument/didChange", {"textDocument": {"uri": uri, "version": 2}, "contentChanges": [{"text": fixed}]}
-    )
+    client.notify("textDocument/didChange", {"textDocument": {"uri": uri, "version": 2},
+                                             "contentChanges": [{"text": fixed}]})
     assert all(d["code"] != "PK400" for d in client.diagnostics(uri))

@@ -39,7 +39,9 @@ def test_a_sourced_files_finding_is_reported_once_with_every_caller(tmp_path: Pa
     assert [(r["path"], r["line"]) for r in alone["related"]] == [("run_b.sh", 3)]
 
 
-def test_a_finding_in_a_checked_file_that_another_checked_script_submits_is_reported_once(tmp_path: Path, monkeypatch):
+def test_a_finding_in_a_checked_file_that_another_checked_script_submits_is_reported_once(
+    tmp_path: Path, monkeypatch
+):
     """open-r1's shape: `launch_filtering.sh` runs `sbatch slurm/compute_pass_rate.slurm ...` in a loop, and
     the .slurm file is itself one of the checked files; its finding (a `source` of a missing settings file) once."""
     (tmp_path / "pyproject.toml").write_text("[project]\nname = 'x'\n")

@@ -27,21 +27,8 @@ def run_check(capsys, case: Path, script: Path, *extra: str) -> str:
     old = os.getcwd()
     os.chdir(ROOT)
     try:
-        code = main(
-            [
-                "check",
-                "--isolated",
-                "--no-cache",
-                "--code-base",
-                case.name,
-                "--select",
-                "PK3",
-                "--format",
-                "gcc",
-                *extra,
-                str(script.relative_to(ROOT)),
-            ]
-        )
+        code = main(["check", "--isolated", "--no-cache", "--code-base", case.name, "--select", "PK3",
+                     "--format", "gcc", *extra, str(script.relative_to(ROOT))])
     finally:
         os.chdir(old)
     out = capsys.readouterr()
@@ -129,23 +116,13 @@ def test_evaluator_agrees_with_the_code_it_reads(case, tmp_path):
     for layers, pp, tp, nproc, nnodes, layer_list in GRID:
         if layer_list is not None and case == "upstream":
             continue
-        argv = [
-            "--num-layers",
-            str(layers),
-            "--pipeline-model-parallel-size",
-            str(pp),
-            "--tensor-model-parallel-size",
-            str(tp),
-            "--micro-batch-size",
-            "1",
-        ]
+        argv = ["--num-layers", str(layers), "--pipeline-model-parallel-size", str(pp),
+                "--tensor-model-parallel-size", str(tp), "--micro-batch-size", "1"]
         if layer_list is not None:
             argv += ["--num-layer-list", layer_list]
         script = tmp_path / "train.sh"
-        script.write_text(
-            f"#!/bin/bash\ntorchrun --nproc_per_node {nproc} --nnodes {nnodes} "
-            f"{base}/pretrain_gpt.py {' '.join(argv)}\n"
-        )
+        script.write_text(f"#!/bin/bash\ntorchrun --nproc_per_node {nproc} --nnodes {nnodes} "
+                          f"{base}/pretrain_gpt.py {' '.join(argv)}\n")
         model = inspect_script(str(script))
         session = CodeSession(str(script), CodeOptions(code_bases=[str(base)], use_cache=False))
         fired = any(f.code == "PK330" for f in check_model(model, rules, code=session.facts))
@@ -168,15 +145,13 @@ def test_startup_facts_are_plain_json_and_round_trip(tmp_path):
     from packlint.codebase.reader import read_program
 
     base = ROOT / "upstream"
-    facts = read_program(
-        str(base / "pretrain_gpt.py"), [str(base)], [], CodeOptions(use_cache=True, cache_dir=str(tmp_path))
-    )
+    facts = read_program(str(base / "pretrain_gpt.py"), [str(base)], [], CodeOptions(use_cache=True,
+                                                                                      cache_dir=str(tmp_path)))
     assert facts.startup is not None and facts.startup["validate"]["name"] == "validate_args"
     again = CodeFacts.from_json(json.loads(json.dumps(facts.to_json())))
     assert again.startup == facts.startup
-    cached = read_program(
-        str(base / "pretrain_gpt.py"), [str(base)], [], CodeOptions(use_cache=True, cache_dir=str(tmp_path))
-    )
+    cached = read_program(str(base / "pretrain_gpt.py"), [str(base)], [], CodeOptions(use_cache=True,
+                                                                                       cache_dir=str(tmp_path)))
     assert cached.startup == facts.startup
 
 
@@ -195,19 +170,15 @@ def _evaluate(body_src: str, attrs: dict) -> list[dict]:
 
     reader = _Reader(Index(), [])
     fn = mod.functions["validate_args"]
-    data = {
-        "prelude": [["inline", "/x", 1]],
-        "body": reader.steps(mod, fn.body, "args", None),
-        "validate": {"param": "args"},
-        "program_defaults": {},
-    }
+    data = {"prelude": [["inline", "/x", 1]], "body": reader.steps(mod, fn.body, "args", None),
+            "validate": {"param": "args"}, "program_defaults": {}}
     return Evaluator(data, attrs, {}, unknown("absent")).run()
 
 
 def test_three_valued_unknown_never_fires():
     from packlint.codebase.startup_checks import unknown
 
-    src = """
+    src = '''
 def validate_args(args, defaults={}):
     assert args.a % args.b == 0, "a % b"
     if args.c:
@@ -217,7 +188,7 @@ def validate_args(args, defaults={}):
     if args.tp == 1:
         args.sp = False
     assert not args.sp, "sp reset by a modelled branch"
-"""
+'''
     res = _evaluate(src, {"a": 30, "b": unknown("not known"), "c": unknown("not known"), "tp": 1, "sp": True})
     assert [r["status"] for r in res] == ["undecided", "undecided", "undecided", "passes"]
     res = _evaluate(src, {"a": 30, "b": 4, "c": False, "tp": 2, "sp": True})
@@ -225,7 +196,7 @@ def validate_args(args, defaults={}):
 
 
 def test_calls_given_the_args_object_change_what_they_assign():
-    src = """
+    src = '''
 def fix_up(args):
     args.b = 3
 
@@ -233,7 +204,7 @@ def validate_args(args, defaults={}):
     fix_up(args)
     unknown_helper(args)
     assert args.a % 4 == 0, "a"
-"""
+'''
     res = _evaluate(src, {"a": 30, "b": 1})
     assert [r["status"] for r in res] == ["undecided"]
     src2 = src.replace("    unknown_helper(args)\n", "")
@@ -244,39 +215,34 @@ def validate_args(args, defaults={}):
 def test_early_return_that_may_happen_makes_later_checks_undecided():
     from packlint.codebase.startup_checks import unknown
 
-    src = """
+    src = '''
 def validate_args(args, defaults={}):
     if args.skip:
         return args
     assert args.a == 1, "a"
-"""
+'''
     assert [r["status"] for r in _evaluate(src, {"skip": unknown("?"), "a": 2})] == ["undecided"]
     assert [r["status"] for r in _evaluate(src, {"skip": False, "a": 2})] == ["fails"]
     assert [r["status"] for r in _evaluate(src, {"skip": True, "a": 2})] == []
 
 
-@pytest.mark.parametrize(
-    "patch",
-    [
-        "import train\ntrain.validate_args = lambda args: args\n",
-        "import train\nsetattr(train, 'validate_args', print)\n",
-        "from patch_utils import pm\npm.register_patch('megatron.training.arguments.validate_args', print)\n",
-        "import sys\nsys.modules['megatron.training.arguments'] = object()\n",
-    ],
-)
+
+@pytest.mark.parametrize("patch", [
+    "import train\ntrain.validate_args = lambda args: args\n",
+    "import train\nsetattr(train, 'validate_args', print)\n",
+    "from patch_utils import pm\npm.register_patch('megatron.training.arguments.validate_args', print)\n",
+    "import sys\nsys.modules['megatron.training.arguments'] = object()\n",
+])
 def test_patch_forms_make_checks_undecided(tmp_path, patch):
     """Each way forks change the validation at import time is found (PK331), and no check is judged."""
-    (tmp_path / "patch_utils.py").write_text(
-        "class pm:\n    @staticmethod\n    def register_patch(*a):\n        pass\n"
-    )
+    (tmp_path / "patch_utils.py").write_text("class pm:\n    @staticmethod\n    def register_patch(*a):\n        pass\n")
     (tmp_path / "fork_patches.py").write_text(patch)
     (tmp_path / "train.py").write_text(
         "import argparse\nimport fork_patches  # noqa: F401\n\n\n"
         "def validate_args(args):\n    assert args.micro_batch_size == 1, 'mbs must be 1'\n\n\n"
         "if __name__ == '__main__':\n"
         "    p = argparse.ArgumentParser()\n    p.add_argument('--micro-batch-size', type=int)\n"
-        "    args = p.parse_args()\n    validate_args(args)\n"
-    )
+        "    args = p.parse_args()\n    validate_args(args)\n")
     script = tmp_path / "run.sh"
     script.write_text(f"#!/bin/bash\ntorchrun --nproc_per_node 8 {tmp_path}/train.py --micro-batch-size 2\n")
     from packlint.api import inspect_script
@@ -300,8 +266,7 @@ def test_decorated_or_rebound_validation_is_a_patch(tmp_path):
         "@wrap\ndef validate_args(args):\n    assert args.micro_batch_size == 1, 'mbs must be 1'\n\n\n"
         "if __name__ == '__main__':\n"
         "    p = argparse.ArgumentParser()\n    p.add_argument('--micro-batch-size', type=int)\n"
-        "    args = p.parse_args()\n    validate_args(args)\n"
-    )
+        "    args = p.parse_args()\n    validate_args(args)\n")
     (tmp_path / "wrappers.py").write_text("def wrap(f):\n    return f\n")
     from packlint.codebase.options import CodeOptions
     from packlint.codebase.reader import build_facts
@@ -313,15 +278,12 @@ def test_decorated_or_rebound_validation_is_a_patch(tmp_path):
     assert [p["what"] for p in facts.startup["patches"]] == ["decorates validate_args with wrap"]
 
 
-@pytest.mark.parametrize(
-    "argv,fires",
-    [
-        ("--packing-x --micro-batch-size 1", True),
-        ("--packing-x $EXTRA --micro-batch-size 1", False),  # $EXTRA may hold --packing-y
-        ("$EXTRA --packing-x --micro-batch-size 1", False),
-        ("--packing-x --packing-y $EXTRA", False),
-    ],
-)
+@pytest.mark.parametrize("argv,fires", [
+    ("--packing-x --micro-batch-size 1", True),
+    ("--packing-x $EXTRA --micro-batch-size 1", False),  # $EXTRA may hold --packing-y
+    ("$EXTRA --packing-x --micro-batch-size 1", False),
+    ("--packing-x --packing-y $EXTRA", False),
+])
 def test_unknown_words_in_argv(tmp_path, argv, fires):
     """An argument packlint cannot see may give any flag, or repeat one given before it (argparse keeps
     the last): what it may set is unknown."""
@@ -335,8 +297,7 @@ def test_unknown_words_in_argv(tmp_path, argv, fires):
         "    p.add_argument('--micro-batch-size', type=int)\n"
         "    p.add_argument('--packing-x', action='store_true')\n"
         "    p.add_argument('--packing-y', action='store_true')\n"
-        "    args = p.parse_args()\n    validate_args(args)\n"
-    )
+        "    args = p.parse_args()\n    validate_args(args)\n")
     script = tmp_path / "run.sh"
     script.write_text(f"#!/bin/bash\nEXTRA=$(cat extra.txt)\ntorchrun --nproc_per_node 8 {tmp_path}/train.py {argv}\n")
     from packlint.api import inspect_script

@@ -37,10 +37,8 @@ def test_same_line_suppresses_and_counts(capsys, tmp_path):
 def test_line_above_alone_and_stacked(capsys, tmp_path):
     text = CLEAN_HEAD + "# packlint: disable=PK004 -- our fork reads it\n" + VQA_LINE + "\n" + LAUNCH
     assert check(capsys, tmp_path, text)[1] == []
-    stacked = (
-        CLEAN_HEAD + "# packlint: disable=PK004\n# packlint: disable=PK003\n"
-        "export OFFLINE_PACKING_VQA=1 MBS=2\n" + "torchrun train.py --micro-batch-size $MBS\n"
-    )
+    stacked = (CLEAN_HEAD + "# packlint: disable=PK004\n# packlint: disable=PK003\n"
+               "export OFFLINE_PACKING_VQA=1 MBS=2\n" + "torchrun train.py --micro-batch-size $MBS\n")
     # PK003 is reported at the value `MBS=2` (line 5): both stacked directives apply to it
     _, found, doc = check(capsys, tmp_path, stacked)
     assert found == [] and doc["summary"]["suppressed"] == 2
@@ -64,23 +62,20 @@ def test_file_level_prefixes_names_and_all(capsys, tmp_path):
 
 
 def test_quoted_and_heredoc_text_is_not_a_directive(capsys, tmp_path):
-    text = (
-        CLEAN_HEAD + 'echo "# packlint: disable-file=PK004"\n'
-        "echo '# packlint: disable-file=PK004'\n"
-        "cat <<EOF\n# packlint: disable-file=PK004\nEOF\n" + VQA_LINE + "\n" + LAUNCH
-    )
+    text = (CLEAN_HEAD + 'echo "# packlint: disable-file=PK004"\n'
+            "echo '# packlint: disable-file=PK004'\n"
+            "cat <<EOF\n# packlint: disable-file=PK004\nEOF\n"
+            + VQA_LINE + "\n" + LAUNCH)
     assert ("PK004", 8) in check(capsys, tmp_path, text)[1]
 
 
 def test_comment_scanner():
-    text = (
-        "a=1 # one\n"
-        "b='# no' c=\"# no\" d=$'# no' # two\n"
-        "echo ${#x} $# x#y\n"
-        "cat <<-'END' # three\n\t# no\n\tEND\n"
-        "e=\\#no\n"
-        "  # four\n"
-    )
+    text = ("a=1 # one\n"
+            "b='# no' c=\"# no\" d=$'# no' # two\n"
+            "echo ${#x} $# x#y\n"
+            "cat <<-'END' # three\n\t# no\n\tEND\n"
+            "e=\\#no\n"
+            "  # four\n")
     found = [(c.line, c.text, c.alone) for c in find_comments(text)]
     assert found == [(1, "# one", False), (2, "# two", False), (4, "# three", False), (8, "# four", True)]
 
@@ -96,17 +91,15 @@ def test_directive_parsing():
 
 
 def test_pk901_reports_unused_unknown_and_malformed(capsys, tmp_path):
-    text = (
-        CLEAN_HEAD + "X=1  # packlint: disable=PK004\n" + "Y=1  # packlint: disable=PK777\n"
-        "# packlint: disabel=PK003\n" + LAUNCH
-    )
+    text = (CLEAN_HEAD + "X=1  # packlint: disable=PK004\n" + "Y=1  # packlint: disable=PK777\n"
+            "# packlint: disabel=PK003\n" + LAUNCH)
     code, found, doc = check(capsys, tmp_path, text)
     assert found == [("PK901", 3), ("PK901", 4), ("PK901", 5)]
     msgs = [f["message"] for f in doc["findings"]]
     assert "PK004 suppresses nothing on this line" in msgs[0]
     assert "PK777 is not a rule" in msgs[1]
     assert "not a packlint directive" in msgs[2]
-    assert code == 0  # PK901 is a warning: below the default --fail-on
+    assert code == 0                               # PK901 is a warning: below the default --fail-on
     assert doc["findings"][0]["column"] == 6
 
 
@@ -142,10 +135,8 @@ def test_sourced_file_suppressions(capsys, tmp_path):
 
 
 def test_suppressed_info_and_multi_line_finding(capsys, tmp_path):
-    text = (
-        "#!/bin/bash\nexport OFFLINE_PACKING_BMR=1 OFFLINE_PACKED_DATA=1\n"
-        "torchrun train.py \\\n  --micro-batch-size 2  # packlint: disable=PK003\n"
-    )
+    text = ("#!/bin/bash\nexport OFFLINE_PACKING_BMR=1 OFFLINE_PACKED_DATA=1\n"
+            "torchrun train.py \\\n  --micro-batch-size 2  # packlint: disable=PK003\n")
     _, found, _ = check(capsys, tmp_path, text)
     assert found == []
 

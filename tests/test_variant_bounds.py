@@ -35,11 +35,9 @@ def test_branches_that_set_gates_still_fork(tmp_path):
     path.write_text(
         'for f in $(ls data); do echo "$f"; done\n'
         'if [[ "$(hostname)" == gpu* ]]; then export OFFLINE_PACKING_BMR=1 OFFLINE_PACKED_DATA=1;\n'
-        "else export OFFLINE_PACKING_BMR=0 OFFLINE_PACKED_DATA=0; fi\n"
-        "torchrun train.py --micro-batch-size 1\n"
-    )
+        'else export OFFLINE_PACKING_BMR=0 OFFLINE_PACKED_DATA=0; fi\n'
+        "torchrun train.py --micro-batch-size 1\n")
     (launch,) = inspect_script(str(path))["launches"]
-    values = sorted(
-        (v["env"]["OFFLINE_PACKING_BMR"]["value"], v["env"]["OFFLINE_PACKED_DATA"]["value"]) for v in launch["variants"]
-    )
+    values = sorted((v["env"]["OFFLINE_PACKING_BMR"]["value"], v["env"]["OFFLINE_PACKED_DATA"]["value"])
+                    for v in launch["variants"])
     assert values == [("0", "0"), ("1", "1")]  # correlated, never mixed

@@ -31,35 +31,12 @@ TESTS_DIR = ORACLE_DIR.parent
 FIXTURES_DIR = TESTS_DIR / "fixtures" / "inspect"
 
 # Names replaced by the recorder. Every launch in a fixture goes through one of these.
-LAUNCHERS = (
-    "torchrun",
-    "python",
-    "python3",
-    "deepspeed",
-    "accelerate",
-    "srun",
-    "mpirun",
-    "mpiexec",
-    # environment runners and training tools (issue 11): recorded like launchers
-    "uv",
-    "conda",
-    "micromamba",
-    "mamba",
-    "pixi",
-    "poetry",
-    "pipenv",
-    "hatch",
-    "llamafactory-cli",
-    "swift",
-    "megatron",
-    "tune",
-    "composer",
-    "colossalai",
-    "lightning",
-    # launches people hide (issue 18)
-    "coverage",
-    "msrun",
-)
+LAUNCHERS = ("torchrun", "python", "python3", "deepspeed", "accelerate", "srun", "mpirun", "mpiexec",
+             # environment runners and training tools (issue 11): recorded like launchers
+             "uv", "conda", "micromamba", "mamba", "pixi", "poetry", "pipenv", "hatch", "llamafactory-cli",
+             "swift", "megatron", "tune", "composer", "colossalai", "lightning",
+             # launches people hide (issue 18)
+             "coverage", "msrun")
 # Commands that hand a command to another shell: their stand-in does not record, it runs that command
 # the way the real one would (recorder.py `submit`): sbatch runs --wrap / the job script (stdin or
 # file) with the environment --export gives it; ssh, pdsh and `ray job submit` run the command with a
@@ -117,7 +94,7 @@ def discover_fixtures(root: Path = FIXTURES_DIR) -> list[Fixture]:
 
 @dataclass
 class BashRun:
-    root: Path  # the copy of the fixtures folder bash ran in (its cwd)
+    root: Path                       # the copy of the fixtures folder bash ran in (its cwd)
     script: Path
     rc: int
     stdout: str
@@ -143,9 +120,8 @@ def install_recorders(bindir: Path) -> None:
         p.chmod(0o755)
 
 
-def run_under_bash(
-    fixture: Fixture, workdir: Path, *, script_root: Path = FIXTURES_DIR, timeout: float = 60
-) -> BashRun:
+def run_under_bash(fixture: Fixture, workdir: Path, *, script_root: Path = FIXTURES_DIR,
+                   timeout: float = 60) -> BashRun:
     """Run `bash NAME.sh ARGS...` in a copy of `script_root` under `workdir`; return the records."""
     bash = shutil.which("bash")
     if bash is None:
@@ -155,35 +131,22 @@ def run_under_bash(
     bindir = workdir / "bin"
     install_recorders(bindir)
     record = workdir / "records.jsonl"
-    env = {"PATH": f"{bindir}:/usr/bin:/bin", "BASH_ENV": str(ORACLE_DIR / "bash_setup.sh"), "__PL_RECORD": str(record)}
+    env = {"PATH": f"{bindir}:/usr/bin:/bin", "BASH_ENV": str(ORACLE_DIR / "bash_setup.sh"),
+           "__PL_RECORD": str(record)}
     env.update(fixture.env)
     script = root / fixture.path.relative_to(script_root)
-    proc = subprocess.run(
-        [bash, str(script.relative_to(root)), *fixture.args],
-        cwd=root,
-        env=env,
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        timeout=timeout,
-    )
+    proc = subprocess.run([bash, str(script.relative_to(root)), *fixture.args], cwd=root, env=env,
+                          stdin=subprocess.DEVNULL, capture_output=True, timeout=timeout)
     records = []
     if record.exists():
         for raw in record.read_bytes().splitlines():
             if raw.strip():
                 records.append(json.loads(raw.decode("utf-8", "surrogateescape")))
-    return BashRun(
-        root,
-        script,
-        proc.returncode,
-        proc.stdout.decode("utf-8", "replace"),
-        proc.stderr.decode("utf-8", "replace"),
-        records,
-        env,
-    )
+    return BashRun(root, script, proc.returncode, proc.stdout.decode("utf-8", "replace"),
+                   proc.stderr.decode("utf-8", "replace"), records, env)
 
 
 # --------------------------------------------------------------------------------------- comparing
-
 
 def _rel(path: str, root: Path) -> str:
     """A path packlint or bash reported, relative to the folder the script ran in."""
@@ -218,13 +181,8 @@ def strip_wrappers(command: list) -> list:
                 opt = cmd.pop(0)
                 if w == "env" and opt in ("-u", "--unset", "-C", "--chdir") and cmd:
                     cmd.pop(0)
-                elif (
-                    w == "numactl"
-                    and "=" not in opt
-                    and cmd
-                    and not str(cmd[0]).startswith("-")
-                    and os.path.basename(str(cmd[0])) not in LAUNCHERS
-                ):
+                elif w == "numactl" and "=" not in opt and cmd and not str(cmd[0]).startswith("-") \
+                        and os.path.basename(str(cmd[0])) not in LAUNCHERS:
                     cmd.pop(0)
             elif w == "env" and "=" in cmd[0] and not cmd[0].startswith("="):
                 cmd.pop(0)
@@ -253,16 +211,12 @@ def argv_problems(command: list, argv: list[str]) -> list[str]:
             nxt = set(range(min(reach), m + 1))
         if not nxt:
             there = sorted({words[j] if j < m else "<end>" for j in reach})
-            return [
-                f"argv[{i + 1}]: packlint {_fmt(p)}, bash has {' or '.join(map(repr, there))} there "
-                f"(packlint {len(cmd)} words, bash {len(argv)} words)"
-            ]
+            return [f"argv[{i + 1}]: packlint {_fmt(p)}, bash has {' or '.join(map(repr, there))} there "
+                    f"(packlint {len(cmd)} words, bash {len(argv)} words)"]
         reach = nxt
     if m not in reach:
-        return [
-            f"bash has extra words after packlint's last: {words[max(reach) :]!r} "
-            f"(packlint {len(cmd)} words, bash {len(argv)} words)"
-        ]
+        return [f"bash has extra words after packlint's last: {words[max(reach):]!r} "
+                f"(packlint {len(cmd)} words, bash {len(argv)} words)"]
     return []
 
 
@@ -343,9 +297,8 @@ def effective_env(rec: dict) -> dict[str, str]:
 
 
 def variant_problems(variant: dict, rec: dict, base_env: dict[str, str]) -> list[str]:
-    return argv_problems(variant.get("command") or [], rec["argv"]) + env_problems(
-        variant, effective_env(rec), base_env
-    )
+    return argv_problems(variant.get("command") or [], rec["argv"]) + \
+        env_problems(variant, effective_env(rec), base_env)
 
 
 def _contains(launch: dict, file: str, line: int, root: Path) -> bool:
@@ -395,11 +348,8 @@ def compare(model: dict, run: BashRun, *, model_root: Path | None = None) -> lis
         if not file or not line:
             return []
         f = _rel(file, root)
-        return [
-            l
-            for l in launches
-            if lfile[id(l)] == f and (l.get("line") or 0) <= line <= (l.get("end_line") or l.get("line") or 0)
-        ]
+        return [l for l in launches if lfile[id(l)] == f
+                and (l.get("line") or 0) <= line <= (l.get("end_line") or l.get("line") or 0)]
 
     for n, rec in enumerate(run.records):
         where = f"bash record {n} ({rec['name']} at {_rel(rec['file'], root) or '<bash -c>'}:{rec['line']})"
@@ -412,11 +362,8 @@ def compare(model: dict, run: BashRun, *, model_root: Path | None = None) -> lis
             if not cands:  # last resort: by launcher name, nearest to the line that started the shell
                 # (a job script fed to sbatch on stdin runs from the here-document after that line)
                 parent = rec.get("parent_line", 0) or 0
-                free = [
-                    l
-                    for l in launches
-                    if id(l) not in by_order_used and id(l) not in matched and rec["name"] in _launch_names(l)
-                ]
+                free = [l for l in launches if id(l) not in by_order_used and id(l) not in matched
+                        and rec["name"] in _launch_names(l)]
                 free.sort(key=lambda l: (abs((l.get("line") or 0) - parent), l.get("line") or 0))
                 for l in free:
                     by_order_used.add(id(l))

@@ -27,29 +27,8 @@ def original_environ() -> dict:
 
 
 # Options of the command-handing launchers that take a value (everything else is a flag).
-SSH_VALUES = {
-    "-p",
-    "-i",
-    "-l",
-    "-o",
-    "-F",
-    "-J",
-    "-L",
-    "-R",
-    "-D",
-    "-W",
-    "-b",
-    "-c",
-    "-E",
-    "-e",
-    "-I",
-    "-m",
-    "-O",
-    "-Q",
-    "-S",
-    "-w",
-    "-B",
-}
+SSH_VALUES = {"-p", "-i", "-l", "-o", "-F", "-J", "-L", "-R", "-D", "-W", "-b", "-c", "-E", "-e", "-I", "-m",
+              "-O", "-Q", "-S", "-w", "-B"}
 PDSH_VALUES = {"-w", "-x", "-R", "-l", "-t", "-u", "-f", "-g", "-X", "-e", "-F", "-o", "-N"}
 SBATCH_SHORT_VALUES = set("NncpJtoewxAGCDdiLmqSabFM")
 
@@ -68,18 +47,8 @@ def submit(name: str, args: list, env: dict) -> int:
             a = args[i]
             if a.startswith("--"):
                 key, eq, val = a.partition("=")
-                if not eq and key in (
-                    "--wrap",
-                    "--export",
-                    "--nodes",
-                    "--ntasks",
-                    "--job-name",
-                    "--output",
-                    "--partition",
-                    "--time",
-                    "--gres",
-                    "--account",
-                ):
+                if not eq and key in ("--wrap", "--export", "--nodes", "--ntasks", "--job-name", "--output",
+                                      "--partition", "--time", "--gres", "--account"):
                     val, i = args[i + 1], i + 1
                 if key == "--wrap":
                     wrap = val
@@ -115,7 +84,7 @@ def submit(name: str, args: list, env: dict) -> int:
         os.execvpe("bash", ["bash", "-c", " ".join(args[i:])], fresh_env(env))
     if name == "ray":
         if "--" in args:
-            cmd = args[args.index("--") + 1 :]
+            cmd = args[args.index("--") + 1:]
             if cmd:
                 os.execvpe(cmd[0], cmd, fresh_env(env))
         return 0
@@ -129,7 +98,7 @@ def submit(name: str, args: list, env: dict) -> int:
                     remote[val.split("=", 1)[0]] = val.split("=", 1)[1]
                 elif opt == "--env-secret" and "=" in val:  # NAME=SECRET: the secret's value, from Beaker
                     remote[val.split("=", 1)[0]] = "secret-" + val.split("=", 1)[1]
-            cmd = args[k + 1 :]
+            cmd = args[k + 1:]
             if cmd:
                 os.execvpe(cmd[0], cmd, remote)
         return 0
