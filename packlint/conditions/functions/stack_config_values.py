@@ -186,17 +186,18 @@ def _judge(
         source = s.get("source") if isinstance(s, dict) else None
         if source not in ("file", "override", "flag") or not _judgeable(s) or "." in key:
             continue
-        if source != "flag" and mode == "enum" and key not in ENUM_CONVERTED:
-            continue
         if source == "flag" and isinstance(s["value"], bool):
             continue  # a bare flag (PK207 says when it needs a value)
         rows = [r for r in fields.get(key) or [] if keys._defined(r, known)]
-        if rows and (mode == "argv" or source == "flag") and all(r[1] in _PARSERS for r in rows):
+        typed = mode == "argv" or source == "flag" or (source == "file" and _trl_converts(stack, known, s["value"]))
+        if rows and typed and all(r[1] in _PARSERS for r in rows):
             word = str(s["value"])
             if all(not _PARSERS[r[1]](word) for r in rows):  # (bad for every typing the field has)
                 types = sorted({_TYPE_WORDS[r[1]] for r in rows})
                 why = _type_message(key, word, types, source, mode)
                 out[key] = (why, _assumed(rows, known, word, word))
+            continue
+        if source != "flag" and mode == "enum" and key not in ENUM_CONVERTED:
             continue
         if not rows or any(r[1] != "lit" or not r[2] for r in rows):
             continue  # not a key of this release (PK207's), or some typing takes any value
@@ -237,12 +238,29 @@ _PARSERS = {
 _TYPE_WORDS = {"int": "an int", "float": "a float", "bool": "a boolean", "bool1": "a boolean"}
 
 
+def _trl_converts(stack: str, known: dict[str, dict[str, str]], value: Any) -> bool:
+    """TRL 0.9.6 and later make a recipe's values argparse defaults (set_defaults_with_config), and argparse
+    reads a *string* default with the field's type (`int('1e4')` fails); 0.8 to 0.9.4 set the values on the
+    parsed dataclasses unread. So a string is judged only with the release known to be 0.9.6 or later."""
+    if stack != "trl" or not isinstance(value, str) or "trl" not in known:
+        return False
+    from packlint.codebase.stack_schemas import _key
+
+    return _key(known["trl"]["value"]) >= (0, 9, 6)
+
+
 def _type_message(key: str, word: str, types: list[str], source: str, mode: str) -> str:
     shown = f"--{key} {word}" if source == "flag" else f"{key}: {word}"
     how = " or ".join(types)
     said = {"an int": "'invalid int value'", "a float": "'invalid float value'", "a boolean": "'Truthy value expected'"}
     what = " / ".join(said[t] for t in types)
-    where = "" if source == "flag" else "ms-swift passes the YAML to argparse as command-line words, and "
+    where = ""
+    if source != "flag":
+        where = (
+            "ms-swift passes the YAML to argparse as command-line words, and "
+            if mode == "argv"
+            else "TrlParser makes the YAML value an argparse default, which argparse reads with the field's type, and "
+        )
     return f"{shown}: {key} takes {how}, which '{word}' is not: {where}argparse exits with {what} as the job starts"
 
 
@@ -294,6 +312,7 @@ def _trl_program(ctx: EvalContext, cfg: Any) -> dict[str, tuple[str, str | None]
     """A Python program parsing with TrlParser given `--config x.yaml`: a YAML value of an Enum field
     TrainingArguments converts, outside the choices of the program's own parser (read from its code)."""
     from packlint.codebase.argparse_reader.argparse_calls import TRL_CONFIG_NOTE
+    from packlint.conditions.functions import stack_config_keys as keys
     from packlint.conditions.functions.codebase_common import _schema_view
     from packlint.conditions.functions.stack_keys import snapshot_assumption
 
@@ -303,10 +322,19 @@ def _trl_program(ctx: EvalContext, cfg: Any) -> dict[str, tuple[str, str | None]
         return {}
     specs = {spec.dest: spec for spec in schema.specs()}
     out: dict[str, tuple[str, str | None]] = {}
+    known = keys._known_versions(ctx, ("trl",))
     for key, s in (cfg.get("settings") or {}).items():
-        if key not in ENUM_CONVERTED or s.get("source") != "file" or not _judgeable(s):
+        if s.get("source") != "file" or not _judgeable(s):
             continue
         spec = specs.get(key)
+        kind = {"int": "int", "float": "float", "custom:string_to_bool": "bool"}.get(spec.type) if spec else None
+        if kind is not None and spec is not None and spec.choices is None and _trl_converts("trl", known, s["value"]):
+            if not _PARSERS[kind](s["value"]):
+                why = _type_message(key, s["value"], [_TYPE_WORDS[kind]], "file", "enum")
+                out[key] = (why, snapshot_assumption(schema, ctx.model.get("script")))
+            continue
+        if key not in ENUM_CONVERTED:
+            continue
         if spec is None or not spec.choices or spec.choices_note:
             continue
         value = s["value"]
