@@ -57,7 +57,6 @@ ALLOWED_MODULES = (
     "packlint.conditions.functions.codebase_common",
     "packlint.conditions.functions.stack_keys",
     "packlint.conditions.functions.stack_config_keys",
-    "packlint.conditions.functions.stack_config_values",
     "packlint.regex",
 )
 
