@@ -269,3 +269,18 @@ def _check_dir(where: Path) -> list:
     model = inspect_script(str(script), text=text, display_path=str(script))
     session = CodeSession(str(script), CodeOptions(use_cache=False))
     return check_model(model, TABLE.rules, script_text=text, code=session.facts)
+
+
+def test_trl_parser_config_keys_follow_the_release(tmp_path: Path) -> None:
+    """TrlParser raises on a leftover `--config` key only from TRL 0.19 (trl/scripts/utils.py
+    fail_with_unknown_args); before, parse_args_and_config drops it silently. The verdict follows the
+    release the checkout pins, and names both behaviours when the release is not known."""
+    old = {f.message.split()[0]: f for f in _check(ROOT / "trl_parser_old_pin", tmp_path / "o") if f.code == "PK207"}
+    assert "drops it without a word" in old["dataset_configs"].message
+    assert "trl 0.14.0" in old["dataset_configs"].message and "Unknown arguments" not in old["dataset_configs"].message
+    assert "did you mean dataset_config?" in old["dataset_configs"].message
+    git = {f.message.split()[0]: f for f in _check(ROOT / "trl_parser_git_pin", tmp_path / "g") if f.code == "PK207"}
+    text = git["num_processes"].message
+    assert "from TRL 0.19" in text and "earlier releases drop it" in text and "release is unknown here" in text
+    new = [f for f in _check(ROOT / "trl_parser_config", tmp_path / "n") if f.code == "PK207"]
+    assert new and "raises 'Unknown arguments from config file'" in new[0].message and new[0].severity == "error"
