@@ -102,10 +102,10 @@ def test_deepspeed_json_nested_in_yaml_and_named_by_flag(tmp_path):
 
 
 def test_missing_file_and_unknown_path_are_never_empty(tmp_path):
-    cfg = config_of(tmp_path, 'axolotl train examples/nothere.yml\n')
+    cfg = config_of(tmp_path, "axolotl train examples/nothere.yml\n")
     assert cfg["files"][0]["missing"] is True and "incomplete" in cfg
     # a bare name is looked up in the job's working directory, which is not known: unknown, not missing
-    cfg = config_of(tmp_path, 'axolotl train nothere.yml\n')
+    cfg = config_of(tmp_path, "axolotl train nothere.yml\n")
     assert "missing" not in cfg["files"][0] and "working directory" in cfg["files"][0]["unknown"]
     cfg = config_of(tmp_path, 'axolotl train "$(ls *.yml)"\n')
     assert "incomplete" in cfg and "unknown" in cfg["files"][0]
@@ -346,7 +346,9 @@ def test_hf_mismatch_ignores_values_decided_at_run_time(tmp_path, capsys):
     (tmp_path / "x.yml").write_text("base_model: m\ndatasets: []\nbf16: false\ndeepspeed: ds.json\n")
     packlint_main(["check", str(tmp_path / "x.yml"), "--format", "json", "--select", "PK611"])
     found = json.loads(capsys.readouterr().out)["findings"]
-    assert [f["code"] for f in found] == ["PK611"] and "bf16.enabled=true vs hf bf16|bf16_full_eval=false" in found[0]["message"]
+    assert [f["code"] for f in found] == ["PK611"] and "bf16.enabled=true vs hf bf16|bf16_full_eval=false" in found[0][
+        "message"
+    ]
 
 
 def test_hydra_string_defaults_with_a_package_and_omegaconf_missing(tmp_path):
@@ -423,7 +425,9 @@ def test_accelerate_world_size_from_its_config_file(tmp_path, cli, env, procs, w
     else:
         assert got["value"] == world["value"] and launch["world_size"] == {"value": str(world["value"])}
         if not cli:
-            assert got["file"].endswith("acc.yaml") and got["line"] == 7 and got["source"].startswith("accelerate config")
+            assert (
+                got["file"].endswith("acc.yaml") and got["line"] == 7 and got["source"].startswith("accelerate config")
+            )
 
 
 # ---------------------------------------------------------------------------------------------- env-sized tools
@@ -457,3 +461,53 @@ def test_world_size_of_tools_sized_by_the_environment(tmp_path, script, world):
         assert "value" not in got and "value" not in (launch["world_size"] or {}), got
     else:
         assert got["value"] == world and launch["world_size"] == {"value": str(world)}, got
+
+
+LMMS_TRAIN = """
+from dataclasses import dataclass, field
+from typing import Optional
+
+import transformers
+
+
+@dataclass
+class ModelArguments:
+    model_id: str = field(default="llava-1.5-7b")
+
+
+@dataclass
+class DataArguments:
+    data_path: str = field(default=None)
+
+
+@dataclass
+class TrainingArguments(transformers.TrainingArguments):
+    model_max_length: int = field(default=1024)
+    use_lora: Optional[bool] = field(default=True)
+
+
+def train():
+    parser = transformers.HfArgumentParser((ModelArguments, DataArguments, TrainingArguments))
+    model_args, data_args, training_args = parser.parse_args_into_dataclasses()
+
+
+if __name__ == "__main__":
+    train()
+"""
+DS_AUTO = (
+    '{\n  "bf16": {"enabled": "auto"},\n  "train_micro_batch_size_per_gpu": "auto",\n  "train_batch_size": "auto",\n'
+    '  "gradient_accumulation_steps": "auto",\n  "zero_optimization": {"stage": 2, "overlap_comm": false}\n}\n'
+)
+
+
+def test_a_deepspeed_json_on_its_own_reads_no_program_of_the_checkout(tmp_path, capsys):
+    """zjysteven/lmms-finetune's shape: a root `train.py` (HfArgumentParser) and `ds_configs/zero2.json`.
+    The JSON checked on its own gets a stand-in launch whose program is a placeholder: the checkout's
+    train.py is not judged against the stand-in's own `--deepspeed --deepspeed_config` (once a false
+    PK202 'needs a value' and PK201 'not a flag' at the JSON's first line)."""
+    write(tmp_path, {"train.py": LMMS_TRAIN, "ds_configs/zero2.json": DS_AUTO, "ds_configs/zero3.json": DS_AUTO})
+    (tmp_path / ".git").mkdir()
+    for target in (tmp_path, tmp_path / "ds_configs" / "zero2.json"):
+        packlint_main(["check", str(target), "--format", "json", "--exit-zero"])
+        found = json.loads(capsys.readouterr().out)["findings"]
+        assert not [f for f in found if f["code"] in ("PK201", "PK202")], found

@@ -23,6 +23,10 @@ COMMANDS = {
     "megatron-bridge": "python run_recipe.py --config-file NAME",
     "nemo-rl": "python examples/run_grpo.py --config NAME",
 }
+# stacks whose stand-in names a placeholder program, not one of the stack's own: the code its launch runs
+# is unknown, so none is read for it (a checkout's own `train.py` is not what reads a DeepSpeed JSON, and
+# the stand-in's `--deepspeed --deepspeed_config` are packlint's words, not the user's)
+PLACEHOLDER_PROGRAM = frozenset({"deepspeed"})
 
 
 def is_config_name(path: str) -> bool:
