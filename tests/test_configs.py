@@ -102,10 +102,10 @@ def test_deepspeed_json_nested_in_yaml_and_named_by_flag(tmp_path):
 
 
 def test_missing_file_and_unknown_path_are_never_empty(tmp_path):
-    cfg = config_of(tmp_path, "axolotl train examples/nothere.yml\n")
+    cfg = config_of(tmp_path, 'axolotl train examples/nothere.yml\n')
     assert cfg["files"][0]["missing"] is True and "incomplete" in cfg
     # a bare name is looked up in the job's working directory, which is not known: unknown, not missing
-    cfg = config_of(tmp_path, "axolotl train nothere.yml\n")
+    cfg = config_of(tmp_path, 'axolotl train nothere.yml\n')
     assert "missing" not in cfg["files"][0] and "working directory" in cfg["files"][0]["unknown"]
     cfg = config_of(tmp_path, 'axolotl train "$(ls *.yml)"\n')
     assert "incomplete" in cfg and "unknown" in cfg["files"][0]
@@ -346,9 +346,7 @@ def test_hf_mismatch_ignores_values_decided_at_run_time(tmp_path, capsys):
     (tmp_path / "x.yml").write_text("base_model: m\ndatasets: []\nbf16: false\ndeepspeed: ds.json\n")
     packlint_main(["check", str(tmp_path / "x.yml"), "--format", "json", "--select", "PK611"])
     found = json.loads(capsys.readouterr().out)["findings"]
-    assert [f["code"] for f in found] == ["PK611"] and "bf16.enabled=true vs hf bf16|bf16_full_eval=false" in found[0][
-        "message"
-    ]
+    assert [f["code"] for f in found] == ["PK611"] and "bf16.enabled=true vs hf bf16|bf16_full_eval=false" in found[0]["message"]
 
 
 def test_hydra_string_defaults_with_a_package_and_omegaconf_missing(tmp_path):
@@ -425,9 +423,7 @@ def test_accelerate_world_size_from_its_config_file(tmp_path, cli, env, procs, w
     else:
         assert got["value"] == world["value"] and launch["world_size"] == {"value": str(world["value"])}
         if not cli:
-            assert (
-                got["file"].endswith("acc.yaml") and got["line"] == 7 and got["source"].startswith("accelerate config")
-            )
+            assert got["file"].endswith("acc.yaml") and got["line"] == 7 and got["source"].startswith("accelerate config")
 
 
 # ---------------------------------------------------------------------------------------------- env-sized tools
