@@ -77,11 +77,28 @@ def _problems(ctx: EvalContext) -> dict[str, str]:
     memo = ctx.memo
     if "stack_key_problems" not in memo:
         try:
-            memo["stack_key_problems"] = _read_problems(ctx)
+            memo["stack_key_problems"] = _without_null_ignored(ctx, _read_problems(ctx))
         except (OSError, ValueError, KeyError, TypeError):  # a malformed snapshot or model: no finding
             memo["stack_key_problems"] = {}
     found: dict[str, str] = memo["stack_key_problems"]
     return found
+
+
+def _without_null_ignored(ctx: EvalContext, found: dict[str, str]) -> dict[str, str]:
+    """A key the stack ignores whose value is null (a template's empty `debug:`) changes nothing when it
+    is dropped: no finding. (A stack that rejects an unknown key rejects it whatever its value.)"""
+    if not found:
+        return found
+    cfg: Any = variant_config(ctx.variant) or {}
+    settings = cfg.get("settings") or {}
+    ignored = ctx.memo.get("stack_key_ignored", set())
+    out = {}
+    for key, text in found.items():
+        s = settings.get(key) or {}
+        if (cfg.get("stack") == "axolotl" or key in ignored) and "value" in s and s["value"] is None:
+            continue
+        out[key] = text
+    return out
 
 
 def _read_problems(ctx: EvalContext) -> dict[str, str]:
