@@ -63,8 +63,12 @@ NON_SCRIPT_SUFFIXES = frozenset(
         ".js",
         ".c",
         ".h",
+        ".mk",
     }
 )
+# make's own file names: a makefile that opens with `#!/bin/sh` (the FF planner's, vendored by ALFWorld)
+# is make's input, not a script
+NON_SCRIPT_NAMES = frozenset({"makefile", "gnumakefile"})
 _SHEBANG = LazyRegex(rb"^#![ \t]*\S*/(?:env[ \t]+(?:-\S+[ \t]+)*)?(?:bash|sh)(?:[ \t]|\r?$)")
 
 
@@ -95,7 +99,7 @@ def is_script(path: str) -> bool:
     name = os.path.basename(path)
     if name.endswith(SCRIPT_SUFFIXES):
         return True
-    if os.path.splitext(name)[1].lower() in NON_SCRIPT_SUFFIXES:
+    if os.path.splitext(name)[1].lower() in NON_SCRIPT_SUFFIXES or name.lower() in NON_SCRIPT_NAMES:
         return False
     return has_shell_shebang(path)
 

@@ -149,3 +149,20 @@ def test_gitignore_is_respected_in_a_directory_walk(tmp_path, monkeypatch):
     _tree(plain, {".gitignore": "sub/\n", "sub/a.sh": "torchrun t.py\n"})
     monkeypatch.chdir(plain / "sub")
     assert discover(["."])[0] == ["a.sh"]
+
+
+def test_a_makefile_with_a_shell_shebang_is_no_script(tmp_path, monkeypatch):
+    """OpenManus-RL vendors ALFWorld's FF planner, whose `makefile` opens with `#!/bin/sh` (make's input:
+    `.c.o:; $(CC) -c $(CFLAGS) $<` is no shell); once a PK900 'does not parse'."""
+    from packlint.precommit_hook import select_argv
+
+    _tree(tmp_path, {
+        "ff_planner/makefile": "#!/bin/sh\n#\n\n.SUFFIXES: .c .o\n\n.c.o:; $(CC) -c $(CFLAGS) $<\n",
+        "ff_planner/Makefile": "#!/bin/sh\nall:\n\tcc -o ff main.c\n", "rules.mk": "#!/bin/sh\nX := 1\n",
+        "ff_planner/run_sample.sh": "./ff -o samples/domain.pddl -f samples/problem.pddl\n",
+    })  # fmt: skip
+    monkeypatch.chdir(tmp_path)
+    walked, _ = discover(["."])
+    assert walked == ["ff_planner/run_sample.sh"]
+    staged = sorted(str(p.relative_to(tmp_path)) for p in tmp_path.rglob("*") if p.is_file())
+    assert select_argv(staged) == ["check", "ff_planner/run_sample.sh"]  # the pre-commit hook agrees
