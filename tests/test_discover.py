@@ -166,3 +166,31 @@ def test_a_makefile_with_a_shell_shebang_is_no_script(tmp_path, monkeypatch):
     assert walked == ["ff_planner/run_sample.sh"]
     staged = sorted(str(p.relative_to(tmp_path)) for p in tmp_path.rglob("*") if p.is_file())
     assert select_argv(staged) == ["check", "ff_planner/run_sample.sh"]  # the pre-commit hook agrees
+
+
+TRL_RECIPE = (
+    "model_name_or_path: Qwen/Qwen2-VL-2B-Instruct\ndataset_name: MMInstruction/Clevr_CoGenT_TrainA_R1\n"
+    "packing: true\nmax_seq_length: 4096\noutput_dir: data/Qwen2-VL-2B-Instruct-SFT\n"
+)
+
+
+def test_a_trl_recipe_a_script_names_is_judged_through_that_script(tmp_path, monkeypatch):
+    """R1-V's shape: `src/scripts/run_sft_clevr.sh` runs the checkout's own SFT program on
+    `src/r1-v/configs/qwen2vl_sft_config.yaml` (a program that builds its own SFTTrainer, with
+    skip_prepare_dataset). The walk leaves that recipe to the script's launch instead of guessing
+    `trl sft --config` reads it (once a false PK410 'packing concatenates samples' at the recipe); a recipe
+    no script names is still checked on its own, and so is a recipe named on the command line."""
+    _tree(tmp_path, {
+        "src/scripts/run_sft_clevr.sh": (
+            "ACCELERATE_LOG_LEVEL=info accelerate launch --config_file src/r1-v/configs/zero2.yaml "
+            "src/r1-v/src/open_r1/sft.py --config src/r1-v/configs/qwen2vl_sft_config.yaml\n"
+        ),
+        "src/r1-v/configs/qwen2vl_sft_config.yaml": TRL_RECIPE,
+        "src/r1-v/configs/unused_sft_config.yaml": TRL_RECIPE,
+    })  # fmt: skip
+    (tmp_path / ".git").mkdir()
+    monkeypatch.chdir(tmp_path)
+    walked, _ = discover(["."])
+    assert walked == ["src/r1-v/configs/unused_sft_config.yaml", "src/scripts/run_sft_clevr.sh"]
+    named, _ = discover(["src/r1-v/configs/qwen2vl_sft_config.yaml"])
+    assert named == ["src/r1-v/configs/qwen2vl_sft_config.yaml"]

@@ -139,7 +139,75 @@ def is_stack_config(path: str) -> bool:
     root, err = read_config_file(path, fmt, "pyyaml", near=path)  # (a file named or walked: its own checkout)
     if err is not None or root is None:
         return False
-    return recognise(root.plain(), fmt) is not None
+    stack = recognise(root.plain(), fmt)
+    if stack == "trl" and named_by_a_script(path):
+        # the stand-in (`trl sft --config`) guesses the program that reads a TRL recipe; a launch script of
+        # the checkout that names it says which program does (R1-V: `accelerate launch src/open_r1/sft.py
+        # --config x.yaml`, a program that builds its own SFTTrainer): the recipe is judged through it
+        return False
+    return stack is not None
+
+
+_SCRIPT_NAMES = (".sh", ".bash", ".slurm", ".sbatch")
+_YAML_WORD = re.compile(rb"[\w./@+-]*[\w@+-]\.ya?ml\b")
+_MAX_SCRIPTS, _MAX_SCRIPT_BYTES = 4000, 256 << 10
+
+
+def named_by_a_script(path: str) -> bool:
+    """Whether a launch script of the file's checkout names it (its path, or a path ending in it)."""
+    from packlint.codebase.resolve import checkout_root
+
+    root = checkout_root(os.path.dirname(os.path.abspath(path)))[0]
+    if root is None:
+        return False
+    from packlint import caches
+
+    memo = _named_memo()  # checkout root -> the YAML paths its scripts name (one check run)
+    words = memo.get(root) if caches.IN_RUN[0] else None
+    if words is None:
+        words = _yaml_words(root)
+        if caches.IN_RUN[0]:
+            memo[root] = words
+    rel = os.path.relpath(os.path.abspath(path), root).replace(os.sep, "/")
+    for word in words:
+        w = word[2:] if word.startswith("./") else word
+        if "/" not in w:
+            if w == os.path.basename(rel):
+                return True
+        elif rel == w or rel.endswith("/" + w) or w.endswith("/" + rel):
+            return True
+    return False
+
+
+_NAMED: list[dict[str, frozenset[str]]] = []
+
+
+def _named_memo() -> dict[str, frozenset[str]]:
+    if not _NAMED:
+        from packlint import caches
+
+        _NAMED.append(caches.run_memo())
+    return _NAMED[0]
+
+
+def _yaml_words(root: str) -> frozenset[str]:
+    from packlint.discover import SKIP_DIRS
+    from packlint.safe_io import read_regular
+
+    found: set[str] = set()
+    seen = 0
+    for d, dirs, files in os.walk(root):
+        dirs[:] = sorted(x for x in dirs if x not in SKIP_DIRS)
+        for name in sorted(files):
+            if not name.endswith(_SCRIPT_NAMES):
+                continue
+            seen += 1
+            if seen > _MAX_SCRIPTS:
+                return frozenset(found)
+            data = read_regular(os.path.join(d, name), _MAX_SCRIPT_BYTES)
+            if data:
+                found.update(m.group(0).decode("utf-8", "replace") for m in _YAML_WORD.finditer(data))
+    return frozenset(found)
 
 
 # keys only one TRL trainer's config has (trl/trainer/*_config.py), and the trainers by name
