@@ -68,7 +68,8 @@ def test_messages_say_what_and_why(tmp_path: Path) -> None:
     assert trl["max_seq_length"].location.line == 3 and trl["max_seq_length"].location.path.endswith("sft.yaml")
     lf = {f.message.split()[0]: f for f in _check(ROOT / "llamafactory", tmp_path / "l")}
     assert "did you mean neat_packing?" in lf["neat_pack"].message
-    assert "release is unknown here" in lf["neat_pack"].message  # the assumption is named
+    assert "assuming llamafactory's release is one packlint has a snapshot of" in lf["neat_pack"].message
+    assert lf["neat_pack"].evidence == "assumed" and lf["neat_pack"].premises  # the assumption is a premise
     verl = [f for f in _check(ROOT / "verl_unpinned", tmp_path / "v") if f.code == "PK207"]
     assert "did you mean actor_rollout_ref.actor.ppo_mini_batch_size?" in verl[0].message
 
@@ -281,6 +282,6 @@ def test_trl_parser_config_keys_follow_the_release(tmp_path: Path) -> None:
     assert "did you mean dataset_config?" in old["dataset_configs"].message
     git = {f.message.split()[0]: f for f in _check(ROOT / "trl_parser_git_pin", tmp_path / "g") if f.code == "PK207"}
     text = git["num_processes"].message
-    assert "from TRL 0.19" in text and "earlier releases drop it" in text and "release is unknown here" in text
+    assert "from TRL 0.19" in text and "earlier releases drop it" in text and git["num_processes"].severity == "warning"
     new = [f for f in _check(ROOT / "trl_parser_config", tmp_path / "n") if f.code == "PK207"]
     assert new and "raises 'Unknown arguments from config file'" in new[0].message and new[0].severity == "error"

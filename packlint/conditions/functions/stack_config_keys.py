@@ -199,9 +199,8 @@ def _trl_parser_config(ctx: EvalContext, cfg: Any) -> dict[str, str]:
         what = _TRL_RAISES
         if ignored:
             what = "the program parses with fail_with_unknown_args=False, so the run trains without it"
-        elif release is None:
+        elif release is None:  # (not applied in any release: a warning, whichever the checkout runs)
             what = f"from TRL 0.19 {_TRL_RAISES}; earlier releases drop it silently and the run trains without it"
-            ctx.memo.setdefault("stack_key_assumptions", {})[key] = "TRL's release is unknown here"
         elif release[0] is False:
             what = f"TrlParser before 0.19 ({release[1]}) drops it without a word, so the run trains without it"
         out[key] = f"{top} is not a field of the program's TrlParser dataclasses{mean}: {what}"
@@ -209,7 +208,7 @@ def _trl_parser_config(ctx: EvalContext, cfg: Any) -> dict[str, str]:
 
         if snapshot_assumption(schema, ctx.model.get("script")):
             ctx.memo.setdefault("stack_key_sources", {})[key] = "snapshot"
-        if ignored or (release is not None and release[0] is False):
+        if ignored or release is None or release[0] is False:
             ctx.memo.setdefault("stack_key_ignored", set()).add(key)
     return out
 
@@ -564,15 +563,14 @@ def _f_stack_key_assumed(ctx: EvalContext, node: Builtin, a: list[Any]) -> Any:
         return Unk(f"{a[0]} is a key of the stack", "absent")
     cfg: Any = variant_config(ctx.variant) or {}
     stack = cfg.get("stack")
-    stated = ctx.memo.get("stack_key_assumptions", {}).get(a[0])
-    if stated is not None:  # (a verdict that rests on the release of the stack, and it is unknown)
-        snap = ctx.memo.get("stack_key_sources", {}).get(a[0]) == "snapshot"
-        text = _snapshot_text(ctx, stack) if snap else ""
-        return text if "trl's release" in text else "; ".join(t for t in (stated, text) if t)
     what = ctx.memo.get("stack_key_sources", {}).get(a[0])
     if what != "snapshot" or not isinstance(stack, str):
         return Unk("the keys come from the checkout, or from the release it runs", "absent")
-    return _snapshot_text(ctx, stack)
+    from packlint import evidence
+
+    text = _snapshot_text(ctx, stack)
+    evidence.note(ctx, (evidence.ASSUMED, text))  # (the finding's premise: `packlint inspect`, JSON)
+    return text
 
 
 def _snapshot_text(ctx: EvalContext, stack: Any) -> str:

@@ -145,7 +145,12 @@ def _f_flag_assumed(ctx: Any, node: Any, a: list[Any]) -> Any:
     if schema is not None and removed_text(schema, a[0]) is not None:
         return Unk("the release the checkout runs lacks the flag", "absent")  # a verdict on a known release
     text = snapshot_assumption(schema, ctx.model.get("script")) if schema is not None else None
-    return text if text else Unk("no snapshot release assumed", "absent")
+    if not text:
+        return Unk("no snapshot release assumed", "absent")
+    from packlint import evidence
+
+    evidence.note(ctx, (evidence.ASSUMED, text))  # (the finding's premise: `packlint inspect`, JSON)
+    return text
 
 
 def _f_flag_rejection(ctx: Any, node: Any, a: list[Any]) -> Any:
