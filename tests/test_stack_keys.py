@@ -134,6 +134,41 @@ def test_versions_from_the_tree(tmp_path: Path) -> None:
     assert tree_version("verl", "verl", str(tmp_path))["value"] == "0.2.0.dev"
 
 
+SETUP_DEPS = """
+_deps = [
+    "accelerate>=1.2.1",
+    "deepspeed==0.15.4",
+    "lighteval @ git+https://github.com/huggingface/lighteval.git@4f381b3#egg=lighteval[math]",
+    "pytest",
+    # "transformers @ git+https://github.com/huggingface/transformers.git@336dc69d63d56f232a183a3e7f52790429b871ef",
+    "trl==0.14.0",
+    "vllm==0.7.2",
+]
+deps = {b: a for a, b in (re.findall(r"^(([^!=<>~ \\[\\]]+)(?:\\[[^\\]]+\\])?(?:[!=<>~ ].*)?$)", x)[0] for x in _deps)}
+extras = {"dev": [deps["pytest"]]}
+install_requires = [
+    deps["accelerate"],
+    deps["deepspeed"],
+    # deps["vllm"],
+    deps["trl"],
+]
+setup(name="r1-v", install_requires=list(install_requires), extras_require=extras)
+"""
+
+
+def test_versions_from_a_setup_py_deps_table(tmp_path: Path) -> None:
+    """R1-V's and Video-R1's `src/r1-v/setup.py` (transformers' shape, which open-r1 copies): the pins sit in a
+    `_deps` table and `install_requires` names them as `deps["trl"]`; a commented-out reference is no pin."""
+    from packlint.configs.versions import pinned_in_tree, tree_version
+
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "setup.py").write_text(SETUP_DEPS)
+    assert tree_version("trl", "trl", str(tmp_path))["value"] == "0.14.0"
+    assert pinned_in_tree("deepspeed", str(tmp_path))[0] == "0.15.4"
+    assert pinned_in_tree("vllm", str(tmp_path)) is None  # (its reference is commented out)
+    assert pinned_in_tree("transformers", str(tmp_path)) is None
+
+
 def test_unresolved_dataclass_keeps_the_schema_open(tmp_path: Path) -> None:
     (tmp_path / ".git").mkdir()
     (tmp_path / "train.py").write_text(
