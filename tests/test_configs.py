@@ -507,3 +507,25 @@ def test_a_deepspeed_json_on_its_own_reads_no_program_of_the_checkout(tmp_path, 
         packlint_main(["check", str(target), "--format", "json", "--exit-zero"])
         found = json.loads(capsys.readouterr().out)["findings"]
         assert not [f for f in found if f["code"] in ("PK201", "PK202")], found
+
+
+LLAVA_PP = "deepspeed llava/train/train_mem.py \\\n    --deepspeed ./scripts/zero2.json \\\n    --model_name_or_path x\n"
+
+
+def test_a_config_path_of_a_program_run_elsewhere_is_not_missing(tmp_path):
+    """mbzuai-oryx/LLaVA-pp's shape: `scripts/LLaMA3-V_pretrain.sh` runs `llava/train/train_mem.py` with
+    `./scripts/zero2.json`; its README copies the script into the LLaVA submodule and runs it there. Neither
+    the program nor its directory is in the checkout, so the directory the job runs from is not one packlint
+    looked in: the relative config path is unknown, not missing (once 6 false PK601 warnings). Where the
+    program's directory is there (SliME, a LLaVA fork; VideoChat-R1's `src/sft_gqa.py` beside `src/open_r1/`),
+    the path is judged from it: missing."""
+    pp = tmp_path / "pp"
+    cfg = config_of(pp, LLAVA_PP, {"scripts/zero3.json": "{}\n", "LLaMA-3-V/train.py": "print()\n"})
+    assert "missing" not in cfg["files"][0] and "not found either" in cfg["files"][0]["unknown"]
+    fork = tmp_path / "fork"
+    cfg = config_of(fork, LLAVA_PP, {"llava/train/train_mem.py": "print()\n"})
+    assert cfg["files"][0]["missing"] is True
+    unreleased = tmp_path / "unreleased"
+    script = "torchrun --nproc_per_node=8 src/sft_gqa.py --deepspeed scripts/zero3_offload.json\n"
+    cfg = config_of(unreleased, script, {"src/open_r1/grpo.py": "print()\n"})
+    assert cfg["files"][0]["missing"] is True

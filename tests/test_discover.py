@@ -194,3 +194,19 @@ def test_a_trl_recipe_a_script_names_is_judged_through_that_script(tmp_path, mon
     assert walked == ["src/r1-v/configs/unused_sft_config.yaml", "src/scripts/run_sft_clevr.sh"]
     named, _ = discover(["src/r1-v/configs/qwen2vl_sft_config.yaml"])
     assert named == ["src/r1-v/configs/qwen2vl_sft_config.yaml"]
+
+
+def test_a_trl_recipe_of_a_checkout_with_its_own_trlparser_program_is_left_to_it(tmp_path, monkeypatch):
+    """R1-VL's shape: `src/r1-vl/configs/qwen2vl_sft_config.yaml` is named by no script, and the checkout has its
+    own `src/open_r1/sft.py` that parses recipes with TrlParser (and builds its SFTTrainer with
+    skip_prepare_dataset): the recipe is not judged as `trl sft` would read it (once a false PK410 error, with
+    the trl==0.14.0 pin of its setup.py). A checkout with no such program keeps the stand-in."""
+    program = "from trl import ModelConfig, ScriptArguments, SFTConfig, SFTTrainer, TrlParser\n"
+    _tree(tmp_path / "r1vl", {"src/r1-vl/configs/qwen2vl_sft_config.yaml": TRL_RECIPE,
+                              "src/r1-vl/src/open_r1/sft.py": program})  # fmt: skip
+    _tree(tmp_path / "plain", {"recipes/sft.yaml": TRL_RECIPE, "tools/convert.py": "import json\n"})
+    for d in ("r1vl", "plain"):
+        (tmp_path / d / ".git").mkdir()
+    monkeypatch.chdir(tmp_path)
+    walked, _ = discover(["r1vl", "plain"])
+    assert walked == ["plain/recipes/sft.yaml"]
