@@ -220,10 +220,11 @@ def _trl_release(ctx: EvalContext) -> tuple[bool, str] | None:
     """(whether the TRL release the checkout runs rejects a leftover `--config` key, where that release is
     said): parse_args_and_config raises from v0.19.0 (trl/scripts/utils.py, `fail_with_unknown_args`);
     None when the checkout does not say its release (a vendored copy's version file, an exact pin)."""
-    from packlint.configs.versions import tree_version
+    from packlint.conditions.functions.codebase_common import _schema_view
+    from packlint.conditions.functions.stack_keys import release_in_tree
     from packlint.rule_table import version_in_range
 
-    tv = tree_version("trl", "trl", _script_dir(ctx))
+    tv = release_in_tree("trl", "trl", _schema_view(ctx)[0], ctx.model.get("script"))
     value = tv.get("value")
     if not value:
         return None
