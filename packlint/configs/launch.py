@@ -254,7 +254,7 @@ def _read_into(cfg, section, how, word, occ, fmt, dialect, dirs, target: dict, i
             writer = "it names a bare file, looked up in the job's working directory, which is not known"
         if writer is not None:
             # `cat <<EOT > $DS_CONFIG` before the launch (Megatron-DeepSpeed's scripts): not missing
-            how = writer if writer.startswith("it ") else f"writes it itself ({writer})"
+            how = writer if writer.startswith(("it ", "runs ")) else f"writes it itself ({writer})"
             record["unknown"] = f"{path_text} is not found, but the script {how}"
             incomplete.append(record["unknown"])
             return
