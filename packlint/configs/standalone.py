@@ -152,7 +152,7 @@ def is_stack_config(path: str) -> bool:
 
 _SCRIPT_NAMES = (".sh", ".bash", ".slurm", ".sbatch")
 _YAML_WORD = re.compile(rb"[\w./@+-]*[\w@+-]\.ya?ml\b")
-_MAX_FILES, _MAX_SCRIPT_BYTES, _PY_HEAD = 4000, 256 << 10, 32 << 10
+_MAX_FILES, _MAX_LISTED, _MAX_SCRIPT_BYTES, _PY_HEAD = 4000, 50_000, 256 << 10, 32 << 10
 
 
 def read_by_the_checkout(path: str) -> bool:
@@ -202,9 +202,12 @@ def _checkout_facts(root: str) -> tuple[frozenset[str], bool]:
 
     found: set[str] = set()
     own_parser = False
-    seen = 0
+    seen = listed = 0
     for d, dirs, files in os.walk(root):
         dirs[:] = sorted(x for x in dirs if x not in SKIP_DIRS and not (d == root and x == "trl"))
+        listed += len(files)
+        if listed > _MAX_LISTED:  # (a checkout's data folders: bounded, as packlint.configs.elsewhere is)
+            return frozenset(found), own_parser
         for name in sorted(files):
             is_py = name.endswith(".py")
             if not (is_py and not own_parser) and not name.endswith(_SCRIPT_NAMES):
