@@ -1,8 +1,8 @@
 """Which files `packlint check PATH...` reads: named files as given; directories searched recursively
 for `*.sh`, `*.bash`, files whose shebang names bash or sh, and the config files of a stack packlint
 recognises by their keys (a LLaMA-Factory or TRL YAML, a DeepSpeed JSON: configs/standalone.py; any other
-YAML/JSON/TOML is skipped silently, and so is a TRL recipe a launch script of the checkout names: that
-script's launch judges it). The pre-commit hook keeps the staged files by the same two tests.
+YAML/JSON/TOML is skipped silently, and so is a TRL recipe the checkout's own launches read: one a launch
+script names, or any in a checkout with its own TrlParser program, configs/standalone.read_by_the_checkout). The pre-commit hook keeps the staged files by the same two tests.
 Sorted and deterministic; skips VCS and dependency folders, virtualenvs, symlink loops, and what the
 checkout's `.gitignore` files ignore (git's rules, through pathspec: from the checkout's root down; a
 directory named on the command line is walked even when it is ignored itself)."""
