@@ -2,7 +2,8 @@
 for `*.sh`, `*.bash`, files whose shebang names bash or sh, and the config files of a stack packlint
 recognises by their keys (a LLaMA-Factory or TRL YAML, a DeepSpeed JSON: configs/standalone.py; any other
 YAML/JSON/TOML is skipped silently, and so is a TRL recipe the checkout's own launches read: one a launch
-script names, or any in a checkout with its own TrlParser program, configs/standalone.read_by_the_checkout). The pre-commit hook keeps the staged files by the same two tests.
+script names, or any in a checkout with its own TrlParser program, configs/standalone.read_by_the_checkout).
+The pre-commit hook keeps the staged files by the same two tests.
 Sorted and deterministic; skips VCS and dependency folders, virtualenvs, symlink loops, and what the
 checkout's `.gitignore` files ignore (git's rules, through pathspec: from the checkout's root down; a
 directory named on the command line is walked even when it is ignored itself)."""

@@ -237,21 +237,7 @@ def _read_into(cfg, section, how, word, occ, fmt, dialect, dirs, target: dict, i
     record: dict[str, Any] = {"role": role, "path": path_text, "format": fmt, "named_at": named or None}
     cfg["files"].append(record)
     if found is None:
-        writer = _written_by_script(path_text) or _named_by_caller(word)
-        if writer is None and not os.path.isabs(path_text) and _changes_directory():
-            writer = "it changes directory before the launch, so the relative path is relative to an unknown place"
-        if writer is None and not os.path.isabs(path_text) and _program_elsewhere(path_text, dirs):
-            # LLaVA-pp: `deepspeed llava/train/train_mem.py --deepspeed ./scripts/zero2.json`, a script its README
-            # copies into the LLaVA checkout (a submodule) and runs there: neither path is this checkout's
-            writer = (
-                f"runs {_PROGRAM_DIRS[0]}, which is not found either: it runs from a directory this checkout "
-                "does not hold, where the relative path may be"
-            )
-        if writer is None and os.path.dirname(path_text) in ("", "."):
-            # a bare name is looked up in the job's working directory, which packlint does not know (a
-            # previous run's output: Megatron-DeepSpeed's ds_evalharness.sh names the training run's
-            # ds_config_<run>.json); a path with a directory names a file of the checkout
-            writer = "it names a bare file, looked up in the job's working directory, which is not known"
+        writer = _why_not_missing(path_text, word, dirs)
         if writer is not None:
             # `cat <<EOT > $DS_CONFIG` before the launch (Megatron-DeepSpeed's scripts): not missing
             how = writer if writer.startswith(("it ", "runs ")) else f"writes it itself ({writer})"
@@ -346,6 +332,27 @@ _CD = LazyRegex(r"(?:^|[;&|(]|\bthen|\bdo)\s*(?:cd|pushd)\s", re.M)
 
 
 _PROGRAM_DIRS: tuple[str | None, list[str]] = (None, [])
+
+
+def _why_not_missing(path_text: str, word: Any, dirs: list[str]) -> str | None:
+    """Why a config file not found is not missing (the script writes it, or where it is looked up is not
+    known), or None: it is missing."""
+    writer = _written_by_script(path_text) or _named_by_caller(word)
+    if writer is None and not os.path.isabs(path_text) and _changes_directory():
+        writer = "it changes directory before the launch, so the relative path is relative to an unknown place"
+    if writer is None and not os.path.isabs(path_text) and _program_elsewhere(path_text, dirs):
+        # LLaVA-pp: `deepspeed llava/train/train_mem.py --deepspeed ./scripts/zero2.json`, a script its README
+        # copies into the LLaVA checkout (a submodule) and runs there: neither path is this checkout's
+        writer = (
+            f"runs {_PROGRAM_DIRS[0]}, which is not found either: it runs from a directory this checkout "
+            "does not hold, where the relative path may be"
+        )
+    if writer is None and os.path.dirname(path_text) in ("", "."):
+        # a bare name is looked up in the job's working directory, which packlint does not know (a
+        # previous run's output: Megatron-DeepSpeed's ds_evalharness.sh names the training run's
+        # ds_config_<run>.json); a path with a directory names a file of the checkout
+        writer = "it names a bare file, looked up in the job's working directory, which is not known"
+    return writer
 
 
 def _program_elsewhere(path_text: str, dirs: list[str]) -> bool:
