@@ -493,13 +493,13 @@ def _analyse(job: _Job, keep_model: bool):
         text = job.stdin_text if is_stdin else read_bytes(job.path)
         sources = Sources()
         sources.add(job.display, text)
-        synthetic = None
+        synthetic, placeholder = None, False
         config_name = job.display if is_stdin else job.path
         if config_name.lower().endswith((".yaml", ".yml", ".json", ".toml")):
             # `packlint check x.yaml`: a config file of a known stack, as its usual launch reads it
             # (from stdin, e.g. the editor's unsaved text, under the name it is given)
             from packlint.configs import set_text_override
-            from packlint.configs.standalone import KNOWN, launch_for
+            from packlint.configs.standalone import KNOWN, PLACEHOLDER_PROGRAM, launch_for
 
             if is_stdin:
                 set_text_override(config_name, text)
@@ -510,7 +510,7 @@ def _analyse(job: _Job, keep_model: bool):
                     f"not a launch script, nor a config file of a stack packlint recognises by its keys ({KNOWN})",
                     "read",
                 )
-            synthetic = made[0]
+            synthetic, placeholder = made[0], made[1] in PLACEHOLDER_PROGRAM
         # a file is read by inspect_script itself, so `source` resolves beside the script
         model = inspect_script(
             job.display if is_stdin else job.path,
@@ -541,7 +541,7 @@ def _analyse(job: _Job, keep_model: bool):
             script_text=text if synthetic is None else synthetic,
             read_text=sources.text,
             known_rules=known_rules,
-            code=session.facts,
+            code=_no_code if placeholder else session.facts,
         )
         no_launch = not launches(as_model(model))
         return text, (model if keep_model else None), findings, suppressed, no_launch
@@ -558,6 +558,11 @@ def _analyse(job: _Job, keep_model: bool):
             f"report it at {REPORT_URL} with the script (PACKLINT_DEBUG=1 shows a traceback)",
             "internal",
         )
+
+
+def _no_code(launch: Any, variant: Any = None) -> None:
+    """The code facts of a stand-in launch whose program is a placeholder (configs/standalone.py): none."""
+    return None
 
 
 _WORKER_JOBS: list[_Job] = []

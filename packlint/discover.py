@@ -1,7 +1,9 @@
 """Which files `packlint check PATH...` reads: named files as given; directories searched recursively
 for `*.sh`, `*.bash`, files whose shebang names bash or sh, and the config files of a stack packlint
 recognises by their keys (a LLaMA-Factory or TRL YAML, a DeepSpeed JSON: configs/standalone.py; any other
-YAML/JSON/TOML is skipped silently). The pre-commit hook keeps the staged files by the same two tests.
+YAML/JSON/TOML is skipped silently, and so is a TRL recipe the checkout's own launches read: one a launch
+script names, or any in a checkout with its own TrlParser program, configs/standalone.read_by_the_checkout).
+The pre-commit hook keeps the staged files by the same two tests.
 Sorted and deterministic; skips VCS and dependency folders, virtualenvs, symlink loops, and what the
 checkout's `.gitignore` files ignore (git's rules, through pathspec: from the checkout's root down; a
 directory named on the command line is walked even when it is ignored itself)."""
@@ -63,8 +65,12 @@ NON_SCRIPT_SUFFIXES = frozenset(
         ".js",
         ".c",
         ".h",
+        ".mk",
     }
 )
+# make's own file names: a makefile that opens with `#!/bin/sh` (the FF planner's, vendored by ALFWorld)
+# is make's input, not a script
+NON_SCRIPT_NAMES = frozenset({"makefile", "gnumakefile"})
 _SHEBANG = LazyRegex(rb"^#![ \t]*\S*/(?:env[ \t]+(?:-\S+[ \t]+)*)?(?:bash|sh)(?:[ \t]|\r?$)")
 
 
@@ -95,7 +101,7 @@ def is_script(path: str) -> bool:
     name = os.path.basename(path)
     if name.endswith(SCRIPT_SUFFIXES):
         return True
-    if os.path.splitext(name)[1].lower() in NON_SCRIPT_SUFFIXES:
+    if os.path.splitext(name)[1].lower() in NON_SCRIPT_SUFFIXES or name.lower() in NON_SCRIPT_NAMES:
         return False
     return has_shell_shebang(path)
 

@@ -126,3 +126,27 @@ def test_declare_of_unknown_names_forgets_values(tmp_path, monkeypatch):
     assert "--language=ru" not in claimed  # (not known statically: the name comes from an argument)
     first = [launch for launch in model["launches"]][0]["variants"][0]["command"]
     assert isinstance(first[3], dict) and "unknown" in first[3]
+
+
+def test_words_after_a_redirection_are_arguments(tmp_path, monkeypatch):
+    """R1-V / Video-R1 `src/r1-v/run_grpo.sh`: a template `--output_dir <OUTPUT_DIR> \\` is two redirections
+    (`<OUTPUT_DIR`, then `>` to the next line's `--model_name_or_path`), and the words after them are still
+    the command's arguments; tree-sitter-bash makes them extra destinations of the last redirection (once
+    dropped: a false PK202 '--output_dir needs a value but none follows it')."""
+    model, run = differential(
+        tmp_path,
+        monkeypatch,
+        "run_grpo.sh",
+        """\
+        torchrun --nproc_per_node="8" \\
+            src/open_r1/grpo.py \\
+            --output_dir <OUTPUT_DIR> \\
+            --model_name_or_path <PATH-TO-MODEL> \\
+            --max_prompt_length 1024 \\
+            --bf16
+        python train.py --lr 1 >train.log --epochs 2 2>&1 --seed 3
+        """,
+        {"OUTPUT_DIR": "", "PATH-TO-MODEL": ""},
+    )
+    assert [r["argv"] for r in run.records] == commands(model)
+    assert commands(model)[0][-3:] == ["--output_dir", "1024", "--bf16"]

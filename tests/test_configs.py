@@ -457,3 +457,75 @@ def test_world_size_of_tools_sized_by_the_environment(tmp_path, script, world):
         assert "value" not in got and "value" not in (launch["world_size"] or {}), got
     else:
         assert got["value"] == world and launch["world_size"] == {"value": str(world)}, got
+
+
+LMMS_TRAIN = """
+from dataclasses import dataclass, field
+from typing import Optional
+
+import transformers
+
+
+@dataclass
+class ModelArguments:
+    model_id: str = field(default="llava-1.5-7b")
+
+
+@dataclass
+class DataArguments:
+    data_path: str = field(default=None)
+
+
+@dataclass
+class TrainingArguments(transformers.TrainingArguments):
+    model_max_length: int = field(default=1024)
+    use_lora: Optional[bool] = field(default=True)
+
+
+def train():
+    parser = transformers.HfArgumentParser((ModelArguments, DataArguments, TrainingArguments))
+    model_args, data_args, training_args = parser.parse_args_into_dataclasses()
+
+
+if __name__ == "__main__":
+    train()
+"""
+DS_AUTO = (
+    '{\n  "bf16": {"enabled": "auto"},\n  "train_micro_batch_size_per_gpu": "auto",\n  "train_batch_size": "auto",\n'
+    '  "gradient_accumulation_steps": "auto",\n  "zero_optimization": {"stage": 2, "overlap_comm": false}\n}\n'
+)
+
+
+def test_a_deepspeed_json_on_its_own_reads_no_program_of_the_checkout(tmp_path, capsys):
+    """zjysteven/lmms-finetune's shape: a root `train.py` (HfArgumentParser) and `ds_configs/zero2.json`.
+    The JSON checked on its own gets a stand-in launch whose program is a placeholder: the checkout's
+    train.py is not judged against the stand-in's own `--deepspeed --deepspeed_config` (once a false
+    PK202 'needs a value' and PK201 'not a flag' at the JSON's first line)."""
+    write(tmp_path, {"train.py": LMMS_TRAIN, "ds_configs/zero2.json": DS_AUTO, "ds_configs/zero3.json": DS_AUTO})
+    (tmp_path / ".git").mkdir()
+    for target in (tmp_path, tmp_path / "ds_configs" / "zero2.json"):
+        packlint_main(["check", str(target), "--format", "json", "--exit-zero"])
+        found = json.loads(capsys.readouterr().out)["findings"]
+        assert not [f for f in found if f["code"] in ("PK201", "PK202")], found
+
+
+LLAVA_PP = "deepspeed llava/train/train_mem.py \\\n    --deepspeed ./scripts/zero2.json \\\n    --model_name_or_path x\n"
+
+
+def test_a_config_path_of_a_program_run_elsewhere_is_not_missing(tmp_path):
+    """mbzuai-oryx/LLaVA-pp's shape: `scripts/LLaMA3-V_pretrain.sh` runs `llava/train/train_mem.py` with
+    `./scripts/zero2.json`; its README copies the script into the LLaVA submodule and runs it there. Neither
+    the program nor its directory is in the checkout, so the directory the job runs from is not one packlint
+    looked in: the relative config path is unknown, not missing (once 6 false PK601 warnings). Where the
+    program's directory is there (SliME, a LLaVA fork; VideoChat-R1's `src/sft_gqa.py` beside `src/open_r1/`),
+    the path is judged from it: missing."""
+    pp = tmp_path / "pp"
+    cfg = config_of(pp, LLAVA_PP, {"scripts/zero3.json": "{}\n", "LLaMA-3-V/train.py": "print()\n"})
+    assert "missing" not in cfg["files"][0] and "not found either" in cfg["files"][0]["unknown"]
+    fork = tmp_path / "fork"
+    cfg = config_of(fork, LLAVA_PP, {"llava/train/train_mem.py": "print()\n"})
+    assert cfg["files"][0]["missing"] is True
+    unreleased = tmp_path / "unreleased"
+    script = "torchrun --nproc_per_node=8 src/sft_gqa.py --deepspeed scripts/zero3_offload.json\n"
+    cfg = config_of(unreleased, script, {"src/open_r1/grpo.py": "print()\n"})
+    assert cfg["files"][0]["missing"] is True

@@ -149,3 +149,64 @@ def test_gitignore_is_respected_in_a_directory_walk(tmp_path, monkeypatch):
     _tree(plain, {".gitignore": "sub/\n", "sub/a.sh": "torchrun t.py\n"})
     monkeypatch.chdir(plain / "sub")
     assert discover(["."])[0] == ["a.sh"]
+
+
+def test_a_makefile_with_a_shell_shebang_is_no_script(tmp_path, monkeypatch):
+    """OpenManus-RL vendors ALFWorld's FF planner, whose `makefile` opens with `#!/bin/sh` (make's input:
+    `.c.o:; $(CC) -c $(CFLAGS) $<` is no shell); once a PK900 'does not parse'."""
+    from packlint.precommit_hook import select_argv
+
+    _tree(tmp_path, {
+        "ff_planner/makefile": "#!/bin/sh\n#\n\n.SUFFIXES: .c .o\n\n.c.o:; $(CC) -c $(CFLAGS) $<\n",
+        "ff_planner/Makefile": "#!/bin/sh\nall:\n\tcc -o ff main.c\n", "rules.mk": "#!/bin/sh\nX := 1\n",
+        "ff_planner/run_sample.sh": "./ff -o samples/domain.pddl -f samples/problem.pddl\n",
+    })  # fmt: skip
+    monkeypatch.chdir(tmp_path)
+    walked, _ = discover(["."])
+    assert walked == ["ff_planner/run_sample.sh"]
+    staged = sorted(str(p.relative_to(tmp_path)) for p in tmp_path.rglob("*") if p.is_file())
+    assert select_argv(staged) == ["check", "ff_planner/run_sample.sh"]  # the pre-commit hook agrees
+
+
+TRL_RECIPE = (
+    "model_name_or_path: Qwen/Qwen2-VL-2B-Instruct\ndataset_name: MMInstruction/Clevr_CoGenT_TrainA_R1\n"
+    "packing: true\nmax_seq_length: 4096\noutput_dir: data/Qwen2-VL-2B-Instruct-SFT\n"
+)
+
+
+def test_a_trl_recipe_a_script_names_is_judged_through_that_script(tmp_path, monkeypatch):
+    """R1-V's shape: `src/scripts/run_sft_clevr.sh` runs the checkout's own SFT program on
+    `src/r1-v/configs/qwen2vl_sft_config.yaml` (a program that builds its own SFTTrainer, with
+    skip_prepare_dataset). The walk leaves that recipe to the script's launch instead of guessing
+    `trl sft --config` reads it (once a false PK410 'packing concatenates samples' at the recipe); a recipe
+    no script names is still checked on its own, and so is a recipe named on the command line."""
+    _tree(tmp_path, {
+        "src/scripts/run_sft_clevr.sh": (
+            "ACCELERATE_LOG_LEVEL=info accelerate launch --config_file src/r1-v/configs/zero2.yaml "
+            "src/r1-v/src/open_r1/sft.py --config src/r1-v/configs/qwen2vl_sft_config.yaml\n"
+        ),
+        "src/r1-v/configs/qwen2vl_sft_config.yaml": TRL_RECIPE,
+        "src/r1-v/configs/unused_sft_config.yaml": TRL_RECIPE,
+    })  # fmt: skip
+    (tmp_path / ".git").mkdir()
+    monkeypatch.chdir(tmp_path)
+    walked, _ = discover(["."])
+    assert walked == ["src/r1-v/configs/unused_sft_config.yaml", "src/scripts/run_sft_clevr.sh"]
+    named, _ = discover(["src/r1-v/configs/qwen2vl_sft_config.yaml"])
+    assert named == ["src/r1-v/configs/qwen2vl_sft_config.yaml"]
+
+
+def test_a_trl_recipe_of_a_checkout_with_its_own_trlparser_program_is_left_to_it(tmp_path, monkeypatch):
+    """R1-VL's shape: `src/r1-vl/configs/qwen2vl_sft_config.yaml` is named by no script, and the checkout has its
+    own `src/open_r1/sft.py` that parses recipes with TrlParser (and builds its SFTTrainer with
+    skip_prepare_dataset): the recipe is not judged as `trl sft` would read it (once a false PK410 error, with
+    the trl==0.14.0 pin of its setup.py). A checkout with no such program keeps the stand-in."""
+    program = "from trl import ModelConfig, ScriptArguments, SFTConfig, SFTTrainer, TrlParser\n"
+    _tree(tmp_path / "r1vl", {"src/r1-vl/configs/qwen2vl_sft_config.yaml": TRL_RECIPE,
+                              "src/r1-vl/src/open_r1/sft.py": program})  # fmt: skip
+    _tree(tmp_path / "plain", {"recipes/sft.yaml": TRL_RECIPE, "tools/convert.py": "import json\n"})
+    for d in ("r1vl", "plain"):
+        (tmp_path / d / ".git").mkdir()
+    monkeypatch.chdir(tmp_path)
+    walked, _ = discover(["r1vl", "plain"])
+    assert walked == ["plain/recipes/sft.yaml"]

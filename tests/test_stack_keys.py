@@ -68,7 +68,8 @@ def test_messages_say_what_and_why(tmp_path: Path) -> None:
     assert trl["max_seq_length"].location.line == 3 and trl["max_seq_length"].location.path.endswith("sft.yaml")
     lf = {f.message.split()[0]: f for f in _check(ROOT / "llamafactory", tmp_path / "l")}
     assert "did you mean neat_packing?" in lf["neat_pack"].message
-    assert "release is unknown here" in lf["neat_pack"].message  # the assumption is named
+    assert "assuming llamafactory's release is one packlint has a snapshot of" in lf["neat_pack"].message
+    assert lf["neat_pack"].evidence == "assumed" and lf["neat_pack"].premises  # the assumption is a premise
     verl = [f for f in _check(ROOT / "verl_unpinned", tmp_path / "v") if f.code == "PK207"]
     assert "did you mean actor_rollout_ref.actor.ppo_mini_batch_size?" in verl[0].message
 
@@ -131,6 +132,41 @@ def test_versions_from_the_tree(tmp_path: Path) -> None:
     (tmp_path / "verl" / "version").mkdir(parents=True)
     (tmp_path / "verl" / "version" / "version").write_text("0.2.0.dev\n")
     assert tree_version("verl", "verl", str(tmp_path))["value"] == "0.2.0.dev"
+
+
+SETUP_DEPS = """
+_deps = [
+    "accelerate>=1.2.1",
+    "deepspeed==0.15.4",
+    "lighteval @ git+https://github.com/huggingface/lighteval.git@4f381b3#egg=lighteval[math]",
+    "pytest",
+    # "transformers @ git+https://github.com/huggingface/transformers.git@336dc69d63d56f232a183a3e7f52790429b871ef",
+    "trl==0.14.0",
+    "vllm==0.7.2",
+]
+deps = {b: a for a, b in (re.findall(r"^(([^!=<>~ \\[\\]]+)(?:\\[[^\\]]+\\])?(?:[!=<>~ ].*)?$)", x)[0] for x in _deps)}
+extras = {"dev": [deps["pytest"]]}
+install_requires = [
+    deps["accelerate"],
+    deps["deepspeed"],
+    # deps["vllm"],
+    deps["trl"],
+]
+setup(name="r1-v", install_requires=list(install_requires), extras_require=extras)
+"""
+
+
+def test_versions_from_a_setup_py_deps_table(tmp_path: Path) -> None:
+    """R1-V's and Video-R1's `src/r1-v/setup.py` (transformers' shape, which open-r1 copies): the pins sit in a
+    `_deps` table and `install_requires` names them as `deps["trl"]`; a commented-out reference is no pin."""
+    from packlint.configs.versions import pinned_in_tree, tree_version
+
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "setup.py").write_text(SETUP_DEPS)
+    assert tree_version("trl", "trl", str(tmp_path))["value"] == "0.14.0"
+    assert pinned_in_tree("deepspeed", str(tmp_path))[0] == "0.15.4"
+    assert pinned_in_tree("vllm", str(tmp_path)) is None  # (its reference is commented out)
+    assert pinned_in_tree("transformers", str(tmp_path)) is None
 
 
 def test_unresolved_dataclass_keeps_the_schema_open(tmp_path: Path) -> None:
@@ -331,3 +367,21 @@ def test_a_bad_value_message_names_the_choices_and_the_close_one(tmp_path: Path)
     boolean = next(f for f in lf if f.message.startswith("save_strategy"))
     assert "quote it" in boolean.message
     assert boolean.location.path.endswith("llama3_lora_sft_bad.yaml") and boolean.location.line == 24
+
+
+def test_trl_parser_config_keys_follow_the_release(tmp_path: Path) -> None:
+    """TrlParser raises on a leftover `--config` key only from TRL 0.19 (trl/scripts/utils.py
+    fail_with_unknown_args); before, parse_args_and_config drops it silently. The verdict follows the
+    release the checkout pins, and names both behaviours when the release is not known."""
+    old = {f.message.split()[0]: f for f in _check(ROOT / "trl_parser_old_pin", tmp_path / "o") if f.code == "PK207"}
+    assert "drops it without a word" in old["dataset_configs"].message
+    assert "trl 0.14.0" in old["dataset_configs"].message and "Unknown arguments" not in old["dataset_configs"].message
+    assert "did you mean dataset_config?" in old["dataset_configs"].message
+    git = {f.message.split()[0]: f for f in _check(ROOT / "trl_parser_git_pin", tmp_path / "g") if f.code == "PK207"}
+    text = git["num_processes"].message
+    assert "from TRL 0.19" in text and "earlier releases drop it" in text and git["num_processes"].severity == "warning"
+    pkg = [f for f in _check(ROOT / "trl_parser_package_pin", tmp_path / "p") if f.code == "PK207"]
+    assert "trl 0.14.0, the pin trl==0.14.0 in" in pkg[0].message and "src/r1-v/setup.py)" in pkg[0].message
+    assert not pkg[0].premises  # (transformers==4.49.0 is pinned there too: nothing is assumed)
+    new = [f for f in _check(ROOT / "trl_parser_config", tmp_path / "n") if f.code == "PK207"]
+    assert new and "raises 'Unknown arguments from config file'" in new[0].message and new[0].severity == "error"

@@ -63,7 +63,7 @@ def assumption(stack: str) -> str:
     """The assumption a verdict from the snapshots makes when the release is unknown, in words."""
     rels = releases(stack)
     span = f"{rels[0]} to {rels[-1]}" if rels else "none"
-    return f"{stack}'s release is unknown here: assumed to be one packlint has a snapshot of ({span})"
+    return f"{stack}'s release is one packlint has a snapshot of ({span}); the checkout does not say which"
 
 
 def release_mask(stack: str, version: str | None) -> int | None:

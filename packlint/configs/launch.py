@@ -119,8 +119,9 @@ def launch_config(
     else:
         cfg["stack_version"] = {"unknown": "the stack is not known"}
     dirs = _search_dirs(script_dir)
-    global _SCRIPT
+    global _SCRIPT, _PROGRAM_DIRS
     _SCRIPT = script
+    _PROGRAM_DIRS = (program, dirs)
     _NEAR[0] = script_dir
     incomplete: list[str] = []
     settings: dict = cfg["settings"]
@@ -236,17 +237,10 @@ def _read_into(cfg, section, how, word, occ, fmt, dialect, dirs, target: dict, i
     record: dict[str, Any] = {"role": role, "path": path_text, "format": fmt, "named_at": named or None}
     cfg["files"].append(record)
     if found is None:
-        writer = _written_by_script(path_text) or _named_by_caller(word)
-        if writer is None and not os.path.isabs(path_text) and _changes_directory():
-            writer = "it changes directory before the launch, so the relative path is relative to an unknown place"
-        if writer is None and os.path.dirname(path_text) in ("", "."):
-            # a bare name is looked up in the job's working directory, which packlint does not know (a
-            # previous run's output: Megatron-DeepSpeed's ds_evalharness.sh names the training run's
-            # ds_config_<run>.json); a path with a directory names a file of the checkout
-            writer = "it names a bare file, looked up in the job's working directory, which is not known"
+        writer = _why_not_missing(path_text, word, dirs)
         if writer is not None:
             # `cat <<EOT > $DS_CONFIG` before the launch (Megatron-DeepSpeed's scripts): not missing
-            how = writer if writer.startswith("it ") else f"writes it itself ({writer})"
+            how = writer if writer.startswith(("it ", "runs ")) else f"writes it itself ({writer})"
             record["unknown"] = f"{path_text} is not found, but the script {how}"
             incomplete.append(record["unknown"])
             return
@@ -335,6 +329,49 @@ _ASSIGN = LazyRegex(r"^\s*(?:export\s+|local\s+|declare\s+\S+\s+)?([A-Za-z_][A-Z
 
 
 _CD = LazyRegex(r"(?:^|[;&|(]|\bthen|\bdo)\s*(?:cd|pushd)\s", re.M)
+
+
+_PROGRAM_DIRS: tuple[str | None, list[str]] = (None, [])
+
+
+def _why_not_missing(path_text: str, word: Any, dirs: list[str]) -> str | None:
+    """Why a config file not found is not missing (the script writes it, or where it is looked up is not
+    known), or None: it is missing."""
+    writer = _written_by_script(path_text) or _named_by_caller(word)
+    if writer is None and not os.path.isabs(path_text) and _changes_directory():
+        writer = "it changes directory before the launch, so the relative path is relative to an unknown place"
+    if writer is None and not os.path.isabs(path_text) and _program_elsewhere(path_text, dirs):
+        # LLaVA-pp: `deepspeed llava/train/train_mem.py --deepspeed ./scripts/zero2.json`, a script its README
+        # copies into the LLaVA checkout (a submodule) and runs there: neither path is this checkout's
+        writer = (
+            f"runs {_PROGRAM_DIRS[0]}, which is not found either: it runs from a directory this checkout "
+            "does not hold, where the relative path may be"
+        )
+    if writer is None and os.path.dirname(path_text) in ("", "."):
+        # a bare name is looked up in the job's working directory, which packlint does not know (a
+        # previous run's output: Megatron-DeepSpeed's ds_evalharness.sh names the training run's
+        # ds_config_<run>.json); a path with a directory names a file of the checkout
+        writer = "it names a bare file, looked up in the job's working directory, which is not known"
+    return writer
+
+
+def _program_elsewhere(path_text: str, dirs: list[str]) -> bool:
+    """The launch runs a relative `.py` program that neither it nor its directory is found beside the
+    script, up to its checkout root, or in the working directory: the directory it runs from is not one
+    packlint looked in. (A program whose directory is there, `src/sft_gqa.py` beside `src/open_r1/`, is
+    one the checkout lacks: the directory holds, and the config path is judged from it.) A config path
+    that a directory of the checkout holds is the machine's to decide (packlint.configs.elsewhere)."""
+    program, program_dirs = _PROGRAM_DIRS
+    if not program or os.path.isabs(program) or not program.endswith(".py") or "$" in program:
+        return False
+    if resolve_path(program, program_dirs) is not None:
+        return False
+    parent = os.path.dirname(os.path.normpath(program))
+    if parent and parent != "." and any(os.path.isdir(os.path.join(d, parent)) for d in program_dirs):
+        return False
+    from packlint.configs.elsewhere import missing_premise
+
+    return missing_premise(path_text, dirs) is None
 
 
 def _changes_directory() -> bool:

@@ -23,6 +23,10 @@ COMMANDS = {
     "megatron-bridge": "python run_recipe.py --config-file NAME",
     "nemo-rl": "python examples/run_grpo.py --config NAME",
 }
+# stacks whose stand-in names a placeholder program, not one of the stack's own: the code its launch runs
+# is unknown, so none is read for it (a checkout's own `train.py` is not what reads a DeepSpeed JSON, and
+# the stand-in's `--deepspeed --deepspeed_config` are packlint's words, not the user's)
+PLACEHOLDER_PROGRAM = frozenset({"deepspeed"})
 
 
 def is_config_name(path: str) -> bool:
@@ -135,7 +139,91 @@ def is_stack_config(path: str) -> bool:
     root, err = read_config_file(path, fmt, "pyyaml", near=path)  # (a file named or walked: its own checkout)
     if err is not None or root is None:
         return False
-    return recognise(root.plain(), fmt) is not None
+    stack = recognise(root.plain(), fmt)
+    if stack == "trl" and read_by_the_checkout(path):
+        # the stand-in (`trl sft --config`) guesses the program that reads a TRL recipe; the checkout says
+        # otherwise when a launch script of it names the recipe (R1-V: `accelerate launch
+        # src/open_r1/sft.py --config x.yaml`, judged through that launch) or when it has a program of its
+        # own that parses recipes with TrlParser (open-r1's shape; R1-VL's sft.py builds its SFTTrainer
+        # with skip_prepare_dataset): the recipe is not judged as `trl sft` would read it
+        return False
+    return stack is not None
+
+
+_SCRIPT_NAMES = (".sh", ".bash", ".slurm", ".sbatch")
+_YAML_WORD = re.compile(rb"[\w./@+-]*[\w@+-]\.ya?ml\b")
+_MAX_FILES, _MAX_LISTED, _MAX_SCRIPT_BYTES, _PY_HEAD = 4000, 50_000, 256 << 10, 32 << 10
+
+
+def read_by_the_checkout(path: str) -> bool:
+    """Whether the checkout's own launches read this recipe: a launch script of it names the file (its
+    path, or a path ending in it), or a Python program of it (not a vendored `trl/`) uses TrlParser."""
+    from packlint.codebase.resolve import checkout_root
+
+    root = checkout_root(os.path.dirname(os.path.abspath(path)))[0]
+    if root is None:
+        return False
+    from packlint import caches
+
+    memo = _named_memo()  # checkout root -> (the YAML paths its scripts name, a TrlParser program) (one run)
+    facts = memo.get(root) if caches.IN_RUN[0] else None
+    if facts is None:
+        facts = _checkout_facts(root)
+        if caches.IN_RUN[0]:
+            memo[root] = facts
+    words, own_parser = facts
+    if own_parser:
+        return True
+    rel = os.path.relpath(os.path.abspath(path), root).replace(os.sep, "/")
+    for word in words:
+        w = word[2:] if word.startswith("./") else word
+        if "/" not in w:
+            if w == os.path.basename(rel):
+                return True
+        elif rel == w or rel.endswith("/" + w) or w.endswith("/" + rel):
+            return True
+    return False
+
+
+_NAMED: list[dict[str, tuple[frozenset[str], bool]]] = []
+
+
+def _named_memo() -> dict[str, tuple[frozenset[str], bool]]:
+    if not _NAMED:
+        from packlint import caches
+
+        _NAMED.append(caches.run_memo())
+    return _NAMED[0]
+
+
+def _checkout_facts(root: str) -> tuple[frozenset[str], bool]:
+    from packlint.discover import SKIP_DIRS
+    from packlint.safe_io import read_head, read_regular
+
+    found: set[str] = set()
+    own_parser = False
+    seen = listed = 0
+    for d, dirs, files in os.walk(root):
+        dirs[:] = sorted(x for x in dirs if x not in SKIP_DIRS and not (d == root and x == "trl"))
+        listed += len(files)
+        if listed > _MAX_LISTED:  # (a checkout's data folders: bounded, as packlint.configs.elsewhere is)
+            return frozenset(found), own_parser
+        for name in sorted(files):
+            is_py = name.endswith(".py")
+            if not (is_py and not own_parser) and not name.endswith(_SCRIPT_NAMES):
+                continue
+            seen += 1
+            if seen > _MAX_FILES:
+                return frozenset(found), own_parser
+            if is_py:
+                head = read_head(os.path.join(d, name), _PY_HEAD)
+                if head and b"TrlParser" in head:
+                    own_parser = True
+                continue
+            data = read_regular(os.path.join(d, name), _MAX_SCRIPT_BYTES)
+            if data:
+                found.update(m.group(0).decode("utf-8", "replace") for m in _YAML_WORD.finditer(data))
+    return frozenset(found), own_parser
 
 
 # keys only one TRL trainer's config has (trl/trainer/*_config.py), and the trainers by name

@@ -108,7 +108,13 @@ _PIN = LazyRegex(
 )  # noqa: E501
 
 
-_INSTALL_REQUIRES = LazyRegex(r"install_requires\s*=\s*\[([^\]]*)\]", re.S)
+_INSTALL_REQUIRES = LazyRegex(r"install_requires\s*=\s*\[")
+# transformers' setup.py shape (open-r1 and its forks copy it): the pins in a `_deps = [...]` table, and
+# `install_requires = [deps["trl"], ...]` naming the runtime ones
+_DEPS_TABLE = LazyRegex(r"^_deps\s*=\s*\[(.*?)^\]", re.S | re.M)
+_DEPS_NAMED = LazyRegex(r"""deps\[\s*["']([A-Za-z0-9][A-Za-z0-9._-]*)["']\s*\]""")
+_QUOTED = LazyRegex(r"""["']([^"'\n]+)["']""")
+_COMMENT = LazyRegex(r"#[^\n]*")
 
 
 def _runtime_part(path: str, text: str) -> str:
@@ -126,8 +132,39 @@ def _runtime_part(path: str, text: str) -> str:
             return ""
         return "\n".join(d for d in deps if isinstance(d, str)) if isinstance(deps, list) else ""
     if name == "setup.py":
-        return "\n".join(m.group(1) for m in _INSTALL_REQUIRES.finditer(text))
+        required = [_COMMENT.sub("", _bracketed(text, m.end())) for m in _INSTALL_REQUIRES.finditer(text)]
+        return "\n".join(required + _named_deps(text, required))
     return text
+
+
+def _bracketed(text: str, start: int) -> str:
+    """The text of a Python list from just after its `[` to its matching `]` (nested brackets counted:
+    `[deps["trl"], ...]`; the rest of the file when it never closes)."""
+    depth = 1
+    for i in range(start, len(text)):
+        c = text[i]
+        if c == "[":
+            depth += 1
+        elif c == "]":
+            depth -= 1
+            if depth == 0:
+                return text[start:i]
+    return text[start:]
+
+
+def _named_deps(text: str, required: list[str]) -> list[str]:
+    """The `_deps` entries that `install_requires` names through `deps["name"]` (transformers' setup.py
+    shape): `"trl==0.16.0"` for `deps["trl"]`; a commented-out entry or reference is none."""
+    names = {re.sub(r"[-_.]+", "-", n).lower() for part in required for n in _DEPS_NAMED.findall(part)}
+    table = _DEPS_TABLE.search(text)
+    if not names or table is None:
+        return []
+    out = []
+    for entry in _QUOTED.findall(_COMMENT.sub("", table.group(1))):
+        head = re.match(r"[A-Za-z0-9][A-Za-z0-9._-]*", entry.strip())
+        if head is not None and re.sub(r"[-_.]+", "-", head.group(0)).lower() in names:
+            out.append(entry)
+    return out
 
 
 def pinned_in_tree(dist: str | None, script_dir: str | None) -> tuple[str, str] | None:

@@ -31,6 +31,20 @@ if TYPE_CHECKING:
     from packlint.interpret.run import Interpreter
 
 
+def _words_after_redirects(node: Node) -> list[Node]:
+    """Words written after a redirection (`torchrun x.py --a <A> \\ --b 1`: bash redirects from `A` and to
+    `--b`, and `1` stays an argument): tree-sitter-bash makes them extra destinations of the statement's
+    last file redirection; each redirection takes one word, the rest are the command's arguments."""
+    parent = node.parent
+    if parent is None or parent.type != "redirected_statement" or parent.child_by_field_name("body") != node:
+        return []
+    out: list[Node] = []
+    for r in parent.children_by_field_name("redirect"):
+        if r.type == "file_redirect":
+            out += r.children_by_field_name("destination")[1:]
+    return out
+
+
 def exec_command(
     interp: Interpreter, node: Node, world: World, ps: ParsedScript, status_out: StatusOut | None = None
 ) -> list[World]:
@@ -47,6 +61,8 @@ def exec_command(
         if name_node is not None
         else []
     )
+    if words:
+        words += _words_after_redirects(node)
     glue_tail = None
     if (
         prefix

@@ -80,11 +80,28 @@ def _problems(ctx: EvalContext) -> dict[str, str]:
     memo = ctx.memo
     if "stack_key_problems" not in memo:
         try:
-            memo["stack_key_problems"] = _read_problems(ctx)
+            memo["stack_key_problems"] = _without_null_ignored(ctx, _read_problems(ctx))
         except (OSError, ValueError, KeyError, TypeError):  # a malformed snapshot or model: no finding
             memo["stack_key_problems"] = {}
     found: dict[str, str] = memo["stack_key_problems"]
     return found
+
+
+def _without_null_ignored(ctx: EvalContext, found: dict[str, str]) -> dict[str, str]:
+    """A key the stack ignores whose value is null (a template's empty `debug:`) changes nothing when it
+    is dropped: no finding. (A stack that rejects an unknown key rejects it whatever its value.)"""
+    if not found:
+        return found
+    cfg: Any = variant_config(ctx.variant) or {}
+    settings = cfg.get("settings") or {}
+    ignored = ctx.memo.get("stack_key_ignored", set())
+    out = {}
+    for key, text in found.items():
+        s = settings.get(key) or {}
+        if (cfg.get("stack") == "axolotl" or key in ignored) and "value" in s and s["value"] is None:
+            continue
+        out[key] = text
+    return out
 
 
 def _read_problems(ctx: EvalContext) -> dict[str, str]:
@@ -161,9 +178,10 @@ def _swift_ignores(cfg: Any) -> bool:
 
 def _trl_parser_config(ctx: EvalContext, cfg: Any) -> dict[str, str]:
     """A Python program that parses with TrlParser.parse_args_and_config given `--config x.yaml`: a YAML
-    key no dataclass field has is left over (trl/scripts/utils.py set_defaults_with_config) and raises
-    "Unknown arguments from config file" unless the program passes fail_with_unknown_args=False (then
-    it is ignored: the run trains without it)."""
+    key no dataclass field has is left over (trl/scripts/utils.py set_defaults_with_config). From TRL 0.19
+    it raises "Unknown arguments from config file" unless the program passes fail_with_unknown_args=False;
+    before 0.19 parse_args_and_config drops the leftovers without a word. Either way of ignoring it, the
+    run trains without the key (a warning); with TRL's release unknown, the verdict names both."""
     from packlint.codebase.argparse_reader.argparse_calls import TRL_CONFIG_NOTE
     from packlint.conditions.functions.codebase_common import _schema_view
 
@@ -173,6 +191,7 @@ def _trl_parser_config(ctx: EvalContext, cfg: Any) -> dict[str, str]:
         return {}
     dests = {spec.dest for spec in schema.specs()}
     ignored = note[len(TRL_CONFIG_NOTE) :].startswith("ignored")
+    release = None if ignored else _trl_release(ctx)
     out: dict[str, str] = {}
     for key, s in (cfg.get("settings") or {}).items():
         top = key.split(".", 1)[0]
@@ -180,19 +199,42 @@ def _trl_parser_config(ctx: EvalContext, cfg: Any) -> dict[str, str]:
             continue
         close = _close_matches(top, sorted(dests), n=1, cutoff=0.8)
         mean = f" (did you mean {close[0]}?)" if close else ""
-        what = (
-            "the program parses with fail_with_unknown_args=False, so the run trains without it"
-            if ignored
-            else "TrlParser.parse_args_and_config raises 'Unknown arguments from config file' as the job starts"
-        )
+        what = _TRL_RAISES
+        if ignored:
+            what = "the program parses with fail_with_unknown_args=False, so the run trains without it"
+        elif release is None:  # (not applied in any release: a warning, whichever the checkout runs)
+            what = f"from TRL 0.19 {_TRL_RAISES}; earlier releases drop it silently and the run trains without it"
+        elif release[0] is False:
+            what = f"TrlParser before 0.19 ({release[1]}) drops it without a word, so the run trains without it"
         out[key] = f"{top} is not a field of the program's TrlParser dataclasses{mean}: {what}"
         from packlint.conditions.functions.stack_keys import snapshot_assumption
 
         if snapshot_assumption(schema, ctx.model.get("script")):
             ctx.memo.setdefault("stack_key_sources", {})[key] = "snapshot"
-        if ignored:
+        if ignored or release is None or release[0] is False:
             ctx.memo.setdefault("stack_key_ignored", set()).add(key)
     return out
+
+
+_TRL_RAISES = "TrlParser.parse_args_and_config raises 'Unknown arguments from config file' as the job starts"
+
+
+def _trl_release(ctx: EvalContext) -> tuple[bool, str] | None:
+    """(whether the TRL release the checkout runs rejects a leftover `--config` key, where that release is
+    said): parse_args_and_config raises from v0.19.0 (trl/scripts/utils.py, `fail_with_unknown_args`);
+    None when the checkout does not say its release (a vendored copy's version file, an exact pin)."""
+    from packlint.conditions.functions.codebase_common import _schema_view
+    from packlint.conditions.functions.stack_keys import release_in_tree
+    from packlint.rule_table import version_in_range
+
+    tv = release_in_tree("trl", "trl", _schema_view(ctx)[0], ctx.model.get("script"))
+    value = tv.get("value")
+    if not value:
+        return None
+    rejects = version_in_range([(">=", (0, 19))], str(value))
+    if rejects is None:
+        return None
+    return rejects, f"trl {value}, {tv.get('source') or 'the checkout'}"
 
 
 def _script_dir(ctx: EvalContext) -> str | None:
@@ -528,13 +570,21 @@ def _f_stack_key_assumed(ctx: EvalContext, node: Builtin, a: list[Any]) -> Any:
     what = ctx.memo.get("stack_key_sources", {}).get(a[0])
     if what != "snapshot" or not isinstance(stack, str):
         return Unk("the keys come from the checkout, or from the release it runs", "absent")
+    from packlint import evidence
+
+    text = _snapshot_text(ctx, stack)
+    evidence.note(ctx, (evidence.ASSUMED, text))  # (the finding's premise: `packlint inspect`, JSON)
+    return text
+
+
+def _snapshot_text(ctx: EvalContext, stack: Any) -> str:
     from packlint.codebase import stack_schemas
     from packlint.conditions.functions.codebase_common import _schema_view
     from packlint.conditions.functions.stack_keys import snapshot_assumption
 
     schema = _schema_view(ctx)[0]
     text = snapshot_assumption(schema, ctx.model.get("script")) if schema is not None else None
-    return text or stack_schemas.assumption(stack)
+    return text or (stack_schemas.assumption(stack) if isinstance(stack, str) else "")
 
 
 def _f_stack_key_ignored(ctx: EvalContext, node: Builtin, a: list[Any]) -> Any:

@@ -32,18 +32,37 @@ def _parts(releases: str) -> list[tuple[str, int]]:
     return out
 
 
+def release_in_tree(vname: str, dist: str | None, schema: Any, script: str | None) -> dict[str, str]:
+    """The release of a stack the checkout says the launch runs (packlint.configs.versions.tree_version):
+    looked up from the launched program's own directory first (its package's setup.py or requirements
+    pin what it runs: R1-V's `src/r1-v/setup.py` beside `src/r1-v/src/open_r1/sft.py`), then from the
+    script's; `{}` when neither says."""
+    from packlint.configs.versions import tree_version
+
+    dirs = []
+    origin = getattr(schema, "parser_origin", None) if schema is not None else None
+    if isinstance(origin, str) and os.path.isabs(origin):
+        dirs.append(os.path.dirname(origin.rsplit(":", 1)[0]))
+    if script:
+        dirs.append(os.path.dirname(os.path.abspath(script)))
+    for d in dirs:
+        tv = tree_version(vname, dist, d)
+        if tv.get("value"):
+            return tv
+    return {}
+
+
 def versioned_schema(schema: Any, script: str | None) -> Any:
     """The schema for the releases the checkout runs (itself when nothing is known or nothing differs)."""
     specs = [s for s in schema.specs() if getattr(s, "releases", None)]
     if not specs or not script:
         return schema
     from packlint.codebase import stack_schemas
-    from packlint.configs.versions import tree_version
 
     known: dict[str, dict[str, str]] = {}
     for st in {st for s in specs for st, _ in _parts(s.releases)}:
         vname, dist = _VERSION_NAMES.get(st, (st, st))
-        tv = tree_version(vname, dist, os.path.dirname(os.path.abspath(script)))
+        tv = release_in_tree(vname, dist, schema, script)
         if tv.get("value") and stack_schemas.release_mask(st, tv["value"]) is not None:
             known[st] = tv
     if not known:
@@ -122,11 +141,9 @@ def snapshot_assumption(schema: Any, script: str | None) -> str | None:
             stacks.add(head)
     unknown = []
     if stacks and script:
-        from packlint.configs.versions import tree_version
-
         for st in sorted(stacks):
             vname, dist = _VERSION_NAMES[st]
-            v = tree_version(vname, dist, os.path.dirname(os.path.abspath(script))).get("value")
+            v = release_in_tree(vname, dist, schema, script).get("value")
             if not v or stack_schemas.release_mask(st, v) is None:
                 unknown.append(stack_schemas.assumption(st))
     memo[script] = "; ".join(unknown) or None
@@ -145,7 +162,12 @@ def _f_flag_assumed(ctx: Any, node: Any, a: list[Any]) -> Any:
     if schema is not None and removed_text(schema, a[0]) is not None:
         return Unk("the release the checkout runs lacks the flag", "absent")  # a verdict on a known release
     text = snapshot_assumption(schema, ctx.model.get("script")) if schema is not None else None
-    return text if text else Unk("no snapshot release assumed", "absent")
+    if not text:
+        return Unk("no snapshot release assumed", "absent")
+    from packlint import evidence
+
+    evidence.note(ctx, (evidence.ASSUMED, text))  # (the finding's premise: `packlint inspect`, JSON)
+    return text
 
 
 def _f_flag_rejection(ctx: Any, node: Any, a: list[Any]) -> Any:
