@@ -24,6 +24,12 @@ COMMANDS = {
     "nemo-rl": "python examples/run_grpo.py --config NAME",
 }
 
+# stacks whose usual command names no program of its own: the made-up launch's `train.py` stands in for
+# whatever program the user runs, so no code is read for it (a checkout's own `train.py`, found by its
+# name, would judge the flags packlint wrote itself: NVlabs/Eagle's `Eagle/train.py` against the
+# `--deepspeed --deepspeed_config` of `Eagle/scripts/zero2.json`)
+STAND_IN_PROGRAM = frozenset({"deepspeed"})
+
 
 def is_config_name(path: str) -> bool:
     return path.lower().endswith(CONFIG_SUFFIXES)

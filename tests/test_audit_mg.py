@@ -1,0 +1,154 @@
+"""Mechanisms behind false findings of the h-audit-mg precision audit (issue 26; docs/accuracy.md, the
+section "Issue 26, Megatron/DeepSpeed/multimodal half (h-audit-mg)"), each in the shape the real
+repository uses."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+
+import pytest
+
+from packlint.cli import main
+
+
+def _check_json(capsys, *argv) -> list[dict]:
+    capsys.readouterr()
+    main(["check", "--isolated", "--format", "json", "--exit-zero", *argv])
+    return json.loads(capsys.readouterr().out)["findings"]
+
+
+# LLaVA-style HF Trainer program (NVlabs/Eagle `Eagle/train.py`): HfArgumentParser over its dataclasses
+_HF_TRAIN = """\
+from dataclasses import dataclass, field
+from typing import Optional
+
+import transformers
+
+
+@dataclass
+class ModelArguments:
+    model_name_or_path: Optional[str] = field(default="facebook/opt-125m")
+    vision_tower: Optional[str] = field(default=None)
+
+
+@dataclass
+class DataArguments:
+    data_path: str = field(default=None)
+    image_folder: Optional[str] = field(default=None)
+
+
+@dataclass
+class TrainingArguments(transformers.TrainingArguments):
+    model_max_length: int = field(default=512)
+
+
+def train():
+    parser = transformers.HfArgumentParser((ModelArguments, DataArguments, TrainingArguments))
+    model_args, data_args, training_args = parser.parse_args_into_dataclasses()
+
+
+if __name__ == "__main__":
+    train()
+"""
+
+_ZERO2 = {
+    "fp16": {"enabled": "auto"},
+    "bf16": {"enabled": "auto"},
+    "train_micro_batch_size_per_gpu": "auto",
+    "train_batch_size": "auto",
+    "gradient_accumulation_steps": "auto",
+    "zero_optimization": {"stage": 2, "overlap_comm": False, "contiguous_gradients": True},
+}
+
+
+def test_a_deepspeed_config_checked_on_its_own_is_not_judged_by_a_train_py_of_the_checkout(
+    tmp_path, monkeypatch, capsys
+):
+    """NVlabs/Eagle: `Eagle/scripts/zero2.json` is named by the scripts as `./scripts/zero2.json` (run from
+    `Eagle/`), so a directory check also checks it on its own, as `deepspeed train.py --deepspeed
+    --deepspeed_config zero2.json`. That `train.py` is a stand-in for the user's program; the checkout's
+    own `Eagle/train.py` (an HF Trainer program, whose `--deepspeed` takes a path) must not judge the
+    flags packlint wrote itself (it did: PK202 `--deepspeed needs a value`, PK201 `--deepspeed_config`)."""
+    monkeypatch.setenv("PACKLINT_CACHE_DIR", str(tmp_path / "cache"))
+    root = tmp_path / "Eagle-repo" / "Eagle"
+    (root / "scripts").mkdir(parents=True)
+    (tmp_path / "Eagle-repo" / ".git").mkdir()  # the checkout's root (a VCS marker)
+    monkeypatch.chdir(tmp_path)
+    (root / "setup.py").write_text("from setuptools import setup\n\nsetup(name='eagle')\n")
+    (root / "train.py").write_text(_HF_TRAIN)
+    (root / "scripts" / "zero2.json").write_text(json.dumps(_ZERO2, indent=4))
+    (root / "scripts" / "finetune.sh").write_text(
+        "#!/bin/bash\n"
+        "deepspeed train.py \\\n"
+        "    --deepspeed ./scripts/zero2.json \\\n"
+        "    --model_name_or_path lmsys/vicuna-7b-v1.5 \\\n"
+        "    --bf16 True \\\n"
+        "    --output_dir ./checkpoints/x \\\n"
+        "    --per_device_train_batch_size 4\n"
+    )
+    found = _check_json(capsys, str(tmp_path / "Eagle-repo"))
+    judged = [f for f in found if f["path"].endswith("zero2.json") and f["severity"] in ("error", "warning")]
+    assert judged == []
+    assert not [f for f in found if f["code"] in ("PK201", "PK202")]
+    # the script's own launch is still checked against the same program: a misspelt flag is found
+    script = root / "scripts" / "finetune.sh"
+    script.write_text(script.read_text().replace("--bf16 True", "--bf16 True --per_device_batch_size 2"))
+    found = _check_json(capsys, str(script))
+    assert [f["code"] for f in found if f["severity"] != "info"] == ["PK201"]
+
+
+def test_a_deepspeed_config_on_its_own_still_gets_its_config_checks(tmp_path, monkeypatch, capsys):
+    """The stand-in reads no code, and the checks of the file itself still run: a broken JSON is one
+    error at the file (the made-up launch is no excuse to say nothing)."""
+    monkeypatch.setenv("PACKLINT_CACHE_DIR", str(tmp_path / "cache"))
+    (tmp_path / "train.py").write_text(_HF_TRAIN)
+    bad = tmp_path / "ds_config.json"
+    bad.write_text('{\n  "train_micro_batch_size_per_gpu": 4,\n  "zero_optimization": {"stage": 2,}\n}\n')
+    found = _check_json(capsys, str(bad))
+    assert [f["severity"] for f in found if f["path"].endswith("ds_config.json")] == ["error"]
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
+def test_lightning_variables_are_a_runtime_s_not_dead(tmp_path, monkeypatch, capsys):
+    """IDEA-CCNL/Fengshenbang-LM: the Lightning scripts `export PL_DEEPSPEED_CONFIG_PATH=$config_json` and
+    run `--strategy deepspeed_stage_2`: PyTorch Lightning's DeepSpeedStrategy reads that variable
+    (DEEPSPEED_ENV_VAR). The repository's own strategy module once named it too, so the history made it
+    a PK203 warning ("no module reads it any more"). Lightning's PL_ variables are a runtime's, like
+    WANDB_; a misspelt variable of the code's own is still found."""
+    monkeypatch.setenv("PACKLINT_CACHE_DIR", str(tmp_path / "cache"))
+    repo = tmp_path / "fengshen"
+    (repo / "strategies").mkdir(parents=True)
+
+    def git(*args):
+        subprocess.run(
+            ["git", "-c", "user.name=t", "-c", "user.email=t@t", *args], cwd=repo, check=True, capture_output=True
+        )
+
+    git("init", "-q", ".")
+    (repo / "strategies" / "megatron_deepspeed.py").write_text(
+        'import os\n\n\nclass DeepSpeedStrategy:\n    DEEPSPEED_ENV_VAR = "PL_DEEPSPEED_CONFIG_PATH"\n\n'
+        '    def config(self):\n        return os.environ.get("PL_DEEPSPEED_CONFIG_PATH")\n'
+    )
+    (repo / "finetune.py").write_text(
+        "import argparse\nimport os\n\nimport pytorch_lightning as pl\n\n"
+        "parser = argparse.ArgumentParser()\nparser.add_argument('--strategy', default='ddp')\n"
+        "args = parser.parse_args()\nTAG = os.environ.get('FS_RUN_TAG')\n"
+        "trainer = pl.Trainer(strategy=args.strategy)\n"
+    )
+    git("add", ".")
+    git("commit", "-qm", "one")
+    (repo / "strategies" / "megatron_deepspeed.py").unlink()
+    git("commit", "-qam", "two")
+    (repo / "run.sh").write_text(
+        "#!/bin/bash\n"
+        "config_json=./ds_config.json\n"
+        "export PL_DEEPSPEED_CONFIG_PATH=$config_json\n"
+        "export PL_GLOBAL_SEED=42\n"
+        "export FS_RUN_TAGG=a\n"
+        "python finetune.py --strategy deepspeed_stage_2\n"
+    )
+    found = _check_json(capsys, str(repo / "run.sh"))
+    assert [(f["code"], f["line"]) for f in found if f["severity"] != "info"] == [("PK203", 5)]
+    assert not [f for f in found if "PL_" in f["message"]]
