@@ -152,3 +152,49 @@ def test_lightning_variables_are_a_runtime_s_not_dead(tmp_path, monkeypatch, cap
     found = _check_json(capsys, str(repo / "run.sh"))
     assert [(f["code"], f["line"]) for f in found if f["severity"] != "info"] == [("PK203", 5)]
     assert not [f for f in found if "PL_" in f["message"]]
+
+
+def test_a_glob_is_the_files_it_matches_not_a_missing_file(tmp_path, monkeypatch, capsys):
+    """Yuliang-Liu/Monkey's vendored CenterNet2 `dev/run_inference_tests.sh`: `CFG_LIST=(
+    ./configs/quick_schedules/*inference_acc_test.yaml )`, then `--config-file "$cfg"` for each item. bash
+    expands the pattern against the file system (an array item, a command argument, a `for` list, an
+    unquoted expansion; never an assignment's value), so the value is the files it matches when the
+    script runs, not the pattern: no "config file not found" (PK601 said so, twice). A plain path that
+    is missing is still found, and `X=*.yaml` stays text until an unquoted `$X` is expanded."""
+    monkeypatch.setenv("PACKLINT_CACHE_DIR", str(tmp_path / "cache"))
+    root = tmp_path / "CenterNet2"
+    (root / ".git").mkdir(parents=True)
+    (root / "configs" / "quick_schedules").mkdir(parents=True)
+    (root / "configs" / "quick_schedules" / "mask_rcnn_R_50_FPN_inference_acc_test.yaml").write_text("MODEL: {}\n")
+    (root / "tools").mkdir()
+    (root / "tools" / "train_net.py").write_text(
+        "import argparse\n\np = argparse.ArgumentParser()\np.add_argument('--config-file', default='')\n"
+        "p.add_argument('--eval-only', action='store_true')\np.add_argument('--num-gpus', type=int, default=1)\n"
+        "p.add_argument('opts', nargs=argparse.REMAINDER)\nargs = p.parse_args()\n"
+    )
+    (root / "dev").mkdir()
+    script = root / "dev" / "run_inference_tests.sh"
+    script.write_text(
+        "#!/bin/bash -e\n"
+        'BIN="python tools/train_net.py"\n'
+        'CFG_LIST=( "${@:1}" )\n'
+        "if [ ${#CFG_LIST[@]} -eq 0 ]; then\n"
+        "  CFG_LIST=( ./configs/quick_schedules/*inference_acc_test.yaml )\n"
+        "fi\n"
+        'for cfg in "${CFG_LIST[@]}"; do\n'
+        '    $BIN --eval-only --num-gpus 2 --config-file "$cfg" OUTPUT_DIR out\n'
+        "done\n"
+    )
+    other = root / "dev" / "run_instant_tests.sh"
+    other.write_text(
+        "#!/bin/bash\n"
+        'BIN="python tools/train_net.py"\n'
+        "ONE=./configs/quick_schedules/*inference_acc_test.yaml\n"
+        "$BIN --config-file $ONE\n"
+        "$BIN --config-file ./configs/quick_schedules/missing_test.yaml\n"
+    )
+    monkeypatch.chdir(root)
+    found = _check_json(capsys, str(script), str(other))
+    assert [(f["path"].split("/")[-1], f["code"], f["line"]) for f in found if f["severity"] != "info"] == [
+        ("run_instant_tests.sh", "PK601", 5)
+    ]
