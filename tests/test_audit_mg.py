@@ -198,3 +198,65 @@ def test_a_glob_is_the_files_it_matches_not_a_missing_file(tmp_path, monkeypatch
     assert [(f["path"].split("/")[-1], f["code"], f["line"]) for f in found if f["severity"] != "info"] == [
         ("run_instant_tests.sh", "PK601", 5)
     ]
+
+
+def test_a_file_the_checkout_ignores_is_made_at_set_up(tmp_path, monkeypatch, capsys):
+    """OpenGVLab/InternVideo's `tools/data/gym/download_videos.sh` runs `python download_ytdl.py
+    ../../../data/gym/annotations/annotation.json ...`; `download_annotations.sh` beside it fetches that
+    file, and the project's `.gitignore` ignores `/data`: no checkout ever holds it. That is the
+    machine's (made at set-up), so PK601 is at most an info naming the .gitignore; a missing file that
+    nothing ignores stays a warning."""
+    monkeypatch.setenv("PACKLINT_CACHE_DIR", str(tmp_path / "cache"))
+    root = tmp_path / "Open-Set-Action-Recognition"
+    (root / ".git").mkdir(parents=True)
+    (root / ".gitignore").write_text("*.pyc\n/data\nwork_dirs/\n")
+    gym = root / "tools" / "data" / "gym"
+    gym.mkdir(parents=True)
+    (gym / "download_ytdl.py").write_text(
+        "import argparse\n\np = argparse.ArgumentParser()\np.add_argument('input')\np.add_argument('output_dir')\n"
+        "args = p.parse_args()\n"
+    )
+    script = gym / "download_videos.sh"
+    script.write_text(
+        "#!/usr/bin/env bash\n"
+        'DATA_DIR="../../../data/gym"\n'
+        'ANNO_DIR="../../../data/gym/annotations"\n'
+        "python download_ytdl.py ${ANNO_DIR}/annotation.json ${DATA_DIR}/videos\n"
+        "python download_ytdl.py ../../../configs/gym.json ${DATA_DIR}/videos\n"
+    )
+    monkeypatch.chdir(tmp_path)
+    found = [f for f in _check_json(capsys, str(script)) if f["code"] == "PK601"]
+    assert [(f["line"], f["severity"]) for f in found] == [(4, "info"), (5, "warning")]
+    assert ".gitignore ignores" in json.dumps(found[0]["premises"])
+
+
+def test_a_repeated_flag_s_value_is_what_argparse_gives_it(tmp_path, monkeypatch, capsys):
+    """OpenGVLab/InternVideo's VideoMAE `vis.sh`: `--mask_type t_consist` twice, the second followed by
+    the three positional arguments `run_mae_vis.py` defines. argparse gives --mask_type `t_consist` both
+    times: no repeat with different values (PK103 compared 't_consist' with 't_consist IMG OUT MODEL').
+    Two different values are still a repeat."""
+    monkeypatch.setenv("PACKLINT_CACHE_DIR", str(tmp_path / "cache"))
+    root = tmp_path / "VideoMAE"
+    (root / ".git").mkdir(parents=True)
+    (root / "run_mae_vis.py").write_text(
+        "import argparse\n\n\ndef get_args():\n    parser = argparse.ArgumentParser('MAE visualization')\n"
+        "    parser.add_argument('img_path', type=str)\n    parser.add_argument('save_path', type=str)\n"
+        "    parser.add_argument('model_path', type=str)\n"
+        "    parser.add_argument('--mask_type', default='random', choices=['random', 't_consist'], type=str)\n"
+        "    parser.add_argument('--mask_ratio', default=0.75, type=float)\n"
+        "    parser.add_argument('--decoder_depth', default=4, type=int)\n"
+        "    return parser.parse_args()\n\n\nargs = get_args()\n"
+    )
+    script = root / "vis.sh"
+    script.write_text(
+        "OUTPUT_DIR='/data/out/vis'\nIMAGE_PATH='/data/k400/a.mp4'\nMODEL_PATH='/data/ckpt/checkpoint-2399.pth'\n"
+        "python3 run_mae_vis.py \\\n"
+        "    --mask_ratio 0.9 \\\n"
+        "    --mask_type t_consist \\\n"
+        "    --decoder_depth 4 \\\n"
+        "    --mask_type t_consist \\\n"
+        "    ${IMAGE_PATH} ${OUTPUT_DIR} ${MODEL_PATH}\n"
+        "python3 run_mae_vis.py --decoder_depth 4 --decoder_depth 8 ${IMAGE_PATH} ${OUTPUT_DIR} ${MODEL_PATH}\n"
+    )
+    found = _check_json(capsys, str(script))
+    assert [(f["code"], f["line"]) for f in found if f["severity"] != "info"] == [("PK103", 10)]

@@ -478,7 +478,11 @@ def _f_flag_repeat_distinct(ctx: EvalContext, node: Builtin, a: list[Any]) -> An
     exit_at = _argparse_exit_before(ctx, schema, occs[-1])
     if exit_at is not None:
         return Unk(f"argparse exits before the last {name} is read: {exit_at}", "unknown")
-    vals = [_entry_value(o, name) for o in occs]
+    if spec is not None and isinstance(
+        _flag_problem(spec, occs[-1], name, _launch_files(ctx), _positional_room(schema)), str
+    ):
+        return Unk(f"argparse exits at the last {name} (PK202): no occurrence wins", "unknown")
+    vals = [_parsed_value(spec, o, name) for o in occs]
     unknown = [v for v in vals if isinstance(v, Unk)]
     known = [v for v in vals if not isinstance(v, Unk)]
     typ = spec.type if spec is not None else None
@@ -503,6 +507,18 @@ def _f_flag_repeat_distinct(ctx: EvalContext, node: Builtin, a: list[Any]) -> An
     if unknown and len(norm) < 2:
         return unknown[0]
     return len(norm)
+
+
+def _parsed_value(spec: Any, occ: FlagEntryJSON, name: str) -> Any:
+    """The value argparse gives one occurrence of a flag: a one-value flag takes the first word after it
+    (`nargs=N`: N words); the words past them are the parser's positionals' (OpenGVLab/InternVideo's
+    `--mask_type t_consist ${IMAGE_PATH} ${OUTPUT_DIR} ${MODEL_PATH}`: the value is `t_consist`)."""
+    words = _value_words(occ)
+    nargs = spec.nargs if spec is not None else "custom"
+    n = 1 if nargs is None else nargs if isinstance(nargs, int) and not isinstance(nargs, bool) else 0
+    if not n or not spec.takes_value or words is None or "unknown" in occ or len(words) <= n:
+        return _entry_value(occ, name)
+    return _entry_value({**occ, "value": words[:n]}, name)
 
 
 def _argparse_exit_before(ctx: EvalContext, schema: Any, last: FlagEntryJSON) -> str | None:
