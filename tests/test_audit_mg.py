@@ -260,3 +260,39 @@ def test_a_repeated_flag_s_value_is_what_argparse_gives_it(tmp_path, monkeypatch
     )
     found = _check_json(capsys, str(script))
     assert [(f["code"], f["line"]) for f in found if f["severity"] != "info"] == [("PK103", 10)]
+
+
+def test_pathname_expansion_happens_where_bash_does_it(tmp_path):
+    """Where bash expands a pattern against the file system and where it leaves the text: a command's
+    argument, an unquoted expansion in one, and an array item are the files they match (unknown); an
+    assignment's value (plain or exported), a quoted word, an escaped `*` and `let`'s arithmetic keep
+    their text. A bracket list alone (`[0,1]`, Hydra's) is kept as text (documented limit)."""
+    from packlint.api import inspect_script
+
+    script = tmp_path / "run.sh"
+    script.write_text(
+        "#!/bin/bash\n"
+        "X=data/*.json\n"
+        "export Y=*.yaml\n"
+        "let N=2*3\n"
+        "A=( shards/part_?.bin )\n"
+        'torchrun --nproc_per_node $N train.py --data $X --other "$Y" --quoted "a*b" --lit c*d \\\n'
+        "    --esc a\\*b --shards ${A[0]} --devices=[0,1] --prefix $X/x\n"
+    )
+    flags = inspect_script(str(script))["launches"][0]["variants"][0]["flags"]
+
+    def value(name):
+        (occ,) = flags[name]
+        return occ.get("value", "<unknown>")
+
+    assert value("--other") == "*.yaml"
+    assert value("--quoted") == "a*b"
+    assert value("--esc") == "a*b"
+    assert value("--devices") == "[0,1]"
+    for name in ("--data", "--lit", "--shards", "--prefix"):
+        assert value(name) == "<unknown>", name
+        assert "pathname expansion" in str(flags[name][0].get("unknown")), name
+    assert (
+        inspect_script(str(script))["launches"][0]["variants"][0]["launcher_flags"]["--nproc_per_node"][0]["value"]
+        == "6"
+    )

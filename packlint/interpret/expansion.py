@@ -251,10 +251,14 @@ def literal_pieces(node: Node, world: World, span: Span, quoted: bool, pattern: 
 def glob_context(node: Node) -> bool:
     """Whether bash applies pathname expansion to the word this literal is part of: a command's
     arguments, array items, `for` lists, `[ ]` operands; never an assignment's value, plain or given to
-    a declaration command (`X=*.yaml`, `export X=*.yaml` keep the pattern as text)."""
+    a declaration command (`X=*.yaml`, `export X=*.yaml` keep the pattern as text). `let`'s expressions
+    (`let N=2*3`) are taken as arithmetic: a file named like one is not in any checkout."""
     parent = node.parent
     while parent is not None and parent.type == "concatenation":
         parent = parent.parent
+    if parent is not None and parent.type == "command":
+        name = parent.child_by_field_name("name")
+        return name is None or text_of(name) != "let"
     return parent is None or parent.type != "variable_assignment"
 
 
