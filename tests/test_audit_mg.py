@@ -296,3 +296,43 @@ def test_pathname_expansion_happens_where_bash_does_it(tmp_path):
         inspect_script(str(script))["launches"][0]["variants"][0]["launcher_flags"]["--nproc_per_node"][0]["value"]
         == "6"
     )
+
+
+def test_a_relative_program_path_keeps_its_directory(tmp_path, monkeypatch, capsys):
+    """salesforce/LAVIS vendors UniFormer's `exp/upernet_global_small/run.sh`, which runs mmseg's
+    `tools/train.py` (of UniFormer's own checkout: not in LAVIS). The longest-suffix search dropped `tools/`
+    and took LAVIS's top-level `train.py`, whose parser has no `--launcher` nor `--work-dir` (two PK201
+    errors). A relative path keeps its directory; the same program under `tools/` is still found, and a
+    container path still maps by its tail."""
+    monkeypatch.setenv("PACKLINT_CACHE_DIR", str(tmp_path / "cache"))
+    root = tmp_path / "LAVIS"
+    (root / ".git").mkdir(parents=True)
+    (root / "train.py").write_text(
+        "import argparse\n\np = argparse.ArgumentParser()\np.add_argument('--cfg-path', required=True)\n"
+        "p.add_argument('--options', nargs='+')\nargs = p.parse_args()\n"
+    )
+    exp = root / "lavis" / "common" / "annotator" / "uniformer" / "exp" / "upernet_global_small"
+    exp.mkdir(parents=True)
+    (exp / "config.py").write_text("model = dict()\n")
+    script = exp / "run.sh"
+    script.write_text(
+        "#!/usr/bin/env bash\n"
+        "work_path=$(dirname $0)\n"
+        'PYTHONPATH="$(dirname $0)/../../":$PYTHONPATH \\\n'
+        "python -m torch.distributed.launch --nproc_per_node=8 \\\n"
+        "    tools/train.py ${work_path}/config.py \\\n"
+        "    --launcher pytorch \\\n"
+        "    --work-dir ${work_path}/ckpt\n"
+        "python /workspace/LAVIS/train.py --cfg-path x.yaml --launcher pytorch\n"
+    )
+    found = _check_json(capsys, str(script))
+    assert [(f["code"], f["line"]) for f in found if f["severity"] != "info"] == [("PK201", 8)]
+    # the same relative program where it is: checked against it
+    (root / "tools").mkdir()
+    (root / "tools" / "train.py").write_text(
+        "import argparse\n\np = argparse.ArgumentParser()\np.add_argument('config')\n"
+        "p.add_argument('--launcher', default='none')\np.add_argument('--work-dir')\nargs = p.parse_args()\n"
+    )
+    script.write_text(script.read_text().replace("--work-dir", "--work-dirs"))
+    found = _check_json(capsys, str(script))
+    assert [(f["code"], f["line"]) for f in found if f["severity"] != "info"] == [("PK201", 7), ("PK201", 8)]
