@@ -336,3 +336,62 @@ def test_a_relative_program_path_keeps_its_directory(tmp_path, monkeypatch, caps
     script.write_text(script.read_text().replace("--work-dir", "--work-dirs"))
     found = _check_json(capsys, str(script))
     assert [(f["code"], f["line"]) for f in found if f["severity"] != "info"] == [("PK201", 7), ("PK201", 8)]
+
+
+_DEIT_MAIN = """\
+import argparse
+
+
+def get_args_parser():
+    parser = argparse.ArgumentParser('DeiT training and evaluation script', add_help=False)
+    parser.add_argument('--batch-size', default=64, type=int)
+    parser.add_argument('--epochs', default=300, type=int)
+    parser.add_argument('--model', default='deit_base_patch16_224', type=str, metavar='MODEL')
+    parser.add_argument('--drop-path', type=float, default=0.1, metavar='PCT')
+    parser.add_argument('--lr', type=float, default=5e-4, metavar='LR')
+    parser.add_argument('--data-path', default='/datasets01/imagenet_full_size/061417/', type=str)
+    parser.add_argument('--output_dir', default='')
+    parser.add_argument('--dist-eval', action='store_true', default=False)
+    return parser
+
+
+def main(args):
+    pass
+
+
+if __name__ == '__main__':
+    parser = argparse.ArgumentParser('DeiT training and evaluation script', parents=[get_args_parser()])
+    args = parser.parse_args()
+    main(args)
+"""
+
+
+def test_a_parser_made_with_parents_has_their_flags(tmp_path, monkeypatch, capsys):
+    """Sense-X/UniFormer's `image_classification/main.py` (DeiT's): `ArgumentParser(...,
+    parents=[get_args_parser()])`. argparse copies the parent's arguments into the parser, so every flag of
+    the 121 `exp/*/run.sh` scripts is defined (157 PK201 errors said none was: the reader saw a parser with
+    `-h` only). A flag no parser defines is still found; an `--epoch` abbreviation of `--epochs` is fine."""
+    monkeypatch.setenv("PACKLINT_CACHE_DIR", str(tmp_path / "cache"))
+    root = tmp_path / "UniFormer" / "image_classification"
+    (tmp_path / "UniFormer" / ".git").mkdir(parents=True)
+    (root / "exp" / "uniformer_base").mkdir(parents=True)
+    (root / "main.py").write_text(_DEIT_MAIN)
+    script = root / "exp" / "uniformer_base" / "run.sh"
+    script.write_text(
+        "work_path=$(dirname $0)\n"
+        "PYTHONPATH=$PYTHONPATH:../../ \\\n"
+        "python -m torch.distributed.launch --nproc_per_node=8 --use_env main.py \\\n"
+        "    --data-path your_path_to_data \\\n"
+        "    --model uniformer_base \\\n"
+        "    --batch-size 128 \\\n"
+        "    --drop-path 0.3 \\\n"
+        "    --epoch 300 \\\n"
+        "    --lr 4e-4 \\\n"
+        "    --dist-eval \\\n"
+        "    --output_dir ${work_path}/ckpt \\\n"
+        "    --warmup-epoch 5 \\\n"
+        "    2>&1 | tee -a ${work_path}/log.txt\n"
+    )
+    found = _check_json(capsys, str(script))
+    assert [(f["code"], f["line"]) for f in found if f["severity"] != "info"] == [("PK201", 12)]
+    assert "--warmup-epoch" in next(f["message"] for f in found if f["code"] == "PK201")
