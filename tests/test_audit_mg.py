@@ -395,3 +395,37 @@ def test_a_parser_made_with_parents_has_their_flags(tmp_path, monkeypatch, capsy
     found = _check_json(capsys, str(script))
     assert [(f["code"], f["line"]) for f in found if f["severity"] != "info"] == [("PK201", 12)]
     assert "--warmup-epoch" in next(f["message"] for f in found if f["code"] == "PK201")
+
+
+def test_a_python_lazyconfig_is_not_a_bridge_yaml(tmp_path, monkeypatch, capsys):
+    """hustvl/Vim's `det/scripts/ft_vim_tiny_vimdet.sh`: detectron2's `tools/lazyconfig_train_net.py
+    --config-file projects/ViTDet/configs/COCO/x.py train.output_dir=...`. A stack told by the flag alone
+    (Megatron-Bridge's `--config-file`) reads a YAML; the `.py` LazyConfig was read as one and called
+    invalid (PK602 "the file's top level is not a mapping"). A YAML given the same way is still read."""
+    monkeypatch.setenv("PACKLINT_CACHE_DIR", str(tmp_path / "cache"))
+    det = tmp_path / "Vim" / "det"
+    (tmp_path / "Vim" / ".git").mkdir(parents=True)
+    cfgs = det / "projects" / "ViTDet" / "configs" / "COCO"
+    cfgs.mkdir(parents=True)
+    (cfgs / "cascade_mask_rcnn_vimdet_t_100ep_adj1.py").write_text(
+        "from functools import partial\n\nfrom .cascade_mask_rcnn_vimdet_b_100ep import dataloader, train\n\n"
+        "train.max_iter = 184375\n"
+    )
+    (cfgs / "broken.yaml").write_text("model: [unclosed\n")
+    (det / "scripts").mkdir()
+    script = det / "scripts" / "ft_vim_tiny_vimdet.sh"
+    script.write_text(
+        "#!/bin/bash\n"
+        "DET_CONFIG_NAME=cascade_mask_rcnn_vimdet_t_100ep_adj1\n"
+        "DET_CONFIG=projects/ViTDet/configs/COCO/$DET_CONFIG_NAME.py\n"
+        "python3 tools/lazyconfig_train_net.py \\\n"
+        ' --num-gpus 4 --num-machines 1 --machine-rank 0 --dist-url "tcp://127.13.44.12:60900" \\\n'
+        " --config-file ${DET_CONFIG} \\\n"
+        " train.output_dir=work_dirs/$DET_CONFIG_NAME dataloader.train.num_workers=128\n"
+        "python3 tools/run.py --config-file projects/ViTDet/configs/COCO/broken.yaml\n"
+    )
+    monkeypatch.chdir(det)
+    found = _check_json(capsys, str(script))
+    assert [(f["code"], f["path"].rsplit("/", 1)[-1]) for f in found if f["severity"] != "info"] == [
+        ("PK602", "broken.yaml")
+    ]
