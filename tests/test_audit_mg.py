@@ -260,6 +260,8 @@ def test_a_repeated_flag_s_value_is_what_argparse_gives_it(tmp_path, monkeypatch
     )
     found = _check_json(capsys, str(script))
     assert [(f["code"], f["line"]) for f in found if f["severity"] != "info"] == [("PK103", 10)]
+    # the values argparse gives, not the positionals after them
+    assert "different values ('4', '8'); the last one wins, '8'" in found[-1]["message"]
 
 
 def test_pathname_expansion_happens_where_bash_does_it(tmp_path):

@@ -521,6 +521,27 @@ def _parsed_value(spec: Any, occ: FlagEntryJSON, name: str) -> Any:
     return _entry_value({**occ, "value": words[:n]}, name)
 
 
+def _parsed_values(ctx: EvalContext, name: str) -> list[Any]:
+    """The value argparse gives each of the script's occurrences of a flag (_parsed_value), in order."""
+    schema = _schema_view(ctx)[0]
+    spec = schema.lookup(name) if schema is not None and name.startswith("-") else None
+    occs = [o for o in _occurrences(ctx, "flags", name) if o.get("source") != "caller"]
+    return [_parsed_value(spec, o, name) for o in occs]
+
+
+def _f_flag_parsed_values(ctx: EvalContext, node: Builtin, a: list[Any]) -> Any:
+    if _is_unk(a[0]):
+        return a[0]
+    return ", ".join("?" if isinstance(v, Unk) else repr(v) for v in _parsed_values(ctx, a[0]))
+
+
+def _f_flag_parsed(ctx: EvalContext, node: Builtin, a: list[Any]) -> Any:
+    if _is_unk(a[0]):
+        return a[0]
+    vals = _parsed_values(ctx, a[0])
+    return vals[-1] if vals else Unk(f"{a[0]} is not given by the script", "absent")
+
+
 def _argparse_exit_before(ctx: EvalContext, schema: Any, last: FlagEntryJSON) -> str | None:
     """The first flag occurrence before `last` at which argparse exits (a flag that needs a value
     given none, a switch given one, PK202's problems): past it no occurrence "wins". None: none."""
@@ -681,6 +702,21 @@ CODEBASE_FUNCTIONS: dict[str, Function] = {
         _f_flag_repeat_distinct,
         "how many different values the script's occurrences give the flag, as its parser reads them "
         "(append/extend/count keep every value: 1; HfArgumentParser bools; undecided where the action is unknown)",
+    ),
+    "flag_parsed_values": Function(
+        (STR,),
+        (),
+        STR,
+        _f_flag_parsed_values,
+        "the values the script's occurrences of the flag get, as its parser reads them (a one-value flag: the "
+        "first word after it; the rest are the positionals'), quoted and joined",
+    ),
+    "flag_parsed": Function(
+        (STR,),
+        (),
+        STR,
+        _f_flag_parsed,
+        "the value the last of the script's occurrences of the flag gets, as its parser reads it",
     ),
     "flags_unchecked": Function(
         (),
