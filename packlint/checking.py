@@ -476,6 +476,27 @@ _RULE_SETS: dict[tuple, tuple] = {}  # rules_key -> (enabled rules, every rule o
 PARALLEL_MIN_FILES = 16  # below this, starting workers costs more than it saves
 
 
+def _config_launch(job: _Job, config_name: str, text: bytes, is_stdin: bool) -> tuple[bytes | None, bool] | FileError:
+    """`packlint check x.yaml`: a config file of a known stack, as its usual launch reads it (from stdin,
+    e.g. the editor's unsaved text, under the name it is given): (that one-line launch script, whether
+    its program is a stand-in whose code is not read), or (None, False) for a script, or a FileError."""
+    if not config_name.lower().endswith((".yaml", ".yml", ".json", ".toml")):
+        return None, False
+    from packlint.configs import set_text_override
+    from packlint.configs.standalone import KNOWN, STAND_IN_PROGRAM, launch_for
+
+    if is_stdin:
+        set_text_override(config_name, text)
+    made = launch_for(config_name)
+    if made is None:
+        return FileError(
+            job.display,
+            f"not a launch script, nor a config file of a stack packlint recognises by its keys ({KNOWN})",
+            "read",
+        )
+    return made[0], made[1] in STAND_IN_PROGRAM
+
+
 def _analyse(job: _Job, keep_model: bool):
     """Parse, interpret and check one file: (text, model or None, findings, suppressed) or a FileError.
     Workers do not send the launch model back (it can be large); `run` and single files keep it.
@@ -493,24 +514,11 @@ def _analyse(job: _Job, keep_model: bool):
         text = job.stdin_text if is_stdin else read_bytes(job.path)
         sources = Sources()
         sources.add(job.display, text)
-        synthetic, placeholder = None, False
         config_name = job.display if is_stdin else job.path
-        if config_name.lower().endswith((".yaml", ".yml", ".json", ".toml")):
-            # `packlint check x.yaml`: a config file of a known stack, as its usual launch reads it
-            # (from stdin, e.g. the editor's unsaved text, under the name it is given)
-            from packlint.configs import set_text_override
-            from packlint.configs.standalone import KNOWN, PLACEHOLDER_PROGRAM, launch_for
-
-            if is_stdin:
-                set_text_override(config_name, text)
-            made = launch_for(config_name)
-            if made is None:
-                return FileError(
-                    job.display,
-                    f"not a launch script, nor a config file of a stack packlint recognises by its keys ({KNOWN})",
-                    "read",
-                )
-            synthetic, placeholder = made[0], made[1] in PLACEHOLDER_PROGRAM
+        made = _config_launch(job, config_name, text, is_stdin)
+        if isinstance(made, FileError):
+            return made
+        synthetic, stand_in = made
         # a file is read by inspect_script itself, so `source` resolves beside the script
         model = inspect_script(
             job.display if is_stdin else job.path,
@@ -526,11 +534,13 @@ def _analyse(job: _Job, keep_model: bool):
         if main != job.display:
             sources.alias(main, job.display)
         from packlint.codebase import CodeSession
+        from packlint.codebase.options import CodeOptions
 
         # the code is looked up from where the file is (stdin: the name it is given, `--stdin-filename`,
         # as the fix loop and the editor pass it), never from the current directory, which would make
         # a finding decided from the code, and its fix, depend on where packlint was started
-        session = CodeSession(job.display if is_stdin else job.path, job.code)
+        options = CodeOptions(enabled=False) if stand_in else job.code
+        session = CodeSession(job.display if is_stdin else job.path, options)
         if os.environ.get("PACKLINT_EAGER_CODE") == "1":
             # benchmarks/codebase_bench.py: read every launch's code as a rule asking for it would
             for launch in launches(as_model(model)):
@@ -541,7 +551,7 @@ def _analyse(job: _Job, keep_model: bool):
             script_text=text if synthetic is None else synthetic,
             read_text=sources.text,
             known_rules=known_rules,
-            code=_no_code if placeholder else session.facts,
+            code=_no_code if stand_in else session.facts,
         )
         no_launch = not launches(as_model(model))
         return text, (model if keep_model else None), findings, suppressed, no_launch

@@ -191,6 +191,26 @@ def _ignored(specs: tuple[tuple[str, object], ...], path: str, is_dir: bool) -> 
     return False
 
 
+def checkout_ignores(path: str, root: str) -> str | None:
+    """The `.gitignore` that makes git ignore `path` (absolute, inside the checkout `root`), by git's rule
+    (the deepest file with a matching pattern decides); None when none does or `path` is outside."""
+    path, root = os.path.abspath(path), os.path.abspath(root)
+    if not path.startswith(root.rstrip(os.sep) + os.sep):
+        return None
+    chain = [root]
+    for part in os.path.relpath(os.path.dirname(path), root).split(os.sep):
+        if part not in ("", "."):
+            chain.append(os.path.join(chain[-1], part))
+    for base in reversed(chain):
+        spec = _gitignore_spec(base) if os.path.isdir(base) else None
+        if spec is None:
+            continue
+        decided = spec.check_file(os.path.relpath(path, base)).include
+        if decided is not None:
+            return os.path.join(base, ".gitignore") if decided else None
+    return None
+
+
 def _walk(root: str, errors: list[DiscoveryError]) -> list[str]:
     from packlint.configs.standalone import CONFIG_SUFFIXES, is_stack_config
 

@@ -305,10 +305,13 @@ class _Search:
         if ".." in parts:
             parts = parts[len(parts) - 1 - parts[::-1].index("..") :][1:]
         tried = []
+        # a relative path keeps its directory: `tools/train.py` (mmseg's, run from a checkout of its own) is
+        # never the checkout's top-level `train.py`; an absolute (container) path may lose its leading parts
+        keep_dir = not os.path.isabs(program) and len(parts) > 1
         # the longest suffix wins over a nearer directory: `/workspace/P/pkg/train.py` is `ROOT/pkg/train.py`
         # even when the script's own folder has some other train.py
         for block, how in ((self.explicit, "code-base"), (self.checkout, "script-checkout")):
-            for suf in _suffixes(parts):
+            for suf in _suffixes(parts)[: -1 if keep_dir else None]:
                 for root in block:
                     cand = os.path.join(root, suf)
                     if self.isfile(cand):

@@ -82,11 +82,30 @@ def match_program(program: str | None, launchers: list[str], flags: dict) -> dic
             hit = any(f in flags for f in entry["_flags"])
             if hit and launcher in ("llamafactory-cli train", "swift sft", "trl sft"):
                 hit = False
+            if hit and not _names_its_kind(entry, flags):
+                hit = False
         if hit and entry["_flags"] and (entry["_launchers"] or entry["_module"] or entry["_program"]):
             hit = any(f in flags for f in entry["_flags"])
         if hit:
             return entry
     return None
+
+
+def _names_its_kind(entry: dict, flags: dict) -> bool:
+    """A stack told by a flag alone reads a file of its own kind: `--config-file x.py` (detectron2's
+    LazyConfig, hustvl/Vim's `tools/lazyconfig_train_net.py`) is no Megatron-Bridge YAML. A computed
+    value may be one."""
+    from packlint.values import Known
+
+    suffixes = tuple((entry.get("file") or {}).get("suffixes") or ())
+    if not suffixes:
+        return True
+    for name in entry["_flags"]:
+        for occ in flags.get(name) or ():
+            v = occ.args[0] if getattr(occ, "args", None) else None
+            if not isinstance(v, Known) or v.text.lower().endswith(suffixes):
+                return True
+    return False
 
 
 # ---------------------------------------------------------------------------------------------- paths

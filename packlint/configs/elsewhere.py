@@ -5,7 +5,8 @@ machine's, not the checkout's, to decide. A premise of packlint.evidence ("machi
 - an absolute path outside the checkout (`/root/ld/ld_project/LLaMA-Factory/examples/x.yaml`): a file of
   the machine the author ran on;
 - a relative path that a directory of the checkout holds (`configs/deepspeed/ds_zero2.json` under
-  `jz/`): the script is run from that directory, which the checkout does not say.
+  `jz/`): the script is run from that directory, which the checkout does not say;
+- a path the checkout's `.gitignore` ignores (`/data`): made on the machine when the job is set up.
 
 The checkout is listed once per root, bounded (MAX_FILES files, .git and the like skipped)."""
 
@@ -42,6 +43,9 @@ def missing_premise(path_text: str, dirs: list[str]) -> evidence.Premise | None:
     root = checkout_root(dirs)
     if root is None:
         return None
+    ignored = _ignored_by_checkout(path_text, dirs, root)
+    if ignored is not None:
+        return ignored
     if os.path.isabs(path_text):
         norm = os.path.normpath(path_text)
         if not norm.startswith(root.rstrip("/") + "/"):
@@ -57,6 +61,21 @@ def missing_premise(path_text: str, dirs: list[str]) -> evidence.Premise | None:
     if holder is not None:
         run_dir = holder[: -len(rel)].rstrip("/")
         return (evidence.MACHINE, f"the checkout holds it as {holder}: it is there when the job runs from {run_dir}/")
+    return None
+
+
+def _ignored_by_checkout(path_text: str, dirs: list[str], root: str) -> evidence.Premise | None:
+    """A path the checkout's `.gitignore` ignores (`/data`, `checkpoints/`): a file made on the machine
+    when the job is set up (downloaded, generated), which a checkout never holds (OpenGVLab/InternVideo's
+    `../../../data/gym/annotations/annotation.json`, fetched by the `download_annotations.sh` beside it)."""
+    from packlint.discover import checkout_ignores
+
+    for d in dirs if not os.path.isabs(path_text) else [root]:
+        where = os.path.normpath(os.path.join(d, path_text))
+        by = checkout_ignores(where, root)
+        if by is not None:
+            shown = os.path.relpath(by, root)
+            return (evidence.MACHINE, f"the checkout's {shown} ignores {path_text}: a file made when the job is set up")
     return None
 
 

@@ -23,10 +23,11 @@ COMMANDS = {
     "megatron-bridge": "python run_recipe.py --config-file NAME",
     "nemo-rl": "python examples/run_grpo.py --config NAME",
 }
-# stacks whose stand-in names a placeholder program, not one of the stack's own: the code its launch runs
-# is unknown, so none is read for it (a checkout's own `train.py` is not what reads a DeepSpeed JSON, and
-# the stand-in's `--deepspeed --deepspeed_config` are packlint's words, not the user's)
-PLACEHOLDER_PROGRAM = frozenset({"deepspeed"})
+# stacks whose usual command names no program of its own: the made-up launch's `train.py` stands in for
+# whatever program the user runs, so no code is read for it (a checkout's own `train.py`, found by its
+# name, would judge the flags packlint wrote itself: NVlabs/Eagle's `Eagle/train.py` against the
+# `--deepspeed --deepspeed_config` of `Eagle/scripts/zero2.json`)
+STAND_IN_PROGRAM = frozenset({"deepspeed"})
 
 
 def is_config_name(path: str) -> bool:

@@ -14,6 +14,7 @@ from packlint.interpret.syntax import snippet, text_of
 from packlint.interpret.words import (
     BRACE_LIST,
     GLOB_CHARS,
+    PATHNAME_CHARS,
     Piece,
     assemble_fields,
     brace_expand,
@@ -21,6 +22,7 @@ from packlint.interpret.words import (
     crlf_tail,
     current_ifs,
     join_pieces,
+    pathname_reason,
     unescape_dquote,
     unescape_unquoted,
 )
@@ -231,6 +233,8 @@ def literal_pieces(node: Node, world: World, span: Span, quoted: bool, pattern: 
     if world.nullglob and GLOB_CHARS.search(text):
         reason = f"glob {text!r} with nullglob: the files it matches at run time"
         return [Piece(None, span=span, split=True, reason=reason)]
+    if PATHNAME_CHARS.search(text) and glob_context(node):
+        return [Piece(None, span=span, split=True, reason=pathname_reason(text))]
     if "{" in text and ".." in text and BRACE_SEQUENCE.search(text) and brace_context(node):
         # `{0..17000..200}`, `{a..e}`: bash expands a sequence expression into many words; packlint does
         # not (the literal text is no value the program ever sees)
@@ -242,6 +246,20 @@ def literal_pieces(node: Node, world: World, span: Span, quoted: bool, pattern: 
         if len(alternatives) > 1:
             return [Piece(unescape_unquoted(a), span=span, boundary=k > 0) for k, a in enumerate(alternatives)]
     return [Piece(unescape_unquoted(text), span=span)]
+
+
+def glob_context(node: Node) -> bool:
+    """Whether bash applies pathname expansion to the word this literal is part of: a command's
+    arguments, array items, `for` lists, `[ ]` operands; never an assignment's value, plain or given to
+    a declaration command (`X=*.yaml`, `export X=*.yaml` keep the pattern as text). `let`'s expressions
+    (`let N=2*3`) are taken as arithmetic: a file named like one is not in any checkout."""
+    parent = node.parent
+    while parent is not None and parent.type == "concatenation":
+        parent = parent.parent
+    if parent is not None and parent.type == "command":
+        name = parent.child_by_field_name("name")
+        return name is None or text_of(name) != "let"
+    return parent is None or parent.type != "variable_assignment"
 
 
 BRACE_SEQUENCE = re.compile(r"(?<![$\\])\{(?:-?\d+\.\.-?\d+|[A-Za-z]\.\.[A-Za-z])(?:\.\.-?\d+)?\}")

@@ -45,6 +45,15 @@ class Piece:
 
 
 GLOB_CHARS = re.compile(r"(?<!\\)[*?]|(?<!\\)\[[^]]+\]")
+# the characters that make a word a pattern bash matches against file names (pathname expansion) in
+# practice: `configs/*.yaml`, `shard_??.json`. A bracket expression alone (`[0,1]`, Hydra's list syntax)
+# is kept as text: it matches only a file named by one of its characters, which a checkout does not hold
+PATHNAME_CHARS = re.compile(r"(?<!\\)[*?]")
+
+
+def pathname_reason(text: str) -> str:
+    """The reason of a word bash expands against the file system when the script runs."""
+    return f"the files {text!r} matches when the script runs (pathname expansion; the pattern itself if none)"
 
 
 BRACE_LIST = re.compile(r"(?<![$\\])\{[^{}\s]*,[^{}\s]*\}")
@@ -237,7 +246,10 @@ def assemble_fields(pieces: list[Piece], word_span: Span, ifs: str | None = None
                 continue
             parts = splitter.split(p.text) if splitter is not None else [p.text]
             if len(parts) == 1:
-                if p.text:
+                if p.text and PATHNAME_CHARS.search(p.text):  # (an unquoted expansion is a pattern too)
+                    cur.append(Piece(None, split=True, span=p.span, reason=pathname_reason(p.text)))
+                    started = True
+                elif p.text:
                     cur.append(p)
                     started = True
                 elif _kept_origin(p.origin):
@@ -249,7 +261,10 @@ def assemble_fields(pieces: list[Piece], word_span: Span, ifs: str | None = None
                     finish()
                 start = p.text.find(part, offset) if part else offset
                 offset = start + len(part)
-                if part:
+                if part and PATHNAME_CHARS.search(part):
+                    cur.append(Piece(None, split=True, span=p.span, reason=pathname_reason(part)))
+                    started = True
+                elif part:
                     cur.append(Piece(part, span=_sub_span(p.span, p.text, start, offset) or p.span, origin=p.origin))
                     started = True
             continue

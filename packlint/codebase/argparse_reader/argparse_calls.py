@@ -72,8 +72,33 @@ def new_parser(reader: SchemaReader, mod, node, kwargs, conds) -> V:
                 "argparse add_help",
             )
         )
+    _inherit(p, kwargs.get("parents"), reader.where(mod, node))
     reader.parsers.append(p)
     return V("parser", p)
+
+
+def _inherit(p: Parser, parents: V | None, where: str) -> None:
+    """`ArgumentParser(parents=[get_args_parser()])` (DeiT's `main.py`, and the many trainers made from
+    it): argparse copies the parents' arguments into the new parser when it is made."""
+    if parents is None:
+        return
+    items = parents.value if parents.kind == "tuple" else None
+    if not isinstance(items, list) or not all(i.kind == "parser" for i in items):
+        p.open_reasons.append(f"its parent parsers ({where}) are not all read: their flags are not seen")
+        return
+    for parent in items:
+        q: Parser = parent.value
+        seen: set[int] = set()  # (one spec per argument, not per option string)
+        for spec in q.flags.values():
+            if id(spec) in seen or (spec.action == "help" and any(o in p.flags for o in spec.options)):
+                continue
+            seen.add(id(spec))
+            p.add(spec)
+        p.open_reasons.extend(q.open_reasons)
+        if q.positionals:
+            p.positionals = True
+            room = q.positional_room
+            p.positional_room = -1 if room < 0 or p.positional_room < 0 else p.positional_room + room
 
 
 def parser_method(reader: SchemaReader, mod, node: ast.Call, obj: V, attr: str, env, conds, depth) -> V:

@@ -478,7 +478,11 @@ def _f_flag_repeat_distinct(ctx: EvalContext, node: Builtin, a: list[Any]) -> An
     exit_at = _argparse_exit_before(ctx, schema, occs[-1])
     if exit_at is not None:
         return Unk(f"argparse exits before the last {name} is read: {exit_at}", "unknown")
-    vals = [_entry_value(o, name) for o in occs]
+    if spec is not None and isinstance(
+        _flag_problem(spec, occs[-1], name, _launch_files(ctx), _positional_room(schema)), str
+    ):
+        return Unk(f"argparse exits at the last {name} (PK202): no occurrence wins", "unknown")
+    vals = [_parsed_value(spec, o, name) for o in occs]
     unknown = [v for v in vals if isinstance(v, Unk)]
     known = [v for v in vals if not isinstance(v, Unk)]
     typ = spec.type if spec is not None else None
@@ -503,6 +507,39 @@ def _f_flag_repeat_distinct(ctx: EvalContext, node: Builtin, a: list[Any]) -> An
     if unknown and len(norm) < 2:
         return unknown[0]
     return len(norm)
+
+
+def _parsed_value(spec: Any, occ: FlagEntryJSON, name: str) -> Any:
+    """The value argparse gives one occurrence of a flag: a one-value flag takes the first word after it
+    (`nargs=N`: N words); the words past them are the parser's positionals' (OpenGVLab/InternVideo's
+    `--mask_type t_consist ${IMAGE_PATH} ${OUTPUT_DIR} ${MODEL_PATH}`: the value is `t_consist`)."""
+    words = _value_words(occ)
+    nargs = spec.nargs if spec is not None else "custom"
+    n = 1 if nargs is None else nargs if isinstance(nargs, int) and not isinstance(nargs, bool) else 0
+    if not n or not spec.takes_value or words is None or "unknown" in occ or len(words) <= n:
+        return _entry_value(occ, name)
+    return _entry_value({**occ, "value": words[:n]}, name)
+
+
+def _parsed_values(ctx: EvalContext, name: str) -> list[Any]:
+    """The value argparse gives each of the script's occurrences of a flag (_parsed_value), in order."""
+    schema = _schema_view(ctx)[0]
+    spec = schema.lookup(name) if schema is not None and name.startswith("-") else None
+    occs = [o for o in _occurrences(ctx, "flags", name) if o.get("source") != "caller"]
+    return [_parsed_value(spec, o, name) for o in occs]
+
+
+def _f_flag_parsed_values(ctx: EvalContext, node: Builtin, a: list[Any]) -> Any:
+    if _is_unk(a[0]):
+        return a[0]
+    return ", ".join("?" if isinstance(v, Unk) else repr(v) for v in _parsed_values(ctx, a[0]))
+
+
+def _f_flag_parsed(ctx: EvalContext, node: Builtin, a: list[Any]) -> Any:
+    if _is_unk(a[0]):
+        return a[0]
+    vals = _parsed_values(ctx, a[0])
+    return vals[-1] if vals else Unk(f"{a[0]} is not given by the script", "absent")
 
 
 def _argparse_exit_before(ctx: EvalContext, schema: Any, last: FlagEntryJSON) -> str | None:
@@ -665,6 +702,21 @@ CODEBASE_FUNCTIONS: dict[str, Function] = {
         _f_flag_repeat_distinct,
         "how many different values the script's occurrences give the flag, as its parser reads them "
         "(append/extend/count keep every value: 1; HfArgumentParser bools; undecided where the action is unknown)",
+    ),
+    "flag_parsed_values": Function(
+        (STR,),
+        (),
+        STR,
+        _f_flag_parsed_values,
+        "the values the script's occurrences of the flag get, as its parser reads them (a one-value flag: the "
+        "first word after it; the rest are the positionals'), quoted and joined",
+    ),
+    "flag_parsed": Function(
+        (STR,),
+        (),
+        STR,
+        _f_flag_parsed,
+        "the value the last of the script's occurrences of the flag gets, as its parser reads it",
     ),
     "flags_unchecked": Function(
         (),
