@@ -240,7 +240,13 @@ def _read_into(cfg, section, how, word, occ, fmt, dialect, dirs, target: dict, i
         writer = _why_not_missing(path_text, word, dirs)
         if writer is not None:
             # `cat <<EOT > $DS_CONFIG` before the launch (Megatron-DeepSpeed's scripts): not missing
-            how = writer if writer.startswith(("it ", "runs ")) else f"writes it itself ({writer})"
+            how = (
+                writer[3:]
+                if writer.startswith("it ")
+                else writer
+                if writer.startswith("runs ")
+                else f"writes it itself ({writer})"
+            )
             record["unknown"] = f"{path_text} is not found, but the script {how}"
             incomplete.append(record["unknown"])
             return
