@@ -359,3 +359,39 @@ def normalize_version(text: str) -> str | None:
 def release_names() -> list[str]:
     data = load_data()
     return [] if data is None else [r["name"] for r in data["releases"]]
+
+
+# Issue 26 item 4: a launch that passes flags no Megatron-LM release of the snapshots defines, and that are
+# no misspelling of one (`--deepspeed`, `--zero-stage`, `--data-impl`: Megatron-DeepSpeed, an older
+# Megatron-LM), runs code the snapshots do not describe: a fork, or a release older than the snapshots.
+_CLOSE_CUTOFF = 0.75  # as PK201's "did you mean": a name this close to an upstream flag is taken for a typo
+_FOREIGN_MEMO: dict[tuple[str, ...], tuple[str, ...]] = {}
+
+
+def foreign_flags(flags: list[str]) -> tuple[str, ...]:
+    """The options among `flags` that no Megatron-LM release of the snapshots ever defined and that are
+    not close to one of its flags (a misspelt upstream flag stays PK201's). Empty without the data."""
+    key = tuple(f for f in flags if f.startswith("--"))
+    hit = _FOREIGN_MEMO.get(key)
+    if hit is not None:
+        return hit
+    data = load_data()
+    known = data.get("flags", {}) if data else {}
+    out: list[str] = []
+    if known:
+        import difflib
+
+        names = list(known)
+        for flag in key:
+            if flag in known or flag.replace("_", "-") in known or "=" in flag:
+                continue
+            if not difflib.get_close_matches(flag.replace("_", "-"), names, 1, _CLOSE_CUTOFF):
+                out.append(flag)
+    _FOREIGN_MEMO[key] = hit = tuple(out)
+    return hit
+
+
+def release_span() -> str:
+    """'core_v0.12.0 to main': the releases the snapshots hold."""
+    names = release_names()
+    return f"{names[0]} to {names[-1]}" if names else "none"

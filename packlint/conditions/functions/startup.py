@@ -454,13 +454,11 @@ def _no_validation(ctx: EvalContext) -> Any:
     if facts is None or not facts.known:
         # issue 26: upstream Megatron-LM's checks stand for upstream code only; a fork's program whose code
         # is not at hand is undecided (PK206 says so once per script)
-        from packlint.codebase.snapshots import ROOT_PROGRAMS, fork_evidence
-        from packlint.model_view import program
+        from packlint.conditions.functions.codebase_common import megatron_fork
 
-        program_ = program(ctx.launch, ctx.variant)
-        base = (program_ or "").replace("\\", "/").rsplit("/", 1)[-1]
-        if base in ROOT_PROGRAMS and fork_evidence(program_, ctx.model.get("script")) is not None:
-            return Unk("a fork of Megatron-LM whose code is not at hand: upstream's checks may not be its", "unknown")
+        why = megatron_fork(ctx)
+        if why is not None:
+            return Unk(f"not upstream Megatron-LM ({why}) and its code is not at hand: upstream's checks may not be its", "unknown")
         from packlint import evidence
 
         evidence.note(ctx, (evidence.ASSUMED, evidence.UPSTREAM_MEGATRON))  # (the rule's release semantics)
