@@ -391,6 +391,18 @@ def foreign_flags(flags: list[str]) -> tuple[str, ...]:
     return hit
 
 
+def names_upstream(program: str | None) -> bool:
+    """The program's path names upstream Megatron-LM itself (`/workspace/Megatron-LM/pretrain_gpt.py`): its
+    flags are then judged against the snapshots whatever they are (an unknown one is PK201's)."""
+    dirs = [p for p in (program or "").replace("\\", "/").split("/")[:-1] if p not in ("", ".", "..")]
+    for part in reversed(dirs):
+        if _upstream_name(part):
+            return True
+        if _fork_name(part):
+            return False
+    return False
+
+
 def release_span() -> str:
     """'core_v0.12.0 to main': the releases the snapshots hold."""
     names = release_names()

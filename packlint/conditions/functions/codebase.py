@@ -588,8 +588,8 @@ def _f_flags_unchecked(ctx: EvalContext, node: Builtin, a: list[Any]) -> Any:
     script = ctx.model.get("script")
     for launch in launches(ctx.model):  # once per script: at its first launch of a fork program
         other = launch.get("program")
-        vs = launch.get("variants") or [{}]
-        oflags = list(vs[0].get("flags") or {})
+        vs = launch.get("variants") or []
+        oflags = list(vs[0].get("flags") or {}) if vs else []
         if megatron_style(other, oflags) and fork_named(other, oflags, script):
             if launch.get("id") != ctx.launch.get("id"):
                 return Unk("said at an earlier launch", "absent")

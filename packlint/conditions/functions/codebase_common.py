@@ -121,7 +121,12 @@ def _megatron_fork(ctx: EvalContext) -> str | None:
 
 
 # the flags that make a launch Megatron-style when its program is not one of Megatron-LM's root programs
-_MEGATRON_MARKS = ("--num-layers", "--tensor-model-parallel-size", "--pipeline-model-parallel-size", "--micro-batch-size")
+_MEGATRON_MARKS = (
+    "--num-layers",
+    "--tensor-model-parallel-size",
+    "--pipeline-model-parallel-size",
+    "--micro-batch-size",
+)
 
 
 def megatron_style(program_: str | None, flags: list[str]) -> bool:
@@ -135,12 +140,14 @@ def megatron_style(program_: str | None, flags: list[str]) -> bool:
 
 def fork_named(program_: str | None, flags: list[str], script: str | None) -> str | None:
     """`megatron_fork` from the names alone (the program's path, the script's checkout, the flags)."""
-    from packlint.codebase.snapshots import ROOT_PROGRAMS, foreign_flags, fork_evidence, release_span
+    from packlint.codebase.snapshots import ROOT_PROGRAMS, foreign_flags, fork_evidence, names_upstream, release_span
 
     if program_ and program_.replace("\\", "/").rsplit("/", 1)[-1] in ROOT_PROGRAMS:
         why = fork_evidence(program_, script)
         if why is not None:
             return why
+    if names_upstream(program_):
+        return None  # the path says upstream: a flag of no release is a mistake (PK201), not a fork's
     foreign = foreign_flags(flags)
     if not foreign:
         return None

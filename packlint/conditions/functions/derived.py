@@ -263,7 +263,8 @@ def _release_default(ctx: EvalContext, setting: Setting, default: Any) -> Any:
         return default
     why = megatron_fork(ctx)
     if why is not None:
-        return Unk(f"{setting.flags[0]} is not given, and the launched program's default is not known ({why})", "unknown")
+        why = f"{setting.flags[0]} is not given, and the launched program's default is not known ({why})"
+        return Unk(why, "unknown")
     evidence.note(ctx, (evidence.ASSUMED, f"{evidence.UPSTREAM_MEGATRON}, so {setting.flags[0]} defaults to {default}"))
     return default
 

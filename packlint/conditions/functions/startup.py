@@ -458,7 +458,8 @@ def _no_validation(ctx: EvalContext) -> Any:
 
         why = megatron_fork(ctx)
         if why is not None:
-            return Unk(f"not upstream Megatron-LM ({why}) and its code is not at hand: upstream's checks may not be its", "unknown")
+            why = f"not upstream Megatron-LM ({why}) and its code is not at hand: upstream's checks may not be its"
+            return Unk(why, "unknown")
         from packlint import evidence
 
         evidence.note(ctx, (evidence.ASSUMED, evidence.UPSTREAM_MEGATRON))  # (the rule's release semantics)
