@@ -18,3 +18,55 @@ def test_a_path_naming_upstream_wins_over_its_flags() -> None:
     assert names_upstream("/workspace/Megatron-LM/pretrain_gpt.py")
     assert not names_upstream("/workspace/Megatron-DeepSpeed/pretrain_gpt.py")
     assert not names_upstream("pretrain_gpt.py")
+
+
+# A LLaMA-Factory config in the shape of OpenBMB/MiniCPM minicpm_sala/finetune/llama_factory/configs/*.yaml:
+# its DeepSpeed file is relative to LLaMA-Factory's own checkout, where the README copies the config.
+_LF_CONFIG = """### model
+model_name_or_path: /root/ld/ld_model_pretrained/MiniCPM4/
+trust_remote_code: true
+
+### method
+stage: sft
+do_train: true
+finetuning_type: full
+
+### ddp
+ddp_timeout: 180000000
+deepspeed: examples/deepspeed/ds_z3_config.json
+
+### dataset
+dataset: glaive_toolcall_en,glaive_toolcall_zh
+template: cpm4
+cutoff_len: 1800
+
+### output
+output_dir: saves/minicpm/fuction_call
+per_device_train_batch_size: 2
+"""
+
+
+def _pk601(capsys, path) -> list[tuple[str, str]]:
+    import json
+
+    from packlint.cli import main
+
+    main(["check", "--isolated", "--no-cache", "--exit-zero", "--format", "json", str(path)])
+    out = json.loads(capsys.readouterr().out)
+    return [(f["code"], f["severity"]) for f in out["findings"] if f["code"] == "PK601"]
+
+
+def test_a_config_checked_on_its_own_names_a_file_of_the_directory_its_stack_starts_in(tmp_path, capsys) -> None:
+    (tmp_path / ".git").mkdir()
+    configs = tmp_path / "finetune" / "configs"
+    configs.mkdir(parents=True)
+    cfg = configs / "minicpm_sft.yaml"
+    cfg.write_text(_LF_CONFIG)
+    # no launch script names it: where LLaMA-Factory starts is the machine's
+    assert _pk601(capsys, cfg) == [("PK601", "info")]
+    # a launch script beside it names it: the file is missing where that launch runs it
+    (configs / "train.sh").write_text("#!/bin/bash\nllamafactory-cli train minicpm_sft.yaml\n")
+    from packlint.conditions.functions import stack
+
+    stack._PINNED_MEMO.clear()
+    assert _pk601(capsys, cfg) == [("PK601", "warning")]
