@@ -70,3 +70,37 @@ def test_a_config_checked_on_its_own_names_a_file_of_the_directory_its_stack_sta
 
     stack._PINNED_MEMO.clear()
     assert _pk601(capsys, cfg) == [("PK601", "warning")]
+
+
+def _premises(capsys, path, code: str) -> list[str]:
+    import json
+
+    from packlint.cli import main
+
+    main(["check", "--isolated", "--no-cache", "--exit-zero", "--format", "json", str(path)])
+    out = json.loads(capsys.readouterr().out)
+    return [p["because"] for f in out["findings"] if f["code"] == code for p in f["premises"]]
+
+
+def test_values_from_a_source_resolved_against_the_working_directory_are_assumed(capsys) -> None:
+    from pathlib import Path
+
+    here = Path(__file__).parent / "fixtures" / "check" / "PK301"
+    relative = _premises(capsys, here / "sourced_relative.sh", "PK301")
+    assert any(p.startswith("the script run from its own directory") for p in relative), relative
+    anchored = _premises(capsys, here / "sourced_beside_script.sh", "PK301")
+    assert anchored and not any("its own directory" in p for p in anchored), anchored
+
+
+def test_source_parent_directory(tmp_path, capsys) -> None:
+    """`source ../setup.sh` (the shape issue 26 names): bash reads the working directory's parent."""
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "exp" / "run").mkdir(parents=True)
+    (tmp_path / "exp" / "setup.sh").write_text("TP=4\nPP=2\n")
+    script = tmp_path / "exp" / "run" / "train.sh"
+    script.write_text(
+        "#!/bin/bash\nsource ../setup.sh\ntorchrun --nproc_per_node 2 /workspace/Megatron-LM/pretrain_gpt.py "
+        "--tensor-model-parallel-size $TP --pipeline-model-parallel-size $PP --num-layers 24 --micro-batch-size 1\n"
+    )
+    got = _premises(capsys, script, "PK301")
+    assert "the script run from its own directory (`source ../setup.sh`)" in got, got

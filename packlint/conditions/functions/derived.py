@@ -102,6 +102,12 @@ def _f_size(ctx: EvalContext, node: Builtin, a: list[Any]) -> Any:
     value = entry.get("value")
     if value is None:
         return Unk(f"{label} is not set", "absent", loc)
+    evidence.record(ctx, entry)
+    source = entry.get("source")
+    if isinstance(source, str) and source.startswith("-"):  # a size given by a flag: that flag's evidence
+        occ = _occurrences(ctx, "flags", source)
+        if occ:
+            evidence.record(ctx, occ[-1])
     return int(value)
 
 
