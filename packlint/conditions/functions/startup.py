@@ -402,6 +402,12 @@ def _f_code_checks(ctx: EvalContext, node: Builtin, a: list[Any]) -> Any:
     behind a condition on a setting upstream does not have (a fork's own flag)."""
     if _is_unk(a[0]):
         return a[0]
+    if bridge_launch(ctx):
+        return Unk(
+            "a Megatron-Bridge launch: Bridge builds and validates a ConfigContainer (recipe, YAML, overrides), "
+            "Megatron-LM's validate_args does not check it",
+            "unknown",
+        )
     view = startup_view(ctx)
     if view is None:
         return _no_validation(ctx)
@@ -534,6 +540,16 @@ def _f_validation(ctx: EvalContext, node: Builtin, a: list[Any]) -> Any:
     return f"{v['name']} ({_short(v['file'])}:{v['line']})"
 
 
+def bridge_launch(ctx: EvalContext) -> bool:
+    """The launch configures Megatron-Bridge (its stack, or Hydra-style `section.key=value` overrides)."""
+    from packlint.model_view import variant_config
+
+    cfg = variant_config(ctx.variant)
+    if cfg is not None and cfg.get("stack") == "megatron-bridge":
+        return True
+    return any(not f.startswith("-") and "." in f for f in ctx.variant.get("flags", {}))
+
+
 def _f_may_be_given(ctx: EvalContext, node: Builtin, a: list[Any]) -> Any:
     """`setting_given`, three-valued: when the script does not give the setting but an argument
     packlint cannot see may (`$(cat extra_args.txt)`), undecided rather than "not given" (issue 18:
@@ -545,6 +561,14 @@ def _f_may_be_given(ctx: EvalContext, node: Builtin, a: list[Any]) -> Any:
     hidden = _free_unknowns(ctx)
     if hidden is not None:
         return Unk(f"{node.static.flags[0]} may be given by {hidden}", "unknown")
+    bridge_keys = [f for f in node.static.flags if not f.startswith("-") and "." in f]
+    if bridge_keys and bridge_launch(ctx):
+        # Megatron-Bridge: the recipe sets what no override (nor the YAML) gives (issue 27: merged as Bridge does)
+        from packlint.conditions.functions.derived import _bridge_file_value
+
+        if _bridge_file_value(ctx, node.static) is not None:
+            return True
+        return Unk(f"{bridge_keys[0]} is not overridden: the recipe's config decides it", "unknown")
     return False
 
 
