@@ -104,3 +104,50 @@ def test_source_parent_directory(tmp_path, capsys) -> None:
     )
     got = _premises(capsys, script, "PK301")
     assert "the script run from its own directory (`source ../setup.sh`)" in got, got
+
+
+_AXOLOTL_CONFIG = """base_model: openlm-research/open_llama_3b
+model_type: LlamaForCausalLM
+load_in_8bit: true
+datasets:
+  - path: teknium/GPT4-LLM-Cleaned
+    type: alpaca
+sequence_len: 1024
+adapter: lora
+lora_r: 8
+micro_batch_size: 2
+num_epochs: 4
+learning_rate: 0.0002
+eval_table_max_new_tokens: 128
+debug: true
+"""
+
+
+def _pk207(capsys, path) -> list[str]:
+    import json
+
+    from packlint.cli import main
+
+    main(["check", "--isolated", "--no-cache", "--exit-zero", "--format", "json", str(path)])
+    out = json.loads(capsys.readouterr().out)
+    return sorted(f["message"].split(" ", 1)[0] for f in out["findings"] if f["code"] == "PK207")
+
+
+def test_a_vendored_axolotl_without_the_config_model_judges_no_key(tmp_path, capsys) -> None:
+    """rohanbalkondekar/axolotl's shape: axolotl 0.3.0 vendored in src/axolotl (setup.py), a DictDefault config
+    whose `debug` the CLI reads (`cfg.debug`): the current release's pydantic model is not what runs."""
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "examples").mkdir()
+    cfg = tmp_path / "examples" / "lora.yml"
+    cfg.write_text(_AXOLOTL_CONFIG)
+    assert "debug" in _pk207(capsys, cfg)  # without the code: the current release's model, which lacks it
+    (tmp_path / "setup.py").write_text('from setuptools import setup\nsetup(name="axolotl", version="0.3.0")\n')
+    (tmp_path / "src" / "axolotl" / "cli").mkdir(parents=True)
+    (tmp_path / "src" / "axolotl" / "__init__.py").write_text("")
+    (tmp_path / "src" / "axolotl" / "cli" / "__init__.py").write_text(
+        "def do_cli(cfg, cli_args):\n    if cli_args.debug or cfg.debug:\n        pass\n"
+    )
+    from packlint.conditions.functions import stack_config_keys
+
+    stack_config_keys._LOCAL.clear()
+    assert _pk207(capsys, cfg) == []
