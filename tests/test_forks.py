@@ -151,3 +151,49 @@ def test_a_vendored_axolotl_without_the_config_model_judges_no_key(tmp_path, cap
 
     stack_config_keys._LOCAL.clear()
     assert _pk207(capsys, cfg) == []
+
+
+_MII_UTILS = """import argparse
+
+
+def parse_args(server_args=False, client_args=False):
+    server_parser = argparse.ArgumentParser(add_help=False)
+    server_parser.add_argument("--tp_size", type=int, nargs="+", default=None)
+    client_parser = argparse.ArgumentParser(add_help=False)
+    client_parser.add_argument("--stream", action="store_true")
+    parents = []
+    if server_args:
+        parents.append(server_parser)
+    if client_args:
+        parents.append(client_parser)
+    parser = argparse.ArgumentParser(parents=parents)
+    parser.add_argument("--model", type=str, default="meta-llama/Llama-2-7b-hf")
+    return parser.parse_args()
+"""
+
+
+def _pk201(capsys, path) -> list[str]:
+    import json
+
+    from packlint.cli import main
+
+    main(["check", "--isolated", "--no-cache", "--exit-zero", "--format", "json", str(path)])
+    out = json.loads(capsys.readouterr().out)
+    return sorted(f["message"].split(" ", 1)[0] for f in out["findings"] if f["code"] == "PK201")
+
+
+def test_argparse_parents_give_their_options(tmp_path, capsys) -> None:
+    """microsoft/DeepSpeedExamples benchmarks/inference/mii's shape: `ArgumentParser(parents=parents)` with a
+    list appended to under conditions: its options are unknown (no PK201); a literal list is read."""
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "__init__.py").write_text("")
+    (tmp_path / "src" / "utils.py").write_text(_MII_UTILS)
+    (tmp_path / "run_benchmark.py").write_text("from src.utils import parse_args\n\nargs = parse_args(True, True)\n")
+    script = tmp_path / "run_all.sh"
+    script.write_text("python ./run_benchmark.py --model m --stream --tp_size 4 --backend fastgen\n")
+    assert _pk201(capsys, script) == []
+    (tmp_path / "src" / "utils.py").write_text(
+        _MII_UTILS.replace("parents=parents", "parents=[server_parser, client_parser]")
+    )
+    assert _pk201(capsys, script) == ["--backend"]

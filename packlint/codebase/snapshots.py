@@ -403,6 +403,19 @@ def names_upstream(program: str | None) -> bool:
     return False
 
 
+def upstream_named(program: str | None, script: str | None) -> bool:
+    """The program's path, or the script's checkout when the program lives in it, names upstream Megatron-LM
+    (`/workspace/Megatron-LM/pretrain_gpt.py`; `pretrain_gpt.py` run from a checkout named `Megatron-LM`)."""
+    import os
+
+    if names_upstream(program):
+        return True
+    root = _checkout_root(script) if script else None
+    if root is None or (program or "").startswith("/") and not (program or "").startswith(root.rstrip("/") + "/"):
+        return False
+    return _upstream_name(os.path.basename(root))
+
+
 def release_span() -> str:
     """'core_v0.12.0 to main': the releases the snapshots hold."""
     names = release_names()

@@ -52,6 +52,7 @@ def new_parser(reader: SchemaReader, mod, node, kwargs, conds) -> V:
     )
     if ab is not None and ab.kind != "const":
         p.notes.append("allow_abbrev is computed; taken as True")
+    _inherit(reader, mod, node, p, kwargs.get("parents"))
     ah = kwargs.get("add_help")
     if not (ah is not None and ah.kind == "const" and ah.value is False):
         p.add(
@@ -74,6 +75,30 @@ def new_parser(reader: SchemaReader, mod, node, kwargs, conds) -> V:
         )
     reader.parsers.append(p)
     return V("parser", p)
+
+
+def _inherit(reader: SchemaReader, mod, node, p: Parser, parents: V | None) -> None:
+    """`ArgumentParser(parents=[a, b])`: the parents' options are the new parser's; parents packlint cannot
+    list (a list built by `append` under conditions) leave the schema open."""
+    if parents is None:
+        return
+    written = next((k.value for k in getattr(node, "keywords", ()) if k.arg == "parents"), None)
+    if parents.kind == "const" and not parents.value and isinstance(written, (ast.List, ast.Tuple)):
+        return  # `parents=[]` as written (a name bound to [] may have been appended to since)
+    if parents.kind == "tuple" and all(v.kind == "parser" for v in parents.value):
+        for v in parents.value:
+            parent: Parser = v.value
+            for spec in dict.fromkeys(parent.flags.values()):
+                if spec.dest != "help":
+                    p.add(spec)
+            p.positionals = p.positionals or parent.positionals
+            p.positional_room = (
+                -1
+                if -1 in (p.positional_room, parent.positional_room)
+                else (p.positional_room + parent.positional_room)
+            )
+        return
+    p.open_reasons.append(f"parents= at {reader.where(mod, node)} that packlint cannot list")
 
 
 def parser_method(reader: SchemaReader, mod, node: ast.Call, obj: V, attr: str, env, conds, depth) -> V:

@@ -333,8 +333,8 @@ class SchemaReader:
             items = [self.eval(mod, e, env, conds, depth) for e in node.elts]
             if all(i.kind == "const" for i in items):
                 return V("const", [i.value for i in items])
-            if isinstance(node, ast.Tuple):
-                return V("tuple", items)
+            if isinstance(node, ast.Tuple) or any(i.kind == "parser" for i in items):
+                return V("tuple", items)  # (a list of parsers: `ArgumentParser(parents=[a, b])`)
             return UNKNOWN
         if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
             a, b = self.eval(mod, node.left, env, conds, depth), self.eval(mod, node.right, env, conds, depth)

@@ -140,13 +140,13 @@ def megatron_style(program_: str | None, flags: list[str]) -> bool:
 
 def fork_named(program_: str | None, flags: list[str], script: str | None) -> str | None:
     """`megatron_fork` from the names alone (the program's path, the script's checkout, the flags)."""
-    from packlint.codebase.snapshots import ROOT_PROGRAMS, foreign_flags, fork_evidence, names_upstream, release_span
+    from packlint.codebase.snapshots import ROOT_PROGRAMS, foreign_flags, fork_evidence, release_span, upstream_named
 
     if program_ and program_.replace("\\", "/").rsplit("/", 1)[-1] in ROOT_PROGRAMS:
         why = fork_evidence(program_, script)
         if why is not None:
             return why
-    if names_upstream(program_):
+    if upstream_named(program_, script):
         return None  # the path says upstream: a flag of no release is a mistake (PK201), not a fork's
     foreign = foreign_flags(flags)
     if not foreign:
