@@ -197,3 +197,31 @@ def test_argparse_parents_give_their_options(tmp_path, capsys) -> None:
         _MII_UTILS.replace("parents=parents", "parents=[server_parser, client_parser]")
     )
     assert _pk201(capsys, script) == ["--backend"]
+
+
+def test_pk423_stands_for_the_axolotl_in_the_tree(tmp_path, capsys) -> None:
+    """rohanbalkondekar/axolotl's examples/mistral/config.yml shape: sample_packing with eval_table_size 5. The
+    current release rejects it at start; the axolotl 0.3.0 the checkout vendors has no such check."""
+    import json
+
+    from packlint.cli import main
+
+    def codes() -> list[str]:
+        main(["check", "--isolated", "--no-cache", "--exit-zero", "--format", "json", str(cfg)])
+        return [f["code"] for f in json.loads(capsys.readouterr().out)["findings"] if f["severity"] != "info"]
+
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "examples").mkdir()
+    cfg = tmp_path / "examples" / "config.yml"
+    cfg.write_text(
+        "base_model: mistralai/Mistral-7B-v0.1\nmodel_type: MistralForCausalLM\ndatasets:\n  - path: mhenrichsen/alpaca_2k_test\n"
+        "    type: alpaca\nsequence_len: 8192\nsample_packing: true\npad_to_sequence_len: true\nmicro_batch_size: 2\n"
+        "num_epochs: 4\nlearning_rate: 0.000005\nflash_attention: true\neval_table_size: 5\n"
+    )
+    assert "PK423" in codes()
+    (tmp_path / "src" / "axolotl" / "utils").mkdir(parents=True)
+    (tmp_path / "src" / "axolotl" / "__init__.py").write_text("")
+    (tmp_path / "src" / "axolotl" / "utils" / "trainer.py").write_text(
+        "def setup_trainer(cfg):\n    return cfg.eval_sample_packing is not False\n"
+    )
+    assert "PK423" not in codes()
