@@ -69,6 +69,7 @@ def test_a_config_checked_on_its_own_names_a_file_of_the_directory_its_stack_sta
     from packlint.conditions.functions import stack
 
     stack._PINNED_MEMO.clear()
+    stack._WORDS_MEMO.clear()
     assert _pk601(capsys, cfg) == [("PK601", "warning")]
 
 

@@ -125,14 +125,13 @@ def _standalone_premise(config: str, path_text: str) -> evidence.Premise | None:
 
 def _pinned_by_a_launch(config: str) -> bool:
     """A launch script of the config's checkout names it by a path that resolves to it beside the script or
-    from the checkout's root (bounded: the first _MAX_SCRIPTS scripts, each read up to 1 MiB)."""
+    from the checkout's root (the checkout's scripts read once per process: `_config_words`)."""
     hit = _PINNED_MEMO.get(config)
     if hit is not None:
         return hit
     import os
-    import re
 
-    from packlint.configs.elsewhere import _list, checkout_root
+    from packlint.configs.elsewhere import checkout_root
 
     d, dirs = os.path.dirname(config), list[str]()
     while d and d != os.path.dirname(d) and len(dirs) < 12:
@@ -141,30 +140,45 @@ def _pinned_by_a_launch(config: str) -> bool:
     root = checkout_root(dirs)
     found = False
     if root is not None:
-        name = os.path.basename(config)
-        words = re.compile(r"[\w./${}-]*" + re.escape(name))
-        scripts = [f for f in _list(root) if f.lower().endswith(_SCRIPT_SUFFIXES)][:_MAX_SCRIPTS]
-        for rel in scripts:
-            found = _names_it(os.path.join(root, rel), root, config, name, words)
-            if found:
+        for script, word in _config_words(root).get(os.path.basename(config), ()):
+            if any(os.path.normpath(os.path.join(b, word)) == config for b in (os.path.dirname(script), root)):
+                found = True
                 break
     _PINNED_MEMO[config] = found
     return found
 
 
-def _names_it(script: str, root: str, config: str, name: str, words: Any) -> bool:
-    import os
+_WORDS_MEMO: dict[str, dict[str, list[tuple[str, str]]]] = {}
+_MAX_SCRIPT_BYTES_TOTAL = 64 << 20
 
+
+def _config_words(root: str) -> dict[str, list[tuple[str, str]]]:
+    """config file name -> (script, the word naming it) over the checkout's launch scripts (bounded: the
+    first _MAX_SCRIPTS scripts, 1 MiB each, 64 MiB in all)."""
+    hit = _WORDS_MEMO.get(root)
+    if hit is not None:
+        return hit
+    import os
+    import re
+
+    from packlint.configs.elsewhere import _list
     from packlint.safe_io import read_regular
 
-    data = read_regular(script, 1 << 20)
-    if data is None or name.encode() not in data:
-        return False
-    for word in words.findall(data.decode("utf-8", "replace")):
-        for base in (os.path.dirname(script), root):
-            if os.path.normpath(os.path.join(base, word)) == config:
-                return True
-    return False
+    words = re.compile(r"[\w./${}-]*\.(?:ya?ml|json|toml)\b")
+    out: dict[str, list[tuple[str, str]]] = {}
+    budget = _MAX_SCRIPT_BYTES_TOTAL
+    for rel in [f for f in _list(root) if f.lower().endswith(_SCRIPT_SUFFIXES)][:_MAX_SCRIPTS]:
+        script = os.path.join(root, rel)
+        data = read_regular(script, 1 << 20)
+        if data is None:
+            continue
+        budget -= len(data)
+        if budget < 0:
+            break
+        for word in words.findall(data.decode("utf-8", "replace")):
+            out.setdefault(os.path.basename(word), []).append((script, word))
+    _WORDS_MEMO[root] = out
+    return out
 
 
 def _f_config_file_error(ctx: EvalContext, node: Builtin, a: list[Any]) -> Any:
