@@ -33,6 +33,7 @@ _SEVERITY_RANK = {"info": 0, "warning": 1, "error": 2}
 
 # the assumptions and machine dependences the stages name (one wording each, used everywhere)
 NO_ARGUMENTS = "the script run without arguments"
+OWN_DIRECTORY = "the script run from its own directory"
 CURRENT_RELEASE = "the stack's current release"
 UPSTREAM_MEGATRON = (
     "the launched program is upstream Megatron-LM (its code is not in the checkout; a fork's may differ)"

@@ -359,3 +359,64 @@ def normalize_version(text: str) -> str | None:
 def release_names() -> list[str]:
     data = load_data()
     return [] if data is None else [r["name"] for r in data["releases"]]
+
+
+# Issue 26 item 4: a launch that passes flags no Megatron-LM release of the snapshots defines, and that are
+# no misspelling of one (`--deepspeed`, `--zero-stage`, `--data-impl`: Megatron-DeepSpeed, an older
+# Megatron-LM), runs code the snapshots do not describe: a fork, or a release older than the snapshots.
+_CLOSE_CUTOFF = 0.75  # as PK201's "did you mean": a name this close to an upstream flag is taken for a typo
+_FOREIGN_MEMO: dict[tuple[str, ...], tuple[str, ...]] = {}
+
+
+def foreign_flags(flags: list[str]) -> tuple[str, ...]:
+    """The options among `flags` that no Megatron-LM release of the snapshots ever defined and that are
+    not close to one of its flags (a misspelt upstream flag stays PK201's). Empty without the data."""
+    key = tuple(f for f in flags if f.startswith("--"))
+    hit = _FOREIGN_MEMO.get(key)
+    if hit is not None:
+        return hit
+    data = load_data()
+    known = data.get("flags", {}) if data else {}
+    out: list[str] = []
+    if known:
+        import difflib
+
+        names = list(known)
+        for flag in key:
+            if flag in known or flag.replace("_", "-") in known or "=" in flag:
+                continue
+            if not difflib.get_close_matches(flag.replace("_", "-"), names, 1, _CLOSE_CUTOFF):
+                out.append(flag)
+    _FOREIGN_MEMO[key] = hit = tuple(out)
+    return hit
+
+
+def names_upstream(program: str | None) -> bool:
+    """The program's path names upstream Megatron-LM itself (`/workspace/Megatron-LM/pretrain_gpt.py`): its
+    flags are then judged against the snapshots whatever they are (an unknown one is PK201's)."""
+    dirs = [p for p in (program or "").replace("\\", "/").split("/")[:-1] if p not in ("", ".", "..")]
+    for part in reversed(dirs):
+        if _upstream_name(part):
+            return True
+        if _fork_name(part):
+            return False
+    return False
+
+
+def upstream_named(program: str | None, script: str | None) -> bool:
+    """The program's path, or the script's checkout when the program lives in it, names upstream Megatron-LM
+    (`/workspace/Megatron-LM/pretrain_gpt.py`; `pretrain_gpt.py` run from a checkout named `Megatron-LM`)."""
+    import os
+
+    if names_upstream(program):
+        return True
+    root = _checkout_root(script) if script else None
+    if root is None or (program or "").startswith("/") and not (program or "").startswith(root.rstrip("/") + "/"):
+        return False
+    return _upstream_name(os.path.basename(root))
+
+
+def release_span() -> str:
+    """'core_v0.12.0 to main': the releases the snapshots hold."""
+    names = release_names()
+    return f"{names[0]} to {names[-1]}" if names else "none"

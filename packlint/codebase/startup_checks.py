@@ -385,6 +385,14 @@ def _raise_msg(exc: ast.AST | None) -> str | None:
     return _src(exc)
 
 
+def _validate_names(mod: _Module) -> tuple[str, ...]:
+    """The names the module calls Megatron's validation by: `validate_args`, and what it imports it as
+    (AIAK's `from megatron.training.arguments import validate_args as validate_megatron_args`, called by the
+    fork's own `parse_arguments` after its validation hook: that wrapper is the caller the program runs)."""
+    aliases = [local for local, (_lvl, _m, orig) in mod.imports.items() if orig in VALIDATE_NAMES]
+    return tuple(dict.fromkeys([*VALIDATE_NAMES, *aliases]))
+
+
 def _calls_named(node: ast.AST, names: tuple[str, ...]) -> ast.Call | None:
     for sub in ast.walk(node):
         if isinstance(sub, ast.Call):
@@ -483,16 +491,17 @@ def extract_startup(program_file: str, index: Any, files: list[str]) -> dict | N
     caller = None  # (module, function, statement index, call)
     for path in files:
         src = index.source(path)
-        if src is None or b"validate_args(" not in src.data:
+        if src is None or b"validate_args" not in src.data:
             continue
         mod = reader.module(path)
         if mod is None:
             continue
+        names = _validate_names(mod)
         for fn in list(mod.functions.values()) + _main_blocks(mod):
             if fn.name in VALIDATE_NAMES:
                 continue
             for i, st in enumerate(fn.body):
-                call = _calls_named(st, VALIDATE_NAMES)
+                call = _calls_named(st, names)
                 if call is not None and call.args and isinstance(call.args[0], ast.Name):
                     caller = (mod, fn, i, call)
                     break

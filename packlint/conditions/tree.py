@@ -165,6 +165,14 @@ class Builtin(Expr):
 
     def eval(self, ctx: EvalContext) -> Any:
         key = self.memo_key
+        if self.func == "certainly":
+            # a prerequisite that does not hold for certain is false whatever it read: an undecided argument
+            # gives the same false, so what the argument rested on is no premise of the rule's verdict
+            n = len(ctx.premises)
+            value = FUNCTIONS[self.func].impl(ctx, self, [a.eval(ctx) for a in self.args])
+            if value is False:
+                del ctx.premises[n:]
+            return value
         if key is None or ctx.item is not None:
             return FUNCTIONS[self.func].impl(ctx, self, [a.eval(ctx) for a in self.args])
         memo = ctx.memo

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from packlint import evidence
@@ -211,17 +212,52 @@ def source_file(interp: Interpreter, fields: list[Value], world: World, ps: Pars
         world.positional = list(fields[2:])
         world.script_args = False
     saved_frames = len(world.locals_stack)
+    cwd_relative = _cwd_relative(ps, span, text)
+    before = {k: (v.value, v.items) for k, v in world.vars.items()} if cwd_relative else {}
     interp.source_calls += 1
     try:
         out = nested_code.exec_source(interp, sf, world, path)
     finally:
         interp.source_calls -= 1
+    if cwd_relative:
+        word = _command_word(fields)
+        origin = evidence.origin_of(evidence.ASSUMED, f"{evidence.OWN_DIRECTORY} (`{word} {text}`)")
+        for w in out:
+            _mark_assumed(w, before, origin)
     for w in out:
         if len(fields) > 2:
             w.positional, w.script_args = saved, saved_script_args
         if w.flow == "return" and len(w.locals_stack) == saved_frames:
             w.flow = None
     return interp.merge(out)
+
+
+def _cwd_relative(ps: ParsedScript, span: Span, text: str) -> bool:
+    """`source ../setup.sh`, `. ./common/model_${SIZE}.sh`: a relative path with a directory part, not
+    anchored by a leading variable or command substitution (`$(dirname $0)/../setup.sh`, `$SCRIPT_DIR/env.sh`).
+    Bash resolves it against the working directory; packlint found it beside the script."""
+    if os.path.isabs(text) or "/" not in text:
+        return False
+    lines = ps.source.data.decode("utf-8", "replace").splitlines()
+    first = span.line - 1 - ps.source.line_base
+    raw = " ".join(lines[max(first, 0) : first + span.end_line - span.line + 1]).lstrip()
+    head, _, rest = raw.partition(" ")
+    word = rest.lstrip().lstrip("\"'")
+    return head in ("source", ".") and bool(word) and not word.startswith(("$", "`", "~", "/"))
+
+
+def _mark_assumed(w: World, before: Mapping[str, tuple[object, object]], origin: str) -> None:
+    """The variables the sourced file set (new, or given another value) rest on where it was found."""
+    for name, var in w.vars.items():
+        old = before.get(name)
+        if old is not None and old[0] is var.value and old[1] is var.items:
+            continue
+        if isinstance(var.value, Known) and var.value.origin is None:
+            var.value = Known(var.value.text, var.value.span, origin)
+        if var.items:
+            var.items = [
+                Known(v.text, v.span, origin) if isinstance(v, Known) and v.origin is None else v for v in var.items
+            ]
 
 
 def display_source(interp: Interpreter, real: str, world: World) -> str:

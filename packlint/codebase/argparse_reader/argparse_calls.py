@@ -72,18 +72,24 @@ def new_parser(reader: SchemaReader, mod, node, kwargs, conds) -> V:
                 "argparse add_help",
             )
         )
-    _inherit(p, kwargs.get("parents"), reader.where(mod, node))
+    _inherit(reader, mod, node, p, kwargs.get("parents"))
     reader.parsers.append(p)
     return V("parser", p)
 
 
-def _inherit(p: Parser, parents: V | None, where: str) -> None:
-    """`ArgumentParser(parents=[get_args_parser()])` (DeiT's `main.py`, and the many trainers made from
-    it): argparse copies the parents' arguments into the new parser when it is made."""
+def _inherit(reader: SchemaReader, mod, node, p: Parser, parents: V | None) -> None:
+    """`ArgumentParser(parents=[get_args_parser()])` (DeiT's `main.py`, and the many trainers made from it):
+    argparse copies the parents' arguments into the new parser when it is made (after its own -h). Parents
+    packlint cannot list (a list built by `append` under conditions), or whose own schema is open, leave the
+    new parser's schema open."""
     if parents is None:
         return
+    written = next((k.value for k in getattr(node, "keywords", ()) if k.arg == "parents"), None)
+    if parents.kind == "const" and not parents.value and isinstance(written, (ast.List, ast.Tuple)):
+        return  # `parents=[]` as written (a name bound to [] may have been appended to since)
     items = parents.value if parents.kind == "tuple" else None
     if not isinstance(items, list) or not all(i.kind == "parser" for i in items):
+        where = reader.where(mod, node)
         p.open_reasons.append(f"its parent parsers ({where}) are not all read: their flags are not seen")
         return
     for parent in items:

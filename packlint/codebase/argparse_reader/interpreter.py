@@ -417,8 +417,10 @@ class SchemaReader:
             return inst
         if callee.kind == "func":
             return self.invoke(callee, args, kwargs, node, mod, conds, depth)
-        # an unknown callee: a parser handed to it may gain flags packlint cannot see
-        for a in list(args) + list(kwargs.values()):
+        # an unknown callee: a parser handed to it may gain flags packlint cannot see (not a list's own
+        # `append`/`insert`: `parents.append(server_parser)` stores the parser, it adds it no flag)
+        stores = isinstance(func, ast.Attribute) and func.attr in ("append", "insert") and not kwargs
+        for a in [] if stores else list(args) + list(kwargs.values()):
             if a.kind in ("parser", "group"):
                 p = a.value
                 what = unparse(func, 60)

@@ -598,10 +598,9 @@ def _f_flags_unchecked(ctx: EvalContext, node: Builtin, a: list[Any]) -> Any:
     """Why the flags of a Megatron-LM-style program were not checked, for one info (PK206): a fork
     whose code is not at hand (the upstream snapshots do not apply; said at the first such launch of
     the script), or code found whose parser packlint could not resolve. Absent otherwise."""
-    from packlint.codebase.snapshots import ROOT_PROGRAMS, fork_evidence
+    from packlint.conditions.functions.codebase_common import fork_named, megatron_fork, megatron_style
 
     program_ = program(ctx.launch, ctx.variant)
-    base = (program_ or "").replace("\\", "/").rsplit("/", 1)[-1]
     facts = _code(ctx)
     unread = _program_not_read(facts)
     if unread is not None:  # (any program: a 1 GiB train.py is named, not read, R11)
@@ -610,29 +609,33 @@ def _f_flags_unchecked(ctx: EvalContext, node: Builtin, a: list[Any]) -> Any:
     spent = _budget_spent(ctx) if ctx.variant.get("flags") else None
     if spent is not None:
         return spent
-    if base not in ROOT_PROGRAMS:
-        return Unk("not a Megatron-LM root program", "absent")
+    flags = list(ctx.variant.get("flags") or {})
+    if not megatron_style(program_, flags):
+        return Unk("not a Megatron-LM-style launch", "absent")
     if facts is not None and facts.known:
-        if facts.schema is not None:
+        if facts.schema is not None or not megatron_style(program_, []):  # (a root program's parser only)
             return Unk("the flags were checked", "absent")
         return (
             f"packlint found the code of {_code_label(facts)} but not its argparse parser (an import it could not "
             "resolve, and no vendored copy of it in the tree)"
         )
-    why = fork_evidence(program_, ctx.model.get("script"))
+    why = megatron_fork(ctx)
     if why is None:
         return Unk("upstream: the snapshots apply", "absent")
+    script = ctx.model.get("script")
     for launch in launches(ctx.model):  # once per script: at its first launch of a fork program
-        other = launch.get("program") or ""
-        if other.replace("\\", "/").rsplit("/", 1)[-1] in ROOT_PROGRAMS and fork_evidence(
-            other, ctx.model.get("script")
-        ):
+        other = launch.get("program")
+        vs = launch.get("variants") or []
+        oflags = list(vs[0].get("flags") or {}) if vs else []
+        if megatron_style(other, oflags) and fork_named(other, oflags, script):
             if launch.get("id") != ctx.launch.get("id"):
                 return Unk("said at an earlier launch", "absent")
             break
+    shown = program_ or "its program"
     return (
-        f"{program_} looks like a fork of Megatron-LM ({why}) and its code was not found, so the Megatron-LM "
-        "release snapshots do not apply"
+        f"{shown} is not upstream Megatron-LM of a release packlint holds ({why}) and its code was not found, so "
+        "the Megatron-LM release snapshots, startup checks and defaults do not apply: the rules decided from them "
+        "are undecided"
     )
 
 

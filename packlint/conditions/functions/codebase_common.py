@@ -44,7 +44,7 @@ def _read_schema_view(ctx: EvalContext) -> tuple[Any, str, Any]:
 
         schema = versioned_schema(facts.schema, ctx.model.get("script"))
         return schema, _code_label(facts, "the parser of "), None
-    from packlint.codebase.snapshots import fork_evidence, snapshot_for
+    from packlint.codebase.snapshots import snapshot_for
 
     program_ = program(ctx.launch, ctx.variant)
     if program_ and "openrlhf" in program_:  # issue 28: OpenRLHF's programs from the release snapshots
@@ -63,7 +63,7 @@ def _read_schema_view(ctx: EvalContext) -> tuple[Any, str, Any]:
     snap = snapshot_for(program_, _pinned_megatron(ctx))
     if snap is None:
         return None, "", None
-    if fork_evidence(program_, ctx.model.get("script")) is not None:
+    if megatron_fork(ctx) is not None:
         # the upstream snapshots apply to upstream code only: a fork without its code is undecided
         return None, "", None
     return snap.schema, snap.describe + " (its code base was not found)", snap
@@ -97,3 +97,59 @@ def _script_text(path: str) -> str:
         data = read_regular(path, MAX_SCRIPT_BYTES)
         _LINES_MEMO[path] = [data.decode("utf-8", "replace") if data is not None else ""]
     return _LINES_MEMO[path][0]
+
+
+def megatron_fork(ctx: EvalContext) -> str | None:
+    """Why the launch's Megatron-style program is not upstream Megatron-LM of a snapshot release, when its
+    code is not at hand (issue 26 item 4), or None: its path or its checkout names a fork
+    (`snapshots.fork_evidence`), or it passes flags no release of the snapshots defined (`--deepspeed`,
+    `--zero-stage`: Megatron-DeepSpeed; `--data-impl`: a Megatron-LM older than the snapshots). Upstream's
+    snapshots, startup checks and defaults are then not the launched code's: the rules decided from them
+    are undecided, and PK206 says so once per script. With the code at hand the code decides (None)."""
+    memo = ctx.memo
+    if "megatron_fork" not in memo:
+        memo["megatron_fork"] = _megatron_fork(ctx)
+    why: str | None = memo["megatron_fork"]
+    return why
+
+
+def _megatron_fork(ctx: EvalContext) -> str | None:
+    facts = _code(ctx)
+    if facts is not None and facts.known:
+        return None
+    return fork_named(program(ctx.launch, ctx.variant), list(ctx.variant.get("flags") or {}), ctx.model.get("script"))
+
+
+# the flags that make a launch Megatron-style when its program is not one of Megatron-LM's root programs
+_MEGATRON_MARKS = (
+    "--num-layers",
+    "--tensor-model-parallel-size",
+    "--pipeline-model-parallel-size",
+    "--micro-batch-size",
+)
+
+
+def megatron_style(program_: str | None, flags: list[str]) -> bool:
+    """The launch runs one of Megatron-LM's root programs, or passes at least two of its defining flags."""
+    from packlint.codebase.snapshots import ROOT_PROGRAMS
+
+    if program_ and program_.replace("\\", "/").rsplit("/", 1)[-1] in ROOT_PROGRAMS:
+        return True
+    return sum(1 for f in _MEGATRON_MARKS if f in flags) >= 2
+
+
+def fork_named(program_: str | None, flags: list[str], script: str | None) -> str | None:
+    """`megatron_fork` from the names alone (the program's path, the script's checkout, the flags)."""
+    from packlint.codebase.snapshots import ROOT_PROGRAMS, foreign_flags, fork_evidence, release_span, upstream_named
+
+    if program_ and program_.replace("\\", "/").rsplit("/", 1)[-1] in ROOT_PROGRAMS:
+        why = fork_evidence(program_, script)
+        if why is not None:
+            return why
+    if upstream_named(program_, script):
+        return None  # the path says upstream: a flag of no release is a mistake (PK201), not a fork's
+    foreign = foreign_flags(flags)
+    if not foreign:
+        return None
+    shown = ", ".join(foreign[:3]) + (f" and {len(foreign) - 3} more" if len(foreign) > 3 else "")
+    return f"it passes {shown}, which no Megatron-LM release from {release_span()} defines"

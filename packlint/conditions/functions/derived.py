@@ -102,6 +102,12 @@ def _f_size(ctx: EvalContext, node: Builtin, a: list[Any]) -> Any:
     value = entry.get("value")
     if value is None:
         return Unk(f"{label} is not set", "absent", loc)
+    evidence.record(ctx, entry)
+    source = entry.get("source")
+    if isinstance(source, str) and source.startswith("-"):  # a size given by a flag: that flag's evidence
+        occ = _occurrences(ctx, "flags", source)
+        if occ:
+            evidence.record(ctx, occ[-1])
     return int(value)
 
 
@@ -243,6 +249,29 @@ def _f_setting(ctx: EvalContext, node: Builtin, a: list[Any]) -> Any:
     default = schema_default(ctx, setting)
     if default is None:
         return Unk(f"{setting.flags[0]} is not given and has no default", "absent")
+    return _release_default(ctx, setting, default)
+
+
+def _release_default(ctx: EvalContext, setting: Setting, default: Any) -> Any:
+    """A Megatron launch's default that is a release's choice (a word: `transformer_engine`, `adam`; not a
+    switch's false or a number) is upstream Megatron-LM's current one: with the launched code not at hand
+    it is an assumption (issue 26), and on a fork (`megatron_fork`) it is not known at all."""
+    text = str(default).strip().lower()
+    if text in _TRUE_WORDS or text in _FALSE_WORDS or python_float(text) is not None:
+        return default
+    from packlint.conditions.functions.codebase_common import _code, megatron_fork, megatron_style
+    from packlint.model_view import program
+
+    if not megatron_style(program(ctx.launch, ctx.variant), list(ctx.variant.get("flags") or {})):
+        return default
+    facts = _code(ctx)
+    if facts is not None and facts.known:
+        return default
+    why = megatron_fork(ctx)
+    if why is not None:
+        why = f"{setting.flags[0]} is not given, and the launched program's default is not known ({why})"
+        return Unk(why, "unknown")
+    evidence.note(ctx, (evidence.ASSUMED, f"{evidence.UPSTREAM_MEGATRON}, so {setting.flags[0]} defaults to {default}"))
     return default
 
 

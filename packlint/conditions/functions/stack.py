@@ -94,7 +94,91 @@ def _f_config_file_missing(ctx: EvalContext, node: Builtin, a: list[Any]) -> Any
     f = _bad_file(ctx, "missing")
     if f is not None and "evidence" in f:  # (a file the machine may hold: packlint.configs.elsewhere)
         evidence.record(ctx, f)
+    elif f is not None:
+        evidence.note(ctx, _standalone_premise(str(ctx.model.get("script") or ""), str(f["path"])))
     return "" if f is None else f["path"]
+
+
+_CONFIG_SUFFIXES = (".yaml", ".yml", ".json", ".toml")
+_SCRIPT_SUFFIXES = (".sh", ".bash", ".slurm", ".sbatch", ".job")
+_MAX_SCRIPTS = 2000
+_PINNED_MEMO: dict[str, bool] = {}
+
+
+def _standalone_premise(config: str, path_text: str) -> evidence.Premise | None:
+    """A config file checked on its own (`packlint check x.yaml`, a directory walk) names a relative file:
+    its stack resolves it against the directory it is started in (LLaMA-Factory: its own checkout, where the
+    README copies the config). Unless a launch script of the checkout names this very config (resolved beside
+    the script), that directory is not a fact of the checkout: the file's absence depends on the machine."""
+    import os
+
+    if not config.lower().endswith(_CONFIG_SUFFIXES) or not path_text or os.path.isabs(path_text):
+        return None
+    if _pinned_by_a_launch(os.path.abspath(config)):
+        return None
+    return (
+        evidence.MACHINE,
+        f"{os.path.basename(config)} is checked on its own and no launch script of the checkout names it: "
+        f"{path_text} is relative to the directory its stack is started in, which the checkout does not say",
+    )
+
+
+def _pinned_by_a_launch(config: str) -> bool:
+    """A launch script of the config's checkout names it by a path that resolves to it beside the script or
+    from the checkout's root (the checkout's scripts read once per process: `_config_words`)."""
+    hit = _PINNED_MEMO.get(config)
+    if hit is not None:
+        return hit
+    import os
+
+    from packlint.configs.elsewhere import checkout_root
+
+    d, dirs = os.path.dirname(config), list[str]()
+    while d and d != os.path.dirname(d) and len(dirs) < 12:
+        dirs.append(d)
+        d = os.path.dirname(d)
+    root = checkout_root(dirs)
+    found = False
+    if root is not None:
+        for script, word in _config_words(root).get(os.path.basename(config), ()):
+            if any(os.path.normpath(os.path.join(b, word)) == config for b in (os.path.dirname(script), root)):
+                found = True
+                break
+    _PINNED_MEMO[config] = found
+    return found
+
+
+_WORDS_MEMO: dict[str, dict[str, list[tuple[str, str]]]] = {}
+_MAX_SCRIPT_BYTES_TOTAL = 64 << 20
+
+
+def _config_words(root: str) -> dict[str, list[tuple[str, str]]]:
+    """config file name -> (script, the word naming it) over the checkout's launch scripts (bounded: the
+    first _MAX_SCRIPTS scripts, 1 MiB each, 64 MiB in all)."""
+    hit = _WORDS_MEMO.get(root)
+    if hit is not None:
+        return hit
+    import os
+    import re
+
+    from packlint.configs.elsewhere import _list
+    from packlint.safe_io import read_regular
+
+    words = re.compile(r"[\w./${}-]*\.(?:ya?ml|json|toml)\b")
+    out: dict[str, list[tuple[str, str]]] = {}
+    budget = _MAX_SCRIPT_BYTES_TOTAL
+    for rel in [f for f in _list(root) if f.lower().endswith(_SCRIPT_SUFFIXES)][:_MAX_SCRIPTS]:
+        script = os.path.join(root, rel)
+        data = read_regular(script, 1 << 20)
+        if data is None:
+            continue
+        budget -= len(data)
+        if budget < 0:
+            break
+        for word in words.findall(data.decode("utf-8", "replace")):
+            out.setdefault(os.path.basename(word), []).append((script, word))
+    _WORDS_MEMO[root] = out
+    return out
 
 
 def _f_config_file_error(ctx: EvalContext, node: Builtin, a: list[Any]) -> Any:

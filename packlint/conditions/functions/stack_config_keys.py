@@ -263,6 +263,11 @@ def _dataclass_keys(
 
     fields: dict[str, list[Any]] = {}
     local = _vendored_classes(stack, _script_dir(ctx))
+    if stack == "axolotl" and not any(r in local for r in roots) and _vendored_dir(stack, _script_dir(ctx)):
+        # the checkout vendors an axolotl whose config model is not there (0.3.0 and older read the YAML into a
+        # DictDefault: any key is taken, `cfg.debug` read where the code wants it): the snapshots' model is not
+        # the one that runs, so no key is judged against it
+        return {}
     for root in roots:
         try:
             found = (
@@ -344,6 +349,7 @@ _STOPS = {
 
 # the argument files of a stack's package, relative to the package directory
 _ARG_FILES = {
+    "axolotl": ("utils/schemas/*.py", "utils/config/models/input/*/*.py"),
     "llamafactory": ("hparams/*.py",),
     "trl": ("trainer/*config*.py", "scripts/*.py"),
     "swift": (
@@ -421,6 +427,18 @@ def _local_fields(name: str, local: dict[str, Any], stack: str, depth: int) -> d
     for f, (typ, choices, marks) in cls.get("fields", {}).items():
         out.setdefault(f, []).append((None, typ, choices, marks, 0))
     return out
+
+
+def _vendored_dir(stack: str, script_dir: str | None) -> str | None:
+    """The stack's package directory in the checkout (`src/axolotl`), or None when it is not vendored."""
+    from packlint.configs.versions import PACKAGE_DIRS, _roots
+
+    for root in _roots(script_dir):
+        for pkg in PACKAGE_DIRS.get(stack, ()):
+            d = os.path.join(root, pkg)
+            if os.path.isdir(d):
+                return d
+    return None
 
 
 def _vendored_quoted(stack: str, script_dir: str | None) -> frozenset[str]:

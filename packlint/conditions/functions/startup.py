@@ -402,6 +402,12 @@ def _f_code_checks(ctx: EvalContext, node: Builtin, a: list[Any]) -> Any:
     behind a condition on a setting upstream does not have (a fork's own flag)."""
     if _is_unk(a[0]):
         return a[0]
+    if bridge_launch(ctx):
+        return Unk(
+            "a Megatron-Bridge launch: Bridge builds and validates a ConfigContainer (recipe, YAML, overrides), "
+            "Megatron-LM's validate_args does not check it",
+            "unknown",
+        )
     view = startup_view(ctx)
     if view is None:
         return _no_validation(ctx)
@@ -454,13 +460,12 @@ def _no_validation(ctx: EvalContext) -> Any:
     if facts is None or not facts.known:
         # issue 26: upstream Megatron-LM's checks stand for upstream code only; a fork's program whose code
         # is not at hand is undecided (PK206 says so once per script)
-        from packlint.codebase.snapshots import ROOT_PROGRAMS, fork_evidence
-        from packlint.model_view import program
+        from packlint.conditions.functions.codebase_common import megatron_fork
 
-        program_ = program(ctx.launch, ctx.variant)
-        base = (program_ or "").replace("\\", "/").rsplit("/", 1)[-1]
-        if base in ROOT_PROGRAMS and fork_evidence(program_, ctx.model.get("script")) is not None:
-            return Unk("a fork of Megatron-LM whose code is not at hand: upstream's checks may not be its", "unknown")
+        why = megatron_fork(ctx)
+        if why is not None:
+            why = f"not upstream Megatron-LM ({why}) and its code is not at hand: upstream's checks may not be its"
+            return Unk(why, "unknown")
         from packlint import evidence
 
         evidence.note(ctx, (evidence.ASSUMED, evidence.UPSTREAM_MEGATRON))  # (the rule's release semantics)
@@ -535,6 +540,16 @@ def _f_validation(ctx: EvalContext, node: Builtin, a: list[Any]) -> Any:
     return f"{v['name']} ({_short(v['file'])}:{v['line']})"
 
 
+def bridge_launch(ctx: EvalContext) -> bool:
+    """The launch configures Megatron-Bridge (its stack, or Hydra-style `section.key=value` overrides)."""
+    from packlint.model_view import variant_config
+
+    cfg = variant_config(ctx.variant)
+    if cfg is not None and cfg.get("stack") == "megatron-bridge":
+        return True
+    return any(not f.startswith("-") and "." in f for f in ctx.variant.get("flags", {}))
+
+
 def _f_may_be_given(ctx: EvalContext, node: Builtin, a: list[Any]) -> Any:
     """`setting_given`, three-valued: when the script does not give the setting but an argument
     packlint cannot see may (`$(cat extra_args.txt)`), undecided rather than "not given" (issue 18:
@@ -546,6 +561,14 @@ def _f_may_be_given(ctx: EvalContext, node: Builtin, a: list[Any]) -> Any:
     hidden = _free_unknowns(ctx)
     if hidden is not None:
         return Unk(f"{node.static.flags[0]} may be given by {hidden}", "unknown")
+    bridge_keys = [f for f in node.static.flags if not f.startswith("-") and "." in f]
+    if bridge_keys and bridge_launch(ctx):
+        # Megatron-Bridge: the recipe sets what no override (nor the YAML) gives (issue 27: merged as Bridge does)
+        from packlint.conditions.functions.derived import _bridge_file_value
+
+        if _bridge_file_value(ctx, node.static) is not None:
+            return True
+        return Unk(f"{bridge_keys[0]} is not overridden: the recipe's config decides it", "unknown")
     return False
 
 

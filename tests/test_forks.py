@@ -1,0 +1,228 @@
+"""Forks and the upstream premise (issues 26 and 27, h-forks): which launches upstream Megatron-LM's
+snapshots, startup checks and defaults describe."""
+
+from __future__ import annotations
+
+from packlint.codebase.snapshots import foreign_flags, names_upstream
+
+
+def test_fork_flags_are_foreign_and_typos_are_not() -> None:
+    # Megatron-DeepSpeed's own flags and a flag older than the snapshots: no release defines them
+    got = foreign_flags(["--deepspeed", "--zero-stage", "--deepspeed_config", "--data-impl", "--num-layers"])
+    assert got == ("--deepspeed", "--zero-stage", "--deepspeed_config", "--data-impl")
+    # a misspelt upstream flag stays PK201's (close to --micro-batch-size); underscores are upstream's spelling
+    assert foreign_flags(["--micro-bach-size", "--tensor_model_parallel_size", "--checkpoint-activations"]) == ()
+
+
+def test_a_path_naming_upstream_wins_over_its_flags() -> None:
+    assert names_upstream("/workspace/Megatron-LM/pretrain_gpt.py")
+    assert not names_upstream("/workspace/Megatron-DeepSpeed/pretrain_gpt.py")
+    assert not names_upstream("pretrain_gpt.py")
+
+
+# A LLaMA-Factory config in the shape of OpenBMB/MiniCPM minicpm_sala/finetune/llama_factory/configs/*.yaml:
+# its DeepSpeed file is relative to LLaMA-Factory's own checkout, where the README copies the config.
+_LF_CONFIG = """### model
+model_name_or_path: /root/ld/ld_model_pretrained/MiniCPM4/
+trust_remote_code: true
+
+### method
+stage: sft
+do_train: true
+finetuning_type: full
+
+### ddp
+ddp_timeout: 180000000
+deepspeed: examples/deepspeed/ds_z3_config.json
+
+### dataset
+dataset: glaive_toolcall_en,glaive_toolcall_zh
+template: cpm4
+cutoff_len: 1800
+
+### output
+output_dir: saves/minicpm/fuction_call
+per_device_train_batch_size: 2
+"""
+
+
+def _pk601(capsys, path) -> list[tuple[str, str]]:
+    import json
+
+    from packlint.cli import main
+
+    main(["check", "--isolated", "--no-cache", "--exit-zero", "--format", "json", str(path)])
+    out = json.loads(capsys.readouterr().out)
+    return [(f["code"], f["severity"]) for f in out["findings"] if f["code"] == "PK601"]
+
+
+def test_a_config_checked_on_its_own_names_a_file_of_the_directory_its_stack_starts_in(tmp_path, capsys) -> None:
+    (tmp_path / ".git").mkdir()
+    configs = tmp_path / "finetune" / "configs"
+    configs.mkdir(parents=True)
+    cfg = configs / "minicpm_sft.yaml"
+    cfg.write_text(_LF_CONFIG)
+    # no launch script names it: where LLaMA-Factory starts is the machine's
+    assert _pk601(capsys, cfg) == [("PK601", "info")]
+    # a launch script beside it names it: the file is missing where that launch runs it
+    (configs / "train.sh").write_text("#!/bin/bash\nllamafactory-cli train minicpm_sft.yaml\n")
+    from packlint.conditions.functions import stack
+
+    stack._PINNED_MEMO.clear()
+    stack._WORDS_MEMO.clear()
+    assert _pk601(capsys, cfg) == [("PK601", "warning")]
+
+
+def _premises(capsys, path, code: str) -> list[str]:
+    import json
+
+    from packlint.cli import main
+
+    main(["check", "--isolated", "--no-cache", "--exit-zero", "--format", "json", str(path)])
+    out = json.loads(capsys.readouterr().out)
+    return [p["because"] for f in out["findings"] if f["code"] == code for p in f["premises"]]
+
+
+def test_values_from_a_source_resolved_against_the_working_directory_are_assumed(capsys) -> None:
+    from pathlib import Path
+
+    here = Path(__file__).parent / "fixtures" / "check" / "PK301"
+    relative = _premises(capsys, here / "sourced_relative.sh", "PK301")
+    assert any(p.startswith("the script run from its own directory") for p in relative), relative
+    anchored = _premises(capsys, here / "sourced_beside_script.sh", "PK301")
+    assert anchored == [], anchored  # known from the checkout; world < TP x PP needs no upstream premise
+
+
+def test_source_parent_directory(tmp_path, capsys) -> None:
+    """`source ../setup.sh` (the shape issue 26 names): bash reads the working directory's parent."""
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "exp" / "run").mkdir(parents=True)
+    (tmp_path / "exp" / "setup.sh").write_text("TP=4\nPP=2\n")
+    script = tmp_path / "exp" / "run" / "train.sh"
+    script.write_text(
+        "#!/bin/bash\nsource ../setup.sh\ntorchrun --nproc_per_node 2 /workspace/Megatron-LM/pretrain_gpt.py "
+        "--tensor-model-parallel-size $TP --pipeline-model-parallel-size $PP --num-layers 24 --micro-batch-size 1\n"
+    )
+    got = _premises(capsys, script, "PK301")
+    assert "the script run from its own directory (`source ../setup.sh`)" in got, got
+
+
+_AXOLOTL_CONFIG = """base_model: openlm-research/open_llama_3b
+model_type: LlamaForCausalLM
+load_in_8bit: true
+datasets:
+  - path: teknium/GPT4-LLM-Cleaned
+    type: alpaca
+sequence_len: 1024
+adapter: lora
+lora_r: 8
+micro_batch_size: 2
+num_epochs: 4
+learning_rate: 0.0002
+eval_table_max_new_tokens: 128
+debug: true
+"""
+
+
+def _pk207(capsys, path) -> list[str]:
+    import json
+
+    from packlint.cli import main
+
+    main(["check", "--isolated", "--no-cache", "--exit-zero", "--format", "json", str(path)])
+    out = json.loads(capsys.readouterr().out)
+    return sorted(f["message"].split(" ", 1)[0] for f in out["findings"] if f["code"] == "PK207")
+
+
+def test_a_vendored_axolotl_without_the_config_model_judges_no_key(tmp_path, capsys) -> None:
+    """rohanbalkondekar/axolotl's shape: axolotl 0.3.0 vendored in src/axolotl (setup.py), a DictDefault config
+    whose `debug` the CLI reads (`cfg.debug`): the current release's pydantic model is not what runs."""
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "examples").mkdir()
+    cfg = tmp_path / "examples" / "lora.yml"
+    cfg.write_text(_AXOLOTL_CONFIG)
+    assert "debug" in _pk207(capsys, cfg)  # without the code: the current release's model, which lacks it
+    (tmp_path / "setup.py").write_text('from setuptools import setup\nsetup(name="axolotl", version="0.3.0")\n')
+    (tmp_path / "src" / "axolotl" / "cli").mkdir(parents=True)
+    (tmp_path / "src" / "axolotl" / "__init__.py").write_text("")
+    (tmp_path / "src" / "axolotl" / "cli" / "__init__.py").write_text(
+        "def do_cli(cfg, cli_args):\n    if cli_args.debug or cfg.debug:\n        pass\n"
+    )
+    from packlint.conditions.functions import stack_config_keys
+
+    stack_config_keys._LOCAL.clear()
+    assert _pk207(capsys, cfg) == []
+
+
+_MII_UTILS = """import argparse
+
+
+def parse_args(server_args=False, client_args=False):
+    server_parser = argparse.ArgumentParser(add_help=False)
+    server_parser.add_argument("--tp_size", type=int, nargs="+", default=None)
+    client_parser = argparse.ArgumentParser(add_help=False)
+    client_parser.add_argument("--stream", action="store_true")
+    parents = []
+    if server_args:
+        parents.append(server_parser)
+    if client_args:
+        parents.append(client_parser)
+    parser = argparse.ArgumentParser(parents=parents)
+    parser.add_argument("--model", type=str, default="meta-llama/Llama-2-7b-hf")
+    return parser.parse_args()
+"""
+
+
+def _pk201(capsys, path) -> list[str]:
+    import json
+
+    from packlint.cli import main
+
+    main(["check", "--isolated", "--no-cache", "--exit-zero", "--format", "json", str(path)])
+    out = json.loads(capsys.readouterr().out)
+    return sorted(f["message"].split(" ", 1)[0] for f in out["findings"] if f["code"] == "PK201")
+
+
+def test_argparse_parents_give_their_options(tmp_path, capsys) -> None:
+    """microsoft/DeepSpeedExamples benchmarks/inference/mii's shape: `ArgumentParser(parents=parents)` with a
+    list appended to under conditions: its options are unknown (no PK201); a literal list is read."""
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "__init__.py").write_text("")
+    (tmp_path / "src" / "utils.py").write_text(_MII_UTILS)
+    (tmp_path / "run_benchmark.py").write_text("from src.utils import parse_args\n\nargs = parse_args(True, True)\n")
+    script = tmp_path / "run_all.sh"
+    script.write_text("python ./run_benchmark.py --model m --stream --tp_size 4 --backend fastgen\n")
+    assert _pk201(capsys, script) == []
+    (tmp_path / "src" / "utils.py").write_text(
+        _MII_UTILS.replace("parents=parents", "parents=[server_parser, client_parser]")
+    )
+    assert _pk201(capsys, script) == ["--backend"]
+
+
+def test_pk423_stands_for_the_axolotl_in_the_tree(tmp_path, capsys) -> None:
+    """rohanbalkondekar/axolotl's examples/mistral/config.yml shape: sample_packing with eval_table_size 5. The
+    current release rejects it at start; the axolotl 0.3.0 the checkout vendors has no such check."""
+    import json
+
+    from packlint.cli import main
+
+    def codes() -> list[str]:
+        main(["check", "--isolated", "--no-cache", "--exit-zero", "--format", "json", str(cfg)])
+        return [f["code"] for f in json.loads(capsys.readouterr().out)["findings"] if f["severity"] != "info"]
+
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "examples").mkdir()
+    cfg = tmp_path / "examples" / "config.yml"
+    cfg.write_text(
+        "base_model: mistralai/Mistral-7B-v0.1\nmodel_type: MistralForCausalLM\ndatasets:\n  - path: mhenrichsen/alpaca_2k_test\n"
+        "    type: alpaca\nsequence_len: 8192\nsample_packing: true\npad_to_sequence_len: true\nmicro_batch_size: 2\n"
+        "num_epochs: 4\nlearning_rate: 0.000005\nflash_attention: true\neval_table_size: 5\n"
+    )
+    assert "PK423" in codes()
+    (tmp_path / "src" / "axolotl" / "utils").mkdir(parents=True)
+    (tmp_path / "src" / "axolotl" / "__init__.py").write_text("")
+    (tmp_path / "src" / "axolotl" / "utils" / "trainer.py").write_text(
+        "def setup_trainer(cfg):\n    return cfg.eval_sample_packing is not False\n"
+    )
+    assert "PK423" not in codes()
