@@ -3,6 +3,8 @@ snapshots, startup checks and defaults describe."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from packlint.codebase.snapshots import foreign_flags, names_upstream
 
 
@@ -226,3 +228,28 @@ def test_pk423_stands_for_the_axolotl_in_the_tree(tmp_path, capsys) -> None:
         "def setup_trainer(cfg):\n    return cfg.eval_sample_packing is not False\n"
     )
     assert "PK423" not in codes()
+
+
+def test_a_pre_core_megatron_in_the_tree_is_not_judged_by_todays_release(tmp_path, capsys) -> None:
+    """yandex/YaLM-100B vendors Megatron-LM 1.1.5 (megatron_lm/, `megatron/package_info.py`, no `megatron/core/`),
+    whose `--model-parallel-size` and `--checkpoint-activations` are current flags and whose validation is inline
+    in parse_args: PK324 (retired in later releases) is undecided there. The same tree with Megatron-Core is judged."""
+    import json
+    import shutil
+
+    from packlint.cli import main
+
+    tree = tmp_path / "repo"
+    shutil.copytree(Path(__file__).parent / "fixtures" / "startup" / "pre_core_megatron", tree)
+    (tree / ".git").mkdir()
+    script = tree / "megatron_lm" / "examples" / "finetune_mnli_distributed.sh"
+
+    def pk324() -> list[str]:
+        capsys.readouterr()
+        main(["check", "--isolated", "--no-cache", "--exit-zero", "--format", "json", str(script)])
+        out = json.loads(capsys.readouterr().out)
+        return sorted(f["message"].split(" ", 1)[0] for f in out["findings"] if f["code"] == "PK324")
+
+    assert pk324() == []
+    (tree / "megatron_lm" / "megatron" / "core").mkdir()
+    assert pk324() == ["--checkpoint-activations", "--model-parallel-size"]

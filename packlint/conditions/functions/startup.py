@@ -472,7 +472,33 @@ def _no_validation(ctx: EvalContext) -> Any:
         return True
     if facts.schema is None:
         return True
+    old = _pre_core_megatron(facts)
+    if old is not None:
+        # YaLM-100B vendors Megatron-LM 1.1.5: `--model-parallel-size` and `--checkpoint-activations` are its
+        # current flags; the release checks the rules model came years later
+        return Unk(f"the launched code is Megatron-LM {old}, older than every release packlint models", "unknown")
     return "megatron" in (facts.unresolved_imports or []) or bool(facts.skipped)
+
+
+def _pre_core_megatron(facts: Any) -> str | None:
+    """The version of a Megatron-LM from before Megatron-Core (no `megatron/core/`, a `megatron/package_info.py`
+    of its own: `MAJOR = 1`, `MINOR = 1.5`) that the launched program's root holds, or None."""
+    import os
+
+    root = getattr(getattr(facts, "resolution", None), "root", None)
+    if not root or os.path.isdir(os.path.join(root, "megatron", "core")):
+        return None
+    path = os.path.join(root, "megatron", "package_info.py")
+    if not os.path.isfile(path):
+        return None
+    from packlint.configs.versions import _read_small
+
+    text = _read_small(path) or ""
+    major = re.search(r"^\s*MAJOR\s*=\s*(\d+)", text, re.M)
+    minor = re.search(r"^\s*MINOR\s*=\s*([0-9][0-9.]*)", text, re.M)
+    if major is None:
+        return None
+    return f"{major.group(1)}.{minor.group(1)}" if minor else major.group(1)
 
 
 def _matching_checks(data: dict[str, Any], pat: BoundedRegex, exclude: BoundedRegex | None = None) -> list[str]:
