@@ -254,3 +254,37 @@ def test_an_escaped_blank_before_a_comment_is_a_word(capsys, tmp_path):
     command with the word ` ` (bash), which tree-sitter-bash leaves out (the bash differential found it)."""
     model = inspect(capsys, tmp_path, "python3 -m verl.trainer.main_ppo a=1 \\  # note\n    b=2\n")
     assert model["launches"][0]["command"] == ["python3", "-m", "verl.trainer.main_ppo", "a=1", " "]
+
+
+_BENCHMARK = """import argparse
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--model", type=str)
+parser.add_argument("--deployment_name", type=str)
+parser.add_argument("--backend", type=str, default="fastgen")
+args = parser.parse_args()
+"""
+
+
+@pytest.mark.parametrize("stdin", ["", " < prompts.txt"])
+def test_a_placeholder_read_as_a_redirection_makes_the_command_the_machines(capsys, tmp_path, stdin):
+    """DeepSpeedExamples' run_aml.sh: `--model <model name> \\` (a placeholder). bash opens `<model` before it runs
+    the command, so the command runs only if a file `model` exists where the script starts: what its words
+    give is an info naming that. A redirection from a file the checkout holds changes nothing."""
+    (tmp_path / "run_benchmark.py").write_text(_BENCHMARK)
+    (tmp_path / "prompts.txt").write_text("hello\n")
+    placeholder = not stdin
+    line = "--model <model name> \\\n        --deployment_name <aml deployment name> \\\n" if placeholder else "--model a b \\\n"
+    findings = check(
+        capsys,
+        tmp_path,
+        f"# Run benchmark against AML endpoint\npython ./run_benchmark.py \\\n        {line}        --backend aml{stdin}\n",
+        "--no-cache",
+    )
+    pk202 = [f for f in findings if f["code"] == "PK202"]
+    assert len(pk202) == 1, findings
+    if placeholder:
+        assert pk202[0]["severity"] == "info" and pk202[0]["evidence"] == "machine"
+        assert "the command runs only if `model` exists where the script starts" in pk202[0]["message"]
+    else:
+        assert pk202[0]["severity"] == "error" and pk202[0]["evidence"] == "checkout"

@@ -45,6 +45,40 @@ def _words_after_redirects(node: Node) -> list[Node]:
     return out
 
 
+def _stdin_from_elsewhere(interp: Interpreter, node: Node, ps: ParsedScript) -> str | None:
+    """`python run_benchmark.py --model <model name> \\` (a placeholder left in DeepSpeedExamples' run_aml.sh):
+    bash opens `<model` before it runs the command, and the command runs only if a file `model` exists where
+    the script is started. The redirection's literal file when the checkout does not hold it (beside the
+    script or at the checkout's root), else None."""
+    parent = node.parent
+    if parent is None or parent.type != "redirected_statement" or parent.child_by_field_name("body") != node:
+        return None
+    for r in parent.children_by_field_name("redirect"):
+        if r.type != "file_redirect" or not any(c.type == "<" for c in r.children if not c.is_named):
+            continue
+        dest = r.children_by_field_name("destination")
+        if not dest or dest[0].type != "word":
+            continue
+        name = ps.source.data[dest[0].start_byte : dest[0].end_byte].decode("utf-8", "replace")
+        if not name or name.startswith(("$", "~")) or os.path.isabs(name) or name.startswith("/dev/"):
+            continue
+        from packlint.scope import checkout_of
+
+        script = interp.source_stack[-1] if interp.source_stack else None
+        where = [os.path.dirname(script), checkout_of(script)] if script else []
+        if not any(os.path.exists(os.path.join(d, name)) for d in where):
+            return name
+    return None
+
+
+def _resting_on(fields: list[Value], because: str) -> list[Value]:
+    """The command's words, each resting on the machine (`because`): what is decided from them is an info."""
+    from packlint import evidence
+
+    origin = evidence.origin_of(evidence.MACHINE, because)
+    return [Known(f.text, f.span, origin) if isinstance(f, Known) and f.origin is None else f for f in fields]
+
+
 def exec_command(
     interp: Interpreter, node: Node, world: World, ps: ParsedScript, status_out: StatusOut | None = None
 ) -> list[World]:
@@ -92,6 +126,12 @@ def exec_command(
     first = prefix[0] if prefix else name_node
     span = ps.source.span(node) if first is items[0] else ps.source.span_of_points(first.start_point, node.end_point)
     fields = capped_words(command_fields(interp, words, world, ps, span), span)
+    missing = _stdin_from_elsewhere(interp, node, ps)
+    if missing is not None:
+        fields = _resting_on(
+            fields,
+            f"the command runs only if `{missing}` exists where the script starts (bash opens `<{missing}` first)",
+        )
     prefix_env: dict[str, Variable] = {}
     for n, a in enumerate(prefix):
         name, var = assignment.assignment_value(

@@ -91,7 +91,19 @@ def _f_flag_defined(ctx: EvalContext, node: Builtin, a: list[Any]) -> Any:
         return Unk("no flag schema for this program", "absent")
     if not a[0].startswith("-"):
         return True
-    return schema.lookup(a[0]) is not None
+    if schema.lookup(a[0]) is not None:
+        return True
+    _record_flag(ctx, a[0])  # the words that give it (a command that may not run: machine)
+    return False
+
+
+def _record_flag(ctx: EvalContext, name: str) -> None:
+    """Note the evidence of the occurrences of flag `name` as premises of the rule being evaluated."""
+    from packlint import evidence
+
+    for occ in flag_occurrences(ctx.variant, "flags", name):
+        if isinstance(occ, dict):
+            evidence.record(ctx, occ)
 
 
 def _f_flag_suggestion(ctx: EvalContext, node: Builtin, a: list[Any]) -> Any:
@@ -384,6 +396,7 @@ def _f_flag_problem(ctx: EvalContext, node: Builtin, a: list[Any]) -> Any:
         schema = _schema_view(ctx)[0]
         p = _flag_problem(spec, occ, a[0], _launch_files(ctx), _positional_room(schema))
         if isinstance(p, str):
+            _record_flag(ctx, a[0])
             return p
         if isinstance(p, Unk):
             unk = p
