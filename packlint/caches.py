@@ -35,14 +35,14 @@ LIMITS = {
     "stacks": 1 * MiB,
     "files": 2 * MiB,
     "programs": 8 * MiB,
-    "results": 2 * MiB,  # a script's findings (packlint.result_cache)
-    "inputs": 8 * MiB,  # a run's input set (~100 bytes a path read)
+    "results": 16 * MiB,  # one run's input set (~100 bytes a path read) and its scripts' findings
+    "index": 8 * MiB,  # which run holds a script's findings (~100 bytes a script)
 }
 MAX_TOTAL_BYTES = 256 * MiB
 FACTS_DIR = "codebase"
 RESULTS_DIR = "results"
 # the names packlint gives its entries (and its temp files while writing one): nothing else is removed
-_ENTRY = LazyRegex(r"^\.?(?:rules-[0-9a-f]+|stacks-\d+-\d+|[0-9a-f]{40})\.json(?:\.[A-Za-z0-9_]+\.tmp)?$")
+_ENTRY = LazyRegex(r"^\.?(?:rules-[0-9a-f]+|stacks-\d+-\d+|[0-9a-f]{40}|index)\.json(?:\.[A-Za-z0-9_]+\.tmp)?$")
 
 _OFF = [False]
 TAINTED = [False]  # this process's later results depend on something the result cache cannot record

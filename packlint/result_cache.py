@@ -91,6 +91,8 @@ def _key(kind: str, path: Any) -> tuple[str, str] | None:
     for prefix in _SKIP_PREFIXES:
         if path.startswith(prefix):
             return None
+    if path == _SKIP_PREFIXES[-1][:-1]:  # (the cache directory itself: listed when it is kept bounded)
+        return None
     return kind, path
 
 
@@ -224,6 +226,7 @@ def start(cache_dir: str) -> None:
     _SIGS.clear()
     _SENT.clear()
     _TREES.clear()
+    _RUN_PARTS.clear()
     _CWD[0] = os.getcwd()
     _SKIP_PREFIXES[3:] = [os.path.join(os.path.abspath(cache_dir), "")]
     _START_NS[0] = time.time_ns()
@@ -298,12 +301,10 @@ def merge(delta: list[list[Any]]) -> None:
 
 _ENV_IN_KEY = ("PATH", "HOME", "TMPDIR", "TEMP", "TMP")
 _NOT_IN_KEY = ("PACKLINT_JOBS", "PACKLINT_CACHE_REPORT", "PACKLINT_CACHE_MAX_MB")
+_RUN_PARTS: list[Any] = []  # what every key of this run shares (job_key)
 
 
-def job_key(job: Any, rule_codes: list[str]) -> str:
-    """The hex key of one job's entry: everything besides the files read that decides its result."""
-    import hashlib
-    import json
+def _run_parts() -> list[Any]:
     import sys
 
     from packlint import __version__
@@ -312,12 +313,18 @@ def job_key(job: Any, rule_codes: list[str]) -> str:
     env = {
         k: v for k, v in os.environ.items() if k in _ENV_IN_KEY or (k.startswith("PACKLINT_") and k not in _NOT_IN_KEY)
     }
+    return [FORMAT, __version__, sys.version, sys.prefix, _CWD[0] or os.getcwd(), list(_ROOTS), outside_allowed(), env]
+
+
+def job_key(job: Any, rule_codes: list[str]) -> str:
+    """The hex key of one job's entry: everything besides the files read that decides its result."""
+    import hashlib
+    import json
+
+    if not _RUN_PARTS:
+        _RUN_PARTS.append(_run_parts())
     parts = [
-        FORMAT,
-        __version__,
-        sys.version,
-        sys.prefix,
-        _CWD[0] or os.getcwd(),
+        _RUN_PARTS[0],
         job.path,
         job.display,
         job.settings.to_json(),
@@ -325,49 +332,57 @@ def job_key(job: Any, rule_codes: list[str]) -> str:
         job.args,
         list(job.known_env),
         rule_codes,
-        list(_ROOTS),
-        outside_allowed(),
-        sorted(env.items()),
     ]
     blob = json.dumps(parts, default=repr, sort_keys=True).encode("utf-8", "surrogateescape")
     return hashlib.sha1(blob).hexdigest()
 
 
 # ------------------------------------------------------------------------------------------ entries
+#
+# `results/v1/index.json`: {job key: bundle}; `results/v1/<bundle>.json`: one run's input set and the
+# outcomes of the scripts it analysed ({"inputs": rows, "entries": {job key: outcome}}), the bundle named
+# by the hash of its input set. One write per run (hundreds of entry files cost ~1.4 ms each).
+
+MAX_INDEX = 50_000  # job keys remembered (the oldest forgotten first)
 
 
-def _path(base: str, key: str) -> str:
-    return os.path.join(base, "results", f"v{FORMAT}", key[:2], key + ".json")
+def _path(base: str, name: str) -> str:
+    return os.path.join(base, "results", f"v{FORMAT}", name + ".json")
 
 
-def _load(base: str, key: str, limit_kind: str) -> dict | None:
+def _load(base: str, name: str, limit_kind: str) -> dict | None:
     import json
 
     from packlint.caches import LIMITS
     from packlint.safe_io import read_cache_file
 
-    data = read_cache_file(_path(base, key), LIMITS[limit_kind])
+    was = _ON[0]
+    _ON[0] = False  # (packlint's own entries are not inputs)
+    try:
+        data = read_cache_file(_path(base, name), LIMITS[limit_kind])
+    finally:
+        _ON[0] = was
     if data is None:
         return None
     try:
         value = json.loads(data)
     except (ValueError, RecursionError):
         return None
-    return value if isinstance(value, dict) and value.get("key") == key else None
+    return value if isinstance(value, dict) and value.get("key") == name else None
 
 
-def _store(base: str, key: str, value: dict, limit_kind: str) -> bool:
+def _store(base: str, name: str, value: dict, limit_kind: str) -> bool:
     import json
 
     from packlint.caches import LIMITS, make_dirs, wrote_entry
     from packlint.errors import PacklintError
     from packlint.safe_io import atomic_write
 
-    path = _path(base, key)
+    path = _path(base, name)
     was = _ON[0]
     _ON[0] = False  # (writing is not reading)
     try:
-        value["key"] = key
+        value["key"] = name
         data = json.dumps(value, separators=(",", ":")).encode("utf-8", "surrogateescape")
         if len(data) > LIMITS[limit_kind]:
             return False
@@ -382,56 +397,70 @@ def _store(base: str, key: str, value: dict, limit_kind: str) -> bool:
 
 
 class Store:
-    """One run's use of the cache: look jobs up, then write the entries of the jobs that ran."""
+    """One run's use of the cache: look jobs up, then write what the jobs that ran found."""
 
     def __init__(self, base: str) -> None:
         self.base = base
-        self.valid: dict[str, bool] = {}  # input set -> unchanged (each set checked once per run)
+        self.index: dict[str, Any] | None = None
+        self.bundles: dict[str, dict | None] = {}  # bundle -> its entries, None: missing or changed inputs
 
     def lookup(self, key: str) -> tuple | None:
         """The outcome `checking._analyse` would give, or None (a miss)."""
-        entry = _load(self.base, key, "results")
-        if entry is None:
+        if self.index is None:
+            loaded = _load(self.base, "index", "index")
+            jobs = loaded.get("jobs") if loaded else None
+            self.index = jobs if type(jobs) is dict else {}
+        name = self.index.get(key)
+        if type(name) is not str or len(name) != 40 or not name.isalnum():
             return None
-        inputs = entry.get("inputs")
-        if type(inputs) is not str or not self._unchanged(inputs):
+        if name not in self.bundles:
+            self.bundles[name] = self._entries(name)
+        entries = self.bundles[name]
+        if entries is None:
             return None
         try:
-            return decode_outcome(entry["outcome"])
+            return decode_outcome(entries[key])
         except (KeyError, TypeError, ValueError, IndexError, AttributeError):
             return None
 
-    def _unchanged(self, inputs: str) -> bool:
-        known = self.valid.get(inputs)
-        if known is None:
-            was = _ON[0]
-            _ON[0] = False
-            try:
-                known = self.valid[inputs] = _check_inputs(_load(self.base, inputs, "inputs"))
-            finally:
-                _ON[0] = was
-        return known
+    def _entries(self, name: str) -> dict | None:
+        bundle = _load(self.base, name, "results")
+        entries = bundle.get("entries") if bundle else None
+        if type(entries) is not dict:
+            return None
+        was = _ON[0]
+        _ON[0] = False
+        try:
+            return entries if _check_inputs(bundle) else None
+        finally:
+            _ON[0] = was
 
-    def save(self, entries: list[tuple[str, tuple]]) -> int:
-        """Write the run's input set and one entry per (key, outcome); the number written. Nothing when a
-        recorded file changed within RACY_NS of the run's start (it could change again unseen)."""
+    def save(self, done: list[tuple[str, tuple]]) -> int:
+        """Write the run's input set with the outcomes `done` (job key, outcome), and index them; the
+        number stored. Nothing when a recorded file changed within RACY_NS of the run's start (it could
+        change again unseen)."""
         import hashlib
         import json
 
-        if not entries:
+        if not done:
             return 0
         racy = _START_NS[0] - RACY_NS
         if any(len(s) == 5 and s[2] >= racy for s in _SIGS.values()):
             return 0
         rows = [[k, p, _SIGS[k, p]] for k, p in sorted(_SIGS)]
-        inputs = hashlib.sha1(json.dumps(rows, separators=(",", ":")).encode("utf-8", "surrogateescape")).hexdigest()
-        if not _store(self.base, inputs, {"inputs": rows}, "inputs"):
+        name = hashlib.sha1(json.dumps(rows, separators=(",", ":")).encode("utf-8", "surrogateescape")).hexdigest()
+        entries = {key: encode_outcome(outcome) for key, outcome in done}
+        if not _store(self.base, name, {"inputs": rows, "entries": entries}, "results"):
             return 0
-        self.valid[inputs] = True
-        n = 0
-        for key, outcome in entries:
-            n += _store(self.base, key, {"inputs": inputs, "outcome": encode_outcome(outcome)}, "results")
-        return n
+        loaded = _load(self.base, "index", "index")  # (again: another run may have written it since)
+        jobs = loaded.get("jobs") if loaded else None
+        index = jobs if type(jobs) is dict else {}
+        for key in entries:
+            index.pop(key, None)
+            index[key] = name
+        while len(index) > MAX_INDEX:
+            del index[next(iter(index))]
+        return len(entries) if _store(self.base, "index", {"jobs": index}, "index") else 0
 
 
 def _check_inputs(entry: dict | None) -> bool:
