@@ -318,7 +318,6 @@ def _run_parts() -> list[Any]:
 
 def job_key(job: Any, rule_codes: list[str]) -> str:
     """The hex key of one job's entry: everything besides the files read that decides its result."""
-    import hashlib
     import json
 
     if not _RUN_PARTS:
@@ -334,7 +333,16 @@ def job_key(job: Any, rule_codes: list[str]) -> str:
         rule_codes,
     ]
     blob = json.dumps(parts, default=repr, sort_keys=True).encode("utf-8", "surrogateescape")
-    return hashlib.sha1(blob).hexdigest()
+    return _digest(blob)
+
+
+def _digest(data: bytes) -> str:
+    """40 hex digits. CPython's own BLAKE2 (`hashlib` loads OpenSSL first: ~3 ms of a cold start)."""
+    try:
+        from _blake2 import blake2b
+    except ImportError:  # pragma: no cover - other Pythons
+        from hashlib import blake2b
+    return blake2b(data, digest_size=20).hexdigest()
 
 
 # ------------------------------------------------------------------------------------------ entries
@@ -439,7 +447,6 @@ class Store:
         """Write the run's input set with the outcomes `done` (job key, outcome), and index them; the
         number stored. Nothing when a recorded file changed within RACY_NS of the run's start (it could
         change again unseen)."""
-        import hashlib
         import json
 
         if not done:
@@ -448,7 +455,7 @@ class Store:
         if any(len(s) == 5 and s[2] >= racy for s in _SIGS.values()):
             return 0
         rows = [[k, p, _SIGS[k, p]] for k, p in sorted(_SIGS)]
-        name = hashlib.sha1(json.dumps(rows, separators=(",", ":")).encode("utf-8", "surrogateescape")).hexdigest()
+        name = _digest(json.dumps(rows, separators=(",", ":")).encode("utf-8", "surrogateescape"))
         entries = {key: encode_outcome(outcome) for key, outcome in done}
         if not _store(self.base, name, {"inputs": rows, "entries": entries}, "results"):
             return 0
