@@ -265,7 +265,7 @@ class _Tables:
 
 
 def _severity_overrides(findings: list[Finding], settings: Settings, table) -> list[Finding]:
-    if not settings.severity:
+    if not settings.severity:  # (the result cache replays without a table only then: replay_all)
         return findings
     wanted = {}
     for code, level in settings.severity.items():
@@ -349,10 +349,9 @@ def _check_recorded(paths: list[str], options: CheckOptions, store) -> CheckResu
     cli = options.cli
     result = CheckResult()
     result.root = repo_root()
-    base_table = _validated_table(cli)  # run-level validation of the command line: one error, before any file
+    if store is None:
+        base_table = _validated_table(cli)  # run-level validation of the command line: one error, before any file
     resolver = Resolver(cli)
-    tables = _Tables()
-    tables.seed(tuple(str(Path(p)) for p in cli.rule_files), base_table)
     recorded = None
     if options.baseline:
         from packlint.baseline import read_baseline
@@ -365,20 +364,33 @@ def _check_recorded(paths: list[str], options: CheckOptions, store) -> CheckResu
     files, errors = discover(paths)
     for err in errors:
         result.file_errors.append(FileError(err.path, err.message, "read"))
+    if store is not None:
+        # every file unchanged since a run like this one: its findings, without loading the rule table
+        # (the run that stored them validated the same selectors against the same rule files)
+        replayed = store.replay_all(files, options, resolver, result)
+        if replayed is not None:
+            for job, outcome in replayed:
+                _collect(result, job, outcome)
+            store.report(len(replayed), 0, 0)
+            _finish(result, recorded, options)
+            return result
+        base_table = _validated_table(cli)
+    tables = _Tables()
+    tables.seed(tuple(str(Path(p)) for p in cli.rule_files), base_table)
     jobs = _plan_jobs(files, options, resolver, tables, result)
-    outcomes = _run_jobs(jobs, keep_models=options.keep_models) if store is None else _run_cached(jobs, store)
+    outcomes = _run_jobs(jobs, keep_models=options.keep_models) if store is None else _run_cached(jobs, store, cli)
     for job, outcome in zip(jobs, outcomes, strict=True):
         _collect(result, job, outcome)
     _finish(result, recorded, options)
     return result
 
 
-def _run_cached(jobs: list[_Job], store) -> list:
+def _run_cached(jobs: list[_Job], store, cli: CliSettings) -> list:
     """Every job's outcome: replayed from the result cache where nothing its run read has changed, else
     analysed; then the analysed ones stored (unless something unrecordable decided them: caches.taint)."""
     from packlint import result_cache
 
-    keys = [result_cache.job_key(j, [r.code for r in _RULE_SETS[j.rules_key][0]]) for j in jobs]
+    keys = [result_cache.job_key(j, cli) for j in jobs]
     outcomes = [store.lookup(k) for k in keys]
     todo = [i for i, o in enumerate(outcomes) if o is None]
     _JOB_TAINT.clear()
@@ -388,12 +400,7 @@ def _run_cached(jobs: list[_Job], store) -> list:
         outcomes[i] = outcome
         if isinstance(outcome, tuple) and not _JOB_TAINT.get(n, True):
             keep.append((keys[i], outcome))
-    stored = store.save(keep)
-    if os.environ.get("PACKLINT_CACHE_REPORT") == "1":
-        print(
-            f"packlint: result cache: {len(jobs) - len(todo)} hit, {len(todo)} analysed, {stored} stored",
-            file=sys.stderr,
-        )
+    store.report(len(jobs) - len(todo), len(todo), store.save(keep))
     return outcomes
 
 

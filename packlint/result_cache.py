@@ -304,7 +304,7 @@ _NOT_IN_KEY = ("PACKLINT_JOBS", "PACKLINT_CACHE_REPORT", "PACKLINT_CACHE_MAX_MB"
 _RUN_PARTS: list[Any] = []  # what every key of this run shares (job_key)
 
 
-def _run_parts() -> list[Any]:
+def _run_parts(cli: Any) -> list[Any]:
     import sys
 
     from packlint import __version__
@@ -313,15 +313,17 @@ def _run_parts() -> list[Any]:
     env = {
         k: v for k, v in os.environ.items() if k in _ENV_IN_KEY or (k.startswith("PACKLINT_") and k not in _NOT_IN_KEY)
     }
-    return [FORMAT, __version__, sys.version, sys.prefix, _CWD[0] or os.getcwd(), list(_ROOTS), outside_allowed(), env]
+    where = [_CWD[0] or os.getcwd(), list(_ROOTS), outside_allowed()]
+    return [FORMAT, __version__, sys.version, sys.prefix, where, env, vars(cli)]
 
 
-def job_key(job: Any, rule_codes: list[str]) -> str:
-    """The hex key of one job's entry: everything besides the files read that decides its result."""
+def job_key(job: Any, cli: Any) -> str:
+    """The hex key of one job's entry: everything besides the files read that decides its result. The
+    rules it ran follow from the settings (selectors, rule files) and the rule files' contents (inputs)."""
     import json
 
     if not _RUN_PARTS:
-        _RUN_PARTS.append(_run_parts())
+        _RUN_PARTS.append(_run_parts(cli))
     parts = [
         _RUN_PARTS[0],
         job.path,
@@ -330,7 +332,6 @@ def job_key(job: Any, rule_codes: list[str]) -> str:
         sorted(job.env.items()),
         job.args,
         list(job.known_env),
-        rule_codes,
     ]
     blob = json.dumps(parts, default=repr, sort_keys=True).encode("utf-8", "surrogateescape")
     return _digest(blob)
@@ -411,9 +412,15 @@ class Store:
         self.base = base
         self.index: dict[str, Any] | None = None
         self.bundles: dict[str, dict | None] = {}  # bundle -> its entries, None: missing or changed inputs
+        self.found: dict[str, tuple | None] = {}
 
     def lookup(self, key: str) -> tuple | None:
         """The outcome `checking._analyse` would give, or None (a miss)."""
+        if key not in self.found:
+            self.found[key] = self._lookup(key)
+        return self.found[key]
+
+    def _lookup(self, key: str) -> tuple | None:
         if self.index is None:
             loaded = _load(self.base, "index", "index")
             jobs = loaded.get("jobs") if loaded else None
@@ -430,6 +437,46 @@ class Store:
             return decode_outcome(entries[key])
         except (KeyError, TypeError, ValueError, IndexError, AttributeError):
             return None
+
+    def replay_all(self, files: list[str], options: Any, resolver: Any, result: Any) -> list[tuple] | None:
+        """(job, outcome) for every file when each one is a hit (as checking._plan_jobs would make the
+        jobs, without a rule table: `result.rules` loads it when a report asks); None at the first miss,
+        or when a file's settings need the table (severity overrides) or do not load."""
+        from packlint.checking import _Job
+        from packlint.errors import PacklintError
+
+        out: list[tuple] = []
+        tables: dict[tuple, None] = {tuple(str(p) for p in options.cli.rule_files): None}
+        excluded = 0
+        for path in files:
+            try:
+                settings = resolver.settings_for(path)
+            except PacklintError:
+                return None
+            if settings.severity:
+                return None
+            tables[settings.table_key()] = None
+            if options.apply_exclude and settings.excluded(path):
+                excluded += 1
+                continue
+            if result.doc_url is None:
+                result.doc_url = settings.doc_url
+            env = {} if options.real_env else dict(settings.env)
+            job = _Job(path, path, None, env, options.inherit_env, list(options.script_args), tuple(settings.known_env),
+                       None, settings, None)  # fmt: skip
+            outcome = self.lookup(job_key(job, options.cli))
+            if outcome is None:
+                return None
+            out.append((job, outcome))
+        result.excluded += excluded
+        result.rules = LazyRules(list(tables))
+        return out
+
+    def report(self, hit: int, analysed: int, stored: int) -> None:
+        if os.environ.get("PACKLINT_CACHE_REPORT") == "1":
+            import sys
+
+            print(f"packlint: result cache: {hit} hit, {analysed} analysed, {stored} stored", file=sys.stderr)
 
     def _entries(self, name: str) -> dict | None:
         bundle = _load(self.base, name, "results")
@@ -468,6 +515,61 @@ class Store:
         while len(index) > MAX_INDEX:
             del index[next(iter(index))]
         return len(entries) if _store(self.base, "index", {"jobs": index}, "index") else 0
+
+
+class LazyRules(dict):
+    """CheckResult.rules of a replayed run: the rule tables are loaded when a report first reads it
+    (SARIF's rule list, a finding's documentation URL), not for an "All clear"."""
+
+    def __init__(self, table_keys: list[tuple]) -> None:
+        super().__init__()
+        self._keys: list[tuple] | None = table_keys
+
+    def _fill(self) -> None:
+        if self._keys is not None:
+            from packlint.rule_table import load_table
+
+            keys, self._keys = self._keys, None
+            for key in keys:
+                for r in load_table(list(key)).rules:
+                    self.setdefault(r.code, r)
+
+    def get(self, *a: Any) -> Any:
+        self._fill()
+        return super().get(*a)
+
+    def __getitem__(self, k: Any) -> Any:
+        self._fill()
+        return super().__getitem__(k)
+
+    def __contains__(self, k: object) -> bool:
+        self._fill()
+        return super().__contains__(k)
+
+    def __iter__(self) -> Any:
+        self._fill()
+        return super().__iter__()
+
+    def __len__(self) -> int:
+        self._fill()
+        return super().__len__()
+
+    def keys(self) -> Any:
+        self._fill()
+        return super().keys()
+
+    def values(self) -> Any:
+        self._fill()
+        return super().values()
+
+    def items(self) -> Any:
+        self._fill()
+        return super().items()
+
+    def setdefault(self, k: Any, v: Any = None) -> Any:
+        if self._keys is not None:
+            self._fill()
+        return super().setdefault(k, v)
 
 
 def _check_inputs(entry: dict | None) -> bool:

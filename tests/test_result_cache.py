@@ -62,10 +62,12 @@ def _tree(tmp_path: Path) -> Path:
     return root
 
 
-def _check(root: Path, cache: Path | None, *extra: str, path: str = ".") -> tuple[str, tuple[int, int, int] | None]:
+def _check(
+    root: Path, cache: Path | None, *extra: str, path: str = ".", isolated: bool = True
+) -> tuple[str, tuple[int, int, int] | None]:
     env = dict(os.environ, NO_COLOR="1", PYTHONPATH=str(ROOT), PACKLINT_CACHE_REPORT="1", PACKLINT_JOBS="1")
     env.pop("PACKLINT_NO_CACHE", None)
-    args = ["check", "--isolated", "--exit-zero", "--output-format", "json", *extra]
+    args = ["check", *(["--isolated"] if isolated else []), "--exit-zero", "--output-format", "json", *extra]
     if cache is None:
         args.append("--no-cache")
     else:
@@ -229,3 +231,33 @@ def test_a_file_changed_during_the_last_seconds_is_not_trusted(tree):
     (root / "pack.sh").write_text(PACK + "\n")  # (mtime: now)
     _out, counts = _check(root, cache)
     assert counts == (0, N, 0) and not _results(cache)
+
+
+def test_reports_that_read_the_rule_table_are_the_same_when_replayed(tree):
+    """A replay loads no rule table unless the report reads one: SARIF's rule list, the JSON's URLs."""
+    root, cache = tree
+    fresh, counts = _check(root, cache, "--output-format", "sarif")
+    assert counts == (0, N, N)
+    replayed, counts = _check(root, cache, "--output-format", "sarif")
+    assert counts == (N, 0, 0) and replayed == fresh
+    assert json.loads(replayed)["runs"][0]["tool"]["driver"]["rules"]
+
+
+def test_a_project_configuration_is_an_input(tree):
+    """pyproject.toml's [tool.packlint] (here a severity override, which the replay needs the rule table
+    for) is read by the run: editing it is a change, and the findings follow it."""
+    root, cache = tree
+    conf = root / "pyproject.toml"
+    conf.write_text('[tool.packlint.severity]\nPK400 = "warning"\n')
+    _age(root)
+    first, counts = _check(root, cache, isolated=False)
+    assert counts == (0, N, N)
+    assert {f["severity"] for f in json.loads(first)["findings"] if f["code"] == "PK400"} == {"warning"}
+    again, counts = _check(root, cache, isolated=False)
+    assert counts == (N, 0, 0) and again == first
+    conf.write_text('[tool.packlint.severity]\nPK400 = "info"\n')
+    _age(root)
+    changed, counts = _check(root, cache, isolated=False)
+    assert counts == (0, N, N)
+    assert {f["severity"] for f in json.loads(changed)["findings"] if f["code"] == "PK400"} == {"info"}
+    assert changed == _check(root, None, isolated=False)[0]
