@@ -486,7 +486,7 @@ def _collect(result: CheckResult, job: _Job, outcome) -> None:
         result.sources.add(job.display, text)
     if model is not None:
         result.models[job.display] = model
-    if main != job.display:
+    if main != job.display and text is not None:  # (else read on demand, as a worker's)
         result.sources.alias(main, job.display)
     findings = _severity_overrides(findings, job.settings, job.table)
     result.checked_paths.append(job.display)

@@ -98,6 +98,12 @@ def test_an_unchanged_tree_replays_the_same_findings(tree):
     again, counts = _check(root, cache)
     assert counts == (N, 0, 0)
     assert again == first == _check(root, None)[0]  # byte for byte, and what no cache finds
+    # a script named by its absolute path (as editors and CI name it): the launch model names it otherwise
+    absolute = str(root / "train.sh")
+    fresh, counts = _check(root, cache, path=absolute)
+    assert counts == (0, 1, 1)
+    replayed, counts = _check(root, cache, path=absolute)
+    assert counts == (1, 0, 0) and replayed == fresh
     # another option that changes the result is another key: analysed, not replayed
     _out, counts = _check(root, cache, "--ignore", "PK400")
     assert counts == (0, N, N)
