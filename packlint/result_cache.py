@@ -51,7 +51,8 @@ _SKIP_PREFIXES = ["/proc/", "/sys/", "/dev/"]
 _ON = [False]
 _START_NS = [0]
 _CWD = [""]
-_SIGS: dict[tuple[str, str], list[int]] = {}  # (kind: "s" stat | "l" lstat | "d" listed, absolute path) -> signature
+# (kind: "s" stat | "l" lstat | "d" listed, absolute path) -> signature; None: not an input (_new)
+_SIGS: dict[tuple[str, str], list[int] | None] = {}
 _SENT: set[tuple[str, str]] = set()  # what a forked worker already sent back
 _ORIG: dict[str, Any] = {}
 _TREES: dict[tuple[str, ...], bool] = {}
@@ -79,6 +80,7 @@ def _err(exc: OSError) -> list[int]:
 
 
 def _key(kind: str, path: Any) -> tuple[str, str] | None:
+    """(kind, absolute path), or None for a file descriptor or something that is not a path."""
     if type(path) is not str:
         if isinstance(path, int):
             return None
@@ -88,12 +90,20 @@ def _key(kind: str, path: Any) -> tuple[str, str] | None:
             return None
     if not path.startswith("/"):
         path = os.path.join(_CWD[0], path)
+    return kind, path
+
+
+def _new(key: tuple[str, str]) -> bool:
+    """A path not seen before that is an input (one that is not is remembered as None: skipped)."""
+    path = key[1]
     for prefix in _SKIP_PREFIXES:
         if path.startswith(prefix):
-            return None
+            _SIGS[key] = None
+            return False
     if path == _SKIP_PREFIXES[-1][:-1]:  # (the cache directory itself: listed when it is kept bounded)
-        return None
-    return kind, path
+        _SIGS[key] = None
+        return False
+    return True
 
 
 def probe(kind: str, path: str) -> list[int]:
@@ -109,7 +119,7 @@ def probe(kind: str, path: str) -> list[int]:
 
 def _note(kind: str, path: Any) -> None:
     key = _key(kind, path)
-    if key is not None and key not in _SIGS:
+    if key is not None and key not in _SIGS and _new(key):
         _SIGS[key] = probe(kind, key[1])
 
 
@@ -117,8 +127,9 @@ def _stat(path, *, dir_fd=None, follow_symlinks=True):
     orig = _ORIG["stat"]
     if not _ON[0] or dir_fd is not None:
         return orig(path, dir_fd=dir_fd, follow_symlinks=follow_symlinks)
-    key = _key("s" if follow_symlinks else "l", path)
-    if key is None or key in _SIGS:
+    kind = "s" if follow_symlinks else "l"
+    key = (kind, path) if type(path) is str and path[:1] == "/" else _key(kind, path)  # (the common case first)
+    if key is None or key in _SIGS or not _new(key):
         return orig(path, follow_symlinks=follow_symlinks)
     try:
         st = orig(path, follow_symlinks=follow_symlinks)
@@ -165,7 +176,7 @@ class _Scan:
     def __next__(self):
         entry = next(self._it)
         key = _key("l", entry.path)
-        if key is not None and key not in _SIGS:
+        if key is not None and key not in _SIGS and _new(key):
             try:
                 _SIGS[key] = _sig(entry.stat(follow_symlinks=False))
             except OSError as exc:
@@ -284,7 +295,7 @@ def sent_delta() -> list[list[Any]]:
     """What a forked worker recorded since it last reported (for the main process's input set)."""
     new = [key for key in _SIGS if key not in _SENT]
     _SENT.update(new)
-    return [[k, p, _SIGS[k, p]] for k, p in new]
+    return [[k, p, _SIGS[k, p]] for k, p in new if _SIGS[k, p] is not None]
 
 
 def mark_sent() -> None:
@@ -499,9 +510,10 @@ class Store:
         if not done:
             return 0
         racy = _START_NS[0] - RACY_NS
-        if any(len(s) == 5 and s[2] >= racy for s in _SIGS.values()):
+        sigs = {key: s for key, s in _SIGS.items() if s is not None}
+        if any(len(s) == 5 and s[2] >= racy for s in sigs.values()):
             return 0
-        rows = [[k, p, _SIGS[k, p]] for k, p in sorted(_SIGS)]
+        rows = [[k, p, sigs[k, p]] for k, p in sorted(sigs)]
         name = _digest(json.dumps(rows, separators=(",", ":")).encode("utf-8", "surrogateescape"))
         entries = {key: encode_outcome(outcome) for key, outcome in done}
         if not _store(self.base, name, {"inputs": rows, "entries": entries}, "results"):
