@@ -53,7 +53,8 @@ _START_NS = [0]
 _CWD = [""]
 # (kind: "s" stat | "l" lstat | "d" listed, absolute path) -> signature; None: not an input (_new)
 _SIGS: dict[tuple[str, str], list[int] | None] = {}
-_SENT: set[tuple[str, str]] = set()  # what a forked worker already sent back
+_LOG: list[tuple[str, str]] = []  # the inputs in the order first seen (a worker sends back the new tail)
+_SENT = [0]  # how much of _LOG a forked worker already sent back
 _ORIG: dict[str, Any] = {}
 _TREES: dict[tuple[str, ...], bool] = {}
 
@@ -121,6 +122,7 @@ def _note(kind: str, path: Any) -> None:
     key = _key(kind, path)
     if key is not None and key not in _SIGS and _new(key):
         _SIGS[key] = probe(kind, key[1])
+        _LOG.append(key)
 
 
 def _stat(path, *, dir_fd=None, follow_symlinks=True):
@@ -131,6 +133,7 @@ def _stat(path, *, dir_fd=None, follow_symlinks=True):
     key = (kind, path) if type(path) is str and path[:1] == "/" else _key(kind, path)  # (the common case first)
     if key is None or key in _SIGS or not _new(key):
         return orig(path, follow_symlinks=follow_symlinks)
+    _LOG.append(key)
     try:
         st = orig(path, follow_symlinks=follow_symlinks)
     except OSError as exc:
@@ -177,6 +180,7 @@ class _Scan:
         entry = next(self._it)
         key = _key("l", entry.path)
         if key is not None and key not in _SIGS and _new(key):
+            _LOG.append(key)
             try:
                 _SIGS[key] = _sig(entry.stat(follow_symlinks=False))
             except OSError as exc:
@@ -235,7 +239,8 @@ def start(cache_dir: str) -> None:
         _ORIG["open"] = builtins.open
         builtins.open = io.open = _open
     _SIGS.clear()
-    _SENT.clear()
+    _LOG.clear()
+    _SENT[0] = 0
     _TREES.clear()
     _RUN_PARTS.clear()
     _CWD[0] = os.getcwd()
@@ -293,14 +298,14 @@ def depends_on_git(top: str) -> None:
 
 def sent_delta() -> list[list[Any]]:
     """What a forked worker recorded since it last reported (for the main process's input set)."""
-    new = [key for key in _SIGS if key not in _SENT]
-    _SENT.update(new)
-    return [[k, p, _SIGS[k, p]] for k, p in new if _SIGS[k, p] is not None]
+    new = _LOG[_SENT[0] :]
+    _SENT[0] = len(_LOG)
+    return [[k, p, sig] for k, p in new if (sig := _SIGS.get((k, p))) is not None]
 
 
 def mark_sent() -> None:
     """Before forking workers: what the main process holds need not come back from them."""
-    _SENT.update(_SIGS)
+    _SENT[0] = len(_LOG)
 
 
 def merge(delta: list[list[Any]]) -> None:
