@@ -48,6 +48,14 @@ def _age(root: Path) -> None:
     os.utime(root, (past, past))
 
 
+def _aged(*paths: Path) -> None:
+    """Only what an edit touched, dated 30 s ago: every other file keeps its signature, so what the next
+    run sees as changed is the edit (and not, as a whole-tree touch would make it, everything)."""
+    past = time.time() - 30
+    for p in paths:
+        os.utime(p, (past, past))
+
+
 def _tree(tmp_path: Path) -> Path:
     """A checkout with three kinds of launch: Megatron code it reads (PK330 from the code's assertion),
     a LLaMA-Factory YAML (PK400: packing without neat_packing) and gates from a sourced file (PK101)."""
@@ -63,9 +71,9 @@ def _tree(tmp_path: Path) -> Path:
 
 
 def _check(
-    root: Path, cache: Path | None, *extra: str, path: str = ".", isolated: bool = True
+    root: Path, cache: Path | None, *extra: str, path: str = ".", isolated: bool = True, jobs: str = "1"
 ) -> tuple[str, tuple[int, int, int] | None]:
-    env = dict(os.environ, NO_COLOR="1", PYTHONPATH=str(ROOT), PACKLINT_CACHE_REPORT="1", PACKLINT_JOBS="1")
+    env = dict(os.environ, NO_COLOR="1", PYTHONPATH=str(ROOT), PACKLINT_CACHE_REPORT="1", PACKLINT_JOBS=jobs)
     env.pop("PACKLINT_NO_CACHE", None)
     args = ["check", *(["--isolated"] if isolated else []), "--exit-zero", "--output-format", "json", *extra]
     if cache is None:
@@ -109,23 +117,28 @@ def test_an_unchanged_tree_replays_the_same_findings(tree):
     assert counts == (0, N, N)
 
 
-def _edit_script(root: Path) -> None:
+def _edit_script(root: Path) -> Path:
     p = root / "train.sh"
     p.write_text(p.read_text().replace("--pipeline-model-parallel-size 4", "--pipeline-model-parallel-size 5"))
+    return p
 
 
-def _edit_sourced(root: Path) -> None:
-    (root / "env" / "gates.sh").write_text(GATES.replace("OFFLINE_PACKED_DATA=1", "export OFFLINE_PACKED_DATA=1"))
+def _edit_sourced(root: Path) -> Path:
+    p = root / "env" / "gates.sh"
+    p.write_text(GATES.replace("OFFLINE_PACKED_DATA=1", "export OFFLINE_PACKED_DATA=1"))
+    return p
 
 
-def _edit_config(root: Path) -> None:
+def _edit_config(root: Path) -> Path:
     p = root / "examples" / "train_lora" / "qwen_lora_sft.yaml"
     p.write_text(p.read_text() + "neat_packing: true\n")
+    return p
 
 
-def _edit_code(root: Path) -> None:
+def _edit_code(root: Path) -> Path:
     p = root / "megatron" / "training" / "arguments.py"
     p.write_text(p.read_text().replace("Number of layers should be divisible", "Layers must divide"))
+    return p
 
 
 @pytest.mark.parametrize("change", [_edit_script, _edit_sourced, _edit_config, _edit_code])
@@ -133,8 +146,7 @@ def test_any_changed_input_is_analysed_again(tree, change):
     root, cache = tree
     before, counts = _check(root, cache)
     assert counts == (0, N, N)
-    change(root)
-    _age(root)  # (as if made a minute ago: else the run after it stores nothing, see the last test)
+    _aged(change(root))  # (as if made a while ago: else the run after it stores nothing, see the last test)
     after, counts = _check(root, cache)
     assert counts == (0, N, N)  # (the run's input set changed: each script of it again)
     assert after != before  # the change matters to the findings ...
@@ -151,7 +163,7 @@ def test_a_file_that_appears_is_a_change(tree):
     assert counts == (0, 1, 1) and "PK101" in _codes(before)
     assert _check(root, cache, path="pack.sh")[1] == (1, 0, 0)
     (root / "env" / "extra.env").write_text("export OFFLINE_PACKED_DATA=1\n")
-    _age(root)
+    _aged(root / "env" / "extra.env", root / "env")
     after, counts = _check(root, cache, path="pack.sh")
     assert counts == (0, 1, 1) and after != before  # (PK101 now "may": the file exports it on one path)
     assert after == _check(root, None, path="pack.sh")[0]
@@ -262,8 +274,23 @@ def test_a_project_configuration_is_an_input(tree):
     again, counts = _check(root, cache, isolated=False)
     assert counts == (N, 0, 0) and again == first
     conf.write_text('[tool.packlint.severity]\nPK400 = "info"\n')
-    _age(root)
+    _aged(conf)
     changed, counts = _check(root, cache, isolated=False)
     assert counts == (0, N, N)
     assert {f["severity"] for f in json.loads(changed)["findings"] if f["code"] == "PK400"} == {"info"}
     assert changed == _check(root, None, isolated=False)[0]
+
+
+def test_what_worker_processes_read_is_an_input_too(tree):
+    """With worker processes the launched code is read in a worker, not in the main process: its reads come
+    back with its result and join the run's input set. Only the script is named (the main process walks no
+    directory, so it sees none of the code's files itself): a code edit must still be a change."""
+    root, cache = tree
+    first, counts = _check(root, cache, jobs="2", path="train.sh")
+    assert counts == (0, 1, 1)
+    assert first == _check(root, None, path="train.sh")[0]
+    assert _check(root, cache, jobs="2", path="train.sh")[1] == (1, 0, 0)
+    _aged(_edit_code(root))
+    after, counts = _check(root, cache, jobs="2", path="train.sh")
+    assert counts == (0, 1, 1) and after != first
+    assert after == _check(root, None, path="train.sh")[0]
