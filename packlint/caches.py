@@ -36,13 +36,15 @@ LIMITS = {
     "files": 2 * MiB,
     "programs": 8 * MiB,
     "results": 16 * MiB,  # one run's input set (~100 bytes a path read) and its scripts' findings
-    "index": 8 * MiB,  # which run holds a script's findings (~100 bytes a script)
+    "index": 8 * MiB,  # which run holds a script's findings (a 16th of the scripts, ~100 bytes each)
 }
 MAX_TOTAL_BYTES = 256 * MiB
 FACTS_DIR = "codebase"
 RESULTS_DIR = "results"
 # the names packlint gives its entries (and its temp files while writing one): nothing else is removed
-_ENTRY = LazyRegex(r"^\.?(?:rules-[0-9a-f]+|stacks-\d+-\d+|[0-9a-f]{40}|index)\.json(?:\.[A-Za-z0-9_]+\.tmp)?$")
+_ENTRY = LazyRegex(
+    r"^\.?(?:rules-[0-9a-f]+|stacks-\d+-\d+|[0-9a-f]{40}|index-[0-9a-f])\.json(?:\.[A-Za-z0-9_]+\.tmp)?$"
+)
 
 _OFF = [False]
 TAINTED = [False]  # this process's later results depend on something the result cache cannot record

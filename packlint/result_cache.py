@@ -364,11 +364,22 @@ def _digest(data: bytes) -> str:
 
 # ------------------------------------------------------------------------------------------ entries
 #
-# `results/v1/index.json`: {job key: bundle}; `results/v1/<bundle>.json`: one run's input set and the
+# `results/v1/index-<0-f>.json`: {job key: bundle}, sharded by the key's first digit (a one-script check
+# reads one small file, however many scripts the cache knows); `results/v1/<bundle>.json`: one run's input set and the
 # outcomes of the scripts it analysed ({"inputs": rows, "entries": {job key: outcome}}), the bundle named
 # by the hash of its input set. One write per run (hundreds of entry files cost ~1.4 ms each).
 
-MAX_INDEX = 50_000  # job keys remembered (the oldest forgotten first)
+MAX_INDEX = 50_000  # job keys remembered (the oldest forgotten first), in 16 shards by the key's first digit
+
+
+def _shard(key: str) -> str:
+    return "index-" + key[0]
+
+
+def _index(base: str, shard: str) -> dict:
+    loaded = _load(base, shard, "index")
+    jobs = loaded.get("jobs") if loaded else None
+    return jobs if type(jobs) is dict else {}
 
 
 def _path(base: str, name: str) -> str:
@@ -426,7 +437,7 @@ class Store:
 
     def __init__(self, base: str) -> None:
         self.base = base
-        self.index: dict[str, Any] | None = None
+        self.index: dict[str, dict] = {}  # shard -> {job key: bundle}
         self.bundles: dict[str, dict | None] = {}  # bundle -> its entries, None: missing or changed inputs
         self.found: dict[str, tuple | None] = {}
 
@@ -437,11 +448,10 @@ class Store:
         return self.found[key]
 
     def _lookup(self, key: str) -> tuple | None:
-        if self.index is None:
-            loaded = _load(self.base, "index", "index")
-            jobs = loaded.get("jobs") if loaded else None
-            self.index = jobs if type(jobs) is dict else {}
-        name = self.index.get(key)
+        shard = _shard(key)
+        if shard not in self.index:
+            self.index[shard] = _index(self.base, shard)
+        name = self.index[shard].get(key)
         if type(name) is not str or len(name) != 40 or not name.isalnum():
             return None
         if name not in self.bundles:
@@ -523,15 +533,17 @@ class Store:
         entries = {key: encode_outcome(outcome) for key, outcome in done}
         if not _store(self.base, name, {"inputs": rows, "entries": entries}, "results"):
             return 0
-        loaded = _load(self.base, "index", "index")  # (again: another run may have written it since)
-        jobs = loaded.get("jobs") if loaded else None
-        index = jobs if type(jobs) is dict else {}
-        for key in entries:
-            index.pop(key, None)
-            index[key] = name
-        while len(index) > MAX_INDEX:
-            del index[next(iter(index))]
-        return len(entries) if _store(self.base, "index", {"jobs": index}, "index") else 0
+        stored = 0
+        for shard in sorted({_shard(key) for key in entries}):
+            index = _index(self.base, shard)  # (again: another run may have written it since)
+            mine = [key for key in entries if _shard(key) == shard]
+            for key in mine:
+                index.pop(key, None)
+                index[key] = name
+            while len(index) > MAX_INDEX // 16:
+                del index[next(iter(index))]
+            stored += len(mine) if _store(self.base, shard, {"jobs": index}, "index") else 0
+        return stored
 
 
 class LazyRules(dict):
