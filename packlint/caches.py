@@ -1,9 +1,11 @@
 """Where packlint's caches live, whether they are on, how big they may grow, and how to remove them.
 
-Three caches, all JSON data under one directory (docs/security.md, "The caches"):
+Four caches, all JSON data under one directory (docs/security.md, "The caches"):
 - `rules-<key>.json`: the compiled rule table (packlint.rule_table, packlint.rule_cache);
 - `stacks-<mtime>-<size>.json`: the parsed stacks table (packlint.configs);
-- `codebase/v<N>/{files,programs}/..`: facts about the launched Python code (packlint.codebase.cache).
+- `codebase/v<N>/{files,programs}/..`: facts about the launched Python code (packlint.codebase.cache);
+- `results/v<N>/..`: `packlint check`'s findings per script and the input sets they were computed from
+  (packlint.result_cache).
 
 The directory: `$PACKLINT_CACHE_DIR`, else `$XDG_CACHE_HOME/packlint` (an absolute XDG_CACHE_HOME
 only, as the XDG specification says), else `~/.cache/packlint`. Every directory packlint creates in
@@ -28,13 +30,24 @@ from pathlib import Path
 from packlint.regex import LazyRegex
 
 MiB = 1024 * 1024
-LIMITS = {"rules": 8 * MiB, "stacks": 1 * MiB, "files": 2 * MiB, "programs": 8 * MiB}
+LIMITS = {
+    "rules": 8 * MiB,
+    "stacks": 1 * MiB,
+    "files": 2 * MiB,
+    "programs": 8 * MiB,
+    "results": 16 * MiB,  # one run's input set (~100 bytes a path read) and its scripts' findings
+    "index": 8 * MiB,  # which run holds a script's findings (a 16th of the scripts, ~100 bytes each)
+}
 MAX_TOTAL_BYTES = 256 * MiB
 FACTS_DIR = "codebase"
+RESULTS_DIR = "results"
 # the names packlint gives its entries (and its temp files while writing one): nothing else is removed
-_ENTRY = LazyRegex(r"^\.?(?:rules-[0-9a-f]+|stacks-\d+-\d+|[0-9a-f]{40})\.json(?:\.[A-Za-z0-9_]+\.tmp)?$")
+_ENTRY = LazyRegex(
+    r"^\.?(?:rules-[0-9a-f]+|stacks-\d+-\d+|[0-9a-f]{40}|index-[0-9a-f])\.json(?:\.[A-Za-z0-9_]+\.tmp)?$"
+)
 
 _OFF = [False]
+TAINTED = [False]  # this process's later results depend on something the result cache cannot record
 _EVICTED = [False]
 IN_RUN = [False]  # a check run is on (checking.check_paths): in-run memos may be used
 _RUN_MEMOS: list[dict] = []
@@ -52,6 +65,12 @@ def run_memo() -> dict:
 def clear_run_memos() -> None:
     for memo in _RUN_MEMOS:
         memo.clear()
+
+
+def taint() -> None:
+    """Something a result now depends on is not a file (a search or a regular expression out of time):
+    what this process checks from now on is not stored in the result cache (packlint.result_cache)."""
+    TAINTED[0] = True
 
 
 def disable(off: bool = True) -> None:
@@ -160,6 +179,9 @@ def evict(base: Path, limit: int) -> list[str]:
     return removed
 
 
+_KINDS = {"rules": "rule table", "stacks": "stacks table", "results": "check results"}
+
+
 def clean(base: Path | None = None) -> tuple[int, int, list[str]]:
     """Remove every packlint cache entry under `base` (default: the cache directory): (files, bytes,
     the kinds removed). Directories left empty are removed; anything else is left alone."""
@@ -175,10 +197,13 @@ def clean(base: Path | None = None) -> tuple[int, int, list[str]]:
         size += n
         name = os.path.basename(path)
         kind = name.lstrip(".").split("-", 1)[0]
-        kinds.add({"rules": "rule table", "stacks": "stacks table"}.get(kind, "code-base facts"))
-    for dirpath, _dirs, _files in os.walk(base / FACTS_DIR, topdown=False):
-        try:
-            os.rmdir(dirpath)
-        except OSError:
-            pass
+        if os.sep + RESULTS_DIR + os.sep in path[len(str(base)) :]:
+            kind = "results"
+        kinds.add(_KINDS.get(kind, "code-base facts"))
+    for sub in (FACTS_DIR, RESULTS_DIR):
+        for dirpath, _dirs, _files in os.walk(base / sub, topdown=False):
+            try:
+                os.rmdir(dirpath)
+            except OSError:
+                pass
     return files, size, sorted(kinds)

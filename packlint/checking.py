@@ -122,6 +122,7 @@ class CheckOptions:
         self.write_baseline = write_baseline
         self.real_env = real_env  # `packlint run`: the caller's real environment, no assumed `env`
         self.keep_models = real_env  # `packlint run --probe` needs the launch models back
+        self.result_cache = False  # `packlint check`: replay unchanged scripts' findings (packlint.result_cache)
 
 
 class CheckResult:
@@ -264,7 +265,7 @@ class _Tables:
 
 
 def _severity_overrides(findings: list[Finding], settings: Settings, table) -> list[Finding]:
-    if not settings.severity:
+    if not settings.severity:  # (the result cache replays without a table only then: replay_all)
         return findings
     wanted = {}
     for code, level in settings.severity.items():
@@ -304,21 +305,53 @@ def check_paths(paths: list[str], options: CheckOptions) -> CheckResult:
 
 
 def _check_paths(paths: list[str], options: CheckOptions) -> CheckResult:
-    from packlint.baseline import repo_root
     from packlint.codebase.resolve import clear_run_memos
-    from packlint.discover import STDIN, discover
 
     clear_run_memos()
+    store = _result_store(paths, options)  # (records every read of the run from here on)
+    try:
+        return _check_recorded(paths, options, store)
+    finally:
+        if store is not None:
+            from packlint.result_cache import stop
+
+            stop()
+
+
+_RUNS = [0]  # check runs in this process
+
+
+def _result_store(paths: list[str], options: CheckOptions):
+    """The result cache for this run, or None: off with --no-cache, for stdin, an inherited environment or
+    a caller that needs the launch models, and in any run but a process's first (earlier runs' memos in
+    the process would be reads this run does not see; `packlint check` is one run per process)."""
+    from packlint.discover import STDIN
+
+    _RUNS[0] += 1
+    if not options.result_cache or _RUNS[0] > 1 or options.keep_models or options.inherit_env or options.real_env:
+        return None
+    from packlint.caches import disabled, location
+
+    if disabled() or STDIN in paths:
+        return None
+    from packlint import result_cache
+
+    result_cache.start(str(location()))
+    return result_cache.Store(str(location()))
+
+
+def _check_recorded(paths: list[str], options: CheckOptions, store) -> CheckResult:
+    from packlint.baseline import repo_root
+    from packlint.discover import STDIN, discover
     from packlint.scope import set_checked
 
     set_checked([p for p in paths if p != STDIN])
     cli = options.cli
     result = CheckResult()
     result.root = repo_root()
-    base_table = _validated_table(cli)  # run-level validation of the command line: one error, before any file
+    if store is None:
+        base_table = _validated_table(cli)  # run-level validation of the command line: one error, before any file
     resolver = Resolver(cli)
-    tables = _Tables()
-    tables.seed(tuple(str(Path(p)) for p in cli.rule_files), base_table)
     recorded = None
     if options.baseline:
         from packlint.baseline import read_baseline
@@ -331,11 +364,44 @@ def _check_paths(paths: list[str], options: CheckOptions) -> CheckResult:
     files, errors = discover(paths)
     for err in errors:
         result.file_errors.append(FileError(err.path, err.message, "read"))
+    if store is not None:
+        # every file unchanged since a run like this one: its findings, without loading the rule table
+        # (the run that stored them validated the same selectors against the same rule files)
+        replayed = store.replay_all(files, options, resolver, result)
+        if replayed is not None:
+            for job, outcome in replayed:
+                _collect(result, job, outcome)
+            store.report(len(replayed), 0, 0)
+            _finish(result, recorded, options)
+            return result
+        base_table = _validated_table(cli)
+    tables = _Tables()
+    tables.seed(tuple(str(Path(p)) for p in cli.rule_files), base_table)
     jobs = _plan_jobs(files, options, resolver, tables, result)
-    for job, outcome in zip(jobs, _run_jobs(jobs, keep_models=options.keep_models), strict=True):
+    outcomes = _run_jobs(jobs, keep_models=options.keep_models) if store is None else _run_cached(jobs, store, cli)
+    for job, outcome in zip(jobs, outcomes, strict=True):
         _collect(result, job, outcome)
     _finish(result, recorded, options)
     return result
+
+
+def _run_cached(jobs: list[_Job], store, cli: CliSettings) -> list:
+    """Every job's outcome: replayed from the result cache where nothing its run read has changed, else
+    analysed; then the analysed ones stored (unless something unrecordable decided them: caches.taint)."""
+    from packlint import result_cache
+
+    keys = [result_cache.job_key(j, cli) for j in jobs]
+    outcomes = [store.lookup(k) for k in keys]
+    todo = [i for i, o in enumerate(outcomes) if o is None]
+    _JOB_TAINT.clear()
+    fresh = _run_jobs([jobs[i] for i in todo], keep_models=False)
+    keep: list[tuple[str, tuple]] = []
+    for n, (i, outcome) in enumerate(zip(todo, fresh, strict=True)):
+        outcomes[i] = outcome
+        if isinstance(outcome, tuple) and not _JOB_TAINT.get(n, True):
+            keep.append((keys[i], outcome))
+    store.report(len(jobs) - len(todo), len(todo), store.save(keep))
+    return outcomes
 
 
 def _validated_table(cli: CliSettings):
@@ -412,17 +478,16 @@ def _collect(result: CheckResult, job: _Job, outcome) -> None:
     if isinstance(outcome, FileError):
         result.file_errors.append(outcome)
         return
-    text, model, findings, suppressed, no_launch = outcome
+    text, model, findings, suppressed, no_launch, main = outcome
     result.no_launch += no_launch
     if no_launch:
         result.no_launch_files.append(job.display)
-    if text is not None:  # (None from a worker: read again on demand)
+    if text is not None:  # (None from a worker or the result cache: read again on demand)
         result.sources.add(job.display, text)
     if model is not None:
         result.models[job.display] = model
-        main = str(model.get("script") or job.display)
-        if main != job.display:
-            result.sources.alias(main, job.display)
+    if main != job.display and text is not None:  # (else read on demand, as a worker's)
+        result.sources.alias(main, job.display)
     findings = _severity_overrides(findings, job.settings, job.table)
     result.checked_paths.append(job.display)
     result.files += 1
@@ -554,7 +619,7 @@ def _analyse(job: _Job, keep_model: bool):
             code=_no_code if stand_in else session.facts,
         )
         no_launch = not launches(as_model(model))
-        return text, (model if keep_model else None), findings, suppressed, no_launch
+        return text, (model if keep_model else None), findings, suppressed, no_launch, main
     except PacklintError as exc:
         return FileError(exc.path or job.display, exc.message, "read")
     except RecursionError:
@@ -576,6 +641,7 @@ def _no_code(launch: Any, variant: Any = None) -> None:
 
 
 _WORKER_JOBS: list[_Job] = []
+_JOB_TAINT: dict[int, bool] = {}  # job index -> something unrecordable decided it (result cache runs)
 
 
 def _workers(n_jobs: int) -> int:
@@ -624,13 +690,17 @@ def _analyse_collecting(job: _Job, keep_model: bool, count: int):
 def _run_jobs_now(jobs: list[_Job], keep_models: bool) -> list:
     n = _workers(len(jobs))
     if n <= 1 or keep_models or any(j.stdin_text is not None for j in jobs):
-        return [_analyse_collecting(job, True, k) for k, job in enumerate(jobs)]
+        return _run_here(jobs)
     import multiprocessing
 
     try:
         ctx = multiprocessing.get_context("fork")
     except ValueError:  # no fork (Windows, some macOS set-ups): one process
-        return [_analyse_collecting(job, True, k) for k, job in enumerate(jobs)]
+        return _run_here(jobs)
+    from packlint.result_cache import mark_sent, merge, recording
+
+    if recording():
+        mark_sent()
     _WORKER_JOBS[:] = jobs
     # largest scripts first, one at a time as workers free up: sizes vary a lot, and a big file
     # handed out last would leave the other workers idle while it runs
@@ -639,11 +709,24 @@ def _run_jobs_now(jobs: list[_Job], keep_models: bool) -> list:
     try:
         with ctx.Pool(n) as pool:
             chunk = max(1, len(jobs) // (n * 32))  # few hand-outs for many files, fine-grained for few
-            for i, outcome in pool.imap_unordered(_analyse_indexed, order, chunksize=chunk):
+            for i, outcome, reads in pool.imap_unordered(_analyse_indexed, order, chunksize=chunk):
                 results[i] = outcome
+                if reads is not None:
+                    merge(reads[0])
+                    _JOB_TAINT[i] = reads[1]
         return results
     finally:
         _WORKER_JOBS.clear()
+
+
+def _run_here(jobs: list[_Job]) -> list:
+    from packlint.caches import TAINTED
+
+    out = []
+    for k, job in enumerate(jobs):
+        out.append(_analyse_collecting(job, True, k))
+        _JOB_TAINT[k] = TAINTED[0]
+    return out
 
 
 def _size(path: str) -> int:
@@ -653,13 +736,17 @@ def _size(path: str) -> int:
         return 0
 
 
-def _analyse_indexed(index: int) -> tuple[int, Any]:
+def _analyse_indexed(index: int) -> tuple[int, Any, Any]:
+    from packlint.caches import TAINTED
+    from packlint.result_cache import recording, sent_delta
+
     outcome = _analyse_collecting(_WORKER_JOBS[index], False, index)
     if isinstance(outcome, tuple):
         # the script's bytes stay here: the main process reads a file again only if a report shows
         # its lines (Sources.text), instead of receiving and decoding every script of the run
         outcome = (None, *outcome[1:])
-    return index, outcome
+    # a result cache run: what this worker read for it (the run's input set), and whether it may be stored
+    return index, outcome, ((sent_delta(), TAINTED[0]) if recording() else None)
 
 
 def _finish(result: CheckResult, recorded: dict[str, int] | None, options: CheckOptions) -> None:

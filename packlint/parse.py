@@ -137,6 +137,9 @@ def _run_bash_n(data: bytes) -> tuple[bool, int | None, str] | None:
         argv = [bash, "--norc", "--noprofile", "-n", "/dev/stdin"]
         proc = subprocess.run(argv, input=data, capture_output=True, timeout=20, env=tool_env())
     except (OSError, subprocess.SubprocessError):
+        from packlint.caches import taint  # (out of time: not an answer about the text, result_cache)
+
+        taint()
         return None
     if proc.returncode == 0:
         return True, None, ""

@@ -228,10 +228,17 @@ def plan(pattern: str) -> tuple[str, Any]:
     return "timed", None
 
 
+def _taint() -> None:
+    from packlint.caches import taint  # an undecided match depends on time: not for the result cache
+
+    taint()
+
+
 def timed_find(pattern: str, subject: str) -> tuple[bool, Any]:
     """bounded_find on the `regex` module, with a timeout per call and per file."""
     left = FILE_BUDGET_S - _spent[0]
     if left <= 0:
+        _taint()
         return False, None
     try:
         import regex  # only for patterns that could backtrack for long (not on the common path)
@@ -241,6 +248,7 @@ def timed_find(pattern: str, subject: str) -> tuple[bool, Any]:
     try:
         return True, regex.search(pattern, subject, timeout=min(CALL_TIMEOUT_S, left))
     except Exception:  # noqa: BLE001 - a timeout, or the engine failing on foreign input: undecided
+        _taint()
         return False, None
     finally:
         _spent[0] += time.perf_counter() - start

@@ -252,6 +252,7 @@ def run(args) -> int:
             baseline=args.baseline,
             write_baseline=args.write_baseline,
         )
+        options.result_cache = True  # (replays unchanged scripts: packlint.result_cache)
         if fixing:
             from packlint.cli.fix import run_fixes
 

@@ -28,8 +28,14 @@ class SearchBudget:
         self.left = self.total
 
     def timeout(self, per_call: float) -> float | None:
-        """The timeout for the next search (at most `per_call`), or None when the budget is spent."""
-        return None if self.left <= 0 else min(per_call, self.left)
+        """The timeout for the next search (at most `per_call`), or None when the budget is spent (the
+        answer then depends on time: not for the result cache, caches.taint)."""
+        if self.left <= 0:
+            from packlint.caches import taint
+
+            taint()
+            return None
+        return min(per_call, self.left)
 
     @contextmanager
     def spend(self) -> Iterator[None]:
@@ -37,6 +43,11 @@ class SearchBudget:
         t0 = time.monotonic()
         try:
             yield
+        except BaseException:  # a search that timed out or failed: its answer is not the files' (caches.taint)
+            from packlint.caches import taint
+
+            taint()
+            raise
         finally:
             self.left -= time.monotonic() - t0
 

@@ -76,6 +76,9 @@ def _quoted_anywhere(roots: list[str], name: str) -> bool:
     """A Python file under `roots` holds the string literal `name` ('NAME' or "NAME"). grep where it
     exists (a fraction of a second on Megatron-LM's 70 MB), else one Python text scan per root."""
     key = (tuple(roots), name)
+    from packlint.result_cache import depends_on_tree
+
+    depends_on_tree(roots, ".py")  # (grep reads them: the result cache's inputs, memo or not)
     if key in _MENTION_MEMO:
         return _MENTION_MEMO[key]
     if not roots:
@@ -207,6 +210,9 @@ def _read_before(ctx: EvalContext, name: str) -> str | None:
     if top is None or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
         return None
     key = (top, name)
+    from packlint.result_cache import depends_on_git
+
+    depends_on_git(top)  # (git log reads the history: the result cache's inputs, memo or not)
     if key in _HISTORY_MEMO:
         return _HISTORY_MEMO[key]
     from packlint.codebase.search_budget import SEARCHES

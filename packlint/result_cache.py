@@ -1,0 +1,718 @@
+"""The per-script result cache of `packlint check` (issue 31): a script whose check read nothing that has
+changed since gets its findings replayed instead of analysed, as ruff's cache does.
+
+What counts as read. While a cached run is on, the file-system calls of the process are recorded
+(`record`): `os.stat`/`os.lstat` (and through them `os.path.exists/isfile/isdir/realpath`, pathlib's
+`stat/exists/is_file/resolve`, `shutil.which`), `os.open` and `open()` for reading, `os.listdir` and
+`os.scandir` (`os.walk`, `glob`, pathlib's `iterdir`), `os.access`, `os.readlink`. Each path keeps its
+signature as first seen: (mode, size, mtime_ns, inode, device), `[]` when it did not exist (a file that
+was absent is an input too: creating it is a change) or `[-errno]`. A listed directory records its own
+signature (its mtime moves when an entry is added, removed or renamed) and, for `scandir`, each entry's
+(what `DirEntry.stat` would say). Nothing has to declare what it reads: the script, `source`d files,
+config files, the launched code, the stack-file look-ups and the climbs to a checkout root are all
+seen. Paths in packlint's cache directory and under /proc, /sys and /dev are not inputs.
+
+The run's inputs, not the script's. Memos inside a run (`caches.run_memo`, the code-base reader's
+programs, the stack look-ups) let the second script that launches a program reuse what the first one
+read without reading it. So every entry is keyed on all the reads of the run that produced it (its
+*input set*, one file the run's entries share): sound, at the cost that one changed file makes every
+script of that run miss once (the next run records a new set). External programs: `grep -r` over a code
+base is recorded as the tree it searches (`depends_on_tree`), `git log` as the repository's HEAD and refs
+(`depends_on_git`), `bash -n` reads the script's bytes and the `bash` found on PATH (PATH is in the key).
+What cannot be recorded marks the rest of the process's work as not cacheable (`caches.taint`): a search
+or a regular expression that ran out of its time budget.
+
+The key (`job_key`): packlint's version and Python, the working directory, the script's path and how it
+is shown, its settings (`Settings.to_json`), the enabled rules, the assumed environment and arguments,
+the paths named on the command line and `--allow-outside`, PATH, HOME, TMPDIR and the PACKLINT_*
+variables. Not cached: `--no-cache`, `--inherit-env` (the findings would depend on, and could quote, the
+caller's environment), stdin, `run` and `--fix` passes (they need the launch model).
+
+Safety: entries are JSON data under `<cache>/results/v1/` (caches.py: 0700 directories, 0600 files,
+written atomically, the directory's size bound, `packlint clean`); one is read only as a regular file
+owned by the user under the kind's size limit, and used only when every field has the type this module
+writes (anything else is a miss, never an error). A file modified within RACY_NS of the run's start
+could change again unseen on a coarse-clock file system: such a run writes nothing.
+"""
+
+from __future__ import annotations
+
+import builtins
+import io
+import os
+from typing import Any
+
+FORMAT = 1
+RACY_NS = 2_000_000_000
+_WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+_SKIP_PREFIXES = ["/proc/", "/sys/", "/dev/"]
+
+_ON = [False]
+_START_NS = [0]
+_CWD = [""]
+# (kind: "s" stat | "l" lstat | "d" listed, absolute path) -> signature; None: not an input (_new)
+_SIGS: dict[tuple[str, str], list[int] | None] = {}
+_LOG: list[tuple[str, str]] = []  # the inputs in the order first seen (a worker sends back the new tail)
+_SENT = [0]  # how much of _LOG a forked worker already sent back
+_ORIG: dict[str, Any] = {}
+_TREES: dict[tuple[str, ...], bool] = {}
+
+
+# ------------------------------------------------------------------------------------------ recording
+
+
+def _sig(st: os.stat_result) -> list[int]:
+    """A file's signature; a directory's only says what it is (a stat of one asks whether it is there; its
+    entries are an input only when it is listed: kind "d", `_listing`)."""
+    if st.st_mode & 0o170000 == 0o040000:
+        return [st.st_mode, 0, 0, st.st_ino, st.st_dev]
+    return [st.st_mode, st.st_size, st.st_mtime_ns, st.st_ino, st.st_dev]
+
+
+def _listing(st: os.stat_result) -> list[int]:
+    return [st.st_mode, st.st_size, st.st_mtime_ns, st.st_ino, st.st_dev]
+
+
+def _err(exc: OSError) -> list[int]:
+    import errno
+
+    return [] if exc.errno in (errno.ENOENT, errno.ENOTDIR) else [-(exc.errno or 1)]
+
+
+def _key(kind: str, path: Any) -> tuple[str, str] | None:
+    """(kind, absolute path), or None for a file descriptor or something that is not a path."""
+    if type(path) is not str:
+        if isinstance(path, int):
+            return None
+        try:
+            path = os.fsdecode(os.fspath(path))
+        except TypeError:
+            return None
+    if not path.startswith("/"):
+        path = os.path.join(_CWD[0], path)
+    return kind, path
+
+
+def _new(key: tuple[str, str]) -> bool:
+    """A path not seen before that is an input (one that is not is remembered as None: skipped)."""
+    path = key[1]
+    for prefix in _SKIP_PREFIXES:
+        if path.startswith(prefix):
+            _SIGS[key] = None
+            return False
+    if path == _SKIP_PREFIXES[-1][:-1]:  # (the cache directory itself: listed when it is kept bounded)
+        _SIGS[key] = None
+        return False
+    return True
+
+
+def probe(kind: str, path: str) -> list[int]:
+    """The signature of `path` now (the unrecorded calls): kind "s" (stat), "l" (lstat), "d" (a listing)."""
+    fn = _ORIG.get("lstat" if kind == "l" else "stat") or (os.lstat if kind == "l" else os.stat)
+    try:
+        return (_listing if kind == "d" else _sig)(fn(path))
+    except OSError as exc:
+        return _err(exc)
+    except ValueError:
+        return [-1]
+
+
+def _note(kind: str, path: Any) -> None:
+    key = _key(kind, path)
+    if key is not None and key not in _SIGS and _new(key):
+        _SIGS[key] = probe(kind, key[1])
+        _LOG.append(key)
+
+
+def _stat(path, *, dir_fd=None, follow_symlinks=True):
+    orig = _ORIG["stat"]
+    if not _ON[0] or dir_fd is not None:
+        return orig(path, dir_fd=dir_fd, follow_symlinks=follow_symlinks)
+    kind = "s" if follow_symlinks else "l"
+    key = (kind, path) if type(path) is str and path[:1] == "/" else _key(kind, path)  # (the common case first)
+    if key is None or key in _SIGS or not _new(key):
+        return orig(path, follow_symlinks=follow_symlinks)
+    _LOG.append(key)
+    try:
+        st = orig(path, follow_symlinks=follow_symlinks)
+    except OSError as exc:
+        _SIGS[key] = _err(exc)
+        raise
+    _SIGS[key] = _sig(st)
+    return st
+
+
+def _lstat(path, *, dir_fd=None):
+    if not _ON[0] or dir_fd is not None:
+        return _ORIG["lstat"](path, dir_fd=dir_fd)
+    return _stat(path, follow_symlinks=False)
+
+
+def _os_open(path, flags, mode=0o777, *, dir_fd=None):
+    if _ON[0] and dir_fd is None and not flags & _WRITE_FLAGS:
+        _note("l" if flags & _NOFOLLOW else "s", path)
+    return _ORIG["os_open"](path, flags, mode, dir_fd=dir_fd)
+
+
+def _open(file, mode="r", *args, **kwargs):
+    if _ON[0] and type(mode) is str and not any(c in mode for c in "wax+"):
+        _note("s", file)
+    return _ORIG["open"](file, mode, *args, **kwargs)
+
+
+def _listdir(path="."):
+    if _ON[0]:
+        _note("d", path)
+    return _ORIG["listdir"](path)
+
+
+class _Scan:
+    """os.scandir's iterator, recording each entry's signature (DirEntry.stat's, cached for the caller)."""
+
+    def __init__(self, it) -> None:
+        self._it = it
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        entry = next(self._it)
+        key = _key("l", entry.path)
+        if key is not None and key not in _SIGS and _new(key):
+            _LOG.append(key)
+            try:
+                _SIGS[key] = _sig(entry.stat(follow_symlinks=False))
+            except OSError as exc:
+                _SIGS[key] = _err(exc)
+        return entry
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._it.close()
+
+    def close(self) -> None:
+        self._it.close()
+
+
+def _scandir(path="."):
+    it = _ORIG["scandir"](path)
+    if not _ON[0] or isinstance(path, int):
+        return it
+    _note("d", path)
+    return _Scan(it)
+
+
+def _access(path, mode, *, dir_fd=None, effective_ids=False, follow_symlinks=True):
+    if _ON[0] and dir_fd is None:
+        _note("s" if follow_symlinks else "l", path)
+    return _ORIG["access"](path, mode, dir_fd=dir_fd, effective_ids=effective_ids, follow_symlinks=follow_symlinks)
+
+
+def _readlink(path, *, dir_fd=None):
+    if _ON[0] and dir_fd is None:
+        _note("l", path)
+    return _ORIG["readlink"](path, dir_fd=dir_fd)
+
+
+_PATCHES = {
+    "stat": (os, "stat", _stat),
+    "lstat": (os, "lstat", _lstat),
+    "os_open": (os, "open", _os_open),
+    "listdir": (os, "listdir", _listdir),
+    "scandir": (os, "scandir", _scandir),
+    "access": (os, "access", _access),
+    "readlink": (os, "readlink", _readlink),
+}
+
+
+def start(cache_dir: str) -> None:
+    """Record the file-system reads of this process (and of the workers it forks) from now on."""
+    import time
+
+    if not _ORIG:
+        for name, (mod, attr, repl) in _PATCHES.items():
+            _ORIG[name] = getattr(mod, attr)
+            setattr(mod, attr, repl)
+        _ORIG["open"] = builtins.open
+        builtins.open = io.open = _open
+    _SIGS.clear()
+    _LOG.clear()
+    _SENT[0] = 0
+    _TREES.clear()
+    _RUN_PARTS.clear()
+    _CWD[0] = os.getcwd()
+    _SKIP_PREFIXES[3:] = [os.path.join(os.path.abspath(cache_dir), "")]
+    _START_NS[0] = time.time_ns()
+    _ON[0] = True
+
+
+def stop() -> None:
+    """Stop recording and put the file-system functions back."""
+    _ON[0] = False
+    if _ORIG:
+        for name, (mod, attr, _repl) in _PATCHES.items():
+            setattr(mod, attr, _ORIG[name])
+        builtins.open = io.open = _ORIG["open"]
+        _ORIG.clear()
+
+
+def recording() -> bool:
+    return _ON[0]
+
+
+def depends_on_tree(roots: list[str] | tuple[str, ...], suffix: str) -> None:
+    """An external program (`grep -r`) reads every `suffix` file under `roots`: record that tree."""
+    if not _ON[0] or tuple(roots) + (suffix,) in _TREES:
+        return
+    _TREES[tuple(roots) + (suffix,)] = True
+    for root in roots:
+        for dirpath, _dirs, files in os.walk(root):  # (recorded: each directory, each entry)
+            for name in files:
+                if name.endswith(suffix):
+                    _note("s", os.path.join(dirpath, name))
+
+
+def depends_on_git(top: str) -> None:
+    """`git log` in the repository at `top` reads its history: HEAD, the branch it names, packed-refs."""
+    if not _ON[0]:
+        return
+    git = os.path.join(top, ".git")
+    if not os.path.isdir(git):  # a worktree or submodule (.git is a file): the history is elsewhere
+        from packlint.caches import taint
+
+        taint()
+        return
+    for name in ("HEAD", "packed-refs"):
+        _note("s", os.path.join(git, name))
+    try:
+        with _ORIG["open"](os.path.join(git, "HEAD"), "rb") as fh:
+            head = fh.read(512).decode("utf-8", "replace").strip()
+    except OSError:
+        return
+    if head.startswith("ref: refs/") and ".." not in head:
+        _note("s", os.path.join(git, head[5:]))
+
+
+def sent_delta() -> list[list[Any]]:
+    """What a forked worker recorded since it last reported (for the main process's input set)."""
+    new = _LOG[_SENT[0] :]
+    _SENT[0] = len(_LOG)
+    return [[k, p, sig] for k, p in new if (sig := _SIGS.get((k, p))) is not None]
+
+
+def mark_sent() -> None:
+    """Before forking workers: what the main process holds need not come back from them."""
+    _SENT[0] = len(_LOG)
+
+
+def merge(delta: list[list[Any]]) -> None:
+    for kind, path, sig in delta:
+        _SIGS.setdefault((kind, path), sig)
+
+
+# ------------------------------------------------------------------------------------------ the key
+
+_ENV_IN_KEY = ("PATH", "HOME", "TMPDIR", "TEMP", "TMP")
+_NOT_IN_KEY = ("PACKLINT_JOBS", "PACKLINT_CACHE_REPORT", "PACKLINT_CACHE_MAX_MB")
+_RUN_PARTS: list[Any] = []  # what every key of this run shares (job_key)
+
+
+def _run_parts(cli: Any) -> list[Any]:
+    import sys
+
+    from packlint import __version__
+    from packlint.scope import _ROOTS, outside_allowed
+
+    env = {
+        k: v for k, v in os.environ.items() if k in _ENV_IN_KEY or (k.startswith("PACKLINT_") and k not in _NOT_IN_KEY)
+    }
+    where = [_CWD[0] or os.getcwd(), list(_ROOTS), outside_allowed()]
+    return [FORMAT, __version__, sys.version, sys.prefix, where, env, vars(cli)]
+
+
+def job_key(job: Any, cli: Any) -> str:
+    """The hex key of one job's entry: everything besides the files read that decides its result. The
+    rules it ran follow from the settings (selectors, rule files) and the rule files' contents (inputs)."""
+    import json
+
+    if not _RUN_PARTS:
+        _RUN_PARTS.append(_run_parts(cli))
+    parts = [
+        _RUN_PARTS[0],
+        job.path,
+        job.display,
+        job.settings.to_json(),
+        sorted(job.env.items()),
+        job.args,
+        list(job.known_env),
+    ]
+    blob = json.dumps(parts, default=repr, sort_keys=True).encode("utf-8", "surrogateescape")
+    return _digest(blob)
+
+
+def _digest(data: bytes) -> str:
+    """40 hex digits. CPython's own BLAKE2 (`hashlib` loads OpenSSL first: ~3 ms of a cold start)."""
+    try:
+        from _blake2 import blake2b
+    except ImportError:  # pragma: no cover - other Pythons
+        from hashlib import blake2b
+    return blake2b(data, digest_size=20).hexdigest()
+
+
+# ------------------------------------------------------------------------------------------ entries
+#
+# `results/v1/index-<0-f>.json`: {job key: bundle}, sharded by the key's first digit (a one-script check
+# reads one small file, however many scripts the cache knows); `results/v1/<bundle>.json`: one run's input set and the
+# outcomes of the scripts it analysed ({"inputs": rows, "entries": {job key: outcome}}), the bundle named
+# by the hash of its input set. One write per run (hundreds of entry files cost ~1.4 ms each).
+
+MAX_INDEX = 50_000  # job keys remembered (the oldest forgotten first), in 16 shards by the key's first digit
+
+
+def _shard(key: str) -> str:
+    return "index-" + key[0]
+
+
+def _index(base: str, shard: str) -> dict:
+    loaded = _load(base, shard, "index")
+    jobs = loaded.get("jobs") if loaded else None
+    return jobs if type(jobs) is dict else {}
+
+
+def _path(base: str, name: str) -> str:
+    return os.path.join(base, "results", f"v{FORMAT}", name + ".json")
+
+
+def _load(base: str, name: str, limit_kind: str) -> dict | None:
+    import json
+
+    from packlint.caches import LIMITS
+    from packlint.safe_io import read_cache_file
+
+    was = _ON[0]
+    _ON[0] = False  # (packlint's own entries are not inputs)
+    try:
+        data = read_cache_file(_path(base, name), LIMITS[limit_kind])
+    finally:
+        _ON[0] = was
+    if data is None:
+        return None
+    try:
+        value = json.loads(data)
+    except (ValueError, RecursionError):
+        return None
+    return value if isinstance(value, dict) and value.get("key") == name else None
+
+
+def _store(base: str, name: str, value: dict, limit_kind: str) -> bool:
+    import json
+
+    from packlint.caches import LIMITS, make_dirs, wrote_entry
+    from packlint.errors import PacklintError
+    from packlint.safe_io import atomic_write
+
+    path = _path(base, name)
+    was = _ON[0]
+    _ON[0] = False  # (writing is not reading)
+    try:
+        value["key"] = name
+        data = json.dumps(value, separators=(",", ":")).encode("utf-8", "surrogateescape")
+        if len(data) > LIMITS[limit_kind]:
+            return False
+        make_dirs(os.path.dirname(path))
+        atomic_write(path, data, what="cache entry", replace_any=True, fsync=False)
+        wrote_entry()
+        return True
+    except (OSError, PacklintError, ValueError, TypeError, RecursionError, UnicodeError):
+        return False
+    finally:
+        _ON[0] = was
+
+
+class Store:
+    """One run's use of the cache: look jobs up, then write what the jobs that ran found."""
+
+    def __init__(self, base: str) -> None:
+        self.base = base
+        self.index: dict[str, dict] = {}  # shard -> {job key: bundle}
+        self.bundles: dict[str, dict | None] = {}  # bundle -> its entries, None: missing or changed inputs
+        self.found: dict[str, tuple | None] = {}
+
+    def lookup(self, key: str) -> tuple | None:
+        """The outcome `checking._analyse` would give, or None (a miss)."""
+        if key not in self.found:
+            self.found[key] = self._lookup(key)
+        return self.found[key]
+
+    def _lookup(self, key: str) -> tuple | None:
+        shard = _shard(key)
+        if shard not in self.index:
+            self.index[shard] = _index(self.base, shard)
+        name = self.index[shard].get(key)
+        if type(name) is not str or len(name) != 40 or not name.isalnum():
+            return None
+        if name not in self.bundles:
+            self.bundles[name] = self._entries(name)
+        entries = self.bundles[name]
+        if entries is None:
+            return None
+        try:
+            return decode_outcome(entries[key])
+        except (KeyError, TypeError, ValueError, IndexError, AttributeError):
+            return None
+
+    def replay_all(self, files: list[str], options: Any, resolver: Any, result: Any) -> list[tuple] | None:
+        """(job, outcome) for every file when each one is a hit (as checking._plan_jobs would make the
+        jobs, without a rule table: `result.rules` loads it when a report asks); None at the first miss,
+        or when a file's settings need the table (severity overrides) or do not load."""
+        from packlint.checking import _Job
+        from packlint.errors import PacklintError
+
+        out: list[tuple] = []
+        tables: dict[tuple, None] = {tuple(str(p) for p in options.cli.rule_files): None}
+        excluded = 0
+        for path in files:
+            try:
+                settings = resolver.settings_for(path)
+            except PacklintError:
+                return None
+            if settings.severity:
+                return None
+            tables[settings.table_key()] = None
+            if options.apply_exclude and settings.excluded(path):
+                excluded += 1
+                continue
+            if result.doc_url is None:
+                result.doc_url = settings.doc_url
+            env = {} if options.real_env else dict(settings.env)
+            job = _Job(path, path, None, env, options.inherit_env, list(options.script_args), tuple(settings.known_env),
+                       None, settings, None)  # fmt: skip
+            outcome = self.lookup(job_key(job, options.cli))
+            if outcome is None:
+                return None
+            out.append((job, outcome))
+        result.excluded += excluded
+        result.rules = LazyRules(list(tables))
+        return out
+
+    def report(self, hit: int, analysed: int, stored: int) -> None:
+        if os.environ.get("PACKLINT_CACHE_REPORT") == "1":
+            import sys
+
+            print(f"packlint: result cache: {hit} hit, {analysed} analysed, {stored} stored", file=sys.stderr)
+
+    def _entries(self, name: str) -> dict | None:
+        bundle = _load(self.base, name, "results")
+        entries = bundle.get("entries") if bundle else None
+        if type(entries) is not dict:
+            return None
+        was = _ON[0]
+        _ON[0] = False
+        try:
+            return entries if _check_inputs(bundle) else None
+        finally:
+            _ON[0] = was
+
+    def save(self, done: list[tuple[str, tuple]]) -> int:
+        """Write the run's input set with the outcomes `done` (job key, outcome), and index them; the
+        number stored. Nothing when a recorded file changed within RACY_NS of the run's start (it could
+        change again unseen)."""
+        import json
+
+        if not done:
+            return 0
+        racy = _START_NS[0] - RACY_NS
+        sigs = {key: s for key, s in _SIGS.items() if s is not None}
+        if any(len(s) == 5 and s[2] >= racy for s in sigs.values()):
+            return 0
+        rows = [[k, p, sigs[k, p]] for k, p in sorted(sigs)]
+        name = _digest(json.dumps(rows, separators=(",", ":")).encode("utf-8", "surrogateescape"))
+        entries = {key: encode_outcome(outcome) for key, outcome in done}
+        if not _store(self.base, name, {"inputs": rows, "entries": entries}, "results"):
+            return 0
+        stored = 0
+        for shard in sorted({_shard(key) for key in entries}):
+            index = _index(self.base, shard)  # (again: another run may have written it since)
+            mine = [key for key in entries if _shard(key) == shard]
+            for key in mine:
+                index.pop(key, None)
+                index[key] = name
+            while len(index) > MAX_INDEX // 16:
+                del index[next(iter(index))]
+            stored += len(mine) if _store(self.base, shard, {"jobs": index}, "index") else 0
+        return stored
+
+
+class LazyRules(dict):
+    """CheckResult.rules of a replayed run: the rule tables are loaded when a report first reads it
+    (SARIF's rule list, a finding's documentation URL), not for an "All clear"."""
+
+    def __init__(self, table_keys: list[tuple]) -> None:
+        super().__init__()
+        self._keys: list[tuple] | None = table_keys
+
+    def _fill(self) -> None:
+        if self._keys is not None:
+            from packlint.rule_table import load_table
+
+            keys, self._keys = self._keys, None
+            for key in keys:
+                for r in load_table(list(key)).rules:
+                    self.setdefault(r.code, r)
+
+    def get(self, *a: Any) -> Any:
+        self._fill()
+        return super().get(*a)
+
+    def __getitem__(self, k: Any) -> Any:
+        self._fill()
+        return super().__getitem__(k)
+
+    def __contains__(self, k: object) -> bool:
+        self._fill()
+        return super().__contains__(k)
+
+    def __iter__(self) -> Any:
+        self._fill()
+        return super().__iter__()
+
+    def __len__(self) -> int:
+        self._fill()
+        return super().__len__()
+
+    def keys(self) -> Any:
+        self._fill()
+        return super().keys()
+
+    def values(self) -> Any:
+        self._fill()
+        return super().values()
+
+    def items(self) -> Any:
+        self._fill()
+        return super().items()
+
+    def setdefault(self, k: Any, v: Any = None) -> Any:
+        if self._keys is not None:
+            self._fill()
+        return super().setdefault(k, v)
+
+
+def _check_inputs(entry: dict | None) -> bool:
+    """Whether every recorded path still has the signature it had."""
+    if entry is None:
+        return False
+    rows = entry.get("inputs")
+    if type(rows) is not list:
+        return False
+    for row in rows:
+        if type(row) is not list or len(row) != 3:
+            return False
+        kind, path, sig = row
+        if kind not in ("s", "l", "d") or type(path) is not str or type(sig) is not list:
+            return False
+        if probe(kind, path) != sig:
+            return False
+    return True
+
+
+# ------------------------------------------------------------------------------------------ outcomes
+
+
+def _loc(loc: Any) -> list:
+    return [loc.path, loc.line, loc.column, loc.end_line, loc.end_column]
+
+
+def encode_outcome(outcome: tuple) -> dict:
+    """checking._analyse's (text, model, findings, suppressed, no_launch, main) as JSON data."""
+    _text, _model, findings, suppressed, no_launch, main = outcome
+    out = []
+    for f in findings:
+        fix = None
+        if f.fix is not None:
+            fix = dict(f.fix.__dict__)
+            fix["start"], fix["end"] = _loc(f.fix.start), _loc(f.fix.end)
+        d = dict(f.__dict__)
+        d.update(
+            location=_loc(f.location),
+            related=[[_loc(r.location), r.message] for r in f.related],
+            when=list(f.when),
+            premises=[list(p) for p in f.premises],
+            fix=fix,
+        )
+        out.append(d)
+    return {"findings": out, "suppressed": suppressed, "no_launch": no_launch, "main": main}
+
+
+def _s(v: Any, none: bool = False) -> Any:
+    if type(v) is str or (none and v is None):
+        return v
+    raise ValueError("not a string")
+
+
+def _i(v: Any) -> int:
+    if type(v) is int:
+        return v
+    raise ValueError("not an int")
+
+
+def _mkloc(v: Any) -> Any:
+    from packlint.findings import Location
+
+    if type(v) is not list or len(v) != 5:
+        raise ValueError("not a location")
+    return Location(_s(v[0]), _i(v[1]), _i(v[2]), _i(v[3]), _i(v[4]))
+
+
+_FIX_STR = ("kind", "text", "applicability", "title")
+_FIX_OPT = ("expect", "key", "value", "format", "dialect", "refused")
+
+
+def _mkfix(d: Any) -> Any:
+    from packlint.findings import FixPlan
+
+    if d is None:
+        return None
+    if type(d.get("refuse_if_read")) is not bool or len(d) != 2 + len(_FIX_STR) + len(_FIX_OPT) + 1:
+        raise ValueError("not a fix")
+    kw = {k: _s(d[k]) for k in _FIX_STR}
+    kw.update({k: _s(d[k], True) for k in _FIX_OPT})
+    return FixPlan(start=_mkloc(d["start"]), end=_mkloc(d["end"]), refuse_if_read=d["refuse_if_read"], **kw)
+
+
+def _finding(d: Any) -> Any:
+    from packlint.findings import Finding, Related
+
+    if type(d) is not dict:
+        raise ValueError("not a finding")
+    related = tuple(Related(_mkloc(r[0]), _s(r[1])) for r in d["related"] if len(r) == 2)
+    if len(related) != len(d["related"]):
+        raise ValueError("not a related note")
+    premises = tuple((_s(p[0]), _s(p[1])) for p in d["premises"] if len(p) == 2)
+    if len(premises) != len(d["premises"]):
+        raise ValueError("not a premise")
+    return Finding(
+        code=_s(d["code"]),
+        name=_s(d["name"]),
+        severity=_s(d["severity"]),
+        message=_s(d["message"]),
+        location=_mkloc(d["location"]),
+        related=related,
+        certainty=_s(d["certainty"]),
+        when=tuple(_s(w) for w in d["when"]),
+        help=_s(d["help"], True),
+        fix=_mkfix(d["fix"]),
+        evidence=_s(d["evidence"]),
+        premises=premises,
+    )
+
+
+def decode_outcome(d: Any) -> tuple:
+    """encode_outcome's inverse; ValueError/KeyError/TypeError for anything it does not write."""
+    if type(d) is not dict or type(d["no_launch"]) is not bool:
+        raise ValueError("not an outcome")
+    findings = [_finding(f) for f in d["findings"]]
+    return None, None, findings, _i(d["suppressed"]), d["no_launch"], _s(d["main"])

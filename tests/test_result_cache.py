@@ -1,0 +1,301 @@
+"""The per-script result cache of `packlint check` (issue 31, packlint.result_cache): an unchanged tree's
+findings are replayed, byte for byte; any change to anything a check read (the script, a sourced file, a
+config file, the launched code, a file that was absent) makes the next run analyse again and find what a
+run without the cache finds; a corrupt or foreign entry is a miss; the cache stays bounded and `clean`
+removes it. Each check is its own process, as `packlint check` is (the cache is used only in a process's
+first run)."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+FIXTURES = Path(__file__).parent / "fixtures"
+UPSTREAM = FIXTURES / "startup" / "upstream"
+LLAMAFACTORY = FIXTURES / "stacks" / "llamafactory" / "row01_packing_without_neat_bad"
+N = 5  # files checked: train.sh, run.sh, pack.sh, env/gates.sh, the LLaMA-Factory YAML
+REPORT = re.compile(r"result cache: (\d+) hit, (\d+) analysed, (\d+) stored")
+
+# a launch whose gates come from a sourced file (PK101: the offline gate is set there, never exported)
+PACK = """#!/bin/bash
+set -euo pipefail
+source ./env/gates.sh
+if [ -f ./env/extra.env ]; then
+    source ./env/extra.env
+fi
+torchrun --nproc_per_node 8 aiak_training_llm/train/sft/sft_llava_onevision2.py \\
+    --packing-sft-data --micro-batch-size 1 --global-batch-size 128 --seq-length 8192
+"""
+GATES = "export OFFLINE_PACKING_BMR=1\nOFFLINE_PACKED_DATA=1\n"
+
+
+def _age(root: Path) -> None:
+    """Every file and directory of the tree modified a minute ago (a file changed within the last
+    seconds is never trusted by its signature: result_cache.RACY_NS)."""
+    past = time.time() - 60
+    for dirpath, dirs, files in os.walk(root):
+        for name in files + dirs:
+            os.utime(os.path.join(dirpath, name), (past, past), follow_symlinks=False)
+    os.utime(root, (past, past))
+
+
+def _aged(*paths: Path) -> None:
+    """Only what an edit touched, dated 30 s ago: every other file keeps its signature, so what the next
+    run sees as changed is the edit (and not, as a whole-tree touch would make it, everything)."""
+    past = time.time() - 30
+    for p in paths:
+        os.utime(p, (past, past))
+
+
+def _tree(tmp_path: Path) -> Path:
+    """A checkout with three kinds of launch: Megatron code it reads (PK330 from the code's assertion),
+    a LLaMA-Factory YAML (PK400: packing without neat_packing) and gates from a sourced file (PK101)."""
+    root = tmp_path / "repo"
+    shutil.copytree(UPSTREAM, root, ignore=shutil.ignore_patterns("*.expected", "train_*.sh"))
+    shutil.copytree(LLAMAFACTORY, root, dirs_exist_ok=True)
+    (root / ".git").mkdir()
+    (root / "env").mkdir()
+    (root / "env" / "gates.sh").write_text(GATES)
+    (root / "pack.sh").write_text(PACK)
+    _age(root)
+    return root
+
+
+def _check(
+    root: Path, cache: Path | None, *extra: str, path: str = ".", isolated: bool = True, jobs: str = "1"
+) -> tuple[str, tuple[int, int, int] | None]:
+    env = dict(os.environ, NO_COLOR="1", PYTHONPATH=str(ROOT), PACKLINT_CACHE_REPORT="1", PACKLINT_JOBS=jobs)
+    env.pop("PACKLINT_NO_CACHE", None)
+    args = ["check", *(["--isolated"] if isolated else []), "--exit-zero", "--output-format", "json", *extra]
+    if cache is None:
+        args.append("--no-cache")
+    else:
+        env["PACKLINT_CACHE_DIR"] = str(cache)
+    proc = subprocess.run(
+        [sys.executable, "-m", "packlint", *args, path], cwd=root, env=env, capture_output=True, text=True, timeout=300
+    )
+    assert proc.returncode == 0 and "Traceback" not in proc.stderr, proc.stderr[-3000:]
+    m = REPORT.search(proc.stderr)
+    return proc.stdout, (tuple(int(g) for g in m.groups()) if m else None)  # type: ignore[return-value]
+
+
+def _codes(out: str) -> list[str]:
+    return sorted(f["code"] for f in json.loads(out)["findings"])
+
+
+@pytest.fixture
+def tree(tmp_path, monkeypatch):
+    monkeypatch.delenv("PACKLINT_CACHE_DIR", raising=False)
+    return _tree(tmp_path), tmp_path / "cache"
+
+
+def test_an_unchanged_tree_replays_the_same_findings(tree):
+    root, cache = tree
+    first, counts = _check(root, cache)
+    assert counts == (0, N, N)
+    assert {"PK330", "PK400", "PK101"} <= set(_codes(first))
+    again, counts = _check(root, cache)
+    assert counts == (N, 0, 0)
+    assert again == first == _check(root, None)[0]  # byte for byte, and what no cache finds
+    # a script named by its absolute path (as editors and CI name it): the launch model names it otherwise
+    absolute = str(root / "train.sh")
+    fresh, counts = _check(root, cache, path=absolute)
+    assert counts == (0, 1, 1)
+    replayed, counts = _check(root, cache, path=absolute)
+    assert counts == (1, 0, 0) and replayed == fresh
+    # another option that changes the result is another key: analysed, not replayed
+    _out, counts = _check(root, cache, "--ignore", "PK400")
+    assert counts == (0, N, N)
+
+
+def _edit_script(root: Path) -> Path:
+    p = root / "train.sh"
+    p.write_text(p.read_text().replace("--pipeline-model-parallel-size 4", "--pipeline-model-parallel-size 5"))
+    return p
+
+
+def _edit_sourced(root: Path) -> Path:
+    p = root / "env" / "gates.sh"
+    p.write_text(GATES.replace("OFFLINE_PACKED_DATA=1", "export OFFLINE_PACKED_DATA=1"))
+    return p
+
+
+def _edit_config(root: Path) -> Path:
+    p = root / "examples" / "train_lora" / "qwen_lora_sft.yaml"
+    p.write_text(p.read_text() + "neat_packing: true\n")
+    return p
+
+
+def _edit_code(root: Path) -> Path:
+    p = root / "megatron" / "training" / "arguments.py"
+    p.write_text(p.read_text().replace("Number of layers should be divisible", "Layers must divide"))
+    return p
+
+
+@pytest.mark.parametrize("change", [_edit_script, _edit_sourced, _edit_config, _edit_code])
+def test_any_changed_input_is_analysed_again(tree, change):
+    root, cache = tree
+    before, counts = _check(root, cache)
+    assert counts == (0, N, N)
+    _aged(change(root))  # (as if made a while ago: else the run after it stores nothing, see the last test)
+    after, counts = _check(root, cache)
+    assert counts == (0, N, N)  # (the run's input set changed: each script of it again)
+    assert after != before  # the change matters to the findings ...
+    assert after == _check(root, None)[0]  # ... and the cached run finds what a run without the cache finds
+    replay, counts = _check(root, cache)
+    assert counts == (N, 0, 0) and replay == after
+
+
+def test_a_file_that_appears_is_a_change(tree):
+    """pack.sh sources env/extra.env only if it exists: its absence was read, and is an input. Only the
+    script is named (no directory of the tree is listed), so the existence check alone must tell."""
+    root, cache = tree
+    before, counts = _check(root, cache, path="pack.sh")
+    assert counts == (0, 1, 1) and "PK101" in _codes(before)
+    assert _check(root, cache, path="pack.sh")[1] == (1, 0, 0)
+    (root / "env" / "extra.env").write_text("export OFFLINE_PACKED_DATA=1\n")
+    _aged(root / "env" / "extra.env", root / "env")
+    after, counts = _check(root, cache, path="pack.sh")
+    assert counts == (0, 1, 1) and after != before  # (PK101 now "may": the file exports it on one path)
+    assert after == _check(root, None, path="pack.sh")[0]
+
+
+def _results(cache: Path) -> list[Path]:
+    return sorted((cache / "results").rglob("*.json"))
+
+
+def _indexes(cache: Path) -> list[Path]:
+    return sorted((cache / "results" / "v1").glob("index-*.json"))
+
+
+def _bundle(cache: Path) -> Path:
+    """The file holding the last stored run's findings (the index, in shards, names it)."""
+    names = {n for p in _indexes(cache) for n in json.loads(p.read_text())["jobs"].values()}
+    (name,) = names
+    return cache / "results" / "v1" / f"{name}.json"
+
+
+def test_a_corrupt_or_foreign_entry_is_a_miss(tree):
+    root, cache = tree
+    expected, _ = _check(root, cache)
+    assert _check(root, cache)[1] == (N, 0, 0)
+    for damage in (
+        lambda b: b.write_text("{not json"),
+        lambda b: b.write_text(json.dumps({"key": b.stem, "inputs": [], "entries": {"x": 1}})),
+        lambda b: b.write_bytes(b"\xff" * 100),
+        lambda b: b.write_text(json.dumps({"key": b.stem, "inputs": [["s", "/", "x"]], "entries": {}})),
+    ):
+        damage(_bundle(cache))
+        out, counts = _check(root, cache)
+        assert counts == (0, N, N) and out == expected
+    # findings of the wrong shape under a valid input set: a miss, never a crash or a wrong report
+    assert _check(root, cache)[1] == (N, 0, 0)
+    bundle = _bundle(cache)
+    data = json.loads(bundle.read_text())
+    for outcome in data["entries"].values():
+        for f in outcome["findings"]:
+            f["line"] = "7"
+            f["location"] = ["x", "1", 1, 1, 1]
+    bundle.write_text(json.dumps(data))
+    out, counts = _check(root, cache)
+    assert counts is not None and counts[0] == 0 and out == expected
+    for index in _indexes(cache):
+        jobs = json.loads(index.read_text())["jobs"]
+        index.write_text(json.dumps({"key": index.stem, "jobs": {k: "../../../etc/passwd" for k in jobs}}))
+    out, counts = _check(root, cache)
+    assert counts == (0, N, N) and out == expected
+
+
+def test_entries_are_private_bounded_and_cleaned(tree, monkeypatch):
+    root, cache = tree
+    _check(root, cache)
+    files = _results(cache)
+    assert 1 <= len(_indexes(cache)) <= N and len(files) == 1 + len(_indexes(cache))
+    for p in files:
+        assert p.stat().st_mode & 0o777 == 0o600
+    d = files[0].parent
+    while d != cache:
+        assert d.stat().st_mode & 0o777 == 0o700
+        d = d.parent
+    # the directory's size bound applies to these entries as to the others (caches.evict)
+    from packlint import caches
+
+    removed = caches.evict(cache, 1)
+    assert {Path(p) for p in removed} >= set(files)
+    _check(root, cache)
+    env = dict(os.environ, PYTHONPATH=str(ROOT), PACKLINT_CACHE_DIR=str(cache))
+    proc = subprocess.run(
+        [sys.executable, "-m", "packlint", "clean"], env=env, capture_output=True, text=True, timeout=120
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "check results" in proc.stdout + proc.stderr
+    assert not _results(cache)
+
+
+def test_no_cache_and_inherited_environment_store_nothing(tree):
+    root, cache = tree
+    _out, counts = _check(root, None)
+    assert counts is None
+    _out, counts = _check(root, cache, "--inherit-env")
+    assert counts is None and not _results(cache)
+
+
+def test_a_file_changed_during_the_last_seconds_is_not_trusted(tree):
+    root, cache = tree
+    (root / "pack.sh").write_text(PACK + "\n")  # (mtime: now)
+    _out, counts = _check(root, cache)
+    assert counts == (0, N, 0) and not _results(cache)
+
+
+def test_reports_that_read_the_rule_table_are_the_same_when_replayed(tree):
+    """A replay loads no rule table unless the report reads one: SARIF's rule list, the JSON's URLs."""
+    root, cache = tree
+    fresh, counts = _check(root, cache, "--output-format", "sarif")
+    assert counts == (0, N, N)
+    replayed, counts = _check(root, cache, "--output-format", "sarif")
+    assert counts == (N, 0, 0) and replayed == fresh
+    assert json.loads(replayed)["runs"][0]["tool"]["driver"]["rules"]
+
+
+def test_a_project_configuration_is_an_input(tree):
+    """pyproject.toml's [tool.packlint] (here a severity override, which the replay needs the rule table
+    for) is read by the run: editing it is a change, and the findings follow it."""
+    root, cache = tree
+    conf = root / "pyproject.toml"
+    conf.write_text('[tool.packlint.severity]\nPK400 = "warning"\n')
+    _age(root)
+    first, counts = _check(root, cache, isolated=False)
+    assert counts == (0, N, N)
+    assert {f["severity"] for f in json.loads(first)["findings"] if f["code"] == "PK400"} == {"warning"}
+    again, counts = _check(root, cache, isolated=False)
+    assert counts == (N, 0, 0) and again == first
+    conf.write_text('[tool.packlint.severity]\nPK400 = "info"\n')
+    _aged(conf)
+    changed, counts = _check(root, cache, isolated=False)
+    assert counts == (0, N, N)
+    assert {f["severity"] for f in json.loads(changed)["findings"] if f["code"] == "PK400"} == {"info"}
+    assert changed == _check(root, None, isolated=False)[0]
+
+
+def test_what_worker_processes_read_is_an_input_too(tree):
+    """With worker processes the launched code is read in a worker, not in the main process: its reads come
+    back with its result and join the run's input set. Only the script is named (the main process walks no
+    directory, so it sees none of the code's files itself): a code edit must still be a change."""
+    root, cache = tree
+    first, counts = _check(root, cache, jobs="2", path="train.sh")
+    assert counts == (0, 1, 1)
+    assert first == _check(root, None, path="train.sh")[0]
+    assert _check(root, cache, jobs="2", path="train.sh")[1] == (1, 0, 0)
+    _aged(_edit_code(root))
+    after, counts = _check(root, cache, jobs="2", path="train.sh")
+    assert counts == (0, 1, 1) and after != first
+    assert after == _check(root, None, path="train.sh")[0]
