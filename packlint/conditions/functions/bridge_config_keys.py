@@ -71,7 +71,7 @@ def bridge_problems(ctx: EvalContext, cfg: Any, script_dir: str | None) -> tuple
 
 def _is_bridge_launch(ctx: EvalContext, settings: dict[str, Any], keys: dict[str, bool]) -> bool:
     """Whether the launch is Megatron-Bridge's: its recipe runner, or a `--config-file` YAML whose top-level
-    sections are ConfigContainer's (at least two of them). Other programs take `--config-file` too
+    sections are mostly ConfigContainer's (at least two, and at least half). Other programs take `--config-file` too
     (detectron2's train_net.py, with `MODEL`/`SOLVER` sections): their keys are not Bridge's to judge."""
     from packlint.model_view import program
 
@@ -80,7 +80,10 @@ def _is_bridge_launch(ctx: EvalContext, settings: dict[str, Any], keys: dict[str
         return True
     sections = {k.split(".", 1)[0] for k in keys}
     tops = {k.split(".", 1)[0] for k, s in settings.items() if isinstance(s, dict) and s.get("source") == "file"}
-    return len(tops & sections) >= 2
+    shared = len(tops & sections)
+    # most of the YAML's sections are ConfigContainer's: nanotron's `run_train.py --config-file` YAML has
+    # `model`, `optimizer` and `tokenizer` among eleven sections of its own (`checkpoints`, `data_stages`, ...)
+    return shared >= 2 and 2 * shared >= len(tops)
 
 
 def _yaml_keys(cfg: Any) -> set[str] | None:
