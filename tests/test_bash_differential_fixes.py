@@ -150,3 +150,24 @@ def test_words_after_a_redirection_are_arguments(tmp_path, monkeypatch):
     )
     assert [r["argv"] for r in run.records] == commands(model)
     assert commands(model)[0][-3:] == ["--output_dir", "1024", "--bf16"]
+
+
+def test_a_redirection_target_split_after_a_dollar_is_one_word(tmp_path, monkeypatch):
+    """RUCAIBox/Slow_Thinking_with_LLMs: `python serve.py --port 1278 > $LOG/$SAVE.log 2>&1 &`: tree-sitter-bash
+    splits the target after the `$` (`$LOG/$`, `SAVE.log`); the second node is part of the target, not an argument
+    (a false PK202 '--port is given 2 words')."""
+    model, run = differential(
+        tmp_path,
+        monkeypatch,
+        "serve.sh",
+        """\
+        LOG=logs
+        SAVE=run1
+        mkdir -p $LOG
+        python serve.py --model m --port 1278 > $LOG/$SAVE.log 2>&1
+        python serve.py --port 1279 >$LOG/$SAVE.out --seed 3
+        """,
+        {},
+    )
+    assert [r["argv"] for r in run.records] == commands(model)
+    assert commands(model)[0][-2:] == ["--port", "1278"] and commands(model)[1][-3:] == ["1279", "--seed", "3"]

@@ -41,7 +41,13 @@ def _words_after_redirects(node: Node) -> list[Node]:
     out: list[Node] = []
     for r in parent.children_by_field_name("redirect"):
         if r.type == "file_redirect":
-            out += r.children_by_field_name("destination")[1:]
+            dest = r.children_by_field_name("destination")
+            # the target is the first word: nodes glued to it without a blank are part of it
+            # (`> $LOG/$SAVE.log`: tree-sitter-bash splits after the `$`)
+            k = 1
+            while k < len(dest) and dest[k].start_byte == dest[k - 1].end_byte:
+                k += 1
+            out += dest[k:]
     return out
 
 
