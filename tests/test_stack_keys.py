@@ -105,6 +105,39 @@ class A:
     }
 
 
+def test_field_metadata_reaches_argparse_as_hf_argument_parser_passes_it() -> None:
+    """FlagOpen/FlagEmbedding's arguments: `field(metadata={"nargs": "+"})` on a `str` field takes several words
+    (HfArgumentParser starts add_argument's keywords from the metadata); a list field's `choices` are its items';
+    metadata packlint cannot read, or an own `type`/`action`/`nargs='*'`, leaves the field open."""
+    from packlint.codebase.hf_fields import own_fields
+
+    src = """
+@dataclass
+class EvalArgs:
+    dataset_names: str = field(default=None, metadata={"help": "names", "nargs": "+"})
+    k_values: int = field(default=None, metadata={"nargs": "+"})
+    tasks: List[str] = field(default_factory=coir_tasks, metadata={"choices": ["apps", "cosqa"], "nargs": "+"})
+    mode: str = field(default="a", metadata={"choices": ["a", "b"]})
+    devices: str = field(default=None, metadata={"nargs": "*"})
+    extra: str = field(default=None, metadata=META)
+    cast: int = field(default=1, metadata={"type": parse_int})
+    plain: str = field(default="x", metadata={"help": "just help"})
+"""
+    cls = ast.parse(src).body[0]
+    assert isinstance(cls, ast.ClassDef)
+    got = own_fields(cls, lambda ann: None)
+    assert {k: v[:2] for k, v in got.items()} == {
+        "dataset_names": ("list:str", None),
+        "k_values": ("list:int", None),
+        "tasks": ("list:str", None),
+        "mode": ("lit", ["a", "b"]),
+        "devices": ("open", None),
+        "extra": ("open", None),
+        "cast": ("open", None),
+        "plain": ("str", None),
+    }
+
+
 def test_snapshot_classes_resolve_across_stacks() -> None:
     from packlint.codebase import stack_schemas
 

@@ -15,7 +15,8 @@ matters here):
 - a field with no default (nor default_factory) is required.
 
 A field is described by a small tuple `(type, choices, marks)`: type `bool`, `bool1` (one value),
-`int`, `float`, `str`, `list:T`, `lit` (choices), `any` (a type packlint does not check); marks `r`
+`int`, `float`, `str`, `list:T`, `lit` (choices), `any` (a type packlint does not check), `open` (neither the
+type nor the number of words: a field whose `metadata` gives argparse its own `nargs`, `type` or `action`); marks `r`
 (required) and `T` (default True).
 """
 
@@ -129,11 +130,42 @@ def own_fields(node: ast.ClassDef, enum_values: EnumLookup) -> dict[str, tuple[s
             default = kws.get("default")
             has_default = "default" in kws or "default_factory" in kws
         typ, choices = type_of(stmt.annotation, default, has_default, enum_values)
+        if isinstance(value, ast.Call) and ast.unparse(value.func).split(".")[-1] == "field":
+            typ, choices = _with_metadata(value, typ, choices)
         marks = ("r" if not has_default else "") + (
             "T" if isinstance(default, ast.Constant) and default.value is True else ""
         )
         out[stmt.target.id] = (typ, choices, marks, stmt.lineno)
     return out
+
+
+def _with_metadata(call: ast.Call, typ: str, choices: list[str] | None) -> tuple[str, list[str] | None]:
+    """HfArgumentParser starts a flag's argparse keywords from `field(metadata=...)` (`kwargs =
+    field.metadata.copy()`): FlagEmbedding's `field(metadata={"nargs": "+"})` on a `str` field takes several words.
+    `nargs` '+'/'*' makes the field a list of its type; any other `nargs`, a `type` or an `action` of its own, or a
+    metadata packlint cannot read, leaves the values unchecked (`any`); `choices` gives the choices."""
+    md = next((k.value for k in call.keywords if k.arg == "metadata"), None)
+    if md is None:
+        return typ, choices
+    if not isinstance(md, ast.Dict) or any(k is None or not isinstance(k, ast.Constant) for k in md.keys):
+        return "open", None  # `metadata=META` or `**extra`: whatever it holds reaches argparse
+    meta = {k.value: v for k, v in zip(md.keys, md.values, strict=True) if isinstance(k, ast.Constant)}
+    nargs = meta.get("nargs")
+    if nargs is not None:
+        plus = isinstance(nargs, ast.Constant) and nargs.value == "+"
+        if plus and typ in ("int", "float", "str"):
+            typ = f"list:{typ}"
+        elif not (plus and typ.startswith("list:")):
+            return "open", None  # '*' (no word at all is fine), '?', a number, a computed value
+    if "type" in meta or "action" in meta:
+        return "open", None
+    ch = meta.get("choices")
+    if ch is not None:
+        words = ch.elts if isinstance(ch, (ast.List, ast.Tuple)) else []
+        if typ == "str" and words and all(isinstance(e, ast.Constant) and isinstance(e.value, str) for e in words):
+            return "lit", [str(e.value) for e in words if isinstance(e, ast.Constant)]
+        return (typ, None) if typ.startswith("list:") else ("open", None)  # (a list's items: not checked)
+    return typ, choices
 
 
 # ---- every argument dataclass of a package's files (the snapshot generator, and a vendored stack's code)

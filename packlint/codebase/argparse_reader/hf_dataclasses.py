@@ -135,7 +135,9 @@ def _specs(fname: str, rows: list[Row]) -> list[FlagSpec]:
     # releases that type the field differently: the most permissive reading (`bool` in one, `bool | None
     # = None` in another takes 0 or 1 value), so that an unknown release never makes a finding
     typ = (
-        typs.pop() if len(typs) == 1 else ("lit" if typs <= {"lit"} else "bool" if typs <= {"bool", "bool1"} else "any")
+        typs.pop()
+        if len(typs) == 1
+        else ("lit" if typs <= {"lit"} else "bool" if typs <= {"bool", "bool1"} else "open")
     )
     choices: tuple[str, ...] | None = None
     if typ == "lit":
@@ -148,7 +150,7 @@ def _specs(fname: str, rows: list[Row]) -> list[FlagSpec]:
     releases = _releases(rows)
     first = rows[-1]
     options = [f"--{fname}"] + ([f"--{fname.replace('_', '-')}"] if "_" in fname else [])
-    nargs: object = {"bool": "?", "bool1": None}.get(typ, "+" if typ.startswith("list:") else None)
+    nargs: object = {"bool": "?", "bool1": None, "open": "*"}.get(typ, "+" if typ.startswith("list:") else None)
     ftype = "custom:string_to_bool" if typ in ("bool", "bool1") else typ.split(":")[-1]
     ftype = ftype if ftype in ("int", "float", "str", "custom:string_to_bool") else "str"
     specs = [
