@@ -142,10 +142,15 @@ def test_three_expansion_word_is_one_word(capsys, tmp_path):
         """,
     )
     flags = model["launches"][0]["flags"]
+    # run without arguments, `$2` is the caller's word: unknown, never taken as empty
+    assert "value" not in flags["--a"][0] and "$2 is the caller's argument" in flags["--a"][0]["unknown"]
+    assert flags["--c"][0]["value"] == "d/sp" and flags["--e"][0]["value"] == "./eval/sp/d/merge.jsonl"
+    model = inspect(capsys, tmp_path, (tmp_path / "run.sh").read_text(), "--", "first", "")
+    flags = model["launches"][0]["flags"]
     got = [flags[k][0]["value"] for k in ("--a", "--b", "--c", "--d", "--e", "--f")]
-    # (bash: the same words; an assignment's value split the same way: BAAI-DCAI/Bunny script/eval/full/gqa.sh)
+    # (bash, given an empty $2: the same words; an assignment's value split the same way: BAAI-DCAI/Bunny
+    # script/eval/full/gqa.sh)
     assert got == ["d/sp/", "d/sp//x", "d/sp", "xd/sp/y", "./eval/sp/d/merge.jsonl", "a/sp/d//z"]
-    assert flags["--a"][0]["evidence"]["kind"] == "assumed"
 
 
 def test_substring_expansion_is_no_default(capsys, tmp_path):
@@ -153,7 +158,7 @@ def test_substring_expansion_is_no_default(capsys, tmp_path):
     flags = inspect(capsys, tmp_path, script, "--", "abcdef", "b", "c", "0123456789")["launches"][0]["flags"]
     assert [flags[k][0]["value"] for k in ("--x", "--y", "--z")] == ["", "123456789", "cde"]
     flags = inspect(capsys, tmp_path, script)["launches"][0]["flags"]
-    assert [flags[k][0]["value"] for k in ("--x", "--y", "--z")] == ["", "", ""]
+    assert all("value" not in flags[k][0] for k in ("--x", "--y", "--z"))  # the caller's words: unknown
 
 
 def test_a_path_under_a_variable_the_script_never_sets_is_unknown(capsys, tmp_path):

@@ -399,9 +399,14 @@ def scalar(interp: Interpreter, name: str, world: World, span: Span) -> Value:
         n = int(name)
         if n == 0:
             return Known(world.script, span)
-        return (
-            world.positional[n - 1] if n <= len(world.positional) else Known("", span, no_argument(interp, name, world))
-        )
+        if n <= len(world.positional):
+            return world.positional[n - 1]
+        if no_argument(interp, name, world) is not None:
+            # a bare `$3` of a script run with no argument given to packlint: the caller's word (Qwen2.5-Coder's
+            # `test.sh MODEL_DIR TP OUTPUT_DIR`), not an empty one: judged empty, its unquoted expansion vanishes
+            # and the words after it shift into the wrong flags (`${3:-x}` keeps its default, as shipped)
+            return Unknown(f"${name} is the caller's argument (none given to packlint)", span)
+        return Known("", span)
     if name == "#":
         return Known(str(len(world.positional)), span)
     if name in ("?", "$", "!", "-", "_"):
