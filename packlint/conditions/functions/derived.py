@@ -287,6 +287,20 @@ def _f_enabled(ctx: EvalContext, node: Builtin, a: list[Any]) -> Any:
     return v.strip().lower() in _TRUE_WORDS
 
 
+def _f_enabled_or(ctx: EvalContext, node: Builtin, a: list[Any]) -> Any:
+    """`enabled(KEY)`, or where the stack's configuration is not at hand and the launch does not give KEY, the
+    default every release of the stack has (the second argument), as a named assumption: at most a warning."""
+    v = _f_enabled(ctx, node, a[:1])
+    if isinstance(v, Unk) and v.kind == "unknown" and not _is_unk(a[1]):
+        from packlint import evidence
+
+        evidence.note(
+            ctx, (evidence.ASSUMED, f"{a[0]} is {a[1]}, its default in every release (the config is not at hand)")
+        )
+        return str(a[1]).strip().lower() in _TRUE_WORDS
+    return v
+
+
 def _f_setting_given(ctx: EvalContext, node: Builtin, a: list[Any]) -> Any:
     if isinstance(node.static, ConfigKey):
         entry = config_entry(ctx, node.static)
@@ -368,6 +382,17 @@ DERIVED_FUNCTIONS: dict[str, Function] = {
         "a boolean setting is on: given as a store-true flag or with the value true/1/yes/on; for a "
         "configuration KEY, its merged value is truthy as the stack types it",
         literal=(0,),
+        compile_static=_compile_setting,
+        scoped=True,
+    ),
+    "enabled_or": Function(
+        (STR, STR),
+        (),
+        BOOL,
+        _f_enabled_or,
+        "enabled(KEY), or, where the stack's configuration is not at hand and the launch does not give KEY, the "
+        "default every release has (DEFAULT: 'true'/'false'), as a named assumption",
+        literal=(0, 1),
         compile_static=_compile_setting,
         scoped=True,
     ),
