@@ -529,11 +529,17 @@ def _verl_keys(ctx: EvalContext, cfg: Any, name: str) -> tuple[set[str], str] | 
     checkout's own verl config directory composed without the overrides, else the snapshots."""
     files = cfg.get("files") or []
     main = next((f for f in files if f.get("role") == "main"), None)
-    if main is not None and not main.get("unknown"):
-        if cfg.get("incomplete") or name != "ppo_trainer":
+    tied = main is not None and main.get("candidates")
+    if main is not None and (not main.get("unknown") or tied):
+        if cfg.get("incomplete") not in (None, main.get("unknown")) or name != "ppo_trainer":
             return None  # the composition is partial, or a config packlint composes only with the flags
         own = _vendored_verl(_script_dir(ctx))
-        return ({p for k in own for p in _prefixes(k)}, f"verl's {name} config ({main.get('path')})") if own else None
+        if not own:
+            return None
+        what = f"verl's {name} config ({main.get('path')})"
+        if tied:  # several copies equally near the script: a key is judged only when every one lacks it
+            what = f"verl's {name} config in any of the checkout's copies ({', '.join(tied)})"
+        return {p for k in own for p in _prefixes(k)}, what
     from packlint.codebase import stack_schemas
 
     snap = stack_schemas.verl_config_keys(name)
@@ -556,19 +562,25 @@ _VENDORED: dict[str | None, set[str]] = {}
 
 def _vendored_verl(script_dir: str | None) -> set[str]:
     """The keys of the checkout's verl/trainer/config/ppo_trainer.yaml, composed as Hydra does (no
-    overrides); empty when it cannot be composed."""
+    overrides); where several vendored copies are equally near the script, the keys of any of them (a
+    key is missing only when every copy lacks it); empty when one cannot be composed."""
     if script_dir not in _VENDORED:
         from packlint.configs import _search_dirs, table
-        from packlint.configs.hydra import compose_hydra
+        from packlint.configs.hydra import compose_hydra, compose_keys
 
         entry = next((e for e in table()["program"] if e.get("stack") == "verl"), None)
         target: dict[str, Any] = {}
         incomplete: list[str] = []
+        tied: list[str] = []
         cfg: dict[str, Any] = {"files": [], "settings": target}
         if entry is not None:
-            compose_hydra(cfg, entry.get("file", {}), {}, _search_dirs(script_dir), target, incomplete, None)
+            compose_hydra(cfg, entry.get("file", {}), {}, _search_dirs(script_dir), target, incomplete, None, tied)
         ok = entry is not None and not incomplete and not any(f.get("unknown") for f in cfg["files"])
-        _VENDORED[script_dir] = set(target) if ok else set()
+        keys = set(target) if ok else set()
+        if entry is not None and tied:
+            each = [compose_keys(d, str(entry.get("file", {}).get("default_name") or "ppo_trainer")) for d in tied]
+            keys = set().union(*each) if all(k is not None for k in each) else set()  # type: ignore[arg-type]
+        _VENDORED[script_dir] = keys
     return _VENDORED[script_dir]
 
 
