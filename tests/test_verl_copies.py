@@ -123,3 +123,28 @@ def test_copies_equally_near_leave_the_composed_config_unknown(tmp_path: Path) -
     model = inspect_script(str(two / "scripts/run.sh"))
     main = next(f for f in model["launches"][0]["config"]["files"] if f.get("role") == "main")
     assert len(main["candidates"]) == 2 and "not known from the tree" in main["unknown"]
+
+
+def _with_pythonpath(root: Path, script_rel: str, export: str, extra: str = "") -> list[str]:
+    _findings(root, script_rel, extra=extra)  # writes the launch
+    script = root / script_rel
+    script.write_text(f"#!/bin/bash\nexport {export}\n" + script.read_text().split("\n", 1)[1])
+    text = script.read_bytes()
+    model = inspect_script(str(script), text=text, display_path=str(script))
+    session = CodeSession(str(script), CodeOptions(use_cache=False))
+    return _pk207(check_model(model, TABLE.rules, script_text=text, code=session.facts))
+
+
+def test_the_launchs_pythonpath_names_the_copy_first(tmp_path: Path) -> None:
+    # equally near copies: the one PYTHONPATH names decides (its keys, not any copy's)
+    one, two, three = tmp_path / "one", tmp_path / "two", tmp_path / "three"
+    for root in (one, two):
+        _copy(root, "A/verl", own_keys=True)
+        _copy(root, "B/verl", own_keys=False)
+    want = ["actor_rollout_ref.actor.clip_ratio_low", "data.gen_batch_size"]
+    assert _with_pythonpath(one, "scripts/run.sh", "PYTHONPATH=B/verl:$PYTHONPATH") == want
+    assert _with_pythonpath(two, "scripts/run.sh", "PYTHONPATH=$PYTHONPATH:A/verl") == []
+    # ... and over the script's own sub-project's copy
+    _copy(three, "A/verl", own_keys=False)
+    _copy(three, "B/verl", own_keys=True)
+    assert _with_pythonpath(three, "B/scripts/run.sh", "PYTHONPATH=../A/verl") == want

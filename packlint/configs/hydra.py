@@ -46,22 +46,26 @@ def set_code_bases(dirs: list[str] | tuple[str, ...]) -> None:
     _CODE_BASES[:] = [d for d in dirs if d]
 
 
-def stack_roots(rel: str, dirs: list[str], tied: list[str] | None = None) -> list[str]:
+def stack_roots(
+    rel: str, dirs: list[str], tied: list[str] | None = None, pythonpath: list[str] | tuple[str, ...] = ()
+) -> list[str]:
     """Where the stack's code (`rel`, e.g. `verl/trainer`) may be: the search directories (the script's
     and its parents up to the checkout), the vendored copy one or two levels inside the checkout
     (`third_party/verl/verl/trainer`) nearest the script, the `--code-base` directories (each, or a copy
     one or two levels inside it), then the installed package (located, never imported). Where the
     checkout holds several copies equally near the script (sibling sub-projects, each with its own), all
-    are listed and, when `tied` is given, put in it: which one runs is not known from the tree."""
+    are listed and, when `tied` is given, put in it: which one runs is not known from the tree. A copy the
+    launch's PYTHONPATH names (a relative entry, or one inside the checkout) comes first and decides."""
     roots = list(dirs)
     top = rel.split("/")[0] if rel and not os.path.isabs(rel) else ""
     if not top or top in (".", ".."):
         return roots
     checkout = next((d for d in dirs if os.path.isdir(os.path.join(d, ".git"))), None)
     if checkout is not None and not any(os.path.isdir(os.path.join(d, rel)) for d in dirs):
-        near = nearest_copies(_vendored(checkout, rel), dirs[: dirs.index(checkout) + 1])
+        named = _pythonpath_copies(rel, dirs, checkout, pythonpath)
+        near = named or nearest_copies(_vendored(checkout, rel), dirs[: dirs.index(checkout) + 1])
         roots.extend(near)
-        if tied is not None and len(near) > 1:
+        if tied is not None and len(near) > 1 and not named:
             tied.extend(near)
     for base in _CODE_BASES:
         if base in roots:
@@ -71,6 +75,21 @@ def stack_roots(rel: str, dirs: list[str], tied: list[str] | None = None) -> lis
         else:
             roots.extend(r for r in _vendored(base, rel) if r not in roots)
     return roots + _installed(top, roots)
+
+
+def _pythonpath_copies(rel: str, dirs: list[str], checkout: str, pythonpath: list[str] | tuple[str, ...]) -> list[str]:
+    """The first PYTHONPATH entry (relative to the script's directories, or absolute) that is inside the
+    checkout and holds `rel`: the copy the launch imports (a path outside the checkout is the machine's)."""
+    inside = checkout.rstrip(os.sep) + os.sep
+    for entry in pythonpath[:16]:
+        if "$" in entry or "<" in entry:
+            continue
+        places = [entry] if os.path.isabs(entry) else [os.path.join(d, entry) for d in dirs]
+        for p in places:
+            p = os.path.normpath(p)
+            if (p + os.sep).startswith(inside) and os.path.isdir(os.path.join(p, rel)):
+                return [p]
+    return []
 
 
 def nearest_copies(copies: list[str], chain: list[str]) -> list[str]:
@@ -148,6 +167,7 @@ def compose_hydra(
     incomplete: list[str],
     program: str | None = None,
     candidates: list[str] | None = None,
+    pythonpath: list[str] | tuple[str, ...] = (),
 ) -> None:
     """Compose the launch's Hydra config into `target`. Where several vendored copies equally near the
     script hold it, nothing is composed: the record names them and `candidates` (if given) gets their dirs."""
@@ -182,7 +202,7 @@ def compose_hydra(
     elif program and program.endswith(".py"):
         module_dir = os.path.dirname(program)  # `python3 third_party/verl/verl/trainer/main_ppo.py`
     tied: list[str] = []
-    roots = stack_roots(module_dir or spec["default_dir"], dirs, tied)
+    roots = stack_roots(module_dir or spec["default_dir"], dirs, tied, pythonpath)
     config_dir = None
     if path_text is not None:
         if module_dir and not os.path.isabs(path_text):

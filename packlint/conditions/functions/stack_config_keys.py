@@ -533,7 +533,9 @@ def _verl_keys(ctx: EvalContext, cfg: Any, name: str) -> tuple[set[str], str] | 
     if main is not None and (not main.get("unknown") or tied):
         if cfg.get("incomplete") not in (None, main.get("unknown")) or name != "ppo_trainer":
             return None  # the composition is partial, or a config packlint composes only with the flags
-        own = _vendored_verl(_script_dir(ctx))
+        from packlint.codebase import launch_pythonpath
+
+        own = _vendored_verl(_script_dir(ctx), tuple(launch_pythonpath(ctx.launch, ctx.variant)))
         if not own:
             return None
         what = f"verl's {name} config ({main.get('path')})"
@@ -557,14 +559,14 @@ def _verl_keys(ctx: EvalContext, cfg: Any, name: str) -> tuple[set[str], str] | 
     return {p for k in keys for p in _prefixes(k)}, what
 
 
-_VENDORED: dict[str | None, set[str]] = {}
+_VENDORED: dict[tuple[str | None, tuple[str, ...]], set[str]] = {}
 
 
-def _vendored_verl(script_dir: str | None) -> set[str]:
+def _vendored_verl(script_dir: str | None, pythonpath: tuple[str, ...] = ()) -> set[str]:
     """The keys of the checkout's verl/trainer/config/ppo_trainer.yaml, composed as Hydra does (no
     overrides); where several vendored copies are equally near the script, the keys of any of them (a
     key is missing only when every copy lacks it); empty when one cannot be composed."""
-    if script_dir not in _VENDORED:
+    if (script_dir, pythonpath) not in _VENDORED:
         from packlint.configs import _search_dirs, table
         from packlint.configs.hydra import compose_hydra, compose_keys
 
@@ -574,14 +576,15 @@ def _vendored_verl(script_dir: str | None) -> set[str]:
         tied: list[str] = []
         cfg: dict[str, Any] = {"files": [], "settings": target}
         if entry is not None:
-            compose_hydra(cfg, entry.get("file", {}), {}, _search_dirs(script_dir), target, incomplete, None, tied)
+            spec, dirs = entry.get("file", {}), _search_dirs(script_dir)
+            compose_hydra(cfg, spec, {}, dirs, target, incomplete, None, tied, pythonpath)
         ok = entry is not None and not incomplete and not any(f.get("unknown") for f in cfg["files"])
         keys = set(target) if ok else set()
         if entry is not None and tied:
             each = [compose_keys(d, str(entry.get("file", {}).get("default_name") or "ppo_trainer")) for d in tied]
             keys = set().union(*each) if all(k is not None for k in each) else set()  # type: ignore[arg-type]
-        _VENDORED[script_dir] = keys
-    return _VENDORED[script_dir]
+        _VENDORED[(script_dir, pythonpath)] = keys
+    return _VENDORED[(script_dir, pythonpath)]
 
 
 def _prefixes(key: str) -> list[str]:
