@@ -54,7 +54,8 @@ def stack_roots(
     (`third_party/verl/verl/trainer`) nearest the script, the `--code-base` directories (each, or a copy
     one or two levels inside it), then the installed package (located, never imported). Where the
     checkout holds several copies equally near the script (sibling sub-projects, each with its own), all
-    are listed and, when `tied` is given, put in it: which one runs is not known from the tree. A copy the
+    are listed and, when `tied` is given, put in it: which one runs is not known from the tree (so too
+    for the only copy when it belongs to a sibling sub-project: `A/verl` of `A/setup.py`). A copy the
     launch's PYTHONPATH names (a relative entry, or one inside the checkout) comes first and decides."""
     roots = list(dirs)
     top = rel.split("/")[0] if rel and not os.path.isabs(rel) else ""
@@ -65,7 +66,7 @@ def stack_roots(
         named = _pythonpath_copies(rel, dirs, checkout, pythonpath)
         near = named or nearest_copies(_vendored(checkout, rel), dirs[: dirs.index(checkout) + 1])
         roots.extend(near)
-        if tied is not None and len(near) > 1 and not named:
+        if tied is not None and not named and (len(near) > 1 or _sibling_project(near, checkout, dirs)):
             tied.extend(near)
     for base in _CODE_BASES:
         if base in roots:
@@ -90,6 +91,23 @@ def _pythonpath_copies(rel: str, dirs: list[str], checkout: str, pythonpath: lis
             if (p + os.sep).startswith(inside) and os.path.isdir(os.path.join(p, rel)):
                 return [p]
     return []
+
+
+PROJECT_FILES = ("setup.py", "pyproject.toml", "setup.cfg")
+
+
+def _sibling_project(near: list[str], checkout: str, dirs: list[str]) -> bool:
+    """Whether the one copy is inside a sub-project of its own (`deepscaler-release/verl` beside
+    `deepscaler-release/setup.py`) that the script is not in: a copy another part of the checkout uses."""
+    if len(near) != 1:
+        return False
+    rel = os.path.relpath(near[0], checkout).split(os.sep)
+    if len(rel) < 2 or rel[0] in ("..", "."):
+        return False
+    project = os.path.join(checkout, rel[0])
+    if any(d == project or d.startswith(project + os.sep) for d in dirs):
+        return False
+    return any(os.path.isfile(os.path.join(project, f)) for f in PROJECT_FILES)
 
 
 def nearest_copies(copies: list[str], chain: list[str]) -> list[str]:
@@ -241,21 +259,27 @@ def compose_hydra(
 
 
 def _tied(record: dict, config_dir: str, tied: list[str], where: tuple[str, str | None, str]) -> bool:
-    """Whether the config directory found is one of several copies' equally near the script; if so the
-    record says which (`candidates`, shown) and that the configuration is unknown."""
+    """Whether the config directory found is one of several copies' equally near the script (or a sibling
+    sub-project's only copy); if so the record says which (`candidates`, shown) and that it is unknown."""
     if not any(config_dir.startswith(t + os.sep) for t in tied):
         return False
     dirs_of = _tied_config_dirs(tied, *where)
-    if len(dirs_of) < 2:
-        return False
+    if not dirs_of or (len(tied) > 1 and len(dirs_of) < 2):
+        return False  # (of copies equally near, the only one that holds the config is the one Hydra can run)
     from packlint.configs import _shown
 
     shown = [_shown(d) for d in dirs_of]
     record["candidates"] = shown
-    record["unknown"] = (
-        f"the checkout holds {len(shown)} copies of the stack equally near the script "
-        f"({', '.join(shown)}): which one the launch runs is not known from the tree"
-    )
+    if len(shown) == 1:
+        record["unknown"] = (
+            f"the checkout's only copy of the stack ({shown[0]}) is inside a sub-project of its own, beside the "
+            "script's: whether the launch runs it is not known from the tree"
+        )
+    else:
+        record["unknown"] = (
+            f"the checkout holds {len(shown)} copies of the stack equally near the script "
+            f"({', '.join(shown)}): which one the launch runs is not known from the tree"
+        )
     return True
 
 
