@@ -544,7 +544,7 @@ def _verl_keys(ctx: EvalContext, cfg: Any, name: str) -> tuple[set[str], str] | 
         if tied and len(tied) > 1:  # several copies equally near the script: judged only when every one lacks it
             what = f"verl's {name} config in any of the checkout's copies ({', '.join(tied)})"
         elif tied:  # a sibling sub-project's copy: the verdict assumes the launch runs it
-            what = f"verl's {name} config ({tied[0]})"
+            what = f"verl's {name} config ({tied[0]}/{name}.yaml)"
             ctx.memo["verl_copy_assumed"] = tied[0]
         return {p for k in own for p in _prefixes(k)}, what
     from packlint.codebase import stack_schemas
@@ -610,8 +610,8 @@ def _f_stack_key_assumed(ctx: EvalContext, node: Builtin, a: list[Any]) -> Any:
 
     if isinstance(what, str) and what.startswith("copy:"):
         text = (
-            f"the launch runs the checkout's only {stack} copy, the one in a sub-project beside the script's "
-            f"({what[5:]})"
+            f"the launch runs the {stack} copy whose config is {what[5:]}: the checkout's only one, inside a "
+            "sub-project beside the script's"
         )
         evidence.note(ctx, (evidence.ASSUMED, text))
         return text
