@@ -392,6 +392,7 @@ def build_variant(
             cfg_ctx.script_dir,
             cfg_ctx.pins,
             cfg_ctx,
+            _pythonpath(env),
         )
     world_size = L.world_size(parts.launchers, parts.launcher_options)
     better = _better_layout(layout, parts, flags, config, env)
@@ -427,6 +428,12 @@ def _passes_caller_args(inst: LaunchInstance, cfg_ctx: ConfigContext | None) -> 
     if any(isinstance(f, Unknown) and CALLER_REASON in f.reason for f in inst.fields):
         return True
     return any(isinstance(f, Known) and f.origin == "caller" for f in inst.fields)
+
+
+def _pythonpath(env: dict) -> tuple[str, ...]:
+    """The launch's PYTHONPATH entries (a known value only): which vendored copy of a stack it imports."""
+    value = (env.get("PYTHONPATH") or {}).get("value")
+    return tuple(p for p in value.split(":") if p) if isinstance(value, str) else ()
 
 
 def _better_layout(layout, parts, flags: dict, config: dict | None, env: dict):

@@ -46,18 +46,28 @@ def set_code_bases(dirs: list[str] | tuple[str, ...]) -> None:
     _CODE_BASES[:] = [d for d in dirs if d]
 
 
-def stack_roots(rel: str, dirs: list[str]) -> list[str]:
+def stack_roots(
+    rel: str, dirs: list[str], tied: list[str] | None = None, pythonpath: list[str] | tuple[str, ...] = ()
+) -> list[str]:
     """Where the stack's code (`rel`, e.g. `verl/trainer`) may be: the search directories (the script's
-    and its parents up to the checkout), a vendored copy one or two levels inside the checkout
-    (`third_party/verl/verl/trainer`), the `--code-base` directories (each, or a copy one or two levels
-    inside it), then the installed package (located, never imported)."""
+    and its parents up to the checkout), the vendored copy one or two levels inside the checkout
+    (`third_party/verl/verl/trainer`) nearest the script, the `--code-base` directories (each, or a copy
+    one or two levels inside it), then the installed package (located, never imported). Where the
+    checkout holds several copies equally near the script (sibling sub-projects, each with its own), all
+    are listed and, when `tied` is given, put in it: which one runs is not known from the tree (so too
+    for the only copy when it belongs to a sibling sub-project: `A/verl` of `A/setup.py`). A copy the
+    launch's PYTHONPATH names (a relative entry, or one inside the checkout) comes first and decides."""
     roots = list(dirs)
     top = rel.split("/")[0] if rel and not os.path.isabs(rel) else ""
     if not top or top in (".", ".."):
         return roots
     checkout = next((d for d in dirs if os.path.isdir(os.path.join(d, ".git"))), None)
     if checkout is not None and not any(os.path.isdir(os.path.join(d, rel)) for d in dirs):
-        roots.extend(_vendored(checkout, rel))
+        named = _pythonpath_copies(rel, dirs, checkout, pythonpath)
+        near = named or nearest_copies(_vendored(checkout, rel), dirs[: dirs.index(checkout) + 1])
+        roots.extend(near)
+        if tied is not None and not named and (len(near) > 1 or _sibling_project(near, checkout, dirs)):
+            tied.extend(near)
     for base in _CODE_BASES:
         if base in roots:
             continue
@@ -66,6 +76,49 @@ def stack_roots(rel: str, dirs: list[str]) -> list[str]:
         else:
             roots.extend(r for r in _vendored(base, rel) if r not in roots)
     return roots + _installed(top, roots)
+
+
+def _pythonpath_copies(rel: str, dirs: list[str], checkout: str, pythonpath: list[str] | tuple[str, ...]) -> list[str]:
+    """The first PYTHONPATH entry (relative to the script's directories, or absolute) that is inside the
+    checkout and holds `rel`: the copy the launch imports (a path outside the checkout is the machine's)."""
+    inside = checkout.rstrip(os.sep) + os.sep
+    for entry in pythonpath[:16]:
+        if "$" in entry or "<" in entry:
+            continue
+        places = [entry] if os.path.isabs(entry) else [os.path.join(d, entry) for d in dirs]
+        for p in places:
+            p = os.path.normpath(p)
+            if (p + os.sep).startswith(inside) and os.path.isdir(os.path.join(p, rel)):
+                return [p]
+    return []
+
+
+PROJECT_FILES = ("setup.py", "pyproject.toml", "setup.cfg")
+
+
+def _sibling_project(near: list[str], checkout: str, dirs: list[str]) -> bool:
+    """Whether the one copy is inside a sub-project of its own (`deepscaler-release/verl` beside
+    `deepscaler-release/setup.py`) that the script is not in: a copy another part of the checkout uses."""
+    if len(near) != 1:
+        return False
+    rel = os.path.relpath(near[0], checkout).split(os.sep)
+    if len(rel) < 2 or rel[0] in ("..", "."):
+        return False
+    project = os.path.join(checkout, rel[0])
+    if any(d == project or d.startswith(project + os.sep) for d in dirs):
+        return False
+    return any(os.path.isfile(os.path.join(project, f)) for f in PROJECT_FILES)
+
+
+def nearest_copies(copies: list[str], chain: list[str]) -> list[str]:
+    """Of the vendored copies, those nearest the script: inside the deepest directory of `chain` (the
+    script's directory, then its parents up to the checkout) that holds any. A sub-project's own copy
+    (`B/verl` for `B/scripts/run.sh`) wins over a sibling's (`A/verl`); copies equally near all stay."""
+    for d in chain:
+        inside = [c for c in copies if c.startswith(d.rstrip(os.sep) + os.sep)]
+        if inside:
+            return inside
+    return list(copies)
 
 
 _VENDORED: dict[tuple[str, str], list[str]] = {}
@@ -124,8 +177,18 @@ def _installed(top: str, roots: list[str]) -> list[str]:
 
 
 def compose_hydra(
-    cfg: dict, spec: dict, flags: dict, dirs: list[str], target: dict, incomplete: list[str], program: str | None = None
+    cfg: dict,
+    spec: dict,
+    flags: dict,
+    dirs: list[str],
+    target: dict,
+    incomplete: list[str],
+    program: str | None = None,
+    candidates: list[str] | None = None,
+    pythonpath: list[str] | tuple[str, ...] = (),
 ) -> None:
+    """Compose the launch's Hydra config into `target`. Where several vendored copies equally near the
+    script hold it, nothing is composed: the record names them and `candidates` (if given) gets their dirs."""
     from packlint.configs import _shown, _span_loc
     from packlint.values import Unknown
 
@@ -156,7 +219,8 @@ def compose_hydra(
         module_dir = "/".join(program[3:].strip().split(".")[:-1])
     elif program and program.endswith(".py"):
         module_dir = os.path.dirname(program)  # `python3 third_party/verl/verl/trainer/main_ppo.py`
-    roots = stack_roots(module_dir or spec["default_dir"], dirs)
+    tied: list[str] = []
+    roots = stack_roots(module_dir or spec["default_dir"], dirs, tied, pythonpath)
     config_dir = None
     if path_text is not None:
         if module_dir and not os.path.isabs(path_text):
@@ -169,6 +233,11 @@ def compose_hydra(
     if name and name.endswith((".yaml", ".yml")):
         name = name.rsplit(".", 1)[0]
     record["path"] = os.path.join(path_text or spec.get("default_dir", ""), f"{name}.yaml")
+    if config_dir is not None and _tied(record, config_dir, tied, (module_dir, path_text, spec["default_dir"])):
+        incomplete.append(record["unknown"])
+        if candidates is not None:
+            candidates.extend(_tied_config_dirs(tied, module_dir, path_text, spec["default_dir"]))
+        return
     if config_dir is None:
         # the program's source (and its config directory) is not beside the script: unknown, not missing
         record["unknown"] = f"the config directory {path_text or spec.get('default_dir')} is not at hand"
@@ -187,6 +256,59 @@ def compose_hydra(
         key = fname.lstrip("+~")
         if not fname.startswith("-") and os.path.isdir(os.path.join(config_dir, key.replace(".", "/"))):
             incomplete.append(f"the command line chooses the config group {key}, which packlint does not compose")
+
+
+def _tied(record: dict, config_dir: str, tied: list[str], where: tuple[str, str | None, str]) -> bool:
+    """Whether the config directory found is one of several copies' equally near the script (or a sibling
+    sub-project's only copy); if so the record says which (`candidates`, shown) and that it is unknown."""
+    if not any(config_dir.startswith(t + os.sep) for t in tied):
+        return False
+    dirs_of = _tied_config_dirs(tied, *where)
+    if not dirs_of or (len(tied) > 1 and len(dirs_of) < 2):
+        return False  # (of copies equally near, the only one that holds the config is the one Hydra can run)
+    from packlint.configs import _shown
+
+    shown = [_shown(d) for d in dirs_of]
+    record["candidates"] = shown
+    if len(shown) == 1:
+        record["unknown"] = (
+            f"the checkout's only copy of the stack ({shown[0]}) is inside a sub-project of its own, beside the "
+            "script's: whether the launch runs it is not known from the tree"
+        )
+    else:
+        record["unknown"] = (
+            f"the checkout holds {len(shown)} copies of the stack equally near the script "
+            f"({', '.join(shown)}): which one the launch runs is not known from the tree"
+        )
+    return True
+
+
+def _tied_config_dirs(tied: list[str], module_dir: str, path_text: str | None, default_dir: str) -> list[str]:
+    """The config directory each of the tied vendored copies would give (those that hold one)."""
+    out = []
+    for t in tied:
+        if path_text is not None:
+            found = _find_dir(os.path.join(module_dir, path_text), [t]) if module_dir else None
+        else:
+            default = os.path.join(module_dir, "config") if module_dir.endswith("trainer") else default_dir
+            found = os.path.join(t, default) if os.path.isdir(os.path.join(t, default)) else None
+        if found is not None:
+            out.append(found)
+    return out
+
+
+def compose_keys(config_dir: str, name: str) -> set[str] | None:
+    """The keys of `name`.yaml in `config_dir` composed with its defaults (no overrides); None when the
+    composition is incomplete."""
+    primary = os.path.join(config_dir, f"{name}.yaml")
+    if not os.path.isfile(primary):
+        return None
+    target: dict = {}
+    state: dict[str, Any] = {"incomplete": [], "files": [{}], "count": 0}
+    _compose(config_dir, name, "", target, state, 0, primary=True)
+    if state["incomplete"] or any(f.get("unknown") or f.get("error") for f in state["files"]):
+        return None
+    return set(target)
 
 
 def _merge_into(target: dict, settings: dict) -> None:

@@ -105,6 +105,7 @@ def launch_config(
     script_dir: str | None,
     pins: dict[str, str] | None = None,
     script: Any = None,
+    pythonpath: tuple[str, ...] = (),
 ) -> dict | None:
     """The `config` block of one launch variant, or None for a launch of no known stack that names
     no config file (the common case: nothing is read)."""
@@ -125,7 +126,7 @@ def launch_config(
     _NEAR[0] = script_dir
     incomplete: list[str] = []
     settings: dict = cfg["settings"]
-    _read_main(cfg, entry, generic, flags, positionals, dirs, incomplete, program)
+    _read_main(cfg, entry, generic, flags, positionals, dirs, incomplete, program, pythonpath)
     if generic is not None:
         _generic_flags_unknown(settings, flags, generic, program)
     # files named inside the merged settings (`deepspeed: ds.json`)
@@ -150,7 +151,7 @@ def launch_config(
     return cfg
 
 
-def _read_main(cfg, entry, generic, flags, positionals, dirs, incomplete: list, program) -> None:
+def _read_main(cfg, entry, generic, flags, positionals, dirs, incomplete: list, program, pythonpath=()) -> None:
     """The launch's own file (or Hydra composition), then its command-line overrides, as its stack merges."""
     if entry is not None:
         spec: dict = entry.get("file", {})
@@ -169,7 +170,7 @@ def _read_main(cfg, entry, generic, flags, positionals, dirs, incomplete: list, 
         cfg["_hydra"] = True
         from packlint.configs.hydra import compose_hydra
 
-        compose_hydra(cfg, spec, flags, dirs, target, incomplete, program)
+        compose_hydra(cfg, spec, flags, dirs, target, incomplete, program, pythonpath=pythonpath)
         config_flags |= {"--config-path", "--config-name", "--config-dir", "-cp", "-cn"}
     else:
         how, word, occ = _file_word(spec, flags, positionals)

@@ -517,6 +517,8 @@ def _verl(ctx: EvalContext, cfg: Any) -> dict[str, str]:
         mean = f" (did you mean {close[0]}?)" if close else ""
         if what.startswith("verl's") and " in any release " in what:
             ctx.memo.setdefault("stack_key_sources", {})[flag] = "snapshot"
+        elif ctx.memo.get("verl_copy_assumed"):
+            ctx.memo.setdefault("stack_key_sources", {})[flag] = "copy:" + str(ctx.memo["verl_copy_assumed"])
         out[flag] = (
             f"{flag} is not a key of {what}{mean}: Hydra stops with 'Could not override '{flag}'' (the key is not "
             "in the struct config) as the job starts; `+key=value` adds a new key"
@@ -529,11 +531,22 @@ def _verl_keys(ctx: EvalContext, cfg: Any, name: str) -> tuple[set[str], str] | 
     checkout's own verl config directory composed without the overrides, else the snapshots."""
     files = cfg.get("files") or []
     main = next((f for f in files if f.get("role") == "main"), None)
-    if main is not None and not main.get("unknown"):
-        if cfg.get("incomplete") or name != "ppo_trainer":
+    tied = main is not None and main.get("candidates")
+    if main is not None and (not main.get("unknown") or tied):
+        if cfg.get("incomplete") not in (None, main.get("unknown")) or name != "ppo_trainer":
             return None  # the composition is partial, or a config packlint composes only with the flags
-        own = _vendored_verl(_script_dir(ctx))
-        return ({p for k in own for p in _prefixes(k)}, f"verl's {name} config ({main.get('path')})") if own else None
+        from packlint.codebase import launch_pythonpath
+
+        own = _vendored_verl(_script_dir(ctx), tuple(launch_pythonpath(ctx.launch, ctx.variant)))
+        if not own:
+            return None
+        what = f"verl's {name} config ({main.get('path')})"
+        if tied and len(tied) > 1:  # several copies equally near the script: judged only when every one lacks it
+            what = f"verl's {name} config in any of the checkout's copies ({', '.join(tied)})"
+        elif tied:  # a sibling sub-project's copy: the verdict assumes the launch runs it
+            what = f"verl's {name} config ({tied[0]}/{name}.yaml)"
+            ctx.memo["verl_copy_assumed"] = tied[0]
+        return {p for k in own for p in _prefixes(k)}, what
     from packlint.codebase import stack_schemas
 
     snap = stack_schemas.verl_config_keys(name)
@@ -551,25 +564,32 @@ def _verl_keys(ctx: EvalContext, cfg: Any, name: str) -> tuple[set[str], str] | 
     return {p for k in keys for p in _prefixes(k)}, what
 
 
-_VENDORED: dict[str | None, set[str]] = {}
+_VENDORED: dict[tuple[str | None, tuple[str, ...]], set[str]] = {}
 
 
-def _vendored_verl(script_dir: str | None) -> set[str]:
+def _vendored_verl(script_dir: str | None, pythonpath: tuple[str, ...] = ()) -> set[str]:
     """The keys of the checkout's verl/trainer/config/ppo_trainer.yaml, composed as Hydra does (no
-    overrides); empty when it cannot be composed."""
-    if script_dir not in _VENDORED:
+    overrides); where several vendored copies are equally near the script, the keys of any of them (a
+    key is missing only when every copy lacks it); empty when one cannot be composed."""
+    if (script_dir, pythonpath) not in _VENDORED:
         from packlint.configs import _search_dirs, table
-        from packlint.configs.hydra import compose_hydra
+        from packlint.configs.hydra import compose_hydra, compose_keys
 
         entry = next((e for e in table()["program"] if e.get("stack") == "verl"), None)
         target: dict[str, Any] = {}
         incomplete: list[str] = []
+        tied: list[str] = []
         cfg: dict[str, Any] = {"files": [], "settings": target}
         if entry is not None:
-            compose_hydra(cfg, entry.get("file", {}), {}, _search_dirs(script_dir), target, incomplete, None)
+            spec, dirs = entry.get("file", {}), _search_dirs(script_dir)
+            compose_hydra(cfg, spec, {}, dirs, target, incomplete, None, tied, pythonpath)
         ok = entry is not None and not incomplete and not any(f.get("unknown") for f in cfg["files"])
-        _VENDORED[script_dir] = set(target) if ok else set()
-    return _VENDORED[script_dir]
+        keys = set(target) if ok else set()
+        if entry is not None and tied:
+            each = [compose_keys(d, str(entry.get("file", {}).get("default_name") or "ppo_trainer")) for d in tied]
+            keys = set().union(*each) if all(k is not None for k in each) else set()  # type: ignore[arg-type]
+        _VENDORED[(script_dir, pythonpath)] = keys
+    return _VENDORED[(script_dir, pythonpath)]
 
 
 def _prefixes(key: str) -> list[str]:
@@ -586,10 +606,17 @@ def _f_stack_key_assumed(ctx: EvalContext, node: Builtin, a: list[Any]) -> Any:
     cfg: Any = variant_config(ctx.variant) or {}
     stack = cfg.get("stack")
     what = ctx.memo.get("stack_key_sources", {}).get(a[0])
-    if what != "snapshot" or not isinstance(stack, str):
-        return Unk("the keys come from the checkout, or from the release it runs", "absent")
     from packlint import evidence
 
+    if isinstance(what, str) and what.startswith("copy:"):
+        text = (
+            f"the launch runs the {stack} copy whose config is {what[5:]}: the checkout's only one, inside a "
+            "sub-project beside the script's"
+        )
+        evidence.note(ctx, (evidence.ASSUMED, text))
+        return text
+    if what != "snapshot" or not isinstance(stack, str):
+        return Unk("the keys come from the checkout, or from the release it runs", "absent")
     text = _snapshot_text(ctx, stack)
     evidence.note(ctx, (evidence.ASSUMED, text))  # (the finding's premise: `packlint inspect`, JSON)
     return text

@@ -1,0 +1,169 @@
+"""Issue 28 (PK207 on verl): a checkout holding several vendored verl copies (RUCAIBox/Slow_Thinking_with_LLMs
+has VERL-STILL/verl and entropy2performance/verl, each sub-project with its own, modified verl). The verl
+config a launch composes is the copy nearest the script (the deepest of the script's directories that holds
+one); where copies are equally near, which one runs is not known from the tree: a key is judged only when
+every copy lacks it, and the rules reading the composed config (PK453, PK455) are undecided on what the
+command line does not set."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from packlint.api import inspect_script
+from packlint.codebase import CodeOptions, CodeSession
+from packlint.engine import check_model
+from packlint.rule_table import load_table
+
+TABLE = load_table(use_cache=False)
+
+# the shape of verl 0.2's verl/trainer/config/ppo_trainer.yaml (the keys these tests touch)
+PPO_TRAINER = """\
+data:
+  tokenizer: null
+  train_files: ~/data/rlhf/gsm8k/train.parquet
+  max_prompt_length: 512
+  train_batch_size: 1024
+{data_extra}actor_rollout_ref:
+  hybrid_engine: True
+  actor:
+    strategy: fsdp
+    ppo_mini_batch_size: {mini}
+    use_dynamic_bsz: False
+    clip_ratio: 0.2
+{actor_extra}  rollout:
+    n: 1
+trainer:
+  nnodes: 1
+  n_gpus_per_node: 8
+  project_name: verl_examples
+  experiment_name: gsm8k
+  logger: [ 'console', 'wandb' ]
+"""
+
+LAUNCH = """\
+#!/bin/bash
+set -x
+python3 -m verl.trainer.main_ppo \\
+    data.train_files=$HOME/data/train.parquet \\
+    data.train_batch_size={batch} \\
+    {extra} \\
+    trainer.logger=['console'] $@
+"""
+
+
+def _copy(root: Path, where: str, *, own_keys: bool, mini: int = 256) -> None:
+    """A vendored verl at `where` (its package at where/verl/trainer); with own_keys, the sub-project's
+    added keys (data.gen_batch_size, actor.clip_ratio_low), as entropy2performance/verl has them."""
+    cfg = root / where / "verl" / "trainer" / "config"
+    cfg.mkdir(parents=True)
+    main = "import hydra\n\n@hydra.main(config_path='config', config_name='ppo_trainer')\ndef main(config): ...\n"
+    (cfg.parent / "main_ppo.py").write_text(main)
+    data_extra = "  gen_batch_size: ${data.train_batch_size}\n" if own_keys else ""
+    actor_extra = "    clip_ratio_low: 0.2\n    clip_ratio_high: 0.28\n" if own_keys else ""
+    (cfg / "ppo_trainer.yaml").write_text(PPO_TRAINER.format(data_extra=data_extra, actor_extra=actor_extra, mini=mini))
+
+
+def _findings(root: Path, script_rel: str, batch: int = 1024, extra: str = "") -> list:
+    (root / ".git").mkdir(exist_ok=True)
+    script = root / script_rel
+    script.parent.mkdir(parents=True, exist_ok=True)
+    extra = extra or "data.gen_batch_size=512 actor_rollout_ref.actor.clip_ratio_low=0.2"
+    script.write_text(LAUNCH.format(batch=batch, extra=extra))
+    text = script.read_bytes()
+    model = inspect_script(str(script), text=text, display_path=str(script))
+    session = CodeSession(str(script), CodeOptions(use_cache=False))
+    return check_model(model, TABLE.rules, script_text=text, code=session.facts)
+
+
+def _pk207(findings: list) -> list[str]:
+    return sorted(f.message.split()[0] for f in findings if f.code == "PK207")
+
+
+def test_the_scripts_own_sub_project_copy_decides(tmp_path: Path) -> None:
+    # Slow_Thinking's shape: a sibling sub-project's older verl one level in (sorts first), the script's
+    # own sub-project's verl two levels in: its keys are the ones that count
+    _copy(tmp_path, "VERL-STILL", own_keys=False)
+    _copy(tmp_path, "entropy2performance/verl", own_keys=True)
+    assert _pk207(_findings(tmp_path, "entropy2performance/scripts/low_ppl.sh")) == []
+
+
+def test_the_nearer_copy_lacking_the_key_is_an_error(tmp_path: Path) -> None:
+    # the control: the script's own copy lacks the keys, the sibling's has them -> PK207 from its own copy
+    _copy(tmp_path, "A/verl", own_keys=True)
+    _copy(tmp_path, "B/verl", own_keys=False)
+    found = [f for f in _findings(tmp_path, "B/scripts/run.sh") if f.code == "PK207"]
+    want = ["actor_rollout_ref.actor.clip_ratio_low", "data.gen_batch_size"]
+    assert sorted(f.message.split()[0] for f in found) == want
+    assert all(f.severity == "error" for f in found)
+    assert all("verl's ppo_trainer config (verl/trainer/config/ppo_trainer.yaml)" in f.message for f in found)
+
+
+def test_copies_equally_near_judge_a_key_only_when_every_one_lacks_it(tmp_path: Path) -> None:
+    _copy(tmp_path, "A/verl", own_keys=True)
+    _copy(tmp_path, "B/verl", own_keys=False)
+    # scripts/ at the checkout's top: neither copy is its sub-project's
+    assert _pk207(_findings(tmp_path, "scripts/run.sh")) == []
+    found = [f for f in _findings(tmp_path, "scripts/run2.sh", extra="data.gen_batch_sise=512") if f.code == "PK207"]
+    assert [f.message.split()[0] for f in found] == ["data.gen_batch_sise"]
+    assert "in any of the checkout's copies" in found[0].message and "A/verl" in found[0].message
+    assert "B/verl" in found[0].message and "did you mean data.gen_batch_size?" in found[0].message
+
+
+def test_copies_equally_near_leave_the_composed_config_unknown(tmp_path: Path) -> None:
+    # with only A's copy the batch 100 is below its mini batch 256 and not divisible by its 8 GPUs (PK453,
+    # PK455); with B's copy (mini batch 64) as near as A's, those values are not known from the tree
+    one, two = tmp_path / "one", tmp_path / "two"
+    _copy(one, "A/verl", own_keys=False)
+    alone = {f.code for f in _findings(one, "scripts/run.sh", batch=100, extra="trainer.project_name=p")}
+    assert {"PK453", "PK455"} <= alone
+    _copy(two, "A/verl", own_keys=False)
+    _copy(two, "B/verl", own_keys=False, mini=64)
+    both = {f.code for f in _findings(two, "scripts/run.sh", batch=100, extra="trainer.project_name=p")}
+    assert not both & {"PK453", "PK455", "PK207"}, both
+    model = inspect_script(str(two / "scripts/run.sh"))
+    main = next(f for f in model["launches"][0]["config"]["files"] if f.get("role") == "main")
+    assert len(main["candidates"]) == 2 and "not known from the tree" in main["unknown"]
+
+
+def _with_pythonpath(root: Path, script_rel: str, export: str, extra: str = "") -> list[str]:
+    _findings(root, script_rel, extra=extra)  # writes the launch
+    script = root / script_rel
+    script.write_text(f"#!/bin/bash\nexport {export}\n" + script.read_text().split("\n", 1)[1])
+    text = script.read_bytes()
+    model = inspect_script(str(script), text=text, display_path=str(script))
+    session = CodeSession(str(script), CodeOptions(use_cache=False))
+    return _pk207(check_model(model, TABLE.rules, script_text=text, code=session.facts))
+
+
+def test_the_launchs_pythonpath_names_the_copy_first(tmp_path: Path) -> None:
+    # equally near copies: the one PYTHONPATH names decides (its keys, not any copy's)
+    one, two, three = tmp_path / "one", tmp_path / "two", tmp_path / "three"
+    for root in (one, two):
+        _copy(root, "A/verl", own_keys=True)
+        _copy(root, "B/verl", own_keys=False)
+    want = ["actor_rollout_ref.actor.clip_ratio_low", "data.gen_batch_size"]
+    assert _with_pythonpath(one, "scripts/run.sh", "PYTHONPATH=B/verl:$PYTHONPATH") == want
+    assert _with_pythonpath(two, "scripts/run.sh", "PYTHONPATH=$PYTHONPATH:A/verl") == []
+    # ... and over the script's own sub-project's copy
+    _copy(three, "A/verl", own_keys=False)
+    _copy(three, "B/verl", own_keys=True)
+    assert _with_pythonpath(three, "B/scripts/run.sh", "PYTHONPATH=../A/verl") == want
+
+
+def test_a_sibling_sub_projects_only_copy_is_an_assumption(tmp_path: Path) -> None:
+    # Light-R1's shape: train-scripts/verl-grpo.sh beside deepscaler-release/ (an evaluation project with its
+    # own setup.py and a vendored verl): the verdict assumes the launch runs that copy (a warning naming it)
+    light, vendored = tmp_path / "light", tmp_path / "vendored"
+    _copy(light, "deepscaler-release/verl", own_keys=False)
+    (light / "deepscaler-release" / "setup.py").write_text("from setuptools import setup\nsetup(name='deepscaler')\n")
+    found = [f for f in _findings(light, "train-scripts/verl-grpo.sh", batch=100) if f.code in ("PK207", "PK453")]
+    assert sorted(f.message.split()[0] for f in found) == [
+        "actor_rollout_ref.actor.clip_ratio_low",
+        "data.gen_batch_size",
+    ]
+    assert all(f.severity == "warning" and f.evidence == "assumed" for f in found)
+    assert all("deepscaler-release/verl" in f.message for f in found), found[0].message
+    # third_party/ is no project of its own: its copy is the checkout's verl (errors, PK453 from its config)
+    _copy(vendored, "third_party/verl", own_keys=False)
+    found = [f for f in _findings(vendored, "scripts/run.sh", batch=100) if f.code in ("PK207", "PK453")]
+    assert sorted((f.code, f.severity) for f in found) == [("PK207", "error"), ("PK207", "error"), ("PK453", "warning")]
