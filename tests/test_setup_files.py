@@ -97,6 +97,7 @@ def test_a_file_the_script_makes_before_sourcing_it_is_not_missing(tmp_path: Pat
         f"cp {DIR}/env.example.sh {DIR}/env.prod.sh",  # another file
         f"cat {DIR}/env.local.sh > {DIR}/env.bak.sh",  # it is read, not written
         f"cp {DIR}/env.local.sh /tmp/backup/",  # copied away, not into place
+        f'cp {DIR}/env.local.sh "$BACKUP_DIR/"',  # the same, into a computed directory
         f"python3 gen_env.py {DIR}/env.local.sh 2>&1",  # an argument is not a written path
     ],
 )

@@ -148,8 +148,9 @@ _OUTPUT = re.compile(r"""(?:^|[^<>&\d])\d?>>?\|?(?!&)\s*([^\s;|&<>()]+)""")
 _SEGMENTS = re.compile(r"&&|\|\||[;|&\n]")
 
 
-def _written_paths(segment: str) -> list[str]:
-    """The paths one simple command writes, as written (unexpanded)."""
+def _written_paths(segment: str) -> tuple[list[str], list[str]]:
+    """The paths one simple command writes, as written (unexpanded), and the operands cp/mv/ln/install
+    copy from."""
     out = [m.group(1).strip("\"'") for m in _OUTPUT.finditer(segment)]
     try:
         words = shlex.split(_OUTPUT.sub(" ", segment), comments=True)
@@ -158,17 +159,18 @@ def _written_paths(segment: str) -> list[str]:
     while words and words[0] in ("sudo", "command", "builtin"):
         words = words[1:]
     if not words:
-        return out
+        return out, []
     head, operands = os.path.basename(words[0]), [w for w in words[1:] if not w.startswith("-")]
     if head in ("touch", "tee"):
         out.extend(operands)
     elif head in _PLACES and operands:
         if "-t" in words[1:] or any(w.startswith("--target-directory") for w in words):
-            return out + [os.path.join(operands[0], os.path.basename(o)) for o in operands[1:]]
+            return out + [os.path.join(operands[0], os.path.basename(o)) for o in operands[1:]], operands[1:]
         dest = operands[-1] if len(operands) > 1 else "."
         out.append(dest)
         out.extend(os.path.join(dest, os.path.basename(o)) for o in operands[:-1])
-    return out
+        return out, operands[:-1] if len(operands) > 1 else operands
+    return out, []
 
 
 def _names_it(written: str, text: str) -> bool:
@@ -191,7 +193,10 @@ def made_before(ps: ParsedScript, span: Span, text: str) -> tuple[int, str] | No
     before = lines[:first] + [lines[first][: max(span.column - 1, 0)]]
     for i in range(len(before) - 1, -1, -1):
         for segment in _SEGMENTS.split(before[i]):
-            if any(_names_it(w, text) for w in _written_paths(segment) if w):
+            written, copied = _written_paths(segment)
+            if any(os.path.normpath(c) == os.path.normpath(text) for c in copied):
+                continue  # `cp env.local.sh "$BACKUP/"`: copied away, not into place
+            if any(_names_it(w, text) for w in written if w):
                 return i + 1 + ps.source.line_base, segment.strip()
     return None
 
