@@ -214,6 +214,44 @@ def _submodule_dependence(interp: Interpreter, text: str) -> tuple[str, str] | N
     return submodule_premise(text, [*dirs, interp.cwd], root)
 
 
+def _not_found(
+    interp: Interpreter, fields: list[Value], text: str, guessed: bool, world: World, ps: ParsedScript, span: Span
+) -> None:
+    """The sourced file is not found: made by the script before (unknown), missing from the checkout
+    (PK106), or the machine's (PATH, set-up, an unfetched submodule)."""
+    made = None if guessed else made_before(ps, span, text)
+    if made is not None:  # the script makes it itself: what it sets is unknown, it is not missing
+        interp.diag(
+            "info",
+            "source-not-found",
+            f"sourced file not found: {text} (the script makes it at line {made[0]}: `{made[1]}`); "
+            "settings it makes are not seen",
+            span,
+        )
+        return
+    machine = machine_dependence(text) or _submodule_dependence(interp, text)
+    if not guessed and not _caller_dependent(ps, span, world) and missing_in_checkout(interp, text, world):
+        # PK106: a file of the script's own checkout that is not there, sourced unconditionally
+        interp.diag(
+            "warning",
+            "source-missing",
+            f"`{_command_word(fields)} {text}` sources a file that does not exist in this checkout "
+            "(looked beside the script, in the working directory and up to the checkout root): bash "
+            "prints 'No such file or directory' and goes on without the settings it makes (under "
+            "`set -e` it stops there)",
+            span,
+            machine,
+        )
+    interp.diag(
+        "warning",
+        "source-not-found",
+        f"sourced file not found: {text} (looked beside the script and in the working "
+        "directory); settings it makes are not seen",
+        span,
+        machine,
+    )
+
+
 def source_file(interp: Interpreter, fields: list[Value], world: World, ps: ParsedScript, span: Span) -> list[World]:
     """`source FILE ARGS`: run the file in this shell (cycles, depth and unknown paths reported)."""
     if len(fields) < 2:
@@ -235,37 +273,7 @@ def source_file(interp: Interpreter, fields: list[Value], world: World, ps: Pars
         return [world]
     path = resolve_path(interp, text, world)
     if path is None:
-        made = None if guessed else made_before(ps, span, text)
-        if made is not None:  # the script makes it itself: what it sets is unknown, it is not missing
-            interp.diag(
-                "info",
-                "source-not-found",
-                f"sourced file not found: {text} (the script makes it at line {made[0]}: `{made[1]}`); "
-                "settings it makes are not seen",
-                span,
-            )
-            return [world]
-        machine = machine_dependence(text) or _submodule_dependence(interp, text)
-        if not guessed and not _caller_dependent(ps, span, world) and missing_in_checkout(interp, text, world):
-            # PK106: a file of the script's own checkout that is not there, sourced unconditionally
-            interp.diag(
-                "warning",
-                "source-missing",
-                f"`{_command_word(fields)} {text}` sources a file that does not exist in this checkout "
-                "(looked beside the script, in the working directory and up to the checkout root): bash "
-                "prints 'No such file or directory' and goes on without the settings it makes (under "
-                "`set -e` it stops there)",
-                span,
-                machine,
-            )
-        interp.diag(
-            "warning",
-            "source-not-found",
-            f"sourced file not found: {text} (looked beside the script and in the working "
-            "directory); settings it makes are not seen",
-            span,
-            machine,
-        )
+        _not_found(interp, fields, text, guessed, world, ps, span)
         return [world]
     real = interp.realpath(path)
     if real in interp.source_stack:
