@@ -11,6 +11,7 @@ directory named on the command line is walked even when it is ignored itself).""
 from __future__ import annotations
 
 import os
+import re
 
 from packlint.regex import LazyRegex
 
@@ -208,6 +209,37 @@ def checkout_ignores(path: str, root: str) -> str | None:
         decided = spec.check_file(os.path.relpath(path, base)).include
         if decided is not None:
             return os.path.join(base, ".gitignore") if decided else None
+    return None
+
+
+_SUBMODULE_PATH = LazyRegex(r"""^\s*path\s*=\s*["']?(.+?)["']?\s*$""", re.M)
+
+
+def unfetched_submodule(path: str, root: str) -> str | None:
+    """The git submodule (a `path =` of the checkout's `.gitmodules`, relative to `root`) that `path`
+    (absolute, inside `root`) lies under, when its directory is absent or empty: not checked out here
+    (`git clone` without `--recursive`), made at set-up by `git submodule update --init`. None otherwise
+    (a checked-out submodule decides like any directory)."""
+    from packlint.safe_io import read_regular
+
+    path, root = os.path.abspath(path), os.path.abspath(root)
+    if not path.startswith(root.rstrip(os.sep) + os.sep):
+        return None
+    data = read_regular(os.path.join(root, ".gitmodules"), 1 << 20)
+    if data is None:
+        return None
+    rel = os.path.relpath(path, root)
+    for m in _SUBMODULE_PATH.finditer(data.decode("utf-8", "replace")):
+        sub = os.path.normpath(m.group(1).strip())
+        if sub.startswith("..") or os.path.isabs(sub) or not rel.startswith(sub + os.sep):
+            continue
+        where = os.path.join(root, sub)
+        try:
+            empty = not os.path.isdir(where) or not os.listdir(where)
+        except OSError:
+            empty = False
+        if empty:
+            return sub
     return None
 
 

@@ -6,7 +6,9 @@ machine's, not the checkout's, to decide. A premise of packlint.evidence ("machi
   the machine the author ran on;
 - a relative path that a directory of the checkout holds (`configs/deepspeed/ds_zero2.json` under
   `jz/`): the script is run from that directory, which the checkout does not say;
-- a path the checkout's `.gitignore` ignores (`/data`): made on the machine when the job is set up.
+- a path the checkout's `.gitignore` ignores (`/data`): made on the machine when the job is set up;
+- a path under a git submodule of the checkout's `.gitmodules` whose directory is empty or absent
+  (`benchmarks/MCP-Universe/...` in TIGER-AI-Lab/verl-tool): fetched by `git submodule update --init`.
 
 The checkout is listed once per root, bounded (MAX_FILES files, .git and the like skipped)."""
 
@@ -43,7 +45,7 @@ def missing_premise(path_text: str, dirs: list[str]) -> evidence.Premise | None:
     root = checkout_root(dirs)
     if root is None:
         return None
-    ignored = _ignored_by_checkout(path_text, dirs, root)
+    ignored = _ignored_by_checkout(path_text, dirs, root) or submodule_premise(path_text, dirs, root)
     if ignored is not None:
         return ignored
     if os.path.isabs(path_text):
@@ -76,6 +78,22 @@ def _ignored_by_checkout(path_text: str, dirs: list[str], root: str) -> evidence
         if by is not None:
             shown = os.path.relpath(by, root)
             return (evidence.MACHINE, f"the checkout's {shown} ignores {path_text}: a file made when the job is set up")
+    return None
+
+
+def submodule_premise(path_text: str, dirs: list[str], root: str) -> evidence.Premise | None:
+    """A path under a git submodule of the checkout that is not checked out here (its directory empty or
+    absent): `git submodule update --init` (or a `--recursive` clone) makes it at set-up."""
+    from packlint.discover import unfetched_submodule
+
+    for d in dirs if not os.path.isabs(path_text) else [root]:
+        sub = unfetched_submodule(os.path.normpath(os.path.join(d, path_text)), root)
+        if sub is not None:
+            return (
+                evidence.MACHINE,
+                f"{path_text} is under the git submodule {sub}, not checked out here: "
+                "`git submodule update --init` fetches it at set-up",
+            )
     return None
 
 

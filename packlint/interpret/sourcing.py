@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import re
+import shlex
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
@@ -140,6 +141,117 @@ def _caller_dependent(ps: ParsedScript, span: Span, world: World) -> bool:
     return from_caller_arguments(ps.source.data.decode("utf-8", "replace"), first, first + span.end_line - span.line)
 
 
+# a command that puts a file in place: cp/mv/ln/install (the last operand, or into a directory), touch and
+# tee (each operand), and an output redirection (`cat > F <<EOF`, `echo x >> F`)
+_PLACES = frozenset({"cp", "mv", "ln", "install"})
+_OUTPUT = re.compile(r"""(?:^|[^<>&\d])\d?>>?\|?(?!&)\s*([^\s;|&<>()]+)""")
+_SEGMENTS = re.compile(r"&&|\|\||[;|&\n]")
+
+
+def _written_paths(segment: str) -> tuple[list[str], list[str]]:
+    """The paths one simple command writes, as written (unexpanded), and the operands cp/mv/ln/install
+    copy from."""
+    out = [m.group(1).strip("\"'") for m in _OUTPUT.finditer(segment)]
+    try:
+        words = shlex.split(_OUTPUT.sub(" ", segment), comments=True)
+    except ValueError:
+        words = segment.split()
+    while words and words[0] in ("sudo", "command", "builtin"):
+        words = words[1:]
+    if not words:
+        return out, []
+    head, operands = os.path.basename(words[0]), [w for w in words[1:] if not w.startswith("-")]
+    if head in ("touch", "tee"):
+        out.extend(operands)
+    elif head in _PLACES and operands:
+        if "-t" in words[1:] or any(w.startswith("--target-directory") for w in words):
+            return out + [os.path.join(operands[0], os.path.basename(o)) for o in operands[1:]], operands[1:]
+        dest = operands[-1] if len(operands) > 1 else "."
+        out.append(dest)
+        out.extend(os.path.join(dest, os.path.basename(o)) for o in operands[:-1])
+        return out, operands[:-1] if len(operands) > 1 else operands
+    return out, []
+
+
+def _names_it(written: str, text: str) -> bool:
+    """`written` (a path a command writes) names the sourced `text`: the same path, or, when either is
+    computed (`$DIR/env.local.sh`), the same file name."""
+    a, b = os.path.normpath(written), os.path.normpath(text)
+    if a == b or (os.path.isabs(a) and not os.path.isabs(b) and a.endswith("/" + b)):
+        return True
+    return ("$" in written or "`" in written) and os.path.basename(a) == os.path.basename(b)
+
+
+def made_before(ps: ParsedScript, span: Span, text: str) -> tuple[int, str] | None:
+    """The line and command of the same file that writes, copies, moves or links the sourced file into
+    place before the `source` line (verl-tool's `cp env.example.sh env.local.sh` then `source env.local.sh`):
+    the file is made by the script, not missing. None: nothing before it makes it."""
+    lines = ps.source.data.decode("utf-8", "replace").splitlines()
+    first = span.line - 1 - ps.source.line_base
+    if not 0 <= first < len(lines):
+        return None
+    before = lines[:first] + [lines[first][: max(span.column - 1, 0)]]
+    for i in range(len(before) - 1, -1, -1):
+        for segment in _SEGMENTS.split(before[i]):
+            written, copied = _written_paths(segment)
+            if any(os.path.normpath(c) == os.path.normpath(text) for c in copied):
+                continue  # `cp env.local.sh "$BACKUP/"`: copied away, not into place
+            if any(_names_it(w, text) for w in written if w):
+                return i + 1 + ps.source.line_base, segment.strip()
+    return None
+
+
+def _submodule_dependence(interp: Interpreter, text: str) -> tuple[str, str] | None:
+    """A sourced path under a git submodule that is not checked out here (packlint.discover)."""
+    from packlint.codebase.resolve import script_checkout_dirs
+    from packlint.configs.elsewhere import checkout_root, submodule_premise
+
+    script = interp.source_stack[0] if interp.source_stack else None
+    dirs = script_checkout_dirs(script) if script else []
+    root = checkout_root(dirs)
+    if root is None or not text or "$" in text:
+        return None
+    return submodule_premise(text, [*dirs, interp.cwd], root)
+
+
+def _not_found(
+    interp: Interpreter, fields: list[Value], text: str, guessed: bool, world: World, ps: ParsedScript, span: Span
+) -> None:
+    """The sourced file is not found: made by the script before (unknown), missing from the checkout
+    (PK106), or the machine's (PATH, set-up, an unfetched submodule)."""
+    made = None if guessed else made_before(ps, span, text)
+    if made is not None:  # the script makes it itself: what it sets is unknown, it is not missing
+        interp.diag(
+            "info",
+            "source-not-found",
+            f"sourced file not found: {text} (the script makes it at line {made[0]}: `{made[1]}`); "
+            "settings it makes are not seen",
+            span,
+        )
+        return
+    machine = machine_dependence(text) or _submodule_dependence(interp, text)
+    if not guessed and not _caller_dependent(ps, span, world) and missing_in_checkout(interp, text, world):
+        # PK106: a file of the script's own checkout that is not there, sourced unconditionally
+        interp.diag(
+            "warning",
+            "source-missing",
+            f"`{_command_word(fields)} {text}` sources a file that does not exist in this checkout "
+            "(looked beside the script, in the working directory and up to the checkout root): bash "
+            "prints 'No such file or directory' and goes on without the settings it makes (under "
+            "`set -e` it stops there)",
+            span,
+            machine,
+        )
+    interp.diag(
+        "warning",
+        "source-not-found",
+        f"sourced file not found: {text} (looked beside the script and in the working "
+        "directory); settings it makes are not seen",
+        span,
+        machine,
+    )
+
+
 def source_file(interp: Interpreter, fields: list[Value], world: World, ps: ParsedScript, span: Span) -> list[World]:
     """`source FILE ARGS`: run the file in this shell (cycles, depth and unknown paths reported)."""
     if len(fields) < 2:
@@ -161,27 +273,7 @@ def source_file(interp: Interpreter, fields: list[Value], world: World, ps: Pars
         return [world]
     path = resolve_path(interp, text, world)
     if path is None:
-        machine = machine_dependence(text)
-        if not guessed and not _caller_dependent(ps, span, world) and missing_in_checkout(interp, text, world):
-            # PK106: a file of the script's own checkout that is not there, sourced unconditionally
-            interp.diag(
-                "warning",
-                "source-missing",
-                f"`{_command_word(fields)} {text}` sources a file that does not exist in this checkout "
-                "(looked beside the script, in the working directory and up to the checkout root): bash "
-                "prints 'No such file or directory' and goes on without the settings it makes (under "
-                "`set -e` it stops there)",
-                span,
-                machine,
-            )
-        interp.diag(
-            "warning",
-            "source-not-found",
-            f"sourced file not found: {text} (looked beside the script and in the working "
-            "directory); settings it makes are not seen",
-            span,
-            machine,
-        )
+        _not_found(interp, fields, text, guessed, world, ps, span)
         return [world]
     real = interp.realpath(path)
     if real in interp.source_stack:
