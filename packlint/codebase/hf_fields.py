@@ -238,7 +238,7 @@ def read_models(files: dict[str, bytes]) -> dict[str, dict]:
 
     enums = str_enums({n: c for n, (c, _b) in nodes.items()})
     models = {n: v for n, v in nodes.items() if is_model(n)}
-    touched = rewritten(list(trees.values()), models)
+    touched = rewritten(list(trees.values()), nodes)  # (axolotl's validation mixins are plain classes)
     classes: dict[str, dict] = {}
     for cname, (node, bases) in models.items():
         fields: dict[str, list] = {}
