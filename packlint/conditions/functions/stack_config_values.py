@@ -344,7 +344,9 @@ def _message(key: str, value: Any, word: Any, choices: list[str], stack: str, so
     mean = f"; did you mean {close[0]}?" if close else ""
     listed = ", ".join(choices[:12]) + (", ..." if len(choices) > 12 else "")
     note = ""
-    if isinstance(value, bool) and source != "flag":
+    if isinstance(value, bool) and mode == "pydantic":
+        note = " (a YAML boolean, which no choice is: leave the key out, or give null, for none)"
+    elif isinstance(value, bool) and source != "flag":
         note = f" (YAML reads an unquoted {'yes/on/true' if value else 'no/off/false'} as a boolean: quote it)"
     if source == "flag":
         why = _WHY_ARGPARSE
