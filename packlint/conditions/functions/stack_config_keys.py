@@ -430,13 +430,14 @@ def _local_fields(name: str, local: dict[str, Any], stack: str, depth: int) -> d
 
 
 def _vendored_dir(stack: str, script_dir: str | None) -> str | None:
-    """The stack's package directory in the checkout (`src/axolotl`), or None when it is not vendored."""
+    """The stack's package directory in the checkout (`src/axolotl`), or None when it is not vendored (a
+    folder of configs named after the stack, `ft/config/axolotl/`, is no package: it has no `__init__.py`)."""
     from packlint.configs.versions import PACKAGE_DIRS, _roots
 
     for root in _roots(script_dir):
         for pkg in PACKAGE_DIRS.get(stack, ()):
             d = os.path.join(root, pkg)
-            if os.path.isdir(d):
+            if os.path.isfile(os.path.join(d, "__init__.py")):
                 return d
     return None
 
