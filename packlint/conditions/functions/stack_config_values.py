@@ -139,7 +139,11 @@ def _axolotl(ctx: EvalContext, cfg: Any) -> dict[str, tuple[str, str | None]]:
         return {}
     fields = stack_schemas.class_fields("AxolotlInputConfig", ("axolotl",)) or {}
     known = keys._known_versions(ctx, ("axolotl",))
-    every = (1 << len(stack_schemas.releases("axolotl"))) - 1
+    # the snapshot releases the run may be: all of them, or the pinned one (the two around it when it has no
+    # snapshot, each of which must type the field with choices: the one between may not define it at all)
+    want = (1 << len(stack_schemas.releases("axolotl"))) - 1
+    if "axolotl" in known:
+        want = stack_schemas.release_mask("axolotl", known["axolotl"]["value"]) or want
     out: dict[str, tuple[str, str | None]] = {}
     for key, s in settings.items():
         if not isinstance(s, dict) or s.get("source") != "file" or "." in key or not _judgeable(s):
@@ -147,7 +151,7 @@ def _axolotl(ctx: EvalContext, cfg: Any) -> dict[str, tuple[str, str | None]]:
         rows = [r for r in fields.get(key) or [] if keys._defined(r, known)]
         if not rows or any(r[1] != "lit" or not r[2] for r in rows):
             continue  # not a field of this release (PK207's), or a typing that takes other values
-        if "axolotl" not in known and _mask(rows) != every:
+        if _mask(rows) & want != want:
             continue  # a release without the field (or without its choices) ignores the key
         value = s["value"]
         choices = sorted({str(c) for r in rows for c in r[2]})
