@@ -205,3 +205,13 @@ class ValidationMixin:
     classes = _models({"axolotl/utils/schemas/validation.py": extra})
     assert all(v == "any" for v in _typed(classes, "AxolotlInputConfig").values())
     assert all(v == "any" for v in _typed(classes, "LoraConfig").values())
+
+
+def test_a_cycle_or_a_broken_file_is_read_without_a_traceback() -> None:
+    broken = {
+        "axolotl/utils/schemas/a.py": b"from pydantic import BaseModel\nclass A(B, BaseModel):\n    x: 'Literal[\"a\"]'\n",
+        "axolotl/utils/schemas/b.py": b"class B(A):\n    y: int = 1\n",
+        "axolotl/utils/schemas/c.py": b"class C(:\n",
+    }
+    classes = read_models(broken)
+    assert classes["A"]["fields"]["x"] == ["lit", ["a"], ""]

@@ -275,11 +275,15 @@ def rewritten(trees: list[ast.Module], nodes: dict[str, tuple[ast.ClassDef, list
                     keys |= reader.writes(fn, 0)
         own[cname] = keys
 
+    seen: dict[str, set[str]] = {}
+
     def ancestors(name: str, depth: int = 0) -> set[str]:
         found = nodes.get(name)
         if found is None or depth > 20:
             return set()
-        return {name}.union(*(ancestors(b, depth + 1) for b in found[1]))
+        if name not in seen:  # (a diamond of mixins is walked once; a cycle stops at the depth)
+            seen[name] = {name}.union(*(ancestors(b, depth + 1) for b in found[1]))
+        return seen[name]
 
     out: dict[str, set[str]] = {c: set() for c in nodes}
     for model in nodes:
