@@ -209,7 +209,9 @@ class ValidationMixin:
 
 def test_a_cycle_or_a_broken_file_is_read_without_a_traceback() -> None:
     broken = {
-        "axolotl/utils/schemas/a.py": b"from pydantic import BaseModel\nclass A(B, BaseModel):\n    x: 'Literal[\"a\"]'\n",
+        "axolotl/utils/schemas/a.py": (
+            b"from pydantic import BaseModel\nclass A(B, BaseModel):\n    x: 'Literal[\"a\"]'\n"
+        ),
         "axolotl/utils/schemas/b.py": b"class B(A):\n    y: int = 1\n",
         "axolotl/utils/schemas/c.py": b"class C(:\n",
     }
