@@ -364,6 +364,15 @@ def _check_dir(where: Path) -> list:
             "model_name_or_path: baidu/ERNIE-4.5-0.3B-Paddle\nstage: SFT\nfine_tuning: LoRA\noptim: adamw\n",
             [],
         ),
+        # an axolotl config on its own: `rl: false` (a YAML boolean, meant as "no RL") is no RLType member in any
+        # release: pydantic's ValidationError, an error with nothing assumed; `sample_packing: yes` is a bool
+        # field's true, `bf16: auto` a value of `Literal["auto"] | bool`
+        (
+            "qwen3-qlora.yml",
+            "base_model: Qwen/Qwen3-8B\nadapter: qlora\nload_in_4bit: true\nrl: false\nsample_packing: yes\n"
+            "bf16: auto\ntorch_compile_mode: max-autotune\ndatasets:\n  - path: tatsu-lab/alpaca\n    type: alpaca\n",
+            [("PK208", "error", "rl: false")],
+        ),
         # the harmless controls: quoted "no", `1e-4` (a str for PyYAML), a Literal of LLaMA-Factory's own
         (
             "qwen_ok.yaml",
@@ -400,6 +409,10 @@ def test_a_bad_value_message_names_the_choices_and_the_close_one(tmp_path: Path)
     boolean = next(f for f in lf if f.message.startswith("save_strategy"))
     assert "quote it" in boolean.message
     assert boolean.location.path.endswith("llama3_lora_sft_bad.yaml") and boolean.location.line == 24
+    ax = [f for f in _check(ROOT / "axolotl_values", tmp_path / "ax") if f.code == "PK208"]
+    rl = next(f for f in ax if f.message.startswith("rl:"))
+    assert "did you mean dpo?" in rl.message and "ValidationError" in rl.message
+    assert "axolotl's release is one packlint has a snapshot of" in rl.message and rl.location.line == 5
 
 
 def test_trl_parser_config_keys_follow_the_release(tmp_path: Path) -> None:

@@ -43,7 +43,9 @@ RELEASES: dict[str, list[str]] = {
     "accelerate": ["0.34.2", "1.10.1"],
     # OpenRLHF's argparse programs (openrlhf/cli/train_*.py), read by packlint's own static reader
     "openrlhf": ["0.8.11", "0.9.10", "0.10.4", "0.11.2"],
-    # axolotl's config schema: pydantic models (keys only)
+    # axolotl's config schema: pydantic models (keys and aliases; the choices of a pure string Literal/Enum field
+    # no before-validator rewrites: packlint/codebase/pydantic_models.py). Regenerate it alone with
+    #   build DIR --only=axolotl --into=rules/stack_schemas.json axolotl=<bare clone>@<main commit>
     "axolotl": ["0.8.1", "0.10.0", "0.13.2", "0.16.1", "0.19.0"],
     # ms-swift's argument dataclasses (`swift sft|pt|rlhf`): 2.x swift/llm/utils/argument.py, 3.x
     # swift/llm/argument/, 4.x swift/arguments/

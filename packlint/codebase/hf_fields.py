@@ -244,7 +244,11 @@ def read_classes(files: dict[str, bytes]) -> dict[str, dict]:
 def read_models(files: dict[str, bytes]) -> dict[str, dict]:
     """Every pydantic model of the files (a class deriving BaseModel, directly or through another model
     of the files): its bases and its field names, with each `Field(alias=...)` as a name too (axolotl's
-    config schema sets `populate_by_name`). Field types are not read ("any")."""
+    config schema sets `populate_by_name`). A field whose annotation is a pure string `Literal`/Enum that
+    no before-validator may rewrite is "lit" with its choices (packlint/codebase/pydantic_models.py);
+    any other field "any"."""
+    from packlint.codebase.pydantic_models import field_choices, rewritten, str_enums
+
     trees = {}
     for name, data in files.items():
         if name.endswith(".py"):
@@ -264,22 +268,27 @@ def read_models(files: dict[str, bytes]) -> dict[str, dict]:
         found = nodes.get(name)
         return found is not None and depth < 20 and any(is_model(b, depth + 1) for b in found[1])
 
+    enums = str_enums({n: c for n, (c, _b) in nodes.items()})
+    models = {n: v for n, v in nodes.items() if is_model(n)}
+    touched = rewritten(list(trees.values()), nodes)  # (axolotl's validation mixins are plain classes)
     classes: dict[str, dict] = {}
-    for cname, (node, bases) in nodes.items():
-        if not is_model(cname):
-            continue
+    for cname, (node, bases) in models.items():
         fields: dict[str, list] = {}
         for stmt in node.body:
             if not (isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name)):
                 continue
             if ast.unparse(stmt.annotation).startswith(("ClassVar", "typing.ClassVar")):
                 continue
-            fields[stmt.target.id] = ["any", None, ""]
+            names = [stmt.target.id]
             value = stmt.value
             if isinstance(value, ast.Call) and ast.unparse(value.func).split(".")[-1] == "Field":
                 for k in value.keywords:
                     alias = k.value.value if isinstance(k.value, ast.Constant) else None
                     if k.arg in ("alias", "validation_alias") and isinstance(alias, str):
-                        fields[alias] = ["any", None, ""]
+                        names.append(alias)
+            keys = touched.get(cname, set())
+            choices = None if "*" in keys or any(n in keys for n in names) else field_choices(stmt.annotation, enums)
+            for n in names:
+                fields[n] = ["lit", choices, ""] if choices else ["any", None, ""]
         classes[cname] = {"bases": [b for b in bases if b in nodes], "fields": fields, "file": ""}
     return classes

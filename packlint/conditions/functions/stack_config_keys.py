@@ -18,6 +18,7 @@ release unknown, a key is unknown only when no snapshot release has it.
 
 from __future__ import annotations
 
+import itertools
 import os
 from typing import Any
 
@@ -430,15 +431,36 @@ def _local_fields(name: str, local: dict[str, Any], stack: str, depth: int) -> d
 
 
 def _vendored_dir(stack: str, script_dir: str | None) -> str | None:
-    """The stack's package directory in the checkout (`src/axolotl`), or None when it is not vendored."""
+    """The stack's package directory in the checkout (`src/axolotl`), or None when it is not vendored (a
+    folder of configs named after the stack, `ft/config/axolotl/`, is no package: no Python file in it or in
+    its subfolders, `monkeypatch/x.py`)."""
     from packlint.configs.versions import PACKAGE_DIRS, _roots
 
     for root in _roots(script_dir):
         for pkg in PACKAGE_DIRS.get(stack, ()):
             d = os.path.join(root, pkg)
-            if os.path.isdir(d):
+            if os.path.isdir(d) and _holds_python(d):
                 return d
     return None
+
+
+def _holds_python(d: str) -> bool:
+    try:
+        with os.scandir(d) as it:
+            entries = list(itertools.islice(it, 500))
+    except OSError:
+        return True  # (unreadable: kept as vendored, the cautious side)
+    if any(e.name.endswith(".py") and e.is_file() for e in entries):
+        return True
+    for e in entries:
+        if e.is_dir(follow_symlinks=False):
+            try:
+                with os.scandir(e.path) as sub:
+                    if any(s.name.endswith(".py") for s in itertools.islice(sub, 500)):
+                        return True
+            except OSError:
+                return True
+    return False
 
 
 def _vendored_quoted(stack: str, script_dir: str | None) -> frozenset[str]:

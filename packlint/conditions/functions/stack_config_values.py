@@ -17,7 +17,10 @@ What each stack does with a YAML value decides whether it is checked at all (doc
 - ms-swift turns the YAML into command-line words (`swift/cli/main.py parse_yaml_args`: `--k str(v)`),
   so argparse checks every `Literal`/Enum field's choices ("invalid choice") and exits.
 - A flag (`--optim adamw`, any of these stacks) goes through argparse: every field with choices.
-- axolotl: its snapshot has the keys only (no types), so its values are not judged.
+- axolotl validates the whole YAML (read by PyYAML) with a pydantic model at start: a field whose
+  annotation is a pure string `Literal[...]` or string Enum (optionally `| None`) that no
+  before-validator rewrites rejects any other value, a boolean or a number included (ValidationError).
+  Only those fields are judged (packlint/codebase/pydantic_models.py decides which, per release).
 
 A value packlint does not know (an interpolation, `${...}`, a variable) is never judged. With the
 stack's release known (packlint.configs.versions) the choices are that release's; with it unknown a
@@ -105,11 +108,65 @@ def _read(ctx: EvalContext) -> dict[str, tuple[str, str | None]]:
         if command is None:
             return _trl_program(ctx, cfg)
         return {}
+    if stack == "axolotl":
+        return _axolotl(ctx, cfg)
     if stack == "swift":
         command = _command(ctx, "swift")
         if command in keys._SWIFT_COMMANDS and not keys._standalone(ctx):
             return _judge(ctx, cfg, "swift", keys._SWIFT_COMMANDS[command], "argv")
     return {}
+
+
+_WHY_PYDANTIC = (
+    "axolotl validates the YAML with its pydantic model (AxolotlInputConfig) as the job starts, and a ValidationError "
+    "stops it before training"
+)
+
+
+def _axolotl(ctx: EvalContext, cfg: Any) -> dict[str, tuple[str, str | None]]:
+    """A YAML value of a field whose annotation is a pure string Literal/Enum that no before-validator
+    rewrites (the snapshot's "lit" rows, tools/stack_schemas.py): pydantic rejects any other value. Not
+    judged with `plugins:` (a plugin's model joins the schema with its own validators) nor against an
+    axolotl the checkout vendors (its own models, not read here). With the release unknown, only a key
+    every snapshot release types with choices, and a value none of them takes."""
+    from packlint.codebase import stack_schemas
+    from packlint.conditions.functions import stack_config_keys as keys
+
+    settings = cfg.get("settings") or {}
+    if any(k == "plugins" or k.startswith("plugins.") for k in settings):
+        return {}
+    if keys._vendored_dir("axolotl", keys._script_dir(ctx)):
+        return {}
+    fields = stack_schemas.class_fields("AxolotlInputConfig", ("axolotl",)) or {}
+    known = keys._known_versions(ctx, ("axolotl",))
+    # the snapshot releases the run may be: all of them, or the pinned one (the two around it when it has no
+    # snapshot, each of which must type the field with choices: the one between may not define it at all)
+    want = (1 << len(stack_schemas.releases("axolotl"))) - 1
+    if "axolotl" in known:
+        want = stack_schemas.release_mask("axolotl", known["axolotl"]["value"]) or want
+    out: dict[str, tuple[str, str | None]] = {}
+    for key, s in settings.items():
+        if not isinstance(s, dict) or s.get("source") != "file" or "." in key or not _judgeable(s):
+            continue
+        rows = [r for r in fields.get(key) or [] if keys._defined(r, known)]
+        if not rows or any(r[1] != "lit" or not r[2] for r in rows):
+            continue  # not a field of this release (PK207's), or a typing that takes other values
+        if _mask(rows) & want != want:
+            continue  # a release without the field (or without its choices) ignores the key
+        value = s["value"]
+        choices = sorted({str(c) for r in rows for c in r[2]})
+        if isinstance(value, str) and value in choices:
+            continue
+        why = _message(key, value, value, choices, "axolotl", "file", "pydantic")
+        out[key] = (why, _assumed(rows, known, value, value))
+    return out
+
+
+def _mask(rows: list[Any]) -> int:
+    m = 0
+    for r in rows:
+        m |= r[4]
+    return m
 
 
 def _fields(ctx: EvalContext, stack: str, roots: tuple[str, ...]) -> dict[str, list[Any]]:
@@ -291,12 +348,16 @@ def _message(key: str, value: Any, word: Any, choices: list[str], stack: str, so
     mean = f"; did you mean {close[0]}?" if close else ""
     listed = ", ".join(choices[:12]) + (", ..." if len(choices) > 12 else "")
     note = ""
-    if isinstance(value, bool) and source != "flag":
+    if isinstance(value, bool) and mode == "pydantic":
+        note = " (a YAML boolean, which no choice is: leave the key out, or give null, for none)"
+    elif isinstance(value, bool) and source != "flag":
         note = f" (YAML reads an unquoted {'yes/on/true' if value else 'no/off/false'} as a boolean: quote it)"
     if source == "flag":
         why = _WHY_ARGPARSE
     elif mode == "argv":
         why = _WHY_SWIFT
+    elif mode == "pydantic":
+        why = _WHY_PYDANTIC
     else:
         why = _WHY_ENUM.format(v=word, enum=ENUM_CONVERTED.get(key, "Enum"))
     return f"{shown} is not one of {key}'s values ({listed}){note}{mean}: {why}"
