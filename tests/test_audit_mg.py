@@ -431,3 +431,45 @@ def test_a_python_lazyconfig_is_not_a_bridge_yaml(tmp_path, monkeypatch, capsys)
     assert [(f["code"], f["path"].rsplit("/", 1)[-1]) for f in found if f["severity"] != "info"] == [
         ("PK602", "broken.yaml")
     ]
+
+
+_XLA_SPAWN = """\
+import sys
+from argparse import REMAINDER, ArgumentParser
+
+
+def parse_args():
+    parser = ArgumentParser(description="PyTorch TPU distributed training launch helper utility")
+    parser.add_argument("--num_cores", type=int, default=1, help="Number of TPU cores to use (1 or 8).")
+    parser.add_argument("training_script", type=str, help="The full path to the single TPU training program")
+    parser.add_argument("training_script_args", nargs=REMAINDER)
+    return parser.parse_args()
+
+
+if __name__ == "__main__":
+    args = parse_args()
+"""
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        "--num_cores 8 finetune_trainer.py --learning_rate 3e-5 --do_train --n_val 1000",
+        "--num_cors 8 finetune_trainer.py --learning_rate 3e-5",
+        "--tpu_cores 8 --num_cores 8 finetune_trainer.py --lr 1",
+    ],
+)
+def test_a_remainder_positional_takes_the_options_after_it(tmp_path, capsys, args):
+    """microsoft/LMOps `dpkd/.../seq2seq/*_tpu.sh`: `python xla_spawn.py --num_cores 8 finetune_trainer.py --flags`:
+    xla_spawn.py's `training_script_args` (nargs=REMAINDER) takes every word from the script's name on, options
+    included, so only the options before it are xla_spawn.py's (32 false PK201). argparse is the oracle."""
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "xla_spawn.py").write_text(_XLA_SPAWN)
+    script = tmp_path / "run_tpu.sh"
+    script.write_text(f"#!/bin/bash\npython xla_spawn.py {args}\n")
+    real = subprocess.run(
+        ["python3", str(tmp_path / "xla_spawn.py"), *args.split()], capture_output=True, text=True, timeout=60
+    )
+    rejected = set(real.stderr.split("unrecognized arguments:", 1)[1].split()) if real.returncode else set()
+    reported = {f["message"].split()[0] for f in _check_json(capsys, "--no-cache", str(script)) if f["code"] == "PK201"}
+    assert reported == rejected, (reported, real.stderr)

@@ -19,8 +19,9 @@ import json
 import os
 from typing import Any
 
-# 2: FlagSchema.kind; 3: CodeFacts.startup (the startup checks); 4: FlagSchema.positionals; 5: .positional_room
-CACHE_VERSION = 5
+# 2: FlagSchema.kind; 3: CodeFacts.startup (the startup checks); 4: FlagSchema.positionals; 5: .positional_room;
+# 6: positional_room -2 for a REMAINDER positional
+CACHE_VERSION = 6
 
 
 def cache_dir(explicit: str | None = None) -> str | None:

@@ -140,7 +140,7 @@ class FlagSchema:
     notes: list[str] = factory(list)
     kind: str = "argparse"
     positionals: bool = False  # the parser defines positional arguments (serialised only when true)
-    positional_room: int = 0  # the most words its positionals take (`nargs`); -1: any number (`*`, REMAINDER)
+    positional_room: int = 0  # the most words its positionals take (`nargs`); -1: any number (`*`, `+`); -2: REMAINDER
 
     def specs(self) -> list[FlagSpec]:
         """Each distinct flag once, in definition order."""

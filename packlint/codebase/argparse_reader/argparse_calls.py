@@ -103,8 +103,7 @@ def _inherit(reader: SchemaReader, mod, node, p: Parser, parents: V | None) -> N
         p.open_reasons.extend(q.open_reasons)
         if q.positionals:
             p.positionals = True
-            room = q.positional_room
-            p.positional_room = -1 if room < 0 or p.positional_room < 0 else p.positional_room + room
+            p.positional_room = joined_room(p.positional_room, q.positional_room)
 
 
 def parser_method(reader: SchemaReader, mod, node: ast.Call, obj: V, attr: str, env, conds, depth) -> V:
@@ -208,8 +207,7 @@ def add_argument(
         options.append(v.value)
     if not options or not all(isinstance(o, str) and o.startswith("-") for o in options):
         p.positionals = True  # a positional argument: words after a switch may be its value
-        room = positional_room(reader, mod, node, env, conds, depth)
-        p.positional_room = -1 if room < 0 or p.positional_room < 0 else p.positional_room + room
+        p.positional_room = joined_room(p.positional_room, positional_room(reader, mod, node, env, conds, depth))
         return
     kw = {k.arg: k.value for k in node.keywords if k.arg}
     if any(k.arg is None for k in node.keywords):
@@ -218,15 +216,31 @@ def add_argument(
     p.add(spec, handler)
 
 
+REMAINDER_ROOM = -2  # a positional with nargs=REMAINDER (or PARSER): every word after it is its, options included
+
+
+def joined_room(have: int, room: int) -> int:
+    """The positionals' room once one more takes `room` words (negative: any number; REMAINDER wins)."""
+    if REMAINDER_ROOM in (have, room):
+        return REMAINDER_ROOM
+    return -1 if room < 0 or have < 0 else have + room
+
+
 def positional_room(reader: SchemaReader, mod, node: ast.Call, env, conds, depth) -> int:
     """How many words a positional argument takes, by its `nargs`: none given or `?` one, N N, and `*`,
     `+`, `argparse.REMAINDER` (`...`), `argparse.PARSER` or anything packlint cannot read any number (-1)."""
     nargs = next((k.value for k in node.keywords if k.arg == "nargs"), None)
     if nargs is None:
         return 1
-    if isinstance(nargs, ast.Attribute) and nargs.attr in ("REMAINDER", "PARSER", "ZERO_OR_MORE", "ONE_OR_MORE"):
+    if (isinstance(nargs, ast.Attribute) and nargs.attr in ("REMAINDER", "PARSER")) or (
+        isinstance(nargs, ast.Name) and nargs.id in ("REMAINDER", "PARSER")  # `from argparse import REMAINDER`
+    ):
+        return REMAINDER_ROOM
+    if isinstance(nargs, ast.Attribute) and nargs.attr in ("ZERO_OR_MORE", "ONE_OR_MORE"):
         return -1
     v = reader.eval(mod, nargs, env, conds, depth)
+    if v.kind == "const" and v.value in ("...", "A..."):  # argparse.REMAINDER / argparse.PARSER written out
+        return REMAINDER_ROOM
     if v.kind == "const" and v.value == "?":
         return 1
     if v.kind == "const" and isinstance(v.value, int) and not isinstance(v.value, bool) and v.value >= 0:
