@@ -293,3 +293,25 @@ def test_a_placeholder_read_as_a_redirection_makes_the_command_the_machines(caps
         assert "the command runs only if `model` exists where the script starts" in pk202[0]["message"]
     else:
         assert pk202[0]["severity"] == "error" and pk202[0]["evidence"] == "checkout"
+
+
+def test_a_program_found_only_by_the_end_of_its_path_rests_on_the_machine(capsys, tmp_path):
+    """krafton-ai/Megatron-Dion: `examples/detxoify_lm/finetune_gpt.py` moved to
+    `examples/academic_paper_scripts/detxoify_lm/`; the script still names the old path. Its flags are judged
+    against the moved file, but whether that is what runs depends on the machine: an info naming it."""
+    moved = tmp_path / "examples" / "academic_paper_scripts" / "detxoify_lm"
+    moved.mkdir(parents=True)
+    (moved / "finetune_gpt.py").write_text(_BENCHMARK)
+    (tmp_path / ".git").mkdir(exist_ok=True)
+    script = moved / "finetune.sh"
+    for program, severity, kind in (
+        ("examples/detxoify_lm/finetune_gpt.py", "info", "machine"),
+        ("examples/academic_paper_scripts/detxoify_lm/finetune_gpt.py", "error", "checkout"),
+    ):
+        script.write_text(f"#!/bin/bash\npython {program} --model m --bogus 1\n")
+        capsys.readouterr()
+        main(["check", "--format", "json", "--no-cache", str(script)])
+        found = [f for f in json.loads(capsys.readouterr().out)["findings"] if f["code"] == "PK201"]
+        assert [(f["severity"], f["evidence"]) for f in found] == [(severity, kind)], found
+        if kind == "machine":
+            assert "the path as written, examples/detxoify_lm/finetune_gpt.py, is not in the checkout" in found[0]["message"]

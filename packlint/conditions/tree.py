@@ -392,7 +392,34 @@ class EvalContext:
         session, so rules that never ask cost nothing."""
         if self._code is None or not self.launch:
             return None
-        return self._code(self.launch, self.variant)
+        facts = self._code(self.launch, self.variant)
+        guess = _program_guess(facts)
+        if guess is not None:
+            from packlint import evidence
+
+            evidence.note(self, (evidence.MACHINE, guess))  # the path as written must be on the machine
+        return facts
 
     def bash_rejects(self) -> Any:
         return True if self._bash_rejects is None else self._bash_rejects()
+
+
+def _program_guess(facts: Any) -> str | None:
+    """What code found for a relative program path that is not in the checkout as written rests on
+    (`examples/detxoify_lm/finetune_gpt.py`, moved since: only a shorter suffix of it exists): that the file
+    found is what the launch runs, where the path as written is the machine's. None when it was found as written."""
+    res = getattr(facts, "resolution", None)
+    if res is None or getattr(res, "how", None) != "script-checkout":
+        return None
+    program = (getattr(res, "program", None) or "").replace("\\", "/")
+    file = (getattr(res, "file", None) or "").replace("\\", "/")
+    if not program or program.startswith(("/", "-")) or not file:
+        return None
+    written = "/".join(p for p in program.split("/") if p and p not in (".",))
+    if ".." in written.split("/") or file.endswith("/" + written) or file == written:
+        return None
+    shown = "/".join(file.split("/")[-3:])
+    return (
+        f"the launched program is .../{shown} (the path as written, {program}, is not in the checkout; "
+        "only its end matches)"
+    )
