@@ -329,8 +329,51 @@ def _run_parts(cli: Any) -> list[Any]:
     env = {
         k: v for k, v in os.environ.items() if k in _ENV_IN_KEY or (k.startswith("PACKLINT_") and k not in _NOT_IN_KEY)
     }
-    where = [_CWD[0] or os.getcwd(), list(_ROOTS), outside_allowed()]
-    return [FORMAT, __version__, sys.version, sys.prefix, where, env, vars(cli)]
+    from packlint.scope import _CODE_BASES
+
+    where = [_CWD[0] or os.getcwd(), list(_ROOTS), list(_CODE_BASES), outside_allowed()]
+    return [FORMAT, __version__, sys.version, sys.prefix, where, env, vars(cli), _own_code(), _import_path()]
+
+
+def _quiet_stat(path: str) -> list[int] | None:
+    """A path's (size, mtime_ns, inode) without recording it as an input (it is in the key instead)."""
+    try:
+        st = _ORIG.get("stat", os.stat)(path)
+    except OSError:
+        return None
+    return [st.st_size, st.st_mtime_ns, st.st_ino]
+
+
+def _own_code() -> list[Any]:
+    """packlint's own modules: an edited checkout or a reinstall at another commit of the same version
+    changes what a check finds, and the import system's reads are not recorded (posix, not os)."""
+    import packlint
+
+    base = os.path.dirname(os.path.abspath(packlint.__file__))
+    scandir = _ORIG.get("scandir", os.scandir)  # (not recorded: the key holds them)
+    out: list[Any] = []
+    todo = [base]
+    while todo and len(out) < 2000:
+        d = todo.pop()
+        try:
+            with scandir(d) as it:
+                entries = sorted(it, key=lambda e: e.name)
+        except OSError:
+            continue
+        for e in entries:
+            if e.name.endswith(".py"):
+                out.append([os.path.relpath(e.path, base), _quiet_stat(e.path)])
+            elif e.name != "__pycache__" and not e.name.startswith(".") and e.is_dir(follow_symlinks=False):
+                todo.append(e.path)
+    return out
+
+
+def _import_path() -> list[Any]:
+    """`sys.path` and each entry's directory signature: installed stacks are located with importlib's finders
+    (hydra.stack_roots, versions), whose reads are not recorded; a PYTHONPATH or `pip install` changes them."""
+    import sys
+
+    return [[p, _quiet_stat(p or ".")] for p in sys.path]
 
 
 def job_key(job: Any, cli: Any) -> str:

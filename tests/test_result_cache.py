@@ -299,3 +299,43 @@ def test_what_worker_processes_read_is_an_input_too(tree):
     after, counts = _check(root, cache, jobs="2", path="train.sh")
     assert counts == (0, 1, 1) and after != first
     assert after == _check(root, None, path="train.sh")[0]
+
+
+def test_the_import_path_is_part_of_the_key(tmp_path, monkeypatch):
+    """A stack's own config is also looked for in the installed package (importlib's finders: reads that
+    are not recorded), so the import path is in the key: the same tree checked with a PYTHONPATH that holds a
+    verl with its `trainer/config/` is analysed again (and names that config: outside the checkout, PK603)."""
+    monkeypatch.delenv("PACKLINT_CACHE_DIR", raising=False)
+    root, site, cache = tmp_path / "repo", tmp_path / "site", tmp_path / "cache"
+    root.mkdir()
+    (root / ".git").mkdir()
+    (root / "run.sh").write_text("#!/bin/bash\npython3 -m verl.trainer.main_ppo data.train_batch_size=100\n")
+    config = site / "verl" / "trainer" / "config"
+    config.mkdir(parents=True)
+    for d in (site / "verl", site / "verl" / "trainer"):
+        (d / "__init__.py").write_text("")
+    (config / "ppo_trainer.yaml").write_text(
+        "data:\n  train_batch_size: 1024\nactor_rollout_ref:\n  actor:\n    strategy: fsdp\n"
+        "    ppo_mini_batch_size: 256\n    use_dynamic_bsz: false\n  rollout:\n    n: 1\n"
+        "trainer:\n  nnodes: 1\n  n_gpus_per_node: 8\n"
+    )
+    _age(root)
+    _age(site)
+
+    def run(pythonpath: str) -> tuple[list[str], str]:
+        env = dict(os.environ, NO_COLOR="1", PYTHONPATH=pythonpath, PACKLINT_CACHE_REPORT="1", PACKLINT_JOBS="1")
+        env["PACKLINT_CACHE_DIR"] = str(cache)
+        env.pop("PACKLINT_NO_CACHE", None)
+        proc = subprocess.run(
+            [sys.executable, "-m", "packlint", "check", "--isolated", "--exit-zero", "--output-format", "json", "."],
+            cwd=root, env=env, capture_output=True, text=True, timeout=300,
+        )
+        assert proc.returncode == 0, proc.stderr[-2000:]
+        return _codes(proc.stdout), proc.stderr
+
+    plain, _ = run(str(ROOT))
+    assert "PK603" not in plain
+    again, report = run(str(ROOT))
+    assert again == plain and "1 hit" in report  # (the same key: replayed)
+    with_verl, report = run(f"{ROOT}{os.pathsep}{site}")
+    assert "PK603" in with_verl and "0 hit" in report, report
