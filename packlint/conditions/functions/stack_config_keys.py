@@ -308,10 +308,30 @@ def _dataclass_keys(
                     "option): argparse exits with 'expected one argument' as the job starts"
                 )
             continue
+        if not rows and _fork_program(ctx) and not _close_matches(top, [n for n in names if n != top], 1, 0.8):
+            continue  # a program of the checkout's fork whose code is not here: a key of the fork's own (below)
         out[key] = _message(stack, top, rows, known, names, s.get("source") == "flag") + _STOPS[stack]
         if stack not in known and not local:  # (the vendored code decides without assuming a release)
             ctx.memo.setdefault("stack_key_sources", {})[key] = "snapshot"
     return out
+
+
+def _fork_program(ctx: EvalContext) -> bool:
+    """The launch runs the stack by a path to its program (`deepspeed src/train.py --stage sft`, not
+    `llamafactory-cli`) that is not in the checkout: the repository that holds it may be a fork with fields of
+    its own (Qihoo360/Light-R1 runs 360-LLaMA-Factory's `--sequence_parallel_size`). A key no release defines
+    and no close spelling explains is then undecided; a misspelling stays reported."""
+    from packlint.model_view import program
+
+    prog = (program(ctx.launch, ctx.variant) or "").strip()
+    if not prog.endswith(".py"):
+        return False
+    try:
+        facts = ctx.code_facts()
+    except Exception:  # a reader bug must not take the check down
+        return False
+    res = getattr(facts, "resolution", None)
+    return res is not None and not getattr(res, "found", True) and getattr(res, "how", "") == "not-found"
 
 
 _SWIFT_IGNORED = (
