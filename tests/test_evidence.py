@@ -315,3 +315,36 @@ def test_a_program_found_only_by_the_end_of_its_path_rests_on_the_machine(capsys
         assert [(f["severity"], f["evidence"]) for f in found] == [(severity, kind)], found
         if kind == "machine":
             assert "the path as written, examples/detxoify_lm/finetune_gpt.py, is not in the checkout" in found[0]["message"]
+
+
+@pytest.mark.parametrize("own_loop", [True, False])
+def test_a_program_with_its_own_trainer_gets_no_hf_trainer_mismatch(capsys, tmp_path, own_loop):
+    """OpenLMLab/LOMO: `deepspeed src/train_lomo.py config/args_lomo.yaml` parses TrainingArguments with
+    HfArgumentParser, then trains with its own `LOMOTrainer` (no transformers base), which calls
+    `deepspeed.initialize` itself: transformers' DeepSpeed/TrainingArguments mismatch check never runs (PK611).
+    The same program building `transformers.Trainer` keeps the finding."""
+    (tmp_path / ".git").mkdir(exist_ok=True)
+    src = tmp_path / "src"
+    src.mkdir()
+    (tmp_path / "ds_config.json").write_text('{"train_micro_batch_size_per_gpu": 2, "gradient_accumulation_steps": 1}\n')
+    trainer = (
+        "import deepspeed\n\n\nclass LOMOTrainer:\n    def __init__(self, model, args):\n"
+        "        self.engine, _, _, _ = deepspeed.initialize(model=model, config=args.deepspeed)\n"
+        if own_loop
+        else "from transformers import Trainer\n\n\nclass LOMOTrainer(Trainer):\n    pass\n"
+    )
+    (src / "lomo_trainer.py").write_text(trainer)
+    (src / "train_lomo.py").write_text(
+        "import sys\nfrom transformers import HfArgumentParser, TrainingArguments\nfrom lomo_trainer import LOMOTrainer\n\n"
+        "if __name__ == '__main__':\n    (args,) = HfArgumentParser((TrainingArguments,)).parse_args_into_dataclasses()\n"
+        "    LOMOTrainer(None, args)\n"
+    )
+    script = tmp_path / "run.sh"
+    script.write_text(
+        "#!/bin/bash\ndeepspeed --num_gpus 1 src/train_lomo.py --deepspeed ds_config.json "
+        "--per_device_train_batch_size 16 --output_dir out\n"
+    )
+    capsys.readouterr()
+    main(["check", "--format", "json", "--no-cache", str(script)])
+    codes = [f["code"] for f in json.loads(capsys.readouterr().out)["findings"]]
+    assert ("PK611" in codes) is not own_loop, codes

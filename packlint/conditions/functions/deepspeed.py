@@ -16,6 +16,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING, Any
 
 from packlint.conditions.tree import INT, STR, Builtin, EvalContext, Function, NameLookupError, Unk
@@ -292,6 +293,56 @@ def _num_equal(ds_val: Any, hf_val: Any) -> bool:
         return ds_val == hf_val
 
 
+_HF_TRAINER_USE = re.compile(
+    rb"from\s+(?:transformers|trl)[\w.]*\s+import\s+[^\n]*?\w*Trainer\b|\b(?:transformers|trl)\.\w*Trainer\b"
+    rb"|from\s+(?:transformers|trl)[\w.]*\s+import\s*\([^)]*?\w*Trainer\b"
+)
+
+
+def _own_trainer(ctx: EvalContext) -> bool:
+    """The launched program's code is at hand and no file of its import closure imports a Trainer from
+    transformers or TRL (OpenLMLab/LOMO: HfArgumentParser over TrainingArguments, then its own `LOMOTrainer`
+    calling `deepspeed.initialize` itself): transformers' mismatch check, in `deepspeed_init`, never runs."""
+    try:
+        facts = ctx.code_facts()
+    except Exception:  # a reader bug must not take the check down
+        return False
+    if facts is None or not facts.known or not facts.files or facts.skipped:
+        return False
+    if _own_module_missing(facts):
+        return False  # a module of its own packlint did not find may be where the Trainer is built
+    from packlint.safe_io import read_regular
+
+    for f in facts.files:
+        data = read_regular(f, 2_000_000)
+        if data is None or _HF_TRAINER_USE.search(data):
+            return False  # (a file it cannot read may be the one that does)
+    return True
+
+
+def _own_module_missing(facts: Any) -> bool:
+    """An import the code reader did not resolve names a directory or module of the program's own tree (the
+    program's directory up to its root): the closure is incomplete. Other unresolved imports are libraries."""
+    import os
+
+    res = getattr(facts, "resolution", None)
+    start = os.path.dirname(getattr(res, "file", None) or "")
+    root = getattr(res, "root", None) or start
+    dirs: list[str] = []
+    d = start
+    for _ in range(12):
+        if not d:
+            break
+        dirs.append(d)
+        if d == root or os.path.dirname(d) == d:
+            break
+        d = os.path.dirname(d)
+    for top in {m.split(".", 1)[0] for m in facts.unresolved_imports or ()}:
+        if any(os.path.exists(os.path.join(d, top)) or os.path.exists(os.path.join(d, top + ".py")) for d in dirs):
+            return True
+    return False
+
+
 def mismatches(ctx: EvalContext) -> list[tuple[str, str]] | Unk:
     """[(ds key, "- ds KEY=V vs hf NAME=W")] as trainer_config_finalize lists them."""
     memo = ctx.memo
@@ -303,6 +354,8 @@ def mismatches(ctx: EvalContext) -> list[tuple[str, str]] | Unk:
         out = ds
     elif config_stack(_config(ctx)) not in HF_TRAINER_STACKS:
         out = Unk("the launch does not run HF Trainer", "absent")
+    elif _own_trainer(ctx):
+        out = Unk("the launched program trains without a transformers/TRL Trainer (its own loop)", "absent")
     else:
         auto_find = _hf_setting(ctx, "auto_find_batch_size")
         loose_batch = auto_find is True or (isinstance(auto_find, str) and auto_find.lower() == "true")
