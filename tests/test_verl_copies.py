@@ -150,19 +150,15 @@ def test_the_launchs_pythonpath_names_the_copy_first(tmp_path: Path) -> None:
     assert _with_pythonpath(three, "B/scripts/run.sh", "PYTHONPATH=../A/verl") == want
 
 
-def test_a_sibling_sub_projects_only_copy_is_an_assumption(tmp_path: Path) -> None:
+def test_a_sibling_sub_projects_only_copy_is_not_the_launchs(tmp_path: Path) -> None:
     # Light-R1's shape: train-scripts/verl-grpo.sh beside deepscaler-release/ (an evaluation project with its
-    # own setup.py and a vendored verl): the verdict assumes the launch runs that copy (a warning naming it)
+    # own setup.py and a vendored verl): which verl the training script runs is not known from the tree (the
+    # holdout audit read the key as one of the verl the script's data paths point at): its keys are undecided
     light, vendored = tmp_path / "light", tmp_path / "vendored"
     _copy(light, "deepscaler-release/verl", own_keys=False)
     (light / "deepscaler-release" / "setup.py").write_text("from setuptools import setup\nsetup(name='deepscaler')\n")
-    found = [f for f in _findings(light, "train-scripts/verl-grpo.sh", batch=100) if f.code in ("PK207", "PK453")]
-    assert sorted(f.message.split()[0] for f in found) == [
-        "actor_rollout_ref.actor.clip_ratio_low",
-        "data.gen_batch_size",
-    ]
-    assert all(f.severity == "warning" and f.evidence == "assumed" for f in found)
-    assert all("deepscaler-release/verl" in f.message for f in found), found[0].message
+    found = [f for f in _findings(light, "train-scripts/verl-grpo.sh", batch=100) if f.code == "PK207"]
+    assert found == [], [f.message for f in found]
     # third_party/ is no project of its own: its copy is the checkout's verl (errors, PK453 from its config)
     _copy(vendored, "third_party/verl", own_keys=False)
     found = [f for f in _findings(vendored, "scripts/run.sh", batch=100) if f.code in ("PK207", "PK453")]

@@ -559,8 +559,6 @@ def _verl(ctx: EvalContext, cfg: Any) -> dict[str, str]:
         mean = f" (did you mean {close[0]}?)" if close else ""
         if what.startswith("verl's") and " in any release " in what:
             ctx.memo.setdefault("stack_key_sources", {})[flag] = "snapshot"
-        elif ctx.memo.get("verl_copy_assumed"):
-            ctx.memo.setdefault("stack_key_sources", {})[flag] = "copy:" + str(ctx.memo["verl_copy_assumed"])
         out[flag] = (
             f"{flag} is not a key of {what}{mean}: Hydra stops with 'Could not override '{flag}'' (the key is not "
             "in the struct config) as the job starts; `+key=value` adds a new key"
@@ -585,9 +583,10 @@ def _verl_keys(ctx: EvalContext, cfg: Any, name: str) -> tuple[set[str], str] | 
         what = f"verl's {name} config ({main.get('path')})"
         if tied and len(tied) > 1:  # several copies equally near the script: judged only when every one lacks it
             what = f"verl's {name} config in any of the checkout's copies ({', '.join(tied)})"
-        elif tied:  # a sibling sub-project's copy: the verdict assumes the launch runs it
-            what = f"verl's {name} config ({tied[0]}/{name}.yaml)"
-            ctx.memo["verl_copy_assumed"] = tied[0]
+        elif tied:
+            # a sibling sub-project's only copy (Light-R1's evaluation code vendors a verl; its training scripts run
+            # another): which verl the launch runs is not known from the tree, so its keys are undecided
+            return None
         return {p for k in own for p in _prefixes(k)}, what
     from packlint.codebase import stack_schemas
 
@@ -650,13 +649,6 @@ def _f_stack_key_assumed(ctx: EvalContext, node: Builtin, a: list[Any]) -> Any:
     what = ctx.memo.get("stack_key_sources", {}).get(a[0])
     from packlint import evidence
 
-    if isinstance(what, str) and what.startswith("copy:"):
-        text = (
-            f"the launch runs the {stack} copy whose config is {what[5:]}: the checkout's only one, inside a "
-            "sub-project beside the script's"
-        )
-        evidence.note(ctx, (evidence.ASSUMED, text))
-        return text
     if what != "snapshot" or not isinstance(stack, str):
         return Unk("the keys come from the checkout, or from the release it runs", "absent")
     text = _snapshot_text(ctx, stack)
