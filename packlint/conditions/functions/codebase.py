@@ -8,8 +8,11 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from packlint.conditions.functions.codebase_common import (
+    REMAINDER_ROOM,
     _code,
     _code_label,
+    _in_remainder,
+    _record_flag,
     _schema_view,
     _script_text,
     _show_path,
@@ -97,49 +100,6 @@ def _f_flag_defined(ctx: EvalContext, node: Builtin, a: list[Any]) -> Any:
         return Unk(f"{a[0]} comes after the words the program's REMAINDER positional takes: it is passed on", "unknown")
     _record_flag(ctx, a[0])  # the words that give it (a command that may not run: machine)
     return False
-
-
-REMAINDER_ROOM = (
-    -2
-)  # FlagSchema.positional_room of a parser with a REMAINDER positional (argparse_calls.REMAINDER_ROOM)
-
-
-def _in_remainder(ctx: EvalContext, schema: Any, name: str) -> bool:
-    """Whether every occurrence of option `name` comes after the first positional word of the launch's
-    arguments: with a `nargs=REMAINDER` positional (`xla_spawn.py --num_cores 8 train.py --lr 1`, microsoft/LMOps),
-    argparse gives that word and every word after it, options included, to the positionals."""
-    argv = launch_argv(ctx.launch, ctx.variant) or []
-    start, skip = None, 0
-    for i, w in enumerate(argv):
-        if skip:
-            skip -= 1
-            continue
-        if not isinstance(w, str):
-            return False  # a word packlint cannot know: where the positionals start is not known
-        if w.startswith("-") and len(w) > 1:
-            spec = schema.lookup(w.split("=", 1)[0])
-            if spec is None:
-                continue  # an unknown option: argparse sets it aside (and rejects it), the next word is a positional
-            if "=" not in w and getattr(spec, "takes_value", False):
-                nargs = getattr(spec, "nargs", None)
-                skip = nargs if isinstance(nargs, int) and not isinstance(nargs, bool) else 1 if nargs is None else 0
-                if skip == 0:
-                    return False  # an option of several words (`+`, `*`): where it stops is argparse's to say
-            continue
-        start = i
-        break
-    if start is None:
-        return False
-    return all(not (isinstance(w, str) and w.split("=", 1)[0] == name) for w in argv[:start])
-
-
-def _record_flag(ctx: EvalContext, name: str) -> None:
-    """Note the evidence of the occurrences of flag `name` as premises of the rule being evaluated."""
-    from packlint import evidence
-
-    for occ in flag_occurrences(ctx.variant, "flags", name):
-        if isinstance(occ, dict):
-            evidence.record(ctx, occ)
 
 
 def _f_flag_suggestion(ctx: EvalContext, node: Builtin, a: list[Any]) -> Any:

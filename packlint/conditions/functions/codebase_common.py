@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from packlint.conditions.tree import EvalContext
-from packlint.model_view import program
+from packlint.model_view import flag_occurrences, launch_argv, program
 
 
 def _code(ctx: EvalContext) -> Any:
@@ -153,3 +153,45 @@ def fork_named(program_: str | None, flags: list[str], script: str | None) -> st
         return None
     shown = ", ".join(foreign[:3]) + (f" and {len(foreign) - 3} more" if len(foreign) > 3 else "")
     return f"it passes {shown}, which no Megatron-LM release from {release_span()} defines"
+
+
+# FlagSchema.positional_room of a parser with a REMAINDER positional (argparse_calls.REMAINDER_ROOM)
+REMAINDER_ROOM = -2
+
+
+def _in_remainder(ctx: EvalContext, schema: Any, name: str) -> bool:
+    """Whether every occurrence of option `name` comes after the first positional word of the launch's
+    arguments: with a `nargs=REMAINDER` positional (`xla_spawn.py --num_cores 8 train.py --lr 1`, microsoft/LMOps),
+    argparse gives that word and every word after it, options included, to the positionals."""
+    argv = launch_argv(ctx.launch, ctx.variant) or []
+    start, skip = None, 0
+    for i, w in enumerate(argv):
+        if skip:
+            skip -= 1
+            continue
+        if not isinstance(w, str):
+            return False  # a word packlint cannot know: where the positionals start is not known
+        if w.startswith("-") and len(w) > 1:
+            spec = schema.lookup(w.split("=", 1)[0])
+            if spec is None:
+                continue  # an unknown option: argparse sets it aside (and rejects it), the next word is a positional
+            if "=" not in w and getattr(spec, "takes_value", False):
+                nargs = getattr(spec, "nargs", None)
+                skip = nargs if isinstance(nargs, int) and not isinstance(nargs, bool) else 1 if nargs is None else 0
+                if skip == 0:
+                    return False  # an option of several words (`+`, `*`): where it stops is argparse's to say
+            continue
+        start = i
+        break
+    if start is None:
+        return False
+    return all(not (isinstance(w, str) and w.split("=", 1)[0] == name) for w in argv[:start])
+
+
+def _record_flag(ctx: EvalContext, name: str) -> None:
+    """Note the evidence of the occurrences of flag `name` as premises of the rule being evaluated."""
+    from packlint import evidence
+
+    for occ in flag_occurrences(ctx.variant, "flags", name):
+        if isinstance(occ, dict):
+            evidence.record(ctx, occ)
