@@ -49,6 +49,7 @@ _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _SKIP_PREFIXES = ["/proc/", "/sys/", "/dev/"]
 
 _ON = [False]
+_IMPORT_DIRS: set[str] = set()  # the import path's directories (listings of them are not inputs: _new)
 _START_NS = [0]
 _CWD = [""]
 # (kind: "s" stat | "l" lstat | "d" listed, absolute path) -> signature; None: not an input (_new)
@@ -104,7 +105,20 @@ def _new(key: tuple[str, str]) -> bool:
     if path == _SKIP_PREFIXES[-1][:-1]:  # (the cache directory itself: listed when it is kept bounded)
         _SIGS[key] = None
         return False
+    if key[0] == "d" and path in _IMPORT_DIRS and path != _CWD[0] and not _checked_root(path):
+        # a listing of an import-path entry (importlib.metadata's search for distributions): the key holds the
+        # import path and its site-packages' signatures; a checkout on PYTHONPATH gains a file (`.hypothesis/`)
+        # for reasons that change no finding
+        _SIGS[key] = None
+        return False
     return True
+
+
+def _checked_root(path: str) -> bool:
+    """A checkout named on the command line (its layout is an input even when it is on the import path)."""
+    from packlint.scope import _ROOTS
+
+    return any(path == r or r.startswith(path.rstrip("/") + "/") for r in _ROOTS)
 
 
 def probe(kind: str, path: str) -> list[int]:
@@ -230,7 +244,11 @@ _PATCHES = {
 
 def start(cache_dir: str) -> None:
     """Record the file-system reads of this process (and of the workers it forks) from now on."""
+    import sys
     import time
+
+    _IMPORT_DIRS.clear()
+    _IMPORT_DIRS.update(os.path.abspath(p) for p in sys.path if p)
 
     if not _ORIG:
         for name, (mod, attr, repl) in _PATCHES.items():
@@ -369,11 +387,15 @@ def _own_code() -> list[Any]:
 
 
 def _import_path() -> list[Any]:
-    """`sys.path` and each entry's directory signature: installed stacks are located with importlib's finders
-    (hydra.stack_roots, versions), whose reads are not recorded; a PYTHONPATH or `pip install` changes them."""
+    """`sys.path`, and the signature of its site-packages directories: installed stacks are located with
+    importlib's finders (hydra.stack_roots, versions), whose reads are not recorded; a PYTHONPATH changes the
+    list, a `pip install` or uninstall the directory (other entries, a checkout on PYTHONPATH, change with any
+    file written in them: not a signature worth a miss)."""
     import sys
 
-    return [[p, _quiet_stat(p or ".")] for p in sys.path]
+    return [
+        [p, _quiet_stat(p) if os.path.basename(p) in ("site-packages", "dist-packages") else None] for p in sys.path
+    ]
 
 
 def job_key(job: Any, cli: Any) -> str:

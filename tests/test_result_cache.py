@@ -339,3 +339,12 @@ def test_the_import_path_is_part_of_the_key(tmp_path, monkeypatch):
     assert again == plain and "1 hit" in report  # (the same key: replayed)
     with_verl, report = run(f"{ROOT}{os.pathsep}{site}")
     assert "PK603" in with_verl and "0 hit" in report, report
+    # a directory on the import path gaining a file that changes nothing (`.hypothesis/` in a checkout on
+    # PYTHONPATH): importlib.metadata lists it, but that listing is not an input, so the run is replayed
+    other = tmp_path / "other"
+    other.mkdir()
+    run(f"{ROOT}{os.pathsep}{other}")
+    (other / ".hypothesis").mkdir()
+    _age(other)
+    replayed, report = run(f"{ROOT}{os.pathsep}{other}")
+    assert "1 hit" in report, report
