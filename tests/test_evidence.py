@@ -348,3 +348,25 @@ def test_a_program_with_its_own_trainer_gets_no_hf_trainer_mismatch(capsys, tmp_
     main(["check", "--format", "json", "--no-cache", str(script)])
     codes = [f["code"] for f in json.loads(capsys.readouterr().out)["findings"]]
     assert ("PK611" in codes) is not own_loop, codes
+
+
+def test_a_variable_an_unfollowable_source_may_set_is_unknown(capsys, tmp_path):
+    """haeggee/Megatron-LM `examples/post_training/modelopt/quantize.sh`: `source conf/${MLM_MODEL_CFG}.sh` (the model
+    named by the caller) sets MODEL_ARGS, which carries `--save-interval`; packlint cannot follow that source, so a
+    variable the script itself never sets is unknown after it, not empty (PK316 '--save without --save-interval'
+    was reported on 10 such launches)."""
+    (tmp_path / ".git").mkdir(exist_ok=True)
+    (tmp_path / "conf").mkdir()
+    (tmp_path / "conf" / "llama.sh").write_text('MODEL_ARGS="--num-layers 32 --save-interval 100000"\n')
+    script = """\
+        MLM_MODEL_CFG=$1
+        source "conf/${MLM_MODEL_CFG}.sh"
+        torchrun --nproc_per_node 8 pretrain_gpt.py ${MODEL_ARGS} --save ckpt --tag "$UNSET_AFTER"
+        """
+    model = inspect(capsys, tmp_path, script)
+    (launch,) = model["launches"]
+    assert "may be set by the `source` at line 2" in json.dumps(launch["argv"])
+    assert "value" not in launch["flags"]["--tag"][0]
+    # with the model named, the source is followed and the words are known
+    model = inspect(capsys, tmp_path, script, "--", "llama")
+    assert "--save-interval" in model["launches"][0]["flags"]

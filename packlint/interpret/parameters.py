@@ -425,6 +425,9 @@ def scalar(interp: Interpreter, name: str, world: World, span: Span) -> Value:
     if var is None:
         if name in BASH_DYNAMIC:
             return Unknown(f"${name} is set by bash at run time", span)
+        if world.unread_source and not name.isdigit():
+            # (haeggee/Megatron-LM modelopt scripts: `source conf/${MLM_MODEL_CFG}.sh` sets MODEL_ARGS)
+            return Unknown(f"${name} may be set by the {world.unread_source}", span)
         # empty in a clean environment; the machine's may set it (a path under it is unknown: words.py)
         return Known("", span, UNSET_PREFIX + name)
     v = var.scalar()

@@ -270,6 +270,7 @@ def source_file(interp: Interpreter, fields: list[Value], world: World, ps: Pars
             f"cannot follow `source`: the path is unknown ({target.reason}); settings it makes are not seen",
             span,
         )
+        world.unread_source = world.unread_source or f"`source` at line {span.line} (its path is unknown)"
         return [world]
     path = resolve_path(interp, text, world)
     if path is None:

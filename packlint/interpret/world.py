@@ -67,6 +67,8 @@ class World:
     # the positional parameters are the script's own arguments (not a function's, not `set --`): past
     # the ones packlint was given they are empty only on an assumption (packlint.evidence.NO_ARGUMENTS)
     script_args: bool = True
+    # `source` of a file packlint could not read or follow: a variable the script has not set may be set there
+    unread_source: str | None = None
 
     def fork(self) -> World:
         return World(
@@ -85,6 +87,7 @@ class World:
             None if self.aliases is None else dict(self.aliases),
             self.expand_aliases,
             self.script_args,
+            self.unread_source,
         )
 
 
@@ -137,6 +140,7 @@ def join_worlds(worlds: list[World], depends_on: str, span: Span | None) -> Worl
         common &= set(w.when)
     joined.when = tuple(c for c in first.when if c in common)
     joined.allexport = any(w.allexport for w in worlds)
+    joined.unread_source = next((w.unread_source for w in worlds if w.unread_source), None)
     return joined
 
 
