@@ -19,6 +19,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Any
 
+from packlint.caches import run_memo
 from packlint.conditions.tree import INT, STR, Builtin, EvalContext, Function, NameLookupError, Unk
 from packlint.model_view import config_settings, config_stack, parallel_size, section_unknown, variant_config
 
@@ -311,13 +312,24 @@ def _own_trainer(ctx: EvalContext) -> bool:
         return False
     if _own_module_missing(facts):
         return False  # a module of its own packlint did not find may be where the Trainer is built
+    from packlint.caches import IN_RUN
     from packlint.safe_io import read_regular
 
-    for f in facts.files:
+    files = tuple(facts.files)
+    if IN_RUN[0] and files in _RUN_OWN_TRAINER:  # (a repository's scripts launch the same few programs)
+        return _RUN_OWN_TRAINER[files]
+    own = True
+    for f in files:
         data = read_regular(f, 2_000_000)
         if data is None or _HF_TRAINER_USE.search(data):
-            return False  # (a file it cannot read may be the one that does)
-    return True
+            own = False  # (a file it cannot read may be the one that does)
+            break
+    if IN_RUN[0]:
+        _RUN_OWN_TRAINER[files] = own
+    return own
+
+
+_RUN_OWN_TRAINER = run_memo()  # import closure -> no Trainer imported in it, for one check run
 
 
 def _own_module_missing(facts: Any) -> bool:
@@ -354,8 +366,6 @@ def mismatches(ctx: EvalContext) -> list[tuple[str, str]] | Unk:
         out = ds
     elif config_stack(_config(ctx)) not in HF_TRAINER_STACKS:
         out = Unk("the launch does not run HF Trainer", "absent")
-    elif _own_trainer(ctx):
-        out = Unk("the launched program trains without a transformers/TRL Trainer (its own loop)", "absent")
     else:
         auto_find = _hf_setting(ctx, "auto_find_batch_size")
         loose_batch = auto_find is True or (isinstance(auto_find, str) and auto_find.lower() == "true")
@@ -413,6 +423,8 @@ def mismatches(ctx: EvalContext) -> list[tuple[str, str]] | Unk:
 
                 found.append((ds_key, f"- ds {ds_key}={render(ds_val)} vs hf {hf_label}={render(hf_val)}"))
         out = found if found or undecided is None else undecided
+    if out and not isinstance(out, Unk) and _own_trainer(ctx):  # (read only when there is something to report)
+        out = Unk("the launched program trains without a transformers/TRL Trainer (its own loop)", "absent")
     memo["hf_ds_mismatch"] = out
     return out
 
