@@ -353,15 +353,6 @@ def _run_parts(cli: Any) -> list[Any]:
     return [FORMAT, __version__, sys.version, sys.prefix, where, env, vars(cli), _own_code(), _import_path()]
 
 
-def _quiet_stat(path: str) -> list[int] | None:
-    """A path's (size, mtime_ns, inode) without recording it as an input (it is in the key instead)."""
-    try:
-        st = _ORIG.get("stat", os.stat)(path)
-    except OSError:
-        return None
-    return [st.st_size, st.st_mtime_ns, st.st_ino]
-
-
 def _own_code() -> list[Any]:
     """packlint's own modules: an edited checkout or a reinstall at another commit of the same version
     changes what a check finds, and the import system's reads are not recorded (posix, not os)."""
@@ -380,7 +371,7 @@ def _own_code() -> list[Any]:
             continue
         for e in entries:
             if e.name.endswith(".py"):
-                out.append([os.path.relpath(e.path, base), _quiet_stat(e.path)])
+                out.append([os.path.relpath(e.path, base), probe("s", e.path)])
             elif e.name != "__pycache__" and not e.name.startswith(".") and e.is_dir(follow_symlinks=False):
                 todo.append(e.path)
     return out
@@ -393,9 +384,7 @@ def _import_path() -> list[Any]:
     file written in them: not a signature worth a miss)."""
     import sys
 
-    return [
-        [p, _quiet_stat(p) if os.path.basename(p) in ("site-packages", "dist-packages") else None] for p in sys.path
-    ]
+    return [[p, probe("d", p) if os.path.basename(p) in ("site-packages", "dist-packages") else None] for p in sys.path]
 
 
 def job_key(job: Any, cli: Any) -> str:
