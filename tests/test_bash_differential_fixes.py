@@ -171,3 +171,33 @@ def test_a_redirection_target_split_after_a_dollar_is_one_word(tmp_path, monkeyp
     )
     assert [r["argv"] for r in run.records] == commands(model)
     assert commands(model)[0][-2:] == ["--port", "1278"] and commands(model)[1][-3:] == ["1279", "--seed", "3"]
+
+
+def test_a_positional_parameter_is_one_digit(tmp_path, monkeypatch):
+    """mlcommons/training llama2_70b_lora/run_and_time.sh: `--output_dir $RESULT_DIR/..._r16_$1` -- tree-sitter-bash
+    splits it after the `$` into `$RESULT_DIR/..._r16_$` and the number `1` (packlint made two words, `..._$` and
+    `1`: a false PK202); and it reads `$1_x`, `$12`, `$1b` as one name, where bash reads `$1` and then text."""
+    model, run = differential(
+        tmp_path,
+        monkeypatch,
+        "run_and_time.sh",
+        """\
+        set -- r16 two
+        RESULT_DIR=./results
+        python train.py --output_dir $RESULT_DIR/llama-70b_$1 --seed 1
+        python train.py --output_dir $RESULT_DIR/$1_x --tag a$2b --n $12 --m "$RESULT_DIR/$10"
+        """,
+        {},
+    )
+    assert [r["argv"] for r in run.records] == commands(model)
+    assert commands(model)[0][-4:] == ["--output_dir", "./results/llama-70b_r16", "--seed", "1"]
+    assert commands(model)[1][-8:] == [
+        "--output_dir",
+        "./results/r16_x",
+        "--tag",
+        "atwob",
+        "--n",
+        "r162",
+        "--m",
+        "./results/r160",
+    ]

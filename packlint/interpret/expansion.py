@@ -70,7 +70,7 @@ def _glued_name(interp: Interpreter, node: Node, world: World, ps: ParsedScript)
     """The word right after a split-off `$`: its leading name is the parameter (`S/` -> `$S` + `/`)."""
     text = text_of(node)
     span = ps.source.span(node)
-    m = re.match(r"[A-Za-z_]\w*|[0-9@*#?$!-]", text) if node.type == "word" else None
+    m = re.match(r"[A-Za-z_]\w*|[0-9@*#?$!-]", text) if node.type in ("word", "number") else None
     if m is None:
         return [Piece("$" + unescape_unquoted(text), span=span)]
     pieces = parameters.param(interp, m.group(0), None, world, False, span, ps)

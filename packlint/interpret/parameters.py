@@ -40,6 +40,10 @@ def expansion_pieces(interp: Interpreter, node: Node, world: World, ps: ParsedSc
         name = text_of(target)
         if name.startswith(RAW_EXPANSION):
             return raw_expansion(interp, name, world, ps, quoted, span)
+        if len(name) > 1 and name[0].isdigit():
+            # tree-sitter-bash reads `$1_x`, `$12`, `$1b` as one name; bash reads the one-digit
+            # positional parameter and then the rest as text (`${12}` needs the braces)
+            return [*param(interp, name[0], None, world, quoted, span), Piece(name[1:], span=span)]
         return param(interp, name, None, world, quoted, span)
     # ${...}
     inner = node.children[1:-1]

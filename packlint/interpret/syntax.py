@@ -81,9 +81,9 @@ def ends_with_dollar(node: Node | None) -> bool:
 def _glues(n: Node) -> bool:
     """A node that can continue a word split after a bare `$`: a word, or a concatenation that starts
     with one (`$P-$M-$D` parses as `$P-$` + `M-$D`: the second part is a concatenation)."""
-    if n.type == "word":
+    if n.type in ("word", "number"):  # `$R/run_$1`: `$R/run_$` + the number `1`
         return True
-    return n.type == "concatenation" and n.child_count > 0 and n.children[0].type == "word"
+    return n.type == "concatenation" and n.child_count > 0 and n.children[0].type in ("word", "number")
 
 
 def glued_groups(nodes: list[Node]) -> list[list[Node]]:
