@@ -201,3 +201,26 @@ def test_a_positional_parameter_is_one_digit(tmp_path, monkeypatch):
         "--m",
         "./results/r160",
     ]
+
+
+def test_bash_source_in_a_sourced_file_is_that_file(tmp_path, monkeypatch):
+    """THUDM/slime scripts/models/qwen3-4B-Instruct-2507.sh: `source "$(dirname -- "${BASH_SOURCE[0]}")/qwen3-4B.sh"`
+    in a file that a script elsewhere sources: BASH_SOURCE[0] is the sourced file, so its neighbour is found (packlint
+    looked beside the outer script: a false PK106)."""
+    model, run = differential(
+        tmp_path,
+        monkeypatch,
+        "examples/run.sh",
+        """\
+        SCRIPT_DIR="$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")" &>/dev/null && pwd)"
+        source "${SCRIPT_DIR}/../models/m.sh"
+        python train.py ${MODEL_ARGS[@]} --from "$(dirname -- "${BASH_SOURCE[0]}")"
+        """,
+        {
+            "models/base.sh": "MODEL_ARGS=(--num-layers 2)\n",
+            "models/m.sh": 'source "$(dirname -- "${BASH_SOURCE[0]}")/base.sh"\nMODEL_ARGS+=(--seq 8)\n',
+            ".git/HEAD": "ref: refs/heads/main\n",
+        },
+    )
+    assert [r["argv"] for r in run.records] == commands(model)
+    assert commands(model)[0][2:6] == ["--num-layers", "2", "--seq", "8"]

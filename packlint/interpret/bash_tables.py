@@ -60,7 +60,8 @@ BASH_DYNAMIC = {
 
 SCRIPT_DIR = LazyRegex(
     r"""^\$\(\s*(?:cd\s+(?:--\s+)?)?"?\$\(\s*dirname\s+(?:--\s+)?"?\$(?:\{?0\}?|\{BASH_SOURCE(?:\[0\])?\}|"""
-    r"""BASH_SOURCE)"?\s*\)"?\s*(?:(?:&&|;)\s*pwd(?:\s+-P)?\s*)?(?:>\s*/dev/null\s*)?\)$"""
+    r"""BASH_SOURCE)"?\s*\)"?\s*(?:[&12]?>\s*/dev/null\s*(?:2>&1\s*)?)?(?:(?:&&|;)\s*pwd(?:\s+-P)?\s*)?"""
+    r"""(?:[&12]?>\s*/dev/null\s*(?:2>&1\s*)?)?\)$"""
     r"""|^\$\(\s*dirname\s+(?:--\s+)?"?\$(?:\{?0\}?|\{BASH_SOURCE(?:\[0\])?\}|BASH_SOURCE)"?\s*\)$"""
 )
 

@@ -362,7 +362,12 @@ def command_substitution(interp: Interpreter, node: Node, world: World, ps: Pars
         script = interp.source_stack[-1] if interp.source_stack else None
         if script:
             absolute = "pwd" in text
-            d = os.path.dirname(script) if absolute else os.path.dirname(world.script) or "."
+            if absolute:
+                d = os.path.dirname(script)
+            elif "BASH_SOURCE" in text:  # the file being read (a sourced one too); `$0` stays the script run
+                d = os.path.dirname(parameters.sourcing.display_source(interp, script, world)) or "."
+            else:
+                d = os.path.dirname(world.script) or "."
             return Piece(d, split=not quoted, span=span)
     # $(echo words): the words joined by spaces
     if len(inner) == 1 and inner[0].type == "command":
