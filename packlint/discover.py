@@ -6,7 +6,8 @@ script names, or any in a checkout with its own TrlParser program, configs/stand
 The pre-commit hook keeps the staged files by the same two tests.
 Sorted and deterministic; skips VCS and dependency folders, virtualenvs, symlink loops, and what the
 checkout's `.gitignore` files ignore (git's rules, through pathspec: from the checkout's root down; a
-directory named on the command line is walked even when it is ignored itself)."""
+directory named on the command line is walked even when it is ignored itself; a file git tracks is never
+ignored, as in git)."""
 
 from __future__ import annotations
 
@@ -215,6 +216,71 @@ def checkout_ignores(path: str, root: str) -> str | None:
 _SUBMODULE_PATH = LazyRegex(r"""^\s*path\s*=\s*["']?(.+?)["']?\s*$""", re.M)
 
 
+_TRACKED: dict[str, tuple[frozenset[str], frozenset[str]] | None] = {}
+_GIT_LS_TIMEOUT_S = 10.0
+
+
+def _tracked(path: str) -> tuple[frozenset[str], frozenset[str]] | None:
+    """(files, directories), absolute, that git tracks in the repository holding `path` (its index, read by
+    a hardened `git ls-files`: tools.git_argv), or None (no repository, no git, or it failed). A `.gitignore`
+    pattern never hides a file git tracks (princeton-nlp/MeZO ignores `*.sh` and commits its scripts with
+    `git add -f`): only asked for where an ignore rule would drop a file or directory, once per repository."""
+    top = os.path.abspath(path)
+    for _ in range(64):
+        if os.path.exists(os.path.join(top, ".git")):
+            break
+        parent = os.path.dirname(top)
+        if parent == top:
+            return None
+        top = parent
+    else:
+        return None
+    if top in _TRACKED:
+        return _TRACKED[top]
+    _TRACKED[top] = None
+    import subprocess
+
+    from packlint.tools import find_program, git_argv, git_env
+
+    git = find_program("git")
+    index = os.path.join(top, ".git", "index")
+    if git is None or not os.path.isfile(index):  # (a worktree's or submodule's index is elsewhere: none)
+        return None
+    try:
+        proc = subprocess.run(
+            git_argv(git, top, ["ls-files", "-z", "--cached", "--full-name"]),
+            capture_output=True,
+            timeout=_GIT_LS_TIMEOUT_S,
+            env=git_env(),
+            stdin=subprocess.DEVNULL,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    if proc.returncode != 0:
+        return None
+    files: set[str] = set()
+    dirs: set[str] = set()
+    for rel in proc.stdout.decode("utf-8", "surrogateescape").split("\0"):
+        if not rel:
+            continue
+        full = os.path.join(top, rel)
+        files.add(full)
+        d = os.path.dirname(full)
+        while len(d) > len(top) and d not in dirs:
+            dirs.add(d)
+            d = os.path.dirname(d)
+    _TRACKED[top] = (frozenset(files), frozenset(dirs))
+    return _TRACKED[top]
+
+
+def _hidden(specs: tuple[tuple[str, object], ...], path: str, is_dir: bool) -> bool:
+    """Ignored by a `.gitignore` and not tracked by git (a tracked file, or a directory holding one, stays)."""
+    if not _ignored(specs, path, is_dir):
+        return False
+    tracked = _tracked(path)
+    return tracked is None or path not in tracked[1 if is_dir else 0]
+
+
 def unfetched_submodule(path: str, root: str) -> str | None:
     """The git submodule (a `path =` of the checkout's `.gitmodules`, relative to `root`) that `path`
     (absolute, inside `root`) lies under, when its directory is absent or empty: not checked out here
@@ -277,7 +343,7 @@ def _walk(root: str, errors: list[DiscoveryError]) -> list[str]:
                 if e.is_dir():
                     if e.name in SKIP_DIRS or _is_virtualenv(path):
                         continue
-                    if specs and _ignored(specs, os.path.join(absolute, e.name), True):
+                    if specs and _hidden(specs, os.path.join(absolute, e.name), True):
                         continue
                     subdirs.append(path)
                     continue
@@ -290,7 +356,7 @@ def _walk(root: str, errors: list[DiscoveryError]) -> list[str]:
                     and os.path.splitext(name)[1] in NON_SCRIPT_SUFFIXES
                 ):
                     continue  # (cheap tests first: the ignore rules, then the file's contents)
-                if specs and _ignored(specs, os.path.join(absolute, e.name), False):
+                if specs and _hidden(specs, os.path.join(absolute, e.name), False):
                     continue
                 if is_stack_config(path) if config else is_script(path):
                     out.append(path)

@@ -210,3 +210,29 @@ def test_a_trl_recipe_of_a_checkout_with_its_own_trlparser_program_is_left_to_it
     monkeypatch.chdir(tmp_path)
     walked, _ = discover(["r1vl", "plain"])
     assert walked == ["plain/recipes/sft.yaml"]
+
+
+def test_a_file_git_tracks_is_never_ignored(tmp_path, monkeypatch):
+    """princeton-nlp/MeZO and LM-BFF: `.gitignore` has `*.sh` and the scripts are committed with `git add -f`:
+    git tracks them, so they are the checkout's (packlint checked 0 files of the repository)."""
+    import subprocess
+
+    if shutil.which("git") is None:
+        import pytest
+
+        pytest.skip("git is not installed")
+    repo = tmp_path / "repo"
+    _tree(repo, {
+        ".gitignore": "*.sh\nlog/\n",
+        "medium_models/run_fewshot.sh": "torchrun t.py\n",
+        "medium_models/log/run.sh": "torchrun t.py\n",
+        "medium_models/scratch.sh": "torchrun t.py\n",
+        "log/tracked/a.sh": "torchrun t.py\n",
+    })  # fmt: skip
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@t", "-c", "init.defaultBranch=main"]
+    subprocess.run([*git, "init", "-q"], cwd=repo, check=True)
+    subprocess.run(
+        [*git, "add", "-f", "medium_models/run_fewshot.sh", "log/tracked/a.sh", ".gitignore"], cwd=repo, check=True
+    )
+    monkeypatch.chdir(repo)
+    assert discover(["."])[0] == ["log/tracked/a.sh", "medium_models/run_fewshot.sh"]
