@@ -68,6 +68,15 @@ NON_SCRIPT_SUFFIXES = frozenset(
         ".c",
         ".h",
         ".mk",
+        # templates a program renders into scripts (Jinja2, configure/CMake `.in`): not bash's input even
+        # with a `#!/bin/bash` first line (aws-samples/awsome-distributed-training training-sub.template)
+        ".template",
+        ".tmpl",
+        ".tpl",
+        ".j2",
+        ".jinja",
+        ".jinja2",
+        ".in",
     }
 )
 # make's own file names: a makefile that opens with `#!/bin/sh` (the FF planner's, vendored by ALFWorld)

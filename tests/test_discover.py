@@ -236,3 +236,22 @@ def test_a_file_git_tracks_is_never_ignored(tmp_path, monkeypatch):
     )
     monkeypatch.chdir(repo)
     assert discover(["."])[0] == ["log/tracked/a.sh", "medium_models/run_fewshot.sh"]
+
+
+def test_a_template_with_a_shell_shebang_is_no_script(tmp_path, monkeypatch):
+    """aws-samples/awsome-distributed-training: `slurm/training-sub.template` opens with `#!/bin/bash` and holds
+    `{{ MODEL_PARAMETERS | indent(4) }}`; a Python generator renders it into the .sbatch files (a false PK900)."""
+    from packlint.precommit_hook import select_argv
+
+    _tree(tmp_path, {
+        "slurm/training-sub.template": (
+            "#!/bin/bash\ndeclare -a TRAINING_ARGS=(\n    {{ MODEL_PARAMETERS | indent(4) }}\n)\n"
+        ),
+        "slurm/job.sh.j2": "#!/bin/bash\n{% for n in nodes %}echo {{ n }}{% endfor %}\n",
+        "slurm/run.sh.in": "#!/bin/sh\nexec @PYTHON@ train.py\n",
+        "slurm/llama.sbatch": "#!/bin/bash\ntorchrun --nproc_per_node 8 train.py\n",
+    })  # fmt: skip
+    monkeypatch.chdir(tmp_path)
+    assert discover(["."])[0] == ["slurm/llama.sbatch"]
+    staged = sorted(str(p.relative_to(tmp_path)) for p in tmp_path.rglob("*") if p.is_file())
+    assert select_argv(staged) == ["check", "slurm/llama.sbatch"]
