@@ -166,3 +166,22 @@ def test_a_file_sourced_from_an_unfetched_submodule_is_the_machines(tmp_path: Pa
     (tmp_path / "benchmarks" / "MCP-Universe" / "README.md").write_text("# MCP-Universe\n")
     (found,) = codes(run("check", str(script.relative_to(tmp_path))), "PK106")
     assert found["severity"] == "warning" and "submodule" not in found["message"], found
+
+
+KALDI_PREP = (
+    "#!/usr/bin/env bash\nset -e\n\nKALDI_ROOT=/opt/kaldi/\n\n"
+    "pushd $KALDI_ROOT/egs/librispeech/s5\n. ./cmd.sh\n. ./path.sh\npopd\n"
+    'cd "$(dirname "$0")"\n. ./local_env.sh\n'
+)
+
+
+def test_a_relative_source_after_cd_into_a_machine_directory_rests_on_the_machine(tmp_path: Path, monkeypatch):
+    """NVIDIA/DeepLearningExamples Kaldi/SpeechRecognition/scripts/docker/prepare_data.sh: `pushd
+    $KALDI_ROOT/egs/librispeech/s5` (KALDI_ROOT=/opt/kaldi/, the container's) then `. ./cmd.sh`: bash looks in
+    /opt/kaldi/..., so whether it exists is the machine's (info, the directory named); back in the script's own
+    directory a missing file is the checkout's again (warning)."""
+    script = checkout(tmp_path, KALDI_PREP, "prepare_data.sh")
+    monkeypatch.chdir(tmp_path)
+    found = codes(run("check", str(script.relative_to(tmp_path))), "PK106")
+    assert [(f["line"], f["severity"]) for f in found] == [(7, "info"), (8, "info"), (11, "warning")]
+    assert "/opt/kaldi/egs/librispeech/s5 at line 6" in found[0]["message"]

@@ -214,6 +214,46 @@ def _submodule_dependence(interp: Interpreter, text: str) -> tuple[str, str] | N
     return submodule_premise(text, [*dirs, interp.cwd], root)
 
 
+_CD = re.compile(r"""(?:^|[;&|(]\s*)(?:builtin\s+)?(?:cd|pushd)\s+(?:-[LPe@]+\s+|--\s+)*["']?([^\s;&|"'()]+)""")
+_NAME_REF = re.compile(r"\$\{?([A-Za-z_]\w*)\}?")
+
+
+def _cd_elsewhere(interp: Interpreter, text: str, world: World, ps: ParsedScript, span: Span) -> tuple[str, str] | None:
+    """A relative sourced path after the same file `cd`s or `pushd`es into an absolute directory outside its
+    checkout (NVIDIA/DeepLearningExamples Kaldi: `pushd $KALDI_ROOT/egs/librispeech/s5; . ./cmd.sh`, with
+    KALDI_ROOT=/opt/kaldi/, a directory of the container): bash looks for it there, on the machine."""
+    if os.path.isabs(text):
+        return None
+    from packlint.codebase.resolve import script_checkout_dirs
+    from packlint.configs.elsewhere import checkout_root
+
+    lines = ps.source.data.decode("utf-8", "replace").splitlines()
+    first = min(max(span.line - 1 - ps.source.line_base, 0), len(lines))
+    for i in range(first - 1, -1, -1):
+        m = _CD.search(lines[i].split("#", 1)[0])
+        if m is None:
+            continue
+        target = _NAME_REF.sub(lambda n: _known_text(world, n.group(1)), m.group(1))
+        if not target.startswith("/") or "$" in target:
+            return None  # the script's own directory, or one packlint cannot tell: the checkout's rule stands
+        script = interp.source_stack[0] if interp.source_stack else None
+        root = checkout_root(script_checkout_dirs(script)) if script else None
+        if root is not None and os.path.normpath(target).startswith(os.path.normpath(root) + os.sep):
+            return None
+        line = i + 1 + ps.source.line_base
+        return (
+            evidence.MACHINE,
+            f"the script changes to {os.path.normpath(target)} at line {line}, a directory of the machine",
+        )
+    return None
+
+
+def _known_text(world: World, name: str) -> str:
+    var = world.vars.get(name)
+    value = getattr(var, "value", None) if var is not None else None
+    return value.text if isinstance(value, Known) else "$" + name
+
+
 def _not_found(
     interp: Interpreter, fields: list[Value], text: str, guessed: bool, world: World, ps: ParsedScript, span: Span
 ) -> None:
@@ -229,7 +269,9 @@ def _not_found(
             span,
         )
         return
-    machine = machine_dependence(text) or _submodule_dependence(interp, text)
+    machine = (
+        machine_dependence(text) or _submodule_dependence(interp, text) or _cd_elsewhere(interp, text, world, ps, span)
+    )
     if not guessed and not _caller_dependent(ps, span, world) and missing_in_checkout(interp, text, world):
         # PK106: a file of the script's own checkout that is not there, sourced unconditionally
         interp.diag(
