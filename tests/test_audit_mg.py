@@ -473,3 +473,22 @@ def test_a_remainder_positional_takes_the_options_after_it(tmp_path, capsys, arg
     rejected = set(real.stderr.split("unrecognized arguments:", 1)[1].split()) if real.returncode else set()
     reported = {f["message"].split()[0] for f in _check_json(capsys, "--no-cache", str(script)) if f["code"] == "PK201"}
     assert reported == rejected, (reported, real.stderr)
+
+
+def test_an_option_with_an_unknown_glued_value_is_one_word_before_the_remainder(tmp_path, capsys):
+    """NVIDIA/DeepLearningExamples Efficientdet `python -u -m bind_launch --nproc_per_node=${NUM_PROC} validate.py ...`
+    with NUM_PROC=$1: whatever $1 is, `--nproc_per_node=...` is one option word, so the positionals (and the
+    REMAINDER) start at validate.py as with a known value (11 false PK201). argparse is the oracle (with NUM_PROC=8)."""
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "xla_spawn.py").write_text(_XLA_SPAWN)
+    script = tmp_path / "validate.sh"
+    script.write_text("#!/bin/bash\nN=$1\npython -u xla_spawn.py --num_cores=${N} validate.py /data --model d0 --amp\n")
+    argv = ["--num_cores=8", "validate.py", "/data", "--model", "d0", "--amp"]
+    real = subprocess.run(
+        ["python3", str(tmp_path / "xla_spawn.py"), *argv], capture_output=True, text=True, timeout=60
+    )
+    assert real.returncode == 0, real.stderr
+    assert [f for f in _check_json(capsys, "--no-cache", str(script)) if f["code"] == "PK201"] == []
+    # an unknown word that is not an option's glued value still leaves where the positionals start unknown
+    script.write_text("#!/bin/bash\npython -u xla_spawn.py $1 validate.py --model d0\n")
+    assert [f for f in _check_json(capsys, "--no-cache", str(script)) if f["code"] == "PK201"] == []

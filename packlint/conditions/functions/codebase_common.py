@@ -170,7 +170,11 @@ def _in_remainder(ctx: EvalContext, schema: Any, name: str) -> bool:
             skip -= 1
             continue
         if not isinstance(w, str):
-            return False  # a word packlint cannot know: where the positionals start is not known
+            key = w.get("key") if isinstance(w, dict) else None
+            if isinstance(key, str) and key.startswith("-") and schema.lookup(key) is not None:
+                continue  # `--nproc_per_node=$1`: one option word with its value, whatever $1 is
+            start = i  # a word packlint cannot know (`$ARGS`): the positionals may start here
+            break
         if w.startswith("-") and len(w) > 1:
             spec = schema.lookup(w.split("=", 1)[0])
             if spec is None:
@@ -178,13 +182,15 @@ def _in_remainder(ctx: EvalContext, schema: Any, name: str) -> bool:
             if "=" not in w and getattr(spec, "takes_value", False):
                 nargs = getattr(spec, "nargs", None)
                 skip = nargs if isinstance(nargs, int) and not isinstance(nargs, bool) else 1 if nargs is None else 0
-                if skip == 0:
-                    return False  # an option of several words (`+`, `*`): where it stops is argparse's to say
+                if skip == 0:  # an option of several words (`+`, `*`): where it stops is argparse's to say
+                    start = i + 1
+                    break
             continue
         start = i
         break
     if start is None:
         return False
+    # an occurrence before the positionals (surely before them, when where they start is undecided) is the parser's
     return all(not (isinstance(w, str) and w.split("=", 1)[0] == name) for w in argv[:start])
 
 
