@@ -163,3 +163,33 @@ def test_a_sibling_sub_projects_only_copy_is_not_the_launchs(tmp_path: Path) -> 
     _copy(vendored, "third_party/verl", own_keys=False)
     found = [f for f in _findings(vendored, "scripts/run.sh", batch=100) if f.code in ("PK207", "PK453")]
     assert sorted((f.code, f.severity) for f in found) == [("PK207", "error"), ("PK207", "error"), ("PK453", "warning")]
+
+
+def test_the_programs_own_hydra_main_names_the_config(tmp_path: Path) -> None:
+    """hkust-nlp/Laser: the vendored verl's main_ppo.py has `@hydra.main(config_path='config',
+    config_name='lengthy_ppo_trainer')`, whose YAML adds trainer.monitor_freq, data.monitor_files, ...: Hydra
+    composes that one, not verl's ppo_trainer (50 false PK207 errors). A typo is still judged against it."""
+    _copy(tmp_path, "", own_keys=False)
+    trainer = tmp_path / "verl" / "trainer"
+    (trainer / "main_ppo.py").write_text(
+        "import hydra\n\n\n@hydra.main(config_path='config', config_name='lengthy_ppo_trainer', version_base=None)\n"
+        "def main(config): ...\n"
+    )
+    lengthy = (
+        (trainer / "config" / "ppo_trainer.yaml")
+        .read_text()
+        .replace("  nnodes: 1\n", "  nnodes: 1\n  monitor_freq: -1\n")
+    )
+    (trainer / "config" / "lengthy_ppo_trainer.yaml").write_text(lengthy)
+    found = [
+        f
+        for f in _findings(tmp_path, "scripts/train.sh", extra="trainer.monitor_freq=20 trainer.nnode=1")
+        if f.code == "PK207"
+    ]
+    assert [f.message.split()[0] for f in found] == ["trainer.nnode"]
+    assert "verl's lengthy_ppo_trainer config (verl/trainer/config/lengthy_ppo_trainer.yaml)" in found[0].message
+    # a name given by an expression: the config is not known, no key is judged
+    (trainer / "main_ppo.py").write_text(
+        "import hydra\nNAME = 'x'\n\n@hydra.main(config_path='config', config_name=NAME)\ndef main(c): ...\n"
+    )
+    assert _pk207(_findings(tmp_path, "scripts/train2.sh", extra="trainer.nnode=1")) == []

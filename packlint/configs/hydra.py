@@ -14,9 +14,12 @@ from __future__ import annotations
 
 import os
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from packlint.regex import LazyRegex
+
+if TYPE_CHECKING:
+    from packlint.values import Unknown
 
 MAX_DEPTH = 12
 _PACKAGE = LazyRegex(r"^\s*#\s*@package\s+(\S+)", re.M)
@@ -229,7 +232,16 @@ def compose_hydra(
     else:
         default = os.path.join(module_dir, "config") if module_dir.endswith("trainer") else spec["default_dir"]
         config_dir = next((p for d in roots if os.path.isdir(p := os.path.join(d, default))), None)
-    name = name_text or spec.get("default_name")
+    if name_text is None and path_text is None and config_dir is not None:  # the copy whose config is read first
+        declared = _declared_name(program, sorted(roots, key=lambda d: not config_dir.startswith(d + os.sep)))
+    else:
+        declared = None
+    if isinstance(declared, Unknown):
+        record["unknown"] = declared.reason
+        record["own_name"] = "unknown"  # (the program's own config: no release's keys stand for it)
+        incomplete.append(declared.reason)
+        return
+    name = name_text or declared or spec.get("default_name")
     if name and name.endswith((".yaml", ".yml")):
         name = name.rsplit(".", 1)[0]
     record["path"] = os.path.join(path_text or spec.get("default_dir", ""), f"{name}.yaml")
@@ -256,6 +268,40 @@ def compose_hydra(
         key = fname.lstrip("+~")
         if not fname.startswith("-") and os.path.isdir(os.path.join(config_dir, key.replace(".", "/"))):
             incomplete.append(f"the command line chooses the config group {key}, which packlint does not compose")
+
+
+_HYDRA_MAIN = re.compile(r"@hydra\.main\(([^)]*)\)")
+_CONFIG_NAME = re.compile(r"""\bconfig_name\s*=\s*(?:(["'])([\w./-]+)\1|([^,\s)]+))""")
+
+
+def _declared_name(program: str | None, roots: list[str]) -> str | Unknown | None:
+    """The config name the program's own `@hydra.main(config_name=...)` declares, read from its file in the
+    copy that holds the config (hkust-nlp/Laser's vendored verl: `config_name='lengthy_ppo_trainer'`, not
+    verl's ppo_trainer); Unknown where it names it by an expression; None where no file or decorator is read
+    (the stack's default stands)."""
+    from packlint.safe_io import read_regular
+    from packlint.values import Unknown
+
+    if not program:
+        return None
+    rel = program[3:].strip().replace(".", "/") + ".py" if program.startswith("-m ") else program
+    if not rel.endswith(".py"):
+        return None
+    for root in roots:
+        path = rel if os.path.isabs(rel) else os.path.join(root, rel)
+        data = read_regular(path, 1 << 20) if os.path.isfile(path) else None
+        if data is None:
+            continue
+        m = _HYDRA_MAIN.search(data.decode("utf-8", "replace"))
+        if m is None:
+            return None
+        n = _CONFIG_NAME.search(m.group(1))
+        if n is None:
+            return None
+        if n.group(2):
+            return n.group(2)
+        return Unknown(f"{rel} names its Hydra config by an expression ({n.group(3)})")
+    return None
 
 
 def _tied(record: dict, config_dir: str, tied: list[str], where: tuple[str, str | None, str]) -> bool:

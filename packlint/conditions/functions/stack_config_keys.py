@@ -542,7 +542,13 @@ def _verl(ctx: EvalContext, cfg: Any) -> dict[str, str]:
             name = v.rsplit(".", 1)[0] if isinstance(v, str) and v.endswith((".yaml", ".yml")) else v
     if any(f in flags for f in ("--config-path", "-cp", "--config-dir")):
         return {}  # a config of the repository's own: composed by packlint.configs.hydra when at hand
-    keys = _verl_keys(ctx, cfg, name if isinstance(name, str) else "")
+    declared = None
+    if name == "ppo_trainer":  # no --config-name: the program's own @hydra.main may name another (configs.hydra)
+        main = next((f for f in cfg.get("files") or [] if f.get("role") == "main"), None) or {}
+        base = os.path.basename(str(main.get("path") or ""))
+        if base.endswith(".yaml") and base != "ppo_trainer.yaml":
+            name = declared = base[: -len(".yaml")]
+    keys = _verl_keys(ctx, cfg, name if isinstance(name, str) else "", program if declared else None)
     if keys is None:
         return {}
     present, what = keys
@@ -566,18 +572,21 @@ def _verl(ctx: EvalContext, cfg: Any) -> dict[str, str]:
     return out
 
 
-def _verl_keys(ctx: EvalContext, cfg: Any, name: str) -> tuple[set[str], str] | None:
+def _verl_keys(ctx: EvalContext, cfg: Any, name: str, declared_by: str | None = None) -> tuple[set[str], str] | None:
     """The keys of the verl trainer config the launch composes, and what they were read from: the
-    checkout's own verl config directory composed without the overrides, else the snapshots."""
+    checkout's own verl config directory composed without the overrides, else the snapshots. `declared_by`:
+    the program whose own `@hydra.main(config_name=...)` names `name` (hkust-nlp/Laser's vendored verl)."""
     files = cfg.get("files") or []
     main = next((f for f in files if f.get("role") == "main"), None)
     tied = main is not None and main.get("candidates")
+    if main is not None and main.get("own_name") == "unknown":
+        return None  # the program names its own config by an expression: which keys it has is not known
     if main is not None and (not main.get("unknown") or tied):
-        if cfg.get("incomplete") not in (None, main.get("unknown")) or name != "ppo_trainer":
+        if cfg.get("incomplete") not in (None, main.get("unknown")) or (name != "ppo_trainer" and not declared_by):
             return None  # the composition is partial, or a config packlint composes only with the flags
         from packlint.codebase import launch_pythonpath
 
-        own = _vendored_verl(_script_dir(ctx), tuple(launch_pythonpath(ctx.launch, ctx.variant)))
+        own = _vendored_verl(_script_dir(ctx), tuple(launch_pythonpath(ctx.launch, ctx.variant)), declared_by)
         if not own:
             return None
         what = f"verl's {name} config ({main.get('path')})"
@@ -605,14 +614,15 @@ def _verl_keys(ctx: EvalContext, cfg: Any, name: str) -> tuple[set[str], str] | 
     return {p for k in keys for p in _prefixes(k)}, what
 
 
-_VENDORED: dict[tuple[str | None, tuple[str, ...]], set[str]] = {}
+_VENDORED: dict[tuple[str | None, tuple[str, ...], str | None], set[str]] = {}
 
 
-def _vendored_verl(script_dir: str | None, pythonpath: tuple[str, ...] = ()) -> set[str]:
+def _vendored_verl(script_dir: str | None, pythonpath: tuple[str, ...] = (), program: str | None = None) -> set[str]:
     """The keys of the checkout's verl/trainer/config/ppo_trainer.yaml, composed as Hydra does (no
     overrides); where several vendored copies are equally near the script, the keys of any of them (a
     key is missing only when every copy lacks it); empty when one cannot be composed."""
-    if (script_dir, pythonpath) not in _VENDORED:
+    memo_key = (script_dir, pythonpath, program)
+    if memo_key not in _VENDORED:
         from packlint.configs import _search_dirs, table
         from packlint.configs.hydra import compose_hydra, compose_keys
 
@@ -623,14 +633,17 @@ def _vendored_verl(script_dir: str | None, pythonpath: tuple[str, ...] = ()) -> 
         cfg: dict[str, Any] = {"files": [], "settings": target}
         if entry is not None:
             spec, dirs = entry.get("file", {}), _search_dirs(script_dir)
-            compose_hydra(cfg, spec, {}, dirs, target, incomplete, None, tied, pythonpath)
+            compose_hydra(cfg, spec, {}, dirs, target, incomplete, program, tied, pythonpath)
         ok = entry is not None and not incomplete and not any(f.get("unknown") for f in cfg["files"])
         keys = set(target) if ok else set()
         if entry is not None and tied:
-            each = [compose_keys(d, str(entry.get("file", {}).get("default_name") or "ppo_trainer")) for d in tied]
-            keys = set().union(*each) if all(k is not None for k in each) else set()  # type: ignore[arg-type]
-        _VENDORED[(script_dir, pythonpath)] = keys
-    return _VENDORED[(script_dir, pythonpath)]
+            if program is not None:
+                keys = set()  # (copies equally near, each with its own program: not judged)
+            else:
+                each = [compose_keys(d, str(entry.get("file", {}).get("default_name") or "ppo_trainer")) for d in tied]
+                keys = set().union(*each) if all(k is not None for k in each) else set()  # type: ignore[arg-type]
+        _VENDORED[memo_key] = keys
+    return _VENDORED[memo_key]
 
 
 def _prefixes(key: str) -> list[str]:
