@@ -66,6 +66,24 @@ def assumption(stack: str) -> str:
     return f"{stack}'s release is one packlint has a snapshot of ({span}); the checkout does not say which"
 
 
+def between(stack: str, version: str | None) -> tuple[str, str] | None:
+    """The two snapshot releases around a known `version` that is not one of them, else None."""
+    mask = release_mask(stack, version)
+    if mask is None or mask & (mask - 1) == 0:
+        return None
+    rels = releases(stack)
+    idx = [i for i in range(len(rels)) if mask >> i & 1]
+    return rels[idx[0]], rels[idx[-1]]
+
+
+def between_assumption(stack: str, version: str) -> str:
+    """The assumption a verdict makes for a release packlint has no snapshot of, judged by the two around it
+    (hsushuai/ms-swift-scripts: `--channels` lived in ms-swift 3.5-3.7 only, between the 3.4.1 and 3.8.3
+    snapshots)."""
+    lo, hi = between(stack, version) or ("?", "?")
+    return f"{stack} {version} defines no key that neither {lo} nor {hi} has (packlint has no snapshot of {version})"
+
+
 def release_mask(stack: str, version: str | None) -> int | None:
     """The releases of the snapshot a known `version` stands for: the release itself, or the two
     snapshot releases around it (a key counts as defined when either has it). None when unknown, and

@@ -313,6 +313,11 @@ def _dataclass_keys(
         out[key] = _message(stack, top, rows, known, names, s.get("source") == "flag") + _STOPS[stack]
         if stack not in known and not local:  # (the vendored code decides without assuming a release)
             ctx.memo.setdefault("stack_key_sources", {})[key] = "snapshot"
+        elif not local and stack_schemas.between(stack, known[stack]["value"]):
+            # a pinned release between two snapshots: judged by the two around it, an assumption named
+            ctx.memo.setdefault("stack_key_sources", {})[key] = "snapshot"
+            text = stack_schemas.between_assumption(stack, known[stack]["value"])
+            ctx.memo.setdefault("stack_key_assumption", {})[key] = text
     return out
 
 
@@ -664,7 +669,7 @@ def _f_stack_key_assumed(ctx: EvalContext, node: Builtin, a: list[Any]) -> Any:
 
     if what != "snapshot" or not isinstance(stack, str):
         return Unk("the keys come from the checkout, or from the release it runs", "absent")
-    text = _snapshot_text(ctx, stack)
+    text = ctx.memo.get("stack_key_assumption", {}).get(a[0]) or _snapshot_text(ctx, stack)
     evidence.note(ctx, (evidence.ASSUMED, text))  # (the finding's premise: `packlint inspect`, JSON)
     return text
 

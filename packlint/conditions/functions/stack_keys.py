@@ -146,6 +146,8 @@ def snapshot_assumption(schema: Any, script: str | None) -> str | None:
             v = release_in_tree(vname, dist, schema, script).get("value")
             if not v or stack_schemas.release_mask(st, v) is None:
                 unknown.append(stack_schemas.assumption(st))
+            elif stack_schemas.between(st, v):
+                unknown.append(stack_schemas.between_assumption(st, v))
     memo[script] = "; ".join(unknown) or None
     return memo[script]
 
