@@ -492,3 +492,46 @@ def test_an_option_with_an_unknown_glued_value_is_one_word_before_the_remainder(
     # an unknown word that is not an option's glued value still leaves where the positionals start unknown
     script.write_text("#!/bin/bash\npython -u xla_spawn.py $1 validate.py --model d0\n")
     assert [f for f in _check_json(capsys, "--no-cache", str(script)) if f["code"] == "PK201"] == []
+
+
+_FINETRAINERS_ARGS = """\
+import argparse
+from enum import Enum
+
+
+class ParallelBackendEnum(str, Enum):
+    ACCELERATE = "accelerate"
+    PTD = "ptd"
+
+
+class Plain(Enum):
+    A = "a"
+
+
+parser = argparse.ArgumentParser()
+parser.add_argument(
+    "--parallel_backend",
+    type=str,
+    default=ParallelBackendEnum.ACCELERATE,
+    choices=[ParallelBackendEnum.ACCELERATE, ParallelBackendEnum.PTD],
+)
+parser.add_argument("--plain", type=str, choices=[Plain.A])
+parser.parse_args()
+"""
+
+
+@pytest.mark.parametrize("words", ["--parallel_backend ptd", "--parallel_backend PTD", "--parallel_backend accelerate"])
+def test_choices_of_str_enum_members_are_their_values(tmp_path, capsys, words):
+    """a-r-r-o-w/finetrainers args.py: `choices=[ParallelBackendEnum.ACCELERATE, ParallelBackendEnum.PTD]` with a
+    `(str, Enum)`: argparse tests `'ptd' in choices`, which a str Enum member passes for its value (13 false
+    PK202 said the choices were ACCELERATE, PTD). argparse is the oracle."""
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "train.py").write_text(_FINETRAINERS_ARGS)
+    script = tmp_path / "train.sh"
+    script.write_text(f"#!/bin/bash\ntorchrun --nproc_per_node 2 train.py {words}\n")
+    real = subprocess.run(["python3", str(tmp_path / "train.py"), *words.split()], capture_output=True, timeout=60)
+    reported = [f for f in _check_json(capsys, "--no-cache", str(script)) if f["code"] == "PK202"]
+    assert bool(reported) == (real.returncode != 0), (reported, real.stderr)
+    # a plain Enum's members equal no word (what they accept depends on `type`): no verdict
+    script.write_text("#!/bin/bash\ntorchrun --nproc_per_node 2 train.py --plain a\n")
+    assert [f for f in _check_json(capsys, "--no-cache", str(script)) if f["code"] == "PK202"] == []

@@ -20,8 +20,8 @@ import os
 from typing import Any
 
 # 2: FlagSchema.kind; 3: CodeFacts.startup (the startup checks); 4: FlagSchema.positionals; 5: .positional_room;
-# 6: positional_room -2 for a REMAINDER positional
-CACHE_VERSION = 6
+# 6: positional_room -2 for a REMAINDER positional; 7: a str/int Enum member is its value (choices)
+CACHE_VERSION = 7
 
 
 def cache_dir(explicit: str | None = None) -> str | None:

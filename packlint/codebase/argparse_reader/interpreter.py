@@ -133,7 +133,10 @@ class SchemaReader:
                     and any(isinstance(t, ast.Name) and t.id == attr for t in stmt.targets)
                 ):
                     if self.is_enum(base):
-                        return V("const", attr)  # an Enum member: argparse shows it by name
+                        # an Enum member: argparse compares a word with `==`, which a str/int Enum member passes
+                        # for its value (a-r-r-o-w/finetrainers `choices=[ParallelBackendEnum.PTD]` takes 'ptd');
+                        # a plain Enum's member equals no word: what it accepts depends on `type`
+                        return V("const", stmt.value.value) if _value_mixin(base) else UNKNOWN
                     return V("const", stmt.value.value)
                 if (
                     isinstance(stmt, ast.AnnAssign)
@@ -512,6 +515,15 @@ class SchemaReader:
             if bv.kind == "class" and self.is_enum(bv, depth + 1):
                 return True
         return False
+
+
+def _value_mixin(cls: V) -> bool:
+    """An Enum whose members compare equal to their values (`class E(str, Enum)`, StrEnum, IntEnum, IntFlag)."""
+    node = cls.node
+    if not isinstance(node, ast.ClassDef):
+        return False
+    names = {(unparse(b) or "").split(".")[-1] for b in node.bases}
+    return bool(names & {"str", "int", "StrEnum", "IntEnum", "IntFlag"})
 
 
 _USEFUL = ("parser", "group", "func", "class", "factory", "instance", "module", "tuple")
