@@ -185,3 +185,25 @@ def test_a_relative_source_after_cd_into_a_machine_directory_rests_on_the_machin
     found = codes(run("check", str(script.relative_to(tmp_path))), "PK106")
     assert [(f["line"], f["severity"]) for f in found] == [(7, "info"), (8, "info"), (11, "warning")]
     assert "/opt/kaldi/egs/librispeech/s5 at line 6" in found[0]["message"]
+
+
+def test_a_climbing_relative_pythonpath_stays_inside_the_checkout(tmp_path: Path, monkeypatch):
+    """FunAudioLLM/CosyVoice examples/*/path.sh: `export PYTHONPATH=../../../:$PYTHONPATH`, meant from the recipe's
+    directory (the repository's root). Taken from packlint's working directory it climbed to `/`, and the check
+    of 16 scripts searched the machine's Python files (97 s, and its answer depended on the machine). It is the
+    script's directory's, and never a directory above the checkout."""
+    from packlint.codebase.options import CodeOptions
+    from packlint.codebase.resolve import map_dir
+
+    recipe = tmp_path / "repo" / "examples" / "libritts" / "cosyvoice"
+    recipe.mkdir(parents=True)
+    (tmp_path / "repo" / ".git").mkdir()
+    (tmp_path / "repo" / "third_party" / "Matcha-TTS").mkdir(parents=True)
+    root = str(tmp_path / "repo")
+    opts = CodeOptions()
+    assert map_dir("../../../", opts, [root], root, str(recipe)) == root
+    assert (
+        map_dir("../../../third_party/Matcha-TTS", opts, [root], root, str(recipe)) == root + "/third_party/Matcha-TTS"
+    )
+    assert map_dir("../../../../", opts, [root], root, str(recipe)) is None  # above the checkout: not searched
+    assert map_dir("../../../", opts, [root], root, None) is None

@@ -198,8 +198,12 @@ def _module_file(base: str, module: str) -> str | None:
     return f if os.path.isfile(f) else None
 
 
-def map_dir(entry: str, options: CodeOptions, roots: list[str], cwd_hint: str | None) -> str | None:
-    """A PYTHONPATH entry (maybe a container path) as a local directory, or None."""
+def map_dir(
+    entry: str, options: CodeOptions, roots: list[str], cwd_hint: str | None, script_dir: str | None = None
+) -> str | None:
+    """A PYTHONPATH entry (maybe a container path) as a local directory, or None. A relative entry that climbs
+    (`../../../`, CosyVoice's path.sh, meant from the recipe's directory) is taken from the script's directory
+    and only inside the checkout: never a directory above it (packlint would search the machine's files)."""
     mapped = apply_path_maps(entry, options.path_maps)
     if mapped is not None and os.path.isdir(mapped):
         return os.path.abspath(mapped)
@@ -208,6 +212,12 @@ def map_dir(entry: str, options: CodeOptions, roots: list[str], cwd_hint: str | 
     parts = [p for p in entry.strip("/").split("/") if p and p != "."]
     if not parts:
         return cwd_hint
+    if ".." in parts:
+        if os.path.isabs(entry) or script_dir is None:
+            return None
+        cand = os.path.normpath(os.path.join(script_dir, entry))
+        inside = any(cand == r or cand.startswith(r.rstrip(os.sep) + os.sep) for r in map(os.path.abspath, roots))
+        return cand if inside and os.path.isdir(cand) else None
     for root in roots:
         for suf in _suffixes(parts):
             cand = os.path.join(root, suf)
@@ -240,6 +250,7 @@ class _Search:
 
     def __init__(self, program: str, script_path: str | None, options: CodeOptions, pythonpath: list[str]) -> None:
         self.program, self.options, self.pythonpath = program, options, pythonpath
+        self.script_dir = os.path.dirname(os.path.abspath(script_path)) if script_path else None
         self.checkout, self.bound = checkout_of(script_path, getattr(options, "root_memo", None))
         self.explicit = [os.path.abspath(d) for d in options.code_bases]
         self.top = self.checkout[-1] if self.checkout else None
@@ -249,7 +260,8 @@ class _Search:
     def mapped_pythonpath(self, options: CodeOptions) -> list[str]:
         pp = []
         for entry in self.pythonpath:
-            d = map_dir(entry, options, list(dict.fromkeys(self.explicit + ([self.top] if self.top else []))), self.top)
+            roots = list(dict.fromkeys(self.explicit + ([self.top] if self.top else [])))
+            d = map_dir(entry, options, roots, self.top, self.script_dir)
             if d is not None:
                 pp.append(d)
         return list(dict.fromkeys(pp))
