@@ -62,8 +62,11 @@ def _code_roots(facts: Any) -> list[str]:
     if not roots and res.file:
         roots = [os.path.dirname(res.file)]
     out: list[str] = []
+    top = os.path.abspath(res.root) if res.root else None
     for r in roots:
         r = os.path.abspath(r)
+        if r == "/" or (top is not None and top.startswith(r.rstrip("/") + "/")):
+            continue  # a directory above the checkout is the machine's, not the code base (never searched)
         if os.path.isdir(r) and not any(r == o or r.startswith(o.rstrip("/") + "/") for o in out):
             out = [o for o in out if not o.startswith(r.rstrip("/") + "/")] + [r]
     return out
