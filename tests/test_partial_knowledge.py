@@ -169,6 +169,9 @@ def test_a_stack_config_is_found_under_the_code_base(tmp_path, capsys):
     script = write(repo, "run.sh", "#!/bin/bash\npython3 -m verl.trainer.main_ppo data.train_batch_size=100\n")
     config = verl / "verl" / "trainer" / "config" / "ppo_trainer.yaml"
     config.parent.mkdir(parents=True)
+    (config.parent.parent / "main_ppo.py").write_text(
+        "import hydra\n\n@hydra.main(config_path='config')\ndef main(c): ...\n"
+    )
     config.write_text(
         "data:\n  train_batch_size: 1024\nactor_rollout_ref:\n  actor:\n    strategy: fsdp\n"
         "    ppo_mini_batch_size: 256\n"

@@ -193,3 +193,46 @@ def test_the_programs_own_hydra_main_names_the_config(tmp_path: Path) -> None:
         "import hydra\nNAME = 'x'\n\n@hydra.main(config_path='config', config_name=NAME)\ndef main(c): ...\n"
     )
     assert _pk207(_findings(tmp_path, "scripts/train2.sh", extra="trainer.nnode=1")) == []
+
+
+RAY_TRAINER = """\
+class RayPPOTrainer:
+    def _validate_config(self):
+        config = self.config
+        if not config.actor_rollout_ref.actor.use_dynamic_bsz:
+            {hash}assert config.data.train_batch_size >= config.actor_rollout_ref.actor.ppo_mini_batch_size
+            pass
+"""
+
+
+def test_a_vendored_copy_decides_the_batch_check_by_its_own_code(tmp_path: Path) -> None:
+    """venteuxannie/verl-agent-habitat: its verl (0.3.1.dev) comments out ray_trainer.py's `assert
+    config.data.train_batch_size >= ...ppo_mini_batch_size` (its batch counts environment groups), so a batch of 16
+    under a mini batch of 256 starts (28 false PK453 errors, judged by released verl's check). With the assert in
+    the copy, PK453 stands."""
+    for hash_, want in (("# ", set()), ("", {"PK453"})):
+        root = tmp_path / ("off" if hash_ else "on")
+        _copy(root, "", own_keys=False)
+        (root / "verl" / "version").mkdir()
+        (root / "verl" / "version" / "version").write_text("0.3.1.dev\n")
+        (root / "verl" / "trainer" / "ppo").mkdir()
+        (root / "verl" / "trainer" / "ppo" / "ray_trainer.py").write_text(RAY_TRAINER.format(hash=hash_))
+        codes = {f.code for f in _findings(root, "examples/run_agent.sh", batch=16, extra="trainer.project_name=p")}
+        assert codes & {"PK453"} == want, codes
+
+
+def test_a_module_the_vendored_copy_lacks_composes_nothing(tmp_path: Path) -> None:
+    """kykim0/chess-r1-dev runs `python -m verl.trainer.main_grpo` with keys of its own, a module its vendored verl
+    deleted: main_ppo's ppo_trainer config and its checks are not that launch's (a false PK453 error)."""
+    _copy(tmp_path, "", own_keys=False)
+    script = tmp_path / "scripts" / "grpo_train" / "run.sh"
+    script.parent.mkdir(parents=True)
+    script.write_text("#!/bin/bash\npython3 -m verl.trainer.main_grpo data.train_batch_size=128 trainer.nnode=1\n")
+    (tmp_path / ".git").mkdir(exist_ok=True)
+    text = script.read_bytes()
+    model = inspect_script(str(script), text=text, display_path=str(script))
+    session = CodeSession(str(script), CodeOptions(use_cache=False))
+    codes = {f.code for f in check_model(model, TABLE.rules, script_text=text, code=session.facts)}
+    assert not codes & {"PK453", "PK207"}, codes
+    main = next(f for f in model["launches"][0]["config"]["files"] if f.get("role") == "main")
+    assert "main_grpo.py is not in the checkout's copy" in main["unknown"]

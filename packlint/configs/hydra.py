@@ -232,10 +232,11 @@ def compose_hydra(
     else:
         default = os.path.join(module_dir, "config") if module_dir.endswith("trainer") else spec["default_dir"]
         config_dir = next((p for d in roots if os.path.isdir(p := os.path.join(d, default))), None)
-    if name_text is None and path_text is None and config_dir is not None:  # the copy whose config is read first
-        declared = _declared_name(program, sorted(roots, key=lambda d: not config_dir.startswith(d + os.sep)))
-    else:
-        declared = None
+    declared = None
+    if name_text is None and path_text is None and config_dir is not None:
+        tail = os.sep + os.path.join(module_dir, "config") if module_dir else None
+        copy = config_dir[: -len(tail)] if tail and config_dir.endswith(tail) else None  # the copy read
+        declared = _declared_name(program, [copy] if copy else roots, missing_stops=copy is not None)
     if isinstance(declared, Unknown):
         record["unknown"] = declared.reason
         record["own_name"] = "unknown"  # (the program's own config: no release's keys stand for it)
@@ -274,7 +275,7 @@ _HYDRA_MAIN = re.compile(r"@hydra\.main\(([^)]*)\)")
 _CONFIG_NAME = re.compile(r"""\bconfig_name\s*=\s*(?:(["'])([\w./-]+)\1|([^,\s)]+))""")
 
 
-def _declared_name(program: str | None, roots: list[str]) -> str | Unknown | None:
+def _declared_name(program: str | None, roots: list[str], missing_stops: bool = False) -> str | Unknown | None:
     """The config name the program's own `@hydra.main(config_name=...)` declares, read from its file in the
     copy that holds the config (hkust-nlp/Laser's vendored verl: `config_name='lengthy_ppo_trainer'`, not
     verl's ppo_trainer); Unknown where it names it by an expression; None where no file or decorator is read
@@ -287,9 +288,13 @@ def _declared_name(program: str | None, roots: list[str]) -> str | Unknown | Non
     rel = program[3:].strip().replace(".", "/") + ".py" if program.startswith("-m ") else program
     if not rel.endswith(".py"):
         return None
-    for root in roots:
+    for k, root in enumerate(roots):
         path = rel if os.path.isabs(rel) else os.path.join(root, rel)
         data = read_regular(path, 1 << 20) if os.path.isfile(path) else None
+        if data is None and missing_stops and k == 0 and program.startswith("-m ") and not os.path.exists(path):
+            # the copy whose config would be read lacks the module (kykim0/chess-r1-dev deleted
+            # verl/trainer/main_grpo.py): the launch stops with 'No module named', nothing is composed
+            return Unknown(f"{rel} is not in the checkout's copy ({root}): the module the launch runs is missing")
         if data is None:
             continue
         m = _HYDRA_MAIN.search(data.decode("utf-8", "replace"))
