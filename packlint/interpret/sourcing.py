@@ -268,7 +268,7 @@ def _carriage_return(
     if machine is None and _SETUP_MADE.search(bare):
         machine = (evidence.MACHINE, f"{bare} is made at set-up, not kept in a checkout")
     if machine is not None:
-        without = f"without the CR it names {bare}, which rests on the machine ({machine[1]})"
+        without = f"without the CR, on the machine: {machine[1]}"
     elif resolve_path(interp, bare, world) is not None:
         without = f"without the CR it names {bare}, which exists"
     else:
