@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 from packlint import evidence
 from packlint import launchers as L
-from packlint.interpret import arithmetic, expansion, guards, sourcing
+from packlint.interpret import arithmetic, expansion, guards, sourcing, tree_callers
 from packlint.interpret.bash_tables import BASH_DYNAMIC
 from packlint.interpret.patterns import TooCostly, glob_escape, remove_affix, replace_pattern
 from packlint.interpret.syntax import field, name_of, snippet, text_of
@@ -147,6 +147,9 @@ def default_pieces(
     elif not is_set and (origin := no_argument(interp, name, world)) is not None:
         # `${2:-default}`: the default holds only when the caller passes no such argument
         default = [assumed_piece(p, origin) for p in default]
+    elif not is_set and (why := set_in_tree(interp, name, default)) is not None:
+        # issue 26: a script of the checkout runs this one with the variable set (`mpirun -x NNODES=$N`)
+        default = [Piece(None, span=span, reason=f"{snippet(node)}: {why}", split=not quoted)]
     if op in (":=", "="):
         joined = join_pieces(default, span)
         exported = (world.vars.get(name) or Variable()).exported
@@ -447,6 +450,16 @@ def no_argument(interp: Interpreter, name: str, world: World) -> str | None:
     if not name.isdigit() or name == "0" or not world.script_args or interp.args:
         return None
     return evidence.origin_of(evidence.ASSUMED, f"{evidence.NO_ARGUMENTS}, so ${name} is unset")
+
+
+def set_in_tree(interp: Interpreter, name: str, default: list[Piece]) -> str | None:
+    """Why the default of `${name:-d}` is not known: a script of the checkout runs the running one with
+    `name` set (packlint.interpret.tree_callers). None: none does; the default stands as shipped."""
+    if not name.isidentifier() or not interp.source_stack:
+        return None
+    texts = [p.text for p in default if not p.vanish]
+    literal = "".join(t for t in texts if t is not None) if all(t is not None for t in texts) else None
+    return tree_callers.set_by_caller(interp.source_stack, name, literal, interp.tree_memo)
 
 
 def assumed_piece(p: Piece, origin: str) -> Piece:

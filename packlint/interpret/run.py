@@ -6,7 +6,7 @@ import os
 import re
 import sys
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from packlint import regex_guard
 from packlint.parse import ParsedScript
@@ -72,6 +72,8 @@ class Interpreter:
         self._top_stmt: Node | None = None  # the top-level statement of the script being run
         self.caller_args_hit = False  # the current top-level statement expanded the script's "$@" (issue 27)
         self.guard_memo: dict[int, tuple[ParsedScript, dict[int, str]]] = {}  # input guards per parse (guards.py)
+        # the checkout's scripts that run others with variables set (tree_callers.py)
+        self.tree_memo: dict[tuple[str, str], Any] = {}
 
     def run(self, ps: ParsedScript, real_path: str | None) -> list[World]:
         regex_guard.reset_budget()  # a new file: its regexes (`=~`, rules' matches()) get their time again

@@ -60,27 +60,20 @@ FILE_TESTS = re.compile(r"(?:^|\s)-[efrs]\s")  # `[ -f x ]`, `[[ -e x ]]`, `test
 _SETUP_MADE = re.compile(r"(?:^|/)(?:bin|Scripts)/activate(?:\.(?:sh|bash))?$|(?:^|/)etc/profile\.d/conda\.sh$")
 
 
-def _ignored_by_checkout(root: str, text: str) -> bool:
-    """The checkout's top-level .gitignore names one of the path's components literally (`.env`,
-    `venv/`, `/secrets.sh`): a file each user makes. Patterns with wildcards are not matched (the file
-    then counts as missing, as before)."""
-    from packlint.safe_io import read_bounded
+def gitignored(interp: Interpreter, text: str) -> tuple[str, str] | None:
+    """The checkout's `.gitignore` ignores the sourced path, by git's own rules (packlint.discover's
+    matcher: wildcards, anchors, the deepest file deciding): a file each user makes at set-up
+    (Megatron-LM-AutoTuner's `source .secrets/env.sh` with `.secrets/env.*` ignored and
+    `.secrets/env_sample.sh` committed). Whether it exists rests on the machine (a premise of
+    packlint.evidence). None: no .gitignore of the checkout ignores it."""
+    from packlint.codebase.resolve import script_checkout_dirs
+    from packlint.configs.elsewhere import _ignored_by_checkout
 
-    path = os.path.join(root, ".gitignore")
-    if not os.path.isfile(path):
-        return False
-    try:
-        data = read_bounded(path, 1 << 20, ".gitignore")
-    except PacklintError:
-        return False
-    names = set()
-    for line in data.decode("utf-8", "replace").splitlines():
-        line = line.strip()
-        if not line or line.startswith(("#", "!")) or any(c in line for c in "*?[\\"):
-            continue
-        names.add(line.strip("/"))
-    parts = [p for p in os.path.normpath(text).split("/") if p not in ("", ".")]
-    return any(p in names for p in parts) or "/".join(parts) in names
+    script = interp.source_stack[0] if interp.source_stack else None
+    dirs = script_checkout_dirs(script) if script else []
+    if not dirs or not text or "$" in text or "`" in text:
+        return None
+    return _ignored_by_checkout(text, [*dirs, interp.cwd], dirs[-1])
 
 
 def missing_in_checkout(interp: Interpreter, text: str, world: World) -> bool:
@@ -92,7 +85,7 @@ def missing_in_checkout(interp: Interpreter, text: str, world: World) -> bool:
     missing: only their machine knows."""
     from packlint.codebase.resolve import script_checkout_dirs
 
-    if not text or text.startswith("~") or "$" in text or any(FILE_TESTS.search(c.text) for c in world.when):
+    if not text or text.startswith("~") or "$" in text or _under_file_test(world):
         return False
     if _SETUP_MADE.search(text):
         return False  # a virtual environment's or conda's activation script: made at set-up, never committed
@@ -103,8 +96,7 @@ def missing_in_checkout(interp: Interpreter, text: str, world: World) -> bool:
     if not dirs:
         return False
     root = dirs[-1]
-    if _ignored_by_checkout(root, text):
-        return False  # the repository says it is made locally (`.env`, `venv/` in its .gitignore)
+    # (a path the checkout's .gitignore ignores is missing here too: the premise gitignored() gives caps it)
     if os.path.isabs(text):
         norm = os.path.normpath(text)
         return norm.startswith(root.rstrip("/") + "/") and not os.path.exists(norm)
@@ -269,10 +261,18 @@ def _not_found(
             span,
         )
         return
+    bare = text.rstrip("\r")
     machine = (
-        machine_dependence(text) or _submodule_dependence(interp, text) or _cd_elsewhere(interp, text, world, ps, span)
+        machine_dependence(bare)
+        or gitignored(interp, bare)
+        or _submodule_dependence(interp, bare)
+        or _cd_elsewhere(interp, bare, world, ps, span)
     )
-    if not guessed and not _caller_dependent(ps, span, world) and missing_in_checkout(interp, text, world):
+    if bare != text:
+        if not guessed and not _caller_dependent(ps, span, world) and not _under_file_test(world):
+            _carriage_return(interp, fields, bare, machine, world, span)
+        machine = None  # the CR decides, whatever the machine holds
+    elif not guessed and not _caller_dependent(ps, span, world) and missing_in_checkout(interp, text, world):
         # PK106: a file of the script's own checkout that is not there, sourced unconditionally
         interp.diag(
             "warning",
@@ -291,6 +291,40 @@ def _not_found(
         "directory); settings it makes are not seen",
         span,
         machine,
+    )
+
+
+def _under_file_test(world: World) -> bool:
+    return any(FILE_TESTS.search(c.text) for c in world.when)
+
+
+def _carriage_return(
+    interp: Interpreter,
+    fields: list[Value],
+    bare: str,
+    machine: tuple[str, str] | None,
+    world: World,
+    span: Span,
+) -> None:
+    """PK106 for `source X\\r` (a CRLF file, sunblaze-ucb/Intuitor's `source openr1/bin/activate\\r`): bash
+    keeps the carriage return in the word and looks for a file whose name ends in it, which neither the
+    checkout nor a set-up step makes: it fails on every machine. The message names the CR as the cause
+    (PK904 reports the line endings); what the path without it would be is said too."""
+    if machine is None and _SETUP_MADE.search(bare):
+        machine = (evidence.MACHINE, f"{bare} is made at set-up, not kept in a checkout")
+    if machine is not None:
+        without = f"without the CR, on the machine: {machine[1]}"
+    elif resolve_path(interp, bare, world) is not None:
+        without = f"without the CR it names {bare}, which exists"
+    else:
+        without = f"without the CR it names {bare}, which this checkout does not hold either"
+    interp.diag(
+        "warning",
+        "source-missing",
+        f"`{_command_word(fields)} {bare}` ends in a carriage return (the file has CRLF line endings, "
+        f"PK904): bash looks for a file named `{bare}\\r`, which does not exist ({without}), prints "
+        "'No such file or directory' and goes on without the settings it makes (under `set -e` it stops there)",
+        span,
     )
 
 
