@@ -192,7 +192,7 @@ def _metadata_items(md: ast.expr | None) -> dict[str, ast.expr] | None:
     if isinstance(md, ast.Dict):
         if any(k is None or not isinstance(k, ast.Constant) or not isinstance(k.value, str) for k in md.keys):
             return None
-        return {k.value: v for k, v in zip(md.keys, md.values, strict=True) if isinstance(k, ast.Constant)}
+        return {str(k.value): v for k, v in zip(md.keys, md.values, strict=True) if isinstance(k, ast.Constant)}
     if isinstance(md, ast.Call) and ast.unparse(md.func) == "dict" and not md.args:
         if any(k.arg is None for k in md.keywords):
             return None
@@ -202,7 +202,8 @@ def _metadata_items(md: ast.expr | None) -> dict[str, ast.expr] | None:
 
 def _with_metadata(call: ast.Call, typ: str, choices: list[str] | None) -> tuple[str, list[str] | None]:
     """HfArgumentParser starts a flag's argparse keywords from `field(metadata=...)` (`kwargs =
-    field.metadata.copy()`; HfArg's `metadata=`, a dict display or `dict(...)`): FlagEmbedding's `field(metadata={"nargs": "+"})` on a `str` field takes several words.
+    field.metadata.copy()`; HfArg's `metadata=`, a dict display or `dict(...)`): FlagEmbedding's
+    `field(metadata={"nargs": "+"})` on a `str` field takes several words.
     `nargs` '+'/'*' makes the field a list of its type; any other `nargs`, a `type` or an `action` of its own, or a
     metadata packlint cannot read, leaves the values unchecked (`any`); `choices` gives the choices."""
     if any(k.arg is None for k in call.keywords):
