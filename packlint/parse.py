@@ -415,6 +415,38 @@ def _check_open_redirect(source: SourceFile, result: ParsedScript) -> None:
         return
     if all(_in_comment(result.root, m.start()) for m in _OPEN_REDIRECT.finditer(source.data)):
         return  # no line ends in `<` or `>` outside a comment (`X=$1 #<path>`): nothing to ask
+    _ask_bash(source, result)
+
+
+# reserved words that bash never runs as a command: unquoted in a command's first position they are
+# syntax (`then` with no `if`/`elif` before it is "syntax error near unexpected token `then'")
+_RESERVED_IN_COMMAND_POSITION = frozenset((b"then", b"elif", b"else", b"fi", b"do", b"done", b"esac", b"}"))
+
+
+@lru_cache(maxsize=1)
+def _command_names_query():
+    import tree_sitter
+
+    return tree_sitter.Query(_parser().language, "(command_name (word) @name)")
+
+
+def _check_reserved_commands(source: SourceFile, result: ParsedScript) -> None:
+    """LMFlow's run_merge_lora.sh: `--device ${device} \\` continues into `elif [ ... ]; then`, so `elif [ ... ]`
+    are words of the command and `then` stands where a command goes. tree-sitter-bash reads `then` as a
+    command's name without an error; bash rejects the file. A command named by an unquoted reserved word
+    that cannot start a command is asked of bash (`bash -n`): where bash rejects the script, it is a
+    syntax error at bash's line (PK900), and nothing from the top-level command holding it on runs."""
+    if any(p.code == "syntax" for p in result.problems):
+        return
+    import tree_sitter
+
+    names = tree_sitter.QueryCursor(_command_names_query()).captures(result.root).get("name", [])
+    if any(n.text in _RESERVED_IN_COMMAND_POSITION for n in names):
+        _ask_bash(source, result)
+
+
+def _ask_bash(source: SourceFile, result: ParsedScript) -> None:
+    """A shape tree-sitter-bash accepts and bash may not: bash's verdict, as a syntax error at its line."""
     verdict = bash_syntax_check(source.data)
     if verdict is None or verdict[0]:
         return
@@ -448,6 +480,7 @@ def parse(source: SourceFile) -> ParsedScript:
         _check_crlf(source, result)
     if not errors:
         _check_open_redirect(source, result)
+        _check_reserved_commands(source, result)
         return result
     result.error_ranges = [(n.start_byte, n.end_byte) for n in errors]
     if any(p.code == "syntax" for p in result.problems):

@@ -433,3 +433,38 @@ def test_trl_parser_config_keys_follow_the_release(tmp_path: Path) -> None:
     assert [p[0] for p in pkg[0].premises] == ["assumed"] and "no snapshot of 0.14.0" in pkg[0].premises[0][1]
     new = [f for f in _check(ROOT / "trl_parser_config", tmp_path / "n") if f.code == "PK207"]
     assert new and "raises 'Unknown arguments from config file'" in new[0].message and new[0].severity == "error"
+
+
+def test_hfarg_fields_agree_with_hf_argument_parser(tmp_path: Path) -> None:
+    """The oracle: transformers' own HfArgumentParser on the LLMBox-shaped fixture's dataclass (HfArg with
+    `metadata=dict(nargs='*')` and `aliases=`, a `list_field` helper). packlint's reading (own_fields,
+    field_aliases) gives every field argparse's number of words and option strings; the open helper field
+    is one argparse takes any number of words for."""
+    transformers = pytest.importorskip("transformers")
+    import importlib.util
+
+    from packlint.codebase.hf_fields import field_aliases, own_fields
+
+    path = ROOT / "hf_trainer_hfarg" / "training" / "train.py"
+    spec = importlib.util.spec_from_file_location("llmbox_train_fixture", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    parser = transformers.HfArgumentParser(module.Arguments)
+    actions = {a.dest: a for a in parser._actions}
+    cls = next(n for n in ast.parse(path.read_text()).body if isinstance(n, ast.ClassDef))
+    is_helper = lambda call: ast.unparse(call.func) == "list_field"  # noqa: E731
+    ours = own_fields(cls, lambda ann: None, is_helper)
+    words = {"open": "*", "str": None, "int": None, "float": None, "list:str": "+"}
+    for name, (typ, _choices, _marks, _line) in ours.items():
+        if typ == "open":
+            assert actions[name].nargs in ("*", "+", "?") or actions[name].type is not None, name
+        else:
+            assert actions[name].nargs == words[typ], (name, typ, actions[name].nargs)
+    assert ours["dataset"][0] == "open" and actions["dataset"].nargs == "*"
+    assert set(actions["data_path"].option_strings) == {"--data_path", "--data-path", "--data", "-d"}
+    assert field_aliases(cls) == {"data_path": ["--data", "-d"]}
+    got = parser.parse_args_into_dataclasses(
+        ["--output_dir", str(tmp_path), "--dataset", "a.json", "b.txt", "--dataset_ratio", "0.7", "0.3", "--data", "x"]
+    )[0]
+    assert got.dataset == ["a.json", "b.txt"] and got.dataset_ratio == [0.7, 0.3] and got.data_path == "x"

@@ -236,3 +236,41 @@ def test_a_module_the_vendored_copy_lacks_composes_nothing(tmp_path: Path) -> No
     assert not codes & {"PK453", "PK207"}, codes
     main = next(f for f in model["launches"][0]["config"]["files"] if f.get("role") == "main")
     assert "main_grpo.py is not in the checkout's copy" in main["unknown"]
+
+
+def test_a_copy_three_levels_in_is_the_sub_projects_verl(tmp_path: Path) -> None:
+    # dongguanting/Tool-Star's shape: Tool_Star_RL/src/verl/verl/trainer/config/ppo_trainer.yaml (three levels
+    # inside the checkout), the launch's PYTHONPATH naming it only through a placeholder: the copy's own keys
+    # decide (no PK207 on the keys it adds), and a key that copy lacks is an error from it, not an assumption
+    own, lacking = tmp_path / "own", tmp_path / "lacking"
+    export = "PYTHONPATH={the_path_of_your_verl}/src/verl:$PYTHONPATH"
+    _copy(own, "Tool_Star_RL/src/verl", own_keys=True)
+    assert _with_pythonpath(own, "Tool_Star_RL/scripts/train/train.sh", export) == []
+    _copy(lacking, "Tool_Star_RL/src/verl", own_keys=False)
+    _with_pythonpath(lacking, "Tool_Star_RL/scripts/train/train.sh", export)
+    script = lacking / "Tool_Star_RL/scripts/train/train.sh"
+    text = script.read_bytes()
+    model = inspect_script(str(script), text=text, display_path=str(script))
+    session = CodeSession(str(script), CodeOptions(use_cache=False))
+    found = [f for f in check_model(model, TABLE.rules, script_text=text, code=session.facts) if f.code == "PK207"]
+    assert sorted((f.message.split()[0], f.severity) for f in found) == [
+        ("actor_rollout_ref.actor.clip_ratio_low", "error"),
+        ("data.gen_batch_size", "error"),
+    ]
+
+
+def test_a_deep_copy_of_a_sibling_project_stays_undecided(tmp_path: Path) -> None:
+    # h-verlcopy's rule at any depth: the only copy, inside a sibling sub-project (its own setup.py), is not known
+    # to be the launch's verl
+    _copy(tmp_path, "eval_project/src/verl", own_keys=False)
+    (tmp_path / "eval_project" / "setup.py").write_text("from setuptools import setup\nsetup(name='ev')\n")
+    assert _pk207(_findings(tmp_path, "train/scripts/run.sh")) == []
+
+
+def test_the_vendored_search_is_bounded_and_skips_heavy_directories(tmp_path: Path) -> None:
+    from packlint.configs import hydra
+
+    for where in ("a/b/c/verl", "node_modules/x/verl", ".hidden/verl", "venv/verl", "1/2/3/4/5/6/verl"):
+        (tmp_path / where / "verl" / "trainer").mkdir(parents=True)
+    found = hydra._walk_vendored(str(tmp_path), "verl/trainer")
+    assert found == [str(tmp_path / "a/b/c/verl")]

@@ -109,8 +109,22 @@ def is_dataclass(node: ast.ClassDef) -> bool:
     return any("dataclass" in ast.unparse(d) for d in node.decorator_list)
 
 
-def own_fields(node: ast.ClassDef, enum_values: EnumLookup) -> dict[str, tuple[str, list[str] | None, str, int]]:
-    """name -> (type, choices, marks, line) of the class's own init fields, in order."""
+FIELD_HELPERS = ("field", "HfArg")  # dataclasses.field; transformers.hf_argparser.HfArg returns field(...)
+
+
+def field_call(value: ast.expr | None) -> ast.Call | None:
+    """The `field(...)` or `HfArg(...)` call that defines a field, None for a plain default."""
+    if isinstance(value, ast.Call) and ast.unparse(value.func).split(".")[-1] in FIELD_HELPERS:
+        return value
+    return None
+
+
+def own_fields(
+    node: ast.ClassDef, enum_values: EnumLookup, is_helper: Callable[[ast.Call], bool] | None = None
+) -> dict[str, tuple[str, list[str] | None, str, int]]:
+    """name -> (type, choices, marks, line) of the class's own init fields, in order. `is_helper`: whether a
+    call is a repository's own function returning `field(...)` (its metadata is not followed: the field is
+    `open`)."""
     out: dict[str, tuple[str, list[str] | None, str, int]] = {}
     for stmt in node.body:
         if not (isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name)):
@@ -121,17 +135,20 @@ def own_fields(node: ast.ClassDef, enum_values: EnumLookup) -> dict[str, tuple[s
         value = stmt.value
         default: ast.expr | None = value
         has_default = value is not None
-        if isinstance(value, ast.Call) and ast.unparse(value.func).split(".")[-1] == "field":
-            kws = {k.arg: k.value for k in value.keywords if k.arg}
+        call = field_call(value)
+        if call is not None:
+            kws = {k.arg: k.value for k in call.keywords if k.arg}
             init = kws.get("init")
             if isinstance(init, ast.Constant) and init.value is False:
                 out.pop(stmt.target.id, None)
                 continue
             default = kws.get("default")
-            has_default = "default" in kws or "default_factory" in kws
+            has_default = "default" in kws or "default_factory" in kws or any(k.arg is None for k in call.keywords)
         typ, choices = type_of(stmt.annotation, default, has_default, enum_values)
-        if isinstance(value, ast.Call) and ast.unparse(value.func).split(".")[-1] == "field":
-            typ, choices = _with_metadata(value, typ, choices)
+        if call is not None:
+            typ, choices = _with_metadata(call, typ, choices)
+        elif isinstance(value, ast.Call) and is_helper is not None and is_helper(value):
+            typ, choices, has_default = "open", None, True
         marks = ("r" if not has_default else "") + (
             "T" if isinstance(default, ast.Constant) and default.value is True else ""
         )
@@ -139,17 +156,63 @@ def own_fields(node: ast.ClassDef, enum_values: EnumLookup) -> dict[str, tuple[s
     return out
 
 
+def field_aliases(node: ast.ClassDef) -> dict[str, list[str] | None]:
+    """name -> the extra option strings HfArgumentParser adds for a field (`metadata={"aliases": ...}`, HfArg's
+    `aliases=`: hf_argparser.py `aliases = kwargs.pop("aliases", [])`), None where they are computed."""
+    out: dict[str, list[str] | None] = {}
+    for stmt in node.body:
+        if not (isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name)):
+            continue
+        call = field_call(stmt.value)
+        if call is None:
+            continue
+        kws = {k.arg: k.value for k in call.keywords if k.arg}
+        node_al = kws.get("aliases")
+        if node_al is None:
+            meta = _metadata_items(kws.get("metadata"))
+            node_al = meta.get("aliases") if meta else None
+        if node_al is None:
+            continue
+        if isinstance(node_al, ast.Constant) and isinstance(node_al.value, str):
+            out[stmt.target.id] = [node_al.value]
+        elif isinstance(node_al, (ast.List, ast.Tuple)) and all(
+            isinstance(e, ast.Constant) and isinstance(e.value, str) for e in node_al.elts
+        ):
+            out[stmt.target.id] = [str(e.value) for e in node_al.elts if isinstance(e, ast.Constant)]
+        else:
+            out[stmt.target.id] = None
+    return out
+
+
+def _metadata_items(md: ast.expr | None) -> dict[str, ast.expr] | None:
+    """The keys of a `metadata=` given as a dict display or a `dict(k=v, ...)` call; None when not readable
+    (`metadata=META`, `**extra`)."""
+    if md is None:
+        return {}
+    if isinstance(md, ast.Dict):
+        if any(k is None or not isinstance(k, ast.Constant) or not isinstance(k.value, str) for k in md.keys):
+            return None
+        return {str(k.value): v for k, v in zip(md.keys, md.values, strict=True) if isinstance(k, ast.Constant)}
+    if isinstance(md, ast.Call) and ast.unparse(md.func) == "dict" and not md.args:
+        if any(k.arg is None for k in md.keywords):
+            return None
+        return {str(k.arg): k.value for k in md.keywords}
+    return None
+
+
 def _with_metadata(call: ast.Call, typ: str, choices: list[str] | None) -> tuple[str, list[str] | None]:
     """HfArgumentParser starts a flag's argparse keywords from `field(metadata=...)` (`kwargs =
-    field.metadata.copy()`): FlagEmbedding's `field(metadata={"nargs": "+"})` on a `str` field takes several words.
+    field.metadata.copy()`; HfArg's `metadata=`, a dict display or `dict(...)`): FlagEmbedding's
+    `field(metadata={"nargs": "+"})` on a `str` field takes several words.
     `nargs` '+'/'*' makes the field a list of its type; any other `nargs`, a `type` or an `action` of its own, or a
     metadata packlint cannot read, leaves the values unchecked (`any`); `choices` gives the choices."""
-    md = next((k.value for k in call.keywords if k.arg == "metadata"), None)
-    if md is None:
-        return typ, choices
-    if not isinstance(md, ast.Dict) or any(k is None or not isinstance(k, ast.Constant) for k in md.keys):
+    if any(k.arg is None for k in call.keywords):
+        return "open", None  # `field(**extra)`: whatever it holds may reach argparse
+    meta = _metadata_items(next((k.value for k in call.keywords if k.arg == "metadata"), None))
+    if meta is None:
         return "open", None  # `metadata=META` or `**extra`: whatever it holds reaches argparse
-    meta = {k.value: v for k, v in zip(md.keys, md.values, strict=True) if isinstance(k, ast.Constant)}
+    if not meta:
+        return typ, choices
     nargs = meta.get("nargs")
     if nargs is not None:
         plus = isinstance(nargs, ast.Constant) and nargs.value == "+"

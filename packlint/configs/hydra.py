@@ -37,7 +37,8 @@ def _find_dir(text: str, dirs: list[str]) -> str | None:
 
 
 MAX_VENDOR_ENTRIES = 256  # directory entries looked at per level when searching a checkout for a vendored copy
-MAX_VENDOR_DIRS = 64  # first-level directories whose entries are looked at (third_party/, external/, ...)
+MAX_VENDOR_DEPTH = 6  # directory levels inside the checkout searched for a vendored copy
+MAX_VENDOR_LISTED = 2000  # directories listed in that search (breadth first: the nearest levels first)
 
 
 _CODE_BASES: list[str] = []  # the run's --code-base directories (absolute), set by check and inspect
@@ -53,9 +54,9 @@ def stack_roots(
     rel: str, dirs: list[str], tied: list[str] | None = None, pythonpath: list[str] | tuple[str, ...] = ()
 ) -> list[str]:
     """Where the stack's code (`rel`, e.g. `verl/trainer`) may be: the search directories (the script's
-    and its parents up to the checkout), the vendored copy one or two levels inside the checkout
-    (`third_party/verl/verl/trainer`) nearest the script, the `--code-base` directories (each, or a copy
-    one or two levels inside it), then the installed package (located, never imported). Where the
+    and its parents up to the checkout), the vendored copy at any level inside the checkout (bounded:
+    `third_party/verl/verl/trainer`, `proj/src/verl/verl/trainer`) nearest the script, the `--code-base`
+    directories (each, or a copy inside it), then the installed package (located, never imported). Where the
     checkout holds several copies equally near the script (sibling sub-projects, each with its own), all
     are listed and, when `tied` is given, put in it: which one runs is not known from the tree (so too
     for the only copy when it belongs to a sibling sub-project: `A/verl` of `A/setup.py`). A copy the
@@ -128,8 +129,8 @@ _VENDORED: dict[tuple[str, str], list[str]] = {}
 
 
 def _vendored(checkout: str, rel: str) -> list[str]:
-    """Directories one or two levels inside the checkout that hold `rel` (a vendored copy of the stack);
-    looked up once per checkout and path in a process (a directory walk, bounded per level)."""
+    """Directories inside the checkout (down to MAX_VENDOR_DEPTH levels) that hold `rel` (a vendored copy of
+    the stack); looked up once per checkout and path in a process (a bounded breadth-first walk)."""
     key = (checkout, rel)
     found = _VENDORED.get(key)
     if found is None:
@@ -141,22 +142,39 @@ def _vendored(checkout: str, rel: str) -> list[str]:
 
 
 def _walk_vendored(checkout: str, rel: str) -> list[str]:
+    """Breadth first, nearest first: every directory down to MAX_VENDOR_DEPTH levels inside the checkout
+    (Tool-Star's `Tool_Star_RL/src/verl` is three), at most MAX_VENDOR_LISTED of them listed and
+    MAX_VENDOR_ENTRIES entries each; hidden directories, virtual environments, caches and node_modules
+    are skipped (packlint.discover.SKIP_DIRS), symbolic links and a copy found are not entered."""
+    from packlint.discover import SKIP_DIRS
+
     roots: list[str] = []
     level = [checkout]
-    for depth in range(2):
+    listed = 0
+    for _depth in range(MAX_VENDOR_DEPTH):
         nxt = []
-        for base in level[: MAX_VENDOR_ENTRIES if depth == 0 else MAX_VENDOR_DIRS]:
+        for base in level:
+            if listed >= MAX_VENDOR_LISTED:
+                return roots
+            listed += 1
             try:
-                names = sorted(os.listdir(base))[:MAX_VENDOR_ENTRIES]
+                with os.scandir(base) as it:
+                    entries = sorted((e for e in it), key=lambda e: e.name)[:MAX_VENDOR_ENTRIES]
             except OSError:
                 continue
-            for n in names:
-                p = os.path.join(base, n)
-                if n.startswith(".") or n in ("node_modules", "__pycache__") or not os.path.isdir(p):
+            for e in entries:
+                if e.name.startswith(".") or e.name in SKIP_DIRS:
                     continue
-                if os.path.isdir(os.path.join(p, rel)):
-                    roots.append(p)
-                nxt.append(p)
+                try:
+                    if not e.is_dir():
+                        continue
+                    link = e.is_symlink()
+                except OSError:
+                    continue
+                if os.path.isdir(os.path.join(e.path, rel)):
+                    roots.append(e.path)
+                elif not link and not os.path.isfile(os.path.join(e.path, "pyvenv.cfg")):
+                    nxt.append(e.path)
         level = nxt
     return roots
 

@@ -44,6 +44,7 @@ def read_schema(program_file: str, index) -> FlagSchema | None:
     reader.run_program(os.path.abspath(program_file))
     used = [p for p in reader.parsers if p.parsed]
     notes: list[str] = []
+    used, reasons_if = _parsers_that_run(used, notes)
     if not used:
         candidates = [p for p in reader.parsers if p.flags]
         if not candidates:
@@ -64,7 +65,7 @@ def read_schema(program_file: str, index) -> FlagSchema | None:
         main = max(used, key=lambda p: len(p.flags))
         reasons = list(reader.global_open) + list(main.open_reasons) + list(main.known_reasons)
     notes.extend(n for n in main.notes if n not in notes)
-    reasons = list(dict.fromkeys(reasons))
+    reasons = list(dict.fromkeys(reasons + reasons_if))
     return FlagSchema(
         dict(main.flags),
         main.allow_abbrev,
@@ -77,3 +78,31 @@ def read_schema(program_file: str, index) -> FlagSchema | None:
         main.positionals,
         main.positional_room,
     )
+
+
+def _surely_parses(p) -> bool:
+    """Whether one of the parser's parse calls runs whatever the program's state: under no condition, or only
+    under conditions on `sys.argv` (`if len(sys.argv) == 2 and sys.argv[1].endswith(".json")`: the launch's
+    command line decides them, and packlint checks a command line with flags)."""
+    return any(all("sys.argv" in c for c in conds) for conds in p.parse_conds)
+
+
+def _parsers_that_run(used: list, notes: list[str]) -> tuple[list, list[str]]:
+    """sagerpascal/deepspeed-llm's eval/gen_model_answers.py parses with argparse (`--model-id`, required) and
+    reaches, through a function-level import, a helper calling HfArgumentParser(...).parse_args_into_dataclasses()
+    only `if model_id is None`. A parser that parses only under a condition packlint cannot decide does not
+    judge the command line when another parser surely parses it (a note says so); where every parser is
+    conditional and there are several, which one parses is not known from the code: the schema is open."""
+    sure = [p for p in used if _surely_parses(p)]
+    maybe = [p for p in used if p not in sure]
+    if sure and maybe:
+        for p in maybe:
+            when = "; ".join(dict.fromkeys(c for conds in p.parse_conds for c in conds))
+            notes.append(f"the parser of {p.origin} parses the command line only {when}: its flags are not judged")
+        return sure, []
+    if not sure and len(maybe) > 1 and sum(1 for p in maybe if len(p.flags) > 1) > 1:
+        whens = "; ".join(
+            f"{p.origin} {' and '.join(dict.fromkeys(c for conds in p.parse_conds for c in conds))}" for p in maybe
+        )
+        return used, [f"which parser parses the command line depends on conditions packlint cannot decide ({whens})"]
+    return used, []

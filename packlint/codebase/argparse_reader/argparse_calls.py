@@ -129,6 +129,7 @@ def parser_method(reader: SchemaReader, mod, node: ast.Call, obj: V, attr: str, 
         return UNKNOWN
     if p.kind == "hf" and attr.startswith("parse_"):  # parse_args_into_dataclasses, parse_json_file...
         p.parsed.append(reader.where(mod, node))
+        p.parse_conds.append(tuple(conds))
         if attr == "parse_args_and_config":  # TRL: what a `--config` YAML key no dataclass has does
             fail = kwargs.get("fail_with_unknown_args")
             if fail is not None and fail.kind == "const" and fail.value is False:
@@ -171,10 +172,12 @@ def parser_method(reader: SchemaReader, mod, node: ast.Call, obj: V, attr: str, 
         return UNKNOWN
     if attr in ("parse_args", "parse_intermixed_args"):
         p.parsed.append(reader.where(mod, node))
+        p.parse_conds.append(tuple(conds))
         p.strict.append(reader.where(mod, node))
         return UNKNOWN
     if attr in ("parse_known_args", "parse_known_intermixed_args"):
         p.parsed.append(reader.where(mod, node))
+        p.parse_conds.append(tuple(conds))
         note = f"parse_known_args at {reader.where(mod, node)}: unknown options are passed through"
         p.known_reasons.append(note + (f" (only {'; '.join(conds)})" if conds else ""))
         return UNKNOWN

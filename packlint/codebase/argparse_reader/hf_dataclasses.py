@@ -23,7 +23,8 @@ from packlint.codebase.model import FlagSpec
 if TYPE_CHECKING:
     from packlint.codebase.argparse_reader.interpreter import SchemaReader
 
-# a field: name -> rows (stack or None for the checkout's code, type, choices, marks, mask, file, line)
+# a field: name -> rows (stack or None for the checkout's code, type, choices, marks, mask, file, line, origin
+# and, for the checkout's code, the field's aliases)
 Row = tuple
 
 
@@ -98,7 +99,7 @@ def _item_fields(reader: SchemaReader, item: V, depth: int) -> dict[str, list[Ro
         if bv.kind not in ("class", "extname"):
             raise Unresolved(f"the base {text} of {item.value} was not found")
         out.update(_item_fields(reader, bv, depth + 1))
-    from packlint.codebase.hf_fields import is_dataclass, own_fields
+    from packlint.codebase.hf_fields import field_aliases, field_call, is_dataclass, own_fields
 
     if not is_dataclass(cls):
         return out
@@ -111,8 +112,18 @@ def _item_fields(reader: SchemaReader, item: V, depth: int) -> dict[str, list[Ro
             return enum_values_of(v.node)
         return None
 
-    for fname, (typ, choices, marks, line) in own_fields(cls, enum_values).items():
-        out[fname] = [(None, typ, choices, marks, None, item.module.path, line, f"{item.value}.{fname}")]
+    def is_helper(call: ast.Call) -> bool:  # a repository's own `def list_field(...): return field(...)`
+        f = reader.eval_in_module(item.module, call.func)
+        if f.kind != "func" or not isinstance(f.node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            return False
+        return any(isinstance(s, ast.Return) and field_call(s.value) is not None for s in ast.walk(f.node))
+
+    aliases = field_aliases(cls)
+    for fname, (typ, choices, marks, line) in own_fields(cls, enum_values, is_helper).items():
+        if fname in aliases and aliases[fname] is None:
+            raise Unresolved(f"the aliases of {item.value}.{fname} are computed")
+        extra = tuple(aliases.get(fname) or ())
+        out[fname] = [(None, typ, choices, marks, None, item.module.path, line, f"{item.value}.{fname}", extra)]
     return out
 
 
@@ -150,6 +161,7 @@ def _specs(fname: str, rows: list[Row]) -> list[FlagSpec]:
     releases = _releases(rows)
     first = rows[-1]
     options = [f"--{fname}"] + ([f"--{fname.replace('_', '-')}"] if "_" in fname else [])
+    options += [a for r in rows if len(r) > 8 for a in r[8] if a not in options]  # HfArg's `aliases`
     nargs: object = {"bool": "?", "bool1": None, "open": "*"}.get(typ, "+" if typ.startswith("list:") else None)
     ftype = "custom:string_to_bool" if typ in ("bool", "bool1") else typ.split(":")[-1]
     ftype = ftype if ftype in ("int", "float", "str", "custom:string_to_bool") else "str"

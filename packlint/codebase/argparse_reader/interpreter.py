@@ -546,6 +546,8 @@ def _merge_envs(env: dict[str, V], a: dict[str, V], b: dict[str, V]) -> None:
 def _fold(test: ast.AST, env: dict[str, V]) -> bool | None:
     """The truth of an `if` test over a local whose value is a known constant or callable, else None.
     Module-level names are never folded (`HAVE_X = True` in a try/except is not a constant)."""
+    if isinstance(test, ast.Constant):  # `if False:`, `if 1:`
+        return bool(test.value)
     if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
         inner = _fold(test.operand, env)
         return None if inner is None else not inner

@@ -35,6 +35,7 @@ class Parser:
         self.open_reasons: list[str] = []
         self.notes: list[str] = []
         self.parsed: list[str] = []  # where parse_args/parse_known_args is called
+        self.parse_conds: list[tuple[str, ...]] = []  # the conditions each of those calls runs under
         self.strict: list[str] = []  # where parse_args (unknown options are an error) is called
         self.known_reasons: list[str] = []  # parse_known_args calls
         self.kind = kind
