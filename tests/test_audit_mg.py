@@ -535,3 +535,34 @@ def test_choices_of_str_enum_members_are_their_values(tmp_path, capsys, words):
     # a plain Enum's members equal no word (what they accept depends on `type`): no verdict
     script.write_text("#!/bin/bash\ntorchrun --nproc_per_node 2 train.py --plain a\n")
     assert [f for f in _check_json(capsys, "--no-cache", str(script)) if f["code"] == "PK202"] == []
+
+
+_UNALIGNED = (
+    "#!/bin/bash\ntorchrun --nproc_per_node 8 pretrain_gpt.py --tensor-model-parallel-size 2 --unaligned-linear \\\n"
+    "  --num-layers 4 --hidden-size 1600 --num-attention-heads 25 --group-query-attention --num-query-groups 5 \\\n"
+    "  --seq-length 1024 --max-position-embeddings 1024 --micro-batch-size 1\n"
+)
+
+
+def test_a_checkout_that_patches_transformer_config_decides_its_checks(tmp_path, capsys):
+    """Ascend/MindSpeed tests_extend/system_tests/feature_tests/unaligned_{pp,tpsp}.sh: 25 heads and 5 query groups on
+    TP 2 with `--unaligned-linear`. The checkout is the plugin that runs inside a Megatron-LM checkout and registers
+    its own `TransformerConfig.__post_init__` (raising only without --unaligned-linear): upstream's divisibility
+    checks are not the code that runs (2 false PK303, 2 false PK304). Without the patch they stand."""
+    for patched in (True, False):
+        root = tmp_path / ("plugin" if patched else "plain")
+        (root / ".git").mkdir(parents=True)
+        feature = root / "mindspeed" / "features_manager" / "megatron_basic.py"
+        feature.parent.mkdir(parents=True)
+        target = "megatron.core.transformer.transformer_config.TransformerConfig.__post_init__"
+        feature.write_text(
+            f"def register_patches(patch_manager, args):\n    patch_manager.register_patch(\n        '{target}',\n"
+            "        transformer_config_post_init_wrapper)\n"
+            if patched
+            else "def register_patches(patch_manager, args):\n    pass\n"
+        )
+        script = root / "tests_extend" / "unaligned_tpsp.sh"
+        script.parent.mkdir(parents=True)
+        script.write_text(_UNALIGNED)
+        codes = {f["code"] for f in _check_json(capsys, "--no-cache", str(script))}
+        assert bool(codes & {"PK303", "PK304"}) == (not patched), (patched, codes)

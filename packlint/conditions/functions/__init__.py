@@ -9,6 +9,7 @@ from packlint.conditions.functions.core import CORE_FUNCTIONS
 from packlint.conditions.functions.deepspeed import DEEPSPEED_FUNCTIONS
 from packlint.conditions.functions.derived import DERIVED_FUNCTIONS
 from packlint.conditions.functions.hf_code import HF_CODE_FUNCTIONS
+from packlint.conditions.functions.patches import PATCH_FUNCTIONS
 from packlint.conditions.functions.stack import STACK_FUNCTIONS
 from packlint.conditions.functions.stack_config_keys import STACK_CONFIG_KEY_FUNCTIONS
 from packlint.conditions.functions.stack_config_values import STACK_CONFIG_VALUE_FUNCTIONS
@@ -29,6 +30,7 @@ FUNCTIONS.update(STACK_CONFIG_VALUE_FUNCTIONS)
 FUNCTIONS.update(STARTUP_FUNCTIONS)
 FUNCTIONS.update(STACK_SOURCE_FUNCTIONS)
 FUNCTIONS.update(HF_CODE_FUNCTIONS)
+FUNCTIONS.update(PATCH_FUNCTIONS)
 FUNCTIONS.update(TEXT_FUNCTIONS)
 
 __all__ = [
@@ -38,6 +40,7 @@ __all__ = [
     "DERIVED_FUNCTIONS",
     "FUNCTIONS",
     "HF_CODE_FUNCTIONS",
+    "PATCH_FUNCTIONS",
     "STACK_CONFIG_KEY_FUNCTIONS",
     "STACK_CONFIG_VALUE_FUNCTIONS",
     "STACK_FUNCTIONS",
