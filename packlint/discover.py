@@ -290,6 +290,35 @@ def _hidden(specs: tuple[tuple[str, object], ...], path: str, is_dir: bool) -> b
     return tracked is None or path not in tracked[1 if is_dir else 0]
 
 
+_SUBMODULE_BLOCK = LazyRegex(r"""^\s*\[submodule\b[^\]]*\]""", re.M)
+_SUBMODULE_URL = LazyRegex(r"""^\s*url\s*=\s*["']?(.+?)["']?\s*$""", re.M)
+
+
+def submodule_of(path: str, root: str) -> tuple[str, str] | None:
+    """(its path, its url) of the git submodule of the checkout's `.gitmodules` that `path` (absolute, inside
+    `root`) lies under, fetched or not; None when none does."""
+    from packlint.safe_io import read_regular
+
+    path, root = os.path.abspath(path), os.path.abspath(root)
+    if not path.startswith(root.rstrip(os.sep) + os.sep):
+        return None
+    data = read_regular(os.path.join(root, ".gitmodules"), 1 << 20)
+    if data is None:
+        return None
+    rel = os.path.relpath(path, root)
+    text = data.decode("utf-8", "replace")
+    starts = [m.start() for m in _SUBMODULE_BLOCK.finditer(text)] + [len(text)]
+    for a, b in zip(starts, starts[1:], strict=False):
+        block = text[a:b]
+        pm, um = _SUBMODULE_PATH.search(block), _SUBMODULE_URL.search(block)
+        if pm is None or um is None:
+            continue
+        sub = os.path.normpath(pm.group(1).strip())
+        if not sub.startswith("..") and not os.path.isabs(sub) and rel.startswith(sub + os.sep):
+            return sub, um.group(1).strip()
+    return None
+
+
 def unfetched_submodule(path: str, root: str) -> str | None:
     """The git submodule (a `path =` of the checkout's `.gitmodules`, relative to `root`) that `path`
     (absolute, inside `root`) lies under, when its directory is absent or empty: not checked out here

@@ -253,3 +253,28 @@ def test_a_pre_core_megatron_in_the_tree_is_not_judged_by_todays_release(tmp_pat
     assert pk324() == []
     (tree / "megatron_lm" / "megatron" / "core").mkdir()
     assert pk324() == ["--checkpoint-activations", "--model-parallel-size"]
+
+
+def test_a_program_in_a_submodule_of_a_fork_is_the_forks(tmp_path, capsys) -> None:
+    """databricks/megablocks: `pretrain_gpt.py` of third_party/Megatron-LM, a git submodule (not fetched) whose
+    url is stanford-futuredata/Megatron-LM, a fork with --moe-num-experts, --moe-top-k, ...: upstream's snapshots
+    are not its code (72 false PK201 warnings). With NVIDIA's url the path means upstream, and a flag no release
+    has stays PK201."""
+    for url, want in (
+        ("https://github.com/stanford-futuredata/Megatron-LM.git", []),
+        ("https://github.com/NVIDIA/Megatron-LM.git", ["--moe-num-experts"]),
+    ):
+        root = tmp_path / url.split("/")[-2]
+        (root / ".git").mkdir(parents=True)
+        (root / "third_party" / "Megatron-LM").mkdir(parents=True)
+        (root / ".gitmodules").write_text(
+            f'[submodule "third_party/Megatron-LM"]\n\tpath = third_party/Megatron-LM\n\turl = {url}\n'
+        )
+        script = root / "exp" / "moe" / "moe_46m_8gpu.sh"
+        script.parent.mkdir(parents=True)
+        script.write_text(
+            "#!/bin/bash\ntorchrun --nproc_per_node 8 third_party/Megatron-LM/pretrain_gpt.py \\\n"
+            "  --num-layers 6 --hidden-size 512 --num-attention-heads 8 --seq-length 1024 --max-position-embeddings 1024 \\\n"
+            "  --micro-batch-size 8 --moe-num-experts 64 --tensor-model-parallel-size 1\n"
+        )
+        assert _pk201(capsys, script) == want, url

@@ -280,6 +280,9 @@ def fork_evidence(program: str | None, script: str | None) -> str | None:
 def _fork_evidence(program: str, script: str | None) -> str | None:
     import os
 
+    sub = _fork_submodule(program, script)
+    if sub is not None:
+        return sub
     dirs = [p for p in program.replace("\\", "/").split("/")[:-1] if p not in ("", ".", "..")]
     for part in reversed(dirs):
         if _upstream_name(part):
@@ -401,6 +404,37 @@ def names_upstream(program: str | None) -> bool:
         if _fork_name(part):
             return False
     return False
+
+
+def _fork_submodule(program: str, script: str | None) -> str | None:
+    """The program lies in a git submodule of the script's checkout whose url is not NVIDIA's Megatron-LM
+    (databricks/megablocks: third_party/Megatron-LM is stanford-futuredata/Megatron-LM, a fork with MoE flags):
+    the path's name says Megatron-LM, the submodule says which."""
+    import os
+
+    if not script or not program or "$" in program:
+        return None
+    from packlint.discover import submodule_of
+
+    root = _checkout_root(script)
+    if root is None:
+        return None
+    cands = (
+        [program]
+        if os.path.isabs(program)
+        else [os.path.join(root, program), os.path.join(os.path.dirname(os.path.abspath(script)), program)]
+    )
+    for cand in cands:
+        found = submodule_of(os.path.normpath(cand), root)
+        if found is None:
+            continue
+        sub, url = found
+        m = re.search(r"[/:]([\w.-]+)/([\w.-]+?)(?:\.git)?/?$", url)
+        owner_repo = f"{m.group(1)}/{m.group(2)}" if m else url
+        if owner_repo.lower() == "nvidia/megatron-lm":
+            return None
+        return f"its path is the git submodule {sub}, which is {owner_repo}"
+    return None
 
 
 def upstream_named(program: str | None, script: str | None) -> bool:
