@@ -278,3 +278,23 @@ def test_a_program_in_a_submodule_of_a_fork_is_the_forks(tmp_path, capsys) -> No
             "  --micro-batch-size 8 --moe-num-experts 64 --tensor-model-parallel-size 1\n"
         )
         assert _pk201(capsys, script) == want, url
+
+
+def test_a_forks_megatron_package_directory_is_not_upstreams_name(tmp_path, capsys) -> None:
+    """FlagOpen/FlagPerf: `torchrun $SCALEHOME/megatron/pretrain_gpt.py` with SCALEHOME=/workspace/FlagScale-release-v0.2:
+    `megatron/` is the package directory FlagScale keeps its Megatron in, not a name for upstream; the checkout
+    above it is the fork (25 false PK201 warnings on upstream snapshots). `/workspace/Megatron-LM/...` stays upstream."""
+    for home, want in (
+        ("/workspace/FlagScale-release-v0.2", []),
+        ("/workspace/Megatron-LM", ["--apply-layernorm-rms"]),
+    ):
+        root = tmp_path / home.rsplit("/", 1)[-1]
+        (root / ".git").mkdir(parents=True)
+        script = root / "training" / "aquila2_7B" / "singlenode.sh"
+        script.parent.mkdir(parents=True)
+        script.write_text(
+            f"#!/bin/bash\nSCALEHOME={home}\ntorchrun --nproc_per_node 8 $SCALEHOME/megatron/pretrain_gpt.py \\\n"
+            "  --num-layers 32 --hidden-size 4096 --num-attention-heads 32 --seq-length 2048 --micro-batch-size 1 \\\n"
+            "  --max-position-embeddings 2048 --apply-layernorm-rms --tensor-model-parallel-size 1\n"
+        )
+        assert _pk201(capsys, script) == want, home

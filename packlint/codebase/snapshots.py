@@ -284,7 +284,9 @@ def _fork_evidence(program: str, script: str | None) -> str | None:
     if sub is not None:
         return sub
     dirs = [p for p in program.replace("\\", "/").split("/")[:-1] if p not in ("", ".", "..")]
-    for part in reversed(dirs):
+    for k, part in enumerate(reversed(dirs)):
+        if k == 0 and part.lower() == "megatron" and len(dirs) > 1:
+            continue  # (the package directory of a fork that keeps Megatron in it: FlagScale's megatron/)
         if _upstream_name(part):
             return None  # the program path names upstream Megatron-LM
         if _fork_name(part):
