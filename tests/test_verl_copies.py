@@ -225,6 +225,7 @@ def test_a_module_the_vendored_copy_lacks_composes_nothing(tmp_path: Path) -> No
     """kykim0/chess-r1-dev runs `python -m verl.trainer.main_grpo` with keys of its own, a module its vendored verl
     deleted: main_ppo's ppo_trainer config and its checks are not that launch's (a false PK453 error)."""
     _copy(tmp_path, "", own_keys=False)
+    (tmp_path / "verl" / "trainer" / "main_generation.py").write_text("def main(): ...\n")  # the copy's other modules
     script = tmp_path / "scripts" / "grpo_train" / "run.sh"
     script.parent.mkdir(parents=True)
     script.write_text("#!/bin/bash\npython3 -m verl.trainer.main_grpo data.train_batch_size=128 trainer.nnode=1\n")

@@ -65,7 +65,17 @@ def stack_roots(
     top = rel.split("/")[0] if rel and not os.path.isabs(rel) else ""
     if not top or top in (".", ".."):
         return roots
-    checkout = next((d for d in dirs if os.path.isdir(os.path.join(d, ".git"))), None)
+    # the script's own checkout: a directory of its chain (the working directory appended to `dirs` is another
+    # tree: packlint's tests run from packlint's checkout, a user from anywhere)
+    first = dirs[0] if dirs else ""
+    checkout = next(
+        (
+            d
+            for d in dirs
+            if os.path.isdir(os.path.join(d, ".git")) and (d == first or first.startswith(d.rstrip(os.sep) + os.sep))
+        ),
+        None,
+    )
     if checkout is not None and not any(os.path.isdir(os.path.join(d, rel)) for d in dirs):
         named = _pythonpath_copies(rel, dirs, checkout, pythonpath)
         near = named or nearest_copies(_vendored(checkout, rel), dirs[: dirs.index(checkout) + 1])
@@ -141,11 +151,16 @@ def _vendored(checkout: str, rel: str) -> list[str]:
     return found
 
 
+# a test suite's fixtures are no code a launch runs (packlint's own tests/fixtures/stacks/verl/* copies)
+_TEST_DIRS = frozenset(("tests", "test", "fixtures", "testdata", "test_data"))
+
+
 def _walk_vendored(checkout: str, rel: str) -> list[str]:
     """Breadth first, nearest first: every directory down to MAX_VENDOR_DEPTH levels inside the checkout
     (Tool-Star's `Tool_Star_RL/src/verl` is three), at most MAX_VENDOR_LISTED of them listed and
     MAX_VENDOR_ENTRIES entries each; hidden directories, virtual environments, caches and node_modules
-    are skipped (packlint.discover.SKIP_DIRS), symbolic links and a copy found are not entered."""
+    are skipped (packlint.discover.SKIP_DIRS), and so are test suites (`tests/`, `fixtures/`); symbolic links and
+    a copy found are not entered."""
     from packlint.discover import SKIP_DIRS
 
     roots: list[str] = []
@@ -163,7 +178,7 @@ def _walk_vendored(checkout: str, rel: str) -> list[str]:
             except OSError:
                 continue
             for e in entries:
-                if e.name.startswith(".") or e.name in SKIP_DIRS:
+                if e.name.startswith(".") or e.name in SKIP_DIRS or e.name.lower() in _TEST_DIRS:
                     continue
                 try:
                     if not e.is_dir():
@@ -309,7 +324,14 @@ def _declared_name(program: str | None, roots: list[str], missing_stops: bool = 
     for k, root in enumerate(roots):
         path = rel if os.path.isabs(rel) else os.path.join(root, rel)
         data = read_regular(path, 1 << 20) if os.path.isfile(path) else None
-        if data is None and missing_stops and k == 0 and program.startswith("-m ") and not os.path.exists(path):
+        if (
+            data is None
+            and missing_stops
+            and k == 0
+            and program.startswith("-m ")
+            and not os.path.exists(path)
+            and _holds_python(os.path.dirname(path))
+        ):
             # the copy whose config would be read lacks the module (kykim0/chess-r1-dev deleted
             # verl/trainer/main_grpo.py): the launch stops with 'No module named', nothing is composed
             return Unknown(f"{rel} is not in the checkout's copy ({root}): the module the launch runs is missing")
@@ -325,6 +347,14 @@ def _declared_name(program: str | None, roots: list[str], missing_stops: bool = 
             return n.group(2)
         return Unknown(f"{rel} names its Hydra config by an expression ({n.group(3)})")
     return None
+
+
+def _holds_python(d: str) -> bool:
+    """The directory holds Python modules besides `__init__.py` (a copy of the stack's code, not its configs)."""
+    try:
+        return any(n.endswith(".py") and n != "__init__.py" for n in os.listdir(d))
+    except OSError:
+        return False
 
 
 def _tied(record: dict, config_dir: str, tied: list[str], where: tuple[str, str | None, str]) -> bool:
