@@ -5,9 +5,11 @@ A field gets choices ("lit") only when its annotation is a pure `Literal[...]` o
 Enum (each optionally `| None` / `Optional[...]`): pydantic then rejects any other string, and a boolean
 or a number, with a ValidationError (lax mode converts no bool or number to a str). Anything else
 (`Literal[...] | str`, `| bool`, `Annotated[...]`, an Enum with a non-string member or a `_missing_`
-hook) is "any". A field that a before-validator may rewrite is "any" too: a `field_validator(...,
-mode="before"|"wrap")` naming it, or a `model_validator(mode="before"|"wrap")` of any model that holds
-the field (its own class, a subclass, or a mixin beside it) that writes the key into its input dict
+hook) is "any"; a field of plain `bool`, `int` or `float` (optionally `| None`) is "pyd:bool" etc., whose
+values pydantic's lax mode converts by fixed rules. A field that a before-validator may rewrite is "any"
+too: a `field_validator(..., mode="before"|"wrap")` naming it, or a `model_validator(mode="before"|"wrap")`
+of any model that holds the field (its own class, a subclass, or a mixin beside it) that writes the key
+into its input dict
 (`data["k"] = ...`, `data.pop("k")`, `data.setdefault`, `data.update(k=...)`, `del data["k"]`, a
 returned dict display). A write packlint cannot name (a computed key not drawn from a constant
 collection, the dict handed to a function it has not read, `data.update(other)`, a class with its own
@@ -83,6 +85,20 @@ def field_choices(ann: ast.expr, enums: dict[str, list[str]]) -> list[str] | Non
     if isinstance(m, ast.Name | ast.Attribute):
         return enums.get(_head(m))
     return None
+
+
+_SCALARS = ("bool", "int", "float")
+
+
+def scalar_kind(ann: ast.expr) -> str | None:
+    """ "pyd:bool" / "pyd:int" / "pyd:float" (or a union of them, "pyd:float|int") for an annotation of
+    only those plain types (optionally with None), which pydantic's lax mode converts by fixed rules
+    (stack_config_values.pydantic_rejects); None for anything else (`StrictInt`, `Annotated[...]`, `str`)."""
+    members = _strip(ann)
+    heads = sorted({_head(m) for m in members if isinstance(m, ast.Name)})
+    if not members or len(heads) != len(members) or any(h not in _SCALARS for h in heads):
+        return None
+    return "pyd:" + "|".join(heads)
 
 
 def _is_before(dec: ast.expr) -> str | None:
