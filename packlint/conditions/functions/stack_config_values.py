@@ -51,6 +51,15 @@ ENUM_CONVERTED = {
     "optim": "OptimizerNames",
 }
 
+# LLaMA-Factory's own Literal fields that its code checks, unconditionally, before the model is loaded (a YAML
+# value reaches them unchecked through parse_dict); its other Literal fields are compared where they are used
+# (`mix_strategy` only with several datasets, `pref_loss` by `==`): not judged (docs/stack-keys.md)
+LF_CHECKED = {
+    "finetuning_type": "FinetuningArguments.__post_init__ asserts it is one of them ('Invalid fine-tuning method.') "
+    "as the job starts",
+    "stage": "run_exp dispatches on it and raises ValueError('Unknown task: ...') before the model is loaded",
+}
+
 _WHY_ENUM = (
     "transformers' TrainingArguments.__post_init__ raises ValueError ('{v} is not a valid {enum}') as the job starts"
 )
@@ -304,11 +313,12 @@ def _judge(
                 why = _type_message(key, word, types, source, mode)
                 out[key] = (why, _assumed(rows, known, word, word))
             continue
-        if source != "flag" and mode == "enum" and key not in ENUM_CONVERTED:
+        own = stack == "llamafactory" and source != "flag" and key in LF_CHECKED
+        if source != "flag" and mode == "enum" and key not in ENUM_CONVERTED and not own:
             continue
         if not rows or any(r[1] != "lit" or not r[2] for r in rows):
             continue  # not a key of this release (PK207's), or some typing takes any value
-        if mode == "enum" and source != "flag" and any(r[0] != "transformers" for r in rows):
+        if mode == "enum" and source != "flag" and not own and any(r[0] != "transformers" for r in rows):
             continue  # a class of the stack redefines the field: its own __post_init__ decides
         value = s["value"]
         word = _word(value, mode == "argv" or source == "flag")
@@ -318,7 +328,7 @@ def _judge(
         assumed = _assumed(rows, known, value, word)
         if assume:
             assumed = f"{assume}; {assumed}" if assumed else assume
-        out[key] = (_message(key, value, word, choices, stack, source, mode), assumed)
+        out[key] = (_message(key, value, word, choices, stack, source, "lf" if own else mode), assumed)
     return out
 
 
@@ -408,6 +418,8 @@ def _message(key: str, value: Any, word: Any, choices: list[str], stack: str, so
         why = _WHY_SWIFT
     elif mode == "pydantic":
         why = _WHY_PYDANTIC
+    elif mode == "lf":
+        why = LF_CHECKED[key]
     else:
         why = _WHY_ENUM.format(v=word, enum=ENUM_CONVERTED.get(key, "Enum"))
     return f"{shown} is not one of {key}'s values ({listed}){note}{mean}: {why}"
