@@ -5,7 +5,12 @@ never call a value bad that pydantic takes; the values real configs get wrong mu
 from __future__ import annotations
 
 import ast
+import json
 import math
+import os
+import subprocess
+import sys
+from pathlib import Path
 from typing import Any
 
 import pydantic
@@ -174,3 +179,25 @@ def test_the_snapshot_types_axolotl_fields() -> None:
 )
 def test_scalar_kind_of_annotations(annotation: str, kind: str | None) -> None:
     assert scalar_kind(ast.parse(annotation, mode="eval").body) == kind
+
+
+def test_a_pretraining_config_is_axolotl_s_in_a_directory_walk(tmp_path: Path) -> None:
+    """axolotl's pretraining configs stream `pretraining_dataset:` and have no `datasets:` (its examples/qwen2/
+    adamw-pretrain-fsdp2.yaml): still axolotl configs, found by a directory walk and judged."""
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "examples").mkdir()
+    (tmp_path / "examples" / "pretrain.yaml").write_text(
+        "base_model: HuggingFaceTB/SmolLM2-135M\npretraining_dataset:\n  - path: allenai/c4\n    name: en\n"
+        "    type: pretrain\nsequence_len: 2048\nsample_packing: true\nmicro_batch_size: two\nmax_steps: 1000\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+    proc = subprocess.run(
+        [sys.executable, "-m", "packlint", "check", "--no-cache", "--output-format", "json", "--select", "PK208", "."],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
+    found = json.loads(proc.stdout)["findings"]
+    assert [f["message"].split(":")[0] for f in found] == ["micro_batch_size"], proc.stdout + proc.stderr
