@@ -201,3 +201,68 @@ def test_a_pretraining_config_is_axolotl_s_in_a_directory_walk(tmp_path: Path) -
     )
     found = json.loads(proc.stdout)["findings"]
     assert [f["message"].split(":")[0] for f in found] == ["micro_batch_size"], proc.stdout + proc.stderr
+
+
+_VALIDATORS = """
+from pydantic import BaseModel, model_validator
+
+RENAMED = ["old_a", "old_b"]
+
+
+class Checks:
+    @model_validator(mode="before")
+    @classmethod
+    def check_deprecated(cls, data):
+        found = [f for f in ["unsloth_lora_mlp", "unsloth_rope"] if data.get(f)]
+        if found:
+            raise ValueError(f"{found} have been removed")
+        return data
+
+    @model_validator(mode="before")
+    @classmethod
+    def check_gone(cls, data):
+        if data.get("max_packed_sequence_len"):
+            raise ValueError("max_packed_sequence_len is no longer supported")
+        if "dpo_beta" in data:
+            raise ValueError("dpo_beta is now rl_beta")
+        return data
+
+    @model_validator(mode="before")
+    @classmethod
+    def check_polora(cls, data):
+        if data.get("optimizer") != "polora":
+            return data
+        if data.get("relora_steps"):
+            raise ValueError("relora does not work with polora")
+        return data
+
+    @model_validator(mode="after")
+    def check_after(self):
+        if self.sample_packing:
+            raise ValueError("after: the fields are parsed by then")
+        return self
+
+    @model_validator(mode="before")
+    @classmethod
+    def check_both(cls, data):
+        if data.get("lora_r") and data.get("adapter") is None:
+            raise ValueError("lora_r needs an adapter")
+        return data
+
+
+class Config(BaseModel, Checks):
+    sample_packing: bool | None = None
+"""
+
+
+def test_keys_a_before_validator_raises_on() -> None:
+    """Only a test at a before-validator's top level, on the key alone, before any early return."""
+    from packlint.codebase.pydantic_models import raised_keys
+
+    found = raised_keys([ast.parse(_VALIDATORS)])
+    assert found == {
+        "unsloth_lora_mlp": "check_deprecated",
+        "unsloth_rope": "check_deprecated",
+        "max_packed_sequence_len": "check_gone",
+        "dpo_beta": "check_gone",
+    }

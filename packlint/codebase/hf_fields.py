@@ -247,7 +247,7 @@ def read_models(files: dict[str, bytes]) -> dict[str, dict]:
     config schema sets `populate_by_name`). A field whose annotation is a pure string `Literal`/Enum that
     no before-validator may rewrite is "lit" with its choices (packlint/codebase/pydantic_models.py); one of
     plain bool/int/float is "pyd:bool"/"pyd:int"/"pyd:float"; any other field "any"."""
-    from packlint.codebase.pydantic_models import field_choices, rewritten, scalar_kind, str_enums
+    from packlint.codebase.pydantic_models import RAISED, field_choices, raised_keys, rewritten, scalar_kind, str_enums
 
     trees = {}
     for name, data in files.items():
@@ -293,4 +293,10 @@ def read_models(files: dict[str, bytes]) -> dict[str, dict]:
             for n in names:
                 fields[n] = [kind, choices, ""]
         classes[cname] = {"bases": [b for b in bases if b in nodes], "fields": fields, "file": ""}
+    # keys no model defines that a before-validator raises on (a removed key that stops the job): a pseudo-class
+    # whose "marks" name the validator
+    defined = {f for c in classes.values() for f in c["fields"]}
+    raised = {k: ["raise", None, v] for k, v in raised_keys(list(trees.values())).items() if k not in defined}
+    if raised:
+        classes[RAISED] = {"bases": [], "fields": raised, "file": ""}
     return classes
