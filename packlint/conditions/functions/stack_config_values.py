@@ -199,7 +199,11 @@ def _rejects_one(kind: str, value: Any) -> bool:
         return False
     if isinstance(value, float):
         return not value.is_integer()
-    if not isinstance(value, str) or not _parses(float)(value):
+    if not isinstance(value, str):
+        return True
+    if value.strip().lstrip("+-").replace("_", "").isdecimal():
+        return False  # (an integer of any length: pydantic reads big ones that float() makes inf)
+    if not _parses(float)(value):
         return True
     number = float(value)
     return "e" in value.lower() or not math.isfinite(number) or not number.is_integer()
