@@ -308,9 +308,9 @@ def read_models(files: dict[str, bytes]) -> dict[str, dict]:
     """Every pydantic model of the files (a class deriving BaseModel, directly or through another model
     of the files): its bases and its field names, with each `Field(alias=...)` as a name too (axolotl's
     config schema sets `populate_by_name`). A field whose annotation is a pure string `Literal`/Enum that
-    no before-validator may rewrite is "lit" with its choices (packlint/codebase/pydantic_models.py);
-    any other field "any"."""
-    from packlint.codebase.pydantic_models import field_choices, rewritten, str_enums
+    no before-validator may rewrite is "lit" with its choices (packlint/codebase/pydantic_models.py); one of
+    plain bool/int/float is "pyd:bool"/"pyd:int"/"pyd:float"; any other field "any"."""
+    from packlint.codebase.pydantic_models import RAISED, field_choices, raised_keys, rewritten, scalar_kind, str_enums
 
     trees = {}
     for name, data in files.items():
@@ -350,8 +350,16 @@ def read_models(files: dict[str, bytes]) -> dict[str, dict]:
                     if k.arg in ("alias", "validation_alias") and isinstance(alias, str):
                         names.append(alias)
             keys = touched.get(cname, set())
-            choices = None if "*" in keys or any(n in keys for n in names) else field_choices(stmt.annotation, enums)
+            free = "*" in keys or any(n in keys for n in names)  # (a before-validator may rewrite it)
+            choices = None if free else field_choices(stmt.annotation, enums)
+            kind = "lit" if choices else (None if free else scalar_kind(stmt.annotation)) or "any"
             for n in names:
-                fields[n] = ["lit", choices, ""] if choices else ["any", None, ""]
+                fields[n] = [kind, choices, ""]
         classes[cname] = {"bases": [b for b in bases if b in nodes], "fields": fields, "file": ""}
+    # keys no model defines that a before-validator raises on (a removed key that stops the job): a pseudo-class
+    # whose "marks" name the validator
+    defined = {f for c in classes.values() for f in c["fields"]}
+    raised = {k: ["raise", None, v] for k, v in raised_keys(list(trees.values())).items() if k not in defined}
+    if raised:
+        classes[RAISED] = {"bases": [], "fields": raised, "file": ""}
     return classes

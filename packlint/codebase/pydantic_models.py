@@ -5,9 +5,11 @@ A field gets choices ("lit") only when its annotation is a pure `Literal[...]` o
 Enum (each optionally `| None` / `Optional[...]`): pydantic then rejects any other string, and a boolean
 or a number, with a ValidationError (lax mode converts no bool or number to a str). Anything else
 (`Literal[...] | str`, `| bool`, `Annotated[...]`, an Enum with a non-string member or a `_missing_`
-hook) is "any". A field that a before-validator may rewrite is "any" too: a `field_validator(...,
-mode="before"|"wrap")` naming it, or a `model_validator(mode="before"|"wrap")` of any model that holds
-the field (its own class, a subclass, or a mixin beside it) that writes the key into its input dict
+hook) is "any"; a field of plain `bool`, `int` or `float` (optionally `| None`) is "pyd:bool" etc., whose
+values pydantic's lax mode converts by fixed rules. A field that a before-validator may rewrite is "any"
+too: a `field_validator(..., mode="before"|"wrap")` naming it, or a `model_validator(mode="before"|"wrap")`
+of any model that holds the field (its own class, a subclass, or a mixin beside it) that writes the key
+into its input dict
 (`data["k"] = ...`, `data.pop("k")`, `data.setdefault`, `data.update(k=...)`, `del data["k"]`, a
 returned dict display). A write packlint cannot name (a computed key not drawn from a constant
 collection, the dict handed to a function it has not read, `data.update(other)`, a class with its own
@@ -20,6 +22,8 @@ import ast
 from typing import Any
 
 _WILD = "*"
+# the snapshot's pseudo-class of keys a before-validator raises on (read_models)
+RAISED = "__raised__"
 _SAFE_CALLS = {"isinstance", "len", "bool", "str", "repr", "print", "hasattr", "getattr", "any", "all", "type"}
 _MUTATORS = {"pop", "setdefault", "update", "__setitem__", "__delitem__", "clear", "popitem"}
 
@@ -83,6 +87,20 @@ def field_choices(ann: ast.expr, enums: dict[str, list[str]]) -> list[str] | Non
     if isinstance(m, ast.Name | ast.Attribute):
         return enums.get(_head(m))
     return None
+
+
+_SCALARS = ("bool", "int", "float")
+
+
+def scalar_kind(ann: ast.expr) -> str | None:
+    """ "pyd:bool" / "pyd:int" / "pyd:float" (or a union of them, "pyd:float|int") for an annotation of
+    only those plain types (optionally with None), which pydantic's lax mode converts by fixed rules
+    (stack_config_values.pydantic_rejects); None for anything else (`StrictInt`, `Annotated[...]`, `str`)."""
+    members = _strip(ann)
+    heads = sorted({_head(m) for m in members if isinstance(m, ast.Name)})
+    if not members or len(heads) != len(members) or any(h not in _SCALARS for h in heads):
+        return None
+    return "pyd:" + "|".join(heads)
 
 
 def _is_before(dec: ast.expr) -> str | None:
@@ -291,4 +309,84 @@ def rewritten(trees: list[ast.Module], nodes: dict[str, tuple[ast.ClassDef, list
         held: set[str] = set().union(*(own.get(c, set()) for c in anc))
         for c in anc:
             out[c] |= held
+    return out
+
+
+def _strings(v: ast.expr, local: dict[str, list[str]]) -> list[str] | None:
+    """The string constants of a list/tuple/set display, or of a name bound to one."""
+    if isinstance(v, ast.Name):
+        return local.get(v.id)
+    ok = isinstance(v, ast.List | ast.Tuple | ast.Set) and bool(v.elts)
+    if ok and all(isinstance(e, ast.Constant) and isinstance(e.value, str) for e in getattr(v, "elts", [])):
+        return [str(e.value) for e in getattr(v, "elts", []) if isinstance(e, ast.Constant)]
+    return None
+
+
+def _given_of(v: ast.expr, data: str, consts: dict[str, list[str]]) -> list[str] | None:
+    """The constants of `[f for f in CONSTANTS if data.get(f)]` (the given ones of them), else None."""
+    if not (isinstance(v, ast.ListComp) and len(v.generators) == 1 and isinstance(v.elt, ast.Name)):
+        return None
+    g = v.generators[0]
+    keys = _strings(g.iter, consts)
+    if not (isinstance(g.target, ast.Name) and keys and len(g.ifs) == 1 and not g.is_async):
+        return None
+    return keys if _got_key(g.ifs[0], data, {g.target.id: keys}) else None
+
+
+def _got_key(test: ast.expr, data: str, loop: dict[str, list[str]]) -> list[str] | None:
+    """The keys a test is true for by their presence alone: `data.get("k")`, `data.get(f)` for `f` of a
+    loop over constants, `"k" in data`, `data.get("k") is not None`."""
+    if isinstance(test, ast.Compare) and len(test.ops) == 1:
+        op, right = test.ops[0], test.comparators[0]
+        if isinstance(op, ast.In) and isinstance(right, ast.Name) and right.id == data:
+            key = test.left
+            if isinstance(key, ast.Constant) and isinstance(key.value, str):
+                return [key.value]
+            return loop.get(key.id) if isinstance(key, ast.Name) else None
+        if isinstance(op, ast.IsNot) and isinstance(right, ast.Constant) and right.value is None:
+            return _got_key(test.left, data, loop)
+        return None
+    if not (isinstance(test, ast.Call) and isinstance(test.func, ast.Attribute) and test.func.attr == "get"):
+        return None
+    if not (isinstance(test.func.value, ast.Name) and test.func.value.id == data) or len(test.args) != 1:
+        return None
+    key = test.args[0]
+    if isinstance(key, ast.Constant) and isinstance(key.value, str):
+        return [key.value]
+    return loop.get(key.id) if isinstance(key, ast.Name) else None
+
+
+def _raises(body: list[ast.stmt]) -> bool:
+    return bool(body) and isinstance(body[0], ast.Raise)
+
+
+def raised_keys(trees: list[ast.Module]) -> dict[str, str]:
+    """key -> the name of a before model-validator that raises whenever the key is given (truthy): a
+    removed key that stops the job rather than being dropped (axolotl 0.19's `check_deprecated_unsloth_fields`:
+    `found = [f for f in [...] if data.get(f)]` then `if found: raise ValueError(...)`; or `if data.get("k"):
+    raise`). Only a test at the validator's top level whose truth depends on the key alone counts."""
+    out: dict[str, str] = {}
+    for tree in trees:
+        for fn in ast.walk(tree):
+            if not isinstance(fn, ast.FunctionDef) or not any(_is_before(d) == "model" for d in fn.decorator_list):
+                continue
+            args = [a.arg for a in fn.args.args if a.arg not in ("cls", "self")]
+            if not args:
+                continue
+            data = args[0]
+            consts: dict[str, list[str]] = {}
+            found: dict[str, list[str]] = {}  # a local list of the given keys of some constants
+            for s in fn.body:
+                if isinstance(s, ast.Assign) and len(s.targets) == 1 and isinstance(s.targets[0], ast.Name):
+                    name, v = s.targets[0].id, s.value
+                    if _strings(v, consts) is not None:
+                        consts[name] = _strings(v, consts) or []
+                    elif _given_of(v, data, consts):
+                        found[name] = _given_of(v, data, consts) or []
+                elif isinstance(s, ast.If) and _raises(s.body):
+                    keys = found.get(s.test.id) if isinstance(s.test, ast.Name) else _got_key(s.test, data, {})
+                    for k in keys or []:
+                        out.setdefault(k, fn.name)
+                if any(isinstance(n, ast.Return) for n in ast.walk(s)):
+                    break  # (a validator that may return before its later tests: those are conditional)
     return out

@@ -44,7 +44,7 @@ def recognise(d: Any, fmt: str) -> str | None:
         return "deepspeed"
     if "stage" in d and "model_name_or_path" in d:
         return "llamafactory"
-    if "base_model" in d and "datasets" in d:
+    if "base_model" in d and ("datasets" in d or "pretraining_dataset" in d):  # (a pretraining config streams)
         return "axolotl"
     if "model" in d and ("train_type" in d or "rlhf_type" in d):
         return "swift"
@@ -85,6 +85,7 @@ def launch_for(path: str) -> tuple[bytes, str] | None:
 _SHAPES = (
     ("stage", "model_name_or_path"),
     ("base_model", "datasets"),
+    ("base_model", "pretraining_dataset"),
     ("model", "train_type"),
     ("model", "rlhf_type"),
     ("model_name_or_path", "dataset_name"),

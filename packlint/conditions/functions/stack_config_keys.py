@@ -311,6 +311,8 @@ def _dataclass_keys(
         if not rows and _fork_program(ctx) and not _close_matches(top, [n for n in names if n != top], 1, 0.8):
             continue  # a program of the checkout's fork whose code is not here: a key of the fork's own (below)
         out[key] = _message(stack, top, rows, known, names, s.get("source") == "flag") + _STOPS[stack]
+        if stack == "axolotl" and s.get("value"):  # (a key given a truthy value: one a validator may raise on)
+            out[key] = _raised(ctx, top, known, out[key])
         if stack not in known and not local:  # (the vendored code decides without assuming a release)
             ctx.memo.setdefault("stack_key_sources", {})[key] = "snapshot"
         elif not local and stack_schemas.between(stack, known[stack]["value"]):
@@ -319,6 +321,32 @@ def _dataclass_keys(
             text = stack_schemas.between_assumption(stack, known[stack]["value"])
             ctx.memo.setdefault("stack_key_assumption", {})[key] = text
     return out
+
+
+def _raised(ctx: EvalContext, top: str, known: dict[str, dict[str, str]], text: str) -> str:
+    """axolotl drops a key its model lacks, except one a before-validator raises on when it is given (0.19's
+    `check_deprecated_unsloth_fields`: "`unsloth_lora_mlp` has been removed"): with every release the run may
+    be raising, the job stops (recorded in the memo: not ignored); with only some, the message says so."""
+    from packlint.codebase import stack_schemas
+    from packlint.codebase.pydantic_models import RAISED
+
+    rows = (stack_schemas.class_fields(RAISED, ("axolotl",)) or {}).get(top) or []
+    if not rows:
+        return text
+    mask = 0
+    for r in rows:
+        mask |= r[4]
+    names = stack_schemas.releases("axolotl")
+    where = [rel for i, rel in enumerate(names) if mask >> i & 1]
+    check = rows[0][3]
+    want = stack_schemas.release_mask("axolotl", known["axolotl"]["value"]) if "axolotl" in known else None
+    if want is not None and want & mask == want:
+        ctx.memo.setdefault("stack_key_raised", set()).add(top)
+        return (
+            f"{text.split(':', 1)[0]}: axolotl {known['axolotl']['value']}'s model validator {check} raises "
+            f"ValueError when it is given, so validation stops the job as it starts (axolotl {where[0]} and later)"
+        )
+    return f"{text}; axolotl {where[0]} and later raise on it instead ({check} stops the job)"
 
 
 def _fork_program(ctx: EvalContext) -> bool:
@@ -693,7 +721,9 @@ def _f_stack_key_ignored(ctx: EvalContext, node: Builtin, a: list[Any]) -> Any:
         return Unk(f"{a[0]} is a key of the stack", "absent")
     cfg: Any = variant_config(ctx.variant) or {}
     stack = cfg.get("stack")
-    return stack == "axolotl" or a[0] in ctx.memo.get("stack_key_ignored", set())
+    if stack == "axolotl":
+        return a[0].split(".", 1)[0] not in ctx.memo.get("stack_key_raised", set())
+    return a[0] in ctx.memo.get("stack_key_ignored", set())
 
 
 def _f_stack_key_problem(ctx: EvalContext, node: Builtin, a: list[Any]) -> Any:

@@ -31,6 +31,7 @@ release.
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from packlint.conditions.functions.core import _is_unk
@@ -48,6 +49,15 @@ ENUM_CONVERTED = {
     "hub_strategy": "HubStrategy",
     "lr_scheduler_type": "SchedulerType",
     "optim": "OptimizerNames",
+}
+
+# LLaMA-Factory's own Literal fields that its code checks, unconditionally, before the model is loaded (a YAML
+# value reaches them unchecked through parse_dict); its other Literal fields are compared where they are used
+# (`mix_strategy` only with several datasets, `pref_loss` by `==`): not judged (docs/stack-keys.md)
+LF_CHECKED = {
+    "finetuning_type": "FinetuningArguments.__post_init__ asserts it is one of them ('Invalid fine-tuning method.') "
+    "as the job starts",
+    "stage": "run_exp dispatches on it and raises ValueError('Unknown task: ...') before the model is loaded",
 }
 
 _WHY_ENUM = (
@@ -149,17 +159,70 @@ def _axolotl(ctx: EvalContext, cfg: Any) -> dict[str, tuple[str, str | None]]:
         if not isinstance(s, dict) or s.get("source") != "file" or "." in key or not _judgeable(s):
             continue
         rows = [r for r in fields.get(key) or [] if keys._defined(r, known)]
+        value = s["value"]
+        if rows and all(str(r[1]).startswith("pyd:") for r in rows) and _mask(rows) & want == want:
+            if all(pydantic_rejects(r[1], value) for r in rows):  # (bad for every typing the field has)
+                kinds = sorted({k for r in rows for k in r[1][4:].split("|")})
+                out[key] = (_pydantic_message(key, value, kinds), _assumed(rows, known, value, ""))
+            continue
         if not rows or any(r[1] != "lit" or not r[2] for r in rows):
             continue  # not a field of this release (PK207's), or a typing that takes other values
         if _mask(rows) & want != want:
             continue  # a release without the field (or without its choices) ignores the key
-        value = s["value"]
         choices = sorted({str(c) for r in rows for c in r[2]})
         if isinstance(value, str) and value in choices:
             continue
         why = _message(key, value, value, choices, "axolotl", "file", "pydantic")
         out[key] = (why, _assumed(rows, known, value, value))
     return out
+
+
+# pydantic v2 lax mode (pydantic-core): the strings a bool field takes, in any case
+_PYD_BOOL_WORDS = ("0", "off", "f", "false", "n", "no", "1", "on", "t", "true", "y", "yes")
+
+
+def _rejects_one(kind: str, value: Any) -> bool:
+    """Whether pydantic's lax mode rejects a YAML scalar for a plain bool / int / float field. Never
+    says "rejects" where pydantic takes the value (tests/test_stack_keys_pydantic.py checks this against
+    the installed pydantic); a few strings pydantic rejects are let pass ('3.' for an int)."""
+    if kind == "bool":
+        if isinstance(value, str):
+            return value.lower() not in _PYD_BOOL_WORDS
+        return not isinstance(value, bool) and value not in (0, 1)
+    if isinstance(value, bool):
+        return False  # (lax mode: True is 1 and 1.0)
+    if kind == "float":
+        if isinstance(value, str):
+            return not _parses(float)(value)
+        return not isinstance(value, int | float)
+    if isinstance(value, int):  # kind "int"
+        return False
+    if isinstance(value, float):
+        return not value.is_integer()
+    if not isinstance(value, str):
+        return True
+    if value.strip().lstrip("+-").replace("_", "").isdecimal():
+        return False  # (an integer of any length: pydantic reads big ones that float() makes inf)
+    if not _parses(float)(value):
+        return True
+    number = float(value)
+    return "e" in value.lower() or not math.isfinite(number) or not number.is_integer()
+
+
+def pydantic_rejects(kind: str, value: Any) -> bool:
+    """A snapshot row's "pyd:int|float" typing (a union: pydantic takes what any member takes)."""
+    return all(_rejects_one(k, value) for k in kind.removeprefix("pyd:").split("|"))
+
+
+def _pydantic_message(key: str, value: Any, kinds: list[str]) -> str:
+    what = " or ".join({"bool": "a boolean", "int": "an integer", "float": "a number"}[k] for k in kinds)
+    shown = f"{key}: {_yaml_text(value)}"
+    hint = ""
+    if "bool" in kinds and isinstance(value, str):
+        hint = " (pydantic takes true/false, yes/no, on/off, 1/0)"
+    elif "int" in kinds and isinstance(value, str) and "e" in value.lower():
+        hint = " (pydantic reads no exponent for an integer: write it out)"
+    return f"{shown}: {key} takes {what}, which {_yaml_text(value)!r} is not{hint}: {_WHY_PYDANTIC}"
 
 
 def _mask(rows: list[Any]) -> int:
@@ -254,11 +317,12 @@ def _judge(
                 why = _type_message(key, word, types, source, mode)
                 out[key] = (why, _assumed(rows, known, word, word))
             continue
-        if source != "flag" and mode == "enum" and key not in ENUM_CONVERTED:
+        own = stack == "llamafactory" and source != "flag" and key in LF_CHECKED
+        if source != "flag" and mode == "enum" and key not in ENUM_CONVERTED and not own:
             continue
         if not rows or any(r[1] != "lit" or not r[2] for r in rows):
             continue  # not a key of this release (PK207's), or some typing takes any value
-        if mode == "enum" and source != "flag" and any(r[0] != "transformers" for r in rows):
+        if mode == "enum" and source != "flag" and not own and any(r[0] != "transformers" for r in rows):
             continue  # a class of the stack redefines the field: its own __post_init__ decides
         value = s["value"]
         word = _word(value, mode == "argv" or source == "flag")
@@ -268,7 +332,7 @@ def _judge(
         assumed = _assumed(rows, known, value, word)
         if assume:
             assumed = f"{assume}; {assumed}" if assumed else assume
-        out[key] = (_message(key, value, word, choices, stack, source, mode), assumed)
+        out[key] = (_message(key, value, word, choices, stack, source, "lf" if own else mode), assumed)
     return out
 
 
@@ -358,6 +422,8 @@ def _message(key: str, value: Any, word: Any, choices: list[str], stack: str, so
         why = _WHY_SWIFT
     elif mode == "pydantic":
         why = _WHY_PYDANTIC
+    elif mode == "lf":
+        why = LF_CHECKED[key]
     else:
         why = _WHY_ENUM.format(v=word, enum=ENUM_CONVERTED.get(key, "Enum"))
     return f"{shown} is not one of {key}'s values ({listed}){note}{mean}: {why}"
