@@ -117,3 +117,105 @@ def test_pk103_repeats_written_on_either_side_still_fire(tmp_path, capsys):
     got = sorted((Path(f["path"]).name, f["message"].split(" is given")[0]) for f in found)
     # (reported where the last occurrence is written)
     assert got == [("after.sh", "--optimizer"), ("call_twice.sh", "--optimizer"), ("own.sh", "--max_steps")]
+
+
+# ------------------------------------------------------------------------------------------------ PK203
+
+
+def _commit(root: Path, message: str) -> None:
+    _git(root, "add", "-A")
+    _git(root, "commit", "-q", "-m", message)
+
+
+def _history(root: Path, old: dict[str, str]) -> None:
+    """A checkout whose history once had `old` (files that read the names), deleted since."""
+    root.mkdir(parents=True, exist_ok=True)
+    _git(root, "init", "-q")
+    _tree(root, old)
+    _commit(root, "old readers")
+    for rel in old:
+        (root / rel).unlink()
+    _commit(root, "readers removed")
+
+
+@pytest.mark.skipif(GIT is None, reason="git is needed for the history")
+def test_pk203_a_name_the_chain_expands_or_reassigns_is_used(tmp_path, capsys):
+    # FlagOpen/FlagPerf operation/helper: main.sh exports, the child `bash run.sh` expands the names in
+    # a function (sed into host.yaml); yyht/openrlhf_async_pipline: the callee re-assigns the caller's
+    # export and passes it as a flag
+    root = tmp_path / "FlagPerf"
+    _history(root, {"operation/old_cfg.py": 'import os\nV = os.environ["VENDOR"]\nS = os.getenv("SSH_PORT")\n'
+                    'T = os.environ.get("top_p")\n'})
+    _tree(
+        root,
+        {
+            "operation/run.py": "import yaml\ncfg = yaml.safe_load(open('configs/host.yaml'))\nprint(cfg)\n",
+            "operation/ev.py": "import argparse\np = argparse.ArgumentParser()\np.add_argument('--top_p', type=float)\n"
+            "p.parse_args()\n",
+            "operation/helper/main.sh": '#!/bin/bash\nVENDOR="nvidia"\nSSH_PORT="22"\nexport VENDOR\nexport SSH_PORT\n'
+            "bash run.sh\n",
+            "operation/helper/run.sh": "#!/bin/bash\nmodify_config() {\n"
+            '    sed -i "s|^VENDOR:.*$|VENDOR: \\"$VENDOR\\"|" ../configs/host.yaml\n'
+            '    sed -i "s|^SSH_PORT:.*$|SSH_PORT: \\"$SSH_PORT\\"|" ../configs/host.yaml\n}\n'
+            'VENDOR="$VENDOR"\nmodify_config\ncd .. && python3 run.py\n',
+            "operation/test_eval.sh": "#!/bin/bash\nexport top_p=1.0\nsh eval.sh\n",
+            "operation/eval.sh": "#!/bin/bash\ntop_p=${TOP_P:-1}\npython3 ev.py --top_p ${top_p}\n",
+            # the true one beside them: nothing expands it, the code read it once
+            "operation/stale.sh": "#!/bin/bash\nexport SSH_PORT=22\npython3 run.py\n",
+        },
+    )
+    _commit(root, "scripts")
+    found = _codes(
+        _findings(
+            capsys,
+            root / "operation/helper/main.sh",
+            root / "operation/test_eval.sh",
+            root / "operation/stale.sh",
+        ),
+        "PK203",
+    )
+    assert [(Path(f["path"]).name, f["line"]) for f in found] == [("stale.sh", 2)]
+
+
+@pytest.mark.skipif(GIT is None, reason="git is needed for the history")
+def test_pk203_an_unread_package_or_another_directorys_history_decides_nothing(tmp_path, capsys):
+    # mlcommons/training retired_benchmarks/transformer/tensorflow/run_and_time.sh: the script installs
+    # mlperf_compliance (which reads COMPLIANCE_FILE at import), and the old read is another benchmark's;
+    # aws-neuron/neuronx-nemo-megatron: the program imports the checkout's own sub-project nemo/nemo/
+    root = tmp_path / "training"
+    _history(
+        root,
+        {
+            "mixture_of_experts/logger.py": 'import os\nF = os.getenv("COMPLIANCE_FILE")\n',
+            "transformer/old_log.py": 'import os\nG = os.getenv("GONE_SWITCH")\n',
+            "nemo/examples/old.py": 'import os\nB = os.getenv("NEMO_SWITCH")\n',
+        },
+    )
+    _tree(
+        root,
+        {
+            "transformer/process_data.py": "import argparse\nfrom mlperf_compliance import mlperf_log\n"
+            "p = argparse.ArgumentParser()\np.add_argument('--data_dir')\np.parse_args()\n",
+            "transformer/run_and_time.sh": '#!/bin/bash\nset -e\nexport COMPLIANCE_FILE="/tmp/c_${SEED}.log"\n'
+            "export MLPERF_COMPLIANCE_PKG=${MLPERF_COMPLIANCE_PKG:-mlperf_compliance}\n"
+            "pip3 install ${MLPERF_COMPLIANCE_PKG}\npython3 process_data.py --data_dir /data\n",
+            "transformer/other.sh": "#!/bin/bash\nexport COMPLIANCE_FILE=/tmp/c.log\nexport GONE_SWITCH=1\n"
+            "python3 process_nothing.py\n",
+            "transformer/process_nothing.py": "import argparse\np = argparse.ArgumentParser()\np.parse_args()\n",
+            "nemo/setup.py": "from setuptools import setup, find_packages\nsetup(name='nemo', packages=find_packages())\n",
+            "nemo/nemo/__init__.py": "",
+            "nemo/nemo/core.py": "import os\n",
+            "nemo/examples/train.py": "from nemo.core import os\nimport argparse\nargparse.ArgumentParser().parse_args()\n",
+            "nemo/examples/train.sh": "#!/bin/bash\nexport NEMO_SWITCH=1\npython3 train.py\n",
+        },
+    )
+    _commit(root, "scripts")
+    found = _codes(
+        _findings(
+            capsys, root / "transformer/run_and_time.sh", root / "transformer/other.sh", root / "nemo/examples/train.sh"
+        ),
+        "PK203",
+    )
+    # COMPLIANCE_FILE in other.sh: read only in another top-level directory's history; GONE_SWITCH:
+    # read in this one's, and nothing installed or unread: the true finding stays
+    assert [(Path(f["path"]).name, f["message"].split(" ")[0]) for f in found] == [("other.sh", "GONE_SWITCH")]
