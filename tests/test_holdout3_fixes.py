@@ -219,3 +219,60 @@ def test_pk203_an_unread_package_or_another_directorys_history_decides_nothing(t
     # COMPLIANCE_FILE in other.sh: read only in another top-level directory's history; GONE_SWITCH:
     # read in this one's, and nothing installed or unread: the true finding stays
     assert [(Path(f["path"]).name, f["message"].split(" ")[0]) for f in found] == [("other.sh", "GONE_SWITCH")]
+
+
+# ------------------------------------------------------------------------------------------ PK601, PK602
+
+
+def test_pk601_a_file_under_an_earlier_commands_output_dir_is_made_at_run_time(tmp_path, capsys):
+    # OFA-Sys/OFA run_scripts/caption/evaluate_caption.sh: evaluate.py writes {results_path}/test_predict.json,
+    # then coco_eval.py scores it
+    root = _tree(
+        tmp_path,
+        {
+            "run_scripts/caption/evaluate_caption.sh": "#!/usr/bin/env bash\nuser_dir=../../ofa_module\n"
+            "result_path=../../results/caption\nselected_cols=1,4,2\nsplit='test'\n"
+            "python3 ../../evaluate.py \\\n    ${data} \\\n    --path=${path} \\\n    --user-dir=${user_dir} \\\n"
+            "    --task=caption \\\n    --batch-size=16 \\\n    --results-path=${result_path} \\\n"
+            "    --beam=5\n\n"
+            "python coco_eval.py ../../results/caption/test_predict.json ../../dataset/test_caption_coco_format.json\n",
+            "run_scripts/caption/coco_eval.py": "import json, sys\nres = json.load(open(sys.argv[1]))\n",
+            "evaluate.py": "import argparse\np = argparse.ArgumentParser()\np.add_argument('data', nargs='?')\n"
+            "p.add_argument('--results-path')\np.parse_known_args()\n",
+            "dataset/test_caption_coco_format.json": "{}\n",
+            # the true one beside it: the deepspeed JSON nobody writes
+            "run_scripts/caption/train.sh": "#!/usr/bin/env bash\nmkdir -p ../../checkpoints\n"
+            "deepspeed ../../train.py --output_dir ../../checkpoints --deepspeed ../../configs/ds_zero2.json\n",
+            "run_scripts/caption/made.sh": "#!/usr/bin/env bash\nOUT=../../runs/ds\nmkdir -p $OUT\n"
+            "python3 ../../make_ds.py -o $OUT\n"
+            "deepspeed ../../train.py --output_dir ../../checkpoints --deepspeed ../../runs/ds/zero2.json\n",
+            "train.py": "import argparse\np = argparse.ArgumentParser()\np.add_argument('--output_dir')\n"
+            "p.add_argument('--deepspeed')\np.parse_args()\n",
+        },
+    )
+    found = _findings(capsys, root / "run_scripts/caption")
+    got = sorted((Path(f["path"]).name, f["code"]) for f in found if f["code"] in ("PK601", "PK602"))
+    assert got == [("train.sh", "PK601")]
+
+
+def test_pk602_a_json_data_set_given_to_the_checkouts_own_script_is_no_config(tmp_path, capsys):
+    # microsoft/LoRA examples/NLG/create_datasets.sh: a JSON list converted by src/format_converting_dart.py
+    root = _tree(
+        tmp_path,
+        {
+            "examples/NLG/src/format_converting_dart.py": "import json, sys\n"
+            "with open(sys.argv[1]) as f:\n    rows = json.load(f)\nfor r in rows:\n    print(r)\n",
+            "examples/NLG/data/dart/dart-v1.1.1-full-dev.json": '[{"tripleset": [["a", "b", "c"]]}]\n',
+            "examples/NLG/create_datasets.sh": "#!/bin/bash\necho \"creating dart\"\n"
+            "python src/format_converting_dart.py data/dart/dart-v1.1.1-full-dev.json data/dart/valid_formatted.jsonl\n",
+            # a config flag still names a config: its list top level is the error it was
+            "examples/NLG/train.sh": "#!/bin/bash\n"
+            "python src/format_converting_dart.py --config data/dart/dart-v1.1.1-full-dev.json\n",
+        },
+    )
+    _git(root, "init", "-q")
+    found = _findings(capsys, root / "examples/NLG/create_datasets.sh")
+    assert [f for f in found if f["code"] in ("PK601", "PK602")] == []
+    found = _findings(capsys, root / "examples/NLG/train.sh")
+    got = [(Path(f["path"]).name, f["code"]) for f in found if f["code"] in ("PK601", "PK602")]
+    assert got == [("dart-v1.1.1-full-dev.json", "PK602")]

@@ -89,6 +89,11 @@ def _entry_of(
     # a program packlint does not know given a config file of a stack it recognises by its keys
     # (`python src/train.py x.yaml` in a LLaMA-Factory checkout): that stack's reading of it
     known = _stack_by_keys(named, flags, first if by_position else None, script_dir)
+    if known is None and named is None and not by_launcher and isinstance(first, Known) and first.text.lower().endswith(".json"):
+        # a JSON word given to a program of no stack, under no config flag, is data as often as a config
+        # (microsoft/LoRA's `python src/format_converting_dart.py data/dart/x.json out.jsonl` converts a
+        # data set): a config only where its keys are a stack's
+        return None, None, False
     if known is None:
         return None, g, True
     if named is not None:
@@ -344,7 +349,7 @@ _PROGRAM_DIRS: tuple[str | None, list[str]] = (None, [])
 def _why_not_missing(path_text: str, word: Any, dirs: list[str]) -> str | None:
     """Why a config file not found is not missing (the script writes it, or where it is looked up is not
     known), or None: it is missing."""
-    writer = _written_by_script(path_text) or _named_by_caller(word)
+    writer = _written_by_script(path_text) or _named_by_caller(word) or _under_an_output_dir(path_text, word)
     if writer is None and not os.path.isabs(path_text) and _changes_directory():
         writer = "it changes directory before the launch, so the relative path is relative to an unknown place"
     if writer is None and not os.path.isabs(path_text) and _program_elsewhere(path_text, dirs):
@@ -410,6 +415,51 @@ def _written_by_script(path_text: str) -> str | None:
         if "$" in target and ext and target.endswith(ext):
             return m.group(0).strip()
     return None
+
+
+# an output flag (`--output_dir D`, `--results-path=D`, `--save D`, `-o D`) or `mkdir [-p] D`: D is made at run time
+_OUTPUT_DIR = LazyRegex(
+    r"""(?:(?<![\w-])(?:--?[\w-]*?(?:output|out|save|results?|dump)[\w-]*|-o)(?:=|[ \t]+)|\bmkdir\s+(?:-\S+\s+)*)"""
+    r"""["']?([^\s;|&<>"'\\]+)"""
+)
+
+
+def _under_an_output_dir(path_text: str, word: Any) -> str | None:
+    """The file lies under a directory an earlier command of the script is told to write (its output
+    flag) or makes (`mkdir`): the previous step's result (OFA's evaluate_caption.sh scores
+    `../../results/caption/test_predict.json` after `evaluate.py --results-path=${result_path}` wrote
+    it). Variables in the directory's word are read from the script's own assignments."""
+    if _SCRIPT is None or not hasattr(_SCRIPT, "script_text"):
+        return None
+    text = _SCRIPT.script_text()
+    span = getattr(word, "span", None)
+    before = len(text)
+    if span is not None and span.line > 1:
+        lines = text.split("\n")
+        before = sum(len(line) + 1 for line in lines[: span.line - 1])
+    values: dict[str, list[str]] = {}
+    for m in _ASSIGN.finditer(text):
+        values.setdefault(m.group(1), []).append(m.group(2).strip().strip("'\""))
+    target = os.path.normpath(path_text)
+    for m in _OUTPUT_DIR.finditer(text, 0, before):
+        for d in _spellings(m.group(1), values):
+            d = os.path.normpath(d)
+            if d not in (".", "/", "..") and "$" not in d and target.startswith(d.rstrip("/") + "/"):
+                return f"runs an earlier command that writes under {d} (`{m.group(0).strip()}`)"
+    return None
+
+
+def _spellings(word: str, values: dict[str, list[str]]) -> list[str]:
+    """The word with `$NAME`/`${NAME}` replaced by each value the script assigns NAME (one level)."""
+    names = re.findall(r"\$\{?([A-Za-z_][A-Za-z0-9_]*)\}?", word)
+    if not names:
+        return [word]
+    out = [word]
+    for name in names:
+        out = [
+            re.sub(r"\$\{?" + name + r"\b\}?", lambda _m, v=v: v, w) for w in out for v in values.get(name, [])[:4]
+        ]
+    return out[:16]
 
 
 def _named_by_caller(word: Any) -> str | None:
