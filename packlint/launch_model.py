@@ -530,6 +530,11 @@ PARALLEL_FLAGS: dict[str, tuple[tuple[str, ...], int | None]] = {
 PARALLEL_KEYS = ("nodes", "procs_per_node", "world", "tp", "pp", "cp", "ep", "vpp", "dp")
 
 
+# the Megatron flag that reads the model's arguments from the checkpoint at startup (load_args_from_checkpoint;
+# its parallel sizes: forced in older releases and forks, with --use-mp-args-from-checkpoint-args in newer ones)
+FROM_CHECKPOINT_FLAGS = ("--use-checkpoint-args",)
+
+
 def megatron_default(flag_names: tuple[str, ...], table_default: int | None) -> int | None:
     """The value the program uses when none of `flag_names` is given. Today: Megatron-LM's default,
     kept as data above; a code-base flag schema (when the launched code is read) will answer here."""
@@ -556,6 +561,12 @@ def _size_from_flags(key: str, flags: dict[str, list[FlagOccurrence]], hidden: U
         return d
     if hidden is not None:
         return {"unknown": f"{names[0]} may be given by {hidden.reason}", "source": "unknown arguments"}
+    ckpt = next((f for f in FROM_CHECKPOINT_FLAGS if f in flags), None)
+    if ckpt is not None:
+        # megatron/training/initialize.py: load_args_from_checkpoint runs before validate_args and sets
+        # the parallel sizes the checkpoint was saved with (checkpointing.py `_set_arg(..., force=True)`)
+        why = f"{names[0]} is not given, and {ckpt} takes it from the checkpoint --load names"
+        return {"unknown": why, "source": ckpt}
     if any(not f.startswith("-") and "." in f for f in flags):
         # Hydra overrides (Megatron-Bridge): what is not overridden comes from the recipe, not argparse
         return {"unknown": f"not overridden: the recipe's config decides {names[-1]}", "source": "recipe"}

@@ -276,3 +276,31 @@ def test_pk602_a_json_data_set_given_to_the_checkouts_own_script_is_no_config(tm
     found = _findings(capsys, root / "examples/NLG/train.sh")
     got = [(Path(f["path"]).name, f["code"]) for f in found if f["code"] in ("PK601", "PK602")]
     assert got == [("dart-v1.1.1-full-dev.json", "PK602")]
+
+
+# ------------------------------------------------------------------------------------------------ PK310
+
+
+def test_pk310_use_checkpoint_args_takes_the_sizes_from_the_checkpoint(tmp_path, capsys):
+    # LLM360/crystalcoder-train finetune/Megatron-LM/rank_cmd_phase2.sh: `--load ${CKPT}_save
+    # --use-checkpoint-args` and no --tensor-model-parallel-size (TP is the checkpoint's)
+    head = "#!/bin/bash\nTP=$5\nCKPT=checkpoints/meg/phase2_tp${TP}_pp1_dev\n"
+    model = "--num-layers 32 --hidden-size 4096 --num-attention-heads 32 --seq-length 2048 --max-position-embeddings 2048"
+    root = _tree(
+        tmp_path,
+        {
+            "ckpt_args.sh": head + "torchrun --nproc_per_node 8 pretrain_gpt.py --load ${CKPT}_save --use-checkpoint-args \\\n"
+            "    --sequence-parallel --micro-batch-size 1 --global-batch-size 64 --train-iters 10 --lr 1e-4 --bf16\n",
+            # the architecture comes from the checkpoint too: no head count is assumed from a default
+            "ckpt_heads.sh": head + "torchrun --nproc_per_node 8 pretrain_gpt.py --load ${CKPT}_save --use-checkpoint-args \\\n"
+            "    --tensor-model-parallel-size 8 --micro-batch-size 1 --global-batch-size 64 --bf16\n",
+            "no_ckpt_args.sh": "#!/bin/bash\ntorchrun --nproc_per_node 8 pretrain_gpt.py "
+            + model
+            + " \\\n    --sequence-parallel --micro-batch-size 1 --global-batch-size 64 --train-iters 10 --lr 1e-4 --bf16\n",
+        },
+    )
+    found = _findings(capsys, root / "ckpt_args.sh", root / "ckpt_heads.sh", root / "no_ckpt_args.sh")
+    loud = sorted(
+        (Path(f["path"]).name, f["code"]) for f in found if f["severity"] in ("error", "warning") and f["code"][2] == "3"
+    )
+    assert loud == [("no_ckpt_args.sh", "PK310")]
