@@ -84,9 +84,10 @@ def test_pk103_a_callers_override_through_the_callees_args_is_no_repeat(tmp_path
             "# Notes on overrides vs the source script: fewer steps for CI\n"
             "bash examples/sft/run_sft.sh num_steps=100 batch_size=8\n",
             "run_fewshot.sh": '#!/bin/bash\nOPT=${OPT:-adam}\nSTEPS=${STEPS:-1000}\nALL_ARGS_TOGETHER="\n'
-            "    --optimizer $OPT --max_steps $STEPS\n    --learning_rate 1e-5\n    $@\n\"\n"
+            '    --optimizer $OPT --max_steps $STEPS\n    --learning_rate 1e-5\n    $@\n"\n'
             "python train.py \\\n    $ALL_ARGS_TOGETHER\n",
-            "mezo.sh": '#!/bin/bash\nLR=${LR:-1e-6}\nSTEPS=100 bash run_fewshot.sh --learning_rate $LR --optimizer "sgd" \\\n'
+            "mezo.sh": "#!/bin/bash\nLR=${LR:-1e-6}\n"
+            'STEPS=100 bash run_fewshot.sh --learning_rate $LR --optimizer "sgd" \\\n'
             "    $@\n",
             "call_fn.sh": '#!/bin/bash\nrun() {\n  python train.py --optimizer adam "$@"\n}\nrun --optimizer sgd\n',
         },
@@ -144,8 +145,13 @@ def test_pk203_a_name_the_chain_expands_or_reassigns_is_used(tmp_path, capsys):
     # a function (sed into host.yaml); yyht/openrlhf_async_pipline: the callee re-assigns the caller's
     # export and passes it as a flag
     root = tmp_path / "FlagPerf"
-    _history(root, {"operation/old_cfg.py": 'import os\nV = os.environ["VENDOR"]\nS = os.getenv("SSH_PORT")\n'
-                    'T = os.environ.get("top_p")\n'})
+    _history(
+        root,
+        {
+            "operation/old_cfg.py": 'import os\nV = os.environ["VENDOR"]\nS = os.getenv("SSH_PORT")\n'
+            'T = os.environ.get("top_p")\n'
+        },
+    )
     _tree(
         root,
         {
@@ -202,10 +208,12 @@ def test_pk203_an_unread_package_or_another_directorys_history_decides_nothing(t
             "transformer/other.sh": "#!/bin/bash\nexport COMPLIANCE_FILE=/tmp/c.log\nexport GONE_SWITCH=1\n"
             "python3 process_nothing.py\n",
             "transformer/process_nothing.py": "import argparse\np = argparse.ArgumentParser()\np.parse_args()\n",
-            "nemo/setup.py": "from setuptools import setup, find_packages\nsetup(name='nemo', packages=find_packages())\n",
+            "nemo/setup.py": "from setuptools import setup, find_packages\n"
+            "setup(name='nemo', packages=find_packages())\n",
             "nemo/nemo/__init__.py": "",
             "nemo/nemo/core.py": "import os\n",
-            "nemo/examples/train.py": "from nemo.core import os\nimport argparse\nargparse.ArgumentParser().parse_args()\n",
+            "nemo/examples/train.py": "from nemo.core import os\nimport argparse\n"
+            "argparse.ArgumentParser().parse_args()\n",
             "nemo/examples/train.sh": "#!/bin/bash\nexport NEMO_SWITCH=1\npython3 train.py\n",
         },
     )
@@ -263,8 +271,9 @@ def test_pk602_a_json_data_set_given_to_the_checkouts_own_script_is_no_config(tm
             "examples/NLG/src/format_converting_dart.py": "import json, sys\n"
             "with open(sys.argv[1]) as f:\n    rows = json.load(f)\nfor r in rows:\n    print(r)\n",
             "examples/NLG/data/dart/dart-v1.1.1-full-dev.json": '[{"tripleset": [["a", "b", "c"]]}]\n',
-            "examples/NLG/create_datasets.sh": "#!/bin/bash\necho \"creating dart\"\n"
-            "python src/format_converting_dart.py data/dart/dart-v1.1.1-full-dev.json data/dart/valid_formatted.jsonl\n",
+            "examples/NLG/create_datasets.sh": '#!/bin/bash\necho "creating dart"\n'
+            "python src/format_converting_dart.py data/dart/dart-v1.1.1-full-dev.json \\\n"
+            "    data/dart/valid_formatted.jsonl\n",
             # a config flag still names a config: its list top level is the error it was
             "examples/NLG/train.sh": "#!/bin/bash\n"
             "python src/format_converting_dart.py --config data/dart/dart-v1.1.1-full-dev.json\n",
@@ -285,22 +294,29 @@ def test_pk310_use_checkpoint_args_takes_the_sizes_from_the_checkpoint(tmp_path,
     # LLM360/crystalcoder-train finetune/Megatron-LM/rank_cmd_phase2.sh: `--load ${CKPT}_save
     # --use-checkpoint-args` and no --tensor-model-parallel-size (TP is the checkpoint's)
     head = "#!/bin/bash\nTP=$5\nCKPT=checkpoints/meg/phase2_tp${TP}_pp1_dev\n"
-    model = "--num-layers 32 --hidden-size 4096 --num-attention-heads 32 --seq-length 2048 --max-position-embeddings 2048"
+    model = (
+        "--num-layers 32 --hidden-size 4096 --num-attention-heads 32 --seq-length 2048 --max-position-embeddings 2048"
+    )
     root = _tree(
         tmp_path,
         {
-            "ckpt_args.sh": head + "torchrun --nproc_per_node 8 pretrain_gpt.py --load ${CKPT}_save --use-checkpoint-args \\\n"
+            "ckpt_args.sh": head
+            + "torchrun --nproc_per_node 8 pretrain_gpt.py --load ${CKPT}_save --use-checkpoint-args \\\n"
             "    --sequence-parallel --micro-batch-size 1 --global-batch-size 64 --train-iters 10 --lr 1e-4 --bf16\n",
             # the architecture comes from the checkpoint too: no head count is assumed from a default
-            "ckpt_heads.sh": head + "torchrun --nproc_per_node 8 pretrain_gpt.py --load ${CKPT}_save --use-checkpoint-args \\\n"
+            "ckpt_heads.sh": head
+            + "torchrun --nproc_per_node 8 pretrain_gpt.py --load ${CKPT}_save --use-checkpoint-args \\\n"
             "    --tensor-model-parallel-size 8 --micro-batch-size 1 --global-batch-size 64 --bf16\n",
             "no_ckpt_args.sh": "#!/bin/bash\ntorchrun --nproc_per_node 8 pretrain_gpt.py "
             + model
-            + " \\\n    --sequence-parallel --micro-batch-size 1 --global-batch-size 64 --train-iters 10 --lr 1e-4 --bf16\n",
+            + " \\\n    --sequence-parallel --micro-batch-size 1 --global-batch-size 64 --train-iters 10 \\\n"
+            "    --lr 1e-4 --bf16\n",
         },
     )
     found = _findings(capsys, root / "ckpt_args.sh", root / "ckpt_heads.sh", root / "no_ckpt_args.sh")
     loud = sorted(
-        (Path(f["path"]).name, f["code"]) for f in found if f["severity"] in ("error", "warning") and f["code"][2] == "3"
+        (Path(f["path"]).name, f["code"])
+        for f in found
+        if f["severity"] in ("error", "warning") and f["code"][2] == "3"
     )
     assert loud == [("no_ckpt_args.sh", "PK310")]

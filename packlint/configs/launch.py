@@ -89,7 +89,13 @@ def _entry_of(
     # a program packlint does not know given a config file of a stack it recognises by its keys
     # (`python src/train.py x.yaml` in a LLaMA-Factory checkout): that stack's reading of it
     known = _stack_by_keys(named, flags, first if by_position else None, script_dir)
-    if known is None and named is None and not by_launcher and isinstance(first, Known) and first.text.lower().endswith(".json"):
+    if (
+        known is None
+        and named is None
+        and not by_launcher
+        and isinstance(first, Known)
+        and first.text.lower().endswith(".json")
+    ):
         # a JSON word given to a program of no stack, under no config flag, is data as often as a config
         # (microsoft/LoRA's `python src/format_converting_dart.py data/dart/x.json out.jsonl` converts a
         # data set): a config only where its keys are a stack's
@@ -419,8 +425,8 @@ def _written_by_script(path_text: str) -> str | None:
 
 # an output flag (`--output_dir D`, `--results-path=D`, `--save D`, `-o D`) or `mkdir [-p] D`: D is made at run time
 _OUTPUT_DIR = LazyRegex(
-    r"""(?:(?<![\w-])(?:--?[\w-]*?(?:output|out|save|results?|dump)[\w-]*|-o)(?:=|[ \t]+)|\bmkdir\s+(?:-\S+\s+)*)"""
-    r"""["']?([^\s;|&<>"'\\]+)"""
+    r"""(?:(?<![\w-])(?:--?[\w-]{0,40}?(?:output|out|save|results?|dump)[\w-]{0,40}|-o)(?:=|[ \t]{1,40})"""
+    r"""|\bmkdir[ \t]+(?:-[\w-]{1,20}[ \t]+){0,4})["']?([^\s;|&<>"'\\]{1,4096})"""
 )
 
 
@@ -456,9 +462,8 @@ def _spellings(word: str, values: dict[str, list[str]]) -> list[str]:
         return [word]
     out = [word]
     for name in names:
-        out = [
-            re.sub(r"\$\{?" + name + r"\b\}?", lambda _m, v=v: v, w) for w in out for v in values.get(name, [])[:4]
-        ]
+        pattern = re.compile(r"\$\{?" + name + r"\b\}?")
+        out = [pattern.sub(v.replace("\\", "\\\\"), w) for w in out for v in values.get(name, [])[:4]]
     return out[:16]
 
 

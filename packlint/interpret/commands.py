@@ -82,7 +82,9 @@ def _resting_on(fields: list[Value], because: str) -> list[Value]:
     from packlint import evidence
 
     origin = evidence.origin_of(evidence.MACHINE, because)
-    return [Known(f.text, f.span, origin) if isinstance(f, Known) and f.origin in (None, ARGS_ORIGIN) else f for f in fields]
+    return [
+        Known(f.text, f.span, origin) if isinstance(f, Known) and f.origin in (None, ARGS_ORIGIN) else f for f in fields
+    ]
 
 
 def exec_command(

@@ -32,9 +32,9 @@ from packlint.conditions.functions.core import (
     _f_flag_distinct_in_script,
     _is_unk,
     _occurrences,
-    repeat_occurrences,
     _unread_source,
     python_int,
+    repeat_occurrences,
 )
 from packlint.conditions.tree import BOOL, INT, STR, Builtin, EvalContext, Function, Unk
 from packlint.model_view import flag_occurrences, launch_argv, launches, program

@@ -181,7 +181,7 @@ def _close_read(ctx: EvalContext, name: str) -> str | None:
 # files, with everything that could run repository-configured programs turned off (no pager, no
 # textconv, no external diff, no fsmonitor, no hooks; git log runs no hooks anyway), bounded in time
 # per call and per process. A failure or a timeout is "unknown": no finding.
-_HISTORY_MEMO: dict[tuple[str, str], str | None] = {}
+_HISTORY_MEMO: dict[tuple[str, ...], str | None] = {}
 _HISTORY_CALL_S = 3.0
 
 
@@ -284,7 +284,7 @@ def _unread_package(ctx: EvalContext, facts: Any) -> str | None:
     variables rules/runtime_env.toml lists, are not counted: they are neither.)"""
     memo = ctx.memo.get(("unread_package",))
     if memo is not None:
-        return memo or None  # type: ignore[no-any-return]
+        return memo or None
     import os
 
     names = [m for m in facts.unresolved_imports if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", m)]
@@ -408,7 +408,7 @@ def _chain_files(ctx: EvalContext) -> list[str]:
     the file whose function sets a flag). A name any of them expands is used by the chain."""
     memo = ctx.memo.get(("chain_files",))
     if memo is not None:
-        return memo  # type: ignore[no-any-return]
+        return memo
     path = ctx.model.get("script")
     out: list[str] = [path] if isinstance(path, str) else []
     out += [f for f in ctx.model.get("files", []) if isinstance(f, str)]

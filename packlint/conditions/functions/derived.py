@@ -259,13 +259,40 @@ def _f_setting(ctx: EvalContext, node: Builtin, a: list[Any]) -> Any:
 # --use-checkpoint-args (megatron/training/checkpointing.py `_set_arg`; LLM360/crystalcoder-train's
 # vendored copy: checkpointing.py:490-519): the model's shape and its parallel layout
 _CHECKPOINT_ARGS = frozenset(
-    "num_layers hidden_size ffn_hidden_size seq_length num_attention_heads num_query_groups "
-    "group_query_attention kv_channels max_position_embeddings position_embedding_type add_position_embedding "
-    "use_rotary_position_embeddings rotary_base rotary_percent rotary_interleaved add_bias_linear add_qkv_bias "
-    "swiglu squared_relu untie_embeddings_and_output_weights apply_layernorm_1p normalization tokenizer_type "
-    "tokenizer_model padded_vocab_size apply_query_key_layer_scaling num_experts tensor_model_parallel_size "
-    "pipeline_model_parallel_size virtual_pipeline_model_parallel_size num_layers_per_virtual_pipeline_stage "
-    "expert_model_parallel_size".split()
+    [
+        "num_layers",
+        "hidden_size",
+        "ffn_hidden_size",
+        "seq_length",
+        "num_attention_heads",
+        "num_query_groups",
+        "group_query_attention",
+        "kv_channels",
+        "max_position_embeddings",
+        "position_embedding_type",
+        "add_position_embedding",
+        "use_rotary_position_embeddings",
+        "rotary_base",
+        "rotary_percent",
+        "rotary_interleaved",
+        "add_bias_linear",
+        "add_qkv_bias",
+        "swiglu",
+        "squared_relu",
+        "untie_embeddings_and_output_weights",
+        "apply_layernorm_1p",
+        "normalization",
+        "tokenizer_type",
+        "tokenizer_model",
+        "padded_vocab_size",
+        "apply_query_key_layer_scaling",
+        "num_experts",
+        "tensor_model_parallel_size",
+        "pipeline_model_parallel_size",
+        "virtual_pipeline_model_parallel_size",
+        "num_layers_per_virtual_pipeline_stage",
+        "expert_model_parallel_size",
+    ]
 )
 
 
