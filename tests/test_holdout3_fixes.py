@@ -254,13 +254,16 @@ def test_pk601_a_file_under_an_earlier_commands_output_dir_is_made_at_run_time(t
             "run_scripts/caption/made.sh": "#!/usr/bin/env bash\nOUT=../../runs/ds\nmkdir -p $OUT\n"
             "python3 ../../make_ds.py -o $OUT\n"
             "deepspeed ../../train.py --output_dir ../../checkpoints --deepspeed ../../runs/ds/zero2.json\n",
+            # mkdir makes the directory, not the file: still missing
+            "run_scripts/caption/mkdir_only.sh": "#!/usr/bin/env bash\nmkdir -p ../../cfgs\n"
+            "deepspeed ../../train.py --output_dir ../../checkpoints --deepspeed ../../cfgs/zero2.json\n",
             "train.py": "import argparse\np = argparse.ArgumentParser()\np.add_argument('--output_dir')\n"
             "p.add_argument('--deepspeed')\np.parse_args()\n",
         },
     )
     found = _findings(capsys, root / "run_scripts/caption")
     got = sorted((Path(f["path"]).name, f["code"]) for f in found if f["code"] in ("PK601", "PK602"))
-    assert got == [("train.sh", "PK601")]
+    assert got == [("mkdir_only.sh", "PK601"), ("train.sh", "PK601")]
 
 
 def test_pk602_a_json_data_set_given_to_the_checkouts_own_script_is_no_config(tmp_path, capsys):

@@ -423,16 +423,17 @@ def _written_by_script(path_text: str) -> str | None:
     return None
 
 
-# an output flag (`--output_dir D`, `--results-path=D`, `--save D`, `-o D`) or `mkdir [-p] D`: D is made at run time
+# an output flag (`--output_dir D`, `--results-path=D`, `--save D`, `-o D`): the command writes files under D.
+# (`mkdir -p D` alone is not counted: it makes D, not the file; a config named under it is still missing)
 _OUTPUT_DIR = LazyRegex(
-    r"""(?:(?<![\w-])(?:--?[\w-]{0,40}?(?:output|out|save|results?|dump)[\w-]{0,40}|-o)(?:=|[ \t]{1,40})"""
-    r"""|\bmkdir[ \t]+(?:-[\w-]{1,20}[ \t]+){0,4})["']?([^\s;|&<>"'\\]{1,4096})"""
+    r"""(?<![\w-])(?:--?[\w-]{0,40}?(?:output|out|save|results?|dump)[\w-]{0,40}|-o)(?:=|[ \t]{1,40})"""
+    r"""["']?([^\s;|&<>"'\\]{1,4096})"""
 )
 
 
 def _under_an_output_dir(path_text: str, word: Any) -> str | None:
     """The file lies under a directory an earlier command of the script is told to write (its output
-    flag) or makes (`mkdir`): the previous step's result (OFA's evaluate_caption.sh scores
+    flag): the previous step's result (OFA's evaluate_caption.sh scores
     `../../results/caption/test_predict.json` after `evaluate.py --results-path=${result_path}` wrote
     it). Variables in the directory's word are read from the script's own assignments."""
     if _SCRIPT is None or not hasattr(_SCRIPT, "script_text"):
