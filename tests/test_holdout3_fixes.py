@@ -195,6 +195,7 @@ def test_pk203_an_unread_package_or_another_directorys_history_decides_nothing(t
             "mixture_of_experts/logger.py": 'import os\nF = os.getenv("COMPLIANCE_FILE")\n',
             "transformer/old_log.py": 'import os\nG = os.getenv("GONE_SWITCH")\n',
             "nemo/examples/old.py": 'import os\nB = os.getenv("NEMO_SWITCH")\n',
+            "skills/old.py": 'import os\nC = os.getenv("SKILL_SWITCH")\n',
         },
     )
     _tree(
@@ -215,18 +216,28 @@ def test_pk203_an_unread_package_or_another_directorys_history_decides_nothing(t
             "nemo/examples/train.py": "from nemo.core import os\nimport argparse\n"
             "argparse.ArgumentParser().parse_args()\n",
             "nemo/examples/train.sh": "#!/bin/bash\nexport NEMO_SWITCH=1\npython3 train.py\n",
+            # NVIDIA/NeMo-Skills: nemo_skills/mcp is a subpackage, not the `mcp` library the program imports
+            "skills/__init__.py": "",
+            "skills/mcp/__init__.py": "",
+            "skills/run.py": "import argparse\nimport mcp\nargparse.ArgumentParser().parse_args()\n",
+            "skills/run.sh": "#!/bin/bash\nexport SKILL_SWITCH=1\npython3 run.py\n",
         },
     )
     _commit(root, "scripts")
     found = _codes(
         _findings(
-            capsys, root / "transformer/run_and_time.sh", root / "transformer/other.sh", root / "nemo/examples/train.sh"
+            capsys,
+            root / "transformer/run_and_time.sh",
+            root / "transformer/other.sh",
+            root / "nemo/examples/train.sh",
+            root / "skills/run.sh",
         ),
         "PK203",
     )
     # COMPLIANCE_FILE in other.sh: read only in another top-level directory's history; GONE_SWITCH:
     # read in this one's, and nothing installed or unread: the true finding stays
-    assert [(Path(f["path"]).name, f["message"].split(" ")[0]) for f in found] == [("other.sh", "GONE_SWITCH")]
+    got = sorted((Path(f["path"]).name, f["message"].split(" ")[0]) for f in found)
+    assert got == [("other.sh", "GONE_SWITCH"), ("run.sh", "SKILL_SWITCH")]
 
 
 # ------------------------------------------------------------------------------------------ PK601, PK602

@@ -303,13 +303,25 @@ def _unread_package(ctx: EvalContext, facts: Any) -> str | None:
 
         for m in names:
             pats = (f"{glob.escape(top)}/*/{m}/__init__.py", f"{glob.escape(top)}/*/src/{m}/__init__.py")
-            hit = next((h for p in pats for h in glob.glob(p)), None)
+            hit = next((h for p in pats for h in glob.glob(p) if _sub_project(top, h)), None)
             if hit is not None:
                 where = os.path.relpath(os.path.dirname(hit), top)
                 found = f"the code imports {m}, a package of the checkout ({where}) that packlint did not read"
                 break
     ctx.memo[("unread_package",)] = found
     return found or None
+
+
+def _sub_project(top: str, init: str) -> bool:
+    """`top/X/[src/]N/__init__.py` is the top-level package N of a sub-project X of the checkout (X holds a
+    setup.py, pyproject.toml or setup.cfg and is no package itself), not the subpackage X.N of a package
+    X (NeMo-Skills' nemo_skills/mcp is not the `mcp` library)."""
+    import os
+
+    sub = os.path.join(top, os.path.relpath(init, top).split(os.sep)[0])
+    if os.path.exists(os.path.join(sub, "__init__.py")):
+        return False
+    return any(os.path.isfile(os.path.join(sub, f)) for f in ("setup.py", "pyproject.toml", "setup.cfg"))
 
 
 def _f_code_read_before(ctx: EvalContext, node: Builtin, a: list[Any]) -> Any:
