@@ -98,8 +98,8 @@ def _entry_of(
     ):
         # a JSON word given to a program of no stack, under no config flag, is data as often as a config
         # (microsoft/LoRA's `python src/format_converting_dart.py data/dart/x.json out.jsonl` converts a
-        # data set): a config only where its keys are a stack's
-        return None, None, False
+        # data set): the program opens it (a missing one is still PK601's), but its content is no config
+        return None, {**g, "data": True}, True
     if known is None:
         return None, g, True
     if named is not None:
@@ -189,7 +189,8 @@ def _read_main(cfg, entry, generic, flags, positionals, dirs, incomplete: list, 
         if how is not None:
             fmt = entry.get("format") if entry and entry.get("format") else None
             problems = incomplete if section == "main" else []
-            _read_into(cfg, section, how, word, occ, fmt, dialect, dirs, target, problems, section)
+            data = bool(generic and generic.get("data"))
+            _read_into(cfg, section, how, word, occ, fmt, dialect, dirs, target, problems, section, data)
             if problems and section != "main":
                 cfg.setdefault("unknown_sections", {})[section] = "; ".join(problems)
     if entry is not None and "none" in entry.get("overrides", ["none"]) and flags:
@@ -234,7 +235,9 @@ def _read_launcher_file(cfg: dict, launchers: list[str], launcher_flags: dict, d
             _read_nested(cfg, sec, s, dirs, "pyyaml")
 
 
-def _read_into(cfg, section, how, word, occ, fmt, dialect, dirs, target: dict, incomplete: list, role: str) -> None:
+def _read_into(
+    cfg, section, how, word, occ, fmt, dialect, dirs, target: dict, incomplete: list, role: str, data: bool = False
+) -> None:
     from packlint.configs.files import format_of
 
     named = _span_loc(getattr(word, "span", None) or (occ.span if occ is not None else None))
@@ -268,6 +271,10 @@ def _read_into(cfg, section, how, word, occ, fmt, dialect, dirs, target: dict, i
         return
     shown = _shown(found)
     record["file"] = shown
+    if data:  # a data file the program reads (a JSON list converted by the checkout's own script)
+        record["data"] = True
+        incomplete.append(f"{path_text} is read by a program of no stack: its content is not a config packlint reads")
+        return
     from packlint.scope import outside
 
     if outside(found, _NEAR[0], quote=True) is not None:  # (read with --allow-outside: inspect shows
