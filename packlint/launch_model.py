@@ -17,7 +17,7 @@ from packlint import launchers as L
 from packlint.interpret import Diagnostic, LaunchInstance, interpret_file
 from packlint.launchers.processes import JSONSpan, env_layout
 from packlint.records import factory, record
-from packlint.values import Condition, Known, Span, Unknown, Value, Variable
+from packlint.values import ARGS_ORIGIN, Condition, Known, Span, Unknown, Value, Variable
 
 MODEL_VERSION = 1
 _HYDRA = re.compile(r"^[+~]{0,2}[A-Za-z_][\w.\-/@]*=")
@@ -28,12 +28,15 @@ _NUMBER = re.compile(r"^-(\d|\.\d)")
 class FlagOccurrence:
     """One occurrence of a program flag or launcher option (hand-written: made for every flag)."""
 
-    __slots__ = ("name", "args", "span", "style", "caller")
+    __slots__ = ("name", "args", "span", "style", "caller", "passed")
 
     def __init__(
-        self, name: str, args: list[Value], span: Span | None, style: str = "separate", caller: bool = False
+        self, name: str, args: list[Value], span: Span | None, style: str = "separate", caller: bool | str = False
     ) -> None:
-        self.caller = caller  # the flag token came from the script's arguments
+        self.caller = caller is True  # the flag token came from the script's arguments
+        # the flag token came from the positional arguments a caller the analysis followed passed in
+        # (`bash train.sh --lr 1e-4` reaching the callee's "$@"): an override given on purpose
+        self.passed = caller == "passed"
         self.name = name
         self.args = args  # [] for a store-true flag
         self.span = span  # where the flag token was written
@@ -56,12 +59,47 @@ class FlagOccurrence:
         d.update(_loc(self.span))
         if self.caller:
             d["source"] = "caller"  # passed in through the script's arguments ("$@", "$1" ...)
+        elif self.passed:
+            d["source"] = "passed"  # passed in by a caller script or function call the analysis followed
         vspan = self.args[0].span if len(self.args) == 1 else None
         d["value_location"] = vspan.to_json() if vspan is not None and vspan != self.span else None
         premise = evidence.of_values(self.args) if unknown is None else None
         if premise is not None:
             d["evidence"] = evidence.to_json(premise)
         return d
+
+
+def _from_caller(a: Known) -> bool | str:
+    """True: the word is the script's own argument; "passed": a caller the analysis followed passed it."""
+    return True if a.origin == "caller" else "passed" if a.origin == ARGS_ORIGIN else False
+
+
+def mark_passed(flags: dict[str, list[FlagOccurrence]], passed: tuple[str, ...]) -> None:
+    """Occurrences whose words a caller passed in, where a join lost the words' origin: the callee's
+    `ARGS="... $@"` split again (princeton-nlp/MeZO run_fewshot.sh). The last occurrences of a flag that
+    the caller's arguments give with the same value, one per time the caller gives it."""
+    if not passed:
+        return
+    given: dict[str, list[list[str]]] = {}
+    for i, w in enumerate(passed):
+        name, eq, val = w.partition("=")
+        if eq and (w.startswith("-") or _HYDRA.match(w)):
+            given.setdefault(name, []).append([val])
+        elif w.startswith("-"):
+            given.setdefault(w, []).append(list(passed[i + 1 : i + 2]))
+    for name, occs in flags.items():
+        left = list(given.get(name, ()))
+        for occ in reversed(occs):
+            if occ.caller:
+                continue
+            texts = [a.text for a in occ.args if isinstance(a, Known)]
+            match = next((k for k, v in enumerate(left) if v[: len(texts)] == texts), None)
+            if match is None or len(texts) != len(occ.args):
+                if occ.passed:
+                    continue
+                break
+            occ.passed = True
+            left.pop(match)
 
 
 def parse_program_flags(args: list[Value]) -> tuple[dict[str, list[FlagOccurrence]], list[Value]]:
@@ -103,21 +141,21 @@ def parse_program_flags(args: list[Value]) -> tuple[dict[str, list[FlagOccurrenc
                         vspan = Span(
                             a.span.file, a.span.line, a.span.column + len(name) + 1, a.span.line, a.span.end_column
                         )
-                    occ = FlagOccurrence(name, [Known(val, vspan)], a.span, "equals", a.origin == "caller")
+                    occ = FlagOccurrence(name, [Known(val, vspan)], a.span, "equals", _from_caller(a))
                     flags.setdefault(name, []).append(occ)
                     current = None
                     continue
-                current = FlagOccurrence(t, [], a.span, "separate", a.origin == "caller")
+                current = FlagOccurrence(t, [], a.span, "separate", _from_caller(a))
                 flags.setdefault(t, []).append(current)
                 continue
             if (current is None or current.args) and _HYDRA_DELETE.match(t):
                 current = None
-                flags.setdefault(t, []).append(FlagOccurrence(t, [], a.span, "hydra", a.origin == "caller"))
+                flags.setdefault(t, []).append(FlagOccurrence(t, [], a.span, "hydra", _from_caller(a)))
                 continue
             if current is None and _HYDRA.match(t):
                 name, _, val = t.partition("=")
                 flags.setdefault(name, []).append(
-                    FlagOccurrence(name, [Known(val, a.span)], a.span, "hydra", a.origin == "caller")
+                    FlagOccurrence(name, [Known(val, a.span)], a.span, "hydra", _from_caller(a))
                 )
                 continue
         if current is not None and current.args and not isinstance(a, Known):
@@ -129,7 +167,7 @@ def parse_program_flags(args: list[Value]) -> tuple[dict[str, list[FlagOccurrenc
             current = None
             name, _, val = a.text.partition("=")
             flags.setdefault(name, []).append(
-                FlagOccurrence(name, [Known(val, a.span)], a.span, "hydra", a.origin == "caller")
+                FlagOccurrence(name, [Known(val, a.span)], a.span, "hydra", _from_caller(a))
             )
             continue
         if current is not None:
@@ -344,6 +382,7 @@ def build_variant(
 ) -> Variant:
     parts = L.split_launch(inst.fields)
     flags, positionals = parse_program_flags(parts.program_args)
+    mark_passed(flags, inst.passed)
     launcher_flags: dict[str, list[FlagOccurrence]] = {}
     for _owner, opt in parts.launcher_options:
         launcher_flags.setdefault(opt.name, []).append(FlagOccurrence(opt.name, opt.args, opt.name_value.span))
@@ -491,6 +530,11 @@ PARALLEL_FLAGS: dict[str, tuple[tuple[str, ...], int | None]] = {
 PARALLEL_KEYS = ("nodes", "procs_per_node", "world", "tp", "pp", "cp", "ep", "vpp", "dp")
 
 
+# the Megatron flag that reads the model's arguments from the checkpoint at startup (load_args_from_checkpoint;
+# its parallel sizes: forced in older releases and forks, with --use-mp-args-from-checkpoint-args in newer ones)
+FROM_CHECKPOINT_FLAGS = ("--use-checkpoint-args",)
+
+
 def megatron_default(flag_names: tuple[str, ...], table_default: int | None) -> int | None:
     """The value the program uses when none of `flag_names` is given. Today: Megatron-LM's default,
     kept as data above; a code-base flag schema (when the launched code is read) will answer here."""
@@ -517,6 +561,12 @@ def _size_from_flags(key: str, flags: dict[str, list[FlagOccurrence]], hidden: U
         return d
     if hidden is not None:
         return {"unknown": f"{names[0]} may be given by {hidden.reason}", "source": "unknown arguments"}
+    ckpt = next((f for f in FROM_CHECKPOINT_FLAGS if f in flags), None)
+    if ckpt is not None:
+        # megatron/training/initialize.py: load_args_from_checkpoint runs before validate_args and sets
+        # the parallel sizes the checkpoint was saved with (checkpointing.py `_set_arg(..., force=True)`)
+        why = f"{names[0]} is not given, and {ckpt} takes it from the checkpoint --load names"
+        return {"unknown": why, "source": ckpt}
     if any(not f.startswith("-") and "." in f for f in flags):
         # Hydra overrides (Megatron-Bridge): what is not overridden comes from the recipe, not argparse
         return {"unknown": f"not overridden: the recipe's config decides {names[-1]}", "source": "recipe"}

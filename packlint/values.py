@@ -73,6 +73,17 @@ class Known:
         return (Known, (self.text, self.span, self.origin))
 
 
+# origin of a word a caller the analysis follows passed in as a positional argument (`bash x.sh ARGS`,
+# `sbatch job.sh ARGS`, `source x.sh ARGS`, a function call): what the callee's "$@" hands on is the
+# caller's override, given on purpose after the callee's own defaults (PK103 does not count it as a repeat)
+ARGS_ORIGIN = "args"
+
+
+def as_arguments(values: list[Value]) -> list[Value]:
+    """The words a caller passes to a script or function it runs, marked as its positional arguments."""
+    return [Known(v.text, v.span, ARGS_ORIGIN) if isinstance(v, Known) and v.origin is None else v for v in values]
+
+
 class Unknown:
     """Text packlint cannot know statically, e.g. `$(hostname -I)`; never guessed."""
 

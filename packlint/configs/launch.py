@@ -89,6 +89,17 @@ def _entry_of(
     # a program packlint does not know given a config file of a stack it recognises by its keys
     # (`python src/train.py x.yaml` in a LLaMA-Factory checkout): that stack's reading of it
     known = _stack_by_keys(named, flags, first if by_position else None, script_dir)
+    if (
+        known is None
+        and named is None
+        and not by_launcher
+        and isinstance(first, Known)
+        and first.text.lower().endswith(".json")
+    ):
+        # a JSON word given to a program of no stack, under no config flag, is data as often as a config
+        # (microsoft/LoRA's `python src/format_converting_dart.py data/dart/x.json out.jsonl` converts a
+        # data set): the program opens it (a missing one is still PK601's), but its content is no config
+        return None, {**g, "data": True}, True
     if known is None:
         return None, g, True
     if named is not None:
@@ -178,7 +189,8 @@ def _read_main(cfg, entry, generic, flags, positionals, dirs, incomplete: list, 
         if how is not None:
             fmt = entry.get("format") if entry and entry.get("format") else None
             problems = incomplete if section == "main" else []
-            _read_into(cfg, section, how, word, occ, fmt, dialect, dirs, target, problems, section)
+            data = bool(generic and generic.get("data"))
+            _read_into(cfg, section, how, word, occ, fmt, dialect, dirs, target, problems, section, data)
             if problems and section != "main":
                 cfg.setdefault("unknown_sections", {})[section] = "; ".join(problems)
     if entry is not None and "none" in entry.get("overrides", ["none"]) and flags:
@@ -223,7 +235,9 @@ def _read_launcher_file(cfg: dict, launchers: list[str], launcher_flags: dict, d
             _read_nested(cfg, sec, s, dirs, "pyyaml")
 
 
-def _read_into(cfg, section, how, word, occ, fmt, dialect, dirs, target: dict, incomplete: list, role: str) -> None:
+def _read_into(
+    cfg, section, how, word, occ, fmt, dialect, dirs, target: dict, incomplete: list, role: str, data: bool = False
+) -> None:
     from packlint.configs.files import format_of
 
     named = _span_loc(getattr(word, "span", None) or (occ.span if occ is not None else None))
@@ -257,6 +271,10 @@ def _read_into(cfg, section, how, word, occ, fmt, dialect, dirs, target: dict, i
         return
     shown = _shown(found)
     record["file"] = shown
+    if data:  # a data file the program reads (a JSON list converted by the checkout's own script)
+        record["data"] = True
+        incomplete.append(f"{path_text} is read by a program of no stack: its content is not a config packlint reads")
+        return
     from packlint.scope import outside
 
     if outside(found, _NEAR[0], quote=True) is not None:  # (read with --allow-outside: inspect shows
@@ -344,7 +362,7 @@ _PROGRAM_DIRS: tuple[str | None, list[str]] = (None, [])
 def _why_not_missing(path_text: str, word: Any, dirs: list[str]) -> str | None:
     """Why a config file not found is not missing (the script writes it, or where it is looked up is not
     known), or None: it is missing."""
-    writer = _written_by_script(path_text) or _named_by_caller(word)
+    writer = _written_by_script(path_text) or _named_by_caller(word) or _under_an_output_dir(path_text, word)
     if writer is None and not os.path.isabs(path_text) and _changes_directory():
         writer = "it changes directory before the launch, so the relative path is relative to an unknown place"
     if writer is None and not os.path.isabs(path_text) and _program_elsewhere(path_text, dirs):
@@ -410,6 +428,51 @@ def _written_by_script(path_text: str) -> str | None:
         if "$" in target and ext and target.endswith(ext):
             return m.group(0).strip()
     return None
+
+
+# an output flag (`--output_dir D`, `--results-path=D`, `--save D`, `-o D`): the command writes files under D.
+# (`mkdir -p D` alone is not counted: it makes D, not the file; a config named under it is still missing)
+_OUTPUT_DIR = LazyRegex(
+    r"""(?<![\w-])(?:--?[\w-]{0,40}?(?:output|out|save|results?|dump)[\w-]{0,40}|-o)(?:=|[ \t]{1,40})"""
+    r"""["']?([^\s;|&<>"'\\]{1,4096})"""
+)
+
+
+def _under_an_output_dir(path_text: str, word: Any) -> str | None:
+    """The file lies under a directory an earlier command of the script is told to write (its output
+    flag): the previous step's result (OFA's evaluate_caption.sh scores
+    `../../results/caption/test_predict.json` after `evaluate.py --results-path=${result_path}` wrote
+    it). Variables in the directory's word are read from the script's own assignments."""
+    if _SCRIPT is None or not hasattr(_SCRIPT, "script_text"):
+        return None
+    text = _SCRIPT.script_text()
+    span = getattr(word, "span", None)
+    before = len(text)
+    if span is not None and span.line > 1:
+        lines = text.split("\n")
+        before = sum(len(line) + 1 for line in lines[: span.line - 1])
+    values: dict[str, list[str]] = {}
+    for m in _ASSIGN.finditer(text):
+        values.setdefault(m.group(1), []).append(m.group(2).strip().strip("'\""))
+    target = os.path.normpath(path_text)
+    for m in _OUTPUT_DIR.finditer(text, 0, before):
+        for d in _spellings(m.group(1), values):
+            d = os.path.normpath(d)
+            if d not in (".", "/", "..") and "$" not in d and target.startswith(d.rstrip("/") + "/"):
+                return f"runs an earlier command that writes under {d} (`{m.group(0).strip()}`)"
+    return None
+
+
+def _spellings(word: str, values: dict[str, list[str]]) -> list[str]:
+    """The word with `$NAME`/`${NAME}` replaced by each value the script assigns NAME (one level)."""
+    names = re.findall(r"\$\{?([A-Za-z_][A-Za-z0-9_]*)\}?", word)
+    if not names:
+        return [word]
+    out = [word]
+    for name in names:
+        pattern = re.compile(r"\$\{?" + name + r"\b\}?")
+        out = [pattern.sub(v.replace("\\", "\\\\"), w) for w in out for v in values.get(name, [])[:4]]
+    return out[:16]
 
 
 def _named_by_caller(word: Any) -> str | None:

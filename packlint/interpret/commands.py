@@ -23,7 +23,7 @@ from packlint.interpret.syntax import child_statements, ends_with_dollar, escape
 from packlint.interpret.words import capped_words
 from packlint.interpret.world import LaunchInstance, StatusOut, World
 from packlint.parse import ParsedScript
-from packlint.values import Known, Span, Unknown, Value, Variable
+from packlint.values import ARGS_ORIGIN, Known, Span, Unknown, Value, Variable, as_arguments
 
 if TYPE_CHECKING:
     from tree_sitter import Node
@@ -82,7 +82,9 @@ def _resting_on(fields: list[Value], because: str) -> list[Value]:
     from packlint import evidence
 
     origin = evidence.origin_of(evidence.MACHINE, because)
-    return [Known(f.text, f.span, origin) if isinstance(f, Known) and f.origin is None else f for f in fields]
+    return [
+        Known(f.text, f.span, origin) if isinstance(f, Known) and f.origin in (None, ARGS_ORIGIN) else f for f in fields
+    ]
 
 
 def exec_command(
@@ -483,7 +485,7 @@ def call_function(
         )
         return [world]
     saved_positional, saved_script_args = world.positional, world.script_args
-    world.positional = list(args)
+    world.positional = as_arguments(list(args))
     world.script_args = False
     saved_prefix = {}
     for k, v in prefix_env.items():
@@ -555,6 +557,7 @@ def record_launch(
             world.when,
             command,
             interp.caller_args_hit,
+            tuple(v.text for v in world.positional if isinstance(v, Known) and v.origin == ARGS_ORIGIN),
         )
     )
 

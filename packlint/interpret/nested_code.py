@@ -17,7 +17,7 @@ from packlint.interpret.world import World
 from packlint.launchers.tables import PYTHON_NAME
 from packlint.parse import ParsedScript, parse
 from packlint.source import SourceFile, load
-from packlint.values import Known, Span, Unknown, Value, Variable
+from packlint.values import Known, Span, Unknown, Value, Variable, as_arguments
 
 if TYPE_CHECKING:
     from tree_sitter import Node
@@ -192,7 +192,7 @@ def run_job_script(
         except PacklintError as exc:
             interp.diag("warning", "source-unreadable", exc.one_line(), span)
             return
-        child.positional = list(fields[k + 1 :])
+        child.positional = as_arguments(list(fields[k + 1 :]))
         job_env(child, sf.data)
         exec_source(interp, sf, child, path)
         return
@@ -366,7 +366,7 @@ def run_shell(
                 span,
             )
             return [world]
-        child.positional = list(args[i + 3 :])
+        child.positional = as_arguments(list(args[i + 3 :]))
         # `bash -c CODE NAME ARGS`: NAME becomes $0 (bash's own name when absent)
         name_arg = args[i + 2] if len(args) > i + 2 else fields[0]
         child.script = name_arg.text if isinstance(name_arg, Known) else "bash"
@@ -377,7 +377,7 @@ def run_shell(
         if isinstance(target, Known):
             path = sourcing.resolve_path(interp, target.text, world)
             if path is not None:
-                child.positional = list(args[i + 1 :])
+                child.positional = as_arguments(list(args[i + 1 :]))
                 try:
                     sf = load(path, display=sourcing.display_path(interp, path))
                 except PacklintError as exc:

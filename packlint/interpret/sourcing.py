@@ -15,7 +15,7 @@ from packlint.interpret.limits import MAX_SOURCE_DEPTH
 from packlint.interpret.world import World
 from packlint.parse import ParsedScript
 from packlint.source import load
-from packlint.values import Known, Span, Value
+from packlint.values import Known, Span, Value, as_arguments
 
 if TYPE_CHECKING:
     from packlint.interpret.run import Interpreter
@@ -378,7 +378,7 @@ def source_file(interp: Interpreter, fields: list[Value], world: World, ps: Pars
         return [world]
     saved, saved_script_args = world.positional, world.script_args
     if len(fields) > 2:
-        world.positional = list(fields[2:])
+        world.positional = as_arguments(list(fields[2:]))
         world.script_args = False
     saved_frames = len(world.locals_stack)
     cwd_relative = _cwd_relative(ps, span, text)

@@ -46,6 +46,9 @@ class LaunchInstance:
     when: tuple[Condition, ...]
     command: list[Value] | None = None  # what bash executes, when it differs (`srun ... bash -c "..."`)
     caller_args: bool = False  # the statement passed the script's own arguments on ("$@", `${@:2}`)
+    # the positional arguments a caller the analysis followed passed in (`bash train.sh --lr 1e-4`, a
+    # function call): a flag among them that reaches the argv is the caller's override (PK103)
+    passed: tuple[str, ...] = ()
 
 
 @record

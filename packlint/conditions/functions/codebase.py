@@ -34,6 +34,7 @@ from packlint.conditions.functions.core import (
     _occurrences,
     _unread_source,
     python_int,
+    repeat_occurrences,
 )
 from packlint.conditions.tree import BOOL, INT, STR, Builtin, EvalContext, Function, Unk
 from packlint.model_view import flag_occurrences, launch_argv, launches, program
@@ -463,7 +464,7 @@ def _f_flag_repeat_distinct(ctx: EvalContext, node: Builtin, a: list[Any]) -> An
         return name
     if not name.startswith("-"):
         return _f_flag_distinct_in_script(ctx, node, a)
-    occs = [o for o in _occurrences(ctx, "flags", name) if o.get("source") != "caller"]
+    occs = repeat_occurrences(_occurrences(ctx, "flags", name))
     if len(occs) < 2:
         return len(occs)
     schema = _schema_view(ctx)[0]
@@ -534,7 +535,7 @@ def _parsed_values(ctx: EvalContext, name: str) -> list[Any]:
     """The value argparse gives each of the script's occurrences of a flag (_parsed_value), in order."""
     schema = _schema_view(ctx)[0]
     spec = schema.lookup(name) if schema is not None and name.startswith("-") else None
-    occs = [o for o in _occurrences(ctx, "flags", name) if o.get("source") != "caller"]
+    occs = repeat_occurrences(_occurrences(ctx, "flags", name))
     return [_parsed_value(spec, o, name) for o in occs]
 
 

@@ -50,7 +50,10 @@ def _read_reads(ctx: EvalContext, name: str) -> Any:
             f"{_show_path(hit.file)}:{hit.line}, which may be {a[0]}",
             "unknown",
         )
-    return _quoted_anywhere(_code_roots(facts), a[0])
+    if _quoted_anywhere(_code_roots(facts), a[0]):
+        return True
+    unread = _unread_package(ctx, facts)
+    return Unk(f"{unread}: it may read {a[0]}", "unknown") if unread else False
 
 
 def _code_roots(facts: Any) -> list[str]:
@@ -181,7 +184,7 @@ def _close_read(ctx: EvalContext, name: str) -> str | None:
 # files, with everything that could run repository-configured programs turned off (no pager, no
 # textconv, no external diff, no fsmonitor, no hooks; git log runs no hooks anyway), bounded in time
 # per call and per process. A failure or a timeout is "unknown": no finding.
-_HISTORY_MEMO: dict[tuple[str, str], str | None] = {}
+_HISTORY_MEMO: dict[tuple[str, ...], str | None] = {}
 _HISTORY_CALL_S = 3.0
 
 
@@ -212,7 +215,8 @@ def _read_before(ctx: EvalContext, name: str) -> str | None:
     top = _git_top(root) if root else None
     if top is None or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
         return None
-    key = (top, name)
+    specs = _history_pathspecs(facts, top)
+    key = (top, name, *specs)
     from packlint.result_cache import depends_on_git
 
     depends_on_git(top)  # (git log reads the history: the result cache's inputs, memo or not)
@@ -232,7 +236,7 @@ def _read_before(ctx: EvalContext, name: str) -> str | None:
         _HISTORY_MEMO[key] = None
         return None
     args = ["log", "--no-show-signature", "--no-textconv", "--no-ext-diff", "--no-color", "--no-mailmap"]
-    args += ["--format=%h (%cs)", "-n", "1", "-G", f"[\"']{name}[\"']", "--", "*.py"]
+    args += ["--format=%h (%cs)", "-n", "1", "-G", f"[\"']{name}[\"']", "--", *specs]
     cmd = git_argv(git, top, args)
     env = git_env()
     try:
@@ -249,6 +253,78 @@ def _read_before(ctx: EvalContext, name: str) -> str | None:
         out = ""
     _HISTORY_MEMO[key] = out.splitlines()[0] if out else None
     return _HISTORY_MEMO[key]
+
+
+def _history_pathspecs(facts: Any, top: str) -> list[str]:
+    """The part of the repository whose history counts as the launched code's: the top-level directories
+    of the checkout that hold the program's import closure (mlcommons/training's benchmarks are
+    directories of their own: another benchmark's old read is no read of this one's). The whole
+    checkout's Python files when a closure file sits at the top."""
+    import os
+
+    dirs: set[str] = set()
+    for f in [facts.resolution.file, *facts.files]:
+        if not isinstance(f, str) or not f:
+            continue
+        rel = os.path.relpath(os.path.abspath(f), top)
+        if rel.startswith(".."):
+            continue
+        head, sep, _ = rel.partition(os.sep)
+        if not sep:
+            return ["*.py"]
+        dirs.add(head)
+    return [f"{d}/*.py" for d in sorted(dirs)] or ["*.py"]
+
+
+_INSTALL = re.compile(r"\bpip3?\s+install\b|\buv\s+pip\s+install\b|\bconda\s+install\b")
+
+
+def _unread_package(ctx: EvalContext, facts: Any) -> str | None:
+    """An import of the launched code that packlint did not read and that may read any variable, with
+    why: a package the launch's scripts install themselves (`pip3 install ${PKG:-mlperf_compliance}`),
+    or a package of the checkout outside the roots packlint searched (neuronx-nemo-megatron's
+    sub-project `nemo/nemo/`). "No module reads it" is then undecided. (Libraries packlint knows, whose
+    variables rules/runtime_env.toml lists, are not counted: they are neither.)"""
+    memo = ctx.memo.get(("unread_package",))
+    if memo is not None:
+        return memo or None
+    import os
+
+    names = [m for m in facts.unresolved_imports if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", m)]
+    found = ""
+    texts = [_script_text(f) for f in _chain_files(ctx)]
+    if names and any(_INSTALL.search(t) for t in texts):
+        for m in names:
+            spelt = re.compile(r"(?<![\w.-])" + re.escape(m).replace("_", "[-_]") + r"(?![\w-])", re.IGNORECASE)
+            if any(spelt.search(t) for t in texts):
+                found = f"the code imports {m}, which the launch's scripts install and packlint did not read"
+                break
+    root = facts.resolution.root or (os.path.dirname(facts.resolution.file) if facts.resolution.file else None)
+    top = _git_top(root) if root and not found else None
+    if top is not None:
+        import glob
+
+        for m in names:
+            pats = (f"{glob.escape(top)}/*/{m}/__init__.py", f"{glob.escape(top)}/*/src/{m}/__init__.py")
+            hit = next((h for p in pats for h in glob.glob(p) if _sub_project(top, h)), None)
+            if hit is not None:
+                where = os.path.relpath(os.path.dirname(hit), top)
+                found = f"the code imports {m}, a package of the checkout ({where}) that packlint did not read"
+                break
+    ctx.memo[("unread_package",)] = found
+    return found or None
+
+
+def _sub_project(top: str, init: str) -> bool:
+    """`top/X/[src/]N/__init__.py` is the top-level package N of a sub-project X of the checkout (X holds a
+    setup.py, pyproject.toml or setup.cfg and is no package itself), not the subpackage X.N of a package
+    X (NeMo-Skills' nemo_skills/mcp is not the `mcp` library)."""
+    import os
+
+    sub = os.path.join(top, os.path.relpath(init, top).split(os.sep)[0])
+    if os.path.exists(os.path.join(sub, "__init__.py")):
+        return False
+    return any(os.path.isfile(os.path.join(sub, f)) for f in ("setup.py", "pyproject.toml", "setup.cfg"))
 
 
 def _f_code_read_before(ctx: EvalContext, node: Builtin, a: list[Any]) -> Any:
@@ -341,11 +417,33 @@ def _f_script_expands(ctx: EvalContext, node: Builtin, a: list[Any]) -> Any:
     return _script_expands(ctx, a[0])
 
 
+def _chain_files(ctx: EvalContext) -> list[str]:
+    """The scripts of the launch's chain: the script checked, and every other shell file a span of the
+    launch points into (a file it sources, the child `bash run.sh` or `./test.sh` that makes the launch,
+    the file whose function sets a flag). A name any of them expands is used by the chain."""
+    memo = ctx.memo.get(("chain_files",))
+    if memo is not None:
+        return memo
+    path = ctx.model.get("script")
+    out: list[str] = [path] if isinstance(path, str) else []
+    out += [f for f in ctx.model.get("files", []) if isinstance(f, str)]
+    stack: list[Any] = [ctx.launch]
+    while stack and len(out) < 64:
+        node = stack.pop()
+        if isinstance(node, dict):
+            f = node.get("file")
+            if isinstance(f, str) and f not in out and not f.endswith((".py", ".yaml", ".yml", ".json", ".toml")):
+                out.append(f)
+            stack.extend(v for v in node.values() if isinstance(v, (dict, list)))
+        elif isinstance(node, list):
+            stack.extend(v for v in node if isinstance(v, (dict, list)))
+    ctx.memo[("chain_files",)] = out
+    return out
+
+
 def _script_expands(ctx: EvalContext, name: str) -> bool:
     a = [name]  # noqa: F841 (kept: the loop below reads a[0])
-    path = ctx.model.get("script")
-    files = [path] + [f for f in ctx.model.get("files", []) if isinstance(f, str)] if path else []
-    for f in files:
+    for f in _chain_files(ctx):
         key = (f, a[0])
         if key not in _EXPANDS_MEMO:
             text = _script_text(f)

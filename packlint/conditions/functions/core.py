@@ -194,6 +194,19 @@ def _occurrences(ctx: EvalContext, key: str, name: str) -> list[FlagEntryJSON]:
     return out
 
 
+def repeat_occurrences(occs: list[FlagEntryJSON]) -> list[FlagEntryJSON]:
+    """The occurrences of a flag that compete as a repeat (PK103). Not those the script's own caller
+    passes in ("$@", source "caller"); and where a caller the analysis followed hands the flag to the
+    callee's "$@" after the callee's own occurrences (source "passed": `bash train.sh --lr 1e-4` into
+    `python train.py --lr 1e-6 "$@"`), that is the callee's override interface, the last one winning by
+    design: the caller's words compete only among themselves, and the callee's among themselves."""
+    occs = [o for o in occs if o.get("source") != "caller"]
+    if not occs or occs[-1].get("source") != "passed":
+        return occs  # the callee's own word comes last: a real repeat
+    own = [o for o in occs if o.get("source") != "passed"]
+    return own if len(own) > 1 else [o for o in occs if o.get("source") == "passed"]
+
+
 def _f_has_flag(ctx: EvalContext, node: Builtin, a: list[Any], key: str = "flags") -> Any:
     if _is_unk(a[0]):
         return a[0]
@@ -227,6 +240,10 @@ def _f_flag_distinct(ctx: EvalContext, node: Builtin, a: list[Any], script_only:
     if _is_unk(a[0]):
         return a[0]
     occurrences = _occurrences(ctx, "flags", a[0])
+    if script_only:
+        occurrences = repeat_occurrences(occurrences)
+        if not occurrences:
+            return 0
     if len(occurrences) == 1:  # most flags: one value, or none counted, or the unknown one
         o = occurrences[0]
         if script_only and o.get("source") == "caller":

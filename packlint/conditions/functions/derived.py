@@ -246,10 +246,66 @@ def _f_setting(ctx: EvalContext, node: Builtin, a: list[Any]) -> Any:
     if any(not f.startswith("-") and "." in f for f in ctx.variant.get("flags", {})):
         # Hydra overrides (Megatron-Bridge): what is not overridden comes from the recipe, not argparse
         return Unk(f"{setting.flags[0]} is not overridden: the recipe's config decides it", "unknown")
+    from_checkpoint = _from_checkpoint(ctx, setting)
+    if from_checkpoint is not None:
+        return from_checkpoint
     default = schema_default(ctx, setting)
     if default is None:
         return Unk(f"{setting.flags[0]} is not given and has no default", "absent")
     return _release_default(ctx, setting, default)
+
+
+# what Megatron's load_args_from_checkpoint sets from the checkpoint's saved arguments with
+# --use-checkpoint-args (megatron/training/checkpointing.py `_set_arg`; LLM360/crystalcoder-train's
+# vendored copy: checkpointing.py:490-519): the model's shape and its parallel layout
+_CHECKPOINT_ARGS = frozenset(
+    [
+        "num_layers",
+        "hidden_size",
+        "ffn_hidden_size",
+        "seq_length",
+        "num_attention_heads",
+        "num_query_groups",
+        "group_query_attention",
+        "kv_channels",
+        "max_position_embeddings",
+        "position_embedding_type",
+        "add_position_embedding",
+        "use_rotary_position_embeddings",
+        "rotary_base",
+        "rotary_percent",
+        "rotary_interleaved",
+        "add_bias_linear",
+        "add_qkv_bias",
+        "swiglu",
+        "squared_relu",
+        "untie_embeddings_and_output_weights",
+        "apply_layernorm_1p",
+        "normalization",
+        "tokenizer_type",
+        "tokenizer_model",
+        "padded_vocab_size",
+        "apply_query_key_layer_scaling",
+        "num_experts",
+        "tensor_model_parallel_size",
+        "pipeline_model_parallel_size",
+        "virtual_pipeline_model_parallel_size",
+        "num_layers_per_virtual_pipeline_stage",
+        "expert_model_parallel_size",
+    ]
+)
+
+
+def _from_checkpoint(ctx: EvalContext, setting: Setting) -> Unk | None:
+    """A Megatron setting the launch does not give, with `--use-checkpoint-args`: the checkpoint's value
+    (load_args_from_checkpoint runs before validate_args), not the parser's default."""
+    from packlint.launch_model import FROM_CHECKPOINT_FLAGS
+
+    flags = ctx.variant.get("flags") or {}
+    ckpt = next((f for f in FROM_CHECKPOINT_FLAGS if f in flags), None)
+    if ckpt is None or setting.name.replace("-", "_") not in _CHECKPOINT_ARGS:
+        return None
+    return Unk(f"{setting.flags[0]} is not given, and {ckpt} takes it from the checkpoint --load names", "unknown")
 
 
 def _release_default(ctx: EvalContext, setting: Setting, default: Any) -> Any:
