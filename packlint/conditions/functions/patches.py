@@ -32,9 +32,7 @@ def _checkout_root(ctx: EvalContext) -> str | None:
     from packlint.configs.elsewhere import checkout_root
 
     script = ctx.model.get("script")
-    if not isinstance(script, str):
-        return None
-    return checkout_root(script_checkout_dirs(os.path.abspath(script)))
+    return checkout_root(script_checkout_dirs(os.path.abspath(script))) if script else None
 
 
 def _patched(root: str, target: str) -> bool | None:
