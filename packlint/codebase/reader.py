@@ -242,12 +242,17 @@ class Closure:
         return out
 
 
-def initial_search(program_file: str, roots: list[str], pythonpath: list[str]) -> list[str]:
-    """sys.path as the program starts: its own directory, PYTHONPATH, then the code-base roots
-    (a fallback for code that relies on an install or a `cd`), then a root's `src/` (a src-layout
-    project installed with `pip install -e .`: open-r1's `src/open_r1/sft.py` imports `open_r1.configs`)."""
+def initial_search(
+    program_file: str, roots: list[str], pythonpath: list[str], subprojects: list[str] | None = None
+) -> list[str]:
+    """sys.path as the program starts: its own directory, PYTHONPATH, the packages the checkout's
+    sub-projects install (packlint.codebase.subprojects: `examples/NLU/src` of a `examples/NLU/setup.py`),
+    then the code-base roots (a fallback for code that relies on an install or a `cd`), then a root's `src/`
+    (a src-layout project installed with `pip install -e .`: open-r1's `src/open_r1/sft.py` imports
+    `open_r1.configs`)."""
     src = [os.path.join(r, "src") for r in roots if os.path.isdir(os.path.join(r, "src"))]
-    return [os.path.dirname(os.path.abspath(program_file))] + list(pythonpath) + list(roots) + src
+    own = [os.path.dirname(os.path.abspath(program_file))]
+    return own + list(pythonpath) + list(subprojects or []) + list(roots) + src
 
 
 def _manifest_ok(manifest: dict) -> bool:
@@ -313,7 +318,10 @@ def read_program(
             list(roots),
             list(pythonpath),
         )
-    key = cache_key_digest([reader_digest(), program_file, list(roots), list(pythonpath)])
+    from packlint.codebase.subprojects import subproject_paths
+
+    subprojects = subproject_paths(program_file, roots)
+    key = cache_key_digest([reader_digest(), program_file, list(roots), list(pythonpath), subprojects])
     stamp = _stamp(program_file)
     memo = PROGRAM_MEMO.get(key) if IN_RUN[0] else None
     if memo is not None and memo[0] == stamp:  # (read once per run, --no-cache or not: issue 31)
@@ -327,7 +335,7 @@ def read_program(
                 if IN_RUN[0]:
                     PROGRAM_MEMO[key] = (stamp, cached)
                 return _with_resolution(cached, resolution)
-    facts, manifest = build_facts(program_file, roots, pythonpath, options, resolution)
+    facts, manifest = build_facts(program_file, roots, pythonpath, options, resolution, subprojects)
     if base:
         cache.store(base, "programs", key, {"version": reader_digest(), "manifest": manifest, "facts": facts.to_json()})
     if IN_RUN[0]:
@@ -424,12 +432,17 @@ def _startup(program_file: str, index: ModuleIndex, files: list[str]) -> dict | 
 
 
 def build_facts(
-    program_file: str, roots: list[str], pythonpath: list[str], options: CodeOptions, resolution: ProgramResolution
+    program_file: str,
+    roots: list[str],
+    pythonpath: list[str],
+    options: CodeOptions,
+    resolution: ProgramResolution,
+    subprojects: list[str] | None = None,
 ) -> tuple[CodeFacts, dict]:
     """Read the program from source (no cache of the whole): closure, env reads, schema."""
     from packlint.codebase.argparse_reader import read_schema
 
-    index = ModuleIndex(initial_search(program_file, roots, pythonpath))
+    index = ModuleIndex(initial_search(program_file, roots, pythonpath, subprojects))
     closure = Closure(index, options)
     closure.walk(program_file)
     schema = read_schema(program_file, index)

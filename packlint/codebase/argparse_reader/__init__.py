@@ -60,6 +60,15 @@ def read_schema(program_file: str, index) -> FlagSchema | None:
                     for r in p.known_reasons
                 )
         reasons = list(reader.global_open) + list(main.open_reasons)
+        # a strict parse whose parser packlint cannot read (ROLL's run_train.py: HfArgumentParser over a
+        # sub-project's dataclasses) may be the one that judges the command line: it never hands the
+        # verdict to another parser of the program (there, one parsing only in a branch the launch skips)
+        reasons += [
+            f"another parser of the program, {p.origin}, also parses the command line and is not read: {r}"
+            for p in strict
+            if p is not main
+            for r in p.open_reasons
+        ]
     else:
         main = max(used, key=lambda p: len(p.flags))
         reasons = list(reader.global_open) + list(main.open_reasons) + list(main.known_reasons)
