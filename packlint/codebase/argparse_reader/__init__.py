@@ -44,6 +44,7 @@ def read_schema(program_file: str, index) -> FlagSchema | None:
     reader.run_program(os.path.abspath(program_file))
     used = [p for p in reader.parsers if p.parsed]
     notes: list[str] = []
+    used = _command_line_parsers(used)
     if not used:
         candidates = [p for p in reader.parsers if p.flags]
         if not candidates:
@@ -86,3 +87,19 @@ def read_schema(program_file: str, index) -> FlagSchema | None:
         main.positionals,
         main.positional_room,
     )
+
+
+def _command_line_parsers(used: list) -> list:
+    """The parsers that parse the command line: a parser whose every parse is given a list packlint cannot
+    tell is the command line's (DeepLearningExamples' `get_model_args(model_argv)`: `parser.parse_args(model_args)`,
+    the words after `--`) gives way to one that surely parses it; alone, it leaves the schema open."""
+
+    def only_lists(p) -> bool:
+        return bool(p.list_parses) and len(p.list_parses) >= len(p.parsed)
+
+    sure = [p for p in used if not only_lists(p)]
+    if sure:
+        return sure
+    for p in used:
+        p.open_reasons.extend(f"{w}: packlint cannot tell whether that is the command line" for w in p.list_parses)
+    return used
