@@ -114,3 +114,13 @@ def test_nearest_subproject_first_and_root_excluded(tmp_path: Path) -> None:
     got = subproject_paths(str(prog), [str(tmp_path)])
     assert got == [str(tmp_path / "sub/inner"), str(tmp_path / "sub/src")]
     assert subproject_paths(str(prog), []) == []  # outside every root: nothing climbed
+
+
+def test_own_yaml_parser_with_unread_classes_decides_nothing(tmp_path: Path) -> None:
+    """The same launch, the program's dataclasses extending a class packlint cannot read: the keys the program
+    takes are unknown, so no key of the file is reported (before: every key LLaMA-Factory lacks, as errors)."""
+    where = _copy("g2s_own_yaml", tmp_path)
+    args = where / "src/args.py"
+    args.write_text(args.read_text().replace("from llamafactory import hparams", "from g2s_private import hparams"))
+    findings = _check(where / "run.sh")
+    assert [f for f in findings if f.code == "PK207"] == [], [f.message for f in findings]

@@ -106,6 +106,10 @@ def _inherit(reader: SchemaReader, mod, node, p: Parser, parents: V | None) -> N
             p.positional_room = joined_room(p.positional_room, q.positional_room)
 
 
+# the reason an HfArgumentParser's parse of a file or dict (parse_yaml_file, parse_json_file, parse_dict) gives
+FROM_FILE = "reads the arguments from a file"
+
+
 def parser_method(reader: SchemaReader, mod, node: ast.Call, obj: V, attr: str, env, conds, depth) -> V:
     p: Parser = obj.value
     kwargs = {k.arg: reader.eval(mod, k.value, env, conds, depth) for k in node.keywords if k.arg}
@@ -167,7 +171,10 @@ def parser_method(reader: SchemaReader, mod, node: ast.Call, obj: V, attr: str, 
         elif attr in ("parse_known_args",):
             p.known_reasons.append(f"parse_known_args at {reader.where(mod, node)}: unknown options are passed through")
         else:
-            p.known_reasons.append(f"{attr} at {reader.where(mod, node)} reads the arguments from a file")
+            p.known_reasons.append(f"{attr} at {reader.where(mod, node)} {FROM_FILE}")
+            extra = kwargs.get("allow_extra_keys")
+            if extra is not None and not (extra.kind == "const" and extra.value is False):
+                p.open_reasons.append(f"{attr}(allow_extra_keys=...) at {reader.where(mod, node)} may take any key")
         return UNKNOWN
     given = _given_args(reader, mod, node, env, conds, depth) if attr.startswith("parse_") else None
     if given is not None:

@@ -122,6 +122,8 @@ class SchemaReader:
             if base.value == "hydra" and attr == "main":
                 return V("builtin", "hydra.main")
             return V("extname", f"{base.value}.{attr}")
+        if base.kind == "extname":  # `from llamafactory import hparams; hparams.DataArguments`
+            return V("extname", f"{base.value}.{attr}")
         if base.kind == "class" and base.node is not None:
             m = self.find_method(base, attr)
             if m is not None:
