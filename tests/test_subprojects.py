@@ -76,6 +76,9 @@ def test_flat_subproject_package_is_read(tmp_path: Path) -> None:
     facts = session.facts({"program": "nemo/examples/nlp/megatron_gpt_pretraining.py"})
     assert facts is not None and "nemo" not in facts.unresolved_imports
     assert str(where / "nemo/nemo/utils/exp_manager.py") in facts.files
+    # exp_manager.py reads os.environ.get(NEMO_ENV_VARNAME_VERSION), a constant of nemo/constants.py
+    reads = {(r.name, r.computed, r.line) for r in facts.env_reads}
+    assert ("NEMO_EXPM_VERSION", False, 9) in reads and ("NEMO_TESTING", False, 7) in reads, reads
 
 
 def test_declared_package_dirs(tmp_path: Path) -> None:

@@ -103,10 +103,26 @@ def valid_file_facts(facts: Any) -> bool:
         return False
     if set(facts) == {"error"}:
         return type(facts["error"]) is str
-    if set(facts) != {"imports", "env", "calls", "wrappers", "syspath"}:
+    if (
+        not {"imports", "env", "calls", "wrappers", "syspath"}
+        <= set(facts)
+        <= {
+            "imports",
+            "env",
+            "calls",
+            "wrappers",
+            "syspath",
+            "consts",
+            "env_refs",
+        }
+    ):
+        return False
+    consts = facts.get("consts", {})
+    if type(consts) is not dict or not all(type(k) is str and type(v) is str for k, v in consts.items()):
         return False
     return (
-        _rows(facts["imports"], (int, _STR_OR_NONE, "names", int))
+        _rows(facts.get("env_refs", []), (int, int, str, str))
+        and _rows(facts["imports"], (int, _STR_OR_NONE, "names", int))
         and _rows(facts["env"], (str, bool, int, str, _STR_OR_NONE, _STR_OR_NONE))
         and _rows(facts["calls"], (str, str, int, _STR_OR_NONE, _STR_OR_NONE))
         and _rows(facts["wrappers"], (str, int))

@@ -238,8 +238,24 @@ class Closure:
                 wrappers.setdefault(name, idx)
         out = []
         for path in self.order:
-            out.extend(env_reads_of(self.facts[path], path, wrappers))
+            reads = env_reads_of(self.facts[path], path, wrappers)
+            for row, level, module, name in self.facts[path].get("env_refs", []):
+                value = self._constant(path, level, module, name)
+                if value is not None and 0 <= row < len(reads):
+                    reads[row].name, reads[row].computed = value, False
+            out.extend(reads)
         return out
+
+    def _constant(self, file: str, level: int, module: str, name: str) -> str | None:
+        """The string a module-level `name = "..."` of the module `from module import name` names, when that
+        module is in the closure (`from nemo.constants import NEMO_ENV_VARNAME_VERSION`)."""
+        if level:
+            target = _file_of_path(self.index.resolve_relative(file, level, module))
+        else:
+            target = self.index.find(module) if module else None
+        facts = self.facts.get(target) if target else None
+        value = (facts or {}).get("consts", {}).get(name)
+        return value if isinstance(value, str) else None
 
 
 def initial_search(
