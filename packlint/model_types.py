@@ -178,6 +178,8 @@ class ConfigJSON(TypedDict):
     notes: NotRequired[list[str]]
     ignored_flags: NotRequired[list[IgnoredFlagJSON]]
     not_shown: NotRequired[str]  # `inspect`: keys of a file outside the checkout left out
+    # 'keys': a program that is not the stack's own was given a file whose keys look like the stack's
+    recognised_by: NotRequired[str]
 
 
 class VariantJSON(TypedDict):

@@ -236,8 +236,10 @@ def test_pk203_an_unread_package_or_another_directorys_history_decides_nothing(t
     )
     # COMPLIANCE_FILE in other.sh: read only in another top-level directory's history; GONE_SWITCH:
     # read in this one's, and nothing installed or unread: the true finding stays
+    # NEMO_SWITCH: the sub-project's package nemo/nemo is on the import path and read (packlint.codebase.subprojects),
+    # none of it reads the name, and the program's own directory's history did: the finding stands
     got = sorted((Path(f["path"]).name, f["message"].split(" ")[0]) for f in found)
-    assert got == [("other.sh", "GONE_SWITCH"), ("run.sh", "SKILL_SWITCH")]
+    assert got == [("other.sh", "GONE_SWITCH"), ("run.sh", "SKILL_SWITCH"), ("train.sh", "NEMO_SWITCH")]
 
 
 # ------------------------------------------------------------------------------------------ PK601, PK602

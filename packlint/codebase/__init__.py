@@ -139,7 +139,10 @@ class CodeSession:
             elif res.file is None:  # (not res.found)
                 facts = CodeFacts(res)
             else:
-                facts = facts_for_program(res.file, res.roots, res.pythonpath, self.options, res)
+                pp = list(res.pythonpath)
+                if (program or "").startswith("-m") and res.root and res.root not in pp:
+                    pp.insert(0, res.root)  # `python -m pkg.mod` from the directory holding pkg: it is sys.path[0]
+                facts = facts_for_program(res.file, res.roots, pp, self.options, res)
         except (Exception, RecursionError) as exc:  # a reader bug must not cost the user the whole check
             import os
 

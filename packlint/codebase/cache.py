@@ -20,8 +20,9 @@ import os
 from typing import Any
 
 # 2: FlagSchema.kind; 3: CodeFacts.startup (the startup checks); 4: FlagSchema.positionals; 5: .positional_room;
-# 6: positional_room -2 for a REMAINDER positional; 7: a str/int Enum member is its value (choices)
-CACHE_VERSION = 7
+# 6: positional_room -2 for a REMAINDER positional; 7: a str/int Enum member is its value (choices); 8: sub-project
+# packages on the import path, parses of lists, constants imported from other modules
+CACHE_VERSION = 8
 
 
 def cache_dir(explicit: str | None = None) -> str | None:
@@ -103,10 +104,26 @@ def valid_file_facts(facts: Any) -> bool:
         return False
     if set(facts) == {"error"}:
         return type(facts["error"]) is str
-    if set(facts) != {"imports", "env", "calls", "wrappers", "syspath"}:
+    if (
+        not {"imports", "env", "calls", "wrappers", "syspath"}
+        <= set(facts)
+        <= {
+            "imports",
+            "env",
+            "calls",
+            "wrappers",
+            "syspath",
+            "consts",
+            "env_refs",
+        }
+    ):
+        return False
+    consts = facts.get("consts", {})
+    if type(consts) is not dict or not all(type(k) is str and type(v) is str for k, v in consts.items()):
         return False
     return (
-        _rows(facts["imports"], (int, _STR_OR_NONE, "names", int))
+        _rows(facts.get("env_refs", []), (int, int, str, str))
+        and _rows(facts["imports"], (int, _STR_OR_NONE, "names", int))
         and _rows(facts["env"], (str, bool, int, str, _STR_OR_NONE, _STR_OR_NONE))
         and _rows(facts["calls"], (str, str, int, _STR_OR_NONE, _STR_OR_NONE))
         and _rows(facts["wrappers"], (str, int))

@@ -12,7 +12,7 @@ import ast
 import hashlib
 import os
 import re
-from typing import overload
+from typing import Any, overload
 
 from packlint.caches import run_memo
 from packlint.codebase.model import EnvRead
@@ -218,6 +218,7 @@ def extract_file_facts(src: SourceFile) -> dict:
             if v is not None:
                 consts[stmt.targets[0].id] = v
     facts = _FactsWalk(consts)
+    facts.imported = _imported_names(tree.body)
     data = src.data
     try:
         if any(k in data for k in (b"environ", b"getenv", b"path.append", b"path.insert")):
@@ -230,13 +231,36 @@ def extract_file_facts(src: SourceFile) -> dict:
     calls: list = []
     for m in _CANDIDATE_CALL.finditer(text):
         calls.append([m.group(1), m.group(2), text.count("\n", 0, m.start()) + 1, None, None])
-    return {
+    out: dict[str, Any] = {
         "imports": facts.imports,
         "env": facts.env,
         "calls": calls,
         "wrappers": facts.wrappers,
         "syspath": facts.syspath,
     }
+    strings = {
+        t.id: stmt.value.value
+        for stmt in tree.body
+        if isinstance(stmt, ast.Assign) and isinstance(stmt.value, ast.Constant) and isinstance(stmt.value.value, str)
+        for t in stmt.targets
+        if isinstance(t, ast.Name) and len(stmt.value.value) <= 200
+    }
+    if strings:
+        out["consts"] = strings  # (another module's env read may name one: `from nemo.constants import X`)
+    if facts.env_refs:
+        out["env_refs"] = facts.env_refs
+    return out
+
+
+def _imported_names(body: list) -> dict[str, list]:
+    """Module-level `from M import N [as A]`: A -> [level, M, N]."""
+    out: dict[str, list] = {}
+    for stmt in body:
+        if isinstance(stmt, ast.ImportFrom):
+            for a in stmt.names:
+                if a.name != "*":
+                    out[a.asname or a.name] = [stmt.level, stmt.module or "", a.name]
+    return out
 
 
 class _FactsWalk:
@@ -249,6 +273,15 @@ class _FactsWalk:
         self.env: list = []
         self.wrappers: list = []
         self.syspath: list = []
+        self.imported: dict[str, list] = {}
+        # env rows whose name is a constant imported from another module: [row, level, module, name]
+        self.env_refs: list = []
+
+    def ref(self, node: ast.AST) -> None:
+        """Note that the env row just added reads a name imported from another module (resolved over the
+        import closure: packlint.codebase.reader.Closure.env_reads)."""
+        if isinstance(node, ast.Name) and node.id not in self.consts and node.id in self.imported:
+            self.env_refs.append([len(self.env) - 1, *self.imported[node.id]])
 
     def name_of(self, node: ast.AST, line: int) -> tuple[str, bool]:
         consts = self.consts
@@ -283,6 +316,7 @@ class _FactsWalk:
                     name, computed = self.name_of(node.args[0], line)
                     default = unparse(node.args[1], 60) if len(node.args) > 1 else None
                     self.env.append([name, computed, line, _ENV_CALLS[fn], _parse_form(stack, node), default])
+                    self.ref(node.args[0])
             elif fn in ("sys.path.append", "sys.path.insert", "path.append", "path.insert") and node.args:
                 arg = node.args[-1]
                 p = static_path(arg, self.consts)
@@ -292,6 +326,7 @@ class _FactsWalk:
             if not self.wrapper_param(node.slice, stack):
                 name, computed = self.name_of(node.slice, line)
                 self.env.append([name, computed, line, "os.environ[]", _parse_form(stack, node), None])
+                self.ref(node.slice)
         elif (
             isinstance(node, ast.Compare)
             and len(node.ops) == 1
@@ -300,6 +335,7 @@ class _FactsWalk:
         ):
             name, computed = self.name_of(node.left, line)
             self.env.append([name, computed, line, "in os.environ", None, None])
+            self.ref(node.left)
         stack.append(node)
         for child in ast.iter_child_nodes(node):
             self.visit(child, stack)

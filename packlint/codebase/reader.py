@@ -238,16 +238,37 @@ class Closure:
                 wrappers.setdefault(name, idx)
         out = []
         for path in self.order:
-            out.extend(env_reads_of(self.facts[path], path, wrappers))
+            reads = env_reads_of(self.facts[path], path, wrappers)
+            for row, level, module, name in self.facts[path].get("env_refs", []):
+                value = self._constant(path, level, module, name)
+                if value is not None and 0 <= row < len(reads):
+                    reads[row].name, reads[row].computed = value, False
+            out.extend(reads)
         return out
 
+    def _constant(self, file: str, level: int, module: str, name: str) -> str | None:
+        """The string a module-level `name = "..."` of the module `from module import name` names, when that
+        module is in the closure (`from nemo.constants import NEMO_ENV_VARNAME_VERSION`)."""
+        if level:
+            target = _file_of_path(self.index.resolve_relative(file, level, module))
+        else:
+            target = self.index.find(module) if module else None
+        facts = self.facts.get(target) if target else None
+        value = (facts or {}).get("consts", {}).get(name)
+        return value if isinstance(value, str) else None
 
-def initial_search(program_file: str, roots: list[str], pythonpath: list[str]) -> list[str]:
-    """sys.path as the program starts: its own directory, PYTHONPATH, then the code-base roots
-    (a fallback for code that relies on an install or a `cd`), then a root's `src/` (a src-layout
-    project installed with `pip install -e .`: open-r1's `src/open_r1/sft.py` imports `open_r1.configs`)."""
+
+def initial_search(
+    program_file: str, roots: list[str], pythonpath: list[str], subprojects: list[str] | None = None
+) -> list[str]:
+    """sys.path as the program starts: its own directory, PYTHONPATH, the packages the checkout's
+    sub-projects install (packlint.codebase.subprojects: `examples/NLU/src` of a `examples/NLU/setup.py`),
+    then the code-base roots (a fallback for code that relies on an install or a `cd`), then a root's `src/`
+    (a src-layout project installed with `pip install -e .`: open-r1's `src/open_r1/sft.py` imports
+    `open_r1.configs`)."""
     src = [os.path.join(r, "src") for r in roots if os.path.isdir(os.path.join(r, "src"))]
-    return [os.path.dirname(os.path.abspath(program_file))] + list(pythonpath) + list(roots) + src
+    own = [os.path.dirname(os.path.abspath(program_file))]
+    return own + list(pythonpath) + list(subprojects or []) + list(roots) + src
 
 
 def _manifest_ok(manifest: dict) -> bool:
@@ -313,7 +334,10 @@ def read_program(
             list(roots),
             list(pythonpath),
         )
-    key = cache_key_digest([reader_digest(), program_file, list(roots), list(pythonpath)])
+    from packlint.codebase.subprojects import subproject_paths
+
+    subprojects = subproject_paths(program_file, roots)
+    key = cache_key_digest([reader_digest(), program_file, list(roots), list(pythonpath), subprojects])
     stamp = _stamp(program_file)
     memo = PROGRAM_MEMO.get(key) if IN_RUN[0] else None
     if memo is not None and memo[0] == stamp:  # (read once per run, --no-cache or not: issue 31)
@@ -327,7 +351,7 @@ def read_program(
                 if IN_RUN[0]:
                     PROGRAM_MEMO[key] = (stamp, cached)
                 return _with_resolution(cached, resolution)
-    facts, manifest = build_facts(program_file, roots, pythonpath, options, resolution)
+    facts, manifest = build_facts(program_file, roots, pythonpath, options, resolution, subprojects)
     if base:
         cache.store(base, "programs", key, {"version": reader_digest(), "manifest": manifest, "facts": facts.to_json()})
     if IN_RUN[0]:
@@ -424,12 +448,17 @@ def _startup(program_file: str, index: ModuleIndex, files: list[str]) -> dict | 
 
 
 def build_facts(
-    program_file: str, roots: list[str], pythonpath: list[str], options: CodeOptions, resolution: ProgramResolution
+    program_file: str,
+    roots: list[str],
+    pythonpath: list[str],
+    options: CodeOptions,
+    resolution: ProgramResolution,
+    subprojects: list[str] | None = None,
 ) -> tuple[CodeFacts, dict]:
     """Read the program from source (no cache of the whole): closure, env reads, schema."""
     from packlint.codebase.argparse_reader import read_schema
 
-    index = ModuleIndex(initial_search(program_file, roots, pythonpath))
+    index = ModuleIndex(initial_search(program_file, roots, pythonpath, subprojects))
     closure = Closure(index, options)
     closure.walk(program_file)
     schema = read_schema(program_file, index)

@@ -103,8 +103,8 @@ def _entry_of(
     if known is None:
         return None, g, True
     if named is not None:
-        return {**known, "file": {"flags": [named]}}, None, True
-    return {**known, "file": {"positional": 0, "suffixes": list(g["suffixes"])}}, None, True
+        return {**known, "file": {"flags": [named]}, "by_keys": True}, None, True
+    return {**known, "file": {"positional": 0, "suffixes": list(g["suffixes"])}, "by_keys": True}, None, True
 
 
 def launch_config(
@@ -124,6 +124,10 @@ def launch_config(
     if not has_config:
         return None
     cfg: dict[str, Any] = {"stack": entry["stack"] if entry else None, "files": [], "settings": {}, "sections": {}}
+    if entry is not None and entry.get("by_keys"):
+        # the program is not the stack's own: the file's keys named the stack, and the program's own parser
+        # (its code, when packlint reads it) decides which keys it takes (conditions: stack_config_keys)
+        cfg["recognised_by"] = "keys"
     if entry is not None:
         from packlint.configs.versions import stack_version
 

@@ -44,6 +44,7 @@ def read_schema(program_file: str, index) -> FlagSchema | None:
     reader.run_program(os.path.abspath(program_file))
     used = [p for p in reader.parsers if p.parsed]
     notes: list[str] = []
+    used = _command_line_parsers(used)
     used, reasons_if = _parsers_that_run(used, notes)
     if not used:
         candidates = [p for p in reader.parsers if p.flags]
@@ -61,6 +62,15 @@ def read_schema(program_file: str, index) -> FlagSchema | None:
                     for r in p.known_reasons
                 )
         reasons = list(reader.global_open) + list(main.open_reasons)
+        # a strict parse whose parser packlint cannot read (ROLL's run_train.py: HfArgumentParser over a
+        # sub-project's dataclasses) may be the one that judges the command line: it never hands the
+        # verdict to another parser of the program (there, one parsing only in a branch the launch skips)
+        reasons += [
+            f"another parser of the program, {p.origin}, also parses the command line and is not read: {r}"
+            for p in strict
+            if p is not main
+            for r in p.open_reasons
+        ]
     else:
         main = max(used, key=lambda p: len(p.flags))
         reasons = list(reader.global_open) + list(main.open_reasons) + list(main.known_reasons)
@@ -106,3 +116,33 @@ def _parsers_that_run(used: list, notes: list[str]) -> tuple[list, list[str]]:
         )
         return used, [f"which parser parses the command line depends on conditions packlint cannot decide ({whens})"]
     return used, []
+
+
+def _command_line_parsers(used: list) -> list:
+    """The parsers that parse the command line: a parser whose every parse is given a list packlint cannot
+    tell is the command line's (DeepLearningExamples' `get_model_args(model_argv)`: `parser.parse_args(model_args)`,
+    the words after `--`) gives way to one that surely parses it; alone, it leaves the schema open."""
+
+    def only_lists(p) -> bool:
+        return bool(p.list_parses) and len(p.list_parses) >= len(p.parsed)
+
+    sure = [p for p in used if not only_lists(p)]
+    if sure:
+        return sure
+    for p in used:
+        p.open_reasons.extend(f"{w}: packlint cannot tell whether that is the command line" for w in p.list_parses)
+    return used
+
+
+def file_keys(schema: FlagSchema | None) -> tuple[bool, frozenset[str] | None]:
+    """(whether the program's own HfArgumentParser parses a file or dict itself (`parse_yaml_file(path)`,
+    waltbai/G2S-TKG-forecasting's src/args.py), the keys it takes: its dataclasses' fields, None when they
+    are not all read). A stack's reading of such a file is not the program's."""
+    from packlint.codebase.argparse_reader.argparse_calls import FROM_FILE
+
+    if schema is None or schema.kind != "hf" or not any(FROM_FILE in r for r in schema.open_reasons):
+        return False, None
+    modes = (FROM_FILE, "unknown options are returned", "unknown options are passed through")
+    if any(not any(m in r for m in modes) for r in schema.open_reasons):
+        return True, None  # a dataclass not read, a computed flag...: its keys are not known
+    return True, frozenset(spec.dest for spec in schema.flags.values() if spec.dest)

@@ -106,6 +106,10 @@ def _inherit(reader: SchemaReader, mod, node, p: Parser, parents: V | None) -> N
             p.positional_room = joined_room(p.positional_room, q.positional_room)
 
 
+# the reason an HfArgumentParser's parse of a file or dict (parse_yaml_file, parse_json_file, parse_dict) gives
+FROM_FILE = "reads the arguments from a file"
+
+
 def parser_method(reader: SchemaReader, mod, node: ast.Call, obj: V, attr: str, env, conds, depth) -> V:
     p: Parser = obj.value
     kwargs = {k.arg: reader.eval(mod, k.value, env, conds, depth) for k in node.keywords if k.arg}
@@ -168,8 +172,19 @@ def parser_method(reader: SchemaReader, mod, node: ast.Call, obj: V, attr: str, 
         elif attr in ("parse_known_args",):
             p.known_reasons.append(f"parse_known_args at {reader.where(mod, node)}: unknown options are passed through")
         else:
-            p.known_reasons.append(f"{attr} at {reader.where(mod, node)} reads the arguments from a file")
+            p.known_reasons.append(f"{attr} at {reader.where(mod, node)} {FROM_FILE}")
+            extra = kwargs.get("allow_extra_keys")
+            if extra is not None and not (extra.kind == "const" and extra.value is False):
+                p.open_reasons.append(f"{attr}(allow_extra_keys=...) at {reader.where(mod, node)} may take any key")
         return UNKNOWN
+    given = _given_args(reader, mod, node, env, conds, depth) if attr.startswith("parse_") else None
+    if given is not None:
+        if given[1]:  # a list the program writes itself: never the command line's parse
+            p.open_reasons.append(
+                f"{attr}({given[0]}) at {reader.where(mod, node)} parses a list, not the command line"
+            )
+            return UNKNOWN
+        p.list_parses.append(f"{attr}({given[0]}) at {reader.where(mod, node)}")
     if attr in ("parse_args", "parse_intermixed_args"):
         p.parsed.append(reader.where(mod, node))
         p.parse_conds.append(tuple(conds))
@@ -377,3 +392,16 @@ def type_name(reader: SchemaReader, mod, tn, env, conds, depth) -> str:
 
 def _choice_text(c) -> str:
     return c if isinstance(c, str) else repr(c) if not isinstance(c, (int, float)) or isinstance(c, bool) else str(c)
+
+
+def _given_args(reader: SchemaReader, mod, node: ast.Call, env, conds, depth) -> tuple[str, bool] | None:
+    """`parse_args(X)` with X neither None nor the command line's words (`sys.argv[1:]`, a name bound to them):
+    (X as written, whether X is surely a list of the program's own (a literal, a constant)); None for the
+    command line. DeepLearningExamples' triton/deployer.py parses `model_args`, the words after `--`."""
+    arg = node.args[0] if node.args else next((k.value for k in node.keywords if k.arg == "args"), None)
+    if arg is None:
+        return None
+    v = reader.eval(mod, arg, env, conds, depth)
+    if (v.kind == "const" and v.value is None) or (v.kind == "extname" and v.value == "sys.argv"):
+        return None
+    return unparse(arg, 40) or "...", v.kind in ("const", "tuple")

@@ -122,6 +122,8 @@ class SchemaReader:
             if base.value == "hydra" and attr == "main":
                 return V("builtin", "hydra.main")
             return V("extname", f"{base.value}.{attr}")
+        if base.kind == "extname":  # `from llamafactory import hparams; hparams.DataArguments`
+            return V("extname", f"{base.value}.{attr}")
         if base.kind == "class" and base.node is not None:
             m = self.find_method(base, attr)
             if m is not None:
@@ -364,6 +366,8 @@ class SchemaReader:
             return self.call(mod, node, env, conds, depth)
         if isinstance(node, ast.Lambda):
             return V("lambda")
+        if isinstance(node, ast.Subscript) and _is_argv(self.eval(mod, node.value, env, conds, depth)):
+            return V("extname", "sys.argv")  # `sys.argv[1:]`: the command line's words
         if isinstance(node, (ast.Compare, ast.UnaryOp, ast.Subscript, ast.JoinedStr)):
             for child in ast.iter_child_nodes(node):
                 if isinstance(child, ast.Call):
@@ -541,6 +545,10 @@ def _merge_envs(env: dict[str, V], a: dict[str, V], b: dict[str, V]) -> None:
             choice = env.get(k)
         if choice is not None:
             env[k] = choice
+
+
+def _is_argv(v: V) -> bool:
+    return v.kind == "extname" and v.value == "sys.argv"
 
 
 def _fold(test: ast.AST, env: dict[str, V]) -> bool | None:

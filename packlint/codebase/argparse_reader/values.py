@@ -41,6 +41,8 @@ class Parser:
         self.kind = kind
         self.positionals = False  # add_argument without an option string (a positional argument)
         self.positional_room = 0  # how many words the positionals take at most; -1: any number
+        # parse calls given an argument list packlint cannot tell is the command line's (`parse_args(model_args)`)
+        self.list_parses: list[str] = []
 
     def add(self, spec: FlagSpec, handler: str | None = None) -> None:
         """Add a flag as argparse does; `handler`: the conflict handler of the group it is added through

@@ -1,0 +1,107 @@
+"""The packages a checkout installs from its sub-projects, as import-path entries (issue 26/28, third holdout).
+
+A repository often holds a project of its own below its root, installed with `pip install -e .` from
+there or by a `./sub` line of a requirements file: microsoft/LoRA's `examples/NLU/setup.py` installs a
+transformers 4.4.2 from `examples/NLU/src` (`package_dir={"": "src"}`), alibaba/ROLL's
+`mcore_adapter/pyproject.toml` installs `mcore_adapter` from `mcore_adapter/src` (`where = ["src"]`,
+requirements: `./mcore_adapter`), aws-neuron/neuronx-nemo-megatron's `nemo/setup.py` installs the package
+`nemo/nemo`. The program imports them by their installed names; without these entries packlint reads the
+stack's snapshots (or nothing) instead of the code the launch runs.
+
+The entries, nearest to the program first: each directory from the program's up to (not including) the
+checkout root that holds a packaging file (setup.py, pyproject.toml, setup.cfg) gives the package
+directories it declares (`package_dir`, `find_packages(where)`, `[tool.setuptools.packages.find]
+where`, poetry's `from`), else its `src/` (a src layout) and itself; then the local directories the
+root's requirements files install (`./sub`, `-e ./sub`). Bounded: 16 directories climbed, packaging
+files read up to 256 KiB, 8 requirements files of up to 256 KiB, 32 entries.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+
+PACKAGING = ("setup.py", "pyproject.toml", "setup.cfg")
+MAX_CLIMB = 16
+MAX_BYTES = 256 * 1024
+MAX_REQ_FILES = 8
+MAX_ENTRIES = 32
+
+_DECLARED = (
+    re.compile(r"""package_dir\s*=\s*\{\s*(?:''|"")\s*:\s*['"]([^'"]+)['"]"""),  # setup.py
+    re.compile(r"""find_(?:namespace_)?packages\(\s*(?:where\s*=\s*)?['"]([^'"]+)['"]"""),  # setup.py
+    re.compile(r"""^\s*where\s*=\s*\[?\s*['"]?([\w./-]+)""", re.M),  # pyproject / setup.cfg
+    re.compile(r"""package-dir\s*=\s*\{\s*(?:''|"")\s*=\s*['"]([^'"]+)['"]"""),  # pyproject (setuptools)
+    re.compile(r"""\bfrom\s*=\s*['"]([^'"]+)['"]"""),  # pyproject (poetry: {include = "x", from = "src"})
+    re.compile(r"""^\s*package_dir\s*=\s*\n?\s*=\s*([\w./-]+)""", re.M),  # setup.cfg
+)
+
+
+def _read(path: str) -> str | None:
+    from packlint.safe_io import read_regular
+
+    data = read_regular(path, MAX_BYTES)
+    return None if data is None else data.decode("utf-8", "replace")
+
+
+def package_dirs(d: str) -> list[str]:
+    """The directories the packaging files of `d` install packages from (empty when `d` has none)."""
+    texts = [t for t in (_read(os.path.join(d, f)) for f in PACKAGING if os.path.isfile(os.path.join(d, f))) if t]
+    if not texts:
+        return []
+    declared: list[str] = []
+    for text in texts:
+        for rx in _DECLARED:
+            for m in rx.finditer(text):
+                rel = m.group(1).strip().strip("/")
+                if rel in ("", ".") or rel.startswith("..") or os.path.isabs(rel):
+                    continue
+                cand = os.path.normpath(os.path.join(d, rel))
+                if os.path.isdir(cand) and cand not in declared:
+                    declared.append(cand)
+    if declared:
+        return declared
+    src = os.path.join(d, "src")
+    return ([src] if os.path.isdir(src) else []) + [d]
+
+
+_REQ_LOCAL = re.compile(r"^\s*(?:-e\s+|--editable\s+)?(?:file:)?(\.{1,2}/[^\s;#\[]*|[\w.-]+/)\s*(?:[#;\[].*)?$")
+
+
+def requirement_dirs(root: str) -> list[str]:
+    """The local directories the requirements files of `root` install (`./mcore_adapter`, `-e ./sub`)."""
+    out: list[str] = []
+    try:
+        names = sorted(n for n in os.listdir(root) if n.startswith("requirements") and n.endswith(".txt"))
+    except OSError:
+        return out
+    for name in names[:MAX_REQ_FILES]:
+        text = _read(os.path.join(root, name)) or ""
+        for line in text.splitlines():
+            m = _REQ_LOCAL.match(line)
+            if m is None:
+                continue
+            d = os.path.normpath(os.path.join(root, m.group(1)))
+            if d != root and d.startswith(root + os.sep) and os.path.isdir(d) and d not in out:
+                out.append(d)
+    return out
+
+
+def subproject_paths(program_file: str, roots: list[str]) -> list[str]:
+    """Import-path entries for the packages the checkout installs from its own (sub-)projects, nearest to
+    the program first (see the module's doc). `roots`: the code-base roots and the checkout's root."""
+    start = os.path.dirname(os.path.abspath(program_file))
+    absroots = [os.path.abspath(r) for r in roots if r]
+    top = next((r for r in absroots if start == r or start.startswith(r + os.sep)), None)
+    out: list[str] = []
+    if top is None:
+        return out
+    d = start
+    for _ in range(MAX_CLIMB):  # (the root itself is on the path already, with its src/: initial_search)
+        if d == top:
+            break
+        out.extend(p for p in package_dirs(d) if p not in out)
+        d = os.path.dirname(d)
+    for sub in requirement_dirs(top):
+        out.extend(p for p in package_dirs(sub) if p not in out)
+    return out[:MAX_ENTRIES]
