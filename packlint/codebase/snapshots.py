@@ -19,6 +19,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from packlint.caches import memo
 from packlint.codebase.model import FlagSchema, FlagSpec
 
 FORMAT = 1
@@ -230,7 +231,7 @@ _FORK_NAME = re.compile(
     r"|megatron[-_]?llama|galvatron|hetu|internevo|colossal)"
 )
 _ROOT_MARKERS = (".git", ".hg", ".svn", "pyproject.toml", "setup.py", "setup.cfg")
-_FORK_MEMO: dict[tuple, str | None] = {}
+_FORK_MEMO: dict[tuple, str | None] = memo()
 
 
 def _upstream_name(part: str) -> bool:
@@ -316,7 +317,7 @@ def _fork_evidence(program: str, script: str | None) -> str | None:
     return None
 
 
-_MEMO: dict[tuple, Snapshot | None] = {}
+_MEMO: dict[tuple, Snapshot | None] = memo()
 
 
 def snapshot_for(program: str | None, pinned: str | None = None) -> Snapshot | None:
@@ -366,6 +367,7 @@ def release_names() -> list[str]:
 # Megatron-LM), runs code the snapshots do not describe: a fork, or a release older than the snapshots.
 _CLOSE_CUTOFF = 0.75  # as PK201's "did you mean": a name this close to an upstream flag is taken for a typo
 _FOREIGN_MEMO: dict[tuple[str, ...], tuple[str, ...]] = {}
+_CLOSE_MEMO: dict[str, bool] = {}  # flag -> some upstream flag is this close to it (the data are packlint's own)
 
 
 def foreign_flags(flags: list[str]) -> tuple[str, ...]:
@@ -379,15 +381,27 @@ def foreign_flags(flags: list[str]) -> tuple[str, ...]:
     known = data.get("flags", {}) if data else {}
     out: list[str] = []
     if known:
-        import difflib
-
-        names = list(known)
         for flag in key:
             if flag in known or flag.replace("_", "-") in known or "=" in flag:
                 continue
-            if not difflib.get_close_matches(flag.replace("_", "-"), names, 1, _CLOSE_CUTOFF):
+            if not _close_to_upstream(flag.replace("_", "-"), known):
                 out.append(flag)
     _FOREIGN_MEMO[key] = hit = tuple(out)
+    return hit
+
+
+def _close_to_upstream(name: str, known: dict) -> bool:
+    """`difflib.get_close_matches(name, known, 1, _CLOSE_CUTOFF)` is not empty, once per name: the options too
+    short or too long to reach the cutoff are dropped first with difflib's own first bound (`real_quick_ratio`),
+    so the answer is difflib's (each launch of a fork asked again for its ~20 foreign flags: 24% of a cold
+    MindSpeed-LLM check)."""
+    hit = _CLOSE_MEMO.get(name)
+    if hit is None:
+        import difflib
+
+        la = len(name)
+        pool = [f for f in known if la + len(f) and 2.0 * min(la, len(f)) / (la + len(f)) >= _CLOSE_CUTOFF]
+        hit = _CLOSE_MEMO[name] = bool(difflib.get_close_matches(name, pool, 1, _CLOSE_CUTOFF))
     return hit
 
 

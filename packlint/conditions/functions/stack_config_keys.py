@@ -22,6 +22,7 @@ import itertools
 import os
 from typing import Any
 
+from packlint.caches import memo
 from packlint.conditions.functions.core import _is_unk
 from packlint.conditions.tree import Builtin, EvalContext, Unk
 from packlint.model_view import launchers, variant_config
@@ -387,7 +388,7 @@ _ARG_FILES = {
         "ray/arguments.py",
     ),
 }
-_LOCAL: dict[tuple[str, str | None], dict[str, Any]] = {}
+_LOCAL: dict[tuple[str, str | None], dict[str, Any]] = memo()
 
 
 def _vendored_classes(stack: str, script_dir: str | None) -> dict[str, Any]:
@@ -605,7 +606,7 @@ def _verl_keys(ctx: EvalContext, cfg: Any, name: str) -> tuple[set[str], str] | 
     return {p for k in keys for p in _prefixes(k)}, what
 
 
-_VENDORED: dict[tuple[str | None, tuple[str, ...]], set[str]] = {}
+_VENDORED: dict[tuple[str | None, tuple[str, ...]], set[str]] = memo()
 
 
 def _vendored_verl(script_dir: str | None, pythonpath: tuple[str, ...] = ()) -> set[str]:
