@@ -772,13 +772,17 @@ class Store:
 
 def _runs(rows: list[int]) -> list[int]:
     """Sorted row numbers as [first, count, first, count, ...]: the rows of a program's code, read in one go, are
-    numbered in a row (a cold MindSpeed-LLM run: ~40 times smaller than the list, well under the size limit)."""
+    numbered in a row (a cold MindSpeed-LLM run: ~40 times smaller than the list, well under the size limit).
+    Within a run `row - position` is constant and it never decreases: each run's end is one bisection."""
+    from bisect import bisect_right
+
+    shifted = [r - n for n, r in enumerate(rows)]
     out: list[int] = []
-    for i in rows:
-        if out and out[-2] + out[-1] == i:
-            out[-1] += 1
-        else:
-            out += [i, 1]
+    i, n = 0, len(rows)
+    while i < n:
+        end = bisect_right(shifted, shifted[i], i, n)
+        out += [rows[i], end - i]
+        i = end
     return out
 
 

@@ -391,3 +391,15 @@ def test_only_the_scripts_that_read_an_edited_file_are_analysed_again(tmp_path, 
     assert counts == (0, 2, 2) and edited != after
     assert edited == _check(root, None)[0]
     assert _check(root, cache)[1] == (2, 0, 0)
+
+
+def test_an_entrys_rows_are_stored_as_maximal_runs():
+    from packlint.result_cache import _runs
+
+    assert _runs([]) == []
+    assert _runs([3]) == [3, 1]
+    assert _runs([0, 1, 2, 5, 6, 9]) == [0, 3, 5, 2, 9, 1]
+    rows = sorted(set(range(0, 5000)) - set(range(0, 5000, 37)) | {9000, 9001})
+    runs = _runs(rows)
+    assert [i for k in range(0, len(runs), 2) for i in range(runs[k], runs[k] + runs[k + 1])] == rows
+    assert all(runs[k] + runs[k + 1] < runs[k + 2] for k in range(0, len(runs) - 2, 2))  # (maximal)
