@@ -722,14 +722,15 @@ def _run_jobs_now(jobs: list[_Job], keep_models: bool) -> list:
         ctx = multiprocessing.get_context("fork")
     except ValueError:  # no fork (Windows, some macOS set-ups): one process
         return _run_here(jobs)
-    from packlint.result_cache import mark_sent, merge, recording
+    from packlint.result_cache import aside, mark_sent, merge, recording
 
-    if recording():
-        mark_sent()
     _WORKER_JOBS[:] = jobs
     # largest scripts first, one at a time as workers free up: sizes vary a lot, and a big file
-    # handed out last would leave the other workers idle while it runs
-    order = sorted(range(len(jobs)), key=lambda i: -_size(jobs[i].path))
+    # handed out last would leave the other workers idle while it runs (their sizes: no script's input)
+    with aside():
+        order = sorted(range(len(jobs)), key=lambda i: -_size(jobs[i].path))
+    if recording():
+        mark_sent()
     results: list = [None] * len(jobs)
     try:
         with ctx.Pool(n) as pool:

@@ -365,11 +365,13 @@ def test_the_import_path_is_part_of_the_key(tmp_path, monkeypatch):
     assert "1 hit" in report, report
 
 
-def test_only_the_scripts_that_read_an_edited_file_are_analysed_again(tmp_path, monkeypatch):
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_only_the_scripts_that_read_an_edited_file_are_analysed_again(tmp_path, monkeypatch, jobs):
     """Each script has its own input set (in-run memos carry what they read: caches.Memo). a.sh and b.sh launch
-    the same program in one process, and b.sh gets the program's facts from the memo a.sh filled: an edit of
-    a.sh makes only a.sh analysed again (b.sh's set does not hold what a.sh read for itself), an edit of the
-    program's code both (b.sh read the code only through the memo)."""
+    the same program; in one process b.sh gets the program's facts from the memo a.sh filled: an edit of a.sh
+    makes only a.sh analysed again (b.sh's set does not hold what a.sh read for itself), an edit of the
+    program's code both (b.sh read the code only through the memo). With two workers, what the main process
+    reads to hand the scripts out (their sizes) is no script's input either."""
     monkeypatch.delenv("PACKLINT_CACHE_DIR", raising=False)
     root, cache = tmp_path / "repo", tmp_path / "cache"
     shutil.copytree(UPSTREAM, root, ignore=shutil.ignore_patterns("*.expected", "*.sh"))
@@ -378,19 +380,19 @@ def test_only_the_scripts_that_read_an_edited_file_are_analysed_again(tmp_path, 
     (root / "a.sh").write_text(bad)
     (root / "b.sh").write_text(bad.replace("--micro-batch-size 1", "--micro-batch-size 2"))
     _age(root)
-    first, counts = _check(root, cache)
+    first, counts = _check(root, cache, jobs=jobs)
     assert counts == (0, 2, 2) and _codes(first) == ["PK330", "PK330"]
     a = root / "a.sh"
     a.write_text(a.read_text().replace("--num-layers 30", "--num-layers 32"))  # (divisible by 4 stages)
     _aged(a)
-    after, counts = _check(root, cache)
+    after, counts = _check(root, cache, jobs=jobs)
     assert counts == (1, 1, 1) and _codes(after) == ["PK330"]
     assert after == _check(root, None)[0]
     _aged(_edit_code(root))  # (the assertion's message: b.sh's PK330 quotes it)
-    edited, counts = _check(root, cache)
+    edited, counts = _check(root, cache, jobs=jobs)
     assert counts == (0, 2, 2) and edited != after
     assert edited == _check(root, None)[0]
-    assert _check(root, cache)[1] == (2, 0, 0)
+    assert _check(root, cache, jobs=jobs)[1] == (2, 0, 0)
 
 
 def test_an_entrys_rows_are_stored_as_maximal_runs():
