@@ -361,20 +361,15 @@ def _check_recorded(paths: list[str], options: CheckOptions, store) -> CheckResu
     paths = paths or ["."]
     if paths.count(STDIN) > 1:
         raise PacklintError("'-' (stdin) can be given only once")
-    if store is None:
-        files, errors = discover(paths)
-    else:
-        from packlint.result_cache import aside
+    from packlint.result_cache import aside
 
-        with aside():  # (which files are checked is decided again every run: no script's input)
-            files, errors = discover(paths)
+    with aside():  # (which files are checked is decided again every run: no script's input)
+        files, errors = discover(paths)
     for err in errors:
         result.file_errors.append(FileError(err.path, err.message, "read"))
     if store is not None:
         # every file unchanged since a run like this one: its findings, without loading the rule table
         # (the run that stored them validated the same selectors against the same rule files)
-        from packlint.result_cache import aside
-
         with aside():  # (looking the files up reads their settings: not an input of every script)
             replayed = store.replay_all(files, options, resolver, result)
         if replayed is not None:
@@ -435,8 +430,9 @@ def _plan_jobs(files: list[str], options: CheckOptions, resolver: Resolver, tabl
     excluded files are counted, configuration errors reported once each. Fills _RULE_SETS."""
     from packlint.discover import STDIN
     from packlint.engine import select_rules
-    from packlint.result_cache import aside, recording
+    from packlint.result_cache import aside
 
+    _PLAN_READS.clear()
     config_errors: set[str] = set()
     rule_cache: dict[tuple, tuple[list, list]] = {}
     from packlint.caches import Memo
@@ -447,10 +443,7 @@ def _plan_jobs(files: list[str], options: CheckOptions, resolver: Resolver, tabl
     for path in files:
         display = (options.stdin_filename or "<stdin>") if path == STDIN else path
         try:
-            if recording():  # (what the file's settings read is its own input, not every script's)
-                with aside() as _PLAN_READS[path]:
-                    settings = resolver.settings_for(path)
-            else:
+            with aside() as _PLAN_READS[path]:  # (what its settings read is the file's own input, not every script's)
                 settings = resolver.settings_for((options.stdin_filename or STDIN) if path == STDIN else path)
             table = tables.table(settings)
         except PacklintError as exc:

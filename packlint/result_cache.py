@@ -12,13 +12,15 @@ signature (its mtime moves when an entry is added, removed or renamed) and, for 
 config files, the launched code, the stack-file look-ups and the climbs to a checkout root are all
 seen. Paths in packlint's cache directory and under /proc, /sys and /dev are not inputs.
 
-The run's inputs, not the script's. Memos inside a run (`caches.run_memo`, the code-base reader's
-programs, the stack look-ups) let the second script that launches a program reuse what the first one
-read without reading it. So every entry is keyed on all the reads of the run that produced it (its
-*input set*, one file the run's entries share): sound, at the cost that one changed file makes every
-script of that run miss once (the next run records a new set). External programs: `grep -r` over a code
-base is recorded as the tree it searches (`depends_on_tree`), `git log` as the repository's HEAD and refs
-(`depends_on_git`), `bash -n` reads the script's bytes and the `bash` found on PATH (PATH is in the key).
+Each script's own inputs (0.3.2). What a script's analysis reads is its input set (`begin_job`/`end_job`),
+with what the run read outside any script (the rule table: `_COMMON`); the discovery of the files and each
+file's settings are not shared (`aside`: the settings are in the key). Memos inside a run let the second
+script that launches a program reuse what the first one read without reading it: their entries carry the
+reads they were computed from (`caches.Memo`, `_Recorder`), and a hit adds them to the current script's set.
+One edited file makes only the scripts that read it, themselves or through a memo, miss. External
+programs: `grep -r` over a code base is recorded as the tree it searches (`depends_on_tree`: every script
+that searches a tree for an environment variable depends on all its files), `git log` as the repository's
+HEAD and refs (`depends_on_git`), `bash -n` reads the script's bytes and the `bash` on PATH (in the key).
 What cannot be recorded marks the rest of the process's work as not cacheable (`caches.taint`): a search
 or a regular expression that ran out of its time budget.
 
@@ -28,7 +30,7 @@ the paths named on the command line and `--allow-outside`, PATH, HOME, TMPDIR an
 variables. Not cached: `--no-cache`, `--inherit-env` (the findings would depend on, and could quote, the
 caller's environment), stdin, `run` and `--fix` passes (they need the launch model).
 
-Safety: entries are JSON data under `<cache>/results/v1/` (caches.py: 0700 directories, 0600 files,
+Safety: entries are JSON data under `<cache>/results/v2/` (caches.py: 0700 directories, 0600 files,
 written atomically, the directory's size bound, `packlint clean`); one is read only as a regular file
 owned by the user under the kind's size limit, and used only when every field has the type this module
 writes (anything else is a miss, never an error). A file modified within RACY_NS of the run's start
@@ -562,10 +564,11 @@ def _digest(data: bytes) -> str:
 
 # ------------------------------------------------------------------------------------------ entries
 #
-# `results/v1/index-<0-f>.json`: {job key: bundle}, sharded by the key's first digit (a one-script check
-# reads one small file, however many scripts the cache knows); `results/v1/<bundle>.json`: one run's input set and the
-# outcomes of the scripts it analysed ({"inputs": rows, "entries": {job key: outcome}}), the bundle named
-# by the hash of its input set. One write per run (hundreds of entry files cost ~1.4 ms each).
+# `results/v2/index-<0-f>.json`: {job key: bundle}, sharded by the key's first digit (a one-script check
+# reads one small file, however many scripts the cache knows); `results/v2/<bundle>.json`: one run's rows
+# and the outcomes of the scripts it analysed, each with its input set as runs of rows ({"inputs": rows,
+# "entries": {job key: {"o": outcome, "r": [first, count, ...]}}}). One write per run (hundreds of entry
+# files cost ~1.4 ms each); an entry of an older bundle stays in use until its script is analysed again.
 
 MAX_INDEX = 50_000  # job keys remembered (the oldest forgotten first), in 16 shards by the key's first digit
 

@@ -209,3 +209,28 @@ def test_a_memo_entry_carries_the_reads_it_was_computed_from(tmp_path):
     assert {str(mine), str(shared), str(before)} <= paths(first)
     assert str(shared) in paths(second) and not {str(mine), str(before)} & paths(second)
     assert {str(mine), str(shared), str(before)} <= paths(third)
+
+
+def test_the_foreign_flag_search_answers_as_difflib_does():
+    """A fork's flags are looked up once per name, with difflib's own two filters applied in bulk first
+    (snapshots._close_to_upstream): the answer is difflib.get_close_matches' for real, misspelt and made-up
+    names, and for a name with a character repeated past the bitmask's count (difflib decides alone)."""
+    import difflib
+    import random
+
+    from packlint.codebase import snapshots
+
+    known = snapshots.load_data()["flags"]
+    rng = random.Random(7)
+    names = []
+    for flag in rng.sample(sorted(known), 60):
+        word = list(flag)
+        for _ in range(rng.randint(0, 5)):
+            i = rng.randrange(len(word))
+            word[i] = rng.choice("abcdefghijklmnopqrstuvwxyz-_")
+        names.append("".join(word))
+    names += ["--hf-tokenizer-path", "--training-phase", "--deepspeed", "--zero-stage", "--" + "-" * 40, "--num-layerz"]
+    snapshots._CLOSE_MEMO.clear()
+    for name in names:
+        expected = bool(difflib.get_close_matches(name, list(known), 1, snapshots._CLOSE_CUTOFF))
+        assert snapshots._close_to_upstream(name, known) is expected, name
