@@ -350,12 +350,8 @@ def test_the_import_path_is_part_of_the_key(tmp_path, monkeypatch):
         env.pop("PACKLINT_NO_CACHE", None)
         proc = subprocess.run(
             [sys.executable, "-m", "packlint", "check", "--isolated", "--exit-zero", "--output-format", "json", "."],
-            cwd=root,
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=300,
-        )
+            cwd=root, env=env, capture_output=True, text=True, timeout=300,
+        )  # fmt: skip
         assert proc.returncode == 0, proc.stderr[-2000:]
         return _codes(proc.stdout), proc.stderr
 
