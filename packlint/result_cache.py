@@ -724,6 +724,7 @@ class Store:
         if type(entries) is not dict or type(rows) is not list or not all(_row_shape(r) for r in rows):
             return None
         known: dict[tuple[int, int], bool] = {}  # a run of rows -> all unchanged (scripts share most runs)
+        same: list[bool | None] = [None] * len(rows)  # a row -> unchanged (runs of scripts overlap: once a row)
 
         def ok(first: int, count: int) -> bool:
             hit = known.get((first, count))
@@ -733,9 +734,15 @@ class Store:
                 was = _ON[0]
                 _ON[0] = False
                 try:
-                    hit = known[first, count] = all(
-                        probe(*rows[i][:2]) == rows[i][2] for i in range(first, first + count)
-                    )
+                    hit = True
+                    for i in range(first, first + count):
+                        row_ok = same[i]
+                        if row_ok is None:
+                            row_ok = same[i] = probe(rows[i][0], rows[i][1]) == rows[i][2]
+                        if not row_ok:
+                            hit = False
+                            break
+                    known[first, count] = hit
                 finally:
                     _ON[0] = was
             return hit
@@ -789,8 +796,5 @@ def _runs(rows: list[int]) -> list[int]:
     return out
 
 
-def _row_shape(row: Any) -> bool:
-    return (
-        type(row) is list and len(row) == 3 and row[0] in ("s", "l", "d") and type(row[1]) is str
-        and type(row[2]) is list
-    )  # fmt: skip
+def _row_shape(r: Any) -> bool:
+    return type(r) is list and len(r) == 3 and r[0] in ("s", "l", "d") and type(r[1]) is str and type(r[2]) is list
