@@ -26,6 +26,7 @@ from __future__ import annotations
 import os
 import stat
 from pathlib import Path
+from typing import Any
 
 from packlint.regex import LazyRegex
 
@@ -50,21 +51,118 @@ _OFF = [False]
 TAINTED = [False]  # this process's later results depend on something the result cache cannot record
 _EVICTED = [False]
 IN_RUN = [False]  # a check run is on (checking.check_paths): in-run memos may be used
-_RUN_MEMOS: list[dict] = []
+_RUN_MEMOS: list[Memo] = []
 
 
-def run_memo() -> dict:
+# The result cache's recorder while a run records its reads (packlint.result_cache), else None. A Memo entry
+# made while it records keeps what was read while it was computed (from the lookup that missed to the store),
+# and a later hit adds those reads to the current script's input set: one edited file then makes only the
+# scripts that read it, themselves or through a memo, analysed again.
+RECORDER: list[Any] = [None]
+_MEMOS: list[Memo] = []
+
+
+class Memo(dict):
+    """A dict memo whose entries carry the reads they were computed from (RECORDER). A lookup that misses
+    (`get`, `in`, `[]`) opens a collection of the reads that follow; the store closes it; an entry stored
+    without a lookup before it gets every read of the current script so far (more than it needs: sound).
+    What was read before the lookup is read again by every caller that reaches it (the same code runs
+    before it), so it is that caller's own read."""
+
+    __slots__ = ("deps", "pending")
+
+    def __init__(self, keep: bool = True) -> None:
+        super().__init__()
+        self.deps: dict = {}
+        self.pending: dict = {}
+        if keep:  # (a module's memo; one made for one run is not kept: checking._plan_jobs)
+            _MEMOS.append(self)
+
+    def _used(self, key: Any) -> None:
+        RECORDER[0].used(self.deps.get(key))
+
+    def _missed(self, key: Any) -> None:
+        if key not in self.pending:
+            self.pending[key] = RECORDER[0].open()
+
+    def get(self, key: Any, default: Any = None) -> Any:
+        if dict.__contains__(self, key):
+            if RECORDER[0] is not None:
+                self._used(key)
+            return dict.__getitem__(self, key)
+        if RECORDER[0] is not None:
+            self._missed(key)
+        return default
+
+    def __contains__(self, key: object) -> bool:
+        if dict.__contains__(self, key):
+            if RECORDER[0] is not None:
+                self._used(key)
+            return True
+        if RECORDER[0] is not None:
+            self._missed(key)
+        return False
+
+    def __getitem__(self, key: Any) -> Any:
+        try:
+            value = dict.__getitem__(self, key)
+        except KeyError:
+            if RECORDER[0] is not None:
+                self._missed(key)
+            raise
+        if RECORDER[0] is not None:
+            self._used(key)
+        return value
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        dict.__setitem__(self, key, value)
+        if RECORDER[0] is not None:
+            self.deps[key] = RECORDER[0].close(self.pending.pop(key, None))
+
+    def setdefault(self, key: Any, default: Any = None) -> Any:
+        if key in self:
+            return dict.__getitem__(self, key)
+        self[key] = default
+        return default
+
+    def __delitem__(self, key: Any) -> None:
+        dict.__delitem__(self, key)
+        self.deps.pop(key, None)
+
+    def pop(self, key: Any, *default: Any) -> Any:
+        self.deps.pop(key, None)
+        return dict.pop(self, key, *default)
+
+    def clear(self) -> None:
+        dict.clear(self)
+        self.deps.clear()
+        self.pending.clear()
+
+
+def memo() -> Memo:
+    """A memo kept for the process (its entries are keyed or checked so that they stay true: a content
+    digest, a signature), whose entries carry their reads for the result cache (Memo)."""
+    return Memo()
+
+
+def run_memo() -> Memo:
     """A dict that remembers what one check run learnt about the tree (the tree does not change under a
     run): read and write it only while IN_RUN[0]; `clear_run_memos` empties it when the next run starts,
     so a long-lived process (the editor server) sees a tree that changed."""
-    memo: dict = {}
-    _RUN_MEMOS.append(memo)
-    return memo
+    m = Memo()
+    _RUN_MEMOS.append(m)
+    return m
 
 
 def clear_run_memos() -> None:
-    for memo in _RUN_MEMOS:
-        memo.clear()
+    for m in _RUN_MEMOS:
+        m.clear()
+
+
+def clear_memos() -> None:
+    """Every Memo emptied (a recording run starts: no entry without its reads)."""
+    for m in _MEMOS:
+        m.clear()
 
 
 def taint() -> None:

@@ -361,13 +361,17 @@ def _check_recorded(paths: list[str], options: CheckOptions, store) -> CheckResu
     paths = paths or ["."]
     if paths.count(STDIN) > 1:
         raise PacklintError("'-' (stdin) can be given only once")
-    files, errors = discover(paths)
+    from packlint.result_cache import aside
+
+    with aside():  # (which files are checked is decided again every run: no script's input)
+        files, errors = discover(paths)
     for err in errors:
         result.file_errors.append(FileError(err.path, err.message, "read"))
     if store is not None:
         # every file unchanged since a run like this one: its findings, without loading the rule table
         # (the run that stored them validated the same selectors against the same rule files)
-        replayed = store.replay_all(files, options, resolver, result)
+        with aside():  # (looking the files up reads their settings: not an input of every script)
+            replayed = store.replay_all(files, options, resolver, result)
         if replayed is not None:
             for job, outcome in replayed:
                 _collect(result, job, outcome)
@@ -394,12 +398,15 @@ def _run_cached(jobs: list[_Job], store, cli: CliSettings) -> list:
     outcomes = [store.lookup(k) for k in keys]
     todo = [i for i, o in enumerate(outcomes) if o is None]
     _JOB_TAINT.clear()
+    _JOB_READS.clear()
     fresh = _run_jobs([jobs[i] for i in todo], keep_models=False)
-    keep: list[tuple[str, tuple]] = []
+    keep: list[tuple[str, tuple, set[int]]] = []
     for n, (i, outcome) in enumerate(zip(todo, fresh, strict=True)):
         outcomes[i] = outcome
         if isinstance(outcome, tuple) and not _JOB_TAINT.get(n, True):
-            keep.append((keys[i], outcome))
+            keep.append((keys[i], outcome, _JOB_READS[n] | _PLAN_READS.get(jobs[i].path, set())))
+    _JOB_READS.clear()
+    _PLAN_READS.clear()
     store.report(len(jobs) - len(todo), len(todo), store.save(keep))
     return outcomes
 
@@ -423,16 +430,21 @@ def _plan_jobs(files: list[str], options: CheckOptions, resolver: Resolver, tabl
     excluded files are counted, configuration errors reported once each. Fills _RULE_SETS."""
     from packlint.discover import STDIN
     from packlint.engine import select_rules
+    from packlint.result_cache import aside
 
+    _PLAN_READS.clear()
     config_errors: set[str] = set()
     rule_cache: dict[tuple, tuple[list, list]] = {}
-    root_memo: dict[str, tuple[str | None, str]] = {}  # directory -> checkout root, shared by this run's files
-    file_memo: dict[str, bool] = {}  # path -> is a file (program look-ups), shared likewise
+    from packlint.caches import Memo
+
+    root_memo: dict[str, tuple[str | None, str]] = Memo(keep=False)  # directory -> checkout root, for this run
+    file_memo: dict[str, bool] = Memo(keep=False)  # path -> is a file (program look-ups), shared likewise
     jobs: list[_Job] = []
     for path in files:
         display = (options.stdin_filename or "<stdin>") if path == STDIN else path
         try:
-            settings = resolver.settings_for((options.stdin_filename or STDIN) if path == STDIN else path)
+            with aside() as _PLAN_READS[path]:  # (what its settings read is the file's own input, not every script's)
+                settings = resolver.settings_for((options.stdin_filename or STDIN) if path == STDIN else path)
             table = tables.table(settings)
         except PacklintError as exc:
             msg = exc.one_line()
@@ -642,6 +654,8 @@ def _no_code(launch: Any, variant: Any = None) -> None:
 
 _WORKER_JOBS: list[_Job] = []
 _JOB_TAINT: dict[int, bool] = {}  # job index -> something unrecordable decided it (result cache runs)
+_JOB_READS: dict[int, set[int]] = {}  # job index -> its input set (result cache runs: result_cache.end_job)
+_PLAN_READS: dict[str, set[int]] = {}  # path -> what resolving its settings read (result cache runs)
 
 
 def _workers(n_jobs: int) -> int:
@@ -664,7 +678,7 @@ def _run_jobs(jobs: list[_Job], keep_models: bool) -> list:
     The analysis allocates millions of short-lived objects and almost no reference cycles: on the
     public corpus peak memory is the same with the collector off, and its passes (which also walk the
     rule tables, kept for the whole run) cost 4-8% of a check. Forked workers inherit the setting; a
-    young-generation pass every COLLECT_EVERY files bounds what a cycle-making script could leave."""
+    young-generation pass once COLLECT_YOUNG objects are alive bounds what a cycle-making script could leave."""
     import gc
 
     enabled = gc.isenabled()
@@ -676,13 +690,17 @@ def _run_jobs(jobs: list[_Job], keep_models: bool) -> list:
             gc.enable()
 
 
-COLLECT_EVERY = 256  # files analysed between two young-generation collections (see _run_jobs)
+# young container objects alive since the last collection before a young-generation pass (see _run_jobs): a pass
+# walks every one of them, and most are the run's memos (the launched code's syntax trees and facts), so a pass
+# every 256 files cost 0.6 s of a 10 s cold MindSpeed-LLM check to free ~6,000 objects of cycles. Counted in
+# objects, it bounds what a cycle-making script could leave (a few hundred MB at most) at the memory it costs.
+COLLECT_YOUNG = 2_000_000
 
 
 def _analyse_collecting(job: _Job, keep_model: bool, count: int):
-    if count % COLLECT_EVERY == COLLECT_EVERY - 1:
-        import gc
+    import gc
 
+    if gc.get_count()[0] > COLLECT_YOUNG:
         gc.collect(0)
     return _analyse(job, keep_model)
 
@@ -697,14 +715,15 @@ def _run_jobs_now(jobs: list[_Job], keep_models: bool) -> list:
         ctx = multiprocessing.get_context("fork")
     except ValueError:  # no fork (Windows, some macOS set-ups): one process
         return _run_here(jobs)
-    from packlint.result_cache import mark_sent, merge, recording
+    from packlint.result_cache import aside, mark_sent, merge, recording
 
-    if recording():
-        mark_sent()
     _WORKER_JOBS[:] = jobs
     # largest scripts first, one at a time as workers free up: sizes vary a lot, and a big file
-    # handed out last would leave the other workers idle while it runs
-    order = sorted(range(len(jobs)), key=lambda i: -_size(jobs[i].path))
+    # handed out last would leave the other workers idle while it runs (their sizes: no script's input)
+    with aside():
+        order = sorted(range(len(jobs)), key=lambda i: -_size(jobs[i].path))
+    if recording():
+        mark_sent()
     results: list = [None] * len(jobs)
     try:
         with ctx.Pool(n) as pool:
@@ -712,8 +731,8 @@ def _run_jobs_now(jobs: list[_Job], keep_models: bool) -> list:
             for i, outcome, reads in pool.imap_unordered(_analyse_indexed, order, chunksize=chunk):
                 results[i] = outcome
                 if reads is not None:
-                    merge(reads[0])
-                    _JOB_TAINT[i] = reads[1]
+                    _JOB_READS[i] = merge(reads[0], reads[1], reads[2])
+                    _JOB_TAINT[i] = reads[3]
         return results
     finally:
         _WORKER_JOBS.clear()
@@ -721,10 +740,15 @@ def _run_jobs_now(jobs: list[_Job], keep_models: bool) -> list:
 
 def _run_here(jobs: list[_Job]) -> list:
     from packlint.caches import TAINTED
+    from packlint.result_cache import begin_job, end_job, recording
 
     out = []
     for k, job in enumerate(jobs):
+        if recording():
+            begin_job()
         out.append(_analyse_collecting(job, True, k))
+        if recording():
+            _JOB_READS[k] = end_job()
         _JOB_TAINT[k] = TAINTED[0]
     return out
 
@@ -738,15 +762,17 @@ def _size(path: str) -> int:
 
 def _analyse_indexed(index: int) -> tuple[int, Any, Any]:
     from packlint.caches import TAINTED
-    from packlint.result_cache import recording, sent_delta
+    from packlint.result_cache import begin_job, end_job, recording, sent_delta
 
+    if recording():
+        begin_job()
     outcome = _analyse_collecting(_WORKER_JOBS[index], False, index)
     if isinstance(outcome, tuple):
         # the script's bytes stay here: the main process reads a file again only if a report shows
         # its lines (Sources.text), instead of receiving and decoding every script of the run
         outcome = (None, *outcome[1:])
     # a result cache run: what this worker read for it (the run's input set), and whether it may be stored
-    return index, outcome, ((sent_delta(), TAINTED[0]) if recording() else None)
+    return index, outcome, ((os.getpid(), *sent_delta(end_job()), TAINTED[0]) if recording() else None)
 
 
 def _finish(result: CheckResult, recorded: dict[str, int] | None, options: CheckOptions) -> None:

@@ -12,13 +12,15 @@ signature (its mtime moves when an entry is added, removed or renamed) and, for 
 config files, the launched code, the stack-file look-ups and the climbs to a checkout root are all
 seen. Paths in packlint's cache directory and under /proc, /sys and /dev are not inputs.
 
-The run's inputs, not the script's. Memos inside a run (`caches.run_memo`, the code-base reader's
-programs, the stack look-ups) let the second script that launches a program reuse what the first one
-read without reading it. So every entry is keyed on all the reads of the run that produced it (its
-*input set*, one file the run's entries share): sound, at the cost that one changed file makes every
-script of that run miss once (the next run records a new set). External programs: `grep -r` over a code
-base is recorded as the tree it searches (`depends_on_tree`), `git log` as the repository's HEAD and refs
-(`depends_on_git`), `bash -n` reads the script's bytes and the `bash` found on PATH (PATH is in the key).
+Each script's own inputs (0.3.2). What a script's analysis reads is its input set (`begin_job`/`end_job`),
+with what the run read outside any script (the rule table: `_COMMON`); the discovery of the files and each
+file's settings are not shared (`aside`: the settings are in the key). Memos inside a run let the second
+script that launches a program reuse what the first one read without reading it: their entries carry the
+reads they were computed from (`caches.Memo`, `_Recorder`), and a hit adds them to the current script's set.
+One edited file makes only the scripts that read it, themselves or through a memo, miss. External
+programs: `grep -r` over a code base is recorded as the tree it searches (`depends_on_tree`: every script
+that searches a tree for an environment variable depends on all its files), `git log` as the repository's
+HEAD and refs (`depends_on_git`), `bash -n` reads the script's bytes and the `bash` on PATH (in the key).
 What cannot be recorded marks the rest of the process's work as not cacheable (`caches.taint`): a search
 or a regular expression that ran out of its time budget.
 
@@ -28,7 +30,7 @@ the paths named on the command line and `--allow-outside`, PATH, HOME, TMPDIR an
 variables. Not cached: `--no-cache`, `--inherit-env` (the findings would depend on, and could quote, the
 caller's environment), stdin, `run` and `--fix` passes (they need the launch model).
 
-Safety: entries are JSON data under `<cache>/results/v1/` (caches.py: 0700 directories, 0600 files,
+Safety: entries are JSON data under `<cache>/results/v2/` (caches.py: 0700 directories, 0600 files,
 written atomically, the directory's size bound, `packlint clean`); one is read only as a regular file
 owned by the user under the kind's size limit, and used only when every field has the type this module
 writes (anything else is a miss, never an error). A file modified within RACY_NS of the run's start
@@ -42,7 +44,7 @@ import io
 import os
 from typing import Any
 
-FORMAT = 1
+FORMAT = 2
 RACY_NS = 2_000_000_000
 _WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
@@ -52,12 +54,17 @@ _ON = [False]
 _IMPORT_DIRS: set[str] = set()  # the import path's directories (listings of them are not inputs: _new)
 _START_NS = [0]
 _CWD = [""]
-# (kind: "s" stat | "l" lstat | "d" listed, absolute path) -> signature; None: not an input (_new)
-_SIGS: dict[tuple[str, str], list[int] | None] = {}
-_LOG: list[tuple[str, str]] = []  # the inputs in the order first seen (a worker sends back the new tail)
-_SENT = [0]  # how much of _LOG a forked worker already sent back
+# (kind: "s" stat | "l" lstat | "d" listed, absolute path) -> its row in _ROWS; None: not an input (_new)
+_IDX: dict[tuple[str, str], int | None] = {}
+_ROWS: list[tuple[str, str, list[int]]] = []  # (kind, path, signature as first seen), in the order first seen
+_COMMON: set[int] = set()  # the rows read outside any script (settings, the rule table): every script's input
+_CUR: list[set[int]] = [_COMMON]  # the rows the current script read, itself or through a memo (caches.Memo)
+_OPEN: list[set[int]] = []  # the rows read since each memo lookup that missed, still open (_Recorder)
+_SENT = [0]  # how many of _ROWS a forked worker already sent back
+_FORK = [0]  # how many of _ROWS the workers' parent had when it forked them (the rows they share)
+_WORKER_ROWS: dict[int, list[int]] = {}  # a worker's own rows (from _FORK on) -> the main process's rows
 _ORIG: dict[str, Any] = {}
-_TREES: dict[tuple[str, ...], bool] = {}
+_TREES: dict[tuple[str, ...], frozenset[int]] = {}
 
 
 # ------------------------------------------------------------------------------------------ recording
@@ -100,16 +107,16 @@ def _new(key: tuple[str, str]) -> bool:
     path = key[1]
     for prefix in _SKIP_PREFIXES:
         if path.startswith(prefix):
-            _SIGS[key] = None
+            _IDX[key] = None
             return False
     if path == _SKIP_PREFIXES[-1][:-1]:  # (the cache directory itself: listed when it is kept bounded)
-        _SIGS[key] = None
+        _IDX[key] = None
         return False
     if key[0] == "d" and path in _IMPORT_DIRS and path != _CWD[0] and not _checked_root(path):
         # a listing of an import-path entry (importlib.metadata's search for distributions): the key holds the
         # import path and its site-packages' signatures; a checkout on PYTHONPATH gains a file (`.hypothesis/`)
         # for reasons that change no finding
-        _SIGS[key] = None
+        _IDX[key] = None
         return False
     return True
 
@@ -132,11 +139,29 @@ def probe(kind: str, path: str) -> list[int]:
         return [-1]
 
 
+def _use(i: int) -> None:
+    """Row i was read: by the current script, and while each open memo lookup is computed."""
+    _CUR[0].add(i)
+    for c in _OPEN:
+        c.add(i)
+
+
+def _add(key: tuple[str, str], sig: list[int]) -> None:
+    _IDX[key] = i = len(_ROWS)
+    _ROWS.append((key[0], key[1], sig))
+    _use(i)
+
+
 def _note(kind: str, path: Any) -> None:
     key = _key(kind, path)
-    if key is not None and key not in _SIGS and _new(key):
-        _SIGS[key] = probe(kind, key[1])
-        _LOG.append(key)
+    if key is None:
+        return
+    i = _IDX.get(key, -1)
+    if i is not None:
+        if i >= 0:
+            _use(i)
+        elif _new(key):
+            _add(key, probe(kind, key[1]))
 
 
 def _stat(path, *, dir_fd=None, follow_symlinks=True):
@@ -145,15 +170,20 @@ def _stat(path, *, dir_fd=None, follow_symlinks=True):
         return orig(path, dir_fd=dir_fd, follow_symlinks=follow_symlinks)
     kind = "s" if follow_symlinks else "l"
     key = (kind, path) if type(path) is str and path[:1] == "/" else _key(kind, path)  # (the common case first)
-    if key is None or key in _SIGS or not _new(key):
+    i = _IDX.get(key, -1) if key is not None else None
+    if i is None:
         return orig(path, follow_symlinks=follow_symlinks)
-    _LOG.append(key)
+    if i >= 0:
+        _use(i)
+        return orig(path, follow_symlinks=follow_symlinks)
+    if not _new(key):  # type: ignore[arg-type]
+        return orig(path, follow_symlinks=follow_symlinks)
     try:
         st = orig(path, follow_symlinks=follow_symlinks)
     except OSError as exc:
-        _SIGS[key] = _err(exc)
+        _add(key, _err(exc))  # type: ignore[arg-type]
         raise
-    _SIGS[key] = _sig(st)
+    _add(key, _sig(st))  # type: ignore[arg-type]
     return st
 
 
@@ -182,7 +212,9 @@ def _listdir(path="."):
 
 
 class _Scan:
-    """os.scandir's iterator, recording each entry's signature (DirEntry.stat's, cached for the caller)."""
+    """os.scandir's iterator. The listing (the directory's own signature) says which entries there are and
+    of what type; an entry's own signature is an input only when its caller asks for it (`_Entry`): a walk
+    of a tree that only reads names does not make a script depend on every file's size and time."""
 
     def __init__(self, it) -> None:
         self._it = it
@@ -191,15 +223,7 @@ class _Scan:
         return self
 
     def __next__(self):
-        entry = next(self._it)
-        key = _key("l", entry.path)
-        if key is not None and key not in _SIGS and _new(key):
-            _LOG.append(key)
-            try:
-                _SIGS[key] = _sig(entry.stat(follow_symlinks=False))
-            except OSError as exc:
-                _SIGS[key] = _err(exc)
-        return entry
+        return _Entry(next(self._it))
 
     def __enter__(self):
         return self
@@ -209,6 +233,42 @@ class _Scan:
 
     def close(self) -> None:
         self._it.close()
+
+
+class _Entry:
+    """A DirEntry whose `stat()`, and whose type through a symbolic link, are recorded reads."""
+
+    __slots__ = ("_e", "name", "path")
+
+    def __init__(self, e: os.DirEntry) -> None:
+        self._e, self.name, self.path = e, e.name, e.path
+
+    def __fspath__(self) -> str:
+        return self.path
+
+    def __repr__(self) -> str:
+        return repr(self._e)
+
+    def inode(self) -> int:
+        return self._e.inode()
+
+    def is_symlink(self) -> bool:
+        return self._e.is_symlink()
+
+    def is_dir(self, *, follow_symlinks: bool = True) -> bool:
+        if follow_symlinks and _ON[0] and self._e.is_symlink():
+            _note("s", self.path)
+        return self._e.is_dir(follow_symlinks=follow_symlinks)
+
+    def is_file(self, *, follow_symlinks: bool = True) -> bool:
+        if follow_symlinks and _ON[0] and self._e.is_symlink():
+            _note("s", self.path)
+        return self._e.is_file(follow_symlinks=follow_symlinks)
+
+    def stat(self, *, follow_symlinks: bool = True) -> os.stat_result:
+        if _ON[0]:
+            _note("s" if follow_symlinks else "l", self.path)
+        return self._e.stat(follow_symlinks=follow_symlinks)
 
 
 def _scandir(path="."):
@@ -242,10 +302,36 @@ _PATCHES = {
 }
 
 
+class _Recorder:
+    """What caches.Memo asks while a run records: a lookup that missed opens a set of the rows read from
+    then on; the store closes it (the entry's reads); a hit adds an entry's reads to the current script's."""
+
+    def open(self) -> set[int]:
+        c: set[int] = set()
+        _OPEN.append(c)
+        return c
+
+    def close(self, c: set[int] | None) -> frozenset[int]:
+        for n, o in enumerate(_OPEN):
+            if o is c:
+                del _OPEN[n]
+                return frozenset(o)
+        # stored without a lookup of this script before it: everything the script read so far (sound)
+        return frozenset(_CUR[0])
+
+    def used(self, deps: frozenset[int] | None) -> None:
+        if deps:
+            _CUR[0].update(deps)
+            for c in _OPEN:
+                c.update(deps)
+
+
 def start(cache_dir: str) -> None:
     """Record the file-system reads of this process (and of the workers it forks) from now on."""
     import sys
     import time
+
+    from packlint import caches
 
     _IMPORT_DIRS.clear()
     _IMPORT_DIRS.update(os.path.abspath(p) for p in sys.path if p)
@@ -256,20 +342,29 @@ def start(cache_dir: str) -> None:
             setattr(mod, attr, repl)
         _ORIG["open"] = builtins.open
         builtins.open = io.open = _open
-    _SIGS.clear()
-    _LOG.clear()
-    _SENT[0] = 0
+    _IDX.clear()
+    _ROWS.clear()
+    _COMMON.clear()
+    _CUR[0] = _COMMON
+    _OPEN.clear()
+    _SENT[0] = _FORK[0] = 0
+    _WORKER_ROWS.clear()
     _TREES.clear()
     _RUN_PARTS.clear()
     _CWD[0] = os.getcwd()
     _SKIP_PREFIXES[3:] = [os.path.join(os.path.abspath(cache_dir), "")]
     _START_NS[0] = time.time_ns()
+    caches.clear_memos()  # (no entry without the reads it was computed from)
+    caches.RECORDER[0] = _Recorder()
     _ON[0] = True
 
 
 def stop() -> None:
     """Stop recording and put the file-system functions back."""
+    from packlint import caches
+
     _ON[0] = False
+    caches.RECORDER[0] = None
     if _ORIG:
         for name, (mod, attr, _repl) in _PATCHES.items():
             setattr(mod, attr, _ORIG[name])
@@ -281,16 +376,55 @@ def recording() -> bool:
     return _ON[0]
 
 
+class aside:
+    """`with aside() as reads:` reads that are not every script's input: the discovery of the files to check
+    (decided again by every run; a script's outcome does not depend on its siblings), one file's settings."""
+
+    def __enter__(self) -> set[int]:
+        self._was = _CUR[0]
+        _CUR[0] = set()
+        return _CUR[0]
+
+    def __exit__(self, *exc: Any) -> None:
+        _CUR[0] = self._was
+
+
+def begin_job() -> None:
+    """A script's analysis starts: its reads from here on are its own."""
+    _CUR[0] = set()
+    _OPEN.clear()
+
+
+def end_job() -> set[int]:
+    """The script's input set (its reads, the reads of the memo entries it used, the run's common reads)."""
+    from packlint.caches import _MEMOS
+
+    done = _CUR[0]
+    done |= _COMMON
+    _CUR[0] = _COMMON
+    _OPEN.clear()
+    for m in _MEMOS:
+        if m.pending:
+            m.pending.clear()
+    return done
+
+
 def depends_on_tree(roots: list[str] | tuple[str, ...], suffix: str) -> None:
     """An external program (`grep -r`) reads every `suffix` file under `roots`: record that tree."""
-    if not _ON[0] or tuple(roots) + (suffix,) in _TREES:
+    if not _ON[0]:
         return
-    _TREES[tuple(roots) + (suffix,)] = True
+    key = tuple(roots) + (suffix,)
+    if key in _TREES:
+        _Recorder().used(_TREES[key])
+        return
+    rec = _Recorder()
+    c = rec.open()
     for root in roots:
         for dirpath, _dirs, files in os.walk(root):  # (recorded: each directory, each entry)
             for name in files:
                 if name.endswith(suffix):
                     _note("s", os.path.join(dirpath, name))
+    _TREES[key] = rec.close(c)
 
 
 def depends_on_git(top: str) -> None:
@@ -314,21 +448,31 @@ def depends_on_git(top: str) -> None:
         _note("s", os.path.join(git, head[5:]))
 
 
-def sent_delta() -> list[list[Any]]:
-    """What a forked worker recorded since it last reported (for the main process's input set)."""
-    new = _LOG[_SENT[0] :]
-    _SENT[0] = len(_LOG)
-    return [[k, p, sig] for k, p in new if (sig := _SIGS.get((k, p))) is not None]
+def sent_delta(used: set[int]) -> tuple[list[list[Any]], list[int]]:
+    """What a forked worker recorded since it last reported (rows the main process has not seen), and one
+    script's input set as this worker numbers its rows (`merge` renumbers them)."""
+    new = _ROWS[_SENT[0] :]
+    _SENT[0] = len(_ROWS)
+    return [list(r) for r in new], sorted(used)
 
 
 def mark_sent() -> None:
-    """Before forking workers: what the main process holds need not come back from them."""
-    _SENT[0] = len(_LOG)
+    """Before forking workers: the rows the main process holds need not come back from them."""
+    _SENT[0] = _FORK[0] = len(_ROWS)
 
 
-def merge(delta: list[list[Any]]) -> None:
-    for kind, path, sig in delta:
-        _SIGS.setdefault((kind, path), sig)
+def merge(worker: int, rows: list[list[Any]], used: list[int]) -> set[int]:
+    """A worker's new rows joined to the main process's; its script's input set in the main's numbering."""
+    table = _WORKER_ROWS.setdefault(worker, [])
+    for kind, path, sig in rows:
+        key = (kind, path)
+        i = _IDX.get(key, -1)
+        if i is None or i < 0:
+            i = _IDX[key] = len(_ROWS)
+            _ROWS.append((kind, path, sig))
+        table.append(i)
+    fork = _FORK[0]
+    return {u if u < fork else table[u - fork] for u in used}
 
 
 # ------------------------------------------------------------------------------------------ the key
@@ -354,7 +498,7 @@ def _run_parts(cli: Any) -> list[Any]:
 
 
 def _own_code() -> list[Any]:
-    """packlint's own modules: an edited checkout or a reinstall at another commit of the same version
+    """packlint's own modules and data: an edited checkout or a reinstall at another commit of the same version
     changes what a check finds, and the import system's reads are not recorded (posix, not os)."""
     import packlint
 
@@ -369,11 +513,13 @@ def _own_code() -> list[Any]:
                 entries = sorted(it, key=lambda e: e.name)
         except OSError:
             continue
-        for e in entries:
-            if e.name.endswith(".py"):
-                out.append([os.path.relpath(e.path, base), probe("s", e.path)])
-            elif e.name != "__pycache__" and not e.name.startswith(".") and e.is_dir(follow_symlinks=False):
+        for e in entries:  # (its data too: the rule files, the snapshots, the stacks table, read once a process)
+            if e.name == "__pycache__" or e.name.startswith("."):
+                continue
+            if e.is_dir(follow_symlinks=e.name == "_rules"):
                 todo.append(e.path)
+            elif e.name.endswith((".py", ".toml", ".json")):
+                out.append([os.path.relpath(e.path, base), probe("s", e.path)])
     return out
 
 
@@ -392,8 +538,8 @@ def job_key(job: Any, cli: Any) -> str:
     rules it ran follow from the settings (selectors, rule files) and the rule files' contents (inputs)."""
     import json
 
-    if not _RUN_PARTS:
-        _RUN_PARTS.append(_run_parts(cli))
+    if not _RUN_PARTS:  # (serialised once: packlint's own files and the import path are most of it)
+        _RUN_PARTS.append(json.dumps(_run_parts(cli), default=repr, sort_keys=True))
     parts = [
         _RUN_PARTS[0],
         job.path,
@@ -418,10 +564,11 @@ def _digest(data: bytes) -> str:
 
 # ------------------------------------------------------------------------------------------ entries
 #
-# `results/v1/index-<0-f>.json`: {job key: bundle}, sharded by the key's first digit (a one-script check
-# reads one small file, however many scripts the cache knows); `results/v1/<bundle>.json`: one run's input set and the
-# outcomes of the scripts it analysed ({"inputs": rows, "entries": {job key: outcome}}), the bundle named
-# by the hash of its input set. One write per run (hundreds of entry files cost ~1.4 ms each).
+# `results/v2/index-<0-f>.json`: {job key: bundle}, sharded by the key's first digit (a one-script check
+# reads one small file, however many scripts the cache knows); `results/v2/<bundle>.json`: one run's rows
+# and the outcomes of the scripts it analysed, each with its input set as runs of rows ({"inputs": rows,
+# "entries": {job key: {"o": outcome, "r": [first, count, ...]}}}). One write per run (hundreds of entry
+# files cost ~1.4 ms each); an entry of an older bundle stays in use until its script is analysed again.
 
 MAX_INDEX = 50_000  # job keys remembered (the oldest forgotten first), in 16 shards by the key's first digit
 
@@ -509,12 +656,21 @@ class Store:
         if type(name) is not str or len(name) != 40 or not name.isalnum():
             return None
         if name not in self.bundles:
-            self.bundles[name] = self._entries(name)
-        entries = self.bundles[name]
-        if entries is None:
+            self.bundles[name] = self._bundle(name)
+        bundle = self.bundles[name]
+        if bundle is None:
             return None
         try:
-            return decode_outcome(entries[key])
+            entry = bundle["entries"][key]
+            runs = entry["r"]
+            if type(runs) is not list or len(runs) % 2:
+                return None
+            ok = bundle["ok"]
+            if not all(ok(runs[n], runs[n + 1]) for n in range(0, len(runs), 2)):
+                return None
+            from packlint.result_codec import decode_outcome
+
+            return decode_outcome(entry["o"])
         except (KeyError, TypeError, ValueError, IndexError, AttributeError):
             return None
 
@@ -549,6 +705,8 @@ class Store:
                 return None
             out.append((job, outcome))
         result.excluded += excluded
+        from packlint.result_codec import LazyRules
+
         result.rules = LazyRules(list(tables))
         return out
 
@@ -558,33 +716,55 @@ class Store:
 
             print(f"packlint: result cache: {hit} hit, {analysed} analysed, {stored} stored", file=sys.stderr)
 
-    def _entries(self, name: str) -> dict | None:
+    def _bundle(self, name: str) -> dict | None:
+        """A bundle's entries and a check of its rows (each run of rows checked once, when an entry needs it)."""
         bundle = _load(self.base, name, "results")
         entries = bundle.get("entries") if bundle else None
-        if type(entries) is not dict:
+        rows = bundle.get("inputs") if bundle else None
+        if type(entries) is not dict or type(rows) is not list or not all(_row_shape(r) for r in rows):
             return None
-        was = _ON[0]
-        _ON[0] = False
-        try:
-            return entries if _check_inputs(bundle) else None
-        finally:
-            _ON[0] = was
+        known: dict[tuple[int, int], bool] = {}  # a run of rows -> all unchanged (scripts share most runs)
+        same: list[bool | None] = [None] * len(rows)  # a row -> unchanged (runs of scripts overlap: once a row)
 
-    def save(self, done: list[tuple[str, tuple]]) -> int:
-        """Write the run's input set with the outcomes `done` (job key, outcome), and index them; the
-        number stored. Nothing when a recorded file changed within RACY_NS of the run's start (it could
-        change again unseen)."""
+        def ok(first: int, count: int) -> bool:
+            hit = known.get((first, count))
+            if hit is None:
+                if type(first) is not int or type(count) is not int or not 0 <= first <= first + count <= len(rows):
+                    raise ValueError("not a run of rows")
+                was = _ON[0]
+                _ON[0] = False
+                try:
+                    hit = True
+                    for i in range(first, first + count):
+                        row_ok = same[i]
+                        if row_ok is None:
+                            row_ok = same[i] = probe(rows[i][0], rows[i][1]) == rows[i][2]
+                        if not row_ok:
+                            hit = False
+                            break
+                    known[first, count] = hit
+                finally:
+                    _ON[0] = was
+            return hit
+
+        return {"entries": entries, "ok": ok}
+
+    def save(self, done: list[tuple[str, tuple, set[int]]]) -> int:
+        """Write the outcomes `done` (job key, outcome, its input set) in one bundle with the rows they read,
+        and index them; the number stored. An outcome is not stored when one of its inputs changed within
+        RACY_NS of the run's start (it could change again unseen)."""
         import json
 
+        from packlint.result_codec import encode_outcome
+
+        racy = _START_NS[0] - RACY_NS
+        bad = {i for i, (_k, _p, s) in enumerate(_ROWS) if len(s) == 5 and s[2] >= racy}
+        done = [d for d in done if not (bad and d[2] & bad)]
         if not done:
             return 0
-        racy = _START_NS[0] - RACY_NS
-        sigs = {key: s for key, s in _SIGS.items() if s is not None}
-        if any(len(s) == 5 and s[2] >= racy for s in sigs.values()):
-            return 0
-        rows = [[k, p, sigs[k, p]] for k, p in sorted(sigs)]
-        name = _digest(json.dumps(rows, separators=(",", ":")).encode("utf-8", "surrogateescape"))
-        entries = {key: encode_outcome(outcome) for key, outcome in done}
+        rows = [list(r) for r in _ROWS]  # (numbered as read: a memo's reads are runs of consecutive rows)
+        entries = {k: {"o": encode_outcome(outcome), "r": _runs(sorted(used))} for k, outcome, used in done}
+        name = _digest(json.dumps([rows, sorted(entries)], separators=(",", ":")).encode("utf-8", "surrogateescape"))
         if not _store(self.base, name, {"inputs": rows, "entries": entries}, "results"):
             return 0
         stored = 0
@@ -600,173 +780,21 @@ class Store:
         return stored
 
 
-class LazyRules(dict):
-    """CheckResult.rules of a replayed run: the rule tables are loaded when a report first reads it
-    (SARIF's rule list, a finding's documentation URL), not for an "All clear"."""
+def _runs(rows: list[int]) -> list[int]:
+    """Sorted row numbers as [first, count, first, count, ...]: the rows of a program's code, read in one go, are
+    numbered in a row (a cold MindSpeed-LLM run: ~40 times smaller than the list, well under the size limit).
+    Within a run `row - position` is constant and it never decreases: each run's end is one bisection."""
+    from bisect import bisect_right
 
-    def __init__(self, table_keys: list[tuple]) -> None:
-        super().__init__()
-        self._keys: list[tuple] | None = table_keys
-
-    def _fill(self) -> None:
-        if self._keys is not None:
-            from packlint.rule_table import load_table
-
-            keys, self._keys = self._keys, None
-            for key in keys:
-                for r in load_table(list(key)).rules:
-                    self.setdefault(r.code, r)
-
-    def get(self, *a: Any) -> Any:
-        self._fill()
-        return super().get(*a)
-
-    def __getitem__(self, k: Any) -> Any:
-        self._fill()
-        return super().__getitem__(k)
-
-    def __contains__(self, k: object) -> bool:
-        self._fill()
-        return super().__contains__(k)
-
-    def __iter__(self) -> Any:
-        self._fill()
-        return super().__iter__()
-
-    def __len__(self) -> int:
-        self._fill()
-        return super().__len__()
-
-    def keys(self) -> Any:
-        self._fill()
-        return super().keys()
-
-    def values(self) -> Any:
-        self._fill()
-        return super().values()
-
-    def items(self) -> Any:
-        self._fill()
-        return super().items()
-
-    def setdefault(self, k: Any, v: Any = None) -> Any:
-        if self._keys is not None:
-            self._fill()
-        return super().setdefault(k, v)
+    shifted = [r - n for n, r in enumerate(rows)]
+    out: list[int] = []
+    i, n = 0, len(rows)
+    while i < n:
+        end = bisect_right(shifted, shifted[i], i, n)
+        out += [rows[i], end - i]
+        i = end
+    return out
 
 
-def _check_inputs(entry: dict | None) -> bool:
-    """Whether every recorded path still has the signature it had."""
-    if entry is None:
-        return False
-    rows = entry.get("inputs")
-    if type(rows) is not list:
-        return False
-    for row in rows:
-        if type(row) is not list or len(row) != 3:
-            return False
-        kind, path, sig = row
-        if kind not in ("s", "l", "d") or type(path) is not str or type(sig) is not list:
-            return False
-        if probe(kind, path) != sig:
-            return False
-    return True
-
-
-# ------------------------------------------------------------------------------------------ outcomes
-
-
-def _loc(loc: Any) -> list:
-    return [loc.path, loc.line, loc.column, loc.end_line, loc.end_column]
-
-
-def encode_outcome(outcome: tuple) -> dict:
-    """checking._analyse's (text, model, findings, suppressed, no_launch, main) as JSON data."""
-    _text, _model, findings, suppressed, no_launch, main = outcome
-    out = []
-    for f in findings:
-        fix = None
-        if f.fix is not None:
-            fix = dict(f.fix.__dict__)
-            fix["start"], fix["end"] = _loc(f.fix.start), _loc(f.fix.end)
-        d = dict(f.__dict__)
-        d.update(
-            location=_loc(f.location),
-            related=[[_loc(r.location), r.message] for r in f.related],
-            when=list(f.when),
-            premises=[list(p) for p in f.premises],
-            fix=fix,
-        )
-        out.append(d)
-    return {"findings": out, "suppressed": suppressed, "no_launch": no_launch, "main": main}
-
-
-def _s(v: Any, none: bool = False) -> Any:
-    if type(v) is str or (none and v is None):
-        return v
-    raise ValueError("not a string")
-
-
-def _i(v: Any) -> int:
-    if type(v) is int:
-        return v
-    raise ValueError("not an int")
-
-
-def _mkloc(v: Any) -> Any:
-    from packlint.findings import Location
-
-    if type(v) is not list or len(v) != 5:
-        raise ValueError("not a location")
-    return Location(_s(v[0]), _i(v[1]), _i(v[2]), _i(v[3]), _i(v[4]))
-
-
-_FIX_STR = ("kind", "text", "applicability", "title")
-_FIX_OPT = ("expect", "key", "value", "format", "dialect", "refused")
-
-
-def _mkfix(d: Any) -> Any:
-    from packlint.findings import FixPlan
-
-    if d is None:
-        return None
-    if type(d.get("refuse_if_read")) is not bool or len(d) != 2 + len(_FIX_STR) + len(_FIX_OPT) + 1:
-        raise ValueError("not a fix")
-    kw = {k: _s(d[k]) for k in _FIX_STR}
-    kw.update({k: _s(d[k], True) for k in _FIX_OPT})
-    return FixPlan(start=_mkloc(d["start"]), end=_mkloc(d["end"]), refuse_if_read=d["refuse_if_read"], **kw)
-
-
-def _finding(d: Any) -> Any:
-    from packlint.findings import Finding, Related
-
-    if type(d) is not dict:
-        raise ValueError("not a finding")
-    related = tuple(Related(_mkloc(r[0]), _s(r[1])) for r in d["related"] if len(r) == 2)
-    if len(related) != len(d["related"]):
-        raise ValueError("not a related note")
-    premises = tuple((_s(p[0]), _s(p[1])) for p in d["premises"] if len(p) == 2)
-    if len(premises) != len(d["premises"]):
-        raise ValueError("not a premise")
-    return Finding(
-        code=_s(d["code"]),
-        name=_s(d["name"]),
-        severity=_s(d["severity"]),
-        message=_s(d["message"]),
-        location=_mkloc(d["location"]),
-        related=related,
-        certainty=_s(d["certainty"]),
-        when=tuple(_s(w) for w in d["when"]),
-        help=_s(d["help"], True),
-        fix=_mkfix(d["fix"]),
-        evidence=_s(d["evidence"]),
-        premises=premises,
-    )
-
-
-def decode_outcome(d: Any) -> tuple:
-    """encode_outcome's inverse; ValueError/KeyError/TypeError for anything it does not write."""
-    if type(d) is not dict or type(d["no_launch"]) is not bool:
-        raise ValueError("not an outcome")
-    findings = [_finding(f) for f in d["findings"]]
-    return None, None, findings, _i(d["suppressed"]), d["no_launch"], _s(d["main"])
+def _row_shape(r: Any) -> bool:
+    return type(r) is list and len(r) == 3 and r[0] in ("s", "l", "d") and type(r[1]) is str and type(r[2]) is list

@@ -8,7 +8,7 @@ stdin, or writes a file (fixes, baselines, caches). docs/security.md says what e
 - `read_cache_file(path, limit)`: the same for a cache entry, which must also be owned by the user;
   returns None instead of raising (a cache that cannot be trusted is a cache miss).
 - `read_stdin_bounded(limit)`: reads at most `limit` + 1 bytes, so `check - < /dev/zero` ends.
-- `atomic_write(path, data)`: a temp file made by `tempfile.mkstemp` in the same directory (O_EXCL, a
+- `atomic_write(path, data)`: a temp file made as `tempfile.mkstemp` makes one in the same directory (O_EXCL, a
   random name: nothing planted there is followed), written, fsync'ed and renamed over `path`; the
   original file's mode is kept. A symlink or a special file at `path` is refused (never replaced).
 """
@@ -222,15 +222,30 @@ class _Signalled(BaseException):
 _END_SIGNALS = ("SIGTERM", "SIGHUP", "SIGQUIT")
 
 
+def _mkstemp(prefix: str, suffix: str, directory: str) -> tuple[int, str]:
+    """`tempfile.mkstemp`'s guarantees (O_EXCL|O_NOFOLLOW, 0600, a random name, another on a clash) without
+    importing tempfile (shutil, random: ~10 ms of a one-script check that stores its result)."""
+    flags = os.O_RDWR | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+    for _ in range(100):
+        path = os.path.join(directory, prefix + os.urandom(6).hex() + suffix)
+        try:
+            return os.open(path, flags, 0o600), os.path.abspath(path)
+        except FileExistsError:
+            continue
+    raise FileExistsError(errno.EEXIST, "no unused temporary name", directory)
+
+
 def _raise_on_signals() -> dict[int, object]:
     """While a temp file exists: SIGTERM, SIGHUP and SIGQUIT raise `_Signalled` (so the temp file is
     removed) instead of ending the process at once (R24). Returns the handlers to restore; nothing
     changes outside the main thread (Python runs handlers there only). SIGKILL cannot be caught."""
     import signal
-    import threading
 
-    if threading.current_thread() is not threading.main_thread():
-        return {}
+    if sys.modules.get("threading") is not None:  # (not imported: this is the main thread; a one-script check)
+        import threading
+
+        if threading.current_thread() is not threading.main_thread():
+            return {}
 
     def handler(signum: int, frame: object) -> None:
         raise _Signalled(signum)
@@ -325,10 +340,8 @@ def _write_replace(
     shown: str,
 ) -> None:
     """atomic_write's temp file, write, checks and rename; the temp file is removed on any failure."""
-    import tempfile
-
     try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(target)}.", suffix=".tmp", dir=directory)
+        fd, tmp = _mkstemp(f".{os.path.basename(target)}.", ".tmp", directory)
     except OSError as exc:
         raise PacklintError(f"cannot write {what}: {exc.strerror or exc}", path=shown) from None
     try:

@@ -24,10 +24,12 @@ from __future__ import annotations
 
 import os
 
+from packlint.caches import memo
+
 _ROOTS: list[str] = []  # real paths of the checkouts of the paths named on the command line
 _CODE_BASES: list[str] = []  # real paths of the --code-base directories named on the command line
 _ALLOW = [False]
-_CHECKOUT_MEMO: dict[str, str] = {}
+_CHECKOUT_MEMO: dict[str, str] = memo()
 _MAX_UP = 40
 
 OUTSIDE_HINT = "--allow-outside reads it"

@@ -21,7 +21,9 @@ from __future__ import annotations
 
 import os
 
-_FOUND: dict[tuple[str, str], str | None] = {}
+from packlint.caches import memo
+
+_FOUND: dict[tuple[str, str], str | None] = memo()
 
 # a program that cannot exist: where git would start a program, it is given this (and fails)
 NO_PROGRAM = "/nonexistent/packlint-runs-no-program"

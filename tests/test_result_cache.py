@@ -141,18 +141,26 @@ def _edit_code(root: Path) -> Path:
     return p
 
 
-@pytest.mark.parametrize("change", [_edit_script, _edit_sourced, _edit_config, _edit_code])
-def test_any_changed_input_is_analysed_again(tree, change):
+@pytest.mark.parametrize(
+    ("change", "readers"),
+    [
+        (_edit_script, 1),  # train.sh itself
+        (_edit_sourced, 2),  # env/gates.sh, checked itself and sourced by pack.sh
+        (_edit_config, 2),  # the YAML, checked itself and named by run.sh's launch
+        (_edit_code, 1),  # the Megatron code train.sh launches
+    ],
+)
+def test_any_changed_input_is_analysed_again(tree, change, readers):
     root, cache = tree
     before, counts = _check(root, cache)
     assert counts == (0, N, N)
     _aged(change(root))  # (as if made a while ago: else the run after it stores nothing, see the last test)
     after, counts = _check(root, cache)
-    assert counts == (0, N, N)  # (the run's input set changed: each script of it again)
+    assert counts == (N - readers, readers, readers)  # (each script's own input set: only its readers again)
     assert after != before  # the change matters to the findings ...
     assert after == _check(root, None)[0]  # ... and the cached run finds what a run without the cache finds
     replay, counts = _check(root, cache)
-    assert counts == (N, 0, 0) and replay == after
+    assert counts == (N, 0, 0) and replay == after, _changed(cache)
 
 
 def test_a_file_that_appears_is_a_change(tree):
@@ -169,19 +177,30 @@ def test_a_file_that_appears_is_a_change(tree):
     assert after == _check(root, None, path="pack.sh")[0]
 
 
+def _changed(cache: Path) -> list:
+    """The recorded paths whose signature is not what a stored bundle holds (a failing test's message)."""
+    from packlint.result_cache import probe
+
+    out = []
+    for b in _results(cache):
+        if not b.name.startswith("index-"):
+            out += [(b.name[:8], r[0], r[1]) for r in json.loads(b.read_text())["inputs"] if probe(r[0], r[1]) != r[2]]
+    return out
+
+
 def _results(cache: Path) -> list[Path]:
     return sorted((cache / "results").rglob("*.json"))
 
 
 def _indexes(cache: Path) -> list[Path]:
-    return sorted((cache / "results" / "v1").glob("index-*.json"))
+    return sorted((cache / "results" / "v2").glob("index-*.json"))
 
 
 def _bundle(cache: Path) -> Path:
     """The file holding the last stored run's findings (the index, in shards, names it)."""
     names = {n for p in _indexes(cache) for n in json.loads(p.read_text())["jobs"].values()}
     (name,) = names
-    return cache / "results" / "v1" / f"{name}.json"
+    return cache / "results" / "v2" / f"{name}.json"
 
 
 def test_a_corrupt_or_foreign_entry_is_a_miss(tree):
@@ -201,8 +220,8 @@ def test_a_corrupt_or_foreign_entry_is_a_miss(tree):
     assert _check(root, cache)[1] == (N, 0, 0)
     bundle = _bundle(cache)
     data = json.loads(bundle.read_text())
-    for outcome in data["entries"].values():
-        for f in outcome["findings"]:
+    for entry in data["entries"].values():
+        for f in entry["o"]["findings"]:
             f["line"] = "7"
             f["location"] = ["x", "1", 1, 1, 1]
     bundle.write_text(json.dumps(data))
@@ -253,7 +272,10 @@ def test_a_file_changed_during_the_last_seconds_is_not_trusted(tree):
     root, cache = tree
     (root / "pack.sh").write_text(PACK + "\n")  # (mtime: now)
     _out, counts = _check(root, cache)
-    assert counts == (0, N, 0) and not _results(cache)
+    assert counts == (0, N, N - 1)  # (the scripts that did not read it are stored)
+    again, counts = _check(root, cache)
+    assert counts[:2] == (N - 1, 1)  # (pack.sh analysed again; stored once it is older than the run by 2 s)
+    assert again == _check(root, None)[0]
 
 
 def test_reports_that_read_the_rule_table_are_the_same_when_replayed(tree):
@@ -329,7 +351,7 @@ def test_the_import_path_is_part_of_the_key(tmp_path, monkeypatch):
         proc = subprocess.run(
             [sys.executable, "-m", "packlint", "check", "--isolated", "--exit-zero", "--output-format", "json", "."],
             cwd=root, env=env, capture_output=True, text=True, timeout=300,
-        )
+        )  # fmt: skip
         assert proc.returncode == 0, proc.stderr[-2000:]
         return _codes(proc.stdout), proc.stderr
 
@@ -348,3 +370,45 @@ def test_the_import_path_is_part_of_the_key(tmp_path, monkeypatch):
     _age(other)
     replayed, report = run(f"{ROOT}{os.pathsep}{other}")
     assert "1 hit" in report, report
+
+
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_only_the_scripts_that_read_an_edited_file_are_analysed_again(tmp_path, monkeypatch, jobs):
+    """Each script has its own input set (in-run memos carry what they read: caches.Memo). a.sh and b.sh launch
+    the same program; in one process b.sh gets the program's facts from the memo a.sh filled: an edit of a.sh
+    makes only a.sh analysed again (b.sh's set does not hold what a.sh read for itself), an edit of the
+    program's code both (b.sh read the code only through the memo). With two workers, what the main process
+    reads to hand the scripts out (their sizes) is no script's input either."""
+    monkeypatch.delenv("PACKLINT_CACHE_DIR", raising=False)
+    root, cache = tmp_path / "repo", tmp_path / "cache"
+    shutil.copytree(UPSTREAM, root, ignore=shutil.ignore_patterns("*.expected", "*.sh"))
+    (root / ".git").mkdir()
+    bad = (UPSTREAM / "train.sh").read_text()
+    (root / "a.sh").write_text(bad)
+    (root / "b.sh").write_text(bad.replace("--micro-batch-size 1", "--micro-batch-size 2"))
+    _age(root)
+    first, counts = _check(root, cache, jobs=jobs)
+    assert counts == (0, 2, 2) and _codes(first) == ["PK330", "PK330"]
+    a = root / "a.sh"
+    a.write_text(a.read_text().replace("--num-layers 30", "--num-layers 32"))  # (divisible by 4 stages)
+    _aged(a)
+    after, counts = _check(root, cache, jobs=jobs)
+    assert counts == (1, 1, 1) and _codes(after) == ["PK330"]
+    assert after == _check(root, None)[0]
+    _aged(_edit_code(root))  # (the assertion's message: b.sh's PK330 quotes it)
+    edited, counts = _check(root, cache, jobs=jobs)
+    assert counts == (0, 2, 2) and edited != after
+    assert edited == _check(root, None)[0]
+    assert _check(root, cache, jobs=jobs)[1] == (2, 0, 0)
+
+
+def test_an_entrys_rows_are_stored_as_maximal_runs():
+    from packlint.result_cache import _runs
+
+    assert _runs([]) == []
+    assert _runs([3]) == [3, 1]
+    assert _runs([0, 1, 2, 5, 6, 9]) == [0, 3, 5, 2, 9, 1]
+    rows = sorted(set(range(0, 5000)) - set(range(0, 5000, 37)) | {9000, 9001})
+    runs = _runs(rows)
+    assert [i for k in range(0, len(runs), 2) for i in range(runs[k], runs[k] + runs[k + 1])] == rows
+    assert all(runs[k] + runs[k + 1] < runs[k + 2] for k in range(0, len(runs) - 2, 2))  # (maximal)

@@ -173,3 +173,64 @@ def test_a_file_two_programs_import_is_parsed_once_per_run(tmp_path, monkeypatch
     parsed.clear()
     assert _findings(["run_a.sh", "run_b.sh"]) == together
     assert sum(1 for f in parsed if f.endswith("common.py")) == 2
+
+
+def test_a_memo_entry_carries_the_reads_it_was_computed_from(tmp_path):
+    """While the result cache records (packlint.result_cache), a Memo entry keeps what was read from the lookup
+    that missed to the store, and a hit adds it to the current script's input set; an entry stored without a
+    lookup before it keeps everything the script read so far (more than it needs, never less)."""
+    from packlint import result_cache
+
+    mine, shared, before = tmp_path / "mine.sh", tmp_path / "shared.py", tmp_path / "before.txt"
+    for p in (mine, shared, before):
+        p.write_text("x")
+    memo = caches.Memo(keep=False)
+    result_cache.start(str(tmp_path / "cache"))
+    try:
+        result_cache.begin_job()
+        mine.read_text()  # (the first script's own read)
+        if "facts" not in memo:
+            memo["facts"] = shared.read_text()
+        before.read_text()
+        memo["unasked"] = 1  # (no lookup before it)
+        first = result_cache.end_job()
+        result_cache.begin_job()
+        assert memo.get("facts") == "x"  # (a hit: the second script reads nothing itself)
+        second = result_cache.end_job()
+        result_cache.begin_job()
+        assert "unasked" in memo
+        third = result_cache.end_job()
+    finally:
+        result_cache.stop()
+
+    def paths(rows: set[int]) -> set[str]:
+        return {result_cache._ROWS[i][1] for i in rows}
+
+    assert {str(mine), str(shared), str(before)} <= paths(first)
+    assert str(shared) in paths(second) and not {str(mine), str(before)} & paths(second)
+    assert {str(mine), str(shared), str(before)} <= paths(third)
+
+
+def test_the_foreign_flag_search_answers_as_difflib_does():
+    """A fork's flags are looked up once per name, with difflib's own two filters applied in bulk first
+    (snapshots._close_to_upstream): the answer is difflib.get_close_matches' for real, misspelt and made-up
+    names, and for a name with a character repeated past the bitmask's count (difflib decides alone)."""
+    import difflib
+    import random
+
+    from packlint.codebase import snapshots
+
+    known = snapshots.load_data()["flags"]
+    rng = random.Random(7)
+    names = []
+    for flag in rng.sample(sorted(known), 60):
+        word = list(flag)
+        for _ in range(rng.randint(0, 5)):
+            i = rng.randrange(len(word))
+            word[i] = rng.choice("abcdefghijklmnopqrstuvwxyz-_")
+        names.append("".join(word))
+    names += ["--hf-tokenizer-path", "--training-phase", "--deepspeed", "--zero-stage", "--" + "-" * 40, "--num-layerz"]
+    snapshots._CLOSE_MEMO.clear()
+    for name in names:
+        expected = bool(difflib.get_close_matches(name, list(known), 1, snapshots._CLOSE_CUTOFF))
+        assert snapshots._close_to_upstream(name, known) is expected, name

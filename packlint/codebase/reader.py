@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import os
 
-from packlint.caches import IN_RUN
+from packlint.caches import IN_RUN, memo
 from packlint.codebase import cache
 from packlint.codebase.filefacts import (
     SourceFile,
@@ -363,9 +363,9 @@ def read_program(
 # between runs, this memo within one (a repository's scripts launch the same few programs). Used only
 # while a run is on (caches.IN_RUN, set by checking.check_paths), cleared by codebase.resolve.clear_run_memos
 # at the start of each run (the tree may change between runs).
-PROGRAM_MEMO: dict[str, tuple[tuple[int, int] | None, CodeFacts]] = {}
+PROGRAM_MEMO: dict[str, tuple[tuple[int, int] | None, CodeFacts]] = memo()
 # one file's facts by content digest, for this run (cleared with PROGRAM_MEMO)
-FILE_MEMO: dict[str, dict] = {}
+FILE_MEMO: dict[str, dict] = memo()
 MAX_FILE_MEMO = 50_000
 
 

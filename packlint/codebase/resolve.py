@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import os
 
+from packlint.caches import memo
 from packlint.codebase.model import ProgramResolution
 from packlint.codebase.options import CodeOptions
 
@@ -79,7 +80,7 @@ def checkout_root(start: str) -> tuple[str | None, str]:
     return found
 
 
-_ROOT_MEMO: dict[str, tuple[str | None, str]] = {}  # one run: the tree does not change under it
+_ROOT_MEMO: dict[str, tuple[str | None, str]] = memo()  # one run: the tree does not change under it
 
 
 def clear_run_memos() -> None:

@@ -17,10 +17,11 @@ from __future__ import annotations
 import os
 
 from packlint import evidence
+from packlint.caches import memo
 
 MAX_FILES = 20_000
 _SKIP = {".git", "node_modules", "__pycache__", ".venv", "venv", ".tox", ".mypy_cache"}
-_LISTED: dict[str, tuple[str, ...]] = {}
+_LISTED: dict[str, tuple[str, ...]] = memo()
 
 
 def checkout_root(dirs: list[str]) -> str | None:

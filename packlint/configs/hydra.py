@@ -16,6 +16,7 @@ import os
 import re
 from typing import TYPE_CHECKING, Any
 
+from packlint.caches import memo
 from packlint.regex import LazyRegex
 
 if TYPE_CHECKING:
@@ -135,7 +136,7 @@ def nearest_copies(copies: list[str], chain: list[str]) -> list[str]:
     return list(copies)
 
 
-_VENDORED: dict[tuple[str, str], list[str]] = {}
+_VENDORED: dict[tuple[str, str], list[str]] = memo()
 
 
 def _vendored(checkout: str, rel: str) -> list[str]:
@@ -194,7 +195,7 @@ def _walk_vendored(checkout: str, rel: str) -> list[str]:
     return roots
 
 
-_INSTALLED: dict[str, list[str]] = {}
+_INSTALLED: dict[str, list[str]] = memo()
 
 
 def _installed(top: str, roots: list[str]) -> list[str]:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import re
 
+from packlint.caches import memo
 from packlint.regex import LazyRegex
 
 # stack -> the package directories (relative to a checkout root) whose version files say the version
@@ -42,7 +43,7 @@ _VERSION = LazyRegex(r"""^\s*(?:__version__|VERSION|version)\s*(?::\s*str\s*)?=\
 _PKG_INFO = LazyRegex(r"^\s*(MAJOR|MINOR|PATCH)\s*=\s*(\d+)", re.M)
 MAX_VERSION_FILE = 256 * 1024
 
-_CACHE: dict[tuple, dict] = {}
+_CACHE: dict[tuple, dict] = memo()
 
 
 def _roots(script_dir: str | None) -> list[str]:
@@ -231,7 +232,7 @@ def installed_version(dist: str | None) -> str | None:
     return None
 
 
-_LISTDIR: dict[str, list[str]] = {}
+_LISTDIR: dict[str, list[str]] = memo()
 
 
 def _listdir(path: str) -> list[str]:

@@ -17,6 +17,7 @@ import difflib
 import os
 from typing import Any
 
+from packlint.caches import memo
 from packlint.conditions.tree import EvalContext
 
 _STOPS = (
@@ -27,7 +28,7 @@ _IGNORED = (
     ": Bridge merges the YAML into the config, then skips a key its ConfigContainer lacks with a logged "
     "warning ('not found in config object'), so the run trains as if the key were not there"
 )
-_VENDORED: dict[str | None, dict[str, bool] | None] = {}
+_VENDORED: dict[str | None, dict[str, bool] | None] = memo()
 
 
 def bridge_problems(ctx: EvalContext, cfg: Any, script_dir: str | None) -> tuple[dict[str, str], set[str], bool]:

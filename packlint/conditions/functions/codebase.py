@@ -7,6 +7,7 @@ import re
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from packlint.caches import memo
 from packlint.conditions.functions.codebase_common import (
     REMAINDER_ROOM,
     _code,
@@ -296,7 +297,7 @@ def _positional_reason(room: int) -> str:
     return f"the parser defines positional arguments that take {takes}: the words after it may be theirs"
 
 
-_LINE_STARTS: dict[str, list[int]] = {}
+_LINE_STARTS: dict[str, list[int]] = memo()
 _EXPANSION_START = re.compile(r"""(?:[ \t]|\\\n)*"?\$(?![('"])""")
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from packlint.caches import memo
 from packlint.conditions.tree import EvalContext
 from packlint.model_view import flag_occurrences, launch_argv, program
 
@@ -86,7 +87,7 @@ def _show_path(path: str) -> str:
     return path if rel.startswith("../..") else rel
 
 
-_LINES_MEMO: dict[str, list[str]] = {}
+_LINES_MEMO: dict[str, list[str]] = memo()
 
 
 def _script_text(path: str) -> str:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from packlint.caches import memo
 from packlint.conditions.functions.codebase_common import _code, _script_text, _show_path
 from packlint.conditions.functions.core import _is_unk
 from packlint.conditions.tree import Builtin, EvalContext, Unk
@@ -75,7 +76,7 @@ def _code_roots(facts: Any) -> list[str]:
     return out
 
 
-_MENTION_MEMO: dict[tuple[tuple[str, ...], str], bool] = {}
+_MENTION_MEMO: dict[tuple[tuple[str, ...], str], bool] = memo()
 
 
 def _quoted_anywhere(roots: list[str], name: str) -> bool:
@@ -119,7 +120,7 @@ def _quoted_anywhere(roots: list[str], name: str) -> bool:
     return found
 
 
-_QUOTED_MEMO: dict[str, frozenset[str]] = {}
+_QUOTED_MEMO: dict[str, frozenset[str]] = memo()
 _QUOTED_PATTERN = rb"""['"]([A-Za-z_][A-Za-z0-9_]{1,127})['"]"""  # compiled when grep is missing
 _MAX_TREE_FILES = 20000
 
@@ -184,7 +185,7 @@ def _close_read(ctx: EvalContext, name: str) -> str | None:
 # files, with everything that could run repository-configured programs turned off (no pager, no
 # textconv, no external diff, no fsmonitor, no hooks; git log runs no hooks anyway), bounded in time
 # per call and per process. A failure or a timeout is "unknown": no finding.
-_HISTORY_MEMO: dict[tuple[str, ...], str | None] = {}
+_HISTORY_MEMO: dict[tuple[str, ...], str | None] = memo()
 _HISTORY_CALL_S = 3.0
 
 

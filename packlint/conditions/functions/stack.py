@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, cast
 
 from packlint import evidence
+from packlint.caches import memo
 from packlint.conditions.tree import BOOL, STR, Builtin, EvalContext, Function, Unk
 from packlint.model_view import config_files, launchers, variant_config
 
@@ -102,7 +103,7 @@ def _f_config_file_missing(ctx: EvalContext, node: Builtin, a: list[Any]) -> Any
 _CONFIG_SUFFIXES = (".yaml", ".yml", ".json", ".toml")
 _SCRIPT_SUFFIXES = (".sh", ".bash", ".slurm", ".sbatch", ".job")
 _MAX_SCRIPTS = 2000
-_PINNED_MEMO: dict[str, bool] = {}
+_PINNED_MEMO: dict[str, bool] = memo()
 
 
 def _standalone_premise(config: str, path_text: str) -> evidence.Premise | None:
@@ -148,7 +149,7 @@ def _pinned_by_a_launch(config: str) -> bool:
     return found
 
 
-_WORDS_MEMO: dict[str, dict[str, list[tuple[str, str]]]] = {}
+_WORDS_MEMO: dict[str, dict[str, list[tuple[str, str]]]] = memo()
 _MAX_SCRIPT_BYTES_TOTAL = 64 << 20
 
 

@@ -22,6 +22,7 @@ import itertools
 import os
 from typing import Any
 
+from packlint.caches import memo
 from packlint.conditions.functions.core import _is_unk
 from packlint.conditions.tree import Builtin, EvalContext, Unk
 from packlint.model_view import launchers, variant_config
@@ -443,7 +444,7 @@ _ARG_FILES = {
         "ray/arguments.py",
     ),
 }
-_LOCAL: dict[tuple[str, str | None], dict[str, Any]] = {}
+_LOCAL: dict[tuple[str, str | None], dict[str, Any]] = memo()
 
 
 def _vendored_classes(stack: str, script_dir: str | None) -> dict[str, Any]:
@@ -670,7 +671,7 @@ def _verl_keys(ctx: EvalContext, cfg: Any, name: str, declared_by: str | None = 
     return {p for k in keys for p in _prefixes(k)}, what
 
 
-_VENDORED: dict[tuple[str | None, tuple[str, ...], str | None], set[str]] = {}
+_VENDORED: dict[tuple[str | None, tuple[str, ...], str | None], set[str]] = memo()
 
 
 def _vendored_verl(script_dir: str | None, pythonpath: tuple[str, ...] = (), program: str | None = None) -> set[str]:

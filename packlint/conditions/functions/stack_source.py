@@ -22,6 +22,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
+from packlint.caches import memo
 from packlint.conditions.tree import BOOL, STR, Builtin, EvalContext, Function, NameLookupError, Unk
 from packlint.model_view import launch_argv
 from packlint.regex import BoundedRegex, Undecided
@@ -126,7 +127,7 @@ def locate_stack_file(ctx: EvalContext, path: str) -> str | None:
     return found
 
 
-_LOCATE_MEMO: dict[tuple[Any, ...], str | None] = {}
+_LOCATE_MEMO: dict[tuple[Any, ...], str | None] = memo()
 
 
 def read_stack_text(file: str) -> str | None:
