@@ -244,16 +244,21 @@ def _tracked(path: str) -> tuple[frozenset[str], frozenset[str]] | None:
         top = parent
     else:
         return None
-    if top in _TRACKED:
-        return _TRACKED[top]
-    _TRACKED[top] = None
+    index = os.path.join(top, ".git", "index")
+    try:
+        st = os.stat(index)
+    except OSError:  # (no index, or a worktree's or submodule's: elsewhere): none
+        return None
+    key = f"{top}\0{st.st_mtime_ns}\0{st.st_size}"  # (a long-lived process sees the index change)
+    if key in _TRACKED:
+        return _TRACKED[key]
+    _TRACKED[key] = None
     import subprocess
 
     from packlint.tools import find_program, git_argv, git_env
 
     git = find_program("git")
-    index = os.path.join(top, ".git", "index")
-    if git is None or not os.path.isfile(index):  # (a worktree's or submodule's index is elsewhere: none)
+    if git is None:
         return None
     try:
         proc = subprocess.run(
@@ -278,8 +283,8 @@ def _tracked(path: str) -> tuple[frozenset[str], frozenset[str]] | None:
         while len(d) > len(top) and d not in dirs:
             dirs.add(d)
             d = os.path.dirname(d)
-    _TRACKED[top] = (frozenset(files), frozenset(dirs))
-    return _TRACKED[top]
+    _TRACKED[key] = (frozenset(files), frozenset(dirs))
+    return _TRACKED[key]
 
 
 def _hidden(specs: tuple[tuple[str, object], ...], path: str, is_dir: bool) -> bool:

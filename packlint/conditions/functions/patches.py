@@ -14,9 +14,12 @@ import os
 import re
 from typing import Any
 
+from packlint.caches import run_memo
 from packlint.conditions.tree import BOOL, STR, Builtin, EvalContext, Function, NameLookupError, Unk
 
-_MEMO: dict[tuple[str, str], bool | None] = {}
+# (checkout root, target) -> the answer, for one check run (the tree does not change under it); a Memo, so a
+# script answered from it still records the files the search read (the result cache's per-script inputs)
+_MEMO: dict[tuple[str, str], bool | None] = run_memo()
 _MAX_FILES = 20000
 
 
