@@ -142,3 +142,48 @@ def test_parsers_each_under_a_condition_leave_the_flags_undecided(tmp_path, caps
     path = _checkout(tmp_path, quantized, LAUNCH.format(mid="x", extra=" --num-gpu-total 2"))
     (path.parent / "gen_model_answers.py").write_text(entry)
     assert _found(capsys, path) == []
+
+
+OPEN_LM_PARAMS = """\
+import argparse
+
+
+def maybe_load_config(parser, args):
+    config_parser = argparse.ArgumentParser()
+    config_parser.add_argument("--config", type=str)
+    cargs, unknown_args = config_parser.parse_known_args(args)
+    if not cargs.config:
+        return None
+    return {"global_batch_size": 1}
+
+
+def parse_args(args):
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--global-batch-size", type=int, default=64)
+    config = maybe_load_config(parser, args)
+    if config is not None:
+        args = argparse.Namespace(**config)
+    else:
+        args = parser.parse_args(args)
+    return args
+"""
+
+
+def test_a_pre_parser_that_surely_runs_leaves_the_conditional_strict_parser_the_judge(tmp_path, capsys):
+    """mlfoundations/open_lm open_lm/params.py: a `--config` pre-parser (parse_known_args, always run) and the full
+    parser, run strictly unless a config is given. The pre-parser judges nothing: the strict parser still rejects
+    `--batch-size` (scripts/train_example.sh, a true PK201 the conditional-parser rule had silenced)."""
+    (tmp_path / ".git").mkdir()
+    pkg = tmp_path / "open_lm"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "params.py").write_text(OPEN_LM_PARAMS)
+    (pkg / "main.py").write_text(
+        "import sys\nfrom open_lm.params import parse_args\n\n\nif __name__ == '__main__':\n    parse_args(sys.argv[1:])\n"
+    )
+    script = tmp_path / "scripts" / "train_example.sh"
+    script.parent.mkdir()
+    script.write_text(
+        "#!/bin/bash\ntorchrun --nproc_per_node 8 -m open_lm.main --batch-size 8 --global-batch-size 64\n"
+    )
+    assert _found(capsys, script) == [("PK201", "error", "--batch-size")]

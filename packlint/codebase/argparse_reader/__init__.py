@@ -105,6 +105,10 @@ def _parsers_that_run(used: list, notes: list[str]) -> tuple[list, list[str]]:
     conditional and there are several, which one parses is not known from the code: the schema is open."""
     sure = [p for p in used if _surely_parses(p)]
     maybe = [p for p in used if p not in sure]
+    if sure and maybe and not any(p.strict for p in sure):
+        # the sure parsers only pre-parse (parse_known_args: mlfoundations/open_lm's `--config` pre-parser, whose
+        # strict parser runs unless a config is given): the conditional strict parser is the one that judges
+        return used, []
     if sure and maybe:
         for p in maybe:
             when = "; ".join(dict.fromkeys(c for conds in p.parse_conds for c in conds))
