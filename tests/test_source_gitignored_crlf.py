@@ -93,7 +93,7 @@ def test_a_crlf_source_line_names_the_carriage_return(tmp_path: Path, monkeypatc
         assert f["severity"] == "warning" and f["evidence"] == "checkout", f
         assert "ends in a carriage return" in f["message"] and "does not exist in this checkout" not in f["message"]
     assert "openr1/bin/activate is made at set-up" in venv["message"], venv["message"]
-    assert "recipes/accelerate_env.sh, which exists" in committed["message"], committed["message"]
+    assert "(without the CR: recipes/accelerate_env.sh)" in committed["message"], committed["message"]
     assert any(f["code"] == "PK904" for f in result["findings"])
 
 

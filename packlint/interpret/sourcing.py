@@ -312,12 +312,9 @@ def _carriage_return(
     (PK904 reports the line endings); what the path without it would be is said too."""
     if machine is None and _SETUP_MADE.search(bare):
         machine = (evidence.MACHINE, f"{bare} is made at set-up, not kept in a checkout")
-    if machine is not None:
-        without = f"without the CR, on the machine: {machine[1]}"
-    elif resolve_path(interp, bare, world) is not None:
-        without = f"without the CR it names {bare}, which exists"
-    else:
-        without = f"without the CR it names {bare}, which this checkout does not hold either"
+    # (whether the path without the CR exists is not said: a file sourced from scripts in other directories
+    # resolves it differently, and one defect would be reported twice with two texts: microsoft/unilm)
+    without = f"without the CR, on the machine: {machine[1]}" if machine is not None else f"without the CR: {bare}"
     interp.diag(
         "warning",
         "source-missing",
