@@ -219,6 +219,39 @@ _HIGH_PLANE = re.compile(rb"\xf3[\xa0-\xbf][\x80-\xbf][\x80-\xbf]|\xf4[\x80-\x8f
 _HIGH_PLANE_STAND_IN = "\U00010000".encode()
 
 
+_CRLF_CONTINUATION = re.compile(rb"(?<!\\)((?:\\\\)*)\\\r\n")
+
+
+def _mask_crlf_continuations(source: SourceFile, problems: list[SyntaxProblem]) -> None:
+    """In a CRLF file `\\` before CR LF is no line continuation: bash quotes the CR (a word `$'\\r'`) and the LF
+    ends the command, so each `--flag \\` line after it is a command of its own (Tele-AI/TeleChat2's CRLF
+    train_scripts: packlint joined them into one launch, 28 false PK202). tree-sitter-bash joins them: the pair
+    becomes two blanks (same length: spans stay), and an info says the line's word `$'\\r'` is not modelled.
+    Only outside quotes on that line (an odd count of quotes before it: left as it is)."""
+    if not source.crlf or b"\\\r\n" not in source.data:
+        return
+    data = bytearray(source.data)
+    for m in _CRLF_CONTINUATION.finditer(source.data):
+        at = m.end() - 3  # the backslash
+        line_start = source.data.rfind(b"\n", 0, at) + 1
+        before = source.data[line_start:at]
+        if before.count(b"'") % 2 or before.replace(b'\\"', b"").count(b'"') % 2:
+            continue
+        data[at : at + 2] = b"  "
+        row = source.data.count(b"\n", 0, at)
+        col = len(before.decode("utf-8", "replace"))
+        problems.append(
+            SyntaxProblem(
+                "info",
+                "unanalysed",
+                "a backslash before CR LF is no line continuation in bash (it quotes the CR, and the line ends the "
+                "command): the next line is a command of its own; the word $'\\r' it passes is not modelled",
+                source.span_of_points((row, col), (row, col + 1)),
+            )
+        )
+    source.data = bytes(data)
+
+
 def _mask_high_planes(source: SourceFile, problems: list[SyntaxProblem]) -> None:
     """Characters the parser cannot take (see _HIGH_PLANE) become U+10000, with an info per line."""
     if b"\xf3" not in source.data and b"\xf4" not in source.data:
@@ -472,6 +505,7 @@ def parse(source: SourceFile) -> ParsedScript:
     _mask_known_gaps(source, problems)
     _mask_high_planes(source, problems)
     _mask_raw_expansions(source, raw_expansions)
+    _mask_crlf_continuations(source, problems)
     tree = _parser().parse(source.data)
     root = tree.root_node
     result = ParsedScript(source=source, root=root, problems=problems, raw_expansions=raw_expansions)

@@ -224,3 +224,24 @@ def test_bash_source_in_a_sourced_file_is_that_file(tmp_path, monkeypatch):
     )
     assert [r["argv"] for r in run.records] == commands(model)
     assert commands(model)[0][2:6] == ["--num-layers", "2", "--seq", "8"]
+
+
+def test_a_backslash_before_crlf_is_no_continuation(tmp_path, monkeypatch):
+    """Tele-AI/TeleChat2 deepspeed/train_scripts/*.sh (CRLF): `deepspeed ... ./train.py \\<CR><LF>` then
+    `    --task_type $TASK_TYPE \\<CR><LF>` lines. bash quotes the CR (a word $'\\r') and the LF ends the command:
+    each flag line is a command of its own (`--task_type: command not found`), never the program's flags (28 false
+    PK202 on 'pretrain\\r'). packlint's launch ends there too; the stray word $'\\r' is not modelled (an info)."""
+    from oracle.harness import Fixture, run_under_bash
+
+    from packlint.api import inspect_script
+
+    root = tmp_path / "repo"
+    root.mkdir()
+    (root / "train.sh").write_bytes(
+        b"TASK_TYPE=pretrain\r\npython train.py \\\r\n    --task_type $TASK_TYPE \\\r\n    --seed 1\r\n"
+    )
+    run = run_under_bash(Fixture("train", root / "train.sh"), tmp_path / "bash", script_root=root)
+    assert [r["argv"] for r in run.records if r["name"] == "python"] == [["python", "train.py", "\r"]]
+    monkeypatch.chdir(run.root)
+    model = inspect_script("train.sh")
+    assert commands(model) == [["python", "train.py"]]
