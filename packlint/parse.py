@@ -125,6 +125,9 @@ def bash_syntax_check(data: bytes) -> tuple[bool, int | None, str] | None:
     return verdict
 
 
+_EXTGLOB_ON = re.compile(rb"(?m)^[ \t]*shopt[ \t]+(?:-[a-z]*s[a-z]*[ \t]+)+(?:[\w-]+[ \t]+)*extglob\b")
+
+
 def _run_bash_n(data: bytes) -> tuple[bool, int | None, str] | None:
     import subprocess  # only scripts with parse errors or CRLF pay for these imports
 
@@ -135,6 +138,10 @@ def _run_bash_n(data: bytes) -> tuple[bool, int | None, str] | None:
         return None
     try:
         argv = [bash, "--norc", "--noprofile", "-n", "/dev/stdin"]
+        if _EXTGLOB_ON.search(data):
+            # `bash -n` runs no `shopt`: a script that turns extglob on (the MindFormers run_distribute.sh shape,
+            # `shopt -s extglob` then `rm -rf ./d/!(rank_*)`) is parsed by bash with it on when it runs
+            argv[3:3] = ["-O", "extglob"]
         proc = subprocess.run(argv, input=data, capture_output=True, timeout=20, env=tool_env())
     except (OSError, subprocess.SubprocessError):
         from packlint.caches import taint  # (out of time: not an answer about the text, result_cache)

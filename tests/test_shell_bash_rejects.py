@@ -118,3 +118,26 @@ def test_a_quoted_reserved_word_is_a_command_bash_runs(tmp_path, capsys):
     path = _checkout(tmp_path, '#!/bin/bash\n"then" --x\nfi_cleanup() { :; }\nfi_cleanup\n')
     assert _bash_n(path)[0] == 0
     assert not [f for f in _check(capsys, path) if f["code"] == "PK900"]
+
+
+def test_a_script_that_turns_extglob_on_is_parsed_with_it(tmp_path, capsys):
+    """Tele-AI/TeleChat2 mindformers-telechat/scripts/run_distribute.sh (the MindFormers shape): `shopt -s extglob`
+    at the top, then `rm -rf ./mf_parallel$i/!(rank_*)` inside an `if`. bash runs the shopt before it parses the
+    `if`, so the script runs (real bash is the oracle); plain `bash -n` runs no shopt and rejects it (a false PK900).
+    Without the shopt the script really does not parse."""
+    import json
+    import subprocess
+
+    from packlint.cli import main
+
+    for shopt, rejected in (("shopt -s extglob\n", False), ("", True)):
+        script = tmp_path / f"run_{bool(shopt)}.sh"
+        script.write_text(
+            f"#!/bin/bash\n{shopt}for i in 0 1; do\n  if true; then\n    rm -rf ./mf_parallel$i/!(rank_*)\n  fi\ndone\n"
+        )
+        real = subprocess.run(["bash", str(script)], cwd=tmp_path, capture_output=True, timeout=60)
+        assert (real.returncode != 0) == rejected, real.stderr
+        capsys.readouterr()
+        main(["check", "--isolated", "--no-cache", "--exit-zero", "--format", "json", str(script)])
+        codes = [f["code"] for f in json.loads(capsys.readouterr().out)["findings"]]
+        assert ("PK900" in codes) == rejected, codes
