@@ -468,3 +468,38 @@ def test_hfarg_fields_agree_with_hf_argument_parser(tmp_path: Path) -> None:
         ["--output_dir", str(tmp_path), "--dataset", "a.json", "b.txt", "--dataset_ratio", "0.7", "0.3", "--data", "x"]
     )[0]
     assert got.dataset == ["a.json", "b.txt"] and got.dataset_ratio == [0.7, 0.3] and got.data_path == "x"
+
+
+@pytest.mark.parametrize(
+    "annotation",
+    [
+        "Optional[Union[int, str]]",
+        "Union[str, int, None]",
+        "Optional[int]",
+        "Union[str, int]",
+        "Union[int, str]",
+        "Union[int, str, float]",
+        "Optional[float]",
+        "Union[int, float]",
+        "int | None",
+    ],
+)
+def test_union_fields_are_typed_as_hf_argument_parser_types_them(annotation: str) -> None:
+    """xuhuizhan5/Inverse-LLaVA llava/train/train.py: `mm_vision_select_layer: Optional[Union[int, str]] = -1` with
+    `--mm_vision_select_layer="-1,-2"`: HfArgumentParser keeps the Union's second argument (str), so the value is
+    taken (a false PK202 'not an integer'). The installed HfArgumentParser is the oracle."""
+    transformers = pytest.importorskip("transformers")
+    from packlint.codebase.hf_fields import type_of
+
+    ours = type_of(ast.parse(annotation, mode="eval").body, None, True, lambda _: None)[0]
+    import dataclasses
+    import typing
+
+    real = eval(annotation, dict(vars(typing)))  # (the test's own literal annotations)
+    cls = dataclasses.make_dataclass("A", [("x", real, dataclasses.field(default=None))])
+    try:
+        action = next(a for a in transformers.HfArgumentParser(cls)._actions if a.dest == "x")
+        theirs = getattr(action.type, "__name__", str(action.type))
+    except ValueError:  # 'Only Union[X, NoneType] ... is allowed': the program fails whatever the flags
+        theirs = "any"
+    assert ours == theirs, (annotation, ours, theirs)

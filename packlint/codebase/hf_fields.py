@@ -6,7 +6,8 @@ The rules are hf_argparser.py `_parse_dataclass_field` (transformers 4.41-5.24, 
 matters here):
 
 - the flag is `--name`, and `--name-with-dashes` when the name has an underscore;
-- `Optional[X]` is X; `Union[str, X]` is X (the parser drops `str`);
+- `Optional[X]` is X; `Union[str, X]` is X (the parser drops `str`); of a longer Union the parser keeps its second
+  argument (`Optional[Union[int, str]]`, i.e. `Union[int, str, None]`, is str);
 - `bool` (or `Optional[bool]` with a non-None default) takes 0 or 1 value (`nargs='?'`,
   `const=True`, `type=string_to_bool`: yes/no, true/false, t/f, y/n, 1/0 in any case); a default of
   True adds `--no_name` / `--no-name` (store_false); `Optional[bool] = None` takes exactly one value;
@@ -53,6 +54,51 @@ def _strip_optional(ann: ast.expr) -> tuple[list[ast.expr], bool]:
     return [ann], False
 
 
+def _flat_args(ann: ast.expr) -> list[ast.expr | None]:
+    """A Union's arguments in typing's order, flattened as typing flattens them (`Optional[Union[int, str]]` is
+    `Union[int, str, None]`), None for NoneType; one element for anything else."""
+    if isinstance(ann, ast.BinOp) and isinstance(ann.op, ast.BitOr):
+        return _dedup(_flat_args(ann.left) + _flat_args(ann.right))
+    if isinstance(ann, ast.Constant) and ann.value is None:
+        return [None]
+    if isinstance(ann, ast.Subscript):
+        head = ast.unparse(ann.value).split(".")[-1]
+        elts = ann.slice.elts if isinstance(ann.slice, ast.Tuple) else [ann.slice]
+        if head == "Optional":
+            return _dedup([*_flat_args(elts[0]), None])
+        if head == "Union":
+            return _dedup([a for e in elts for a in _flat_args(e)])
+    return [ann]
+
+
+def _dedup(args: list[ast.expr | None]) -> list[ast.expr | None]:
+    out: list[ast.expr | None] = []
+    for a in args:
+        if not any(
+            (a is None and b is None) or (a is not None and b is not None and ast.dump(a) == ast.dump(b)) for b in out
+        ):
+            out.append(a)
+    return out
+
+
+def _hf_union_choice(ann: ast.expr) -> ast.expr | None:
+    """The member HfArgumentParser keeps of a Union (hf_argparser.py `_parse_dataclass_field`): without None,
+    `args[0] if args[1] is str else args[1]`; with None and no bool, `args[0] if args[1] is NoneType else args[1]`
+    (`Optional[Union[int, str]]` is str: xuhuizhan5/Inverse-LLaVA's `mm_vision_select_layer` takes "-1,-2");
+    None where the Union is no choice of that rule (one member, or bool with None: typed below)."""
+    args = _flat_args(ann)
+    if len(args) < 2:
+        return None
+    names = [ast.unparse(a).split(".")[-1] if a is not None else "None" for a in args]
+    if "str" not in names and not (len(args) == 2 and "None" in names):
+        return None  # (the parser raises 'Only `Union[X, NoneType]` ... is allowed': no flag to type)
+    if "None" not in names:
+        return args[0] if names[1] == "str" else args[1]
+    if "bool" in names:
+        return None
+    return args[0] if names[1] == "None" else args[1]
+
+
 def type_of(
     ann: ast.expr, default: ast.expr | None, has_default: bool, enum_values: EnumLookup
 ) -> tuple[str, list[str] | None]:
@@ -63,10 +109,10 @@ def type_of(
         except SyntaxError:
             return "any", None
     members, optional = _strip_optional(ann)
+    chosen = _hf_union_choice(ann)
+    if chosen is not None:
+        members = [chosen]
     names = [ast.unparse(m).split(".")[-1] for m in members]
-    if len(members) == 2 and "str" in names:  # Union[str, X] -> X
-        members = [m for m, n in zip(members, names, strict=True) if n != "str"] or members[:1]
-        names = [ast.unparse(m).split(".")[-1] for m in members]
     if len(members) != 1:
         return "any", None
     m, n = members[0], names[0]
