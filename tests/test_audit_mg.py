@@ -566,3 +566,24 @@ def test_a_checkout_that_patches_transformer_config_decides_its_checks(tmp_path,
         script.write_text(_UNALIGNED)
         codes = {f["code"] for f in _check_json(capsys, "--no-cache", str(script))}
         assert bool(codes & {"PK303", "PK304"}) == (not patched), (patched, codes)
+
+
+def test_an_unknown_word_after_a_switch_may_give_the_sizes(tmp_path, capsys):
+    """yuguo-Jack/GLM-Pretrain-in-Megatron-DeepSpeed scripts/finetune/grid-record.sh: `source $1` (a model file that
+    sets GLM_ARGS with the tensor and pipeline sizes), then `... --fp16 ${GLM_ARGS} ...`. --fp16 is a switch, so the
+    unknown word is no value of it and may hold any flag: TP and PP are unknown, not their defaults (a false PK302).
+    Without the unknown word the defaults stand and PK302 is an error."""
+    (tmp_path / ".git").mkdir()
+    script = tmp_path / "grid-record.sh"
+    for head, extra, want in (("source $1 # model\n", " ${GLM_ARGS}", False), ("", "", True)):
+        script.write_text(
+            f"#!/bin/bash\n{head}"
+            "deepspeed --num_nodes 1 --num_gpus 8 pretrain_gpt.py --num-layers 2 --hidden-size 64 --num-attention-heads 4 \\\n"
+            f"  --seq-length 128 --max-position-embeddings 128 --micro-batch-size 8 --global-batch-size 8 --fp16{extra}\n"
+        )
+        errors = [
+            f
+            for f in _check_json(capsys, "--no-cache", str(script))
+            if f["code"] == "PK302" and f["severity"] == "error"
+        ]
+        assert bool(errors) == want, (extra, errors)

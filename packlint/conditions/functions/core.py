@@ -121,10 +121,21 @@ def _read_free_unknowns(ctx: EvalContext) -> str | None:
             and prev.startswith("-")
             and "=" not in prev
             and any(isinstance(o, dict) and "unknown" in o for o in flags.get(prev, []))
+            and not _a_switch(ctx, prev)
         ):
             continue  # the value of `prev`
         return item.get("unknown", "an unknown argument")
     return None
+
+
+def _a_switch(ctx: EvalContext, flag: str) -> bool:
+    """The program's schema says `flag` takes no value (`--fp16 ${GLM_ARGS}`: the unknown word after a switch is
+    no value of it, and may hold any flags: yuguo-Jack/GLM-Pretrain-in-Megatron-DeepSpeed's sizes in GLM_ARGS)."""
+    from packlint.conditions.functions.codebase_common import _schema_view
+
+    schema = _schema_view(ctx)[0]
+    spec = schema.lookup(flag) if schema is not None else None
+    return spec is not None and getattr(spec, "takes_value", True) is False
 
 
 def _f_shell(ctx: EvalContext, node: Builtin, a: list[Any]) -> Any:

@@ -102,8 +102,14 @@ def _f_size(ctx: EvalContext, node: Builtin, a: list[Any]) -> Any:
     value = entry.get("value")
     if value is None:
         return Unk(f"{label} is not set", "absent", loc)
-    evidence.record(ctx, entry)
     source = entry.get("source")
+    if name not in ("world", "procs_per_node", "nodes") and not (isinstance(source, str) and source.startswith("-")):
+        # a program's size no flag gives (its default) while a word packlint cannot know may give it
+        # (`--fp16 ${GLM_ARGS}`, the sizes in a file sourced from $1): unknown, not the default
+        hidden = _free_unknowns(ctx)
+        if hidden is not None:
+            return Unk(f"{label} may be given by {hidden}", "unknown", loc)
+    evidence.record(ctx, entry)
     if isinstance(source, str) and source.startswith("-"):  # a size given by a flag: that flag's evidence
         occ = _occurrences(ctx, "flags", source)
         if occ:
