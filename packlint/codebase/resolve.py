@@ -323,7 +323,8 @@ class _Search:
         keep_dir = not os.path.isabs(program) and len(parts) > 1
         # the longest suffix wins over a nearer directory: `/workspace/P/pkg/train.py` is `ROOT/pkg/train.py`
         # even when the script's own folder has some other train.py
-        for block, how in ((self.explicit, "code-base"), (self.checkout, "script-checkout")):
+        own = self.checkout if ".." in program.split("/") else self._own_project()  # (`../x.py` climbs on purpose)
+        for block, how in ((self.explicit, "code-base"), (own, "script-checkout")):
             for suf in _suffixes(parts)[: -1 if keep_dir else None]:
                 for root in block:
                     cand = os.path.join(root, suf)
@@ -340,6 +341,17 @@ class _Search:
         where = ", ".join(tried) if tried else "nowhere"
         hint = "" if options.code_bases else " (give --code-base DIR, or --path-map PREFIX=DIR for container paths)"
         return self.unresolved("not-found", f"no suffix of {program} exists under {where}{self.bound_note()}{hint}")
+
+    def _own_project(self) -> list[str]:
+        """The script's directories up to its own sub-project's root (a directory with setup.py, pyproject.toml or
+        setup.cfg below the checkout's root) or the checkout's root: a program of the same name in an enclosing
+        project is another project's (huggingface/distil-whisper: training/flax/*.sh run `python
+        run_pseudo_labelling.py` of the flax project, not training/run_pseudo_labelling.py; 29 false PK201)."""
+        dirs = list(self.checkout)
+        for i, d in enumerate(dirs[:-1]):
+            if any(os.path.isfile(os.path.join(d, m)) for m in ("setup.py", "pyproject.toml", "setup.cfg")):
+                return dirs[: i + 1]
+        return dirs
 
     def bound_note(self) -> str:
         """Why the script's checkout ends where it does, when no VCS marker decided it."""
