@@ -67,3 +67,48 @@ def test_a_repeated_flag_the_program_rejects_is_no_last_one_wins(tmp_path, capsy
     found = _findings(capsys, root / "script" / "dpo_demo.sh")
     got = sorted((f["code"], f["line"], f["message"].split()[0]) for f in found if f["code"] in ("PK103", "PK201"))
     assert got == [("PK103", 3, "--beta"), ("PK201", 2, "--adam_beta1")]
+
+
+DEBERTA_RUN = """import argparse
+
+
+class LoadTaskAction(argparse.Action):
+    def __call__(self, parser, args, values, option_string=None):
+        setattr(args, self.dest, values)
+        task = get_task(values)
+        group = parser.add_argument_group(title="Task")
+        task.add_arguments(group)
+
+
+class SplitAction(argparse.Action):
+    def __call__(self, parser, args, values, option_string=None):
+        setattr(args, self.dest, values.split(","))
+
+
+def get_task(name):
+    return None
+
+
+p = argparse.ArgumentParser()
+p.add_argument("--task_name", action=@ACTION@)
+p.add_argument("--model_config")
+p.parse_known_args()
+p.parse_args()
+"""
+
+
+def test_an_action_that_adds_flags_during_the_parse_opens_the_schema(tmp_path, capsys):
+    """microsoft/DeBERTa apps/run.py: `--task_name`'s LoadTaskAction calls the task's add_arguments while the command
+    line is parsed, and run.py parses twice: the task's flags (--max_ngram, ...) are accepted (17 false PK201). An
+    Action that only stores a value changes nothing: the flag stays PK201."""
+    for action, want in (("LoadTaskAction", []), ("SplitAction", ["--max_ngram"])):
+        root = _tree(
+            tmp_path / action,
+            {
+                ".git/HEAD": "ref: refs/heads/main\n",
+                "DeBERTa/apps/run.py": DEBERTA_RUN.replace("@ACTION@", action),
+                "experiments/mlm.sh": "#!/bin/bash\npython DeBERTa/apps/run.py --model_config c.json --task_name MLM --max_ngram 3\n",
+            },
+        )
+        found = _findings(capsys, root / "experiments" / "mlm.sh")
+        assert [f["message"].split()[0] for f in found if f["code"] == "PK201"] == want, action

@@ -232,6 +232,29 @@ def add_argument(
         p.notes.append(f"add_argument(**kwargs) at {reader.where(mod, node)}: keyword details not read")
     spec = spec_from_kwargs(reader, mod, node, options, kw, env, conds, depth)
     p.add(spec, handler)
+    if spec.action.startswith("custom:") and _action_adds_flags(reader.eval(mod, kw["action"], env, conds, depth)):
+        # microsoft/DeBERTa apps/run.py: `--task_name`'s LoadTaskAction calls the task's add_arguments while the
+        # command line is parsed (and run.py parses twice): the flags it adds are not known here
+        p.open_reasons.append(
+            f"the action of {spec.options[0]} ({spec.action[7:]}) adds flags while the command line is parsed"
+        )
+
+
+def _action_adds_flags(av: V) -> bool:
+    """A custom Action class whose `__call__` adds arguments (calls anything named add_argument(s) or
+    add_argument_group): it changes the parser during the parse."""
+    node = getattr(av, "node", None)
+    if av.kind != "class" or not isinstance(node, ast.ClassDef):
+        return av.kind == "unknown"  # (an Action packlint cannot find: it may; a library's named one does not)
+    for item in node.body:
+        if isinstance(item, ast.FunctionDef) and item.name == "__call__":
+            for sub in ast.walk(item):
+                if isinstance(sub, ast.Call):
+                    f = sub.func
+                    name = f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else ""
+                    if name.startswith("add_argument"):
+                        return True
+    return False
 
 
 REMAINDER_ROOM = -2  # a positional with nargs=REMAINDER (or PARSER): every word after it is its, options included
