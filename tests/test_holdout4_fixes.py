@@ -112,3 +112,39 @@ def test_an_action_that_adds_flags_during_the_parse_opens_the_schema(tmp_path, c
         )
         found = _findings(capsys, root / "experiments" / "mlm.sh")
         assert [f["message"].split()[0] for f in found if f["code"] == "PK201"] == want, action
+
+
+TRIME_TRAIN = """import argparse
+
+from tasks import TASKS
+
+p = argparse.ArgumentParser()
+p.add_argument("--task", default="translation")
+p.add_argument("--lr", type=float)
+known, _ = p.parse_known_args()
+TASKS[known.task].add_args(p)
+args = p.parse_args()
+"""
+TRIME_TASKS = """import importlib
+
+TASKS = {name: importlib.import_module("tasks." + name) for name in ("language_modeling",)}
+"""
+
+
+def test_an_open_parser_may_take_a_stray_word_as_a_positional(tmp_path, capsys):
+    """princeton-nlp/TRIME (vendored fairseq): `python train.py --task language_modeling data-bin/wikitext-103 ...`:
+    the task picked by a first parse_known_args registers the positional `data` (7 false PK202 '--task takes one value
+    but is given 2 words'). A closed parser with no positional still rejects the stray word."""
+    root = _tree(
+        tmp_path,
+        {
+            ".git/HEAD": "ref: refs/heads/main\n",
+            "train.py": TRIME_TRAIN,
+            "tasks/__init__.py": TRIME_TASKS,
+            "closed.py": "import argparse\np = argparse.ArgumentParser()\np.add_argument('--task')\np.parse_args()\n",
+            "train_scripts/wiki103.sh": "#!/bin/bash\npython train.py --task language_modeling data-bin/wikitext-103 --lr 0.1\n"
+            "python closed.py --task language_modeling data-bin/wikitext-103\n",
+        },
+    )
+    found = _findings(capsys, root / "train_scripts" / "wiki103.sh")
+    assert [(f["code"], f["line"]) for f in found if f["code"] == "PK202"] == [("PK202", 3)]

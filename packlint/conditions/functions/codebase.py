@@ -403,6 +403,10 @@ def _f_flag_problem(ctx: EvalContext, node: Builtin, a: list[Any]) -> Any:
 
 def _positional_room(schema: Any) -> int:
     """How many words the program's positional arguments take (0: it has none; -1: any number)."""
+    if schema is not None and not getattr(schema, "closed", True) and getattr(schema, "kind", "") != "hf":
+        # an open argparse parser may gain positionals during the parse (princeton-nlp/TRIME's fairseq: the task
+        # picked by a first parse_known_args registers `data`) or hand stray words back (parse_known_args)
+        return -1
     if schema is None or not getattr(schema, "positionals", False):
         return 0
     return int(getattr(schema, "positional_room", -1))
