@@ -304,15 +304,18 @@ def test_a_program_found_only_by_the_end_of_its_path_rests_on_the_machine(capsys
     (moved / "finetune_gpt.py").write_text(_BENCHMARK)
     (tmp_path / ".git").mkdir(exist_ok=True)
     script = moved / "finetune.sh"
-    for program, severity, kind in (
-        ("examples/detxoify_lm/finetune_gpt.py", "info", "machine"),
-        ("examples/academic_paper_scripts/detxoify_lm/finetune_gpt.py", "error", "checkout"),
+    for program, severity, kind, extra in (
+        ("examples/detxoify_lm/finetune_gpt.py", "info", "machine", ""),
+        ("examples/academic_paper_scripts/detxoify_lm/finetune_gpt.py", "error", "checkout", ""),
+        # another rule reading the schema first (the sizes' unknown-word test, NVIDIA/Megatron-LM's script with
+        # `$4` and friends) must not take the premise with it: the flag rule still rests on the machine
+        ("examples/detxoify_lm/finetune_gpt.py", "info", "machine", " --micro-batch-size 1 --global-batch-size $4 $EXTRA"),
     ):
-        script.write_text(f"#!/bin/bash\npython {program} --model m --bogus 1\n")
+        script.write_text(f"#!/bin/bash\npython {program} --model m --bogus 1{extra}\n")
         capsys.readouterr()
         main(["check", "--format", "json", "--no-cache", str(script)])
         found = [f for f in json.loads(capsys.readouterr().out)["findings"] if f["code"] == "PK201"]
-        assert [(f["severity"], f["evidence"]) for f in found] == [(severity, kind)], found
+        assert found and {(f["severity"], f["evidence"]) for f in found} == {(severity, kind)}, found
         if kind == "machine":
             assert "the path as written, examples/detxoify_lm/finetune_gpt.py, is not in the checkout" in found[0]["message"]
 

@@ -29,6 +29,8 @@ def _schema_view(ctx: EvalContext) -> tuple[Any, str, Any]:
     view = ctx.memo.get("schema_view")
     if view is None:
         view = ctx.memo["schema_view"] = _read_schema_view(ctx)
+    elif view[0] is not None and view[2] is None:
+        _code(ctx)  # (a schema read from the code: what finding the code rests on is this rule's premise too)
     if view[2] is not None:  # upstream's release snapshot stands for code the checkout does not hold (issue 26)
         from packlint import evidence
 
