@@ -57,11 +57,18 @@ def group_findings(findings: list[Finding]) -> list[Finding]:
     """One finding per (code, primary location, message): a setting that reaches several launches is
     reported once, with the launches as related notes (at most MAX_RELATED_PER_MESSAGE per note text,
     then "and N more launches"); certain when any member is certain; the highest severity wins."""
+    from packlint import evidence
+
     groups: dict[tuple[str, Location, str], list[Finding]] = {}
     for f in findings:
-        groups.setdefault((f.code, f.location, f.message), []).append(f)
+        # the same defect found in two variants with different premises (one from the checkout, one on an
+        # assumption) is one finding: keyed by the message without the premises' words
+        tail = evidence.suffix(f.premises) if f.premises else ""
+        base = f.message[: -len(tail)] if tail and f.message.endswith(tail) else f.message
+        groups.setdefault((f.code, f.location, base), []).append(f)
     out = []
     for members in groups.values():
+        members = sorted(members, key=lambda m: -SEVERITY_RANK[m.severity])  # (the strongest claim speaks; stable)
         first = members[0]
         if len(members) == 1:
             out.append(first)

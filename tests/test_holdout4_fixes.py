@@ -148,3 +148,22 @@ def test_an_open_parser_may_take_a_stray_word_as_a_positional(tmp_path, capsys):
     )
     found = _findings(capsys, root / "train_scripts" / "wiki103.sh")
     assert [(f["code"], f["line"]) for f in found if f["code"] == "PK202"] == [("PK202", 3)]
+
+
+def test_one_defect_found_in_two_variants_with_different_premises_is_one_finding():
+    """OpsAgent-RL (the fourth holdout): one PK201 printed twice at one line, an error from the checkout and a
+    warning 'assuming $1 is unset' from another variant of the launch. It is one defect: reported once, as the
+    strongest claim (the checkout's error) makes it."""
+    from packlint import evidence
+    from packlint.engine_script import group_findings
+    from packlint.findings import Finding, Location
+
+    loc = Location("run.sh", 3, 5, 3, 14)
+    base = "--lr_rate is not a flag of the program: argparse exits"
+    premises = ((evidence.ASSUMED, "$1 is unset: the script run without arguments"),)
+    warn = Finding(
+        "PK201", "unknown-flag", "warning", base + evidence.suffix(premises), loc, evidence="assumed", premises=premises
+    )
+    err = Finding("PK201", "unknown-flag", "error", base, loc)
+    (one,) = group_findings([warn, err])
+    assert (one.severity, one.message, one.evidence, one.premises) == ("error", base, "checkout", ())
