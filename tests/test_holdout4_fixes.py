@@ -167,3 +167,23 @@ def test_one_defect_found_in_two_variants_with_different_premises_is_one_finding
     err = Finding("PK201", "unknown-flag", "error", base, loc)
     (one,) = group_findings([warn, err])
     assert (one.severity, one.message, one.evidence, one.premises) == ("error", base, "checkout", ())
+
+
+def test_an_abbreviation_of_flags_of_different_releases_is_the_releases_to_decide(tmp_path, capsys):
+    """feiyu12138/llava: `--half True` to a program whose ModelArguments has `halfpool` beside transformers'
+    TrainingArguments: with transformers 5.x argparse takes it as --halfpool, with 4.x (half_precision_backend) it
+    calls it ambiguous. The release is not known from the tree: undecided, not 'not a flag'. A word no flag starts
+    with stays PK201."""
+    root = _tree(
+        tmp_path,
+        {
+            ".git/HEAD": "ref: refs/heads/main\n",
+            "llava/train/train.py": "from dataclasses import dataclass, field\n"
+            "from transformers import HfArgumentParser, TrainingArguments\n\n\n@dataclass\nclass ModelArguments:\n"
+            "    halfpool: bool = field(default=False)\n\n\n"
+            "HfArgumentParser((ModelArguments, TrainingArguments)).parse_args_into_dataclasses()\n",
+            "scripts/pretrain.sh": "#!/bin/bash\ndeepspeed llava/train/train.py --output_dir o --half True --hlafpool True\n",
+        },
+    )
+    found = _findings(capsys, root / "scripts" / "pretrain.sh")
+    assert [f["message"].split()[0] for f in found if f["code"] == "PK201"] == ["--hlafpool"]

@@ -98,6 +98,13 @@ def _f_flag_defined(ctx: EvalContext, node: Builtin, a: list[Any]) -> Any:
         return True
     if schema.lookup(a[0]) is not None:
         return True
+    name = a[0].split("=", 1)[0]
+    if getattr(schema, "allow_abbrev", False) and name.startswith("--"):
+        hits = [s for k, s in schema.flags.items() if k.startswith(name)]
+        if len({id(s) for s in hits}) > 1 and any(getattr(s, "releases", None) for s in hits):
+            # a prefix of several flags of different releases (feiyu12138/llava `--half`: halfpool, and 4.x's
+            # half_precision_backend): argparse takes it, or calls it ambiguous, by the release that runs
+            return Unk(f"{name} abbreviates flags of different releases: the release decides", "unknown")
     if getattr(schema, "positional_room", 0) == REMAINDER_ROOM and _in_remainder(ctx, schema, a[0]):
         return Unk(f"{a[0]} comes after the words the program's REMAINDER positional takes: it is passed on", "unknown")
     _record_flag(ctx, a[0])  # the words that give it (a command that may not run: machine)
