@@ -187,3 +187,21 @@ def test_an_abbreviation_of_flags_of_different_releases_is_the_releases_to_decid
     )
     found = _findings(capsys, root / "scripts" / "pretrain.sh")
     assert [f["message"].split()[0] for f in found if f["code"] == "PK201"] == ["--hlafpool"]
+
+
+def test_a_file_word_of_a_program_the_checkout_lacks_is_the_machines(tmp_path, capsys):
+    """huawei-noah/Pretrained-Language-Model NEZHA-TensorFlow/scripts/run_reading.sh: `python ../cmrc2018_evaluate.py
+    ../data/cmrc/new_cmrc2018_dev.json ../output/p.json`: the evaluation script and the data set are fetched at set-up
+    (the README says so); neither is in the checkout: an info naming it, not a warning. The same word given to a
+    program of the checkout stays a warning."""
+    root = _tree(
+        tmp_path,
+        {
+            ".git/HEAD": "ref: refs/heads/main\n",
+            "NEZHA/run_squad.py": _parser("--predict_file"),
+            "NEZHA/scripts/run_reading.sh": "#!/bin/bash\npython ../cmrc2018_evaluate.py ../data/cmrc/dev.json ../output/p.json\n"
+            "python ../run_squad.py ../data/cmrc/dev.json\n",
+        },
+    )
+    found = [f for f in _findings(capsys, root / "NEZHA" / "scripts" / "run_reading.sh") if f["code"] == "PK601"]
+    assert [(f["line"], f["severity"]) for f in found] == [(2, "info"), (3, "warning")], found

@@ -271,6 +271,15 @@ def _read_into(
             return
         record["missing"] = True
         _note_machine(record, path_text, dirs)
+        if how == "positional" and "evidence" not in record and _program_absent():
+            # a word given to a program the checkout does not hold (huawei-noah's `python ../cmrc2018_evaluate.py
+            # ../data/cmrc/dev.json ...`, a script and a data set the README says to fetch): what it is, and
+            # where it comes from, is the machine's
+            from packlint import evidence
+
+            record["evidence"] = evidence.to_json(
+                (evidence.MACHINE, f"{_PROGRAM_DIRS[0]} is not in the checkout: what it reads is made at set-up")
+            )
         incomplete.append(f"the config file {path_text} was not found")
         return
     shown = _shown(found)
@@ -382,6 +391,14 @@ def _why_not_missing(path_text: str, word: Any, dirs: list[str]) -> str | None:
         # ds_config_<run>.json); a path with a directory names a file of the checkout
         writer = "it names a bare file, looked up in the job's working directory, which is not known"
     return writer
+
+
+def _program_absent() -> bool:
+    """The launch runs a relative `.py` program that is not found (beside the script, up to its checkout)."""
+    program, program_dirs = _PROGRAM_DIRS
+    if not program or os.path.isabs(program) or not program.endswith(".py") or "$" in program:
+        return False
+    return resolve_path(program, program_dirs) is None
 
 
 def _program_elsewhere(path_text: str, dirs: list[str]) -> bool:
