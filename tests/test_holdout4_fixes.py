@@ -205,3 +205,23 @@ def test_a_file_word_of_a_program_the_checkout_lacks_is_the_machines(tmp_path, c
     )
     found = [f for f in _findings(capsys, root / "NEZHA" / "scripts" / "run_reading.sh") if f["code"] == "PK601"]
     assert [(f["line"], f["severity"]) for f in found] == [(2, "info"), (3, "warning")], found
+
+
+def test_a_program_that_edits_sys_argv_leaves_its_parsers_open(tmp_path, capsys):
+    """TencentARC/ST-LLM stllm/train/train_hf.py: an argparse parser takes --cfg-path, the program deletes it from
+    sys.argv and appends its YAML's keys, then HfArgumentParser parses: no parser sees the command line as the script
+    wrote it (a false PK201 --cfg-path). A program that only reads sys.argv keeps its verdicts."""
+    edit = "i = sys.argv.index('--cfg-path')\ndel sys.argv[i:i + 2]\n"
+    for body, want in ((edit, []), ("", ["--cfg-path"])):
+        root = _tree(
+            tmp_path / str(bool(body)),
+            {
+                ".git/HEAD": "ref: refs/heads/main\n",
+                "train_hf.py": "import sys\nfrom dataclasses import dataclass\nfrom transformers import HfArgumentParser\n\n\n"
+                f"@dataclass\nclass DataArguments:\n    data_path: str = ''\n\n\n{body}"
+                "HfArgumentParser(DataArguments).parse_args_into_dataclasses()\n",
+                "train.sh": "#!/bin/bash\ndeepspeed train_hf.py --cfg-path cfg.yaml\n",
+            },
+        )
+        found = _findings(capsys, root / "train.sh")
+        assert [f["message"].split()[0] for f in found if f["code"] == "PK201"] == want, body

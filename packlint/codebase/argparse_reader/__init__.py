@@ -28,6 +28,7 @@ cannot read.
 from __future__ import annotations
 
 import os
+import re
 
 from packlint.codebase.argparse_reader.interpreter import SchemaReader
 from packlint.codebase.model import FlagSchema
@@ -42,6 +43,11 @@ def read_schema(program_file: str, index) -> FlagSchema | None:
     that only ever uses parse_known_args is open."""
     reader = SchemaReader(index)
     reader.run_program(os.path.abspath(program_file))
+    edited = _edits_argv(program_file)
+    if edited is not None:
+        # TencentARC/ST-LLM train_hf.py: a first parser takes --cfg-path, which the program then deletes from
+        # sys.argv (and appends a YAML's keys) before HfArgumentParser parses it: no parser sees the command line
+        reader.global_open.append(f"the program edits sys.argv ({edited}) before a parser reads it")
     used = [p for p in reader.parsers if p.parsed]
     notes: list[str] = []
     used = _command_line_parsers(used)
@@ -150,3 +156,25 @@ def file_keys(schema: FlagSchema | None) -> tuple[bool, frozenset[str] | None]:
     if any(not any(m in r for m in modes) for r in schema.open_reasons):
         return True, None  # a dataclass not read, a computed flag...: its keys are not known
     return True, frozenset(spec.dest for spec in schema.flags.values() if spec.dest)
+
+
+_ARGV_EDIT = re.compile(
+    r"^[ \t]*(?:del[ \t]+sys\.argv\[|sys\.argv(?:\[[^\]\n]*\])?[ \t]*(?:=[^=]|\+=)|"
+    r".*\bsys\.argv\.(?:pop|remove|insert|append|extend|clear)\()",
+    re.M,
+)
+
+
+def _edits_argv(program_file: str) -> str | None:
+    """The first line of the program's own file that changes sys.argv (`del sys.argv[i:i+2]`, `sys.argv.pop(1)`,
+    `sys.argv = [...]`), shown as `file:line`; None when it has none."""
+    from packlint.safe_io import read_regular
+
+    data = read_regular(program_file, 4 << 20)
+    if data is None:
+        return None
+    text = data.decode("utf-8", "replace")
+    m = _ARGV_EDIT.search(text)
+    if m is None:
+        return None
+    return f"{os.path.basename(program_file)}:{text.count(chr(10), 0, m.start()) + 1}"
