@@ -225,3 +225,17 @@ def test_a_program_that_edits_sys_argv_leaves_its_parsers_open(tmp_path, capsys)
         )
         found = _findings(capsys, root / "train.sh")
         assert [f["message"].split()[0] for f in found if f["code"] == "PK201"] == want, body
+
+
+def test_a_stack_flag_followed_by_an_empty_expansion_is_not_bare(tmp_path, capsys):
+    """Kwai-YuanQi/MM-RLHF scripts/swift.sh (a template): `swift rlhf ... --learning_rate $learning_rate ...` with
+    the variable never set: the word vanished from an empty expansion, whether a value was meant is the caller's (3
+    false PK207 errors 'given no value'). A flag written bare stays an error."""
+    script = tmp_path / "swift.sh"
+    (tmp_path / ".git").mkdir()
+    script.write_text(
+        "#!/bin/bash\nswift rlhf --rlhf_type dpo --model m --learning_rate $learning_rate --output_dir o\n"
+        "swift rlhf --rlhf_type dpo --model m --learning_rate --output_dir o\n"
+    )
+    found = [f for f in _findings(capsys, script) if f["code"] == "PK207"]
+    assert [(f["line"], f["severity"]) for f in found] == [(3, "error")]

@@ -5,6 +5,7 @@ Megatron-LM release snapshot)."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from packlint.caches import memo
@@ -204,3 +205,22 @@ def _record_flag(ctx: EvalContext, name: str) -> None:
     for occ in flag_occurrences(ctx.variant, "flags", name):
         if isinstance(occ, dict):
             evidence.record(ctx, occ)
+
+
+def empty_expansion_after(occ: Mapping[str, Any]) -> bool:
+    """The occurrence's flag is written followed by an unquoted `$...` word (an expansion that was empty)."""
+    import re
+
+    path, line, col = occ.get("file"), occ.get("line"), occ.get("column")
+    if not isinstance(path, str) or not isinstance(line, int) or not isinstance(col, int):
+        return False
+    lines = _script_text(path).splitlines()
+    if not 0 < line <= len(lines):
+        return False
+    rest = lines[line - 1][col - 1 :]
+    return re.match(r"--?[\w-]+(?:[ \t]+|[ \t]*\\$)\$(?!\()", rest) is not None or (
+        rest.rstrip().endswith("\\")
+        and line < len(lines)
+        and re.match(r"[ \t]*\$(?!\()", lines[line]) is not None
+        and re.fullmatch(r"--?[\w-]+[ \t]*\\", rest.strip()) is not None
+    )

@@ -403,7 +403,13 @@ def _bare(ctx: EvalContext, name: str) -> bool:
     occs = (flags.get(f"--{name}") or []) + (flags.get(f"--{name.replace('_', '-')}") or []) if "_" in name else []
     occs = occs or flags.get(f"--{name}") or []
     last = occs[-1] if occs else None
-    return isinstance(last, dict) and last.get("value") is True and last.get("value_location") is None
+    if not (isinstance(last, dict) and last.get("value") is True and last.get("value_location") is None):
+        return False
+    # `--learning_rate $learning_rate` with the variable never set (Kwai-YuanQi/MM-RLHF's swift.sh, a template):
+    # the word vanished from an empty expansion: whether a value was meant is the caller's (as PK202 reads it)
+    from packlint.conditions.functions.codebase_common import empty_expansion_after
+
+    return not empty_expansion_after(last)
 
 
 def _needs_value(rows: Any, known: dict[str, dict[str, str]]) -> bool:
