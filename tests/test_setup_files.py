@@ -207,3 +207,20 @@ def test_a_climbing_relative_pythonpath_stays_inside_the_checkout(tmp_path: Path
     )
     assert map_dir("../../../../", opts, [root], root, str(recipe)) is None  # above the checkout: not searched
     assert map_dir("../../../", opts, [root], root, None) is None
+
+
+def test_a_cd_inside_a_compound_command_and_an_optional_source(tmp_path: Path, monkeypatch):
+    """GeodesicResearch/geodesic-gpt-neox pretrain_neox.sbatch: `if [ ... ]; then cd /home/a5k/.../other; source
+    ./neox/.../generate_hostfile.sh; fi`: the cd on the source's own line, inside the `if`, decides where bash looks
+    (the machine's; so too for the source after the `if`). safety-research/talkative-probes submit_eval.sh:
+    `source scripts/setup_env.sh 2>/dev/null || true` is written optional: no PK106. A plain missing source stays."""
+    (tmp_path / ".git").mkdir()
+    script = tmp_path / "pretrain.sbatch"
+    script.write_text(
+        "#!/bin/bash\nsource scripts/setup_env.sh 2>/dev/null || true\nsource scripts/must.sh\n"
+        'if [ "$(hostname)" != "" ]; then cd /home/a5k/other; source ./neox/generate_hostfile.sh; fi\n'
+        "source ./after.sh\n"
+    )
+    monkeypatch.chdir(tmp_path)
+    found = codes(run("check", "pretrain.sbatch"), "PK106")
+    assert [(f["line"], f["severity"]) for f in found] == [(3, "warning"), (4, "info"), (5, "info")], found
