@@ -239,3 +239,14 @@ def test_a_stack_flag_followed_by_an_empty_expansion_is_not_bare(tmp_path, capsy
     )
     found = [f for f in _findings(capsys, script) if f["code"] == "PK207"]
     assert [(f["line"], f["severity"]) for f in found] == [(3, "error")]
+
+
+def test_the_tree_version_search_reaches_a_checkout_root_nine_folders_up(tmp_path):
+    """BradleyWang0416/LLaMA-Factory: YAMLs nine folders below the checkout root that holds the fork's
+    src/llamafactory: the search for the stack's copy and version stopped after eight folders (4 false PK207)."""
+    from packlint.configs.versions import _roots
+
+    deep = tmp_path.joinpath(*[f"d{i}" for i in range(9)])
+    deep.mkdir(parents=True)
+    (tmp_path / ".git").mkdir()
+    assert _roots(str(deep))[-1] == str(tmp_path)

@@ -51,7 +51,7 @@ def _roots(script_dir: str | None) -> list[str]:
         return []
     out = []
     d = os.path.abspath(script_dir)
-    for _ in range(8):
+    for _ in range(16):  # (BradleyWang0416/LLaMA-Factory: a script 8 folders below the checkout root)
         out.append(d)
         if os.path.exists(os.path.join(d, ".git")):
             break

@@ -317,7 +317,9 @@ def _judge(
                 why = _type_message(key, word, types, source, mode)
                 out[key] = (why, _assumed(rows, known, word, word))
             continue
-        own = stack == "llamafactory" and source != "flag" and key in LF_CHECKED
+        # (a vendored fork's own field: its __post_init__ may assert another list than its Literal, as
+        # EriChen0615/LLaMA-Factory asserts "oft" too: only the releases' fields, whose assert is the Literal)
+        own = stack == "llamafactory" and source != "flag" and key in LF_CHECKED and all(r[0] for r in rows)
         if source != "flag" and mode == "enum" and key not in ENUM_CONVERTED and not own:
             continue
         if not rows or any(r[1] != "lit" or not r[2] for r in rows):
