@@ -266,11 +266,7 @@ def compose_hydra(
     else:
         default = os.path.join(module_dir, "config") if module_dir.endswith("trainer") else spec["default_dir"]
         config_dir = next((p for d in roots if os.path.isdir(p := os.path.join(d, default))), None)
-    declared = None
-    if name_text is None and path_text is None and config_dir is not None:
-        tail = os.sep + os.path.join(module_dir, "config") if module_dir else None
-        copy = config_dir[: -len(tail)] if tail and config_dir.endswith(tail) else None  # the copy read
-        declared = _declared_name(program, [copy] if copy else roots, missing_stops=copy is not None)
+    declared = _own_name(program, roots, module_dir, config_dir) if name_text is None and path_text is None else None
     if isinstance(declared, Unknown):
         record["unknown"] = declared.reason
         record["own_name"] = "unknown"  # (the program's own config: no release's keys stand for it)
@@ -348,6 +344,15 @@ def _declared_name(program: str | None, roots: list[str], missing_stops: bool = 
             return n.group(2)
         return Unknown(f"{rel} names its Hydra config by an expression ({n.group(3)})")
     return None
+
+
+def _own_name(program: str | None, roots: list[str], module_dir: str, config_dir: str | None) -> str | Unknown | None:
+    """The config name the program declares, read from the copy whose config directory was found."""
+    if config_dir is None:
+        return None
+    tail = os.sep + os.path.join(module_dir, "config") if module_dir else None
+    copy = config_dir[: -len(tail)] if tail and config_dir.endswith(tail) else None  # the copy read
+    return _declared_name(program, [copy] if copy else roots, missing_stops=copy is not None)
 
 
 def _holds_python(d: str) -> bool:

@@ -239,6 +239,35 @@ def _read_launcher_file(cfg: dict, launchers: list[str], launcher_flags: dict, d
             _read_nested(cfg, sec, s, dirs, "pyyaml")
 
 
+def _not_found(record: dict[str, Any], how: str, path_text: str, word: Any, dirs: list[str], incomplete: list) -> None:
+    """A config file the launch names that is not found: made by the script, the machine's, or missing."""
+    writer = _why_not_missing(path_text, word, dirs)
+    if writer is not None:
+        # `cat <<EOT > $DS_CONFIG` before the launch (Megatron-DeepSpeed's scripts): not missing
+        said = (
+            writer[3:]
+            if writer.startswith("it ")
+            else writer
+            if writer.startswith("runs ")
+            else f"writes it itself ({writer})"
+        )
+        record["unknown"] = f"{path_text} is not found, but the script {said}"
+        incomplete.append(record["unknown"])
+        return
+    record["missing"] = True
+    _note_machine(record, path_text, dirs)
+    if how == "positional" and "evidence" not in record and _program_absent():
+        # a word given to a program the checkout does not hold (huawei-noah's `python ../cmrc2018_evaluate.py
+        # ../data/cmrc/dev.json ...`, a script and a data set the README says to fetch): what it is, and
+        # where it comes from, is the machine's
+        from packlint import evidence
+
+        record["evidence"] = evidence.to_json(
+            (evidence.MACHINE, f"{_PROGRAM_DIRS[0]} is not in the checkout: what it reads is made at set-up")
+        )
+    incomplete.append(f"the config file {path_text} was not found")
+
+
 def _read_into(
     cfg, section, how, word, occ, fmt, dialect, dirs, target: dict, incomplete: list, role: str, data: bool = False
 ) -> None:
@@ -256,31 +285,7 @@ def _read_into(
     record: dict[str, Any] = {"role": role, "path": path_text, "format": fmt, "named_at": named or None}
     cfg["files"].append(record)
     if found is None:
-        writer = _why_not_missing(path_text, word, dirs)
-        if writer is not None:
-            # `cat <<EOT > $DS_CONFIG` before the launch (Megatron-DeepSpeed's scripts): not missing
-            how = (
-                writer[3:]
-                if writer.startswith("it ")
-                else writer
-                if writer.startswith("runs ")
-                else f"writes it itself ({writer})"
-            )
-            record["unknown"] = f"{path_text} is not found, but the script {how}"
-            incomplete.append(record["unknown"])
-            return
-        record["missing"] = True
-        _note_machine(record, path_text, dirs)
-        if how == "positional" and "evidence" not in record and _program_absent():
-            # a word given to a program the checkout does not hold (huawei-noah's `python ../cmrc2018_evaluate.py
-            # ../data/cmrc/dev.json ...`, a script and a data set the README says to fetch): what it is, and
-            # where it comes from, is the machine's
-            from packlint import evidence
-
-            record["evidence"] = evidence.to_json(
-                (evidence.MACHINE, f"{_PROGRAM_DIRS[0]} is not in the checkout: what it reads is made at set-up")
-            )
-        incomplete.append(f"the config file {path_text} was not found")
+        _not_found(record, how, path_text, word, dirs, incomplete)
         return
     shown = _shown(found)
     record["file"] = shown
