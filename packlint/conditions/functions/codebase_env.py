@@ -5,6 +5,7 @@ nothing reads (PK203, PK205)."""
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from typing import Any
 
 from packlint.caches import memo
@@ -125,18 +126,14 @@ _QUOTED_PATTERN = rb"""['"]([A-Za-z_][A-Za-z0-9_]{1,127})['"]"""  # compiled whe
 _MAX_TREE_FILES = 20000
 
 
-def _quoted_names(root: str) -> frozenset[str]:
-    """Every identifier-like string literal in the Python files under `root` (one pass per root and
-    process; a text scan, no parsing)."""
-    if root in _QUOTED_MEMO:
-        return _QUOTED_MEMO[root]
+def python_texts(root: str, limit: int = _MAX_TREE_FILES) -> Iterator[bytes | None]:
+    """The text of each Python file under `root` (hidden folders, __pycache__ and node_modules skipped; a file
+    read_regular refuses is left out), then None once if more than `limit` files were met: the rest is not read."""
     import os
 
     from packlint.codebase.filefacts import MAX_SOURCE_BYTES
     from packlint.safe_io import read_regular
 
-    quoted_re = re.compile(_QUOTED_PATTERN)
-    names: set[bytes] = set()
     seen = 0
     for dirpath, dirnames, filenames in os.walk(root):
         dirnames[:] = [d for d in dirnames if not d.startswith(".") and d not in ("__pycache__", "node_modules")]
@@ -144,11 +141,25 @@ def _quoted_names(root: str) -> frozenset[str]:
             if not fn.endswith(".py"):
                 continue
             seen += 1
-            if seen > _MAX_TREE_FILES:
-                break
+            if seen > limit:
+                yield None
+                return
             data = read_regular(os.path.join(dirpath, fn), MAX_SOURCE_BYTES)
             if data is not None:
-                names.update(quoted_re.findall(data))
+                yield data
+
+
+def _quoted_names(root: str) -> frozenset[str]:
+    """Every identifier-like string literal in the Python files under `root` (one pass per root and
+    process; a text scan, no parsing)."""
+    if root in _QUOTED_MEMO:
+        return _QUOTED_MEMO[root]
+    quoted_re = re.compile(_QUOTED_PATTERN)
+    names: set[bytes] = set()
+    for data in python_texts(root):
+        if data is None:
+            break
+        names.update(quoted_re.findall(data))
     result = frozenset(n.decode("ascii", "replace") for n in names)
     _QUOTED_MEMO[root] = result
     return result

@@ -43,9 +43,8 @@ def _patched(root: str, target: str) -> bool | None:
     key = (root, target)
     if key in _MEMO:
         return _MEMO[key]
-    from packlint.codebase.filefacts import MAX_SOURCE_BYTES
+    from packlint.conditions.functions.codebase_env import python_texts
     from packlint.result_cache import depends_on_tree
-    from packlint.safe_io import read_regular
 
     depends_on_tree([root], ".py")
     needle = target.encode()
@@ -53,21 +52,12 @@ def _patched(root: str, target: str) -> bool | None:
         rb"""['"][\w.]*\b""" + re.escape(needle) + rb"""['"]|\b""" + re.escape(needle) + rb"""\s*=[^=]"""
     )
     found: bool | None = False
-    seen = 0
-    for dirpath, dirnames, filenames in os.walk(root):
-        dirnames[:] = [d for d in dirnames if not d.startswith(".") and d not in ("__pycache__", "node_modules")]
-        for fn in filenames:
-            if not fn.endswith(".py"):
-                continue
-            seen += 1
-            if seen > _MAX_FILES:
-                found = None
-                break
-            data = read_regular(os.path.join(dirpath, fn), MAX_SOURCE_BYTES)
-            if data is not None and needle in data and pattern.search(data):
-                found = True
-                break
-        if found is not False:
+    for data in python_texts(root, _MAX_FILES):
+        if data is None:
+            found = None  # (over the bound: not known)
+            break
+        if needle in data and pattern.search(data):
+            found = True
             break
     _MEMO[key] = found
     return found
