@@ -151,8 +151,10 @@ def _memo(local: Memo) -> Memo:
     return _MEMO if caches.IN_RUN[0] else local
 
 
-def _index(root: str, local: Memo) -> list[tuple[str, str, dict[str, list[Setting]]]]:
-    """(path, text, settings) of the checkout's shell files that set a variable for what they run."""
+def _index(root: str, local: Memo) -> list[tuple[str, str]]:
+    """(path, text) of the checkout's shell files (what each sets is read only for a file that names the
+    script asked about: `_settings_of`; reading every file's settings cost a one-script check a second in a
+    checkout of 800 scripts)."""
     key = ("index", root)
     memo = _memo(local)
     if key in memo:
@@ -165,24 +167,43 @@ def _index(root: str, local: Memo) -> list[tuple[str, str, dict[str, list[Settin
             text = read_bounded(path, MAX_FILE_BYTES, "shell script").decode("utf-8", "replace")
         except PacklintError:
             continue
-        settings = _settings(os.path.relpath(path, root), text)
-        if settings:
-            out.append((path, text, settings))
+        out.append((path, text))
     memo[key] = out
     return out
+
+
+def _settings_of(path: str, text: str, root: str, local: Memo) -> dict[str, list[Setting]]:
+    key = ("settings", path)
+    memo = _memo(local)
+    if key not in memo:
+        memo[key] = _settings(os.path.relpath(path, root), text)
+    return memo[key]
+
+
+def _callers(script: str, root: str, local: Memo) -> list[tuple[str, str]]:
+    """(path, text) of the checkout's shell files that run `script` (once per script and run)."""
+    key = ("callers", script)
+    memo = _memo(local)
+    if key not in memo:
+        base = os.path.basename(script)
+        out = []
+        for path, text in _index(root, local):
+            if base not in text or os.path.normpath(path) == script:
+                continue
+            caller_dir = os.path.dirname(os.path.normpath(path))
+            if any(_names_script(head, caller_dir, script, root) for head in _mentions(text, base)):
+                out.append((path, text))
+        memo[key] = out
+    return memo[key]
 
 
 def callers_setting(script: str, name: str, root: str, local: Memo) -> list[Setting]:
     """How the checkout's scripts that run `script` set `name` for it (empty: none does)."""
     script = os.path.normpath(os.path.abspath(script))
-    base = os.path.basename(script)
     found: list[Setting] = []
-    for path, text, settings in _index(root, local):
-        if name not in settings or os.path.normpath(path) == script or base not in text:
-            continue
-        caller_dir = os.path.dirname(os.path.normpath(path))
-        if any(_names_script(head, caller_dir, script, root) for head in _mentions(text, base)):
-            found.extend(settings[name])
+    for path, text in _callers(script, root, local):
+        if name in text:  # (what a caller sets is read only for a caller, and once)
+            found.extend(_settings_of(path, text, root, local).get(name, []))
     return found
 
 
