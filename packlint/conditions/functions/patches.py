@@ -85,3 +85,56 @@ PATCH_FUNCTIONS: dict[str, Function] = {
         compile_static=_target,
     ),
 }
+
+
+# A use of the name outside a comment: `TransformerConfig(`, `from megatron.core... import TransformerConfig`
+_CODE_LINE_NAME = r"(?m)^[^#\n]*\b{}\b"
+# The packages that build megatron-core's model config for a program that imports them (not found on disk: an
+# installed Megatron-LM/megatron-core, or NeMo 2/Megatron-Bridge built on it)
+_MEGATRON_IMPORTS = ("megatron", "nemo", "megatron_bridge")
+
+
+def _closure_names(facts: Any, name: str) -> bool | None:
+    """True/False: a file of the program's import closure names `name` outside a comment; None: a file of
+    it could not be read."""
+    from packlint.codebase.filefacts import MAX_SOURCE_BYTES
+    from packlint.safe_io import read_regular
+
+    pattern = re.compile(_CODE_LINE_NAME.format(re.escape(name)).encode())
+    needle = name.encode()
+    for path in [*facts.files, *(s.file for s in facts.skipped)]:
+        data = read_regular(path, MAX_SOURCE_BYTES)
+        if data is None:
+            return None
+        if needle in data and pattern.search(data):
+            return True
+    return False
+
+
+def _f_code_names(ctx: EvalContext, node: Builtin, a: list[Any]) -> Any:
+    """Whether the launched code may build the named class (megatron-core's TransformerConfig, whose
+    __post_init__ makes PK303/PK304's checks): true where the code is not at hand (the rule's upstream
+    semantics) or imports a Megatron package packlint did not find on disk (an installed Megatron builds it);
+    false where the program's whole import closure is read and no file of it names the class (a NeMo 1 fork
+    whose model code is its own: aws-neuron/neuronx-nemo-megatron's Falcon splits heads with round())."""
+    from packlint.conditions.functions.codebase_common import _code
+
+    facts = _code(ctx)
+    if facts is None or not facts.known:
+        return True
+    if any(m in _MEGATRON_IMPORTS for m in facts.unresolved_imports):
+        return True
+    found = _closure_names(facts, a[0])
+    if found is None:
+        return Unk(f"a file of the program's code could not be read: it may use {a[0]}", "unknown")
+    return found
+
+
+PATCH_FUNCTIONS["code_names"] = Function(
+    (STR,),
+    (),
+    BOOL,
+    _f_code_names,
+    "the launched code may use the named class: its import closure names it outside a comment, or imports a "
+    "Megatron package not found on disk; true where the code is not at hand",
+)

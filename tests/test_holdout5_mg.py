@@ -1,0 +1,81 @@
+"""Megatron/DeepSpeed-side mechanisms behind false findings of the fourth and fifth holdouts (issue 26;
+/work logs h-holdout-f/g/h/j), each in the shape the real repository uses."""
+
+from __future__ import annotations
+
+import json
+
+from packlint.cli import main
+
+
+def _check_json(capsys, *argv) -> list[dict]:
+    capsys.readouterr()
+    main(["check", "--isolated", "--format", "json", "--exit-zero", "--no-cache", *argv])
+    return json.loads(capsys.readouterr().out)["findings"]
+
+
+_FALCON_PROGRAM = """\
+from nemo_fork.falcon_module import FalconModel
+from nemo_fork.hydra_runner import hydra_runner
+
+
+@hydra_runner(config_path="conf", config_name="megatron_falcon_config")
+def main(cfg):
+    FalconModel(cfg.model)
+
+
+if __name__ == "__main__":
+    main()
+"""
+
+_HYDRA_RUNNER = """\
+import hydra
+
+
+def hydra_runner(config_path=None, config_name=None):
+    def decorator(task_function):
+        return hydra.main(config_path=config_path, config_name=config_name, version_base=None)(task_function)
+
+    return decorator
+"""
+
+_FALCON_MODULE = """\
+{import_line}
+class FalconModel:
+    def __init__(self, cfg):
+        world_size = cfg.tensor_model_parallel_size
+        # class TransformerConfig: (a comment names it; the code does not)
+        self.num_attention_heads_per_partition = round(cfg.num_attention_heads / world_size)
+"""
+
+_TEST_FALCON = """\
+#!/usr/bin/env bash
+: ${TP:=8}
+: ${N_AH:=71}
+torchrun --nproc_per_node 8 megatron_falcon_pretraining.py --config-path=conf --config-name=megatron_falcon_config \\
+    model.micro_batch_size=1 model.global_batch_size=256 model.tensor_model_parallel_size=$TP \\
+    model.pipeline_model_parallel_size=1 model.num_layers=32 model.hidden_size=4544 model.num_attention_heads=$N_AH
+"""
+
+
+def test_heads_check_needs_code_that_builds_transformer_config(tmp_path, capsys):
+    """aws-neuron/neuronx-nemo-megatron nemo/examples/nlp/language_modeling/test_falcon.sh:26: 71 heads on TP 8
+    through NeMo 1 Hydra keys (model.num_attention_heads, model.tensor_model_parallel_size). The launched program
+    and its whole import closure are in the checkout (a NeMo fork) and none of it names megatron-core's
+    TransformerConfig: its Falcon module splits the heads with round(), so upstream's __post_init__ check is not
+    the code that runs (a false PK303 error). Where the model code imports TransformerConfig it stands."""
+    for uses in (False, True):
+        root = tmp_path / ("mcore" if uses else "fork")
+        (root / ".git").mkdir(parents=True)
+        (root / "nemo_fork").mkdir()
+        (root / "nemo_fork" / "__init__.py").write_text("")
+        (root / "nemo_fork" / "hydra_runner.py").write_text(_HYDRA_RUNNER)
+        line = "from megatron.core.transformer.transformer_config import TransformerConfig\n" if uses else ""
+        (root / "nemo_fork" / "falcon_module.py").write_text(_FALCON_MODULE.format(import_line=line))
+        examples = root / "examples"
+        (examples / "conf").mkdir(parents=True)
+        (examples / "conf" / "megatron_falcon_config.yaml").write_text("model:\n  micro_batch_size: 1\n")
+        (examples / "megatron_falcon_pretraining.py").write_text(_FALCON_PROGRAM)
+        (examples / "test_falcon.sh").write_text(_TEST_FALCON)
+        codes = [f["code"] for f in _check_json(capsys, str(examples / "test_falcon.sh"))]
+        assert ("PK303" in codes) == uses, (uses, codes)
