@@ -427,16 +427,46 @@ def _check_crlf(source: SourceFile, result: ParsedScript) -> None:
             )
         )
         return
+    words = _crlf_words(source.data)
+    shown = f" ({', '.join(words)})" if words else ""
     result.problems.append(
         SyntaxProblem(
             "warning",
             "crlf",
             "CRLF line endings: bash keeps the carriage return, so the last word of "
-            "every line ends in \\r (OFFLINE_PACKED_DATA='1\\r', train.py\\r); convert the file with "
-            "`dos2unix`",
+            f"every line ends in \\r{shown}; convert the file with `dos2unix`",
             first_line,
         )
     )
+
+
+_CRLF_WORD = 40  # characters of a word shown in the PK904 message
+_SECRET_NAME = re.compile(r"(?i)token|secret|passw|key|auth|credential")
+
+
+def _crlf_words(data: bytes, limit: int = 2) -> list[str]:
+    """The last words of the file's first command lines as bash reads them (`train.py\\r`): the PK904
+    message's examples, taken from the file itself. Comments, blank lines and continued lines (a `\\` before
+    the CR quotes it) are skipped."""
+    out: list[str] = []
+    for raw in data.split(b"\n"):
+        if not raw.endswith(b"\r"):
+            continue
+        line = raw[:-1].strip()
+        if not line or line.startswith(b"#") or line.endswith(b"\\"):
+            continue
+        word = line.split()[-1].decode("utf-8", "replace")
+        name, eq, _ = word.partition("=")
+        if eq and _SECRET_NAME.search(name):  # (`HF_TOKEN=hf_...`: the value is never shown)
+            word = f"{name}=..."
+        if len(word) > _CRLF_WORD:
+            word = "..." + word[-_CRLF_WORD:]
+        shown = f"{word}\\r"
+        if shown not in out:
+            out.append(shown)
+        if len(out) == limit:
+            break
+    return out
 
 
 _OPEN_REDIRECT = re.compile(rb"[<>][ \t]*\n")

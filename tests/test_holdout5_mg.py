@@ -79,3 +79,18 @@ def test_heads_check_needs_code_that_builds_transformer_config(tmp_path, capsys)
         (examples / "test_falcon.sh").write_text(_TEST_FALCON)
         codes = [f["code"] for f in _check_json(capsys, str(examples / "test_falcon.sh"))]
         assert ("PK303" in codes) == uses, (uses, codes)
+
+
+def test_crlf_message_names_words_of_the_file(tmp_path, capsys):
+    """IEIT-Yuan/Yuan2.0-M32 vllm/*.sh, TimeChat metrics/*/eval_*.sh (CRLF): PK904's example words were a fixed
+    `(OFFLINE_PACKED_DATA='1\\r', train.py\\r)`, words of no such file. They are the last words of the file's own
+    first command lines; a secret-like assignment's value is never shown."""
+    (tmp_path / ".git").mkdir()
+    script = tmp_path / "eval_dvc.sh"
+    script.write_bytes(
+        b"#!/bin/bash\r\n# evaluate\r\nexport HF_TOKEN=hf_do_not_print\r\ncd metrics\r\n"
+        b"python eval.py \\\r\n  --pred out.json\r\n"
+    )
+    (msg,) = [f["message"] for f in _check_json(capsys, str(script)) if f["code"] == "PK904"]
+    assert "(HF_TOKEN=...\\r, metrics\\r)" in msg, msg
+    assert "hf_do_not_print" not in msg and "OFFLINE_PACKED_DATA" not in msg, msg
