@@ -94,3 +94,56 @@ def test_crlf_message_names_words_of_the_file(tmp_path, capsys):
     (msg,) = [f["message"] for f in _check_json(capsys, str(script)) if f["code"] == "PK904"]
     assert "(HF_TOKEN=...\\r, metrics\\r)" in msg, msg
     assert "hf_do_not_print" not in msg and "OFFLINE_PACKED_DATA" not in msg, msg
+
+
+_PREPROCESS = """\
+import argparse
+
+
+def get_args():
+    parser = argparse.ArgumentParser()
+    group = parser.add_argument_group(title="input data")
+    group.add_argument("--input", type=str, required=True)
+    group = parser.add_argument_group(title="tokenizer")
+    group.add_argument("--vocab-file", type=str, default=None)
+    group.add_argument("--vocab-size", default=786)
+    group.add_argument("--output-prefix", type=str, required=True)
+    return parser.parse_args()
+
+
+if __name__ == "__main__":
+    get_args()
+"""
+
+_TEST_PREPROCESS = """\
+#!/bin/bash
+IMPL=cached
+python ../preprocess_data.py \\
+       --input test_samples.json \\
+       --vocab vocab.txt \\
+       --output-prefix test_samples_${IMPL}
+"""
+
+
+def _preprocess_tree(root, program_at: str):
+    (root / ".git").mkdir(parents=True)
+    (root / program_at).parent.mkdir(parents=True, exist_ok=True)
+    (root / program_at).write_text(_PREPROCESS)
+    script = root / "megatron" / "data" / "test" / "test_preprocess_data.sh"
+    script.parent.mkdir(parents=True, exist_ok=True)
+    script.write_text(_TEST_PREPROCESS)
+    return script
+
+
+def test_a_climbing_program_found_elsewhere_rests_on_the_working_directory(tmp_path, capsys):
+    """ramanathanlab/Megatron-DeepSpeed megatron/data/test/test_preprocess_data.sh:6: `python ../preprocess_data.py`
+    from megatron/data/test names megatron/data/preprocess_data.py, which moved to the root. The root's file of that
+    name was taken as the program with evidence "checkout" (an error); it is found only if the job starts in another
+    directory: a machine premise (info) that names it. Where the path names the file from the script's own
+    directory, it is as written: the error stands."""
+    moved = _check_json(capsys, str(_preprocess_tree(tmp_path / "moved", "preprocess_data.py")))
+    (f,) = [f for f in moved if f["code"] == "PK201"]
+    assert f["severity"] == "info", f
+    assert "../preprocess_data.py from the script's own directory is not in the checkout" in f["message"], f
+    kept = _check_json(capsys, str(_preprocess_tree(tmp_path / "kept", "megatron/data/preprocess_data.py")))
+    assert [f["severity"] for f in kept if f["code"] == "PK201"] == ["error"], kept

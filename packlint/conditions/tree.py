@@ -393,7 +393,7 @@ class EvalContext:
         if self._code is None or not self.launch:
             return None
         facts = self._code(self.launch, self.variant)
-        guess = _program_guess(facts)
+        guess = _program_guess(facts, self.model.get("script"))
         if guess is not None:
             from packlint import evidence
 
@@ -404,10 +404,31 @@ class EvalContext:
         return True if self._bash_rejects is None else self._bash_rejects()
 
 
-def _program_guess(facts: Any) -> str | None:
+def _climbing_guess(program: str, file: str, script: str | None, root: str | None) -> str | None:
+    """The premise of a `../x.py` program found other than where it names from the script's own directory."""
+    import os
+
+    if not script:
+        return None
+    here = os.path.dirname(os.path.abspath(script)).replace("\\", "/")
+    named = os.path.normpath(os.path.join(here, program)).replace("\\", "/")
+    if os.path.normpath(file).replace("\\", "/") == named:
+        return None
+    shown = os.path.relpath(file, root).replace("\\", "/") if root else ".../" + "/".join(file.split("/")[-3:])
+    return (
+        f"the launched program is {shown}, found by its name only: {program} from the script's own directory "
+        "is not in the checkout, so the job must start in another directory"
+    )
+
+
+def _program_guess(facts: Any, script: str | None = None) -> str | None:
     """What code found for a relative program path that is not in the checkout as written rests on
     (`examples/detxoify_lm/finetune_gpt.py`, moved since: only a shorter suffix of it exists): that the file
-    found is what the launch runs, where the path as written is the machine's. None when it was found as written."""
+    found is what the launch runs, where the path as written is the machine's. None when it was found as written.
+    A path that climbs (`../preprocess_data.py`) is written from the directory the job starts in: found where it
+    names from the script's own directory, it is as written; found elsewhere (another directory's file of that
+    name: ramanathanlab/Megatron-DeepSpeed megatron/data/test/test_preprocess_data.sh, whose ../preprocess_data.py
+    moved to the root), it rests on the machine's working directory."""
     res = getattr(facts, "resolution", None)
     if res is None or getattr(res, "how", None) != "script-checkout":
         return None
@@ -416,7 +437,9 @@ def _program_guess(facts: Any) -> str | None:
     if not program or program.startswith(("/", "-")) or not file:
         return None
     written = "/".join(p for p in program.split("/") if p and p not in (".",))
-    if ".." in written.split("/") or file.endswith("/" + written) or file == written:
+    if ".." in written.split("/"):
+        return _climbing_guess(program, file, script, getattr(res, "root", None))
+    if file.endswith("/" + written) or file == written:
         return None
     shown = "/".join(file.split("/")[-3:])
     return (
