@@ -147,3 +147,15 @@ def test_a_climbing_program_found_elsewhere_rests_on_the_working_directory(tmp_p
     assert "../preprocess_data.py from the script's own directory is not in the checkout" in f["message"], f
     kept = _check_json(capsys, str(_preprocess_tree(tmp_path / "kept", "megatron/data/preprocess_data.py")))
     assert [f["severity"] for f in kept if f["code"] == "PK201"] == ["error"], kept
+
+
+def test_an_ambiguous_prefix_is_reported_as_argparse_reports_it(tmp_path, capsys):
+    """The same script: with argparse's abbreviations on (its default), `--vocab` is a prefix of --vocab-file and
+    --vocab-size, so argparse exits with "ambiguous option: --vocab could match --vocab-file, --vocab-size" (python
+    3.11, checked), not "unrecognized arguments"; a plain `python` run stops at startup."""
+    kept = _check_json(capsys, str(_preprocess_tree(tmp_path, "megatron/data/preprocess_data.py")))
+    (f,) = [f for f in kept if f["code"] == "PK201"]
+    assert (
+        "argparse exits with 'ambiguous option: --vocab could match --vocab-file, --vocab-size' at startup"
+        in f["message"]
+    ), f

@@ -172,6 +172,15 @@ def _f_flag_assumed(ctx: Any, node: Any, a: list[Any]) -> Any:
     return text
 
 
+def _abbreviated(schema: Any, name: str) -> list[str]:
+    """The flags a `--prefix` abbreviates where the parser takes abbreviations (argparse's allow_abbrev, on
+    unless the program turns it off; HfArgumentParser keeps it), in the order the parser defines them."""
+    flag = name.split("=", 1)[0]
+    if schema is None or not getattr(schema, "allow_abbrev", False) or not flag.startswith("--"):
+        return []
+    return [k for k in schema.flags if k.startswith(flag) and k != flag]
+
+
 def _f_flag_rejection(ctx: Any, node: Any, a: list[Any]) -> Any:
     """How the program's parser stops on a flag it does not define: argparse's 'unrecognized
     arguments', or HfArgumentParser's ValueError (hf_argparser.py parse_args_into_dataclasses)."""
@@ -181,6 +190,9 @@ def _f_flag_rejection(ctx: Any, node: Any, a: list[Any]) -> Any:
     if _is_unk(a[0]):
         return a[0]
     schema = _schema_view(ctx)[0]
+    matches = _abbreviated(schema, a[0])
+    if len(matches) > 1:  # (allow_abbrev: a prefix of several flags; ramanathanlab/Megatron-DeepSpeed `--vocab`)
+        return f"argparse exits with 'ambiguous option: {a[0].split('=', 1)[0]} could match {', '.join(matches)}'"
     if schema is not None and schema.kind == "hf":
         return (
             f"HfArgumentParser raises 'Some specified arguments are not used by the HfArgumentParser: [{a[0]!r}, ...]'"
