@@ -159,3 +159,40 @@ def test_an_ambiguous_prefix_is_reported_as_argparse_reports_it(tmp_path, capsys
         "argparse exits with 'ambiguous option: --vocab could match --vocab-file, --vocab-size' at startup"
         in f["message"]
     ), f
+
+
+_HF_PROGRAM = """\
+from dataclasses import dataclass, field
+
+from transformers import HfArgumentParser, Seq2SeqTrainingArguments
+
+
+@dataclass
+class ModelArguments:
+    model_name_or_path: str = field(default=None)
+
+
+def main():
+    parser = HfArgumentParser((ModelArguments, Seq2SeqTrainingArguments))
+    model_args, training_args = parser.parse_args_into_dataclasses()
+
+
+if __name__ == "__main__":
+    main()
+"""
+
+
+def test_a_plain_python_run_stops_at_startup_not_after_nodes(tmp_path, capsys):
+    """huggingface/distil-whisper training/flax scripts: PK201 under the assumed transformers release (a warning)
+    said the run stops "after the job got its nodes" of a local `python` run; it stops at startup. Under a
+    distributed launcher the wording stays."""
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "run_pl.py").write_text(_HF_PROGRAM)
+    for launch, when in (("python", "at startup"), ("torchrun --nproc_per_node 8", "after the job got its nodes")):
+        script = tmp_path / "run.sh"
+        script.write_text(f"#!/bin/bash\n{launch} run_pl.py --model_name_or_path m --wandb_dir /tmp --output_dir o\n")
+        (f,) = [f for f in _check_json(capsys, str(script)) if f["code"] == "PK201"]
+        assert (
+            f["severity"] == "warning"
+            and f"used by the HfArgumentParser: ['--wandb_dir', ...]' {when} (" in f["message"]
+        ), (launch, f)
