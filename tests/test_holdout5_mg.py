@@ -196,3 +196,59 @@ def test_a_plain_python_run_stops_at_startup_not_after_nodes(tmp_path, capsys):
             f["severity"] == "warning"
             and f"used by the HfArgumentParser: ['--wandb_dir', ...]' {when} (" in f["message"]
         ), (launch, f)
+
+
+_SFT_CFG = """\
+### model
+model_name_or_path: Qwen/Qwen2-VL-7B-Instruct
+### method
+stage: sft
+do_train: true
+finetuning_type: full
+deepspeed: examples/deepspeed/ds_z0_config.json
+### dataset
+dataset: pubtabnet
+template: qwen2_vl
+output_dir: saves/qwen2_vl-7b/full/sft
+"""
+
+_CLONE_README = """\
+# Fine-tune Qwen2-VL with LLaMA-Factory
+
+```
+git clone --depth 1 https://github.com/hiyouga/LLaMA-Factory.git
+```
+copy the `train_configs` folder into LLaMA-Factory and run
+
+```
+cd LLaMA-Factory
+FORCE_TORCHRUN=1 llamafactory-cli train ./train_configs/qwen2_vl_7b_sft_cfg.yaml
+```
+"""
+
+
+def test_a_file_of_the_stacks_clone_made_at_set_up_is_the_machines(tmp_path, capsys):
+    """cuiIRISA/finetune-qwen2-vl-7b-LLaMA-Factory train_configs/qwen2_vl_7b_sft_cfg.yaml:14: `deepspeed:
+    examples/deepspeed/ds_z0_config.json` is a file of LLaMA-Factory's own repository; the README clones it and runs
+    `llamafactory-cli train` inside the clone (`cd LLaMA-Factory`). The file is there when the job runs in that
+    directory, the machine's: PK601 is an info naming it. Without such a README, or in a checkout that is
+    LLaMA-Factory itself (src/llamafactory/), the missing file stays a warning."""
+    for case, want in (("clone", "info"), ("clone-only", "info"), ("plain", "warning"), ("fork", "warning")):
+        root = tmp_path / case
+        (root / ".git").mkdir(parents=True)
+        (root / "train_configs").mkdir()
+        (root / "train_configs" / "qwen2_vl_7b_sft_cfg.yaml").write_text(_SFT_CFG)
+        (root / "submit_train_singlenode.sh").write_text(
+            "#!/bin/bash\n#SBATCH --nodes=1\nsrun --export=ALL llamafactory-cli train ./train_configs/qwen2_vl_7b_sft_cfg.yaml\n"
+        )
+        if case == "clone-only":  # (the clone command alone says it: the job runs in LLaMA-Factory/)
+            (root / "README.md").write_text("git clone -b v0.9.1 https://github.com/hiyouga/LLaMA-Factory.git\n")
+        elif case != "plain":
+            (root / "README.md").write_text(_CLONE_README)
+        if case == "fork":
+            (root / "src" / "llamafactory").mkdir(parents=True)
+            (root / "src" / "llamafactory" / "__init__.py").write_text("")
+        found = [f for f in _check_json(capsys, str(root)) if f["code"] == "PK601"]
+        assert [f["severity"] for f in found] == [want], (case, found)
+        if case == "clone":
+            assert "runs the stack in LLaMA-Factory/ (`cd LLaMA-Factory`)" in found[0]["message"], found

@@ -8,13 +8,16 @@ machine's, not the checkout's, to decide. A premise of packlint.evidence ("machi
   `jz/`): the script is run from that directory, which the checkout does not say;
 - a path the checkout's `.gitignore` ignores (`/data`): made on the machine when the job is set up;
 - a path under a git submodule of the checkout's `.gitmodules` whose directory is empty or absent
-  (`benchmarks/MCP-Universe/...` in TIGER-AI-Lab/verl-tool): fetched by `git submodule update --init`.
+  (`benchmarks/MCP-Universe/...` in TIGER-AI-Lab/verl-tool): fetched by `git submodule update --init`;
+- a relative path for a stack launch whose README works inside a clone of that stack made at set-up
+  (`cd LLaMA-Factory`): the clone's file (`stack_clone_premise`).
 
 The checkout is listed once per root, bounded (MAX_FILES files, .git and the like skipped)."""
 
 from __future__ import annotations
 
 import os
+import re
 
 from packlint import evidence
 from packlint.caches import memo
@@ -116,3 +119,58 @@ def _list(root: str) -> tuple[str, ...]:
             if len(out) >= MAX_FILES:
                 return tuple(sorted(out))
     return tuple(sorted(out))
+
+
+# `cd LLaMA-Factory`, `git clone https://github.com/hiyouga/LLaMA-Factory.git [DIR]` in the checkout's README
+_README_CD = re.compile(r"(?m)^[ \t>$]*cd[ \t]+([\w.-]+)(?:/[\w./-]*)?[ \t]*(?:&&.*)?$")
+_README_CLONE = re.compile(
+    r"(?m)\bgit[ \t]+clone[ \t]+(?:-[-\w=]+(?:[ \t]+[^\s/-][^\s/]*)?[ \t]+)*"  # options, a value each at most
+    r"\S*?/([\w.-]+?)(?:\.git)?/?(?:[ \t]+([\w.-]+))?[ \t]*$"  # the URL's last part, then the directory if given
+)
+_README_BYTES = 1_000_000
+
+
+def _norm(name: str) -> str:
+    return re.sub(r"[^a-z0-9]", "", name.lower())
+
+
+def stack_clone_premise(path_text: str, dirs: list[str], stack_names: tuple[str, ...]) -> evidence.Premise | None:
+    """A relative path the checkout does not hold, for a launch of a stack (LLaMA-Factory's `llamafactory-cli`)
+    whose README works inside a clone of that stack made at set-up (`git clone .../LLaMA-Factory`, `cd
+    LLaMA-Factory`: cuiIRISA/finetune-qwen2-vl-7b-LLaMA-Factory copies its configs into the clone, and
+    `deepspeed: examples/deepspeed/ds_z0_config.json` is the clone's file). The job starts in that directory, the
+    machine's: None where the checkout holds that directory or is the stack itself."""
+    root = checkout_root(dirs)
+    wanted = {_norm(s) for s in stack_names if s}
+    if root is None or not wanted or os.path.isabs(path_text) or os.path.normpath(path_text).startswith(".."):
+        return None
+    from packlint.safe_io import read_regular
+
+    try:
+        names = sorted(n for n in os.listdir(root) if n.lower().startswith("readme"))
+    except OSError:
+        return None
+    for name in names:
+        data = read_regular(os.path.join(root, name), _README_BYTES)
+        text = data.decode("utf-8", "replace") if data is not None else ""
+        said = [(m.group(0).strip(), m.group(1)) for m in _README_CD.finditer(text)]
+        said += [(m.group(0).strip(), m.group(2) or m.group(1)) for m in _README_CLONE.finditer(text)]
+        for command, clone in said:
+            if _norm(clone) in wanted and not os.path.isdir(os.path.join(root, clone)) and not _is_stack(root, wanted):
+                return (
+                    evidence.MACHINE,
+                    f"the checkout's {name} runs the stack in {clone}/ (`{command[:80]}`), a clone made at set-up: "
+                    f"{path_text} may be that directory's",
+                )
+    return None
+
+
+def _is_stack(root: str, wanted: set[str]) -> bool:
+    """The checkout is the stack's own source (a fork: `src/llamafactory/`): its missing file is missing."""
+    for base in (root, os.path.join(root, "src")):
+        try:
+            if any(_norm(n) in wanted and os.path.isdir(os.path.join(base, n)) for n in os.listdir(base)):
+                return True
+        except OSError:
+            continue
+    return False

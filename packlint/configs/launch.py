@@ -135,9 +135,10 @@ def launch_config(
     else:
         cfg["stack_version"] = {"unknown": "the stack is not known"}
     dirs = _search_dirs(script_dir)
-    global _SCRIPT, _PROGRAM_DIRS
+    global _SCRIPT, _PROGRAM_DIRS, _STACK_NAMES
     _SCRIPT = script
     _PROGRAM_DIRS = (program, dirs)
+    _STACK_NAMES = (entry["stack"], entry.get("dist") or "") if entry and not entry.get("by_keys") else ()
     _NEAR[0] = script_dir
     incomplete: list[str] = []
     settings: dict = cfg["settings"]
@@ -375,6 +376,8 @@ _CD = LazyRegex(r"(?:^|[;&|(]|\bthen|\bdo)\s*(?:cd|pushd)\s", re.M)
 
 
 _PROGRAM_DIRS: tuple[str | None, list[str]] = (None, [])
+# the launch's stack and its distribution's name (a README's clone of it: packlint.configs.elsewhere)
+_STACK_NAMES: tuple[str, ...] = ()
 
 
 def _why_not_missing(path_text: str, word: Any, dirs: list[str]) -> str | None:
@@ -528,9 +531,9 @@ def _read_nested(cfg: dict, sec: str, s: dict, dirs: list[str], dialect: str) ->
 
 def _note_machine(record: dict[str, Any], path_text: str, dirs: list[str]) -> None:
     """A missing file the machine may hold (packlint.configs.elsewhere): its evidence, for PK601's cap."""
-    from packlint.configs.elsewhere import missing_premise
+    from packlint.configs.elsewhere import missing_premise, stack_clone_premise
     from packlint.evidence import to_json
 
-    premise = missing_premise(path_text, dirs)
+    premise = missing_premise(path_text, dirs) or stack_clone_premise(path_text, dirs, _STACK_NAMES)
     if premise is not None:
         record["evidence"] = to_json(premise)
