@@ -252,3 +252,76 @@ def test_a_file_of_the_stacks_clone_made_at_set_up_is_the_machines(tmp_path, cap
         assert [f["severity"] for f in found] == [want], (case, found)
         if case == "clone":
             assert "runs the stack in LLaMA-Factory/ (`cd LLaMA-Factory`)" in found[0]["message"], found
+
+
+_EVALUATE = """\
+import argparse
+
+
+def override_args(args, override_args, skip_keys, skip_if_specified_keys):
+    for k, v in vars(override_args).items():
+        if k in skip_keys:
+            continue
+        if k in skip_if_specified_keys and getattr(args, k) is not None:
+            continue
+        setattr(args, k, v)
+
+
+def load_ds_checkpoint_and_setup_megatron(args):
+    cp_args = argparse.Namespace(seq_length=2048, num_layers=24)
+    override_args(args, cp_args, ["micro_batch_size"], ["vocab_file"])
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--load", type=str)
+    parser.add_argument("--seq-length", type=int)
+    parser.add_argument("--num-layers", type=int)
+    parser.add_argument("--micro-batch-size", type=int)
+    args = parser.parse_args()
+{tail}
+
+if __name__ == "__main__":
+    main()
+"""
+
+_EVALHARNESS = """\
+#!/bin/bash
+#SBATCH --nodes=1
+CHECKPOINT_PATH=checkpoints/tr11/global_step1000
+SEQ_LEN=2048
+# dummy arguments to make megatron happy.
+MEGATRON_REQUIRED_ARGS=" \\
+    --num-layers -1 \\
+    --seq-length -1 \\
+    "
+CMD="./tasks/eval_harness/evaluate.py  \\
+    --load $CHECKPOINT_PATH \\
+    --micro-batch-size 1 \\
+    --seq-length $SEQ_LEN \\
+    $MEGATRON_REQUIRED_ARGS \\
+    "
+deepspeed --num_gpus 1 $CMD
+"""
+
+
+def test_a_repeat_the_program_replaces_from_elsewhere_is_an_info(tmp_path, capsys):
+    """malteos/bigscience-Megatron-DeepSpeed-oxw and janEbert/Megatron-DeepSpeed examples/run_evalharness_*.slurm:
+    `--seq-length $SEQ_LEN` then the documented dummy `--seq-length -1`; tasks/eval_harness/evaluate.py's
+    override_args sets every argument of the checkpoint's (but a skip list) over the parsed ones, so neither value
+    is used: PK103 is an info naming the replacement. A program that keeps what it parsed gets the warning."""
+    for replaces, want in ((True, "info"), (False, "warning")):
+        root = tmp_path / ("replaces" if replaces else "keeps")
+        (root / ".git").mkdir(parents=True)
+        (root / "tasks" / "eval_harness").mkdir(parents=True)
+        tail = "    load_ds_checkpoint_and_setup_megatron(args)\n" if replaces else "    print(args.seq_length)\n"
+        (root / "tasks" / "eval_harness" / "evaluate.py").write_text(_EVALUATE.format(tail=tail))
+        (root / "examples").mkdir()
+        (root / "examples" / "run_evalharness_deepspeed.slurm").write_text(_EVALHARNESS)
+        if not replaces:  # (the loop is gone: nothing replaces the parsed arguments)
+            src = root / "tasks" / "eval_harness" / "evaluate.py"
+            src.write_text(src.read_text().replace("        setattr(args, k, v)\n", "        print(k, v)\n"))
+        found = [f for f in _check_json(capsys, str(root / "examples")) if f["code"] == "PK103"]
+        assert [(f["severity"], f["message"].split(" ")[0]) for f in found] == [(want, "--seq-length")], found
+        if replaces:
+            assert "another namespace (tasks/eval_harness/evaluate.py:10)" in found[0]["message"], found

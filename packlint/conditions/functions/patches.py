@@ -138,3 +138,92 @@ PATCH_FUNCTIONS["code_names"] = Function(
     "the launched code may use the named class: its import closure names it outside a comment, or imports a "
     "Megatron package not found on disk; true where the code is not at hand",
 )
+
+
+# (program file, mtime_ns, size) -> the line of its bulk replacement of parsed arguments, or 0
+_REPLACES_MEMO: dict[tuple[str, int, int], int] = run_memo()
+
+
+def _bulk_setattr_line(tree: Any) -> int:
+    """The line of a `setattr(ns, k, ...)` whose name `k` is the variable of an enclosing `for` loop (`for k, v in
+    vars(cp_args).items(): setattr(args, k, v)`), 0 when the file has none."""
+    import ast
+
+    for node in ast.walk(tree):
+        if not isinstance(node, (ast.For, ast.AsyncFor)):
+            continue
+        loop_vars = {n.id for n in ast.walk(node.target) if isinstance(n, ast.Name)}
+        for sub in ast.walk(node):
+            if (
+                isinstance(sub, ast.Call)
+                and isinstance(sub.func, ast.Name)
+                and sub.func.id == "setattr"
+                and len(sub.args) == 3
+                and isinstance(sub.args[1], ast.Name)
+                and sub.args[1].id in loop_vars
+            ):
+                return sub.lineno
+    return 0
+
+
+def _replacement_line(path: str) -> int | None:
+    """The line where the program file replaces parsed arguments in bulk; 0: it does not; None: not readable."""
+    import ast
+    import warnings
+
+    from packlint.codebase.filefacts import MAX_SOURCE_BYTES
+    from packlint.safe_io import read_regular
+
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    key = (path, st.st_mtime_ns, st.st_size)
+    if key in _REPLACES_MEMO:
+        return _REPLACES_MEMO[key]
+    data = read_regular(path, MAX_SOURCE_BYTES)
+    if data is None:
+        return None
+    if b"setattr" not in data:
+        line = 0
+    else:
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                line = _bulk_setattr_line(ast.parse(data))
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            return None
+    _REPLACES_MEMO[key] = line
+    return line
+
+
+def _f_code_replaces_args(ctx: EvalContext, node: Builtin, a: list[Any]) -> Any:
+    """file:line where the launched program itself sets its parsed arguments from another namespace, by names it
+    iterates over (bigscience Megatron-DeepSpeed tasks/eval_harness/evaluate.py override_args: every argument of
+    the checkpoint's but a skip list replaces the command line's: `--seq-length -1`, a documented dummy, is never
+    used); absent when it does not, or its code is not at hand."""
+    from packlint.conditions.functions.codebase_common import _code
+
+    facts = _code(ctx)
+    res = getattr(facts, "resolution", None) if facts is not None else None
+    file, root = getattr(res, "file", None), getattr(res, "root", None)
+    if not file:
+        return Unk("the program's code is not at hand", "absent")
+    line = _replacement_line(file)
+    if line is None:
+        return Unk("the program's file could not be read", "unknown")
+    if not line:
+        return Unk("the program does not replace its parsed arguments in bulk", "absent")
+    shown = os.path.relpath(file, root) if root else os.path.basename(file)
+    return f"{shown}:{line}"
+
+
+PATCH_FUNCTIONS["code_replaces_args"] = Function(
+    (),
+    (),
+    STR,
+    _f_code_replaces_args,
+    "file:line where the launched program's own file sets its parsed arguments by the names a loop iterates over "
+    "(`for k, v in vars(ckpt_args).items(): setattr(args, k, v)`): a value the command line gives may be replaced; "
+    "absent where it does not or its code is not at hand",
+)
