@@ -325,3 +325,28 @@ def test_a_repeat_the_program_replaces_from_elsewhere_is_an_info(tmp_path, capsy
         assert [(f["severity"], f["message"].split(" ")[0]) for f in found] == [(want, "--seq-length")], found
         if replaces:
             assert "another namespace (tasks/eval_harness/evaluate.py:10)" in found[0]["message"], found
+
+
+def test_a_megatron_fork_without_transformer_config_keeps_the_heads_check(tmp_path, capsys):
+    """bigscience-workshop's Megatron-DeepSpeed (malteos/bigscience-Megatron-DeepSpeed-oxw): no TransformerConfig
+    anywhere, but its top-level megatron package splits the heads with mpu.divide, which asserts on heads % TP. The
+    closure holding a top-level megatron package keeps PK303 (a NeMo subpackage named megatron does not count)."""
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "megatron" / "model").mkdir(parents=True)
+    (tmp_path / "megatron" / "__init__.py").write_text("")
+    (tmp_path / "megatron" / "model" / "__init__.py").write_text("from .transformer import ParallelAttention\n")
+    (tmp_path / "megatron" / "model" / "transformer.py").write_text(
+        "def divide(a, b):\n    assert a % b == 0, '{} is not divisible by {}'.format(a, b)\n    return a // b\n\n\n"
+        "class ParallelAttention:\n    def __init__(self, heads, world_size):\n"
+        "        self.num_attention_heads_per_partition = divide(heads, world_size)\n"
+    )
+    (tmp_path / "pretrain_gpt.py").write_text(
+        "from megatron.model import ParallelAttention\n\nParallelAttention(71, 8)\n"
+    )
+    script = tmp_path / "run.sh"
+    script.write_text(
+        "#!/bin/bash\ntorchrun --nproc_per_node 8 pretrain_gpt.py --tensor-model-parallel-size 8 --num-layers 32 \\\n"
+        "  --hidden-size 4544 --num-attention-heads 71 --seq-length 2048 --max-position-embeddings 2048 \\\n"
+        "  --micro-batch-size 1 --global-batch-size 8\n"
+    )
+    assert "PK303" in [f["code"] for f in _check_json(capsys, str(script))]

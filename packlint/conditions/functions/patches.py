@@ -111,10 +111,25 @@ def _closure_names(facts: Any, name: str) -> bool | None:
     return False
 
 
+def _has_megatron_package(files: list[str]) -> bool:
+    """A file of the closure is in a top-level `megatron` package (its parent directory is no package): a
+    Megatron-LM fork whose model code checks the split itself (bigscience Megatron-DeepSpeed's mpu.divide asserts on
+    heads % TP), unlike a NeMo subpackage named megatron (nemo/collections/nlp/modules/common/megatron/)."""
+    for f in files:
+        parts = f.replace("\\", "/").split("/")
+        if "megatron" not in parts[:-1]:
+            continue
+        i = len(parts) - 2 - parts[-2::-1].index("megatron")
+        if not os.path.isfile("/".join(parts[:i] + ["__init__.py"])):
+            return True
+    return False
+
+
 def _f_code_names(ctx: EvalContext, node: Builtin, a: list[Any]) -> Any:
     """Whether the launched code may build the named class (megatron-core's TransformerConfig, whose
     __post_init__ makes PK303/PK304's checks): true where the code is not at hand (the rule's upstream
-    semantics) or imports a Megatron package packlint did not find on disk (an installed Megatron builds it);
+    semantics), imports a Megatron package packlint did not find on disk (an installed Megatron builds it) or is a
+    Megatron-LM fork (a top-level megatron package: its own split check);
     false where the program's whole import closure is read and no file of it names the class (a NeMo 1 fork
     whose model code is its own: aws-neuron/neuronx-nemo-megatron's Falcon splits heads with round())."""
     from packlint.conditions.functions.codebase_common import _code
@@ -122,7 +137,7 @@ def _f_code_names(ctx: EvalContext, node: Builtin, a: list[Any]) -> Any:
     facts = _code(ctx)
     if facts is None or not facts.known:
         return True
-    if any(m in _MEGATRON_IMPORTS for m in facts.unresolved_imports):
+    if any(m in _MEGATRON_IMPORTS for m in facts.unresolved_imports) or _has_megatron_package(facts.files):
         return True
     found = _closure_names(facts, a[0])
     if found is None:
