@@ -350,3 +350,23 @@ def test_a_megatron_fork_without_transformer_config_keeps_the_heads_check(tmp_pa
         "  --micro-batch-size 1 --global-batch-size 8\n"
     )
     assert "PK303" in [f["code"] for f in _check_json(capsys, str(script))]
+
+
+def test_retired_megatron_argument_wording_follows_the_launch(tmp_path, capsys):
+    """PK324's "(AssertionError at startup, after the nodes are allocated)" was said of a plain `python` run too
+    (no scheduler, no nodes): it depends on the launch now."""
+    flags = (
+        "--num-layers 2 --hidden-size 64 --num-attention-heads 4 --micro-batch-size 1 --global-batch-size 8 "
+        "--seq-length 128 --max-position-embeddings 128 --model-parallel-size 1"
+    )
+    for i, (launch, when) in enumerate(
+        (
+            ("python", "(AssertionError at startup)"),
+            ("torchrun --nproc_per_node 8", "(AssertionError at startup, after the job got its nodes)"),
+        )
+    ):
+        (tmp_path / str(i) / ".git").mkdir(parents=True)
+        script = tmp_path / str(i) / "run.sh"
+        script.write_text(f"#!/bin/bash\n{launch} pretrain_gpt.py {flags}\n")
+        (f,) = [f for f in _check_json(capsys, str(script)) if f["code"] == "PK324"]
+        assert f"validate_args asserts it is not given {when}" in f["message"], (launch, f)
