@@ -138,7 +138,10 @@ def launch_config(
     global _SCRIPT, _PROGRAM_DIRS, _STACK_NAMES
     _SCRIPT = script
     _PROGRAM_DIRS = (program, dirs)
-    _STACK_NAMES = (entry["stack"], entry.get("dist") or "") if entry and not entry.get("by_keys") else ()
+    # (a stack run by its own command or program, whose repository a README clones to work in; not a library
+    # recognised by a flag: `--deepspeed ds.json` of a program that merely uses transformers)
+    own = entry is not None and not entry.get("by_keys") and any(map(entry.get, ("launcher", "module", "program")))
+    _STACK_NAMES = (entry["stack"], entry.get("dist") or "") if own and entry is not None else ()
     _NEAR[0] = script_dir
     incomplete: list[str] = []
     settings: dict = cfg["settings"]
