@@ -46,10 +46,12 @@ MAX_VERSION_FILE = 256 * 1024
 _CACHE: dict[tuple, dict] = memo()
 
 
-def _roots(script_dir: str | None) -> list[str]:
+def _roots(script_dir: str | None, workdir: str | None = None) -> list[str]:
+    """Where the stack's code and pins are looked for: the launch's working directory first when known
+    (stack_config_workdir), then the script's directory and its parents up to the checkout's root."""
     if not script_dir:
-        return []
-    out = []
+        return [workdir] if workdir else []
+    out = [workdir] if workdir else []
     d = os.path.abspath(script_dir)
     for _ in range(16):  # (BradleyWang0416/LLaMA-Factory: a script 8 folders below the checkout root)
         out.append(d)
@@ -69,9 +71,9 @@ def _read_small(path: str) -> str | None:
     return None if data is None else data.decode("utf-8", "replace")
 
 
-def version_in_code(stack: str, script_dir: str | None) -> tuple[str, str] | None:
+def version_in_code(stack: str, script_dir: str | None, workdir: str | None = None) -> tuple[str, str] | None:
     """(version, where) from the stack's own source beside the script, or None."""
-    for root in _roots(script_dir):
+    for root in _roots(script_dir, workdir):
         for pkg in PACKAGE_DIRS.get(stack, ()):
             d = os.path.join(root, pkg)
             if not os.path.isdir(d):
@@ -168,7 +170,7 @@ def _named_deps(text: str, required: list[str]) -> list[str]:
     return out
 
 
-def pinned_in_tree(dist: str | None, script_dir: str | None) -> tuple[str, str] | None:
+def pinned_in_tree(dist: str | None, script_dir: str | None, workdir: str | None = None) -> tuple[str, str] | None:
     """(version, file) of an exact pin of the distribution in the checkout's requirement files
     (requirements*.txt, environment.yml's pip list, setup.py install_requires, pyproject.toml
     dependencies), nearest directory first; None when no file pins it exactly (`>=` is no release)."""
@@ -177,7 +179,7 @@ def pinned_in_tree(dist: str | None, script_dir: str | None) -> tuple[str, str] 
     import glob
 
     want = re.sub(r"[-_.]+", "-", dist).lower()
-    for root in _roots(script_dir):
+    for root in _roots(script_dir, workdir):
         for pattern in _REQ_GLOBS:
             for path in sorted(glob.glob(os.path.join(glob.escape(root), pattern)))[:20]:
                 text = _read_small(path)
@@ -193,16 +195,16 @@ def pinned_in_tree(dist: str | None, script_dir: str | None) -> tuple[str, str] 
     return None
 
 
-def tree_version(stack: str, dist: str | None, script_dir: str | None) -> dict:
+def tree_version(stack: str, dist: str | None, script_dir: str | None, workdir: str | None = None) -> dict:
     """The release of a stack the checkout itself says it runs: a vendored copy's version file, else an
     exact pin in its requirement files. `{"value", "source"}` or `{}` (never the installed package:
     packlint's environment is not the checked tree's)."""
-    in_code = version_in_code(stack, script_dir)
+    in_code = version_in_code(stack, script_dir, workdir)
     if in_code is not None:
         from packlint.configs import _shown
 
         return {"value": in_code[0], "source": f"the vendored {stack} ({_shown(in_code[1])})"}
-    pin = pinned_in_tree(dist, script_dir)
+    pin = pinned_in_tree(dist, script_dir, workdir)
     if pin is not None:
         from packlint.configs import _shown
 

@@ -145,7 +145,7 @@ def _axolotl(ctx: EvalContext, cfg: Any) -> dict[str, tuple[str, str | None]]:
     settings = cfg.get("settings") or {}
     if any(k == "plugins" or k.startswith("plugins.") for k in settings):
         return {}
-    if keys._vendored_dir("axolotl", keys._script_dir(ctx)):
+    if keys._vendored_dir("axolotl", *keys._at(ctx)):
         return {}
     fields = stack_schemas.class_fields("AxolotlInputConfig", ("axolotl",)) or {}
     known = keys._known_versions(ctx, ("axolotl",))
@@ -238,7 +238,7 @@ def _fields(ctx: EvalContext, stack: str, roots: tuple[str, ...]) -> dict[str, l
     from packlint.codebase import stack_schemas
     from packlint.conditions.functions import stack_config_keys as keys
 
-    local = keys._vendored_classes(stack, keys._script_dir(ctx))
+    local = keys._vendored_classes(stack, *keys._at(ctx))
     fields: dict[str, list[Any]] = {}
     for root in roots:
         try:

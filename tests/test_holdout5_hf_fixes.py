@@ -1,0 +1,99 @@
+"""Mechanisms behind false findings the fifth holdout's HF half (h-holdout-i, h-holdout-j) found, each in the
+shape of the repository it stands for, with the true finding of the same shape kept."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from packlint.cli import main
+
+
+def _tree(root: Path, files: dict[str, str]) -> Path:
+    for rel, text in files.items():
+        p = root / rel
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(text)
+    return root
+
+
+def _findings(capsys, *paths: Path) -> list[dict]:
+    capsys.readouterr()
+    main(["check", "--no-cache", "--format", "json", "--exit-zero", *map(str, paths)])
+    return json.loads(capsys.readouterr().out)["findings"]
+
+
+_FORK_MODEL_ARGS = """from dataclasses import dataclass, field
+from typing import Optional
+
+
+@dataclass
+class ModelArguments:
+    model_name_or_path: Optional[str] = field(default=None)
+    sequence_parallel_size: int = field(default=1, metadata={"help": "Number of GPUs to process one sequence."})
+    sequence_parallel_mode: str = field(default="zigzag-ring")
+"""
+_LF_YAML = """model_name_or_path: Qwen/Qwen2.5-7B
+stage: sft
+do_train: true
+finetuning_type: full
+dataset: alpaca_en_demo
+template: qwen
+cutoff_len: 2048
+{key}: 8
+output_dir: out
+"""
+
+
+def test_the_stack_a_launch_cds_into_is_the_one_that_reads_its_yaml(tmp_path, capsys):
+    """Wyyyb/CriticCoT: a monorepo with a 360-LLaMA-Factory-sp fork beside its scripts; each launch does
+    `cd /data/yubo/CriticCoT/360-LLaMA-Factory-sp/` (the author's machine) then `llamafactory-cli train
+    ../darth_scripts/x.yaml`. The fork defines sequence_parallel_size: upstream was assumed (10 false PK207).
+    The working directory's tail names the checkout's folder: its code is read, under a premise named in the
+    evidence (a warning), and a relative `cd` needs none."""
+    root = _tree(
+        tmp_path / "CriticCoT",
+        {
+            ".git/HEAD": "ref: refs/heads/main\n",
+            "360-LLaMA-Factory-sp/src/llamafactory/__init__.py": "",
+            "360-LLaMA-Factory-sp/src/llamafactory/extras/env.py": 'VERSION = "0.9.1"\n',
+            "360-LLaMA-Factory-sp/src/llamafactory/hparams/__init__.py": "",
+            "360-LLaMA-Factory-sp/src/llamafactory/hparams/model_args.py": _FORK_MODEL_ARGS,
+            "darth_scripts/sp.yaml": _LF_YAML.format(key="sequence_parallel_size"),
+            "darth_scripts/typo.yaml": _LF_YAML.format(key="sequence_paralel_size"),
+            "darth_scripts/sp.sh": "#!/bin/bash\ncd /data/yubo/CriticCoT/360-LLaMA-Factory-sp/\n"
+            "FORCE_TORCHRUN=1 llamafactory-cli train ../darth_scripts/sp.yaml\n",
+            "darth_scripts/hw.sh": "#!/bin/bash\ncd /mnt/hwfile/someone/360-LLaMA-Factory-sp\n"
+            "FORCE_TORCHRUN=1 llamafactory-cli train ../darth_scripts/sp.yaml\n",
+            "darth_scripts/rel.sh": "#!/bin/bash\ncd ../360-LLaMA-Factory-sp\n"
+            "llamafactory-cli train ../darth_scripts/typo.yaml\n",
+            "darth_scripts/typo.sh": "#!/bin/bash\ncd /data/yubo/CriticCoT/360-LLaMA-Factory-sp/\n"
+            "llamafactory-cli train ../darth_scripts/typo.yaml\n",
+        },
+    )
+    d = root / "darth_scripts"
+    assert [f for f in _findings(capsys, d / "sp.sh", d / "hw.sh") if f["code"] == "PK207"] == []
+    (typo,) = [f for f in _findings(capsys, d / "typo.sh") if f["code"] == "PK207"]
+    assert typo["severity"] == "warning" and "llamafactory 0.9.1" in typo["message"]
+    assert "did you mean sequence_parallel_size" in typo["message"]
+    assert [p["because"] for p in typo["premises"]] == [
+        "the launch runs in /data/yubo/CriticCoT/360-LLaMA-Factory-sp/ (the `cd` at line 2), taken to be the "
+        "checkout's 360-LLaMA-Factory-sp/, the folder its path ends with"
+    ]
+    (rel,) = [f for f in _findings(capsys, d / "rel.sh") if f["code"] == "PK207"]
+    assert rel["severity"] == "error" and rel["premises"] == [] and "llamafactory 0.9.1" in rel["message"]
+
+
+def test_a_cd_to_a_place_the_checkout_does_not_hold_leaves_the_search_as_it_was(tmp_path):
+    from packlint.conditions.functions.stack_config_workdir import resolve_cd
+
+    root = tmp_path / "repo"
+    (root / "lf").mkdir(parents=True)
+    (root / "exp").mkdir()
+    r, e = str(root), str(root / "exp")
+    assert resolve_cd("/opt/LLaMA-Factory", e, r, 3) is None
+    assert resolve_cd("$LF_HOME", e, r, 3) is None
+    assert resolve_cd("../lf", e, r, 3) == (str(root / "lf"), None)
+    assert resolve_cd(str(root / "lf"), e, r, 3) == (str(root / "lf"), None)
+    mapped = resolve_cd("/home/me/repo/lf/", e, r, 7)
+    assert mapped is not None and mapped[0] == str(root / "lf") and "the `cd` at line 7" in (mapped[1] or "")
