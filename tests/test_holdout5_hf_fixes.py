@@ -97,3 +97,50 @@ def test_a_cd_to_a_place_the_checkout_does_not_hold_leaves_the_search_as_it_was(
     assert resolve_cd(str(root / "lf"), e, r, 3) == (str(root / "lf"), None)
     mapped = resolve_cd("/home/me/repo/lf/", e, r, 7)
     assert mapped is not None and mapped[0] == str(root / "lf") and "the `cd` at line 7" in (mapped[1] or "")
+
+
+_COUNT_PY = """import argparse
+import yaml
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--config", type=str, required=True)
+    parser.add_argument("--dataset", type=str, default=None)
+    parser.add_argument("--workers", type=int, default=16)
+    args = parser.parse_args()
+    print(yaml.safe_load(open(args.config)), args.dataset, args.workers)
+
+
+if __name__ == "__main__":
+    main()
+"""
+
+
+def test_flags_after_a_llamafactory_yaml_are_the_reading_programs(tmp_path, capsys):
+    """SachinKonan/LLaMA-Factory-AutoReviewer sbatch/count_tokens.sbatch: `python scripts/run_tokenization_and_
+    count_overctx.py --config x.yaml --dataset d --workers 4`, the script's own argparse program, reads a
+    LLaMA-Factory YAML: PK405 (LLaMA-Factory's read_args takes the rest as OmegaConf pairs) fired because of the
+    YAML's keys (2 false errors). The program that reads the file decides: llamafactory-cli, and a program whose
+    code reaches llamafactory, still fire."""
+    root = _tree(
+        tmp_path,
+        {
+            ".git/HEAD": "ref: refs/heads/main\n",
+            "configs/x.yaml": _LF_YAML.format(key="neat_packing").replace(": 8\n", ": true\n"),
+            "scripts/count.py": _COUNT_PY,
+            "scripts/train_lf.py": "from llamafactory.train.tuner import run_exp\n\nif __name__ == '__main__':\n"
+            "    run_exp()\n",
+            "sbatch/count.sbatch": "#!/bin/bash\npython scripts/count.py \\\n    --config configs/x.yaml \\\n"
+            "    --dataset d \\\n    --workers 4\n",
+            "sbatch/cli.sh": "#!/bin/bash\nllamafactory-cli train configs/x.yaml --learning_rate 1e-5\n",
+            "sbatch/own.sh": "#!/bin/bash\npython scripts/train_lf.py configs/x.yaml --learning_rate 1e-5\n",
+        },
+    )
+    s = root / "sbatch"
+    assert [f for f in _findings(capsys, s / "count.sbatch") if f["code"] == "PK405"] == []
+    for script in ("cli.sh", "own.sh"):
+        found = [f for f in _findings(capsys, s / script) if f["code"] == "PK405"]
+        assert [(f["line"], f["message"].split()[0], f["severity"]) for f in found] == [
+            (2, "--learning_rate", "error")
+        ], script
