@@ -144,3 +144,75 @@ def test_flags_after_a_llamafactory_yaml_are_the_reading_programs(tmp_path, caps
         assert [(f["line"], f["message"].split()[0], f["severity"]) for f in found] == [
             (2, "--learning_rate", "error")
         ], script
+
+
+_CONFIG_PARSER = """import argparse
+
+
+class ConfigArgumentParser(argparse.ArgumentParser):
+    def __init__(self, *args, **kwargs):
+        self.config_parser = argparse.ArgumentParser(add_help=False)
+        self.config_parser.add_argument(
+            "-c",
+            "--config",
+            default=None,
+            metavar="FILE",
+            help="where to load YAML configuration",
+        )
+        self.option_names = []
+        super().__init__(
+            *args,
+            parents=[self.config_parser],
+            formatter_class=argparse.RawDescriptionHelpFormatter,
+            **kwargs,
+        )
+
+    def add_argument(self, *args, **kwargs):
+        arg = super().add_argument(*args, **kwargs)
+        self.option_names.append(arg.dest)
+        return arg
+
+    def parse_args(self, args=None):
+        res, remaining_argv = self.config_parser.parse_known_args(args)
+        return vars(super().parse_args(remaining_argv))
+
+
+class OpenParser(argparse.ArgumentParser):
+    def __init__(self, *args, **kwargs):
+        from some_lib import shared_parents
+
+        super().__init__(*args, parents=shared_parents(), **kwargs)
+        self.add_argument("--seed", type=int)
+"""
+
+
+def test_the_flags_an_argumentparser_subclass_adds_in_its_init_are_the_parsers(tmp_path, capsys):
+    """NJU-LHRS/LHRS-Bot: `parser = ConfigArgumentParser()` (lhrs/CustomTrainer/utils/config_parser.py), whose
+    __init__ passes `parents=[self.config_parser]` holding `-c/--config`: `-c` was "not a flag" (3 false PK201
+    errors). Its __init__ is run on the parser: `-c` is defined, a misspelt flag is still one; a parent list
+    packlint cannot read leaves the parser open (no verdict), never closed."""
+    root = _tree(
+        tmp_path,
+        {
+            ".git/HEAD": "ref: refs/heads/main\n",
+            "lhrs/__init__.py": "",
+            "lhrs/CustomTrainer/__init__.py": "",
+            "lhrs/CustomTrainer/utils/__init__.py": "",
+            "lhrs/CustomTrainer/utils/config_parser.py": _CONFIG_PARSER,
+            "main_pretrain_stage1.py": "from lhrs.CustomTrainer.utils.config_parser import ConfigArgumentParser\n\n"
+            "parser = ConfigArgumentParser()\nparser.add_argument('--batch-size', type=int)\n"
+            "parser.add_argument('--use-checkpoint', action='store_true')\nconfig = parser.parse_args()\n",
+            "main_open.py": "from lhrs.CustomTrainer.utils.config_parser import OpenParser\n\n"
+            "parser = OpenParser()\nparser.add_argument('--batch-size', type=int)\nparser.parse_args()\n",
+            "Config/multi_modal_stage1.yaml": "lr: 0.0001\n",
+            "Script/train_stage1.sh": "SCRIPT_PATH=../main_pretrain_stage1.py\nCONFIG_PATH=../Config/multi_modal_stage1.yaml\n"
+            "deepspeed \\\n    --num_node=1 \\\n    --num_gpus=8 \\\n    $SCRIPT_PATH \\\n    -c \\\n    $CONFIG_PATH \\\n"
+            "    --batch-size 8 \\\n    --use-checkpoint\n",
+            "Script/typo.sh": "deepspeed --num_gpus=8 ../main_pretrain_stage1.py --config x.yaml --bach-size 8\n",
+            "Script/open.sh": "deepspeed --num_gpus=8 ../main_open.py -c x.yaml --seed 1 --anything 3\n",
+        },
+    )
+    s = root / "Script"
+    assert [f for f in _findings(capsys, s / "train_stage1.sh", s / "open.sh") if f["code"] == "PK201"] == []
+    found = [f for f in _findings(capsys, s / "typo.sh") if f["code"] == "PK201"]
+    assert [f["message"].split()[0] for f in found] == ["--bach-size"]
