@@ -216,3 +216,43 @@ def test_the_flags_an_argumentparser_subclass_adds_in_its_init_are_the_parsers(t
     assert [f for f in _findings(capsys, s / "train_stage1.sh", s / "open.sh") if f["code"] == "PK201"] == []
     found = [f for f in _findings(capsys, s / "typo.sh") if f["code"] == "PK201"]
     assert [f["message"].split()[0] for f in found] == ["--bach-size"]
+
+
+def test_pins_are_read_in_each_form_a_checkout_writes_them(tmp_path):
+    """Ice-Moon-28/Mini-R1: pyproject.toml's `"trl (==0.15.0)"` (PEP 508's parenthesized form, Poetry 2's
+    default) was not read, so the messages said the checkout does not say which trl. Each form a checkout pins
+    in is read by packaging's PEP 508 parser; a range is no release; a lock decides what a range leaves open."""
+    from packlint.configs.versions import pinned_in_tree
+
+    def pin(name: str, files: dict[str, str], dist: str = "trl") -> tuple[str, str] | None:
+        root = _tree(tmp_path / name, {".git/HEAD": "ref: refs/heads/main\n", **files})
+        found = pinned_in_tree(dist, str(root))
+        return None if found is None else (found[0], Path(found[1]).name)
+
+    poetry2 = (
+        '[project]\nname = "mini-r1"\ndependencies = [\n    "transformers (==4.48.1)",\n    "trl (==0.15.0)",\n]\n'
+    )
+    assert pin("poetry2", {"pyproject.toml": poetry2}) == ("0.15.0", "pyproject.toml")
+    assert pin("poetry2b", {"pyproject.toml": poetry2}, "transformers") == ("4.48.1", "pyproject.toml")
+    marker = '[project]\nname = "x"\ndependencies = ["trl[vllm] (==0.16.0) ; python_version >= \'3.10\'"]\n'
+    assert pin("marker", {"pyproject.toml": marker}) == ("0.16.0", "pyproject.toml")
+    assert pin("req", {"requirements.txt": "-e .\n# trl==9.9\nTRL==0.19.1  # pinned\n"}) == (
+        "0.19.1",
+        "requirements.txt",
+    )
+    setup = 'from setuptools import setup\nsetup(name="x", install_requires=["torch>=2", "trl==0.14.0"])\n'
+    assert pin("setup", {"setup.py": setup}) == ("0.14.0", "setup.py")
+    env = "name: x\ndependencies:\n  - python=3.10\n  - pip:\n    - trl==0.17.0\n"
+    assert pin("env", {"environment.yml": env}) == ("0.17.0", "environment.yml")
+    ranged = '[project]\nname = "x"\ndependencies = ["trl (>=0.15.0,<0.16.0)"]\n'
+    assert pin("range", {"pyproject.toml": ranged}) is None
+    assert pin("wild", {"requirements.txt": "trl==0.15.*\n"}) is None
+    uv = 'version = 1\n[[package]]\nname = "trl"\nversion = "0.15.2"\nsource = { registry = "https://pypi.org/simple" }\n'
+    assert pin("uv", {"pyproject.toml": ranged, "uv.lock": uv}) == ("0.15.2", "uv.lock")
+    poetry_lock = (
+        '[[package]]\nname = "trl"\nversion = "0.15.1"\ndescription = "x"\n\n[metadata]\nlock-version = "2.1"\n'
+    )
+    assert pin("plock", {"pyproject.toml": ranged, "poetry.lock": poetry_lock}) == ("0.15.1", "poetry.lock")
+    forked = uv + '[[package]]\nname = "trl"\nversion = "0.16.0"\n'
+    assert pin("forked", {"uv.lock": forked}) is None
+    assert pin("both", {"requirements.txt": "trl==0.15.0\n", "uv.lock": uv}) == ("0.15.0", "requirements.txt")
