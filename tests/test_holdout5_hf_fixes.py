@@ -256,3 +256,28 @@ def test_pins_are_read_in_each_form_a_checkout_writes_them(tmp_path):
     forked = uv + '[[package]]\nname = "trl"\nversion = "0.16.0"\n'
     assert pin("forked", {"uv.lock": forked}) is None
     assert pin("both", {"requirements.txt": "trl==0.15.0\n", "uv.lock": uv}) == ("0.15.0", "requirements.txt")
+
+
+def test_pk202_points_at_the_occurrence_it_judged(tmp_path, capsys):
+    """Wyyyb/CriticCoT train.sh: `--flash_attn` bare on line 12 and `--flash_attn fa2` on line 34 (argparse
+    type=str): PK202 said the bare one needs a value but pointed at `fa2` (the last occurrence's value). It points
+    at the bare flag; a rejected value is still pointed at itself."""
+    root = _tree(
+        tmp_path,
+        {
+            ".git/HEAD": "ref: refs/heads/main\n",
+            "train.py": "import argparse\np = argparse.ArgumentParser()\np.add_argument('--flash_attn', type=str)\n"
+            "p.add_argument('--model')\np.add_argument('--epochs', type=int)\np.parse_args()\n",
+            "run.sh": "python train.py \\\n    --flash_attn \\\n    --model m \\\n    --flash_attn fa2\n",
+            "bad.sh": "python train.py --epochs 1 --model m \\\n    --epochs three\n",
+            "first.sh": "python train.py --epochs three \\\n    --epochs 1\n",
+        },
+    )
+    scripts = [root / n for n in ("run.sh", "bad.sh", "first.sh")]
+    found = [f for f in _findings(capsys, *scripts) if f["code"] == "PK202"]
+    got = sorted((Path(f["path"]).name, f["line"], f["column"], f["message"].split(":")[0]) for f in found)
+    assert got == [
+        ("bad.sh", 2, 14, "--epochs 'three' is not an integer"),
+        ("first.sh", 1, 26, "--epochs 'three' is not an integer"),
+        ("run.sh", 2, 5, "--flash_attn needs a value but none follows it"),
+    ], got
