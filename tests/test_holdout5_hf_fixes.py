@@ -253,6 +253,13 @@ def test_pins_are_read_in_each_form_a_checkout_writes_them(tmp_path):
         '[[package]]\nname = "trl"\nversion = "0.15.1"\ndescription = "x"\n\n[metadata]\nlock-version = "2.1"\n'
     )
     assert pin("plock", {"pyproject.toml": ranged, "poetry.lock": poetry_lock}) == ("0.15.1", "poetry.lock")
+    poetry1 = (
+        '[tool.poetry.dependencies]\npython = ">=3.9,<3.11"\ntransformers = "4.31.0"\ntrl = "0.4.7"\npeft = "^0.4"\n'
+    )
+    assert pin("poetry1", {"pyproject.toml": poetry1}) == ("0.4.7", "pyproject.toml")
+    assert pin("poetry1b", {"pyproject.toml": poetry1}, "peft") is None
+    poetry1t = '[tool.poetry.dependencies]\ntrl = { version = "==0.4.8", extras = ["x"] }\n'
+    assert pin("poetry1t", {"pyproject.toml": poetry1t}) == ("0.4.8", "pyproject.toml")
     forked = uv + '[[package]]\nname = "trl"\nversion = "0.16.0"\n'
     assert pin("forked", {"uv.lock": forked}) is None
     assert pin("both", {"requirements.txt": "trl==0.15.0\n", "uv.lock": uv}) == ("0.15.0", "requirements.txt")

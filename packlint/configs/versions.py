@@ -139,14 +139,32 @@ def _runtime_part(path: str, text: str) -> str:
 
         toml = _toml()
         try:
-            deps = toml.loads(text).get("project", {}).get("dependencies", [])
+            doc = toml.loads(text)
+            deps = doc.get("project", {}).get("dependencies", [])
+            poetry = doc.get("tool", {}).get("poetry", {}).get("dependencies", {})
         except (toml.TOMLDecodeError, AttributeError):
             return ""
-        return "\n".join(d for d in deps if isinstance(d, str)) if isinstance(deps, list) else ""
+        lines = [d for d in deps if isinstance(d, str)] if isinstance(deps, list) else []
+        return "\n".join(lines + (_poetry_pins(poetry) if isinstance(poetry, dict) else []))
     if name == "setup.py":
         required = [_COMMENT.sub("", _bracketed(text, m.end())) for m in _INSTALL_REQUIRES.finditer(text)]
         return "\n".join(required + _named_deps(text, required))
     return text
+
+
+_POETRY_EXACT = LazyRegex(r"^\s*(?:==?\s*)?(\d[0-9A-Za-z.+-]*)\s*$")
+
+
+def _poetry_pins(deps: dict) -> list[str]:
+    """Poetry 1's `[tool.poetry.dependencies]`: `trl = "0.4.7"` (or `"==0.4.7"`, `{ version = "0.4.7" }`) is an
+    exact pin, read as `trl==0.4.7`; `^`, `~`, `>=`, `*` are ranges."""
+    out = []
+    for name, spec in deps.items():
+        v = spec.get("version") if isinstance(spec, dict) else spec
+        m = _POETRY_EXACT.match(v) if isinstance(v, str) and isinstance(name, str) else None
+        if m is not None and name.lower() != "python":
+            out.append(f"{name}=={m.group(1)}")
+    return out
 
 
 def _locked(text: str) -> str:
