@@ -69,10 +69,12 @@ def test_the_stack_a_launch_cds_into_is_the_one_that_reads_its_yaml(tmp_path, ca
             "llamafactory-cli train ../darth_scripts/typo.yaml\n",
             "darth_scripts/typo.sh": "#!/bin/bash\ncd /data/yubo/CriticCoT/360-LLaMA-Factory-sp/\n"
             "llamafactory-cli train ../darth_scripts/typo.yaml\n",
+            "darth_scripts/own.sh": '#!/bin/bash\ncd "$(dirname "$0")/../360-LLaMA-Factory-sp" || exit\n'
+            "llamafactory-cli train ../darth_scripts/sp.yaml\n",
         },
     )
     d = root / "darth_scripts"
-    assert [f for f in _findings(capsys, d / "sp.sh", d / "hw.sh") if f["code"] == "PK207"] == []
+    assert [f for f in _findings(capsys, d / "sp.sh", d / "hw.sh", d / "own.sh") if f["code"] == "PK207"] == []
     (typo,) = [f for f in _findings(capsys, d / "typo.sh") if f["code"] == "PK207"]
     assert typo["severity"] == "warning" and "llamafactory 0.9.1" in typo["message"]
     assert "did you mean sequence_parallel_size" in typo["message"]

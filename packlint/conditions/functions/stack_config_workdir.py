@@ -21,6 +21,8 @@ _CD = re.compile(
     r"""(?:^|[;&|(]\s*|\b(?:then|do|else)\s+|\{\s+)(?:builtin\s+)?(?:cd|pushd)\s+(?:-[LPe@]+\s+|--\s+)*"""
     r"""["']?([^\s;&|"'()]+)"""
 )
+# `$(dirname "$0")`, `$(dirname "${BASH_SOURCE[0]}")`: the script's own directory
+_SCRIPT_DIR = re.compile(r"""\$\(\s*dirname\s+"?\$(?:0|\{0\}|\{BASH_SOURCE(?:\[0\])?\}|BASH_SOURCE)"?\s*\)""")
 MAX_LINES_BACK = 400
 MAX_SCRIPT = 1024 * 1024
 
@@ -91,7 +93,8 @@ def _find(ctx: Any) -> tuple[str | None, str | None]:
         return None, None
     lines = data.decode("utf-8", "replace").splitlines()[:line]
     for i in range(len(lines) - 1, max(len(lines) - 1 - MAX_LINES_BACK, -1), -1):
-        matches = list(_CD.finditer(lines[i].split("#", 1)[0]))
+        text = _SCRIPT_DIR.sub(lambda _: script_dir.replace("\\", "/"), lines[i].split("#", 1)[0])
+        matches = list(_CD.finditer(text))
         if matches:
             found = resolve_cd(matches[-1].group(1), script_dir, root, i + 1)
             return found if found is not None else (None, None)
