@@ -69,6 +69,9 @@ def test_the_stack_a_launch_cds_into_is_the_one_that_reads_its_yaml(tmp_path, ca
             "llamafactory-cli train ../darth_scripts/typo.yaml\n",
             "darth_scripts/typo.sh": "#!/bin/bash\ncd /data/yubo/CriticCoT/360-LLaMA-Factory-sp/\n"
             "llamafactory-cli train ../darth_scripts/typo.yaml\n",
+            "darth_scripts/flags.sh": "#!/bin/bash\ncd /data/yubo/CriticCoT/360-LLaMA-Factory-sp/\n"
+            "llamafactory-cli train --stage sft --model_name_or_path m --do_train --dataset d --template qwen "
+            "--finetuning_type lora --output_dir o --sequence_parallel_size eight\n",
             "darth_scripts/own.sh": '#!/bin/bash\ncd "$(dirname "$0")/../360-LLaMA-Factory-sp" || exit\n'
             "llamafactory-cli train ../darth_scripts/sp.yaml\n",
         },
@@ -82,6 +85,9 @@ def test_the_stack_a_launch_cds_into_is_the_one_that_reads_its_yaml(tmp_path, ca
         "the launch runs in /data/yubo/CriticCoT/360-LLaMA-Factory-sp/ (the `cd` at line 2), taken to be the "
         "checkout's 360-LLaMA-Factory-sp/, the folder its path ends with"
     ]
+    (value,) = [f for f in _findings(capsys, d / "flags.sh") if f["code"] in ("PK207", "PK208")]
+    assert (value["code"], value["severity"], value["evidence"]) == ("PK208", "warning", "assumed")
+    assert value["premises"] == typo["premises"]
     (rel,) = [f for f in _findings(capsys, d / "rel.sh") if f["code"] == "PK207"]
     assert rel["severity"] == "error" and rel["premises"] == [] and "llamafactory 0.9.1" in rel["message"]
 
