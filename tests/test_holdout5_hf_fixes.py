@@ -117,7 +117,9 @@ def main():
     parser.add_argument("--dataset", type=str, default=None)
     parser.add_argument("--workers", type=int, default=16)
     args = parser.parse_args()
-    print(yaml.safe_load(open(args.config)), args.dataset, args.workers)
+    from llamafactory.data.template import TEMPLATES
+
+    print(yaml.safe_load(open(args.config)), args.dataset, args.workers, TEMPLATES)
 
 
 if __name__ == "__main__":

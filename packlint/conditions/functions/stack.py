@@ -214,6 +214,9 @@ def _hands_argv_to(ctx: EvalContext, stack: str) -> Any:
     if facts is None or not facts.known:
         return Unk(f"the program's code is not read: whether it hands its command line to {stack} is unknown")
     packages = {p.rsplit("/", 1)[-1] for p in PACKAGE_DIRS.get(stack, ())}
+    origin = str(getattr(facts.schema, "parser_origin", None) or "").replace("\\", "/")
+    if origin and not any(part in packages for part in origin.rsplit(":", 1)[0].split("/")[:-1]):
+        return False  # the program parses its command line with a parser of its own (it may still use the stack)
     if any(m.split(".", 1)[0] in packages for m in facts.unresolved_imports):
         return True
     return any(part in packages for f in facts.files for part in f.replace("\\", "/").split("/")[:-1])
