@@ -72,12 +72,15 @@ def test_the_stack_a_launch_cds_into_is_the_one_that_reads_its_yaml(tmp_path, ca
             "darth_scripts/flags.sh": "#!/bin/bash\ncd /data/yubo/CriticCoT/360-LLaMA-Factory-sp/\n"
             "llamafactory-cli train --stage sft --model_name_or_path m --do_train --dataset d --template qwen "
             "--finetuning_type lora --output_dir o --sequence_parallel_size eight\n",
+            "darth_scripts/after.sh": "#!/bin/bash\ncd ../360-LLaMA-Factory-sp && llamafactory-cli train "
+            "../darth_scripts/sp.yaml && cd /elsewhere/other\n",
             "darth_scripts/own.sh": '#!/bin/bash\ncd "$(dirname "$0")/../360-LLaMA-Factory-sp" || exit\n'
             "llamafactory-cli train ../darth_scripts/sp.yaml\n",
         },
     )
     d = root / "darth_scripts"
-    assert [f for f in _findings(capsys, d / "sp.sh", d / "hw.sh", d / "own.sh") if f["code"] == "PK207"] == []
+    ok = [d / n for n in ("sp.sh", "hw.sh", "own.sh", "after.sh")]
+    assert [f for f in _findings(capsys, *ok) if f["code"] == "PK207"] == []
     (typo,) = [f for f in _findings(capsys, d / "typo.sh") if f["code"] == "PK207"]
     assert typo["severity"] == "warning" and "llamafactory 0.9.1" in typo["message"]
     assert "did you mean sequence_parallel_size" in typo["message"]

@@ -92,6 +92,9 @@ def _find(ctx: Any) -> tuple[str | None, str | None]:
     if data is None or root is None:
         return None, None
     lines = data.decode("utf-8", "replace").splitlines()[:line]
+    column = ctx.launch.get("column")
+    if isinstance(column, int) and column >= 1 and len(lines) == line:
+        lines[-1] = lines[-1][: column - 1]  # (`llamafactory-cli train x.yaml && cd ..`: after the launch)
     for i in range(len(lines) - 1, max(len(lines) - 1 - MAX_LINES_BACK, -1), -1):
         text = _SCRIPT_DIR.sub(lambda _: script_dir.replace("\\", "/"), lines[i].split("#", 1)[0])
         matches = list(_CD.finditer(text))
