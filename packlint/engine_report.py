@@ -322,7 +322,10 @@ def _resolve(spec: LocationSpec, ctx: EvalContext, fallback: Location | None) ->
                 break
         if occ:
             o = occ[0] if spec.part.startswith("first") else occ[-1]
-            if spec.part.endswith("value"):
+            k = ctx.memo.get("flag_problem_at", {}).get(name) if spec.part == "problem" else None
+            if isinstance(k, int) and 0 <= k < len(occ):  # (flag_problem: the occurrence it judged)
+                o = occ[k]
+            if spec.part.endswith(("value", "problem")):
                 loc = Location.from_json(o.get("value_location"))
             loc = loc or Location.from_json(o)
     return loc or fallback

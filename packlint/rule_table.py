@@ -55,7 +55,8 @@ LOCATION_KINDS = {
     "env": (True, ("", "value")),
     "var": (True, ("", "value")),
     "exported_after": (True, ("",)),
-    "flag": (True, ("", "value", "first", "first_value")),
+    # problem: the occurrence flag_problem judged (PK202: a bare `--x` before a later `--x v`)
+    "flag": (True, ("", "value", "first", "first_value", "problem")),
     "launcher_flag": (True, ("", "value")),
     # issue 20: where a configuration key's merged value was set (a YAML/JSON line or the override
     # word); `setting:deepspeed:train_batch_size` for a section. `config_file`: the argument naming
@@ -149,7 +150,7 @@ def version_applies(versions: str | None, version: str | None) -> bool:
 @record
 class LocationSpec:
     """Where to report: kind (launch, diagnostic, env, var, exported_after, flag, launcher_flag), the
-    name (a template), the part ('' | value | first | first_value) and the source text."""
+    name (a template), the part ('' | value | first | first_value | problem) and the source text."""
 
     kind: str
     name: Template | None

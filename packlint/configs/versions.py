@@ -46,10 +46,12 @@ MAX_VERSION_FILE = 256 * 1024
 _CACHE: dict[tuple, dict] = memo()
 
 
-def _roots(script_dir: str | None) -> list[str]:
+def _roots(script_dir: str | None, workdir: str | None = None) -> list[str]:
+    """Where the stack's code and pins are looked for: the launch's working directory first when known
+    (stack_config_workdir), then the script's directory and its parents up to the checkout's root."""
     if not script_dir:
-        return []
-    out = []
+        return [workdir] if workdir else []
+    out = [workdir] if workdir else []
     d = os.path.abspath(script_dir)
     for _ in range(16):  # (BradleyWang0416/LLaMA-Factory: a script 8 folders below the checkout root)
         out.append(d)
@@ -62,16 +64,16 @@ def _roots(script_dir: str | None) -> list[str]:
     return out
 
 
-def _read_small(path: str) -> str | None:
+def _read_small(path: str, limit: int = MAX_VERSION_FILE) -> str | None:
     from packlint.safe_io import read_regular
 
-    data = read_regular(path, MAX_VERSION_FILE)
+    data = read_regular(path, limit)
     return None if data is None else data.decode("utf-8", "replace")
 
 
-def version_in_code(stack: str, script_dir: str | None) -> tuple[str, str] | None:
+def version_in_code(stack: str, script_dir: str | None, workdir: str | None = None) -> tuple[str, str] | None:
     """(version, where) from the stack's own source beside the script, or None."""
-    for root in _roots(script_dir):
+    for root in _roots(script_dir, workdir):
         for pkg in PACKAGE_DIRS.get(stack, ()):
             d = os.path.join(root, pkg)
             if not os.path.isdir(d):
@@ -103,9 +105,16 @@ _REQ_GLOBS = (  # the checkout's own requirements (not requirements/<extra>.txt:
     "environment.yaml",
     "setup.py",
     "pyproject.toml",
+    # what a lock resolved (`uv sync`, `poetry install`): read when no file above pins the package exactly
+    "uv.lock",
+    "poetry.lock",
 )
+_LOCKS = ("uv.lock", "poetry.lock")
+MAX_LOCK_FILE = 8 * 1024 * 1024
+# a pin where packaging's PEP 508 parser cannot read the line (setup.py's `install_requires=["trl==0.15.0",`);
+# PEP 508's parenthesized form `trl (==0.15.0)` (Poetry 2's default) too
 _PIN = LazyRegex(
-    r"""(?:^|["'\s,\[])([A-Za-z0-9][A-Za-z0-9._-]*)(?:\[[^\]]*\])?\s*===?\s*v?([0-9][0-9A-Za-z.+-]*)""", re.M
+    r"""(?:^|["'\s,\[])([A-Za-z0-9][A-Za-z0-9._-]*)(?:\[[^\]]*\])?\s*\(?\s*===?\s*v?([0-9][0-9A-Za-z.+-]*)""", re.M
 )  # noqa: E501
 
 
@@ -123,19 +132,84 @@ def _runtime_part(path: str, text: str) -> str:
     `[project] dependencies` (not an optional group: `probe = ["transformers==5.24.0"]` is an extra),
     setup.py's `install_requires` list; requirement files and environment.yml whole."""
     name = os.path.basename(path)
+    if name in _LOCKS:
+        return _locked(text)
     if name == "pyproject.toml":
         from packlint.config import _toml
 
         toml = _toml()
         try:
-            deps = toml.loads(text).get("project", {}).get("dependencies", [])
+            doc = toml.loads(text)
+            deps = doc.get("project", {}).get("dependencies", [])
+            poetry = doc.get("tool", {}).get("poetry", {}).get("dependencies", {})
         except (toml.TOMLDecodeError, AttributeError):
             return ""
-        return "\n".join(d for d in deps if isinstance(d, str)) if isinstance(deps, list) else ""
+        lines = [d for d in deps if isinstance(d, str)] if isinstance(deps, list) else []
+        return "\n".join(lines + (_poetry_pins(poetry) if isinstance(poetry, dict) else []))
     if name == "setup.py":
         required = [_COMMENT.sub("", _bracketed(text, m.end())) for m in _INSTALL_REQUIRES.finditer(text)]
         return "\n".join(required + _named_deps(text, required))
     return text
+
+
+_POETRY_EXACT = LazyRegex(r"^\s*(?:==?\s*)?(\d[0-9A-Za-z.+-]*)\s*$")
+
+
+def _poetry_pins(deps: dict) -> list[str]:
+    """Poetry 1's `[tool.poetry.dependencies]`: `trl = "0.4.7"` (or `"==0.4.7"`, `{ version = "0.4.7" }`) is an
+    exact pin, read as `trl==0.4.7`; `^`, `~`, `>=`, `*` are ranges."""
+    out = []
+    for name, spec in deps.items():
+        v = spec.get("version") if isinstance(spec, dict) else spec
+        m = _POETRY_EXACT.match(v) if isinstance(v, str) and isinstance(name, str) else None
+        if m is not None and name.lower() != "python":
+            out.append(f"{name}=={m.group(1)}")
+    return out
+
+
+def _locked(text: str) -> str:
+    """A lock file's resolved packages as `name==version` lines (uv.lock, poetry.lock: `[[package]]` tables
+    with `name` and `version`); a package locked at two versions (uv's forks by marker) is left out."""
+    from packlint.config import _toml
+
+    toml = _toml()
+    try:
+        packages = toml.loads(text).get("package", [])
+    except (toml.TOMLDecodeError, AttributeError):
+        return ""
+    seen: dict[str, set[str]] = {}
+    for p in packages if isinstance(packages, list) else []:
+        if isinstance(p, dict) and isinstance(p.get("name"), str) and isinstance(p.get("version"), str):
+            seen.setdefault(p["name"], set()).add(p["version"])
+    return "\n".join(f"{n}=={next(iter(v))}" for n, v in seen.items() if len(v) == 1)
+
+
+def _line_pin(line: str, want: str) -> str | None:
+    """The exact release a requirement line pins the distribution `want` (PEP 503-normalised) at, or None:
+    each quoted string on the line (setup.py, pyproject.toml) or the line itself is read by packaging's PEP 508
+    parser (`trl==0.15.0`, `trl (==0.15.0)`, `trl[vllm]==0.15.0; python_version>'3.9'`), a line it cannot read
+    by a pattern; a range or a wildcard (`>=`, `==0.15.*`) pins no release."""
+    from packaging.requirements import InvalidRequirement, Requirement
+
+    text = line.strip()
+    if text.startswith("#"):
+        return None
+    candidates = [text[2:] if text.startswith("- ") else text, *_QUOTED.findall(text)]
+    for c in candidates:
+        try:
+            req = Requirement(c.split(" #", 1)[0].strip())
+        except InvalidRequirement:
+            continue
+        if re.sub(r"[-_.]+", "-", req.name).lower() != want:
+            continue
+        specs = list(req.specifier)
+        if len(specs) == 1 and specs[0].operator in ("==", "===") and "*" not in specs[0].version:
+            return specs[0].version
+        return None
+    for m in _PIN.finditer(text):
+        if re.sub(r"[-_.]+", "-", m.group(1)).lower() == want:
+            return m.group(2).rstrip(".,\"')")
+    return None
 
 
 def _bracketed(text: str, start: int) -> str:
@@ -168,41 +242,39 @@ def _named_deps(text: str, required: list[str]) -> list[str]:
     return out
 
 
-def pinned_in_tree(dist: str | None, script_dir: str | None) -> tuple[str, str] | None:
+def pinned_in_tree(dist: str | None, script_dir: str | None, workdir: str | None = None) -> tuple[str, str] | None:
     """(version, file) of an exact pin of the distribution in the checkout's requirement files
     (requirements*.txt, environment.yml's pip list, setup.py install_requires, pyproject.toml
-    dependencies), nearest directory first; None when no file pins it exactly (`>=` is no release)."""
+    dependencies, then uv.lock / poetry.lock), nearest directory first; None when no file pins it exactly
+    (`>=` is no release)."""
     if not dist:
         return None
     import glob
 
     want = re.sub(r"[-_.]+", "-", dist).lower()
-    for root in _roots(script_dir):
+    for root in _roots(script_dir, workdir):
         for pattern in _REQ_GLOBS:
             for path in sorted(glob.glob(os.path.join(glob.escape(root), pattern)))[:20]:
-                text = _read_small(path)
+                text = _read_small(path, MAX_LOCK_FILE if pattern in _LOCKS else MAX_VERSION_FILE)
                 if not text:
                     continue
-                text = _runtime_part(path, text)
-                for line in text.splitlines():
-                    if line.lstrip().startswith("#"):
-                        continue
-                    for m in _PIN.finditer(line):
-                        if re.sub(r"[-_.]+", "-", m.group(1)).lower() == want:
-                            return m.group(2).rstrip(".,\"'"), path
+                for line in _runtime_part(path, text).splitlines():
+                    found = _line_pin(line, want)
+                    if found is not None:
+                        return found, path
     return None
 
 
-def tree_version(stack: str, dist: str | None, script_dir: str | None) -> dict:
+def tree_version(stack: str, dist: str | None, script_dir: str | None, workdir: str | None = None) -> dict:
     """The release of a stack the checkout itself says it runs: a vendored copy's version file, else an
     exact pin in its requirement files. `{"value", "source"}` or `{}` (never the installed package:
     packlint's environment is not the checked tree's)."""
-    in_code = version_in_code(stack, script_dir)
+    in_code = version_in_code(stack, script_dir, workdir)
     if in_code is not None:
         from packlint.configs import _shown
 
         return {"value": in_code[0], "source": f"the vendored {stack} ({_shown(in_code[1])})"}
-    pin = pinned_in_tree(dist, script_dir)
+    pin = pinned_in_tree(dist, script_dir, workdir)
     if pin is not None:
         from packlint.configs import _shown
 

@@ -77,6 +77,22 @@ def new_parser(reader: SchemaReader, mod, node, kwargs, conds) -> V:
     return V("parser", p)
 
 
+def init_parser(reader: SchemaReader, mod, node, p: Parser, kwargs: dict[str, V]) -> None:
+    """`super().__init__(...)` in an ArgumentParser subclass's `__init__` (NJU-LHRS/LHRS-Bot's
+    ConfigArgumentParser passes `parents=[self.config_parser]`, whose `-c/--config` the program's parser
+    then takes): the parents' flags, `add_help=False`, `allow_abbrev`, `conflict_handler` on the parser."""
+    ab, ch, ah = kwargs.get("allow_abbrev"), kwargs.get("conflict_handler"), kwargs.get("add_help")
+    if ab is not None:
+        p.allow_abbrev = not (ab.kind == "const" and ab.value is False)
+    if ch is not None and ch.kind == "const" and isinstance(ch.value, str):
+        p.conflict_handler = ch.value
+    if ah is not None and ah.kind == "const" and ah.value is False:
+        for o in ("-h", "--help"):
+            if o in p.flags and p.flags[o].action == "help":
+                del p.flags[o]
+    _inherit(reader, mod, node, p, kwargs.get("parents"))
+
+
 def _inherit(reader: SchemaReader, mod, node, p: Parser, parents: V | None) -> None:
     """`ArgumentParser(parents=[get_args_parser()])` (DeiT's `main.py`, and the many trainers made from it):
     argparse copies the parents' arguments into the new parser when it is made (after its own -h). Parents

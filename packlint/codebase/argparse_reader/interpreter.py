@@ -148,6 +148,9 @@ class SchemaReader:
                 ):
                     return V("const", stmt.value.value)
             return UNKNOWN
+        if base.kind == "parser" and attr in base.value.attrs:
+            found: V = base.value.attrs[attr]
+            return found
         if base.kind == "instance":
             attrs = base.extra
             if attrs is not None and attr in attrs:
@@ -310,6 +313,8 @@ class SchemaReader:
                     obj.value.conflict_handler = v.value  # groups made from now on copy it
                 elif target.attr == "allow_abbrev":
                     obj.value.allow_abbrev = bool(v.value)
+            if obj.kind == "parser":  # `self.config_parser = ArgumentParser(...)` in a subclass's __init__
+                obj.value.attrs[target.attr] = v
             if obj.kind == "instance":
                 if obj.extra is None:
                     obj.extra = {}
@@ -387,6 +392,13 @@ class SchemaReader:
                 )
             return UNKNOWN
         func = node.func
+        own = _parser_self(env) if isinstance(func, ast.Attribute) and func.attr == "__init__" else None
+        if own is not None and isinstance(func, ast.Attribute):
+            base = func.value  # `super().__init__(parents=[...])` in an ArgumentParser subclass's own __init__
+            if isinstance(base, ast.Call) and isinstance(base.func, ast.Name) and base.func.id == "super":
+                kwargs = {k.arg: self.eval(mod, k.value, env, conds, depth) for k in node.keywords if k.arg}
+                argparse_calls.init_parser(self, mod, node, own, kwargs)
+                return V("const", None)
         if isinstance(func, ast.Attribute):
             obj = self.eval(mod, func.value, env, conds, depth)
             attr = func.attr
@@ -408,7 +420,7 @@ class SchemaReader:
                 cls = args[0] if args else kwargs.get("src_cfg_class", UNKNOWN)
                 return V("factory", cls, extra=exclude, node=node, module=mod)
             if argparse_calls.subclasses_argparse(self, callee):
-                return argparse_calls.new_parser(self, mod, node, kwargs, conds)
+                return self._subclass_parser(callee, args, kwargs, node, mod, conds, depth)
             inst = V("instance", callee, extra={})
             init = self.find_method(callee, "__init__")
             if init is not None and depth < MAX_DEPTH:
@@ -451,6 +463,21 @@ class SchemaReader:
                         f"the parser is passed to {what} ({self.where(mod, node)}), which packlint cannot read"
                     )
         return UNKNOWN
+
+    def _subclass_parser(self, cls: V, args: list[V], kwargs: dict[str, V], node, mod, conds, depth) -> V:
+        """`ConfigArgumentParser()`, a class of the checkout derived from argparse.ArgumentParser (NJU-LHRS/
+        LHRS-Bot): the parser, with what its own `__init__` adds (`self.add_argument(...)`,
+        `super().__init__(parents=[...])`) run on it; an `__init__` packlint cannot follow leaves it open."""
+        made = argparse_calls.new_parser(self, mod, node, kwargs, conds)
+        init = self.find_method(cls, "__init__")
+        if init is None:
+            return made
+        if depth >= MAX_DEPTH or init.node in self.stack:
+            made.value.open_reasons.append(f"the __init__ of {cls.value} ({self.where(mod, node)}) is not read")
+            return made
+        init_f = V("func", "__init__", init.module, init.node, extra={"self": made})
+        self.invoke(init_f, args, kwargs, node, mod, conds, depth)
+        return made
 
     def invoke(self, f: V, args: list[V], kwargs: dict[str, V], node, mod, conds, depth) -> V:
         fn = f.node
@@ -545,6 +572,12 @@ def _merge_envs(env: dict[str, V], a: dict[str, V], b: dict[str, V]) -> None:
             choice = env.get(k)
         if choice is not None:
             env[k] = choice
+
+
+def _parser_self(env: dict[str, V]) -> Parser | None:
+    """The parser an ArgumentParser subclass's method runs on (its `self`), or None."""
+    v = env.get("self")
+    return v.value if v is not None and v.kind == "parser" and isinstance(v.value, Parser) else None
 
 
 def _is_argv(v: V) -> bool:

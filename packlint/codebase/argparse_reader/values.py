@@ -39,6 +39,7 @@ class Parser:
         self.strict: list[str] = []  # where parse_args (unknown options are an error) is called
         self.known_reasons: list[str] = []  # parse_known_args calls
         self.kind = kind
+        self.attrs: dict[str, V] = {}  # what an ArgumentParser subclass's __init__ stores on `self`
         self.positionals = False  # add_argument without an option string (a positional argument)
         self.positional_room = 0  # how many words the positionals take at most; -1: any number
         # parse calls given an argument list packlint cannot tell is the command line's (`parse_args(model_args)`)

@@ -402,6 +402,7 @@ def _f_flag_problem(ctx: EvalContext, node: Builtin, a: list[Any]) -> Any:
         p = _flag_problem(spec, occ, a[0], _launch_files(ctx), _positional_room(schema))
         if isinstance(p, str):
             _record_flag(ctx, a[0])
+            ctx.memo.setdefault("flag_problem_at", {})[a[0]] = k  # (report_at flag:NAME:problem)
             return p
         if isinstance(p, Unk):
             unk = p

@@ -194,7 +194,32 @@ def _f_config_file_unread(ctx: EvalContext, node: Builtin, a: list[Any]) -> Any:
 
 def _f_config_ignores_flag(ctx: EvalContext, node: Builtin, a: list[Any]) -> Any:
     cfg = variant_config(ctx.variant)
-    return cfg is not None and any(f["name"] == a[0] for f in cfg.get("ignored_flags") or [])
+    if cfg is None or not any(f["name"] == a[0] for f in cfg.get("ignored_flags") or []):
+        return False
+    if cfg.get("recognised_by") != "keys":
+        return True  # the stack's own program (`llamafactory-cli train`, LLaMA-Factory's src/train.py) reads argv
+    return _hands_argv_to(ctx, str(cfg.get("stack") or ""))
+
+
+def _hands_argv_to(ctx: EvalContext, stack: str) -> Any:
+    """A program of the checkout whose config file only looked like the stack's (`recognised_by: keys`)
+    reads the flags after the file as the stack does only when its code reaches the stack's package
+    (SachinKonan/LLaMA-Factory-AutoReviewer: `python scripts/run_tokenization_and_count_overctx.py --config
+    x.yaml --dataset d`, the script's own argparse takes --dataset, it never calls LLaMA-Factory's read_args);
+    unknown when the program's code is not read."""
+    from packlint.conditions.functions.codebase_common import _code
+    from packlint.configs.versions import PACKAGE_DIRS
+
+    facts = _code(ctx)
+    if facts is None or not facts.known:
+        return Unk(f"the program's code is not read: whether it hands its command line to {stack} is unknown")
+    packages = {p.rsplit("/", 1)[-1] for p in PACKAGE_DIRS.get(stack, ())}
+    origin = str(getattr(facts.schema, "parser_origin", None) or "").replace("\\", "/")
+    if origin and not any(part in packages for part in origin.rsplit(":", 1)[0].split("/")[:-1]):
+        return False  # the program parses its command line with a parser of its own (it may still use the stack)
+    if any(m.split(".", 1)[0] in packages for m in facts.unresolved_imports):
+        return True
+    return any(part in packages for f in facts.files for part in f.replace("\\", "/").split("/")[:-1])
 
 
 STACK_FUNCTIONS: dict[str, Function] = {

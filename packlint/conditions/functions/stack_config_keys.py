@@ -18,7 +18,6 @@ release unknown, a key is unknown only when no snapshot release has it.
 
 from __future__ import annotations
 
-import itertools
 import os
 from typing import Any
 
@@ -267,6 +266,14 @@ def _script_dir(ctx: EvalContext) -> str | None:
     return os.path.dirname(os.path.abspath(script)) if isinstance(script, str) else None
 
 
+def _at(ctx: EvalContext) -> tuple[str | None, str | None]:
+    """(the script's directory, the launch's working directory when its script `cd`s into a folder of the
+    checkout): where the stack's own code is looked for."""
+    from packlint.conditions.functions.stack_config_workdir import launch_workdir
+
+    return _script_dir(ctx), launch_workdir(ctx)[0]
+
+
 def _known_versions(ctx: EvalContext, stacks: tuple[str, ...]) -> dict[str, dict[str, str]]:
     from packlint.codebase import stack_schemas
     from packlint.conditions.functions.stack_keys import _VERSION_NAMES
@@ -275,7 +282,7 @@ def _known_versions(ctx: EvalContext, stacks: tuple[str, ...]) -> dict[str, dict
     out = {}
     for st in stacks:
         vname, dist = _VERSION_NAMES.get(st, (st, st))
-        tv = tree_version(vname, dist, _script_dir(ctx))
+        tv = tree_version(vname, dist, *_at(ctx))
         if tv.get("value") and stack_schemas.release_mask(st, tv["value"]) is not None:
             out[st] = tv
     return out
@@ -287,8 +294,8 @@ def _dataclass_keys(
     from packlint.codebase import stack_schemas
 
     fields: dict[str, list[Any]] = {}
-    local = _vendored_classes(stack, _script_dir(ctx))
-    if stack == "axolotl" and not any(r in local for r in roots) and _vendored_dir(stack, _script_dir(ctx)):
+    local = _vendored_classes(stack, *_at(ctx))
+    if stack == "axolotl" and not any(r in local for r in roots) and _vendored_dir(stack, *_at(ctx)):
         # the checkout vendors an axolotl whose config model is not there (0.3.0 and older read the YAML into a
         # DictDefault: any key is taken, `cfg.debug` read where the code wants it): the snapshots' model is not
         # the one that runs, so no key is judged against it
@@ -312,7 +319,8 @@ def _dataclass_keys(
     names = live + list(extra) + (list(accelerate) if stack == "trl" else [])
     out: dict[str, str] = {}
     snap_quoted = ((stack_schemas.data() or {}).get("stacks", {}).get(stack) or {}).get("quoted") or ()
-    quoted = _vendored_quoted(stack, _script_dir(ctx)) | frozenset(snap_quoted)
+    quoted = _vendored_quoted(stack, *_at(ctx)) | frozenset(snap_quoted)
+    premise = _workdir_premise(ctx, stack) if local else None
     seen: set[str] = set()
     sources = ("file",) if stack == "axolotl" else ("file", "override", "flag")
     for key, s in (cfg.get("settings") or {}).items():
@@ -339,6 +347,9 @@ def _dataclass_keys(
             out[key] = _raised(ctx, top, known, out[key])
         if stack not in known and not local:  # (the vendored code decides without assuming a release)
             ctx.memo.setdefault("stack_key_sources", {})[key] = "snapshot"
+        elif premise is not None:  # the vendored code found where the launch `cd`s, by its path's tail
+            ctx.memo.setdefault("stack_key_sources", {})[key] = "snapshot"
+            ctx.memo.setdefault("stack_key_assumption", {})[key] = premise
         elif not local and stack_schemas.between(stack, known[stack]["value"]):
             # a pinned release between two snapshots: judged by the two around it, an assumption named
             ctx.memo.setdefault("stack_key_sources", {})[key] = "snapshot"
@@ -450,13 +461,13 @@ _ARG_FILES = {
         "ray/arguments.py",
     ),
 }
-_LOCAL: dict[tuple[str, str | None], dict[str, Any]] = memo()
+_LOCAL: dict[tuple[str, str | None, str | None], dict[str, Any]] = memo()
 
 
-def _vendored_classes(stack: str, script_dir: str | None) -> dict[str, Any]:
+def _vendored_classes(stack: str, script_dir: str | None, workdir: str | None = None) -> dict[str, Any]:
     """The argument dataclasses of the stack's code in the checkout (a vendored LLaMA-Factory or TRL):
     the keys it takes are its own, whatever release the snapshots know. Empty when not vendored."""
-    key = (stack, script_dir)
+    key = (stack, script_dir, workdir)
     if key not in _LOCAL:
         import glob
 
@@ -464,7 +475,7 @@ def _vendored_classes(stack: str, script_dir: str | None) -> dict[str, Any]:
         from packlint.configs.versions import PACKAGE_DIRS, _read_small, _roots
 
         files: dict[str, bytes] = {}
-        for root in _roots(script_dir):
+        for root in _roots(script_dir, workdir):
             for pkg in PACKAGE_DIRS.get(stack, ()):
                 d = os.path.join(root, pkg)
                 if not os.path.isdir(d) or files:
@@ -513,46 +524,38 @@ def _local_fields(name: str, local: dict[str, Any], stack: str, depth: int) -> d
     return out
 
 
-def _vendored_dir(stack: str, script_dir: str | None) -> str | None:
+def _vendored_dir(stack: str, script_dir: str | None, workdir: str | None = None) -> str | None:
     """The stack's package directory in the checkout (`src/axolotl`), or None when it is not vendored (a
     folder of configs named after the stack, `ft/config/axolotl/`, is no package: no Python file in it or in
     its subfolders, `monkeypatch/x.py`)."""
+    from packlint.conditions.functions.stack_config_workdir import holds_python
     from packlint.configs.versions import PACKAGE_DIRS, _roots
 
-    for root in _roots(script_dir):
+    for root in _roots(script_dir, workdir):
         for pkg in PACKAGE_DIRS.get(stack, ()):
             d = os.path.join(root, pkg)
-            if os.path.isdir(d) and _holds_python(d):
+            if os.path.isdir(d) and holds_python(d):
                 return d
     return None
 
 
-def _holds_python(d: str) -> bool:
-    try:
-        with os.scandir(d) as it:
-            entries = list(itertools.islice(it, 500))
-    except OSError:
-        return True  # (unreadable: kept as vendored, the cautious side)
-    if any(e.name.endswith(".py") and e.is_file() for e in entries):
-        return True
-    for e in entries:
-        if e.is_dir(follow_symlinks=False):
-            try:
-                with os.scandir(e.path) as sub:
-                    if any(s.name.endswith(".py") for s in itertools.islice(sub, 500)):
-                        return True
-            except OSError:
-                return True
-    return False
+def _workdir_premise(ctx: EvalContext, stack: str) -> str | None:
+    """The premise under which the stack's code read is the one that runs: the launch `cd`s into a path of
+    another machine mapped to a folder of the checkout that holds the stack (None when no such mapping)."""
+    from packlint.conditions.functions.stack_config_workdir import launch_workdir
+
+    workdir, premise = launch_workdir(ctx)
+    found = _vendored_dir(stack, None, workdir) if premise and workdir else None
+    return premise if found is not None and found == _vendored_dir(stack, *_at(ctx)) else None
 
 
-def _vendored_quoted(stack: str, script_dir: str | None) -> frozenset[str]:
+def _vendored_quoted(stack: str, script_dir: str | None, workdir: str | None = None) -> frozenset[str]:
     """The names the stack's own code in the checkout quotes (LLaMA-Factory reads `kt_config` from the
     training arguments an installed extension adds): such a key is not judged."""
     from packlint.conditions.functions.codebase_env import _quoted_names
     from packlint.configs.versions import PACKAGE_DIRS, _roots
 
-    for root in _roots(script_dir):
+    for root in _roots(script_dir, workdir):
         for pkg in PACKAGE_DIRS.get(stack, ()):
             d = os.path.join(root, pkg)
             if os.path.isdir(d):

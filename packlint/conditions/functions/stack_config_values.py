@@ -145,7 +145,7 @@ def _axolotl(ctx: EvalContext, cfg: Any) -> dict[str, tuple[str, str | None]]:
     settings = cfg.get("settings") or {}
     if any(k == "plugins" or k.startswith("plugins.") for k in settings):
         return {}
-    if keys._vendored_dir("axolotl", keys._script_dir(ctx)):
+    if keys._vendored_dir("axolotl", *keys._at(ctx)):
         return {}
     fields = stack_schemas.class_fields("AxolotlInputConfig", ("axolotl",)) or {}
     known = keys._known_versions(ctx, ("axolotl",))
@@ -238,7 +238,7 @@ def _fields(ctx: EvalContext, stack: str, roots: tuple[str, ...]) -> dict[str, l
     from packlint.codebase import stack_schemas
     from packlint.conditions.functions import stack_config_keys as keys
 
-    local = keys._vendored_classes(stack, keys._script_dir(ctx))
+    local = keys._vendored_classes(stack, *keys._at(ctx))
     fields: dict[str, list[Any]] = {}
     for root in roots:
         try:
@@ -300,6 +300,9 @@ def _judge(
     fields = _fields(ctx, stack, roots)
     if not fields:
         return {}
+    # (the stack's code read where the launch `cd`s, by its path's tail: stack_config_workdir)
+    premise = keys._workdir_premise(ctx, stack) if keys._vendored_classes(stack, *keys._at(ctx)) else None
+    assume = "; ".join(a for a in (assume, premise) if a) or None
     known = keys._known_versions(ctx, (stack, "transformers"))
     out: dict[str, tuple[str, str | None]] = {}
     for key, s in settings.items():
@@ -315,7 +318,8 @@ def _judge(
             if all(not _PARSERS[r[1]](word) for r in rows):  # (bad for every typing the field has)
                 types = sorted({_TYPE_WORDS[r[1]] for r in rows})
                 why = _type_message(key, word, types, source, mode)
-                out[key] = (why, _assumed(rows, known, word, word))
+                assumed = _assumed(rows, known, word, word)
+                out[key] = (why, "; ".join(a for a in (premise, assumed) if a) or None)
             continue
         # (a vendored fork's own field: its __post_init__ may assert another list than its Literal, as
         # EriChen0615/LLaMA-Factory asserts "oft" too: only the releases' fields, whose assert is the Literal)
@@ -487,6 +491,9 @@ def _f_stack_value_assumed(ctx: EvalContext, node: Builtin, a: list[Any]) -> Any
     found = value_problems(ctx).get(a[0])
     if found is None or found[1] is None:
         return Unk("the choices come from the checkout, or from the release it runs", "absent")
+    from packlint import evidence
+
+    evidence.note(ctx, (evidence.ASSUMED, found[1]))  # (the finding's premise, as PK207's: `premises` in JSON)
     return found[1]
 
 
