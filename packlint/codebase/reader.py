@@ -72,6 +72,14 @@ _RUN_SOURCE_BYTES = [0]
 MAX_RUN_SOURCE_BYTES = 64 * 1024 * 1024
 
 
+_SEARCH_IDS: dict[tuple[str, ...], int] = {}
+
+
+def _search_id(search: list[str]) -> int:
+    """A number for a search path (a long one hashed once, not at every look-up)."""
+    return _SEARCH_IDS.setdefault(tuple(search), len(_SEARCH_IDS))
+
+
 def _run_source(path: str) -> SourceFile | None:
     """read_source, once per path and run."""
     if not _RUN_SOURCES:
@@ -92,6 +100,7 @@ class ModuleIndex:
 
     def __init__(self, search: list[str]) -> None:
         self.search = list(dict.fromkeys(os.path.abspath(s) for s in search if s))
+        self._search_id = _search_id(self.search)
         self.sources: dict[str, SourceFile | None] = {}
         self._found: dict[str, str | None] = {}
 
@@ -103,6 +112,7 @@ class ModuleIndex:
             self.search.insert(0, path)
         else:
             self.search.append(path)
+        self._search_id = _search_id(self.search)
         self._found = {k: v for k, v in self._found.items() if v is not None}
 
     def source(self, path: str) -> SourceFile | None:
@@ -115,7 +125,7 @@ class ModuleIndex:
         key = module if base is None else f"{base}::{module}"
         if key in self._found:
             return self._found[key]
-        run_key = (None if base is not None else tuple(self.search), key)
+        run_key = (-1 if base is not None else self._search_id, key)
         if IN_RUN[0] and run_key in _RUN_FOUND:
             self._found[key] = _RUN_FOUND[run_key]
             return self._found[key]
