@@ -785,9 +785,8 @@ def _runs(rows: list[int]) -> list[int]:
     numbered in a row (a cold MindSpeed-LLM run: ~40 times smaller than the list, well under the size limit).
     Within a run `row - position` is constant and it never decreases: each run's end is one bisection."""
     from bisect import bisect_right
-    from operator import sub
 
-    shifted = list(map(sub, rows, range(len(rows))))
+    shifted = list(map(int.__sub__, rows, range(len(rows))))
     out: list[int] = []
     i, n = 0, len(rows)
     while i < n:
