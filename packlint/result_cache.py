@@ -786,7 +786,7 @@ def _runs(rows: list[int]) -> list[int]:
     Within a run `row - position` is constant and it never decreases: each run's end is one bisection."""
     from bisect import bisect_right
 
-    shifted = [r - n for n, r in enumerate(rows)]
+    shifted = list(map(int.__sub__, rows, range(len(rows))))
     out: list[int] = []
     i, n = 0, len(rows)
     while i < n:

@@ -412,3 +412,34 @@ def test_an_entrys_rows_are_stored_as_maximal_runs():
     runs = _runs(rows)
     assert [i for k in range(0, len(runs), 2) for i in range(runs[k], runs[k] + runs[k + 1])] == rows
     assert all(runs[k] + runs[k + 1] < runs[k + 2] for k in range(0, len(runs) - 2, 2))  # (maximal)
+
+
+def test_a_file_two_programs_import_is_an_input_of_both(tmp_path, monkeypatch):
+    """The programs of a tree share their files: the second program's reading gets a file's bytes and its
+    modules' look-ups from the run's memos (codebase/reader.py) that the first filled. An edit of a shared
+    file, or a module they import appearing, makes the scripts of both programs analysed again; the findings
+    are --no-cache's. (Not this test's alone: the file-facts memo and the tree-wide quoted-name search also
+    carry these reads.)"""
+    monkeypatch.delenv("PACKLINT_CACHE_DIR", raising=False)
+    root, cache = tmp_path / "repo", tmp_path / "cache"
+    shutil.copytree(UPSTREAM, root, ignore=shutil.ignore_patterns("*.expected", "*.sh"))
+    (root / ".git").mkdir()
+    shutil.copy(root / "pretrain_gpt.py", root / "pretrain_bert.py")
+    arguments = root / "megatron" / "training" / "arguments.py"
+    arguments.write_text("import apex\n" + arguments.read_text())  # (an optional library, not in the tree)
+    bad = (UPSTREAM / "train.sh").read_text()
+    (root / "a.sh").write_text(bad)
+    (root / "b.sh").write_text(bad.replace("pretrain_gpt.py", "pretrain_bert.py"))
+    _age(root)
+    first, counts = _check(root, cache)
+    assert counts == (0, 2, 2) and _codes(first) == ["PK330", "PK330"]
+    assert first == _check(root, None)[0]
+    _aged(_edit_code(root))  # (the assertion's message, which both scripts' PK330 quote)
+    edited, counts = _check(root, cache)
+    assert counts == (0, 2, 2) and edited != first
+    assert edited == _check(root, None)[0]
+    assert _check(root, cache)[1] == (2, 0, 0)
+    # the library both programs import appears in the tree (its look-up, shared by both, had found nothing)
+    (root / "apex.py").write_text("")
+    _aged(root / "apex.py", root)
+    assert _check(root, cache)[1] == (0, 2, 2)

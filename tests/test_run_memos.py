@@ -234,3 +234,37 @@ def test_the_foreign_flag_search_answers_as_difflib_does():
     for name in names:
         expected = bool(difflib.get_close_matches(name, list(known), 1, snapshots._CLOSE_CUTOFF))
         assert snapshots._close_to_upstream(name, known) is expected, name
+
+
+def test_a_file_two_programs_import_is_read_and_looked_up_once_per_run(tmp_path, monkeypatch):
+    from packlint.codebase import filefacts, reader
+
+    monkeypatch.setenv("PACKLINT_NO_CACHE", "1")
+    monkeypatch.setenv("PACKLINT_JOBS", "1")
+    root = _two_programs(tmp_path)
+    monkeypatch.chdir(root)
+    read: list[str] = []
+    real = filefacts.read_source
+
+    def counted(path):
+        read.append(path)
+        return real(path)
+
+    monkeypatch.setattr(reader, "read_source", counted)
+    together = _findings(["run_a.sh", "run_b.sh"])
+    assert sum(1 for f in read if f.endswith("common.py")) == 1
+    assert len(read) == len(set(read))
+    assert not any(src is not None and src._tree is not None for src in reader._RUN_SOURCES.values())
+    assert [c for _, _, c, _ in together].count("PK201") == 2
+    # outside a run, and over the bound, every program reads its files again; the findings are the same
+    read.clear()
+    monkeypatch.setattr(reader, "MAX_RUN_SOURCE_BYTES", 0)
+    assert _findings(["run_a.sh", "run_b.sh"]) == together
+    assert sum(1 for f in read if f.endswith("common.py")) == 2
+    # the next run reads an edited file again (the memos are the run's)
+    monkeypatch.setattr(reader, "MAX_RUN_SOURCE_BYTES", 64 * 1024 * 1024)
+    common = next(root.rglob("common.py"))
+    common.write_text(common.read_text() + "\n# edited\n")
+    read.clear()
+    assert _findings(["run_a.sh", "run_b.sh"]) == together
+    assert sum(1 for f in read if f.endswith("common.py")) == 1

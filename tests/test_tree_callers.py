@@ -171,3 +171,82 @@ def test_the_forms_read_from_a_caller():
         "I": [(5, None)],
         "J": [(6, "1")],
     }, got
+
+
+def _mentions_whole_text(text: str, base: str) -> list[str]:
+    """0.3.2's `_mentions`: the pattern over the whole text (the reference the word-by-word search must equal)."""
+    import re
+
+    found = []
+    for m in re.finditer(rf"""(?<![\w.-])([^\s"'=;|&()<>]*?){re.escape(base)}(?![\w.-])""", text):
+        before = text[max(0, m.start() - 12) : m.start()].rstrip(" \t\"'")
+        if re.search(r"(?:^|[\s;&|(])(?:source|\.)$", before):
+            continue
+        head = m.group(1)
+        if m.start(1) > 0 and text[m.start(1) - 1] in ")}`":
+            head = "$" + head
+        found.append(head)
+    return found
+
+
+_MENTION_TEXTS = [
+    RUN,
+    TRAIN,
+    'bash ${CURRENT_DIR}/train.sh; source ./train.sh\n. train.sh && ./xtrain.sh "train.sh"=1 train.sh.bak\n',
+    "$(dirname $0)/train.sh `pwd`/train.sh a/train.sh/b -train.sh .train.sh train.sh-x\n",
+    "TRAIN_SCRIPT=${TRAIN_SCRIPT:-train.sh}\nmpirun -x A=1 bash -c 'bash /workspace/p/examples/x/train.sh'",
+    "train.shtrain.sh train.sh\ttrain.sh\u00a0train.sh\u2003/x/train.sh",
+]
+
+
+@pytest.mark.parametrize("text", _MENTION_TEXTS)
+@pytest.mark.parametrize("base", ["train.sh", "train_mixtral_8x22B.sh", "x", "a b.sh", "t(1).sh"])
+def test_mentions_equal_the_whole_text_search(text: str, base: str) -> None:
+    assert tree_callers._mentions(text, base) == _mentions_whole_text(text, base)
+
+
+def test_mentions_equal_the_whole_text_search_on_generated_texts() -> None:
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    pieces = st.sampled_from(
+        [
+            "train.sh",
+            "t.sh",
+            "train",
+            ".sh",
+            "/",
+            "$",
+            "{",
+            "}",
+            ")",
+            "(",
+            "`",
+            " ",
+            "\t",
+            "\n",
+            '"',
+            "'",
+            "=",
+            ";",
+            "&",
+            "|",
+            "<",
+            ">",
+            ".",
+            "-",
+            "_",
+            "x",
+            "source ",
+            ". ",
+            "\u00a0",
+            "é",
+        ]
+    )
+
+    @settings(max_examples=300, deadline=None, database=None)
+    @given(st.lists(pieces, max_size=40).map("".join), st.sampled_from(["train.sh", "t.sh", "sh", "a b.sh"]))
+    def check(text: str, base: str) -> None:
+        assert tree_callers._mentions(text, base) == _mentions_whole_text(text, base)
+
+    check()

@@ -35,6 +35,13 @@ class SourceFile:
         self.error: str | None = None
         self.unread: str | None = None  # why the file was not read (its facts are unknown)
 
+    def fresh(self) -> SourceFile:
+        """A copy with the same bytes and digest, without the syntax tree (parsed again on demand)."""
+        copy = SourceFile.__new__(SourceFile)
+        copy.path, copy.data, copy.digest, copy._tree = self.path, self.data, self.digest, None
+        copy.error, copy.unread = self.error, self.unread
+        return copy
+
     def tree(self) -> ast.Module | None:
         if self._tree is None and self.error is None:
             from packlint.caches import IN_RUN

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import os
 
-from packlint.caches import IN_RUN, memo
+from packlint.caches import IN_RUN, memo, run_memo
 from packlint.codebase import cache
 from packlint.codebase.filefacts import (
     SourceFile,
@@ -60,11 +60,47 @@ def reader_digest() -> str:
 MAX_FILES = 20000  # files of one program's import walk; past it the facts say so (a skipped entry)
 
 
+# The programs of a tree import the same files through the same search paths (MindSpeed-LLM: 23 programs, 4,203
+# file visits for 393 files): each program's index read every file again (to digest it) and looked every
+# module up again on disk. For one check run (caches.run_memo: the tree does not change under a run, and the
+# entries carry their reads for the result cache): (search path, module) -> file, and path -> the file's bytes
+# and digest (a copy without its syntax tree is handed out: the trees stay bounded by filefacts' run memo),
+# bounded by the bytes held.
+_RUN_FOUND = run_memo()
+_RUN_SOURCES = run_memo()
+_RUN_SOURCE_BYTES = [0]
+MAX_RUN_SOURCE_BYTES = 64 * 1024 * 1024
+
+
+_SEARCH_IDS: dict[tuple[str, ...], int] = {}
+
+
+def _search_id(search: list[str]) -> int:
+    """A number for a search path (a long one hashed once, not at every look-up)."""
+    return _SEARCH_IDS.setdefault(tuple(search), len(_SEARCH_IDS))
+
+
+def _run_source(path: str) -> SourceFile | None:
+    """read_source, once per path and run."""
+    if not _RUN_SOURCES:
+        _RUN_SOURCE_BYTES[0] = 0  # (a new run: caches.clear_run_memos emptied the memo)
+    if not IN_RUN[0] or _RUN_SOURCE_BYTES[0] >= MAX_RUN_SOURCE_BYTES:
+        return read_source(path)
+    if path in _RUN_SOURCES:
+        kept = _RUN_SOURCES[path]
+        return kept.fresh() if kept is not None else None
+    src = read_source(path)
+    _RUN_SOURCES[path] = src.fresh() if src is not None else None
+    _RUN_SOURCE_BYTES[0] += len(src.data) if src is not None else 0
+    return src
+
+
 class ModuleIndex:
     """Module name -> file over a search path, and parsed files by path (read once per session)."""
 
     def __init__(self, search: list[str]) -> None:
         self.search = list(dict.fromkeys(os.path.abspath(s) for s in search if s))
+        self._search_id = _search_id(self.search)
         self.sources: dict[str, SourceFile | None] = {}
         self._found: dict[str, str | None] = {}
 
@@ -76,17 +112,22 @@ class ModuleIndex:
             self.search.insert(0, path)
         else:
             self.search.append(path)
+        self._search_id = _search_id(self.search)
         self._found = {k: v for k, v in self._found.items() if v is not None}
 
     def source(self, path: str) -> SourceFile | None:
         if path not in self.sources:
-            self.sources[path] = read_source(path)
+            self.sources[path] = _run_source(path)
         return self.sources[path]
 
     def find(self, module: str, base: str | None = None) -> str | None:
         """The file of `module` (a package's __init__.py), searched under `base` only when given."""
         key = module if base is None else f"{base}::{module}"
         if key in self._found:
+            return self._found[key]
+        run_key = (-1 if base is not None else self._search_id, key)
+        if IN_RUN[0] and run_key in _RUN_FOUND:
+            self._found[key] = _RUN_FOUND[run_key]
             return self._found[key]
         rel = module.replace(".", "/")
         found = None
@@ -101,6 +142,8 @@ class ModuleIndex:
             if base is None and os.path.isdir(os.path.join(d, rel)) and "." not in module:
                 pass  # a namespace package: its submodules are found by their own names
         self._found[key] = found
+        if IN_RUN[0]:
+            _RUN_FOUND[run_key] = found
         return found
 
     def is_namespace(self, module: str) -> str | None:

@@ -8,7 +8,7 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
-from packlint.caches import memo
+from packlint.caches import memo, run_memo
 from packlint.conditions.functions.codebase_common import _code, _script_text, _show_path
 from packlint.conditions.functions.core import _is_unk
 from packlint.conditions.tree import Builtin, EvalContext, Unk
@@ -314,17 +314,35 @@ def _unread_package(ctx: EvalContext, facts: Any) -> str | None:
     root = facts.resolution.root or (os.path.dirname(facts.resolution.file) if facts.resolution.file else None)
     top = _git_top(root) if root and not found else None
     if top is not None:
-        import glob
-
         for m in names:
-            pats = (f"{glob.escape(top)}/*/{m}/__init__.py", f"{glob.escape(top)}/*/src/{m}/__init__.py")
-            hit = next((h for p in pats for h in glob.glob(p) if _sub_project(top, h)), None)
+            hit = _checkout_package(top, m)
             if hit is not None:
                 where = os.path.relpath(os.path.dirname(hit), top)
                 found = f"the code imports {m}, a package of the checkout ({where}) that packlint did not read"
                 break
     ctx.memo[("unread_package",)] = found
     return found or None
+
+
+_PACKAGE_MEMO: dict[tuple[str, str], str | None] = run_memo()
+
+
+def _checkout_package(top: str, name: str) -> str | None:
+    """`top/X/[src/]name/__init__.py` of a sub-project X of the checkout (_sub_project), or None; once per
+    checkout, name and run (the launches of a repository import the same packages: a glob of the checkout's
+    top directory per launch and name was a third of a cold check of MindSpeed-LLM)."""
+    from packlint import caches
+
+    key = (top, name)
+    if caches.IN_RUN[0] and key in _PACKAGE_MEMO:
+        return _PACKAGE_MEMO[key]
+    import glob
+
+    pats = (f"{glob.escape(top)}/*/{name}/__init__.py", f"{glob.escape(top)}/*/src/{name}/__init__.py")
+    hit = next((h for p in pats for h in glob.glob(p) if _sub_project(top, h)), None)
+    if caches.IN_RUN[0]:
+        _PACKAGE_MEMO[key] = hit
+    return hit
 
 
 def _sub_project(top: str, init: str) -> bool:
@@ -440,15 +458,22 @@ def _chain_files(ctx: EvalContext) -> list[str]:
     out: list[str] = [path] if isinstance(path, str) else []
     out += [f for f in ctx.model.get("files", []) if isinstance(f, str)]
     stack: list[Any] = [ctx.launch]
+    push, nodes = stack.append, (dict, list)
+    children: Any
     while stack and len(out) < 64:
         node = stack.pop()
         if isinstance(node, dict):
             f = node.get("file")
             if isinstance(f, str) and f not in out and not f.endswith((".py", ".yaml", ".yml", ".json", ".toml")):
                 out.append(f)
-            stack.extend(v for v in node.values() if isinstance(v, (dict, list)))
+            children = node.values()
         elif isinstance(node, list):
-            stack.extend(v for v in node if isinstance(v, (dict, list)))
+            children = node
+        else:
+            continue
+        for v in children:  # (a loop, not a generator: this walk of every launch was 5% of a cold check)
+            if isinstance(v, nodes):
+                push(v)
     ctx.memo[("chain_files",)] = out
     return out
 
