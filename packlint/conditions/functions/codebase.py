@@ -291,6 +291,11 @@ def _flag_problem(spec: Any, occ: FlagEntryJSON, name: str, files: tuple[str, ..
             f"{' '.join(words[1:])}'"
         )
     if isinstance(nargs, int) and not isinstance(nargs, bool) and len(words) != nargs:
+        if len(words) < nargs and occ.get("then_unknown"):
+            # `--wave a "$STATE/x" b`: the word after its values is one packlint does not know; bash may well
+            # give it (and the words after it) to the flag
+            why = occ["then_unknown"]
+            return Unk(f"the word after its values is not known ({why}): it may be one of them", "unknown")
         return f"takes exactly {nargs} values but is given {len(words)} ({' '.join(words)!r})"
     for w in words:
         bad = _type_problem(spec, w)
