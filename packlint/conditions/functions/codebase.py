@@ -510,7 +510,7 @@ def _f_flag_repeat_distinct(ctx: EvalContext, node: Builtin, a: list[Any]) -> An
         _flag_problem(spec, occs[-1], name, _launch_files(ctx), _positional_room(schema)), str
     ):
         return Unk(f"argparse exits at the last {name} (PK202): no occurrence wins", "unknown")
-    vals = [_parsed_value(spec, o, name) for o in occs]
+    vals = [_occurrence_value(spec, o, name, ctx, schema) for o in occs]
     unknown = [v for v in vals if isinstance(v, Unk)]
     known = [v for v in vals if not isinstance(v, Unk)]
     typ = spec.type if spec is not None else None
@@ -535,6 +535,17 @@ def _f_flag_repeat_distinct(ctx: EvalContext, node: Builtin, a: list[Any]) -> An
     if unknown and len(norm) < 2:
         return unknown[0]
     return len(norm)
+
+
+def _occurrence_value(spec: Any, occ: FlagEntryJSON, name: str, ctx: EvalContext, schema: Any) -> Any:
+    """_parsed_value, but unknown for an occurrence of a flag that takes a value and is written with an
+    expansion after it that is empty here (`--finetune ${MODEL_PATH}`, a variable the script never sets):
+    the caller's value, or none at all (argparse exits), never the switch's `true` (OpenGVLab/VideoMamba)."""
+    if spec is not None and spec.takes_value and _value_words(occ) is None:
+        p = _flag_problem(spec, occ, name, _launch_files(ctx), _positional_room(schema))
+        if isinstance(p, Unk):
+            return p
+    return _parsed_value(spec, occ, name)
 
 
 def _parsed_value(spec: Any, occ: FlagEntryJSON, name: str) -> Any:
