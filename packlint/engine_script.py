@@ -44,7 +44,9 @@ class _BashCheck:
                 return True
         if data is None:
             return True
-        verdict = bash_syntax_check(data.replace(b"\r\n", b"\n"))  # (None: no bash to ask)
+        # the bytes as bash reads them: a CRLF file keeps its CRs (`then\r` is no keyword; the parse asked bash
+        # about the same bytes)
+        verdict = bash_syntax_check(data)  # (None: no bash to ask)
         return verdict is None or not verdict[0]
 
 

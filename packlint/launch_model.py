@@ -28,7 +28,7 @@ _NUMBER = re.compile(r"^-(\d|\.\d)")
 class FlagOccurrence:
     """One occurrence of a program flag or launcher option (hand-written: made for every flag)."""
 
-    __slots__ = ("name", "args", "span", "style", "caller", "passed")
+    __slots__ = ("name", "args", "span", "style", "caller", "passed", "then_unknown")
 
     def __init__(
         self, name: str, args: list[Value], span: Span | None, style: str = "separate", caller: bool | str = False
@@ -41,6 +41,9 @@ class FlagOccurrence:
         self.args = args  # [] for a store-true flag
         self.span = span  # where the flag token was written
         self.style = style  # separate | equals | hydra
+        # why the word after its values is not known: its values were ended there, but that word may be one
+        # of them (`--wave a "$UNSET/x" b`: bash gives argparse three values)
+        self.then_unknown: str | None = None
 
     def __repr__(self) -> str:
         return f"FlagOccurrence({self.name!r}, {self.args!r})"
@@ -66,6 +69,8 @@ class FlagOccurrence:
         premise = evidence.of_values(self.args) if unknown is None else None
         if premise is not None:
             d["evidence"] = evidence.to_json(premise)
+        if self.then_unknown is not None:
+            d["then_unknown"] = self.then_unknown
         return d
 
 
@@ -159,7 +164,9 @@ def parse_program_flags(args: list[Value]) -> tuple[dict[str, list[FlagOccurrenc
                 )
                 continue
         if current is not None and current.args and not isinstance(a, Known):
-            # `--micro-batch-size 1 $EXTRA`: the unknown word is not taken as a second value
+            # `--micro-batch-size 1 $EXTRA`: the unknown word is not taken as a second value, but it may be one
+            # (a flag of nargs=N): the occurrence says so
+            current.then_unknown = getattr(a, "reason", None) or "a word packlint does not know"
             current = None
             positionals.append(a)
             continue

@@ -86,6 +86,7 @@ class FlagEntryJSON(TypedDict, total=False):
     alternatives: list[dict[str, Any]]
     when: list[str]
     evidence: EvidenceJSON
+    then_unknown: str
 
 
 class SizeJSON(TypedDict, total=False):

@@ -415,6 +415,13 @@ def _check_crlf(source: SourceFile, result: ParsedScript) -> None:
     if verdict is not None and not verdict[0]:
         _, line, message = verdict
         line = line or 1
+        message = message.removeprefix("syntax error: ")
+        opened = _unclosed_by_cr(source, result) if "end of file" in message else None
+        if opened is not None:
+            # bash reads on to the end of the file looking for the keyword that ends the compound command
+            # (`then\r` is a word): nothing from that command on runs, so the problem is where it starts
+            line, keyword = opened
+            message += f": `{keyword}\\r` in the command that starts here is a word to bash, not the keyword"
         text = source.line_text(line - 1)
         span = Span(source.path, line + source.line_base, 1, line + source.line_base, len(text) + 1)
         result.problems.append(
@@ -438,6 +445,26 @@ def _check_crlf(source: SourceFile, result: ParsedScript) -> None:
             first_line,
         )
     )
+
+
+_CR_KEYWORD = re.compile(rb"(?:^|[\s;&|])(then|do|else|fi|done|esac|[{}])\r(?=\n|$)", re.M)
+_COMPOUND = frozenset(
+    ("if_statement", "for_statement", "c_style_for_statement", "while_statement", "case_statement")
+    + ("compound_statement", "function_definition")
+)
+
+
+def _unclosed_by_cr(source: SourceFile, result: ParsedScript) -> tuple[int, str] | None:
+    """(line, keyword) of the first top-level compound command whose text has a keyword bash reads with the
+    CR as part of it (`then\r`): bash's "unexpected end of file" comes from it (SeanLeng1/Reward-Calibration's
+    OpenRLHF scripts: `if [[ ${1} != "slurm" ]]; then\r ... fi\r`)."""
+    for node in result.root.named_children:
+        if node.type not in _COMPOUND:
+            continue
+        m = _CR_KEYWORD.search(source.data, node.start_byte, node.end_byte + 1)
+        if m is not None:
+            return node.start_point[0] + 1, m.group(1).decode()
+    return None
 
 
 _CRLF_WORD = 40  # characters of a word shown in the PK904 message

@@ -275,3 +275,34 @@ def test_the_vendored_search_is_bounded_and_skips_heavy_directories(tmp_path: Pa
         (tmp_path / where / "verl" / "trainer").mkdir(parents=True)
     found = hydra._walk_vendored(str(tmp_path), "verl/trainer")
     assert found == [str(tmp_path / "a/b/c/verl")]
+
+
+RAY_TRAINER_CHECK = {
+    # verl 0.1: no startup check of the rollout batch against the GPU count
+    "0.1": "    def _validate_config(self):\n        # TODO: we have to make sure the batch size is divisible by the dp size\n        pass\n",
+    # verl 0.2 to 0.5: ray_trainer.py's _validate_config asserts it
+    "0.3.1.dev": (
+        "    def _validate_config(self):\n"
+        "        n_gpus = config.trainer.n_gpus_per_node * config.trainer.nnodes\n"
+        "        real_train_batch_size = config.data.train_batch_size * config.actor_rollout_ref.rollout.n\n"
+        "        assert real_train_batch_size % n_gpus == 0, \\\n"
+        '            f"real_train_batch_size ({real_train_batch_size}) must be divisible by total n_gpus ({n_gpus})."\n'
+    ),
+}
+
+
+def test_a_vendored_verl_without_the_gpu_divisibility_check_starts(tmp_path: Path) -> None:
+    """Da1yuqin/EviNoteRAG (a Search-R1-style trainer) vendors verl 0.1, whose ray_trainer.py has no
+    `assert real_train_batch_size % n_gpus == 0`: a batch of 300 on 7 GPUs is not rejected at startup (2 false
+    PK455 errors, judged by released verl's check). A copy with the assert keeps PK455."""
+    for version, want in (("0.1", set()), ("0.3.1.dev", {"PK455"})):
+        root = tmp_path / version
+        _copy(root, "", own_keys=False)
+        (root / "verl" / "version").mkdir()
+        (root / "verl" / "version" / "version").write_text(version + "\n")
+        (root / "verl" / "trainer" / "ppo").mkdir()
+        code = "class RayPPOTrainer:\n" + RAY_TRAINER_CHECK[version]
+        (root / "verl" / "trainer" / "ppo" / "ray_trainer.py").write_text(code)
+        extra = "trainer.n_gpus_per_node=7 actor_rollout_ref.actor.ppo_mini_batch_size=64"
+        codes = {f.code for f in _findings(root, "train_grpo_8gpus.sh", batch=300, extra=extra)}
+        assert codes & {"PK455"} == want, (version, codes)

@@ -293,6 +293,12 @@ def _read_into(
         return
     shown = _shown(found)
     record["file"] = shown
+    rewrite = _rewritten_before(path_text, occ.span if occ is not None and occ.span is not None else word)
+    if rewrite is not None:
+        # the script writes the file before the launch reads it: the checked-in content is not what runs
+        record["unknown"] = f"the script writes {path_text} before the launch (`{rewrite}`): its values are unknown"
+        incomplete.append(record["unknown"])
+        return
     if data:  # a data file the program reads (a JSON list converted by the checkout's own script)
         record["data"] = True
         incomplete.append(f"{path_text} is read by a program of no stack: its content is not a config packlint reads")
@@ -336,6 +342,18 @@ def _read_into(
         # a `defaults:` key this program gives its own meaning: what it pulls in is unknown
         incomplete.append(f"{path_text} has a `defaults:` key that packlint does not follow for this program")
     flatten(root, shown, "", target)
+
+
+def _rewritten_before(path_text: str, where: Any) -> str | None:
+    """The write of the script, before the line of the launch's flag that names the file (`where`: its span, or
+    the file's word), that replaces a file the checkout holds."""
+    span = getattr(where, "span", where)
+    script_path = getattr(_SCRIPT, "path", None)
+    if span is None or not span.file or not script_path:
+        return None
+    if os.path.abspath(span.file) != os.path.abspath(script_path):
+        return None
+    return _written_by_script(path_text, span.line)
 
 
 def _inherit(path: str, root, dialect: str, target: dict, incomplete: list, depth: int) -> None:
@@ -435,29 +453,35 @@ def _changes_directory() -> bool:
     return _SCRIPT is not None and hasattr(_SCRIPT, "script_text") and _CD.search(_SCRIPT.script_text()) is not None
 
 
-def _written_by_script(path_text: str) -> str | None:
+def _written_by_script(path_text: str, before_line: int | None = None) -> str | None:
     """The redirection (or cp/mv/ln) in the script that writes the file, directly or through a
     variable assigned a value naming it; None when the script does not write it. A redirection to a
     computed name of the same kind (`sed ... > ${config_json}` with `config_json="ds_config_${NAME}.json"`,
-    Megatron-DeepSpeed's shape) may write it too."""
+    Megatron-DeepSpeed's shape) may write it too. With `before_line` (a file the checkout holds, named on
+    that line): only a write on an earlier line that names the file itself, or a variable assigned its
+    name, counts (idriscnrs/JZ-Megatron-DeepSpeed rewrites the checked-in ds_config.json with
+    `cat <<EOT > $DS_CONFIG` before the launch)."""
     if _SCRIPT is None or not hasattr(_SCRIPT, "script_text"):
         return None
     text = _SCRIPT.script_text()
     base = os.path.basename(path_text)
     if not base:
         return None
+    end = len(text)
+    if before_line is not None:
+        end = sum(len(line) + 1 for line in text.split("\n")[: max(before_line - 1, 0)])
     ext = os.path.splitext(base)[1]
-    assigned = [(m.group(1), m.group(2)) for m in _ASSIGN.finditer(text)]
+    assigned = [(m.group(1), m.group(2)) for m in _ASSIGN.finditer(text, 0, end)]
     names_of_file = {n for n, v in assigned if base in v}
-    computed = {n for n, v in assigned if "$" in v and ext and ext in v}
-    for m in _REDIRECT.finditer(text):
+    computed = {n for n, v in assigned if "$" in v and ext and ext in v} if before_line is None else set()
+    for m in _REDIRECT.finditer(text, 0, end):
         target = m.group(1)
         if base in target:
             return m.group(0).strip()
         for name in re.findall(r"\$\{?([A-Za-z_][A-Za-z0-9_]*)", target):
             if name in names_of_file or name in computed:
                 return m.group(0).strip()
-        if "$" in target and ext and target.endswith(ext):
+        if before_line is None and "$" in target and ext and target.endswith(ext):
             return m.group(0).strip()
     return None
 

@@ -116,6 +116,34 @@ def _world_multiple(ctx: EvalContext) -> int | None:
     return m if isinstance(m, int) and m > 1 else 1
 
 
+def _model_parallel(ctx: EvalContext) -> int | Unk:
+    """TP x PP x CP of a Megatron(-DeepSpeed) launch (1 where its flags leave them at Megatron's default): the
+    engine gets Megatron's mpu (or the PipelineModule's topology), so DeepSpeed's data-parallel size is the
+    world divided by it (idriscnrs/JZ-Megatron-DeepSpeed: 1024 processes at TP 4 x PP 16 are 16 replicas)."""
+    product = 1
+    for key in ("tp", "pp", "cp"):
+        entry = parallel_size(ctx.variant, ctx.launch, key) or {}
+        if not str(entry.get("source", "")).startswith("-"):
+            continue  # not given by a flag of the launch (an HF Trainer launch, `$@` words): no model split
+        value = entry.get("value")
+        if value is None:
+            why = entry.get("unknown", "not known")
+            return Unk(f"the model-parallel size {key} is unknown ({why}): DeepSpeed's data-parallel size is not known")
+        product *= int(value)
+    return product
+
+
+def _data_parallel(ctx: EvalContext, world: int | Unk) -> int | Unk:
+    product = _model_parallel(ctx)
+    if isinstance(product, Unk):
+        return product
+    if product <= 1 or isinstance(world, Unk):
+        return world
+    if world % product:
+        return Unk(f"the world size {world} is not divisible by TP x PP x CP = {product}", "unknown")
+    return world // product
+
+
 MAX_HOSTS = 4096  # members 8·k tried for k up to here (a larger k leaves every batch number below 1)
 
 
@@ -173,7 +201,7 @@ def _compute_batch(ctx: EvalContext) -> dict[str, int | Unk] | Unk:
         return ds
     hf = config_stack(_config(ctx)) in HF_TRAINER_STACKS
     world = _world(ctx)
-    dp: int | Unk = world
+    dp: int | Unk = _data_parallel(ctx, world)
     sp = ds.get("sequence_parallel_size")
     if sp is not None and sp.get("value") not in (None, 1):
         dp = Unk("DeepSpeed sequence parallelism divides the data-parallel size", "unknown")
@@ -210,7 +238,9 @@ def _compute_batch(ctx: EvalContext) -> dict[str, int | Unk] | Unk:
             v = _as_int(v, f"deepspeed {part}")
         vals[part] = v
     t, m, g = vals["train"], vals["micro"], vals["accum"]
-    multiple = _world_multiple(ctx) if isinstance(dp, Unk) and sp is None else None
+    multiple = _world_multiple(ctx) if isinstance(dp, Unk) and dp is world and sp is None else None
+    if multiple is not None and _model_parallel(ctx) != 1:
+        return Unk("the world size is unknown and the model is split over several GPUs", "unknown")
     # micro and accumulation filled from TrainingArguments are numbers like any other; an `auto`
     # train_batch_size is world x both, which adds up for every world
     if multiple is not None and raw["train"] != "auto":
@@ -254,6 +284,9 @@ def _f_deepspeed_dp_text(ctx: EvalContext, node: Builtin, a: list[Any]) -> Any:
     dp, product = b["dp"], b["micro"] * b["accum"]  # type: ignore[operator]
     multiple = b.get("dp_multiple")
     if multiple is None:
+        split = _model_parallel(ctx)
+        if isinstance(split, int) and split > 1:
+            return f"{dp} ({dp * split} processes / TP x PP x CP {split}) = {product * dp}"  # type: ignore[operator]
         return f"{dp} = {product * dp}"  # type: ignore[operator]
     if multiple == 1:
         return (

@@ -1,0 +1,201 @@
+"""How argparse reads the values written after one occurrence of a flag (the PK202 check, and what PK103
+compares): the words it takes, whether their count and types pass, and where packlint cannot tell (an
+expansion that is empty here, a word it does not know, the parser's positionals). Pure functions of a flag's
+spec and its FLAG_ENTRY; the script's text is read through codebase_common."""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING, Any
+
+from packlint.caches import memo
+from packlint.conditions.functions.codebase_common import _script_text
+from packlint.conditions.functions.core import python_int
+from packlint.conditions.tree import Unk
+
+if TYPE_CHECKING:
+    from packlint.model_types import FlagEntryJSON
+
+# transformers.hf_argparser.string_to_bool (transformers 5.24, hf_argparser.py:36): case-insensitive
+_HF_BOOL_WORDS = frozenset(("yes", "true", "t", "y", "1", "no", "false", "f", "n", "0"))
+
+
+def _value_words(occ: FlagEntryJSON) -> list[Any] | None:
+    """The words argparse receives as the occurrence's value (None: none, the flag stands alone);
+    an item that is a dict is a word packlint does not know."""
+    v = occ.get("value")
+    if v is True or v is None:
+        return None
+    if isinstance(v, list):
+        return v
+    return [v]
+
+
+def _type_problem(spec: Any, word: str) -> str | None:
+    """What argparse says about one value word, or None when it accepts it."""
+    if word == "":
+        # an empty word is almost always an unset variable the caller is meant to set: not judged
+        return None
+    t = spec.type or "str"
+    if (
+        t == "custom:string_to_bool"
+        and (getattr(spec, "generated_from", None) or "")
+        and word.lower() not in _HF_BOOL_WORDS
+    ):
+        return (
+            f"{word!r} is not a truth value: HfArgumentParser's string_to_bool raises 'Truthy value expected' "
+            "(it takes yes/no, true/false, t/f, y/n, 1/0)"
+        )
+    if t == "int" and python_int(word) is None:
+        return f'{word!r} is not an integer: argparse exits with "invalid int value: {word!r}"'
+    if t == "float":
+        try:
+            float(word)
+        except ValueError:
+            return f'{word!r} is not a number: argparse exits with "invalid float value: {word!r}"'
+    if spec.choices:  # an empty tuple is a list computed at run time that read as empty: open
+        text = word
+        if t == "int" and python_int(word) is not None:
+            text = str(python_int(word))
+        elif t == "float":
+            try:
+                text = str(float(word))
+            except ValueError:
+                pass
+        if text not in spec.choices and word not in spec.choices:
+            return (
+                f"{word!r} is not one of its choices ({', '.join(spec.choices)}): argparse exits with "
+                f'"invalid choice: {word!r}"'
+            )
+    return None
+
+
+def _flag_problem(spec: Any, occ: FlagEntryJSON, name: str, files: tuple[str, ...] = (), room: int = 0) -> Any:
+    """What is wrong with one occurrence of a flag, as argparse parses it; `room`: how many words the
+    parser's positional arguments take (0: none; -1: any number, `nargs='*'` or REMAINDER): words
+    after the flag's value that they can take are theirs, not the flag's (packlint.codebase.model)."""
+    words = _value_words(occ)
+    if "unknown" in occ:
+        return None
+    if not spec.takes_value:
+        if words is None:
+            return None
+        if any(isinstance(w, dict) for w in words):
+            return Unk("the words after it are not known", "unknown")
+        if room < 0 or len(words) <= room:
+            return Unk(_positional_reason(room), "unknown")
+        shown = " ".join(words)
+        return (
+            f"takes no value ({spec.action}), but is followed by {shown!r}: argparse reads it as an extra "
+            f"argument and exits with 'unrecognized arguments'"
+        )
+    nargs = spec.nargs
+    if words is None and _followed_by_expansion(occ, name, files):
+        # `--flag $X` with X empty here (often a positional parameter the caller gives): bash drops the
+        # word, but packlint cannot tell an intended caller value from a missing one
+        return Unk(f"the value after {name} is an expansion that is empty here", "unknown")
+    if words is None:
+        if nargs in (None, "+") or (isinstance(nargs, int) and nargs > 0):
+            return (
+                "needs a value but none follows it: argparse exits with 'expected one argument'"
+                if nargs is None
+                else "needs at least one value but none follows it"
+            )
+        return None
+    dropped = _value_after_empty_expansion(occ, name)
+    if dropped is not None:
+        return dropped
+    joined = " ".join(w for w in words if isinstance(w, str))
+    if "$__PLGAP" in joined:  # a region the parser could not read (packlint.parse.GAP_VARIABLE): unknown
+        return Unk("the value comes from a part of the script packlint could not parse", "unknown")
+    if "<" in joined and ">" in joined.split("<", 1)[1]:
+        return Unk("the value is a template placeholder (<...>)", "unknown")
+    if any(isinstance(w, dict) for w in words):
+        known_count = len(words)
+        if nargs is None and known_count > 1:
+            return Unk("some of the words after it are not known", "unknown")
+        return None
+    extra = len(words) - (nargs if isinstance(nargs, int) and not isinstance(nargs, bool) else 1)
+    if (nargs is None or isinstance(nargs, int)) and extra > 0 and (room < 0 or extra <= room):
+        return Unk(_positional_reason(room), "unknown")
+    if nargs is None and len(words) > 1:
+        return (
+            f"takes one value but is given {len(words)} words ({' '.join(words)!r}), often an unquoted "
+            f"variable: argparse takes {words[0]!r} and exits with 'unrecognized arguments: "
+            f"{' '.join(words[1:])}'"
+        )
+    if isinstance(nargs, int) and not isinstance(nargs, bool) and len(words) != nargs:
+        if len(words) < nargs and occ.get("then_unknown"):
+            # `--wave a "$STATE/x" b`: the word after its values is one packlint does not know; bash may well
+            # give it (and the words after it) to the flag
+            why = occ["then_unknown"]
+            return Unk(f"the word after its values is not known ({why}): it may be one of them", "unknown")
+        return f"takes exactly {nargs} values but is given {len(words)} ({' '.join(words)!r})"
+    for w in words:
+        bad = _type_problem(spec, w)
+        if bad is not None:
+            return bad
+    return None
+
+
+def _positional_reason(room: int) -> str:
+    takes = "any number of words (nargs '*', '+' or REMAINDER)" if room < 0 else f"up to {room} words"
+    return f"the parser defines positional arguments that take {takes}: the words after it may be theirs"
+
+
+_LINE_STARTS: dict[str, list[int]] = memo()
+_EXPANSION_START = re.compile(r"""(?:[ \t]|\\\n)*"?\$(?![('"])""")
+
+
+def _offset(path: str, line: int | None, column: int | None) -> int | None:
+    """The text offset of a 1-based (line, column) in the file."""
+    if not line or not column:
+        return None
+    starts = _LINE_STARTS.get(path)
+    if starts is None:
+        text = _script_text(path)
+        starts = [0]
+        starts.extend(i + 1 for i, c in enumerate(text) if c == "\n")
+        _LINE_STARTS[path] = starts
+    if line > len(starts):
+        return None
+    return starts[line - 1] + column - 1
+
+
+def _value_after_empty_expansion(occ: FlagEntryJSON, flag: str) -> Any:
+    """Undecided when the word written right after the flag is an expansion (`--seed $1 2e-5`,
+    `--lr ${LR} 1e-4`) and the value packlint paired with the flag is a word written after it: the
+    expansion gave no word in packlint's model (an unset variable, a positional parameter the caller
+    gives), so the value is only positionally guessed. With the caller's value every later word shifts;
+    an unknown value is never an empty word. None when the pairing is not in doubt."""
+    path, vloc = occ.get("file"), occ.get("value_location")
+    if not path or not isinstance(vloc, dict) or vloc.get("file") != path:
+        return None
+    end = _offset(path, occ.get("end_line"), occ.get("end_column"))
+    start = _offset(path, occ.get("line"), occ.get("column"))
+    if end is None or start is None:
+        return None
+    text = _script_text(path)
+    if text[start:end] != flag:  # the flag came out of a string or an array: not a written word
+        return None
+    m = _EXPANSION_START.match(text, end)
+    if m is None or m.end() - 1 == end:  # no expansion next (the match needs at least the `$`)
+        return None
+    dollar = m.end() - 1
+    value_at = _offset(path, vloc.get("line"), vloc.get("column"))
+    if value_at is None or value_at <= dollar:
+        return None  # the value is what the expansion gave (its span is the variable's assignment)
+    return Unk(
+        f"the word after {flag} is an expansion that gives no word here (a value the caller may set): "
+        "the value packlint pairs with it is only a positional guess",
+        "unknown",
+    )
+
+
+def _followed_by_expansion(occ: FlagEntryJSON, flag: str, files: tuple[str, ...] = ()) -> bool:
+    """The script (or a file it sources that sets the launch's variables) writes the flag followed by
+    an unquoted `$...` word (`--load $CKPT`, also inside a string of flags built in a sourced file and
+    run with `eval`), so a missing value may be an empty expansion the caller is meant to fill."""
+    paths = [occ.get("file"), *files]
+    pattern = r"(?<![\w-])" + re.escape(flag) + r"(?:[ \t]|\\\n)+\$(?!\()"
+    return any(re.search(pattern, _script_text(path)) is not None for path in dict.fromkeys(p for p in paths if p))
