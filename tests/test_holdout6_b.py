@@ -59,3 +59,89 @@ def test_a_program_is_looked_up_in_the_folder_a_cd_before_the_launch_entered(tmp
     got = sorted((Path(f["path"]).name, f["code"], f["severity"], f["message"].split(" ")[0]) for f in found)
     assert got == [("train_rm.sh", "PK201", "error", "--bogus")], found
     assert "OpenRLHF/openrlhf/cli/train_dpo.py" in found[0]["message"]
+
+
+_VERL_RUN = """#!/bin/bash
+set -x
+python3 -m verl.trainer.main_ppo \\
+    data.train_files=d/train.parquet \\
+    data.train_batch_size=128 \\
+    actor_rollout_ref.actor.ppo_mini_batch_size=256 \\
+    trainer.n_gpus_per_node=8 \\
+    trainer.nnodes=2
+"""
+_RAY_TRAINER_03 = """class RayPPOTrainer:
+    def _validate_config(self):
+        config = self.config
+        if not config.actor_rollout_ref.actor.use_dynamic_bsz:
+            assert config.data.train_batch_size >= config.actor_rollout_ref.actor.ppo_mini_batch_size
+"""
+
+
+_PPO_YAML = """data:
+  train_files: ~/data/rlhf/gsm8k/train.parquet
+  train_batch_size: 1024
+actor_rollout_ref:
+  actor:
+    ppo_mini_batch_size: 256
+    use_dynamic_bsz: False
+trainer:
+  nnodes: 1
+  n_gpus_per_node: 8
+"""
+
+
+_SETUP = "from setuptools import setup, find_packages\n\nsetup(name='verl', packages=find_packages())\n"
+_MAIN_PPO = """import hydra
+
+
+@hydra.main(config_path="config", config_name="ppo_trainer", version_base=None)
+def main(config):
+    pass
+"""
+
+
+def _verl_subproject(folder: str, version: str, ray_trainer: str) -> dict[str, str]:
+    return {
+        f"{folder}/setup.py": _SETUP,
+        f"{folder}/verl/__init__.py": "",
+        f"{folder}/verl/version/version": version + "\n",
+        f"{folder}/verl/trainer/__init__.py": "",
+        f"{folder}/verl/trainer/main_ppo.py": _MAIN_PPO,
+        f"{folder}/verl/trainer/ppo/__init__.py": "",
+        f"{folder}/verl/trainer/ppo/ray_trainer.py": ray_trainer,
+        f"{folder}/verl/trainer/config/ppo_trainer.yaml": _PPO_YAML,
+    }
+
+
+def test_a_stack_installed_from_a_sub_project_folder_is_the_one_the_launch_runs(tmp_path, capsys):
+    """MetaStone-AI/MetaStone-S1: verl/ is a verl 0.2.0.dev project (verl/verl/..., README `pip install -e verl`);
+    scripts/run_multi_node.sh runs `python3 -m verl.trainer.main_ppo` from outside it. The copy was not associated
+    with the launch, the version was unknown and verl>=0.3 assumed: a false PK453 (0.2 has no such check). The
+    sub-project's package is the module's: its version and code decide; the same shape at 0.3 keeps the error."""
+    old = _tree(
+        tmp_path / "MetaStone-S1",
+        {".git/HEAD": "ref: refs/heads/main\n", "scripts/run_multi_node.sh": _VERL_RUN}
+        | _verl_subproject("verl", "0.2.0.dev", "class RayPPOTrainer:\n    pass\n"),
+    )
+    assert [f for f in _findings(capsys, old / "scripts") if f["code"] == "PK453"] == []
+    new = _tree(
+        tmp_path / "verl-fork",
+        {".git/HEAD": "ref: refs/heads/main\n", "scripts/run_multi_node.sh": _VERL_RUN}
+        | _verl_subproject("verl", "0.3.1.dev", _RAY_TRAINER_03),
+    )
+    (kept,) = [f for f in _findings(capsys, new / "scripts") if f["code"] == "PK453"]
+    assert kept["severity"] == "error" and kept["evidence"] == "checkout", kept
+
+
+def test_several_sub_projects_holding_the_package_leave_the_launch_undecided(tmp_path, capsys):
+    """Two verl projects side by side (an old and a new copy): which one `pip install -e` put on the path is the
+    machine's. Neither version decides, and the finding stays an assumption (a warning), not an error."""
+    root = _tree(
+        tmp_path / "two-verls",
+        {".git/HEAD": "ref: refs/heads/main\n", "scripts/run.sh": _VERL_RUN}
+        | _verl_subproject("verl", "0.2.0.dev", "class RayPPOTrainer:\n    pass\n")
+        | _verl_subproject("verl-new", "0.4.0", _RAY_TRAINER_03),
+    )
+    found = [f for f in _findings(capsys, root / "scripts") if f["code"] == "PK453"]
+    assert [(f["severity"], f["evidence"]) for f in found] in ([], [("warning", "assumed")]), found

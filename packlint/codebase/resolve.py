@@ -318,8 +318,34 @@ class _Search:
             f = _module_file(base, module)
             if f is not None:
                 return self.found(f, how, f"module {module} found under {base}", base)
+        sub = self._subproject_module(module)
+        if sub is not None:
+            return sub
         roots = ", ".join(self.explicit + self.mapped_pp + self.checkout[-1:]) or "any root"
         return self.unresolved("not-found", f"module {module} not found under {roots}{self.bound_note()}")
+
+    def _subproject_module(self, module: str) -> ProgramResolution | None:
+        """`-m pkg.mod` the checkout holds in a sub-project (`<root>/verl/verl/trainer/main_ppo.py`, installed
+        with `pip install -e verl`); several sub-projects holding it leave the program unknown (which one is
+        installed is the machine's)."""
+        from packlint.codebase.subprojects import subprojects_holding
+
+        if self.top is None:
+            return None
+        hits = []
+        for d in subprojects_holding(self.top, module.split(".", 1)[0]):
+            f = _module_file(d, module)
+            if f is not None:
+                hits.append((d, f))
+        if len(hits) == 1:
+            d, f = hits[0]
+            return self.found(f, "sub-project", f"module {module} found in the checkout's sub-project {d}", d)
+        if hits:
+            where = ", ".join(d for d, _ in hits)
+            return self.unresolved(
+                "unknown-program", f"module {module} is in several sub-projects of the checkout ({where})"
+            )
+        return None
 
     def path(self) -> ProgramResolution:
         """A `*.py` path: --path-map, then the longest existing suffix under a root, then the path as it
