@@ -145,3 +145,73 @@ def test_several_sub_projects_holding_the_package_leave_the_launch_undecided(tmp
     )
     found = [f for f in _findings(capsys, root / "scripts") if f["code"] == "PK453"]
     assert [(f["severity"], f["evidence"]) for f in found] in ([], [("warning", "assumed")]), found
+
+
+_QUININE_ARGS = """import argparse
+
+try:
+    from quinine import QuinineArgumentParser
+
+    _quinine_available = True
+except ImportError:
+    _quinine_available = False
+
+
+def parse_args(extra_args_provider=None):
+    parser = (
+        QuinineArgumentParser(description="Megatron-LM Arguments", allow_abbrev=False)
+        if _quinine_available
+        else argparse.ArgumentParser(description="Megatron-LM Arguments", allow_abbrev=False)
+    )
+    parser.add_argument("--num-layers", type=int, default=None)
+    args = parser.parse_quinfig() if _quinine_available else parser.parse_args()
+    return args
+"""
+_QUININE_STMT = """import argparse
+try:
+    from quinine import QuinineArgumentParser
+    _q = True
+except ImportError:
+    _q = False
+
+
+def parse():
+    if not _q:
+        p = argparse.ArgumentParser(allow_abbrev=False)
+    else:
+        p = QuinineArgumentParser(allow_abbrev=False)
+    p.add_argument("--lr", type=float, default=1e-4)
+    return p.parse_quinfig() if _q else p.parse_args()
+
+
+parse()
+"""
+
+
+_PRETRAIN = 'from megatron.arguments import parse_args\n\nif __name__ == "__main__":\n    parse_args()\n'
+
+
+def test_a_parser_class_chosen_by_an_optional_import_leaves_its_flags_open(tmp_path, capsys):
+    """lorr1/Megatron-LM: megatron/arguments.py builds `QuinineArgumentParser(...) if _quinine_available else
+    argparse.ArgumentParser(...)` (quinine imported under try/except); quinine's parser adds --config, which the
+    examples pass. Only the argparse branch was read: 3 false PK201 errors. The flags of a parser whose class is
+    a package packlint cannot read are open, whichever branch names it; a plain parser still decides."""
+    root = _tree(
+        tmp_path / "Megatron-LM",
+        {
+            ".git/HEAD": "ref: refs/heads/main\n",
+            "megatron/__init__.py": "",
+            "megatron/arguments.py": _QUININE_ARGS,
+            "pretrain_gpt.py": _PRETRAIN,
+            "quin/train.py": _QUININE_STMT,
+            "plain/train.py": _QUININE_STMT.replace("QuinineArgumentParser(", "argparse.ArgumentParser("),
+            "examples/quin_distributed.sh": (
+                "#!/bin/bash\npython -m torch.distributed.launch --nproc_per_node 8 pretrain_gpt.py --num-layers 24 "
+                "--config configs/gpt2.yaml\n"
+            ),
+            "examples/quin_stmt.sh": "#!/bin/bash\npython quin/train.py --lr 1e-4 --config configs/a.yaml\n",
+            "examples/plain.sh": "#!/bin/bash\npython plain/train.py --lr 1e-4 --config configs/a.yaml\n",
+        },
+    )
+    found = [f for f in _findings(capsys, root / "examples") if f["code"] == "PK201"]
+    assert [(Path(f["path"]).name, f["severity"]) for f in found] == [("plain.sh", "error")], found

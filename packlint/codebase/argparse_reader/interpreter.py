@@ -362,6 +362,7 @@ class SchemaReader:
                 return V(a.kind, a.value, a.module, a.node, a.extra, cond=f"if {test}")
             if b.kind in ("func", "class") and a.kind not in ("func", "class"):
                 return V(b.kind, b.value, b.module, b.node, b.extra, cond=f"if not ({test})")
+            _merge_envs({}, {"_": a}, {"_": b})  # (two parsers: one open leaves the other open)
             return a if a.kind != "unknown" else b
         if isinstance(node, ast.BoolOp):
             vals = [self.eval(mod, v, env, conds, depth) for v in node.values]
@@ -436,6 +437,14 @@ class SchemaReader:
             return inst
         if callee.kind == "func":
             return self.invoke(callee, args, kwargs, node, mod, conds, depth)
+        if callee.kind == "extname" and str(callee.value).rsplit(".", 1)[-1].endswith("ArgumentParser"):
+            # `QuinineArgumentParser()` (lorr1/Megatron-LM, imported from quinine under try/except): an
+            # argparse parser of a package packlint cannot read, whose own flags (quinine's --config) it cannot see
+            made = argparse_calls.new_parser(self, mod, node, kwargs, conds)
+            made.value.open_reasons.append(
+                f"the parser is a {callee.value} ({self.where(mod, node)}), a class of a package packlint cannot read"
+            )
+            return made
         # an unknown callee: a parser handed to it may gain flags packlint cannot see (not a list's own
         # `append`/`insert`: `parents.append(server_parser)` stores the parser, it adds it no flag)
         stores = isinstance(func, ast.Attribute) and func.attr in ("append", "insert") and not kwargs
@@ -566,6 +575,14 @@ def _merge_envs(env: dict[str, V], a: dict[str, V], b: dict[str, V]) -> None:
     for k in set(a) | set(b):
         va, vb = a.get(k), b.get(k)
         choice = next((v for v in (va, vb) if v is not None and v.kind in _USEFUL), None)
+        if choice is not None and va is not None and vb is not None and va.kind == vb.kind == "parser":
+            other = vb if choice is va else va
+            if other.value is not choice.value and other.value.open_reasons:
+                # which parser runs is decided by the `if` (`QuinineArgumentParser() if _quinine_available else
+                # ArgumentParser()`): the flags the other parser may have are open for this one too
+                choice.value.open_reasons.extend(
+                    r for r in other.value.open_reasons if r not in choice.value.open_reasons
+                )
         if choice is None:
             choice = va if va is not None and va.kind != "unknown" else (vb if vb is not None else va)
         if choice is None:
