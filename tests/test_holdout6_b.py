@@ -215,3 +215,43 @@ def test_a_parser_class_chosen_by_an_optional_import_leaves_its_flags_open(tmp_p
     )
     found = [f for f in _findings(capsys, root / "examples") if f["code"] == "PK201"]
     assert [(Path(f["path"]).name, f["severity"]) for f in found] == [("plain.sh", "error")], found
+
+
+_LONG_VITA_FLAGS = (
+    "    --tensor-model-parallel-size 8 --pipeline-model-parallel-size 1 \\\n"
+    "    --num-layers 48 --micro-batch-size 1 --use-mcore-models --use-flash-attn \\\n"
+    "    --reset-attention-mask --reset-position-ids --seq-length 32768\n"
+)
+
+
+def test_reset_mask_on_a_program_patched_by_modellink_is_undecided(tmp_path, capsys):
+    """VITA-MLLM/Long-VITA: scripts/modellink/*.sh run long_vita_modellink/pretrain_long_vita.py, which starts with
+    `from modellink import megatron_adaptor` (MindSpeed-LLM, not in the tree) and patches the flash attention with
+    its own (npu_fusion_attention with the reset mask's actual_seq_qlen): 2 false PK490 judged from upstream's
+    Transformer Engine default. A program importing a package that patches Megatron at import does not run the
+    release's defaults; the GPU scripts' program (upstream Megatron only) keeps its PK490."""
+    root = _tree(
+        tmp_path / "Long-VITA",
+        {
+            ".git/HEAD": "ref: refs/heads/main\n",
+            "long_vita_modellink/__init__.py": "",
+            "long_vita_modellink/pretrain_long_vita.py": (
+                "from modellink import megatron_adaptor\nfrom megatron.training import get_args, pretrain\n\n"
+                'if __name__ == "__main__":\n    pretrain(None, None, None)\n'
+            ),
+            "long_vita/__init__.py": "",
+            "long_vita/pretrain_long_vita.py": (
+                'from megatron.training import get_args, pretrain\n\nif __name__ == "__main__":\n'
+                "    pretrain(None, None, None)\n"
+            ),
+            "scripts/modellink/finetune_stage1.sh": (
+                "#!/bin/bash\ntorchrun --nproc_per_node 8 long_vita_modellink/pretrain_long_vita.py \\\n"
+                + _LONG_VITA_FLAGS
+            ),
+            "scripts/megatron/finetune_stage1.sh": (
+                "#!/bin/bash\ntorchrun --nproc_per_node 8 long_vita/pretrain_long_vita.py \\\n" + _LONG_VITA_FLAGS
+            ),
+        },
+    )
+    found = [f for f in _findings(capsys, root / "scripts") if f["code"] == "PK490"]
+    assert [Path(f["path"]).parent.name for f in found] == ["megatron"], found
