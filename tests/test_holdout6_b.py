@@ -255,3 +255,35 @@ def test_reset_mask_on_a_program_patched_by_modellink_is_undecided(tmp_path, cap
     )
     found = [f for f in _findings(capsys, root / "scripts") if f["code"] == "PK490"]
     assert [Path(f["path"]).parent.name for f in found] == ["megatron"], found
+
+
+def test_an_absolute_program_path_of_another_machine_mapped_by_its_end_is_a_named_premise(tmp_path, capsys):
+    """behroozazarkhalili/HF-TRL-Slurm: the Slurm jobs run `python /project/6014832/ermia/HF-TRL/.claude/skills/
+    slurm-model-trainer/scripts/train_sft.py --trackio_dir ...` (the author's checkout); packlint maps it to the
+    checkout's file by the end of the path, a mapping the finding did not name (evidence checkout, an error). The
+    PK201 stands, as an assumption named in its evidence (a warning); a relative path found as written does not."""
+    skill = ".claude/skills/slurm-model-trainer/scripts"
+    root = _tree(
+        tmp_path / "HF-TRL-Slurm",
+        {
+            ".git/HEAD": "ref: refs/heads/main\n",
+            f"{skill}/train_sft.py": (
+                "import argparse\n\nparser = argparse.ArgumentParser()\nparser.add_argument('--model', required=True)\n"
+                "args = parser.parse_args()\n"
+            ),
+            "jobs/sft.slurm": (
+                "#!/bin/bash\n#SBATCH --gres=gpu:1\n"
+                f"python /project/6014832/ermia/HF-TRL/{skill}/train_sft.py --model m --trackio_dir ./trackio\n"
+            ),
+            "jobs/sft_rel.sh": f"#!/bin/bash\ncd ..\npython {skill}/train_sft.py --model m --trackio_dir ./trackio\n",
+        },
+    )
+    found = sorted(
+        (f for f in _findings(capsys, root / "jobs") if f["code"] == "PK201"), key=lambda f: Path(f["path"]).name
+    )
+    assert [(Path(f["path"]).name, f["severity"], f["evidence"]) for f in found] == [
+        ("sft.slurm", "warning", "assumed"),
+        ("sft_rel.sh", "error", "checkout"),
+    ], found
+    (premise,) = [p for p in found[0]["premises"] if "/project/6014832" in str(p)]
+    assert f"this checkout's {skill}/train_sft.py" in str(premise)
