@@ -288,3 +288,25 @@ def test_an_absolute_program_path_of_another_machine_mapped_by_its_end_is_a_name
     ], found
     (premise,) = [p for p in found[0]["premises"] if "/project/6014832" in str(p)]
     assert f"this checkout's {skill}/train_sft.py" in str(premise)
+
+
+def test_a_cd_to_another_machines_path_maps_the_program_lookup_under_a_named_premise(tmp_path, capsys):
+    """The same Reward-Calibration shape with `cd /home/me/Reward-Calibration/OpenRLHF` (the author's machine): the
+    folder is the checkout's OpenRLHF/ by the path's tail, an assumption named in the evidence (a warning)."""
+    root = _tree(
+        tmp_path / "Reward-Calibration",
+        {
+            ".git/HEAD": "ref: refs/heads/main\n",
+            "OpenRLHF/openrlhf/__init__.py": "",
+            "OpenRLHF/openrlhf/cli/__init__.py": "",
+            "OpenRLHF/openrlhf/cli/train_dpo.py": _OPENRLHF_DPO,
+            "scripts/train_dpo.sh": (
+                "#!/bin/bash\ncd /home/me/Reward-Calibration/OpenRLHF\n"
+                "deepspeed --module openrlhf.cli.train_dpo --save_path x --flash_attn --bogus\n"
+            ),
+        },
+    )
+    (found,) = [f for f in _findings(capsys, root / "scripts") if f["code"] == "PK201"]
+    assert found["message"].startswith("--bogus") and (found["severity"], found["evidence"]) == ("warning", "assumed")
+    assert "OpenRLHF/openrlhf/cli/train_dpo.py" in found["message"]
+    assert any("taken to be the checkout's OpenRLHF/" in str(p) for p in found["premises"]), found

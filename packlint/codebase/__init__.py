@@ -76,13 +76,13 @@ def resolve_program(
 
 
 def launch_workdir(launch: Mapping[str, Any]) -> str | None:
-    """The folder of the checkout a launch runs in, from the nearest relative `cd`/`pushd` (or an absolute
-    one inside the checkout) before its location in the launch model; None when there is none, it cannot
-    be told, or it needs a premise (an absolute path of another machine mapped by its tail)."""
+    """The folder of the checkout a launch runs in, from the nearest `cd`/`pushd` before its location in the
+    launch model; None when there is none or it cannot be told. An absolute path of another machine mapped to
+    the checkout's folder by its tail is a premise: a program found there (`how` 'workdir') names it in the
+    evidence of what rests on it (conditions/tree.py `EvalContext.code_facts`)."""
     from packlint.codebase.workdir import find_workdir
 
-    workdir, premise = find_workdir(launch.get("file"), launch.get("line"), launch.get("column"))
-    return workdir if premise is None else None
+    return find_workdir(launch.get("file"), launch.get("line"), launch.get("column"))[0]
 
 
 def facts_for_program(

@@ -399,6 +399,10 @@ class EvalContext:
 
             evidence.note(self, (evidence.MACHINE, guess))  # the path as written must be on the machine
         mapped = _absolute_guess(facts)
+        if mapped is None and getattr(getattr(facts, "resolution", None), "how", None) == "workdir":
+            from packlint.conditions.functions.stack_config_workdir import launch_workdir
+
+            mapped = launch_workdir(self)[1]  # (`cd /data/me/<checkout>/OpenRLHF`: the checkout's OpenRLHF/)
         if mapped is not None:
             from packlint import evidence
 
