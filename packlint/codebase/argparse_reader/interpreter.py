@@ -412,8 +412,8 @@ class SchemaReader:
             callee = self.eval(mod, func, env, conds, depth)
         args = [self.eval(mod, a.value if isinstance(a, ast.Starred) else a, env, conds, depth) for a in node.args]
         kwargs = {k.arg: self.eval(mod, k.value, env, conds, depth) for k in node.keywords if k.arg}
-        if callee.kind == "builtin":
-            return argparse_calls.call_builtin(self, mod, node, callee.value, args, kwargs, conds)
+        if callee.kind == "builtin" or argparse_calls.parser_class_elsewhere(callee):
+            return argparse_calls.call_builtin(self, mod, node, str(callee.value), args, kwargs, conds)
         if callee.kind == "class":
             name = callee.value
             if name == "ArgumentGroupFactory" or dataclass_flags.is_factory_class(self, callee):
@@ -437,14 +437,6 @@ class SchemaReader:
             return inst
         if callee.kind == "func":
             return self.invoke(callee, args, kwargs, node, mod, conds, depth)
-        if callee.kind == "extname" and str(callee.value).rsplit(".", 1)[-1].endswith("ArgumentParser"):
-            # `QuinineArgumentParser()` (lorr1/Megatron-LM, imported from quinine under try/except): an
-            # argparse parser of a package packlint cannot read, whose own flags (quinine's --config) it cannot see
-            made = argparse_calls.new_parser(self, mod, node, kwargs, conds)
-            made.value.open_reasons.append(
-                f"the parser is a {callee.value} ({self.where(mod, node)}), a class of a package packlint cannot read"
-            )
-            return made
         # an unknown callee: a parser handed to it may gain flags packlint cannot see (not a list's own
         # `append`/`insert`: `parents.append(server_parser)` stores the parser, it adds it no flag)
         stores = isinstance(func, ast.Attribute) and func.attr in ("append", "insert") and not kwargs
