@@ -63,14 +63,26 @@ def resolve_program(
     script_path: str | None,
     options: CodeOptions | None = None,
     pythonpath: list[str] | tuple[str, ...] = (),
+    workdir: str | None = None,
 ) -> ProgramResolution:
     """Match a launch's program (`train.py`, `/workspace/P/x/train.py`, `-m pkg.mod`) to a source file:
-    the --code-base roots, then --path-map, then the checkout the script lives in (longest existing
-    suffix), then the launch's PYTHONPATH. Never raises; says why not when nothing matched."""
+    the --code-base roots, then --path-map, then the folder a `cd` before the launch entered (`workdir`),
+    then the checkout the script lives in (longest existing suffix), then the launch's PYTHONPATH. Never
+    raises; says why not when nothing matched."""
     from packlint.codebase.options import CodeOptions
     from packlint.codebase.resolve import resolve
 
-    return resolve(program, script_path, options or CodeOptions(), list(pythonpath))
+    return resolve(program, script_path, options or CodeOptions(), list(pythonpath), workdir)
+
+
+def launch_workdir(launch: Mapping[str, Any]) -> str | None:
+    """The folder of the checkout a launch runs in, from the nearest `cd`/`pushd` before its location in the
+    launch model; None when there is none or it cannot be told. An absolute path of another machine mapped to
+    the checkout's folder by its tail is a premise: a program found there (`how` 'workdir') names it in the
+    evidence of what rests on it (conditions/tree.py `EvalContext.code_facts`)."""
+    from packlint.codebase.workdir import find_workdir
+
+    return find_workdir(launch.get("file"), launch.get("line"), launch.get("column"))[0]
 
 
 def facts_for_program(
@@ -113,6 +125,7 @@ class CodeSession:
         self.script_path = script_path
         self.options = options
         self._memo: dict[tuple, CodeFacts | None] = {}
+        self._workdirs: dict[tuple, str | None] = {}
 
     def resolution(
         self, launch: Mapping[str, Any], variant: Mapping[str, Any] | None = None
@@ -120,20 +133,28 @@ class CodeSession:
         program = _program_of(launch, variant)
         if not self.options.enabled:
             return None
-        return resolve_program(program, self.script_path, self.options, launch_pythonpath(launch, variant))
+        pp = launch_pythonpath(launch, variant)
+        return resolve_program(program, self.script_path, self.options, pp, self._workdir(launch))
+
+    def _workdir(self, launch: Mapping[str, Any]) -> str | None:
+        key = (launch.get("file"), launch.get("line"), launch.get("column"))
+        if key not in self._workdirs:
+            self._workdirs[key] = launch_workdir(launch)
+        return self._workdirs[key]
 
     def facts(self, launch: Mapping[str, Any], variant: Mapping[str, Any] | None = None) -> CodeFacts | None:
         if not self.options.enabled:
             return None
         program = _program_of(launch, variant)
         pythonpath = launch_pythonpath(launch, variant)
-        key = (program, tuple(pythonpath))
+        workdir = self._workdir(launch)
+        key = (program, tuple(pythonpath), workdir)
         if key in self._memo:
             return self._memo[key]
         from packlint.codebase.model import CodeFacts, ProgramResolution
 
         try:
-            res = resolve_program(program, self.script_path, self.options, pythonpath)
+            res = resolve_program(program, self.script_path, self.options, pythonpath, workdir)
             if res.how == "no-program":
                 facts = None
             elif res.file is None:  # (not res.found)

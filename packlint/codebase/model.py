@@ -253,7 +253,8 @@ class ProgramResolution:
 
     `program`: as written in the script ('train.py', '/workspace/P/x/train.py', '-m pkg.mod');
     `file`: the resolved file (absolute) or None; `root`: the code-base root it was found under;
-    `how`: 'code-base' | 'path-map' | 'script-checkout' | 'pythonpath' | 'absolute' (found) — or
+    `how`: 'code-base' | 'path-map' | 'workdir' | 'script-checkout' | 'sub-project' | 'pythonpath' | 'absolute'
+    (found) — or
     'not-found' | 'no-program' | 'unknown-program' | 'disabled' | 'read-error' (a packlint bug, said so);
     `detail`: one sentence for people
     ('longest existing suffix aiak_training_llm/train.py under /src/OV2 (the script's checkout)' or why

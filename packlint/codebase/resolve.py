@@ -228,14 +228,18 @@ def map_dir(
 
 
 def resolve(
-    program: str | None, script_path: str | None, options: CodeOptions, pythonpath: list[str]
+    program: str | None,
+    script_path: str | None,
+    options: CodeOptions,
+    pythonpath: list[str],
+    workdir: str | None = None,
 ) -> ProgramResolution:
     """The source file of a launch's program (`-m pkg.mod` or a path), and how it was found."""
     if not options.enabled:
         return ProgramResolution(program, None, "disabled", "code-base reading is off (--no-code-base)")
     if not program:
         return ProgramResolution(program, None, "no-program", "the launch runs no Python program packlint can see")
-    search = _Search(program, script_path, options, pythonpath)
+    search = _Search(program, script_path, options, pythonpath, workdir)
     if program.startswith("-m ") or program.startswith("-m"):
         return search.module(program[2:].strip())
     if "$" in program or not program.endswith(".py"):
@@ -249,8 +253,19 @@ class _Search:
     """Where one program is looked for (the code bases, the launch's PYTHONPATH mapped to this machine,
     the script's checkout) and how a find or a miss is reported."""
 
-    def __init__(self, program: str, script_path: str | None, options: CodeOptions, pythonpath: list[str]) -> None:
+    def __init__(
+        self,
+        program: str,
+        script_path: str | None,
+        options: CodeOptions,
+        pythonpath: list[str],
+        workdir: str | None = None,
+    ) -> None:
         self.program, self.options, self.pythonpath = program, options, pythonpath
+        # the folder a `cd` before the launch entered (a folder of the checkout): `python -m pkg.mod` imports
+        # from it (sys.path[0]) and a relative program path is taken from it (Reward-Calibration's `cd
+        # OpenRLHF` then `deepspeed --module openrlhf.cli.train_dpo` runs the checkout's vendored copy)
+        self.workdir = workdir
         self.script_dir = os.path.dirname(os.path.abspath(script_path)) if script_path else None
         self.checkout, self.bound = checkout_of(script_path, getattr(options, "root_memo", None))
         self.explicit = [os.path.abspath(d) for d in options.code_bases]
@@ -296,14 +311,41 @@ class _Search:
             return self.unresolved("unknown-program", "the module name is not known")
         for base, how in (
             [(d, "code-base") for d in self.explicit]
+            + [(d, "workdir") for d in ([self.workdir] if self.workdir else [])]
             + [(d, "pythonpath") for d in self.mapped_pp]
             + [(d, "script-checkout") for d in self.checkout]
         ):
             f = _module_file(base, module)
             if f is not None:
                 return self.found(f, how, f"module {module} found under {base}", base)
+        sub = self._subproject_module(module)
+        if sub is not None:
+            return sub
         roots = ", ".join(self.explicit + self.mapped_pp + self.checkout[-1:]) or "any root"
         return self.unresolved("not-found", f"module {module} not found under {roots}{self.bound_note()}")
+
+    def _subproject_module(self, module: str) -> ProgramResolution | None:
+        """`-m pkg.mod` the checkout holds in a sub-project (`<root>/verl/verl/trainer/main_ppo.py`, installed
+        with `pip install -e verl`); several sub-projects holding it leave the program unknown (which one is
+        installed is the machine's)."""
+        from packlint.codebase.subprojects import subprojects_holding
+
+        if self.top is None:
+            return None
+        hits = []
+        for d in subprojects_holding(self.top, module.split(".", 1)[0]):
+            f = _module_file(d, module)
+            if f is not None:
+                hits.append((d, f))
+        if len(hits) == 1:
+            d, f = hits[0]
+            return self.found(f, "sub-project", f"module {module} found in the checkout's sub-project {d}", d)
+        if hits:
+            where = ", ".join(d for d, _ in hits)
+            return self.unresolved(
+                "unknown-program", f"module {module} is in several sub-projects of the checkout ({where})"
+            )
+        return None
 
     def path(self) -> ProgramResolution:
         """A `*.py` path: --path-map, then the longest existing suffix under a root, then the path as it
@@ -314,6 +356,15 @@ class _Search:
             return self.found(
                 mapped, "path-map", f"{program} mapped by --path-map to {mapped}", os.path.dirname(mapped)
             )
+        if self.workdir and not os.path.isabs(program):
+            cand = os.path.normpath(os.path.join(self.workdir, program))
+            if self.isfile(cand):
+                return self.found(
+                    cand,
+                    "workdir",
+                    f"{program} taken from {self.workdir} (the `cd` before the launch)",
+                    os.path.dirname(cand),
+                )
         parts = [p for p in program.split("/") if p and p != "."]
         if ".." in parts:
             parts = parts[len(parts) - 1 - parts[::-1].index("..") :][1:]

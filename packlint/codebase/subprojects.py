@@ -18,8 +18,11 @@ files read up to 256 KiB, 8 requirements files of up to 256 KiB, 32 entries.
 
 from __future__ import annotations
 
+import itertools
 import os
 import re
+
+from packlint.caches import IN_RUN, run_memo
 
 PACKAGING = ("setup.py", "pyproject.toml", "setup.cfg")
 MAX_CLIMB = 16
@@ -105,3 +108,46 @@ def subproject_paths(program_file: str, roots: list[str]) -> list[str]:
     for sub in requirement_dirs(top):
         out.extend(p for p in package_dirs(sub) if p not in out)
     return out[:MAX_ENTRIES]
+
+
+MAX_CHILDREN = 500
+_CHILDREN: dict[str, tuple[str, ...]] = run_memo()  # (a run does not change the tree)
+
+
+def _child_projects(root: str) -> tuple[str, ...]:
+    """The folders directly under `root` (not hidden) holding a packaging file, sorted."""
+    found = _CHILDREN.get(root) if IN_RUN[0] else None
+    if found is not None:
+        return found
+    try:
+        with os.scandir(root) as it:
+            entries = list(itertools.islice(it, MAX_CHILDREN))
+    except OSError:
+        entries = []
+    out = [
+        e.path
+        for e in entries
+        if not e.name.startswith(".")
+        and e.is_dir(follow_symlinks=False)
+        and any(os.path.isfile(os.path.join(e.path, f)) for f in PACKAGING)
+    ]
+    found = tuple(sorted(out))
+    if IN_RUN[0]:
+        _CHILDREN[root] = found
+    return found
+
+
+def subprojects_holding(root: str, package: str) -> list[str]:
+    """The import-path entries of the checkout's sub-projects (folders directly under `root` with a packaging
+    file, installed with `pip install -e <folder>`: MetaStone-AI/MetaStone-S1's verl/ holds verl/verl/..., its
+    README says `pip install -e verl`) that hold the top-level package `package`. A launch importing it from
+    outside that folder runs that copy when it is the only one; several leave it to the machine (which one
+    was installed), which the callers treat as undecided."""
+    if not package.isidentifier():
+        return []
+    out: list[str] = []
+    for sub in _child_projects(os.path.abspath(root)):
+        for base in package_dirs(sub):
+            if os.path.isdir(os.path.join(base, package)) and base not in out:
+                out.append(base)
+    return out

@@ -398,6 +398,15 @@ class EvalContext:
             from packlint import evidence
 
             evidence.note(self, (evidence.MACHINE, guess))  # the path as written must be on the machine
+        mapped = _absolute_guess(facts)
+        if mapped is None and getattr(getattr(facts, "resolution", None), "how", None) == "workdir":
+            from packlint.conditions.functions.stack_config_workdir import launch_workdir
+
+            mapped = launch_workdir(self)[1]  # (`cd /data/me/<checkout>/OpenRLHF`: the checkout's OpenRLHF/)
+        if mapped is not None:
+            from packlint import evidence
+
+            evidence.note(self, (evidence.ASSUMED, mapped))  # another machine's path taken as this checkout's file
         return facts
 
     def bash_rejects(self) -> Any:
@@ -419,6 +428,25 @@ def _climbing_guess(program: str, file: str, script: str | None, root: str | Non
         f"the launched program is {shown}, found by its name only: {program} from the script's own directory "
         "is not in the checkout, so the job must start in another directory"
     )
+
+
+def _absolute_guess(facts: Any) -> str | None:
+    """What code found for an absolute program path of another machine rests on: mapped to the checkout's file by
+    the end of the path (behroozazarkhalili/HF-TRL-Slurm: `/project/6014832/ermia/HF-TRL/.claude/skills/.../
+    train_sft.py` is the checkout's .claude/skills/.../train_sft.py), that the author's folder is this checkout.
+    None when the path is found as written, or mapped by the user (--path-map, --code-base)."""
+    import os
+
+    res = getattr(facts, "resolution", None)
+    if res is None or getattr(res, "how", None) != "script-checkout":
+        return None
+    program = getattr(res, "program", None) or ""
+    file = getattr(res, "file", None) or ""
+    if not program.startswith("/") or not file or os.path.normpath(program) == os.path.normpath(file):
+        return None
+    root = getattr(res, "root", None)
+    shown = os.path.relpath(file, root).replace("\\", "/") if root else file
+    return f"the path {program} is this checkout's {shown} (the ends of the two paths match)"
 
 
 def _program_guess(facts: Any, script: str | None = None) -> str | None:

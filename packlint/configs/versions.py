@@ -72,8 +72,23 @@ def _read_small(path: str, limit: int = MAX_VERSION_FILE) -> str | None:
 
 
 def version_in_code(stack: str, script_dir: str | None, workdir: str | None = None) -> tuple[str, str] | None:
-    """(version, where) from the stack's own source beside the script, or None."""
-    for root in _roots(script_dir, workdir):
+    """(version, where) from the stack's own source beside the script, else from the one sub-project of the
+    checkout holding it (codebase/subprojects.py: MetaStone-S1's verl/verl, `pip install -e verl`), or None
+    (several sub-projects saying different versions: the machine's choice)."""
+    roots = _roots(script_dir, workdir)
+    found = _version_under(stack, roots)
+    if found is not None or not roots or not os.path.exists(os.path.join(roots[-1], ".git")):
+        return found
+    from packlint.codebase.subprojects import subprojects_holding
+
+    tops = {p.split("/", 1)[0] for p in PACKAGE_DIRS.get(stack, ()) if not p.startswith("src/")}
+    subs = sorted({d for top in tops for d in subprojects_holding(roots[-1], top)})
+    got = [v for v in (_version_under(stack, [d]) for d in subs) if v is not None]
+    return got[0] if got and all(v[0] == got[0][0] for v in got) else None
+
+
+def _version_under(stack: str, roots: list[str]) -> tuple[str, str] | None:
+    for root in roots:
         for pkg in PACKAGE_DIRS.get(stack, ()):
             d = os.path.join(root, pkg)
             if not os.path.isdir(d):

@@ -39,7 +39,20 @@ def call_builtin(reader: SchemaReader, mod, node, name: str, args, kwargs, conds
         from packlint.codebase.argparse_reader.hf_dataclasses import hf_parser
 
         return hf_parser(reader, mod, node, name, args[0] if args else kwargs.get("dataclass_types"))
+    if name.rsplit(".", 1)[-1].endswith("ArgumentParser"):  # (parser_class_elsewhere)
+        made = new_parser(reader, mod, node, kwargs, conds)
+        made.value.open_reasons.append(
+            f"the parser is a {name} ({reader.where(mod, node)}), a class of a package packlint cannot read"
+        )
+        return made
     return UNKNOWN
+
+
+def parser_class_elsewhere(callee: V) -> bool:
+    """`QuinineArgumentParser` (lorr1/Megatron-LM, imported from quinine under try/except): an argparse parser
+    class of a package packlint cannot read, whose own flags (quinine's --config) it cannot see: its parser is
+    open (and so is a plain parser an `if` picks instead: interpreter._merge_envs)."""
+    return callee.kind == "extname" and str(callee.value).rsplit(".", 1)[-1].endswith("ArgumentParser")
 
 
 def new_parser(reader: SchemaReader, mod, node, kwargs, conds) -> V:

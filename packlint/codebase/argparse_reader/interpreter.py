@@ -362,6 +362,7 @@ class SchemaReader:
                 return V(a.kind, a.value, a.module, a.node, a.extra, cond=f"if {test}")
             if b.kind in ("func", "class") and a.kind not in ("func", "class"):
                 return V(b.kind, b.value, b.module, b.node, b.extra, cond=f"if not ({test})")
+            _merge_envs({}, {"_": a}, {"_": b})  # (two parsers: one open leaves the other open)
             return a if a.kind != "unknown" else b
         if isinstance(node, ast.BoolOp):
             vals = [self.eval(mod, v, env, conds, depth) for v in node.values]
@@ -411,8 +412,8 @@ class SchemaReader:
             callee = self.eval(mod, func, env, conds, depth)
         args = [self.eval(mod, a.value if isinstance(a, ast.Starred) else a, env, conds, depth) for a in node.args]
         kwargs = {k.arg: self.eval(mod, k.value, env, conds, depth) for k in node.keywords if k.arg}
-        if callee.kind == "builtin":
-            return argparse_calls.call_builtin(self, mod, node, callee.value, args, kwargs, conds)
+        if callee.kind == "builtin" or argparse_calls.parser_class_elsewhere(callee):
+            return argparse_calls.call_builtin(self, mod, node, str(callee.value), args, kwargs, conds)
         if callee.kind == "class":
             name = callee.value
             if name == "ArgumentGroupFactory" or dataclass_flags.is_factory_class(self, callee):
@@ -566,6 +567,14 @@ def _merge_envs(env: dict[str, V], a: dict[str, V], b: dict[str, V]) -> None:
     for k in set(a) | set(b):
         va, vb = a.get(k), b.get(k)
         choice = next((v for v in (va, vb) if v is not None and v.kind in _USEFUL), None)
+        if choice is not None and va is not None and vb is not None and va.kind == vb.kind == "parser":
+            other = vb if choice is va else va
+            if other.value is not choice.value and other.value.open_reasons:
+                # which parser runs is decided by the `if` (`QuinineArgumentParser() if _quinine_available else
+                # ArgumentParser()`): the flags the other parser may have are open for this one too
+                choice.value.open_reasons.extend(
+                    r for r in other.value.open_reasons if r not in choice.value.open_reasons
+                )
         if choice is None:
             choice = va if va is not None and va.kind != "unknown" else (vb if vb is not None else va)
         if choice is None:

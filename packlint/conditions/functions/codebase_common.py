@@ -124,6 +124,22 @@ def _megatron_fork(ctx: EvalContext) -> str | None:
     return fork_named(program(ctx.launch, ctx.variant), list(ctx.variant.get("flags") or {}), ctx.model.get("script"))
 
 
+# packages that replace Megatron-LM's functions when imported (MindSpeed's and ModelLink's `megatron_adaptor`:
+# attention, arguments, datasets on Ascend NPUs): a program importing one runs their code, not the Megatron read
+_ADAPTOR_PACKAGES = ("mindspeed", "mindspeed_llm", "modellink")
+
+
+def patched_by_adaptor(facts: Any) -> str | None:
+    """Why a program whose code is at hand still does not run upstream Megatron-LM's code: its import closure
+    imports a package that patches Megatron at import (VITA-MLLM/Long-VITA's long_vita_modellink/
+    pretrain_long_vita.py: `from modellink import megatron_adaptor`) and packlint did not read it; None otherwise."""
+    tops = {str(m).split(".", 1)[0] for m in getattr(facts, "unresolved_imports", None) or ()}
+    hit = next((p for p in _ADAPTOR_PACKAGES if p in tops), None)
+    if hit is None:
+        return None
+    return f"the program imports {hit}, which patches Megatron-LM's code when imported, and its code is not at hand"
+
+
 # the flags that make a launch Megatron-style when its program is not one of Megatron-LM's root programs
 _MEGATRON_MARKS = (
     "--num-layers",

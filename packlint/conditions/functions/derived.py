@@ -321,15 +321,16 @@ def _release_default(ctx: EvalContext, setting: Setting, default: Any) -> Any:
     text = str(default).strip().lower()
     if text in _TRUE_WORDS or text in _FALSE_WORDS or python_float(text) is not None:
         return default
-    from packlint.conditions.functions.codebase_common import _code, megatron_fork, megatron_style
+    from packlint.conditions.functions.codebase_common import _code, megatron_fork, megatron_style, patched_by_adaptor
     from packlint.model_view import program
 
     if not megatron_style(program(ctx.launch, ctx.variant), list(ctx.variant.get("flags") or {})):
         return default
     facts = _code(ctx)
-    if facts is not None and facts.known:
+    # (the code at hand decides, unless it imports a package that patches Megatron at import: MindSpeed/ModelLink)
+    why = patched_by_adaptor(facts) if facts is not None and facts.known else megatron_fork(ctx)
+    if why is None and facts is not None and facts.known:
         return default
-    why = megatron_fork(ctx)
     if why is not None:
         why = f"{setting.flags[0]} is not given, and the launched program's default is not known ({why})"
         return Unk(why, "unknown")

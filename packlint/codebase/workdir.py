@@ -1,0 +1,85 @@
+"""The directory a launch runs in, when its script `cd`s before it (see
+packlint/conditions/functions/stack_config_workdir.py for why): read from the launch's own location in the launch
+model (file, line, column), so that the program lookup (codebase/resolve.py) and the stack config search use the
+same working directory."""
+
+from __future__ import annotations
+
+import os
+import re
+from typing import Any
+
+_CD = re.compile(
+    r"""(?:^|[;&|(]\s*|\b(?:then|do|else)\s+|\{\s+)(?:builtin\s+)?(?:cd|pushd)\s+(?:-[LPe@]+\s+|--\s+)*"""
+    r"""["']?([^\s;&|"'()]+)"""
+)
+# `$(dirname "$0")`, `$(dirname "${BASH_SOURCE[0]}")`: the script's own directory
+_SCRIPT_DIR = re.compile(r"""\$\(\s*dirname\s+"?\$(?:0|\{0\}|\{BASH_SOURCE(?:\[0\])?\}|BASH_SOURCE)"?\s*\)""")
+MAX_LINES_BACK = 400
+MAX_SCRIPT = 1024 * 1024
+
+
+def _checkout(script_dir: str) -> str | None:
+    from packlint.configs.versions import _roots
+
+    roots = _roots(script_dir)
+    return roots[-1] if roots and os.path.exists(os.path.join(roots[-1], ".git")) else None
+
+
+def _inside(path: str, root: str) -> bool:
+    return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
+
+
+def resolve_cd(target: str, script_dir: str, root: str, line: int) -> tuple[str, str | None] | None:
+    """(the folder of the checkout a `cd target` enters, the premise that mapping needs or None), or None
+    when it names no folder of the checkout packlint can tell."""
+    if "$" in target or "`" in target or target.startswith(("~", "-")):
+        return None
+    if not os.path.isabs(target):
+        for base in (script_dir, root):
+            d = os.path.normpath(os.path.join(base, target))
+            if _inside(d, root) and os.path.isdir(d):
+                return d, None
+        return None
+    d = os.path.normpath(target)
+    if _inside(d, root):
+        return (d, None) if os.path.isdir(d) else None
+    parts = [p for p in d.split(os.sep) if p and p not in (".", "..")]
+    name = os.path.basename(root)
+    # the tail after the checkout's own name first (`/data/me/<checkout>/<folder>`), then the longest tail
+    anchored = [i + 1 for i, p in enumerate(parts) if p == name and i + 1 < len(parts)]
+    for i in anchored[-1:] + list(range(1, len(parts))):
+        tail = os.path.join(*parts[i:])
+        mapped = os.path.normpath(os.path.join(root, tail))
+        if _inside(mapped, root) and os.path.isdir(mapped):
+            premise = (
+                f"the launch runs in {d}/ (the `cd` at line {line}), taken to be the checkout's {tail}/, the folder "
+                "its path ends with"
+            )
+            return mapped, premise
+    return None
+
+
+def find_workdir(path: Any, line: Any, column: Any = None) -> tuple[str | None, str | None]:
+    """(the folder of the checkout a launch at `path`:`line` runs in, the premise that needs) from the nearest
+    `cd` or `pushd` before it in its file; (None, None) when there is none or it cannot be told."""
+    from packlint.safe_io import read_regular
+
+    if not isinstance(path, str) or not isinstance(line, int) or line < 1:
+        return None, None
+    path = os.path.abspath(path)
+    script_dir = os.path.dirname(path)
+    root = _checkout(script_dir)
+    data = read_regular(path, MAX_SCRIPT) if root else None
+    if data is None or root is None:
+        return None, None
+    lines = data.decode("utf-8", "replace").splitlines()[:line]
+    if isinstance(column, int) and column >= 1 and len(lines) == line:
+        lines[-1] = lines[-1][: column - 1]  # (`llamafactory-cli train x.yaml && cd ..`: after the launch)
+    for i in range(len(lines) - 1, max(len(lines) - 1 - MAX_LINES_BACK, -1), -1):
+        text = _SCRIPT_DIR.sub(lambda _: script_dir.replace("\\", "/"), lines[i].split("#", 1)[0])
+        matches = list(_CD.finditer(text))
+        if matches:
+            found = resolve_cd(matches[-1].group(1), script_dir, root, i + 1)
+            return found if found is not None else (None, None)
+    return None, None
