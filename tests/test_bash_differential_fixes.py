@@ -245,3 +245,35 @@ def test_a_backslash_before_crlf_is_no_continuation(tmp_path, monkeypatch):
     monkeypatch.chdir(run.root)
     model = inspect_script("train.sh")
     assert commands(model) == [["python", "train.py"]]
+
+
+def test_a_variable_only_some_joined_paths_export_is_not_claimed(tmp_path, monkeypatch):
+    """alibaba/Pai-Megatron-Patch examples/*/run_evaluate_megatron_*.sh: `if [ $ENV = dsw ]; then export
+    CUDA_VISIBLE_DEVICES=0,1 ...` and four more undecidable choices ($1..$N from the caller) pass the cap on
+    branches; the paths past it are followed as one, where CUDA_VISIBLE_DEVICES is exported on some and absent on
+    others. Run as shipped (no arguments) bash exports nothing: the joined path must not claim it is exported
+    (22 disagreements in the public differential)."""
+    model, run = differential(
+        tmp_path,
+        monkeypatch,
+        "run_evaluate_megatron_llama.sh",
+        """\
+        #!/bin/bash
+        ENV=$1
+        if [ $ENV = dsw ]; then
+        export CUDA_VISIBLE_DEVICES=0,1
+        GPUS_PER_NODE=2
+        elif [ $ENV = dlc ]; then
+        GPUS_PER_NODE=${KUBERNETES_CONTAINER_RESOURCE_GPU}
+        fi
+        MODEL_SIZE=$2
+        if [ $MODEL_SIZE = 7B ]; then NUM_LAYERS=32; elif [ $MODEL_SIZE = 13B ]; then NUM_LAYERS=40; fi
+        if [ $3 = fp16 ]; then pr_options="--fp16"; elif [ $3 = bf16 ]; then pr_options="--bf16"; fi
+        if [ $4 != none ]; then load_options="--load $4"; fi
+        if [ $5 = true ]; then sp_options="--sequence-parallel"; fi
+        if [ $6 = sel ]; then ac_options="--recompute-activations"; fi
+        torchrun --nproc_per_node 2 evaluate.py --num-layers 32 $pr_options $load_options $sp_options $ac_options
+        """,
+    )
+    joined = [v for launch in model["launches"] for v in launch["variants"] if not v.get("when")]
+    assert joined and joined[0]["env"]["CUDA_VISIBLE_DEVICES"]["source"] == "branches", joined[:1]

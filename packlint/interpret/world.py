@@ -122,10 +122,17 @@ def join_worlds(worlds: list[World], depends_on: str, span: Span | None) -> Worl
         ):
             continue
         exported = any(v.exported for v in present)
+        # exported on some of the joined paths only: whether the launch gets it at all is unknown
+        partly = len(present) < len(found) or not all(v.exported for v in present)
+        source = "branches" if exported and (partly or any(v.source == "branches" for v in present)) else "script"
         if any(v.items is not None for v in present):
-            joined.vars[name] = Variable(None, [Unknown(reason, span)], exported, span, span if exported else None)
+            joined.vars[name] = Variable(
+                None, [Unknown(reason, span)], exported, span, span if exported else None, source=source
+            )
         else:
-            joined.vars[name] = Variable(Unknown(reason, span), None, exported, span, span if exported else None)
+            joined.vars[name] = Variable(
+                Unknown(reason, span), None, exported, span, span if exported else None, source=source
+            )
     if any(
         len(w.positional) != len(first.positional)
         or any(

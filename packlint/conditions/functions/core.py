@@ -148,13 +148,20 @@ def _f_shell(ctx: EvalContext, node: Builtin, a: list[Any]) -> Any:
 
 
 def _f_in_env(ctx: EvalContext, node: Builtin, a: list[Any]) -> Any:
-    return a[0] if _is_unk(a[0]) else a[0] in ctx.variant.get("env", {})
+    if _is_unk(a[0]):
+        return a[0]
+    entry = ctx.variant.get("env", {}).get(a[0])
+    if entry is not None and entry.get("source") == "branches":
+        return Unk(f"whether {a[0]} is exported depends on branches packlint followed as one", "unknown")
+    return entry is not None
 
 
 def _f_assigned(ctx: EvalContext, node: Builtin, a: list[Any]) -> Any:
     if _is_unk(a[0]):
         return a[0]
     entry = env_entry(ctx.variant, a[0])
+    if entry is not None and entry.get("source") == "branches":
+        return Unk(f"whether {a[0]} is set depends on branches packlint followed as one", "unknown")
     if entry is not None and entry.get("source", "script") in ("script", "prefix"):
         return True
     return a[0] in ctx.variant.get("unexported", {})
@@ -164,6 +171,8 @@ def _f_exported(ctx: EvalContext, node: Builtin, a: list[Any]) -> Any:
     if _is_unk(a[0]):
         return a[0]
     entry = env_entry(ctx.variant, a[0])
+    if entry is not None and entry.get("source") == "branches":
+        return Unk(f"whether {a[0]} is exported depends on branches packlint followed as one", "unknown")
     return entry is not None and entry.get("source", "script") in ("script", "prefix")
 
 
