@@ -17,6 +17,11 @@ MAX_CALLS = 100000
 # statements and expressions interpreted for one program: reading Megatron-LM's parser takes ~60,000;
 # a call tree that runs long bodies many times (audit R13: 262 KB, 17-32 s) stops here, its flags open
 MAX_STEPS = 1_000_000
+# callees that read a parser handed to them and add it no flag
+_HARMLESS_CALLEES = frozenset(
+    ("print", "len", "id", "isinstance", "vars", "setattr", "getattr", "str", "repr", "type", "hasattr")
+    + ("logger.info", "print_rank_0", "copy.deepcopy")
+)
 
 
 class SchemaReader:
@@ -444,22 +449,7 @@ class SchemaReader:
             if a.kind in ("parser", "group"):
                 p = a.value
                 what = unparse(func, 60)
-                if what not in (
-                    "print",
-                    "len",
-                    "id",
-                    "isinstance",
-                    "vars",
-                    "setattr",
-                    "getattr",
-                    "str",
-                    "repr",
-                    "type",
-                    "hasattr",
-                    "logger.info",
-                    "print_rank_0",
-                    "copy.deepcopy",
-                ):
+                if what not in _HARMLESS_CALLEES:
                     p.open_reasons.append(
                         f"the parser is passed to {what} ({self.where(mod, node)}), which packlint cannot read"
                     )
