@@ -120,9 +120,20 @@ def _inert(node, ps) -> bool:
     )
 
 
-def overwritten_exports(ps) -> list[tuple[str, Span, str, Span, str, bool]]:
+def _lost(first: Span, first_value: str, second: Span, value: str, replaced) -> bool:
+    """Whether the second assignment gives another value than the first: by the values the interpreter
+    computed each time the second ran (`"online"` and `online`, `$A` and `$B` holding the same text
+    are equal); undecided (not reported) where a value was unknown; by the words where it never ran."""
+    verdicts = replaced.get((first, second)) if replaced is not None else None
+    if verdicts:
+        return "differ" in verdicts
+    return value != first_value
+
+
+def overwritten_exports(ps, replaced=None) -> list[tuple[str, Span, str, Span, str, bool]]:
     """(name, first span, first value, second span, second value, whether the second exports too)
-    for every lost export."""
+    for every lost export. `replaced` is the interpreter's record of the values each replacement
+    compared (Interpreter.replaced_values)."""
     found: list[tuple[str, Span, str, Span, str, bool]] = []
     if _EXPORTING.search(ps.source.data) is None:
         return found  # no statement exports anything
@@ -150,8 +161,9 @@ def overwritten_exports(ps) -> list[tuple[str, Span, str, Span, str, bool]]:
             for name, value, anode in sets:
                 if name in pending:
                     first_span, first_value = pending.pop(name)
-                    if value != first_value:
-                        found.append((name, first_span, first_value, ps.source.span(anode), value, exports is not None))
+                    second_span = ps.source.span(anode)
+                    if _lost(first_span, first_value, second_span, value, replaced):
+                        found.append((name, first_span, first_value, second_span, value, exports is not None))
                 if exports is not None:
                     pending[name] = (ps.source.span(anode), value)
     found.sort(key=lambda f: (f[3].line, f[3].column))
