@@ -82,3 +82,72 @@ def test_pk105_unknown_value_is_undecided(tmp_path, capsys) -> None:
         'export CUDA_VISIBLE_DEVICES="${GPUS}"\nexport CUDA_VISIBLE_DEVICES=0,1\ntorchrun --nproc_per_node 2 train.py\n'
     )
     assert _codes(_check_json(capsys, str(tmp_path)), "PK105") == []
+
+
+# --- PK301: a world size set in the fallback branch of the platform's variables (Long-VITA) ----------
+
+_PRETRAIN_GPT = """\
+import argparse
+
+p = argparse.ArgumentParser()
+p.add_argument("--tensor-model-parallel-size", type=int, default=1)
+p.add_argument("--pipeline-model-parallel-size", type=int, default=1)
+p.add_argument("--num-layers", type=int)
+p.add_argument("--hidden-size", type=int)
+p.add_argument("--num-attention-heads", type=int)
+p.add_argument("--micro-batch-size", type=int)
+p.add_argument("--global-batch-size", type=int)
+p.add_argument("--seq-length", type=int)
+p.add_argument("--max-position-embeddings", type=int)
+p.parse_args()
+"""
+
+_LONG_VITA = """\
+#!/bin/bash
+set -e
+GPUS_PER_NODE=${NPROC_PER_NODE}
+NNODES=${WORLD_SIZE}
+NODE_RANK=${RANK}
+MASTER_PORT=34567
+if [ -z "$GPUS_PER_NODE" ]; then
+    GPUS_PER_NODE=8
+    NNODES=1
+    NODE_RANK=0
+    MASTER_ADDR=127.0.0.1
+fi
+DISTRIBUTED_ARGS="--nproc_per_node $GPUS_PER_NODE --nnodes $NNODES --node_rank $NODE_RANK --master_addr $MASTER_ADDR --master_port $MASTER_PORT"
+torchrun $DISTRIBUTED_ARGS pretrain_gpt.py \\
+    --tensor-model-parallel-size 8 --pipeline-model-parallel-size 8 --num-layers 80 --hidden-size 8192 \\
+    --num-attention-heads 64 --micro-batch-size 1 --global-batch-size 64 --seq-length 4096 --max-position-embeddings 4096
+"""
+
+
+def _pk301(tmp_path, capsys, script: str) -> list[dict]:
+    (tmp_path / "pretrain_gpt.py").write_text(_PRETRAIN_GPT)
+    (tmp_path / "scripts").mkdir(exist_ok=True)
+    (tmp_path / "scripts" / "pretrain_72b_tp8pp8_stage1.sh").write_text(script)
+    return _codes(_check_json(capsys, str(tmp_path)), "PK301")
+
+
+def test_pk301_world_size_from_the_platforms_fallback_branch_is_machine_info(tmp_path, capsys) -> None:
+    (f,) = _pk301(tmp_path, capsys, _LONG_VITA)
+    assert f["severity"] == "info" and f["evidence"] == "machine", f
+    assert "$NPROC_PER_NODE unset" in f["message"], f["message"]
+
+
+def test_pk301_and_list_fallback_carries_the_premise(tmp_path, capsys) -> None:
+    script = _LONG_VITA.replace(
+        'if [ -z "$GPUS_PER_NODE" ]; then\n    GPUS_PER_NODE=8\n    NNODES=1\n    NODE_RANK=0\n    MASTER_ADDR=127.0.0.1\nfi\n',
+        '[ -z "$GPUS_PER_NODE" ] && GPUS_PER_NODE=8\n[ -z "$NNODES" ] && NNODES=1\nMASTER_ADDR=127.0.0.1\n',
+    )
+    (f,) = _pk301(tmp_path, capsys, script)
+    assert f["severity"] == "info" and f["evidence"] == "machine", f
+
+
+def test_pk301_world_size_the_script_sets_stays_an_error(tmp_path, capsys) -> None:
+    script = _LONG_VITA.replace(
+        "GPUS_PER_NODE=${NPROC_PER_NODE}\nNNODES=${WORLD_SIZE}\nNODE_RANK=${RANK}\n",
+        "GPUS_PER_NODE=4\nNNODES=2\nNODE_RANK=0\nMASTER_ADDR=10.0.0.1\n",
+    )
+    (f,) = _pk301(tmp_path, capsys, script)
+    assert f["severity"] == "error" and f["evidence"] == "checkout", f

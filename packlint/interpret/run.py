@@ -52,6 +52,7 @@ class Interpreter:
         self.export_events: list[tuple[int, str, Span | None, Variable]] = []
         # (assignment replaced, assignment replacing it) -> what their values were each time the second ran:
         # "same", "differ" or "unknown" (PK105 compares the values bash gives, not the words)
+        self.branch_origin: str | None = None  # the premise of the fallback branch being run (fallbacks.py)
         self.replaced_values: dict[tuple[Span, Span], set[str]] = {}
         self.seq = 0
         self.context: list[str] = []
@@ -359,6 +360,8 @@ class Interpreter:
             verdict = "unknown" if rests else ("same" if a.text == b.text else "differ")
         else:
             verdict = "unknown"
+        if old.assigned_at is None or new.assigned_at is None:
+            return
         key = (old.assigned_at, new.assigned_at)
         seen = self.replaced_values.get(key)
         if seen is None:
