@@ -151,3 +151,77 @@ def test_pk301_world_size_the_script_sets_stays_an_error(tmp_path, capsys) -> No
     )
     (f,) = _pk301(tmp_path, capsys, script)
     assert f["severity"] == "error" and f["evidence"] == "checkout", f
+
+
+# --- PK202: a placeholder default of a caller's variable (Mono-InternVL) --------------------------------
+
+_INTERNVL_FINETUNE = """\
+from dataclasses import dataclass, field
+
+from transformers import HfArgumentParser, TrainingArguments
+
+
+@dataclass
+class ModelArguments:
+    model_name_or_path: str = field(default=None)
+
+
+@dataclass
+class DataTrainingArguments:
+    meta_path: str = field(default=None)
+
+
+def main():
+    parser = HfArgumentParser((ModelArguments, DataTrainingArguments, TrainingArguments))
+    parser.parse_args_into_dataclasses()
+
+
+if __name__ == "__main__":
+    main()
+"""
+
+_MONO_TORCHRUN = """\
+#!/bin/bash
+
+GPUS=8
+PER_DEVICE_BATCH_SIZE=4
+BATCH_SIZE=128
+GRADIENT_ACC=$((BATCH_SIZE / PER_DEVICE_BATCH_SIZE / GPUS))
+
+MODEL=${MODEL:-"Path to your model"}
+OUTPUT_DIR=${OUTPUT_DIR:-"Path to your output directory"}
+mkdir -p "$OUTPUT_DIR"
+
+export PYTHONPATH="${PYTHONPATH}:$(pwd)"
+
+torchrun --nproc_per_node=$GPUS --master_port=29501 \\
+  internvl/train/internvl_chat_finetune.py \\
+  --model_name_or_path ${MODEL} \\
+  --meta_path "./shell/data_llava_finetune.json" \\
+  --per_device_train_batch_size ${PER_DEVICE_BATCH_SIZE} \\
+  --output_dir ${OUTPUT_DIR} \\
+  --gradient_accumulation_steps ${GRADIENT_ACC}
+"""
+
+
+def _mono(tmp_path, capsys, script: str) -> list[dict]:
+    (tmp_path / ".git").mkdir()  # the checkout's root: torchrun's program path is relative to it
+    (tmp_path / "internvl" / "train").mkdir(parents=True)
+    (tmp_path / "internvl" / "train" / "internvl_chat_finetune.py").write_text(_INTERNVL_FINETUNE)
+    (tmp_path / "shell").mkdir()
+    (tmp_path / "shell" / "mono_internvl_finetune_llava_torchrun.sh").write_text(script)
+    return _codes(_check_json(capsys, str(tmp_path)), "PK202")
+
+
+def test_pk202_on_a_placeholder_default_names_the_callers_premise(tmp_path, capsys) -> None:
+    found = _mono(tmp_path, capsys, _MONO_TORCHRUN)
+    assert sorted(f["line"] for f in found) == [16, 19], found
+    for f in found:
+        assert f["severity"] == "warning" and f["evidence"] == "assumed", f
+        assert "leaves $MODEL unset" in f["message"] or "leaves $OUTPUT_DIR unset" in f["message"], f["message"]
+
+
+def test_pk202_on_a_real_default_stays_an_error(tmp_path, capsys) -> None:
+    script = _MONO_TORCHRUN.replace('"Path to your model"', '"/mnt/models/Mono InternVL 2B"')
+    found = [f for f in _mono(tmp_path, capsys, script) if f["line"] == 16]
+    assert [(f["severity"], f["evidence"]) for f in found] == [("error", "checkout")], found

@@ -2,10 +2,11 @@
 
 `if [ -z "$GPUS_PER_NODE" ]; then GPUS_PER_NODE=8; NNODES=1; fi` after `GPUS_PER_NODE=${NPROC_PER_NODE}`,
 and `[ -z "$MODEL" ] && MODEL=...`, are the shapes of `${X:-default}`: the branch runs only when the
-variable is unset, which packlint takes to be so because the script never sets it. The values set in
-the branch hold on that premise, as a `${SLURM_NNODES:-1}` fallback does (packlint.evidence): the
-machine's when the variable is one a cluster or launch platform sets, else an assumption about the
-caller. The branch is still taken (a launch is still found); findings on its values are capped.
+variable is unset, which packlint takes to be so because the script never sets it. Where the variable
+is one a cluster or launch platform sets, the values set in the branch hold on the machine (as a
+`${SLURM_NNODES:-1}` fallback does: packlint.evidence); the script's own variables' fallbacks stand as
+shipped, as `${NNODES:-1}`'s do, unless the default is plainly a placeholder (`${MODEL:-"Path to your
+model"}`: an assumption about the caller). The branch is still taken; findings on its values are capped.
 """
 
 from __future__ import annotations
@@ -17,7 +18,6 @@ from typing import TYPE_CHECKING
 
 from packlint import evidence
 from packlint import launchers as L
-from packlint.interpret.bash_tables import BASH_DYNAMIC
 from packlint.interpret.syntax import text_of
 from packlint.interpret.world import World
 from packlint.parse import RAW_EXPANSION, ParsedScript
@@ -28,25 +28,36 @@ if TYPE_CHECKING:
 
     from packlint.interpret.run import Interpreter
 
-# what launch platforms (PAI-DLC, Volcano, torchrun's agents, MPI wrappers) set for a job besides the
-# schedulers' own variables (launchers.CLUSTER_VARIABLE)
+# what launch platforms (PAI-DLC, Kubeflow's PyTorchJob, torchrun's elastic agent) set for a job besides the
+# schedulers' own variables (launchers.CLUSTER_VARIABLE). Names scripts commonly own (NNODES, NODE_RANK)
+# are not here: their `${NNODES:-1}` default stands as shipped (interpret/tree_callers.py).
 PLATFORM_VARIABLE = re.compile(
-    r"^(NPROC_PER_NODE|NNODES|NODE_RANK|NODE_COUNT|NUM_NODES|MASTER_ADDR|MASTER_PORT|RANK|LOCAL_RANK|"
-    r"LOCAL_WORLD_SIZE|GROUP_RANK)$"
+    r"^(NPROC_PER_NODE|LOCAL_WORLD_SIZE|GROUP_RANK|RANK|LOCAL_RANK|MASTER_ADDR|MASTER_PORT)$"
 )
+# a default that cannot be the value meant: "Path to your model", /path/to/your/ckpt, <MODEL_PATH>, CHANGE_ME
+PLACEHOLDER = re.compile(r"(?i)(\byour\b|(^|/)path/to/|^<[^<>]+>$|\bchange[_ ]?me\b|\bTODO\b|\bFIXME\b|^x{3,}$)")
 _REF = re.compile(r"\$\{?([A-Za-z_][A-Za-z0-9_]*)")
 _MASK = re.compile(r"\$" + RAW_EXPANSION + r"(\d+)")
 _TESTS = ("test_command",)
 
 
-def env_origin(name: str, line: int) -> str:
-    """The origin of a value that holds only while the environment leaves $name unset."""
+def env_origin(name: str, line: int) -> str | None:
+    """The origin of a value that holds only while the platform leaves $name unset (None: a variable of
+    the script's own, whose fallback stands as shipped, as `${NNODES:-1}`'s does)."""
     if L.CLUSTER_VARIABLE.match(name) or PLATFORM_VARIABLE.match(name):
         return evidence.origin_of(
             evidence.MACHINE, f"the platform leaves ${name} unset, so the script's fallback (line {line}) is taken"
         )
+    return None
+
+
+def placeholder_origin(name: str, default: str, line: int) -> str | None:
+    """The origin of the default of `${name:-default}` when the default is plainly a placeholder the
+    caller is meant to replace (`${MODEL:-"Path to your model"}`); None: the default stands as shipped."""
+    if not PLACEHOLDER.search(default):
+        return None
     return evidence.origin_of(
-        evidence.ASSUMED, f"the caller leaves ${name} unset, so the script's fallback (line {line}) is taken"
+        evidence.ASSUMED, f"the caller leaves ${name} unset, so its placeholder default (line {line}) is taken"
     )
 
 
@@ -69,17 +80,19 @@ def test_origin(nodes: list[Node] | None, world: World, ps: ParsedScript) -> str
         for name in _names(n, ps):
             var = world.vars.get(name)
             if var is None:
-                if name not in BASH_DYNAMIC and not world.unread_source:
-                    return env_origin(name, line)
+                found = env_origin(name, line) if not world.unread_source else None
+                if found is not None:
+                    return found
                 continue
             v = var.scalar()
             origin = v.origin if isinstance(v, Known) else None
             if not origin:
                 continue
-            if origin.startswith("unset:"):
-                return env_origin(origin[len("unset:") :], line)
-            if origin.startswith("cluster-default:"):
-                return env_origin(origin[len("cluster-default:") :], line)
+            if origin.startswith(("unset:", "cluster-default:")):
+                found = env_origin(origin.partition(":")[2], line)
+                if found is not None:
+                    return found
+                continue
             if evidence.is_evidence_origin(origin):
                 return origin
     return None
