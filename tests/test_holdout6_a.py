@@ -225,3 +225,37 @@ def test_pk202_on_a_real_default_stays_an_error(tmp_path, capsys) -> None:
     script = _MONO_TORCHRUN.replace('"Path to your model"', '"/mnt/models/Mono InternVL 2B"')
     found = [f for f in _mono(tmp_path, capsys, script) if f["line"] == 16]
     assert [(f["severity"], f["evidence"]) for f in found] == [("error", "checkout")], found
+
+
+# --- PK106: a relative `cd` on the line before `source` (training_results_v4.0 GigaComputing) ---------
+
+_RUN_AND_TIME = """\
+#!/bin/bash
+
+cd ../pytorch
+source configs/config_DGXH100_1x8x4xtp4pp1cp1.sh
+export CONT=./nvdlfwea+mlperfv40+lora.pytorch.sqsh
+export DATADIR=/path/to/datasets
+sbatch -N $DGXNNODES -t $WALLTIME run.sub
+"""
+
+
+def _mlperf(tmp_path, capsys, script: str) -> list[dict]:
+    impl = tmp_path / "GigaComputing" / "benchmark" / "llama2_70b_lora" / "implementations"
+    (tmp_path / ".git").mkdir()
+    (impl / "pytorch" / "configs").mkdir(parents=True)
+    (impl / "pytorch" / "configs" / "config_DGXH100_1x8x4xtp4pp1cp1.sh").write_text(
+        "export DGXNNODES=1\nexport WALLTIME=60\nexport TP=4\n"
+    )
+    (impl / "G593-SD1_pytorch").mkdir()
+    (impl / "G593-SD1_pytorch" / "run_and_time.sh").write_text(script)
+    return _codes(_check_json(capsys, str(tmp_path)), "PK106")
+
+
+def test_pk106_source_after_a_relative_cd_is_found_there(tmp_path, capsys) -> None:
+    assert _mlperf(tmp_path, capsys, _RUN_AND_TIME) == []
+
+
+def test_pk106_a_file_missing_after_the_cd_still_fires(tmp_path, capsys) -> None:
+    (f,) = _mlperf(tmp_path, capsys, _RUN_AND_TIME.replace("config_DGXH100_1x8x4xtp4pp1cp1", "config_DGXH200"))
+    assert f["severity"] == "warning" and f["line"] == 4, f
