@@ -11,6 +11,7 @@ code `env-overwritten`; rule PK105 reports them.
 from __future__ import annotations
 
 import re
+import shlex
 
 from packlint.values import Span
 
@@ -127,7 +128,25 @@ def _lost(first: Span, first_value: str, second: Span, value: str, replaced) -> 
     verdicts = replaced.get((first, second)) if replaced is not None else None
     if verdicts:
         return "differ" in verdicts
-    return value != first_value
+    if value == first_value:
+        return False
+    # code the interpreter did not run (a function no launch calls): literal words are unquoted as bash
+    # does; a word with an expansion has an unknown value there: undecided
+    a, b = _literal(first_value), _literal(value)
+    return a is not None and b is not None and a != b
+
+
+def _literal(word: str) -> str | None:
+    """The value bash gives an assignment word without expansions (quotes removed); None: it has one."""
+    if any(c in word for c in "$`~") or "\n" in word:
+        return None
+    try:
+        parts = shlex.split(word, comments=False, posix=True)
+    except ValueError:
+        return None
+    if not parts:
+        return ""
+    return parts[0] if len(parts) == 1 else None
 
 
 def overwritten_exports(ps, replaced=None) -> list[tuple[str, Span, str, Span, str, bool]]:

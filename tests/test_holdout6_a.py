@@ -84,6 +84,29 @@ def test_pk105_unknown_value_is_undecided(tmp_path, capsys) -> None:
     assert _codes(_check_json(capsys, str(tmp_path)), "PK105") == []
 
 
+_EZPZ_LIBRARY = """\
+#!/bin/bash
+# sourced by the launch scripts; nothing here runs on its own
+ezpz_save_dist_env() {
+    dist_launch_cmd=$(ezpz_get_dist_launch_cmd "${hostfile}")
+    export LAUNCH="${dist_launch_cmd}"
+    export DIST_LAUNCH="${dist_launch_cmd}"
+    export LAUNCH="${DIST_LAUNCH}"
+    export WANDB_MODE="online"
+    export WANDB_MODE=online
+    export NCCL_DEBUG="INFO"
+    export NCCL_DEBUG=WARN
+}
+"""
+
+
+def test_pk105_in_code_no_launch_runs_compares_literal_values_only(tmp_path, capsys) -> None:
+    (tmp_path / "train.py").write_text(_TRAIN)
+    (tmp_path / "ezpz_utils.sh").write_text(_EZPZ_LIBRARY)
+    found = _codes(_check_json(capsys, str(tmp_path)), "PK105")
+    assert [(f["line"], "NCCL_DEBUG" in f["message"]) for f in found] == [(11, True)], found
+
+
 # --- PK301: a world size set in the fallback branch of the platform's variables (Long-VITA) ----------
 
 _PRETRAIN_GPT = """\
