@@ -77,11 +77,23 @@ def test_pk105_different_values_still_fire(tmp_path, capsys) -> None:
 
 def test_pk105_unknown_value_is_undecided(tmp_path, capsys) -> None:
     (tmp_path / "train.py").write_text(_TRAIN)
-    # the first value comes from the caller's environment: it may equal the second one, or not
+    # the first value is a command's output: it may equal the second one, or not
     (tmp_path / "run.sh").write_text(
-        'export CUDA_VISIBLE_DEVICES="${GPUS}"\nexport CUDA_VISIBLE_DEVICES=0,1\ntorchrun --nproc_per_node 2 train.py\n'
+        'export CUDA_VISIBLE_DEVICES="$(nvidia-smi --query-gpu=index --format=csv,noheader | paste -sd,)"\n'
+        "export CUDA_VISIBLE_DEVICES=0,1\ntorchrun --nproc_per_node 2 train.py\n"
     )
     assert _codes(_check_json(capsys, str(tmp_path)), "PK105") == []
+
+
+def test_pk105_two_machine_variables_are_two_settings(tmp_path, capsys) -> None:
+    # zhenghh04/alcf-megatron-deepspeed-build utils/local_rank.sh: PMIX_* then PALS_*, nothing read between
+    (tmp_path / "train.py").write_text(_TRAIN)
+    (tmp_path / "local_rank.sh").write_text(
+        "#!/bin/bash\nexport LOCAL_RANK=$PMIX_LOCAL_RANK\nexport RANK=$PMIX_RANK\n"
+        "export LOCAL_RANK=$PALS_LOCAL_RANKID\nexport RANK=$PALS_RANKID\npython train.py\n"
+    )
+    found = _codes(_check_json(capsys, str(tmp_path)), "PK105")
+    assert sorted(f["line"] for f in found) == [4, 5], found
 
 
 _EZPZ_LIBRARY = """\

@@ -355,11 +355,16 @@ class Interpreter:
         if old.items is not None or new.items is not None or a is None or b is None:
             verdict = "unknown"
         elif isinstance(a, Known) and isinstance(b, Known):
-            # a value resting on an assumption or the machine (an unset or cluster variable) may be anything
             rests = evidence.from_origin(a.origin) or evidence.from_origin(b.origin)
-            verdict = "unknown" if rests else ("same" if a.text == b.text else "differ")
+            if not rests:
+                verdict = "same" if a.text == b.text else "differ"
+            else:
+                # read from variables the script never sets (`$PMIX_RANK` then `$PALS_RANKID`): equal only
+                # when from the same source; two sources are two settings, the first one lost
+                verdict = "same" if a.text == b.text and a.origin == b.origin else "differ"
         else:
-            verdict = "unknown"
+            # a value packlint cannot compute (`$(...)`): equal to the same unknown passed on, else undecided
+            verdict = "same" if a == b else "unknown"
         if old.assigned_at is None or new.assigned_at is None:
             return
         key = (old.assigned_at, new.assigned_at)
