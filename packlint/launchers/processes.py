@@ -124,7 +124,9 @@ def _read_count(owner: str, size: SizeOption | None, opts: dict[str, Option]) ->
     lo = int(m.group(1))
     hi = int(m.group(2) or m.group(1))
     count = Count(min(lo, hi), max(lo, hi), None, where, v.span)
-    count.premise = evidence.from_origin(v.origin)  # an assumed or machine value (interpret/fallbacks.py)
+    premise = evidence.from_origin(v.origin)
+    if premise is not None and premise[0] == evidence.MACHINE:  # set in a platform's fallback (interpret/fallbacks.py)
+        count.premise = premise
     return count
 
 
