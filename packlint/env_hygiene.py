@@ -11,6 +11,7 @@ code `env-overwritten`; rule PK105 reports them.
 from __future__ import annotations
 
 import re
+import shlex
 
 from packlint.values import Span
 
@@ -120,9 +121,38 @@ def _inert(node, ps) -> bool:
     )
 
 
-def overwritten_exports(ps) -> list[tuple[str, Span, str, Span, str, bool]]:
+def _lost(first: Span, first_value: str, second: Span, value: str, replaced) -> bool:
+    """Whether the second assignment gives another value than the first: by the values the interpreter
+    computed each time the second ran (`"online"` and `online`, `$A` and `$B` holding the same text
+    are equal); undecided (not reported) where a value was unknown; by the words where it never ran."""
+    verdicts = replaced.get((first, second)) if replaced is not None else None
+    if verdicts:
+        return "differ" in verdicts
+    if value == first_value:
+        return False
+    # code the interpreter did not run (a function no launch calls): literal words are unquoted as bash
+    # does; a word with an expansion has an unknown value there: undecided
+    a, b = _literal(first_value), _literal(value)
+    return a is not None and b is not None and a != b
+
+
+def _literal(word: str) -> str | None:
+    """The value bash gives an assignment word without expansions (quotes removed); None: it has one."""
+    if any(c in word for c in "$`~") or "\n" in word:
+        return None
+    try:
+        parts = shlex.split(word, comments=False, posix=True)
+    except ValueError:
+        return None
+    if not parts:
+        return ""
+    return parts[0] if len(parts) == 1 else None
+
+
+def overwritten_exports(ps, replaced=None) -> list[tuple[str, Span, str, Span, str, bool]]:
     """(name, first span, first value, second span, second value, whether the second exports too)
-    for every lost export."""
+    for every lost export. `replaced` is the interpreter's record of the values each replacement
+    compared (Interpreter.replaced_values)."""
     found: list[tuple[str, Span, str, Span, str, bool]] = []
     if _EXPORTING.search(ps.source.data) is None:
         return found  # no statement exports anything
@@ -150,8 +180,9 @@ def overwritten_exports(ps) -> list[tuple[str, Span, str, Span, str, bool]]:
             for name, value, anode in sets:
                 if name in pending:
                     first_span, first_value = pending.pop(name)
-                    if value != first_value:
-                        found.append((name, first_span, first_value, ps.source.span(anode), value, exports is not None))
+                    second_span = ps.source.span(anode)
+                    if _lost(first_span, first_value, second_span, value, replaced):
+                        found.append((name, first_span, first_value, second_span, value, exports is not None))
                 if exports is not None:
                     pending[name] = (ps.source.span(anode), value)
     found.sort(key=lambda f: (f[3].line, f[3].column))

@@ -106,6 +106,7 @@ class SizeJSON(TypedDict, total=False):
     end_column: int
     values: list[Any]
     alternatives: list[dict[str, Any]]
+    evidence: EvidenceJSON  # a count set in a platform's fallback branch (interpret/fallbacks.py)
 
 
 class ValueJSON(TypedDict, total=False):

@@ -42,7 +42,7 @@ def interpret_file(
     interp.run(ps, real)
     from packlint.env_hygiene import overwritten_exports
 
-    for name, first, first_value, second, value, second_exports in overwritten_exports(ps):
+    for name, first, first_value, second, value, second_exports in overwritten_exports(ps, interp.replaced_values):
         # the first export may be deleted (PK105's fix) only when the second exports too: after
         # `export X=1; X=2` the plain X=2 reaches the launch through the first export
         interp.diagnostics.append(

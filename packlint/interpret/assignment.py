@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
-from packlint.interpret import arithmetic, expansion
+from packlint.interpret import arithmetic, expansion, fallbacks
 from packlint.interpret.limits import MAX_ARRAY_ITEMS
 from packlint.interpret.syntax import glued_groups, name_of, snippet, text_of
 from packlint.interpret.words import array_too_large, capped_items, concat_values, join_pieces
@@ -82,6 +82,8 @@ def assignment_value(
         value = concat_values(old.value or Known(""), value, span)
     if isinstance(value, Known) and value.span is None:
         value = Known(value.text, span)
+    if isinstance(value, Known) and interp.branch_origin is not None:
+        value = fallbacks.carry(interp, value)  # set in `if [ -z "$X" ]`'s branch: holds on X unset
     return name, Variable(value, None, old.exported if old else False, span, old.exported_at if old else None)
 
 

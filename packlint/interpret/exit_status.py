@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING
 
-from packlint.interpret import arithmetic, commands, conditionals, statements
+from packlint.interpret import arithmetic, commands, conditionals, fallbacks, statements
 from packlint.interpret.bash_tables import PREDICATES
 from packlint.interpret.limits import MAX_NESTING
 from packlint.interpret.syntax import NOISE, snippet, text_of
@@ -68,13 +68,15 @@ def status_at(
             interp.names_unknown(node, world, ps)
             return [(world, None)]
         out = []
+        origin = fallbacks.test_origin([left], world, ps)  # `[ -z "$X" ] && X=...`
         for w, st in status(interp, left, world, ps, in_condition):
             if w.flow is not None:
                 out.append((w, st))
                 continue
             run_right = {"&&": st, "||": None if st is None else not st}[op]
             if run_right is True:
-                out.extend(status(interp, right, w, ps, in_condition))
+                with fallbacks.premise(interp, origin):
+                    out.extend(status(interp, right, w, ps, in_condition))
             elif run_right is False:
                 out.append((w, st))
             else:

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 from packlint import evidence
 from packlint import launchers as L
-from packlint.interpret import arithmetic, expansion, guards, sourcing, tree_callers
+from packlint.interpret import arithmetic, expansion, fallbacks, guards, sourcing, tree_callers
 from packlint.interpret.bash_tables import BASH_DYNAMIC
 from packlint.interpret.patterns import TooCostly, glob_escape, remove_affix, replace_pattern
 from packlint.interpret.syntax import field, name_of, snippet, text_of
@@ -150,11 +150,21 @@ def default_pieces(
     elif not is_set and (why := set_in_tree(interp, name, default)) is not None:
         # issue 26: a script of the checkout runs this one with the variable set (`mpirun -x NNODES=$N`)
         default = [Piece(None, span=span, reason=f"{snippet(node)}: {why}", split=not quoted)]
+    elif not is_set and not name.isdigit() and (why := _placeholder(name, default, span)) is not None:
+        # `${MODEL:-"Path to your model"}`: the default holds only while the caller leaves MODEL unset
+        default = [assumed_piece(p, why) for p in default]
     if op in (":=", "="):
         joined = join_pieces(default, span)
         exported = (world.vars.get(name) or Variable()).exported
         interp.set_var(world, name, Variable(joined, None, exported, span), span)
     return default
+
+
+def _placeholder(name: str, default: list[Piece], span: Span) -> str | None:
+    texts = [p.text for p in default if not p.vanish]
+    if any(t is None for t in texts):
+        return None
+    return fallbacks.placeholder_origin(name, "".join(t for t in texts if t is not None), span.line)
 
 
 def slice_pieces(
@@ -319,12 +329,17 @@ def raw_expansion(
             if not is_set:  # `: ${X:?"X is not set"}`: the caller sets X (interpret/guards.py)
                 guards.assume_caller_set(interp, var, world, span, raw)
             return unknown
-        if op in (":=", "="):
-            interp.set_var(world, var, reassigned(world, var, Known(operand[0], span), span), span)
         piece = Piece(operand[0], split=not quoted, span=span)
         if not is_set and (origin := no_argument(interp, var, world)) is not None:
-            return [assumed_piece(piece, origin)]
-        return [cluster_fallback(piece, var) if not is_set and L.CLUSTER_VARIABLE.match(var) else piece]
+            piece = assumed_piece(piece, origin)
+        elif not is_set and L.CLUSTER_VARIABLE.match(var):
+            piece = cluster_fallback(piece, var)
+        elif not is_set and not var.isdigit() and (why := fallbacks.placeholder_origin(var, operand[0], span.line)):
+            piece = assumed_piece(piece, why)  # `${MODEL:-"Path to your model"}`: holds on MODEL unset
+        if op in (":=", "="):
+            given = Known(operand[0], span, piece.origin if piece.origin and not is_set else None)
+            interp.set_var(world, var, reassigned(world, var, given, span), span)
+        return [piece]
     value = scalar(interp, var, world, span)
     if not isinstance(value, Known):
         return [Piece(None, span=span, reason=value.reason, split=not quoted)]

@@ -8,7 +8,7 @@ import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from packlint import regex_guard
+from packlint import evidence, regex_guard
 from packlint.parse import ParsedScript
 from packlint.source import SourceFile
 from packlint.values import Known, Span, Unknown, Value, Variable
@@ -50,6 +50,10 @@ class Interpreter:
         self.diagnostics: list[Diagnostic] = []
         self.launches: list[LaunchInstance] = []
         self.export_events: list[tuple[int, str, Span | None, Variable]] = []
+        # (assignment replaced, assignment replacing it) -> what their values were each time the second ran:
+        # "same", "differ" or "unknown" (PK105 compares the values bash gives, not the words)
+        self.branch_origin: str | None = None  # the premise of the fallback branch being run (fallbacks.py)
+        self.replaced_values: dict[tuple[Span, Span], set[str]] = {}
         self.seq = 0
         self.context: list[str] = []
         self.source_stack: list[str] = []
@@ -340,7 +344,36 @@ class Interpreter:
             var.exported_at = var.exported_at or span
         if var.exported:
             self.export_events.append((self.seq, name, var.exported_at or span, var))
+        old = world.vars.get(name)
+        if old is not None and old.assigned_at is not None and var.assigned_at is not None:
+            self._note_replaced(old, var)
         world.vars[name] = var
+
+    def _note_replaced(self, old: Variable, new: Variable) -> None:
+        """Record whether an assignment replaced a value with an equal one (read by PK105's facts)."""
+        a, b = old.value, new.value
+        if old.items is not None or new.items is not None or a is None or b is None:
+            verdict = "unknown"
+        elif isinstance(a, Known) and isinstance(b, Known):
+            rests = evidence.from_origin(a.origin) or evidence.from_origin(b.origin)
+            if not rests:
+                verdict = "same" if a.text == b.text else "differ"
+            else:
+                # read from variables the script never sets (`$PMIX_RANK` then `$PALS_RANKID`): equal only
+                # when from the same source; two sources are two settings, the first one lost
+                verdict = "same" if a.text == b.text and a.origin == b.origin else "differ"
+        else:
+            # a value packlint cannot compute (`$(...)`): equal to the same unknown passed on, else undecided
+            verdict = "same" if a == b else "unknown"
+        if old.assigned_at is None or new.assigned_at is None:
+            return
+        key = (old.assigned_at, new.assigned_at)
+        seen = self.replaced_values.get(key)
+        if seen is None:
+            if len(self.replaced_values) < 65536:  # bounded whatever the script
+                self.replaced_values[key] = {verdict}
+        else:
+            seen.add(verdict)
 
 
 def _vkey(v: Value | None) -> tuple[object, ...] | None:

@@ -245,6 +245,42 @@ def _cd_elsewhere(interp: Interpreter, text: str, world: World, ps: ParsedScript
     return None
 
 
+def _after_relative_cd(interp: Interpreter, text: str, world: World, ps: ParsedScript, span: Span) -> str | None:
+    """A relative sourced path after the same file `cd`s into a relative directory (training_results'
+    `cd ../pytorch` then `source configs/config_X.sh`): bash looks for it there. The `cd`s before it are
+    joined back to an absolute one, one packlint cannot tell (`cd "$(dirname "$0")"`) or the file's start,
+    from the file's own directory (the script run from its own directory, as such scripts are)."""
+    if os.path.isabs(text) or not interp.source_stack:
+        return None
+    lines = ps.source.data.decode("utf-8", "replace").splitlines()
+    first = min(max(span.line - 1 - ps.source.line_base, 0), len(lines))
+    texts = [lines[first][: max(span.column - 1, 0)]] if first < len(lines) else []
+    texts += [lines[i] for i in range(first - 1, -1, -1)]
+    steps: list[str] = []
+    for text_before in texts:
+        for m in reversed(list(_CD.finditer(text_before.split("#", 1)[0]))):
+            target = _NAME_REF.sub(lambda n: _known_text(world, n.group(1)), m.group(1))
+            if target.startswith("/") and "$" not in target:
+                steps.append(target)  # an absolute directory: the chain starts there
+                return _existing(os.path.join(*reversed(steps), text))
+            if "$" in target or target in ("-", "~") or target.startswith("~"):
+                return _relative_to(interp, steps, text)
+            steps.append(target)
+    return _relative_to(interp, steps, text)
+
+
+def _relative_to(interp: Interpreter, steps: list[str], text: str) -> str | None:
+    if not steps:
+        return None
+    rel = os.path.join(*reversed(steps), text)
+    here = os.path.dirname(interp.source_stack[-1])
+    return _existing(os.path.join(here, rel)) or _existing(os.path.join(interp.cwd, rel))
+
+
+def _existing(path: str) -> str | None:
+    return os.path.normpath(path) if os.path.exists(path) and not os.path.isdir(path) else None
+
+
 def _known_text(world: World, name: str) -> str:
     var = world.vars.get(name)
     value = getattr(var, "value", None) if var is not None else None
@@ -368,7 +404,7 @@ def source_file(interp: Interpreter, fields: list[Value], world: World, ps: Pars
         )
         world.unread_source = world.unread_source or f"`source` at line {span.line} (its path is unknown)"
         return [world]
-    path = resolve_path(interp, text, world)
+    path = resolve_path(interp, text, world) or _after_relative_cd(interp, text, world, ps, span)
     if path is None:
         _not_found(interp, fields, text, guessed, world, ps, span)
         return [world]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from packlint.interpret import arithmetic, assignment, exit_status, expansion, loops
+from packlint.interpret import arithmetic, assignment, exit_status, expansion, fallbacks, loops
 from packlint.interpret.limits import MAX_NESTING
 from packlint.interpret.patterns import glob_match
 from packlint.interpret.syntax import NOISE, child_statements, snippet, text_of
@@ -163,11 +163,14 @@ def run_clauses_at(interp: Interpreter, clauses: list[Clause], world: World, ps:
     if cond is None:
         return interp.exec_block(body, [world], ps)
     results: list[World] = []
+    origin = fallbacks.test_origin(cond, world, ps)  # `if [ -z "$X" ]` on a variable the script never sets
     for w, status in exit_status.status_seq(interp, cond, world, ps, in_condition=True):
         if status is True:
-            results.extend(interp.exec_block(body, [w], ps))
+            with fallbacks.premise(interp, origin):
+                results.extend(interp.exec_block(body, [w], ps))
         elif status is False:
-            results.extend(run_clauses(interp, rest, w, ps))
+            with fallbacks.premise(interp, origin):
+                results.extend(run_clauses(interp, rest, w, ps))
         else:  # unknown: `cond` is not empty (an empty condition list is true)
             text, span = snippet(cond[-1]), ps.source.span(cond[-1])
             yes, no = w, w.fork()

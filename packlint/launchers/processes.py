@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 
+from packlint import evidence
 from packlint.launchers.split import Option
 from packlint.launchers.tables import LAUNCHERS, PROGRAM_PROCESSES, PYTHON_NAME, SAME_PROCESS, SizeOption
 from packlint.records import record
@@ -16,7 +17,7 @@ class Count:
     as torchrun's elastic `--nnodes 1:4` or srun's `-N 2-4`), or `unknown` (why); `source` says which
     option (or default) it came from, `span` where it was written."""
 
-    __slots__ = ("lo", "hi", "unknown", "source", "span", "not_in_script", "multiple_of")
+    __slots__ = ("lo", "hi", "unknown", "source", "span", "not_in_script", "multiple_of", "premise")
 
     def __init__(
         self,
@@ -34,6 +35,9 @@ class Count:
         # an unknown count known to be a multiple of this: `deepspeed --num_gpus 8` with no hostfile
         # named runs 8 processes on each of its k hosts, 8·k in all (issue 27)
         self.multiple_of: int | None = None
+        # what a known count rests on besides the checkout (packlint.evidence): a value set in the script's
+        # fallback branch for a platform's variable (`if [ -z "$NPROC_PER_NODE" ]; then ...=8`)
+        self.premise: tuple[str, str] | None = None
 
     @property
     def known(self) -> bool:
@@ -52,7 +56,11 @@ class Count:
                 out.multiple_of = factor.lo
             return out
         assert self.lo is not None and self.hi is not None and other.lo is not None and other.hi is not None
-        return Count(self.lo * other.lo, self.hi * other.hi, None, source)
+        product = Count(self.lo * other.lo, self.hi * other.hi, None, source)
+        premises = [p for p in (self.premise, other.premise) if p is not None]
+        if premises:  # the weaker basis of the two (machine over assumed)
+            product.premise = max(premises, key=lambda p: p[0] == evidence.MACHINE)
+        return product
 
     def to_json(self) -> dict:
         d: dict = {}
@@ -69,6 +77,8 @@ class Count:
         d["source"] = self.source
         if self.span is not None:
             d.update(self.span.to_json())
+        if self.premise is not None and self.unknown is None:
+            d["evidence"] = evidence.to_json(self.premise)
         return d
 
 
@@ -113,7 +123,11 @@ def _read_count(owner: str, size: SizeOption | None, opts: dict[str, Option]) ->
         return Count(unknown=f"{opt.name} is too large a number to track", source=where, span=v.span)
     lo = int(m.group(1))
     hi = int(m.group(2) or m.group(1))
-    return Count(min(lo, hi), max(lo, hi), None, where, v.span)
+    count = Count(min(lo, hi), max(lo, hi), None, where, v.span)
+    premise = evidence.from_origin(v.origin)
+    if premise is not None and premise[0] == evidence.MACHINE:  # set in a platform's fallback (interpret/fallbacks.py)
+        count.premise = premise
+    return count
 
 
 def layout_from_env(layout: ProcessLayout, env: dict[str, dict]) -> ProcessLayout | None:
