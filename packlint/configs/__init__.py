@@ -185,6 +185,9 @@ def _over_limits(err: Exception) -> bool:
 _NEAR: list[str | None] = [None]  # the directory of the script whose launch is being read (scope.outside)
 
 
+LFS_POINTER = "version https://git-lfs.github.com/spec/v1"
+
+
 def read_config_file(path: str, fmt: str, dialect: str, near: str | None = None):
     """(CNode root, None) or (None, ConfigFileError): read once per process per file version, through
     safe_io, and only inside the checkout (packlint.scope; `near`: the file or directory that names it,
@@ -224,6 +227,11 @@ def read_config_file(path: str, fmt: str, dialect: str, near: str | None = None)
         else:
             try:
                 text = read_open(fd, st, MAX_CONFIG_BYTES, "", path).decode("utf-8-sig")
+                if text.startswith(LFS_POINTER):
+                    # a Git LFS pointer (XpastaX/PerfCoder's data/ds_config/*.json, `*.json filter=lfs` in
+                    # .gitattributes): the content is what git-lfs fetches on the machine that cloned it
+                    why = "a Git LFS pointer: its content is fetched by git-lfs where the checkout is cloned"
+                    raise ConfigFileError(why, unread=True)
                 out = (load_text(text, fmt, dialect), None)
             except UnicodeDecodeError:
                 out = (None, ConfigFileError("the file is not UTF-8 text"))

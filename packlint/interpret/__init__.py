@@ -15,6 +15,7 @@ records, `limits` the caps, `bash_tables` the fixed facts, `syntax` the tree hel
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from packlint.interpret.limits import MAX_WORK, STOP_CODES, WORK_BYTES
@@ -22,6 +23,27 @@ from packlint.interpret.run import Interpreter
 from packlint.interpret.world import Diagnostic, LaunchInstance
 from packlint.parse import ParsedScript, parse
 from packlint.source import load, prepare
+from packlint.values import Span
+
+# interpreters whose scripts bash reads the same way (ShellCheck's sh, bash, dash, ksh, busybox)
+_BOURNE = frozenset(("sh", "bash", "dash", "ksh", "ksh93", "mksh", "pdksh", "ash", "busybox"))
+_SHEBANG = re.compile(rb"#![ \t]*(\S+)(?:[ \t]+(.*))?")
+
+
+def foreign_interpreter(data: bytes) -> str | None:
+    """The interpreter a `#!` line names when it is not a Bourne shell (tcsh, zsh, python, ...); None when
+    the file has no shebang or names sh/bash/dash/ksh (`/usr/bin/env [-S] [VAR=x] bash` included)."""
+    m = _SHEBANG.match(data.split(b"\n", 1)[0].rstrip(b"\r"))
+    if m is None:
+        return None
+    name = m.group(1).rsplit(b"/", 1)[-1]
+    if name == b"env":
+        rest = [w for w in (m.group(2) or b"").split() if not w.startswith(b"-") and b"=" not in w]
+        if not rest:
+            return None
+        name = rest[0].rsplit(b"/", 1)[-1]
+    text = name.decode("utf-8", "replace")
+    return None if text in _BOURNE or not text else text
 
 
 def interpret_file(
@@ -36,8 +58,16 @@ def interpret_file(
 ) -> tuple[Interpreter, ParsedScript]:
     """Read, parse and interpret one script; the interpreter holds the launches and diagnostics."""
     source = prepare(text, display) if text is not None else load(path, display)
-    ps = parse(source)
     interp = Interpreter(env=env, args=args, known_env=known_env, cwd=cwd, max_work=MAX_WORK)
+    other = foreign_interpreter(source.data)
+    if other is not None:
+        # `#! /bin/tcsh` on a `*.sh` file (the CoNLL srlconll scripts): run as a program it is not bash's;
+        # as ShellCheck (SC1071), packlint does not analyse it
+        ps = parse(prepare(b"", display))
+        span = Span(source.path, 1, 1, 1, len(source.line_text(0)) + 1)
+        interp.diag("info", "unanalysed", f"the shebang names {other}, not a Bourne shell: not analysed", span)
+        return interp, ps
+    ps = parse(source)
     real = path if path and Path(path).is_file() else None
     interp.run(ps, real)
     from packlint.env_hygiene import overwritten_exports

@@ -11,7 +11,7 @@ from packlint.interpret.limits import MAX_NESTING
 from packlint.interpret.syntax import NOISE, snippet, text_of
 from packlint.interpret.world import StatusOut, World
 from packlint.parse import ParsedScript
-from packlint.values import Condition, Unknown
+from packlint.values import Condition, Known, Unknown
 
 if TYPE_CHECKING:
     from tree_sitter import Node
@@ -132,6 +132,12 @@ def command_status_guess(
         return None if in_condition else True
     name_node = node.child_by_field_name("name")
     name = text_of(name_node) if name_node is not None else ""
+    if name_node is not None and "$" in name and name_node.named_children:
+        # `if $UNIQUE_SOLUTION; then` with UNIQUE_SOLUTION=true: the command bash runs is the value
+        from packlint.interpret.expansion import expand_joined
+
+        value = expand_joined(interp, name_node.named_children[0], world.fork(), ps)
+        name = value.text if isinstance(value, Known) else name
     if name in ("true", ":"):
         return True
     if name == "false":

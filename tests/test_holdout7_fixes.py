@@ -1,0 +1,89 @@
+"""Mechanisms the seventh holdout found (issue 26), fixed after its measurement, each in its repository's shape:
+
+- fangfang123gh/LLM-SRL carries the CoNLL-2005 srlconll scripts: `*.sh` files starting `#! /bin/tcsh`. Run as
+  programs they are tcsh's; packlint parsed them as bash and said PK900. As ShellCheck (SC1071), a file whose
+  shebang names another interpreter is not analysed (an `unanalysed` note in `inspect`), while a sourced file or
+  `bash x.sh` (which ignore the shebang) is still bash's.
+- Control-derek/ACPO's SynLogic copy: `UNIQUE_SOLUTION=true; if $UNIQUE_SOLUTION; then P=--unique_solution; else
+  P=--no-unique_solution; fi`: bash runs the command `true`, the else branch is dead; packlint forked on it and
+  reported PK201 on the dead branch.
+- XpastaX/PerfCoder's DeepSpeed configs are Git LFS pointers (`*.json filter=lfs` in .gitattributes): their
+  content is what git-lfs fetches where the checkout is cloned; packlint read the pointer as JSON (PK602 error)."""
+
+from __future__ import annotations
+
+import io
+import json
+from contextlib import redirect_stdout
+from pathlib import Path
+
+from packlint.cli import main
+from packlint.interpret import foreign_interpreter
+
+GEN = (
+    "import argparse\n\np = argparse.ArgumentParser()\np.add_argument('--n', type=int)\n"
+    "p.add_argument('--unique_solution', action='store_true')\np.parse_args()\n"
+)
+
+
+def check_json(*argv: str) -> list[dict]:
+    buf = io.StringIO()
+    with redirect_stdout(buf):
+        main(["check", "--no-cache", "--format", "json", "--exit-zero", *argv])
+    return json.loads(buf.getvalue())["findings"]
+
+
+def test_a_tcsh_script_named_sh_is_not_parsed_as_bash(tmp_path: Path, monkeypatch) -> None:
+    (tmp_path / ".git").mkdir()
+    tcsh = "#! /bin/tcsh\nset s = 1\nforeach d ( a b )\n  echo $d\nend\nif (! -d X ) then\n  mkdir X\nendif\n"
+    (tmp_path / "nb_propsbyfiles.sh").write_text(tcsh)
+    (tmp_path / "bash_one.sh").write_text("#!/usr/bin/env bash\nfor d in a b; do echo $d\ndone\n(\n")
+    monkeypatch.chdir(tmp_path)
+    codes = {(f["path"], f["code"]) for f in check_json(".")}
+    assert ("nb_propsbyfiles.sh", "PK900") not in codes, codes
+    assert ("bash_one.sh", "PK900") in codes, codes  # a bash script with a real syntax error still is one
+
+
+def test_which_shebangs_are_bournes() -> None:
+    for line in (b"#!/bin/bash\n", b"#! /bin/sh -e\n", b"#!/usr/bin/env bash\n", b"#!/usr/bin/env -S bash -x\n",
+                 b"#!/bin/dash\n", b"#!/usr/bin/ksh\n", b"echo hi\n", b""):  # fmt: skip
+        assert foreign_interpreter(line) is None, line
+    for line, name in ((b"#! /bin/tcsh\n", "tcsh"), (b"#!/bin/csh -f\n", "csh"), (b"#!/usr/bin/env python3\n",
+                       "python3"), (b"#!/usr/bin/env zsh\r\n", "zsh")):  # fmt: skip
+        assert foreign_interpreter(line) == name, line
+
+
+def test_if_on_a_variable_holding_true_runs_the_command_true(tmp_path: Path, monkeypatch) -> None:
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "gen.py").write_text(GEN)
+    (tmp_path / "run.sh").write_text(
+        "UNIQUE_SOLUTION=true\n"
+        'if $UNIQUE_SOLUTION; then P="--unique_solution"; else P="--no-unique_solution"; fi\n'
+        "python gen.py --n 3 $P\n"
+        "STRICT=false\n"
+        'if "$STRICT"; then Q="--no-strict"; fi\n'
+        "python gen.py --n 3 $Q\n"
+        'if $FROM_CALLER; then R="--no-unique"; fi\n'  # never set: both branches, the finding says when
+        "python gen.py --n 3 $R\n"
+    )
+    monkeypatch.chdir(tmp_path)
+    found = [(f["line"], f["code"]) for f in check_json("run.sh") if f["code"] == "PK201"]
+    assert found == [(7, "PK201")], found
+
+
+def test_a_git_lfs_pointer_config_is_not_read_as_json(tmp_path: Path, monkeypatch) -> None:
+    (tmp_path / ".git").mkdir()
+    (tmp_path / ".gitattributes").write_text("*.json filter=lfs diff=lfs merge=lfs -text\n")
+    (tmp_path / "data" / "ds_config").mkdir(parents=True)
+    pointer = "version https://git-lfs.github.com/spec/v1\noid sha256:" + "4d7a" * 16 + "\nsize 1234\n"
+    (tmp_path / "data" / "ds_config" / "d2.json").write_text(pointer)
+    (tmp_path / "data" / "ds_config" / "d1.json").write_text('{"train_batch_size": 8,,}\n')  # a real broken one
+    (tmp_path / "train.py").write_text("import argparse\np = argparse.ArgumentParser()\np.add_argument('--deepspeed')\np.parse_args()\n")
+    (tmp_path / "run.sh").write_text(
+        "deepspeed train.py --deepspeed data/ds_config/d2.json\ndeepspeed train.py --deepspeed data/ds_config/d1.json\n"
+    )
+    monkeypatch.chdir(tmp_path)
+    findings = check_json("run.sh")
+    pk602 = {f["path"] for f in findings if f["code"] == "PK602"}
+    assert pk602 == {"data/ds_config/d1.json"}, findings
+    assert any(f["code"] == "PK603" and "Git LFS pointer" in f["message"] for f in findings), findings
