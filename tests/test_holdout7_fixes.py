@@ -87,3 +87,72 @@ def test_a_git_lfs_pointer_config_is_not_read_as_json(tmp_path: Path, monkeypatc
     pk602 = {f["path"] for f in findings if f["code"] == "PK602"}
     assert pk602 == {"data/ds_config/d1.json"}, findings
     assert any(f["code"] == "PK603" and "Git LFS pointer" in f["message"] for f in findings), findings
+
+
+MEGATRON_ARGUMENTS = '''import argparse
+
+
+def parse_args(extra_args_provider=None, ignore_unknown_args=False):
+    parser = argparse.ArgumentParser(description="Megatron-LM Arguments", allow_abbrev=False)
+    parser.add_argument("--num-layers", type=int, default=None)
+    parser.add_argument("--tokenizer-type", type=str, default=None, choices=["GPT2BPETokenizer"])
+    if extra_args_provider is not None:
+        parser = extra_args_provider(parser)
+    return parser.parse_args()
+'''
+ADAPTOR_ARGUMENTS = '''from functools import wraps
+
+
+def _add_extra(parser):
+    group = parser.add_argument_group(title="mindspeed")
+    group.add_argument("--tokenizer-name-or-path", type=str, default=None)
+    for action in parser._actions:
+        if "--tokenizer-type" in action.option_strings:
+            action.choices = list(action.choices) + ["PretrainedFromHF"]
+    return parser
+
+
+def parse_args_decorator(parse_args):
+    @wraps(parse_args)
+    def wrapper(extra_args_provider=None, ignore_unknown_args=False):
+        def decorated_provider(parser):
+            parser = _add_extra(parser)
+            return extra_args_provider(parser) if extra_args_provider is not None else parser
+        return parse_args(decorated_provider, ignore_unknown_args)
+    return wrapper
+'''
+ADAPTOR = (
+    "import megatron.training.arguments as margs\n\nfrom mindspeed_llm.training.arguments import parse_args_decorator\n\n"
+    "margs.parse_args = parse_args_decorator(margs.parse_args)\n"
+)
+
+
+def test_a_vendored_megatron_whose_parser_an_adaptor_wraps_is_not_judged(tmp_path: Path, monkeypatch) -> None:
+    """7u5/knowledgelearnLLM and Eutenacity/AGoQ: MindSpeed-LLM forks that vendor megatron/ and import
+    `mindspeed_llm.megatron_adaptor`, which wraps megatron's parse_args with its own flags and choices: the parser
+    packlint reads is not the one that runs (158 false PK201/PK202). A program that does not import the adaptor
+    (AGoQ's pretrain_gpt.py comments it out) still gets the plain parser, and its findings stand."""
+    (tmp_path / ".git").mkdir()
+    files = {
+        "megatron/__init__.py": "",
+        "megatron/training/__init__.py": "",
+        "megatron/training/arguments.py": MEGATRON_ARGUMENTS,
+        "mindspeed_llm/__init__.py": "",
+        "mindspeed_llm/training/__init__.py": "",
+        "mindspeed_llm/training/arguments.py": ADAPTOR_ARGUMENTS,
+        "mindspeed_llm/megatron_adaptor.py": ADAPTOR,
+        "pretrain_gpt.py": "from mindspeed_llm import megatron_adaptor  # noqa: F401\n"
+        "import megatron.training.arguments as margs\n\nif __name__ == '__main__':\n    print(margs.parse_args())\n",
+        "pretrain_plain.py": "# from mindspeed_llm import megatron_adaptor\n"
+        "import megatron.training.arguments as margs\n\nif __name__ == '__main__':\n    print(margs.parse_args())\n",
+    }
+    for rel, text in files.items():
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(text)
+    words = "--num-layers 2 --tokenizer-type PretrainedFromHF --tokenizer-name-or-path ./tok"
+    (tmp_path / "run.sh").write_text(
+        f"torchrun --nproc_per_node 1 pretrain_gpt.py {words}\ntorchrun --nproc_per_node 1 pretrain_plain.py {words}\n"
+    )
+    monkeypatch.chdir(tmp_path)
+    found = sorted((f["line"], f["code"]) for f in check_json("run.sh") if f["severity"] in ("error", "warning"))
+    assert found == [(2, "PK201"), (2, "PK202")], found

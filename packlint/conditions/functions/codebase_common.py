@@ -5,6 +5,7 @@ Megatron-LM release snapshot)."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -39,6 +40,16 @@ def _schema_view(ctx: EvalContext) -> tuple[Any, str, Any]:
     return view
 
 
+_PARSER_PATCH = re.compile(r"parse_args|add_\w+_args|sys\.modules")
+
+
+def _parser_patched(facts: Any) -> bool:
+    """The launched code patches the parser at import (a patch of `parse_args`, an `_add_*_args` group, or a
+    module in sys.modules: codebase.startup_checks.find_patches), not only the validation."""
+    startup = getattr(facts, "startup", None) or {}
+    return any(_PARSER_PATCH.search(str(p.get("what", ""))) for p in startup.get("patches") or [])
+
+
 def _read_schema_view(ctx: EvalContext) -> tuple[Any, str, Any]:
     facts = _code(ctx)
     if facts is not None and facts.known:
@@ -46,6 +57,10 @@ def _read_schema_view(ctx: EvalContext) -> tuple[Any, str, Any]:
             return None, "", None
         from packlint.conditions.functions.stack_keys import versioned_schema
 
+        if _parser_patched(facts):
+            # MindSpeed-LLM's megatron_adaptor wraps the vendored Megatron's parse_args (its own flags and
+            # choices): the parser packlint read is not the one that runs, so the flags are unknown
+            return None, "", None
         schema = versioned_schema(facts.schema, ctx.model.get("script"))
         return schema, _code_label(facts, "the parser of "), None
     from packlint.codebase.snapshots import snapshot_for
