@@ -44,8 +44,12 @@ _PARSER_PATCH = re.compile(r"parse_args|add_\w+_args|sys\.modules")
 
 
 def _parser_patched(facts: Any) -> bool:
-    """The launched code patches the parser at import (a patch of `parse_args`, an `_add_*_args` group, or a
-    module in sys.modules: codebase.startup_checks.find_patches), not only the validation."""
+    """The parser packlint read is Megatron's (a file of a `megatron` package) and the launched code patches it at
+    import (`parse_args`, an `_add_*_args` group, or a module in sys.modules: codebase.startup_checks.find_patches),
+    not only the validation. A program's own parser (MindSpeed-LLM's convert_ckpt_v2.py) is not Megatron's."""
+    origin = str(getattr(facts.schema, "parser_origin", None) or "").replace("\\", "/")
+    if "/megatron/" not in "/" + origin:
+        return False
     startup = getattr(facts, "startup", None) or {}
     return any(_PARSER_PATCH.search(str(p.get("what", ""))) for p in startup.get("patches") or [])
 
