@@ -156,3 +156,26 @@ def test_a_vendored_megatron_whose_parser_an_adaptor_wraps_is_not_judged(tmp_pat
     monkeypatch.chdir(tmp_path)
     found = sorted((f["line"], f["code"]) for f in check_json("run.sh") if f["severity"] in ("error", "warning"))
     assert found == [(2, "PK201"), (2, "PK202")], found
+
+
+def test_a_container_runner_between_srun_and_torchrun(tmp_path: Path, monkeypatch) -> None:
+    """IDEA-Emdoor-Lab/LPO: `srun singularity exec $DOCKER_PATH ${run_cmd}` with run_cmd `torchrun --nproc_per_node 8
+    ...` on 2 nodes x 1 task: each task runs the container, the container runs torchrun: the world is 16, not srun's
+    2 (10 false PK301). A container that runs python itself per srun task keeps srun's layout."""
+    from packlint.api import inspect_script
+
+    (tmp_path / ".git").mkdir()
+    head = "#!/bin/bash\n#SBATCH --nodes 2\n#SBATCH --ntasks-per-node=1\n#SBATCH --gres=gpu:8\n"
+    sizes = "--tensor-model-parallel-size 2 --pipeline-model-parallel-size 4 --num-layers 8"
+    (tmp_path / "a.sh").write_text(
+        head + f'run_cmd="torchrun --nproc_per_node 8 --nnodes 2 pretrain_gpt.py {sizes}"\n'
+        "srun singularity exec --nv img.sif ${run_cmd}\n"
+    )
+    (tmp_path / "b.sh").write_text(head + f"srun apptainer exec img.sif python pretrain_gpt.py {sizes}\n")
+    monkeypatch.chdir(tmp_path)
+    worlds = {}
+    for name in ("a.sh", "b.sh"):
+        launch = inspect_script(name)["launches"][0]
+        worlds[name] = (launch["launchers"], launch["variants"][0]["parallel"]["world"].get("value"))
+    assert worlds == {"a.sh": (["srun", "torchrun"], 16), "b.sh": (["srun", "python"], 2)}, worlds
+    assert not [f for f in check_json("a.sh") if f["code"] == "PK301"]

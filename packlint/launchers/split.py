@@ -283,6 +283,7 @@ def split_launch(fields: list[Value]) -> LaunchParts:
         opts, k, is_mod = split_options(spec, fields, start)
         launcher_options.extend((name, o) for o in opts)
         if spec.runs_command:
+            k = _past_container(fields, k)
             if k < len(fields) and launcher_name(fields[k:]) is not None:
                 i = k
                 continue
@@ -307,6 +308,7 @@ def inner_shell_command(fields: list[Value]) -> int | None:
     i = 0
     while spec is not None and spec.runs_command:
         _, k, _ = split_options(spec, fields, i + 1)
+        k = _past_container(fields, k)
         if k >= len(fields):
             return None
         head = basename(fields[k])
@@ -338,6 +340,13 @@ def _program_at(launchers, launcher_options, fields, k, is_module, command) -> L
     if isinstance(prog, Known):
         name = f"-m {prog.text}" if is_module else prog.text
     return LaunchParts(launchers, launcher_options, name, prog, fields[k + 1 :], command)
+
+
+def _past_container(fields: list[Value], k: int) -> int:
+    """The index of the command a container runner a launcher starts runs (`srun singularity exec IMG torchrun ...`:
+    the torchrun; IDEA-Emdoor-Lab/LPO), else k: each task runs the container, the container runs the command."""
+    inner = split_container(fields[k:]) if k < len(fields) else None
+    return k + inner[2] if inner is not None else k
 
 
 def split_container(fields: list[Value]):
