@@ -179,3 +179,36 @@ def test_a_container_runner_between_srun_and_torchrun(tmp_path: Path, monkeypatc
         worlds[name] = (launch["launchers"], launch["variants"][0]["parallel"]["world"].get("value"))
     assert worlds == {"a.sh": (["srun", "torchrun"], 16), "b.sh": (["srun", "python"], 2)}, worlds
     assert not [f for f in check_json("a.sh") if f["code"] == "PK301"]
+
+
+def test_choices_an_extra_args_provider_appends_to_are_not_judged(tmp_path: Path, monkeypatch) -> None:
+    """IDEA-Emdoor-Lab/LPO (Pai-Megatron-Patch's megatron_patch/arguments.py): the extra_args_provider walks the
+    group's actions and appends `hybridadam` to --optimizer's choices; packlint read choices (adam, sgd) and said
+    `--optimizer hybridadam` is not one of them. A program that does not touch choices is still judged."""
+    (tmp_path / ".git").mkdir()
+    patch = (
+        "def get_patch_args(parser):\n    group = parser.add_argument_group(title='patch')\n"
+        "    for action in vars(group)['_actions']:\n        if '--optimizer' in action.option_strings:\n"
+        "            action.choices.append('hybridadam')\n    return parser\n"
+    )
+    train = (
+        "import argparse\n\n\ndef parse_args(extra_args_provider=None):\n    parser = argparse.ArgumentParser()\n"
+        "    parser.add_argument('--optimizer', default='adam', choices=['adam', 'sgd'])\n"
+        "    if extra_args_provider is not None:\n        parser = extra_args_provider(parser)\n"
+        "    return parser.parse_args()\n"
+    )
+    (tmp_path / "patch_args.py").write_text(patch)
+    (tmp_path / "arguments.py").write_text(train)
+    (tmp_path / "pretrain_qwen.py").write_text(
+        "from arguments import parse_args\nfrom patch_args import get_patch_args\n\n"
+        "if __name__ == '__main__':\n    parse_args(extra_args_provider=get_patch_args)\n"
+    )
+    (tmp_path / "pretrain_plain.py").write_text(
+        "from arguments import parse_args\n\nif __name__ == '__main__':\n    parse_args()\n"
+    )
+    (tmp_path / "run.sh").write_text(
+        "python pretrain_qwen.py --optimizer hybridadam\npython pretrain_plain.py --optimizer hybridadam\n"
+    )
+    monkeypatch.chdir(tmp_path)
+    found = sorted((f["line"], f["code"]) for f in check_json("run.sh") if f["severity"] in ("error", "warning"))
+    assert found == [(2, "PK202")], found

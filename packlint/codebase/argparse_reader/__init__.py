@@ -27,6 +27,7 @@ cannot read.
 
 from __future__ import annotations
 
+import ast
 import os
 import re
 
@@ -82,6 +83,13 @@ def read_schema(program_file: str, index) -> FlagSchema | None:
         reasons = list(reader.global_open) + list(main.open_reasons) + list(main.known_reasons)
     notes.extend(n for n in main.notes if n not in notes)
     reasons = list(dict.fromkeys(reasons + reasons_if))
+    changed = _choices_changed(reader)
+    if changed is not None:
+        # Pai-Megatron-Patch's get_patch_args: `for action in vars(group)["_actions"]: ... if "--optimizer" in
+        # action.option_strings: action.choices.append("hybridadam")`: which option's choices grow is not read
+        for spec in main.flags.values():
+            if spec.choices is not None:
+                spec.choices, spec.choices_note = None, f"the code changes an option's choices at {changed}"
     return FlagSchema(
         dict(main.flags),
         main.allow_abbrev,
@@ -94,6 +102,26 @@ def read_schema(program_file: str, index) -> FlagSchema | None:
         main.positionals,
         main.positional_room,
     )
+
+
+_GROW = ("append", "extend", "insert")
+
+
+def _choices_changed(reader: SchemaReader) -> str | None:
+    """file:line of the first place, in the code the reader read, that changes an argparse action's choices after
+    it was made (`action.choices.append(x)`, `action.choices = [...]`, `action.choices += [...]`), else None."""
+    for path, mod in reader.modules.items():
+        if mod is None or mod.tree is None:
+            continue
+        for node in ast.walk(mod.tree):
+            target = None
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in _GROW:
+                target = node.func.value
+            elif isinstance(node, (ast.Assign, ast.AugAssign)):
+                target = next(iter(node.targets), None) if isinstance(node, ast.Assign) else node.target
+            if isinstance(target, ast.Attribute) and target.attr == "choices":
+                return f"{path}:{node.lineno}"
+    return None
 
 
 def _surely_parses(p) -> bool:
