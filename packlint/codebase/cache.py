@@ -23,7 +23,8 @@ from typing import Any
 # 6: positional_room -2 for a REMAINDER positional; 7: a str/int Enum member is its value (choices); 8: sub-project
 # packages on the import path, parses of lists, constants imported from other modules; 9: a pre-parser does not
 # silence a conditional strict parser; 10: a Union typed as HfArgumentParser keeps it; 11: an Action adding flags;
-# 12: a program editing sys.argv; 13: an ArgumentParser subclass's own __init__ (its parents, its flags); 14: choices the code changes after add_argument are open
+# 12: a program editing sys.argv; 13: an ArgumentParser subclass's own __init__ (its parents, its flags);
+# 14: choices the code changes after add_argument are open
 CACHE_VERSION = 14
 
 
