@@ -645,6 +645,8 @@ def _analyse(job: _Job, keep_model: bool):
             f"report it at {REPORT_URL} with the script (PACKLINT_DEBUG=1 shows a traceback)",
             "internal",
         )
+    finally:
+        set_code_bases(())  # (the run's --code-base stays this file's: a later check in the process has its own)
 
 
 def _no_code(launch: Any, variant: Any = None) -> None:

@@ -212,3 +212,29 @@ def test_choices_an_extra_args_provider_appends_to_are_not_judged(tmp_path: Path
     monkeypatch.chdir(tmp_path)
     found = sorted((f["line"], f["code"]) for f in check_json("run.sh") if f["severity"] in ("error", "warning"))
     assert found == [(2, "PK202")], found
+
+
+def test_a_value_a_machine_branch_adds_over_the_base_one_is_an_override(tmp_path: Path, monkeypatch) -> None:
+    """EDAS-jd/EDAS's verl 0.8 scripts build a base array, then `case "${DEVICE}" in npu)
+    TRAINER+=(trainer.n_gpus_per_node=16)`, DEVICE decided by whether torch_npu imports: the branch overrides the
+    base value on purpose (9 false PK103). Two values written on every path still are a repeat."""
+    (tmp_path / ".git").mkdir()
+    cfg = tmp_path / "verl" / "trainer" / "config"
+    cfg.mkdir(parents=True)
+    (tmp_path / "verl" / "__init__.py").write_text("")
+    (tmp_path / "verl" / "trainer" / "__init__.py").write_text("")
+    (tmp_path / "verl" / "trainer" / "main_ppo.py").write_text(
+        "import hydra\n\n@hydra.main(config_path='config', config_name='ppo_trainer')\ndef main(config): ...\n"
+    )
+    (cfg / "ppo_trainer.yaml").write_text("trainer:\n  nnodes: 1\n  n_gpus_per_node: 8\n")
+    (tmp_path / "run.sh").write_text(
+        "#!/bin/bash\n"
+        'DEVICE=${DEVICE:-$(python3 -c "import torch_npu" 2>/dev/null && echo npu || echo gpu)}\n'
+        "TRAINER=(trainer.n_gpus_per_node=8 trainer.nnodes=1)\n"
+        'case "${DEVICE}" in\n    gpu) ;;\n    npu) TRAINER+=(trainer.n_gpus_per_node=16) ;;\nesac\n'
+        'python3 -m verl.trainer.main_ppo "${TRAINER[@]}"\n'
+        'python3 -m verl.trainer.main_ppo "${TRAINER[@]}" trainer.nnodes=2\n'
+    )
+    monkeypatch.chdir(tmp_path)
+    found = sorted((f["line"], f["code"], f["message"].split()[0]) for f in check_json("run.sh") if f["code"] == "PK103")
+    assert [(c, n) for _, c, n in found] == [("PK103", "trainer.nnodes")], found

@@ -80,15 +80,18 @@ def run(args) -> int:
     named = code_settings(args)[0]
     scope.named_code_bases(named)
     set_code_bases(named)
-    model = inspect_script(
-        path,
-        env=env,
-        inherit_env=args.inherit_env,
-        args=args.script_args,
-        known_env=known_env,
-        text=text,
-        display_path=display,
-    )
+    try:
+        model = inspect_script(
+            path,
+            env=env,
+            inherit_env=args.inherit_env,
+            args=args.script_args,
+            known_env=known_env,
+            text=text,
+            display_path=display,
+        )
+    finally:
+        set_code_bases(())
     if not args.no_code_base:
         from packlint.cli.codebase import add_code_resolution, inspect_code_options
 

@@ -39,7 +39,7 @@ from packlint.conditions.functions.flag_values import (
     _value_words,
 )
 from packlint.conditions.tree import BOOL, INT, STR, Builtin, EvalContext, Function, Unk
-from packlint.model_view import flag_occurrences, launch_argv, launches, program
+from packlint.model_view import flag_occurrences, launch_argv, launches, program, variants
 
 if TYPE_CHECKING:
     from packlint.model_types import FlagEntryJSON
@@ -299,6 +299,9 @@ def _f_flag_repeat_distinct(ctx: EvalContext, node: Builtin, a: list[Any]) -> An
     name = a[0]
     if _is_unk(name):
         return name
+    override = _branch_override(ctx, name)
+    if override is not None:
+        return override
     if not name.startswith("-"):
         return _f_flag_distinct_in_script(ctx, node, a)
     occs = repeat_occurrences(_occurrences(ctx, "flags", name))
@@ -354,6 +357,26 @@ def _f_flag_repeat_distinct(ctx: EvalContext, node: Builtin, a: list[Any]) -> An
     if unknown and len(norm) < 2:
         return unknown[0]
     return len(norm)
+
+
+def _branch_override(ctx: EvalContext, name: str) -> Unk | None:
+    """The later occurrences come from a branch packlint could not decide, and another path of the same launch gives
+    the flag fewer times: the branch adds its value over the base one on purpose (EDAS-jd/EDAS's verl scripts:
+    `case "${DEVICE}" in npu) TRAINER+=(trainer.n_gpus_per_node=16)` over the base array's 8), as a caller's
+    "$@" does; not a repeat."""
+    if not ctx.variant.get("when"):
+        return None
+    here = len(repeat_occurrences(flag_occurrences(ctx.variant, "flags", name)))
+    if here < 2:
+        return None
+    for other in variants(ctx.launch):
+        if other is ctx.variant:
+            continue
+        n = len(repeat_occurrences(flag_occurrences(other, "flags", name)))
+        if 0 < n < here:
+            why = f"{name} is given again only on some branches: the branch overrides the base value on purpose"
+            return Unk(why, "unknown")
+    return None
 
 
 def _occurrence_value(spec: Any, occ: FlagEntryJSON, name: str, ctx: EvalContext, schema: Any) -> Any:
