@@ -238,3 +238,17 @@ def test_a_value_a_machine_branch_adds_over_the_base_one_is_an_override(tmp_path
     monkeypatch.chdir(tmp_path)
     found = sorted((f["line"], f["code"], f["message"].split()[0]) for f in check_json("run.sh") if f["code"] == "PK103")
     assert [(c, n) for _, c, n in found] == [("PK103", "trainer.nnodes")], found
+
+
+def test_an_api_key_the_openai_client_reads_is_read(tmp_path: Path, monkeypatch) -> None:
+    """RunxinXu/vicuna-generation's fastchat/llm_judge/judge.sh exports OPENAI_API_KEY for gen_judgment.py, whose
+    common.py calls `openai.ChatCompletion.create`: the openai package reads it (2 false PK203: "setting it does
+    nothing"). The key's value never appears in packlint's output."""
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "common.py").write_text("import openai\n\ndef judge(q):\n    return openai.ChatCompletion.create(model='gpt-4', messages=q)\n")
+    (tmp_path / "gen_judgment.py").write_text("from common import judge\n\nif __name__ == '__main__':\n    judge([])\n")
+    (tmp_path / "judge.sh").write_text("export OPENAI_API_KEY=sk-proj-abcdef0123456789\npython gen_judgment.py\n")
+    monkeypatch.chdir(tmp_path)
+    findings = check_json("judge.sh")
+    assert not [f for f in findings if f["code"] in ("PK203", "PK205")], findings
+    assert "abcdef0123456789" not in json.dumps(findings)
