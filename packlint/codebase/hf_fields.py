@@ -409,3 +409,10 @@ def read_models(files: dict[str, bytes]) -> dict[str, dict]:
     if raised:
         classes[RAISED] = {"bases": [], "fields": raised, "file": ""}
     return classes
+
+
+def no_flag(name: str, fields: dict) -> bool:
+    """`no_X` is the `--no_X` switch HfArgumentParser adds for a bool field X (store_false, for a default of True:
+    LingFengGold/STReasoner's `--no_use_fast_tokenizer` on a LLaMA-Factory command line); `fields`: name -> rows
+    whose second item is the field's type."""
+    return name.startswith("no_") and any(r[1] == "bool" for r in fields.get(name[3:], ()))

@@ -13,8 +13,7 @@ override without `+`. Each stack stops such a job at start:
 
 The keys come from the code in the checkout when it is there (verl's config directory composed by
 packlint.configs.hydra), else from the release snapshots (rules/stack_schemas.json); with the
-release unknown, a key is unknown only when no snapshot release has it.
-"""
+release unknown, a key is unknown only when no snapshot release has it."""
 
 from __future__ import annotations
 
@@ -22,6 +21,7 @@ import os
 from typing import Any
 
 from packlint.caches import memo
+from packlint.codebase.hf_fields import no_flag
 from packlint.conditions.functions.core import _is_unk
 from packlint.conditions.tree import Builtin, EvalContext, Unk
 from packlint.model_view import launchers, variant_config
@@ -331,7 +331,7 @@ def _dataclass_keys(
             continue  # (a key the vendored stack's code names itself may be taken by a road packlint does not model)
         seen.add(top)
         rows = fields.get(top) or []
-        if not rows and s.get("source") == "flag" and any(f.startswith(top) for f in fields):
+        if not rows and s.get("source") == "flag" and (any(f.startswith(top) for f in fields) or no_flag(top, fields)):
             continue  # argparse takes a prefix of an option (allow_abbrev): `--lora_alp` is `--lora_alpha`
         if rows and any(_defined(r, known) for r in rows):
             if s.get("source") == "flag" and _bare(ctx, top) and _needs_value(rows, known):
