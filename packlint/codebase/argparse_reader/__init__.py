@@ -120,7 +120,7 @@ def _choices_changed(reader: SchemaReader) -> str | None:
             elif isinstance(node, (ast.Assign, ast.AugAssign)):
                 target = next(iter(node.targets), None) if isinstance(node, ast.Assign) else node.target
             if isinstance(target, ast.Attribute) and target.attr == "choices":
-                return f"{path}:{node.lineno}"
+                return f"{path}:{getattr(node, 'lineno', 0)}"
     return None
 
 

@@ -90,6 +90,10 @@ def _flag_problem(spec: Any, occ: FlagEntryJSON, name: str, files: tuple[str, ..
             f"argument and exits with 'unrecognized arguments'"
         )
     nargs = spec.nargs
+    if words is None and _followed_by_placeholder(occ, name, files):
+        # `--wandb_project <your-wandb-project-name> \`: bash reads the placeholder as redirections (an input
+        # file, then an output to the next word), so the command is a template that does not run as written
+        return Unk(f"the value after {name} is a template placeholder (<...>) bash reads as a redirection", "unknown")
     if words is None and _followed_by_expansion(occ, name, files):
         # `--flag $X` with X empty here (often a positional parameter the caller gives): bash drops the
         # word, but packlint cannot tell an intended caller value from a missing one
@@ -190,6 +194,19 @@ def _value_after_empty_expansion(occ: FlagEntryJSON, flag: str) -> Any:
         "the value packlint pairs with it is only a positional guess",
         "unknown",
     )
+
+
+def _followed_by_placeholder(occ: FlagEntryJSON, flag: str, files: tuple[str, ...] = ()) -> bool:
+    """The script writes the flag followed by a `<placeholder>` (Skylanding/InsPO's `--wandb_project
+    <your-wandb-project-name>`)."""
+    path = occ.get("file")
+    if not path:
+        return False
+    at = _offset(path, occ.get("end_line"), occ.get("end_column"))
+    return at is not None and _PLACEHOLDER_AFTER.match(_script_text(path), at) is not None
+
+
+_PLACEHOLDER_AFTER = re.compile(r"(?:[ \t]|\\\n)+<[A-Za-z_][^\s<>|&;]*>")
 
 
 def _followed_by_expansion(occ: FlagEntryJSON, flag: str, files: tuple[str, ...] = ()) -> bool:
