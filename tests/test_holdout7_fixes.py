@@ -252,3 +252,26 @@ def test_an_api_key_the_openai_client_reads_is_read(tmp_path: Path, monkeypatch)
     findings = check_json("judge.sh")
     assert not [f for f in findings if f["code"] in ("PK203", "PK205")], findings
     assert "abcdef0123456789" not in json.dumps(findings)
+
+
+def test_a_partial_verl_package_is_a_forks_not_a_release(tmp_path: Path, monkeypatch) -> None:
+    """AsadalJung/David-GRPO ships `verl/__init__.py` and `verl/models/` only (its README: built on AutoCoA and
+    Search-R1, whose verl forks the scripts' keys come from), and its scripts pass keys no verl release has
+    (`trainer.use_observation_mask=True`): the verl that runs is the authors' fork (or the import stops), so
+    neither released verl's keys (PK207) nor its startup checks (PK453) are judged (3 false warnings). A checkout
+    without any verl package still gets the released verl's verdicts, with that assumption named."""
+    for name, partial in (("fork", True), ("plain", False)):
+        root = tmp_path / name
+        (root / ".git").mkdir(parents=True)
+        if partial:
+            (root / "verl" / "models").mkdir(parents=True)
+            (root / "verl" / "__init__.py").write_text("")
+            (root / "verl" / "models" / "__init__.py").write_text("")
+        (root / "scripts").mkdir()
+        (root / "scripts" / "train.sh").write_text(
+            "python3 -m verl.trainer.main_ppo \\\n    data.train_batch_size=4 \\\n"
+            "    actor_rollout_ref.actor.ppo_mini_batch_size=5 \\\n    trainer.use_observation_mask=True\n"
+        )
+        monkeypatch.chdir(root)
+        codes = {f["code"] for f in check_json("scripts/train.sh") if f["severity"] in ("error", "warning")}
+        assert codes == (set() if partial else {"PK207", "PK453"}), (name, codes)

@@ -284,6 +284,7 @@ def compose_hydra(
     if config_dir is None:
         # the program's source (and its config directory) is not beside the script: unknown, not missing
         record["unknown"] = f"the config directory {path_text or spec.get('default_dir')} is not at hand"
+        _note_partial_package(record, module_dir, dirs)
         incomplete.append(record["unknown"])
         return
     primary = os.path.join(config_dir, f"{name}.yaml")
@@ -303,6 +304,40 @@ def compose_hydra(
 
 _HYDRA_MAIN = re.compile(r"@hydra\.main\(([^)]*)\)")
 _CONFIG_NAME = re.compile(r"""\bconfig_name\s*=\s*(?:(["'])([\w./-]+)\1|([^,\s)]+))""")
+
+
+def _note_partial_package(record: dict, module_dir: str, dirs: list[str]) -> None:
+    """The checkout holds a partial copy of the stack's package (partial_package): the config is a fork's, no
+    release's keys stand for it."""
+    why = partial_package(dirs, module_dir.replace("/", ".") + ".x") if module_dir else None
+    if why is not None:
+        record["own_name"] = "unknown"
+        record["unknown"] += f"; {why}"
+
+
+def partial_package(roots: Any, module: str) -> str | None:
+    """Why the code of `module` that runs is not known, where a root holds part of its top package: its
+    `__init__.py` and other code, but not the module, nor the `version/version` file verl's `__init__` reads
+    (AsadalJung/David-GRPO ships verl/__init__.py and verl/models/ only: the authors' fork runs, or the import
+    stops). None otherwise (a whole copy, a release's copy with its version file, no copy)."""
+    top = module.split(".", 1)[0]
+    rel = module.replace(".", "/") + ".py"
+    for root in roots:
+        package = os.path.join(root, top)
+        if not os.path.isfile(os.path.join(package, "__init__.py")) or os.path.exists(os.path.join(root, rel)):
+            continue
+        if os.path.exists(os.path.join(package, "version", "version")):
+            continue
+        try:
+            names = os.listdir(package)[:MAX_VENDOR_ENTRIES]
+        except OSError:
+            continue
+        code = any(n.endswith(".py") and n != "__init__.py" for n in names) or any(
+            os.path.isfile(os.path.join(package, n, "__init__.py")) for n in names
+        )
+        if code:
+            return f"the checkout's {top} ({package}) holds part of the package, not {rel}: which {top} runs is unknown"
+    return None
 
 
 def _declared_name(program: str | None, roots: list[str], missing_stops: bool = False) -> str | Unknown | None:

@@ -24,7 +24,7 @@ from typing import Any
 
 from packlint.caches import memo
 from packlint.conditions.tree import BOOL, STR, Builtin, EvalContext, Function, NameLookupError, Unk
-from packlint.model_view import launch_argv
+from packlint.model_view import launch_argv, program
 from packlint.regex import BoundedRegex, Undecided
 
 MAX_BYTES = 2_000_000  # the largest stack file read (sft_trainer.py is ~110 kB; config.py of Bridge ~90 kB)
@@ -156,6 +156,13 @@ def read_stack_text(file: str) -> str | None:
 
 def _f_found(ctx: EvalContext, node: Builtin, a: list[Any]) -> Any:
     file = locate_stack_file(ctx, node.static)
+    prog = program(ctx.launch, ctx.variant) if file is None else None
+    if prog and prog.startswith("-m "):
+        from packlint.configs.hydra import partial_package
+
+        partial = partial_package(ctx.memo.get("stack_roots") or (), prog[3:].strip())
+        if partial is not None:
+            return Unk(partial, "unknown")
     return file is not None and read_stack_text(file) is not None
 
 
