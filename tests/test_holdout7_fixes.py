@@ -275,3 +275,36 @@ def test_a_partial_verl_package_is_a_forks_not_a_release(tmp_path: Path, monkeyp
         monkeypatch.chdir(root)
         codes = {f["code"] for f in check_json("scripts/train.sh") if f["severity"] in ("error", "warning")}
         assert codes == (set() if partial else {"PK207", "PK453"}), (name, codes)
+
+
+def test_flags_a_helper_adds_when_absent_are_the_parsers(tmp_path: Path, monkeypatch) -> None:
+    """Pai-Megatron-Patch's megatron_patch/arguments.py (in IDEA-Emdoor-Lab/LPO): `patch_if_not_exist(group,
+    "--kv-lora-rank", ...)` sets `has_keyname = True` inside a loop over the group's actions and adds the flag
+    `if not has_keyname`. The reader took the flag as always set and never added it (6 false PK201). A flag no
+    code adds is still reported."""
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "patch_args.py").write_text(
+        "import argparse\n\n\n"
+        "def patch_if_not_exist(group_or_parser, keyname, type=None, default=None, help=None):\n"
+        "    has_keyname = False\n"
+        "    for action in vars(group_or_parser)['_actions']:\n"
+        "        if isinstance(action, argparse._StoreAction):\n"
+        "            if keyname in action.option_strings:\n"
+        "                has_keyname = True\n"
+        "    if not has_keyname:\n"
+        "        return group_or_parser.add_argument(keyname, type=type, default=default, help=help)\n"
+        "    return None\n\n\n"
+        "def get_patch_args(parser):\n"
+        "    group = parser.add_argument_group(title='patch')\n"
+        "    patch_if_not_exist(group, '--kv-lora-rank', type=int, default=None)\n"
+        "    return parser\n"
+    )
+    (tmp_path / "convert.py").write_text(
+        "import argparse\nfrom patch_args import get_patch_args\n\n"
+        "if __name__ == '__main__':\n    parser = argparse.ArgumentParser()\n    parser.add_argument('--num-layers', type=int)\n"
+        "    get_patch_args(parser)\n    parser.parse_args()\n"
+    )
+    (tmp_path / "run.sh").write_text("python convert.py --num-layers 2 --kv-lora-rank 512 --q-lora-rank 1536\n")
+    monkeypatch.chdir(tmp_path)
+    found = sorted(f["message"].split()[0] for f in check_json("run.sh") if f["code"] == "PK201")
+    assert found == ["--q-lora-rank"], found

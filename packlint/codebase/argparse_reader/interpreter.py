@@ -270,7 +270,9 @@ class SchemaReader:
                     env[stmt.target.id] = UNKNOWN
                     if it.kind == "const" and isinstance(it.value, (list, tuple)) and it.value:
                         env[stmt.target.id] = V("const", it.value[0])
+            before = dict(env)
             r = self.exec_body(mod, stmt.body, env, conds, depth)
+            _unflip(before, env)
             r2 = self.exec_body(mod, stmt.orelse, env, conds, depth)
             return r or r2
         elif isinstance(stmt, (ast.With, ast.AsyncWith)):
@@ -565,12 +567,31 @@ def _merge_envs(env: dict[str, V], a: dict[str, V], b: dict[str, V]) -> None:
                 choice.value.open_reasons.extend(
                     r for r in other.value.open_reasons if r not in choice.value.open_reasons
                 )
+        if (
+            choice is None
+            and va is not None
+            and vb is not None
+            and va.kind == vb.kind == "const"
+            and type(va.value) is type(vb.value)
+            and isinstance(va.value, (bool, int, str))
+            and va.value != vb.value
+        ):
+            # `has_keyname = True` in one branch only (Pai-Megatron-Patch's patch_if_not_exist): either value
+            choice = UNKNOWN
         if choice is None:
             choice = va if va is not None and va.kind != "unknown" else (vb if vb is not None else va)
         if choice is None:
             choice = env.get(k)
         if choice is not None:
             env[k] = choice
+
+
+def _unflip(before: dict[str, V], env: dict[str, V]) -> None:
+    """After a loop body run once: it may run no time, so a bool flag it flips is either value."""
+    for k, v in before.items():
+        now = env.get(k)
+        if now is not None and now.kind == v.kind == "const" and isinstance(v.value, bool) and now.value != v.value:
+            env[k] = UNKNOWN
 
 
 def _parser_self(env: dict[str, V]) -> Parser | None:
