@@ -3,25 +3,10 @@ shape of the repository it stands for, with the true finding of the same shape k
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
-from packlint.cli import main
-
-
-def _tree(root: Path, files: dict[str, str]) -> Path:
-    for rel, text in files.items():
-        p = root / rel
-        p.parent.mkdir(parents=True, exist_ok=True)
-        p.write_text(text)
-    return root
-
-
-def _findings(capsys, *paths: Path) -> list[dict]:
-    capsys.readouterr()
-    main(["check", "--no-cache", "--format", "json", "--exit-zero", *map(str, paths)])
-    return json.loads(capsys.readouterr().out)["findings"]
-
+from check_helpers import check_findings as _findings
+from check_helpers import write_tree as _tree
 
 _FORK_MODEL_ARGS = """from dataclasses import dataclass, field
 from typing import Optional
