@@ -328,8 +328,9 @@ def partial_package(roots: Any, module: str) -> str | None:
             continue
         if os.path.exists(os.path.join(package, "version", "version")):
             continue
-        try:
-            names = os.listdir(package)[:MAX_VENDOR_ENTRIES]
+        try:  # (bounded: a directory of millions of entries is not listed whole)
+            with os.scandir(package) as entries:
+                names = [e.name for _, e in zip(range(MAX_VENDOR_ENTRIES), entries, strict=False)]
         except OSError:
             continue
         code = any(n.endswith(".py") and n != "__init__.py" for n in names) or any(
