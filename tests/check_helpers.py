@@ -1,0 +1,24 @@
+"""Helpers the holdout test files share: a checkout written from a dict, and `packlint check`'s JSON findings."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from packlint.cli import main
+
+
+def write_tree(root: Path, files: dict[str, str]) -> Path:
+    """Write each relative path's text under `root` (directories made as needed); return `root`."""
+    for rel, text in files.items():
+        p = root / rel
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(text)
+    return root
+
+
+def check_findings(capsys, *paths: Path) -> list[dict]:
+    """The findings of `packlint check --no-cache --format json` on the paths."""
+    capsys.readouterr()
+    main(["check", "--no-cache", "--format", "json", "--exit-zero", *map(str, paths)])
+    return json.loads(capsys.readouterr().out)["findings"]
