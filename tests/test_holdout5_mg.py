@@ -185,10 +185,16 @@ if __name__ == "__main__":
 def test_a_plain_python_run_stops_at_startup_not_after_nodes(tmp_path, capsys):
     """huggingface/distil-whisper training/flax scripts: PK201 under the assumed transformers release (a warning)
     said the run stops "after the job got its nodes" of a local `python` run; it stops at startup. Under a
-    distributed launcher the wording stays."""
+    distributed launcher run locally it stops at startup too (4D-LLM's `torchrun --nproc_per_node 4`); on nodes a job
+    got (srun, a multi-node launcher option) it stops after the queue wait."""
     (tmp_path / ".git").mkdir()
     (tmp_path / "run_pl.py").write_text(_HF_PROGRAM)
-    for launch, when in (("python", "at startup"), ("torchrun --nproc_per_node 8", "after the job got its nodes")):
+    for launch, when in (
+        ("python", "at startup"),
+        ("torchrun --nproc_per_node 8", "at startup"),
+        ("srun torchrun --nproc_per_node 8", "after the job got its nodes"),
+        ("torchrun --nnodes 2 --node_rank $RANK --nproc_per_node 8", "after the job got its nodes"),
+    ):
         script = tmp_path / "run.sh"
         script.write_text(f"#!/bin/bash\n{launch} run_pl.py --model_name_or_path m --wandb_dir /tmp --output_dir o\n")
         (f,) = [f for f in _check_json(capsys, str(script)) if f["code"] == "PK201"]
@@ -362,7 +368,8 @@ def test_retired_megatron_argument_wording_follows_the_launch(tmp_path, capsys):
     for i, (launch, when) in enumerate(
         (
             ("python", "(AssertionError at startup)"),
-            ("torchrun --nproc_per_node 8", "(AssertionError at startup, after the job got its nodes)"),
+            ("torchrun --nproc_per_node 8", "(AssertionError at startup)"),
+            ("srun torchrun --nproc_per_node 8", "(AssertionError at startup, after the job got its nodes)"),
         )
     ):
         (tmp_path / str(i) / ".git").mkdir(parents=True)

@@ -354,6 +354,33 @@ def _f_launcher(ctx: EvalContext, node: Builtin, a: list[Any]) -> Any:
     return ctx.launch.get("launcher") or Unk("no launcher", "absent")
 
 
+# what puts a launch on nodes a scheduler handed out: its launchers, the variables a job has, the launcher's
+# multi-node options
+_SCHEDULERS = frozenset(("srun", "salloc", "sbatch", "mpirun", "mpiexec", "qsub", "bsub", "jsrun", "aprun", "flux"))
+_JOB_VARS = ("SLURM_JOB_ID", "SLURM_JOBID", "SLURM_JOB_NUM_NODES", "SLURM_NNODES", "PBS_JOBID", "LSB_JOBID")
+_NODE_OPTIONS = (
+    "--nnodes",
+    "--node_rank",
+    "--node-rank",
+    "--hostfile",
+    "--num_machines",
+    "--machine_rank",
+    "--num_nodes",
+)
+
+
+def _f_on_nodes(ctx: EvalContext, node: Builtin, a: list[Any]) -> bool:
+    """The launch runs on nodes a job got (a scheduler launcher, a batch job's variables, a multi-node
+    launcher option), not as a plain local run: where an exit at start costs the queue wait."""
+    if _SCHEDULERS & set(ctx.launch.get("launchers") or ()):
+        return True
+    env = ctx.variant.get("env", ctx.launch.get("env")) or {}
+    if any(name in env for name in _JOB_VARS):
+        return True
+    flags = ctx.variant.get("launcher_flags", ctx.launch.get("launcher_flags")) or {}
+    return any(opt in flags for opt in _NODE_OPTIONS)
+
+
 def _f_program(ctx: EvalContext, node: Builtin, a: list[Any]) -> Any:
     return ctx.launch.get("program") or Unk("no program", "absent")
 
@@ -459,6 +486,9 @@ CORE_FUNCTIONS: dict[str, Function] = {
     "world_size": Function((), (), INT, _f_world_size, "the number of processes the launcher starts"),
     "launcher": Function((), (), STR, _f_launcher, "the outermost launcher (torchrun, deepspeed, ...)"),
     "program": Function((), (), STR, _f_program, "the training entry point"),
+    "on_nodes": Function(
+        (), (), BOOL, _f_on_nodes, "the launch runs on nodes a job got (a scheduler, a batch job, a multi-node option)"
+    ),
     "launch_undecided": Function(
         (),
         (),

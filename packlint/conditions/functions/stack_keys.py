@@ -63,7 +63,8 @@ def versioned_schema(schema: Any, script: str | None) -> Any:
     for st in {st for s in specs for st, _ in _parts(s.releases)}:
         vname, dist = _VERSION_NAMES.get(st, (st, st))
         tv = release_in_tree(vname, dist, schema, script)
-        if tv.get("value") and stack_schemas.release_mask(st, tv["value"]) is not None:
+        v = tv.get("value")
+        if v and stack_schemas.release_mask(st, v) is not None and lacked_class(schema, st, v) is None:
             known[st] = tv
     if not known:
         return schema
@@ -92,6 +93,29 @@ def versioned_schema(schema: Any, script: str | None) -> Any:
     )
     out.__dict__["removed"] = removed
     return out
+
+
+def lacked_class(schema: Any, stack: str, version: str) -> str | None:
+    """A snapshot class the schema's fields come from that the release `version` of `stack` does not have
+    (4D-LLM: environment.yaml pins trl==0.8.6, the code builds `TrlParser((GRPOConfig, ...))`, and GRPOConfig
+    came in trl 0.14). The code contradicts the pin: the pin is not the release that runs, so it decides
+    nothing (at the pin the import itself fails, before any parser exists)."""
+    from packlint.codebase import stack_schemas
+
+    want = stack_schemas.release_mask(stack, version)
+    if want is None:
+        return None
+    names = set()
+    for spec in schema.specs():
+        g = getattr(spec, "generated_from", None) or ""
+        if " " in g:
+            names.add(g.split(" ", 1)[1].split(".", 1)[0])
+    for name in sorted(names):
+        found = stack_schemas.find_class(name)
+        mask = found[1].get("mask") if found is not None and found[0] == stack else None
+        if isinstance(mask, int) and not want & mask:
+            return name
+    return None
 
 
 def _absent(spec: Any, known: dict[str, dict[str, str]]) -> str | None:
@@ -144,8 +168,14 @@ def snapshot_assumption(schema: Any, script: str | None) -> str | None:
         for st in sorted(stacks):
             vname, dist = _VERSION_NAMES[st]
             v = release_in_tree(vname, dist, schema, script).get("value")
+            lacked = lacked_class(schema, st, v) if v else None
             if not v or stack_schemas.release_mask(st, v) is None:
                 unknown.append(stack_schemas.assumption(st))
+            elif lacked is not None:
+                unknown.append(
+                    f"{st}'s release is one packlint has a snapshot of that has {lacked}: the checkout pins {st} {v}, "
+                    f"which has no {lacked}, and the code imports it, so the pin is not the release that runs"
+                )
             elif stack_schemas.between(st, v):
                 unknown.append(stack_schemas.between_assumption(st, v))
     memo[script] = "; ".join(unknown) or None
