@@ -304,7 +304,7 @@ def _unread_package(ctx: EvalContext, facts: Any) -> str | None:
 
     names = [m for m in facts.unresolved_imports if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", m)]
     found = ""
-    texts = [_script_text(f) for f in _chain_files(ctx)]
+    texts = [_script_text(f) for f in _chain_files(ctx)] if names else []
     if names and any(_INSTALL.search(t) for t in texts):
         for m in names:
             spelt = re.compile(r"(?<![\w.-])" + re.escape(m).replace("_", "[-_]") + r"(?![\w-])", re.IGNORECASE)
