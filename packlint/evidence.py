@@ -48,8 +48,52 @@ def origin_of(kind: str, because: str) -> str:
     return f"{kind}:{because}"
 
 
+# a value joined from parts of which only some rest on something (`"--nproc_per_node 8 --nnodes $NNODES"` with
+# NNODES=${WORLD_SIZE:-1}): "marks:" + JSON [[start, end, origin], ...] over its text. Word splitting gives each
+# field the origin of the part it came from (interpret.words); read whole, the value rests on its weakest mark.
+MARKS = "marks:"
+
+
+def marks(origin: str | None) -> list[list]:
+    """The [start, end, origin] ranges of a marked value's origin ([] for any other origin)."""
+    if not origin or not origin.startswith(MARKS):
+        return []
+    import json
+
+    try:
+        found = json.loads(origin[len(MARKS) :])
+    except ValueError:
+        return []
+    return [m for m in found if isinstance(m, list) and len(m) == 3] if isinstance(found, list) else []
+
+
+def whole_origin(origin: str | None) -> str | None:
+    """The origin a value stands on when read whole: a marked value's first mark."""
+    if origin and origin.startswith(MARKS):
+        return weakest(str(o) for _a, _b, o in marks(origin))
+    return origin
+
+
+def weakest(origins: Iterable[str]) -> str | None:
+    """The origin of the weakest knowledge among some (the machine's before an assumption), the first of equals."""
+    found = list(origins)
+    found.sort(key=lambda o: not o.startswith((MACHINE + ":", "cluster-default:")))
+    return found[0] if found else None
+
+
+def part_origin(origin: str | None, start: int, end: int) -> str | None:
+    """The evidence origin of the text [start, end) of a value with this origin (`--nnodes=$NNODES`: the value
+    after `=`): a marked value's mark over it; any other evidence origin whole; None otherwise."""
+    if origin and origin.startswith(MARKS):
+        return weakest(str(o) for a, b, o in marks(origin) if a < end and start < b)
+    if origin and origin.startswith((ASSUMED + ":", MACHINE + ":", "unset:", "cluster-default:")):
+        return origin
+    return None
+
+
 def from_origin(origin: str | None) -> Premise | None:
     """The premise an interpreter value's origin stands for (None: known from the script)."""
+    origin = whole_origin(origin)
     if not origin:
         return None
     kind, sep, because = origin.partition(":")

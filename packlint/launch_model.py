@@ -146,7 +146,13 @@ def parse_program_flags(args: list[Value]) -> tuple[dict[str, list[FlagOccurrenc
                         vspan = Span(
                             a.span.file, a.span.line, a.span.column + len(name) + 1, a.span.line, a.span.end_column
                         )
-                    occ = FlagOccurrence(name, [Known(val, vspan)], a.span, "equals", _from_caller(a))
+                    occ = FlagOccurrence(
+                        name,
+                        [Known(val, vspan, evidence.part_origin(a.origin, len(name) + 1, len(t)))],
+                        a.span,
+                        "equals",
+                        _from_caller(a),
+                    )
                     flags.setdefault(name, []).append(occ)
                     current = None
                     continue

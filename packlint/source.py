@@ -28,6 +28,9 @@ class SourceFile:
     notes: list[str] = factory(list)  # e.g. "CRLF line endings", "decoded from UTF-16"
     crlf: bool = False  # lines end in CR LF (bash keeps the CR in the last word of a line)
     pinned: Span | None = None  # text that is not on the page as is (`eval "$CMD"`): every span is this
+    # (byte start, byte end, origin) of text that came from values resting on something (`eval $cmd` with
+    # cmd="torchrun --nnodes $NNODES ...", NNODES=${WORLD_SIZE:-1}): its literal words keep that origin
+    marks: tuple = ()
     _line_starts: list[int] | None = None
     _span_cache: dict = factory(dict)
     _char_starts: dict[int, array[int] | bool] = factory(dict)  # row -> False (ASCII) | char offsets

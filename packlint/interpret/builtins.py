@@ -200,13 +200,22 @@ def builtin_eval(
         line = ps.source.line_text(at.line - 1 - ps.source.line_base)
         quoted = line[at.column - 1 : at.column] in ("'", '"')
         src = SourceFile(
-            path=ps.source.path, data=data, line_base=at.line - 1, column_base=at.column if quoted else at.column - 1
+            path=ps.source.path,
+            data=data,
+            line_base=at.line - 1,
+            column_base=at.column if quoted else at.column - 1,
+            marks=nested_code.byte_marks(code),
         )
     else:
         # text from elsewhere (`eval "$CMD"`) or over several lines: findings point at the `eval`
         # command, never at columns past the end of its line
         src = SourceFile(
-            path=ps.source.path, data=data, line_base=span.line - 1, column_base=span.column - 1, pinned=span
+            path=ps.source.path,
+            data=data,
+            line_base=span.line - 1,
+            column_base=span.column - 1,
+            pinned=span,
+            marks=nested_code.byte_marks(code),
         )
     return nested_code.exec_source(interp, src, world, None)
 

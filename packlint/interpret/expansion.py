@@ -152,6 +152,8 @@ def word_pieces_at(
     """The pieces of one node of a word, by node type."""
     t = node.type
     if t == "word":  # (the most common node: tested first)
+        if ps.source.marks:
+            return marked(literal_pieces(node, world, ps.source.span(node), quoted, pattern), node, ps)
         return literal_pieces(node, world, ps.source.span(node), quoted, pattern)
     if t == "command_name":
         return [p for c in node.named_children for p in word_pieces(interp, c, world, ps, quoted, pattern)]
@@ -171,6 +173,8 @@ def word_pieces_at(
         return [command_substitution(interp, node, world, ps, quoted)]
     span = ps.source.span(node)
     if t in _LITERALS:
+        if ps.source.marks:
+            return marked(literal_pieces(node, world, span, quoted, pattern), node, ps)
         return literal_pieces(node, world, span, quoted, pattern)
     if t == "raw_string":
         text = text_of(node)[1:-1]
@@ -198,6 +202,17 @@ def word_pieces_at(
         return []
     text = text_of(node)
     return [Piece(text, span=span)]
+
+
+def marked(pieces: list[Piece], node: Node, ps: ParsedScript) -> list[Piece]:
+    """Literal pieces of code that came from marked values (`eval $cmd`): each keeps the origin of the value
+    its text came from (SourceFile.marks), unless it has one."""
+    origin = next((o for a, b, o in ps.source.marks if a < node.end_byte and node.start_byte < b), None)
+    if origin is not None:
+        for p in pieces:
+            if p.origin is None and p.text:
+                p.origin = origin
+    return pieces
 
 
 # Nodes whose text is the word itself (after tilde expansion, brace expansion and quote removal).

@@ -85,7 +85,7 @@ def test_origin(nodes: list[Node] | None, world: World, ps: ParsedScript) -> str
                     return found
                 continue
             v = var.scalar()
-            origin = v.origin if isinstance(v, Known) else None
+            origin = evidence.whole_origin(v.origin) if isinstance(v, Known) else None
             if not origin:
                 continue
             if origin.startswith(("unset:", "cluster-default:")):

@@ -3,10 +3,12 @@
 
 from __future__ import annotations
 
+import json
 import re
 import shlex
 from typing import TYPE_CHECKING
 
+from packlint import evidence
 from packlint import launchers as L
 from packlint.errors import PacklintError
 from packlint.interpret import commands, expansion, sourcing
@@ -413,7 +415,34 @@ def code_text(interp: Interpreter, values: list[Value], world: World) -> Known |
     if not known_any:
         return None
     first = values[0]
-    return Known("".join(text), first.span)
+    return Known("".join(text), first.span, _joined_marks(values))
+
+
+def _joined_marks(values: list[Value]) -> str | None:
+    """The marked origin of words joined by spaces, from the words that rest on something (None: none do)."""
+    ranges: list[list] = []
+    at = 0
+    for n, v in enumerate(values):
+        if n:
+            at += 1
+        if not isinstance(v, Known):
+            return None if not ranges else evidence.MARKS + json.dumps(ranges, separators=(",", ":"))
+        if evidence.marks(v.origin):
+            ranges += [[at + a, at + b, o] for a, b, o in evidence.marks(v.origin)]
+        elif evidence.part_origin(v.origin, 0, len(v.text)) is not None and v.text:
+            ranges.append([at, at + len(v.text), v.origin])
+        at += len(v.text)
+    return evidence.MARKS + json.dumps(ranges, separators=(",", ":")) if ranges else None
+
+
+def byte_marks(code: Known) -> tuple:
+    """A marked code text's marks as byte ranges of its UTF-8 data (SourceFile.marks)."""
+    out = []
+    for a, b, o in evidence.marks(code.origin):
+        if isinstance(a, int) and isinstance(b, int) and 0 <= a <= b <= len(code.text):
+            start = len(code.text[:a].encode("utf-8", "surrogateescape"))
+            out.append((start, start + len(code.text[a:b].encode("utf-8", "surrogateescape")), str(o)))
+    return tuple(out)
 
 
 def exec_source(interp: Interpreter, src: SourceFile, world: World, real_path: str | None) -> list[World]:

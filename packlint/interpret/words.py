@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
+from packlint import evidence
 from packlint.interpret.limits import MAX_ARRAY_ITEMS, MAX_BRACE_CHARS, MAX_BRACE_WORDS, MAX_VALUE_CHARS, MAX_WORDS
 from packlint.interpret.world import World
 from packlint.parse import ParsedScript
@@ -265,7 +266,8 @@ def assemble_fields(pieces: list[Piece], word_span: Span, ifs: str | None = None
                     cur.append(Piece(None, split=True, span=p.span, reason=pathname_reason(part)))
                     started = True
                 elif part:
-                    cur.append(Piece(part, span=_sub_span(p.span, p.text, start, offset) or p.span, origin=p.origin))
+                    origin = _part_origin(p.origin, start, offset)
+                    cur.append(Piece(part, span=_sub_span(p.span, p.text, start, offset) or p.span, origin=origin))
                     started = True
             continue
         cur.append(p)
@@ -313,9 +315,40 @@ def _field_value(parts: list[Piece], word_span: Span) -> Value:
     origins = {p.origin for p in nonempty}
     origin = origins.pop() if len(origins) == 1 else None  # "caller", or "cluster-default:NAME"
     if origin != "caller" and not _kept_origin(origin):
-        # an assumption made on any part (even an empty one: `d/sp/$NAME` with NAME=$2) holds for the word
-        origin = next((p.origin for p in parts if _kept_origin(p.origin)), origin)
+        # an assumption made on an empty part (`d/sp/$NAME` with NAME=$2) holds for the word; one made on a part
+        # with text holds for that part (a marked value: split again, each field keeps its own part's)
+        empty = [p.origin for p in parts if not p.text and _kept_origin(p.origin)]
+        origin = _marked(nonempty, len(text), empty) or (empty[0] if empty else origin)
     return Known(text, span, origin)
+
+
+def _marked(parts: list[Piece], length: int = 0, whole: list | tuple = ()) -> str | None:
+    """The origin of a value joined from parts of which some rest on something (a cluster variable's fallback, an
+    assumption), each part's own (`DISTRIBUTED_ARGS="--nproc_per_node 8 --nnodes $NNODES"`, NNODES=${WORLD_SIZE:-1}:
+    split later, `1` stays the cluster's and `8` the script's); None when no part with text has one.
+    `whole`: the origins of empty parts (`--node_rank $NODE_RANK`, never set): they hold for every field."""
+    ranges: list[list] = []
+    at = 0
+    for p in parts:
+        text = p.text or ""
+        if p.origin and (p.origin.startswith("cluster-default:") or _kept_origin(p.origin)):
+            ranges.append([at, at + len(text), p.origin])
+        else:
+            ranges += [[at + a, at + b, o] for a, b, o in evidence.marks(p.origin)]
+        at += len(text)
+    if not ranges:
+        return None
+    ranges += [[0, length, o] for o in dict.fromkeys(whole)]  # (an empty part's holds for the whole word)
+    import json
+
+    return evidence.MARKS + json.dumps(ranges, separators=(",", ":"))
+
+
+def _part_origin(origin: str | None, start: int, end: int) -> str | None:
+    """The origin of the field [start, end) split out of a value with this origin."""
+    if not origin or not origin.startswith(evidence.MARKS):
+        return origin
+    return evidence.weakest(str(o) for a, b, o in evidence.marks(origin) if a < end and start < b)
 
 
 def _kept_origin(origin: str | None) -> bool:
@@ -386,7 +419,11 @@ def join_pieces(pieces: list[Piece], word_span: Span) -> Value:
             out.append(Piece(" ", span=p.span))
         # a cluster fallback stays one through assignments (NNODES=${SLURM_NNODES:-1}); the caller's
         # origin does not (it marks words the caller passes straight through "$@")
-        keep = p.origin if p.origin and (p.origin.startswith("cluster-default:") or _kept_origin(p.origin)) else None
+        keep = (
+            p.origin
+            if p.origin and (p.origin.startswith(("cluster-default:", evidence.MARKS)) or _kept_origin(p.origin))
+            else None
+        )
         out.append(Piece(p.text, span=p.span, reason=p.reason, origin=keep))
     if not out:
         return Known("", word_span)

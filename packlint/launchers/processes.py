@@ -108,8 +108,9 @@ def _read_count(owner: str, size: SizeOption | None, opts: dict[str, Option]) ->
     where = f"{owner} {opt.name}"
     if not isinstance(v, Known):
         return Count(unknown=f"{opt.name} is unknown ({v.reason})", source=where, span=v.span)
-    if v.origin and v.origin.startswith("cluster-default:"):
-        name = v.origin.split(":", 1)[1]
+    origin = evidence.whole_origin(v.origin)
+    if origin and origin.startswith("cluster-default:"):
+        name = origin.split(":", 1)[1]
         return Count(
             unknown=f"{opt.name} comes from ${name}, which the cluster sets at run time "
             f"(the script's fallback is {v.text!r}; pass --env {name}=N to decide)",

@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 import re
 
+from packlint import evidence
 from packlint.launchers.tables import (
     BY_FIRST_WORD,
     CONTAINERS,
@@ -90,7 +91,9 @@ def split_options(spec: LauncherSpec, fields: list[Value], start: int) -> tuple[
             t = f.text if isinstance(f, Known) else ""
             if t.startswith("--") and "=" in t:
                 key, _, val = t.partition("=")
-                options.append(Option(key, f, [Known(val, f.span)]))
+                options.append(
+                    Option(key, f, [Known(val, f.span, evidence.part_origin(f.origin, len(key) + 1, len(t)))])
+                )
                 j += 1
             elif t.startswith("-") and j + 1 < k and not ends_options(fields[j + 1]):
                 options.append(Option(t, f, [fields[j + 1]]))
@@ -115,7 +118,9 @@ def split_options(spec: LauncherSpec, fields: list[Value], start: int) -> tuple[
             break
         if "=" in text and text.startswith("--"):
             name, _, val = text.partition("=")
-            options.append(Option(name, f, [Known(val, f.span)]))
+            options.append(
+                Option(name, f, [Known(val, f.span, evidence.part_origin(f.origin, len(name) + 1, len(text)))])
+            )
             i += 1
             continue
         if text in spec.module_flags:

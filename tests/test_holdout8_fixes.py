@@ -1,0 +1,85 @@
+"""Mechanisms the eighth holdout found (issue 26), each in its repository's shape.
+
+ZJLab-DataHub-Security/concerto (a Pai-Megatron-Patch derivative) runs on a PAI/Kubernetes platform that sets
+`WORLD_SIZE` (the node count) and the GPUs per node: `NNODES=${WORLD_SIZE:-1}`. A direct `torchrun --nnodes
+$NNODES` gave no finding (the world size rests on the cluster's variable: at most an info); once the value went
+through a string (`DISTRIBUTED_ARGS="--nproc_per_node $GPUS_PER_NODE --nnodes $NNODES"`, `--nnodes=$NNODES`, or
+`cmd="torchrun ${ARGS[@]} ..."; eval $cmd`) the fallback lost its premise and PK301 said "the world size 8 is not
+divisible by 48" as an error. Each part of a joined value now keeps its own origin (a "marked" value): split again,
+`1` is the cluster's and `8` the script's."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from packlint.api import inspect_script
+from tests.check_helpers import check_findings, write_tree
+
+MEGATRON = "/workspace/Megatron-LM/pretrain_gpt.py"
+FLAGS = "--tensor-model-parallel-size 4 --pipeline-model-parallel-size 12 --num-layers 96 --micro-batch-size 1"
+
+SHAPES = {
+    "string": (
+        "NNODES=${WORLD_SIZE:-1}\nGPUS_PER_NODE=8\n"
+        'DISTRIBUTED_ARGS="--nproc_per_node $GPUS_PER_NODE --nnodes $NNODES --node_rank ${RANK:-0}"\n'
+        f"torchrun $DISTRIBUTED_ARGS {MEGATRON} {FLAGS}\n"
+    ),
+    "equals": f"NNODES=${{WORLD_SIZE:-1}}\ntorchrun --nproc_per_node 8 --nnodes=$NNODES {MEGATRON} {FLAGS}\n",
+    "eval": (
+        "NNODES=${WORLD_SIZE:-1}\nGPUS_PER_NODE=${KUBERNETES_CONTAINER_RESOURCE_GPU:-8}\n"
+        "DISTRIBUTED_ARGS=(--nproc_per_node $GPUS_PER_NODE --nnodes $NNODES)\n"
+        f'cmd="torchrun ${{DISTRIBUTED_ARGS[@]}} {MEGATRON} {FLAGS}"\neval $cmd\n'
+    ),
+    "eval_string": (
+        "NNODES=${WORLD_SIZE:-1}\n"
+        'DISTRIBUTED_ARGS="--nproc_per_node 8 --nnodes $NNODES"\n'
+        f'eval "torchrun $DISTRIBUTED_ARGS {MEGATRON} {FLAGS}"\n'
+    ),
+}
+
+
+@pytest.mark.parametrize("shape", sorted(SHAPES))
+def test_a_cluster_fallback_keeps_its_premise_through_a_string(shape: str, tmp_path: Path, capsys) -> None:
+    root = write_tree(tmp_path, {".git/HEAD": "", "run.sh": "#!/bin/bash\n" + SHAPES[shape]})
+    pk301 = [f for f in check_findings(capsys, root / "run.sh") if f["code"] == "PK301"]
+    assert all(f["severity"] == "info" for f in pk301), pk301
+    model = inspect_script(str(root / "run.sh"))
+    (launch,) = model["launches"]
+    nnodes = launch["launcher_flags"]["--nnodes"][-1]
+    assert nnodes["value"] == "1" and nnodes["evidence"]["kind"] == "machine", nnodes
+    nproc = launch["launcher_flags"]["--nproc_per_node"][-1]
+    if shape != "eval":  # (there the per-node count is the platform's too)
+        assert nproc["value"] == "8" and "evidence" not in nproc, nproc
+
+
+def test_the_script_s_own_node_count_in_a_string_is_still_a_verdict(tmp_path: Path, capsys) -> None:
+    """The control: NNODES=1 written by the script, the rank the cluster's: the world size is the script's."""
+    text = (
+        "#!/bin/bash\nNNODES=1\n"
+        'DISTRIBUTED_ARGS="--nproc_per_node 8 --nnodes $NNODES --node_rank ${RANK:-0}"\n'
+        f"torchrun $DISTRIBUTED_ARGS {MEGATRON} {FLAGS}\n"
+    )
+    root = write_tree(tmp_path, {".git/HEAD": "", "run.sh": text})
+    (f,) = [f for f in check_findings(capsys, root / "run.sh") if f["code"] == "PK301"]
+    assert f["severity"] == "error" and "world size 8" in f["message"], f
+
+
+def test_split_fields_keep_only_their_own_part_s_origin() -> None:
+    from packlint.interpret.words import Piece, assemble_fields, join_pieces
+    from packlint.values import Span
+
+    span = Span("x.sh", 1, 1, 1, 2)
+    joined = join_pieces(
+        [Piece("--a 8 --n "), Piece("1", origin="cluster-default:WORLD_SIZE"), Piece(" --b x")], span
+    )
+    fields = assemble_fields([Piece(joined.text, split=True, span=span, origin=joined.origin)], span)
+    assert [(f.text, f.origin) for f in fields] == [
+        ("--a", None),
+        ("8", None),
+        ("--n", None),
+        ("1", "cluster-default:WORLD_SIZE"),
+        ("--b", None),
+        ("x", None),
+    ]
