@@ -420,7 +420,7 @@ def code_text(interp: Interpreter, values: list[Value], world: World) -> Known |
 
 def _joined_marks(values: list[Value]) -> str | None:
     """The marked origin of words joined by spaces, from the words that rest on something (None: none do)."""
-    ranges: list[list] = []
+    ranges: list[list[object]] = []
     at = 0
     for n, v in enumerate(values):
         if n:
@@ -435,7 +435,7 @@ def _joined_marks(values: list[Value]) -> str | None:
     return evidence.MARKS + json.dumps(ranges, separators=(",", ":")) if ranges else None
 
 
-def byte_marks(code: Known) -> tuple:
+def byte_marks(code: Known) -> tuple[tuple[int, int, str], ...]:
     """A marked code text's marks as byte ranges of its UTF-8 data (SourceFile.marks)."""
     out = []
     for a, b, o in evidence.marks(code.origin):

@@ -317,17 +317,17 @@ def _field_value(parts: list[Piece], word_span: Span) -> Value:
     if origin != "caller" and not _kept_origin(origin):
         # an assumption made on an empty part (`d/sp/$NAME` with NAME=$2) holds for the word; one made on a part
         # with text holds for that part (a marked value: split again, each field keeps its own part's)
-        empty = [p.origin for p in parts if not p.text and _kept_origin(p.origin)]
+        empty = [p.origin for p in parts if not p.text and p.origin and _kept_origin(p.origin)]
         origin = _marked(nonempty, len(text), empty) or (empty[0] if empty else origin)
     return Known(text, span, origin)
 
 
-def _marked(parts: list[Piece], length: int = 0, whole: list | tuple = ()) -> str | None:
+def _marked(parts: list[Piece], length: int = 0, whole: list[str] | tuple[str, ...] = ()) -> str | None:
     """The origin of a value joined from parts of which some rest on something (a cluster variable's fallback, an
     assumption), each part's own (`DISTRIBUTED_ARGS="--nproc_per_node 8 --nnodes $NNODES"`, NNODES=${WORLD_SIZE:-1}:
     split later, `1` stays the cluster's and `8` the script's); None when no part with text has one.
     `whole`: the origins of empty parts (`--node_rank $NODE_RANK`, never set): they hold for every field."""
-    ranges: list[list] = []
+    ranges: list[list[object]] = []
     at = 0
     for p in parts:
         text = p.text or ""

@@ -92,7 +92,11 @@ def split_options(spec: LauncherSpec, fields: list[Value], start: int) -> tuple[
             if t.startswith("--") and "=" in t:
                 key, _, val = t.partition("=")
                 options.append(
-                    Option(key, f, [Known(val, f.span, evidence.part_origin(f.origin, len(key) + 1, len(t)))])
+                    Option(
+                        key,
+                        f,
+                        [Known(val, f.span, evidence.part_origin(getattr(f, "origin", None), len(key) + 1, len(t)))],
+                    )
                 )
                 j += 1
             elif t.startswith("-") and j + 1 < k and not ends_options(fields[j + 1]):
