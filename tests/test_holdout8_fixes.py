@@ -71,9 +71,7 @@ def test_split_fields_keep_only_their_own_part_s_origin() -> None:
     from packlint.values import Span
 
     span = Span("x.sh", 1, 1, 1, 2)
-    joined = join_pieces(
-        [Piece("--a 8 --n "), Piece("1", origin="cluster-default:WORLD_SIZE"), Piece(" --b x")], span
-    )
+    joined = join_pieces([Piece("--a 8 --n "), Piece("1", origin="cluster-default:WORLD_SIZE"), Piece(" --b x")], span)
     fields = assemble_fields([Piece(joined.text, split=True, span=span, origin=joined.origin)], span)
     assert [(f.text, f.origin) for f in fields] == [
         ("--a", None),
@@ -83,3 +81,89 @@ def test_split_fields_keep_only_their_own_part_s_origin() -> None:
         ("--b", None),
         ("x", None),
     ]
+
+
+# --- a parser that registers its flags from its own argv (open-instruct's update_command_args.py) ---------------
+
+_UPDATE_COMMAND_ARGS = """\
+import argparse
+import sys
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    last_arg = None
+    nargs = "+"
+    for i in range(2, len(sys.argv)):
+        if sys.argv[i].startswith("--"):
+            if last_arg is not None:
+                parser.add_argument(f"--{last_arg}", nargs=nargs)
+            last_arg = sys.argv[i].lstrip("-")
+    if last_arg is not None:
+        parser.add_argument(f"--{last_arg}", nargs=nargs)
+    args = parser.parse_args(sys.argv[2:])
+    print(sys.argv[1], vars(args))
+
+
+if __name__ == "__main__":
+    main()
+"""
+
+
+def test_flags_a_parser_makes_from_its_own_argv_are_not_judged(tmp_path: Path, capsys) -> None:
+    """gatmiry/top-k-finetuning and hadasah/open-instruct-fts scripts/train/benchmark.sh (88 false PK201 each): the
+    loop sets `last_arg`, so after it `last_arg is not None` is undecided, not the None it started as."""
+    root = write_tree(
+        tmp_path,
+        {
+            ".git/HEAD": "",
+            "update_command_args.py": _UPDATE_COMMAND_ARGS,
+            "scripts/train/benchmark.sh": (
+                "#!/bin/bash\npython update_command_args.py scripts/train/tulu3/finetune_8b.sh \\\n"
+                "    --cluster ai2/augusta --priority normal --image costah/open_instruct | uv run bash\n"
+            ),
+        },
+    )
+    assert [f for f in check_findings(capsys, root) if f["code"] == "PK201"] == []
+
+
+def test_a_constant_an_if_may_replace_is_not_folded() -> None:
+    import ast
+
+    from packlint.codebase.argparse_reader.interpreter import _fold, _merge_envs
+    from packlint.codebase.argparse_reader.values import UNKNOWN, V
+
+    env: dict = {}
+    _merge_envs(env, {"x": UNKNOWN}, {"x": V("const", None)})
+    assert _fold(ast.parse("x is not None").body[0].value, env) is None
+    env = {}
+    _merge_envs(env, {"x": V("const", None)}, {"x": V("const", None)})
+    assert _fold(ast.parse("x is not None").body[0].value, env) is False
+
+
+# --- the working directory after successive relative `cd`s (zengxyyu/HiCI) -------------------------------------
+
+
+@pytest.mark.parametrize(
+    "cds",
+    [
+        'LONGCHAT_DIR="./LongChat"\ncd "$LONGCHAT_DIR"\ncd longeval\n',
+        "cd LongChat\ncd longeval\n",
+        "cd LongChat/longeval\n",
+        'D=LongChat\nif [ ! -d "$D" ]; then\n  exit 1\nfi\ncd "${D}" && cd longeval\n',
+    ],
+)
+def test_relative_cds_compose(cds: str, tmp_path: Path, capsys) -> None:
+    gen = "import argparse\np = argparse.ArgumentParser()\n{}p.parse_args()\n"
+    root = write_tree(
+        tmp_path,
+        {
+            ".git/HEAD": "",
+            "eval.py": gen.format("p.add_argument('--batch_size')\n"),
+            "LongChat/longeval/eval.py": gen.format("p.add_argument('--task')\np.add_argument('--num_gpus')\n"),
+            "eval_topic.sh": f"#!/bin/bash\n{cds}python3 eval.py --task topics --num_gpus 2 --max_gpu_memry 40 &\n",
+        },
+    )
+    found = [f for f in check_findings(capsys, root) if f["code"] == "PK201"]
+    assert [f["message"].split()[0] for f in found] == ["--max_gpu_memry"], found
+    assert "LongChat/longeval/eval.py" in found[0]["message"], found

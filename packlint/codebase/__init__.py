@@ -80,9 +80,9 @@ def launch_workdir(launch: Mapping[str, Any]) -> str | None:
     launch model; None when there is none or it cannot be told. An absolute path of another machine mapped to
     the checkout's folder by its tail is a premise: a program found there (`how` 'workdir') names it in the
     evidence of what rests on it (conditions/tree.py `EvalContext.code_facts`)."""
-    from packlint.codebase.workdir import find_workdir
+    from packlint.codebase.workdir import find_workdir, launch_variables
 
-    return find_workdir(launch.get("file"), launch.get("line"), launch.get("column"))[0]
+    return find_workdir(launch.get("file"), launch.get("line"), launch.get("column"), launch_variables(launch))[0]
 
 
 def facts_for_program(

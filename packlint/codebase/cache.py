@@ -25,7 +25,7 @@ from typing import Any
 # silence a conditional strict parser; 10: a Union typed as HfArgumentParser keeps it; 11: an Action adding flags;
 # 12: a program editing sys.argv; 13: an ArgumentParser subclass's own __init__ (its parents, its flags);
 # 14: choices the code changes after add_argument are open; 15: a value set on one branch or in a loop is either
-CACHE_VERSION = 15
+CACHE_VERSION = 16
 
 
 def cache_dir(explicit: str | None = None) -> str | None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Mapping
 from typing import Any
 
 _CD = re.compile(
@@ -60,9 +61,35 @@ def resolve_cd(target: str, script_dir: str, root: str, line: int) -> tuple[str,
     return None
 
 
-def find_workdir(path: Any, line: Any, column: Any = None) -> tuple[str | None, str | None]:
+_VAR = re.compile(r"\$(?:\{([A-Za-z_][A-Za-z0-9_]*)\}|([A-Za-z_][A-Za-z0-9_]*))")
+MAX_CD_CHAIN = 8  # relative `cd`s composed, at most
+
+
+def launch_variables(launch: Mapping[str, Any]) -> dict[str, str]:
+    """The shell variables with a known value at a launch (its environment and the script's unexported ones)."""
+    out: dict[str, str] = {}
+    for key in ("env", "unexported"):
+        for name, entry in (launch.get(key) or {}).items():
+            if isinstance(entry, Mapping) and isinstance(entry.get("value"), str) and "evidence" not in entry:
+                out[name] = entry["value"]
+    return out
+
+
+def _substitute(target: str, variables: Mapping[str, str]) -> str | None:
+    """`$D`/`${D}` in a `cd` target replaced by the script's known values (None: one is not known)."""
+    if "$" not in target:
+        return target
+    out = _VAR.sub(lambda m: variables.get(m.group(1) or m.group(2), "\0"), target)
+    return None if "\0" in out or "$" in out else out
+
+
+def find_workdir(
+    path: Any, line: Any, column: Any = None, variables: Mapping[str, str] | None = None
+) -> tuple[str | None, str | None]:
     """(the folder of the checkout a launch at `path`:`line` runs in, the premise that needs) from the nearest
-    `cd` or `pushd` before it in its file; (None, None) when there is none or it cannot be told."""
+    `cd` or `pushd` before it in its file; (None, None) when there is none or it cannot be told. A relative `cd`
+    goes on from the one before it (`cd "$LONGCHAT_DIR"` then `cd longeval`: zengxyyu/HiCI), and a `$VAR` in a
+    target is the value the script gives it (`variables`, the launch's known shell variables)."""
     from packlint.safe_io import read_regular
 
     if not isinstance(path, str) or not isinstance(line, int) or line < 1:
@@ -76,10 +103,31 @@ def find_workdir(path: Any, line: Any, column: Any = None) -> tuple[str | None, 
     lines = data.decode("utf-8", "replace").splitlines()[:line]
     if isinstance(column, int) and column >= 1 and len(lines) == line:
         lines[-1] = lines[-1][: column - 1]  # (`llamafactory-cli train x.yaml && cd ..`: after the launch)
-    for i in range(len(lines) - 1, max(len(lines) - 1 - MAX_LINES_BACK, -1), -1):
+    found = _workdir_before(lines, len(lines), script_dir, root, variables or {}, 0)
+    return found if found is not None else (None, None)
+
+
+def _workdir_before(
+    lines: list[str], end: int, script_dir: str, root: str, variables: Mapping[str, str], depth: int
+) -> tuple[str | None, str | None] | None:
+    """The folder the nearest `cd` among lines[:end] (the last of them cut at the launch) enters: (folder,
+    premise); (None, None) where it cannot be told; None where no `cd` comes before."""
+    for i in range(end - 1, max(end - 1 - MAX_LINES_BACK, -1), -1):
         text = _SCRIPT_DIR.sub(lambda _: script_dir.replace("\\", "/"), lines[i].split("#", 1)[0])
         matches = list(_CD.finditer(text))
-        if matches:
-            found = resolve_cd(matches[-1].group(1), script_dir, root, i + 1)
-            return found if found is not None else (None, None)
-    return None, None
+        if not matches:
+            continue
+        target = _substitute(matches[-1].group(1), variables)
+        if target is None:
+            return None, None
+        if not os.path.isabs(target) and depth < MAX_CD_CHAIN:
+            cut = lines[:i] + [text[: matches[-1].start()]]
+            before = _workdir_before(cut, i + 1, script_dir, root, variables, depth + 1)
+            if before is not None:
+                if before[0] is None:
+                    return None, None
+                d = os.path.normpath(os.path.join(before[0], target))
+                return (d, before[1]) if _inside(d, root) and os.path.isdir(d) else (None, None)
+        found = resolve_cd(target, script_dir, root, i + 1)
+        return found if found is not None else (None, None)
+    return None

@@ -580,10 +580,18 @@ def _merge_envs(env: dict[str, V], a: dict[str, V], b: dict[str, V]) -> None:
             choice = UNKNOWN
         if choice is None:
             choice = va if va is not None and va.kind != "unknown" else (vb if vb is not None else va)
+            rest = vb if choice is va else va
+            if choice is not None and choice.kind == "const" and rest is not None and rest.kind == "unknown":
+                # a constant kept over a value the other branch made (`last_arg = None` before a loop over argv
+                # that sets it): a test over it is not decided (_fold), or a branch that runs is taken as dead
+                choice = V("const", choice.value, extra=_MAYBE)
         if choice is None:
             choice = env.get(k)
         if choice is not None:
             env[k] = choice
+
+
+_MAYBE = {"maybe": True}  # (V.extra of a constant that one branch of an `if` may have replaced)
 
 
 def _unflip(before: dict[str, V], env: dict[str, V]) -> None:
@@ -614,6 +622,8 @@ def _fold(test: ast.AST, env: dict[str, V]) -> bool | None:
         return None if inner is None else not inner
     if isinstance(test, ast.Name) and test.id in env:
         v = env[test.id]
+        if v.extra is _MAYBE:
+            return None
         if v.kind == "const" and isinstance(v.value, (bool, int, str, type(None))):
             return bool(v.value)
         if v.kind in ("func", "class", "parser", "group"):
@@ -629,6 +639,8 @@ def _fold(test: ast.AST, env: dict[str, V]) -> bool | None:
         and test.left.id in env
     ):
         v = env[test.left.id]
+        if v.extra is _MAYBE:
+            return None
         if v.kind == "const" and v.value is None:
             is_none = True
         elif v.kind in ("func", "class", "parser", "group"):

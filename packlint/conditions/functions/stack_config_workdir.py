@@ -16,7 +16,7 @@ import itertools
 import os
 from typing import Any
 
-from packlint.codebase.workdir import MAX_LINES_BACK, MAX_SCRIPT, find_workdir, resolve_cd
+from packlint.codebase.workdir import MAX_LINES_BACK, MAX_SCRIPT, find_workdir, launch_variables, resolve_cd
 
 __all__ = ["MAX_LINES_BACK", "MAX_SCRIPT", "holds_python", "launch_workdir", "resolve_cd"]
 
@@ -27,7 +27,9 @@ def launch_workdir(ctx: Any) -> tuple[str | None, str | None]:
     memo = ctx.memo.setdefault("launch_workdir", {})
     key = (ctx.launch.get("file"), ctx.launch.get("line"))
     if key not in memo:
-        memo[key] = find_workdir(ctx.launch.get("file"), ctx.launch.get("line"), ctx.launch.get("column"))
+        memo[key] = find_workdir(
+            ctx.launch.get("file"), ctx.launch.get("line"), ctx.launch.get("column"), launch_variables(ctx.launch)
+        )
     found: tuple[str | None, str | None] = memo[key]
     return found
 
