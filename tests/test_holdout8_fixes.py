@@ -167,3 +167,24 @@ def test_relative_cds_compose(cds: str, tmp_path: Path, capsys) -> None:
     found = [f for f in check_findings(capsys, root) if f["code"] == "PK201"]
     assert [f["message"].split()[0] for f in found] == ["--max_gpu_memry"], found
     assert "LongChat/longeval/eval.py" in found[0]["message"], found
+
+
+def test_a_pin_older_than_every_snapshot_is_named_not_called_unsaid(tmp_path: Path, capsys) -> None:
+    """dongyh20/Chain-of-Spot pins transformers==4.31.0 in pyproject.toml; the snapshots start later. The warning's
+    premise said "the checkout does not say which"; it names the pin now."""
+    root = write_tree(
+        tmp_path,
+        {
+            ".git/HEAD": "",
+            "pyproject.toml": '[project]\nname = "llava"\nversion = "1.1.3"\n'
+            'dependencies = ["torch==2.0.1", "transformers==4.31.0"]\n',
+            "llava/train/train_mem.py": "from transformers import HfArgumentParser, TrainingArguments\n\n"
+            "HfArgumentParser((TrainingArguments,)).parse_args_into_dataclasses()\n",
+            "scripts/finetune_lora.sh": "#!/bin/bash\ndeepspeed llava/train/train_mem.py --output_dir o "
+            "--mm_projector_lr 2e-5\n",
+        },
+    )
+    (f,) = [f for f in check_findings(capsys, root) if f["code"] == "PK201"]
+    assert f["severity"] == "warning", f
+    assert "transformers 4.31.0, which the checkout pins" in f["message"], f["message"]
+    assert "does not say which" not in f["message"], f["message"]

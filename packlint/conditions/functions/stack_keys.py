@@ -169,8 +169,15 @@ def snapshot_assumption(schema: Any, script: str | None) -> str | None:
             vname, dist = _VERSION_NAMES[st]
             v = release_in_tree(vname, dist, schema, script).get("value")
             lacked = lacked_class(schema, st, v) if v else None
-            if not v or stack_schemas.release_mask(st, v) is None:
+            if not v:
                 unknown.append(stack_schemas.assumption(st))
+            elif stack_schemas.release_mask(st, v) is None:
+                rels = stack_schemas.releases(st)
+                span = f"{rels[0]} to {rels[-1]}" if rels else "none"
+                unknown.append(
+                    f"{st} {v}, which the checkout pins, has the fields of a release packlint has a snapshot of "
+                    f"({span}); it has no snapshot of {v} itself"
+                )
             elif lacked is not None:
                 unknown.append(
                     f"{st}'s release is one packlint has a snapshot of that has {lacked}: the checkout pins {st} {v}, "
