@@ -75,9 +75,10 @@ def whole_origin(origin: str | None) -> str | None:
 
 
 def weakest(origins: Iterable[str]) -> str | None:
-    """The origin of the weakest knowledge among some (the machine's before an assumption), the first of equals."""
+    """The origin of the weakest knowledge among some (the machine's before an assumption, and both before a
+    caller's word, which is no premise), the first of equals."""
     found = list(origins)
-    found.sort(key=lambda o: not o.startswith((MACHINE + ":", "cluster-default:")))
+    found.sort(key=lambda o: 0 if o.startswith((MACHINE + ":", "cluster-default:")) else 1 if ":" in o else 2)
     return found[0] if found else None
 
 

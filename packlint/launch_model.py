@@ -185,6 +185,10 @@ def parse_program_flags(args: list[Value]) -> tuple[dict[str, list[FlagOccurrenc
             continue
         if current is not None:
             current.args.append(a)
+            if isinstance(a, Known) and a.origin == ARGS_ORIGIN and not current.caller:
+                # `--percentage $percentage` with percentage=$3, a caller the analysis followed passing it: the
+                # callee's parameter, a per-run value given on purpose (PK103 counts it with the caller's words)
+                current.passed = True
         else:
             positionals.append(a)
     return flags, positionals

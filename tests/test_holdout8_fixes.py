@@ -188,3 +188,100 @@ def test_a_pin_older_than_every_snapshot_is_named_not_called_unsaid(tmp_path: Pa
     assert f["severity"] == "warning", f
     assert "transformers 4.31.0, which the checkout pins" in f["message"], f["message"]
     assert "does not say which" not in f["message"], f["message"]
+
+
+# --- a flag's value from a variable the script never sets (namhkoh/gelab-env's worker scripts) ------------------
+
+
+def test_a_stack_flag_given_a_variable_the_script_never_sets_is_not_judged(tmp_path: Path, capsys) -> None:
+    """gui_scripts/worker_script_grpo.sh reads its settings from the variables its launcher exports: `swift rlhf
+    --rlhf_type "$RLHF_TYPE" --torch_dtype "$TORCH_DTYPE" ...`. The values are the environment's, unknown here;
+    PK208 judged them as '' (50 false findings). A fallback the script writes is still judged, on its premise."""
+    worker = (
+        "#!/bin/bash\n# This script reads configuration from environment variables set by the launcher\n"
+        'swift rlhf --rlhf_type "$RLHF_TYPE" --model "$MODEL" --dataset "$DATASET" --torch_dtype "$TORCH_DTYPE" \\\n'
+        '    --max_completion_length "$MAX_COMPLETION_LENGTH" --num_train_epochs "$EPOCHS"\n'
+    )
+    fallback = '#!/bin/bash\nDT=${1:-bfloat61}\nswift sft --model m --dataset d --torch_dtype "$DT"\n'
+    root = write_tree(tmp_path, {".git/HEAD": "", "worker_script_grpo.sh": worker, "sft.sh": fallback})
+    found = [f for f in check_findings(capsys, root) if f["code"] == "PK208"]
+    assert [(f["path"].rsplit("/", 1)[-1], f["severity"]) for f in found] == [("sft.sh", "warning")], found
+    assert "the script run without arguments" in found[0]["message"], found[0]["message"]
+
+
+# --- a callee's parameter overriding its shared base arguments (princeton-nlp/LESS and its derivatives) ----------
+
+_LESS_BASE = """\
+#!/bin/bash
+ID=$RANDOM
+export header="torchrun --nproc_per_node 1 --nnodes 1 --rdzv-id=$ID --rdzv_backend c10d -m less.train.train"
+export base_training_args="--do_train True \\
+--max_seq_length 2048 \\
+--percentage 1.0 \\
+--save_strategy no \\
+--save_strategy epoch \\
+--bf16 True"
+"""
+
+_LESS_TRAIN = """\
+#!/bin/bash
+source less/scripts/train/base_training_args.sh
+data_dir=$1
+model_path=$2
+percentage=$3
+data_seed=$4
+training_args="$base_training_args \\
+--model_name_or_path $model_path \\
+--output_dir ../out \\
+--percentage $percentage \\
+--data_seed $data_seed \\
+--train_files ${data_dir}/train/processed/flan_v2/flan_v2_data.jsonl"
+eval "$header" "$training_args"
+"""
+
+
+_LESS_PROGRAM = """\
+from dataclasses import dataclass, field
+
+from transformers import HfArgumentParser, TrainingArguments
+
+
+@dataclass
+class DataArguments:
+    train_files: str = field(default=None)
+    percentage: float = field(default=1.0)
+    data_seed: int = 42
+    max_seq_length: int = 2048
+
+
+@dataclass
+class ModelArguments:
+    model_name_or_path: str = None
+
+
+HfArgumentParser((ModelArguments, DataArguments, TrainingArguments)).parse_args_into_dataclasses()
+"""
+
+
+def test_a_callee_s_parameter_overrides_its_base_arguments_on_purpose(tmp_path: Path, capsys, monkeypatch) -> None:
+    """experiment_scripts/warmup.sh runs warmup_lora_train.sh with PERCENTAGE=0.05 as $3; the callee's
+    `--percentage $percentage` after the sourced base's `--percentage 1.0` is its parameter, given on purpose (PK103
+    said "given 2 times"). The base's own repeat (`--save_strategy no` then `epoch`) stays a finding."""
+    root = write_tree(
+        tmp_path,
+        {
+            ".git/HEAD": "",
+            "less/scripts/train/base_training_args.sh": _LESS_BASE,
+            "less/scripts/train/warmup_lora_train.sh": _LESS_TRAIN,
+            "less/__init__.py": "",
+            "less/train/__init__.py": "",
+            "less/train/train.py": _LESS_PROGRAM,
+            "experiment_scripts/warmup.sh": (
+                "#!/bin/bash\nPERCENTAGE=0.05\n"
+                './less/scripts/train/warmup_lora_train.sh ../data meta-llama/Llama-2-7b-hf "$PERCENTAGE" 3\n'
+            ),
+        },
+    )
+    monkeypatch.chdir(root)  # (the experiments run from the checkout's root: `./less/scripts/...`)
+    found = [f for f in check_findings(capsys, Path("experiment_scripts/warmup.sh")) if f["code"] == "PK103"]
+    assert [f["message"].split()[0] for f in found] == ["--save_strategy"], found

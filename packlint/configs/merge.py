@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from packlint import evidence
 from packlint.regex import LazyRegex
 from packlint.values import Unknown
 
@@ -69,6 +70,11 @@ def _flag_value(occ) -> tuple[Any, str | None]:
     unknown = next((a for a in occ.args if isinstance(a, Unknown)), None)
     if unknown is not None:
         return None, unknown.reason
+    unset = next((a.origin for a in occ.args if not a.text and (a.origin or "").startswith("unset:")), None)
+    if unset is not None:
+        # `--torch_dtype "$TORCH_DTYPE"`, the variable never set in the script (a worker whose launcher exports
+        # it: namhkoh/gelab-env): its value is the environment's, unknown here, not the empty string
+        return None, f"${unset.split(':', 1)[1]}, which the script never sets (the environment's)"
     texts = [a.text for a in occ.args]
     if len(texts) > 1:
         return texts, None
@@ -140,6 +146,9 @@ def _apply_overrides(
             else:
                 vspan = occ.args[0].span if len(occ.args) == 1 and occ.args[0].span is not None else occ.span
                 settings[key] = {"value": value, **_span_loc(vspan), "source": "flag"}
+                premise = evidence.of_values(occ.args)
+                if premise is not None:  # (what the value rests on: a rule judging it records it)
+                    settings[key]["evidence"] = evidence.to_json(premise)
         elif name.startswith("--") and file_read and "file_overrides" in entry:
             # not an override once the file is read: the stack's loader takes `--name` for a key of its
             # own (OmegaConf.from_cli: {'--name': None}); the YAML's value stays (rules/stack_*.toml)

@@ -19,7 +19,7 @@ from packlint.interpret.world import World
 from packlint.launchers.tables import PYTHON_NAME
 from packlint.parse import ParsedScript, parse
 from packlint.source import SourceFile, load
-from packlint.values import Known, Span, Unknown, Value, Variable, as_arguments
+from packlint.values import ARGS_ORIGIN, Known, Span, Unknown, Value, Variable, as_arguments
 
 if TYPE_CHECKING:
     from tree_sitter import Node
@@ -392,14 +392,27 @@ def run_shell(
 def code_text(interp: Interpreter, values: list[Value], world: World) -> Known | None:
     """The text of code given as a string (`bash -c`, `eval`), words joined by spaces. A partly
     unknown string keeps its known parts; each unknown part becomes a variable of `world` that
-    holds an unknown value, so the code around it is still analysed. None: nothing is known."""
+    holds an unknown value, so the code around it is still analysed. None: nothing is known.
+    The words' origins go with their text (a marked origin: evidence.MARKS)."""
     text: list[str] = []
+    ranges: list[list[object]] = []
+    at = 0
     known_any = False
+
+    def add(piece: str) -> None:
+        nonlocal at
+        text.append(piece)
+        at += len(piece)
+
     for n, v in enumerate(values):
         if n:
-            text.append(" ")
+            add(" ")
         if isinstance(v, Known):
-            text.append(v.text)
+            if evidence.marks(v.origin):
+                ranges.extend([at + a, at + b, o] for a, b, o in evidence.marks(v.origin))
+            elif v.text and (v.origin == ARGS_ORIGIN or evidence.part_origin(v.origin, 0, len(v.text)) is not None):
+                ranges.append([at, at + len(v.text), v.origin])
+            add(v.text)
             known_any = True
             continue
         if not v.parts:
@@ -408,31 +421,15 @@ def code_text(interp: Interpreter, values: list[Value], world: World) -> Known |
             if piece is None:
                 name = f"{UNKNOWN_PART}{len(world.vars)}_{len(text)}"
                 world.vars[name] = Variable(Unknown(reason, v.span))
-                text.append("${" + name + "}")
+                add("${" + name + "}")
             else:
-                text.append(piece)
+                add(piece)
                 known_any = known_any or bool(piece.strip())
     if not known_any:
         return None
     first = values[0]
-    return Known("".join(text), first.span, _joined_marks(values))
-
-
-def _joined_marks(values: list[Value]) -> str | None:
-    """The marked origin of words joined by spaces, from the words that rest on something (None: none do)."""
-    ranges: list[list[object]] = []
-    at = 0
-    for n, v in enumerate(values):
-        if n:
-            at += 1
-        if not isinstance(v, Known):
-            return None if not ranges else evidence.MARKS + json.dumps(ranges, separators=(",", ":"))
-        if evidence.marks(v.origin):
-            ranges += [[at + a, at + b, o] for a, b, o in evidence.marks(v.origin)]
-        elif evidence.part_origin(v.origin, 0, len(v.text)) is not None and v.text:
-            ranges.append([at, at + len(v.text), v.origin])
-        at += len(v.text)
-    return evidence.MARKS + json.dumps(ranges, separators=(",", ":")) if ranges else None
+    origin = evidence.MARKS + json.dumps(ranges, separators=(",", ":")) if ranges else None
+    return Known("".join(text), first.span, origin)
 
 
 def byte_marks(code: Known) -> tuple[tuple[int, int, str], ...]:

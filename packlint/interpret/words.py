@@ -9,7 +9,7 @@ from packlint import evidence
 from packlint.interpret.limits import MAX_ARRAY_ITEMS, MAX_BRACE_CHARS, MAX_BRACE_WORDS, MAX_VALUE_CHARS, MAX_WORDS
 from packlint.interpret.world import World
 from packlint.parse import ParsedScript
-from packlint.values import Known, Span, Unknown, Value
+from packlint.values import ARGS_ORIGIN, Known, Span, Unknown, Value
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -331,7 +331,7 @@ def _marked(parts: list[Piece], length: int = 0, whole: list[str] | tuple[str, .
     at = 0
     for p in parts:
         text = p.text or ""
-        if p.origin and (p.origin.startswith("cluster-default:") or _kept_origin(p.origin)):
+        if p.origin and (p.origin.startswith("cluster-default:") or p.origin == ARGS_ORIGIN or _kept_origin(p.origin)):
             ranges.append([at, at + len(text), p.origin])
         else:
             ranges += [[at + a, at + b, o] for a, b, o in evidence.marks(p.origin)]
@@ -417,11 +417,17 @@ def join_pieces(pieces: list[Piece], word_span: Span) -> Value:
             continue
         if p.boundary:
             out.append(Piece(" ", span=p.span))
-        # a cluster fallback stays one through assignments (NNODES=${SLURM_NNODES:-1}); the caller's
-        # origin does not (it marks words the caller passes straight through "$@")
+        # a cluster fallback stays one through assignments (NNODES=${SLURM_NNODES:-1}); so does a word a caller the
+        # analysis followed passed in (`percentage=$3`: the caller's per-run value, princeton-nlp/LESS); the script's
+        # own arguments' origin does not (it marks words the caller passes straight through "$@")
         keep = (
             p.origin
-            if p.origin and (p.origin.startswith(("cluster-default:", evidence.MARKS)) or _kept_origin(p.origin))
+            if p.origin
+            and (
+                p.origin.startswith(("cluster-default:", evidence.MARKS))
+                or p.origin == ARGS_ORIGIN
+                or _kept_origin(p.origin)
+            )
             else None
         )
         out.append(Piece(p.text, span=p.span, reason=p.reason, origin=keep))

@@ -482,7 +482,14 @@ def _f_stack_value_problem(ctx: EvalContext, node: Builtin, a: list[Any]) -> Any
     if _is_unk(a[0]):
         return a[0]
     found = value_problems(ctx).get(a[0])
-    return found[0] if found is not None else Unk(f"{a[0]}'s value is one the stack takes", "absent")
+    if found is None:
+        return Unk(f"{a[0]}'s value is one the stack takes", "absent")
+    from packlint import evidence
+
+    cfg: Any = variant_config(ctx.variant)
+    settings: dict[str, Any] = dict((cfg or {}).get("settings") or {})
+    evidence.record(ctx, settings.get(a[0]))  # (a value resting on an assumption: its premise)
+    return found[0]
 
 
 def _f_stack_value_assumed(ctx: EvalContext, node: Builtin, a: list[Any]) -> Any:
