@@ -640,6 +640,10 @@ def parallel_sizes(layout, flags: dict[str, list[FlagOccurrence]], positionals: 
             }  # PK301's finding; no "could not decide" for DP rules
         else:
             dp = {"value": world.lo // product}
+            # (what the world size rests on, the data-parallel size does: `--nproc_per_node ${1:-8}`)
+            premises = [p for p in [world.premise, *(evidence.of_entry(m) for m in model)] if p is not None]
+            if premises:
+                dp["evidence"] = evidence.to_json(max(premises, key=lambda p: p[0] == evidence.MACHINE))
     dp["source"] = "world / (tp x pp x cp)"
     out["dp"] = dp
     return out

@@ -285,3 +285,41 @@ def test_a_callee_s_parameter_overrides_its_base_arguments_on_purpose(tmp_path: 
     monkeypatch.chdir(root)  # (the experiments run from the checkout's root: `./less/scripts/...`)
     found = [f for f in check_findings(capsys, Path("experiment_scripts/warmup.sh")) if f["code"] == "PK103"]
     assert [f["message"].split()[0] for f in found] == ["--save_strategy"], found
+
+
+# --- sizes resting on positional defaults and on a parser packlint did not read ---------------------------------
+
+_POSITIONAL = (
+    "#!/bin/bash\nGPUS_PER_NODE=${1:-8}\nMICRO_BATCH_SIZE=${2:-4}\nGLOBAL_BATCH_SIZE=${3:-4}\n"
+    'CMD="torchrun --nproc_per_node $GPUS_PER_NODE /workspace/Megatron-LM/pretrain_gpt.py '
+    '--micro-batch-size $MICRO_BATCH_SIZE --global-batch-size $GLOBAL_BATCH_SIZE --num-layers 2"\n'
+)
+
+
+@pytest.mark.parametrize("tail", ['CMD+=" --fp16 "\n$CMD\n', "$CMD\n"])
+def test_a_command_string_keeps_its_values_premises(tail: str, tmp_path: Path, capsys) -> None:
+    """Oneflow-Inc/OneAutoTest args_mt5.sh: `CMD="... $T5_ARGS ..."; CMD+=" --fp16 "; $CMD` with sizes from positional
+    defaults. The append dropped every premise (PK302 an error); and the world size from `--nproc_per_node ${1:-8}`
+    never carried its premise to the data-parallel size."""
+    root = write_tree(tmp_path, {".git/HEAD": "", "args.sh": _POSITIONAL + tail})
+    (f,) = [f for f in check_findings(capsys, root / "args.sh") if f["code"] == "PK302"]
+    assert f["severity"] == "warning", f
+    assert all(f"${n} is unset" in f["message"] for n in (1, 2, 3)), f["message"]
+
+
+def test_parallel_defaults_of_a_parser_not_in_the_checkout_are_assumed(tmp_path: Path, capsys) -> None:
+    """zzhx1/Hetaceso-ModelLink (Aceso's flexpipe fork): pretrain_gpt.py imports a Megatron the checkout does not hold
+    (PK206) and takes its layout from `--flexpipe-config`; TP/PP/CP are no flag of the launch. Their value 1 is
+    upstream's default, an assumption: PK302 a warning naming it, not an error."""
+    root = write_tree(
+        tmp_path,
+        {
+            ".git/HEAD": "",
+            "pretrain_gpt.py": "from megatron.training.arguments import flex_config_from_args\n"
+            "from megatron.training import pretrain\n\npretrain(None, None, None)\n",
+            "run.sh": "#!/bin/bash\ntorchrun --nproc_per_node 8 --nnodes 1 pretrain_gpt.py --micro-batch-size 1 "
+            "--global-batch-size 4 --num-layers 2 --flexpipe-config test_pretrain.json\n",
+        },
+    )
+    (f,) = [f for f in check_findings(capsys, root / "run.sh") if f["code"] == "PK302"]
+    assert f["severity"] == "warning" and "its parser is not in the checkout" in f["message"], f

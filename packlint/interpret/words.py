@@ -443,7 +443,11 @@ def concat_values(a: Value, b: Value, span: Span) -> Value:
         return Unknown(b.reason, span)
     if len(a.text) + len(b.text) > MAX_VALUE_CHARS:  # `X+=$X` doubles
         return Unknown("value too long to track", span)
-    return Known(a.text + b.text, span if a.text else b.span)
+    # (each part keeps what it rests on: `CMD+=" --fp16"` after CMD="... --micro-batch-size $MBS", MBS=${9:-4})
+    origin = a.origin if a.origin == b.origin or not b.text else b.origin if not a.text else None
+    if origin is None and (a.origin or b.origin):
+        origin = _marked([Piece(a.text, origin=a.origin), Piece(b.text, origin=b.origin)])
+    return Known(a.text + b.text, span if a.text else b.span, origin)
 
 
 def unescape_unquoted(text: str) -> str:

@@ -126,7 +126,7 @@ def _read_count(owner: str, size: SizeOption | None, opts: dict[str, Option]) ->
     hi = int(m.group(2) or m.group(1))
     count = Count(min(lo, hi), max(lo, hi), None, where, v.span)
     premise = evidence.from_origin(v.origin)
-    if premise is not None and premise[0] == evidence.MACHINE:  # set in a platform's fallback (interpret/fallbacks.py)
+    if premise is not None:  # a platform's fallback (interpret/fallbacks.py), or an assumption (`${1:-8}`)
         count.premise = premise
     return count
 
