@@ -323,3 +323,53 @@ def test_parallel_defaults_of_a_parser_not_in_the_checkout_are_assumed(tmp_path:
     )
     (f,) = [f for f in check_findings(capsys, root / "run.sh") if f["code"] == "PK302"]
     assert f["severity"] == "warning" and "its parser is not in the checkout" in f["message"], f
+
+
+def test_a_partly_unknown_command_string_keeps_its_parts_origins(tmp_path: Path, capsys, monkeypatch) -> None:
+    """fclio/reproducibility-of-less: the same callee with `--output_dir $output_dir` from an unknown caller value, so
+    the eval'd string is partly unknown; its known parts keep their origins (the caller's `$3`), and the repeat in the
+    sourced base names where the script runs for bash to find that file: the checkout's root (not "its own
+    directory", from which `source less/scripts/...` finds nothing)."""
+    callee = _LESS_TRAIN.replace("--output_dir ../out", "--output_dir $output_dir").replace(
+        "data_seed=$4\n", "data_seed=$4\noutput_dir=$5\n"
+    )
+    root = write_tree(
+        tmp_path,
+        {
+            ".git/HEAD": "",
+            "less/scripts/train/base_training_args.sh": _LESS_BASE,
+            "less/scripts/train/warmup_lora_train.sh": callee,
+            "less/__init__.py": "",
+            "less/train/__init__.py": "",
+            "less/train/train.py": _LESS_PROGRAM,
+            "experiment_scripts/warmup.sh": (
+                "#!/bin/bash\nPERCENTAGE=0.05\nOUTPUT_DIR=${LESS_OUTPUT_DIR}/out/run\n"
+                'bash less/scripts/train/warmup_lora_train.sh data m "$PERCENTAGE" 3 "$OUTPUT_DIR"\n'
+            ),
+        },
+    )
+    monkeypatch.chdir(root)
+    found = [f for f in check_findings(capsys, Path(".")) if f["code"] == "PK103"]
+    assert [f["message"].split()[0] for f in found] == ["--save_strategy"], found  # (once: the two runs agree)
+    assert "the script run from the checkout's root" in found[0]["message"], found[0]["message"]
+
+
+def test_a_cd_to_another_machine_s_folder_is_a_premise_of_the_program_found_here(tmp_path: Path, capsys) -> None:
+    """HaoranLuo/text2sql-grpo: `BASE=/gpfs/work/.../reasoning_generator_3b; cd $BASE; $PY src/orm_selection_v2.py
+    --score-shard $SHARD $NSHARDS`: the checkout's src/orm_selection_v2.py stands for the cluster folder's, a premise
+    (as `python $BASE/src/x.py` names it), so PK202 is a warning naming it."""
+    prog = "import argparse\np = argparse.ArgumentParser()\np.add_argument('--score-shard')\np.parse_args()\n"
+    root = write_tree(
+        tmp_path,
+        {
+            ".git/HEAD": "",
+            "src/orm_selection_v2.py": prog,
+            "run.sh": "#!/bin/bash\nBASE=/gpfs/work/someone/reasoning_generator_3b\ncd $BASE\n"
+            "python src/orm_selection_v2.py --score-shard 0 4\n",
+            "here.sh": "#!/bin/bash\npython src/orm_selection_v2.py --score-shard 0 4\n",
+        },
+    )
+    found = {f["path"].rsplit("/", 1)[-1]: f for f in check_findings(capsys, root) if f["code"] == "PK202"}
+    assert found["run.sh"]["severity"] == "warning", found["run.sh"]
+    assert "a folder outside the checkout" in found["run.sh"]["message"], found["run.sh"]["message"]
+    assert found["here.sh"]["severity"] == "error", found["here.sh"]

@@ -129,5 +129,12 @@ def _workdir_before(
                 d = os.path.normpath(os.path.join(before[0], target))
                 return (d, before[1]) if _inside(d, root) and os.path.isdir(d) else (None, None)
         found = resolve_cd(target, script_dir, root, i + 1)
+        if found is None and os.path.isabs(target) and not target.startswith(("/dev", "/proc", "/sys")):
+            # (another machine's folder no folder of the checkout ends like: what runs from there is the machine's;
+            # a program found in the checkout by the same relative path rests on that: HaoranLuo/text2sql-grpo)
+            return None, (
+                f"the launch runs in {target}/ (the `cd` at line {i + 1}), a folder outside the checkout, taken to "
+                "hold the checkout's files"
+            )
         return found if found is not None else (None, None)
     return None

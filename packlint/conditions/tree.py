@@ -399,10 +399,14 @@ class EvalContext:
 
             evidence.note(self, (evidence.MACHINE, guess))  # the path as written must be on the machine
         mapped = _absolute_guess(facts)
-        if mapped is None and getattr(getattr(facts, "resolution", None), "how", None) == "workdir":
+        how = getattr(getattr(facts, "resolution", None), "how", None)
+        if mapped is None and how in ("workdir", "script-checkout"):
             from packlint.conditions.functions.stack_config_workdir import launch_workdir
 
-            mapped = launch_workdir(self)[1]  # (`cd /data/me/<checkout>/OpenRLHF`: the checkout's OpenRLHF/)
+            workdir, why = launch_workdir(self)
+            # (`cd /data/me/<checkout>/OpenRLHF`: the checkout's OpenRLHF/; `cd /gpfs/...; python src/x.py`: the
+            # checkout's src/x.py taken for the one in that folder)
+            mapped = why if how == "workdir" or (workdir is None and _relative_program(facts)) else None
         if mapped is not None:
             from packlint import evidence
 
@@ -411,6 +415,11 @@ class EvalContext:
 
     def bash_rejects(self) -> Any:
         return True if self._bash_rejects is None else self._bash_rejects()
+
+
+def _relative_program(facts: Any) -> bool:
+    program = str(getattr(facts.resolution, "program", None) or "")
+    return bool(program) and not program.startswith(("/", "-m", "$"))
 
 
 def _climbing_guess(program: str, file: str, script: str | None, root: str | None) -> str | None:

@@ -14,7 +14,7 @@ from packlint.errors import PacklintError
 from packlint.interpret import commands, expansion, sourcing
 from packlint.interpret.bash_tables import UNKNOWN_PART
 from packlint.interpret.syntax import bytes_of, child_statements, runnable
-from packlint.interpret.words import Piece, join_pieces
+from packlint.interpret.words import ORIGIN_NOTE, Piece, join_pieces
 from packlint.interpret.world import World
 from packlint.launchers.tables import PYTHON_NAME
 from packlint.parse import ParsedScript, parse
@@ -423,6 +423,11 @@ def code_text(interp: Interpreter, values: list[Value], world: World) -> Known |
                 world.vars[name] = Variable(Unknown(reason, v.span))
                 add("${" + name + "}")
             else:
+                origin = reason[len(ORIGIN_NOTE) :] if reason.startswith(ORIGIN_NOTE) else None
+                if evidence.marks(origin):
+                    ranges.extend([at + a, at + b, o] for a, b, o in evidence.marks(origin))
+                elif origin and piece:
+                    ranges.append([at, at + len(piece), origin])
                 add(piece)
                 known_any = known_any or bool(piece.strip())
     if not known_any:

@@ -446,7 +446,7 @@ def source_file(interp: Interpreter, fields: list[Value], world: World, ps: Pars
         interp.source_calls -= 1
     if cwd_relative:
         word = _command_word(fields)
-        origin = evidence.origin_of(evidence.ASSUMED, f"{evidence.OWN_DIRECTORY} (`{word} {text}`)")
+        origin = evidence.origin_of(evidence.ASSUMED, f"{_run_from(interp, text, path)} (`{word} {text}`)")
         for w in out:
             _mark_assumed(w, before, origin)
     for w in out:
@@ -455,6 +455,19 @@ def source_file(interp: Interpreter, fields: list[Value], world: World, ps: Pars
         if w.flow == "return" and len(w.locals_stack) == saved_frames:
             w.flow = None
     return interp.merge(out)
+
+
+def _run_from(interp: Interpreter, text: str, path: str) -> str:
+    """Where the script must run for bash to find a cwd-relative sourced path where packlint found it: the checkout's
+    root, or its own directory, or the directory packlint runs in (princeton-nlp/LESS: `source
+    less/scripts/train/base_training_args.sh` names a path from the checkout's root, not from the script's folder)."""
+    here = os.path.dirname(interp.source_stack[0]) if interp.source_stack else None
+    for where in (here, interp.cwd):
+        if where and os.path.normpath(os.path.join(where, text)) == path:
+            if os.path.exists(os.path.join(where, ".git")):
+                return "the script run from the checkout's root"
+            return evidence.OWN_DIRECTORY if where == here else f"the script run from {where}/"
+    return evidence.OWN_DIRECTORY
 
 
 def _cwd_relative(ps: ParsedScript, span: Span, text: str) -> bool:

@@ -127,9 +127,7 @@ def value_pieces(v: Value, quoted: bool, span: Span) -> list[Piece]:
     """A value as pieces; a partly unknown value keeps its known parts, so word splitting and
     `bash -c "$X ..."` still see them."""
     if isinstance(v, Unknown) and v.parts:
-        return [Piece(t, split=not quoted, span=v.span or span, reason=r or "") for t, r in v.parts] or [
-            _value_piece(v, quoted, span)
-        ]
+        return [part_piece(t, r or "", quoted, v.span or span) for t, r in v.parts] or [_value_piece(v, quoted, span)]
     return [_value_piece(v, quoted, span)]
 
 
@@ -302,7 +300,13 @@ def _field_value(parts: list[Piece], word_span: Span) -> Value:
         if known_tail.startswith("/") and len(parts) > 1:
             reason = f"partly unknown: {unknown.reason}; tail={known_tail.lstrip('/')}"
         return Unknown(
-            reason, word_span, tuple((p.text, p.reason) for p in parts), any(p.text is None and p.split for p in parts)
+            reason,
+            word_span,
+            tuple(
+                (p.text, ORIGIN_NOTE + p.origin if p.text is not None and p.origin and _noted(p.origin) else p.reason)
+                for p in parts
+            ),
+            any(p.text is None and p.split for p in parts),
         )
     if sum(len(t) for t in texts) > MAX_VALUE_CHARS:  # predicted before joining (`$X$X$X...`)
         return Unknown("value too long to track", word_span)
@@ -349,6 +353,22 @@ def _part_origin(origin: str | None, start: int, end: int) -> str | None:
     if not origin or not origin.startswith(evidence.MARKS):
         return origin
     return evidence.weakest(str(o) for a, b, o in evidence.marks(origin) if a < end and start < b)
+
+
+# (a known part of a partly unknown value keeps its origin in its reason slot: `training_args="... --percentage
+# $percentage ... --output_dir $OUT"` with OUT unknown, eval'd later: princeton-nlp/LESS's derivatives)
+ORIGIN_NOTE = "\0origin:"
+
+
+def _noted(origin: str) -> bool:
+    return origin == ARGS_ORIGIN or origin.startswith(("cluster-default:", evidence.MARKS)) or _kept_origin(origin)
+
+
+def part_piece(text: str | None, reason: str, quoted: bool, span: Span) -> Piece:
+    """A part of a partly unknown value as a piece, with the origin its reason slot keeps."""
+    if text is not None and reason.startswith(ORIGIN_NOTE):
+        return Piece(text, split=not quoted, span=span, origin=reason[len(ORIGIN_NOTE) :])
+    return Piece(text, split=not quoted, span=span, reason=reason)
 
 
 def _kept_origin(origin: str | None) -> bool:
