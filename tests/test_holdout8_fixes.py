@@ -32,6 +32,11 @@ SHAPES = {
         "DISTRIBUTED_ARGS=(--nproc_per_node $GPUS_PER_NODE --nnodes $NNODES)\n"
         f'cmd="torchrun ${{DISTRIBUTED_ARGS[@]}} {MEGATRON} {FLAGS}"\neval $cmd\n'
     ),
+    "eval_with_an_unset_part": (  # (concerto's qwen3_cpt.sh: `... 2>&1 | tee ${LOG_FILE}`, the log dir never set)
+        "NNODES=${WORLD_SIZE:-1}\n"
+        'DISTRIBUTED_ARGS="--nproc_per_node 8 --nnodes $NNODES"\n'
+        f'run_cmd="torchrun $DISTRIBUTED_ARGS {MEGATRON} {FLAGS} --log ${{LOG_DIR}}/train.log"\neval ${{run_cmd}}\n'
+    ),
     "eval_string": (
         "NNODES=${WORLD_SIZE:-1}\n"
         'DISTRIBUTED_ARGS="--nproc_per_node 8 --nnodes $NNODES"\n'

@@ -302,10 +302,7 @@ def _field_value(parts: list[Piece], word_span: Span) -> Value:
         return Unknown(
             reason,
             word_span,
-            tuple(
-                (p.text, ORIGIN_NOTE + p.origin if p.text is not None and p.origin and _noted(p.origin) else p.reason)
-                for p in parts
-            ),
+            tuple(_part_of_unknown(p) for p in parts),
             any(p.text is None and p.split for p in parts),
         )
     if sum(len(t) for t in texts) > MAX_VALUE_CHARS:  # predicted before joining (`$X$X$X...`)
@@ -360,6 +357,13 @@ def _part_origin(origin: str | None, start: int, end: int) -> str | None:
 ORIGIN_NOTE = "\0origin:"
 
 
+def _part_of_unknown(p: Piece) -> tuple[str | None, str]:
+    """A piece as a part of a partly unknown value: (text, reason), a known part's origin in its reason slot."""
+    if p.text is not None and p.origin and _noted(p.origin):
+        return p.text, ORIGIN_NOTE + p.origin
+    return p.text, p.reason
+
+
 def _noted(origin: str) -> bool:
     return origin == ARGS_ORIGIN or origin.startswith(("cluster-default:", evidence.MARKS)) or _kept_origin(origin)
 
@@ -390,7 +394,7 @@ def _path_under_unset(parts: list[Piece], word_span: Span) -> Unknown | None:
         name = p.origin[len("unset:") :]
         reason = f"${name} is never set by the script (the machine's or the cluster's variable)"
         tail = rest.lstrip("/")
-        pieces = tuple((None, reason) if q is p else (q.text, q.reason) for q in parts)
+        pieces = tuple((None, reason) if q is p else _part_of_unknown(q) for q in parts)
         return Unknown(f"partly unknown: {reason}; tail={tail}", word_span, pieces)
     return None
 
