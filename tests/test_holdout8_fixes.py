@@ -378,3 +378,37 @@ def test_a_cd_to_another_machine_s_folder_is_a_premise_of_the_program_found_here
     assert found["run.sh"]["severity"] == "warning", found["run.sh"]
     assert "a folder outside the checkout" in found["run.sh"]["message"], found["run.sh"]["message"]
     assert found["here.sh"]["severity"] == "error", found["here.sh"]
+
+
+# --- a value set inside an undecided branch over the one given before it (verl's run_ppo_trainer_megatron.sh) -----
+
+_VERL_DEVICE = """\
+#!/bin/bash
+common_params=(
+    data.train_batch_size=256
+    global_profiler.tool=nsys
+    trainer.total_epochs=2
+)
+device_name=$(python3 - <<EOF
+from verl.utils.device import get_device_name
+print(get_device_name())
+EOF
+)
+if [ -n "$device_name" ] && [ "$device_name" == "cuda" ]; then
+    python3 -m verl.trainer.main_ppo "${common_params[@]}" trainer.n_gpus_per_node=8
+elif [ -n "$device_name" ] && [ "$device_name" == "npu" ]; then
+    python3 -m verl.trainer.main_ppo \\
+        "${common_params[@]}" \\
+        trainer.n_gpus_per_node=16 \\
+        global_profiler.tool=npu \\
+        trainer.total_epochs=3 trainer.total_epochs=4
+fi
+"""
+
+
+def test_a_branch_s_own_value_over_the_common_one_is_no_repeat(tmp_path: Path, capsys) -> None:
+    """JetAstra/PI-Mem (verl 0.8.0.dev): the npu branch's `global_profiler.tool=npu` over the common array's `nsys` is
+    the branch's own setting; a key the branch itself gives twice with different values is still a repeat."""
+    root = write_tree(tmp_path, {".git/HEAD": "", "run_ppo_trainer_megatron.sh": _VERL_DEVICE})
+    found = [f for f in check_findings(capsys, root) if f["code"] == "PK103"]
+    assert [f["message"].split()[0] for f in found] == ["trainer.total_epochs"], found

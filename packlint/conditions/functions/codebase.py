@@ -366,6 +366,9 @@ def _branch_override(ctx: EvalContext, name: str) -> Unk | None:
     "$@" does; not a repeat."""
     if not ctx.variant.get("when"):
         return None
+    inside = _set_in_branch(ctx, name)
+    if inside is not None:
+        return inside
     here = len(repeat_occurrences(flag_occurrences(ctx.variant, "flags", name)))
     if here < 2:
         return None
@@ -375,6 +378,30 @@ def _branch_override(ctx: EvalContext, name: str) -> Unk | None:
         n = len(repeat_occurrences(flag_occurrences(other, "flags", name)))
         if 0 < n < here:
             why = f"{name} is given again only on some branches: the branch overrides the base value on purpose"
+            return Unk(why, "unknown")
+    return None
+
+
+def _set_in_branch(ctx: EvalContext, name: str) -> Unk | None:
+    """The launch runs inside a branch packlint could not decide, and the flag's later occurrences, written in that
+    branch, set it over a value given before the branch began (verl's run_ppo_trainer_megatron.sh: `common_params=(...
+    global_profiler.tool=nsys ...)`, then `elif [ "$device_name" == "npu" ]; then python3 -m verl.trainer.main_ppo
+    "${common_params[@]}" ... global_profiler.tool=npu`): the branch's own value, as `x=1; if c; then x=2; fi`."""
+    import re
+
+    starts = []
+    for w in ctx.variant.get("when") or []:
+        m = re.match(r"(.+?):(\d+): ", str(w))
+        if m:
+            starts.append((m.group(1), int(m.group(2))))
+    if not starts:
+        return None
+    occs = repeat_occurrences(flag_occurrences(ctx.variant, "flags", name))
+    for file, line in starts:
+        after = [o for o in occs if o.get("file") == file and (o.get("line") or 0) > line]
+        before = [o for o in occs if o not in after]
+        if after and before and occs[-1] is after[-1] and len({str(o.get("value")) for o in after}) == 1:
+            why = f"{name} is set inside the branch at line {line} over the value given before it: the branch's own"
             return Unk(why, "unknown")
     return None
 
