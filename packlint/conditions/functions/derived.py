@@ -114,34 +114,37 @@ def _f_size(ctx: EvalContext, node: Builtin, a: list[Any]) -> Any:
         occ = _occurrences(ctx, "flags", source)
         if occ:
             evidence.record(ctx, occ[-1])
-    _note_unread_defaults(ctx, name)
-    return int(value)
+    unread = _unread_defaults(ctx, name)
+    return unread if unread is not None else int(value)
 
 
 # the sizes a parallel size is computed from (data parallel: world / (TP x PP x CP))
 _SIZE_PARTS = {"dp": ("tp", "pp", "cp"), "tp": ("tp",), "pp": ("pp",), "cp": ("cp",), "ep": ("ep",)}
 
 
-def _note_unread_defaults(ctx: EvalContext, name: str) -> None:
+def _unread_defaults(ctx: EvalContext, name: str) -> Unk | None:
     """A parallel size no flag gives is the program's default; where packlint found the launched program but not
-    its parser (PK206: it imports a Megatron the checkout does not hold, zzhx1/Hetaceso-ModelLink's Aceso
-    `flexpipe` fork, whose layout comes from a `--flexpipe-config` file), that default is upstream Megatron-LM's,
-    assumed (issue 26)."""
+    its parser (PK206: it imports a Megatron the checkout does not hold), that default is not known: zzhx1/
+    Hetaceso-ModelLink's Aceso `flexpipe` fork takes its layout from a `--flexpipe-config` file, and no TP/PP flag
+    is given (issue 26: an unknown parser makes unknown what it decides)."""
     sizes = [
         k
         for k in _SIZE_PARTS.get(name, ())
         if str((parallel_size(ctx.variant, ctx.launch, k) or {}).get("source") or "").startswith("default")
     ]
     if not sizes:
-        return
+        return None
     from packlint.conditions.functions.codebase_common import _code
 
     facts = _code(ctx)
     if facts is None or not facts.known or facts.schema is not None:
-        return
-    given = " x ".join(k.upper() for k in sizes) + (" take" if len(sizes) > 1 else " takes")
-    why = f"{evidence.UPSTREAM_MEGATRON}: its parser is not in the checkout, so {given} upstream's default of 1"
-    evidence.note(ctx, (evidence.ASSUMED, why))
+        return None
+    given = " x ".join(k.upper() for k in sizes)
+    return Unk(
+        f"{given} {'are' if len(sizes) > 1 else 'is'} not given, and the launched program's parser, whose default "
+        "decides, is not in the checkout",
+        "unknown",
+    )
 
 
 def schema_default(ctx: EvalContext, setting: Setting) -> str | None:
