@@ -372,12 +372,16 @@ def test_a_cd_to_another_machine_s_folder_is_a_premise_of_the_program_found_here
             "run.sh": "#!/bin/bash\nBASE=/gpfs/work/someone/reasoning_generator_3b\ncd $BASE\n"
             "python src/orm_selection_v2.py --score-shard 0 4\n",
             "here.sh": "#!/bin/bash\npython src/orm_selection_v2.py --score-shard 0 4\n",
+            # (the same inside a remote or `-c` command string: `$H 'cd /gpfs/...` then the program on its own line)
+            "remote.sh": "#!/bin/bash\nbash -c 'cd /gpfs/work/someone/reasoning_generator_3b\n"
+            "python src/orm_selection_v2.py --score-shard 0 4'\n",
         },
     )
     found = {f["path"].rsplit("/", 1)[-1]: f for f in check_findings(capsys, root) if f["code"] == "PK202"}
     assert found["run.sh"]["severity"] == "warning", found["run.sh"]
     assert "a folder outside the checkout" in found["run.sh"]["message"], found["run.sh"]["message"]
     assert found["here.sh"]["severity"] == "error", found["here.sh"]
+    assert found["remote.sh"]["severity"] == "warning", found["remote.sh"]
 
 
 # --- a value set inside an undecided branch over the one given before it (verl's run_ppo_trainer_megatron.sh) -----

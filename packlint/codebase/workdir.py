@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from typing import Any
 
 _CD = re.compile(
-    r"""(?:^|[;&|(]\s*|\b(?:then|do|else)\s+|\{\s+)(?:builtin\s+)?(?:cd|pushd)\s+(?:-[LPe@]+\s+|--\s+)*"""
+    r"""(?:^|[;&|(]\s*|\b(?:then|do|else)\s+|\{\s+|\s['"])(?:builtin\s+)?(?:cd|pushd)\s+(?:-[LPe@]+\s+|--\s+)*"""
     r"""["']?([^\s;&|"'()]+)"""
 )
 # `$(dirname "$0")`, `$(dirname "${BASH_SOURCE[0]}")`: the script's own directory
