@@ -328,6 +328,12 @@ def _read_into(
         }
         incomplete.append(f"{path_text} could not be read ({err.message})")
         return
+    if root.value is not None and not isinstance(root.value, dict) and cfg.get("stack") is None:
+        # a program of no known stack loads its own `--config` (reasoning-gym's eval.py iterates a JSON list of
+        # dataset configs): what shape it wants is that program's business, no stack loader's
+        record["data"] = True
+        incomplete.append(f"{path_text} is read by a program of no known stack, and its top level is not a mapping")
+        return
     if root.value is not None and not isinstance(root.value, dict):
         record["error"] = "the file's top level is not a mapping"
         record["error_at"] = _loc(shown, root)
@@ -562,5 +568,29 @@ def _note_machine(record: dict[str, Any], path_text: str, dirs: list[str]) -> No
     from packlint.evidence import to_json
 
     premise = missing_premise(path_text, dirs) or stack_clone_premise(path_text, dirs, _STACK_NAMES)
+    if premise is None:
+        premise = _climbs_out(path_text, dirs)
     if premise is not None:
         record["evidence"] = to_json(premise)
+
+
+def _climbs_out(path_text: str, dirs: list[str]) -> tuple[str, str] | None:
+    """A relative path that climbs out of the checkout from where the launch must run: its program `train/sft.py`
+    is found only from the checkout's root, and from there `../examples/ds.json` is a file beside the checkout
+    (IsTianSheng/LONG1k-32B, meant to sit in a LLaMA-Factory tree): the machine's, as an absolute path outside is."""
+    import os
+
+    from packlint import evidence
+    from packlint.configs.elsewhere import checkout_root
+
+    program = _PROGRAM_DIRS[0]
+    root = checkout_root(dirs)
+    if not path_text.startswith("../") or not program or "/" not in program or os.path.isabs(program) or not root:
+        return None
+    if not os.path.isfile(os.path.join(root, program)) or (dirs and os.path.isfile(os.path.join(dirs[0], program))):
+        return None
+    return (
+        evidence.MACHINE,
+        f"the launch runs from the checkout's root (where {program} is), and {path_text} from there is outside the "
+        "checkout, on the machine it runs on",
+    )
