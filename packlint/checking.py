@@ -506,12 +506,10 @@ def _collect(result: CheckResult, job: _Job, outcome) -> None:
     result.suppressed += suppressed
     threshold = SEVERITY_RANK[job.settings.fail_on]
     for f in findings:
-        # a finding inside a sourced (or sbatch'ed, bash-run) file: reported once, however many checked
-        # scripts reach that file and whether or not the file is checked itself, with every caller's
-        # related locations (the launch each one reaches it from)
-        # (the same finding from two analyses, one under a premise the other does not need: a callee checked on its
-        # own and as its caller runs it, princeton-nlp/LESS's derivatives: the one on the stronger evidence is kept)
-        key = (f.code, f.location, _without_premises(f))
+        # a finding inside a sourced (or sbatch'ed, bash-run) file: reported once, however many checked scripts reach
+        # that file and whether or not it is checked itself, with every caller's related locations; and once when two
+        # analyses reach it under different premises (the stronger evidence kept: Finding.weaker_than)
+        key = (f.code, f.location, f.bare_message())
         at = result.sourced_at.get(key)
         if at is None:
             result.sourced_at[key] = len(result.findings)
@@ -519,29 +517,12 @@ def _collect(result: CheckResult, job: _Job, outcome) -> None:
             result.thresholds.append(threshold)
             continue
         first = result.findings[at]
-        if _weaker(first, f):
+        if first.weaker_than(f):
             first, f = f, first
             result.thresholds[at] = threshold
         extra = tuple(r for r in f.related if r not in first.related)
         result.findings[at] = first.replace(related=first.related + extra) if extra else first
         result.thresholds[at] = min(result.thresholds[at], threshold)
-
-
-def _without_premises(f: Finding) -> str:
-    """A finding's message without the words that name its premises (evidence.suffix)."""
-    from packlint import evidence
-
-    tail = evidence.suffix(f.premises)
-    return f.message[: -len(tail)] if tail and f.message.endswith(tail) else f.message
-
-
-def _weaker(a: Finding, b: Finding) -> bool:
-    """`a` stands on weaker evidence than `b` (the machine over an assumption over the checkout), or on more."""
-    from packlint import evidence
-
-    rank = {evidence.CHECKOUT: 0, evidence.ASSUMED: 1, evidence.MACHINE: 2}
-    ka, kb = rank[evidence.basis(a.premises)], rank[evidence.basis(b.premises)]
-    return ka > kb or (ka == kb and len(a.premises) > len(b.premises))
 
 
 class _Job:

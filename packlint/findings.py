@@ -94,6 +94,22 @@ class Finding:
         loc = self.location
         return (loc.path, loc.line, loc.column, self.code, self.message)
 
+    def bare_message(self) -> str:
+        """The message without the words that name its premises (evidence.suffix)."""
+        from packlint import evidence
+
+        tail = evidence.suffix(self.premises)
+        return self.message[: -len(tail)] if tail and self.message.endswith(tail) else self.message
+
+    def weaker_than(self, other: Finding) -> bool:
+        """This finding stands on weaker evidence than `other` (the machine over an assumption over the checkout),
+        or on more premises of the same kind: of one finding two analyses reach, the other is kept."""
+        from packlint import evidence
+
+        rank = {evidence.CHECKOUT: 0, evidence.ASSUMED: 1, evidence.MACHINE: 2}
+        mine, theirs = rank[evidence.basis(self.premises)], rank[evidence.basis(other.premises)]
+        return mine > theirs or (mine == theirs and len(self.premises) > len(other.premises))
+
     def to_json(self) -> dict:
         loc = self.location
         return {

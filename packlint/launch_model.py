@@ -107,6 +107,26 @@ def mark_passed(flags: dict[str, list[FlagOccurrence]], passed: tuple[str, ...])
             left.pop(match)
 
 
+def _equals_occurrence(a: Known) -> FlagOccurrence:
+    """`--name=value`: the value at its own location when the word is written literally (`--mbs=2`), resting on
+    what the word's text after `=` rests on (evidence.part_origin)."""
+    t = a.text
+    name, _, val = t.partition("=")
+    vspan = a.span
+    if a.span is not None and a.span.line == a.span.end_line and a.span.end_column - a.span.column == len(t):
+        vspan = Span(a.span.file, a.span.line, a.span.column + len(name) + 1, a.span.line, a.span.end_column)
+    value = Known(val, vspan, evidence.part_origin(a.origin, len(name) + 1, len(t)))
+    return FlagOccurrence(name, [value], a.span, "equals", _from_caller(a))
+
+
+def _take_value(current: FlagOccurrence, a: Value) -> None:
+    current.args.append(a)
+    if isinstance(a, Known) and a.origin == ARGS_ORIGIN and not current.caller:
+        # `--percentage $percentage` with percentage=$3, a caller the analysis followed passing it: the callee's
+        # parameter, a per-run value given on purpose (PK103 counts it with the caller's words)
+        current.passed = True
+
+
 def parse_program_flags(args: list[Value]) -> tuple[dict[str, list[FlagOccurrence]], list[Value]]:
     """Megatron/argparse style: `--name value`, `--name=value`, store-true, multi-valued, Hydra. A `--`
     word ends the options as in argparse: it and everything after it are positionals."""
@@ -135,25 +155,8 @@ def parse_program_flags(args: list[Value]) -> tuple[dict[str, list[FlagOccurrenc
             t = a.text
             if t.startswith("-") and len(t) > 1 and not _NUMBER.match(t):
                 if t.startswith("--") and "=" in t:
-                    name, _, val = t.partition("=")
-                    # the value's own location when the word is written literally (`--mbs=2`)
-                    vspan = a.span
-                    if (
-                        a.span is not None
-                        and a.span.line == a.span.end_line
-                        and a.span.end_column - a.span.column == len(t)
-                    ):
-                        vspan = Span(
-                            a.span.file, a.span.line, a.span.column + len(name) + 1, a.span.line, a.span.end_column
-                        )
-                    occ = FlagOccurrence(
-                        name,
-                        [Known(val, vspan, evidence.part_origin(a.origin, len(name) + 1, len(t)))],
-                        a.span,
-                        "equals",
-                        _from_caller(a),
-                    )
-                    flags.setdefault(name, []).append(occ)
+                    occ = _equals_occurrence(a)
+                    flags.setdefault(occ.name, []).append(occ)
                     current = None
                     continue
                 current = FlagOccurrence(t, [], a.span, "separate", _from_caller(a))
@@ -184,11 +187,7 @@ def parse_program_flags(args: list[Value]) -> tuple[dict[str, list[FlagOccurrenc
             )
             continue
         if current is not None:
-            current.args.append(a)
-            if isinstance(a, Known) and a.origin == ARGS_ORIGIN and not current.caller:
-                # `--percentage $percentage` with percentage=$3, a caller the analysis followed passing it: the
-                # callee's parameter, a per-run value given on purpose (PK103 counts it with the caller's words)
-                current.passed = True
+            _take_value(current, a)
         else:
             positionals.append(a)
     return flags, positionals

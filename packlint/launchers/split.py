@@ -73,6 +73,14 @@ def ends_options(v: Value) -> bool:
     return t.endswith(".py")
 
 
+def _equals_option(f: Value, text: str) -> Option:
+    """`--name=value` as an option: its value keeps what the word's text after `=` rests on (evidence.part_origin)."""
+    name, _, val = text.partition("=")
+    return Option(
+        name, f, [Known(val, f.span, evidence.part_origin(getattr(f, "origin", None), len(name) + 1, len(text)))]
+    )
+
+
 def split_options(spec: LauncherSpec, fields: list[Value], start: int) -> tuple[list[Option], int, bool]:
     """Read the launcher's options from fields[start:]; return them, the index of the first non-option,
     and whether a module flag (`-m`) was seen."""
@@ -90,14 +98,7 @@ def split_options(spec: LauncherSpec, fields: list[Value], start: int) -> tuple[
             f = fields[j]
             t = f.text if isinstance(f, Known) else ""
             if t.startswith("--") and "=" in t:
-                key, _, val = t.partition("=")
-                options.append(
-                    Option(
-                        key,
-                        f,
-                        [Known(val, f.span, evidence.part_origin(getattr(f, "origin", None), len(key) + 1, len(t)))],
-                    )
-                )
+                options.append(_equals_option(f, t))
                 j += 1
             elif t.startswith("-") and j + 1 < k and not ends_options(fields[j + 1]):
                 options.append(Option(t, f, [fields[j + 1]]))
@@ -121,10 +122,7 @@ def split_options(spec: LauncherSpec, fields: list[Value], start: int) -> tuple[
             i += 1
             break
         if "=" in text and text.startswith("--"):
-            name, _, val = text.partition("=")
-            options.append(
-                Option(name, f, [Known(val, f.span, evidence.part_origin(f.origin, len(name) + 1, len(text)))])
-            )
+            options.append(_equals_option(f, text))
             i += 1
             continue
         if text in spec.module_flags:
