@@ -290,7 +290,8 @@ def test_pk602_a_json_data_set_given_to_the_checkouts_own_script_is_no_config(tm
             "examples/NLG/create_datasets.sh": '#!/bin/bash\necho "creating dart"\n'
             "python src/format_converting_dart.py data/dart/dart-v1.1.1-full-dev.json \\\n"
             "    data/dart/valid_formatted.jsonl\n",
-            # a config flag still names a config: its list top level is the error it was
+            # under a config flag too: a program of no known stack loads its `--config` itself, and whether a list is
+            # what it wants is its own business (the ninth holdout: reasoning-gym's eval.py iterates a JSON list)
             "examples/NLG/train.sh": "#!/bin/bash\n"
             "python src/format_converting_dart.py --config data/dart/dart-v1.1.1-full-dev.json\n",
         },
@@ -299,8 +300,7 @@ def test_pk602_a_json_data_set_given_to_the_checkouts_own_script_is_no_config(tm
     found = _findings(capsys, root / "examples/NLG/create_datasets.sh")
     assert [f for f in found if f["code"] in ("PK601", "PK602")] == []
     found = _findings(capsys, root / "examples/NLG/train.sh")
-    got = [(Path(f["path"]).name, f["code"]) for f in found if f["code"] in ("PK601", "PK602")]
-    assert got == [("dart-v1.1.1-full-dev.json", "PK602")]
+    assert [f for f in found if f["code"] in ("PK601", "PK602")] == []
 
 
 # ------------------------------------------------------------------------------------------------ PK310
