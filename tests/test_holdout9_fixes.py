@@ -57,3 +57,25 @@ def test_a_relative_path_out_of_the_checkout_from_where_the_launch_runs_is_the_m
     assert found["sft.sh"]["severity"] == "info", found["sft.sh"]
     assert "outside the checkout" in found["sft.sh"]["message"], found["sft.sh"]["message"]
     assert found["sft_in.sh"]["severity"] != "info", found["sft_in.sh"]  # (inside the checkout: missing there)
+
+
+def test_a_relative_config_of_a_program_outside_the_checkout_is_the_machine_s(tmp_path: Path, capsys) -> None:
+    """orange-city/llama_factory_nli setup/train.sh (the tenth holdout): `torchrun
+    /data/sunhao/code/LLaMA-Factory/src/llamafactory/launcher.py ... --dataset nli --deepspeed
+    examples/deepspeed/ds_z3_config.json`: the job starts in that outside tree, so whether the relative file is there
+    is the machine's (an info, as for the absolute path)."""
+    launch = (
+        "#!/bin/bash\ntorchrun --nproc_per_node 4 /data/user/LLaMA-Factory/src/llamafactory/launcher.py "
+        "--model_name_or_path m --stage sft --do_train true --dataset nli --template llama3 --finetuning_type full "
+        "--output_dir o --deepspeed {}\n"
+    )
+    root = write_tree(
+        tmp_path,
+        {
+            ".git/HEAD": "",
+            "setup/train.sh": launch.format("examples/deepspeed/ds_z3_config.json"),
+            "setup/train_abs.sh": launch.format("/data/user/LLaMA-Factory/examples/deepspeed/ds_z3_config.json"),
+        },
+    )
+    found = {f["path"].rsplit("/", 1)[-1]: f for f in check_findings(capsys, root) if f["code"] == "PK601"}
+    assert {k: f["severity"] for k, f in found.items()} == {"train.sh": "info", "train_abs.sh": "info"}, found

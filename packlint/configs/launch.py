@@ -575,7 +575,8 @@ def _note_machine(record: dict[str, Any], path_text: str, dirs: list[str]) -> No
 
 
 def _climbs_out(path_text: str, dirs: list[str]) -> tuple[str, str] | None:
-    """A relative path that climbs out of the checkout from where the launch must run: its program `train/sft.py`
+    """A relative path whose base is the machine's: the launch's program is an absolute path outside the checkout,
+    or the path climbs out of the checkout from where the launch must run (its program `train/sft.py`
     is found only from the checkout's root, and from there `../examples/ds.json` is a file beside the checkout
     (IsTianSheng/LONG1k-32B, meant to sit in a LLaMA-Factory tree): the machine's, as an absolute path outside is."""
     import os
@@ -585,6 +586,17 @@ def _climbs_out(path_text: str, dirs: list[str]) -> tuple[str, str] | None:
 
     program = _PROGRAM_DIRS[0]
     root = checkout_root(dirs)
+    outside = bool(program and root and os.path.isabs(program)) and not str(program).startswith(
+        str(root).rstrip("/") + "/"
+    )
+    if outside and not os.path.isabs(path_text):
+        # (orange-city/llama_factory_nli: `torchrun /data/.../LLaMA-Factory/src/llamafactory/launcher.py ...
+        # --deepspeed examples/deepspeed/ds_z3_config.json`: the job starts in that tree, not in this checkout)
+        return (
+            evidence.MACHINE,
+            f"the launch runs {program}, outside the checkout, so {path_text} is relative to a directory of the "
+            "machine it runs on",
+        )
     if not path_text.startswith("../") or not program or "/" not in program or os.path.isabs(program) or not root:
         return None
     if not os.path.isfile(os.path.join(root, program)) or (dirs and os.path.isfile(os.path.join(dirs[0], program))):
