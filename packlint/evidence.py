@@ -21,7 +21,9 @@ machine caps at info.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Mapping
+from functools import lru_cache
 from typing import Any
 
 CHECKOUT, ASSUMED, MACHINE = "checkout", "assumed", "machine"
@@ -54,21 +56,43 @@ def origin_of(kind: str, because: str) -> str:
 MARKS = "marks:"
 
 
-def marks(origin: str | None) -> list[list]:
-    """The [start, end, origin] ranges of a marked value's origin ([] for any other origin)."""
+def marks(origin: str | None) -> tuple[tuple[int, int, str], ...]:
+    """The (start, end, origin) ranges of a marked value's origin (() for any other origin)."""
     if not origin or not origin.startswith(MARKS):
-        return []
-    import json
+        return ()
+    return _parsed_marks(origin)
 
+
+@lru_cache(maxsize=512)
+def _parsed_marks(origin: str) -> tuple[tuple[int, int, str], ...]:
+    # (a marked value is split into its fields, each asking for its part's mark: parsed once per origin text)
     try:
         found = json.loads(origin[len(MARKS) :])
     except ValueError:
-        return []
-    return [m for m in found if isinstance(m, list) and len(m) == 3] if isinstance(found, list) else []
+        return ()
+    if not isinstance(found, list):
+        return ()
+    return tuple(
+        (m[0], m[1], str(m[2])) for m in found if isinstance(m, list) and len(m) == 3 and isinstance(m[0], int)
+    )
+
+
+def part_marks(origin: str | None, at: int, length: int) -> list[tuple[int, int, str]]:
+    """The marks a part carrying `origin` gives a value it is joined into at offset `at`: its own marks shifted, or
+    one mark over its text."""
+    found = marks(origin)
+    if found:
+        return [(at + a, at + b, o) for a, b, o in found]
+    return [(at, at + length, origin)] if origin and length else []
+
+
+def marked(ranges: list[tuple[int, int, str]]) -> str | None:
+    """The marked origin over these ranges (None: no range)."""
+    return MARKS + json.dumps(ranges, separators=(",", ":")) if ranges else None
 
 
 def whole_origin(origin: str | None) -> str | None:
-    """The origin a value stands on when read whole: a marked value's first mark."""
+    """The origin a value stands on when read whole: a marked value's weakest mark."""
     if origin and origin.startswith(MARKS):
         return weakest(str(o) for _a, _b, o in marks(origin))
     return origin

@@ -10,6 +10,8 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from packlint import caches
+
 _CD = re.compile(
     r"""(?:^|[;&|(]\s*|\b(?:then|do|else)\s+|\{\s+|\s['"])(?:builtin\s+)?(?:cd|pushd)\s+(?:-[LPe@]+\s+|--\s+)*"""
     r"""["']?([^\s;&|"'()]+)"""
@@ -90,10 +92,27 @@ def find_workdir(
     `cd` or `pushd` before it in its file; (None, None) when there is none or it cannot be told. A relative `cd`
     goes on from the one before it (`cd "$LONGCHAT_DIR"` then `cd longeval`: zengxyyu/HiCI), and a `$VAR` in a
     target is the value the script gives it (`variables`, the launch's known shell variables)."""
-    from packlint.safe_io import read_regular
-
     if not isinstance(path, str) or not isinstance(line, int) or line < 1:
         return None, None
+    # (the code session and the stack-config rules ask for every launch: the script read once per launch and run)
+    key = (path, line, column, tuple(sorted((variables or {}).items())))
+    if caches.IN_RUN[0] and key in _MEMO:
+        found: tuple[str | None, str | None] = _MEMO[key]
+        return found
+    found = _find_workdir(path, line, column, variables)
+    if caches.IN_RUN[0]:
+        _MEMO[key] = found
+    return found
+
+
+_MEMO = caches.run_memo()
+
+
+def _find_workdir(
+    path: str, line: int, column: Any, variables: Mapping[str, str] | None
+) -> tuple[str | None, str | None]:
+    from packlint.safe_io import read_regular
+
     path = os.path.abspath(path)
     script_dir = os.path.dirname(path)
     root = _checkout(script_dir)

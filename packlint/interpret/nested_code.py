@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import json
 import re
 import shlex
 from typing import TYPE_CHECKING
@@ -14,12 +13,12 @@ from packlint.errors import PacklintError
 from packlint.interpret import commands, expansion, sourcing
 from packlint.interpret.bash_tables import UNKNOWN_PART
 from packlint.interpret.syntax import bytes_of, child_statements, runnable
-from packlint.interpret.words import ORIGIN_NOTE, Piece, join_pieces
+from packlint.interpret.words import ORIGIN_NOTE, Piece, carried, join_pieces
 from packlint.interpret.world import World
 from packlint.launchers.tables import PYTHON_NAME
 from packlint.parse import ParsedScript, parse
 from packlint.source import SourceFile, load
-from packlint.values import ARGS_ORIGIN, Known, Span, Unknown, Value, Variable, as_arguments
+from packlint.values import Known, Span, Unknown, Value, Variable, as_arguments
 
 if TYPE_CHECKING:
     from tree_sitter import Node
@@ -395,7 +394,7 @@ def code_text(interp: Interpreter, values: list[Value], world: World) -> Known |
     holds an unknown value, so the code around it is still analysed. None: nothing is known.
     The words' origins go with their text (a marked origin: evidence.MARKS)."""
     text: list[str] = []
-    ranges: list[list[object]] = []
+    ranges: list[tuple[int, int, str]] = []
     at = 0
     known_any = False
 
@@ -408,10 +407,8 @@ def code_text(interp: Interpreter, values: list[Value], world: World) -> Known |
         if n:
             add(" ")
         if isinstance(v, Known):
-            if evidence.marks(v.origin):
-                ranges.extend([at + a, at + b, o] for a, b, o in evidence.marks(v.origin))
-            elif v.text and (v.origin == ARGS_ORIGIN or evidence.part_origin(v.origin, 0, len(v.text)) is not None):
-                ranges.append([at, at + len(v.text), v.origin])
+            if v.origin and carried(v.origin):
+                ranges += evidence.part_marks(v.origin, at, len(v.text))
             add(v.text)
             known_any = True
             continue
@@ -423,27 +420,23 @@ def code_text(interp: Interpreter, values: list[Value], world: World) -> Known |
                 world.vars[name] = Variable(Unknown(reason, v.span))
                 add("${" + name + "}")
             else:
-                origin = reason[len(ORIGIN_NOTE) :] if reason.startswith(ORIGIN_NOTE) else None
-                if evidence.marks(origin):
-                    ranges.extend([at + a, at + b, o] for a, b, o in evidence.marks(origin))
-                elif origin and piece:
-                    ranges.append([at, at + len(piece), origin])
+                if reason.startswith(ORIGIN_NOTE):
+                    ranges += evidence.part_marks(reason[len(ORIGIN_NOTE) :], at, len(piece))
                 add(piece)
                 known_any = known_any or bool(piece.strip())
     if not known_any:
         return None
     first = values[0]
-    origin = evidence.MARKS + json.dumps(ranges, separators=(",", ":")) if ranges else None
-    return Known("".join(text), first.span, origin)
+    return Known("".join(text), first.span, evidence.marked(ranges))
 
 
 def byte_marks(code: Known) -> tuple[tuple[int, int, str], ...]:
     """A marked code text's marks as byte ranges of its UTF-8 data (SourceFile.marks)."""
     out = []
     for a, b, o in evidence.marks(code.origin):
-        if isinstance(a, int) and isinstance(b, int) and 0 <= a <= b <= len(code.text):
+        if 0 <= a <= b <= len(code.text):
             start = len(code.text[:a].encode("utf-8", "surrogateescape"))
-            out.append((start, start + len(code.text[a:b].encode("utf-8", "surrogateescape")), str(o)))
+            out.append((start, start + len(code.text[a:b].encode("utf-8", "surrogateescape")), o))
     return tuple(out)
 
 

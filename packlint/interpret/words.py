@@ -328,21 +328,17 @@ def _marked(parts: list[Piece], length: int = 0, whole: list[str] | tuple[str, .
     assumption), each part's own (`DISTRIBUTED_ARGS="--nproc_per_node 8 --nnodes $NNODES"`, NNODES=${WORLD_SIZE:-1}:
     split later, `1` stays the cluster's and `8` the script's); None when no part with text has one.
     `whole`: the origins of empty parts (`--node_rank $NODE_RANK`, never set): they hold for every field."""
-    ranges: list[list[object]] = []
+    ranges: list[tuple[int, int, str]] = []
     at = 0
     for p in parts:
         text = p.text or ""
-        if p.origin and (p.origin.startswith("cluster-default:") or p.origin == ARGS_ORIGIN or _kept_origin(p.origin)):
-            ranges.append([at, at + len(text), p.origin])
-        else:
-            ranges += [[at + a, at + b, o] for a, b, o in evidence.marks(p.origin)]
+        if p.origin and carried(p.origin):
+            ranges += evidence.part_marks(p.origin, at, len(text))
         at += len(text)
     if not ranges:
         return None
-    ranges += [[0, length, o] for o in dict.fromkeys(whole)]  # (an empty part's holds for the whole word)
-    import json
-
-    return evidence.MARKS + json.dumps(ranges, separators=(",", ":"))
+    ranges += [(0, length, o) for o in dict.fromkeys(whole)]  # (an empty part's holds for the whole word)
+    return evidence.marked(ranges)
 
 
 def _part_origin(origin: str | None, start: int, end: int) -> str | None:
@@ -359,12 +355,14 @@ ORIGIN_NOTE = "\0origin:"
 
 def _part_of_unknown(p: Piece) -> tuple[str | None, str]:
     """A piece as a part of a partly unknown value: (text, reason), a known part's origin in its reason slot."""
-    if p.text is not None and p.origin and _noted(p.origin):
+    if p.text is not None and p.origin and carried(p.origin):
         return p.text, ORIGIN_NOTE + p.origin
     return p.text, p.reason
 
 
-def _noted(origin: str) -> bool:
+def carried(origin: str) -> bool:
+    """An origin a part keeps when joined into a larger value: what it rests on (evidence: an assumption, the
+    machine, a cluster variable's fallback, a marked value) or a followed caller's word (`percentage=$3`)."""
     return origin == ARGS_ORIGIN or origin.startswith(("cluster-default:", evidence.MARKS)) or _kept_origin(origin)
 
 
@@ -444,16 +442,7 @@ def join_pieces(pieces: list[Piece], word_span: Span) -> Value:
         # a cluster fallback stays one through assignments (NNODES=${SLURM_NNODES:-1}); so does a word a caller the
         # analysis followed passed in (`percentage=$3`: the caller's per-run value, princeton-nlp/LESS); the script's
         # own arguments' origin does not (it marks words the caller passes straight through "$@")
-        keep = (
-            p.origin
-            if p.origin
-            and (
-                p.origin.startswith(("cluster-default:", evidence.MARKS))
-                or p.origin == ARGS_ORIGIN
-                or _kept_origin(p.origin)
-            )
-            else None
-        )
+        keep = p.origin if p.origin and carried(p.origin) else None
         out.append(Piece(p.text, span=p.span, reason=p.reason, origin=keep))
     if not out:
         return Known("", word_span)
