@@ -352,6 +352,25 @@ def unfetched_submodule(path: str, root: str) -> str | None:
     return None
 
 
+def empty_ancestor(path: str, root: str) -> str | None:
+    """The directory (relative to `root`) that `path` (absolute, inside `root`) would lie under when it is the
+    nearest one that exists and it is empty: git never makes an empty directory but for a gitlink (a submodule
+    without its `.gitmodules` entry, or a repository `git add`ed inside another: Aries-iai/HCC-STAR's
+    LLaMA-Factory), so its content is made at set-up. None otherwise."""
+    path, root = os.path.abspath(path), os.path.abspath(root)
+    if not path.startswith(root.rstrip(os.sep) + os.sep):
+        return None
+    d = os.path.dirname(path)
+    while d.startswith(root.rstrip(os.sep) + os.sep) and not os.path.isdir(d):
+        d = os.path.dirname(d)
+    if d == root or not d.startswith(root.rstrip(os.sep) + os.sep) or os.path.islink(d):
+        return None
+    try:
+        return os.path.relpath(d, root) if not os.listdir(d) else None
+    except OSError:
+        return None
+
+
 def _walk(root: str, errors: list[DiscoveryError]) -> list[str]:
     from packlint.configs.standalone import CONFIG_SUFFIXES, is_stack_config
 

@@ -433,7 +433,7 @@ def _merged_hits(
             certainty = "possible"
             when = _trigger(variants, fired_in, shared)
         severity = max((h.severity for h in group), key=SEVERITY_RANK.__getitem__)
-        premises = evidence.unique([*assumed, *(p for h in group for p in h.premises)])
+        premises = evidence.unique([*assumed, *(p for h in group for p in h.premises), *_machine_decisions(when)])
         message = first.message + evidence.suffix(premises)
         if when:
             message += " (only when " + " or when ".join(when) + ")"
@@ -478,6 +478,21 @@ def _undecided_finding(rule: Rule, item: Any, unks: list[Unk], ctx: EvalContext,
         (),
         None,
     )
+
+
+def _machine_decisions(when: list[str]) -> list[evidence.Premise]:
+    """The machine premises of a finding that holds only under some branch decisions: one for each alternative
+    when every alternative takes a decision that tests the machine (a PATH lookup, a device tool, an absolute
+    path), none otherwise."""
+    found: list[evidence.Premise] = []
+    for alternative in when:
+        premise = next(
+            (p for d in alternative.split(" and ") if (p := evidence.condition_premise(d)) is not None), None
+        )
+        if premise is None:
+            return []
+        found.append(premise)
+    return found
 
 
 def _trigger(variants: list[VariantJSON], fired_in: set[int], shared: list[str]) -> list[str]:

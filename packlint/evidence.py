@@ -22,6 +22,7 @@ machine caps at info.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable, Mapping
 from functools import lru_cache
 from typing import Any
@@ -228,3 +229,27 @@ def _joined(becauses: list[str]) -> list[str]:
         said = [t for t in tails if t]
         out.append(f"{head}, so {' and '.join(said)}" if said else head)
     return out
+
+
+# a branch decision that tests the machine (engine: a finding that holds only under it depends on the machine):
+# a PATH lookup (`command -v npu-smi`, `which nvidia-smi`, `type -P x`, `hash x`), a device tool's own status
+# (`nvidia-smi -L`, `npu-smi info`), or a test on an absolute path (`[ -d /usr/local/Ascend ]`)
+_PATH_LOOKUP = re.compile(r"(?:^|[\s;&|!({`])(?:command\s+-[vV]|which|type(?:\s+-[aftpP]+)*|hash)\s+([\w.+-]+)")
+_DEVICE_TOOL = re.compile(r"(?:^|[\s;&|!({`])(nvidia-smi|npu-smi|rocm-smi|hl-smi|xpu-smi|lspci|nproc)\b")
+_ABSOLUTE_TEST = re.compile(r"(?:^|[\s;&|!(\[])-[edfrxsLh]\s+[\"']?(/(?!tmp\b)[\w./+-]*)")
+
+
+def condition_premise(decision: str) -> Premise | None:
+    """The machine premise of a branch decision as the launch model words it ("`command -v npu-smi` is false"),
+    or None when the checkout decides it (AIGCodeOS/aigcode_zeta_optimizer: NPUS_PER_NODE from whichever device
+    tool is on PATH, 1 without one)."""
+    m = _PATH_LOOKUP.search(decision)
+    if m is not None:
+        return (MACHINE, f"whether {m.group(1)} is on PATH is the machine's")
+    m = _DEVICE_TOOL.search(decision)
+    if m is not None:
+        return (MACHINE, f"what {m.group(1)} reports is the machine's")
+    m = _ABSOLUTE_TEST.search(decision)
+    if m is not None:
+        return (MACHINE, f"whether {m.group(1)} exists is the machine's")
+    return None

@@ -54,11 +54,15 @@ class Span:
 class Known:
     """Exact text; `span` is where the text was written (the literal, or the default in `${4:-2}`)."""
 
-    __slots__ = ("text", "span", "origin")
+    __slots__ = ("text", "span", "origin", "segs")
 
-    def __init__(self, text: str, span: Span | None = None, origin: str | None = None) -> None:
-        # origin "caller": the text came in from outside (the script's positional arguments)
-        self.text, self.span, self.origin = text, span, origin
+    def __init__(
+        self, text: str, span: Span | None = None, origin: str | None = None, segs: tuple | None = None
+    ) -> None:
+        # origin "caller": the text came in from outside (the script's positional arguments);
+        # segs: for text joined from parts written in different places (`F="$F --firefly"; F="$F --multi"`),
+        # ((start, end, Span), ...) in order, so a word split out of it later points where it was written
+        self.text, self.span, self.origin, self.segs = text, span, origin, segs
 
     def __eq__(self, other: object) -> bool:
         return type(other) is Known and self.text == other.text and self.span == other.span
@@ -70,7 +74,7 @@ class Known:
         return f"Known({self.text!r}, {self.span!r})"
 
     def __reduce__(self):
-        return (Known, (self.text, self.span, self.origin))
+        return (Known, (self.text, self.span, self.origin, self.segs))
 
 
 # origin of a word a caller the analysis follows passed in as a positional argument (`bash x.sh ARGS`,

@@ -88,7 +88,7 @@ def _ignored_by_checkout(path_text: str, dirs: list[str], root: str) -> evidence
 def submodule_premise(path_text: str, dirs: list[str], root: str) -> evidence.Premise | None:
     """A path under a git submodule of the checkout that is not checked out here (its directory empty or
     absent): `git submodule update --init` (or a `--recursive` clone) makes it at set-up."""
-    from packlint.discover import unfetched_submodule
+    from packlint.discover import empty_ancestor, unfetched_submodule
 
     for d in dirs if not os.path.isabs(path_text) else [root]:
         sub = unfetched_submodule(os.path.normpath(os.path.join(d, path_text)), root)
@@ -97,6 +97,14 @@ def submodule_premise(path_text: str, dirs: list[str], root: str) -> evidence.Pr
                 evidence.MACHINE,
                 f"{path_text} is under the git submodule {sub}, not checked out here: "
                 "`git submodule update --init` fetches it at set-up",
+            )
+    for d in dirs if not os.path.isabs(path_text) else [root]:
+        empty = empty_ancestor(os.path.normpath(os.path.join(d, path_text)), root)
+        if empty is not None:
+            return (
+                evidence.MACHINE,
+                f"{path_text} is under {empty}/, an empty directory in this checkout (git leaves a submodule or a "
+                "repository added inside this one empty): what it holds is made at set-up",
             )
     return None
 

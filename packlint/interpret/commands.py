@@ -87,6 +87,21 @@ def _resting_on(fields: list[Value], because: str) -> list[Value]:
     ]
 
 
+def _io_number(node: Node, last: Node) -> bool:
+    """tree-sitter-bash reads `--x "a"\\` + newline + `  2>&1 | tee log` as the argument `2` and the redirection
+    `>&1`: a number the command ends on that touches the redirection after the command is the redirection's file
+    descriptor, as bash reads it (nauyan/PathologyVLM)."""
+    if last.type != "number" or node.parent is None or node.parent.type != "redirected_statement":
+        return False
+    redirect = node.next_sibling
+    return (
+        redirect is not None
+        and redirect.type == "file_redirect"
+        and redirect.start_byte == last.end_byte
+        and redirect.child_by_field_name("descriptor") is None
+    )
+
+
 def exec_command(
     interp: Interpreter, node: Node, world: World, ps: ParsedScript, status_out: StatusOut | None = None
 ) -> list[World]:
@@ -105,6 +120,8 @@ def exec_command(
     )
     if words:
         words += _words_after_redirects(node)
+        if _io_number(node, words[-1]):
+            words.pop()
     glue_tail = None
     if (
         prefix

@@ -336,13 +336,19 @@ def string_pieces(interp: Interpreter, node: Node, world: World, ps: ParsedScrip
     end = node.end_byte - 1
     pos = start
     saw_any = False
+    at = _Cursor(node)
     for c in kids:
         if c.start_byte > pos:
-            gap = data[pos : c.start_byte].decode("utf-8", "replace")
-            out.append(Piece(unescape_dquote(gap), span=ps.source.span(node)))
+            if pattern:
+                gap = data[pos : c.start_byte].decode("utf-8", "replace")
+                out.append(Piece(unescape_dquote(gap), span=ps.source.span(node)))
+            else:
+                out += _dquote_literal(ps, at, pos, c.start_byte)
         if c.type == "string_content":
-            text = unescape_dquote(text_of(c))
-            out.append(Piece(glob_escape(text) if pattern else text, span=ps.source.span(c)))
+            if pattern:
+                out.append(Piece(glob_escape(unescape_dquote(text_of(c))), span=ps.source.span(c)))
+            else:
+                out += _dquote_literal(ps, at, c.start_byte, c.end_byte)
         else:
             # tree-sitter-bash puts the blanks before `${` inside the expansion's first token
             # ("a ${D}" -> `a` + ` ${D}`): inside quotes they are text
@@ -357,14 +363,78 @@ def string_pieces(interp: Interpreter, node: Node, world: World, ps: ParsedScrip
         pos = c.end_byte
         saw_any = True
     if end > pos:
-        gap = data[pos:end].decode("utf-8", "replace")
-        out.append(Piece(unescape_dquote(gap), span=ps.source.span(node)))
+        if pattern:
+            out.append(Piece(unescape_dquote(data[pos:end].decode("utf-8", "replace")), span=ps.source.span(node)))
+        else:
+            out += _dquote_literal(ps, at, pos, end)
     if not out and not saw_any:
         out.append(Piece("", span=ps.source.span(node)))
     if not any(p.vanish or p.boundary for p in out):
         # "": an empty quoted string still makes a field
         out.insert(0, Piece("", span=ps.source.span(node)))
     return out
+
+
+class _Cursor:
+    """A (byte offset, row, byte column) position in a node's source, moved forward only (linear in the text)."""
+
+    __slots__ = ("pos", "row", "col")
+
+    def __init__(self, node: Node) -> None:
+        self.pos = node.start_byte
+        self.row, self.col = node.start_point
+
+    def point(self, data: bytes, to: int) -> tuple[int, int]:
+        if to > self.pos:
+            chunk = data[self.pos : to]
+            nl = chunk.count(b"\n")
+            if nl:
+                self.row += nl
+                self.col = len(chunk) - chunk.rfind(b"\n") - 1
+            else:
+                self.col += len(chunk)
+            self.pos = to
+        return self.row, self.col
+
+
+def _dquote_literal(ps: ParsedScript, at: _Cursor, a: int, b: int) -> list[Piece]:
+    """The literal text data[a:b] inside double quotes, escapes removed, as pieces located line by line: a word of a
+    string over several lines (`ARGS=" \\<newline> --sequence-parallel \\<newline> ..."`) points at its own line
+    (words.assemble_fields locates a field within its piece)."""
+    data = ps.source.data
+    raw = data[a:b]
+    if b"\n" not in raw:
+        return [Piece(unescape_dquote(raw.decode("utf-8", "replace")), span=_span_between(ps, at, a, b))]
+    out: list[Piece] = []
+    line_start = a
+    while line_start < b:
+        nl = data.find(b"\n", line_start, b)
+        line_end = b if nl < 0 else nl
+        body_end = line_end
+        if nl >= 0 and _escapes_newline(data, line_start, line_end):
+            body_end = line_end - 1  # `\<newline>`: removed in double quotes
+            text = data[line_start:body_end].decode("utf-8", "replace")
+            out.append(Piece(unescape_dquote(text), span=_span_between(ps, at, line_start, body_end)))
+        else:
+            text = data[line_start:line_end].decode("utf-8", "replace")
+            out.append(Piece(unescape_dquote(text), span=_span_between(ps, at, line_start, line_end)))
+            if nl >= 0:
+                out.append(Piece("\n"))
+        line_start = line_end + 1 if nl >= 0 else b
+    return out
+
+
+def _escapes_newline(data: bytes, start: int, end: int) -> bool:
+    """Whether the newline at `end` is escaped: an odd run of backslashes right before it."""
+    n = 0
+    while end - n - 1 >= start and data[end - n - 1] == 0x5C:
+        n += 1
+    return n % 2 == 1
+
+
+def _span_between(ps: ParsedScript, at: _Cursor, a: int, b: int) -> Span:
+    start = at.point(ps.source.data, a)
+    return ps.source.span_of_points(start, at.point(ps.source.data, b))
 
 
 def command_substitution(interp: Interpreter, node: Node, world: World, ps: ParsedScript, quoted: bool) -> Piece:

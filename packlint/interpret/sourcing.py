@@ -119,6 +119,11 @@ def machine_dependence(text: str) -> tuple[str, str] | None:
         )
     if _MADE_AT_SETUP.search(text):
         return (evidence.MACHINE, f"{text} is made at set-up, not kept in a checkout")
+    name = text.rsplit("/", 1)[-1]
+    if name.startswith(".") and name not in (".", ".."):
+        # a dot-file is each user's set-up (`. ./config/.sft_env` beside a gitignored `.env`: lintangsutawika/lang_boot;
+        # `.secrets`, `.envrc`): a missing one is the machine's, never the checkout's
+        return (evidence.MACHINE, f"{text} is a hidden file: each user's set-up, not kept in a checkout")
     return None
 
 

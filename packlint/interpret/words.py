@@ -21,7 +21,7 @@ class Piece:
     """Part of a word being expanded: literal or expanded text, and whether word splitting applies.
     (Hand-written: the hottest object of the interpreter.)"""
 
-    __slots__ = ("text", "split", "span", "reason", "boundary", "vanish", "origin")
+    __slots__ = ("text", "split", "span", "reason", "boundary", "vanish", "origin", "segs")
 
     def __init__(
         self,
@@ -32,8 +32,10 @@ class Piece:
         boundary: bool = False,
         vanish: bool = False,
         origin: str | None = None,
+        segs: tuple[tuple[int, int, Span], ...] | None = None,
     ) -> None:
         self.origin = origin  # "caller": text from the script's arguments
+        self.segs = segs  # where each part of a joined text was written (values.Known.segs)
         self.text = text  # None: unknown
         self.split = split  # result of an unquoted expansion: subject to word splitting
         self.span = span
@@ -133,7 +135,7 @@ def value_pieces(v: Value, quoted: bool, span: Span) -> list[Piece]:
 
 def _value_piece(v: Value, quoted: bool, span: Span) -> Piece:
     if isinstance(v, Known):
-        return Piece(v.text, split=not quoted, span=v.span or span, origin=v.origin)
+        return Piece(v.text, split=not quoted, span=v.span or span, origin=v.origin, segs=v.segs)
     return Piece(None, split=not quoted, span=v.span or span, reason=v.reason)
 
 
@@ -265,13 +267,44 @@ def assemble_fields(pieces: list[Piece], word_span: Span, ifs: str | None = None
                     started = True
                 elif part:
                     origin = _part_origin(p.origin, start, offset)
-                    cur.append(Piece(part, span=_sub_span(p.span, p.text, start, offset) or p.span, origin=origin))
+                    cur.append(Piece(part, span=_split_span(p, start, offset), origin=origin))
                     started = True
             continue
         cur.append(p)
         started = True
     finish()
     return fields
+
+
+def _split_span(p: Piece, start: int, end: int) -> Span | None:
+    """The span of the field p.text[start:end]: the part of a joined text it was written in (Piece.segs), and
+    within a one-line literal the field itself."""
+    assert p.text is not None
+    if p.segs:
+        for a, b, seg in p.segs:
+            if a <= start < b:
+                return _sub_span(seg, p.text[a:b], start - a, end - a) or seg
+    return _sub_span(p.span, p.text, start, end) or p.span
+
+
+def _segs(parts: list[Piece]) -> tuple[tuple[int, int, Span], ...] | None:
+    """The segments of a text joined from `parts` (values.Known.segs): None when one place wrote it all, or
+    when there are more than MAX_SEGS (a long loop of appends: the word's own span then)."""
+    out: list[tuple[int, int, Span]] = []
+    at = 0
+    for p in parts:
+        text = p.text or ""
+        if p.segs:
+            out += [(at + a, at + b, s) for a, b, s in p.segs]
+        elif text and p.span is not None:
+            out.append((at, at + len(text), p.span))
+        at += len(text)
+    if len(out) < 2 or len(out) > MAX_SEGS or len({s for _a, _b, s in out}) < 2:
+        return None
+    return tuple(out)
+
+
+MAX_SEGS = 64
 
 
 def _many_words(splitter: re.Pattern[str], text: str) -> bool:
@@ -287,7 +320,7 @@ def _field_value(parts: list[Piece], word_span: Span) -> Value:
             return Unknown("value too long to track", word_span)
         if not text:
             return Known(text, word_span, one.origin if _kept_origin(one.origin) else None)
-        return Known(text, one.span if one.span is not None else word_span, one.origin)
+        return Known(text, one.span if one.span is not None else word_span, one.origin, one.segs)
     texts = [p.text for p in parts if p.text is not None]
     if len(texts) != len(parts):
         unknown = next(p for p in parts if p.text is None)
@@ -320,7 +353,7 @@ def _field_value(parts: list[Piece], word_span: Span) -> Value:
         # with text holds for that part (a marked value: split again, each field keeps its own part's)
         empty = [p.origin for p in parts if not p.text and p.origin and _kept_origin(p.origin)]
         origin = _marked(nonempty, len(text), empty) or (empty[0] if empty else origin)
-    return Known(text, span, origin)
+    return Known(text, span, origin, _segs(nonempty) if len(nonempty) > 1 else nonempty[0].segs if nonempty else None)
 
 
 def _marked(parts: list[Piece], length: int = 0, whole: list[str] | tuple[str, ...] = ()) -> str | None:
@@ -443,7 +476,7 @@ def join_pieces(pieces: list[Piece], word_span: Span) -> Value:
         # analysis followed passed in (`percentage=$3`: the caller's per-run value, princeton-nlp/LESS); the script's
         # own arguments' origin does not (it marks words the caller passes straight through "$@")
         keep = p.origin if p.origin and carried(p.origin) else None
-        out.append(Piece(p.text, span=p.span, reason=p.reason, origin=keep))
+        out.append(Piece(p.text, span=p.span, reason=p.reason, origin=keep, segs=p.segs))
     if not out:
         return Known("", word_span)
     return _field_value(out, word_span)
@@ -460,7 +493,11 @@ def concat_values(a: Value, b: Value, span: Span) -> Value:
     origin = a.origin if a.origin == b.origin or not b.text else b.origin if not a.text else None
     if origin is None and (a.origin or b.origin):
         origin = _marked([Piece(a.text, origin=a.origin), Piece(b.text, origin=b.origin)])
-    return Known(a.text + b.text, span if a.text else b.span, origin)
+    if a.text and b.text:
+        segs = _segs([_value_piece(a, True, span), _value_piece(b, True, span)])
+    else:
+        segs = a.segs if a.text else b.segs
+    return Known(a.text + b.text, span if a.text else b.span, origin, segs)
 
 
 def unescape_unquoted(text: str) -> str:
