@@ -146,7 +146,9 @@ def subprojects_holding(root: str, package: str) -> list[str]:
     if not package.isidentifier():
         return []
     out: list[str] = []
-    for sub in _child_projects(os.path.abspath(root)):
+    root = os.path.abspath(root)
+    # (the checkout itself, installed with `pip install -e .` from a src layout: NJUxlj/AGroup-DPO's src/m_trainer)
+    for sub in (root, *_child_projects(root)):
         for base in package_dirs(sub):
             if os.path.isdir(os.path.join(base, package)) and base not in out:
                 out.append(base)

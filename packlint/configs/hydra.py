@@ -302,7 +302,9 @@ def compose_hydra(
             incomplete.append(f"the command line chooses the config group {key}, which packlint does not compose")
 
 
-_HYDRA_MAIN = re.compile(r"@hydra\.main\(([^)]*)\)")
+# (the decorator as code, at a line's start: not a commented-out one above it, wjqii/graphrag-r2's vendored verl 0.1
+# `# @hydra.main(config_path='config', config_name='ppo_trainer', ...)` over its `config_name='grpo_trainer'`)
+_HYDRA_MAIN = re.compile(r"^[ \t]*@hydra\.main\(([^)]*)\)", re.M)
 _CONFIG_NAME = re.compile(r"""\bconfig_name\s*=\s*(?:(["'])([\w./-]+)\1|([^,\s)]+))""")
 
 

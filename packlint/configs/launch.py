@@ -597,12 +597,16 @@ def _climbs_out(path_text: str, dirs: list[str]) -> tuple[str, str] | None:
             f"the launch runs {program}, outside the checkout, so {path_text} is relative to a directory of the "
             "machine it runs on",
         )
-    if not path_text.startswith("../") or not program or "/" not in program or os.path.isabs(program) or not root:
+    if not path_text.startswith("../") or not program or os.path.isabs(program) or not root:
         return None
-    if not os.path.isfile(os.path.join(root, program)) or (dirs and os.path.isfile(os.path.join(dirs[0], program))):
+    # the folders the launch can run from: where its program is found (the checkout's root, the script's own)
+    starts = [d for d in dict.fromkeys([root, *dirs[:1]]) if os.path.isfile(os.path.join(d, program))]
+    inside = str(root).rstrip("/") + "/"
+    if not starts or any(os.path.normpath(os.path.join(d, path_text)).startswith(inside) for d in starts):
         return None
+    where = "the checkout's root" if starts == [root] else "the script's folder" if root not in starts else "there"
     return (
         evidence.MACHINE,
-        f"the launch runs from the checkout's root (where {program} is), and {path_text} from there is outside the "
+        f"the launch runs from {where} (where {program} is), and {path_text} from there is outside the "
         "checkout, on the machine it runs on",
     )

@@ -98,7 +98,9 @@ def unary_test(interp: Interpreter, node: Node, world: World, ps: ParsedScript) 
         return None if isinstance(var.scalar(), Unknown) and var.source == "cluster" else True
     word = expansion.expand_joined(interp, operand, world, ps)
     if not isinstance(word, Known):
-        return None
+        # a partly unknown word with literal text is not empty, whatever the unknown part holds
+        nonempty = op in ("-z", "-n") and any(text for text, _reason in word.parts)
+        return (op == "-n") if nonempty else None
     if op == "-z":
         return word.text == ""
     if op == "-n":
@@ -172,9 +174,29 @@ def test_args(interp: Interpreter, args: list[Value]) -> bool | None:
     if args and isinstance(args[-1], Known) and args[-1].text == "]":
         args = args[:-1]
     words = [a.text for a in args if isinstance(a, Known)]
-    if len(words) != len(args):
-        return None
-    return posix_test(words)
+    if len(words) == len(args):
+        return posix_test(words)
+    return _test_with_unknown_words(args)
+
+
+def _test_with_unknown_words(args: list[Value]) -> bool | None:
+    """`[ -z ${LAUNCH} ]` with LAUNCH="torchrun --node_rank=$1 ...": a word only partly unknown, with literal text, is
+    at least one non-empty word; where the test gives the same status whatever it holds (one word or two, any text
+    that is no operator), that is the status (juemifuji/Megatron-LM-AIMO3). None otherwise."""
+    outcomes = set()
+    for fill in (("x",), ("y1",), ("x", "x")):
+        words: list[str] = []
+        for a in args:
+            if isinstance(a, Known):
+                words.append(a.text)
+            elif any(text for text, _reason in a.parts):
+                words.extend(fill if a.may_split else fill[:1])
+            else:
+                return None  # (nothing known: it may be empty, or an operator)
+        outcomes.add(posix_test(words))
+        if len(outcomes) > 1 or None in outcomes:
+            return None
+    return outcomes.pop()
 
 
 def compare(op: str, a: str, b: str) -> bool | None:

@@ -17,6 +17,7 @@ from packlint.interpret.words import (
     ifs_sep,
     items_pieces,
     join_pieces,
+    kept_segs,
     pieces_empty,
     value_pieces,
 )
@@ -224,7 +225,8 @@ def string_operation(
         if arg is None:
             return [Piece(None, span=span, reason=f"{snippet(node)}: unknown pattern", split=not quoted)]
         try:
-            return [Piece(remove_affix(text, arg, op), split=not quoted, span=value.span or span)]
+            kept = remove_affix(text, arg, op)
+            return [Piece(kept, split=not quoted, span=value.span or span, segs=kept_segs(value, kept, op))]
         except TooCostly as exc:
             return [Piece(None, span=span, reason=exc.reason, split=not quoted)]
     if op in ("/", "//", "/#", "/%"):
@@ -351,7 +353,8 @@ def raw_expansion(
         if pattern is None:
             return unknown
         try:
-            return [Piece(remove_affix(text, pattern[1], op), split=not quoted, span=span)]
+            kept = remove_affix(text, pattern[1], op)
+            return [Piece(kept, split=not quoted, span=span, segs=kept_segs(value, kept, op))]
         except TooCostly as exc:
             return [Piece(None, span=span, reason=exc.reason, split=not quoted)]
     pattern_raw, repl_raw = split_unescaped_slash(arg)

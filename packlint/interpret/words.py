@@ -307,6 +307,17 @@ def _segs(parts: list[Piece]) -> tuple[tuple[int, int, Span], ...] | None:
 MAX_SEGS = 64
 
 
+def kept_segs(value: Known, kept: str, op: str) -> tuple[tuple[int, int, Span], ...] | None:
+    """The segments of what `${X#p}` / `${X%p}` keeps of a joined value (`TRAIN_ARGS="${TRAIN_CMD#python -m x}"`):
+    each part still points where it was written."""
+    if not value.segs:
+        return None
+    cut = len(value.text) - len(kept) if op in ("#", "##") else 0
+    n = len(kept)
+    out = [(max(a - cut, 0), min(b - cut, n), s) for a, b, s in value.segs if b - cut > 0 and a - cut < n]
+    return tuple(out) if len(out) > 1 else None
+
+
 def _many_words(splitter: re.Pattern[str], text: str) -> bool:
     return any(n >= MAX_WORDS for n, _ in enumerate(splitter.finditer(text)))
 

@@ -11,6 +11,7 @@ from packlint.conditions.functions.derived import DERIVED_FUNCTIONS
 from packlint.conditions.functions.hf_code import HF_CODE_FUNCTIONS
 from packlint.conditions.functions.patches import PATCH_FUNCTIONS
 from packlint.conditions.functions.stack import STACK_FUNCTIONS
+from packlint.conditions.functions.stack_code import STACK_CODE_FUNCTIONS
 from packlint.conditions.functions.stack_config_keys import STACK_CONFIG_KEY_FUNCTIONS
 from packlint.conditions.functions.stack_config_values import STACK_CONFIG_VALUE_FUNCTIONS
 from packlint.conditions.functions.stack_keys import STACK_KEY_FUNCTIONS
@@ -22,6 +23,7 @@ from packlint.conditions.tree import FUNCTIONS
 FUNCTIONS.update(CORE_FUNCTIONS)
 FUNCTIONS.update(DERIVED_FUNCTIONS)
 FUNCTIONS.update(STACK_FUNCTIONS)
+FUNCTIONS.update(STACK_CODE_FUNCTIONS)
 FUNCTIONS.update(DEEPSPEED_FUNCTIONS)
 FUNCTIONS.update(CODEBASE_FUNCTIONS)
 FUNCTIONS.update(STACK_KEY_FUNCTIONS)
@@ -42,6 +44,7 @@ __all__ = [
     "HF_CODE_FUNCTIONS",
     "PATCH_FUNCTIONS",
     "STACK_CONFIG_KEY_FUNCTIONS",
+    "STACK_CODE_FUNCTIONS",
     "STACK_CONFIG_VALUE_FUNCTIONS",
     "STACK_FUNCTIONS",
     "STACK_KEY_FUNCTIONS",

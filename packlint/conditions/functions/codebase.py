@@ -59,6 +59,22 @@ def _f_code_known(ctx: EvalContext, node: Builtin, a: list[Any]) -> Any:
     return facts is not None and facts.known
 
 
+def _f_megatron_semantics(ctx: EvalContext, node: Builtin, a: list[Any]) -> Any:
+    """True; where the launched code is not at hand, a Megatron rule's assert and defaults are upstream Megatron-LM's,
+    an assumption its findings name (dailiuyao/tmp-file: `cd /home/.../Megatron-LM; ... pretrain_bert.py`)."""
+    facts = _code(ctx)
+    if facts is None or not facts.known:
+        from packlint.conditions.functions.codebase_common import megatron_fork
+
+        why = megatron_fork(ctx)
+        if why is not None:  # (a fork's program without its code: upstream's semantics may not be its)
+            return Unk(f"not upstream Megatron-LM ({why}) and its code is not at hand", "unknown")
+        from packlint import evidence
+
+        evidence.note(ctx, (evidence.ASSUMED, evidence.UPSTREAM_MEGATRON))
+    return True
+
+
 def _f_code_program(ctx: EvalContext, node: Builtin, a: list[Any]) -> Any:
     facts = _code(ctx)
     if facts is None:
@@ -556,6 +572,13 @@ CODEBASE_FUNCTIONS: dict[str, Function] = {
         "packlint looked for the code the launch runs (code reading on, a program given)",
     ),
     "code_known": Function((), (), BOOL, _f_code_known, "the source of the launch's program was found and read"),
+    "megatron_semantics": Function(
+        (),
+        (),
+        BOOL,
+        _f_megatron_semantics,
+        "true; names the assumption that the program is upstream Megatron-LM when its code is not at hand",
+    ),
     "code_program": Function(
         (), (), STR, _f_code_program, "the program file (relative to its code base) or, when not found, as written"
     ),

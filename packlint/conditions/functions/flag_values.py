@@ -53,7 +53,10 @@ def _type_problem(spec: Any, word: str) -> str | None:
             float(word)
         except ValueError:
             return f'{word!r} is not a number: argparse exits with "invalid float value: {word!r}"'
-    if spec.choices:  # an empty tuple is a list computed at run time that read as empty: open
+    if spec.choices and t in ("str", "int", "float"):
+        # (an empty tuple is a list computed at run time that read as empty: open. argparse converts the word with
+        # `type` before it looks it up in the choices: with another type, `type=lambda x: x.lower() == 'true',
+        # choices=[True, False]` (HKUSTDial/EllieSQL), the converted value is not known here)
         text = word
         if t == "int" and python_int(word) is not None:
             text = str(python_int(word))
@@ -128,6 +131,22 @@ def _flag_problem(spec: Any, occ: FlagEntryJSON, name: str, files: tuple[str, ..
             f"variable: argparse takes {words[0]!r} and exits with 'unrecognized arguments: "
             f"{' '.join(words[1:])}'"
         )
+    if nargs == "?" and len(words) > 1:
+        # an optional value takes one word at most (HfArgumentParser's bools): argparse gives it the first word,
+        # and the rest are left over (antoniocap2023/Video-LLaVA_Minecraft: `--bf16 True \ `)
+        if room < 0 or len(words) - 1 <= room:
+            return Unk(_positional_reason(room), "unknown")
+        bad = _type_problem(spec, words[0])
+        if bad is not None:
+            return bad
+        rest = " ".join(repr(w) for w in words[1:])
+        exits = (
+            f"HfArgumentParser raises 'Some specified arguments are not used by the HfArgumentParser: [{rest}]'"
+            if getattr(spec, "generated_from", None)
+            else f"argparse exits with 'unrecognized arguments: {' '.join(words[1:])}'"
+        )
+        given = f"{len(words)} words ({' '.join(words)!r})"
+        return f"takes at most one value but is given {given}: it takes {words[0]!r}, and {exits}"
     if isinstance(nargs, int) and not isinstance(nargs, bool) and len(words) != nargs:
         if len(words) < nargs and occ.get("then_unknown"):
             # `--wave a "$STATE/x" b`: the word after its values is one packlint does not know; bash may well

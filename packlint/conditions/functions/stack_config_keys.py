@@ -12,17 +12,20 @@ override without `+`. Each stack stops such a job at start:
   with "Could not override 'a.b.c'... Key 'c' is not in struct" (`+a.b.c=1` adds it).
 
 The keys come from the code in the checkout when it is there (verl's config directory composed by
-packlint.configs.hydra), else from the release snapshots (rules/stack_schemas.json); with the
-release unknown, a key is unknown only when no snapshot release has it."""
+packlint.configs.hydra), else from the release snapshots (rules/stack_schemas.json); with the release unknown, a key
+is unknown only when no snapshot release has it."""
 
 from __future__ import annotations
 
 import os
 from typing import Any
 
+from packlint import evidence
 from packlint.caches import memo
 from packlint.codebase.hf_fields import no_flag
 from packlint.conditions.functions.core import _is_unk
+from packlint.conditions.functions.stack_code import by_keys_premise
+from packlint.conditions.functions.stack_code import close_matches as _close_matches
 from packlint.conditions.tree import Builtin, EvalContext, Unk
 from packlint.model_view import launchers, variant_config
 
@@ -53,12 +56,6 @@ _SWIFT_COMMANDS = {
     "rlhf": ("RLHFArguments",),
 }
 _ON = ("1", "true", "y", "yes")
-
-
-def _close_matches(word: str, possibilities: list[str], n: int, cutoff: float) -> list[str]:
-    import difflib  # (imported when a key is misspelt, not at every start)
-
-    return difflib.get_close_matches(word, possibilities, n=n, cutoff=cutoff)
 
 
 def _env_on(ctx: EvalContext, name: str) -> bool | None:
@@ -726,8 +723,6 @@ def _f_stack_key_assumed(ctx: EvalContext, node: Builtin, a: list[Any]) -> Any:
     cfg: Any = variant_config(ctx.variant) or {}
     stack = cfg.get("stack")
     what = ctx.memo.get("stack_key_sources", {}).get(a[0])
-    from packlint import evidence
-
     if what != "snapshot" or not isinstance(stack, str):
         return Unk("the keys come from the checkout, or from the release it runs", "absent")
     text = ctx.memo.get("stack_key_assumption", {}).get(a[0]) or _snapshot_text(ctx, stack)
@@ -763,6 +758,11 @@ def _f_stack_key_problem(ctx: EvalContext, node: Builtin, a: list[Any]) -> Any:
     if _is_unk(a[0]):
         return a[0]
     text = _problems(ctx).get(a[0])
+    if text is not None:  # (a file only its keys tie to the stack: what the program does with it, stack_code)
+        premise = by_keys_premise(ctx)
+        if isinstance(premise, Unk):
+            return premise
+        evidence.note(ctx, premise)
     return text if text is not None else Unk(f"{a[0]} is a key of the stack", "absent")
 
 

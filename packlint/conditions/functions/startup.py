@@ -587,6 +587,11 @@ def _f_may_be_given(ctx: EvalContext, node: Builtin, a: list[Any]) -> Any:
     hidden = _free_unknowns(ctx)
     if hidden is not None:
         return Unk(f"{node.static.flags[0]} may be given by {hidden}", "unknown")
+    from packlint.conditions.functions.derived import _from_checkpoint
+
+    from_checkpoint = _from_checkpoint(ctx, node.static)  # (`--use-checkpoint-args`: the checkpoint's args)
+    if from_checkpoint is not None:
+        return from_checkpoint
     bridge_keys = [f for f in node.static.flags if not f.startswith("-") and "." in f]
     if bridge_keys and bridge_launch(ctx):
         # Megatron-Bridge: the recipe sets what no override (nor the YAML) gives (issue 27: merged as Bridge does)
