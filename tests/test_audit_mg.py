@@ -572,7 +572,8 @@ def test_an_unknown_word_after_a_switch_may_give_the_sizes(tmp_path, capsys):
     """yuguo-Jack/GLM-Pretrain-in-Megatron-DeepSpeed scripts/finetune/grid-record.sh: `source $1` (a model file that
     sets GLM_ARGS with the tensor and pipeline sizes), then `... --fp16 ${GLM_ARGS} ...`. --fp16 is a switch, so the
     unknown word is no value of it and may hold any flag: TP and PP are unknown, not their defaults (a false PK302).
-    Without the unknown word the defaults stand and PK302 is an error."""
+    Without the unknown word the defaults stand and PK302 fires (a warning: pretrain_gpt.py is not in the checkout, so
+    its defaults and the calculator's assert are upstream Megatron-LM's, an assumption it names)."""
     (tmp_path / ".git").mkdir()
     script = tmp_path / "grid-record.sh"
     for head, extra, want in (("source $1 # model\n", " ${GLM_ARGS}", False), ("", "", True)):
@@ -584,6 +585,6 @@ def test_an_unknown_word_after_a_switch_may_give_the_sizes(tmp_path, capsys):
         errors = [
             f
             for f in _check_json(capsys, "--no-cache", str(script))
-            if f["code"] == "PK302" and f["severity"] == "error"
+            if f["code"] == "PK302" and f["severity"] in ("error", "warning")
         ]
         assert bool(errors) == want, (extra, errors)

@@ -375,3 +375,58 @@ def test_a_src_layout_module_and_a_config_only_its_keys_tie_to_a_stack(tmp_path:
     }
     assert list(found.values()) == ["warning"], found
     assert "its code is not in the checkout" in next(iter(found)), found
+
+
+def test_a_script_run_by_bash_file_has_that_file_as_its_dollar_zero(tmp_path: Path, capsys) -> None:
+    """AlexJJ009/dpo-exp: platform/jupyter.sh `cd "$(dirname "$0")/.."` then `bash experiments/x.sh`, whose
+    `source "$(dirname "$0")/run_code_dpo.sh"` reads experiments/run_code_dpo.sh (bash's $0 is the file as named)."""
+    root = write_tree(
+        tmp_path,
+        {
+            ".git/HEAD": "",
+            "platform/run.sh": '#!/bin/bash\ncd "$(dirname "$0")/.."\nbash experiments/child.sh\n',
+            "experiments/child.sh": '#!/bin/bash\nset -e\nsource "$(dirname "$0")/lib.sh"\necho "$X"\n',
+            "experiments/lib.sh": "X=1\n",
+        },
+    )
+    assert [f for f in check_findings(capsys, root) if f["code"] == "PK106"] == []
+
+
+def test_an_indented_cd_to_a_machine_directory_before_a_source(tmp_path: Path, capsys) -> None:
+    """MeridianResearch/geodesic-gpt-neox: `if [ "$SLURM_NNODES" -gt 1 ]; then` / `    cd /home/.../other` /
+    `    source ./neox/configs/.../generate_hostfile.sh`: the file is looked up on the machine."""
+    root = write_tree(
+        tmp_path,
+        {
+            ".git/HEAD": "",
+            "pretrain_neox.sbatch": '#!/bin/bash\n#SBATCH --nodes=64\nif [ "$SLURM_NNODES" -gt 1 ]; then\n'
+            "    cd /home/a5k/filtering\n    source ./neox/configs/isambard/slurm/generate_hostfile.sh\nfi\n",
+        },
+    )
+    (found,) = [f for f in check_findings(capsys, root) if f["code"] == "PK106"]
+    assert found["severity"] == "info" and "/home/a5k/filtering" in found["message"], found
+
+
+def test_a_value_the_callee_s_option_loop_takes_from_a_followed_caller_is_an_override(tmp_path: Path, capsys) -> None:
+    """AlibabaPAI/Megatron's examples/run-megatron.sh parses its own options (`--train-iters) TRAIN_ITERS="$2";
+    shift`) and passes `--train-iters 10000 ... --train-iters ${TRAIN_ITERS}`; examples/llama3-8b.sh runs it with
+    `--train-iters 100`: the caller's override, not a repeat (a literal repeat in the callee still is one)."""
+    body = (
+        '#!/bin/bash\nTRAIN_ITERS=10000\nwhile [[ $# -gt 0 ]]; do\n  case "$1" in\n'
+        '    --train-iters) TRAIN_ITERS="$2"; shift ;;\n  esac\n  shift\ndone\n'
+        "torchrun --nproc_per_node 8 pretrain_gpt.py --micro-batch-size 1 --global-batch-size 8 \\\n"
+        "    --train-iters 10000 --lr 1e-4 --train-iters ${TRAIN_ITERS} {tail}\n"
+    )
+    root = write_tree(
+        tmp_path,
+        {
+            ".git/HEAD": "",
+            "examples/run-megatron.sh": body.replace("{tail}", ""),
+            "examples/repeat.sh": body.replace("{tail}", "--lr 2e-4"),
+            "examples/llama3-8b.sh": "#!/bin/bash\nbash examples/run-megatron.sh --train-iters 100\n"
+            "bash examples/repeat.sh --train-iters 100\n",
+        },
+    )
+    found = {(f["path"].rsplit("/", 1)[-1], f["message"].split()[0]) for f in check_findings(capsys, root)}
+    found = {x for x in found if x[1].startswith("--")}
+    assert found == {("repeat.sh", "--lr")}, found

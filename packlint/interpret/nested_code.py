@@ -379,6 +379,7 @@ def run_shell(
             path = sourcing.resolve_path(interp, target.text, world)
             if path is not None:
                 child.positional = as_arguments(list(args[i + 1 :]))
+                child.script = target.text  # `bash FILE`: a new bash whose $0 is FILE as written (AlexJJ009/dpo-exp)
                 try:
                     sf = load(path, display=sourcing.display_path(interp, path))
                 except PacklintError as exc:

@@ -212,7 +212,7 @@ def _submodule_dependence(interp: Interpreter, text: str) -> tuple[str, str] | N
 
 
 _CD = re.compile(
-    r"""(?:^|[;&|(]\s*|\b(?:then|do|else)\s+|\{\s+)(?:builtin\s+)?(?:cd|pushd)\s+(?:-[LPe@]+\s+|--\s+)*["']?([^\s;&|"'()]+)"""
+    r"""(?:^\s*|[;&|(]\s*|\b(?:then|do|else)\s+|\{\s+)(?:builtin\s+)?(?:cd|pushd)\s+(?:-[LPe@]+\s+|--\s+)*["']?([^\s;&|"'()]+)"""
 )
 _NAME_REF = re.compile(r"\$\{?([A-Za-z_]\w*)\}?")
 

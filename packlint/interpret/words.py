@@ -382,6 +382,8 @@ def _marked(parts: list[Piece], length: int = 0, whole: list[str] | tuple[str, .
     if not ranges:
         return None
     ranges += [(0, length, o) for o in dict.fromkeys(whole)]  # (an empty part's holds for the whole word)
+    if len(ranges) == 1 and ranges[0][:2] == (0, length) and length:
+        return ranges[0][2]  # (one mark over the whole text is that origin: `X="$2"`, a followed caller's word)
     return evidence.marked(ranges)
 
 
