@@ -430,3 +430,25 @@ def test_a_value_the_callee_s_option_loop_takes_from_a_followed_caller_is_an_ove
     found = {(f["path"].rsplit("/", 1)[-1], f["message"].split()[0]) for f in check_findings(capsys, root)}
     found = {x for x in found if x[1].startswith("--")}
     assert found == {("repeat.sh", "--lr")}, found
+
+
+def test_a_file_given_to_a_program_the_script_writes_at_run_time_is_the_machine_s(tmp_path: Path, capsys) -> None:
+    """Anogibot/PRPO eval/run_eval_dx_llava.sh: `INPUT_DATASET="../../df_data/.../x.json"` (checked with `-f` by the
+    script), then `python "$TEMP_SCRIPT" "$INPUT_DATASET" ...` with TEMP_SCRIPT=/tmp/create_questions_$$.py: the
+    program is not the checkout's, so what it reads is the machine's."""
+    script = (
+        '#!/bin/bash\nINPUT_DATASET="{path}"\nif [[ ! -f "$INPUT_DATASET" ]]; then echo missing; exit 1; fi\n'
+        'TEMP_SCRIPT="/tmp/create_questions_$$.py"\ncat > "$TEMP_SCRIPT" << \'PY\'\nimport sys\nprint(sys.argv)\nPY\n'
+        'python "$TEMP_SCRIPT" "$INPUT_DATASET" out.jsonl 1000 42\n'
+    )
+    root = write_tree(
+        tmp_path,
+        {
+            ".git/HEAD": "",
+            "eval/run_eval.sh": script.format(path="../../df_data_reasoning/ddim_subset_1000.json"),
+            "eval/run_in.sh": script.format(path="data/subset_1000.json"),
+        },
+    )
+    found = {f["path"].rsplit("/", 1)[-1]: f for f in check_findings(capsys, root) if f["code"] == "PK601"}
+    assert {k: f["severity"] for k, f in found.items()} == {"run_eval.sh": "info", "run_in.sh": "info"}, found
+    assert "the program the launch runs is not known" in found["run_in.sh"]["message"], found

@@ -260,15 +260,15 @@ def _not_found(record: dict[str, Any], how: str, path_text: str, word: Any, dirs
         return
     record["missing"] = True
     _note_machine(record, path_text, dirs)
-    if how == "positional" and "evidence" not in record and _program_absent():
+    unseen = _program_unseen() if how == "positional" and "evidence" not in record else None
+    if unseen is not None:
         # a word given to a program the checkout does not hold (huawei-noah's `python ../cmrc2018_evaluate.py
-        # ../data/cmrc/dev.json ...`, a script and a data set the README says to fetch): what it is, and
-        # where it comes from, is the machine's
+        # ../data/cmrc/dev.json ...`, a script and a data set the README says to fetch; Anogibot/PRPO's
+        # `python "$TEMP_SCRIPT" "$INPUT_DATASET"`, a program the script writes to /tmp): what it is, and where
+        # it comes from, is the machine's
         from packlint import evidence
 
-        record["evidence"] = evidence.to_json(
-            (evidence.MACHINE, f"{_PROGRAM_DIRS[0]} is not in the checkout: what it reads is made at set-up")
-        )
+        record["evidence"] = evidence.to_json((evidence.MACHINE, f"{unseen}: what it reads is made at set-up"))
     incomplete.append(f"the config file {path_text} was not found")
 
 
@@ -426,6 +426,23 @@ def _why_not_missing(path_text: str, word: Any, dirs: list[str]) -> str | None:
         # ds_config_<run>.json); a path with a directory names a file of the checkout
         writer = "it names a bare file, looked up in the job's working directory, which is not known"
     return writer
+
+
+def _program_unseen() -> str | None:
+    """Why the program a positional word is given to is not one of the checkout: a relative `.py` not found, a
+    program packlint cannot name, or an absolute path outside the checkout; None for one it holds."""
+    program = _PROGRAM_DIRS[0]
+    if _program_absent():
+        return f"{program} is not in the checkout"
+    if not program or "$" in str(program):
+        return "the program the launch runs is not known"
+    if os.path.isabs(program) and program.endswith(".py"):
+        from packlint.configs.elsewhere import checkout_root
+
+        root = checkout_root(_PROGRAM_DIRS[1])
+        if root is None or not program.startswith(root.rstrip("/") + "/"):
+            return f"{program} is not in the checkout"
+    return None
 
 
 def _program_absent() -> bool:
