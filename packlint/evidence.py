@@ -232,10 +232,10 @@ def _joined(becauses: list[str]) -> list[str]:
 
 
 # a branch decision that tests the machine (engine: a finding that holds only under it depends on the machine):
-# a PATH lookup (`command -v npu-smi`, `which nvidia-smi`, `type -P x`, `hash x`), a device tool's own status
-# (`nvidia-smi -L`, `npu-smi info`), or a test on an absolute path (`[ -d /usr/local/Ascend ]`)
+# a PATH lookup (`command -v npu-smi`, `which nvidia-smi`, `type -P x`, `hash x`), what a device or host tool reports
+# (`nvidia-smi -L`, `npu-smi info`, `$(hostname)`), or a test on an absolute path (`[ -d /usr/local/Ascend ]`)
 _PATH_LOOKUP = re.compile(r"(?:^|[\s;&|!({`])(?:command\s+-[vV]|which|type(?:\s+-[aftpP]+)*|hash)\s+([\w.+-]+)")
-_DEVICE_TOOL = re.compile(r"(?:^|[\s;&|!({`])(nvidia-smi|npu-smi|rocm-smi|hl-smi|xpu-smi|lspci|nproc)\b")
+_DEVICE_TOOL = re.compile(r"(?:^|[\s;&|!({`])(nvidia-smi|npu-smi|rocm-smi|hl-smi|xpu-smi|lspci|nproc|hostname|uname)\b")
 _ABSOLUTE_TEST = re.compile(r"(?:^|[\s;&|!(\[])-[edfrxsLh]\s+[\"']?(/(?!tmp\b)[\w./+-]*)")
 
 
