@@ -1,9 +1,8 @@
 """The check itself, shared by `packlint check` and `packlint run`: files -> configuration -> launch
 model -> rules -> suppressions -> baseline -> one `CheckResult` that every reporter renders.
 
-One bad file (unreadable, or an internal error while analysing it) becomes a `FileError` for that file
-and the other files are still checked; the command then exits 2.
-"""
+One bad file (unreadable, or an internal error while analysing it) becomes a `FileError` for that file and the other
+files are still checked; the command then exits 2."""
 
 from __future__ import annotations
 
@@ -677,12 +676,11 @@ def _workers(n_jobs: int) -> int:
 
 
 def _run_jobs(jobs: list[_Job], keep_models: bool) -> list:
-    """Every job's outcome, in order, with the cyclic garbage collector off while files are analysed.
-
-    The analysis allocates millions of short-lived objects and almost no reference cycles: on the
-    public corpus peak memory is the same with the collector off, and its passes (which also walk the
-    rule tables, kept for the whole run) cost 4-8% of a check. Forked workers inherit the setting; a
-    young-generation pass once COLLECT_YOUNG objects are alive bounds what a cycle-making script could leave."""
+    """Every job's outcome, in order, with the cyclic garbage collector off while files are analysed: the analysis
+    allocates millions of short-lived objects and almost no reference cycles (on the public corpus peak memory is the
+    same with the collector off), and its passes (which also walk the rule tables, kept for the whole run) cost 4-8% of
+    a check. Forked workers inherit the setting; a young-generation pass once COLLECT_YOUNG objects are alive bounds
+    what a cycle-making script could leave."""
     import gc
 
     enabled = gc.isenabled()
@@ -694,10 +692,10 @@ def _run_jobs(jobs: list[_Job], keep_models: bool) -> list:
             gc.enable()
 
 
-# young container objects alive since the last collection before a young-generation pass (see _run_jobs): a pass
-# walks every one of them, and most are the run's memos (the launched code's syntax trees and facts), so a pass
-# every 256 files cost 0.6 s of a 10 s cold MindSpeed-LLM check to free ~6,000 objects of cycles. Counted in
-# objects, it bounds what a cycle-making script could leave (a few hundred MB at most) at the memory it costs.
+# young container objects alive since the last collection before a young-generation pass (see _run_jobs): a pass walks
+# every one of them, and most are the run's memos (the launched code's syntax trees and facts): a pass every 256 files
+# cost 0.6 s of a 10 s cold MindSpeed-LLM check to free ~6,000 objects of cycles. Counted in objects, it bounds what a
+# cycle-making script could leave (a few hundred MB at most).
 COLLECT_YOUNG = 2_000_000
 
 
@@ -719,7 +717,8 @@ def _run_jobs_now(jobs: list[_Job], keep_models: bool) -> list:
         ctx = multiprocessing.get_context("fork")
     except ValueError:  # no fork (Windows, some macOS set-ups): one process
         return _run_here(jobs)
-    from packlint.result_cache import aside, mark_sent, merge, recording
+    from packlint.result_cache import aside, recording
+    from packlint.result_exchange import mark_sent, merge
 
     _WORKER_JOBS[:] = jobs
     # largest scripts first, one at a time as workers free up: sizes vary a lot, and a big file
@@ -766,7 +765,8 @@ def _size(path: str) -> int:
 
 def _analyse_indexed(index: int) -> tuple[int, Any, Any]:
     from packlint.caches import TAINTED
-    from packlint.result_cache import begin_job, end_job, recording, sent_delta
+    from packlint.result_cache import begin_job, end_job, recording
+    from packlint.result_exchange import sent_delta
 
     if recording():
         begin_job()

@@ -1,40 +1,38 @@
-"""The per-script result cache of `packlint check` (issue 31): a script whose check read nothing that has
-changed since gets its findings replayed instead of analysed, as ruff's cache does.
+"""The per-script result cache of `packlint check` (issue 31): a script whose check read nothing that has changed since
+gets its findings replayed instead of analysed, as ruff's cache does.
 
-What counts as read. While a cached run is on, the file-system calls of the process are recorded
-(`record`): `os.stat`/`os.lstat` (and through them `os.path.exists/isfile/isdir/realpath`, pathlib's
-`stat/exists/is_file/resolve`, `shutil.which`), `os.open` and `open()` for reading, `os.listdir` and
-`os.scandir` (`os.walk`, `glob`, pathlib's `iterdir`), `os.access`, `os.readlink`. Each path keeps its
-signature as first seen: (mode, size, mtime_ns, inode, device), `[]` when it did not exist (a file that
-was absent is an input too: creating it is a change) or `[-errno]`. A listed directory records its own
-signature (its mtime moves when an entry is added, removed or renamed) and, for `scandir`, each entry's
-(what `DirEntry.stat` would say). Nothing has to declare what it reads: the script, `source`d files,
-config files, the launched code, the stack-file look-ups and the climbs to a checkout root are all
-seen. Paths in packlint's cache directory and under /proc, /sys and /dev are not inputs.
+What counts as read. While a cached run is on, the file-system calls of the process are recorded (`record`):
+`os.stat`/`os.lstat` (and through them `os.path.exists/isfile/isdir/realpath`, pathlib's `stat/exists/is_file/resolve`,
+`shutil.which`), `os.open` and `open()` for reading, `os.listdir` and `os.scandir` (`os.walk`, `glob`, pathlib's
+`iterdir`), `os.access`, `os.readlink`. Each path keeps its signature as first seen: (mode, size, mtime_ns, inode,
+device), `[]` when it did not exist (a file that was absent is an input too: creating it is a change) or `[-errno]`. A
+listed directory records its own signature (its mtime moves when an entry is added, removed or renamed) and, for
+`scandir`, each entry's (what `DirEntry.stat` would say). Nothing has to declare what it reads: the script, `source`d
+files, config files, the launched code, the stack-file look-ups and the climbs to a checkout root are all seen. Paths in
+packlint's cache directory and under /proc, /sys and /dev are not inputs.
 
-Each script's own inputs (0.3.2). What a script's analysis reads is its input set (`begin_job`/`end_job`),
-with what the run read outside any script (the rule table: `_COMMON`); the discovery of the files and each
-file's settings are not shared (`aside`: the settings are in the key). Memos inside a run let the second
-script that launches a program reuse what the first one read without reading it: their entries carry the
-reads they were computed from (`caches.Memo`, `_Recorder`), and a hit adds them to the current script's set.
-One edited file makes only the scripts that read it, themselves or through a memo, miss. External
-programs: `grep -r` over a code base is recorded as the tree it searches (`depends_on_tree`: every script
-that searches a tree for an environment variable depends on all its files), `git log` as the repository's
-HEAD and refs (`depends_on_git`), `bash -n` reads the script's bytes and the `bash` on PATH (in the key).
-What cannot be recorded marks the rest of the process's work as not cacheable (`caches.taint`): a search
-or a regular expression that ran out of its time budget.
+Each script's own inputs (0.3.2). What a script's analysis reads is its input set (`begin_job`/`end_job`), with what the
+run read outside any script (the rule table: `_COMMON`); the discovery of the files and each file's settings are not
+shared (`aside`: the settings are in the key). Memos inside a run let the second script that launches a program reuse
+what the first one read without reading it: their entries carry the reads they were computed from (`caches.Memo`,
+`_Recorder`), and a hit adds them to the current script's set. One edited file makes only the scripts that read it,
+themselves or through a memo, miss. External programs: `grep -r` over a code base is recorded as the tree it searches
+(`depends_on_tree`: every script that searches a tree for an environment variable depends on all its files), `git log`
+as the repository's HEAD and refs (`depends_on_git`), `bash -n` reads the script's bytes and the `bash` on PATH (in the
+key). What cannot be recorded marks the rest of the process's work as not cacheable (`caches.taint`): a search or a
+regular expression that ran out of its time budget.
 
-The key (`job_key`): packlint's version and Python, the working directory, the script's path and how it
-is shown, its settings (`Settings.to_json`), the enabled rules, the assumed environment and arguments,
-the paths named on the command line and `--allow-outside`, PATH, HOME, TMPDIR and the PACKLINT_*
-variables. Not cached: `--no-cache`, `--inherit-env` (the findings would depend on, and could quote, the
-caller's environment), stdin, `run` and `--fix` passes (they need the launch model).
+The key (`job_key`): packlint's version and Python, the working directory, the script's path and how it is shown, its
+settings (`Settings.to_json`), the enabled rules, the assumed environment and arguments, the paths named on the command
+line and `--allow-outside`, PATH, HOME, TMPDIR and the PACKLINT_* variables. Not cached: `--no-cache`, `--inherit-env`
+(the findings would depend on, and could quote, the caller's environment), stdin, `run` and `--fix` passes (they need
+the launch model).
 
-Safety: entries are JSON data under `<cache>/results/v2/` (caches.py: 0700 directories, 0600 files,
-written atomically, the directory's size bound, `packlint clean`); one is read only as a regular file
-owned by the user under the kind's size limit, and used only when every field has the type this module
-writes (anything else is a miss, never an error). A file modified within RACY_NS of the run's start
-could change again unseen on a coarse-clock file system: such a run writes nothing.
+Safety: entries are JSON data under `<cache>/results/v2/` (caches.py: 0700 directories, 0600 files, written atomically,
+the directory's size bound, `packlint clean`); one is read only as a regular file owned by the user under the kind's
+size limit, and used only when every field has the type this module writes (anything else is a miss, never an error). A
+file modified within RACY_NS of the run's start could change again unseen on a coarse-clock file system: such a run
+writes nothing.
 """
 
 from __future__ import annotations
@@ -453,42 +451,6 @@ def depends_on_git(top: str) -> None:
         return
     if head.startswith("ref: refs/") and ".." not in head:
         _note("s", os.path.join(git, head[5:]))
-
-
-def sent_delta(used: set[int]) -> tuple[list[list[Any]], tuple[list[int], list[int]]]:
-    """What a forked worker recorded since it last reported (rows the main process has not seen), and one
-    script's input set as this worker numbers its rows: what it adds to and drops from the set this worker sent
-    before (`merge` renumbers them and applies them to that set)."""
-    new = _ROWS[_SENT[0] :]
-    _SENT[0] = len(_ROWS)
-    last = _LAST_SENT[0]
-    _LAST_SENT[0] = set(used)
-    return [list(r) for r in new], (list(used - last), list(last - used))
-
-
-def mark_sent() -> None:
-    """Before forking workers: the rows the main process holds need not come back from them."""
-    _SENT[0] = _FORK[0] = len(_ROWS)
-
-
-def merge(worker: int, rows: list[list[Any]], used: tuple[list[int], list[int]]) -> set[int]:
-    """A worker's new rows joined to the main process's; its script's input set in the main's numbering, from what
-    it adds to and drops from the worker's set before (`sent_delta`: the worker's results arrive in its order)."""
-    table = _WORKER_ROWS.setdefault(worker, [])
-    for kind, path, sig in rows:
-        key = (kind, path)
-        i = _IDX.get(key, -1)
-        if i is None or i < 0:
-            i = _IDX[key] = len(_ROWS)
-            _ROWS.append((kind, path, sig))
-        table.append(i)
-    fork = _FORK[0]
-    added, dropped = used
-    out = set(_WORKER_LAST.get(worker, ()))
-    out.difference_update([u if u < fork else table[u - fork] for u in dropped])
-    out.update([u if u < fork else table[u - fork] for u in added])
-    _WORKER_LAST[worker] = out
-    return out
 
 
 # ------------------------------------------------------------------------------------------ the key

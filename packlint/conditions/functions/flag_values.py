@@ -132,21 +132,7 @@ def _flag_problem(spec: Any, occ: FlagEntryJSON, name: str, files: tuple[str, ..
             f"{' '.join(words[1:])}'"
         )
     if nargs == "?" and len(words) > 1:
-        # an optional value takes one word at most (HfArgumentParser's bools): argparse gives it the first word,
-        # and the rest are left over (antoniocap2023/Video-LLaVA_Minecraft: `--bf16 True \ `)
-        if room < 0 or len(words) - 1 <= room:
-            return Unk(_positional_reason(room), "unknown")
-        bad = _type_problem(spec, words[0])
-        if bad is not None:
-            return bad
-        rest = " ".join(repr(w) for w in words[1:])
-        exits = (
-            f"HfArgumentParser raises 'Some specified arguments are not used by the HfArgumentParser: [{rest}]'"
-            if getattr(spec, "generated_from", None)
-            else f"argparse exits with 'unrecognized arguments: {' '.join(words[1:])}'"
-        )
-        given = f"{len(words)} words ({' '.join(words)!r})"
-        return f"takes at most one value but is given {given}: it takes {words[0]!r}, and {exits}"
+        return _optional_value_problem(spec, words, room)
     if isinstance(nargs, int) and not isinstance(nargs, bool) and len(words) != nargs:
         if len(words) < nargs and occ.get("then_unknown"):
             # `--wave a "$STATE/x" b`: the word after its values is one packlint does not know; bash may well
@@ -159,6 +145,24 @@ def _flag_problem(spec: Any, occ: FlagEntryJSON, name: str, files: tuple[str, ..
         if bad is not None:
             return bad
     return None
+
+
+def _optional_value_problem(spec: Any, words: list[str], room: int) -> Any:
+    """An optional value (`nargs='?'`, HfArgumentParser's bools) takes one word at most: argparse gives it the first,
+    and the rest are left over (antoniocap2023/Video-LLaVA_Minecraft: `--bf16 True \\ ` + newline)."""
+    if room < 0 or len(words) - 1 <= room:
+        return Unk(_positional_reason(room), "unknown")
+    bad = _type_problem(spec, words[0])
+    if bad is not None:
+        return bad
+    rest = " ".join(repr(w) for w in words[1:])
+    exits = (
+        f"HfArgumentParser raises 'Some specified arguments are not used by the HfArgumentParser: [{rest}]'"
+        if getattr(spec, "generated_from", None)
+        else f"argparse exits with 'unrecognized arguments: {' '.join(words[1:])}'"
+    )
+    given = f"{len(words)} words ({' '.join(words)!r})"
+    return f"takes at most one value but is given {given}: it takes {words[0]!r}, and {exits}"
 
 
 def _positional_reason(room: int) -> str:
