@@ -366,9 +366,11 @@ def empty_ancestor(path: str, root: str) -> str | None:
     if d == root or not d.startswith(root.rstrip(os.sep) + os.sep) or os.path.islink(d):
         return None
     try:
-        return os.path.relpath(d, root) if not os.listdir(d) else None
+        with os.scandir(d) as entries:  # (one entry read at most: a directory of millions is not listed)
+            empty = next(entries, None) is None
     except OSError:
         return None
+    return os.path.relpath(d, root) if empty else None
 
 
 def _walk(root: str, errors: list[DiscoveryError]) -> list[str]:

@@ -22,3 +22,12 @@ def check_findings(capsys, *paths: Path) -> list[dict]:
     capsys.readouterr()
     main(["check", "--no-cache", "--format", "json", "--exit-zero", *map(str, paths)])
     return json.loads(capsys.readouterr().out)["findings"]
+
+
+def hf_program(field: str = "model_name_or_path") -> str:
+    """A training program that parses one dataclass field and TrainingArguments with HfArgumentParser."""
+    return (
+        "from dataclasses import dataclass\nfrom transformers import HfArgumentParser, TrainingArguments\n\n\n"
+        f"@dataclass\nclass A:\n    {field}: str = 'm'\n\n\n"
+        "HfArgumentParser((A, TrainingArguments)).parse_args_into_dataclasses()\n"
+    )

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.check_helpers import check_findings, write_tree
+from tests.check_helpers import check_findings, hf_program, write_tree
 
 _TRAIN = "import argparse\np = argparse.ArgumentParser()\np.add_argument('--lr', type=float)\np.parse_args()\n"
 
@@ -198,11 +198,7 @@ def test_model_sizes_from_the_checkpoint_are_not_the_parser_s_defaults(tmp_path:
 def test_a_path_out_of_the_checkout_from_the_script_s_own_folder_is_the_machine_s(tmp_path: Path, capsys) -> None:
     """Anogibot/PRPO: a root script runs `llava/train/train_mem.py` (found from the root, beside the script) with
     `--deepspeed ../scripts/zero3.json`: from where the launch runs that file is outside the checkout."""
-    prog = (
-        "from dataclasses import dataclass\nfrom transformers import HfArgumentParser, TrainingArguments\n\n\n"
-        "@dataclass\nclass A:\n    model_name_or_path: str = 'm'\n\n\n"
-        "HfArgumentParser((A, TrainingArguments)).parse_args_into_dataclasses()\n"
-    )
+    prog = hf_program("model_name_or_path")
     launch = "PYTHONPATH=. deepspeed llava/train/train_mem.py --deepspeed {} --model_name_or_path m --output_dir o\n"
     root = write_tree(
         tmp_path,
@@ -220,11 +216,7 @@ def test_a_path_out_of_the_checkout_from_the_script_s_own_folder_is_the_machine_
 def test_an_optional_value_given_two_words_takes_the_first(tmp_path: Path, capsys) -> None:
     """antoniocap2023/Video-LLaVA_Minecraft: `--bf16 True \\ ` + newline: HfArgumentParser's bool takes 'True' and
     the escaped blank is left over ('Some specified arguments are not used'), not 'not a truth value'."""
-    prog = (
-        "from dataclasses import dataclass\nfrom transformers import HfArgumentParser, TrainingArguments\n\n\n"
-        "@dataclass\nclass A:\n    model_name_or_path: str = 'm'\n\n\n"
-        "HfArgumentParser((A, TrainingArguments)).parse_args_into_dataclasses()\n"
-    )
+    prog = hf_program("model_name_or_path")
     root = write_tree(
         tmp_path,
         {

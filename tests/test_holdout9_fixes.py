@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.check_helpers import check_findings, write_tree
+from tests.check_helpers import check_findings, hf_program, write_tree
 
 
 def test_a_json_list_for_a_program_of_no_stack_is_that_program_s_business(tmp_path: Path, capsys) -> None:
@@ -38,11 +38,7 @@ def test_a_json_list_for_a_program_of_no_stack_is_that_program_s_business(tmp_pa
 def test_a_relative_path_out_of_the_checkout_from_where_the_launch_runs_is_the_machine_s(
     tmp_path: Path, capsys
 ) -> None:
-    prog = (
-        "from dataclasses import dataclass\nfrom transformers import HfArgumentParser, TrainingArguments\n\n\n"
-        "@dataclass\nclass A:\n    model_name: str = 'm'\n\n\n"
-        "HfArgumentParser((A, TrainingArguments)).parse_args_into_dataclasses()\n"
-    )
+    prog = hf_program("model_name")
     launch = "#!/bin/bash\ntorchrun --nproc-per-node 8 train/sft.py --model_name m --deepspeed {} --output_dir o\n"
     root = write_tree(
         tmp_path,

@@ -90,22 +90,22 @@ def submodule_premise(path_text: str, dirs: list[str], root: str) -> evidence.Pr
     absent): `git submodule update --init` (or a `--recursive` clone) makes it at set-up."""
     from packlint.discover import empty_ancestor, unfetched_submodule
 
-    for d in dirs if not os.path.isabs(path_text) else [root]:
-        sub = unfetched_submodule(os.path.normpath(os.path.join(d, path_text)), root)
-        if sub is not None:
-            return (
-                evidence.MACHINE,
-                f"{path_text} is under the git submodule {sub}, not checked out here: "
-                "`git submodule update --init` fetches it at set-up",
-            )
-    for d in dirs if not os.path.isabs(path_text) else [root]:
-        empty = empty_ancestor(os.path.normpath(os.path.join(d, path_text)), root)
-        if empty is not None:
-            return (
-                evidence.MACHINE,
-                f"{path_text} is under {empty}/, an empty directory in this checkout (git leaves a submodule or a "
-                "repository added inside this one empty): what it holds is made at set-up",
-            )
+    bases = dirs if not os.path.isabs(path_text) else [root]
+    where = [os.path.normpath(os.path.join(d, path_text)) for d in bases]
+    sub = next((s for w in where if (s := unfetched_submodule(w, root)) is not None), None)
+    if sub is not None:
+        return (
+            evidence.MACHINE,
+            f"{path_text} is under the git submodule {sub}, not checked out here: "
+            "`git submodule update --init` fetches it at set-up",
+        )
+    empty = next((e for w in where if (e := empty_ancestor(w, root)) is not None), None)
+    if empty is not None:
+        return (
+            evidence.MACHINE,
+            f"{path_text} is under {empty}/, an empty directory in this checkout (git leaves a submodule or a "
+            "repository added inside this one empty): what it holds is made at set-up",
+        )
     return None
 
 
