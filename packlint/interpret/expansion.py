@@ -410,16 +410,12 @@ def _dquote_literal(ps: ParsedScript, at: _Cursor, a: int, b: int) -> list[Piece
     while line_start < b:
         nl = data.find(b"\n", line_start, b)
         line_end = b if nl < 0 else nl
-        body_end = line_end
-        if nl >= 0 and _escapes_newline(data, line_start, line_end):
-            body_end = line_end - 1  # `\<newline>`: removed in double quotes
-            text = data[line_start:body_end].decode("utf-8", "replace")
-            out.append(Piece(unescape_dquote(text), span=_span_between(ps, at, line_start, body_end)))
-        else:
-            text = data[line_start:line_end].decode("utf-8", "replace")
-            out.append(Piece(unescape_dquote(text), span=_span_between(ps, at, line_start, line_end)))
-            if nl >= 0:
-                out.append(Piece("\n"))
+        escaped = nl >= 0 and _escapes_newline(data, line_start, line_end)
+        body_end = line_end - 1 if escaped else line_end  # (`\<newline>` is removed in double quotes)
+        text = data[line_start:body_end].decode("utf-8", "replace")
+        out.append(Piece(unescape_dquote(text), span=_span_between(ps, at, line_start, body_end)))
+        if nl >= 0 and not escaped:
+            out.append(Piece("\n"))
         line_start = line_end + 1 if nl >= 0 else b
     return out
 
