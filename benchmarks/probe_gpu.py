@@ -101,19 +101,39 @@ def _cells(cpu: bool):
 
 
 def _run(settings):
+    import torch
+
     from runtime_probe.launches import run_settings
 
+    # each cell compiles its own kernels: one process running the whole matrix otherwise reaches dynamo's
+    # recompile limit (8) part-way and the later "compiled" flex cells silently run uncompiled
+    torch.compiler.reset()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         return run_settings(settings)
 
 
-def run_matrix(cpu: bool, only: list[str] | None = None, backends: list[str] | None = None) -> dict:
+def run_matrix(cpu: bool, only: list[str] | None = None, backends: list[str] | None = None, progress=None) -> dict:
+    """The matrix; `progress(doc)` after each cell (the files stay current if the run is cut off)."""
     import torch
 
     from runtime_probe.settings import ProbeUsageError
 
-    rows = []
+    rows: list[dict] = []
+    env = {
+        "python": platform.python_version(),
+        "torch": torch.__version__,
+        "cuda": torch.version.cuda,
+        "device": torch.cuda.get_device_name(0) if not cpu and torch.cuda.is_available() else "cpu",
+        "mode": "cpu smoke" if cpu else "gpu",
+    }
+    for mod in ("transformers", "megatron.core", "flash_attn", "transformer_engine"):
+        try:
+            m = __import__(mod, fromlist=["__version__"])
+            env[mod] = getattr(m, "__version__", "?")
+        except Exception:  # noqa: BLE001 - not installed is a fact to record
+            env[mod] = None
+    doc = {"env": env, "rows": rows}
     for kind, name, config, dtype, expected, s in _cells(cpu):
         if (only and kind not in only) or (backends and not any(b in name for b in backends)):
             continue
@@ -124,10 +144,12 @@ def run_matrix(cpu: bool, only: list[str] | None = None, backends: list[str] | N
         except ProbeUsageError as exc:
             row.update(status="skipped", reason=str(exc))
             rows.append(row)
+            progress and progress(doc)
             continue
         except Exception as exc:  # noqa: BLE001 - one broken cell must not hide the others
             row.update(status="error", reason=f"{type(exc).__name__}: {exc}", trace=traceback.format_exc(limit=3))
             rows.append(row)
+            progress and progress(doc)
             continue
         got = "proven" if r.verdict == "proven" else ("leak" if r.leakage and r.leakage["abs"] > 0 else r.verdict)
         err = next((c.value for c in r.checks if c.name.startswith("(i)") and isinstance(c.value, dict)), {})
@@ -150,20 +172,8 @@ def run_matrix(cpu: bool, only: list[str] | None = None, backends: list[str] | N
             ]
             row["notes"].append("mixing: " + (", ".join(row["mixing"]) or "none"))
         rows.append(row)
-    env = {
-        "python": platform.python_version(),
-        "torch": torch.__version__,
-        "cuda": torch.version.cuda,
-        "device": torch.cuda.get_device_name(0) if not cpu and torch.cuda.is_available() else "cpu",
-        "mode": "cpu smoke" if cpu else "gpu",
-    }
-    for mod in ("transformers", "megatron.core", "flash_attn", "transformer_engine"):
-        try:
-            m = __import__(mod, fromlist=["__version__"])
-            env[mod] = getattr(m, "__version__", "?")
-        except Exception:  # noqa: BLE001 - not installed is a fact to record
-            env[mod] = None
-    return {"env": env, "rows": rows}
+        progress and progress(doc)
+    return doc
 
 
 def _fmt(x) -> str:
@@ -213,13 +223,19 @@ def main(argv: list[str] | None = None) -> int:
             print("probe_gpu: no CUDA device here; use --cpu for the CPU smoke run", file=sys.stderr)
             return 2
     split = lambda v: [x.strip() for x in v.split(",") if x.strip()] if v else None  # noqa: E731
-    doc = run_matrix(args.cpu, split(args.only), split(args.backends))
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     stem = "probe_gpu-cpu" if args.cpu else "probe_gpu-cuda"
-    (out / f"{stem}.json").write_text(json.dumps(doc, indent=2, default=str))
+
+    def write(doc: dict) -> None:
+        for suffix, text in ((".json", json.dumps(doc, indent=2, default=str)), (".md", markdown(doc))):
+            tmp = out / f".{stem}{suffix}.tmp"
+            tmp.write_text(text)
+            os.replace(tmp, out / f"{stem}{suffix}")
+
+    doc = run_matrix(args.cpu, split(args.only), split(args.backends), progress=write)
+    write(doc)
     md = markdown(doc)
-    (out / f"{stem}.md").write_text(md)
     print(md)
     print(f"wrote {out / (stem + '.json')} and {out / (stem + '.md')}")
     return 1 if any(r["status"] in ("FAIL", "error") for r in doc["rows"]) else 0

@@ -59,6 +59,15 @@ class GPTProbeSettings:
     def true_lengths(self) -> list[int]:
         return list(self.lengths) if self.lengths is not None else list(DEFAULT_GPT_LENGTHS)
 
+    def max_sequence_length(self) -> int:
+        """The models' position table: the packed row as the model sees it (each image placeholder
+        expanded into `image_tokens` embeddings), at least 1024. LLaVAModel cuts the combined
+        embeddings at its `language_max_sequence_length` (llava_model.py `_preprocess_data`), so a
+        shorter table would split the row short of its cu_seqlens."""
+        k = self.image_tokens if self.case != "packed" else 1
+        total = sum(n - 1 + k for n in self.true_lengths())
+        return max(1024, -(-total // 64) * 64)
+
     def key(self) -> tuple:
         d = dataclasses.asdict(self)
         d.pop("notes")

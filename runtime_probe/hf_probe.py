@@ -207,11 +207,13 @@ def _fast_kernels() -> str:
 
 
 @contextmanager
-def _eager_flex_on_cpu(attn: str, device):
-    """transformers compiles flex_attention on first use; torch 2.13's inductor CPU flex kernel is not
-    trusted here (docs/probe.md: wrong rows from run to run) and compiling costs ~15-30 s. On CPU the
-    probe runs the same flex_attention call, BlockMask and all, uncompiled; on CUDA it runs as is."""
-    if attn != "flex_attention" or device.type != "cpu":
+def _uncompiled_flex(attn: str, active: bool = True):
+    """transformers compiles flex_attention on first use. Uncompiled here: the same flex_attention call,
+    BlockMask and all. On CPU the whole probe runs so (torch 2.13's inductor CPU flex kernel is not
+    trusted here, docs/probe.md: wrong rows from run to run; compiling costs ~15-30 s). On CUDA the
+    requested dtype's run is the compiled kernel's and the float64 runs are uncompiled: the compiled
+    kernel fails in float64 (seen on an H200, torch 2.11), which left flex's verdict UNDECIDED."""
+    if attn != "flex_attention" or not active:
         yield False
         return
     import warnings
@@ -372,7 +374,8 @@ def _measure_all(built: BuiltModel, s, samples, perturbed, requested, device) ->
         except Exception as exc:  # noqa: BLE001
             err = f"{type(exc).__name__}: {first_sentence(exc)}"
             return low, {uc: Measurement("float64", uc, [], 0, 0, [], 0, 0, err) for uc in (False, True)}
-    exact = {uc: measure(model, s, samples, perturbed, torch.float64, device, uc) for uc in (False, True)}
+    with _uncompiled_flex(s.attn_implementation, device.type != "cpu"):  # on CPU the caller's already is
+        exact = {uc: measure(model, s, samples, perturbed, torch.float64, device, uc) for uc in (False, True)}
     if low is None and exact[False].error and exact[True].error:
         raise ProbeUsageError(
             f"{s.attn_implementation} forward failed on the packed row ({s.mode}): {exact[False].error}"
@@ -426,8 +429,11 @@ def run_hf_probe(s: HFProbeSettings) -> ProbeReport:
         f"packed {len(lengths)} samples into one row of {sum(lengths)} tokens: "
         + ", ".join(f"{k} {v}" for k, v in row.shapes.items())
     )
-    with _eager_flex_on_cpu(s.attn_implementation, device) as eager_flex, torch.no_grad():
+    on_cpu = device.type == "cpu"
+    with _uncompiled_flex(s.attn_implementation, on_cpu) as eager_flex, torch.no_grad():
         r.backend_detail = built.desc + ("; flex_attention run uncompiled on CPU" if eager_flex else "")
+        if s.attn_implementation == "flex_attention" and not on_cpu:
+            r.backend_detail += "; the float64 runs call flex_attention uncompiled (the same call and BlockMask)"
         t = time.perf_counter()
         low, exact = _measure_all(built, s, samples, perturbed, requested, device)
         timings["forward + verify"] = time.perf_counter() - t
@@ -435,7 +441,8 @@ def run_hf_probe(s: HFProbeSettings) -> ProbeReport:
         judged = _judged(s, exact)
         if judged and (_has_recurrent(built.model) or judged.verdict == "leak"):
             t = time.perf_counter()
-            _per_layer(r, built, s, judged, samples, device)
+            with _uncompiled_flex(s.attn_implementation, not on_cpu):  # the model is float64 by now
+                _per_layer(r, built, s, judged, samples, device)
             timings["per layer"] = time.perf_counter() - t
     r.timings_s = timings
     return r

@@ -103,7 +103,9 @@ def build_layer(backend: Backend, heads: int, head_dim: int, dtype: torch.dtype,
 
     spec.submodules.self_attention.submodules.core_attention = VarlenCoreAttention
     torch.manual_seed(seed)
-    layer = TransformerLayer(config, spec.submodules, layer_number=1).to(device=device).eval()
+    # cast as Megatron's Float16Module does for a bf16/fp16 run: the norms too (TorchNorm builds them in
+    # float32, and CUDA's layer_norm refuses a float32 weight on a bfloat16 input, where CPU's accepts it)
+    layer = TransformerLayer(config, spec.submodules, layer_number=1).to(device=device, dtype=dtype).eval()
     rope = CpuSafeRotaryEmbedding(kv_channels=head_dim, rotary_percent=1.0, use_cpu_initialization=True).to(device)
 
     def packed_fn(x: torch.Tensor, packed_seq_params) -> torch.Tensor:

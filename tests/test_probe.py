@@ -374,3 +374,20 @@ def test_packed_seq_params_falls_back_to_the_ordinary_import():
             "assert cls.__module__ == 'megatron.core.packed_seq_params'")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600)
     assert out.returncode == 0, out.stderr
+
+
+def test_megatron_layer_norms_take_the_run_dtype(monkeypatch):
+    # CUDA's layer_norm refuses a float32 weight on a bfloat16 input (seen on an H200: every backend of the
+    # bf16 Megatron-layer probe raised); CPU's accepts it, so refuse it here as CUDA does
+    import torch.nn.functional as F
+
+    real = F.layer_norm
+
+    def cuda_like(x, shape, weight=None, bias=None, eps=1e-5):
+        if weight is not None and weight.dtype != x.dtype:
+            raise RuntimeError(f"expected scalar type {x.dtype} but found {weight.dtype}")
+        return real(x, shape, weight, bias, eps)
+
+    monkeypatch.setattr(F, "layer_norm", cuda_like)
+    good = probe(megatron_layer=True, backend="sdpa", dtype="bfloat16", heads=2, head_dim=8)
+    assert good.ok and good.leakage["abs"] == 0.0, good.render_text()

@@ -189,3 +189,13 @@ def test_building_llava_on_cpu_restores_tensor_cuda():
     model = build_llava(s, make_backend("sdpa", torch.device("cpu"), torch.float32), torch.float32, torch.device("cpu"))
     assert torch.Tensor.cuda is cuda and model.img_seq_len == K
     assert model.vision_model.position_ids.device.type == "cpu"
+
+
+def test_llava_row_longer_than_1024_tokens_is_not_cut_short():
+    # seen on an H200 with probe_gpu's GPU sizes (4 samples, 1452 tokens once expanded): LLaVAModel cut
+    # the combined embeddings at language_max_sequence_length=1024 and RoPE's split by cu_seqlens raised
+    s = GPTProbeSettings(case="llava-expanded", lengths=[560, 470], image_tokens=4, device="cpu", heads=2, head_dim=8)
+    assert s.max_sequence_length() == 1088
+    report = run_gpt_probe(s)
+    assert report.verdict == "proven" and report.tokens == 1036, report.render_text()
+    assert report.leakage["abs"] == 0.0
