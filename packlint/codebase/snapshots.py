@@ -382,10 +382,14 @@ _FOREIGN_MEMO: dict[tuple[str, ...], tuple[str, ...]] = {}
 _CLOSE_MEMO: dict[str, bool] = {}  # flag -> some upstream flag is this close to it (the data are packlint's own)
 
 
-def foreign_flags(flags: list[str]) -> tuple[str, ...]:
+def foreign_flags(flags: list[str], close_too: bool = False) -> tuple[str, ...]:
     """The options among `flags` that no Megatron-LM release of the snapshots ever defined and that are
-    not close to one of its flags (a misspelt upstream flag stays PK201's). Empty without the data."""
+    not close to one of its flags (a misspelt upstream flag stays PK201's). `close_too`: the close ones
+    as well, for a launch whose flags no snapshot checks (its program path is unknown, so PK201 cannot
+    call a near name a typo, and upstream's argparse would stop on it either way). Empty without the data."""
     key = tuple(f for f in flags if f.startswith("--"))
+    if close_too:
+        return tuple(f for f in key if _undefined(f))
     hit = _FOREIGN_MEMO.get(key)
     if hit is not None:
         return hit
@@ -400,6 +404,13 @@ def foreign_flags(flags: list[str]) -> tuple[str, ...]:
                 out.append(flag)
     _FOREIGN_MEMO[key] = hit = tuple(out)
     return hit
+
+
+def _undefined(flag: str) -> bool:
+    """No Megatron-LM release of the snapshots defines `flag` (False without the data)."""
+    data = load_data()
+    known = data.get("flags", {}) if data else {}
+    return bool(known) and "=" not in flag and flag not in known and flag.replace("_", "-") not in known
 
 
 def _close_to_upstream(name: str, known: dict) -> bool:

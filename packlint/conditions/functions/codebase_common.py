@@ -230,7 +230,14 @@ def megatron_style(program_: str | None, flags: list[str]) -> bool:
 
 def fork_named(program_: str | None, flags: list[str], script: str | None) -> str | None:
     """`megatron_fork` from the names alone (the program's path, the script's checkout, the flags)."""
-    from packlint.codebase.snapshots import ROOT_PROGRAMS, foreign_flags, fork_evidence, release_span, upstream_named
+    from packlint.codebase.snapshots import (
+        ROOT_PROGRAMS,
+        foreign_flags,
+        fork_evidence,
+        release_span,
+        snapshot_for,
+        upstream_named,
+    )
 
     if program_ and program_.replace("\\", "/").rsplit("/", 1)[-1] in ROOT_PROGRAMS:
         why = fork_evidence(program_, script)
@@ -238,7 +245,8 @@ def fork_named(program_: str | None, flags: list[str], script: str | None) -> st
             return why
     if upstream_named(program_, script):
         return None  # the path says upstream: a flag of no release is a mistake (PK201), not a fork's
-    foreign = foreign_flags(flags)
+    # with no snapshot for the program (its path unknown), no PK201 calls a near name a typo: it counts too
+    foreign = foreign_flags(flags, close_too=snapshot_for(program_) is None)
     if not foreign:
         return None
     shown = ", ".join(foreign[:3]) + (f" and {len(foreign) - 3} more" if len(foreign) > 3 else "")

@@ -112,10 +112,37 @@ def _made_when_absent(ctx: EvalContext, path: str) -> bool:
     return False
 
 
+# `[ -f P ]` / `[[ -e P ]]` / `test -r P` true (or succeeds), `[ ! -f P ]` false: P exists on that path
+_PRESENT = LazyRegex(
+    r"`(?:\[\[?|test)\s+(?:-[efrs]\s+(?P<a>[^\s`\]]+)\s*\]?\]?`\s+(?:is true|succeeds)"
+    r"|!\s+-[efrs]\s+(?P<b>[^\s`\]]+)\s*\]?\]?`\s+(?:is false|fails))"
+)
+
+
+def _present_when_run(ctx: EvalContext, path: str) -> bool:
+    """The file is given to the launch only where the script's own test found it (jdchawla29/reinforcesight:
+    `if [ -f "$DEEPSPEED_CONFIG" ]; then ... --deepspeed $DEEPSPEED_CONFIG`): on that path it exists, so its
+    absence from the checkout cannot fail the launch. The tested word's `$VAR`s take the variant's values."""
+    import os
+
+    from packlint.codebase.workdir import _substitute, launch_variables
+
+    conds = [*(ctx.launch.get("when") or ()), *((ctx.variant or {}).get("when") or ())]
+    variables = {**launch_variables(ctx.launch), **launch_variables(ctx.variant or {})}
+    for cond in conds:
+        for m in _PRESENT.finditer(str(cond)):
+            named = _substitute((m.group("a") or m.group("b") or "").replace('"', "").replace("'", ""), variables)
+            if named and os.path.normpath(named) == os.path.normpath(path):
+                return True
+    return False
+
+
 def _f_config_file_missing(ctx: EvalContext, node: Builtin, a: list[Any]) -> Any:
     f = _bad_file(ctx, "missing")
     if f is not None and _made_when_absent(ctx, str(f["path"])):
         return Unk(f"the launch runs only when {f['path']} does not exist: a file it makes", "unknown")
+    if f is not None and _present_when_run(ctx, str(f["path"])):
+        return ""  # the script gives it only where its own test found it
     if f is not None and "evidence" in f:  # (a file the machine may hold: packlint.configs.elsewhere)
         evidence.record(ctx, f)
     elif f is not None:
