@@ -129,7 +129,7 @@ def test_megatron_like_details():
     schema = read("megatron_like").schema
     spec = schema.lookup("--no-add-bias-linear")
     assert spec is schema.lookup("--disable-add-bias-linear")
-    assert spec.generated_from == "TransformerConfig.add_bias_linear" and spec.action == "store_false"
+    assert spec.generated_from == "ArgumentGroupFactory:TransformerConfig.add_bias_linear" and spec.action == "store_false"
     assert schema.lookup("--norm-epsilon").dest == "layernorm_epsilon"  # argparse_meta arg_names
     assert schema.lookup("--layernorm-epsilon") is None
     assert schema.lookup("--gradient-accumulation-fusion") is None  # excluded at the call site
@@ -411,7 +411,7 @@ def test_real_checkouts(repo, rev, program, pp, flags, conditional, tmp_path_fac
     assert sum(1 for s in specs if s.condition) == conditional
     assert facts.skipped == [] or all("SyntaxError" in s.reason for s in facts.skipped)
     if "Megatron" in repo:
-        assert schema.lookup("--no-initialization").generated_from == "TransformerConfig.perform_initialization"
+        assert schema.lookup("--no-initialization").generated_from == "ArgumentGroupFactory:TransformerConfig.perform_initialization"
         assert facts.reads("CUDA_DEVICE_MAX_CONNECTIONS") is True
     else:
         assert schema.conflict_handler == "resolve" and schema.lookup("--model-name").choices is None

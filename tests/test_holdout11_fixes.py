@@ -439,8 +439,13 @@ def test_a_file_given_to_a_program_the_script_writes_at_run_time_is_the_machine_
             ".git/HEAD": "",
             "eval/run_eval.sh": script.format(path="../../df_data_reasoning/ddim_subset_1000.json"),
             "eval/run_in.sh": script.format(path="data/subset_1000.json"),
+            # without the script's own -f test (which alone keeps the launch from a missing file: the fourteenth
+            # holdout's jdchawla29/reinforcesight), the file is reported, as the machine's
+            "eval/unguarded.sh": script.format(path="data/subset_1000.json").replace(
+                'if [[ ! -f "$INPUT_DATASET" ]]; then echo missing; exit 1; fi\n', ""
+            ),
         },
     )
     found = {f["path"].rsplit("/", 1)[-1]: f for f in check_findings(capsys, root) if f["code"] == "PK601"}
-    assert {k: f["severity"] for k, f in found.items()} == {"run_eval.sh": "info", "run_in.sh": "info"}, found
-    assert "the program the launch runs is not known" in found["run_in.sh"]["message"], found
+    assert {k: f["severity"] for k, f in found.items()} == {"unguarded.sh": "info"}, found
+    assert "the program the launch runs is not known" in found["unguarded.sh"]["message"], found

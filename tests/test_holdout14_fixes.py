@@ -9,6 +9,23 @@
   `--allow-padding-num-layers`, a flag close to upstream's `--cpu-offloading-num-layers`: with the program's path
   unknown, no snapshot checks the flags (PK201 is silent), so the near name was neither reported as a typo nor taken
   as a fork's flag, and PK308 judged upstream's validate_args.
+
+Its second part (on the fixed tree, repositories nobody had read):
+
+- duterscmy/JustGRPO runs `accelerate launch /lus/.../dllm/dllm/pipelines/llada/eval.py --tasks ... --model llada`
+  (another project's lm-eval entry point on the author's machine): packlint took the checkout's top-level eval.py
+  for it by the file name alone and said 6 flags are not the program's (warnings, "assuming" the mapping). Only the
+  name matching, and the folder above it not named as the checkout, the mapping is the machine's (info).
+- duterscmy/JustGRPO's bwd_verifier/exp_backward_digits.sh runs `python exp_backward_digits.py $input $output` (the
+  program beside the script) with `input=data/...json; output=data/...json`, results an earlier job writes there:
+  PK601 warned because an unrelated data/ package at the root made "a folder made at set-up" false; the launch runs
+  in bwd_verifier/, where data/ is not.
+- YYKKWW/SSO_test (Megatron-LM's experimental verl scripts) passes `"actor@actor_rollout_ref.actor=mlite_actor"`
+  and then `actor_rollout_ref.actor.optim.lr_warmup_init=0`: PK207 said Hydra stops (error), though the chosen
+  option's defaults bring that key (verl's megatron optim). Keys under a package a group option is put at are that
+  option's.
+- The same checkout's upstream examples: PK202 named HfArgumentParser's error for a flag Megatron's
+  ArgumentGroupFactory made from a dataclass onto a plain argparse parser (whose error is argparse's).
 """
 
 from __future__ import annotations
@@ -114,3 +131,83 @@ def test_a_near_upstream_flag_no_snapshot_checks_is_a_fork_s(tmp_path: Path, cap
         ("plain.sh", "PK308"),
         ("zb.sh", "PK206"),
     ], found
+
+
+def test_an_absolute_path_matched_by_its_file_name_alone_is_the_machine_s(tmp_path: Path, capsys) -> None:
+    parser = "import argparse\np = argparse.ArgumentParser()\np.add_argument('--task')\np.parse_args()\n"
+    root = write_tree(
+        tmp_path / "JustGRPO",
+        {
+            ".git/HEAD": "",
+            "eval.py": parser,
+            "other.sh": "accelerate launch --num_processes 1 /lus/u/dllm/pipelines/llada/eval.py \\\n  --tasks gsm8k\n",
+            # the folder above the file named as the checkout: still an assumption (a warning)
+            "own.sh": "accelerate launch --num_processes 1 /home/me/JustGRPO/eval.py --tasks gsm8k\n",
+        },
+    )
+    found = {f["path"].rsplit("/", 1)[-1]: f for f in check_findings(capsys, root) if f["code"] == "PK201"}
+    assert {k: f["severity"] for k, f in found.items()} == {"other.sh": "info", "own.sh": "warning"}
+    assert "only the file names match" in found["other.sh"]["message"]
+
+
+def test_relative_paths_of_a_program_run_beside_its_script(tmp_path: Path, capsys) -> None:
+    program = (
+        "import argparse, json\np = argparse.ArgumentParser()\np.add_argument('input_file')\n"
+        "p.add_argument('output_file')\np.add_argument('--verbose', action='store_true')\n"
+        "a = p.parse_args()\njson.load(open(a.input_file))\n"
+    )
+    root = write_tree(
+        tmp_path,
+        {
+            ".git/HEAD": "",
+            "data/__init__.py": "",  # an unrelated package at the root
+            "bwd_verifier/exp.py": program,
+            "bwd_verifier/exp.sh": "input=data/r.v1.json; output=data/r.v1.checked.json\n"
+            "python exp.py $input $output --verbose\n",
+            # one file alone under the absent folder: still reported
+            "bwd_verifier/lone.sh": "python exp.py data/r.v1.json out.json --verbose\n",
+        },
+    )
+    found = {f["path"].rsplit("/", 1)[-1]: f["severity"] for f in check_findings(capsys, root) if f["code"] == "PK601"}
+    assert found == {"exp.sh": "info", "lone.sh": "warning"}
+
+
+def test_keys_under_a_package_a_group_option_is_put_at_are_the_option_s(tmp_path: Path, capsys) -> None:
+    run = (
+        "python3 -m verl.trainer.main_ppo \\\n  {group}"
+        '"actor_rollout_ref.actor.optim.lr_warmup_init=0" \\\n  "actor_rollout_ref.rollout.tensor_parallel_sizee=2"\n'
+    )
+    root = write_tree(
+        tmp_path,
+        {
+            ".git/HEAD": "",
+            "requirements.txt": "verl==0.8.0\n",
+            "chosen.sh": run.format(group='"actor@actor_rollout_ref.actor=megatron_actor" \\\n  '),
+            "plain.sh": run.format(group=""),
+        },
+    )
+    found = sorted(
+        (f["path"].rsplit("/", 1)[-1], f["message"].split()[0])
+        for f in check_findings(capsys, root)
+        if f["code"] == "PK207"
+    )
+    assert found == [
+        ("chosen.sh", "actor_rollout_ref.rollout.tensor_parallel_sizee"),
+        ("plain.sh", "actor_rollout_ref.actor.optim.lr_warmup_init"),
+        ("plain.sh", "actor_rollout_ref.rollout.tensor_parallel_sizee"),
+    ], found
+
+
+def test_a_flag_megatron_s_factory_made_fails_with_argparse_s_words(tmp_path: Path, capsys) -> None:
+    root = tmp_path / "fork"
+    shutil.copytree(Path(__file__).parent / "fixtures" / "codebase" / "megatron_like", root)
+    write_tree(
+        root,
+        {
+            ".git/HEAD": "",
+            "t.sh": "A=(--num-layers 2 3 --hidden-size 8)\ntorchrun --nproc_per_node 1 pretrain_gpt.py ${A[@]}\n",
+        },
+    )
+    (found,) = [f for f in check_findings(capsys, root / "t.sh") if f["code"] == "PK202"]
+    assert "argparse exits with 'unrecognized arguments: 3'" in found["message"], found["message"]
+    assert "HfArgumentParser" not in found["message"]

@@ -249,7 +249,7 @@ def render_text(facts, root: str, out) -> None:
                 parts.append(f"default={spec.default}")
             line = "  " + "  ".join(parts) + f"  [{_rel(spec.origin_file, root)}:{spec.origin_line}]"
             if spec.generated_from:
-                line += f" (from {spec.generated_from})"
+                line += f" (from {spec.generated_from.split(':', 1)[-1]})"
             if spec.condition:
                 line += f" ({spec.condition})"
             if spec.deprecated:

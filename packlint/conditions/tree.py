@@ -414,7 +414,10 @@ class EvalContext:
         if mapped is not None:
             from packlint import evidence
 
-            evidence.note(self, (evidence.ASSUMED, mapped))  # another machine's path taken as this checkout's file
+            # another machine's path taken as this checkout's file: an assumption where the ends of the paths name
+            # the same folder too, the machine's where only the file name matches
+            kind = evidence.MACHINE if _name_only(facts) else evidence.ASSUMED
+            evidence.note(self, (kind, mapped))
         return facts
 
     def bash_rejects(self) -> Any:
@@ -491,7 +494,28 @@ def _absolute_guess(facts: Any) -> str | None:
         return None
     root = getattr(res, "root", None)
     shown = os.path.relpath(file, root).replace("\\", "/") if root else file
-    return f"the path {program} is this checkout's {shown} (the ends of the two paths match)"
+    why = "only the file names match" if _name_only(facts) else "the ends of the two paths match"
+    return f"the path {program} is this checkout's {shown} ({why})"
+
+
+def _name_only(facts: Any) -> bool:
+    """An absolute program path of another machine matched the checkout's file by its file name alone, and the
+    folder above it in that path is not named as the checkout (duterscmy/JustGRPO: `/lus/.../dllm/pipelines/llada/
+    eval.py`, another project's, taken for the checkout's top-level eval.py): nothing says that folder is this
+    checkout; the machine decides."""
+    import os
+
+    res = getattr(facts, "resolution", None)
+    program = str(getattr(res, "program", None) or "")
+    file, root = (str(getattr(res, k, None) or "") for k in ("file", "root"))
+    if not program.startswith("/") or not file or not root or os.path.dirname(os.path.relpath(file, root)):
+        return False
+
+    def norm(name: str) -> str:
+        return name.lower().replace("-", "").replace("_", "").replace(".", "")
+
+    above = os.path.basename(os.path.dirname(program.rstrip("/")))
+    return norm(above) != norm(os.path.basename(root.rstrip("/")))
 
 
 def _program_guess(facts: Any, script: str | None = None) -> str | None:

@@ -320,7 +320,7 @@ def compose_hydra(
     _compose(config_dir, name or "", "", target, state, 0, primary=True)
     # command-line group choices (`actor=dp_actor` where `actor/` is a config group) are not followed
     for fname in flags:
-        key = fname.lstrip("+~")
+        key = fname.lstrip("+~").split("@", 1)[0]  # `actor@actor_rollout_ref.actor=x`: the group is `actor`
         if not fname.startswith("-") and os.path.isdir(os.path.join(config_dir, key.replace(".", "/"))):
             incomplete.append(f"the command line chooses the config group {key}, which packlint does not compose")
 

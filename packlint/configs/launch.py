@@ -425,6 +425,11 @@ def _absent_data_folder(path_text: str, dirs: list[str]) -> tuple[str, str] | No
     if root is None or os.path.isabs(path_text):
         return None
     words = _launch_words()
+    cwd = _program_cwd(dirs)
+    if cwd is not None:
+        hit = _absent_beside_program(path_text, cwd, root, words)
+        if hit is not None:
+            return hit
     for d in dirs:
         rel = os.path.relpath(os.path.normpath(os.path.join(d, path_text)), root)
         top = rel.split(os.sep, 1)[0]
@@ -445,6 +450,48 @@ def _absent_data_folder(path_text: str, dirs: list[str]) -> tuple[str, str] | No
                 "the job is set up",
             )
     return None
+
+
+def _program_cwd(dirs: list[str]) -> str | None:
+    """The directory a relative `.py` program is run from, when that is the only one of `dirs` that holds it
+    (duterscmy/JustGRPO: `python exp_backward_digits.py` beside bwd_verifier/'s scripts, none at the root): the
+    job starts there, so the launch's other relative paths are relative to it too."""
+    program = _PROGRAM_DIRS[0]
+    if not program or os.path.isabs(program) or not program.endswith(".py") or "$" in program:
+        return None
+    holding = [d for d in dirs if os.path.isfile(os.path.join(d, program))]
+    return holding[0] if len(holding) == 1 else None
+
+
+def _absent_beside_program(path_text: str, cwd: str, root: str, words: list[str]) -> tuple[str, str] | None:
+    """As `_absent_data_folder`, from the directory the program runs in: the first folder of the path that is
+    not there, when the launch reads or writes other files in it too (bwd_verifier/data/, while the checkout's
+    root holds an unrelated data/ package)."""
+    from packlint import evidence
+
+    cur = cwd
+    for comp in os.path.normpath(path_text).split(os.sep)[:-1]:
+        if comp in ("", ".", ".."):
+            return None
+        cur = os.path.join(cur, comp)
+        if not os.path.isdir(cur):
+            break
+    else:
+        return None
+    inside = cur + os.sep
+    others = [
+        w
+        for w in words
+        if w != path_text and not os.path.isabs(w) and os.path.normpath(os.path.join(cwd, w)).startswith(inside)
+    ]
+    if not others:
+        return None
+    shown = os.path.relpath(cur, root)
+    return (
+        evidence.MACHINE,
+        f"{shown}/ is not in the checkout, and the launch, run from {os.path.relpath(cwd, root)}/ where its program "
+        f"is, reads or writes {others[0]} there too: a folder made when the job runs or is set up",
+    )
 
 
 # the launch's stack and its distribution's name (a README's clone of it: packlint.configs.elsewhere)

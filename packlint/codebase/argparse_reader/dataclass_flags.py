@@ -14,6 +14,10 @@ from packlint.codebase.model import FlagSpec
 if TYPE_CHECKING:
     from packlint.codebase.argparse_reader.interpreter import SchemaReader
 
+# the mark of a flag Megatron's factory made (FlagSpec.generated_from): the parser is a plain argparse one, whose
+# errors are argparse's, not HfArgumentParser's
+FACTORY = "ArgumentGroupFactory:"
+
 
 def is_factory_class(reader: SchemaReader, cls: V, depth: int = 0) -> bool:
     if depth > 10 or cls.node is None:
@@ -127,7 +131,7 @@ def field_flag(reader: SchemaReader, cls: V, fname: str, ann, value, fmod: Modul
     if "default" not in kw and default_node is not None:
         kw["default"] = default_node
     spec = argparse_calls.spec_from_kwargs(
-        reader, fmod, fnode, options, kw, {}, conds, 0, generated_from=f"{cls.value}.{fname}"
+        reader, fmod, fnode, options, kw, {}, conds, 0, generated_from=f"{FACTORY}{cls.value}.{fname}"
     )
     return spec
 

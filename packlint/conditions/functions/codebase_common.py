@@ -235,7 +235,6 @@ def fork_named(program_: str | None, flags: list[str], script: str | None) -> st
         foreign_flags,
         fork_evidence,
         release_span,
-        snapshot_for,
         upstream_named,
     )
 
@@ -245,8 +244,9 @@ def fork_named(program_: str | None, flags: list[str], script: str | None) -> st
             return why
     if upstream_named(program_, script):
         return None  # the path says upstream: a flag of no release is a mistake (PK201), not a fork's
-    # with no snapshot for the program (its path unknown), no PK201 calls a near name a typo: it counts too
-    foreign = foreign_flags(flags, close_too=snapshot_for(program_) is None)
+    # with the program's path unknown (`${DIR}/pretrain_gpt.py`, DIR=`pwd`), no snapshot checks the flags and no
+    # PK201 calls a near name a typo: it counts too
+    foreign = foreign_flags(flags, close_too=program_ is None)
     if not foreign:
         return None
     shown = ", ".join(foreign[:3]) + (f" and {len(foreign) - 3} more" if len(foreign) > 3 else "")

@@ -37,11 +37,7 @@ def _type_problem(spec: Any, word: str) -> str | None:
         # an empty word is almost always an unset variable the caller is meant to set: not judged
         return None
     t = spec.type or "str"
-    if (
-        t == "custom:string_to_bool"
-        and (getattr(spec, "generated_from", None) or "")
-        and word.lower() not in _HF_BOOL_WORDS
-    ):
+    if t == "custom:string_to_bool" and _hf_field(spec) and word.lower() not in _HF_BOOL_WORDS:
         return (
             f"{word!r} is not a truth value: HfArgumentParser's string_to_bool raises 'Truthy value expected' "
             "(it takes yes/no, true/false, t/f, y/n, 1/0)"
@@ -158,10 +154,19 @@ def _optional_value_problem(spec: Any, words: list[str], room: int) -> Any:
 def _left_over(spec: Any, rest: list[str]) -> str:
     """How the parser stops on words no option takes: HfArgumentParser's ValueError for a dataclass field's flag
     (hf_argparser.py parse_args_into_dataclasses), argparse's exit otherwise."""
-    if getattr(spec, "generated_from", None):
+    if _hf_field(spec):
         shown = ", ".join(repr(w) for w in rest)
         return f"HfArgumentParser raises 'Some specified arguments are not used by the HfArgumentParser: [{shown}]'"
     return f"argparse exits with 'unrecognized arguments: {' '.join(rest)}'"
+
+
+def _hf_field(spec: Any) -> bool:
+    """The flag is a dataclass field of an HfArgumentParser (not one Megatron's ArgumentGroupFactory put on a
+    plain argparse parser: megatron/training/argument_utils.py)."""
+    from packlint.codebase.argparse_reader.dataclass_flags import FACTORY
+
+    g = getattr(spec, "generated_from", None) or ""
+    return bool(g) and not g.startswith(FACTORY)
 
 
 def _positional_reason(room: int) -> str:

@@ -127,8 +127,8 @@ def _present_when_run(ctx: EvalContext, path: str) -> bool:
 
     from packlint.codebase.workdir import _substitute, launch_variables
 
-    conds = [*(ctx.launch.get("when") or ()), *((ctx.variant or {}).get("when") or ())]
-    variables = {**launch_variables(ctx.launch), **launch_variables(ctx.variant or {})}
+    conds = [*(ctx.launch.get("when") or ()), *(ctx.variant.get("when") or ())]
+    variables = {**launch_variables(ctx.launch), **launch_variables(ctx.variant)}
     for cond in conds:
         for m in _PRESENT.finditer(str(cond)):
             named = _substitute((m.group("a") or m.group("b") or "").replace('"', "").replace("'", ""), variables)

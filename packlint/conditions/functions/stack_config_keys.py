@@ -609,11 +609,14 @@ def _verl(ctx: EvalContext, cfg: Any) -> dict[str, str]:
     tops = {k.split(".", 1)[0] for k in present}
     if what.startswith("verl's") and any(f[:1].isalpha() and "." not in f and f not in tops for f in flags):
         return {}  # a top-level key or group no snapshot has (`model_engine=megatron`): a release the snapshots lack
+    # `actor@actor_rollout_ref.actor=megatron_actor`: a config-group option put at a package (verl's own option, or one
+    # found through hydra.searchpath): the keys under that package are the option's, which packlint does not compose
+    chosen = [f.lstrip("+~").split("@", 1)[1] for f in flags if "@" in f and not f.startswith(("-", "hydra."))]
     out: dict[str, str] = {}
     for flag in flags:
         if flag.startswith(("+", "~", "-", "hydra.")) or "." not in flag or "/" in flag or "@" in flag:
             continue
-        if flag in present:
+        if flag in present or any(flag.startswith(pkg + ".") for pkg in chosen if pkg):
             continue
         parent = flag.rsplit(".", 1)[0]
         if not any(k.startswith(parent + ".") for k in present):
