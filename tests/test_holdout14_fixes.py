@@ -211,3 +211,23 @@ def test_a_flag_megatron_s_factory_made_fails_with_argparse_s_words(tmp_path: Pa
     (found,) = [f for f in check_findings(capsys, root / "t.sh") if f["code"] == "PK202"]
     assert "argparse exits with 'unrecognized arguments: 3'" in found["message"], found["message"]
     assert "HfArgumentParser" not in found["message"]
+
+
+def test_the_script_s_directory_through_readlink_or_realpath(tmp_path: Path, capsys) -> None:
+    # Megatron-LM's post_training/modelopt/validate.sh: `SCRIPT_DIR="$(dirname "$(readlink -f "$0")")"`, then
+    # `python ${SCRIPT_DIR}/validate.py`: the program beside the script, not an unknown one
+    parser = "import argparse\np = argparse.ArgumentParser()\np.add_argument('--a')\np.parse_args()\n"
+    root = write_tree(
+        tmp_path,
+        {
+            ".git/HEAD": "",
+            "sub/v.py": parser,
+            "sub/run.sh": 'D="$(dirname "$(readlink -f "$0")")"\npython ${D}/v.py --b 1\n'
+            'E=$(cd "$(dirname "$(realpath "${BASH_SOURCE[0]}")")" && pwd)\npython $E/v.py --c 1\n'
+            'cd "$(dirname "$(readlink -f "$0")")"\npython v.py --d 1\n',
+        },
+    )
+    found = [
+        (f["line"], f["severity"]) for f in check_findings(capsys, root / "sub" / "run.sh") if f["code"] == "PK201"
+    ]
+    assert found == [(2, "error"), (4, "error"), (6, "error")], found

@@ -17,7 +17,10 @@ _CD = re.compile(
     r"""["']?([^\s;&|"'()]+)"""
 )
 # `$(dirname "$0")`, `$(dirname "${BASH_SOURCE[0]}")`: the script's own directory
-_SCRIPT_DIR = re.compile(r"""\$\(\s*dirname\s+"?\$(?:0|\{0\}|\{BASH_SOURCE(?:\[0\])?\}|BASH_SOURCE)"?\s*\)""")
+_SCRIPT_DIR = re.compile(
+    r"""\$\(\s*dirname\s+"?(?:\$\(\s*(?:readlink\s+-[fe]|realpath)\s+"?)?"""
+    r"""\$(?:0|\{0\}|\{BASH_SOURCE(?:\[0\])?\}|BASH_SOURCE)"?(?:\s*\)"?)?\s*\)"""
+)
 MAX_LINES_BACK = 400
 MAX_SCRIPT = 1024 * 1024
 

@@ -442,8 +442,10 @@ def command_substitution(interp: Interpreter, node: Node, world: World, ps: Pars
     if SCRIPT_DIR.match(text.replace("\n", " ")):
         script = interp.source_stack[-1] if interp.source_stack else None
         if script:
-            absolute = "pwd" in text
-            if absolute:
+            absolute = "pwd" in text or "readlink" in text or "realpath" in text
+            if "readlink" in text or "realpath" in text:
+                d = os.path.dirname(os.path.realpath(script))  # (the link resolved, as readlink -f does)
+            elif absolute:
                 d = os.path.dirname(script)
             elif "BASH_SOURCE" in text:  # the file being read (a sourced one too); `$0` stays the script run
                 d = os.path.dirname(parameters.sourcing.display_source(interp, script, world)) or "."
