@@ -231,3 +231,36 @@ def test_the_script_s_directory_through_readlink_or_realpath(tmp_path: Path, cap
         (f["line"], f["severity"]) for f in check_findings(capsys, root / "sub" / "run.sh") if f["code"] == "PK201"
     ]
     assert found == [(2, "error"), (4, "error"), (6, "error")], found
+
+
+_AXO = (
+    "base_model: Qwen/Qwen2.5-0.5B\ndatasets:\n  - path: data/train.jsonl\n    type: alpaca\nadapter: lora\nlora_r: 8\n"
+    "micro_batch_size: 1\nnum_epochs: 1\nlearning_rate: 0.0002\n{extra}: before\n"
+)
+
+
+def test_an_axolotl_shaped_file_the_checkout_s_own_trainer_reads(tmp_path: Path, capsys) -> None:
+    # PrasannS/corpus-reasoning: its own train_chunked_fast.py reads axolotl-shaped YAMLs (`yaml.safe_load`, then
+    # `cfg.get("query_position")`), some named on its launch lines, others generated and launched through $CONFIG
+    own = "import sys, yaml\ncfg = yaml.safe_load(open(sys.argv[1]))\nq = cfg.get('query_position', 'after')\n"
+    root = write_tree(
+        tmp_path,
+        {
+            ".git/HEAD": "",
+            "scripts/train/train_chunked.py": own,
+            "configs/chunked.yml": _AXO.format(extra="query_position"),
+            "configs/generated.yml": _AXO.format(extra="query_position"),
+            "configs/typo.yml": _AXO.format(extra="lora_dropuot"),
+            "configs/axo.yml": _AXO.format(extra="lora_dropuot"),
+            "run_chunked.sh": "accelerate launch --num_processes 2 scripts/train/train_chunked.py configs/chunked.yml\n",
+            "run_axo.sh": "accelerate launch -m axolotl.cli.train configs/axo.yml\n",
+        },
+    )
+    found = sorted(
+        (f["path"].rsplit("/", 1)[-1], f["message"].split()[0])
+        for f in check_findings(capsys, root)
+        if f["code"] == "PK207"
+    )
+    # the launch of the checkout's trainer: nothing; its file on its own: not axolotl's; a generated file whose custom key
+    # the checkout's code reads by name: not judged; a key nobody reads stays, on its own and through axolotl's launch
+    assert found == [("axo.yml", "lora_dropuot"), ("typo.yml", "lora_dropuot")], found

@@ -142,6 +142,12 @@ def is_stack_config(path: str) -> bool:
     if err is not None or root is None:
         return False
     stack = recognise(root.plain(), fmt)
+    if stack not in (None, "trl", "deepspeed") and named_only_by_other_programs(path, stack):
+        # PrasannS/corpus-reasoning: `accelerate launch scripts/train/train_chunked_fast.py cfg.yml`, the checkout's
+        # own trainer reading an axolotl-shaped file with yaml.safe_load: every line of the checkout that names the
+        # file runs something else than the stack (judged through that launch and its program), so the stand-in
+        # (`axolotl train cfg.yml`) guesses a reader the checkout contradicts
+        return False
     if stack == "trl" and read_by_the_checkout(path):
         # the stand-in (`trl sft --config`) guesses the program that reads a TRL recipe; the checkout says
         # otherwise when a launch script of it names the recipe (R1-V: `accelerate launch
@@ -188,6 +194,95 @@ def read_by_the_checkout(path: str) -> bool:
 
 
 _NAMED: list[dict[str, tuple[frozenset[str], bool]]] = []
+
+
+# the names a line that runs a stack's own reader of its config carries (its command, module or package)
+_STACK_WORDS = {
+    "axolotl": ("axolotl",),
+    "llamafactory": ("llamafactory", "llmtuner", "train_bash.py", "LLaMA-Factory"),
+    "swift": ("swift",),
+    "megatron-swift": ("swift", "megatron "),
+    "verl": ("verl",),
+    "xtuner": ("xtuner",),
+    "openrlhf": ("openrlhf",),
+    "torchtitan": ("torchtitan", "train.py", "run_train.sh"),
+    "internvl": ("internvl",),
+}
+
+
+def named_only_by_other_programs(path: str, stack: str) -> bool:
+    """A launch script line of the checkout names the file (its path, or a path ending in it), and no such line
+    carries the stack's own command or package name: the checkout reads it with something else. False for a
+    stack packlint has no names for, or when no line names the file."""
+    names = _STACK_WORDS.get(stack)
+    if not names:
+        return False
+    from packlint.codebase.resolve import checkout_root
+
+    root = checkout_root(os.path.dirname(os.path.abspath(path)))[0]
+    if root is None:
+        return False
+    from packlint import caches
+
+    memo = _lines_memo()
+    lines = memo.get(root) if caches.IN_RUN[0] else None
+    if lines is None:
+        lines = _naming_lines(root)
+        if caches.IN_RUN[0]:
+            memo[root] = lines
+    rel = os.path.relpath(os.path.abspath(path), root).replace(os.sep, "/")
+    naming = [line for word, line in lines if _names(word, rel)]
+    return bool(naming) and not any(n in line for line in naming for n in names)
+
+
+def _names(word: str, rel: str) -> bool:
+    w = word[2:] if word.startswith("./") else word
+    if "/" not in w:
+        return w == os.path.basename(rel)
+    return rel == w or rel.endswith("/" + w) or w.endswith("/" + rel)
+
+
+_LINES: list[dict[str, list[tuple[str, str]]]] = []
+
+
+def _lines_memo() -> dict[str, list[tuple[str, str]]]:
+    if not _LINES:
+        from packlint import caches
+
+        _LINES.append(caches.run_memo())
+    return _LINES[0]
+
+
+def _naming_lines(root: str) -> list[tuple[str, str]]:
+    """(a YAML/JSON path a launch script names, the line naming it) over the checkout's scripts (bounded as
+    _checkout_facts is; a line's backslash continuations joined with the line before, so a command's name counts)."""
+    from packlint.discover import SKIP_DIRS
+    from packlint.safe_io import read_regular
+
+    out: list[tuple[str, str]] = []
+    seen = listed = 0
+    for d, dirs, files in os.walk(root):
+        dirs[:] = sorted(x for x in dirs if x not in SKIP_DIRS)
+        listed += len(files)
+        if listed > _MAX_LISTED:
+            return out
+        for name in sorted(files):
+            if not name.endswith(_SCRIPT_NAMES):
+                continue
+            seen += 1
+            if seen > _MAX_FILES:
+                return out
+            data = read_regular(os.path.join(d, name), _MAX_SCRIPT_BYTES)
+            if not data:
+                continue
+            text = data.decode("utf-8", "replace").replace("\\\n", " ")
+            for line in text.splitlines():
+                for m in _CONFIG_WORD.finditer(line):
+                    out.append((m.group(0), line))
+    return out
+
+
+_CONFIG_WORD = re.compile(r"[\w./@+-]*[\w@+-]\.(?:ya?ml|json)\b")
 
 
 def _named_memo() -> dict[str, tuple[frozenset[str], bool]]:

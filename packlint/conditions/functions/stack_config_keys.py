@@ -66,37 +66,22 @@ def stack_key_items(ctx: EvalContext) -> list[str]:
 
 
 def _problems(ctx: EvalContext) -> dict[str, str]:
+    from packlint.conditions.functions.stack_readers import program_keys
+
     memo = ctx.memo
     if "stack_key_problems" not in memo:
         try:
             memo["stack_key_problems"] = _without_null_ignored(ctx, _read_problems(ctx))
         except (OSError, ValueError, KeyError, TypeError):  # a malformed snapshot or model: no finding
             memo["stack_key_problems"] = {}
-        memo["stack_key_problems"] = _program_keys(ctx, memo["stack_key_problems"])
+        memo["stack_key_problems"] = program_keys(ctx, memo["stack_key_problems"])
+        if _standalone(ctx) and memo["stack_key_problems"]:
+            from packlint.conditions.functions.stack_readers import without_own_reads
+
+            script = str(ctx.model.get("script") or "")
+            memo["stack_key_problems"] = without_own_reads(script, memo["stack_key_problems"])
     found: dict[str, str] = memo["stack_key_problems"]
     return found
-
-
-def _program_keys(ctx: EvalContext, found: dict[str, str]) -> dict[str, str]:
-    """A file whose keys only looked like the stack's (config `recognised_by: keys`), read by the program's own
-    HfArgumentParser (G2S-TKG-forecasting: `parse_yaml_file` over classes extending LLaMA-Factory's): only the
-    keys the program's own dataclasses lack stand; none when those are not all read."""
-    cfg: Any = variant_config(ctx.variant) or {}
-    if not found or cfg.get("recognised_by") != "keys":
-        return found
-    from packlint.codebase.argparse_reader import file_keys
-    from packlint.conditions.functions.codebase_common import _code
-
-    schema = getattr(_code(ctx), "schema", None)
-    parses, keys = file_keys(schema)
-    if not parses or schema is None:
-        return found
-    return {
-        k: f"{k} is not a field of the dataclasses the program's own HfArgumentParser ({schema.parser_origin}) "
-        "reads this file with: it raises 'Some keys are not used by the HfArgumentParser' as the job starts"
-        for k in found
-        if keys is not None and k not in keys
-    }
 
 
 def _without_null_ignored(ctx: EvalContext, found: dict[str, str]) -> dict[str, str]:
