@@ -94,8 +94,23 @@ def _exports(node, ps) -> list[tuple[str, str, object]] | None:
             value_node = w.child_by_field_name("value")
             if name_node is None or name_node.type != "variable_name":
                 continue
-            out.append((name_node.text.decode(), _text(value_node, ps) if value_node is not None else "", w))
+            out.append((name_node.text.decode(), _value_text(w, value_node, ps), w))
     return out
+
+
+def _value_text(assignment, value_node, ps) -> str:
+    """The value as written: everything after the first `=`, with the words glued right after the assignment
+    (tree-sitter-bash ends `LOG_PATH=$R/$P/debug.log` at `$R/$` and makes `P/debug.log` a word of its own, which
+    showed as '$R/$'; the interpreter glues them back the same way: `glue_tail`)."""
+    if value_node is None:
+        return ""
+    text = _text(assignment, ps)
+    value = text.split("=", 1)[1] if "=" in text else _text(value_node, ps)
+    end, nxt = assignment.end_byte, assignment.next_sibling
+    while nxt is not None and nxt.start_byte == end and nxt.type in ("word", "concatenation", "simple_expansion"):
+        value += _text(nxt, ps)
+        end, nxt = nxt.end_byte, nxt.next_sibling
+    return value
 
 
 def _assignments(node, ps) -> list[tuple[str, str, object]]:
@@ -104,7 +119,7 @@ def _assignments(node, ps) -> list[tuple[str, str, object]]:
         name_node = node.child_by_field_name("name")
         value_node = node.child_by_field_name("value")
         if name_node is not None and name_node.type == "variable_name":
-            return [(name_node.text.decode(), _text(value_node, ps) if value_node is not None else "", node)]
+            return [(name_node.text.decode(), _value_text(node, value_node, ps), node)]
     if node.type == "variable_assignments":
         return [a for c in node.named_children for a in _assignments(c, ps)]
     return []

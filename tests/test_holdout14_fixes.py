@@ -252,7 +252,8 @@ def test_an_axolotl_shaped_file_the_checkout_s_own_trainer_reads(tmp_path: Path,
             "configs/generated.yml": _AXO.format(extra="query_position"),
             "configs/typo.yml": _AXO.format(extra="lora_dropuot"),
             "configs/axo.yml": _AXO.format(extra="lora_dropuot"),
-            "run_chunked.sh": "accelerate launch --num_processes 2 scripts/train/train_chunked.py configs/chunked.yml\n",
+            "run_chunked.sh": "accelerate launch --num_processes 2 scripts/train/train_chunked.py "
+            "configs/chunked.yml\n",
             "run_axo.sh": "accelerate launch -m axolotl.cli.train configs/axo.yml\n",
         },
     )
@@ -261,6 +262,22 @@ def test_an_axolotl_shaped_file_the_checkout_s_own_trainer_reads(tmp_path: Path,
         for f in check_findings(capsys, root)
         if f["code"] == "PK207"
     )
-    # the launch of the checkout's trainer: nothing; its file on its own: not axolotl's; a generated file whose custom key
-    # the checkout's code reads by name: not judged; a key nobody reads stays, on its own and through axolotl's launch
+    # the launch of the checkout's trainer: nothing; its file on its own: not axolotl's; a generated file whose
+    # custom key the checkout's code reads by name: not judged; a key nobody reads stays (alone and through axolotl)
     assert found == [("axo.yml", "lora_dropuot"), ("typo.yml", "lora_dropuot")], found
+
+
+def test_a_lost_export_s_value_is_quoted_whole(tmp_path: Path, capsys) -> None:
+    # longmalongma/TW-GRPO: `export LOG_PATH=$PRIVATE_DATA_ROOT/$RUN/debug.log` (tree-sitter-bash ends the assignment
+    # at `$PRIVATE_DATA_ROOT/$`): the message quoted '$PRIVATE_DATA_ROOT/$'
+    root = write_tree(
+        tmp_path,
+        {
+            ".git/HEAD": "",
+            "train.py": "print(1)\n",
+            "run.sh": "export R=root\nexport P=proj\nexport LOG_PATH=$R/$P/debug.log\nexport LOG_PATH=$R/debug.log\n"
+            "python train.py\n",
+        },
+    )
+    (found,) = [f for f in check_findings(capsys, root / "run.sh") if f["code"] == "PK105"]
+    assert "its value '$R/$P/debug.log' exported at line 3 is lost" in found["message"], found["message"]
