@@ -281,3 +281,55 @@ def test_a_lost_export_s_value_is_quoted_whole(tmp_path: Path, capsys) -> None:
     )
     (found,) = [f for f in check_findings(capsys, root / "run.sh") if f["code"] == "PK105"]
     assert "its value '$R/$P/debug.log' exported at line 3 is lost" in found["message"], found["message"]
+
+
+def _history_of(root: Path, old: dict[str, str], now: dict[str, str]) -> None:
+    """A checkout whose first commit had `old` (a module reading the names), deleted in the second, which adds `now`."""
+    write_tree(root, old)
+    for args in (("init", "-q"), ("add", "-A"), ("commit", "-q", "-m", "old")):
+        _git(root, *args)
+    for rel in old:
+        (root / rel).unlink()
+    write_tree(root, now)
+    for args in (("add", "-A"), ("commit", "-q", "-m", "now")):
+        _git(root, *args)
+
+
+@pytest.mark.skipif(GIT is None, reason="git is needed for the history")
+def test_a_variable_a_config_file_interpolates_is_read(tmp_path: Path, capsys) -> None:
+    # ljy-gh/Pai-Megatron-Patch (alibaba's ChatLearn GRPO scripts): `export patch_tokenizer_type=Qwen2Tokenizer`, then
+    # `python train.py -c configs/grpo.yaml`, whose base.yaml has `${patch_tokenizer_type:NullTokenizer}`
+    old = "import os\na = os.environ['patch_tokenizer_type']\nb = os.environ['MY_DEAD']\n"
+    now = {
+        "train.py": "import sys\nprint(sys.argv)\n",
+        "configs/base.yaml": "tokenizer: ${patch_tokenizer_type:NullTokenizer}\n",
+        "run.sh": "export patch_tokenizer_type=Qwen2Tokenizer\nexport MY_DEAD=1\n"
+        "python train.py -c configs/base.yaml\n",
+    }
+    root = tmp_path / "Pai-Megatron-Patch"
+    _history_of(root, {"old.py": old}, now)
+    found = [f["message"].split()[0] for f in check_findings(capsys, root / "run.sh") if f["code"] == "PK203"]
+    assert found == ["MY_DEAD"], found
+
+
+@pytest.mark.skipif(GIT is None, reason="git is needed for the history")
+def test_a_variable_a_sibling_sub_project_reads_is_read(tmp_path: Path, capsys) -> None:
+    # OpenGVLab/VKnowU: src/r1-v's grpo program imports qwen_vl_utils, vendored as the src-layout sub-project
+    # src/qwen-vl-utils/src/qwen_vl_utils (installed by its setup.sh), whose vision_process.py reads QWENVL_EVAL
+    old = "import os\na = os.environ.get('QWENVL_EVAL')\nb = os.environ.get('MY_DEAD')\n"
+    now = {
+        "src/app/setup.py": "from setuptools import setup\nsetup(name='app')\n",
+        "src/app/src/open_r1/train.py": "import vutils\nprint(vutils)\n",
+        "src/vutils/pyproject.toml": "[project]\nname = 'vutils'\n",
+        "src/vutils/src/vutils/__init__.py": "import os\nEVAL = os.environ.get('QWENVL_EVAL', 'False')\n",
+        "src/scripts/run.sh": "export QWENVL_EVAL=False\nexport MY_DEAD=1\ncd src/app\npython src/open_r1/train.py\n",
+    }
+    root = tmp_path / "VKnowU"
+    _history_of(root, {"src/app/src/open_r1/old.py": old}, now)
+    found = [
+        f["message"].split()[0]
+        for f in check_findings(capsys, root / "src" / "scripts" / "run.sh")
+        if f["code"] == "PK203"
+    ]
+    # the sub-project's package is the checkout's, not read by packlint: whatever it reads is undecided
+    assert found == [], found

@@ -52,7 +52,8 @@ def _read_reads(ctx: EvalContext, name: str) -> Any:
             f"{_show_path(hit.file)}:{hit.line}, which may be {a[0]}",
             "unknown",
         )
-    if _quoted_anywhere(_code_roots(facts), a[0]):
+    roots = _code_roots(facts)
+    if _quoted_anywhere(roots, a[0]) or _interpolated_anywhere(_named_config_dirs(ctx), a[0]):
         return True
     unread = _unread_package(ctx, facts)
     return Unk(f"{unread}: it may read {a[0]}", "unknown") if unread else False
@@ -118,6 +119,75 @@ def _quoted_anywhere(roots: list[str], name: str) -> bool:
     if found is None:
         found = any(name in _quoted_names(root) for root in roots)
     _MENTION_MEMO[key] = found
+    return found
+
+
+def _named_config_dirs(ctx: EvalContext) -> list[str]:
+    """The folders of the config files the launch's words name (`-c configs/grpo.yaml`), where what they include
+    lies too (ChatLearn's grpo.yaml pulls in base.yaml beside it): found beside the script or from its checkout."""
+    import os
+
+    from packlint.model_view import launch_argv
+
+    words = [w for w in launch_argv(ctx.launch, ctx.variant) or () if isinstance(w, str)]
+    words = [w.split("=", 1)[-1] for w in words]
+    script = str(ctx.model.get("script") or "")
+    bases = [os.path.dirname(os.path.abspath(script))] if script else []
+    top = _git_top(bases[0]) if bases else None
+    bases += [top] if top else []
+    out: list[str] = []
+    for w in words:
+        if not w.lower().endswith((".yaml", ".yml", ".json", ".toml")):
+            continue
+        for path in [w] if os.path.isabs(w) else [os.path.join(b, w) for b in bases]:
+            d = os.path.dirname(os.path.normpath(path))
+            if os.path.isfile(path) and d not in out and d != top:
+                out.append(d)
+                break
+    return out
+
+
+_INTERP_MEMO: dict[tuple[tuple[str, ...], str], bool] = memo()
+_CONFIG_GLOBS = ("--include=*.yaml", "--include=*.yml", "--include=*.json", "--include=*.toml")
+
+
+def _interpolated_anywhere(roots: list[str], name: str) -> bool:
+    """A config file under `roots` interpolates the variable: `${NAME}`, `${NAME:default}` (ChatLearn's YAML:
+    Pai-Megatron-Patch's grpo base.yaml `${patch_tokenizer_type:NullTokenizer}`), `${oc.env:NAME}` / `${env:NAME}`
+    (OmegaConf): a program that loads the file reads it. grep only (without grep: not searched)."""
+    key = (tuple(roots), name)
+    if key in _INTERP_MEMO:
+        return _INTERP_MEMO[key]
+    if not roots:
+        return False
+    import subprocess
+
+    from packlint.codebase.search_budget import SEARCHES
+    from packlint.result_cache import depends_on_tree
+    from packlint.tools import find_program, tool_env
+
+    for suffix in (".yaml", ".yml", ".json", ".toml"):
+        depends_on_tree(roots, suffix)
+    grep, timeout = find_program("grep"), SEARCHES.timeout(60)
+    if timeout is None:  # the run's search budget is spent: taken as read (nothing is said)
+        return True
+    found = False
+    if grep is not None:
+        texts = ("${" + name + "}", "${" + name + ":", "env:" + name + "}", "env:" + name + ",")
+        patterns = [w for t in texts for w in ("-e", t)]
+        try:
+            with SEARCHES.spend():
+                proc = subprocess.run(
+                    [grep, "-rlF", *_CONFIG_GLOBS, "-m", "1", *patterns, "--", *roots],
+                    capture_output=True,
+                    timeout=timeout,
+                    env=tool_env(),
+                    stdin=subprocess.DEVNULL,
+                )
+            found = proc.returncode == 0
+        except (OSError, subprocess.SubprocessError):
+            found = False
+    _INTERP_MEMO[key] = found
     return found
 
 
@@ -342,7 +412,8 @@ def _checkout_package(top: str, name: str) -> str | None:
         return _PACKAGE_MEMO[key]
     import glob
 
-    pats = (f"{glob.escape(top)}/*/{name}/__init__.py", f"{glob.escape(top)}/*/src/{name}/__init__.py")
+    # one or two folders down: OpenGVLab/VKnowU's src/qwen-vl-utils/src/qwen_vl_utils (a src-layout sub-project in src/)
+    pats = tuple(f"{glob.escape(top)}/{mid}/{name}/__init__.py" for mid in ("*", "*/src", "*/*", "*/*/src"))
     hit = next((h for p in pats for h in glob.glob(p) if _sub_project(top, h)), None)
     if caches.IN_RUN[0]:
         _PACKAGE_MEMO[key] = hit
@@ -355,8 +426,14 @@ def _sub_project(top: str, init: str) -> bool:
     X (NeMo-Skills' nemo_skills/mcp is not the `mcp` library)."""
     import os
 
-    sub = os.path.join(top, os.path.relpath(init, top).split(os.sep)[0])
-    if os.path.exists(os.path.join(sub, "__init__.py")):
+    sub = os.path.dirname(os.path.dirname(init))  # the folder holding the package N
+    if os.path.basename(sub) == "src":
+        sub = os.path.dirname(sub)
+    between = os.path.relpath(sub, top).split(os.sep)
+    if between[0] in ("", ".", "..") or len(between) > 2:
+        return False
+    # neither the sub-project nor a folder above it (up to the checkout's top) is a package
+    if any(os.path.exists(os.path.join(top, *between[: i + 1], "__init__.py")) for i in range(len(between))):
         return False
     return any(os.path.isfile(os.path.join(sub, f)) for f in ("setup.py", "pyproject.toml", "setup.cfg"))
 
