@@ -333,3 +333,23 @@ def test_a_variable_a_sibling_sub_project_reads_is_read(tmp_path: Path, capsys) 
     ]
     # the sub-project's package is the checkout's, not read by packlint: whatever it reads is undecided
     assert found == [], found
+
+
+def test_a_fish_script_named_sh_is_not_bash_s(tmp_path: Path, capsys) -> None:
+    # kenziyuliu/lora-fairness: fish launch scripts (`for seed in ...` / `end`) named *.sh, without a shebang: PK900
+    # said bash cannot parse them (an error); they are fish's, not analysed (as a tcsh shebang already was)
+    main = "import argparse\np = argparse.ArgumentParser()\np.add_argument('--seed')\np.parse_args()\n"
+    root = write_tree(
+        tmp_path,
+        {
+            ".git/HEAD": "",
+            "main.py": main,
+            "eval.sh": "for seed in 13 42\n    python main.py --seed $seed --bogus 1\nend\n",
+            # a bash script without a shebang is still bash's
+            "bash.sh": "for seed in 13 42; do\n    python main.py --seed $seed --bogus 1\ndone\n",
+        },
+    )
+    found = sorted(
+        (f["path"].rsplit("/", 1)[-1], f["code"]) for f in check_findings(capsys, root) if f["severity"] != "info"
+    )
+    assert found == [("bash.sh", "PK201")], found

@@ -35,7 +35,7 @@ def foreign_interpreter(data: bytes) -> str | None:
     the file has no shebang or names sh/bash/dash/ksh (`/usr/bin/env [-S] [VAR=x] bash` included)."""
     m = _SHEBANG.match(data.split(b"\n", 1)[0].rstrip(b"\r"))
     if m is None:
-        return None
+        return "fish (by its syntax: a block closed by `end`, no shebang)" if _fish_by_syntax(data) else None
     name = m.group(1).rsplit(b"/", 1)[-1]
     if name == b"env":
         rest = [w for w in (m.group(2) or b"").split() if not w.startswith(b"-") and b"=" not in w]
@@ -44,6 +44,20 @@ def foreign_interpreter(data: bytes) -> str | None:
         name = rest[0].rsplit(b"/", 1)[-1]
     text = name.decode("utf-8", "replace")
     return None if text in _BOURNE or not text else text
+
+
+# fish's blocks close with a bare `end` (`for seed in 13 42` / `python main.py` / `end`): no Bourne shell has one;
+# bash's own block keywords (`do`/`done`, `then`/`fi`, `esac`, `{`/`}`) absent
+_FISH_END = re.compile(rb"^[ \t]*end[ \t]*(?:#.*)?\r?$", re.M)
+_FISH_OPEN = re.compile(
+    rb"^[ \t]*(?:for[ \t]+\w+[ \t]+in\b|if[ \t]|while[ \t]|function[ \t]+\S|begin[ \t]*$|switch[ \t])", re.M
+)
+_BASH_BLOCK = re.compile(rb"(?:^|[;&|\s])(?:do|done|then|fi|esac)(?:[;\s]|$)|\(\)\s*\{", re.M)
+
+
+def _fish_by_syntax(data: bytes) -> bool:
+    """A file without a shebang written in fish (kenziyuliu/lora-fairness names its fish launch scripts *.sh)."""
+    return bool(_FISH_END.search(data) and _FISH_OPEN.search(data) and not _BASH_BLOCK.search(data))
 
 
 def interpret_file(
@@ -65,7 +79,8 @@ def interpret_file(
         # as ShellCheck (SC1071), packlint does not analyse it
         ps = parse(prepare(b"", display))
         span = Span(source.path, 1, 1, 1, len(source.line_text(0)) + 1)
-        interp.diag("info", "unanalysed", f"the shebang names {other}, not a Bourne shell: not analysed", span)
+        said = f"the script is {other}" if other.startswith("fish (") else f"the shebang names {other}"
+        interp.diag("info", "unanalysed", f"{said}, not a Bourne shell: not analysed", span)
         return interp, ps
     ps = parse(source)
     real = path if path and Path(path).is_file() else None
