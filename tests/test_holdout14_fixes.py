@@ -353,3 +353,29 @@ def test_a_fish_script_named_sh_is_not_bash_s(tmp_path: Path, capsys) -> None:
         (f["path"].rsplit("/", 1)[-1], f["code"]) for f in check_findings(capsys, root) if f["severity"] != "info"
     )
     assert found == [("bash.sh", "PK201")], found
+
+
+def test_disagreeing_pins_decide_no_release(tmp_path: Path, capsys) -> None:
+    # wshiman/Action-R1: src/r1-v/setup.py pins trl 0.14.0, the root's requirements.txt (a freeze of the author's
+    # environment) trl 0.16.1; PK201 said `--epsilon` is not in 0.14.0 (an error, "checkout") on the nearest pin alone
+    grpo = (
+        "from dataclasses import dataclass\nfrom trl import GRPOConfig, ModelConfig, ScriptArguments, TrlParser\n\n\n"
+        "@dataclass\nclass A(ScriptArguments):\n    max_pixels: int = 1\n\n\n"
+        "TrlParser((A, GRPOConfig, ModelConfig)).parse_args_and_config()\n"
+    )
+    setup = "from setuptools import setup\nsetup(name='r1-v', install_requires=['trl==0.14.0'])\n"
+    run = "cd src/r1-v\ntorchrun --nproc_per_node=2 src/open_r1/grpo.py --output_dir o --epsilon 0.2 --bogus_flag 1\n"
+    for freeze in ("trl==0.16.1\n", "trl==0.14.0\n"):
+        root = write_tree(
+            tmp_path / freeze.strip(),
+            {
+                ".git/HEAD": "",
+                "requirements.txt": freeze,
+                "src/r1-v/setup.py": setup,
+                "src/r1-v/src/open_r1/grpo.py": grpo,
+                "run.sh": run,
+            },
+        )
+        found = sorted(f["message"].split()[0] for f in check_findings(capsys, root / "run.sh") if f["code"] == "PK201")
+        # (the pins agree: --epsilon is not in trl 0.14.0; they disagree: only the flag of no release stays)
+        assert found == (["--bogus_flag"] if freeze == "trl==0.16.1\n" else ["--bogus_flag", "--epsilon"]), found

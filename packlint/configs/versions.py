@@ -291,6 +291,32 @@ def pinned_in_tree(dist: str | None, script_dir: str | None, workdir: str | None
     return None
 
 
+def other_pins(
+    dist: str | None, script_dir: str | None, version: str, workdir: str | None = None
+) -> list[tuple[str, str]]:
+    """Exact pins of the distribution in the checkout's top-level requirement files (each directory from the
+    script's up to its checkout root) that name another version than `version` (wshiman/Action-R1: `src/r1-v/
+    setup.py` pins trl 0.14.0, the root's requirements.txt, a freeze of the author's environment, trl 0.16.1)."""
+    if not dist:
+        return []
+    import glob
+
+    want = re.sub(r"[-_.]+", "-", dist).lower()
+    out: list[tuple[str, str]] = []
+    for root in _roots(script_dir, workdir):
+        for pattern in _REQ_GLOBS:
+            if "/" in pattern:
+                continue
+            for path in sorted(glob.glob(os.path.join(glob.escape(root), pattern)))[:20]:
+                text = _read_small(path, MAX_LOCK_FILE if pattern in _LOCKS else MAX_VERSION_FILE)
+                found = next(
+                    (v for line in _runtime_part(path, text or "").splitlines() if (v := _line_pin(line, want))), None
+                )
+                if found is not None and found != version and (found, path) not in out:
+                    out.append((found, path))
+    return out
+
+
 def tree_version(stack: str, dist: str | None, script_dir: str | None, workdir: str | None = None) -> dict:
     """The release of a stack the checkout itself says it runs: a vendored copy's version file, else an
     exact pin in its requirement files. `{"value", "source"}` or `{}` (never the installed package:
@@ -304,7 +330,11 @@ def tree_version(stack: str, dist: str | None, script_dir: str | None, workdir: 
     if pin is not None:
         from packlint.configs import _shown
 
-        return {"value": pin[0], "source": f"the pin {dist}=={pin[0]} in {_shown(pin[1])}"}
+        out = {"value": pin[0], "source": f"the pin {dist}=={pin[0]} in {_shown(pin[1])}"}
+        others = other_pins(dist, script_dir, pin[0], workdir)
+        if others:
+            out["disputed"] = "; ".join(f"{_shown(f)} pins {v}" for v, f in others[:2])
+        return out
     return {}
 
 

@@ -64,6 +64,8 @@ def versioned_schema(schema: Any, script: str | None) -> Any:
         vname, dist = _VERSION_NAMES.get(st, (st, st))
         tv = release_in_tree(vname, dist, schema, script)
         v = tv.get("value")
+        if v and tv.get("disputed"):
+            continue  # the checkout's pins disagree (a package's setup.py, the root's freeze): no release is known
         if v and stack_schemas.release_mask(st, v) is not None and lacked_class(schema, st, v) is None:
             known[st] = tv
     if not known:
@@ -167,9 +169,13 @@ def snapshot_assumption(schema: Any, script: str | None) -> str | None:
     if stacks and script:
         for st in sorted(stacks):
             vname, dist = _VERSION_NAMES[st]
-            v = release_in_tree(vname, dist, schema, script).get("value")
+            tv = release_in_tree(vname, dist, schema, script)
+            v = tv.get("value")
             lacked = lacked_class(schema, st, v) if v else None
-            if not v:
+            if v and tv.get("disputed"):
+                # the checkout's pins disagree: the nearest one is taken, which is an assumption
+                unknown.append(f"{st} {v}, the nearest of the checkout's pins ({tv['disputed']})")
+            elif not v:
                 unknown.append(stack_schemas.assumption(st))
             elif stack_schemas.release_mask(st, v) is None:
                 rels = stack_schemas.releases(st)
