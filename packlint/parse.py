@@ -125,7 +125,11 @@ def bash_syntax_check(data: bytes) -> tuple[bool, int | None, str] | None:
     return verdict
 
 
-_EXTGLOB_ON = re.compile(rb"(?m)^[ \t]*shopt[ \t]+(?:-[a-z]*s[a-z]*[ \t]+)+(?:[\w-]+[ \t]+)*extglob\b")
+# `shopt -s extglob` as a command: at a line's start or after `;`, `&&`, `||`, `then`, `do`, `{` (FunASR's vendored
+# openfst script: `set -euo pipefail; shopt -s extglob`)
+_EXTGLOB_ON = re.compile(
+    rb"(?m)(?:^|[;&|{]|\bthen|\bdo)[ \t]*shopt[ \t]+(?:-[a-z]*s[a-z]*[ \t]+)+(?:[\w-]+[ \t]+)*extglob\b"
+)
 
 
 def _run_bash_n(data: bytes) -> tuple[bool, int | None, str] | None:

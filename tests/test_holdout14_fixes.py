@@ -379,3 +379,102 @@ def test_disagreeing_pins_decide_no_release(tmp_path: Path, capsys) -> None:
         found = sorted(f["message"].split()[0] for f in check_findings(capsys, root / "run.sh") if f["code"] == "PK201")
         # (the pins agree: --epsilon is not in trl 0.14.0; they disagree: only the flag of no release stays)
         assert found == (["--bogus_flag"] if freeze == "trl==0.16.1\n" else ["--bogus_flag", "--epsilon"]), found
+
+
+# ---------------------------------------------------------------- the fourth and fifth parts
+
+
+def test_a_trainer_s_own_yaml_with_model_and_train_is_not_bridge_s(tmp_path: Path, capsys) -> None:
+    # ByteDance-Seed/VeOmni: `model:`, `data:`, `train:` (micro_batch_size) of its own trainer; Bridge's is `dataset`
+    own = "model:\n  model_path: m\ndata:\n  train_path: d\ntrain:\n  micro_batch_size: 1\n"
+    bridge = "model:\n  seq_length: 4096\ntrain:\n  micro_batch_size: 1\noptimzer:\n  lr: 0.1\n"
+    root = write_tree(
+        tmp_path,
+        {
+            ".git/HEAD": "",
+            "configs/own.yaml": own,
+            "configs/bridge.yaml": bridge,
+            "run.sh": "python scripts/training/run_recipe.py --config-file configs/bridge.yaml\n",
+        },
+    )
+    found = sorted(
+        (f["path"].rsplit("/", 1)[-1], f["line"]) for f in check_findings(capsys, root) if f["code"] == "PK207"
+    )
+    assert found == [("bridge.yaml", 6)], found
+
+
+def test_extglob_turned_on_after_a_semicolon(tmp_path: Path, capsys) -> None:
+    # modelscope/FunASR's vendored openfst script: `set -euo pipefail; shopt -s extglob` then `ls -- !(a|b)`
+    root = write_tree(tmp_path, {".git/HEAD": "", "x.sh": "set -euo pipefail; shopt -s extglob\nls -- !(a|b)\n"})
+    assert [f["code"] for f in check_findings(capsys, root / "x.sh")] == []
+
+
+_MG = (
+    "torchrun --nproc_per_node 8 {program} --num-layers 2 --hidden-size 64 --num-attention-heads 2 "
+    "--micro-batch-size 1 --global-batch-size 8 --seq-length 128 --max-position-embeddings 128 {extra}\n"
+)
+
+
+def test_a_megatron_patch_in_the_checkout_makes_its_launches_a_fork_s(tmp_path: Path, capsys) -> None:
+    # inclusionAI/Ling-V2: training/megatron/bailing_moe_v2.patch adds `--bias-zero-mean-update` to a downloaded
+    # core_v0.13.0 (apply_patch.sh)
+    patch = "diff --git a/megatron/training/arguments.py b/megatron/training/arguments.py\n--- a/megatron/training/"
+    patch += "arguments.py\n+++ b/megatron/training/arguments.py\n@@ -1 +1,2 @@\n+    group.add_argument('--x')\n"
+    run = _MG.format(program="Megatron-LM-core_v0.13.0/pretrain_gpt.py", extra="--bias-zero-mean-update")
+    root = write_tree(tmp_path / "a", {".git/HEAD": "", "training/megatron/m.patch": patch, "run.sh": run})
+    plain = write_tree(tmp_path / "b", {".git/HEAD": "", "run.sh": run})
+    codes = [f["code"] for f in check_findings(capsys, root / "run.sh") if f["severity"] != "info"]
+    assert codes == [] and [f["code"] for f in check_findings(capsys, plain / "run.sh")] == ["PK201"]
+
+
+def test_several_flags_no_release_defines_are_one_code_base_s(tmp_path: Path, capsys) -> None:
+    # allenai/OLMoE's copies of megablocks' scripts: `third_party/Megatron-LM/pretrain_gpt.py` (megablocks' fork)
+    # with `--moe-num-experts 64 --moe-top-k 1 --DDP-impl local`; one near name alone stays a typo (PK201)
+    several = _MG.format(program="third_party/Megatron-LM/pretrain_gpt.py", extra="--moe-num-experts 64 --DDP-impl l")
+    one = _MG.format(program="third_party/Megatron-LM/pretrain_gpt.py", extra="--DDP-impl local")
+    root = write_tree(tmp_path, {".git/HEAD": "", "several.sh": several, "one.sh": one})
+    found = sorted(
+        (f["path"].rsplit("/", 1)[-1], f["code"]) for f in check_findings(capsys, root) if f["severity"] != "info"
+    )
+    assert found == [("one.sh", "PK201")], found
+
+
+def test_machine_files_of_launches_the_checkout_does_not_hold(tmp_path: Path, capsys) -> None:
+    lf = (
+        "llamafactory-cli train --stage sft --do_train True --model_name_or_path m --finetuning_type full "
+        "--template llama3 --dataset_dir data --dataset {ds} --output_dir saves/x --deepspeed cache/ds_z3_config.json\n"
+    )
+    eval_py = "import argparse, json\np = argparse.ArgumentParser()\np.add_argument('pred')\np.add_argument('gold')\n"
+    eval_py += "a = p.parse_args()\njson.load(open(a.gold))\n"
+    root = write_tree(
+        tmp_path,
+        {
+            ".git/HEAD": "",
+            # yueliu1999/GuardReasoner: datasets no dataset_info.json of the checkout defines (LLaMA-Factory's tree)
+            "data/dataset_info.json": '{"mine": {"file_name": "mine.json"}}',
+            "train/elsewhere.sh": lf.format(ds="GuardTrainR"),
+            "train/here.sh": lf.format(ds="mine"),
+            # zjunlp/OneGen: data/eval_data/qa/ holds only a README ("download the data here")
+            "data/eval_data/qa/README.md": "download dev.json here\n",
+            "scripts/qa/eval_qa.py": eval_py,
+            "scripts/eval.sh": "python qa/eval_qa.py ../data/eval_data/qa/dev.json p.json\n",
+            # wenet-e2e/wenet: the DeepSpeed JSON is opened only under `--train_engine deepspeed`
+            "bin/train.py": "import argparse\np = argparse.ArgumentParser()\np.add_argument('--train_engine')\n"
+            "p.add_argument('--deepspeed_config')\np.parse_args()\n",
+            "run.sh": "torchrun --nproc_per_node=8 bin/train.py --train_engine torch_ddp "
+            "--deepspeed_config conf/ds.json\n",
+        },
+    )
+    found = sorted(
+        (f["path"].rsplit("/", 1)[-1], f["severity"]) for f in check_findings(capsys, root) if f["code"] == "PK601"
+    )
+    assert found == [("elsewhere.sh", "info"), ("eval.sh", "info"), ("here.sh", "warning")], found
+
+
+def test_a_lightning_settings_json_is_not_deepspeed_s(tmp_path: Path, capsys) -> None:
+    # kaistAI/CoT-Collection: `train_batch_size` among its own keys (Lightning builds the DeepSpeed config)
+    own = '{"train_batch_size": 4, "learning_rate": 5e-5, "model": "t5", "gradient_accumulation_steps": 64, "ngpu": 8}'
+    ds = '{"train_batch_size": 4, "gradient_accumulation_steps": 64, "train_micro_batch_size_per_gpu": 1}'
+    root = write_tree(tmp_path, {".git/HEAD": "", "configs/train.json": own, "configs/ds.json": ds})
+    found = sorted(f["path"].rsplit("/", 1)[-1] for f in check_findings(capsys, root) if f["code"] == "PK610")
+    assert found == ["ds.json"], found

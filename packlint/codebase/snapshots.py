@@ -291,6 +291,9 @@ def _fork_evidence(program: str, script: str | None) -> str | None:
         named = named_fork(root)  # (the checkout's set-up clones a fork, or its README links one)
         if named is not None:
             return named
+        patch = megatron_patch(root)
+        if patch is not None:
+            return patch
     dirs = [p for p in program.replace("\\", "/").split("/")[:-1] if p not in ("", ".", "..")]
     for k, part in enumerate(reversed(dirs)):
         if k == 0 and part.lower() == "megatron" and len(dirs) > 1:
@@ -327,6 +330,39 @@ def _fork_evidence(program: str, script: str | None) -> str | None:
         ):
             return f"the script's checkout {name} holds {entry}/"
     return None
+
+
+_PATCHES: dict[str, str | None] = memo()
+_PATCH_FILE = re.compile(rb"^(?:\+\+\+ b/|diff --git a/)(?:[\w.-]+/)?megatron/", re.M)
+
+
+def megatron_patch(root: str) -> str | None:
+    """The checkout holds a patch to Megatron-LM's own files (inclusionAI/Ling-V2's training/megatron/
+    bailing_moe_v2.patch, applied to a downloaded core_v0.13.0 by its apply_patch.sh: flags and choices of its
+    own): the Megatron that runs is patched. A bounded walk (`*.patch` / `*.diff`, 64 KiB of each)."""
+    if root in _PATCHES:
+        return _PATCHES[root]
+    import os
+
+    from packlint.discover import SKIP_DIRS
+    from packlint.safe_io import read_regular
+
+    found = None
+    seen = 0
+    for d, dirs, files in os.walk(root):
+        dirs[:] = sorted(x for x in dirs if x not in SKIP_DIRS and not x.startswith("."))
+        seen += len(files)
+        if seen > 50_000 or found:
+            break
+        for name in sorted(files):
+            if name.endswith((".patch", ".diff")):
+                data = read_regular(os.path.join(d, name), 64 << 10)
+                if data and _PATCH_FILE.search(data):
+                    rel = os.path.relpath(os.path.join(d, name), root).replace(os.sep, "/")
+                    found = f"the checkout holds {rel}, a patch to Megatron-LM's own files"
+                    break
+    _PATCHES[root] = found
+    return found
 
 
 _MEMO: dict[tuple, Snapshot | None] = memo()
@@ -389,7 +425,12 @@ def foreign_flags(flags: list[str], close_too: bool = False) -> tuple[str, ...]:
     call a near name a typo, and upstream's argparse would stop on it either way). Empty without the data."""
     key = tuple(f for f in flags if f.startswith("--"))
     if close_too:
-        return tuple(f for f in key if _undefined(f))
+        return tuple(f for f in key if undefined(f))
+    several = [f for f in key if undefined(f)]
+    if len(several) >= 2:
+        # several flags no release defines are one code base's, not several typos (allenai/OLMoE's copies of
+        # megablocks' scripts: `--moe-num-experts`, `--moe-top-k`, `--DDP-impl` of megablocks' Megatron fork)
+        return tuple(several)
     hit = _FOREIGN_MEMO.get(key)
     if hit is not None:
         return hit
@@ -406,7 +447,7 @@ def foreign_flags(flags: list[str], close_too: bool = False) -> tuple[str, ...]:
     return hit
 
 
-def _undefined(flag: str) -> bool:
+def undefined(flag: str) -> bool:
     """No Megatron-LM release of the snapshots defines `flag` (False without the data)."""
     data = load_data()
     known = data.get("flags", {}) if data else {}

@@ -501,7 +501,10 @@ _STACK_NAMES: tuple[str, ...] = ()
 def _why_not_missing(path_text: str, word: Any, dirs: list[str]) -> str | None:
     """Why a config file not found is not missing (the script writes it, or where it is looked up is not
     known), or None: it is missing."""
+    from packlint.configs.launch_premises import other_engine
+
     writer = _written_by_script(path_text) or _named_by_caller(word) or _under_an_output_dir(path_text, word)
+    writer = writer or other_engine(word, _ARGS[0])
     if writer is None and not os.path.isabs(path_text) and _changes_directory():
         writer = "it changes directory before the launch, so the relative path is relative to an unknown place"
     if writer is None and not os.path.isabs(path_text) and _program_elsewhere(path_text, dirs):
@@ -673,11 +676,14 @@ def _read_nested(cfg: dict, sec: str, s: dict, dirs: list[str], dialect: str) ->
 def _note_machine(record: dict[str, Any], path_text: str, dirs: list[str]) -> None:
     """A missing file the machine may hold (packlint.configs.elsewhere): its evidence, for PK601's cap."""
     from packlint.configs.elsewhere import missing_premise, stack_clone_premise
+    from packlint.configs.launch_premises import datasets_elsewhere, placeholder
     from packlint.evidence import to_json
 
     premise = missing_premise(path_text, dirs) or stack_clone_premise(path_text, dirs, _STACK_NAMES)
     if premise is None:
-        premise = _climbs_out(path_text, dirs) or _absent_data_folder(path_text, dirs)
+        premise = _climbs_out(path_text, dirs) or _absent_data_folder(path_text, dirs) or placeholder(path_text, dirs)
+    if premise is None and "llamafactory" in _STACK_NAMES:
+        premise = datasets_elsewhere(path_text, dirs, _ARGS[0])
     if premise is not None:
         record["evidence"] = to_json(premise)
 

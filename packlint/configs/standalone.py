@@ -34,13 +34,76 @@ def is_config_name(path: str) -> bool:
     return path.lower().endswith(CONFIG_SUFFIXES)
 
 
+# DeepSpeed's top-level config keys (deepspeed/runtime/config.py, docs "DeepSpeed Configuration JSON")
+_DS_KEYS = frozenset(
+    [
+        "train_batch_size",
+        "train_micro_batch_size_per_gpu",
+        "gradient_accumulation_steps",
+        "optimizer",
+        "scheduler",
+        "communication_data_type",
+        "prescale_gradients",
+        "gradient_predivide_factor",
+        "sparse_gradients",
+        "fp16",
+        "bf16",
+        "bfloat16",
+        "amp",
+        "gradient_clipping",
+        "zero_optimization",
+        "zero_allow_untested_optimizer",
+        "zero_force_ds_cpu_optimizer",
+        "steps_per_print",
+        "wall_clock_breakdown",
+        "dump_state",
+        "flops_profiler",
+        "activation_checkpointing",
+        "aio",
+        "tensorboard",
+        "wandb",
+        "csv_monitor",
+        "comms_logger",
+        "autotuning",
+        "elasticity",
+        "data_efficiency",
+        "curriculum_learning",
+        "compression_training",
+        "checkpoint",
+        "data_types",
+        "memory_breakdown",
+        "nebula",
+        "pipeline",
+        "sparse_attention",
+        "seq_parallel_communication_data_type",
+        "timers",
+        "torch_autocast",
+        "compile",
+        "weight_quantization",
+        "hybrid_engine",
+        "train_batch_size_per_gpu",
+    ]
+)
+
+
+def _deepspeed_shaped(d: dict) -> bool:
+    """A DeepSpeed config: a ZeRO section or the micro batch per GPU, or `train_batch_size` among keys that are
+    mostly DeepSpeed's (kaistAI/CoT-Collection's Lightning settings JSON has `train_batch_size` and
+    `gradient_accumulation_steps` among its own `model`, `ngpu`, `accelerator`: Lightning builds the DeepSpeed
+    config, DeepSpeed never reads that file)."""
+    keys = set(d)
+    if {"zero_optimization", "train_micro_batch_size_per_gpu"} & keys:
+        return True
+    return "train_batch_size" in keys and 3 * len(keys & _DS_KEYS) >= 2 * len(keys)
+
+
 def recognise(d: Any, fmt: str) -> str | None:
     """The stack whose config file this is, by its keys; None when no stack's shape matches."""
     if not isinstance(d, dict):
         return None
     if fmt == "toml":
         return "torchtitan" if {"job", "model", "training"} <= set(d) else None
-    if fmt == "json" and {"zero_optimization", "train_batch_size", "train_micro_batch_size_per_gpu"} & set(d):
+    if fmt == "json" and _deepspeed_shaped(d):
         return "deepspeed"
     if "stage" in d and "model_name_or_path" in d:
         return "llamafactory"
@@ -51,10 +114,25 @@ def recognise(d: Any, fmt: str) -> str | None:
     if "model_name_or_path" in d and {"dataset_name", "packing", "max_length", "padding_free"} & set(d):
         return "trl"
     if isinstance(d.get("train"), dict) and isinstance(d.get("model"), dict) and "micro_batch_size" in d["train"]:
-        return "megatron-bridge"
+        # (every section ConfigContainer's: VeOmni's own trainer YAML has `data`, which Bridge calls `dataset`)
+        sections = _bridge_sections()
+        return "megatron-bridge" if sections is None or set(d) <= sections else None
     if isinstance(d.get("policy"), dict) and isinstance(d.get("cluster"), dict):
         return "nemo-rl"
     return None
+
+
+_SECTIONS: list[frozenset[str] | None] = []
+
+
+def _bridge_sections() -> frozenset[str] | None:
+    """The top-level sections of Megatron-Bridge's ConfigContainer in any snapshot release (None without them)."""
+    if not _SECTIONS:
+        from packlint.codebase import stack_schemas
+
+        keys = ((stack_schemas.data() or {}).get("stacks", {}).get("megatron-bridge") or {}).get("keys")
+        _SECTIONS.append(frozenset(k.split(".", 1)[0] for k in keys) if isinstance(keys, dict) and keys else None)
+    return _SECTIONS[0]
 
 
 def launch_for(path: str) -> tuple[bytes, str] | None:

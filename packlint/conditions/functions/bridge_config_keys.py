@@ -82,9 +82,10 @@ def _is_bridge_launch(ctx: EvalContext, settings: dict[str, Any], keys: dict[str
     sections = {k.split(".", 1)[0] for k in keys}
     tops = {k.split(".", 1)[0] for k, s in settings.items() if isinstance(s, dict) and s.get("source") == "file"}
     shared = len(tops & sections)
-    # most of the YAML's sections are ConfigContainer's: nanotron's `run_train.py --config-file` YAML has
-    # `model`, `optimizer` and `tokenizer` among eleven sections of its own (`checkpoints`, `data_stages`, ...)
-    return shared >= 2 and 2 * shared >= len(tops)
+    # every one of the YAML's sections is ConfigContainer's: nanotron's `run_train.py --config-file` YAML has
+    # `model`, `optimizer` and `tokenizer` among eleven sections of its own (`checkpoints`, `data_stages`, ...), and
+    # ByteDance-Seed/VeOmni's own trainer `model`, `train` and `data` (Bridge's is `dataset`)
+    return shared >= 2 and shared == len(tops)
 
 
 def _yaml_keys(cfg: Any) -> set[str] | None:

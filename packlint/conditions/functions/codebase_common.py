@@ -235,6 +235,7 @@ def fork_named(program_: str | None, flags: list[str], script: str | None) -> st
         foreign_flags,
         fork_evidence,
         release_span,
+        undefined,
         upstream_named,
     )
 
@@ -243,7 +244,15 @@ def fork_named(program_: str | None, flags: list[str], script: str | None) -> st
         if why is not None:
             return why
     if upstream_named(program_, script):
-        return None  # the path says upstream: a flag of no release is a mistake (PK201), not a fork's
+        # the path says upstream: a flag of no release is a mistake (PK201), not a fork's; several such flags are one
+        # code base's, not several typos (allenai/OLMoE's copies of megablocks' scripts run `third_party/Megatron-LM/
+        # pretrain_gpt.py`, megablocks' fork: `--moe-num-experts`, `--moe-top-k`, `--DDP-impl`)
+        several = foreign_flags(flags) if sum(1 for f in flags if f.startswith("--") and undefined(f)) >= 2 else ()
+        if not several:
+            return None
+        shown = ", ".join(several[:3]) + (f" and {len(several) - 3} more" if len(several) > 3 else "")
+        span = release_span()
+        return f"it passes {shown}, which no Megatron-LM release from {span} defines (an older one, or a fork)"
     # with the program's path unknown (`${DIR}/pretrain_gpt.py`, DIR=`pwd`), no snapshot checks the flags and no
     # PK201 calls a near name a typo: it counts too
     foreign = foreign_flags(flags, close_too=program_ is None)
