@@ -478,3 +478,18 @@ def test_a_lightning_settings_json_is_not_deepspeed_s(tmp_path: Path, capsys) ->
     root = write_tree(tmp_path, {".git/HEAD": "", "configs/train.json": own, "configs/ds.json": ds})
     found = sorted(f["path"].rsplit("/", 1)[-1] for f in check_findings(capsys, root) if f["code"] == "PK610")
     assert found == ["ds.json"], found
+
+
+def test_a_script_named_through_a_linked_folder_sources_beside_the_link(tmp_path: Path, capsys) -> None:
+    # wenet-e2e/wenet: examples/a/s0/tools -> ../../../tools; tools/format_data.sh does `. ./path.sh`, run as
+    # `tools/format_data.sh` from the recipe folder, which holds path.sh
+    root = write_tree(
+        tmp_path,
+        {".git/HEAD": "", "tools/format_data.sh": ". ./path.sh\necho $nj\n", "examples/a/s0/path.sh": "nj=1\n"},
+    )
+    (root / "examples/a/s0/tools").symlink_to("../../../tools")
+    linked = root / "examples/a/s0/tools/format_data.sh"
+    assert [f["code"] for f in check_findings(capsys, linked) if f["code"] == "PK106"] == []
+    assert [f["code"] for f in check_findings(capsys, root / "tools/format_data.sh") if f["code"] == "PK106"] == [
+        "PK106"
+    ]

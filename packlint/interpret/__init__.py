@@ -84,6 +84,7 @@ def interpret_file(
         return interp, ps
     ps = parse(source)
     real = path if path and Path(path).is_file() else None
+    interp.display = display
     interp.run(ps, real)
     from packlint.env_hygiene import overwritten_exports
 

@@ -47,6 +47,7 @@ class Interpreter:
         self.args = list(args or [])
         self.known_env = tuple(known_env)
         self.cwd = cwd or os.getcwd()
+        self.display = ""  # the script's path as named (through any linked folder), set by interpret_file
         self.diagnostics: list[Diagnostic] = []
         self.launches: list[LaunchInstance] = []
         self.export_events: list[tuple[int, str, Span | None, Variable]] = []

@@ -42,6 +42,11 @@ def resolve_path(interp: Interpreter, text: str, world: World) -> str | None:
         if interp.source_stack:
             candidates.append(os.path.join(os.path.dirname(interp.source_stack[0]), text))
             candidates.append(os.path.join(os.path.dirname(interp.source_stack[-1]), text))
+            named = os.path.dirname(os.path.join(interp.cwd, interp.display)) if interp.display else ""
+            if named and os.path.islink(named):
+                # a script named through a linked folder (wenet's recipes link `tools -> ../../../tools` and run
+                # `tools/x.sh` from the recipe folder): its `./path.sh` is the folder that holds the link
+                candidates.append(os.path.join(os.path.dirname(named), text))
         candidates.append(os.path.join(interp.cwd, text))
     for c in candidates:
         # not only regular files: `source /dev/zero` or a FIFO is then refused by load() with its reason
