@@ -18,7 +18,8 @@ def other_engine(word: Any, flags: dict) -> str | None:
         return None
     for name, occs in flags.items():
         low = name.lower().lstrip("-")
-        if not any(k in low for k in ("engine", "strategy", "backend", "accelerator")) or "deepspeed" in low:
+        # (`--backend nccl` and `--accelerator gpu` name a transport and a device, not the training engine)
+        if not any(k in low for k in ("engine", "strategy")) or "deepspeed" in low:
             continue
         arg = occs[-1].args[0] if occs[-1].args else None
         if isinstance(arg, Known) and arg.text and "deepspeed" not in arg.text.lower() and arg.text.lower() != "ds":
