@@ -116,7 +116,11 @@ def recognise(d: Any, fmt: str) -> str | None:
     if isinstance(d.get("train"), dict) and isinstance(d.get("model"), dict) and "micro_batch_size" in d["train"]:
         # (every section ConfigContainer's: VeOmni's own trainer YAML has `data`, which Bridge calls `dataset`)
         sections = _bridge_sections()
-        return "megatron-bridge" if sections is None or set(d) <= sections else None
+        if sections is None:
+            return "megatron-bridge"
+        from packlint.conditions.functions.bridge_config_keys import _near_section
+
+        return "megatron-bridge" if all(_near_section(k, set(sections)) for k in set(d) - sections) else None
     if isinstance(d.get("policy"), dict) and isinstance(d.get("cluster"), dict):
         return "nemo-rl"
     return None

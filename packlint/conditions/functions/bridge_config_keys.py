@@ -82,10 +82,18 @@ def _is_bridge_launch(ctx: EvalContext, settings: dict[str, Any], keys: dict[str
     sections = {k.split(".", 1)[0] for k in keys}
     tops = {k.split(".", 1)[0] for k, s in settings.items() if isinstance(s, dict) and s.get("source") == "file"}
     shared = len(tops & sections)
-    # every one of the YAML's sections is ConfigContainer's: nanotron's `run_train.py --config-file` YAML has
-    # `model`, `optimizer` and `tokenizer` among eleven sections of its own (`checkpoints`, `data_stages`, ...), and
+    # every one of the YAML's sections is ConfigContainer's (or a misspelling of one): nanotron's `run_train.py
+    # --config-file` YAML has `model`, `optimizer`, `tokenizer` among eleven sections of its own (`data_stages`...), and
     # ByteDance-Seed/VeOmni's own trainer `model`, `train` and `data` (Bridge's is `dataset`)
-    return shared >= 2 and shared == len(tops)
+    return shared >= 2 and all(_near_section(t, sections) for t in tops - sections)
+
+
+def _near_section(name: str, sections: set[str]) -> bool:
+    """A section name close to one of ConfigContainer's (`chekpoint`): a misspelling, which Bridge skips (PK207's
+    finding), not a section of another program's file (`data`, where Bridge has `dataset`)."""
+    import difflib
+
+    return bool(difflib.get_close_matches(name, sorted(sections), n=1, cutoff=0.8))
 
 
 def _yaml_keys(cfg: Any) -> set[str] | None:
