@@ -493,3 +493,28 @@ def test_a_script_named_through_a_linked_folder_sources_beside_the_link(tmp_path
     assert [f["code"] for f in check_findings(capsys, root / "tools/format_data.sh") if f["code"] == "PK106"] == [
         "PK106"
     ]
+
+
+def test_the_script_s_directory_in_two_steps(tmp_path: Path, capsys) -> None:
+    # TsinghuaAI/CPM-1-Finetune: `CUR_PATH=$(realpath $0)` then `CUR_DIR=$(dirname ${CUR_PATH})`; dirname of a known
+    # word is POSIX dirname's
+    parser = "import argparse\np = argparse.ArgumentParser()\np.add_argument('--a')\np.parse_args()\n"
+    root = write_tree(
+        tmp_path,
+        {
+            ".git/HEAD": "",
+            "sub/v.py": parser,
+            "sub/run.sh": "CUR_PATH=$(realpath $0)\nCUR_DIR=$(dirname ${CUR_PATH})\npython $CUR_DIR/v.py --b 1\n",
+        },
+    )
+    found = [
+        (f["line"], f["severity"]) for f in check_findings(capsys, root / "sub" / "run.sh") if f["code"] == "PK201"
+    ]
+    assert found == [(3, "error")], found
+
+
+def test_posix_dirname() -> None:
+    from packlint.interpret.expansion import posix_dirname
+
+    cases = {"a/b/": "a", "a/b": "a", "file": ".", "/": "/", "//x": "/", "/usr//lib/": "/usr", "": ".", "a//b": "a"}
+    assert {k: posix_dirname(k) for k in cases} == cases

@@ -433,6 +433,24 @@ def _span_between(ps: ParsedScript, at: _Cursor, a: int, b: int) -> Span:
     return ps.source.span_of_points(start, at.point(ps.source.data, b))
 
 
+_SELF_PATH = re.compile(
+    r"""^\$\(\s*(?:readlink\s+-[fe]|realpath)\s+"?\$(?:\{?0\}?|\{BASH_SOURCE(?:\[0\])?\}|BASH_SOURCE)"?\s*\)$"""
+)
+
+
+def posix_dirname(text: str) -> str:
+    """dirname(1): trailing slashes dropped, then the last component; `.` for a bare name, `/` for the root."""
+    if not text:
+        return "."
+    stripped = text.rstrip("/")
+    if not stripped:
+        return "/"
+    if "/" not in stripped:
+        return "."
+    head = stripped[: stripped.rindex("/")].rstrip("/")
+    return head or "/"
+
+
 def command_substitution(interp: Interpreter, node: Node, world: World, ps: ParsedScript, quoted: bool) -> Piece:
     """`$( )` is never run: known only for the script's directory and `$(echo ...)`."""
     span = ps.source.span(node)
@@ -452,10 +470,22 @@ def command_substitution(interp: Interpreter, node: Node, world: World, ps: Pars
             else:
                 d = os.path.dirname(world.script) or "."
             return Piece(d, split=not quoted, span=span)
-    # $(echo words): the words joined by spaces
+    # $(realpath "$0") / $(readlink -f "$0"): the script's own path, the links resolved
+    if _SELF_PATH.match(text.replace("\n", " ")):
+        script = interp.source_stack[-1] if interp.source_stack else None
+        if script:
+            return Piece(os.path.realpath(script), split=not quoted, span=span)
+    # $(echo words): the words joined by spaces; $(dirname WORD) of a known word: POSIX dirname
     if len(inner) == 1 and inner[0].type == "command":
         cmd = inner[0]
         name = cmd.child_by_field_name("name")
+        if name is not None and name.text == b"dirname":
+            operands: list[Value] = []
+            for i, c in enumerate(cmd.children):
+                if cmd.field_name_for_child(i) == "argument":
+                    operands.extend(expand_fields(interp, c, world, ps))
+            if len(operands) == 1 and isinstance(operands[0], Known) and not operands[0].text.startswith("-"):
+                return Piece(posix_dirname(operands[0].text), split=not quoted, span=span)
         if name is not None and name.text == b"echo":
             args: list[Value] = []
             for i, c in enumerate(cmd.children):

@@ -362,6 +362,7 @@ def _history_pathspecs(facts: Any, top: str) -> list[str]:
     return [f"{d}/*.py" for d in sorted(dirs)] or ["*.py"]
 
 
+_COMMENT_LINE = re.compile(r"(?m)^[ \t]*#.*$")
 _INSTALL = re.compile(r"\bpip3?\s+install\b|\buv\s+pip\s+install\b|\bconda\s+install\b")
 
 
@@ -378,7 +379,8 @@ def _unread_package(ctx: EvalContext, facts: Any) -> str | None:
 
     names = [m for m in facts.unresolved_imports if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", m)]
     found = ""
-    texts = [_script_text(f) for f in _chain_files(ctx)] if names else []
+    # (comment lines left out: RoboVLMs' `# pip3 install lightning==2.2.5` installs nothing)
+    texts = [_COMMENT_LINE.sub("", _script_text(f)) for f in _chain_files(ctx)] if names else []
     if names and any(_INSTALL.search(t) for t in texts):
         for m in names:
             spelt = re.compile(r"(?<![\w.-])" + re.escape(m).replace("_", "[-_]") + r"(?![\w-])", re.IGNORECASE)
