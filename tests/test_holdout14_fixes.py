@@ -518,3 +518,22 @@ def test_posix_dirname() -> None:
 
     cases = {"a/b/": "a", "a/b": "a", "file": ".", "/": "/", "//x": "/", "/usr//lib/": "/usr", "": ".", "a//b": "a"}
     assert {k: posix_dirname(k) for k in cases} == cases
+
+
+def test_dollar_zero_in_a_sourced_file_is_the_script_run(tmp_path: Path, monkeypatch) -> None:
+    # PKU-Alignment/align-anything: scripts/vla/spoc_sft.sh sources ./scripts/setup.sh, whose
+    # `SCRIPT_DIR="$(cd "$(dirname "$0")" && pwd)"; ROOT_DIR="$(dirname "${SCRIPT_DIR}")"` are scripts/vla and scripts
+    # (bash's $0 is the script run; BASH_SOURCE the file being read)
+    from packlint.api import inspect_script
+
+    setup = 'SCRIPT_DIR="$(cd "$(dirname "$0")" &>/dev/null && pwd)"\nROOT_DIR="$(dirname "${SCRIPT_DIR}")"\n'
+    setup += 'export PYTHONPATH="${ROOT_DIR}"\nHERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"\nexport HERE\n'
+    root = write_tree(
+        tmp_path,
+        {".git/HEAD": "", "scripts/setup.sh": setup, "scripts/vla/run.sh": "source ./scripts/setup.sh\npython x.py\n"},
+    )
+    monkeypatch.chdir(root)  # (the job starts in the checkout's root, as the script's `source ./scripts/...` says)
+    model = inspect_script("scripts/vla/run.sh")
+    env = model["launches"][0]["env"]
+    assert env["PYTHONPATH"]["value"] == str(root / "scripts")
+    assert env["HERE"]["value"] == str(root / "scripts")

@@ -458,7 +458,10 @@ def command_substitution(interp: Interpreter, node: Node, world: World, ps: Pars
     inner = [c for c in node.named_children if c.type != "comment"]
     # $(dirname "$0") / $(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd): the script's directory
     if SCRIPT_DIR.match(text.replace("\n", " ")):
-        script = interp.source_stack[-1] if interp.source_stack else None
+        # `$0` is the script run, also inside a file it sources (align-anything's scripts/setup.sh, sourced by
+        # scripts/vla/spoc_sft.sh: `$(cd "$(dirname "$0")" && pwd)` is scripts/vla); BASH_SOURCE the file being read
+        stack = interp.source_stack
+        script = (stack[-1] if "BASH_SOURCE" in text else stack[0]) if stack else None
         if script:
             absolute = "pwd" in text or "readlink" in text or "realpath" in text
             if "readlink" in text or "realpath" in text:
@@ -472,7 +475,8 @@ def command_substitution(interp: Interpreter, node: Node, world: World, ps: Pars
             return Piece(d, split=not quoted, span=span)
     # $(realpath "$0") / $(readlink -f "$0"): the script's own path, the links resolved
     if _SELF_PATH.match(text.replace("\n", " ")):
-        script = interp.source_stack[-1] if interp.source_stack else None
+        stack = interp.source_stack
+        script = (stack[-1] if "BASH_SOURCE" in text else stack[0]) if stack else None
         if script:
             return Piece(os.path.realpath(script), split=not quoted, span=span)
     # $(echo words): the words joined by spaces; $(dirname WORD) of a known word: POSIX dirname
