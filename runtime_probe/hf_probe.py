@@ -212,7 +212,7 @@ def _uncompiled_flex(attn: str, active: bool = True):
     BlockMask and all. On CPU the whole probe runs so (torch 2.13's inductor CPU flex kernel is not
     trusted here, docs/probe.md: wrong rows from run to run; compiling costs ~15-30 s). On CUDA the
     requested dtype's run is the compiled kernel's and the float64 runs are uncompiled: the compiled
-    kernel fails in float64 (seen on an H200, torch 2.11), which left flex's verdict UNDECIDED."""
+    kernel's float64 runs errored (seen on an H200, torch 2.11), which left flex's verdict UNDECIDED."""
     if attn != "flex_attention" or not active:
         yield False
         return
