@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import shutil
+import subprocess
 from pathlib import Path
 
 from packlint.cli import main
@@ -31,3 +33,23 @@ def hf_program(field: str = "model_name_or_path") -> str:
         f"@dataclass\nclass A:\n    {field}: str = 'm'\n\n\n"
         "HfArgumentParser((A, TrainingArguments)).parse_args_into_dataclasses()\n"
     )
+
+
+GIT = shutil.which("git")
+
+
+def git(repo: Path, *args: str) -> None:
+    """Run git in `repo` with a fixed identity and no signing (tests that build a history)."""
+    assert GIT is not None
+    subprocess.run(
+        [GIT, "-c", "user.name=t", "-c", "user.email=t@t", "-c", "commit.gpgsign=false", *args],
+        cwd=repo,
+        check=True,
+        capture_output=True,
+    )
+
+
+def argparse_program(*options: str) -> str:
+    """A program whose argparse parser defines `options` and parses the command line."""
+    adds = "".join(f"p.add_argument({o!r})\n" for o in options)
+    return f"import argparse\np = argparse.ArgumentParser()\n{adds}p.parse_args()\n"

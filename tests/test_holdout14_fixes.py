@@ -31,14 +31,11 @@ Its second part (on the fixed tree, repositories nobody had read):
 from __future__ import annotations
 
 import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
 
-from tests.check_helpers import check_findings, hf_program, write_tree
-
-GIT = shutil.which("git")
+from tests.check_helpers import GIT, argparse_program, check_findings, git, hf_program, write_tree
 
 
 def test_a_config_given_only_where_the_script_found_it_is_not_missing(tmp_path: Path, capsys) -> None:
@@ -76,7 +73,7 @@ def test_neuron_runtime_variables_are_read_natively(tmp_path: Path, capsys) -> N
     old = "import os\ncores = os.environ.get('NEURON_RT_VISIBLE_CORES')\nmine = os.environ.get('MY_OWN_SETTING')\n"
     write_tree(root, {"old.py": old})
     for args in (("init", "-q"), ("add", "-A"), ("commit", "-q", "-m", "old")):
-        _git(root, *args)
+        git(root, *args)
     (root / "old.py").unlink()
     write_tree(
         root,
@@ -88,19 +85,9 @@ def test_neuron_runtime_variables_are_read_natively(tmp_path: Path, capsys) -> N
         },
     )
     for args in (("add", "-A"), ("commit", "-q", "-m", "new")):
-        _git(root, *args)
+        git(root, *args)
     found = [f["message"].split(" ", 1)[0] for f in check_findings(capsys, root / "fan.sh") if f["code"] == "PK203"]
     assert found == ["MY_OWN_SETTING"]
-
-
-def _git(repo: Path, *args: str) -> None:
-    assert GIT is not None
-    subprocess.run(
-        [GIT, "-c", "user.name=t", "-c", "user.email=t@t", "-c", "commit.gpgsign=false", *args],
-        cwd=repo,
-        check=True,
-        capture_output=True,
-    )
 
 
 _ZB = (
@@ -134,7 +121,7 @@ def test_a_near_upstream_flag_no_snapshot_checks_is_a_fork_s(tmp_path: Path, cap
 
 
 def test_an_absolute_path_matched_by_its_file_name_alone_is_the_machine_s(tmp_path: Path, capsys) -> None:
-    parser = "import argparse\np = argparse.ArgumentParser()\np.add_argument('--task')\np.parse_args()\n"
+    parser = argparse_program("--task")
     root = write_tree(
         tmp_path / "JustGRPO",
         {
@@ -216,7 +203,7 @@ def test_a_flag_megatron_s_factory_made_fails_with_argparse_s_words(tmp_path: Pa
 def test_the_script_s_directory_through_readlink_or_realpath(tmp_path: Path, capsys) -> None:
     # Megatron-LM's post_training/modelopt/validate.sh: `SCRIPT_DIR="$(dirname "$(readlink -f "$0")")"`, then
     # `python ${SCRIPT_DIR}/validate.py`: the program beside the script, not an unknown one
-    parser = "import argparse\np = argparse.ArgumentParser()\np.add_argument('--a')\np.parse_args()\n"
+    parser = argparse_program("--a")
     root = write_tree(
         tmp_path,
         {
@@ -287,12 +274,12 @@ def _history_of(root: Path, old: dict[str, str], now: dict[str, str]) -> None:
     """A checkout whose first commit had `old` (a module reading the names), deleted in the second, which adds `now`."""
     write_tree(root, old)
     for args in (("init", "-q"), ("add", "-A"), ("commit", "-q", "-m", "old")):
-        _git(root, *args)
+        git(root, *args)
     for rel in old:
         (root / rel).unlink()
     write_tree(root, now)
     for args in (("add", "-A"), ("commit", "-q", "-m", "now")):
-        _git(root, *args)
+        git(root, *args)
 
 
 @pytest.mark.skipif(GIT is None, reason="git is needed for the history")
@@ -338,7 +325,7 @@ def test_a_variable_a_sibling_sub_project_reads_is_read(tmp_path: Path, capsys) 
 def test_a_fish_script_named_sh_is_not_bash_s(tmp_path: Path, capsys) -> None:
     # kenziyuliu/lora-fairness: fish launch scripts (`for seed in ...` / `end`) named *.sh, without a shebang: PK900
     # said bash cannot parse them (an error); they are fish's, not analysed (as a tcsh shebang already was)
-    main = "import argparse\np = argparse.ArgumentParser()\np.add_argument('--seed')\np.parse_args()\n"
+    main = argparse_program("--seed")
     root = write_tree(
         tmp_path,
         {
@@ -498,7 +485,7 @@ def test_a_script_named_through_a_linked_folder_sources_beside_the_link(tmp_path
 def test_the_script_s_directory_in_two_steps(tmp_path: Path, capsys) -> None:
     # TsinghuaAI/CPM-1-Finetune: `CUR_PATH=$(realpath $0)` then `CUR_DIR=$(dirname ${CUR_PATH})`; dirname of a known
     # word is POSIX dirname's
-    parser = "import argparse\np = argparse.ArgumentParser()\np.add_argument('--a')\np.parse_args()\n"
+    parser = argparse_program("--a")
     root = write_tree(
         tmp_path,
         {

@@ -13,15 +13,12 @@ repository it came from, with the true finding beside it kept.
 from __future__ import annotations
 
 import json
-import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
 
 from packlint.cli import main
-
-GIT = shutil.which("git")
+from tests.check_helpers import GIT, git
 
 
 @pytest.fixture(autouse=True)
@@ -35,16 +32,6 @@ def _tree(root: Path, files: dict[str, str]) -> Path:
         p.parent.mkdir(parents=True, exist_ok=True)
         p.write_text(text)
     return root
-
-
-def _git(repo: Path, *args: str) -> None:
-    assert GIT is not None
-    subprocess.run(
-        [GIT, "-c", "user.name=t", "-c", "user.email=t@t", "-c", "commit.gpgsign=false", *args],
-        cwd=repo,
-        check=True,
-        capture_output=True,
-    )
 
 
 def _findings(capsys, *paths: Path) -> list[dict]:
@@ -92,7 +79,7 @@ def test_pk103_a_callers_override_through_the_callees_args_is_no_repeat(tmp_path
             "call_fn.sh": '#!/bin/bash\nrun() {\n  python train.py --optimizer adam "$@"\n}\nrun --optimizer sgd\n',
         },
     )
-    _git(root, "init", "-q")
+    git(root, "init", "-q")
     found = _findings(capsys, root / "tests/e2e/sft_ci.sh", root / "mezo.sh", root / "call_fn.sh")
     assert _codes(found, "PK103") == []
 
@@ -113,7 +100,7 @@ def test_pk103_repeats_written_on_either_side_still_fire(tmp_path, capsys):
             "call_after.sh": "#!/bin/bash\nbash after.sh --optimizer sgd\n",
         },
     )
-    _git(root, "init", "-q")
+    git(root, "init", "-q")
     found = _codes(_findings(capsys, root / "call_own.sh", root / "call_twice.sh", root / "call_after.sh"), "PK103")
     got = sorted((Path(f["path"]).name, f["message"].split(" is given")[0]) for f in found)
     # (reported where the last occurrence is written)
@@ -124,14 +111,14 @@ def test_pk103_repeats_written_on_either_side_still_fire(tmp_path, capsys):
 
 
 def _commit(root: Path, message: str) -> None:
-    _git(root, "add", "-A")
-    _git(root, "commit", "-q", "-m", message)
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", message)
 
 
 def _history(root: Path, old: dict[str, str]) -> None:
     """A checkout whose history once had `old` (files that read the names), deleted since."""
     root.mkdir(parents=True, exist_ok=True)
-    _git(root, "init", "-q")
+    git(root, "init", "-q")
     _tree(root, old)
     _commit(root, "old readers")
     for rel in old:
@@ -296,7 +283,7 @@ def test_pk602_a_json_data_set_given_to_the_checkouts_own_script_is_no_config(tm
             "python src/format_converting_dart.py --config data/dart/dart-v1.1.1-full-dev.json\n",
         },
     )
-    _git(root, "init", "-q")
+    git(root, "init", "-q")
     found = _findings(capsys, root / "examples/NLG/create_datasets.sh")
     assert [f for f in found if f["code"] in ("PK601", "PK602")] == []
     found = _findings(capsys, root / "examples/NLG/train.sh")

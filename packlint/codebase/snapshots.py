@@ -339,28 +339,21 @@ _PATCH_FILE = re.compile(rb"^(?:\+\+\+ b/|diff --git a/)(?:[\w.-]+/)?megatron/",
 def megatron_patch(root: str) -> str | None:
     """The checkout holds a patch to Megatron-LM's own files (inclusionAI/Ling-V2's training/megatron/
     bailing_moe_v2.patch, applied to a downloaded core_v0.13.0 by its apply_patch.sh: flags and choices of its
-    own): the Megatron that runs is patched. A bounded walk (`*.patch` / `*.diff`, 64 KiB of each)."""
+    own): the Megatron that runs is patched. The checkout's listing (`*.patch` / `*.diff`, 64 KiB of each)."""
     if root in _PATCHES:
         return _PATCHES[root]
     import os
 
-    from packlint.discover import SKIP_DIRS
+    from packlint.configs.elsewhere import listed
     from packlint.safe_io import read_regular
 
     found = None
-    seen = 0
-    for d, dirs, files in os.walk(root):
-        dirs[:] = sorted(x for x in dirs if x not in SKIP_DIRS and not x.startswith("."))
-        seen += len(files)
-        if seen > 50_000 or found:
-            break
-        for name in sorted(files):
-            if name.endswith((".patch", ".diff")):
-                data = read_regular(os.path.join(d, name), 64 << 10)
-                if data and _PATCH_FILE.search(data):
-                    rel = os.path.relpath(os.path.join(d, name), root).replace(os.sep, "/")
-                    found = f"the checkout holds {rel}, a patch to Megatron-LM's own files"
-                    break
+    for rel in listed(root):
+        if rel.endswith((".patch", ".diff")):
+            data = read_regular(os.path.join(root, rel), 64 << 10)
+            if data and _PATCH_FILE.search(data):
+                found = f"the checkout holds {rel}, a patch to Megatron-LM's own files"
+                break
     _PATCHES[root] = found
     return found
 
@@ -414,7 +407,7 @@ def release_names() -> list[str]:
 # no misspelling of one (`--deepspeed`, `--zero-stage`, `--data-impl`: Megatron-DeepSpeed, an older
 # Megatron-LM), runs code the snapshots do not describe: a fork, or a release older than the snapshots.
 _CLOSE_CUTOFF = 0.75  # as PK201's "did you mean": a name this close to an upstream flag is taken for a typo
-_FOREIGN_MEMO: dict[tuple[str, ...], tuple[str, ...]] = {}
+_FOREIGN_MEMO: dict[tuple[tuple[str, ...], bool], tuple[str, ...]] = {}
 _CLOSE_MEMO: dict[str, bool] = {}  # flag -> some upstream flag is this close to it (the data are packlint's own)
 
 
@@ -424,27 +417,23 @@ def foreign_flags(flags: list[str], close_too: bool = False) -> tuple[str, ...]:
     as well, for a launch whose flags no snapshot checks (its program path is unknown, so PK201 cannot
     call a near name a typo, and upstream's argparse would stop on it either way). Empty without the data."""
     key = tuple(f for f in flags if f.startswith("--"))
-    if close_too:
-        return tuple(f for f in key if undefined(f))
-    several = [f for f in key if undefined(f)]
-    if len(several) >= 2:
-        # several flags no release defines are one code base's, not several typos (allenai/OLMoE's copies of
-        # megablocks' scripts: `--moe-num-experts`, `--moe-top-k`, `--DDP-impl` of megablocks' Megatron fork)
-        return tuple(several)
-    hit = _FOREIGN_MEMO.get(key)
+    hit = _FOREIGN_MEMO.get((key, close_too))
     if hit is not None:
         return hit
-    data = load_data()
-    known = data.get("flags", {}) if data else {}
-    out: list[str] = []
-    if known:
-        for flag in key:
-            if flag in known or flag.replace("_", "-") in known or "=" in flag:
-                continue
-            if not _close_to_upstream(flag.replace("_", "-"), known):
-                out.append(flag)
-    _FOREIGN_MEMO[key] = hit = tuple(out)
-    return hit
+    out = undefined_flags(key)
+    if not close_too and len(out) < 2:
+        # (several flags no release defines are one code base's, not several typos: allenai/OLMoE's copies of
+        # megablocks' scripts, `--moe-num-experts`, `--moe-top-k`, `--DDP-impl` of megablocks' Megatron fork)
+        data = load_data()
+        known = data.get("flags", {}) if data else {}
+        out = tuple(f for f in out if not _close_to_upstream(f.replace("_", "-"), known))
+    _FOREIGN_MEMO[(key, close_too)] = out
+    return out
+
+
+def undefined_flags(flags: tuple[str, ...] | list[str]) -> tuple[str, ...]:
+    """The options among `flags` that no Megatron-LM release of the snapshots defines (close to one or not)."""
+    return tuple(f for f in flags if f.startswith("--") and undefined(f))
 
 
 def undefined(flag: str) -> bool:

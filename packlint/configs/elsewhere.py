@@ -109,10 +109,17 @@ def submodule_premise(path_text: str, dirs: list[str], root: str) -> evidence.Pr
     return None
 
 
-def _holder(root: str, rel: str) -> str | None:
+def listed(root: str) -> tuple[str, ...]:
+    """The checkout's files, relative to its root (bounded: MAX_FILES; linked folders and _SKIP not entered), once per
+    root and run: every search of the checkout's files reads this one listing."""
     files = _LISTED.get(root)
     if files is None:
         files = _LISTED[root] = _list(root)
+    return files
+
+
+def _holder(root: str, rel: str) -> str | None:
+    files = listed(root)
     suffix = "/" + rel
     return next((f for f in files if f.endswith(suffix)), None)
 

@@ -336,31 +336,19 @@ def _lines_memo() -> dict[str, list[tuple[str, str]]]:
 
 
 def _naming_lines(root: str) -> list[tuple[str, str]]:
-    """(a YAML/JSON path a launch script names, the line naming it) over the checkout's scripts (bounded as
-    _checkout_facts is; a line's backslash continuations joined with the line before, so a command's name counts)."""
-    from packlint.discover import SKIP_DIRS
+    """(a YAML/JSON path a launch script names, the line naming it) over the checkout's scripts (the first _MAX_FILES
+    of its listing, _MAX_SCRIPT_BYTES each; a line's backslash continuations joined, so a command's name counts)."""
+    from packlint.configs.elsewhere import listed
     from packlint.safe_io import read_regular
 
     out: list[tuple[str, str]] = []
-    seen = listed = 0
-    for d, dirs, files in os.walk(root):
-        dirs[:] = sorted(x for x in dirs if x not in SKIP_DIRS)
-        listed += len(files)
-        if listed > _MAX_LISTED:
-            return out
-        for name in sorted(files):
-            if not name.endswith(_SCRIPT_NAMES):
-                continue
-            seen += 1
-            if seen > _MAX_FILES:
-                return out
-            data = read_regular(os.path.join(d, name), _MAX_SCRIPT_BYTES)
-            if not data:
-                continue
-            text = data.decode("utf-8", "replace").replace("\\\n", " ")
-            for line in text.splitlines():
-                for m in _CONFIG_WORD.finditer(line):
-                    out.append((m.group(0), line))
+    for rel in [r for r in listed(root) if r.endswith(_SCRIPT_NAMES)][:_MAX_FILES]:
+        data = read_regular(os.path.join(root, rel), _MAX_SCRIPT_BYTES)
+        if not data:
+            continue
+        text = data.decode("utf-8", "replace").replace("\\\n", " ")
+        for line in text.splitlines():
+            out.extend((m.group(0), line) for m in _CONFIG_WORD.finditer(line))
     return out
 
 

@@ -264,6 +264,12 @@ def _named_deps(text: str, required: list[str]) -> list[str]:
     return out
 
 
+def _file_pin(path: str, pattern: str, want: str) -> str | None:
+    """The version one requirement file pins the (normalised) distribution `want` to exactly, or None."""
+    text = _read_small(path, MAX_LOCK_FILE if pattern in _LOCKS else MAX_VERSION_FILE)
+    return next((v for line in _runtime_part(path, text or "").splitlines() if (v := _line_pin(line, want))), None)
+
+
 def pinned_in_tree(dist: str | None, script_dir: str | None, workdir: str | None = None) -> tuple[str, str] | None:
     """(version, file) of an exact pin of the distribution in the checkout's requirement files
     (requirements*.txt, environment.yml's pip list, setup.py install_requires, pyproject.toml
@@ -278,10 +284,7 @@ def pinned_in_tree(dist: str | None, script_dir: str | None, workdir: str | None
         for pattern in _REQ_GLOBS:
             pins = []
             for path in sorted(glob.glob(os.path.join(glob.escape(root), pattern)))[:20]:
-                text = _read_small(path, MAX_LOCK_FILE if pattern in _LOCKS else MAX_VERSION_FILE)
-                found = next(
-                    (v for line in _runtime_part(path, text or "").splitlines() if (v := _line_pin(line, want))), None
-                )
+                found = _file_pin(path, pattern, want)
                 if found is not None:
                     pins.append((found, path))
                     if "/" not in pattern:
@@ -308,10 +311,7 @@ def other_pins(
             if "/" in pattern:
                 continue
             for path in sorted(glob.glob(os.path.join(glob.escape(root), pattern)))[:20]:
-                text = _read_small(path, MAX_LOCK_FILE if pattern in _LOCKS else MAX_VERSION_FILE)
-                found = next(
-                    (v for line in _runtime_part(path, text or "").splitlines() if (v := _line_pin(line, want))), None
-                )
+                found = _file_pin(path, pattern, want)
                 if found is not None and found != version and (found, path) not in out:
                     out.append((found, path))
     return out

@@ -235,7 +235,7 @@ def fork_named(program_: str | None, flags: list[str], script: str | None) -> st
         foreign_flags,
         fork_evidence,
         release_span,
-        undefined,
+        undefined_flags,
         upstream_named,
     )
 
@@ -247,8 +247,8 @@ def fork_named(program_: str | None, flags: list[str], script: str | None) -> st
         # the path says upstream: a flag of no release is a mistake (PK201), not a fork's; several such flags are one
         # code base's, not several typos (allenai/OLMoE's copies of megablocks' scripts run `third_party/Megatron-LM/
         # pretrain_gpt.py`, megablocks' fork: `--moe-num-experts`, `--moe-top-k`, `--DDP-impl`)
-        several = foreign_flags(flags) if sum(1 for f in flags if f.startswith("--") and undefined(f)) >= 2 else ()
-        if not several:
+        several = undefined_flags(flags)
+        if len(several) < 2:
             return None
         shown = ", ".join(several[:3]) + (f" and {len(several) - 3} more" if len(several) > 3 else "")
         span = release_span()

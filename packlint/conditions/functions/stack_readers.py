@@ -67,7 +67,7 @@ def program_keys(ctx: EvalContext, found: dict[str, str]) -> dict[str, str]:
 
 # `cfg.get("key"`, `cfg["key"]`, `config.get('key'`: a key read by name
 _READ = re.compile(rb"""(?:\.get\(\s*|\[\s*)["']([A-Za-z_][\w]*)["']""")
-_MAX_FILES, _MAX_BYTES, _MAX_LISTED = 4000, 256 << 10, 50_000
+_MAX_FILES, _MAX_BYTES = 4000, 256 << 10
 _READS: dict[str, frozenset[str]] = memo()
 
 
@@ -87,26 +87,16 @@ def without_own_reads(config: str, found: dict[str, str]) -> dict[str, str]:
 
 
 def _own_reads(root: str) -> frozenset[str]:
-    """The keys the checkout's Python files read by name (bounded: the first 4,000 files, 256 KiB each; the
-    directories packlint never walks, and vendored copies of the stacks, left out)."""
-    from packlint.discover import SKIP_DIRS
+    """The keys the checkout's Python files read by name (bounded: the first 4,000 files of the checkout's listing,
+    256 KiB each; vendored copies of the stacks left out)."""
+    from packlint.configs.elsewhere import listed
     from packlint.safe_io import read_regular
 
     vendored = {t for tops in _STACK_PACKAGES.values() for t in tops}
+    files = [r for r in listed(root) if r.endswith(".py") and not vendored & set(r.split("/")[:-1])]
     out: set[str] = set()
-    seen = listed = 0
-    for d, dirs, files in os.walk(root):
-        dirs[:] = sorted(x for x in dirs if x not in SKIP_DIRS and x not in vendored and not x.startswith("."))
-        listed += len(files)
-        if listed > _MAX_LISTED:
-            break
-        for name in sorted(files):
-            if not name.endswith(".py"):
-                continue
-            seen += 1
-            if seen > _MAX_FILES:
-                return frozenset(out)
-            data = read_regular(os.path.join(d, name), _MAX_BYTES)
-            if data:
-                out.update(m.group(1).decode("ascii") for m in _READ.finditer(data))
+    for rel in files[:_MAX_FILES]:
+        data = read_regular(os.path.join(root, rel), _MAX_BYTES)
+        if data:
+            out.update(m.group(1).decode("ascii") for m in _READ.finditer(data))
     return frozenset(out)
