@@ -66,12 +66,22 @@ def _text(node, ps) -> str:
 _READ = re.compile(r"\$\{?[#!]?([A-Za-z_][A-Za-z0-9_]*)")
 
 
+# bash reads a bare name as a variable in arithmetic (`$((MAX-WARMUP))`, `$[A+1]`, `((A++))`) and in an
+# array subscript (`${ARR[I]}`, itself arithmetic): there every identifier of the text is taken as read
+_ARITH = re.compile(r"\(\(|\$\[|\[")
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
 def _names_read(text: str) -> set[str]:
     """Every variable name the text refers to, in one pass (linear in the text, whatever the number of
-    pending exports: H16 of the reliability audit)."""
-    if "$" not in text:
+    pending exports: H16 of the reliability audit). Where the text has arithmetic or a subscript, every
+    identifier in it counts as read (more reads only ever mean fewer reports)."""
+    if "$" not in text and "((" not in text:
         return set()
-    return {m.group(1) for m in _READ.finditer(text)}
+    names = {m.group(1) for m in _READ.finditer(text)}
+    if _ARITH.search(text):
+        names.update(_NAME.findall(text))
+    return names
 
 
 def _exports(node, ps) -> list[tuple[str, str, object]] | None:

@@ -134,6 +134,18 @@ def machine_dependence(text: str) -> tuple[str, str] | None:
     return None
 
 
+def _unset_dependence(target: Value) -> tuple[str, str] | None:
+    """`source ./config_${DGXSYSTEM}.sh` with DGXSYSTEM never set by the script (mlcommons' run_and_time.sh, whose
+    caller exports it): the name read as empty is the one packlint can check, not the one a run sources: which file
+    it is depends on the environment the script is run in (the machine's, a premise of packlint.evidence)."""
+    origin = evidence.whole_origin(getattr(target, "origin", None))
+    if not origin or not origin.startswith("unset:"):  # (parameters.UNSET_PREFIX)
+        return None
+    name = origin[len("unset:") :]
+    because = f"${name} is never set by the script: the file sourced depends on the environment it runs in"
+    return (evidence.MACHINE, because)
+
+
 def _caller_dependent(ps: ParsedScript, span: Span, world: World) -> bool:
     """The `source` line names a file from positional arguments the script was not given (PK106 must
     not call the caller's file missing): guards.from_caller_arguments."""
@@ -322,6 +334,21 @@ def _copied_at_setup(interp: Interpreter, text: str) -> tuple[str, str] | None:
     return (evidence.MACHINE, f"the checkout holds {found}, which the job's set-up copies into place")
 
 
+def _made_by_checkout(interp: Interpreter, text: str) -> tuple[str, str] | None:
+    """The checkout's own set-up writes the missing file, or the sourcing file is a record copy of a file beside which
+    it exists (setup_files)."""
+    from packlint.codebase.resolve import script_checkout_dirs
+    from packlint.interpret import setup_files
+
+    script = interp.source_stack[0] if interp.source_stack else None
+    dirs = script_checkout_dirs(script) if script else []
+    if not dirs or "$" in text:
+        return None
+    return setup_files.written_by_checkout(dirs[-1], text) or setup_files.record_copy(
+        dirs[-1], interp.source_stack[-1], text
+    )
+
+
 def _find_tail(root: str, tail: str) -> str | None:
     """A file of the checkout (breadth first, at most MAX_COPY_DIRS directories) whose path ends in `tail`."""
     level, listed = [root], 0
@@ -367,11 +394,13 @@ def _not_found(
         return
     bare = text.rstrip("\r")
     machine = (
-        machine_dependence(bare)
+        _unset_dependence(fields[1])
+        or machine_dependence(bare)
         or gitignored(interp, bare)
         or _submodule_dependence(interp, bare)
         or _cd_elsewhere(interp, bare, world, ps, span)
         or _copied_at_setup(interp, bare)
+        or _made_by_checkout(interp, bare)
     )
     if bare != text:
         if not guessed and not _caller_dependent(ps, span, world) and not _under_file_test(world):
