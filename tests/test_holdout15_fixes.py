@@ -9,6 +9,11 @@
   the checkout's own `configure.py` writes: a file made at set-up.
 - training_results_v3.1's Lenovo result folders keep byte copies of `scripts/config_*.sh`, which source
   `$(dirname ${BASH_SOURCE[0]})/config_common.sh`: the copies are records, the file exists beside the one run.
+- AlibabaResearch/DAMO-ConvAI: `--output_dir $"${CKPT}-${TASK}"` (bash's translated string) is one word; its dial2vec
+  program rewrites `args.config_file = os.path.join(work_dir, "model", args.config_file)` before opening it.
+- JiuhaiChen/Florence-VL: `cd` into a folder the set-up makes, then `python eval/eval.py` (GQA's own).
+- baaivision/DenseFusion: `--report_to wandb tensorboard` with transformers==4.31.0 (a list there).
+- intel/neural-compressor's 3dunet example exports nnUNet_preprocessed and RESULTS_FOLDER, read by the nnunet package.
 """
 
 from __future__ import annotations
@@ -95,3 +100,113 @@ def test_a_byte_copy_of_a_config_kept_for_the_record_is_not_the_one_run(tmp_path
         (f["path"].split("Lenovo/", 1)[-1], f["severity"]) for f in check_findings(capsys, root) if f["code"] == "PK106"
     )
     assert found == [("bert/impl/config_SR675.sh", "info"), ("rnnt/impl/config_SR675.sh", "warning")]
+
+
+def test_a_program_run_in_a_folder_the_set_up_makes_is_the_machines(tmp_path: Path, capsys) -> None:
+    # JiuhaiChen/Florence-VL (LLaVA's gqa.sh): `cd $GQADIR` into GQA's data folder, then GQA's own `eval/eval.py`
+    two_positionals = "import argparse\np = argparse.ArgumentParser()\np.add_argument('a')\np.add_argument('b')\n"
+    root = write_tree(
+        tmp_path,
+        {
+            ".git/HEAD": "",
+            "scripts/v1_5/eval/eval.py": two_positionals + "p.parse_args()\n",
+            "scripts/v1_5/eval/gqa.sh": '#!/bin/bash\nGQADIR="./playground/data/eval/gqa/data"\ncd $GQADIR\n'
+            "python eval/eval.py --tier testdev_balanced\n",
+            # a folder the checkout has: its program is the one that runs
+            "scripts/v1_5/eval/tools/eval/eval.py": two_positionals + "p.parse_args()\n",
+            "scripts/v1_5/eval/here.sh": "#!/bin/bash\ncd tools\npython eval/eval.py --tier testdev_balanced\n",
+        },
+    )
+    found = _pk(check_findings(capsys, root), "PK201")
+    assert found == [("gqa.sh", "info"), ("here.sh", "error")]
+
+
+def test_a_training_arguments_field_type_rests_on_the_transformers_release(tmp_path: Path, capsys) -> None:
+    # baaivision/DenseFusion: `--report_to wandb tensorboard` with transformers==4.31.0, where report_to was a list
+    program = (
+        "from dataclasses import dataclass, field\nimport transformers\nfrom transformers import HfArgumentParser\n\n\n"
+        "@dataclass\nclass ModelArguments:\n    model_name_or_path: str = field(default='m')\n\n\n"
+        "HfArgumentParser((ModelArguments, transformers.TrainingArguments)).parse_args_into_dataclasses()\n"
+    )
+    launch = (
+        "torchrun --nproc_per_node=2 train.py --model_name_or_path m --output_dir out --report_to wandb tensorboard\n"
+    )
+    severities = {}
+    for pin in ("4.31.0", "4.46.3", None):
+        root = tmp_path / str(pin)
+        deps = f'dependencies = ["transformers=={pin}"]\n' if pin else ""
+        write_tree(
+            root,
+            {
+                ".git/HEAD": "",
+                "train.py": program,
+                "run.sh": launch,
+                "pyproject.toml": "[project]\nname = 'x'\n" + deps,
+            },
+        )
+        found = [f for f in check_findings(capsys, root) if f["code"] == "PK202"]
+        severities[pin] = [f["severity"] for f in found]
+        if pin is None:
+            assert "packlint has a snapshot of" in found[0]["message"]
+    # outside the snapshots: not known; a snapshot release: a verdict; no pin: the assumption, named
+    assert severities == {"4.31.0": [], "4.46.3": ["error"], None: ["warning"]}
+
+
+def test_a_translated_string_is_one_word(tmp_path: Path, capsys) -> None:
+    root = write_tree(
+        tmp_path,
+        {
+            ".git/HEAD": "",
+            "MMLatentAction/train.py": argparse_program("--output_dir", "--tag"),
+            "MMLatentAction/run_RL.sh": 'CKPT="ckpt"\nTASK=MMRole\npython train.py --output_dir $"${CKPT}-${TASK}" '
+            '--tag x$"y z"\n',
+            # an unquoted variable of two words is still two
+            "MMLatentAction/run_bad.sh": 'CKPT="a b"\npython train.py --output_dir $CKPT\n',
+        },
+    )
+    found = [(f["path"].rsplit("/", 1)[-1], f["code"]) for f in check_findings(capsys, root) if f["severity"] != "info"]
+    assert found == [("run_bad.sh", "PK202")]
+
+
+def test_a_config_path_the_program_rebuilds_is_not_the_one_looked_for(tmp_path: Path, capsys) -> None:
+    program = (
+        "import argparse, json, os\np = argparse.ArgumentParser()\n"
+        "p.add_argument('--config_file', default='model/plato/config.json', type=str)\n"
+        "p.add_argument('--vocab_file', default='vocab.json', type=str)\nargs = p.parse_args()\n"
+        "work_dir = os.path.dirname(os.path.realpath(__file__))\n"
+        "args.config_file = os.path.join(work_dir, 'model', args.config_file)\n"
+        "cfg = json.load(open(args.config_file))\n"
+    )
+    root = write_tree(
+        tmp_path,
+        {
+            ".git/HEAD": "",
+            "dial2vec/run.py": program,
+            "dial2vec/scripts/train/run_plato.sh": '#!/bin/bash\npython3 run.py --config_file "plato/config.json"\n',
+            # a flag the code does not rebuild
+            "dial2vec/scripts/train/run_vocab.sh": '#!/bin/bash\npython3 run.py --config_file "plato/config.json" '
+            "--vocab_file gone.json\n",
+        },
+    )
+    found = sorted(
+        (f["path"].rsplit("/", 1)[-1], f["message"].split(" is not found")[0].rsplit(" ", 1)[-1])
+        for f in check_findings(capsys, root)
+        if f["code"] == "PK601"
+    )
+    assert ("run_plato.sh", "plato/config.json") not in found
+
+
+def test_a_variable_a_package_outside_the_checkout_reads_is_not_dead(tmp_path: Path, capsys) -> None:
+    exports = "export nnUNet_preprocessed=/b/pre\nexport RESULTS_FOLDER=/b/res\nexport MY_DEAD=1\n"
+    launch = "#!/bin/bash\n" + exports + "python main.py\n"
+    main = "from nnunet.paths import preprocessing_output_dir\nprint(preprocessing_output_dir)\n"
+    root = write_tree(tmp_path / "a", {".git/HEAD": "", "ptq/main.py": main, "ptq/run_quant.sh": launch})
+    unread = [f["message"] for f in check_findings(capsys, root) if f["code"] in ("PK203", "PK205")]
+    assert len(unread) == 1 and "MY_DEAD" in unread[0] and "RESULTS_FOLDER" in unread[0]
+    assert "nnUNet" not in unread[0]
+    readme = "# 3D-UNet\n* `export RESULTS_FOLDER=<path/to/build>/build/result`\n"
+    root = write_tree(
+        tmp_path / "b", {".git/HEAD": "", "ptq/main.py": main, "ptq/run_quant.sh": launch, "ptq/README.md": readme}
+    )
+    unread = [f["message"] for f in check_findings(capsys, root) if f["code"] in ("PK203", "PK205")]
+    assert len(unread) == 1 and "MY_DEAD" in unread[0] and "RESULTS_FOLDER" not in unread[0]

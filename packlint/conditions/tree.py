@@ -416,7 +416,9 @@ class EvalContext:
 
             # another machine's path taken as this checkout's file: an assumption where the ends of the paths name
             # the same folder too, the machine's where only the file name matches
-            kind = evidence.MACHINE if _name_only(facts) else evidence.ASSUMED
+            from packlint.codebase.workdir import SETUP_FOLDER
+
+            kind = evidence.MACHINE if _name_only(facts) or mapped.endswith(SETUP_FOLDER) else evidence.ASSUMED
             evidence.note(self, (kind, mapped))
         return facts
 

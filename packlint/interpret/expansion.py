@@ -10,7 +10,7 @@ from packlint.interpret import arithmetic, parameters
 from packlint.interpret.bash_tables import SCRIPT_DIR
 from packlint.interpret.limits import MAX_NESTING
 from packlint.interpret.patterns import glob_escape
-from packlint.interpret.syntax import snippet, text_of
+from packlint.interpret.syntax import snippet, text_of, translated_dollar
 from packlint.interpret.words import (
     BRACE_LIST,
     GLOB_CHARS,
@@ -324,7 +324,9 @@ def concatenation_pieces(
             return [Piece(None, span=span, split=True, reason=brace_too_large(text))]
         if len(alternatives) > 1:
             return [Piece(unescape_unquoted(a), span=span, boundary=k > 0) for k, a in enumerate(alternatives)]
-    return [p for c in node.children for p in word_pieces(interp, c, world, ps, quoted, pattern)]
+    return [
+        p for c in node.children if not translated_dollar(c) for p in word_pieces(interp, c, world, ps, quoted, pattern)
+    ]
 
 
 def string_pieces(interp: Interpreter, node: Node, world: World, ps: ParsedScript, pattern: bool) -> list[Piece]:

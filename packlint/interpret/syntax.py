@@ -86,10 +86,27 @@ def _glues(n: Node) -> bool:
     return n.type == "concatenation" and n.child_count > 0 and n.children[0].type in ("word", "number")
 
 
+def translated_dollar(node: Node) -> bool:
+    """The `$` of bash's locale-translated string `$"..."`: tree-sitter-bash reads it as a bare `$` right before the
+    double-quoted string, which bash expands as the string itself where no message catalog translates it (the
+    launch scripts' case: AlibabaResearch/DAMO-ConvAI's `--output_dir $"${CKPT}-${TASK}"` is one word)."""
+    if node.type != "$":
+        return False
+    nxt = node.next_sibling
+    if nxt is None or nxt.start_byte != node.end_byte:
+        return False
+    return nxt.type == "string" or (
+        nxt.type == "concatenation" and nxt.child_count > 0 and nxt.children[0].type == "string"
+    )
+
+
 def glued_groups(nodes: list[Node]) -> list[list[Node]]:
-    """Group a word that tree-sitter-bash split after a bare `$` with the word right after it."""
+    """Group a word that tree-sitter-bash split after a bare `$` with the word right after it (the `$` of a
+    translated string `$"..."` dropped: it is the string)."""
     groups: list[list[Node]] = []
     for n in nodes:
+        if translated_dollar(n):
+            continue
         if groups and ends_with_dollar(groups[-1][-1]) and _glues(n) and n.start_byte == groups[-1][-1].end_byte:
             groups[-1].append(n)
         else:

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from packlint import evidence
 from packlint.conditions.functions.codebase_common import (
     REMAINDER_ROOM,
     _code,
@@ -38,6 +39,7 @@ from packlint.conditions.functions.flag_values import (
     _flag_problem,
     _value_words,
 )
+from packlint.conditions.functions.stack_keys import field_premise
 from packlint.conditions.tree import BOOL, INT, STR, Builtin, EvalContext, Function, Unk
 from packlint.model_view import flag_occurrences, launch_argv, launches, program, variants
 
@@ -245,6 +247,10 @@ def _f_flag_problem(ctx: EvalContext, node: Builtin, a: list[Any]) -> Any:
         schema = _schema_view(ctx)[0]
         p = _flag_problem(spec, occ, a[0], _launch_files(ctx), _positional_room(schema))
         if isinstance(p, str):
+            premise = field_premise(schema, spec, ctx.model.get("script"))
+            if isinstance(premise, str):  # a pinned release packlint has no snapshot of: no verdict
+                return Unk(premise, "unknown")
+            evidence.note(ctx, premise)  # (None: nothing assumed)
             _record_flag(ctx, a[0])
             ctx.memo.setdefault("flag_problem_at", {})[a[0]] = k  # (report_at flag:NAME:problem)
             return p

@@ -55,8 +55,36 @@ def _read_reads(ctx: EvalContext, name: str) -> Any:
     roots = _code_roots(facts)
     if _quoted_anywhere(roots, a[0]) or _interpolated_anywhere(_named_config_dirs(ctx), a[0]):
         return True
-    unread = _unread_package(ctx, facts)
+    unread = _unread_package(ctx, facts) or _library_of(ctx, facts, a[0])
     return Unk(f"{unread}: it may read {a[0]}", "unknown") if unread else False
+
+
+def _library_of(ctx: EvalContext, facts: Any, name: str) -> str | None:
+    """A package outside the checkout the code imports that may read `name`: one whose name the variable starts
+    with (libraries name their variables after themselves: `nnUNet_preprocessed` for nnunet, which reads it at
+    import), or any, where a README beside the script or the program tells users to `export NAME=` (intel/
+    neural-compressor's 3dunet example: nnunet's RESULTS_FOLDER). packlint reads none of them."""
+    import os
+    import sys
+
+    outside = [t for m in facts.unresolved_imports if (t := m.split(".", 1)[0]) not in sys.stdlib_module_names]
+    if not outside:
+        return None
+    head = re.sub(r"[^a-z0-9]", "", name.split("_", 1)[0].lower())
+    lib = next((m for m in outside if head and re.sub(r"[^a-z0-9]", "", m.lower()) == head), None)
+    if lib is not None:
+        return f"the code imports {lib}, a package packlint did not read whose name the variable's starts with"
+    script, program = ctx.model.get("script"), facts.resolution.file
+    folders = {os.path.dirname(os.path.abspath(p)) for p in (script, program) if isinstance(p, str)}
+    told = re.compile(r"(?m)\bexport[ \t]+" + re.escape(name) + r"=")
+    for d in sorted(folders):
+        for readme in ("README.md", "README.rst", "README.txt", "README"):
+            if told.search(_script_text(os.path.join(d, readme))):
+                return (
+                    f"{_show_path(os.path.join(d, readme))} tells users to export {name}, and the code imports "
+                    f"packages packlint did not read ({', '.join(sorted(set(outside))[:3])})"
+                )
+    return None
 
 
 def _code_roots(facts: Any) -> list[str]:

@@ -143,11 +143,47 @@ def _f_config_file_missing(ctx: EvalContext, node: Builtin, a: list[Any]) -> Any
         return Unk(f"the launch runs only when {f['path']} does not exist: a file it makes", "unknown")
     if f is not None and _present_when_run(ctx, str(f["path"])):
         return ""  # the script gives it only where its own test found it
+    rewritten = _rewritten_by_code(ctx, str(f["path"])) if f is not None else None
+    if rewritten is not None:
+        return Unk(rewritten, "unknown")
     if f is not None and "evidence" in f:  # (a file the machine may hold: packlint.configs.elsewhere)
         evidence.record(ctx, f)
     elif f is not None:
         evidence.note(ctx, _standalone_premise(str(ctx.model.get("script") or ""), str(f["path"])))
     return "" if f is None else f["path"]
+
+
+def _rewritten_by_code(ctx: EvalContext, path: str) -> str | None:
+    """The program makes another path of the flag's value before it opens it (AlibabaResearch/DAMO-ConvAI's dial2vec:
+    `args.config_file = os.path.join(work_dir, "model", args.config_file)`): the file opened is not the one
+    packlint looked for. None where the code is not read or does not reassign the value from itself."""
+    import os
+    import re
+
+    from packlint.conditions.functions.codebase_common import _code, _script_text
+
+    flags = ctx.variant.get("flags") or {}
+    named = [n for n, occs in flags.items() if any(_occ_value(o) == path for o in occs or ())]
+    facts = _code(ctx) if named else None
+    if facts is None or not facts.known:
+        return None
+    files = [facts.resolution.file, *facts.files][:64]
+    for name in named:
+        dest = re.escape(name.lstrip("-").replace("-", "_"))
+        again = re.compile(rf"(?m)^[ \t]*\w+\.{dest}[ \t]*=(?!=)[^\n]*\b\w+\.{dest}\b")
+        for file in dict.fromkeys(f for f in files if isinstance(f, str)):
+            m = again.search(_script_text(file))
+            if m is not None:
+                return (
+                    f"the program makes another path of {name}'s value before it opens it "
+                    f"({os.path.basename(file)}: `{m.group(0).strip()[:80]}`)"
+                )
+    return None
+
+
+def _occ_value(occ: Any) -> Any:
+    args = occ.get("args") if isinstance(occ, dict) else None
+    return args[0] if isinstance(args, list) and len(args) == 1 else occ.get("value") if isinstance(occ, dict) else None
 
 
 _CONFIG_SUFFIXES = (".yaml", ".yml", ".json", ".toml")

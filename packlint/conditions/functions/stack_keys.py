@@ -195,6 +195,36 @@ def snapshot_assumption(schema: Any, script: str | None) -> str | None:
     return memo[script]
 
 
+def field_premise(schema: Any, spec: Any, script: str | None) -> tuple[str, str] | str | None:
+    """What a verdict on a flag's value rests on when its definition (type, nargs, choices) came from a stack
+    snapshot: None where the checkout pins a release packlint has (or the field is the code's own); an assumption
+    (evidence.ASSUMED, why) where no release is known or the pins disagree; a reason text (no verdict) where the
+    checkout pins a release outside the snapshots (baaivision/DenseFusion's transformers==4.31.0, whose `report_to`
+    was a list before every snapshot made it one string)."""
+    g = getattr(spec, "generated_from", None) or ""
+    st = g.split(" ", 1)[0]
+    if " " not in g or st not in _VERSION_NAMES or schema is None:
+        return None
+    from packlint import evidence
+    from packlint.codebase import stack_schemas
+
+    vname, dist = _VERSION_NAMES[st]
+    tv = release_in_tree(vname, dist, schema, script)
+    v = tv.get("value")
+    if not v:
+        return (evidence.ASSUMED, stack_schemas.assumption(st))
+    if tv.get("disputed"):
+        return (evidence.ASSUMED, f"{st} {v}, the nearest of the checkout's pins ({tv['disputed']})")
+    if stack_schemas.release_mask(st, v) is None:
+        rels = stack_schemas.releases(st)
+        span = f"{rels[0]} to {rels[-1]}" if rels else "none"
+        return f"the checkout pins {st} {v}, a release outside packlint's snapshots ({span}): its fields are not known"
+    between = stack_schemas.between(st, v)
+    if between:
+        return (evidence.ASSUMED, f"{st} {v} defines the field as {between[0]} and {between[1]} do")
+    return None
+
+
 def _f_flag_assumed(ctx: Any, node: Any, a: list[Any]) -> Any:
     """The assumption PK201 rests on where the schema's dataclasses came from the stack snapshots."""
     from packlint.conditions.functions.codebase_common import _schema_view
