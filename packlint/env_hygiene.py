@@ -135,6 +135,12 @@ def _assignments(node, ps) -> list[tuple[str, str, object]]:
     return []
 
 
+def _appends(assignment) -> bool:
+    """`NAME+=value` (bash appends to the value, or adds to it in arithmetic context)."""
+    name = assignment.child_by_field_name("name")
+    return name is not None and assignment.text[name.end_byte - assignment.start_byte :].startswith(b"+=")
+
+
 def _inert(node, ps) -> bool:
     if node.type != "command":
         return False
@@ -203,7 +209,9 @@ def overwritten_exports(ps, replaced=None) -> list[tuple[str, Span, str, Span, s
                 for name in _names_read(_text(stmt, ps)):
                     pending.pop(name, None)
             for name, value, anode in sets:
-                if name in pending:
+                if _appends(anode):  # `A+=' --b'` reads the value it adds to: nothing is lost
+                    pending.pop(name, None)
+                elif name in pending:
                     first_span, first_value = pending.pop(name)
                     second_span = ps.source.span(anode)
                     if _lost(first_span, first_value, second_span, value, replaced):

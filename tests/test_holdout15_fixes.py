@@ -210,3 +210,53 @@ def test_a_variable_a_package_outside_the_checkout_reads_is_not_dead(tmp_path: P
     )
     unread = [f["message"] for f in check_findings(capsys, root) if f["code"] in ("PK203", "PK205")]
     assert len(unread) == 1 and "MY_DEAD" in unread[0] and "RESULTS_FOLDER" not in unread[0]
+
+
+def test_an_append_reads_the_value_it_adds_to(tmp_path: Path, capsys) -> None:
+    # mlcommons/training_results_v4.1's maxdiffusion run.sh
+    script = "#!/bin/bash\nexport LIBTPU_INIT_ARGS='--a=true'\nLIBTPU_INIT_ARGS+=' --b=true'\nexport X=1\nexport X+=2\n"
+    root = write_tree(
+        tmp_path,
+        {".git/HEAD": "", "run.sh": script + "export Y=1\nexport Y=2\npython train.py\n", "train.py": "print(1)\n"},
+    )
+    found = [f["message"].split(" ", 1)[0] for f in check_findings(capsys, root) if f["code"] == "PK105"]
+    assert found == ["Y"]
+
+
+def test_a_config_of_a_program_the_checkout_lacks_is_the_machines(tmp_path: Path, capsys) -> None:
+    root = write_tree(
+        tmp_path,
+        {
+            ".git/HEAD": "",
+            # mlcommons' maxdiffusion: a module of the clone the README makes
+            "maxdiffusion/run.sh": "#!/bin/bash\npython -m src.maxdiffusion.models.train "
+            "src/maxdiffusion/configs/base_2_base.yml run_name=x\n",
+            # Supermicro's maskrcnn folder: NVIDIA's container holds tools/ and configs/
+            "maskrcnn/run_and_time.sh": "#!/bin/bash\nCMD=( 'python' '-u' '-m' 'bind_launch' --nproc_per_node=8 )\n"
+            "\"${CMD[@]}\" tools/train_mlperf.py --config-file 'configs/e2e_mask_rcnn.yaml' DTYPE float16\n",
+            # a module the checkout has: its missing config is the checkout's
+            "own/src/trainer/__init__.py": "",
+            "own/src/trainer/train.py": "import sys\nprint(sys.argv)\n",
+            "own/run.sh": "#!/bin/bash\npython -m src.trainer.train src/trainer/configs/gone.yml\n",
+        },
+    )
+    found = sorted(
+        (f["path"].rsplit(f"{root.name}/", 1)[-1].split("/", 1)[0], f["severity"])
+        for f in check_findings(capsys, root)
+        if f["code"] == "PK601"
+    )
+    assert found == [("maskrcnn", "info"), ("maxdiffusion", "info"), ("own", "warning")]
+
+
+def test_a_tree_without_a_vcs_marker_does_not_bound_a_sourced_path(tmp_path: Path, capsys) -> None:
+    # a copy without its .git (hpc_results' cosmoflow-benchmark, run from its own folder: `. scripts/setup_cori.sh`)
+    files = {
+        "bench/scripts/setup_cori.sh": "export X=1\n",
+        "bench/scripts/train_cori.sh": "#!/bin/bash\n#SBATCH -N 1\n. scripts/setup_cori.sh\nsrun python train.py\n",
+        "bench/scripts/gone.sh": "#!/bin/bash\n. scripts/not_here.sh\npython train.py\n",
+        "bench/train.py": "print(1)\n",
+    }
+    loose = write_tree(tmp_path / "copy", files)
+    assert {f["severity"] for f in check_findings(capsys, loose) if f["code"] == "PK106"} <= {"info"}
+    kept = write_tree(tmp_path / "repo", {".git/HEAD": "", **files})
+    assert [f["path"].rsplit("/", 1)[-1] for f in check_findings(capsys, kept) if f["code"] == "PK106"] == ["gone.sh"]

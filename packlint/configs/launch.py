@@ -261,7 +261,10 @@ def _not_found(record: dict[str, Any], how: str, path_text: str, word: Any, dirs
         return
     record["missing"] = True
     _note_machine(record, path_text, dirs)
-    unseen = _program_unseen() if how == "positional" and "evidence" not in record else None
+    # (a word given to it positionally, or any config of a program the checkout lacks: GIGABYTE's mlperf folder runs
+    # `"${CMD[@]}" tools/train_mlperf.py --config-file configs/x.yaml` inside NVIDIA's container, whose tree has both)
+    named = how == "positional" or _program_absent()
+    unseen = _program_unseen() if named and "evidence" not in record else None
     if unseen is not None:
         # a word given to a program the checkout does not hold (huawei-noah's `python ../cmrc2018_evaluate.py
         # ../data/cmrc/dev.json ...`, a script and a data set the README says to fetch; Anogibot/PRPO's
@@ -542,6 +545,14 @@ def _program_unseen() -> str | None:
 def _program_absent() -> bool:
     """The launch runs a relative `.py` program that is not found (beside the script, up to its checkout)."""
     program, program_dirs = _PROGRAM_DIRS
+    if program and program.startswith("-m ") and not _STACK_NAMES:
+        # `python -m src.maxdiffusion.models.train CONFIG` (mlcommons' maxdiffusion runs, inside a clone the README
+        # makes): a module of no stack packlint knows that the checkout lacks
+        module = program[3:].strip().split(" ", 1)[0]
+        if not re.fullmatch(r"[A-Za-z_][\w]*(?:\.[A-Za-z_]\w*)*", module):
+            return False
+        stem = module.replace(".", "/")
+        return all(resolve_path(p, program_dirs) is None for p in (stem + ".py", stem + "/__main__.py"))
     if not program or os.path.isabs(program) or not program.endswith(".py") or "$" in program:
         return False
     return resolve_path(program, program_dirs) is None

@@ -349,6 +349,18 @@ def _made_by_checkout(interp: Interpreter, text: str) -> tuple[str, str] | None:
     )
 
 
+def _unbounded_checkout(interp: Interpreter) -> tuple[str, str] | None:
+    """No VCS marker or project file bounds the script's checkout (a tree copied without its `.git`): the folder a
+    relative path is read from may be any above the script's, which the tree does not say."""
+    from packlint.codebase.resolve import checkout_of
+
+    script = interp.source_stack[0] if interp.source_stack else None
+    dirs, why = checkout_of(script) if script else ([], "")
+    if not dirs or why not in ("script-dir", "requirements"):
+        return None
+    return (evidence.MACHINE, f"no VCS marker bounds the checkout, so the folders above {dirs[-1]} are not known")
+
+
 def _find_tail(root: str, tail: str) -> str | None:
     """A file of the checkout (breadth first, at most MAX_COPY_DIRS directories) whose path ends in `tail`."""
     level, listed = [root], 0
@@ -401,6 +413,7 @@ def _not_found(
         or _cd_elsewhere(interp, bare, world, ps, span)
         or _copied_at_setup(interp, bare)
         or _made_by_checkout(interp, bare)
+        or _unbounded_checkout(interp)
     )
     if bare != text:
         if not guessed and not _caller_dependent(ps, span, world) and not _under_file_test(world):
