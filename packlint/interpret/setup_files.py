@@ -20,7 +20,8 @@ from packlint.caches import run_memo
 
 MAX_READ_FILES = 4000  # program and script files of the checkout read looking for a writer
 MAX_FILE_BYTES = 1 << 20
-_WRITERS: dict[tuple[str, str], str | None] = run_memo()
+MAX_READ_BYTES = 64 << 20
+_WRITTEN: dict[str, dict[str, str]] = run_memo()
 _TWINS: dict[tuple[str, str], tuple[str, ...]] = run_memo()
 _PROGRAMS = (".py", ".sh", ".bash")
 # Python writing a file, near the name (configure.py's `with open(\n os.path.join(ROOT, 'tools', 'x.sh'),\n 'w')`):
@@ -29,43 +30,51 @@ _PY_WRITES = re.compile(rb"""\bopen\s*\((?s:.)*['"][wa]b?\+?['"]|\.write_text\s*
 
 
 def written_by_checkout(root: str, text: str) -> tuple[str, str] | None:
-    """A program or script of the checkout that writes the file `text` names (by its file name, quoted in a Python
-    program that writes files, or the target of a shell redirection): a file made at set-up."""
+    """A program or script of the checkout that writes the file `text` names (by its file name, quoted beside a
+    Python write, or the target of a shell redirection): a file made at set-up."""
     name = os.path.basename(text.rstrip("/"))
     if not name or name in (".", ".."):
         return None
-    key = (root, name)
-    if key not in _WRITERS:
-        _WRITERS[key] = _writer(root, name)
-    found = _WRITERS[key]
+    found = _written_names(root).get(name)
     if found is None:
         return None
     return (evidence.MACHINE, f"{found} of the checkout writes {name}: a file made at set-up")
 
 
-def _writer(root: str, name: str) -> str | None:
+_WRITE_AT = re.compile(rb"""\bopen\s*\(|\.write_text\s*\(|\.write_bytes\s*\(""")
+_QUOTED = re.compile(rb"""['"]([^'"\s]{1,200})['"]""")
+_REDIRECT = re.compile(rb"""(?<![<>&\d])\d?>>?[ \t]*['"]?([^\s;|&<>'"()]+)""")
+
+
+def _written_names(root: str) -> dict[str, str]:
+    """file name -> the first program of the checkout that writes a file of that name, from one pass over its
+    programs and scripts (bounded: MAX_READ_FILES files, MAX_READ_BYTES in all), once per root and run."""
+    hit = _WRITTEN.get(root)
+    if hit is not None:
+        return hit
     from packlint.configs.elsewhere import listed
 
-    quoted = re.compile(rb"""['"](?:[^'"\n]*/)?""" + re.escape(name.encode()) + rb"""['"]""")
-    target = re.escape(name.encode()) + rb"""(?![\w.-])"""
-    redirect = re.compile(rb""">>?[ \t]*['"]?[^\s;|&<>'"]*(?<![\w.-])""" + target)
-    needle = name.encode()
-    read = 0
+    out: dict[str, str] = {}
+    read, budget = 0, MAX_READ_BYTES
     for rel in listed(root):
         if not rel.endswith(_PROGRAMS):
             continue
         read += 1
-        if read > MAX_READ_FILES:
-            return None
-        data = _bytes(os.path.join(root, rel))
-        if data is None or needle not in data:
+        data = _bytes(os.path.join(root, rel)) if read <= MAX_READ_FILES and budget > 0 else None
+        if data is None:
             continue
+        budget -= len(data)
         if rel.endswith(".py"):
-            if any(_PY_WRITES.search(_around(data, m.start())) for m in quoted.finditer(data)):
-                return rel
-        elif redirect.search(data):
-            return rel
-    return None
+            for m in _WRITE_AT.finditer(data):
+                window = _around(data, m.start())
+                if _PY_WRITES.search(window):
+                    for q in _QUOTED.finditer(window):
+                        out.setdefault(os.path.basename(q.group(1).decode("utf-8", "replace")), rel)
+        else:
+            for m in _REDIRECT.finditer(data):
+                out.setdefault(os.path.basename(m.group(1).decode("utf-8", "replace")), rel)
+    _WRITTEN[root] = out
+    return out
 
 
 def _around(data: bytes, at: int) -> bytes:
