@@ -257,6 +257,66 @@ def test_a_tree_without_a_vcs_marker_does_not_bound_a_sourced_path(tmp_path: Pat
         "bench/train.py": "print(1)\n",
     }
     loose = write_tree(tmp_path / "copy", files)
-    assert {f["severity"] for f in check_findings(capsys, loose) if f["code"] == "PK106"} <= {"info"}
+    found = sorted(
+        (f["path"].rsplit("/", 1)[-1], f["severity"]) for f in check_findings(capsys, loose) if f["code"] == "PK106"
+    )
+    assert found == [("gone.sh", "warning"), ("train_cori.sh", "info")]
     kept = write_tree(tmp_path / "repo", {".git/HEAD": "", **files})
     assert [f["path"].rsplit("/", 1)[-1] for f in check_findings(capsys, kept) if f["code"] == "PK106"] == ["gone.sh"]
+
+
+def test_a_parsers_add_argument_taken_as_a_value_adds_its_flags(tmp_path: Path, capsys) -> None:
+    # mlcommons' cosmoflow train.py: `add_arg = parser.add_argument`
+    program = (
+        "import argparse\n\ndef parse_args():\n    parser = argparse.ArgumentParser('train.py')\n"
+        "    add_arg = parser.add_argument\n    add_arg('config', nargs='?', default='configs/cosmo.yaml')\n"
+        "    add_arg('--data-dir')\n    add_arg('-d', '--distributed', action='store_true')\n"
+        "    return parser.parse_args()\n\nprint(parse_args())\n"
+    )
+    root = write_tree(
+        tmp_path,
+        {
+            ".git/HEAD": "",
+            "train.py": program,
+            "scripts/train_cori.sh": "#!/bin/bash\n#SBATCH -N 1\nsrun python train.py -d --data-dir /data\n",
+            "scripts/typo.sh": "#!/bin/bash\nsrun python train.py -d --data-dri /data\n",
+        },
+    )
+    found = [
+        (f["path"].rsplit("/", 1)[-1], f["message"].split(" ", 1)[0])
+        for f in check_findings(capsys, root)
+        if f["code"] == "PK201"
+    ]
+    assert found == [("typo.sh", "--data-dri")]
+
+
+def test_where_a_launchers_remainder_starts_after_a_callers_words_is_not_known(tmp_path: Path, capsys) -> None:
+    # mlcommons/training_results_v0.6 NVIDIA transformer: bind_launch's `training_script_args` (REMAINDER) after
+    # `--nproc_per_node $SLURM_NTASKS_PER_NODE $MULTI_NODE`
+    launcher = (
+        "from argparse import ArgumentParser, REMAINDER\nparser = ArgumentParser()\n"
+        "parser.add_argument('--nproc_per_node', type=int, default=1)\n"
+        "parser.add_argument('--nsockets_per_node', type=int, required=True)\n"
+        "parser.add_argument('training_script', type=str)\n"
+        "parser.add_argument('training_script_args', nargs=REMAINDER)\nprint(parser.parse_args())\n"
+    )
+    launch = "python -m bind_launch --nsockets_per_node 2 --nproc_per_node $SLURM_NTASKS_PER_NODE $MULTI_NODE \\\n"
+    root = write_tree(
+        tmp_path,
+        {
+            ".git/HEAD": "",
+            "bind_launch.py": launcher,
+            "train.py": "print(1)\n",
+            "run_training.sh": "#!/bin/bash\n"
+            + launch
+            + " train.py ${DATASET_DIR} \\\n  --seed ${SEED} \\\n  --arch big\n",
+            # a flag before the script, known words only: the launcher's own
+            "run_known.sh": "#!/bin/bash\npython -m bind_launch --nsockets_per_node 2 --seed 1 train.py --arch big\n",
+        },
+    )
+    found = [
+        (f["path"].rsplit("/", 1)[-1], f["message"].split(" ", 1)[0])
+        for f in check_findings(capsys, root)
+        if f["code"] == "PK201"
+    ]
+    assert found == [("run_known.sh", "--seed")]

@@ -263,7 +263,7 @@ def _not_found(record: dict[str, Any], how: str, path_text: str, word: Any, dirs
     _note_machine(record, path_text, dirs)
     # (a word given to it positionally, or any config of a program the checkout lacks: GIGABYTE's mlperf folder runs
     # `"${CMD[@]}" tools/train_mlperf.py --config-file configs/x.yaml` inside NVIDIA's container, whose tree has both)
-    named = how == "positional" or _program_absent()
+    named = how == "positional" or (_program_absent() and not _top_folder_held(path_text, dirs))
     unseen = _program_unseen() if named and "evidence" not in record else None
     if unseen is not None:
         # a word given to a program the checkout does not hold (huawei-noah's `python ../cmrc2018_evaluate.py
@@ -540,6 +540,18 @@ def _program_unseen() -> str | None:
         if root is None or not program.startswith(root.rstrip("/") + "/"):
             return f"{program} is not in the checkout"
     return None
+
+
+def _top_folder_held(path_text: str, dirs: list[str]) -> bool:
+    """The first folder of a relative path is one the checkout holds (`benchmarks/` of `benchmarks/X/y.json`): the
+    path addresses the checkout, whatever program opens it."""
+    if os.path.isabs(path_text):  # (`${SCRIPT_DIR}/configs/x.yaml`: made from the script's own folder)
+        norm = os.path.normpath(path_text)
+        return any(norm.startswith(os.path.normpath(d).rstrip("/") + "/") for d in dirs)
+    parts = [p for p in path_text.split("/") if p not in ("", ".")]
+    if len(parts) < 2 or parts[0] == "..":
+        return False
+    return any(os.path.isdir(os.path.join(d, parts[0])) for d in dirs)
 
 
 def _program_absent() -> bool:

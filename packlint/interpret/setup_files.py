@@ -94,13 +94,9 @@ def _around(data: bytes, at: int) -> bytes:
 
 
 def _bytes(path: str) -> bytes | None:
-    try:
-        if os.path.getsize(path) > MAX_FILE_BYTES:
-            return None
-        with open(path, "rb") as f:
-            return f.read(MAX_FILE_BYTES)
-    except OSError:
-        return None
+    from packlint.safe_io import read_regular
+
+    return read_regular(path, MAX_FILE_BYTES)
 
 
 def record_copy(root: str, sourcing: str, target: str) -> tuple[str, str] | None:

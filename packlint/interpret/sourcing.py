@@ -349,16 +349,28 @@ def _made_by_checkout(interp: Interpreter, text: str) -> tuple[str, str] | None:
     )
 
 
-def _unbounded_checkout(interp: Interpreter) -> tuple[str, str] | None:
-    """No VCS marker or project file bounds the script's checkout (a tree copied without its `.git`): the folder a
-    relative path is read from may be any above the script's, which the tree does not say."""
-    from packlint.codebase.resolve import checkout_of
+def _unbounded_checkout(interp: Interpreter, text: str) -> tuple[str, str] | None:
+    """No VCS marker bounds the script's checkout (a tree copied without its `.git`), and the relative path exists
+    from a folder above the one packlint took for its root (`. scripts/setup_cori.sh` run from the project folder
+    above `scripts/`): where the script runs from decides, which the tree does not say."""
+    from packlint.codebase.resolve import checkout_of, never_roots
 
     script = interp.source_stack[0] if interp.source_stack else None
     dirs, why = checkout_of(script) if script else ([], "")
-    if not dirs or why not in ("script-dir", "requirements"):
+    if not dirs or why not in ("script-dir", "requirements") or os.path.isabs(text):
         return None
-    return (evidence.MACHINE, f"no VCS marker bounds the checkout, so the folders above {dirs[-1]} are not known")
+    d, stop = os.path.dirname(dirs[-1]), never_roots()
+    for _ in range(4):
+        if d in stop or d == os.path.dirname(d):
+            break
+        if os.path.isfile(os.path.join(d, text)):
+            return (
+                evidence.MACHINE,
+                f"no VCS marker bounds the checkout, and {text} exists from {d}, a folder above it the script may "
+                "run from",
+            )
+        d = os.path.dirname(d)
+    return None
 
 
 def _find_tail(root: str, tail: str) -> str | None:
@@ -412,8 +424,6 @@ def _not_found(
         or _submodule_dependence(interp, bare)
         or _cd_elsewhere(interp, bare, world, ps, span)
         or _copied_at_setup(interp, bare)
-        or _made_by_checkout(interp, bare)
-        or _unbounded_checkout(interp)
     )
     if bare != text:
         if not guessed and not _caller_dependent(ps, span, world) and not _under_file_test(world):
@@ -425,7 +435,9 @@ def _not_found(
         and not _optional(ps, span)
         and missing_in_checkout(interp, text, world)
     ):
-        # PK106: a file of the script's own checkout that is not there, sourced unconditionally
+        # PK106: a file of the script's own checkout that is not there, sourced unconditionally (the searches of the
+        # whole checkout only here: what they read is every script's input that reaches them)
+        machine = machine or _made_by_checkout(interp, text) or _unbounded_checkout(interp, text)
         interp.diag(
             "warning",
             "source-missing",

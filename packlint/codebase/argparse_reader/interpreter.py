@@ -24,6 +24,10 @@ _HARMLESS_CALLEES = frozenset(
 )
 
 
+# a parser's methods taken as values and called later (`add_arg = parser.add_argument`)
+_BOUND_METHODS = frozenset({"add_argument", "add_argument_group", "add_mutually_exclusive_group"})
+
+
 class SchemaReader:
     def __init__(self, index) -> None:
         self.index = index
@@ -348,6 +352,9 @@ class SchemaReader:
             return self.lookup(mod, node.id)
         if isinstance(node, ast.Attribute):
             base = self.eval(mod, node.value, env, conds, depth)
+            if base.kind in ("parser", "group") and node.attr in _BOUND_METHODS:
+                # `add_arg = parser.add_argument` (mlcommons' cosmoflow train.py): the bound method, called later
+                return V("method", node.attr, extra=base)
             return self.attribute(base, node.attr)
         if isinstance(node, (ast.List, ast.Tuple, ast.Set)):
             items = [self.eval(mod, e, env, conds, depth) for e in node.elts]
@@ -447,10 +454,14 @@ class SchemaReader:
             return inst
         if callee.kind == "func":
             return self.invoke(callee, args, kwargs, node, mod, conds, depth)
+        if callee.kind == "method":
+            return argparse_calls.parser_method(self, mod, node, callee.extra, callee.value, env, conds, depth)
         # an unknown callee: a parser handed to it may gain flags packlint cannot see (not a list's own
         # `append`/`insert`: `parents.append(server_parser)` stores the parser, it adds it no flag)
         stores = isinstance(func, ast.Attribute) and func.attr in ("append", "insert") and not kwargs
         for a in [] if stores else list(args) + list(kwargs.values()):
+            if a.kind == "method":  # `register(parser.add_argument)`: the parser's own method handed on
+                a = a.extra
             if a.kind in ("parser", "group"):
                 p = a.value
                 what = unparse(func, 60)

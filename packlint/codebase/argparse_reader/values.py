@@ -11,7 +11,7 @@ from packlint.codebase.model import FlagSpec
 
 
 class V:
-    """An abstract value. kind: unknown | const | func | class | module | parser | group | factory |
+    """An abstract value. kind: unknown | const | func | class | module | parser | group | method | factory |
     instance | builtin. `cond`: a condition note carried by a callback chosen under an `if`."""
 
     __slots__ = ("kind", "value", "module", "node", "extra", "cond")

@@ -287,6 +287,11 @@ def _in_remainder(ctx: EvalContext, schema: Any, name: str) -> bool:
             if spec is None:
                 continue  # an unknown option: argparse sets it aside (and rejects it), the next word is a positional
             if "=" not in w and getattr(spec, "takes_value", False):
+                if _paired_after_empty_word(ctx, w):
+                    # `--nproc_per_node $SLURM_NTASKS_PER_NODE $MULTI_NODE train.py`: the words the caller's
+                    # variables give are not known, so where the positionals start is not either
+                    start = i
+                    break
                 nargs = getattr(spec, "nargs", None)
                 skip = nargs if isinstance(nargs, int) and not isinstance(nargs, bool) else 1 if nargs is None else 0
                 if skip == 0:  # an option of several words (`+`, `*`): where it stops is argparse's to say
@@ -299,6 +304,17 @@ def _in_remainder(ctx: EvalContext, schema: Any, name: str) -> bool:
         return False
     # an occurrence before the positionals (surely before them, when where they start is undecided) is the parser's
     return all(not (isinstance(w, str) and w.split("=", 1)[0] == name) for w in argv[:start])
+
+
+def _paired_after_empty_word(ctx: EvalContext, name: str) -> bool:
+    """An occurrence of option `name` whose value packlint paired with a word written after an expansion that gave
+    no word here (flag_values._value_after_empty_expansion)."""
+    from packlint.conditions.functions.flag_values import _value_after_empty_expansion
+
+    return any(
+        isinstance(occ, dict) and _value_after_empty_expansion(occ, name) is not None
+        for occ in flag_occurrences(ctx.variant, "flags", name)
+    )
 
 
 def _record_flag(ctx: EvalContext, name: str) -> None:
