@@ -320,3 +320,35 @@ def test_where_a_launchers_remainder_starts_after_a_callers_words_is_not_known(t
         if f["code"] == "PK201"
     ]
     assert found == [("run_known.sh", "--seed")]
+
+
+def test_a_vendored_verl_copy_that_warns_instead_of_raising_does_not_reject_the_batch(tmp_path: Path, capsys) -> None:
+    # uqcxu9/QWEN2.5-7B-VERL_GRPO_V1_8: its verl 0.7.1 copy warns where upstream raises
+    check = "        if not self.use_dynamic_bsz:\n            if train_batch_size < self.ppo_mini_batch_size:\n"
+    raises = check + "                raise ValueError('train_batch_size must be >= actor.ppo_mini_batch_size')\n"
+    warns = check + "                # econ mode inflates the batch\n                import warnings\n"
+    warns += "                warnings.warn('train_batch_size < actor.ppo_mini_batch_size')\n"
+    launch = (
+        "#!/bin/bash\npython3 -m verl.trainer.main_ppo data.train_batch_size=1 "
+        "actor_rollout_ref.actor.ppo_mini_batch_size=16 trainer.n_gpus_per_node=1\n"
+    )
+    found = {}
+    for name, body in (("raises", raises), ("warns", warns)):
+        root = write_tree(
+            tmp_path / name,
+            {
+                ".git/HEAD": "",
+                "verl/__init__.py": "",
+                "verl/version/version": "0.7.1\n",
+                "verl/trainer/__init__.py": "",
+                "verl/trainer/main_ppo.py": "def main():\n    pass\n",
+                "verl/trainer/ppo/__init__.py": "",
+                "verl/trainer/ppo/ray_trainer.py": "class RayPPOTrainer:\n    pass\n",
+                "verl/workers/__init__.py": "",
+                "verl/workers/config/__init__.py": "",
+                "verl/workers/config/actor.py": "class ActorConfig:\n    def _check(self, train_batch_size):\n" + body,
+                "train.sh": launch,
+            },
+        )
+        found[name] = [f["code"] for f in check_findings(capsys, root / "train.sh") if f["code"] == "PK453"]
+    assert found == {"raises": ["PK453"], "warns": []}
