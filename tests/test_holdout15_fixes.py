@@ -352,3 +352,30 @@ def test_a_vendored_verl_copy_that_warns_instead_of_raising_does_not_reject_the_
         )
         found[name] = [f["code"] for f in check_findings(capsys, root / "train.sh") if f["code"] == "PK453"]
     assert found == {"raises": ["PK453"], "warns": []}
+
+
+def test_an_hf_parser_given_another_parsers_leftovers_is_not_the_whole_command_line(tmp_path: Path, capsys) -> None:
+    # facebookresearch/SpinQuant's utils/process_args.py
+    process_args = (
+        "import argparse\nfrom dataclasses import dataclass, field\nimport transformers\n\n\n@dataclass\n"
+        "class ModelArguments:\n    input_model: str = field(default='x')\n\n\ndef parser_gen():\n"
+        "    parser = argparse.ArgumentParser()\n    parser.add_argument('--w_bits', type=int, default=16)\n"
+        "    args, unknown = parser.parse_known_args()\n    return args, unknown\n\n\ndef process_args_ptq():\n"
+        "    ptq_args, unknown_args = parser_gen()\n"
+        "    parser = transformers.HfArgumentParser((ModelArguments, transformers.TrainingArguments))\n"
+        "    return parser.parse_args_into_dataclasses(args=unknown_args)\n"
+    )
+    root = write_tree(
+        tmp_path,
+        {
+            ".git/HEAD": "",
+            "utils/__init__.py": "",
+            "utils/process_args.py": process_args,
+            "ptq.py": "from utils.process_args import process_args_ptq\n\nprocess_args_ptq()\n",
+            "scripts/2_eval_ptq.sh": "torchrun --nproc_per_node=8 ptq.py --input_model m --output_dir out --w_bits 4\n",
+            # a flag neither parser defines: the argparse parser passes it on, the HF parser's list is not known
+            "scripts/typo.sh": "torchrun --nproc_per_node=8 ptq.py --input_model m --output_dir out --w_bitz 4\n",
+        },
+    )
+    found = [f["message"].split(" ", 1)[0] for f in check_findings(capsys, root) if f["code"] in ("PK201", "PK202")]
+    assert found == []

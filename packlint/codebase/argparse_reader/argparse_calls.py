@@ -163,6 +163,17 @@ def parser_method(reader: SchemaReader, mod, node: ast.Call, obj: V, attr: str, 
         )
         return UNKNOWN
     if p.kind == "hf" and attr.startswith("parse_"):  # parse_args_into_dataclasses, parse_json_file...
+        if attr in ("parse_args_into_dataclasses", "parse_args_and_config"):
+            # `parse_args_into_dataclasses(args=unknown)`, the leftovers of an argparse parser's parse_known_args
+            # (facebookresearch/SpinQuant's process_args_ptq): another parser had the command line first
+            given = _given_args(reader, mod, node, env, conds, depth)
+            if given is not None and given[1]:
+                p.open_reasons.append(
+                    f"{attr}({given[0]}) at {reader.where(mod, node)} parses a list, not the command line"
+                )
+                return UNKNOWN
+            if given is not None:
+                p.list_parses.append(f"{attr}({given[0]}) at {reader.where(mod, node)}")
         p.parsed.append(reader.where(mod, node))
         p.parse_conds.append(tuple(conds))
         if attr == "parse_args_and_config":  # TRL: what a `--config` YAML key no dataclass has does
