@@ -379,3 +379,92 @@ def test_an_hf_parser_given_another_parsers_leftovers_is_not_the_whole_command_l
     )
     found = [f["message"].split(" ", 1)[0] for f in check_findings(capsys, root) if f["code"] in ("PK201", "PK202")]
     assert found == []
+
+
+def test_a_2019_megatron_layout_with_its_own_parser_is_not_checked_by_an_installed_megatron(
+    tmp_path: Path, capsys
+) -> None:
+    # uclasystem/bamboo's vendored DeepSpeedExamples/Megatron-LM: its own arguments.py; DeepSpeed imports megatron
+    arguments = (
+        "import argparse\n\ndef get_args():\n    p = argparse.ArgumentParser()\n"
+        "    p.add_argument('--model-parallel-size', type=int, default=1)\n"
+        "    p.add_argument('--checkpoint-activations', action='store_true')\n"
+        "    p.add_argument('--num-layers', type=int, default=24)\n    p.add_argument('--save', type=str)\n"
+        "    p.add_argument('--save-interval', type=int, default=5000)\n    return p.parse_args()\n"
+    )
+    root = write_tree(
+        tmp_path,
+        {
+            ".git/HEAD": "",
+            "Megatron-LM/arguments.py": arguments,
+            "Megatron-LM/utils.py": "try:\n    import megatron\nexcept ImportError:\n    megatron = None\n",
+            "Megatron-LM/pretrain_gpt2.py": "from arguments import get_args\nimport utils\n\nget_args()\n",
+            "Megatron-LM/scripts/pretrain_gpt2.sh": "#!/bin/bash\npython pretrain_gpt2.py --model-parallel-size 1 "
+            "--num-layers 24 --save checkpoints/gpt2_345m --checkpoint-activations\n",
+        },
+    )
+    found = [f["code"] for f in check_findings(capsys, root) if f["severity"] != "info"]
+    assert found == []
+
+
+def test_a_relative_source_after_cd_into_a_variable_the_script_never_sets_is_the_machines(
+    tmp_path: Path, capsys
+) -> None:
+    # Azure/azurehpc experimental/io500_benchmark/run_test.sh
+    root = write_tree(
+        tmp_path,
+        {
+            ".git/HEAD": "",
+            "experimental/io500/run_test.sh": "#!/bin/bash\nN=$1\ncd $HOME\nsource azurehpc/install.sh\nmpirun -np $N ./bench\n",
+            # a folder the script sets itself, to a path the checkout lacks: the checkout's
+            "experimental/io500/run_set.sh": "#!/bin/bash\nD=/opt/x\ncd $D/../..\nsource gone/install.sh\nmpirun ./bench\n",
+        },
+    )
+    found = sorted(
+        (f["path"].rsplit("/", 1)[-1], f["severity"]) for f in check_findings(capsys, root) if f["code"] == "PK106"
+    )
+    assert ("run_test.sh", "info") in found and not any(sev != "info" for name, sev in found if name == "run_test.sh")
+
+
+def test_a_flag_of_a_release_older_than_the_snapshots_is_not_judged_unless_it_is_a_misspelling(
+    tmp_path: Path, capsys
+) -> None:
+    # Camellia86/Full-Agent-RL-OPSD: openrlhf==0.8.9 defines --flash_attn (renamed in 0.8.10, before every snapshot)
+    head = "deepspeed --num_gpus 2 --module openrlhf.cli.train_sft --pretrain Qwen/Qwen3-0.6B --dataset d.jsonl "
+    found = {}
+    for pin in ("0.8.9", "0.8.11"):
+        root = write_tree(
+            tmp_path / pin,
+            {
+                ".git/HEAD": "",
+                "requirements.txt": f"openrlhf[vllm]=={pin}\n",
+                "scripts/train_sft.sh": head + "--flash_attn\n",
+                "scripts/typo.sh": head + "--max_lenn 2048\n",
+            },
+        )
+        found[pin] = sorted(
+            (f["path"].rsplit("/", 1)[-1], f["severity"]) for f in check_findings(capsys, root) if f["code"] == "PK201"
+        )
+    assert found["0.8.9"] == [("typo.sh", "warning")]
+    assert found["0.8.11"] == [("train_sft.sh", "error"), ("typo.sh", "error")]
+
+
+def test_a_single_dash_option_abbreviates_a_longer_one(tmp_path: Path, capsys) -> None:
+    # DeepSpeedExamples' pipeline_parallelism/run.sh: `-r 3` for the program's `-rl`
+    program = "import argparse\np = argparse.ArgumentParser()\np.add_argument('-s', type=int)\n"
+    program += "p.add_argument('-rl', type=int)\np.add_argument('--debug', action='store_true')\np.parse_args()\n"
+    root = write_tree(
+        tmp_path,
+        {
+            ".git/HEAD": "",
+            "transformer.py": program,
+            "run.sh": "#!/bin/bash\npython -u transformer.py -s 4 --debug -r 3\n",
+            "bad.sh": "#!/bin/bash\npython -u transformer.py -s 4 -x 3\n",
+        },
+    )
+    found = [
+        (f["path"].rsplit("/", 1)[-1], f["message"].split(" ", 1)[0])
+        for f in check_findings(capsys, root)
+        if f["code"] == "PK201"
+    ]
+    assert found == [("bad.sh", "-x")]

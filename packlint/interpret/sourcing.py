@@ -259,6 +259,13 @@ def _cd_elsewhere(interp: Interpreter, text: str, world: World, ps: ParsedScript
         if m is None:
             continue
         target = _NAME_REF.sub(lambda n: _known_text(world, n.group(1)), m.group(1))
+        lead = _NAME_REF.match(m.group(1).strip("\"'"))
+        if lead is not None and lead.group(1) not in world.vars:
+            # `cd $HOME` (azurehpc's io500 test, whose tutorials clone the repository there): a folder named by a
+            # variable the script never sets is the environment's
+            line = i + 1 + ps.source.line_base
+            why = f"the script changes to ${lead.group(1)} at line {line}, which it never sets: a folder of the machine"
+            return (evidence.MACHINE, why)
         if not target.startswith("/") or "$" in target:
             return None  # the script's own directory, or one packlint cannot tell: the checkout's rule stands
         script = interp.source_stack[0] if interp.source_stack else None

@@ -39,7 +39,7 @@ from packlint.conditions.functions.flag_values import (
     _flag_problem,
     _value_words,
 )
-from packlint.conditions.functions.stack_keys import field_premise
+from packlint.conditions.functions.stack_keys import field_premise, outside_pin
 from packlint.conditions.tree import BOOL, INT, STR, Builtin, EvalContext, Function, Unk
 from packlint.model_view import flag_occurrences, launch_argv, launches, program, variants
 
@@ -127,8 +127,18 @@ def _f_flag_defined(ctx: EvalContext, node: Builtin, a: list[Any]) -> Any:
             # a prefix of several flags of different releases (feiyu12138/llava `--half`: halfpool, and 4.x's
             # half_precision_backend): argparse takes it, or calls it ambiguous, by the release that runs
             return Unk(f"{name} abbreviates flags of different releases: the release decides", "unknown")
+    short = name[:1] == "-" and name[1:2] not in ("-", "")
+    # a single-dash option abbreviates a longer single-dash one too (argparse's _get_option_tuples: `-r` for `-rl`)
+    longer = [k for k in schema.flags if len(k) > len(name) and k.startswith(name)] if short else []
+    if longer and getattr(schema, "allow_abbrev", False):
+        return True
     if getattr(schema, "positional_room", 0) == REMAINDER_ROOM and _in_remainder(ctx, schema, a[0]):
         return Unk(f"{a[0]} comes after the words the program's REMAINDER positional takes: it is passed on", "unknown")
+    older = outside_pin(schema, ctx.model.get("script"))
+    if older is not None and not schema.close_names(a[0], 1, 0.75):
+        # a name unlike any flag of the snapshots, for a pinned release they do not cover (openrlhf 0.8.9's
+        # `--flash_attn`, renamed in 0.8.10): that release's own flag, for all packlint knows
+        return Unk(older, "unknown")
     _record_flag(ctx, a[0])  # the words that give it (a command that may not run: machine)
     return False
 

@@ -195,6 +195,29 @@ def snapshot_assumption(schema: Any, script: str | None) -> str | None:
     return memo[script]
 
 
+def outside_pin(schema: Any, script: str | None) -> str | None:
+    """Why a flag no snapshot defines may still be the program's: a stack its dataclasses or flags came from is pinned
+    by the checkout at a release outside packlint's snapshots (None: every such stack's release is one they cover,
+    or not pinned)."""
+    memo = schema.__dict__.setdefault("_outside", {})
+    if script in memo:
+        found: str | None = memo[script]
+        return found
+    from packlint.codebase import stack_schemas
+
+    out = None
+    stacks = {g.split(" ", 1)[0] for s in schema.specs() if " " in (g := getattr(s, "generated_from", None) or "")}
+    for st in sorted(stacks & set(_VERSION_NAMES)):
+        vname, dist = _VERSION_NAMES[st]
+        v = release_in_tree(vname, dist, schema, script).get("value") if script else None
+        rels = stack_schemas.releases(st)
+        if v and rels and stack_schemas.release_mask(st, v) is None:
+            out = f"the checkout pins {st} {v}, a release outside packlint's snapshots ({rels[0]} to {rels[-1]})"
+            break
+    memo[script] = out
+    return out
+
+
 def field_premise(schema: Any, spec: Any, script: str | None) -> tuple[str, str] | str | None:
     """What a verdict on a flag's value rests on when its definition (type, nargs, choices) came from a stack
     snapshot: None where the checkout pins a release packlint has (or the field is the code's own); an assumption
