@@ -134,13 +134,20 @@ def _f_flag_defined(ctx: EvalContext, node: Builtin, a: list[Any]) -> Any:
         return True
     if getattr(schema, "positional_room", 0) == REMAINDER_ROOM and _in_remainder(ctx, schema, a[0]):
         return Unk(f"{a[0]} comes after the words the program's REMAINDER positional takes: it is passed on", "unknown")
-    older = outside_pin(schema, ctx.model.get("script"))
+    older = outside_pin(schema, ctx.model.get("script")) if not _program_read(ctx) else None
     if older is not None and not schema.close_names(a[0], 1, 0.75):
-        # a name unlike any flag of the snapshots, for a pinned release they do not cover (openrlhf 0.8.9's
-        # `--flash_attn`, renamed in 0.8.10): that release's own flag, for all packlint knows
+        # the stack's own program (its code not in the checkout), pinned at a release the snapshots do not cover, given
+        # a name unlike any of their flags (openrlhf 0.8.9's `--flash_attn`, renamed in 0.8.10): that release's own
+        # flag, for all packlint knows. (A program of the checkout built on a stack's dataclasses keeps its verdict on
+        # its premise: a name in no release is its own mistake, Chain-of-Spot's `--mm_projector_lr`.)
         return Unk(older, "unknown")
     _record_flag(ctx, a[0])  # the words that give it (a command that may not run: machine)
     return False
+
+
+def _program_read(ctx: EvalContext) -> bool:
+    facts = _code(ctx)
+    return facts is not None and bool(facts.known)
 
 
 def _f_flag_suggestion(ctx: EvalContext, node: Builtin, a: list[Any]) -> Any:
