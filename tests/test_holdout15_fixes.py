@@ -468,3 +468,18 @@ def test_a_single_dash_option_abbreviates_a_longer_one(tmp_path: Path, capsys) -
         if f["code"] == "PK201"
     ]
     assert found == [("bad.sh", "-x")]
+
+
+def test_a_cd_into_the_home_folder_is_not_a_folder_the_set_up_makes(tmp_path: Path, capsys) -> None:
+    # PKU-YuanGroup/MoE-LLaVA's scripts: `cd ~/MoE-LLaVA`, the checkout itself on the author's machine
+    program = "import argparse\np = argparse.ArgumentParser()\np.add_argument('--lr')\np.parse_args()\n"
+    root = write_tree(
+        tmp_path,
+        {
+            ".git/HEAD": "",
+            "moellava/train/train_mem.py": program,
+            "scripts/finetune.sh": "#!/bin/bash\ncd ~/MoE-LLaVA\npython moellava/train/train_mem.py --lr 1 --bogus 2\n",
+        },
+    )
+    found = [(f["code"], f["severity"]) for f in check_findings(capsys, root) if f["code"] == "PK201"]
+    assert found == [("PK201", "error")]

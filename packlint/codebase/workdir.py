@@ -158,7 +158,8 @@ def _workdir_before(
                 f"the launch runs in {target}/ (the `cd` at line {i + 1}), a folder outside the checkout, taken to "
                 "hold the checkout's files"
             )
-        if found is None and not os.path.isabs(target) and "$" not in target and "`" not in target:
+        relative = not os.path.isabs(target) and not target.startswith(("~", "-")) and not _SUBST.search(target)
+        if found is None and relative:
             # (a relative folder neither the script's folder nor the checkout's root has: one the job's set-up makes,
             # GQA's `cd ./playground/data/eval/gqa/data` before `python eval/eval.py`, GQA's own evaluator put there;
             # a program the checkout holds by the same relative path is not the one that runs)
@@ -167,4 +168,5 @@ def _workdir_before(
     return None
 
 
+_SUBST = re.compile(r"[$`]")
 SETUP_FOLDER = "a folder the checkout does not have (made at set-up), taken to hold the checkout's files"
