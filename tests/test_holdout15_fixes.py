@@ -483,3 +483,20 @@ def test_a_cd_into_the_home_folder_is_not_a_folder_the_set_up_makes(tmp_path: Pa
     )
     found = [(f["code"], f["severity"]) for f in check_findings(capsys, root) if f["code"] == "PK201"]
     assert found == [("PK201", "error")]
+
+
+def test_an_unknown_word_of_a_remote_command_string_keeps_its_place(tmp_path: Path, capsys) -> None:
+    # MooreThreads/MT-MegatronLM: `ssh -f -n $host $cmd_ssh`, cmd_ssh="bash -c 'cd $WORK_HOME; bash $SCRIPT ...'"
+    dist = (
+        '#!/bin/bash\nWORK_HOME="$PWD"\n'
+        "cmd_ssh=\"bash -c 'cd $WORK_HOME; bash ./sub/run.sh $WORK_HOME /data/x_text_document 4 1 > log 2>&1'\"\n"
+        "ssh -f -n host1 $cmd_ssh\n"
+    )
+    run = (
+        "#!/bin/bash\nWORK_HOME=$1\nDATA_DIR=$2\nTP_SIZE=$3\nPP_SIZE=$4\ntorchrun --nproc_per_node 8 "
+        "$WORK_HOME/pretrain_gpt.py --num-layers 2 --sequence-parallel --tensor-model-parallel-size $TP_SIZE "
+        "--pipeline-model-parallel-size $PP_SIZE --data-path $DATA_DIR\n"
+    )
+    root = write_tree(tmp_path, {".git/HEAD": "", "dist.sh": dist, "sub/run.sh": run})
+    found = [f["code"] for f in check_findings(capsys, root / "dist.sh") if f["code"] == "PK310"]
+    assert found == []

@@ -49,6 +49,7 @@ def submitted_world(
         else:
             env[name] = Variable(value, None, True, value.span, value.span, "prefix")
     child.vars = env
+    child.vars.update(_code_parts(world))
     child.functions = {}
     child.locals_stack = []
     child.positional = []
@@ -350,6 +351,7 @@ def run_shell(
         i += 1
     child = world.fork()
     child.vars = {k: v for k, v in world.vars.items() if v.exported}
+    child.vars.update(_code_parts(world))
     child.vars.update(prefix_env)
     child.functions = {n: f for n, f in world.functions.items() if n in world.exported_functions}
     child.locals_stack = []
@@ -387,6 +389,14 @@ def run_shell(
                     return [world]
                 exec_source(interp, sf, child, path)
     return [world]
+
+
+def _code_parts(world: World) -> dict[str, Variable]:
+    """The variables that stand for the unknown parts of a code string (code_text): text the parent already expanded
+    (`ssh host "bash -c 'cd $WORK_HOME; bash run.sh $WORK_HOME ...'"`, WORK_HOME=$PWD), not the environment, so a shell
+    the string runs in, here or on another machine, sees them too (dropped, the word vanished and shifted the child's
+    positional arguments: MooreThreads/MT-MegatronLM)."""
+    return {k: v for k, v in world.vars.items() if k.startswith(UNKNOWN_PART)}
 
 
 def code_text(interp: Interpreter, values: list[Value], world: World) -> Known | None:
