@@ -28,7 +28,7 @@ _NUMBER = re.compile(r"^-(\d|\.\d)")
 class FlagOccurrence:
     """One occurrence of a program flag or launcher option (hand-written: made for every flag)."""
 
-    __slots__ = ("name", "args", "span", "style", "caller", "passed", "then_unknown")
+    __slots__ = ("name", "args", "span", "style", "caller", "passed", "then_unknown", "token_origin")
 
     def __init__(
         self, name: str, args: list[Value], span: Span | None, style: str = "separate", caller: bool | str = False
@@ -44,6 +44,8 @@ class FlagOccurrence:
         # why the word after its values is not known: its values were ended there, but that word may be one
         # of them (`--wave a "$UNSET/x" b`: bash gives argparse three values)
         self.then_unknown: str | None = None
+        # what the flag word itself rests on (a word after one that gave no field: commands._unset_word)
+        self.token_origin: str | None = None
 
     def __repr__(self) -> str:
         return f"FlagOccurrence({self.name!r}, {self.args!r})"
@@ -66,7 +68,8 @@ class FlagOccurrence:
             d["source"] = "passed"  # passed in by a caller script or function call the analysis followed
         vspan = self.args[0].span if len(self.args) == 1 else None
         d["value_location"] = vspan.to_json() if vspan is not None and vspan != self.span else None
-        premise = evidence.of_values(self.args) if unknown is None else None
+        premise = evidence.of_values(self.args) or evidence.from_origin(self.token_origin)
+        premise = premise if unknown is None else None
         if premise is not None:
             d["evidence"] = evidence.to_json(premise)
         if self.then_unknown is not None:
@@ -168,6 +171,7 @@ def parse_program_flags(args: list[Value]) -> tuple[dict[str, list[FlagOccurrenc
                     current = None
                     continue
                 current = FlagOccurrence(t, [], a.span, "separate", _from_caller(a))
+                current.token_origin = a.origin
                 flags.setdefault(t, []).append(current)
                 continue
             if (current is None or current.args) and _HYDRA_DELETE.match(t):

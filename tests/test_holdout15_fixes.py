@@ -500,3 +500,58 @@ def test_an_unknown_word_of_a_remote_command_string_keeps_its_place(tmp_path: Pa
     root = write_tree(tmp_path, {".git/HEAD": "", "dist.sh": dist, "sub/run.sh": run})
     found = [f["code"] for f in check_findings(capsys, root / "dist.sh") if f["code"] == "PK310"]
     assert found == []
+
+
+def test_words_after_one_a_variable_the_script_never_sets_gave_none_rest_on_the_machine(
+    tmp_path: Path, capsys, monkeypatch
+) -> None:
+    # omron-sinicx/WhereIsTheAnswer: `bash run_scripts/run_train.sh 8 $PATH_TO_SAVE_MODEL ./ds.json --path_doc_train ...`
+    program = argparse_program("--output_dir", "--path_doc_train", "--logging_steps", "--max_steps")
+    program = program.replace("p.parse_args()", "p.add_argument('--deepspeed', action='store_true')\np.parse_args()")
+    train = (
+        "#!/bin/bash\nCUSTOM_COMMAND=${@:4}\ndeepspeed --num_gpus=$1 train.py --output_dir $2 --deepspeed $3 "
+        "--logging_steps 10 ${CUSTOM_COMMAND}\n"
+    )
+    call = "bash run_scripts/run_train.sh 8 {} ./ds.json --path_doc_train film.jsonl --max_steps 3000\n"
+    root = write_tree(
+        tmp_path,
+        {
+            ".git/HEAD": "",
+            "train.py": program,
+            "ds.json": "{}\n",
+            "run_scripts/run_train.sh": train,
+            "run_scripts/run_all.sh": "#!/bin/bash\n" + call.format("$PATH_TO_SAVE_MODEL"),
+            # the script sets it: the words stand where they are, and a real mistake is still an error
+            "run_scripts/run_set.sh": "#!/bin/bash\nOUT=/out\n" + call.format("$OUT").replace("3000", "3000 --bogus"),
+        },
+    )
+    monkeypatch.chdir(root)  # (the scripts run from the checkout's root, as its README says)
+    found = sorted(
+        (f["path"].rsplit("/", 1)[-1], f["code"], f["severity"])
+        for f in check_findings(capsys, Path("run_scripts/run_all.sh"), Path("run_scripts/run_set.sh"))
+        if f["code"] in ("PK201", "PK202")
+    )
+    assert all(sev == "info" for name, _code, sev in found if name in ("run_all.sh", "run_train.sh")), found
+    assert ("run_set.sh", "PK201", "error") in found, found
+
+
+def test_a_file_an_earlier_command_writes_under_a_folder_built_from_another_variable(tmp_path: Path, capsys) -> None:
+    # taokz/BiomedGPT's scripts/text_sum/evaluate_meqsum.sh: `result_path=../../results/meqsum/${scale}` in a loop
+    evaluate = "import argparse\np = argparse.ArgumentParser()\np.add_argument('--results-path')\np.parse_args()\n"
+    loop = (
+        "#!/bin/bash\nfor scale in tiny base; do\n  result_path=./results/meqsum/${scale}\n"
+        "  python3 evaluate.py --results-path=${result_path}\n  python3 score.py ${result_path}/test_predict.json\ndone\n"
+    )
+    root = write_tree(
+        tmp_path,
+        {
+            ".git/HEAD": "",
+            "evaluate.py": evaluate,
+            "score.py": "import sys\nprint(sys.argv)\n",
+            "evaluate_meqsum.sh": loop,
+            # a file under another folder is still missing
+            "other.sh": loop.replace("${result_path}/test_predict.json", "./gold/test_predict.json"),
+        },
+    )
+    found = sorted({f["path"].rsplit("/", 1)[-1] for f in check_findings(capsys, root) if f["code"] == "PK601"})
+    assert found == ["other.sh"]

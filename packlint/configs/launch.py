@@ -628,6 +628,7 @@ def _written_by_script(path_text: str, before_line: int | None = None) -> str | 
 
 # an output flag (`--output_dir D`, `--results-path=D`, `--save D`, `-o D`): the command writes files under D.
 # (`mkdir -p D` alone is not counted: it makes D, not the file; a config named under it is still missing)
+_FOR_IN = LazyRegex(r"^[ \t]*for[ \t]+([A-Za-z_][A-Za-z0-9_]*)[ \t]+in[ \t]+([^;\n]{1,400})", re.M)
 _OUTPUT_DIR = LazyRegex(
     r"""(?<![\w-])(?:--?[\w-]{0,40}?(?:output|out|save|results?|dump)[\w-]{0,40}|-o)(?:=|[ \t]{1,40})"""
     r"""["']?([^\s;|&<>"'\\]{1,4096})"""
@@ -650,6 +651,8 @@ def _under_an_output_dir(path_text: str, word: Any) -> str | None:
     values: dict[str, list[str]] = {}
     for m in _ASSIGN.finditer(text):
         values.setdefault(m.group(1), []).append(m.group(2).strip().strip("'\""))
+    for m in _FOR_IN.finditer(text):  # `for scale in tiny base; do`: each word a value of the loop's variable
+        values.setdefault(m.group(1), []).extend(w.strip("'\"") for w in m.group(2).split()[:8])
     target = os.path.normpath(path_text)
     for m in _OUTPUT_DIR.finditer(text, 0, before):
         for d in _spellings(m.group(1), values):
@@ -659,8 +662,9 @@ def _under_an_output_dir(path_text: str, word: Any) -> str | None:
     return None
 
 
-def _spellings(word: str, values: dict[str, list[str]]) -> list[str]:
-    """The word with `$NAME`/`${NAME}` replaced by each value the script assigns NAME (one level)."""
+def _spellings(word: str, values: dict[str, list[str]], depth: int = 0) -> list[str]:
+    """The word with `$NAME`/`${NAME}` replaced by each value the script assigns NAME, three levels deep
+    (`result_path=./results/${scale}` with `scale=tiny`: BiomedGPT's evaluate scripts)."""
     names = re.findall(r"\$\{?([A-Za-z_][A-Za-z0-9_]*)\}?", word)
     if not names:
         return [word]
@@ -668,7 +672,10 @@ def _spellings(word: str, values: dict[str, list[str]]) -> list[str]:
     for name in names:
         pattern = re.compile(r"\$\{?" + name + r"\b\}?")
         out = [pattern.sub(v.replace("\\", "\\\\"), w) for w in out for v in values.get(name, [])[:4]]
-    return out[:16]
+    out = out[:16]
+    if depth < 2 and any("$" in w for w in out):
+        out = [x for w in out for x in _spellings(w, values, depth + 1)][:16]
+    return out
 
 
 def _named_by_caller(word: Any) -> str | None:

@@ -174,8 +174,11 @@ def command_fields(interp: Interpreter, words: list[Node], world: World, ps: Par
     fields: list[Value] = []
     groups = glued_groups(words)
     prev_n = 0
+    gone: tuple[int, str] | None = None  # a word of a variable the script never sets, taken as empty: no field
     for k, group in enumerate(groups):
         new = expansion.expand_group(interp, group, world, ps)
+        if not new and gone is None and (name := _unset_word(group, world)) is not None:
+            gone = (len(fields), name)
         gap = escaped_blanks(data, groups[k - 1][-1].end_byte, group[0].start_byte) if k else None
         if gap is not None:
             new = _with_blanks(fields, prev_n, gap, new, span)
@@ -189,7 +192,40 @@ def command_fields(interp: Interpreter, words: list[Node], world: World, ps: Par
         tail = escaped_blanks(data, end, len(data) if eol < 0 else eol)
         if tail is not None:
             fields.extend(_with_blanks(fields, prev_n, (tail[0], tail[1], False), [], span))
+    if gone is not None and _runs_script(fields, world):
+        # the called script's `$1`, `$2`... after it are where they are only if it is empty
+        fields[gone[0] :] = [_resting_on_unset(v, gone[1]) for v in fields[gone[0] :]]
     return fields
+
+
+def _runs_script(fields: list[Value], world: World) -> bool:
+    """The command runs a script or function that reads its words as positional arguments (`bash x.sh ...`,
+    `source x.sh ...`, `./x.sh ...`, a function): where each word stands is what it reads."""
+    head = fields[0] if fields else None
+    if not isinstance(head, Known):
+        return False
+    name = os.path.basename(head.text)
+    return name in ("bash", "sh", "source", ".", "sbatch") or name.endswith(".sh") or head.text in world.functions
+
+
+_LONE_NAME = re.compile(r"\$\{?([A-Za-z_][A-Za-z0-9_]*)\}?")
+
+
+def _unset_word(group: list[Node], world: World) -> str | None:
+    """NAME when the word is a lone unquoted `$NAME` (`${NAME}`) of a variable the script never sets: packlint takes it
+    as empty, so it gives no field, and where the words after it stand (a called script's `$2`, `$3`...) rests on that
+    (omron-sinicx/WhereIsTheAnswer: `bash run_train.sh 8 $PATH_TO_SAVE_MODEL ./ds.json ...`, the user's export)."""
+    if len(group) != 1 or group[0].type not in ("simple_expansion", "expansion"):
+        return None
+    m = _LONE_NAME.fullmatch((group[0].text or b"").decode("utf-8", "replace"))
+    return m.group(1) if m is not None and m.group(1) not in world.vars else None
+
+
+def _resting_on_unset(v: Value, name: str) -> Value:
+    if isinstance(v, Known) and not v.origin:
+        # (the environment's: where the words after it stand is the machine's, packlint.evidence)
+        return Known(v.text, v.span, f"machine:${name}, which the script never sets, gave no word before it", v.segs)
+    return v
 
 
 def _with_blanks(
