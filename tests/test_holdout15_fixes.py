@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.check_helpers import argparse_program, check_findings, write_tree
+from tests.check_helpers import argparse_program, check_findings, hf_program, write_tree
 
 
 def _pk(findings: list[dict], code: str) -> list[tuple[str, str]]:
@@ -415,9 +415,11 @@ def test_a_relative_source_after_cd_into_a_variable_the_script_never_sets_is_the
         tmp_path,
         {
             ".git/HEAD": "",
-            "experimental/io500/run_test.sh": "#!/bin/bash\nN=$1\ncd $HOME\nsource azurehpc/install.sh\nmpirun -np $N ./bench\n",
+            "experimental/io500/run_test.sh": "#!/bin/bash\nN=$1\ncd $HOME\nsource azurehpc/install.sh\n"
+            "mpirun -np $N ./bench\n",
             # a folder the script sets itself, to a path the checkout lacks: the checkout's
-            "experimental/io500/run_set.sh": "#!/bin/bash\nD=/opt/x\ncd $D/../..\nsource gone/install.sh\nmpirun ./bench\n",
+            "experimental/io500/run_set.sh": "#!/bin/bash\nD=/opt/x\ncd $D/../..\nsource gone/install.sh\n"
+            "mpirun ./bench\n",
         },
     )
     found = sorted(
@@ -505,7 +507,7 @@ def test_an_unknown_word_of_a_remote_command_string_keeps_its_place(tmp_path: Pa
 def test_words_after_one_a_variable_the_script_never_sets_gave_none_rest_on_the_machine(
     tmp_path: Path, capsys, monkeypatch
 ) -> None:
-    # omron-sinicx/WhereIsTheAnswer: `bash run_scripts/run_train.sh 8 $PATH_TO_SAVE_MODEL ./ds.json --path_doc_train ...`
+    # omron-sinicx/WhereIsTheAnswer: `bash run_scripts/run_train.sh 8 $PATH_TO_SAVE_MODEL ./ds.json ...`
     program = argparse_program("--output_dir", "--path_doc_train", "--logging_steps", "--max_steps")
     program = program.replace("p.parse_args()", "p.add_argument('--deepspeed', action='store_true')\np.parse_args()")
     train = (
@@ -540,7 +542,8 @@ def test_a_file_an_earlier_command_writes_under_a_folder_built_from_another_vari
     evaluate = "import argparse\np = argparse.ArgumentParser()\np.add_argument('--results-path')\np.parse_args()\n"
     loop = (
         "#!/bin/bash\nfor scale in tiny base; do\n  result_path=./results/meqsum/${scale}\n"
-        "  python3 evaluate.py --results-path=${result_path}\n  python3 score.py ${result_path}/test_predict.json\ndone\n"
+        "  python3 evaluate.py --results-path=${result_path}\n"
+        "  python3 score.py ${result_path}/test_predict.json\ndone\n"
     )
     root = write_tree(
         tmp_path,
@@ -555,3 +558,23 @@ def test_a_file_an_earlier_command_writes_under_a_folder_built_from_another_vari
     )
     found = sorted({f["path"].rsplit("/", 1)[-1] for f in check_findings(capsys, root) if f["code"] == "PK601"})
     assert found == ["other.sh"]
+
+
+def test_a_parameter_string_that_overrides_the_commands_own_value_is_not_a_repeat(tmp_path: Path, capsys) -> None:
+    # Khadgar123/ThinkStream's scripts/sft_per_timestep.sh: `extra_args` per phase, appended after the base values
+    head = "#!/bin/bash\n# NB: extra_args OVERRIDES the base --save_strategy below on purpose\n"
+    head += 'extra_args="--save_strategy steps --save_steps 50"\n'
+    root = write_tree(
+        tmp_path,
+        {
+            ".git/HEAD": "",
+            "train.py": hf_program(),
+            "sft.sh": head
+            + "torchrun --nproc_per_node=2 train.py --output_dir out --save_strategy epoch ${extra_args}\n",
+            # written twice in the command itself: a repeat
+            "twice.sh": "#!/bin/bash\ntorchrun --nproc_per_node=2 train.py --output_dir out --save_strategy epoch "
+            "--save_strategy steps\n",
+        },
+    )
+    found = [f["path"].rsplit("/", 1)[-1] for f in check_findings(capsys, root) if f["code"] == "PK103"]
+    assert found == ["twice.sh"]

@@ -346,6 +346,9 @@ def _f_flag_repeat_distinct(ctx: EvalContext, node: Builtin, a: list[Any]) -> An
         return override
     if not name.startswith("-"):
         return _f_flag_distinct_in_script(ctx, node, a)
+    string = _string_override(ctx, name)
+    if string is not None:
+        return string
     occs = repeat_occurrences(_occurrences(ctx, "flags", name))
     if len(occs) < 2:
         return len(occs)
@@ -403,6 +406,23 @@ def _f_flag_repeat_distinct(ctx: EvalContext, node: Builtin, a: list[Any]) -> An
     if unknown and len(norm) < 2:
         return unknown[0]
     return len(norm)
+
+
+def _string_override(ctx: EvalContext, name: str) -> Unk | None:
+    """Some occurrences are written in the launch command and others come from a parameter string it expands
+    (Khadgar123/ThinkStream: `extra_args="... --save_strategy steps ..."` set per phase, appended after the base
+    `--save_strategy epoch`, "NB: this OVERRIDES the global --save_strategy"): one source overrides the other by
+    design, as a caller's "$@" does; a repeat written twice in one place is still reported."""
+    file, first = ctx.launch.get("file"), ctx.launch.get("line") or 0
+    last = ctx.launch.get("end_line") or first
+    if not first:
+        return None
+    occs = repeat_occurrences(flag_occurrences(ctx.variant, "flags", name))
+    inside = [o for o in occs if o.get("file") == file and first <= (o.get("line") or 0) <= last]
+    if inside and len(inside) < len(occs):
+        why = f"{name} is given in the command and again by a parameter string it expands: one overrides the other"
+        return Unk(why, "unknown")
+    return None
 
 
 def _branch_override(ctx: EvalContext, name: str) -> Unk | None:
