@@ -409,18 +409,23 @@ def _f_flag_repeat_distinct(ctx: EvalContext, node: Builtin, a: list[Any]) -> An
 
 
 def _string_override(ctx: EvalContext, name: str) -> Unk | None:
-    """Some occurrences are written in the launch command and others come from a parameter string it expands
+    """The last occurrence comes from a parameter string the command expands after its own occurrence
     (Khadgar123/ThinkStream: `extra_args="... --save_strategy steps ..."` set per phase, appended after the base
-    `--save_strategy epoch`, "NB: this OVERRIDES the global --save_strategy"): one source overrides the other by
-    design, as a caller's "$@" does; a repeat written twice in one place is still reported."""
+    `--save_strategy epoch`, "NB: this OVERRIDES the global --save_strategy"): an override by design, as a caller's
+    "$@" is; a repeat written twice in one place, or a string's value a later word replaces, is still reported."""
     file, first = ctx.launch.get("file"), ctx.launch.get("line") or 0
     last = ctx.launch.get("end_line") or first
     if not first:
         return None
     occs = repeat_occurrences(flag_occurrences(ctx.variant, "flags", name))
-    inside = [o for o in occs if o.get("file") == file and first <= (o.get("line") or 0) <= last]
-    if inside and len(inside) < len(occs):
-        why = f"{name} is given in the command and again by a parameter string it expands: one overrides the other"
+
+    def written_here(o: Any) -> bool:
+        return o.get("file") == file and first <= (o.get("line") or 0) <= last
+
+    # the string comes last (its value wins): appended to override; a string's value a later word replaces
+    # (`ARGS=(--seq-length 4096 ...)` then `"${ARGS[@]}" --seq-length 8192`) is lost, and reported
+    if len(occs) > 1 and not written_here(occs[-1]) and any(written_here(o) for o in occs[:-1]):
+        why = f"{name} is given in the command and again by a parameter string appended after it: an override"
         return Unk(why, "unknown")
     return None
 
