@@ -552,6 +552,10 @@ def test_a_file_an_earlier_command_writes_under_a_folder_built_from_another_vari
             "evaluate.py": evaluate,
             "score.py": "import sys\nprint(sys.argv)\n",
             "evaluate_meqsum.sh": loop,
+            # the loop's words from an array, as BiomedGPT writes them
+            "evaluate_array.sh": loop.replace(
+                "for scale in tiny base;", "declare -a Scale=('tiny' 'base')\nfor scale in ${Scale[@]};"
+            ),
             # a file under another folder is still missing
             "other.sh": loop.replace("${result_path}/test_predict.json", "./gold/test_predict.json"),
         },

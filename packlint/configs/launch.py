@@ -652,7 +652,7 @@ def _under_an_output_dir(path_text: str, word: Any) -> str | None:
     for m in _ASSIGN.finditer(text):
         values.setdefault(m.group(1), []).append(m.group(2).strip().strip("'\""))
     for m in _FOR_IN.finditer(text):  # `for scale in tiny base; do`: each word a value of the loop's variable
-        values.setdefault(m.group(1), []).extend(w.strip("'\"") for w in m.group(2).split()[:8])
+        values.setdefault(m.group(1), []).extend(_loop_words(m.group(2), values))
     target = os.path.normpath(path_text)
     for m in _OUTPUT_DIR.finditer(text, 0, before):
         for d in _spellings(m.group(1), values):
@@ -660,6 +660,26 @@ def _under_an_output_dir(path_text: str, word: Any) -> str | None:
             if d not in (".", "/", "..") and "$" not in d and target.startswith(d.rstrip("/") + "/"):
                 return f"runs an earlier command that writes under {d} (`{m.group(0).strip()}`)"
     return None
+
+
+def _loop_words(words: str, values: dict[str, list[str]]) -> list[str]:
+    """The words of a `for` loop's list, an array's items for `${NAME[@]}` (BiomedGPT's `declare -a Scale=('tiny'
+    'medium' 'base')`), at most 8."""
+    import shlex
+
+    out: list[str] = []
+    for w in words.split()[:8]:
+        m = re.fullmatch(r"""["']?\$\{([A-Za-z_][A-Za-z0-9_]*)\[[@*]\]\}["']?""", w)
+        items = values.get(m.group(1), []) if m else []
+        array = next((v for v in items if v.startswith("(") and v.endswith(")")), None)
+        if array is not None:
+            try:
+                out += shlex.split(array[1:-1])[:8]
+            except ValueError:
+                continue
+        else:
+            out.append(w.strip("'\""))
+    return out[:8]
 
 
 def _spellings(word: str, values: dict[str, list[str]], depth: int = 0) -> list[str]:
