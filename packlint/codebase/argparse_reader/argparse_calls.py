@@ -163,63 +163,7 @@ def parser_method(reader: SchemaReader, mod, node: ast.Call, obj: V, attr: str, 
         )
         return UNKNOWN
     if p.kind == "hf" and attr.startswith("parse_"):  # parse_args_into_dataclasses, parse_json_file...
-        if attr in ("parse_args_into_dataclasses", "parse_args_and_config"):
-            # `parse_args_into_dataclasses(args=unknown)`, the leftovers of an argparse parser's parse_known_args
-            # (facebookresearch/SpinQuant's process_args_ptq): another parser had the command line first
-            given = _given_args(reader, mod, node, env, conds, depth)
-            if given is not None and given[1]:
-                p.open_reasons.append(
-                    f"{attr}({given[0]}) at {reader.where(mod, node)} parses a list, not the command line"
-                )
-                return UNKNOWN
-            if given is not None:
-                p.list_parses.append(f"{attr}({given[0]}) at {reader.where(mod, node)}")
-        p.parsed.append(reader.where(mod, node))
-        p.parse_conds.append(tuple(conds))
-        if attr == "parse_args_and_config":  # TRL: what a `--config` YAML key no dataclass has does
-            fail = kwargs.get("fail_with_unknown_args")
-            if fail is not None and fail.kind == "const" and fail.value is False:
-                p.notes.append(f"{TRL_CONFIG_NOTE}ignored (fail_with_unknown_args=False at {reader.where(mod, node)})")
-            elif fail is None or fail.kind == "const":
-                p.notes.append(f"{TRL_CONFIG_NOTE}rejected (parse_args_and_config at {reader.where(mod, node)})")
-        if attr in ("parse_args_into_dataclasses", "parse_args_and_config"):
-            flag = kwargs.get("args_file_flag")  # a flag read by a parser of its own before the dataclasses'
-            if flag is not None and flag.kind == "const" and isinstance(flag.value, str) and flag.value.startswith("-"):
-                p.add(
-                    FlagSpec(
-                        (flag.value,),
-                        flag.value.lstrip("-"),
-                        "append",
-                        None,
-                        "str",
-                        None,
-                        None,
-                        None,
-                        False,
-                        None,
-                        mod.path,
-                        getattr(node, "lineno", None),
-                    )
-                )
-            elif flag is not None and flag.kind != "const":
-                p.open_reasons.append(f"args_file_flag at {reader.where(mod, node)} is computed")
-            rest = kwargs.get("return_remaining_strings")
-            if rest is None or (rest.kind == "const" and rest.value is False):
-                # hf_argparser.py: leftover arguments raise "Some specified arguments are not used"
-                p.strict.append(reader.where(mod, node))
-            else:
-                p.known_reasons.append(
-                    f"{attr}(return_remaining_strings=...) at {reader.where(mod, node)}: unknown options are returned"
-                )
-        elif attr in ("parse_known_args",):
-            p.known_reasons.append(f"parse_known_args at {reader.where(mod, node)}: unknown options are passed through")
-        else:
-            p.file_parses += 1
-            p.known_reasons.append(f"{attr} at {reader.where(mod, node)} {FROM_FILE}")
-            extra = kwargs.get("allow_extra_keys")
-            if extra is not None and not (extra.kind == "const" and extra.value is False):
-                p.open_reasons.append(f"{attr}(allow_extra_keys=...) at {reader.where(mod, node)} may take any key")
-        return UNKNOWN
+        return _hf_parse(reader, mod, node, p, attr, kwargs, env, conds, depth)
     given = _given_args(reader, mod, node, env, conds, depth) if attr.startswith("parse_") else None
     if given is not None:
         if given[1]:  # a list the program writes itself: never the command line's parse
@@ -246,6 +190,67 @@ def parser_method(reader: SchemaReader, mod, node: ast.Call, obj: V, attr: str, 
         return UNKNOWN
     if attr == "add_argument_group_from":  # pragma: no cover - placeholder for forks
         return UNKNOWN
+    return UNKNOWN
+
+
+def _hf_parse(reader: SchemaReader, mod, node: ast.Call, p: Parser, attr: str, kwargs: dict, env, conds, depth) -> V:
+    """An HfArgumentParser's parse call: parse_args_into_dataclasses, parse_args_and_config, parse_json_file..."""
+    if attr in ("parse_args_into_dataclasses", "parse_args_and_config"):
+        # `parse_args_into_dataclasses(args=unknown)`, the leftovers of an argparse parser's parse_known_args
+        # (facebookresearch/SpinQuant's process_args_ptq): another parser had the command line first
+        given = _given_args(reader, mod, node, env, conds, depth)
+        if given is not None and given[1]:
+            p.open_reasons.append(
+                f"{attr}({given[0]}) at {reader.where(mod, node)} parses a list, not the command line"
+            )
+            return UNKNOWN
+        if given is not None:
+            p.list_parses.append(f"{attr}({given[0]}) at {reader.where(mod, node)}")
+    p.parsed.append(reader.where(mod, node))
+    p.parse_conds.append(tuple(conds))
+    if attr == "parse_args_and_config":  # TRL: what a `--config` YAML key no dataclass has does
+        fail = kwargs.get("fail_with_unknown_args")
+        if fail is not None and fail.kind == "const" and fail.value is False:
+            p.notes.append(f"{TRL_CONFIG_NOTE}ignored (fail_with_unknown_args=False at {reader.where(mod, node)})")
+        elif fail is None or fail.kind == "const":
+            p.notes.append(f"{TRL_CONFIG_NOTE}rejected (parse_args_and_config at {reader.where(mod, node)})")
+    if attr in ("parse_args_into_dataclasses", "parse_args_and_config"):
+        flag = kwargs.get("args_file_flag")  # a flag read by a parser of its own before the dataclasses'
+        if flag is not None and flag.kind == "const" and isinstance(flag.value, str) and flag.value.startswith("-"):
+            p.add(
+                FlagSpec(
+                    (flag.value,),
+                    flag.value.lstrip("-"),
+                    "append",
+                    None,
+                    "str",
+                    None,
+                    None,
+                    None,
+                    False,
+                    None,
+                    mod.path,
+                    getattr(node, "lineno", None),
+                )
+            )
+        elif flag is not None and flag.kind != "const":
+            p.open_reasons.append(f"args_file_flag at {reader.where(mod, node)} is computed")
+        rest = kwargs.get("return_remaining_strings")
+        if rest is None or (rest.kind == "const" and rest.value is False):
+            # hf_argparser.py: leftover arguments raise "Some specified arguments are not used"
+            p.strict.append(reader.where(mod, node))
+        else:
+            p.known_reasons.append(
+                f"{attr}(return_remaining_strings=...) at {reader.where(mod, node)}: unknown options are returned"
+            )
+    elif attr in ("parse_known_args",):
+        p.known_reasons.append(f"parse_known_args at {reader.where(mod, node)}: unknown options are passed through")
+    else:
+        p.file_parses += 1
+        p.known_reasons.append(f"{attr} at {reader.where(mod, node)} {FROM_FILE}")
+        extra = kwargs.get("allow_extra_keys")
+        if extra is not None and not (extra.kind == "const" and extra.value is False):
+            p.open_reasons.append(f"{attr}(allow_extra_keys=...) at {reader.where(mod, node)} may take any key")
     return UNKNOWN
 
 
