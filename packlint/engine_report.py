@@ -305,7 +305,9 @@ def _resolve(spec: LocationSpec, ctx: EvalContext, fallback: Location | None) ->
                 loc = Location.from_json(entry.get("value_location"))
             loc = loc or Location.from_json(entry)
     elif spec.kind == "setting":
-        loc = _setting_location(ctx, name or "")
+        setting = _setting_entry(ctx, name or "") if spec.part == "key" else None
+        key_at = setting.get("key_at") if setting else None
+        loc = Location.from_json(key_at) if isinstance(key_at, dict) else _setting_location(ctx, name or "")
     elif spec.kind == "config_file":
         bad = next((f for f in config_files(variant_config(v)) if f.get("missing") or f.get("error")), None)
         if bad is not None:

@@ -129,6 +129,7 @@ class SettingJSON(TypedDict, total=False):
     column: int
     end_line: int
     end_column: int
+    key_at: LocationJSON  # a flag-form key (`--dataset_path "$P"`): where the key's own word is written
 
 
 class ConfigFileJSON(TypedDict, total=False):

@@ -61,7 +61,7 @@ LOCATION_KINDS = {
     # issue 20: where a configuration key's merged value was set (a YAML/JSON line or the override
     # word); `setting:deepspeed:train_batch_size` for a section. `config_file`: the argument naming
     # a config file that was not found or could not be read (its first such file).
-    "setting": (True, ("",)),
+    "setting": (True, ("", "key")),  # `setting:NAME:key`: the key's own word where a flag gives it
     "config_file": (False, ()),
 }
 

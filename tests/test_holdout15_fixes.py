@@ -582,3 +582,14 @@ def test_a_parameter_string_that_overrides_the_commands_own_value_is_not_a_repea
     )
     found = [f["path"].rsplit("/", 1)[-1] for f in check_findings(capsys, root) if f["code"] == "PK103"]
     assert found == ["twice.sh"]
+
+
+def test_an_unknown_flag_form_key_is_reported_at_the_key(tmp_path: Path, capsys) -> None:
+    # qhy991/GRPO-Clean-2: `swift sft ... --dataset_path "${DATASET_PATH}"`, the value assigned 5 lines above
+    script = (
+        '#!/bin/bash\nDATASET_PATH="/home/u/data/train.jsonl"\nOUT=./out\n\nswift sft \\\n'
+        '    --model Qwen/Qwen2.5-7B-Instruct \\\n    --dataset_path "${DATASET_PATH}" \\\n    --output_dir "${OUT}"\n'
+    )
+    root = write_tree(tmp_path, {".git/HEAD": "", "requirements.txt": "ms-swift==3.8.3\n", "run.sh": script})
+    found = [(f["line"], f["column"]) for f in check_findings(capsys, root) if f["code"] == "PK207"]
+    assert found == [(7, 5)]

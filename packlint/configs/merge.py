@@ -146,6 +146,8 @@ def _apply_overrides(
             else:
                 vspan = occ.args[0].span if len(occ.args) == 1 and occ.args[0].span is not None else occ.span
                 settings[key] = {"value": value, **_span_loc(vspan), "source": "flag"}
+                if occ.span is not None and occ.span != vspan:
+                    settings[key]["key_at"] = _span_loc(occ.span)
                 premise = evidence.of_values(occ.args)
                 if premise is not None:  # (what the value rests on: a rule judging it records it)
                     settings[key]["evidence"] = evidence.to_json(premise)
