@@ -21,6 +21,7 @@ from packlint.caches import run_memo
 MAX_READ_FILES = 4000  # program and script files of the checkout read looking for a writer
 MAX_FILE_BYTES = 1 << 20
 MAX_READ_BYTES = 64 << 20
+MAX_TWINS = 64  # files of the sourcing file's name compared with it (read only where the sizes agree)
 _WRITTEN: dict[str, dict[str, str]] = run_memo()
 _TWINS: dict[tuple[str, str], tuple[str, ...]] = run_memo()
 _PROGRAMS = (".py", ".sh", ".bash")
@@ -93,6 +94,13 @@ def _around(data: bytes, at: int) -> bytes:
     return data[max(start, 0) : end]
 
 
+def _size(path: str) -> int:
+    try:
+        return os.path.getsize(path)
+    except OSError:
+        return -1
+
+
 def _bytes(path: str) -> bytes | None:
     from packlint.safe_io import read_regular
 
@@ -112,7 +120,7 @@ def record_copy(root: str, sourcing: str, target: str) -> tuple[str, str] | None
     if key not in _TWINS:
         from packlint.configs.elsewhere import listed
 
-        _TWINS[key] = tuple(f for f in listed(root) if f == base or f.endswith("/" + base))
+        _TWINS[key] = tuple(f for f in listed(root) if f == base or f.endswith("/" + base))[:MAX_TWINS]
     mine = _bytes(sourcing)
     if mine is None:
         return None
@@ -121,7 +129,7 @@ def record_copy(root: str, sourcing: str, target: str) -> tuple[str, str] | None
         if os.path.abspath(path) == os.path.abspath(sourcing):
             continue
         rel = next((r for r in sorted(rels) if os.path.exists(os.path.join(os.path.dirname(path), r))), None)
-        if rel is not None and _bytes(path) == mine:
+        if rel is not None and _size(path) == len(mine) and _bytes(path) == mine:
             return (
                 evidence.MACHINE,
                 f"this file is a byte copy of {twin}, beside which {rel} exists: which copy is run is the machine's",
