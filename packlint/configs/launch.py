@@ -294,6 +294,9 @@ def _read_into(
     cfg["files"].append(record)
     if found is None:
         _not_found(record, how, path_text, word, dirs, incomplete)
+        if data and record.get("missing"):
+            # a JSON word a program of no stack may take as data (PK601's condition asks the program's parser)
+            record["data"] = True
         return
     shown = _shown(found)
     record["file"] = shown

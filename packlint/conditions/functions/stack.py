@@ -146,11 +146,28 @@ def _f_config_file_missing(ctx: EvalContext, node: Builtin, a: list[Any]) -> Any
     rewritten = _rewritten_by_code(ctx, str(f["path"])) if f is not None else None
     if rewritten is not None:
         return Unk(rewritten, "unknown")
-    if f is not None and "evidence" in f:  # (a file the machine may hold: packlint.configs.elsewhere)
+    data = _data_positional(ctx, f) if f is not None and f.get("data") and "evidence" not in f else None
+    if data is not None:
+        evidence.note(ctx, data)
+    elif f is not None and "evidence" in f:  # (a file the machine may hold: packlint.configs.elsewhere)
         evidence.record(ctx, f)
     elif f is not None:
         evidence.note(ctx, _standalone_premise(str(ctx.model.get("script") or ""), str(f["path"])))
     return "" if f is None else f["path"]
+
+
+def _data_positional(ctx: EvalContext, f: dict) -> evidence.Premise | None:
+    """A missing JSON word that a program of no stack takes as a positional of its own argparse parser: an input
+    (JHU-CLSP/verifiable-by-design's `python best_of_n_to_paired_gen.py data/nq/dev_model-..._quip.json`, argparse
+    `input_files` nargs='+', the output of its own earlier pipeline steps), not a config. Data is made or fetched
+    at set-up: its absence from the checkout depends on the machine. None where the program's parser is not
+    read, or is not argparse with positionals (HfArgumentParser takes a JSON word as its config)."""
+    from packlint.conditions.functions.codebase_common import _schema_view
+
+    schema = _schema_view(ctx)[0]
+    if schema is None or getattr(schema, "kind", "") != "argparse" or not getattr(schema, "positionals", False):
+        return None
+    return (evidence.MACHINE, f"{f['path']} is an input the program takes as a positional: data is made at set-up")
 
 
 def _rewritten_by_code(ctx: EvalContext, path: str) -> str | None:
