@@ -69,6 +69,15 @@ def checkout_of(path: str) -> str:
     return found
 
 
+def named_top(path: str) -> str | None:
+    """The outermost directory named on the command line (`packlint check DIR`: DIR, or its repository) that holds
+    `path`, or None. In a tree without `.git` (a downloaded archive, a copy) it stands for the checkout: the user
+    named it as the tree to check."""
+    real = os.path.realpath(path)
+    held = [r for r in _ROOTS if _under(real, r)]
+    return min(held, key=len) if held else None
+
+
 def named_code_bases(dirs: list[str]) -> None:
     """The `--code-base` directories of the command line (absolute): read like the checkout."""
     _CODE_BASES[:] = [os.path.realpath(d) for d in dirs if os.path.isdir(d)]

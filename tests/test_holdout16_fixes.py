@@ -5,6 +5,10 @@ its repository's shape:
   data/nq/dev_model-gemma2-9b-it_concise_gr_bestof32_quip.json ...`: the program's argparse parser takes the words
   as `input_files` (nargs='+'), the outputs of the checkout's own earlier pipeline steps. PK601 warned that "the
   config file" is missing: a data input is made at set-up, so its absence depends on the machine.
+- HuskyKingdom/openvla-oft-yhs vendors SimpleVLA-RL's verl (version file 0.1) whose ppo_trainer.yaml adds
+  `data.task_suite_name`; in a tree without `.git` (an archive, a copy) packlint did not find that config from the
+  scripts' folder, took verl 0.1's snapshot for it and reported 150 keys as unknown (errors). The tree named on the
+  command line is the checkout, and a vendored verl's keys come from its own config or not at all.
 """
 
 from __future__ import annotations
@@ -43,3 +47,31 @@ def test_a_missing_json_input_of_a_programs_own_positional_is_data_made_at_set_u
     assert _pk(found, "PK601") == [("best_of_n_to_paired_gen.sh", 2, "info"), ("train.sh", 2, "warning")]
     data = next(f for f in found if f["severity"] == "info")
     assert "an input the program takes as a positional" in data["message"]
+
+
+_MAIN_PPO = (
+    "import hydra\n\n\n@hydra.main(config_path='config', config_name='ppo_trainer', version_base=None)\n"
+    "def main(config):\n    pass\n"
+)
+
+
+def test_a_vendored_verl_in_a_tree_without_git_is_judged_by_its_own_config(tmp_path: Path, capsys) -> None:
+    root = write_tree(
+        tmp_path / "tree",
+        {
+            "proj/verl/__init__.py": "",
+            "proj/verl/trainer/__init__.py": "",
+            "proj/verl/version/version": "0.1\n",
+            "proj/verl/trainer/main_ppo.py": _MAIN_PPO,
+            "proj/verl/trainer/config/ppo_trainer.yaml": "data:\n  task_suite_name: libero_10\n  train_batch_size: 8\n",
+            "proj/examples/run_a.sh": "#!/bin/bash\npython -u -m verl.trainer.main_ppo \\\n"
+            "    data.task_suite_name=libero_spatial \\\n    data.train_batch_size=4\n",
+            "proj/examples/run_typo.sh": "#!/bin/bash\npython -u -m verl.trainer.main_ppo data.train_batch_sizee=4\n",
+        },
+    )
+    # the tree named: its vendored config is composed; the key it adds is fine, the misspelt one is not
+    found = check_findings(capsys, root)
+    assert _pk(found, "PK207") == [("run_typo.sh", 2, "error")]
+    assert "ppo_trainer.yaml" in next(f for f in found if f["code"] == "PK207")["message"]
+    # one script named alone: its folder holds no config, and verl 0.1's snapshot is not the vendored copy's
+    assert _pk(check_findings(capsys, root / "proj" / "examples" / "run_a.sh"), "PK207") == []

@@ -129,11 +129,28 @@ def _search_dirs(script_dir: str | None) -> list[str]:
                 break
             d = parent
         if not dirs:
-            dirs = [os.path.abspath(script_dir)]
+            # no `.git` above: the tree named on the command line is the checkout (a copy or an archive of one)
+            dirs = _chain_to_named(os.path.abspath(script_dir))
     cwd = os.getcwd()
     if cwd not in dirs:
         dirs.append(cwd)
     return dirs
+
+
+def _chain_to_named(d: str) -> list[str]:
+    """`d` and its parents up to the directory named on the command line that holds it (at most 8 levels),
+    else `d` alone."""
+    from packlint.scope import named_top
+
+    top = named_top(d)
+    if top is None:
+        return [d]
+    chain = [d]
+    real = os.path.realpath(d)
+    while real != top and len(chain) < 8:
+        real, d = os.path.dirname(real), os.path.dirname(d)
+        chain.append(d)
+    return chain if real == top else [chain[0]]
 
 
 def resolve_path(text: str, base_dirs: list[str]) -> str | None:

@@ -77,6 +77,12 @@ def stack_roots(
         ),
         None,
     )
+    if checkout is None and first:
+        # no `.git` above the script: the tree named on the command line is its checkout (scope.named_top)
+        from packlint.scope import named_top
+
+        top = named_top(first)
+        checkout = next((d for d in dirs if top is not None and os.path.realpath(d) == top), None)
     if checkout is not None and not any(os.path.isdir(os.path.join(d, rel)) for d in dirs):
         named = _pythonpath_copies(rel, dirs, checkout, pythonpath)
         near = named or nearest_copies(_vendored(checkout, rel), dirs[: dirs.index(checkout) + 1])

@@ -649,6 +649,11 @@ def _verl_keys(ctx: EvalContext, cfg: Any, name: str, declared_by: str | None = 
         return None
     table, rels = snap
     known = _known_versions(ctx, ("verl",))
+    if str(known.get("verl", {}).get("source", "")).startswith("the vendored"):
+        # the checkout vendors the verl that runs (HuskyKingdom/openvla-oft-yhs's SimpleVLA-RL/verl, its version file
+        # 0.1, its ppo_trainer.yaml extended with data.task_suite_name ...) and its config was not composed: that copy's
+        # own config decides the keys, not the release's snapshot
+        return None
     want = stack_schemas.release_mask("verl", known["verl"]["value"]) if "verl" in known else None
     if want:
         keys = {k for k, m in table.items() if m & want}
