@@ -147,6 +147,7 @@ class ConfigFileJSON(TypedDict, total=False):
     error: str
     error_at: LocationJSON
     evidence: EvidenceJSON
+    data: bool  # a JSON word a program of no stack takes (as data, maybe): never read as a config
 
 
 class StackVersionJSON(TypedDict, total=False):

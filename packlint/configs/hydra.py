@@ -69,7 +69,7 @@ def stack_roots(
     # the script's own checkout: a directory of its chain (the working directory appended to `dirs` is another
     # tree: packlint's tests run from packlint's checkout, a user from anywhere)
     first = dirs[0] if dirs else ""
-    checkout = next(
+    checkout: str | None = next(
         (
             d
             for d in dirs
@@ -81,8 +81,8 @@ def stack_roots(
         # no `.git` above the script: the tree named on the command line is its checkout (scope.named_top)
         from packlint.scope import named_top
 
-        top = named_top(first)
-        checkout = next((d for d in dirs if top is not None and os.path.realpath(d) == top), None)
+        tree_top = named_top(first)
+        checkout = next((d for d in dirs if tree_top is not None and os.path.realpath(d) == tree_top), None)
     if checkout is not None and not any(os.path.isdir(os.path.join(d, rel)) for d in dirs):
         named = _pythonpath_copies(rel, dirs, checkout, pythonpath)
         near = named or nearest_copies(_vendored(checkout, rel), dirs[: dirs.index(checkout) + 1])

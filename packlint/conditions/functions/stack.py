@@ -156,7 +156,7 @@ def _f_config_file_missing(ctx: EvalContext, node: Builtin, a: list[Any]) -> Any
     return "" if f is None else f["path"]
 
 
-def _data_positional(ctx: EvalContext, f: dict) -> evidence.Premise | None:
+def _data_positional(ctx: EvalContext, f: ConfigFileJSON) -> evidence.Premise | None:
     """A missing JSON word that a program of no stack takes as a positional of its own argparse parser: an input
     (JHU-CLSP/verifiable-by-design's `python best_of_n_to_paired_gen.py data/nq/dev_model-..._quip.json`, argparse
     `input_files` nargs='+', the output of its own earlier pipeline steps), not a config. Data is made or fetched
