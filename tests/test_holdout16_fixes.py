@@ -9,6 +9,10 @@ its repository's shape:
   `data.task_suite_name`; in a tree without `.git` (an archive, a copy) packlint did not find that config from the
   scripts' folder, took verl 0.1's snapshot for it and reported 150 keys as unknown (errors). The tree named on the
   command line is the checkout, and a vendored verl's keys come from its own config or not at all.
+- peace-zy/InternVLGrpo (OpenGVLab/InternVL's MPO scripts) passes `--loss_type 'sigmoid,bco_pair'` to a program whose
+  `class DPOConfig(DPOConfigTRL)` (no @dataclass) re-annotates `loss_type` with a Literal that holds that value:
+  HfArgumentParser types each field by `typing.get_type_hints`, where the subclass's annotation wins. PK202 took
+  the base dataclass's choices (8 errors). transformers 5.24 parses the value (checked by running it).
 """
 
 from __future__ import annotations
@@ -75,3 +79,30 @@ def test_a_vendored_verl_in_a_tree_without_git_is_judged_by_its_own_config(tmp_p
     assert "ppo_trainer.yaml" in next(f for f in found if f["code"] == "PK207")["message"]
     # one script named alone: its folder holds no config, and verl 0.1's snapshot is not the vendored copy's
     assert _pk(check_findings(capsys, root / "proj" / "examples" / "run_a.sh"), "PK207") == []
+
+
+_SUBCLASS_PROGRAM = (
+    "from dataclasses import dataclass, field\nfrom typing import Literal\n\n"
+    "from transformers import HfArgumentParser, TrainingArguments\n\n\n"
+    "@dataclass\nclass BaseConfig(TrainingArguments):\n"
+    "    loss_type: Literal['sigmoid', 'hinge', 'bco_pair'] = field(default='sigmoid')\n    beta: float = 0.1\n\n\n"
+    "class MyConfig(BaseConfig):\n"
+    "    loss_type: Literal['sigmoid', 'hinge', 'bco_pair', 'sigmoid,bco_pair'] = 'sigmoid'\n\n\n"
+    "HfArgumentParser((MyConfig,)).parse_args_into_dataclasses()\n"
+)
+
+
+def test_a_plain_subclass_re_annotating_a_dataclass_field_gives_its_choices(tmp_path: Path, capsys) -> None:
+    root = write_tree(
+        tmp_path,
+        {
+            ".git/HEAD": "",
+            "internvl_chat/train_dpo.py": _SUBCLASS_PROGRAM,
+            "internvl_chat/shell/mpo.sh": "#!/bin/bash\ncd internvl_chat\n"
+            "torchrun --nproc_per_node 1 train_dpo.py --output_dir out --loss_type 'sigmoid,bco_pair'\n"
+            # (a value neither annotation allows is still an error)
+            "torchrun --nproc_per_node 1 train_dpo.py --output_dir out --loss_type 'sigmoid,hinge' --beta x\n",
+        },
+    )
+    found = check_findings(capsys, root)
+    assert _pk(found, "PK202") == [("mpo.sh", 4, "error"), ("mpo.sh", 4, "error")], found

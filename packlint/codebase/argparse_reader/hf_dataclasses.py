@@ -101,9 +101,6 @@ def _item_fields(reader: SchemaReader, item: V, depth: int) -> dict[str, list[Ro
         out.update(_item_fields(reader, bv, depth + 1))
     from packlint.codebase.hf_fields import field_aliases, field_call, is_dataclass, own_fields
 
-    if not is_dataclass(cls):
-        return out
-
     def enum_values(ann: ast.expr) -> list[str] | None:
         v = reader.eval_in_module(item.module, ann)
         if v.kind == "class" and isinstance(v.node, ast.ClassDef) and reader.is_enum(v):
@@ -118,6 +115,16 @@ def _item_fields(reader: SchemaReader, item: V, depth: int) -> dict[str, list[Ro
             return False
         return any(isinstance(s, ast.Return) and field_call(s.value) is not None for s in ast.walk(f.node))
 
+    if not is_dataclass(cls):
+        # a plain subclass of a dataclass keeps its bases' fields, but HfArgumentParser types each field by
+        # `typing.get_type_hints(cls)`, where the subclass's own annotation wins (OpenGVLab/InternVL's
+        # `class DPOConfig(DPOConfigTRL): loss_type: Literal[..., 'sigmoid,bco_pair']`, no @dataclass): its type
+        # and choices, with the base field's default
+        for fname, (typ, choices, _marks, _line) in own_fields(cls, enum_values, is_helper).items():
+            rows = out.get(fname)
+            if rows:
+                out[fname] = [(r[0], typ, choices, *r[3:]) for r in rows]
+        return out
     aliases = field_aliases(cls)
     for fname, (typ, choices, marks, line) in own_fields(cls, enum_values, is_helper).items():
         if fname in aliases and aliases[fname] is None:
