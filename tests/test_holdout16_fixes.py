@@ -13,6 +13,9 @@ its repository's shape:
   `class DPOConfig(DPOConfigTRL)` (no @dataclass) re-annotates `loss_type` with a Literal that holds that value:
   HfArgumentParser types each field by `typing.get_type_hints`, where the subclass's annotation wins. PK202 took
   the base dataclass's choices (8 errors). transformers 5.24 parses the value (checked by running it).
+- The multimodal half's MISS: a job script guarded by `if [ -n "$MODEL_ID" ]; then ARGS=...; else echo ...; exit 1; fi`
+  (the caller sets MODEL_ID: `qsub -v MODEL_ID=...`) was read as exiting at its guard: "no launch", a misspelt flag
+  after it never checked. The `-z` form of the guard was already followed.
 """
 
 from __future__ import annotations
@@ -106,3 +109,21 @@ def test_a_plain_subclass_re_annotating_a_dataclass_field_gives_its_choices(tmp_
     )
     found = check_findings(capsys, root)
     assert _pk(found, "PK202") == [("mpo.sh", 4, "error"), ("mpo.sh", 4, "error")], found
+
+
+def test_an_else_exit_guard_on_a_variable_the_caller_sets_is_followed(tmp_path: Path, capsys) -> None:
+    root = write_tree(
+        tmp_path,
+        {
+            ".git/HEAD": "",
+            "train.py": argparse_program("--model-id", "--lr"),
+            "run.sh": '#!/bin/bash\n# usage: qsub -v MODEL_ID=... run.sh\nif [ -n "$MODEL_ID" ]; then\n'
+            '  ARGS="--model-id $MODEL_ID"\nelse\n  echo "Error: MODEL_ID is required"\n  exit 1\nfi\n'
+            "python train.py $ARGS --lrr 5e-5\n",
+            # a default, not a guard: the script goes on either way (the launch is checked as before)
+            "run_default.sh": '#!/bin/bash\nif [ -n "$LR" ]; then\n  X=$LR\nelse\n  X=1e-4\nfi\n'
+            "python train.py --lr $X --lrr 5e-5\n",
+        },
+    )
+    found = check_findings(capsys, root)
+    assert _pk(found, "PK201") == [("run.sh", 9, "error"), ("run_default.sh", 7, "error")], found

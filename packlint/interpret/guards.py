@@ -146,13 +146,19 @@ def _if_guard(node: Node, exits: Callable[[Node], bool], out: dict[int, str]) ->
     """`if [ -z "$X" ]; then ... exit ...; fi` (also `[ -z "$A" ] || [ -z "$B" ]` as the condition)."""
     conds: list[Node] = []
     body: list[Node] = []
+    other: list[Node] = []  # the elif and else clauses
     for i, child in enumerate(node.children):
         field = node.field_name_for_child(i)
         if field == "condition":
             if child.type != "comment" and child.is_named:
                 conds.append(child)
-        elif child.is_named and child.type not in ("comment", "elif_clause", "else_clause"):
+        elif child.type in ("elif_clause", "else_clause"):
+            other.append(child)
+        elif child.is_named and child.type != "comment":
             body.append(child)
+    if len(conds) == 1 and len(other) == 1 and other[0].type == "else_clause" and exits(other[0]):
+        _else_guard(conds[0], out)  # `if [ -n "$X" ]; then ARGS=...; else echo "X?"; exit 1; fi`
+        return
     if len(conds) != 1 or not any(exits(b) for b in body):
         return
     tests = [conds[0]]
@@ -163,6 +169,22 @@ def _if_guard(node: Node, exits: Callable[[Node], bool], out: dict[int, str]) ->
             tests.extend(t.named_children)
             continue
         name = _tested(t, "-z")
+        if name is None:
+            return  # another kind of condition: not a plain input guard
+        found.append((t.start_byte, name))
+    out.update(found)
+
+
+def _else_guard(cond: Node, out: dict[int, str]) -> None:
+    """`if [ -n "$X" ]; then ...; else ... exit; fi` (also `[ -n "$A" ] && [ -n "$B" ]`): the script exits unless
+    the caller set X (a job script submitted with `qsub -v X=...`)."""
+    tests, found = [cond], []
+    while tests:
+        t = tests.pop()
+        if t.type == "list" and _operator(t) == "&&":
+            tests.extend(t.named_children)
+            continue
+        name = _tested(t, "-n")
         if name is None:
             return  # another kind of condition: not a plain input guard
         found.append((t.start_byte, name))
