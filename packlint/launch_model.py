@@ -273,6 +273,7 @@ class Variant:
     parallel: dict | None = None
     config: dict | None = None  # the launch's configuration (packlint.configs), None: no stack, no file
     caller_args: bool = False  # the command passes the script's own arguments on (`"$@"`): issue 27
+    vanished: tuple[str, ...] = ()  # unset variables whose lone `$NAME` words gave no word (LaunchInstance.vanished)
 
     def to_json(self) -> dict:
         d: dict[str, Any] = {
@@ -297,6 +298,8 @@ class Variant:
             d["config"] = self.config
         if self.caller_args:
             d["caller_args"] = True
+        if self.vanished:
+            d["vanished"] = list(self.vanished)
         return d
 
 
@@ -480,6 +483,7 @@ def build_variant(
         config,
     )
     variant.caller_args = _passes_caller_args(inst, cfg_ctx)
+    variant.vanished = inst.vanished
     return variant
 
 

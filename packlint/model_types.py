@@ -199,6 +199,8 @@ class VariantJSON(TypedDict):
     command: list[str | UnknownJSON]
     config: NotRequired[ConfigJSON]
     caller_args: NotRequired[bool]  # the command passes the script's arguments on ("$@"): issue 27
+    # variables the script never sets whose lone unquoted `$NAME` words gave no word: the environment may give words
+    vanished: NotRequired[list[str]]
 
 
 class CodeResolutionJSON(TypedDict):

@@ -177,8 +177,10 @@ def command_fields(interp: Interpreter, words: list[Node], world: World, ps: Par
     gone: tuple[int, str] | None = None  # a word of a variable the script never sets, taken as empty: no field
     for k, group in enumerate(groups):
         new = expansion.expand_group(interp, group, world, ps)
-        if not new and gone is None and (name := _unset_word(group, world)) is not None:
-            gone = (len(fields), name)
+        if not new and (name := _unset_word(group, world)) is not None:
+            interp.vanished_hit.append(name)  # (the launch model's `vanished`: the environment may give words here)
+            if gone is None:
+                gone = (len(fields), name)
         gap = escaped_blanks(data, groups[k - 1][-1].end_byte, group[0].start_byte) if k else None
         if gap is not None:
             new = _with_blanks(fields, prev_n, gap, new, span)
@@ -611,6 +613,7 @@ def record_launch(
             command,
             interp.caller_args_hit,
             tuple(v.text for v in world.positional if isinstance(v, Known) and v.origin == ARGS_ORIGIN),
+            tuple(dict.fromkeys(interp.vanished_hit))[:16],
         )
     )
 

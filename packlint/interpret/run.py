@@ -76,6 +76,8 @@ class Interpreter:
         self.unknown_launchers: list[tuple[str, str, Span]] = []  # (command, why, where): see PK903
         self._top_stmt: Node | None = None  # the top-level statement of the script being run
         self.caller_args_hit = False  # the current top-level statement expanded the script's "$@" (issue 27)
+        # lone `$NAME` words of variables the script never sets that the current top-level statement dropped (empty)
+        self.vanished_hit: list[str] = []
         self.guard_memo: dict[int, tuple[ParsedScript, dict[int, str]]] = {}  # input guards per parse (guards.py)
         # the checkout's scripts that run others with variables set (tree_callers.py)
         self.tree_memo: dict[tuple[str, str], Any] = {}
@@ -279,6 +281,7 @@ class Interpreter:
         if self.depth == 0 and not self.source_calls and self.call_depth == 0:
             self._top_stmt = node
             self.caller_args_hit = False
+            self.vanished_hit = []
         self.seq += 1
         self.work += 1
         if self.work > self.budget:

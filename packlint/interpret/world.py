@@ -49,6 +49,9 @@ class LaunchInstance:
     # the positional arguments a caller the analysis followed passed in (`bash train.sh --lr 1e-4`, a
     # function call): a flag among them that reaches the argv is the caller's override (PK103)
     passed: tuple[str, ...] = ()
+    # variables the script never sets whose lone unquoted `$NAME` words gave no word in this statement (bash drops an
+    # empty unquoted expansion): the environment the script runs in may give words there
+    vanished: tuple[str, ...] = ()
 
 
 @record

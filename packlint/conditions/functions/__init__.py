@@ -10,6 +10,7 @@ from packlint.conditions.functions.deepspeed import DEEPSPEED_FUNCTIONS
 from packlint.conditions.functions.derived import DERIVED_FUNCTIONS
 from packlint.conditions.functions.hf_code import HF_CODE_FUNCTIONS
 from packlint.conditions.functions.patches import PATCH_FUNCTIONS
+from packlint.conditions.functions.required_flags import REQUIRED_FLAG_FUNCTIONS
 from packlint.conditions.functions.stack import STACK_FUNCTIONS
 from packlint.conditions.functions.stack_code import STACK_CODE_FUNCTIONS
 from packlint.conditions.functions.stack_config_keys import STACK_CONFIG_KEY_FUNCTIONS
@@ -26,6 +27,7 @@ FUNCTIONS.update(STACK_FUNCTIONS)
 FUNCTIONS.update(STACK_CODE_FUNCTIONS)
 FUNCTIONS.update(DEEPSPEED_FUNCTIONS)
 FUNCTIONS.update(CODEBASE_FUNCTIONS)
+FUNCTIONS.update(REQUIRED_FLAG_FUNCTIONS)
 FUNCTIONS.update(STACK_KEY_FUNCTIONS)
 FUNCTIONS.update(STACK_CONFIG_KEY_FUNCTIONS)
 FUNCTIONS.update(STACK_CONFIG_VALUE_FUNCTIONS)
@@ -43,6 +45,7 @@ __all__ = [
     "FUNCTIONS",
     "HF_CODE_FUNCTIONS",
     "PATCH_FUNCTIONS",
+    "REQUIRED_FLAG_FUNCTIONS",
     "STACK_CONFIG_KEY_FUNCTIONS",
     "STACK_CODE_FUNCTIONS",
     "STACK_CONFIG_VALUE_FUNCTIONS",
