@@ -22,7 +22,7 @@ from packlint.conditions.tree import STR, Builtin, EvalContext, Function, Unk
 _REQUIRED_EDITED = re.compile(r"\.required\s*=|\brequired\s*=\s*(?!True\b|False\b)[A-Za-z_(\[]")
 
 
-def _given(schema: Any, flags: dict) -> set[int]:
+def _given(schema: Any, flags: dict[str, Any]) -> set[int]:
     """ids of the specs the launch's flag words reach (an exact name or, with allow_abbrev, a unique prefix)."""
     out: set[int] = set()
     for name in flags:
