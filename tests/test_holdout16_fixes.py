@@ -16,6 +16,10 @@ its repository's shape:
 - The multimodal half's MISS: a job script guarded by `if [ -n "$MODEL_ID" ]; then ARGS=...; else echo ...; exit 1; fi`
   (the caller sets MODEL_ID: `qsub -v MODEL_ID=...`) was read as exiting at its guard: "no launch", a misspelt flag
   after it never checked. The `-z` form of the guard was already followed.
+- The second part: OpenMOSS/MOSS-Video-Preview (a tree without `.git`) names `/mnt/hpfs/.../x.yaml`: the premise
+  "an absolute path outside the checkout" needed a `.git` to find the checkout, so PK601 stayed a warning.
+- Yimi81/Diffusion-Factory pins transformers==4.35.2, older than every snapshot; `--lr_scheduler="constant"` was called
+  ambiguous (lr_scheduler_type, and lr_scheduler_kwargs of 4.36 on): at the pin argparse takes it as lr_scheduler_type.
 """
 
 from __future__ import annotations
@@ -127,3 +131,29 @@ def test_an_else_exit_guard_on_a_variable_the_caller_sets_is_followed(tmp_path: 
     )
     found = check_findings(capsys, root)
     assert _pk(found, "PK201") == [("run.sh", 9, "error"), ("run_default.sh", 7, "error")], found
+
+
+def test_an_absolute_config_path_in_a_tree_without_git_is_the_machines(tmp_path: Path, capsys) -> None:
+    root = write_tree(
+        tmp_path / "tree",
+        {"train.sh": "#!/bin/bash\nllamafactory-cli train /mnt/hpfs/proj/examples/train_full/sft.yaml\n"},
+    )
+    assert _pk(check_findings(capsys, root), "PK601") == [("train.sh", 2, "info")]
+
+
+def test_a_prefix_ambiguous_only_among_snapshot_fields_is_undecided_under_an_older_pin(tmp_path: Path, capsys) -> None:
+    program = (
+        "from transformers import HfArgumentParser, TrainingArguments\n"
+        "(args,) = HfArgumentParser((TrainingArguments,)).parse_args_into_dataclasses()\n"
+    )
+    run = "#!/bin/bash\npython train.py --output_dir out --lr_scheduler constant\n"
+    old = write_tree(
+        tmp_path / "old", {".git/HEAD": "", "requirements.txt": "transformers==4.35.2\n", "train.py": program}
+    )
+    new = write_tree(
+        tmp_path / "new", {".git/HEAD": "", "requirements.txt": "transformers==4.46.3\n", "train.py": program}
+    )
+    write_tree(old, {"run.sh": run})
+    write_tree(new, {"run.sh": run})
+    assert _pk(check_findings(capsys, old), "PK201") == []
+    assert _pk(check_findings(capsys, new), "PK201") == [("run.sh", 2, "error")]

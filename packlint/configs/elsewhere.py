@@ -29,11 +29,12 @@ _LISTED: dict[str, tuple[str, ...]] = memo()
 
 def checkout_root(dirs: list[str]) -> str | None:
     """The directory of `dirs` (the script's, up to its checkout root) that holds `.git`: only one at or
-    above the script's own directory (`dirs[0]`), never another tree the current directory is in."""
+    above the script's own directory (`dirs[0]`), never another tree the current directory is in; in a tree
+    without `.git`, the directory named on the command line that holds the script."""
     if not dirs:
         return None
     first = os.path.abspath(dirs[0]).rstrip("/") + "/"
-    return next(
+    found = next(
         (
             d
             for d in dirs
@@ -41,6 +42,13 @@ def checkout_root(dirs: list[str]) -> str | None:
         ),
         None,
     )
+    if found is None:
+        # no `.git` above the script: the tree named on the command line is its checkout (scope.named_top)
+        from packlint.scope import named_top
+
+        top = named_top(dirs[0])
+        found = next((d for d in dirs if top is not None and os.path.realpath(d) == top), None)
+    return found
 
 
 def missing_premise(path_text: str, dirs: list[str]) -> evidence.Premise | None:

@@ -127,6 +127,12 @@ def _f_flag_defined(ctx: EvalContext, node: Builtin, a: list[Any]) -> Any:
             # a prefix of several flags of different releases (feiyu12138/llava `--half`: halfpool, and 4.x's
             # half_precision_backend): argparse takes it, or calls it ambiguous, by the release that runs
             return Unk(f"{name} abbreviates flags of different releases: the release decides", "unknown")
+        older = outside_pin(schema, ctx.model.get("script")) if len({id(s) for s in hits}) > 1 else None
+        if older is not None and any(getattr(s, "generated_from", None) for s in hits):
+            # Yimi81/Diffusion-Factory pins transformers==4.35.2, older than every snapshot: `--lr_scheduler`
+            # abbreviates lr_scheduler_type and the snapshots' lr_scheduler_kwargs (added in 4.36): which fields the
+            # pinned release has decides whether the prefix is ambiguous
+            return Unk(f"{name} abbreviates several flags, and {older}: its fields decide", "unknown")
     short = name[:1] == "-" and name[1:2] not in ("-", "")
     # a single-dash option abbreviates a longer single-dash one too (argparse's _get_option_tuples: `-r` for `-rl`)
     longer = [k for k in schema.flags if len(k) > len(name) and k.startswith(name)] if short else []
