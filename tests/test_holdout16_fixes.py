@@ -20,6 +20,9 @@ its repository's shape:
   "an absolute path outside the checkout" needed a `.git` to find the checkout, so PK601 stayed a warning.
 - Yimi81/Diffusion-Factory pins transformers==4.35.2, older than every snapshot; `--lr_scheduler="constant"` was called
   ambiguous (lr_scheduler_type, and lr_scheduler_kwargs of 4.36 on): at the pin argparse takes it as lr_scheduler_type.
+- The multimodal half's MISS: Cmoris/StreamingSpeechLLM's finetune.sh passes `--model_max_length $MAX_LENGTH
+  --lora_enable` with MAX_LENGTH never set (its sibling scripts set it): bash drops the word, and argparse exits with
+  "expected one argument". Reported as an info resting on the machine (the environment may set MAX_LENGTH).
 """
 
 from __future__ import annotations
@@ -157,3 +160,23 @@ def test_a_prefix_ambiguous_only_among_snapshot_fields_is_undecided_under_an_old
     write_tree(new, {"run.sh": run})
     assert _pk(check_findings(capsys, old), "PK201") == []
     assert _pk(check_findings(capsys, new), "PK201") == [("run.sh", 2, "error")]
+
+
+def test_a_value_from_a_variable_the_script_never_sets_is_missing_on_the_machines_say(tmp_path: Path, capsys) -> None:
+    program = (
+        "import argparse\np = argparse.ArgumentParser()\np.add_argument('--model_max_length', type=int, default=512)\n"
+        "p.add_argument('--lora_enable', action='store_true')\np.parse_args()\n"
+    )
+    root = write_tree(
+        tmp_path,
+        {
+            ".git/HEAD": "",
+            "train.py": program,
+            "finetune.sh": "#!/bin/bash\npython train.py --model_max_length $MAX_LENGTH --lora_enable\n",
+            # a caller's argument: whether one is meant is the caller's (not judged)
+            "caller.sh": "#!/bin/bash\npython train.py --model_max_length $1 --lora_enable\n",
+        },
+    )
+    found = [f for f in check_findings(capsys, root) if f["code"] == "PK202"]
+    assert _pk(found, "PK202") == [("finetune.sh", 2, "info")]
+    assert "$MAX_LENGTH, which the script never sets" in found[0]["message"]

@@ -38,6 +38,7 @@ from packlint.conditions.functions.core import (
 from packlint.conditions.functions.flag_values import (
     _flag_problem,
     _value_words,
+    unset_value_after,
 )
 from packlint.conditions.functions.stack_keys import field_premise, outside_pin
 from packlint.conditions.tree import BOOL, INT, STR, Builtin, EvalContext, Function, Unk
@@ -277,6 +278,15 @@ def _f_flag_problem(ctx: EvalContext, node: Builtin, a: list[Any]) -> Any:
             _record_flag(ctx, a[0])
             ctx.memo.setdefault("flag_problem_at", {})[a[0]] = k  # (report_at flag:NAME:problem)
             return p
+        if isinstance(p, Unk) and spec.nargs in (None, "+") and _value_words(occ) is None:
+            gone = unset_value_after(occ, a[0], _launch_files(ctx), ctx.variant.get("vanished") or [])
+            if gone is not None:  # (the environment the script runs in may set it: the machine's)
+                evidence.note(ctx, (evidence.MACHINE, f"${gone}, which the script never sets, gave no word"))
+                _record_flag(ctx, a[0])
+                ctx.memo.setdefault("flag_problem_at", {})[a[0]] = k
+                return "needs a value but none follows it: argparse exits with " + (
+                    "'expected one argument'" if spec.nargs is None else "'expected at least one argument'"
+                )
         if isinstance(p, Unk):
             unk = p
     return unk if unk is not None else Unk(f"{a[0]}'s values are fine", "absent")

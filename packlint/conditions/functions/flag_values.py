@@ -236,6 +236,22 @@ def _followed_by_placeholder(occ: FlagEntryJSON, flag: str, files: tuple[str, ..
 _PLACEHOLDER_AFTER = re.compile(r"(?:[ \t]|\\\n)+<[A-Za-z_][^\s<>|&;]*>")
 
 
+def unset_value_after(occ: FlagEntryJSON, flag: str, files: tuple[str, ...], vanished: list[str]) -> str | None:
+    """The variable of `--flag $NAME` (`${NAME}`) in the script or a file that sets the launch's variables, when NAME is
+    one the script never sets and whose word bash dropped (the variant's `vanished`): the flag got no value on this
+    machine's say (Cmoris/StreamingSpeechLLM: `--model_max_length $MAX_LENGTH --lora_enable`, MAX_LENGTH set in the
+    sibling scripts only). None otherwise (a caller's `$1`, a variable the script sets)."""
+    if not vanished:
+        return None
+    paths = [occ.get("file"), *files]
+    pattern = re.compile(r"(?<![\w-])" + re.escape(flag) + r"(?:[ \t]|\\\n)+\$\{?([A-Za-z_]\w*)\}?(?![\w\[:])")
+    for path in dict.fromkeys(p for p in paths if p):
+        for m in pattern.finditer(_script_text(path)):
+            if m.group(1) in vanished:
+                return m.group(1)
+    return None
+
+
 def _followed_by_expansion(occ: FlagEntryJSON, flag: str, files: tuple[str, ...] = ()) -> bool:
     """The script (or a file it sources that sets the launch's variables) writes the flag followed by
     an unquoted `$...` word (`--load $CKPT`, also inside a string of flags built in a sourced file and
