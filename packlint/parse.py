@@ -106,6 +106,20 @@ def _error_nodes(root) -> list:
     return found
 
 
+def _inner_errors(errors: list, limit: int = 64) -> list:
+    """ERROR nodes inside the outermost ones, innermost first (up to `limit`): tree-sitter-bash may wrap the whole
+    file in an ERROR from its first line when one expansion derails it (jintangxue/3D-PLOT-LLM's
+    `${MASTER_PORT:-$((RANDOM % (65535 - 49152 + 1) + 49152))}`), and the gap to mask is the inner one."""
+    found: list = []
+    stack = [c for e in errors for c in e.children]
+    while stack and len(found) < limit:
+        node = stack.pop()
+        if node.is_error:
+            found.append(node)
+        stack.extend(c for c in node.children if c.has_error)
+    return found
+
+
 _BASH_LINE = LazyRegex(r"line (\d+): (.*)")
 
 
@@ -369,15 +383,18 @@ def _mask_raw_expansions(source: SourceFile, raw_expansions: list[str]) -> None:
         source.data = bytes(out)
 
 
-def _recover_gaps(source: SourceFile, result: ParsedScript, errors: list) -> None:
+def _recover_gaps(source: SourceFile, result: ParsedScript, errors: list) -> list[tuple[int, int]]:
     """A grammar gap (`${X:$N+1}`) can derail tree-sitter for the lines after it. Mask the expansion
     around the error with an unknown placeholder of the same length, or, failing that, make the
-    assignment on that line assign an unknown value; then parse again."""
+    assignment on that line assign an unknown value; then parse again. Returns the byte ranges masked (the
+    constructs left unknown), where the parse that keeps them got fewer errors."""
     data = bytearray(source.data)
+    masked: list[tuple[int, int]] = []
+    kept: list[tuple[int, int]] = []
     for _ in range(5):
         changed = False
         starts = source.line_starts()
-        for node in errors:
+        for node in [*errors, *_inner_errors(errors)]:
             row = node.start_point[0]
             start = starts[row]
             end = data.find(b"\n", start)
@@ -389,6 +406,7 @@ def _recover_gaps(source: SourceFile, result: ParsedScript, errors: list) -> Non
                 e0 = _matching_end(snapshot, s0)
                 if e0 is not None and s0 <= offset <= e0 and _placeholder(data, s0, e0):
                     changed = True
+                    masked.append((s0, e0))
                     break
             else:
                 line = snapshot[start:end]
@@ -398,18 +416,27 @@ def _recover_gaps(source: SourceFile, result: ParsedScript, errors: list) -> Non
                     if len(new) <= len(line) and not line.startswith(new):
                         data[start:end] = new + b"_" * (len(line) - len(new))
                         changed = True
+                        masked.append((start, end))
         if not changed:
             break
         tree = _parser().parse(bytes(data))
         new_errors = _error_nodes(tree.root_node)
-        if len(new_errors) >= len(errors):
+        if len(new_errors) >= len(errors) and not (errors and new_errors and _narrower(new_errors, errors)):
             break
+        kept = list(masked)
         source.data = bytes(data)
         result.root = tree.root_node
         result.error_ranges = [(n.start_byte, n.end_byte) for n in new_errors]
         errors = new_errors
         if not errors:
             break
+    return kept
+
+
+def _narrower(new: list, old: list) -> bool:
+    """The new parse's errors cover fewer bytes than the old one's (one error for the whole file gave way to a
+    local one)."""
+    return sum(n.end_byte - n.start_byte for n in new) < sum(n.end_byte - n.start_byte for n in old)
 
 
 def _check_crlf(source: SourceFile, result: ParsedScript) -> None:
@@ -590,17 +617,20 @@ def parse(source: SourceFile) -> ParsedScript:
     verdict = bash_syntax_check(source.data)
     first = errors[0]
     if verdict is not None and verdict[0]:
-        for node in errors:
+        masked = _recover_gaps(source, result, errors)
+        # where the errors were masked: the constructs left unknown, and any error the new parse still has
+        spans = [source.span_of_bytes(s, e) for s, e in masked] if masked else []
+        spans += [source.span(n) for n in (_error_nodes(result.root) if masked else errors)]
+        for span in spans:
             result.problems.append(
                 SyntaxProblem(
                     "info",
                     "unanalysed",
                     "could not analyse this construct (bash accepts it; packlint's parser does not); "
                     "values it sets are unknown",
-                    source.span(node),
+                    span,
                 )
             )
-        _recover_gaps(source, result, errors)
         return result
     if verdict is None:
         result.problems.append(

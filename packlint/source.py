@@ -98,6 +98,14 @@ class SourceFile:
             end_col += self.column_base
         return Span(self.path, sr + 1 + self.line_base, col, er + 1 + self.line_base, end_col)
 
+    def span_of_bytes(self, start: int, end: int) -> Span:
+        """The span of data[start:end] (byte offsets)."""
+        sr = self.data.count(b"\n", 0, start)
+        er = sr + self.data.count(b"\n", start, end)
+        sc = start - (self.data.rfind(b"\n", 0, start) + 1)
+        ec = end - (self.data.rfind(b"\n", 0, end) + 1)
+        return self.span_of_points((sr, sc), (er, ec))
+
     def span(self, node) -> Span:
         key = node.byte_range  # (start, end): one call into tree-sitter instead of two
         cache = self._span_cache

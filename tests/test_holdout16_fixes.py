@@ -23,6 +23,10 @@ its repository's shape:
 - The multimodal half's MISS: Cmoris/StreamingSpeechLLM's finetune.sh passes `--model_max_length $MAX_LENGTH
   --lora_enable` with MAX_LENGTH never set (its sibling scripts set it): bash drops the word, and argparse exits with
   "expected one argument". Reported as an info resting on the machine (the environment may set MAX_LENGTH).
+- The second part's MISS: jintangxue/3D-PLOT-LLM's 27 scripts set `master_port=${MASTER_PORT:-$((RANDOM % (65535 -
+  49152 + 1) + 49152))}`, which tree-sitter-bash misreads by wrapping the whole file in one ERROR from line 1: the
+  gap recovery looked only at that outer error's first line, so the sourced env.sh (the interpreter `$PYTHON`) was
+  unknown and no launch was seen.
 """
 
 from __future__ import annotations
@@ -180,3 +184,29 @@ def test_a_value_from_a_variable_the_script_never_sets_is_missing_on_the_machine
     found = [f for f in check_findings(capsys, root) if f["code"] == "PK202"]
     assert _pk(found, "PK202") == [("finetune.sh", 2, "info")]
     assert "$MAX_LENGTH, which the script never sets" in found[0]["message"]
+
+
+def test_a_gap_that_wraps_the_whole_file_in_an_error_is_masked_where_it_is(tmp_path: Path, capsys) -> None:
+    script = (
+        "#!/usr/bin/env bash\n"
+        'source "$(dirname "${BASH_SOURCE[0]}")/../../env.sh"\n'
+        "# Config = part-interleave + per-part markers + K=8.\n"
+        "set -euo pipefail\n\n"
+        "master_port=${MASTER_PORT:-$((RANDOM % (65535 - 49152 + 1) + 49152))}\n"
+        'filename=$(basename "$0" .sh)\n\n'
+        'project_root="${PLOT_ROOT}"\nPYTHON="${PLOT_PYTHON}"\n\n'
+        'export PYTHONPATH="$project_root:${PYTHONPATH:-}"\n\n'
+        '"$PYTHON" -m torch.distributed.run --nproc_per_node=2 --master_port="${master_port}" train.py --lrr 1e-4\n'
+    )
+    root = write_tree(
+        tmp_path,
+        {
+            ".git/HEAD": "",
+            "env.sh": 'export PLOT_ROOT="${PLOT_ROOT:-$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)}"\n'
+            'export PLOT_PYTHON="${PLOT_PYTHON:-python}"\n',
+            "train.py": argparse_program("--lr"),
+            "scripts/ablations/stage1_k8.sh": script,
+        },
+    )
+    found = check_findings(capsys, root)
+    assert _pk(found, "PK201") == [("stage1_k8.sh", 14, "error")], found
