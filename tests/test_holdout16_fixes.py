@@ -27,6 +27,9 @@ its repository's shape:
   49152 + 1) + 49152))}`, which tree-sitter-bash misreads by wrapping the whole file in one ERROR from line 1: the
   gap recovery looked only at that outer error's first line, so the sourced env.sh (the interpreter `$PYTHON`) was
   unknown and no launch was seen.
+- The third part: shruum/continual_learning (mammoth's main.py, shared by its forks) parses a first parser with
+  `parse_known_args()`, then, unless `--load_best_args`, `getattr(importlib.import_module('models.' + args.model),
+  'get_parser')().parse_args()`: packlint checked every flag against the first parser (61 false PK201).
 """
 
 from __future__ import annotations
@@ -210,3 +213,40 @@ def test_a_gap_that_wraps_the_whole_file_in_an_error_is_masked_where_it_is(tmp_p
     )
     found = check_findings(capsys, root)
     assert _pk(found, "PK201") == [("stage1_k8.sh", 14, "error")], found
+
+
+_MAMMOTH_MAIN = """import importlib
+from argparse import ArgumentParser
+
+
+def main():
+    parser = ArgumentParser(description='mammoth', allow_abbrev=False)
+    parser.add_argument('--model', type=str, required=True)
+    parser.add_argument('--dataset', type=str, required=True)
+    parser.add_argument('--load_best_args', action='store_true')
+    args = parser.parse_known_args()[0]
+    mod = importlib.import_module('models.' + args.model)
+    if args.load_best_args:
+        parser.add_argument('--buffer_size', type=int, required=True)
+        args = parser.parse_args()
+    else:
+        get_parser = getattr(mod, 'get_parser')
+        parser = get_parser()
+        args = parser.parse_args()
+
+
+if __name__ == '__main__':
+    main()
+"""
+
+
+def test_a_parse_by_a_parser_packlint_cannot_resolve_opens_the_schema(tmp_path: Path, capsys) -> None:
+    root = write_tree(
+        tmp_path,
+        {
+            ".git/HEAD": "",
+            "main.py": _MAMMOTH_MAIN,
+            "scripts/er.sh": "python main.py --model er --dataset seq-cifar10 --lr 0.1 --batch_size 32 --buffer_size 200\n",
+        },
+    )
+    assert _pk(check_findings(capsys, root), "PK201") == []

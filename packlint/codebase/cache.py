@@ -25,8 +25,9 @@ from typing import Any
 # silence a conditional strict parser; 10: a Union typed as HfArgumentParser keeps it; 11: an Action adding flags;
 # 12: a program editing sys.argv; 13: an ArgumentParser subclass's own __init__ (its parents, its flags);
 # 14: choices the code changes after add_argument are open; 15: a value set on one branch or in a loop is either;
-# 17: a plain subclass of a dataclass re-annotating a field types it (HfArgumentParser's get_type_hints)
-CACHE_VERSION = 17
+# 17: a plain subclass of a dataclass re-annotating a field types it (HfArgumentParser's get_type_hints); 18: a parse
+# call on a parser packlint cannot resolve opens the schema
+CACHE_VERSION = 18
 
 
 def cache_dir(explicit: str | None = None) -> str | None:

@@ -28,6 +28,9 @@ _HARMLESS_CALLEES = frozenset(
 _BOUND_METHODS = frozenset({"add_argument", "add_argument_group", "add_mutually_exclusive_group"})
 
 
+
+_PARSE_CALLS = ("parse_args", "parse_known_args", "parse_intermixed_args", "parse_known_intermixed_args")
+
 class SchemaReader:
     def __init__(self, index) -> None:
         self.index = index
@@ -422,6 +425,15 @@ class SchemaReader:
             attr = func.attr
             if obj.kind in ("parser", "group"):
                 return argparse_calls.parser_method(self, mod, node, obj, attr, env, conds, depth)
+            if obj.kind == "unknown" and attr in _PARSE_CALLS:
+                # a parser packlint cannot resolve parses the command line here (mammoth's main.py: `parser =
+                # getattr(importlib.import_module('models.' + args.model), 'get_parser')(); parser.parse_args()`
+                # in the branch the launch takes): the flags it takes are not the ones the readable parser has
+                self.global_open.append(
+                    f"{unparse(func, 60)} at {self.where(mod, node)} parses the command line with a parser "
+                    "packlint cannot resolve"
+                )
+                return UNKNOWN
             if obj.kind == "factory" and attr == "build_group":
                 return dataclass_flags.build_group(self, mod, node, obj, env, conds, depth)
             callee = self.attribute(obj, attr)

@@ -161,9 +161,14 @@ def _data_positional(ctx: EvalContext, f: ConfigFileJSON) -> evidence.Premise | 
     (JHU-CLSP/verifiable-by-design's `python best_of_n_to_paired_gen.py data/nq/dev_model-..._quip.json`, argparse
     `input_files` nargs='+', the output of its own earlier pipeline steps), not a config. Data is made or fetched
     at set-up: its absence from the checkout depends on the machine. None where the program's parser is not
-    read, or is not argparse with positionals (HfArgumentParser takes a JSON word as its config)."""
+    read, or is not argparse with positionals (HfArgumentParser takes a JSON word as its config), or where the path
+    is named as a config (`configs/gym.json`)."""
     from packlint.conditions.functions.codebase_common import _schema_view
 
+    import re
+
+    if re.search(r"conf|cfg", str(f["path"]), re.IGNORECASE):
+        return None  # (`configs/gym.json`, `train_config.json`: the checkout's own config, named so)
     schema = _schema_view(ctx)[0]
     if schema is None or getattr(schema, "kind", "") != "argparse" or not getattr(schema, "positionals", False):
         return None
