@@ -28,8 +28,8 @@ _HARMLESS_CALLEES = frozenset(
 _BOUND_METHODS = frozenset({"add_argument", "add_argument_group", "add_mutually_exclusive_group"})
 
 
-
 _PARSE_CALLS = ("parse_args", "parse_known_args", "parse_intermixed_args", "parse_known_intermixed_args")
+
 
 class SchemaReader:
     def __init__(self, index) -> None:

@@ -163,9 +163,9 @@ def _data_positional(ctx: EvalContext, f: ConfigFileJSON) -> evidence.Premise | 
     at set-up: its absence from the checkout depends on the machine. None where the program's parser is not
     read, or is not argparse with positionals (HfArgumentParser takes a JSON word as its config), or where the path
     is named as a config (`configs/gym.json`)."""
-    from packlint.conditions.functions.codebase_common import _schema_view
-
     import re
+
+    from packlint.conditions.functions.codebase_common import _schema_view
 
     if re.search(r"conf|cfg", str(f["path"]), re.IGNORECASE):
         return None  # (`configs/gym.json`, `train_config.json`: the checkout's own config, named so)
