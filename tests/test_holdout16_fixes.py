@@ -30,6 +30,8 @@ its repository's shape:
 - The third part: shruum/continual_learning (mammoth's main.py, shared by its forks) parses a first parser with
   `parse_known_args()`, then, unless `--load_best_args`, `getattr(importlib.import_module('models.' + args.model),
   'get_parser')().parse_args()`: packlint checked every flag against the first parser (61 false PK201).
+- The third part: a vendored torch-quiver script runs `git clone https://github.com/lsds/KungFu.git; cd KungFu;
+  . ./scripts/utils/measure.sh`: PK106 warned that the checkout lacks the file, which is the clone's.
 """
 
 from __future__ import annotations
@@ -250,3 +252,18 @@ def test_a_parse_by_a_parser_packlint_cannot_resolve_opens_the_schema(tmp_path: 
         },
     )
     assert _pk(check_findings(capsys, root), "PK201") == []
+
+
+def test_a_source_after_cd_into_a_folder_the_checkout_lacks_is_the_machines(tmp_path: Path, capsys) -> None:
+    root = write_tree(
+        tmp_path,
+        {
+            ".git/HEAD": "",
+            "scripts/install-kungfu.sh": "#!/bin/sh\ngit clone https://github.com/lsds/KungFu.git\ncd KungFu\n"
+            ". ./scripts/utils/measure.sh\n",
+            # a folder the checkout holds: its missing file is still the checkout's
+            "tools/.keep": "",
+            "scripts/held.sh": "#!/bin/sh\ncd ../tools\n. ./env.sh\n",
+        },
+    )
+    assert _pk(check_findings(capsys, root), "PK106") == [("held.sh", 3, "warning"), ("install-kungfu.sh", 4, "info")]

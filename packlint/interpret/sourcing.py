@@ -266,6 +266,8 @@ def _cd_elsewhere(interp: Interpreter, text: str, world: World, ps: ParsedScript
             line = i + 1 + ps.source.line_base
             why = f"the script changes to ${lead.group(1)} at line {line}, which it never sets: a folder of the machine"
             return (evidence.MACHINE, why)
+        if not target.startswith("/") and "$" not in target:
+            return _cd_absent(interp, target.strip("\"'"), i + 1 + ps.source.line_base)
         if not target.startswith("/") or "$" in target:
             return None  # the script's own directory, or one packlint cannot tell: the checkout's rule stands
         script = interp.source_stack[0] if interp.source_stack else None
@@ -278,6 +280,25 @@ def _cd_elsewhere(interp: Interpreter, text: str, world: World, ps: ParsedScript
             f"the script changes to {os.path.normpath(target)} at line {line}, a directory of the machine",
         )
     return None
+
+
+def _cd_absent(interp: Interpreter, target: str, line: int) -> tuple[str, str] | None:
+    """A relative `cd` into a folder the checkout does not hold, beside the script, in the working directory or at
+    the checkout's root (saurabhbajaj123/GNN_minibatch_vs_fullbatch's vendored torch-quiver: `git clone .../KungFu.git;
+    cd KungFu; . ./scripts/utils/measure.sh`): the folder is made when the script runs or at set-up, and what is
+    sourced there is the machine's. None where the folder is there (the checkout's rule stands)."""
+    if target in ("", "-", "~", ".", "..") or target.startswith("~"):
+        return None
+    from packlint.codebase.resolve import script_checkout_dirs
+    from packlint.configs.elsewhere import checkout_root
+
+    script = interp.source_stack[0] if interp.source_stack else None
+    here = os.path.dirname(interp.source_stack[-1]) if interp.source_stack else interp.cwd
+    root = checkout_root(script_checkout_dirs(script)) if script else None
+    if any(os.path.isdir(os.path.join(d, target)) for d in (here, interp.cwd, root) if d):
+        return None
+    why = f"the script changes to {target} at line {line}, a folder the checkout does not hold (made when it runs)"
+    return (evidence.MACHINE, why)
 
 
 def _after_relative_cd(interp: Interpreter, text: str, world: World, ps: ParsedScript, span: Span) -> str | None:
