@@ -466,7 +466,7 @@ def build_variant(
         layout = better
         world = layout.world
         world_size = Known(str(world.hi)) if world.known else Unknown(world.unknown or "unknown")
-    variant = Variant(
+    return Variant(
         inst.when,
         env,
         unexported,
@@ -481,10 +481,9 @@ def build_variant(
         positionals,
         parallel_sizes(layout, flags, positionals),
         config,
+        _passes_caller_args(inst, cfg_ctx),
+        inst.vanished,
     )
-    variant.caller_args = _passes_caller_args(inst, cfg_ctx)
-    variant.vanished = inst.vanished
-    return variant
 
 
 def _passes_caller_args(inst: LaunchInstance, cfg_ctx: ConfigContext | None) -> bool:
