@@ -2,8 +2,9 @@
 
 argparse checks them after it has read the whole command line, before the program runs anything: a launch
 without one exits with "the following arguments are required: --x". Judged only where every word the parser
-sees is known: the program's own parser read from the checkout, closed (nothing passes options through or adds
-them while parsing), each missing option defined unconditionally, and the command line holding no word packlint
+sees is known: the program's own parser read from the checkout, closed (nothing adds options while parsing; a
+`parse_known_args` that passes unknown options through still checks what is required), each missing option defined
+unconditionally, and the command line holding no word packlint
 does not know (a computed word, the script's own arguments). A lone `$NAME` of a variable the script never sets
 gives no word, as bash drops it, but the environment the script runs in may set it to the option: the finding
 then depends on the machine (an info naming it).
@@ -20,6 +21,10 @@ from packlint.conditions.tree import STR, Builtin, EvalContext, Function, Unk
 
 # the code turns `required` off after defining the option (`action.required = False`, `for a in parser._actions`)
 _REQUIRED_EDITED = re.compile(r"\.required\s*=|\brequired\s*=\s*(?!True\b|False\b)[A-Za-z_(\[]")
+
+
+# an open reason that only says unknown options pass through, at an unconditional parse (argparse_calls)
+_KNOWN_ARGS = re.compile(r"parse_known_args at [^ ]+: unknown options are passed through$")
 
 
 def _given(schema: Any, flags: dict[str, Any]) -> set[int]:
@@ -63,7 +68,9 @@ def _f_required_missing(ctx: EvalContext, node: Builtin, a: list[Any]) -> Any:
     schema, _, snapshot = _schema_view(ctx)
     if schema is None or snapshot is not None or schema.kind != "argparse":
         return Unk("no argparse parser read from the program's code", "absent")
-    if not schema.closed:
+    if not schema.closed and not all(_KNOWN_ARGS.match(r) for r in schema.open_reasons):
+        # (a parser read whole that only passes unknown options through, `parse_known_args()` at every parse, still
+        # checks what it requires: argparse raises in parse_known_args itself)
         return Unk("the program's parser is not read whole (" + "; ".join(schema.open_reasons[:1]) + ")", "unknown")
     flags = ctx.variant.get("flags") or {}
     given = _given(schema, flags)
