@@ -32,6 +32,9 @@ its repository's shape:
   'get_parser')().parse_args()`: packlint checked every flag against the first parser (61 false PK201).
 - The third part: a vendored torch-quiver script runs `git clone https://github.com/lsds/KungFu.git; cd KungFu;
   . ./scripts/utils/measure.sh`: PK106 warned that the checkout lacks the file, which is the clone's.
+- The second part: rosieyzh/openrlhf-pretrain's vendored OLMo scripts run `bash -c "source
+  scripts/beaker/warm_hf_cache.sh && torchrun ..."`: PK106 said bash "goes on without the settings", but `&&` skips
+  the launch.
 """
 
 from __future__ import annotations
@@ -267,3 +270,18 @@ def test_a_source_after_cd_into_a_folder_the_checkout_lacks_is_the_machines(tmp_
         },
     )
     assert _pk(check_findings(capsys, root), "PK106") == [("held.sh", 3, "warning"), ("install-kungfu.sh", 4, "info")]
+
+
+def test_a_missing_source_before_and_and_says_the_next_command_does_not_run(tmp_path: Path, capsys) -> None:
+    root = write_tree(
+        tmp_path,
+        {
+            ".git/HEAD": "",
+            "launch.sh": "#!/bin/bash\nsource scripts/warm_hf_cache.sh && torchrun --nproc_per_node 8 train.py\n"
+            "source scripts/env.sh\n",
+        },
+    )
+    found = sorted((f["line"], f["message"]) for f in check_findings(capsys, root) if f["code"] == "PK106")
+    assert [line for line, _ in found] == [2, 3]
+    assert found[0][1].endswith("the command after `&&` does not run")
+    assert "goes on without the settings" in found[1][1]

@@ -466,13 +466,17 @@ def _not_found(
         # PK106: a file of the script's own checkout that is not there, sourced unconditionally (the searches of the
         # whole checkout only here: what they read is every script's input that reaches them)
         machine = machine or _made_by_checkout(interp, text) or _unbounded_checkout(interp, text)
+        then = (
+            "and the command after `&&` does not run"  # (rosieyzh/openrlhf-pretrain: `source x.sh && torchrun ...`)
+            if _AND_AFTER.match(_rest_of_line(ps, span))
+            else "and goes on without the settings it makes (under `set -e` it stops there)"
+        )
         interp.diag(
             "warning",
             "source-missing",
             f"`{_command_word(fields)} {text}` sources a file that does not exist in this checkout "
-            "(looked beside the script, in the working directory and up to the checkout root): bash "
-            "prints 'No such file or directory' and goes on without the settings it makes (under "
-            "`set -e` it stops there)",
+            f"(looked beside the script, in the working directory and up to the checkout root): bash "
+            f"prints 'No such file or directory' {then}",
             span,
             machine,
         )
@@ -487,16 +491,20 @@ def _not_found(
 
 
 _OR_AFTER = re.compile(r"^[ \t]*(?:\d?>[ \t]*/dev/null[ \t]*|&>[ \t]*/dev/null[ \t]*)*\|\|")
+_AND_AFTER = re.compile(r"^[ \t]*(?:\d?>[ \t]*/dev/null[ \t]*|&>[ \t]*/dev/null[ \t]*)*&&")
+
+
+def _rest_of_line(ps: ParsedScript, span: Span) -> str:
+    """The text of the command's last line after it."""
+    lines = ps.source.data.decode("utf-8", "replace").splitlines()
+    row = span.end_line - 1 - ps.source.line_base
+    return lines[row][max(span.end_column - 1, 0) :] if 0 <= row < len(lines) else ""
 
 
 def _optional(ps: ParsedScript, span: Span) -> bool:
     """The source is written optional: `source X 2>/dev/null || true` (safety-research/talkative-probes'
     submit_eval.sh): its failure is the author's to ignore, as with `[ -f X ] && source X`."""
-    lines = ps.source.data.decode("utf-8", "replace").splitlines()
-    row = span.end_line - 1 - ps.source.line_base
-    if not 0 <= row < len(lines):
-        return False
-    return _OR_AFTER.match(lines[row][max(span.end_column - 1, 0) :]) is not None
+    return _OR_AFTER.match(_rest_of_line(ps, span)) is not None
 
 
 def _under_file_test(world: World) -> bool:
