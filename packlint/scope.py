@@ -78,6 +78,13 @@ def named_top(path: str) -> str | None:
     return min(held, key=len) if held else None
 
 
+def named_among(dirs: list[str]) -> str | None:
+    """The entry of `dirs` (a script's directory, then its parents) that is the directory named on the command line
+    holding the script (named_top of dirs[0]), or None."""
+    top = named_top(dirs[0]) if dirs else None
+    return next((d for d in dirs if top is not None and os.path.realpath(d) == top), None)
+
+
 def named_code_bases(dirs: list[str]) -> None:
     """The `--code-base` directories of the command line (absolute): read like the checkout."""
     _CODE_BASES[:] = [os.path.realpath(d) for d in dirs if os.path.isdir(d)]

@@ -44,10 +44,9 @@ def checkout_root(dirs: list[str]) -> str | None:
     )
     if found is None:
         # no `.git` above the script: the tree named on the command line is its checkout (scope.named_top)
-        from packlint.scope import named_top
+        from packlint.scope import named_among
 
-        top = named_top(dirs[0])
-        found = next((d for d in dirs if top is not None and os.path.realpath(d) == top), None)
+        found = named_among(dirs)
     return found
 
 

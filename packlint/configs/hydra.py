@@ -79,10 +79,9 @@ def stack_roots(
     )
     if checkout is None and first:
         # no `.git` above the script: the tree named on the command line is its checkout (scope.named_top)
-        from packlint.scope import named_top
+        from packlint.scope import named_among
 
-        tree_top = named_top(first)
-        checkout = next((d for d in dirs if tree_top is not None and os.path.realpath(d) == tree_top), None)
+        checkout = named_among(dirs)
     if checkout is not None and not any(os.path.isdir(os.path.join(d, rel)) for d in dirs):
         named = _pythonpath_copies(rel, dirs, checkout, pythonpath)
         near = named or nearest_copies(_vendored(checkout, rel), dirs[: dirs.index(checkout) + 1])

@@ -157,38 +157,29 @@ def _if_guard(node: Node, exits: Callable[[Node], bool], out: dict[int, str]) ->
         elif child.is_named and child.type != "comment":
             body.append(child)
     if len(conds) == 1 and len(other) == 1 and other[0].type == "else_clause" and exits(other[0]):
-        _else_guard(conds[0], out)  # `if [ -n "$X" ]; then ARGS=...; else echo "X?"; exit 1; fi`
+        # `if [ -n "$X" ]; then ARGS=...; else echo "X?"; exit 1; fi` (also `[ -n "$A" ] && [ -n "$B" ]`): the script
+        # exits unless the caller set X (a job script submitted with `qsub -v X=...`)
+        out.update(_joined_tests(conds[0], "&&", "-n"))
         return
     if len(conds) != 1 or not any(exits(b) for b in body):
         return
-    tests = [conds[0]]
-    found: list[tuple[int, str]] = []
-    while tests:
-        t = tests.pop()
-        if t.type == "list" and _operator(t) == "||":
-            tests.extend(t.named_children)
-            continue
-        name = _tested(t, "-z")
-        if name is None:
-            return  # another kind of condition: not a plain input guard
-        found.append((t.start_byte, name))
-    out.update(found)
+    out.update(_joined_tests(conds[0], "||", "-z"))
 
 
-def _else_guard(cond: Node, out: dict[int, str]) -> None:
-    """`if [ -n "$X" ]; then ...; else ... exit; fi` (also `[ -n "$A" ] && [ -n "$B" ]`): the script exits unless
-    the caller set X (a job script submitted with `qsub -v X=...`)."""
+def _joined_tests(cond: Node, joiner: str, want: str) -> list[tuple[int, str]]:
+    """(start byte, variable) of each `[ want "$X" ]` of a condition made of such tests joined by `joiner`; none
+    when any part is another kind of condition (not a plain input guard)."""
     tests, found = [cond], []
     while tests:
         t = tests.pop()
-        if t.type == "list" and _operator(t) == "&&":
+        if t.type == "list" and _operator(t) == joiner:
             tests.extend(t.named_children)
             continue
-        name = _tested(t, "-n")
+        name = _tested(t, want)
         if name is None:
-            return  # another kind of condition: not a plain input guard
+            return []
         found.append((t.start_byte, name))
-    out.update(found)
+    return found
 
 
 def assume_caller_set(interp: Interpreter, name: str, world: World, span: Span, text: str) -> None:

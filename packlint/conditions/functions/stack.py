@@ -4,6 +4,7 @@ base, the installed distribution or a `stack-versions` pin)."""
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING, Any, cast
 
 from packlint import evidence
@@ -156,6 +157,9 @@ def _f_config_file_missing(ctx: EvalContext, node: Builtin, a: list[Any]) -> Any
     return "" if f is None else f["path"]
 
 
+_CONFIG_NAMED = LazyRegex(r"conf|cfg", re.IGNORECASE)  # (`configs/gym.json`, `train_config.json`)
+
+
 def _data_positional(ctx: EvalContext, f: ConfigFileJSON) -> evidence.Premise | None:
     """A missing JSON word that a program of no stack takes as a positional of its own argparse parser: an input
     (JHU-CLSP/verifiable-by-design's `python best_of_n_to_paired_gen.py data/nq/dev_model-..._quip.json`, argparse
@@ -163,11 +167,9 @@ def _data_positional(ctx: EvalContext, f: ConfigFileJSON) -> evidence.Premise | 
     at set-up: its absence from the checkout depends on the machine. None where the program's parser is not
     read, or is not argparse with positionals (HfArgumentParser takes a JSON word as its config), or where the path
     is named as a config (`configs/gym.json`)."""
-    import re
-
     from packlint.conditions.functions.codebase_common import _schema_view
 
-    if re.search(r"conf|cfg", str(f["path"]), re.IGNORECASE):
+    if _CONFIG_NAMED.search(str(f["path"])):
         return None  # (`configs/gym.json`, `train_config.json`: the checkout's own config, named so)
     schema = _schema_view(ctx)[0]
     if schema is None or getattr(schema, "kind", "") != "argparse" or not getattr(schema, "positionals", False):
