@@ -1,3 +1,3 @@
-from packlint.cli import main
+from packlint.cli import entry
 
-raise SystemExit(main())
+entry()

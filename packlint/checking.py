@@ -403,7 +403,9 @@ def _run_cached(jobs: list[_Job], store, cli: CliSettings) -> list:
     for n, (i, outcome) in enumerate(zip(todo, fresh, strict=True)):
         outcomes[i] = outcome
         if isinstance(outcome, tuple) and not _JOB_TAINT.get(n, True):
-            keep.append((keys[i], outcome, _JOB_READS[n] | _PLAN_READS.get(jobs[i].path, set())))
+            reads = _JOB_READS[n]  # (added to in place: a copy of each script's thousands of rows cost a second)
+            reads |= _PLAN_READS.get(jobs[i].path, set())
+            keep.append((keys[i], outcome, reads))
     _JOB_READS.clear()
     _PLAN_READS.clear()
     store.report(len(jobs) - len(todo), len(todo), store.save(keep))

@@ -53,5 +53,18 @@ def main(argv: list[str] | None = None) -> int:
     return packlint_main(selected)
 
 
+def entry() -> None:
+    """The console script: `main`, then the process ends at once (packlint.cli.entry says why)."""
+    import os
+
+    code = main()
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except (OSError, ValueError):
+        pass
+    os._exit(code)
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    entry()

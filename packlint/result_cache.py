@@ -55,9 +55,28 @@ _CWD = [""]
 # (kind: "s" stat | "l" lstat | "d" listed, absolute path) -> its row in _ROWS; None: not an input (_new)
 _IDX: dict[tuple[str, str], int | None] = {}
 _ROWS: list[tuple[str, str, list[int]]] = []  # (kind, path, signature as first seen), in the order first seen
-_COMMON: set[int] = set()  # the rows read outside any script (settings, the rule table): every script's input
-_CUR: list[set[int]] = [_COMMON]  # the rows the current script read, itself or through a memo (caches.Memo)
-_OPEN: list[set[int]] = []  # the rows read since each memo lookup that missed, still open (_Recorder)
+
+
+class _Reads(set):
+    """A set of rows read, with the memo entries' read sets already added to it (by identity, each kept alive here):
+    a memo entry is hit thousands of times per script (caches.Memo), and adding its thousands of rows again each time
+    cost more than a second of a cold check of a 600-script repository."""
+
+    __slots__ = ("merged",)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.merged: dict[int, frozenset[int]] = {}
+
+    def merge(self, deps: frozenset[int]) -> None:
+        if id(deps) not in self.merged:
+            self.merged[id(deps)] = deps
+            self.update(deps)
+
+
+_COMMON = _Reads()  # the rows read outside any script (settings, the rule table): every script's input
+_CUR: list[_Reads] = [_COMMON]  # the rows the current script read, itself or through a memo (caches.Memo)
+_OPEN: list[_Reads] = []  # the rows read since each memo lookup that missed, still open (_Recorder)
 _SENT = [0]  # how many of _ROWS a forked worker already sent back
 _FORK = [0]  # how many of _ROWS the workers' parent had when it forked them (the rows they share)
 _WORKER_ROWS: dict[int, list[int]] = {}  # a worker's own rows (from _FORK on) -> the main process's rows
@@ -310,7 +329,7 @@ class _Recorder:
     then on; the store closes it (the entry's reads); a hit adds an entry's reads to the current script's."""
 
     def open(self) -> set[int]:
-        c: set[int] = set()
+        c = _Reads()
         _OPEN.append(c)
         return c
 
@@ -324,9 +343,9 @@ class _Recorder:
 
     def used(self, deps: frozenset[int] | None) -> None:
         if deps:
-            _CUR[0].update(deps)
+            _CUR[0].merge(deps)
             for c in _OPEN:
-                c.update(deps)
+                c.merge(deps)
 
 
 def start(cache_dir: str) -> None:
@@ -348,6 +367,7 @@ def start(cache_dir: str) -> None:
     _IDX.clear()
     _ROWS.clear()
     _COMMON.clear()
+    _COMMON.merged.clear()
     _CUR[0] = _COMMON
     _OPEN.clear()
     _SENT[0] = _FORK[0] = 0
@@ -387,7 +407,7 @@ class aside:
 
     def __enter__(self) -> set[int]:
         self._was = _CUR[0]
-        _CUR[0] = set()
+        _CUR[0] = _Reads()
         return _CUR[0]
 
     def __exit__(self, *exc: Any) -> None:
@@ -396,7 +416,7 @@ class aside:
 
 def begin_job() -> None:
     """A script's analysis starts: its reads from here on are its own."""
-    _CUR[0] = set()
+    _CUR[0] = _Reads()
     _OPEN.clear()
 
 

@@ -242,3 +242,23 @@ def test_docs_are_current(capsys, monkeypatch):
     rules_md = (root / "docs" / "rules.md").read_text()
     for name in FUNCTIONS:
         assert f"`{name}" in rules_md, name
+
+
+def test_the_command_line_ends_at_once_with_its_output_whole(tmp_path):
+    """`python -m packlint` (and the console script) ends with os._exit after the command (cli.entry): its whole
+    output still arrives, to a file and to a pipe, the exit code is the command's, and a reader that stops
+    early (`| head -c 20`) gets no traceback."""
+    examples = Path(__file__).resolve().parent.parent / "examples"
+    env = dict(os.environ, PACKLINT_CACHE_DIR=str(tmp_path / "cache"))
+    out = tmp_path / "out.json"
+    with out.open("w") as fh:
+        rc = subprocess.run([sys.executable, "-m", "packlint", "check", "--format", "json", str(examples)],
+                            stdout=fh, env=env).returncode
+    data = json.loads(out.read_text())
+    assert rc == 1 and len(data["findings"]) == 10 and data["summary"]["errors"] == 5
+    piped = subprocess.run([sys.executable, "-m", "packlint", "check", "--format", "json", str(examples)],
+                           capture_output=True, text=True, env=env)
+    assert piped.returncode == 1 and json.loads(piped.stdout) == data
+    early = subprocess.run(f"'{sys.executable}' -m packlint check '{examples}' | head -c 20", shell=True,
+                           capture_output=True, text=True, env=env)
+    assert "Traceback" not in early.stderr and len(early.stdout) == 20

@@ -443,3 +443,28 @@ def test_a_file_two_programs_import_is_an_input_of_both(tmp_path, monkeypatch):
     (root / "apex.py").write_text("")
     _aged(root / "apex.py", root)
     assert _check(root, cache)[1] == (0, 2, 2)
+
+
+def test_a_memo_entrys_reads_reach_every_script_and_open_lookup_that_uses_it():
+    """A memo entry's read set is added once per script (and once per open lookup), however often the script
+    hits it (result_cache._Reads): the next script, and a lookup opened after the first hit, still get it whole."""
+    from packlint import result_cache as rc
+
+    rec = rc._Recorder()
+    deps = frozenset({3, 4, 5})
+    was_cur, was_open = rc._CUR[0], list(rc._OPEN)
+    try:
+        rc.begin_job()
+        rec.used(deps)
+        outer = rec.open()
+        rec.used(deps)
+        rec.used(frozenset({7}))
+        assert rec.close(outer) == frozenset({3, 4, 5, 7})
+        first = set(rc._CUR[0])
+        rc.begin_job()
+        rec.used(deps)
+        rec.used(deps)
+        assert first == {3, 4, 5, 7} and set(rc._CUR[0]) == {3, 4, 5}
+    finally:
+        rc._CUR[0] = was_cur
+        rc._OPEN[:] = was_open

@@ -133,6 +133,24 @@ def main(argv: list[str] | None = None) -> int:
             gc.enable()
 
 
+def entry() -> None:
+    """The console script (and `python -m packlint`): `main`, then, for the short-lived commands, the process ends
+    at once once its output is flushed (`os._exit`, as mypy's `--fast-exit`): the interpreter's teardown frees the
+    run's memos (the launched code's syntax trees and facts) one object at a time, a third of the CPU of a cold
+    single-process check of a 600-script repository. Everything a command writes (reports, caches) is written and
+    closed before `main` returns; a process that embeds `main` keeps the usual exit."""
+    argv = sys.argv[1:]
+    code = main(argv)
+    if next((a for a in argv if not a.startswith("-")), None) in _SHORT_LIVED:
+        try:
+            sys.stdout.flush()
+            sys.stderr.flush()
+        except (OSError, ValueError):  # (a closed pipe: nothing more can be said)
+            pass
+        os._exit(code)
+    sys.exit(code)
+
+
 def _main(argv: list[str] | None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     command = next((a for a in argv if not a.startswith("-")), None)
