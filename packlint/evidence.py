@@ -175,6 +175,19 @@ def of_entry(entry: Mapping[str, Any] | None) -> Premise | None:
     return None
 
 
+def shared(entries: Iterable[Any]) -> Premise | None:
+    """The premise every one of `entries` (flag entries of one command line) stands on, or None: a premise of the
+    command line as a whole (`<placeholder>` words bash reads as redirections: the command runs only if a file
+    exists), which a finding about what the command line lacks rests on too."""
+    premise: Premise | None = None
+    for n, entry in enumerate(entries):
+        p = of_entry(entry) if isinstance(entry, Mapping) else None
+        if p is None or (n and p != premise):
+            return None
+        premise = p
+    return premise
+
+
 def record(ctx: Any, entry: Mapping[str, Any] | None) -> None:
     """Note the evidence of an entry a condition read as a premise of the rule being evaluated
     (`ctx`: packlint.conditions.tree.EvalContext). Entries known from the checkout add nothing."""

@@ -441,6 +441,12 @@ def _climbing_guess(program: str, file: str, script: str | None, root: str | Non
     named = os.path.normpath(os.path.join(here, program)).replace("\\", "/")
     if os.path.normpath(file).replace("\\", "/") == named:
         return None
+    given = os.path.dirname(script)
+    # `python "$(dirname "$0")/../train.py"`: the path starts with the script's folder as the script was named ($0),
+    # so it names that folder from where the script was started, wherever that is
+    from_start = given and not os.path.isabs(program) and program.startswith(given.rstrip("/") + "/")
+    if from_start and os.path.normpath(os.path.abspath(program)) == os.path.normpath(os.path.abspath(file)):
+        return None
     shown = os.path.relpath(file, root).replace("\\", "/") if root else ".../" + "/".join(file.split("/")[-3:])
     return (
         f"the launched program is {shown}, found by its name only: {program} from the script's own directory "

@@ -58,13 +58,17 @@ BASH_DYNAMIC = {
 }
 
 
+# (SCRIPT_DIR: `rel`, a folder below or above the script's own that a `cd` goes to first: `$(cd "$(dirname "$0")/.." &&
+# pwd)`, the checkout root of a script in scripts/)
 # the script's own path, `$0` / `${BASH_SOURCE[0]}`, or that path resolved: `$(readlink -f "$0")`, `$(realpath "$0")`
 _SELF = (
     r"""(?:\$(?:\{?0\}?|\{BASH_SOURCE(?:\[0\])?\}|BASH_SOURCE)"""
     r"""|\$\(\s*(?:readlink\s+-[fe]|realpath)\s+"?\$(?:\{?0\}?|\{BASH_SOURCE(?:\[0\])?\}|BASH_SOURCE)"?\s*\))"""
 )
 SCRIPT_DIR = LazyRegex(
-    r"""^\$\(\s*(?:cd\s+(?:--\s+)?)?"?\$\(\s*dirname\s+(?:--\s+)?"?""" + _SELF + r""""?\s*\)"?\s*"""
+    r"""^\$\(\s*(?:cd\s+(?:--\s+)?)?"?\$\(\s*dirname\s+(?:--\s+)?"?"""
+    + _SELF
+    + r""""?\s*\)(?P<rel>(?:/[\w.-]*)*)"?\s*"""
     r"""(?:[&12]?>\s*/dev/null\s*(?:2>&1\s*)?)?(?:(?:&&|;)\s*pwd(?:\s+-P)?\s*)?"""
     r"""(?:[&12]?>\s*/dev/null\s*(?:2>&1\s*)?)?\)$"""
     r"""|^\$\(\s*dirname\s+(?:--\s+)?"?""" + _SELF + r""""?\s*\)$"""

@@ -459,7 +459,11 @@ def command_substitution(interp: Interpreter, node: Node, world: World, ps: Pars
     text = snippet(node)
     inner = [c for c in node.named_children if c.type != "comment"]
     # $(dirname "$0") / $(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd): the script's directory
-    if SCRIPT_DIR.match(text.replace("\n", " ")):
+    m = SCRIPT_DIR.match(text.replace("\n", " "))
+    rel = (m.group("rel") or "").strip("/") if m else ""
+    if m and rel and not re.match(r"\$\(\s*cd\s", text):
+        m = None  # (`$("$(dirname "$0")/..")` runs a folder: no `cd` before the relative part)
+    if m:
         # `$0` is the script run, also inside a file it sources (align-anything's scripts/setup.sh, sourced by
         # scripts/vla/spoc_sft.sh: `$(cd "$(dirname "$0")" && pwd)` is scripts/vla); BASH_SOURCE the file being read
         stack = interp.source_stack
@@ -474,6 +478,8 @@ def command_substitution(interp: Interpreter, node: Node, world: World, ps: Pars
                 d = os.path.dirname(parameters.sourcing.display_source(interp, script, world)) or "."
             else:
                 d = os.path.dirname(world.script) or "."
+            if rel:  # `cd "$(dirname "$0")/.." && pwd`: the folder the cd goes to, as pwd prints it
+                d = os.path.normpath(os.path.join(d, rel))
             return Piece(d, split=not quoted, span=span)
     # $(realpath "$0") / $(readlink -f "$0"): the script's own path, the links resolved
     if _SELF_PATH.match(text.replace("\n", " ")):

@@ -86,6 +86,8 @@ def _f_required_missing(ctx: EvalContext, node: Builtin, a: list[Any]) -> Any:
     edited = _edited(facts) if facts is not None and facts.known else "the program's code is not read"
     if edited is not None:
         return Unk(edited, "unknown")
+    # (a premise every given option rests on is the whole command line's: what it lacks rests on it too)
+    evidence.note(ctx, evidence.shared(e for entries in flags.values() if isinstance(entries, list) for e in entries))
     vanished = ctx.variant.get("vanished") or []
     if vanished:
         names = ", ".join(f"${n}" for n in vanished[:3])

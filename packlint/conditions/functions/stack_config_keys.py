@@ -28,6 +28,7 @@ from packlint.conditions.functions.stack_code import by_keys_premise
 from packlint.conditions.functions.stack_code import close_matches as _close_matches
 from packlint.conditions.tree import Builtin, EvalContext, Unk
 from packlint.model_view import launchers, variant_config
+from packlint.regex import LazyRegex
 
 _LF_ROOTS = tuple(f"{n}Arguments" for n in ("Model", "Data", "Training", "Seq2SeqTraining", "Finetuning", "Generating"))
 _TRL_COMMANDS = {
@@ -268,6 +269,14 @@ def _dataclass_keys(
 
     fields: dict[str, list[Any]] = {}
     local = _vendored_classes(stack, *_at(ctx))
+    if local and stack == "llamafactory":
+        listed = _listed_roots(_vendored_dir(stack, *_at(ctx)))
+        if listed is None:
+            return {}  # (its parser's lists of argument classes are not read whole: the schema is open)
+        more = tuple(r for r in listed if r not in roots)
+        if any(r not in local and stack_schemas.class_fields(r, (stack, "transformers")) is None for r in more):
+            return {}  # (a class it parses with that packlint did not read: its keys are not known)
+        roots = roots + more
     if stack == "axolotl" and not any(r in local for r in roots) and _vendored_dir(stack, *_at(ctx)):
         # the checkout vendors an axolotl whose config model is not there (0.3.0 and older read the YAML into a
         # DictDefault: any key is taken, `cfg.debug` read where the code wants it): the snapshots' model is not
@@ -445,19 +454,17 @@ def _vendored_classes(stack: str, script_dir: str | None, workdir: str | None = 
         import glob
 
         from packlint.codebase.hf_fields import read_classes
-        from packlint.configs.versions import PACKAGE_DIRS, _read_small, _roots
+        from packlint.configs.versions import _read_small
 
         files: dict[str, bytes] = {}
-        for root in _roots(script_dir, workdir):
-            for pkg in PACKAGE_DIRS.get(stack, ()):
-                d = os.path.join(root, pkg)
-                if not os.path.isdir(d) or files:
-                    continue
-                for pattern in _ARG_FILES.get(stack, ()):
-                    for path in sorted(glob.glob(os.path.join(glob.escape(d), pattern)))[:200]:
-                        text = _read_small(path)
-                        if text is not None:
-                            files[os.path.relpath(path, d)] = text.encode("utf-8")
+        for d in _package_dirs(stack, script_dir, workdir):
+            if files:
+                break
+            for pattern in _ARG_FILES.get(stack, ()):
+                for path in sorted(glob.glob(os.path.join(glob.escape(d), pattern)))[:200]:
+                    text = _read_small(path)
+                    if text is not None:
+                        files[os.path.relpath(path, d)] = text.encode("utf-8")
         _LOCAL[key] = read_classes(files) if files else {}
     return _LOCAL[key]
 
@@ -497,19 +504,50 @@ def _local_fields(name: str, local: dict[str, Any], stack: str, depth: int) -> d
     return out
 
 
+_ARG_LISTS = LazyRegex(r"(?m)^_(?:TRAIN|INFER|EVAL)_ARGS\s*=\s*[\[(]([^\])]*)[\])]")
+
+
+def _listed_roots(package: str | None) -> tuple[str, ...] | None:
+    """The argument classes a vendored LLaMA-Factory's hparams/parser.py parses with (`_TRAIN_ARGS = [ModelArguments,
+    MoEArguments, ...]`: 12345ljx/HeterExpert's fork adds its MoEArguments), () when it has no such list, None when a
+    list holds something other than class names (built at run time: not read)."""
+    from packlint.configs.versions import _read_small
+
+    text = _read_small(os.path.join(package, "hparams", "parser.py")) if package else None
+    out: list[str] = []
+    for m in _ARG_LISTS.finditer(text or ""):
+        names = [n.strip() for n in m.group(1).replace("\n", " ").split(",") if n.strip()]
+        if not all(n.isidentifier() for n in names):
+            return None
+        out += [n for n in names if n not in out]
+    return tuple(out)
+
+
 def _vendored_dir(stack: str, script_dir: str | None, workdir: str | None = None) -> str | None:
     """The stack's package directory in the checkout (`src/axolotl`), or None when it is not vendored (a
     folder of configs named after the stack, `ft/config/axolotl/`, is no package: no Python file in it or in
     its subfolders, `monkeypatch/x.py`)."""
     from packlint.conditions.functions.stack_config_workdir import holds_python
+
+    return next((d for d in _package_dirs(stack, script_dir, workdir) if holds_python(d)), None)
+
+
+def _package_dirs(stack: str, script_dir: str | None, workdir: str | None) -> list[str]:
+    """The stack's package directories in the checkout: beside the script or the launch's working directory and up
+    to the checkout's root, else in the one sub-project of the checkout that holds it (dgme-syz/global_attention's
+    LLaMA-Factory/src/llamafactory, `cd LLaMA-Factory && pip install -e .` in its README, launched with
+    `llamafactory-cli` from scripts/: the copy that runs; as configs.versions.version_in_code reads its version)."""
     from packlint.configs.versions import PACKAGE_DIRS, _roots
 
-    for root in _roots(script_dir, workdir):
-        for pkg in PACKAGE_DIRS.get(stack, ()):
-            d = os.path.join(root, pkg)
-            if os.path.isdir(d) and holds_python(d):
-                return d
-    return None
+    roots = _roots(script_dir, workdir)
+    out = [d for root in roots for pkg in PACKAGE_DIRS.get(stack, ()) if os.path.isdir(d := os.path.join(root, pkg))]
+    if out or not roots or not os.path.exists(os.path.join(roots[-1], ".git")):
+        return out
+    from packlint.codebase.subprojects import subprojects_holding
+
+    top = PACKAGE_DIRS.get(stack, ("",))[-1]  # (a top-level package's own name: llamafactory)
+    subs = subprojects_holding(roots[-1], top) if top and "/" not in top else []
+    return [os.path.join(subs[0], top)] if len(subs) == 1 else []
 
 
 def _workdir_premise(ctx: EvalContext, stack: str) -> str | None:
@@ -526,14 +564,9 @@ def _vendored_quoted(stack: str, script_dir: str | None, workdir: str | None = N
     """The names the stack's own code in the checkout quotes (LLaMA-Factory reads `kt_config` from the
     training arguments an installed extension adds): such a key is not judged."""
     from packlint.conditions.functions.codebase_env import _quoted_names
-    from packlint.configs.versions import PACKAGE_DIRS, _roots
 
-    for root in _roots(script_dir, workdir):
-        for pkg in PACKAGE_DIRS.get(stack, ()):
-            d = os.path.join(root, pkg)
-            if os.path.isdir(d):
-                return _quoted_names(d)
-    return frozenset()
+    found = _package_dirs(stack, script_dir, workdir)
+    return _quoted_names(found[0]) if found else frozenset()
 
 
 def _defined(row: Any, known: dict[str, dict[str, str]]) -> bool:
