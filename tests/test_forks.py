@@ -154,9 +154,9 @@ def test_a_vendored_axolotl_without_the_config_model_judges_no_key(tmp_path, cap
     (tmp_path / "src" / "axolotl" / "cli" / "__init__.py").write_text(
         "def do_cli(cfg, cli_args):\n    if cli_args.debug or cfg.debug:\n        pass\n"
     )
-    from packlint.conditions.functions import stack_config_keys
+    from packlint.conditions.functions import stack_vendored
 
-    stack_config_keys._LOCAL.clear()
+    stack_vendored._LOCAL.clear()
     assert _pk207(capsys, cfg) == []
 
 

@@ -198,3 +198,166 @@ def test_a_vendored_llamafactory_parses_with_the_classes_its_parser_lists(tmp_pa
     files[f"{package}/hparams/moefication_args.py"] = "from moefication import MoEArguments\n"
     root = _lf_tree(tmp_path / "b", files)
     assert _pk(check_findings(capsys, root), "PK207") == []
+
+
+def test_a_parse_in_an_except_handler_gives_way_to_the_parser_that_surely_runs(tmp_path: Path, capsys) -> None:
+    """lisun-ai/HLM's pretrain.py: argparse takes --config_json (required) and parses; the HfArgumentParser's
+    dataclasses come from parse_json_file(args.config_json), and parse_args_into_dataclasses() runs only in the
+    `except` after it. packlint judged the launch by the HfArgumentParser ('--config_json is not a flag')."""
+    program = (
+        "import argparse\nfrom dataclasses import dataclass, field\n"
+        "from transformers import HfArgumentParser, TrainingArguments\n\n\n@dataclass\nclass DataArguments:\n"
+        "    data: str = field(default=None)\n\n\ndef main():\n    ap = argparse.ArgumentParser()\n"
+        "    ap.add_argument('--config_json', type=str, required=True)\n    args = ap.parse_args()\n"
+        "    parser = HfArgumentParser((DataArguments, TrainingArguments))\n    try:\n"
+        "        data_args, training_args = parser.parse_json_file(args.config_json)\n    except Exception:\n"
+        "        data_args, training_args = parser.parse_args_into_dataclasses()\n\n\n"
+        "if __name__ == '__main__':\n    main()\n"
+    )
+    root = write_tree(
+        tmp_path,
+        {
+            ".git/HEAD": "ref: refs/heads/main\n",
+            "requirements.txt": "transformers==4.41.2\n",
+            "pretrain.py": program,
+            "config.json": "{}\n",
+            "run.sh": "torchrun --standalone --nproc_per_node 2 pretrain.py \\\n    --config_json ./config.json\n",
+            "typo.sh": "torchrun --standalone --nproc_per_node 2 pretrain.py --config_json ./config.json --data x\n",
+        },
+    )
+    findings = check_findings(capsys, root)
+    assert _pk(findings, "PK201") == [("typo.sh", 1, "error")]  # (argparse exits on --data: its parse runs first)
+    assert "argparse exits" in next(f["message"] for f in findings if f["code"] == "PK201")
+
+
+def test_a_json_word_a_program_reads_from_sys_argv_is_data(tmp_path: Path, capsys) -> None:
+    """thunlp/CSS-LM's script/prep.sh: `python3 ../code/prep.py ../data/corpus/corpus.json ../data/out` where
+    prep.py opens sys.argv[1] (no parser): the corpus is fetched at set-up (its README says to download it), so its
+    absence is the machine's (an info), not a missing config (a warning)."""
+    root = write_tree(
+        tmp_path,
+        {
+            ".git/HEAD": "ref: refs/heads/main\n",
+            "code/prep.py": "import json, sys\nwith open(sys.argv[1]) as f:\n    data = json.load(f)\n",
+            "code/other.py": "import json\nprint(json.load(open('x.json')))\n",
+            "script/prep.sh": "python3 ../code/prep.py ../data/corpus/corpus.json ../data/corpus_prep/out\n",
+            "script/cfg.sh": "python3 ../code/prep.py ../configs/train_config.json\n",
+        },
+    )
+    findings = check_findings(capsys, root)
+    assert _pk(findings, "PK601") == [("cfg.sh", 1, "warning"), ("prep.sh", 1, "info")]
+
+
+def test_the_llamafactory_beside_the_launched_program_is_the_one_it_imports(tmp_path: Path, capsys) -> None:
+    """lesliegaga/Agent_Foundation_Models, vaijsc/mathreasoning: `deepspeed LLaMA-Factory/src/train.py ...
+    --masked_thought 0.2` from the checkout's root; the copy's DataArguments adds masked_thought. Python puts
+    src/ first on the import path, so src/llamafactory is what runs (PK207 judged the key by the releases)."""
+    package = "LLaMA-Factory/src/llamafactory"
+    data = _LF_DATA + "    masked_thought: float = 0.0\n"
+    launch = "deepspeed --include=localhost:0 LLaMA-Factory/src/train.py --stage sft --do_train --dataset d {more}\n"
+    root = _lf_tree(
+        tmp_path,
+        {
+            f"{package}/hparams/data_args.py": data,
+            f"{package}/hparams/finetuning_args.py": _LF_FINETUNING.format(extra=""),
+            "LLaMA-Factory/src/train.py": "from llamafactory.train.tuner import run_exp\n\nrun_exp()\n",
+            "sft_root.sh": launch.format(more="--masked_thought 0.2 --output_dir out"),
+            "typo_root.sh": launch.format(more="--masked_thougth 0.2 --output_dir out"),
+        },
+    )
+    assert _pk(check_findings(capsys, root), "PK207") == [("typo_root.sh", 1, "error")]
+
+
+def test_a_verl_launch_naming_verl_source_the_checkout_lacks_is_not_judged_by_the_releases(
+    tmp_path: Path, capsys
+) -> None:
+    """TongLiu-github/opd2 committed thunlp/OPD's scripts without OPD's verl/ tree; the launch names
+    `custom_reward_function.path=verl/verl/utils/reward_score/ttrl_math/__init__.py`: the job runs that copy of verl
+    (whose config adds algorithm.grpo_outcome_weight), not a release (9 warnings). A launch naming no verl source
+    is still judged by the releases."""
+    launch = (
+        "python3 -m verl.trainer.main_ppo \\\n    algorithm.adv_estimator=grpo \\\n"
+        "    algorithm.grpo_outcome_weight=1.0 \\\n{extra}    trainer.n_gpus_per_node=8\n"
+    )
+    reward = '    custom_reward_function.path="verl/verl/utils/reward_score/ttrl_math/__init__.py" \\\n'
+    root = write_tree(
+        tmp_path,
+        {
+            ".git/HEAD": "ref: refs/heads/main\n",
+            "train.sh": launch.format(extra=reward),
+            "abs.sh": launch.format(extra=reward.replace('"verl/', '"/root/OPD/verl/')),
+            "plain.sh": launch.format(extra=""),
+        },
+    )
+    assert _pk(check_findings(capsys, root), "PK207") == [("plain.sh", 3, "warning")]
+
+
+def test_a_field_of_a_pinned_release_older_than_the_snapshots_is_not_judged(tmp_path: Path, capsys) -> None:
+    """HLTCHKUST/cqr4cqa pins transformers==4.4.2 and passes --sharded_ddp, a TrainingArguments field of 4.4.2 that
+    no snapshot (4.41.2 on) has: PK201 warned 'not a flag'. A name no release had stays a finding."""
+    program = (
+        "from dataclasses import dataclass\nfrom transformers import HfArgumentParser, TrainingArguments\n\n\n"
+        "@dataclass\nclass A:\n    model: str = 'm'\n\n\n"
+        "HfArgumentParser((A, TrainingArguments)).parse_args_into_dataclasses()\n"
+    )
+    root = write_tree(
+        tmp_path,
+        {
+            ".git/HEAD": "ref: refs/heads/main\n",
+            "requirements.txt": "transformers==4.4.2\n",
+            "train.py": program,
+            "run.sh": "python train.py --output_dir out --sharded_ddp simple\n",
+            "typo.sh": "python train.py --output_dir out --sharded_ddpp simple\n",
+        },
+    )
+    assert _pk(check_findings(capsys, root), "PK201") == [("typo.sh", 1, "warning")]
+
+
+def test_a_parser_in_an_except_handler_after_exit_does_not_judge_the_launch(tmp_path: Path, capsys) -> None:
+    """ycyoon/RGTNet: main() parses with a first parser (--trained-model, nargs=2) in its `try:` body; a larger
+    parser sits in the `except` handler after sys.exit(1). packlint read the larger one (3 false PK201)."""
+    program = (
+        "import argparse\nimport sys\n\n\ndef main():\n    try:\n        parser = argparse.ArgumentParser()\n"
+        "        parser.add_argument('--trained-model', nargs=2)\n        args = parser.parse_args()\n"
+        "    except Exception:\n        sys.exit(1)\n        parser = argparse.ArgumentParser()\n"
+        "        parser.add_argument('--models', nargs='+')\n        parser.add_argument('--config')\n"
+        "        parser.add_argument('--debug', action='store_true')\n        args = parser.parse_args()\n\n\n"
+        "if __name__ == '__main__':\n    main()\n"
+    )
+    root = write_tree(
+        tmp_path,
+        {
+            ".git/HEAD": "ref: refs/heads/main\n",
+            "prog.py": program,
+            "run.sh": "python prog.py --trained-model rgtnet /models/m0\n",
+            "bad.sh": "python prog.py --trained-model rgtnet /models/m0 --debug\n",
+        },
+    )
+    assert _pk(check_findings(capsys, root), "PK201") == [("bad.sh", 1, "error")]
+
+
+def test_a_pipeline_module_splits_the_world_before_deepspeeds_data_parallel_size(tmp_path: Path, capsys) -> None:
+    """Gezy777/distributed_train: `deepspeed --num_gpus=2 train.py` builds PipelineModule(..., num_stages=2): one
+    data-parallel replica, and 16 == 4 x 4 x 1. PK610 took the two processes for the data-parallel size."""
+    program = (
+        "import argparse\nimport deepspeed\nimport torch.nn as nn\nfrom deepspeed.pipe import PipelineModule\n\n"
+        "parser = argparse.ArgumentParser()\nparser.add_argument('--local_rank', type=int, default=-1)\n"
+        "parser = deepspeed.add_config_arguments(parser)\nargs = parser.parse_args()\n{model}"
+        "engine, _, _, _ = deepspeed.initialize(args=args, model=model, model_parameters=model.parameters())\n"
+    )
+    pipe = "model = PipelineModule(layers=[nn.Linear(8, 8)], num_stages=2, loss_fn=nn.CrossEntropyLoss())\n"
+    cfg = '{\n  "train_batch_size": 16,\n  "train_micro_batch_size_per_gpu": 4,\n  "gradient_accumulation_steps": 4\n}\n'
+    launch = "deepspeed --num_gpus=2 {prog} --deepspeed_config ds_config.json\n"
+    root = write_tree(
+        tmp_path,
+        {
+            ".git/HEAD": "ref: refs/heads/main\n",
+            "train.py": program.format(model=pipe),
+            "plain.py": program.format(model="model = nn.Linear(8, 2)\n"),
+            "ds_config.json": cfg,
+            "run.sh": launch.format(prog="train.py"),
+        },
+    )
+    assert _pk(check_findings(capsys, root), "PK610") == []
+    (root / "run.sh").write_text(launch.format(prog="plain.py"))  # (no split: 16 != 4 x 4 x 2)
+    assert _pk(check_findings(capsys, root), "PK610") == [("ds_config.json", 2, "error")]

@@ -4,6 +4,7 @@ over several releases each, read from the real packages with `ast` (never import
     python tools/stack_schemas.py download /tmp/stack-pkgs     # pip download --no-deps the releases below
     python tools/stack_schemas.py build /tmp/stack-pkgs [STACK=GITDIR@COMMIT ...] > rules/stack_schemas.json
     python tools/stack_schemas.py build /tmp/stack-pkgs --only=swift --into=rules/stack_schemas.json > new.json
+    python tools/stack_schemas.py older-names transformers rules/stack_schemas.json /tmp/tf/*.whl > new.json
 
 A `STACK=GITDIR@COMMIT` adds that commit of the stack's main branch as a last pseudo-release
 `main@COMMIT` (a bare clone is enough: the files are read with `git show`), so that keys added since
@@ -24,6 +25,7 @@ import fnmatch
 import io
 import json
 import os
+import re
 import subprocess
 import sys
 import tarfile
@@ -400,7 +402,45 @@ def _verl_keys(stack_out: dict) -> dict:
     return {"releases": stack_out["releases"], "configs": configs}
 
 
+_OLDER_FILES = {"transformers": ("transformers/training_args.py", "transformers/training_args_seq2seq.py")}
+_OLDER_CLASSES = {"transformers": ("TrainingArguments", "Seq2SeqTrainingArguments")}
+
+
+def older_names(stack: str, wheels: list[str]) -> dict:
+    """The field names of the stack's argument classes in releases older than its snapshots (one wheel per release,
+    `pip download --no-deps transformers==4.N.0` for N in 0..40): names only, no types. Under a pin older than every
+    snapshot, a flag that is one of them is not judged (HLTCHKUST/cqr4cqa pins transformers 4.4.2, whose
+    TrainingArguments has sharded_ddp, gone by the oldest snapshot)."""
+
+    names: set[str] = set()
+    versions: list[str] = []
+    for wheel in wheels:
+        with zipfile.ZipFile(wheel) as z:
+            for rel in _OLDER_FILES[stack]:
+                try:
+                    tree = ast.parse(z.read(rel))
+                except KeyError:
+                    continue
+                for node in tree.body:
+                    if isinstance(node, ast.ClassDef) and node.name in _OLDER_CLASSES[stack]:
+                        names.update(
+                            b.target.id
+                            for b in node.body
+                            if isinstance(b, ast.AnnAssign) and isinstance(b.target, ast.Name)
+                        )
+        versions.append(os.path.basename(wheel).split("-")[1])
+    versions.sort(key=lambda v: tuple(int(x) for x in re.findall(r"\d+", v)))
+    return {"from": versions[0], "to": versions[-1], "names": sorted(n for n in names if not n.startswith("_"))}
+
+
 def main(argv: list[str]) -> int:
+    if len(argv) >= 4 and argv[0] == "older-names":  # older-names STACK SCHEMAS.json WHEEL...
+        with open(argv[2], encoding="utf-8") as fh:
+            out = json.load(fh)
+        out.setdefault("older_names", {})[argv[1]] = older_names(argv[1], argv[3:])
+        json.dump(out, sys.stdout, separators=(",", ":"), sort_keys=True)
+        sys.stdout.write("\n")
+        return 0
     if len(argv) == 2 and argv[0] == "download":
         download(argv[1])
         return 0

@@ -26,8 +26,9 @@ from typing import Any
 # 12: a program editing sys.argv; 13: an ArgumentParser subclass's own __init__ (its parents, its flags);
 # 14: choices the code changes after add_argument are open; 15: a value set on one branch or in a loop is either;
 # 17: a plain subclass of a dataclass re-annotating a field types it (HfArgumentParser's get_type_hints); 18: a parse
-# call on a parser packlint cannot resolve opens the schema
-CACHE_VERSION = 18
+# call on a parser packlint cannot resolve opens the schema; 19: a parse in an `except` handler is conditional, and a
+# parse of a file decides nothing about the command line
+CACHE_VERSION = 19
 
 
 def cache_dir(explicit: str | None = None) -> str | None:

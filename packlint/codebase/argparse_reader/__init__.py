@@ -137,7 +137,12 @@ def _surely_parses(p) -> bool:
     """Whether one of the parser's parse calls runs whatever the program's state: under no condition, or only
     under conditions on `sys.argv` (`if len(sys.argv) == 2 and sys.argv[1].endswith(".json")`: the launch's
     command line decides them, and packlint checks a command line with flags)."""
-    return any(all("sys.argv" in c for c in conds) for conds in p.parse_conds)
+    return any(all("sys.argv" in c for c in conds) for conds in _line_conds(p))
+
+
+def _line_conds(p) -> list[tuple[str, ...]]:
+    """The conditions of the parser's parses of the command line (its parses of a file or dict left out)."""
+    return [conds for i, conds in enumerate(p.parse_conds) if i not in p.file_parse_at]
 
 
 def _parsers_that_run(used: list, notes: list[str]) -> tuple[list, list[str]]:
@@ -154,12 +159,12 @@ def _parsers_that_run(used: list, notes: list[str]) -> tuple[list, list[str]]:
         return used, []
     if sure and maybe:
         for p in maybe:
-            when = "; ".join(dict.fromkeys(c for conds in p.parse_conds for c in conds))
+            when = "; ".join(dict.fromkeys(c for conds in _line_conds(p) for c in conds))
             notes.append(f"the parser of {p.origin} parses the command line only {when}: its flags are not judged")
         return sure, []
     if not sure and len(maybe) > 1 and sum(1 for p in maybe if len(p.flags) > 1) > 1:
         whens = "; ".join(
-            f"{p.origin} {' and '.join(dict.fromkeys(c for conds in p.parse_conds for c in conds))}" for p in maybe
+            f"{p.origin} {' and '.join(dict.fromkeys(c for conds in _line_conds(p) for c in conds))}" for p in maybe
         )
         return used, [f"which parser parses the command line depends on conditions packlint cannot decide ({whens})"]
     return used, []

@@ -247,6 +247,7 @@ def _hf_parse(reader: SchemaReader, mod, node: ast.Call, p: Parser, attr: str, k
         p.known_reasons.append(f"parse_known_args at {reader.where(mod, node)}: unknown options are passed through")
     else:
         p.file_parses += 1
+        p.file_parse_at.add(len(p.parse_conds) - 1)  # (no parse of the command line: it decides nothing there)
         p.known_reasons.append(f"{attr} at {reader.where(mod, node)} {FROM_FILE}")
         extra = kwargs.get("allow_extra_keys")
         if extra is not None and not (extra.kind == "const" and extra.value is False):

@@ -294,7 +294,10 @@ class SchemaReader:
         elif isinstance(stmt, ast.Try) or type(stmt).__name__ == "TryStar":
             r = self.exec_body(mod, stmt.body, env, conds, depth)
             for h in stmt.handlers:
-                r = r or self.exec_body(mod, h.body, env, conds, depth)
+                # (a handler runs only when the try body raises: lisun-ai/HLM parses a JSON config first and falls
+                # back to parse_args_into_dataclasses in `except`; the argparse parser before it judges the flags)
+                raised = f"when the try at line {stmt.lineno} raises"
+                r = r or self.exec_body(mod, h.body, env, conds + [raised], depth)
             r = r or self.exec_body(mod, stmt.orelse, env, conds, depth)
             r2 = self.exec_body(mod, stmt.finalbody, env, conds, depth)
             return r or r2

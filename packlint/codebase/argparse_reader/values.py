@@ -38,6 +38,7 @@ class Parser:
         self.parse_conds: list[tuple[str, ...]] = []  # the conditions each of those calls runs under
         self.strict: list[str] = []  # where parse_args (unknown options are an error) is called
         self.known_reasons: list[str] = []  # parse_known_args calls
+        self.file_parse_at: set[int] = set()  # which of parse_conds are those file parses
         self.file_parses = 0  # HfArgumentParser parses of a file or dict (parse_json_file...), not the command line
         self.kind = kind
         self.attrs: dict[str, V] = {}  # what an ArgumentParser subclass's __init__ stores on `self`

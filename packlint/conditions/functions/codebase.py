@@ -148,6 +148,11 @@ def _f_flag_defined(ctx: EvalContext, node: Builtin, a: list[Any]) -> Any:
         # flag, for all packlint knows. (A program of the checkout built on a stack's dataclasses keeps its verdict on
         # its premise: a name in no release is its own mistake, Chain-of-Spot's `--mm_projector_lr`.)
         return Unk(older, "unknown")
+    from packlint.conditions.functions.stack_keys import older_field
+
+    gone = older_field(schema, ctx.model.get("script"), a[0])
+    if gone is not None:
+        return Unk(gone, "unknown")
     _record_flag(ctx, a[0])  # the words that give it (a command that may not run: machine)
     return False
 

@@ -137,11 +137,40 @@ def _data_parallel(ctx: EvalContext, world: int | Unk) -> int | Unk:
     product = _model_parallel(ctx)
     if isinstance(product, Unk):
         return product
+    split = _code_topology(ctx) if product <= 1 else None
+    if split is not None:
+        return Unk(split, "unknown")
     if product <= 1 or isinstance(world, Unk):
         return world
     if world % product:
         return Unk(f"the world size {world} is not divisible by TP x PP x CP = {product}", "unknown")
     return world // product
+
+
+_TOPOLOGY = re.compile(r"\bPipelineModule\s*\(|\bPipeModelDataParallelTopology\s*\(|\bmpu\s*=\s*(?!None\b)\w")
+
+
+def _code_topology(ctx: EvalContext) -> str | None:
+    """Where the launched code gives DeepSpeed a model split the launch's flags do not show (a PipelineModule, whose
+    stages divide the world before the data-parallel size; an `mpu=`), or None. Gezy777/distributed_train:
+    `PipelineModule(..., num_stages=2)` on 2 GPUs is one data-parallel replica, and 4 x 4 x 1 == 16 holds."""
+    import os
+
+    from packlint.conditions.functions.codebase_common import _code, _script_text
+
+    facts = _code(ctx)
+    if facts is None or not facts.known:
+        return None
+    for file in dict.fromkeys(f for f in [facts.resolution.file, *facts.files][:64] if isinstance(f, str)):
+        text = _script_text(file)
+        m = _TOPOLOGY.search(text)
+        if m is not None:
+            line = text.count("\n", 0, m.start()) + 1
+            return (
+                f"the code splits the model for DeepSpeed ({os.path.basename(file)}:{line}: `{m.group(0).strip()}`): "
+                "its data-parallel size is the world divided by that split"
+            )
+    return None
 
 
 MAX_HOSTS = 4096  # members 8·k tried for k up to here (a larger k leaves every batch number below 1)

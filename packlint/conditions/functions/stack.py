@@ -172,9 +172,24 @@ def _data_positional(ctx: EvalContext, f: ConfigFileJSON) -> evidence.Premise | 
     if _CONFIG_NAMED.search(str(f["path"])):
         return None  # (`configs/gym.json`, `train_config.json`: the checkout's own config, named so)
     schema = _schema_view(ctx)[0]
+    if schema is None and _reads_argv_by_position(ctx):
+        # thunlp/CSS-LM's `python3 ../code/prep.py ../data/corpus/corpus.json ...`: `open(sys.argv[1])`, no parser
+        return (evidence.MACHINE, f"{f['path']} is an input the program reads from sys.argv: data is made at set-up")
     if schema is None or getattr(schema, "kind", "") != "argparse" or not getattr(schema, "positionals", False):
         return None
     return (evidence.MACHINE, f"{f['path']} is an input the program takes as a positional: data is made at set-up")
+
+
+_ARGV_AT = LazyRegex(r"\bsys\.argv\[\s*[1-9]")
+
+
+def _reads_argv_by_position(ctx: EvalContext) -> bool:
+    """The launched program (no parser read) takes its words by position: `sys.argv[1]` in its own file."""
+    from packlint.conditions.functions.codebase_common import _code, _script_text
+
+    facts = _code(ctx)
+    file = facts.resolution.file if facts is not None and facts.known else None
+    return isinstance(file, str) and _ARGV_AT.search(_script_text(file)) is not None
 
 
 def _rewritten_by_code(ctx: EvalContext, path: str) -> str | None:

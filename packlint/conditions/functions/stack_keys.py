@@ -218,6 +218,28 @@ def outside_pin(schema: Any, script: str | None) -> str | None:
     return out
 
 
+def older_field(schema: Any, script: str | None, flag: str) -> str | None:
+    """Why an unknown flag may be a field of the release the checkout pins, older than every snapshot: the stack's
+    releases before the snapshots had a field of that name (stack_schemas.json `older_names`, names only), or None.
+    HLTCHKUST/cqr4cqa pins transformers 4.4.2, whose TrainingArguments has `sharded_ddp`."""
+    from packlint.codebase import stack_schemas
+
+    name = flag.split("=", 1)[0].lstrip("-").replace("-", "_")
+    older = ((stack_schemas.data() or {}).get("older_names") or {}) if name else {}
+    stacks = {g.split(" ", 1)[0] for s in schema.specs() if " " in (g := getattr(s, "generated_from", None) or "")}
+    for st in sorted(stacks & set(_VERSION_NAMES) & set(older)):
+        vname, dist = _VERSION_NAMES[st]
+        v = release_in_tree(vname, dist, schema, script).get("value") if script else None
+        rels, known = stack_schemas.releases(st), older[st]
+        old = v and rels and stack_schemas._key(v) < stack_schemas._key(rels[0])
+        if old and name in (known.get("names") or ()):
+            return (
+                f"the checkout pins {st} {v}, older than packlint's snapshots, and {st} {known.get('from')} to "
+                f"{known.get('to')} have a field {name}"
+            )
+    return None
+
+
 def field_premise(schema: Any, spec: Any, script: str | None) -> tuple[str, str] | str | None:
     """What a verdict on a flag's value rests on when its definition (type, nargs, choices) came from a stack
     snapshot: None where the checkout pins a release packlint has (or the field is the code's own); an assumption
