@@ -65,13 +65,12 @@ def _library_of(ctx: EvalContext, facts: Any, name: str) -> str | None:
     import), or any, where a README beside the script or the program tells users to `export NAME=` (intel/
     neural-compressor's 3dunet example: nnunet's RESULTS_FOLDER). packlint reads none of them."""
     import os
-    import sys
 
-    outside = [t for m in facts.unresolved_imports if (t := m.split(".", 1)[0]) not in sys.stdlib_module_names]
+    outside, squeezed = _outside_imports(ctx, facts)
     if not outside:
         return None
     head = re.sub(r"[^a-z0-9]", "", name.split("_", 1)[0].lower())
-    lib = next((m for m in outside if head and re.sub(r"[^a-z0-9]", "", m.lower()) == head), None)
+    lib = squeezed.get(head) if head else None
     if lib is not None:
         return f"the code imports {lib}, a package packlint did not read whose name the variable's starts with"
     script, program = ctx.model.get("script"), facts.resolution.file
@@ -85,6 +84,22 @@ def _library_of(ctx: EvalContext, facts: Any, name: str) -> str | None:
                     f"packages packlint did not read ({', '.join(sorted(set(outside))[:3])})"
                 )
     return None
+
+
+def _outside_imports(ctx: EvalContext, facts: Any) -> tuple[list[str], dict[str, str]]:
+    """The top-level packages outside the standard library the code imports and packlint did not read, and each by
+    its name squeezed to [a-z0-9] (the first): once per launch, not once per variable asked about."""
+    import sys
+
+    key = ("outside_imports", id(facts))
+    found = ctx.memo.get(key)
+    if found is None:
+        outside = [t for m in facts.unresolved_imports if (t := m.split(".", 1)[0]) not in sys.stdlib_module_names]
+        squeezed: dict[str, str] = {}
+        for m in outside:
+            squeezed.setdefault(re.sub(r"[^a-z0-9]", "", m.lower()), m)
+        found = ctx.memo[key] = (outside, squeezed)
+    return found
 
 
 def _code_roots(facts: Any) -> list[str]:
