@@ -346,7 +346,9 @@ def test_a_pipeline_module_splits_the_world_before_deepspeeds_data_parallel_size
         "engine, _, _, _ = deepspeed.initialize(args=args, model=model, model_parameters=model.parameters())\n"
     )
     pipe = "model = PipelineModule(layers=[nn.Linear(8, 8)], num_stages=2, loss_fn=nn.CrossEntropyLoss())\n"
-    cfg = '{\n  "train_batch_size": 16,\n  "train_micro_batch_size_per_gpu": 4,\n  "gradient_accumulation_steps": 4\n}\n'
+    cfg = (
+        '{\n  "train_batch_size": 16,\n  "train_micro_batch_size_per_gpu": 4,\n  "gradient_accumulation_steps": 4\n}\n'
+    )
     launch = "deepspeed --num_gpus=2 {prog} --deepspeed_config ds_config.json\n"
     root = write_tree(
         tmp_path,
@@ -361,3 +363,33 @@ def test_a_pipeline_module_splits_the_world_before_deepspeeds_data_parallel_size
     assert _pk(check_findings(capsys, root), "PK610") == []
     (root / "run.sh").write_text(launch.format(prog="plain.py"))  # (no split: 16 != 4 x 4 x 2)
     assert _pk(check_findings(capsys, root), "PK610") == [("ds_config.json", 2, "error")]
+
+
+def test_a_pipeline_modules_stage_count_from_an_option_divides_each_hosts_processes(tmp_path: Path, capsys) -> None:
+    """DeepSpeedExamples' pipeline_parallelism (the recall case): `num_stages=args.pipeline_parallel_size`, the
+    launch gives `-p 2`: 6 processes per host are 3·k replicas, and 256 = 8 x accumulation x 3·k for no k."""
+    program = (
+        "import argparse\nimport deepspeed\nimport torch\nfrom deepspeed.pipe import PipelineModule\n\n"
+        "parser = argparse.ArgumentParser()\nparser.add_argument('--local_rank', type=int, default=-1)\n"
+        "parser.add_argument('-p', '--pipeline-parallel-size', type=int, default=2)\n"
+        "parser.add_argument('--steps', type=int, default=100)\n"
+        "parser = deepspeed.add_config_arguments(parser)\nargs = parser.parse_args()\n"
+        "net = PipelineModule(layers=[torch.nn.Linear(8, 8)],\n"
+        "    loss_fn=torch.nn.CrossEntropyLoss(),\n"
+        "    num_stages=args.pipeline_parallel_size,\n"
+        "    partition_method='parameters')\n"
+        "engine, _, _, _ = deepspeed.initialize(args=args, model=net, model_parameters=net.parameters())\n"
+    )
+    root = write_tree(
+        tmp_path,
+        {
+            ".git/HEAD": "ref: refs/heads/main\n",
+            "train.py": program,
+            "ds_config.json": '{\n  "train_batch_size" : 256,\n  "train_micro_batch_size_per_gpu" : 8\n}\n',
+            "run.sh": "deepspeed --num_gpus 6 train.py --deepspeed_config=ds_config.json -p 2 --steps=200\n",
+        },
+    )
+    found = [f for f in check_findings(capsys, root) if f["code"] == "PK610"]
+    assert [f["severity"] for f in found] == ["error"] and "3·k" in found[0]["message"]
+    (root / "run.sh").write_text("deepspeed --num_gpus 8 train.py --deepspeed_config=ds_config.json -p 2\n")
+    assert [f for f in check_findings(capsys, root) if f["code"] == "PK610"] == []  # (4·k: k = 8 adds up)

@@ -133,13 +133,22 @@ def _model_parallel(ctx: EvalContext) -> int | Unk:
     return product
 
 
-def _data_parallel(ctx: EvalContext, world: int | Unk) -> int | Unk:
+def _split(ctx: EvalContext) -> int | Unk:
+    """The model split DeepSpeed divides the world by: the launch's TP x PP x CP flags, else the split the launched
+    code makes (a PipelineModule's stages, _code_topology)."""
     product = _model_parallel(ctx)
+    if isinstance(product, Unk) or product > 1:
+        return product
+    split = _code_topology(ctx)
+    if isinstance(split, str):
+        return Unk(split, "unknown")
+    return split if split is not None else product
+
+
+def _data_parallel(ctx: EvalContext, world: int | Unk) -> int | Unk:
+    product = _split(ctx)
     if isinstance(product, Unk):
         return product
-    split = _code_topology(ctx) if product <= 1 else None
-    if split is not None:
-        return Unk(split, "unknown")
     if product <= 1 or isinstance(world, Unk):
         return world
     if world % product:
@@ -148,12 +157,15 @@ def _data_parallel(ctx: EvalContext, world: int | Unk) -> int | Unk:
 
 
 _TOPOLOGY = re.compile(r"\bPipelineModule\s*\(|\bPipeModelDataParallelTopology\s*\(|\bmpu\s*=\s*(?!None\b)\w")
+_STAGES = re.compile(r"\bnum_stages\s*=\s*(?:(\d+)|\w+\.(\w+))\s*[,)]")
 
 
-def _code_topology(ctx: EvalContext) -> str | None:
-    """Where the launched code gives DeepSpeed a model split the launch's flags do not show (a PipelineModule, whose
-    stages divide the world before the data-parallel size; an `mpu=`), or None. Gezy777/distributed_train:
-    `PipelineModule(..., num_stages=2)` on 2 GPUs is one data-parallel replica, and 4 x 4 x 1 == 16 holds."""
+def _code_topology(ctx: EvalContext) -> int | str | None:
+    """The model split the launched code gives DeepSpeed where the launch's flags show none: a PipelineModule's
+    `num_stages` (a number, or an option of the program's parser: DeepSpeedExamples' `num_stages=
+    args.pipeline_parallel_size` with `-p 2`), which divides the world before the data-parallel size; why it is not
+    known (a topology or an `mpu=` packlint does not read, a stage count it cannot tell: Gezy777/distributed_train's
+    2 stages on 2 GPUs are one data-parallel replica); None where the code gives no split."""
     import os
 
     from packlint.conditions.functions.codebase_common import _code, _script_text
@@ -164,13 +176,36 @@ def _code_topology(ctx: EvalContext) -> str | None:
     for file in dict.fromkeys(f for f in [facts.resolution.file, *facts.files][:64] if isinstance(f, str)):
         text = _script_text(file)
         m = _TOPOLOGY.search(text)
-        if m is not None:
-            line = text.count("\n", 0, m.start()) + 1
-            return (
-                f"the code splits the model for DeepSpeed ({os.path.basename(file)}:{line}: `{m.group(0).strip()}`): "
-                "its data-parallel size is the world divided by that split"
-            )
+        if m is None:
+            continue
+        if m.group(0).startswith("PipelineModule"):
+            stages = _STAGES.search(text, m.end(), m.end() + 2000)
+            n = _stage_count(ctx, stages) if stages is not None else None
+            if n is not None:
+                return n
+        line = text.count("\n", 0, m.start()) + 1
+        return (
+            f"the code splits the model for DeepSpeed ({os.path.basename(file)}:{line}: `{m.group(0).strip()}`): "
+            "its data-parallel size is the world divided by that split"
+        )
     return None
+
+
+def _stage_count(ctx: EvalContext, stages: re.Match[str]) -> int | None:
+    """A PipelineModule's `num_stages`: the number written, or the value of the parser option it is read from (the
+    launch's last one, else the option's default)."""
+    from packlint.conditions.functions.codebase_common import _schema_view
+
+    if stages.group(1):
+        return int(stages.group(1)) or None
+    schema = _schema_view(ctx)[0]
+    spec = next((s for s in schema.specs() if s.dest == stages.group(2)), None) if schema is not None else None
+    if spec is None:
+        return None
+    flags = ctx.variant.get("flags") or {}
+    occs = [o for opt in spec.options for o in flags.get(opt) or ()]
+    value = occs[-1].get("value") if occs and isinstance(occs[-1], dict) else spec.default
+    return int(value) if isinstance(value, str) and value.isdigit() and int(value) > 0 else None
 
 
 MAX_HOSTS = 4096  # members 8·k tried for k up to here (a larger k leaves every batch number below 1)
@@ -268,8 +303,12 @@ def _compute_batch(ctx: EvalContext) -> dict[str, int | Unk] | Unk:
         vals[part] = v
     t, m, g = vals["train"], vals["micro"], vals["accum"]
     multiple = _world_multiple(ctx) if isinstance(dp, Unk) and dp is world and sp is None else None
-    if multiple is not None and _model_parallel(ctx) != 1:
+    split = _split(ctx) if multiple is not None else 1
+    if multiple is not None and split != 1 and (_model_parallel(ctx) != 1 or multiple % split):  # type: ignore[operator]
         return Unk("the world size is unknown and the model is split over several GPUs", "unknown")
+    if multiple is not None and split != 1:  # (a PipelineModule's stages within each host's processes)
+        got_split = _batch_over_multiples(t, m, g, multiple // split)  # type: ignore[operator]
+        return got_split if isinstance(got_split, Unk) else {**got_split, "dp_split": split}
     # micro and accumulation filled from TrainingArguments are numbers like any other; an `auto`
     # train_batch_size is world x both, which adds up for every world
     if multiple is not None and raw["train"] != "auto":
@@ -313,7 +352,7 @@ def _f_deepspeed_dp_text(ctx: EvalContext, node: Builtin, a: list[Any]) -> Any:
     dp, product = b["dp"], b["micro"] * b["accum"]  # type: ignore[operator]
     multiple = b.get("dp_multiple")
     if multiple is None:
-        split = _model_parallel(ctx)
+        split = _split(ctx)
         if isinstance(split, int) and split > 1:
             return f"{dp} ({dp * split} processes / TP x PP x CP {split}) = {product * dp}"  # type: ignore[operator]
         return f"{dp} = {product * dp}"  # type: ignore[operator]
@@ -322,8 +361,14 @@ def _f_deepspeed_dp_text(ctx: EvalContext, node: Builtin, a: list[Any]) -> Any:
             f"unknown here (the number of hosts and of GPUs on each is not named), and no data-parallel size "
             f"makes {b['micro']} x {b['accum']} x DP equal {b['train']}"
         )
+    staged = b.get("dp_split")
+    per_host = (
+        f"{multiple * staged} processes on each of k hosts, over {staged} pipeline stages"  # type: ignore[operator]
+        if staged
+        else f"{multiple} processes on each of k hosts"
+    )
     return (
-        f"{multiple}·k (no hostfile is named: {multiple} processes on each of k hosts), and no k makes "
+        f"{multiple}·k (no hostfile is named: {per_host}), and no k makes "
         f"{b['micro']} x {b['accum']} x {multiple}·k equal {b['train']}"
     )
 
