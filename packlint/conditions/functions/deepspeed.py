@@ -354,7 +354,8 @@ def _f_deepspeed_dp_text(ctx: EvalContext, node: Builtin, a: list[Any]) -> Any:
     if multiple is None:
         split = _split(ctx)
         if isinstance(split, int) and split > 1:
-            return f"{dp} ({dp * split} processes / TP x PP x CP {split}) = {product * dp}"  # type: ignore[operator]
+            what = "TP x PP x CP" if _model_parallel(ctx) != 1 else "the PipelineModule's stages"
+            return f"{dp} ({dp * split} processes / {what} {split}) = {product * dp}"  # type: ignore[operator]
         return f"{dp} = {product * dp}"  # type: ignore[operator]
     if multiple == 1:
         return (
