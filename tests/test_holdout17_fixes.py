@@ -393,3 +393,33 @@ def test_a_pipeline_modules_stage_count_from_an_option_divides_each_hosts_proces
     assert [f["severity"] for f in found] == ["error"] and "3·k" in found[0]["message"]
     (root / "run.sh").write_text("deepspeed --num_gpus 8 train.py --deepspeed_config=ds_config.json -p 2\n")
     assert [f for f in check_findings(capsys, root) if f["code"] == "PK610"] == []  # (4·k: k = 8 adds up)
+
+
+def test_verls_patch_releases_are_snapshots_too(tmp_path: Path, capsys) -> None:
+    """minhphucng30-UND/pretrain_sharpen (no verl in the checkout, none pinned) sets `algorithm.rollout_is*`, keys of
+    verl 0.6.0 only (0.6.1 moved them under algorithm.rollout_correction): the snapshots, one per minor release,
+    had 0.6.1 and not 0.6.0 (15 false warnings). Every release is a snapshot now; a pin between two of them (a
+    pre-release) is judged by both and names that assumption, as the dataclass stacks do."""
+    launch = (
+        "python3 -m verl.trainer.main_ppo \\\n    algorithm.adv_estimator=grpo \\\n"
+        "    algorithm.rollout_is=true \\\n    algorithm.rollout_is_threshold=2.0 \\\n    {extra}"
+        "trainer.n_gpus_per_node=8\n"
+    )
+    cases = {"none": "", "exact": "verl==0.6.1\n", "pre": "verl==0.6.1rc1\n"}
+    got = {}
+    for name, pin in cases.items():
+        files = {
+            ".git/HEAD": "ref: refs/heads/main\n",
+            "run.sh": launch.format(extra="algorithm.rollout_iss=1 \\\n    "),
+        }
+        if pin:
+            files["requirements.txt"] = pin
+        findings = check_findings(capsys, write_tree(tmp_path / name, files))
+        got[name] = sorted((f["message"].split()[0], f["severity"]) for f in findings if f["code"] == "PK207")
+    assert got["none"] == [("algorithm.rollout_iss", "warning")]  # (0.6.0 has the two others)
+    assert got["exact"] == [
+        ("algorithm.rollout_is", "error"),
+        ("algorithm.rollout_is_threshold", "error"),
+        ("algorithm.rollout_iss", "error"),
+    ]
+    assert got["pre"] == [("algorithm.rollout_iss", "warning")]  # (0.6.0 or 0.6.1: the assumption named)

@@ -40,7 +40,11 @@ RELEASES: dict[str, list[str]] = {
     "transformers": ["4.41.2", "4.46.3", "4.50.3", "4.53.3", "4.57.6", "5.5.4", "5.15.1", "5.24.0"],
     "trl": ["0.8.6", "0.12.2", "0.15.2", "0.19.1", "0.20.0", "0.24.0", "0.29.1", "1.0.0", "1.16.0"],
     "llamafactory": ["0.8.3", "0.9.0", "0.9.1", "0.9.2", "0.9.3", "0.9.4", "0.9.5"],
-    "verl": ["0.1", "0.2.0.post2", "0.3.0.post1", "0.4.1", "0.5.0", "0.6.1", "0.7.1", "0.8.0", "0.9.1"],
+    # every release of verl, not the last of each minor: 0.6.0's algorithm.rollout_is* keys moved in 0.6.1
+    "verl": [
+        *("0.1", "0.2.0.post2", "0.3.0.post1", "0.4.0", "0.4.1", "0.5.0", "0.6.0", "0.6.1"),
+        *("0.7.0", "0.7.1", "0.8.0", "0.9.0", "0.9.1"),
+    ],
     # `trl sft|dpo|...` hands the keys its dataclasses lack to `accelerate launch` (trl/cli/commands/training.py)
     "accelerate": ["0.34.2", "1.10.1"],
     # OpenRLHF's argparse programs (openrlhf/cli/train_*.py), read by packlint's own static reader

@@ -31,6 +31,17 @@ _BOUND_METHODS = frozenset({"add_argument", "add_argument_group", "add_mutually_
 _PARSE_CALLS = ("parse_args", "parse_known_args", "parse_intermixed_args", "parse_known_intermixed_args")
 
 
+def _catches_exit(handler: ast.ExceptHandler) -> bool:
+    """An `except` clause that catches argparse's SystemExit: bare, SystemExit, BaseException, or a tuple with one."""
+    t = handler.type
+    names = t.elts if isinstance(t, ast.Tuple) else [t] if t is not None else []
+    return t is None or any(
+        (isinstance(n, ast.Name) and n.id in ("SystemExit", "BaseException"))
+        or (isinstance(n, ast.Attribute) and n.attr in ("SystemExit", "BaseException"))
+        for n in names
+    )
+
+
 class SchemaReader:
     def __init__(self, index) -> None:
         self.index = index
@@ -294,10 +305,13 @@ class SchemaReader:
         elif isinstance(stmt, ast.Try) or type(stmt).__name__ == "TryStar":
             r = self.exec_body(mod, stmt.body, env, conds, depth)
             for h in stmt.handlers:
-                # (a handler runs only when the try body raises: lisun-ai/HLM parses a JSON config first and falls
-                # back to parse_args_into_dataclasses in `except`; the argparse parser before it judges the flags)
-                raised = f"when the try at line {stmt.lineno} raises"
-                r = r or self.exec_body(mod, h.body, env, conds + [raised], depth)
+                # (a handler runs only when the try body raises: lisun-ai/HLM's pretrain.py parses a JSON config first
+                # and falls back to parse_args_into_dataclasses in `except Exception`; the argparse parser before it
+                # judges the flags. A handler that catches SystemExit (bare `except:`, SystemExit, BaseException)
+                # also runs when that parser rejects the command line: its parse is as sure as the first, HLM's
+                # finetune_glue.py)
+                raised = [] if _catches_exit(h) else [f"when the try at line {stmt.lineno} raises"]
+                r = r or self.exec_body(mod, h.body, env, conds + raised, depth)
             r = r or self.exec_body(mod, stmt.orelse, env, conds, depth)
             r2 = self.exec_body(mod, stmt.finalbody, env, conds, depth)
             return r or r2

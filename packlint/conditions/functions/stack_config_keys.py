@@ -515,6 +515,7 @@ def _verl(ctx: EvalContext, cfg: Any) -> dict[str, str]:
     if keys is None:
         return {}
     present, what = keys
+    pinned_between = _verl_between(ctx) if not what.startswith("verl's") else None
     if what.startswith("verl's") and _absent_verl_source(ctx, flags):
         return {}  # the job runs a copy of verl's source the checkout lacks, not a release
     tops = {k.split(".", 1)[0] for k in present}
@@ -536,11 +537,22 @@ def _verl(ctx: EvalContext, cfg: Any) -> dict[str, str]:
         mean = f" (did you mean {close[0]}?)" if close else ""
         if what.startswith("verl's") and " in any release " in what:
             ctx.memo.setdefault("stack_key_sources", {})[flag] = "snapshot"
+        elif pinned_between is not None:  # (a pinned release packlint has no snapshot of: the two around it judge)
+            ctx.memo.setdefault("stack_key_sources", {})[flag] = "snapshot"
+            ctx.memo.setdefault("stack_key_assumption", {})[flag] = pinned_between
         out[flag] = (
             f"{flag} is not a key of {what}{mean}: Hydra stops with 'Could not override '{flag}'' (the key is not "
             "in the struct config) as the job starts; `+key=value` adds a new key"
         )
     return out
+
+
+def _verl_between(ctx: EvalContext) -> str | None:
+    """The assumption a verl pin between two snapshot releases is judged under (as the dataclass stacks name it)."""
+    from packlint.codebase import stack_schemas
+
+    v = _known_versions(ctx, ("verl",)).get("verl", {}).get("value")
+    return stack_schemas.between_assumption("verl", v) if v and stack_schemas.between("verl", v) else None
 
 
 _VERL_SOURCE = LazyRegex(r"(?:^|/)verl/(?:utils|trainer|workers|models|single_controller|third_party|experimental)/")
