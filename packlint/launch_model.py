@@ -110,6 +110,9 @@ def mark_passed(flags: dict[str, list[FlagOccurrence]], passed: tuple[str, ...])
             left.pop(match)
 
 
+_SHORT_EQUALS = re.compile(r"-[A-Za-z][\w-]*=")
+
+
 def _equals_occurrence(a: Known) -> FlagOccurrence:
     """`--name=value`: the value at its own location when the word is written literally (`--mbs=2`), resting on
     what the word's text after `=` rests on (evidence.part_origin)."""
@@ -165,7 +168,7 @@ def parse_program_flags(args: list[Value]) -> tuple[dict[str, list[FlagOccurrenc
         if isinstance(a, Known):
             t = a.text
             if t.startswith("-") and len(t) > 1 and not _NUMBER.match(t):
-                if t.startswith("--") and "=" in t:
+                if "=" in t and (t.startswith("--") or _SHORT_EQUALS.match(t)):  # (`-v=IGV`: argparse splits it too)
                     occ = _equals_occurrence(a)
                     flags.setdefault(occ.name, []).append(occ)
                     current = None

@@ -423,3 +423,74 @@ def test_verls_patch_releases_are_snapshots_too(tmp_path: Path, capsys) -> None:
         ("algorithm.rollout_iss", "error"),
     ]
     assert got["pre"] == [("algorithm.rollout_iss", "warning")]  # (0.6.0 or 0.6.1: the assumption named)
+
+
+def test_a_megatron_program_a_fork_does_not_hold_at_that_path_is_not_upstreams(tmp_path: Path, capsys) -> None:
+    """jgcb00/Megatron-LM's examples launch `../../Megatron-LM/pretrain_gpt.py` (a layout of their author's); the
+    checkout is a Megatron of its own, whose parser takes `--tokenizer-type HuggingFacePretrainedTokenizer`:
+    upstream's snapshot judged it (PK202 and PK201 warnings). A checkout without Megatron code of its own still
+    draws upstream's verdict under the assumption."""
+    launch = (
+        "torchrun --nproc_per_node 8 ../../Megatron-LM/pretrain_gpt.py --num-layers 2 --hidden-size 64 "
+        "--num-attention-heads 4 --seq-length 128 --max-position-embeddings 128 --micro-batch-size 1 "
+        "--train-iters 10 --lr 1e-4 --tokenizer-type HuggingFacePretrainedTokenizer\n"
+    )
+    arguments = "import argparse\n\n\ndef parse_args():\n    return argparse.ArgumentParser().parse_args()\n"
+    fork = write_tree(
+        tmp_path / "fork",
+        {".git/HEAD": "x\n", "megatron/training/arguments.py": arguments, "examples/gpt3/train.sh": launch},
+    )
+    assert [f for f in check_findings(capsys, fork) if f["code"] in ("PK201", "PK202")] == []
+    user = write_tree(tmp_path / "user", {".git/HEAD": "x\n", "examples/gpt3/train.sh": launch})
+    assert _pk(check_findings(capsys, user), "PK202") == [("train.sh", 1, "warning")]
+
+
+def test_an_option_an_open_parser_may_take_for_a_dest_is_not_its_default(tmp_path: Path, capsys) -> None:
+    """TransMLA's benchmark_throughput.py parses with vLLM's FlexibleArgumentParser (a class packlint does not read,
+    which takes `--input_len` for `--input-len`); its validate_args raises when input_len is None. PK330 built the
+    namespace without the launch's `--input_len` (an error); PK201 already left the word alone."""
+    program = (
+        "import argparse\nfrom vllm.utils import FlexibleArgumentParser\n\n\ndef validate_args(args):\n"
+        "    if args.input_len is None:\n        raise ValueError('input_len must be provided')\n\n\n"
+        "if __name__ == '__main__':\n    parser = FlexibleArgumentParser(description='bench')\n"
+        "    parser.add_argument('--input-len', type=int, default=None)\n"
+        "    parser.add_argument('--output-len', type=int, default=None)\n"
+        "    args = parser.parse_args()\n    validate_args(args)\n"
+    )
+    root = write_tree(
+        tmp_path,
+        {
+            ".git/HEAD": "x\n",
+            "requirements.txt": "vllm==0.8.4\n",
+            "prog.py": program,
+            "run.sh": "python prog.py --input_len 1024 --output-len 1024\n",
+            "none.sh": "python prog.py --output-len 1024\n",
+        },
+    )
+    assert _pk(check_findings(capsys, root), "PK330") == [("none.sh", 1, "error")]
+
+
+def test_a_one_dash_option_takes_its_value_after_an_equals_sign_or_attached(tmp_path: Path, capsys) -> None:
+    """11777-MMML/11777-videoQA's IGV/train.sh runs `python run.py -v='IGV'`: argparse splits `-v=IGV` as it
+    splits `--x=v` (and takes `-vIGV` as `-v IGV`). PK202 said -v=IGV needs a value; the seeded attached form drew
+    PK201 and PK209. A one-dash option that is not defined is still unknown."""
+    program = (
+        "import argparse\nparser = argparse.ArgumentParser()\n"
+        "parser.add_argument('-v', type=str, required=True)\nparser.add_argument('-bs', type=int, default=256)\n"
+        "args = parser.parse_args()\n"
+    )
+    root = write_tree(
+        tmp_path,
+        {
+            ".git/HEAD": "x\n",
+            "run.py": program,
+            "a.sh": "python run.py -v='IGV'\n",
+            "b.sh": "python run.py -v=IGV -bs=8\n",
+            "c.sh": "python run.py -vIGV\n",
+            "d.sh": "python run.py -v IGV -bs=eight\n",
+            "e.sh": "python run.py -v=IGV -q=1\n",
+        },
+    )
+    findings = check_findings(capsys, root)
+    got = sorted((f["path"].rsplit("/", 1)[-1], f["code"]) for f in findings if f["severity"] in ("error", "warning"))
+    assert got == [("d.sh", "PK202"), ("e.sh", "PK201")]

@@ -170,6 +170,11 @@ class FlagSchema:
         `allow_abbrev` (a unique prefix only, as argparse)."""
         name = option.split("=", 1)[0]
         spec = self.flags.get(name)
+        # `-vIGV`: a one-letter option with its value attached (argparse's _get_option_tuples), unless a longer
+        # single-dash option starts with the whole word
+        attached = spec is None and len(name) > 2 and name[1] != "-" and name[:2] in self.flags
+        if attached and not any(k.startswith(name) for k in self.flags if k[1:2] != "-"):
+            return self.flags[name[:2]]
         if spec is not None or not self.allow_abbrev or not name.startswith("--"):
             return spec
         hits = {id(s): s for k, s in self.flags.items() if k.startswith(name)}

@@ -278,6 +278,9 @@ def fork_evidence(program: str | None, script: str | None) -> str | None:
     return why
 
 
+_OWN_ARGUMENTS = ("megatron/training/arguments.py", "megatron/arguments.py")
+
+
 def _fork_evidence(program: str, script: str | None) -> str | None:
     import os
 
@@ -294,6 +297,12 @@ def _fork_evidence(program: str, script: str | None) -> str | None:
         patch = megatron_patch(root)
         if patch is not None:
             return patch
+        own = next((r for r in _OWN_ARGUMENTS if os.path.isfile(os.path.join(root, r))), None)
+        if own is not None:
+            # jgcb00/Megatron-LM's examples launch `../../Megatron-LM/pretrain_gpt.py` from a layout of their author's:
+            # the checkout is a Megatron of its own (its parser takes HuggingFacePretrainedTokenizer), so a Megatron
+            # program it does not hold at that path is not upstream's
+            return f"the script's checkout holds Megatron code of its own ({own})"
     dirs = [p for p in program.replace("\\", "/").split("/")[:-1] if p not in ("", ".", "..")]
     for k, part in enumerate(reversed(dirs)):
         if k == 0 and part.lower() == "megatron" and len(dirs) > 1:

@@ -76,6 +76,8 @@ def _flag_problem(spec: Any, occ: FlagEntryJSON, name: str, files: tuple[str, ..
     words = _value_words(occ)
     if "unknown" in occ:
         return None
+    if name not in spec.options and name[1:2] != "-" and name[:2] in spec.options:
+        return None  # `-vIGV`: the value is attached (FlagSchema.lookup); what follows is not judged here
     if not spec.takes_value:
         if words is None:
             return None

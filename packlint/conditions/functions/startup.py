@@ -144,11 +144,14 @@ def launch_attrs(ctx: EvalContext, schema: Any) -> dict[str, Any]:
     from packlint.codebase.startup_checks import unknown
 
     given: dict[str, list[Any]] = {}
+    stray: dict[str, str] = {}  # dest -> an option the parser does not define that may set it (an open parser)
     for opt, occs in ctx.variant.get("flags", {}).items():
         if not opt.startswith("-"):
             continue
         spec = schema.lookup(opt)
         if spec is None:
+            if not schema.closed:  # (vLLM's FlexibleArgumentParser takes `--input_len` for `--input-len`)
+                stray.setdefault(opt.lstrip("-").split("=", 1)[0].replace("-", "_"), opt)
             continue
         for i, occ in enumerate(occs):
             if occ is None:  # (a model not of the declared shape)
@@ -172,6 +175,8 @@ def launch_attrs(ctx: EvalContext, schema: Any) -> dict[str, Any]:
             attrs[dest] = _given_value(kept)
         elif hidden is not None:
             attrs[dest] = unknown(f"{spec.options[0]} may be given by {hidden}")
+        elif dest in stray:
+            attrs[dest] = unknown(f"{stray[dest]}, an option the parser read does not define, may set {dest}")
         elif spec.condition:
             attrs[dest] = unknown(f"{spec.options[0]} is defined {spec.condition}")
         else:
