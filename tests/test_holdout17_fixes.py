@@ -39,11 +39,13 @@ def test_what_a_command_line_lacks_rests_on_its_placeholder_redirection(tmp_path
     findings = check_findings(capsys, root)
     assert _pk(findings, "PK209") == [
         ("export_gt.sh", 1, "info"),  # (bash passes --data_path endovis: --split is lost, if the file exists)
-        ("export_gt_bad.sh", 1, "info"),
+        ("export_gt_bad.sh", 1, "error"),  # (--useage is written nowhere: missing whatever the machine holds)
         ("export_plain.sh", 1, "error"),  # (no placeholder: --useage is missing, from the checkout alone)
     ]
     premises = [f["premises"] for f in findings if f["code"] == "PK209" and f["severity"] == "info"]
     assert all(p and p[0]["kind"] == "machine" and "your_data_path" in p[0]["because"] for p in premises)
+    bad = next(f for f in findings if f["code"] == "PK209" and f["path"].endswith("export_gt_bad.sh"))
+    assert "--useage" in bad["message"] and "--split" not in bad["message"] and not bad["premises"]
 
 
 _TRAIN = "import argparse\np = argparse.ArgumentParser()\np.add_argument('--lr')\np.parse_args()\n"
@@ -494,3 +496,29 @@ def test_a_one_dash_option_takes_its_value_after_an_equals_sign_or_attached(tmp_
     findings = check_findings(capsys, root)
     got = sorted((f["path"].rsplit("/", 1)[-1], f["code"]) for f in findings if f["severity"] in ("error", "warning"))
     assert got == [("d.sh", "PK202"), ("e.sh", "PK201")]
+
+
+def test_a_pipeline_module_subclass_with_a_stage_count_of_the_world_leaves_dp_unknown(tmp_path: Path, capsys) -> None:
+    """Gezy777/distributed_train as it is: `class MyCustomPipelineModule(PipelineModule)` made with
+    `num_stages=dist.get_world_size()`: the stage count is the machine's, so DeepSpeed's data-parallel size is not
+    known (a false PK610 error on the released 0.3.9)."""
+    program = (
+        "import argparse\nimport deepspeed\nimport torch.distributed as dist\nimport torch.nn as nn\n"
+        "from deepspeed.pipe import PipelineModule\n\n\nclass MyCustomPipelineModule(PipelineModule):\n"
+        "    def _partition_layers(self, method='uniform'):\n        num_stages = self._topo.get_dim('pipe')\n\n\n"
+        "parser = argparse.ArgumentParser()\nparser.add_argument('--local_rank', type=int, default=-1)\n"
+        "parser = deepspeed.add_config_arguments(parser)\nargs = parser.parse_args()\n"
+        "model = MyCustomPipelineModule(\n    layers=[nn.Linear(8, 8)],\n    num_stages=dist.get_world_size(),\n)\n"
+        "engine, _, _, _ = deepspeed.initialize(args=args, model=model, model_parameters=model.parameters())\n"
+    )
+    cfg = '{\n  "train_batch_size": 1024,\n  "train_micro_batch_size_per_gpu": 128,\n  "gradient_accumulation_steps": 8\n}\n'
+    root = write_tree(
+        tmp_path,
+        {
+            ".git/HEAD": "x\n",
+            "pipeline_train.py": program,
+            "ds_config.json": cfg,
+            "run_pipeline.sh": "deepspeed --num_gpus=2 pipeline_train.py --deepspeed_config ds_config.json\n",
+        },
+    )
+    assert _pk(check_findings(capsys, root), "PK610") == []

@@ -156,7 +156,8 @@ def _data_parallel(ctx: EvalContext, world: int | Unk) -> int | Unk:
     return world // product
 
 
-_TOPOLOGY = re.compile(r"\bPipelineModule\s*\(|\bPipeModelDataParallelTopology\s*\(|\bmpu\s*=\s*(?!None\b)\w")
+# (a subclass counts: Gezy777/distributed_train's `class MyCustomPipelineModule(PipelineModule)`)
+_TOPOLOGY = re.compile(r"\w*PipelineModule\s*\(|\bPipeModelDataParallelTopology\s*\(|\bmpu\s*=\s*(?!None\b)\w")
 _STAGES = re.compile(r"\bnum_stages\s*=\s*(?:(\d+)|\w+\.(\w+))\s*[,)]")
 
 
@@ -178,8 +179,8 @@ def _code_topology(ctx: EvalContext) -> int | str | None:
         m = _TOPOLOGY.search(text)
         if m is None:
             continue
-        if m.group(0).startswith("PipelineModule"):
-            stages = _STAGES.search(text, m.end(), m.end() + 2000)
+        if "PipelineModule" in m.group(0):
+            stages = _STAGES.search(text)  # (the stage count given where the module is made)
             n = _stage_count(ctx, stages) if stages is not None else None
             if n is not None:
                 return n

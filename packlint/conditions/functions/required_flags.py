@@ -62,6 +62,15 @@ def _edited(facts: Any) -> str | None:
     return None
 
 
+def _command_text(ctx: EvalContext) -> str:
+    """The script lines the launch is written on."""
+    file, line, end = (ctx.launch.get(k) for k in ("file", "line", "end_line"))
+    if not isinstance(file, str) or not isinstance(line, int):
+        return ""
+    lines = _script_text(file).splitlines()
+    return "\n".join(lines[line - 1 : end if isinstance(end, int) else line])
+
+
 def _f_required_missing(ctx: EvalContext, node: Builtin, a: list[Any]) -> Any:
     """The required options the launch never gives, as argparse lists them ('--read_dir, -w/--write_dir'); ''
     when none."""
@@ -86,8 +95,19 @@ def _f_required_missing(ctx: EvalContext, node: Builtin, a: list[Any]) -> Any:
     edited = _edited(facts) if facts is not None and facts.known else "the program's code is not read"
     if edited is not None:
         return Unk(edited, "unknown")
-    # (a premise every given option rests on is the whole command line's: what it lacks rests on it too)
-    evidence.note(ctx, evidence.shared(e for entries in flags.values() if isinstance(entries, list) for e in entries))
+    # a premise every given option rests on is the whole command line's (`<your_data_path>`, which bash reads as
+    # redirections, takes the word after it): an option written in the command but lost rests on it too; one the
+    # command never writes is missing whatever the machine holds (EndoDAV's --useage)
+    shared = evidence.shared(e for entries in flags.values() if isinstance(entries, list) for e in entries)
+    if shared is not None:
+        text = _command_text(ctx)
+        never = [
+            s for s in missing if not any(re.search(rf"(?<![\w-]){re.escape(o)}(?![\w-])", text) for o in s.options)
+        ]
+        if never:
+            missing = never
+        else:
+            evidence.note(ctx, shared)
     vanished = ctx.variant.get("vanished") or []
     if vanished:
         names = ", ".join(f"${n}" for n in vanished[:3])
