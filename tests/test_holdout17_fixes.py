@@ -431,7 +431,8 @@ def test_a_megatron_program_a_fork_does_not_hold_at_that_path_is_not_upstreams(t
     """jgcb00/Megatron-LM's examples launch `../../Megatron-LM/pretrain_gpt.py` (a layout of their author's); the
     checkout is a Megatron of its own, whose parser takes `--tokenizer-type HuggingFacePretrainedTokenizer`:
     upstream's snapshot judged it (PK202 and PK201 warnings). A checkout without Megatron code of its own still
-    draws upstream's verdict under the assumption."""
+    draws upstream's verdict under the assumption, and so does one with Megatron code but no program of that name
+    (test_partial_knowledge)."""
     launch = (
         "torchrun --nproc_per_node 8 ../../Megatron-LM/pretrain_gpt.py --num-layers 2 --hidden-size 64 "
         "--num-attention-heads 4 --seq-length 128 --max-position-embeddings 128 --micro-batch-size 1 "
@@ -440,7 +441,12 @@ def test_a_megatron_program_a_fork_does_not_hold_at_that_path_is_not_upstreams(t
     arguments = "import argparse\n\n\ndef parse_args():\n    return argparse.ArgumentParser().parse_args()\n"
     fork = write_tree(
         tmp_path / "fork",
-        {".git/HEAD": "x\n", "megatron/training/arguments.py": arguments, "examples/gpt3/train.sh": launch},
+        {
+            ".git/HEAD": "x\n",
+            "megatron/training/arguments.py": arguments,
+            "pretrain_gpt.py": "from megatron.training import pretrain\n",
+            "examples/gpt3/train.sh": launch,
+        },
     )
     assert [f for f in check_findings(capsys, fork) if f["code"] in ("PK201", "PK202")] == []
     user = write_tree(tmp_path / "user", {".git/HEAD": "x\n", "examples/gpt3/train.sh": launch})

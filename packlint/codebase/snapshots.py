@@ -298,10 +298,10 @@ def _fork_evidence(program: str, script: str | None) -> str | None:
         if patch is not None:
             return patch
         own = next((r for r in _OWN_ARGUMENTS if os.path.isfile(os.path.join(root, r))), None)
-        if own is not None:
+        if own is not None and os.path.isfile(os.path.join(root, os.path.basename(program))):
             # jgcb00/Megatron-LM's examples launch `../../Megatron-LM/pretrain_gpt.py` from a layout of their author's:
-            # the checkout is a Megatron of its own (its parser takes HuggingFacePretrainedTokenizer), so a Megatron
-            # program it does not hold at that path is not upstream's
+            # the checkout is a Megatron of its own (its parser takes HuggingFacePretrainedTokenizer) with its own
+            # pretrain_gpt.py, so the program named at a path it does not hold is its own, not upstream's
             return f"the script's checkout holds Megatron code of its own ({own})"
     dirs = [p for p in program.replace("\\", "/").split("/")[:-1] if p not in ("", ".", "..")]
     for k, part in enumerate(reversed(dirs)):
