@@ -528,3 +528,50 @@ def test_a_pipeline_module_subclass_with_a_stage_count_of_the_world_leaves_dp_un
         },
     )
     assert _pk(check_findings(capsys, root), "PK610") == []
+
+
+def test_a_fallback_parser_in_a_handler_that_catches_the_exit_takes_its_options(tmp_path: Path, capsys) -> None:
+    """lisun-ai/HLM's finetune_glue.py shape: `try: args = p1.parse_args()` / `except: args = p2.parse_args()` (a bare
+    except catches argparse's SystemExit): an option the second parser takes parses (it was a false PK201 on the first
+    parser alone); an option neither takes still exits; `except Exception` lets the exit through."""
+    program = (
+        "import argparse\n\n\ndef main():\n    p1 = argparse.ArgumentParser()\n"
+        "    p1.add_argument('--config_json', type=str)\n    p2 = argparse.ArgumentParser()\n"
+        "    p2.add_argument('--task_name', type=str)\n    try:\n        args = p1.parse_args()\n"
+        "    except{catch}:\n        args = p2.parse_args()\n\n\nmain()\n"
+    )
+    root = write_tree(
+        tmp_path,
+        {
+            ".git/HEAD": "x\n",
+            "bare.py": program.format(catch=""),
+            "exc.py": program.format(catch=" Exception"),
+            "run_plain.sh": "python bare.py --task_name mrpc\n",
+            "run_bogus.sh": "python bare.py --task_name mrpc --bogus 1\n",
+            "run_exc.sh": "python exc.py --task_name mrpc\n",
+        },
+    )
+    assert _pk(check_findings(capsys, root), "PK201") == [("run_bogus.sh", 1, "error"), ("run_exc.sh", 1, "error")]
+
+
+def test_a_verl_module_run_from_a_folder_of_the_machine_is_its_verl(tmp_path: Path, capsys) -> None:
+    """Shi-qingyu/videoreward-verl's scripts/ref/train_RL_singlenodes.sh: `cd /your_local_path_to/Video-o3/RL` then
+    `python3 -m verl.trainer.main_ppo ...` (the old project's launcher): `-m` imports that folder's verl first, so the
+    keys the checkout's vendored verl lacks depend on the machine (7 false errors). Run in the checkout, an error."""
+    launch = "python3 -m verl.trainer.main_ppo \\\n    data.train_files=x.parquet \\\n    data.mask_blank=True\n"
+    cfg = "data:\n  train_files: null\n  max_prompt_length: 512\ntrainer:\n  n_gpus_per_node: 8\n"
+    root = write_tree(
+        tmp_path,
+        {
+            ".git/HEAD": "x\n",
+            "verl/__init__.py": "",
+            "verl/version/version": "0.7.0.dev\n",
+            "verl/trainer/__init__.py": "",
+            "verl/trainer/main_ppo.py": "import hydra\n\n\n@hydra.main(config_path='config', config_name='ppo_trainer')\n"
+            "def main(config):\n    pass\n",
+            "verl/trainer/config/ppo_trainer.yaml": cfg,
+            "scripts/run_here.sh": launch,
+            "scripts/run_other.sh": "cd /your_local_path_to/Other-Project/RL\n" + launch,
+        },
+    )
+    assert _pk(check_findings(capsys, root), "PK207") == [("run_here.sh", 3, "error"), ("run_other.sh", 4, "info")]

@@ -27,8 +27,9 @@ from typing import Any
 # 14: choices the code changes after add_argument are open; 15: a value set on one branch or in a loop is either;
 # 17: a plain subclass of a dataclass re-annotating a field types it (HfArgumentParser's get_type_hints); 18: a parse
 # call on a parser packlint cannot resolve opens the schema; 19: a parse in an `except` handler is conditional, and a
-# parse of a file decides nothing about the command line
-CACHE_VERSION = 19
+# parse of a file decides nothing about the command line; 20: a parse in a handler that catches SystemExit adds its
+# parser's flags
+CACHE_VERSION = 20
 
 
 def cache_dir(explicit: str | None = None) -> str | None:

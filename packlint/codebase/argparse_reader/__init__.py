@@ -31,7 +31,7 @@ import ast
 import os
 import re
 
-from packlint.codebase.argparse_reader.interpreter import SchemaReader
+from packlint.codebase.argparse_reader.interpreter import FALLBACK, SchemaReader
 from packlint.codebase.model import FlagSchema
 
 
@@ -96,8 +96,14 @@ def read_schema(program_file: str, index) -> FlagSchema | None:
         for spec in main.flags.values():
             if spec.choices is not None:
                 spec.choices, spec.choices_note = None, f"the code changes an option's choices at {changed}"
+    flags = dict(main.flags)
+    for p in used:
+        if p is not main and p.strict and any(FALLBACK in conds for conds in _line_conds(p) + _line_conds(main)):
+            # `try: args = p1.parse_args()` / `except: args = p2.parse_args()` (a bare except catches argparse's exit):
+            # an option either parser takes may be the one that parses (lisun-ai/HLM's finetune_glue.py)
+            flags = {**dict(p.flags), **flags}
     return FlagSchema(
-        dict(main.flags),
+        flags,
         main.allow_abbrev,
         main.conflict_handler,
         not reasons,
@@ -137,7 +143,7 @@ def _surely_parses(p) -> bool:
     """Whether one of the parser's parse calls runs whatever the program's state: under no condition, or only
     under conditions on `sys.argv` (`if len(sys.argv) == 2 and sys.argv[1].endswith(".json")`: the launch's
     command line decides them, and packlint checks a command line with flags)."""
-    return any(all("sys.argv" in c for c in conds) for conds in _line_conds(p))
+    return any(all("sys.argv" in c or c == FALLBACK for c in conds) for conds in _line_conds(p))
 
 
 def _line_conds(p) -> list[tuple[str, ...]]:

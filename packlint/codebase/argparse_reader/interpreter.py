@@ -31,6 +31,11 @@ _BOUND_METHODS = frozenset({"add_argument", "add_argument_group", "add_mutually_
 _PARSE_CALLS = ("parse_args", "parse_known_args", "parse_intermixed_args", "parse_known_intermixed_args")
 
 
+# the condition of a parse in a handler that catches SystemExit: it runs when a parse before it rejects the command
+# line, so it is as sure as that one, and the command line fails only when both reject it (read_schema: their union)
+FALLBACK = "in a handler that catches SystemExit"
+
+
 def _catches_exit(handler: ast.ExceptHandler) -> bool:
     """An `except` clause that catches argparse's SystemExit: bare, SystemExit, BaseException, or a tuple with one."""
     t = handler.type
@@ -310,7 +315,7 @@ class SchemaReader:
                 # judges the flags. A handler that catches SystemExit (bare `except:`, SystemExit, BaseException)
                 # also runs when that parser rejects the command line: its parse is as sure as the first, HLM's
                 # finetune_glue.py)
-                raised = [] if _catches_exit(h) else [f"when the try at line {stmt.lineno} raises"]
+                raised = [FALLBACK if _catches_exit(h) else f"when the try at line {stmt.lineno} raises"]
                 r = r or self.exec_body(mod, h.body, env, conds + raised, depth)
             r = r or self.exec_body(mod, stmt.orelse, env, conds, depth)
             r2 = self.exec_body(mod, stmt.finalbody, env, conds, depth)

@@ -516,6 +516,7 @@ def _verl(ctx: EvalContext, cfg: Any) -> dict[str, str]:
         return {}
     present, what = keys
     pinned_between = _verl_between(ctx) if not what.startswith("verl's") else None
+    elsewhere = _runs_elsewhere(ctx) if what.startswith("verl's") and " config (" in what else None
     if what.startswith("verl's") and _absent_verl_source(ctx, flags):
         return {}  # the job runs a copy of verl's source the checkout lacks, not a release
     tops = {k.split(".", 1)[0] for k in present}
@@ -540,11 +541,25 @@ def _verl(ctx: EvalContext, cfg: Any) -> dict[str, str]:
         elif pinned_between is not None:  # (a pinned release packlint has no snapshot of: the two around it judge)
             ctx.memo.setdefault("stack_key_sources", {})[flag] = "snapshot"
             ctx.memo.setdefault("stack_key_assumption", {})[flag] = pinned_between
+        if elsewhere is not None:  # `-m verl...` run from a folder of the machine: its verl, not the checkout's
+            ctx.memo.setdefault("stack_key_machine", {})[flag] = elsewhere
         out[flag] = (
             f"{flag} is not a key of {what}{mean}: Hydra stops with 'Could not override '{flag}'' (the key is not "
             "in the struct config) as the job starts; `+key=value` adds a new key"
         )
     return out
+
+
+def _runs_elsewhere(ctx: EvalContext) -> str | None:
+    """Why a `python -m verl...` launch may import another verl than the checkout's: it runs in a folder outside the
+    checkout (`cd /your_local_path_to/Video-o3/RL`, Shi-qingyu/videoreward-verl's scripts/ref: another project's
+    verl), which comes first on `-m`'s import path; None where it runs in the checkout or where that is not said."""
+    from packlint.conditions.functions.stack_config_workdir import launch_workdir
+
+    workdir, premise = launch_workdir(ctx)
+    if workdir is not None or premise is None or "outside the checkout" not in premise:
+        return None
+    return premise.split(", taken to", 1)[0] + ", whose own verl `-m` imports first"
 
 
 def _verl_between(ctx: EvalContext) -> str | None:
@@ -713,6 +728,9 @@ def _f_stack_key_problem(ctx: EvalContext, node: Builtin, a: list[Any]) -> Any:
         if isinstance(premise, Unk):
             return premise
         evidence.note(ctx, premise)
+        machine = ctx.memo.get("stack_key_machine", {}).get(a[0])
+        if machine is not None:
+            evidence.note(ctx, (evidence.MACHINE, machine))
     return text if text is not None else Unk(f"{a[0]} is a key of the stack", "absent")
 
 
