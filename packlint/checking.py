@@ -403,9 +403,7 @@ def _run_cached(jobs: list[_Job], store, cli: CliSettings) -> list:
     for n, (i, outcome) in enumerate(zip(todo, fresh, strict=True)):
         outcomes[i] = outcome
         if isinstance(outcome, tuple) and not _JOB_TAINT.get(n, True):
-            reads = _JOB_READS[n]  # (added to in place: a copy of each script's thousands of rows cost a second)
-            reads |= _PLAN_READS.get(jobs[i].path, set())
-            keep.append((keys[i], outcome, reads))
+            keep.append((keys[i], outcome, _JOB_READS[n].__ior__(_PLAN_READS.get(jobs[i].path, set()))))  # (in place)
     _JOB_READS.clear()
     _PLAN_READS.clear()
     store.report(len(jobs) - len(todo), len(todo), store.save(keep))
