@@ -276,13 +276,18 @@ def _not_found(record: dict[str, Any], how: str, path_text: str, word: Any, dirs
     incomplete.append(f"the config file {path_text} was not found")
 
 
-def _unset_part(word: Any) -> str | None:
-    """The name of a variable the script never sets that a part of the word comes from (None: no such part)."""
+def _name_unknown(word: Any) -> str | None:
+    """Why the config file's name is not known, or None. A part from a variable the script never sets (`--config
+    configs/${config}.yml` with config set only in a comment, voletiv/mcvd-pytorch) gives bash `configs/.yml` here
+    and the caller's environment anything: the file named is not known."""
     from packlint.evidence import marks
 
+    if word is None or isinstance(word, Unknown):
+        return word.reason if isinstance(word, Unknown) else "not given"
     origin = getattr(word, "origin", None) or ""
     parts = [o for _a, _b, o in marks(origin)] or [origin]
-    return next((o[len("unset:") :] for o in parts if o.startswith("unset:")), None)
+    unset = next((o[len("unset:") :] for o in parts if o.startswith("unset:")), None)
+    return f"built from ${unset}, which the script never sets" if unset is not None else None
 
 
 def _read_into(
@@ -291,20 +296,12 @@ def _read_into(
     from packlint.configs.files import format_of
 
     named = _span_loc(getattr(word, "span", None) or (occ.span if occ is not None else None))
-    if word is None or isinstance(word, Unknown):
-        reason = word.reason if isinstance(word, Unknown) else "not given"
+    reason = _name_unknown(word)
+    if reason is not None:
         cfg["files"].append({"role": role, "unknown": f"the config file's name is {reason}", "named_at": named or None})
         incomplete.append(f"the {role} config file's name is {reason}")
         return
     path_text = word.text
-    unset = _unset_part(word)
-    if unset is not None:
-        # `--config configs/${config}.yml` with config set only in a comment (voletiv/mcvd-pytorch): bash gives
-        # configs/.yml here, the caller's environment may give anything: the file named is not known
-        reason = f"built from ${unset}, which the script never sets"
-        cfg["files"].append({"role": role, "unknown": f"the config file's name is {reason}", "named_at": named or None})
-        incomplete.append(f"the {role} config file's name is {reason}")
-        return
     fmt = fmt or format_of(path_text)
     found = resolve_path(path_text, dirs)
     record: dict[str, Any] = {"role": role, "path": path_text, "format": fmt, "named_at": named or None}
@@ -738,7 +735,7 @@ def _read_nested(cfg: dict, sec: str, s: dict, dirs: list[str], dialect: str) ->
     span = Span(s["file"], s["line"], s["column"], s["end_line"], s["end_column"]) if s.get("file") else None
     because = (s.get("evidence") or {}).get("because") if isinstance(s.get("evidence"), dict) else None
     unset = because[1 : -len(UNSET)] if isinstance(because, str) and because.endswith(UNSET) else None
-    word = Known(s["value"], span, f"unset:{unset}" if unset else None)  # (`zero${STAGE}.json`: _unset_part)
+    word = Known(s["value"], span, f"unset:{unset}" if unset else None)  # (`zero${STAGE}.json`: _name_unknown)
     target = cfg["sections"].setdefault(sec, {})
     sub: list[str] = []
     _read_into(cfg, sec, "nested", word, None, None, dialect, dirs, target, sub, sec)
