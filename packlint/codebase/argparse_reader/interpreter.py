@@ -308,18 +308,7 @@ class SchemaReader:
                     self.assign(mod, item.optional_vars, UNKNOWN if v is None else v, env, conds, depth)
             return self.exec_body(mod, stmt.body, env, conds, depth)
         elif isinstance(stmt, ast.Try) or type(stmt).__name__ == "TryStar":
-            r = self.exec_body(mod, stmt.body, env, conds, depth)
-            for h in stmt.handlers:
-                # (a handler runs only when the try body raises: lisun-ai/HLM's pretrain.py parses a JSON config first
-                # and falls back to parse_args_into_dataclasses in `except Exception`; the argparse parser before it
-                # judges the flags. A handler that catches SystemExit (bare `except:`, SystemExit, BaseException)
-                # also runs when that parser rejects the command line: its parse is as sure as the first, HLM's
-                # finetune_glue.py)
-                raised = [FALLBACK if _catches_exit(h) else f"when the try at line {stmt.lineno} raises"]
-                r = r or self.exec_body(mod, h.body, env, conds + raised, depth)
-            r = r or self.exec_body(mod, stmt.orelse, env, conds, depth)
-            r2 = self.exec_body(mod, stmt.finalbody, env, conds, depth)
-            return r or r2
+            return self.exec_try(mod, stmt, env, conds, depth)
         elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
             env[stmt.name] = V("func", stmt.name, mod, stmt, extra={"closure": env})
         elif isinstance(stmt, ast.ClassDef):
@@ -362,6 +351,20 @@ class SchemaReader:
             items = v.value if v.kind == "tuple" and len(v.value) == len(target.elts) else [UNKNOWN] * len(target.elts)
             for t, item in zip(target.elts, items, strict=True):
                 self.assign(mod, t, item, env, conds, depth)
+
+    def exec_try(self, mod, stmt, env, conds, depth):
+        """`try`: its body; each handler runs only when the body raises (lisun-ai/HLM's pretrain.py parses a JSON
+        config first and falls back to parse_args_into_dataclasses in `except Exception`: the argparse parser before
+        it judges the flags), except one that catches SystemExit (bare `except:`, SystemExit, BaseException), which
+        also runs when that parser rejects the command line: its parse is as sure as the first (HLM's
+        finetune_glue.py)."""
+        r = self.exec_body(mod, stmt.body, env, conds, depth)
+        for h in stmt.handlers:
+            raised = [FALLBACK if _catches_exit(h) else f"when the try at line {stmt.lineno} raises"]
+            r = r or self.exec_body(mod, h.body, env, conds + raised, depth)
+        r = r or self.exec_body(mod, stmt.orelse, env, conds, depth)
+        r2 = self.exec_body(mod, stmt.finalbody, env, conds, depth)
+        return r or r2
 
     def eval(self, mod: Module, node: ast.AST | None, env: dict[str, V], conds: list[str], depth: int) -> V:
         if node is None or self._over_budget(mod, node):
