@@ -575,3 +575,16 @@ def test_a_verl_module_run_from_a_folder_of_the_machine_is_its_verl(tmp_path: Pa
         },
     )
     assert _pk(check_findings(capsys, root), "PK207") == [("run_here.sh", 3, "error"), ("run_other.sh", 4, "info")]
+
+
+def test_a_multi_node_option_that_says_one_machine_is_a_local_run(tmp_path: Path, capsys) -> None:
+    """seunghyukoh/diffusion-vs-ar's `accelerate launch --multi_gpu --num_machines 1 ... src/train_bash.py --bogus`:
+    PK201 said argparse exits "after the job got its nodes"; one machine is a local run ("at startup"). Two are not."""
+    program = "import argparse\np = argparse.ArgumentParser()\np.add_argument('--lr')\np.parse_args()\n"
+    launch = "accelerate launch --multi_gpu --num_machines {n} --num_processes 8 train.py --lr 1 --bogus 1\n"
+    root = write_tree(
+        tmp_path,
+        {".git/HEAD": "x\n", "train.py": program, "one.sh": launch.format(n=1), "two.sh": launch.format(n=2)},
+    )
+    said = {f["path"].rsplit("/", 1)[-1]: f["message"] for f in check_findings(capsys, root) if f["code"] == "PK201"}
+    assert "at startup" in said["one.sh"] and "after the job got its nodes" in said["two.sh"]

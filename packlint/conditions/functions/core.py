@@ -395,7 +395,15 @@ def _f_on_nodes(ctx: EvalContext, node: Builtin, a: list[Any]) -> bool:
     if any(name in env for name in _JOB_VARS):
         return True
     flags = ctx.variant.get("launcher_flags", ctx.launch.get("launcher_flags")) or {}
-    return any(opt in flags for opt in _NODE_OPTIONS)
+    return any(opt in flags and not _one_node(opt, flags[opt]) for opt in _NODE_OPTIONS)
+
+
+def _one_node(opt: str, occs: Any) -> bool:
+    """`--num_machines 1` / `--nnodes 1` (and rank 0 beside it): a multi-node option that says one machine, a local
+    run (seunghyukoh/diffusion-vs-ar's `accelerate launch --multi_gpu --num_machines 1`)."""
+    last = occs[-1] if isinstance(occs, list) and occs else None
+    value = last.get("value") if isinstance(last, dict) else None
+    return value == ("0" if opt in ("--node_rank", "--node-rank", "--machine_rank") else "1")
 
 
 def _f_program(ctx: EvalContext, node: Builtin, a: list[Any]) -> Any:
