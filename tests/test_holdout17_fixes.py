@@ -588,3 +588,23 @@ def test_a_multi_node_option_that_says_one_machine_is_a_local_run(tmp_path: Path
     )
     said = {f["path"].rsplit("/", 1)[-1]: f["message"] for f in check_findings(capsys, root) if f["code"] == "PK201"}
     assert "at startup" in said["one.sh"] and "after the job got its nodes" in said["two.sh"]
+
+
+def test_values_an_argument_loop_would_set_rest_on_the_script_run_without_arguments(tmp_path: Path, capsys) -> None:
+    """gpauloski/BERT-PyTorch's launchers set defaults, then `while [[ "$#" -gt 0 ]]; do case $1 in -a|--kwargs)
+    KWARGS="$2"; ...`: run without arguments the loop does not run, so a value it would set is known only on that
+    assumption (the third part: a verdict from it said evidence `checkout`). A variable the loop does not set keeps
+    its verdict."""
+    program = "import argparse\np = argparse.ArgumentParser()\np.add_argument('--lr', type=float)\np.parse_args()\n"
+    loop = (
+        'LR=abc\nWD=xyz\nwhile [[ "$#" -gt 0 ]]; do\n  case $1 in\n    --lr) LR="$2"; shift ;;\n  esac\n  shift\n'
+        "done\npython run.py --lr {var}\n"
+    )
+    root = write_tree(
+        tmp_path,
+        {".git/HEAD": "x\n", "run.py": program, "a.sh": loop.format(var="$LR"), "b.sh": loop.format(var="$WD")},
+    )
+    found = {f["path"].rsplit("/", 1)[-1]: f for f in check_findings(capsys, root) if f["code"] == "PK202"}
+    assert found["a.sh"]["severity"] == "warning" and found["a.sh"]["premises"][0]["kind"] == "assumed"
+    assert "the script run without arguments" in found["a.sh"]["premises"][0]["because"]
+    assert found["b.sh"]["severity"] == "error" and not found["b.sh"]["premises"]

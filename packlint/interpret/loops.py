@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
+from packlint import evidence
 from packlint.interpret import arithmetic, exit_status, expansion
 from packlint.interpret.limits import MAX_LOOP_ITERATIONS, MAX_LOOP_WORLDS
 from packlint.interpret.syntax import NOISE, bytes_of, child_statements, glued_groups, name_of, snippet
@@ -299,6 +300,8 @@ def exec_while(interp: Interpreter, node: Node, world: World, ps: ParsedScript) 
                 if status is not None and until:
                     status = not status
                 if status is False:
+                    if count == 0 and not interp.args and w2.script_args and _POSITIONAL.search(_cond_text(cond_nodes)):
+                        _argument_loop_skipped(body, w2, node)
                     finished.append(w2)
                 elif status is True and constant:
                     # `while true`, `until false`: unbounded, never unrolled
@@ -311,6 +314,39 @@ def exec_while(interp: Interpreter, node: Node, world: World, ps: ParsedScript) 
     for w in finished:
         after_loop(w)
     return interp.merge(finished)
+
+
+# a loop condition that reads the script's own arguments (`while [[ "$#" -gt 0 ]]`, `while [ -n "$1" ]`)
+_POSITIONAL = re.compile(r"\$(?:#|\{#\}|[1-9@*]|\{[1-9@*])")
+
+
+def _cond_text(cond_nodes: list[Node]) -> str:
+    return " ".join(bytes_of(c).decode("utf-8", "replace") for c in cond_nodes)
+
+
+def _argument_loop_skipped(body: Node, w: World, node: Node) -> None:
+    """An argument loop that does not run because the script is taken to run without arguments: the values of the
+    variables its body would set (gpauloski/BERT-PyTorch's `-a|--kwargs) KWARGS="$2"`) rest on that assumption
+    (packlint.evidence.NO_ARGUMENTS), so what is decided from them is at most a warning naming it."""
+    because = evidence.origin_of(
+        evidence.ASSUMED,
+        f"{evidence.NO_ARGUMENTS}: the loop over the arguments at line {node.start_point[0] + 1} sets it",
+    )
+    stack, names = [body], set()
+    while stack:
+        n = stack.pop()
+        if n.type == "variable_assignment":
+            target = n.child_by_field_name("name")
+            if target is not None and target.text:
+                names.add(target.text.decode("utf-8", "replace"))
+        stack.extend(n.named_children)
+    for name in names:
+        var = w.vars.get(name)
+        if var is None or not isinstance(var.value, Known) or var.value.origin:
+            continue
+        new = var.copy()
+        new.value = Known(var.value.text, var.value.span, because, var.value.segs)
+        w.vars[name] = new
 
 
 def after_loop(w: World) -> None:
