@@ -608,3 +608,21 @@ def test_values_an_argument_loop_would_set_rest_on_the_script_run_without_argume
     assert found["a.sh"]["severity"] == "warning" and found["a.sh"]["premises"][0]["kind"] == "assumed"
     assert "the script run without arguments" in found["a.sh"]["premises"][0]["because"]
     assert found["b.sh"]["severity"] == "error" and not found["b.sh"]["premises"]
+
+
+def test_a_read_loop_with_an_empty_ifs_takes_each_line_whole(tmp_path: Path, capsys) -> None:
+    """fyh2001/megatron-sft-recipes' run_fsdp_opt_sweep.sh: `while IFS= read -r line; do ... done <<< "$MATRIX"` was
+    an internal error (an empty IFS made an empty regular-expression set); bash takes each line whole."""
+    from packlint.api import inspect_script
+
+    script = (
+        'MATRIX="x 1\ny 2"\nwhile IFS= read -r line; do\n  [ -z "${line}" ] && continue\n  set -- ${line}\n'
+        '  python run.py --name "$1" --n "$2"\ndone <<< "${MATRIX}"\n'
+    )
+    root = write_tree(tmp_path, {".git/HEAD": "x\n", "run.py": "print(1)\n", "sweep.sh": script})
+    model = inspect_script(str(root / "sweep.sh"))
+    commands = sorted(
+        tuple(v["command"]) for launch in model["launches"] for v in (launch.get("variants") or [launch])
+    )
+    assert commands == [("python", "run.py", "--name", "x", "--n", "1"), ("python", "run.py", "--name", "y", "--n", "2")]
+    assert check_findings(capsys, root) is not None  # (no internal error)

@@ -61,6 +61,8 @@ def while_read(interp: Interpreter, loop: Node, lines: list[str], world: World, 
     for line in lines[:MAX_LOOP_ITERATIONS]:
         if ifs is None or ifs == " \t\n":
             parts = line.split(None, len(names) - 1)
+        elif not ifs:  # `while IFS= read -r line`: no splitting, the whole line (fyh2001/megatron-sft-recipes)
+            parts = [line]
         else:
             parts = re.split("[" + re.escape(ifs) + "]", line, maxsplit=len(names) - 1)
         parts += [""] * (len(names) - len(parts))
