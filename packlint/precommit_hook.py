@@ -55,15 +55,9 @@ def main(argv: list[str] | None = None) -> int:
 
 def entry() -> None:
     """The console script: `main`, then the process ends at once (packlint.cli.entry says why)."""
-    import os
+    from packlint.cli import exit_now
 
-    code = main()
-    try:
-        sys.stdout.flush()
-        sys.stderr.flush()
-    except (OSError, ValueError):
-        pass
-    os._exit(code)
+    exit_now(main())
 
 
 if __name__ == "__main__":

@@ -142,13 +142,18 @@ def entry() -> None:
     argv = sys.argv[1:]
     code = main(argv)
     if next((a for a in argv if not a.startswith("-")), None) in _SHORT_LIVED:
-        try:
-            sys.stdout.flush()
-            sys.stderr.flush()
-        except (OSError, ValueError):  # (a closed pipe: nothing more can be said)
-            pass
-        os._exit(code)
+        exit_now(code)
     sys.exit(code)
+
+
+def exit_now(code: int) -> None:
+    """End the process at once with `code`, its output flushed (entry)."""
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except (OSError, ValueError):  # (a closed pipe: nothing more can be said)
+        pass
+    os._exit(code)
 
 
 def _main(argv: list[str] | None) -> int:

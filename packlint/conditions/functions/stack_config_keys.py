@@ -269,8 +269,12 @@ def _program_dir(ctx: EvalContext) -> str | None:
     if not isinstance(file, str) or not file.endswith(".py") or not os.path.isabs(file):
         return None
     d = os.path.dirname(file)
-    pkgs = {p.rsplit("/", 1)[-1] for dirs in PACKAGE_DIRS.values() for p in dirs if "/" not in p}
-    return d if any(os.path.isdir(os.path.join(d, p)) for p in pkgs) else None
+    key = ("stack_program_dir", d)  # (asked by every look-up of the stack's code and version of the launch)
+    if key not in ctx.memo:
+        pkgs = {p for dirs in PACKAGE_DIRS.values() for p in dirs if "/" not in p}
+        ctx.memo[key] = d if any(os.path.isdir(os.path.join(d, p)) for p in pkgs) else None
+    found: str | None = ctx.memo[key]
+    return found
 
 
 def _known_versions(ctx: EvalContext, stacks: tuple[str, ...]) -> dict[str, dict[str, str]]:
