@@ -28,7 +28,7 @@ _NUMBER = re.compile(r"^-(\d|\.\d)")
 class FlagOccurrence:
     """One occurrence of a program flag or launcher option (hand-written: made for every flag)."""
 
-    __slots__ = ("name", "args", "span", "style", "caller", "passed", "then_unknown", "token_origin")
+    __slots__ = ("name", "args", "span", "style", "caller", "passed", "then_unknown", "token_origin", "branch")
 
     def __init__(
         self, name: str, args: list[Value], span: Span | None, style: str = "separate", caller: bool | str = False
@@ -46,6 +46,8 @@ class FlagOccurrence:
         self.then_unknown: str | None = None
         # what the flag word itself rests on (a word after one that gave no field: commands._unset_word)
         self.token_origin: str | None = None
+        # the innermost branch body the flag was written in (`case` arm, `if` body; mark_branches), for a repeat
+        self.branch: str | None = None
 
     def __repr__(self) -> str:
         return f"FlagOccurrence({self.name!r}, {self.args!r})"
@@ -66,6 +68,8 @@ class FlagOccurrence:
             d["source"] = "caller"  # passed in through the script's arguments ("$@", "$1" ...)
         elif self.passed:
             d["source"] = "passed"  # passed in by a caller script or function call the analysis followed
+        if self.branch is not None:
+            d["branch"] = self.branch
         vspan = self.args[0].span if len(self.args) == 1 else None
         d["value_location"] = vspan.to_json() if vspan is not None and vspan != self.span else None
         premise = evidence.of_values(self.args) or evidence.from_origin(self.token_origin)
@@ -749,4 +753,27 @@ def build_script_model(
     script_dir = os.path.dirname(os.path.abspath(path)) if path not in ("-", "<stdin>") else None
     cfg_ctx = ConfigContext(script_dir, stack_versions, path, text)
     launches = group_launches(interp.launches, interp.export_events, cfg_ctx)
+    if interp.branch_regions:
+        mark_branches(launches, interp.branch_regions)
     return ScriptModel(display, list(args), launches, interp.diagnostics, ps.source.notes)
+
+
+def mark_branches(launches: list[Launch], regions: dict[Span, str]) -> None:
+    """Each repeated flag's occurrences get the innermost branch body they were written in (`FlagOccurrence.branch`):
+    a value set in a `case` arm or an `if` body over one given outside it is that branch's own (PK103)."""
+    by_file: dict[str, list[tuple[tuple[int, int], tuple[int, int], str]]] = {}
+    for r, label in regions.items():
+        by_file.setdefault(r.file, []).append(((r.line, r.column), (r.end_line, r.end_column), label))
+    for launch in launches:
+        for variant in launch.variants:
+            for occs in variant.flags.values():
+                if len(occs) < 2:
+                    continue
+                for occ in occs:
+                    s = occ.span
+                    if s is None:
+                        continue
+                    start, end, best = (s.line, s.column), (s.end_line, s.end_column), None
+                    for r_start, r_end, label in by_file.get(s.file, ()):
+                        if r_start <= start and end <= r_end and (best is None or best <= r_start):
+                            best, occ.branch = r_start, label

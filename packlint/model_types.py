@@ -87,6 +87,8 @@ class FlagEntryJSON(TypedDict, total=False):
     when: list[str]
     evidence: EvidenceJSON
     then_unknown: str
+    # the innermost branch body (`case` arm, `if` body) a repeated flag was written in, with what chose it
+    branch: str
 
 
 class SizeJSON(TypedDict, total=False):

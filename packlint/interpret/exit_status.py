@@ -74,6 +74,8 @@ def status_at(
                 out.append((w, st))
                 continue
             run_right = {"&&": st, "||": None if st is None else not st}[op]
+            if run_right is not False:
+                interp.note_branch([right], ps, f"the command after `{snippet(left, 40)} {op}`")
             if run_right is True:
                 with fallbacks.premise(interp, origin):
                     out.extend(status(interp, right, w, ps, in_condition))

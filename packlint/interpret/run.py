@@ -55,6 +55,9 @@ class Interpreter:
         # "same", "differ" or "unknown" (PK105 compares the values bash gives, not the words)
         self.branch_origin: str | None = None  # the premise of the fallback branch being run (fallbacks.py)
         self.replaced_values: dict[tuple[Span, Span], set[str]] = {}
+        # the bodies of the branches run (case arms, if/elif/else bodies, the right side of `&&`/`||`), each with
+        # what chose it: a flag written inside one over a value given outside it is that branch's own (PK103)
+        self.branch_regions: dict[Span, str] = {}
         self.seq = 0
         self.context: list[str] = []
         self.source_stack: list[str] = []
@@ -81,6 +84,14 @@ class Interpreter:
         self.guard_memo: dict[int, tuple[ParsedScript, dict[int, str]]] = {}  # input guards per parse (guards.py)
         # the checkout's scripts that run others with variables set (tree_callers.py)
         self.tree_memo: dict[tuple[str, str], Any] = {}
+
+    def note_branch(self, nodes: list[Node], ps: ParsedScript, label: str) -> None:
+        """Remember the region of a branch's body being run (`branch_regions`)."""
+        if not nodes:
+            return
+        first, last = ps.source.span(nodes[0]), ps.source.span(nodes[-1])
+        region = Span(first.file, first.line, first.column, last.end_line, last.end_column)
+        self.branch_regions.setdefault(region, f"{label} ({first.file}:{first.line})")
 
     def run(self, ps: ParsedScript, real_path: str | None) -> list[World]:
         regex_guard.reset_budget()  # a new file: its regexes (`=~`, rules' matches()) get their time again

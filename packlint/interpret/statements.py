@@ -161,11 +161,13 @@ def run_clauses_at(interp: Interpreter, clauses: list[Clause], world: World, ps:
     """Take the branch a known status decides; fork the world on an unknown one."""
     (cond, body), rest = clauses[0], clauses[1:]
     if cond is None:
+        interp.note_branch(body, ps, "the `else` body")
         return interp.exec_block(body, [world], ps)
     results: list[World] = []
     origin = fallbacks.test_origin(cond, world, ps)  # `if [ -z "$X" ]` on a variable the script never sets
     for w, status in exit_status.status_seq(interp, cond, world, ps, in_condition=True):
         if status is True:
+            interp.note_branch(body, ps, f"the `if {snippet(cond[-1], 40)}` body")
             with fallbacks.premise(interp, origin):
                 results.extend(interp.exec_block(body, [w], ps))
         elif status is False:
@@ -176,6 +178,7 @@ def run_clauses_at(interp: Interpreter, clauses: list[Clause], world: World, ps:
             yes, no = w, w.fork()
             yes.when = yes.when + (Condition(text, "is true", span),)
             no.when = no.when + (Condition(text, "is false", span),)
+            interp.note_branch(body, ps, f"the `if {snippet(cond[-1], 40)}` body")
             results.extend(interp.exec_block(body, [yes], ps))
             results.extend(run_clauses(interp, rest, no, ps))
     return interp.merge(results)
@@ -213,6 +216,7 @@ def exec_case(interp: Interpreter, node: Node, world: World, ps: ParsedScript) -
         w = world.fork()
         pat_text = " | ".join(snippet(p) for p in patterns)
         w.when = w.when + (Condition(f"case {subject_text}", f"matches `{pat_text})`", ps.source.span(item)),)
+        interp.note_branch(body, ps, f"the `case {subject_text}` arm `{pat_text})`")
         results.extend(interp.exec_block(body, [w], ps))
         if any(snippet(p) == "*" for p in patterns):
             catch_all = True
@@ -248,6 +252,7 @@ def case_known(
             if not matched:
                 i += 1
                 continue
+        interp.note_branch(body, ps, f"the `case` arm `{' | '.join(snippet(p) for p in patterns)})`")
         worlds = interp.exec_block(body, worlds, ps)
         terminator = next((c.type for c in item.children if c.type in (";;", ";&", ";;&")), ";;")
         if terminator == ";;":

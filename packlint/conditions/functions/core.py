@@ -222,14 +222,20 @@ def repeat_occurrences(occs: list[FlagEntryJSON]) -> list[FlagEntryJSON]:
     design: the caller's words compete only among themselves, and the callee's among themselves. So with
     several levels of callers (`top.sh` passes `--do_eval True` to `mid.sh`'s "$@", which passes its own
     `--do_eval False` and that "$@" to `run.sh`'s: imanjundi/mod-gen-eval), each file's passed words compete
-    among themselves."""
+    among themselves. Likewise a value written in a branch's body (a `case` arm, an `if` body: `case $VARIANT in
+    rb64) OVERRIDE="rollout_batch_size=64" ;;` appended after a base array) over one given outside it is that
+    branch's own, the per-variant override the branch exists for (xudongwu-0/SafeSelfPlay's sweep, microsoft/
+    DeBERTa's `parameters`, EDAS's npu arm): the branch's words compete only among themselves."""
     occs = [o for o in occs if o.get("source") != "caller"]
-    if not occs or occs[-1].get("source") != "passed":
-        return occs  # the callee's own word comes last: a real repeat
-    groups: dict[Any, list[FlagEntryJSON]] = {None: []}
-    for o in occs:
-        groups.setdefault(o.get("file") if o.get("source") == "passed" else None, []).append(o)
-    return next((g for g in groups.values() if len(g) > 1), groups[occs[-1].get("file")])
+    if occs and occs[-1].get("source") == "passed":
+        groups: dict[Any, list[FlagEntryJSON]] = {None: []}
+        for o in occs:
+            groups.setdefault(o.get("file") if o.get("source") == "passed" else None, []).append(o)
+        occs = next((g for g in groups.values() if len(g) > 1), groups[occs[-1].get("file")])
+    branch = occs[-1].get("branch") if occs else None
+    if branch is not None and any(o.get("branch") != branch for o in occs):
+        return [o for o in occs if o.get("branch") == branch]
+    return occs
 
 
 def _f_has_flag(ctx: EvalContext, node: Builtin, a: list[Any], key: str = "flags") -> Any:

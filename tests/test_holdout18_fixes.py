@@ -1,0 +1,104 @@
+"""Mechanisms the eighteenth holdout (on the released 0.3.10) found, each in its repository's shape:
+
+- xudongwu-0/SafeSelfPlay's `scripts/delta/run_grpo_sweep_a100.sh`: a base array of Hydra overrides ("R3 winner"),
+  then `case "${ROUND}/${VARIANT}" in ... VARIANT_OVERRIDE="rollout_batch_size=64" ;;` appended last, run by
+  `launch_grpo_sweep_a100.sh` as `ROUND=${round} VARIANT=${variant} bash ${SWEEP_SCRIPT}`. The arm exists to
+  override the base value: 34 PK103 warnings, all false. A value written in a branch's body over one given
+  outside it is that branch's own (as microsoft/DeBERTa's `parameters` and EDAS's npu arm before it), whether
+  packlint decides the branch (the caller's values) or not.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.check_helpers import check_findings, write_tree
+
+_HYDRA = (
+    "import hydra\n\n\n@hydra.main(config_path='config', config_name='base', version_base=None)\n"
+    "def main(cfg):\n    print(cfg)\n\n\nif __name__ == '__main__':\n    main()\n"
+)
+_CONFIG = "rollout_batch_size: 128\nsequence_length: 512\nmax_steps: 10\n"
+
+_SWEEP = """#!/bin/bash
+set -ex
+ROUND=${ROUND:?Set ROUND env var}
+VARIANT=${VARIANT:?Set VARIANT env var}
+BASELINE_OVERRIDES=(
+    "rollout_batch_size=256"      # R3 winner
+    "sequence_length=1024"
+)
+case "${ROUND}/${VARIANT}" in
+    round3_rb/rb64)
+        VARIANT_OVERRIDE="rollout_batch_size=64"
+        ;;
+    round3_rb/rb512)  VARIANT_OVERRIDE="rollout_batch_size=512" ;;
+    *) echo "unknown ${ROUND}/${VARIANT}"; exit 1 ;;
+esac
+python examples/start.py --config-path config --config-name base \\
+    "${BASELINE_OVERRIDES[@]}" max_steps=5 ${VARIANT_OVERRIDE}
+"""
+
+_LAUNCH = """#!/bin/bash
+SCRIPT_DIR="$(cd "$(dirname "$0")" && pwd)"
+for variant in rb64 rb512; do
+    ROUND=round3_rb VARIANT=${variant} bash ${SCRIPT_DIR}/run_sweep.sh
+done
+"""
+
+
+def _pk103(findings: list[dict]) -> list[tuple[str, int]]:
+    return sorted((f["path"].rsplit("/", 1)[-1], f["line"]) for f in findings if f["code"] == "PK103")
+
+
+def test_a_case_arm_overriding_a_base_array_is_no_repeat(tmp_path: Path, capsys) -> None:
+    tree = {
+        ".git/HEAD": "ref: refs/heads/main\n",
+        "examples/start.py": _HYDRA,
+        "examples/config/base.yaml": _CONFIG,
+        "scripts/run_sweep.sh": _SWEEP,
+    }
+    # undecided (the script alone: ROUND and VARIANT unknown) and decided (its caller gives both)
+    assert _pk103(check_findings(capsys, write_tree(tmp_path / "alone", tree))) == []
+    called = dict(tree, **{"scripts/launch_sweep.sh": _LAUNCH})
+    assert _pk103(check_findings(capsys, write_tree(tmp_path / "called", called))) == []
+
+
+def test_a_repeat_inside_one_branch_or_outside_any_still_fires(tmp_path: Path, capsys) -> None:
+    """The branch's own words compete among themselves; a repeat written in the command itself, under a branch
+    or not, is still a repeat."""
+    inside = """#!/bin/bash
+SIZE=small
+ARGS="--lr 1e-4 --batch_size 8"
+case "$SIZE" in
+    small) EXTRA="--batch_size 4 --batch_size 2" ;;
+    *) EXTRA="--batch_size 64" ;;
+esac
+python train.py $ARGS $EXTRA
+"""
+    plain = _SWEEP.replace("max_steps=5 ${VARIANT_OVERRIDE}", "max_steps=5 ${VARIANT_OVERRIDE} max_steps=7")
+    guarded = """#!/bin/bash
+MODE=train
+ARGS="--lr 1e-4 --batch_size 8"
+if [ "$MODE" = train ]; then
+    python train.py $ARGS --batch_size 16 --batch_size 32
+fi
+"""
+    train = (
+        "import argparse\np = argparse.ArgumentParser()\np.add_argument('--lr', type=float)\n"
+        "p.add_argument('--batch_size', type=int)\np.parse_args()\n"
+    )
+    tree = {
+        ".git/HEAD": "ref: refs/heads/main\n",
+        "examples/start.py": _HYDRA,
+        "examples/config/base.yaml": _CONFIG,
+        "inside.sh": inside,
+        "scripts/plain.sh": plain,
+        "train.py": train,
+        "guarded.sh": guarded,
+    }
+    got = _pk103(check_findings(capsys, write_tree(tmp_path, tree)))
+    assert ("inside.sh", 5) in got  # two values inside the `small)` arm
+    assert ("plain.sh", 17) in got  # max_steps=5 then 7 on the command line
+    assert ("guarded.sh", 5) in got  # --batch_size 16 then 32, both written in the if body's command
+    assert len(got) == 3
