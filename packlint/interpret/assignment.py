@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 
 
 def assignment_value(
-    interp: Interpreter, node: Node, world: World, ps: ParsedScript, glue_tail: Node | None = None
+    interp: Interpreter, node: Node, world: World, ps: ParsedScript, glue_tail: list[Node] | None = None
 ) -> tuple[str | None, Variable]:
     """The (name, new variable) an assignment node gives, from the old value (`+=`, `declare -i`)."""
     name_node = node.child_by_field_name("name")
@@ -47,11 +47,11 @@ def assignment_value(
                     break
             items = capped_items(list(prev) + items if prev else items, span)
         return name, Variable(None, items, old.exported if old else False, span, old.exported_at if old else None)
-    if glue_tail is not None:
+    if glue_tail:
         assert value_node is not None, "a glue tail follows a value that ends with `$`"
         value = join_pieces(
-            expansion.group_pieces(interp, [value_node, glue_tail], world, ps),
-            ps.source.span_of_points(value_node.start_point, glue_tail.end_point),
+            expansion.group_pieces(interp, [value_node, *glue_tail], world, ps),
+            ps.source.span_of_points(value_node.start_point, glue_tail[-1].end_point),
         )
     else:
         value = expansion.expand_joined(interp, value_node, world, ps) if value_node is not None else Known("", span)
@@ -96,7 +96,7 @@ def assign(
     export: bool = False,
     local: bool = False,
     force_array: bool = False,
-    glue_tail: Node | None = None,
+    glue_tail: list[Node] | None = None,
 ) -> str | None:
     """Run one assignment: through namerefs, not over readonly variables, keeping the export mark."""
     name_node = node.child_by_field_name("name")

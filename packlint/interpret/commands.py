@@ -19,7 +19,7 @@ from packlint.interpret.bash_tables import (
     UNKNOWN_PART,
 )
 from packlint.interpret.limits import MAX_CALL_DEPTH, MAX_WORDS
-from packlint.interpret.syntax import child_statements, ends_with_dollar, escaped_blanks, glued_groups
+from packlint.interpret.syntax import child_statements, escaped_blanks, glue_chain, glued_groups
 from packlint.interpret.words import capped_words
 from packlint.interpret.world import LaunchInstance, StatusOut, World
 from packlint.parse import ParsedScript
@@ -123,16 +123,12 @@ def exec_command(
         if _io_number(node, words[-1]):
             words.pop()
     glue_tail = None
-    if (
-        prefix
-        and words
-        and ends_with_dollar(prefix[-1].child_by_field_name("value"))
-        and words[0].start_byte == prefix[-1].end_byte
-        and words[0].type in ("word", "command_name", "concatenation")
-    ):
-        # `A=$D/$T.log` read by tree-sitter as `A=$D/$` + command `T.log`
-        glue_tail = words.pop(0)
-        name_node = words[0] if words else None
+    if prefix and words:
+        # `A=$D/$T.log` read by tree-sitter as `A=$D/$` + command `T.log` (and `x$a-y$b-z$c-v` split twice)
+        glue_tail = glue_chain(prefix[-1].child_by_field_name("value"), prefix[-1].end_byte, words) or None
+        if glue_tail:
+            del words[: len(glue_tail)]
+            name_node = words[0] if words else None
     if name_node is None:
         for n, a in enumerate(prefix):
             assignment.assign(interp, a, world, ps, glue_tail=glue_tail if n == len(prefix) - 1 else None)

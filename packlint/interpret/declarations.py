@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 from packlint.interpret import assignment, builtins, expansion
 from packlint.interpret.bash_tables import BASH_DYNAMIC
-from packlint.interpret.syntax import bytes_of, ends_with_dollar, is_option, name_of, text_of
+from packlint.interpret.syntax import bytes_of, glue_chain, is_option, name_of, text_of
 from packlint.interpret.world import World
 from packlint.parse import ParsedScript
 from packlint.records import record
@@ -92,11 +92,17 @@ def exec_declaration(interp: Interpreter, node: Node, world: World, ps: ParsedSc
             continue
         if c.type == "variable_assignment":
             export = flags.export and not flags.unexport
-            tail = _glue_tail(c, children[i + 1] if i + 1 < len(children) else None)
-            if tail is not None:
-                glued.add(i + 1)
+            tail = _glue_tail(c, children[i + 1 :])
+            glued.update(range(i + 1, i + 1 + len(tail)))
             name = assignment.assign(
-                interp, c, world, ps, export=export, local=flags.local, force_array=flags.force_array, glue_tail=tail
+                interp,
+                c,
+                world,
+                ps,
+                export=export,
+                local=flags.local,
+                force_array=flags.force_array,
+                glue_tail=tail or None,
             )
             if name is not None:
                 var = world.vars[name]
@@ -109,13 +115,10 @@ def exec_declaration(interp: Interpreter, node: Node, world: World, ps: ParsedSc
     return [world]
 
 
-def _glue_tail(assignment_node: Node, nxt: Node | None) -> Node | None:
+def _glue_tail(assignment_node: Node, following: list[Node]) -> list[Node]:
     """`export A=$X--$Y`: tree-sitter-bash splits the value after the second `$` (`A=$X--$` + `Y`);
-    the next word, glued to it, is the rest of the value (interpret.commands does the same for `A=...`)."""
-    value = assignment_node.child_by_field_name("value")
-    if nxt is None or nxt.start_byte != assignment_node.end_byte or nxt.type not in ("word", "concatenation"):
-        return None
-    return nxt if ends_with_dollar(value) else None
+    the words glued to it are the rest of the value (interpret.commands does the same for `A=...`)."""
+    return glue_chain(assignment_node.child_by_field_name("value"), assignment_node.end_byte, following)
 
 
 # Words whose expansion gives the names declared (`export $gate=1`).

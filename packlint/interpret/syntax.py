@@ -78,6 +78,21 @@ def ends_with_dollar(node: Node | None) -> bool:
     return node is not None and node.type == "concatenation" and node.child_count > 0 and node.children[-1].type == "$"
 
 
+def glue_chain(value: Node | None, end: int, following: list[Node]) -> list[Node]:
+    """The words tree-sitter-bash split off an assignment's value that ends with a bare `$` (`A=$D/$T.log` read as
+    `A=$D/$` + command `T.log`), each glued to the one before: a value with more expansions splits more than once
+    (`name=x$a-y$b-z$c-w$d-v`: `x$a-y$` + `b-z$c-w$` + `d-v`). `end` is where the assignment ends."""
+    chain: list[Node] = []
+    last = value
+    for n in following:
+        inner = n.children[0] if n.type == "command_name" and n.child_count == 1 else n
+        if not ends_with_dollar(last) or n.start_byte != end or not (_glues(inner) or inner.type == "word"):
+            break
+        chain.append(n)
+        last, end = inner, n.end_byte
+    return chain
+
+
 def _glues(n: Node) -> bool:
     """A node that can continue a word split after a bare `$`: a word, or a concatenation that starts
     with one (`$P-$M-$D` parses as `$P-$` + `M-$D`: the second part is a concatenation)."""
