@@ -132,3 +132,37 @@ def test_a_value_tree_sitter_splits_twice_is_one_assignment(tmp_path: Path, caps
     got = sorted((Path(f["path"]).name, f["code"], f["severity"]) for f in findings if f["severity"] != "info")
     assert got == [("bad.sh", "PK202", "error"), ("bad_export.sh", "PK202", "error")]
     assert not [f for f in findings if "never sets" in f["message"]], findings
+
+
+_GRPO_CONFIG = (
+    "from dataclasses import dataclass\nfrom transformers import TrainingArguments\n\n\n@dataclass\n"
+    "class GRPOConfig(TrainingArguments):\n    max_completion_length: int = 256\n"
+)
+_MODEL_CONFIG = "from dataclasses import dataclass\n\n\n@dataclass\nclass ModelConfig:\n    model_name_or_path: str = ''\n"
+
+
+def test_a_sub_project_pinning_the_released_stack_does_not_run_the_forks_copy(tmp_path: Path, capsys) -> None:
+    """williamium3000/trl-projects: a TRL fork (root `trl/`, 1.2.0.dev0, without GRPOConfig.max_prompt_length) with
+    `projects/opsd/` whose environment.yml pins trl==0.26.0 (README: `conda env create -f environment.yml`); its
+    scripts run `projects/opsd/grpo_train.py` from that folder. The root's trl/ is not on that program's path (only an
+    install puts it there, and the project installs the release): 4 false PK201 warnings. Without the pin, the
+    fork's own copy is what the code-base fallback reads, as before."""
+    tree = {
+        ".git/HEAD": "ref: refs/heads/main\n",
+        "pyproject.toml": '[project]\nname = "trl"\ndynamic = ["version"]\n',
+        "VERSION": "1.2.0.dev0\n",
+        "trl/__init__.py": "from .trainer.grpo_config import GRPOConfig\nfrom .trainer.model_config import ModelConfig\n"
+        "from transformers import HfArgumentParser as TrlParser\n",
+        "trl/trainer/__init__.py": "",
+        "trl/trainer/grpo_config.py": _GRPO_CONFIG,
+        "trl/trainer/model_config.py": _MODEL_CONFIG,
+        "projects/opsd/grpo_train.py": "from trl import GRPOConfig, ModelConfig, TrlParser\n\n"
+        "if __name__ == '__main__':\n    TrlParser((GRPOConfig, ModelConfig)).parse_args_into_dataclasses()\n",
+        "projects/opsd/scripts/run_grpo.sh": "cd \"$(dirname \"$0\")/..\"\naccelerate launch --num_processes 8 "
+        "grpo_train.py --model_name_or_path Qwen/Qwen3-4B --output_dir out --max_prompt_length 2048\n",
+    }
+    pinned = dict(tree, **{"projects/opsd/environment.yml": "dependencies:\n  - pip:\n    - trl==0.26.0\n"})
+    findings = check_findings(capsys, write_tree(tmp_path / "pinned", pinned))
+    assert [f for f in findings if f["code"] == "PK201" and f["severity"] != "info"] == []
+    findings = check_findings(capsys, write_tree(tmp_path / "fork", tree))
+    assert [(f["code"], f["line"]) for f in findings if f["severity"] != "info"] == [("PK201", 2)]

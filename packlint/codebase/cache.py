@@ -29,7 +29,7 @@ from typing import Any
 # call on a parser packlint cannot resolve opens the schema; 19: a parse in an `except` handler is conditional, and a
 # parse of a file decides nothing about the command line; 20: a parse in a handler that catches SystemExit adds its
 # parser's flags
-CACHE_VERSION = 20
+CACHE_VERSION = 21
 
 
 def cache_dir(explicit: str | None = None) -> str | None:

@@ -98,8 +98,14 @@ def _run_source(path: str) -> SourceFile | None:
 class ModuleIndex:
     """Module name -> file over a search path, and parsed files by path (read once per session)."""
 
-    def __init__(self, search: list[str]) -> None:
+    def __init__(
+        self, search: list[str], blocked: dict[str, str] | None = None, fallback: frozenset = frozenset()
+    ) -> None:
         self.search = list(dict.fromkeys(os.path.abspath(s) for s in search if s))
+        # top-level packages not taken from the code-base roots (`fallback`): a release the program's own project
+        # pins instead (subprojects.pinned_away)
+        self.blocked = dict(blocked or {})
+        self._fallback = fallback
         self._search_id = _search_id(self.search)
         self.sources: dict[str, SourceFile | None] = {}
         self._found: dict[str, str | None] = {}
@@ -125,13 +131,16 @@ class ModuleIndex:
         key = module if base is None else f"{base}::{module}"
         if key in self._found:
             return self._found[key]
-        run_key = (-1 if base is not None else self._search_id, key)
+        run_key = (-1 if base is not None else self._search_id, key, tuple(self.blocked))
         if IN_RUN[0] and run_key in _RUN_FOUND:
             self._found[key] = _RUN_FOUND[run_key]
             return self._found[key]
         rel = module.replace(".", "/")
         found = None
+        shadowed = self.blocked and module.split(".", 1)[0] in self.blocked
         for d in [base] if base is not None else self.search:
+            if shadowed and d in self._fallback:
+                continue
             for cand in (rel + "/__init__.py", rel + ".py"):  # a package wins over a module, as in Python
                 f = os.path.join(d, cand)
                 if os.path.isfile(f):
@@ -377,10 +386,11 @@ def read_program(
             list(roots),
             list(pythonpath),
         )
-    from packlint.codebase.subprojects import subproject_paths
+    from packlint.codebase.subprojects import pinned_away, subproject_paths
 
     subprojects = subproject_paths(program_file, roots)
-    key = cache_key_digest([reader_digest(), program_file, list(roots), list(pythonpath), subprojects])
+    blocked = pinned_away(program_file, roots)
+    key = cache_key_digest([reader_digest(), program_file, list(roots), list(pythonpath), subprojects, blocked])
     stamp = _stamp(program_file)
     memo = PROGRAM_MEMO.get(key) if IN_RUN[0] else None
     if memo is not None and memo[0] == stamp:  # (read once per run, --no-cache or not: issue 31)
@@ -394,7 +404,7 @@ def read_program(
                 if IN_RUN[0]:
                     PROGRAM_MEMO[key] = (stamp, cached)
                 return _with_resolution(cached, resolution)
-    facts, manifest = build_facts(program_file, roots, pythonpath, options, resolution, subprojects)
+    facts, manifest = build_facts(program_file, roots, pythonpath, options, resolution, subprojects, blocked)
     if base:
         cache.store(base, "programs", key, {"version": reader_digest(), "manifest": manifest, "facts": facts.to_json()})
     if IN_RUN[0]:
@@ -463,7 +473,7 @@ def _vendored_schema(program_file: str, closure, index: ModuleIndex, roots: list
     from packlint.codebase.argparse_reader import read_schema
 
     for package in sorted(closure.unresolved):
-        if package not in _VENDORED_MARKERS:
+        if package not in _VENDORED_MARKERS or package in index.blocked:
             continue
         bases = [b for b in [resolution.root, *roots] if b] or [os.path.dirname(program_file)]
         where = _find_vendored(package, list(dict.fromkeys(bases)))
@@ -497,11 +507,14 @@ def build_facts(
     options: CodeOptions,
     resolution: ProgramResolution,
     subprojects: list[str] | None = None,
+    blocked: dict[str, str] | None = None,
 ) -> tuple[CodeFacts, dict]:
     """Read the program from source (no cache of the whole): closure, env reads, schema."""
     from packlint.codebase.argparse_reader import read_schema
 
-    index = ModuleIndex(initial_search(program_file, roots, pythonpath, subprojects))
+    search = [os.path.abspath(s) for s in initial_search(program_file, roots, pythonpath, subprojects) if s]
+    own = 1 + len(pythonpath) + len(subprojects or [])  # (the roots and their src/ follow: initial_search)
+    index = ModuleIndex(search, blocked, frozenset(search[own:]) - frozenset(search[:own]))
     closure = Closure(index, options)
     closure.walk(program_file)
     schema = read_schema(program_file, index)

@@ -153,3 +153,39 @@ def subprojects_holding(root: str, package: str) -> list[str]:
             if os.path.isdir(os.path.join(base, package)) and base not in out:
                 out.append(base)
     return out
+
+
+# a stack's distribution where its name is not the stack's (configs.versions.PACKAGE_DIRS names the stacks)
+_DISTS = {"hf-trainer": "transformers", "swift": "ms-swift", "megatron-swift": "ms-swift"}
+
+
+def pinned_away(program_file: str, roots: list[str]) -> dict[str, str]:
+    """Stack packages a code-base root above the program holds (`trl/` of a TRL fork) that the program's own project
+    pins to another release, or to a release where the copy says none (williamium3000/trl-projects:
+    `projects/opsd/environment.yml` pins trl==0.26.0 beside the launched `projects/opsd/grpo_train.py`; the root's
+    trl/ is 1.2.0.dev0): the program runs the pinned release, installed, not the root's copy, which reaches its
+    import path only through an install the project replaces. {module: why}; the pin must be nearer the program
+    than the root (its own sub-project's)."""
+    from packlint.configs.versions import PACKAGE_DIRS, _version_under, pinned_in_tree
+
+    start = os.path.dirname(os.path.abspath(program_file))
+    out: dict[str, str] = {}
+    for root in dict.fromkeys(os.path.abspath(r) for r in roots if r):
+        if not start.startswith(root + os.sep):
+            continue
+        for stack, dirs in PACKAGE_DIRS.items():
+            for pkg in dirs:
+                module = pkg[4:] if pkg.startswith("src/") else pkg
+                if "/" in module or module in out or not os.path.isdir(os.path.join(root, pkg)):
+                    continue
+                copy = _version_under(stack, [root])
+                pin = pinned_in_tree(_DISTS.get(stack, stack), start)
+                if pin is None or (copy is not None and pin[0] == copy[0]):
+                    continue
+                where = os.path.dirname(os.path.abspath(pin[1]))
+                if where != root and where.startswith(root + os.sep):
+                    out[module] = (
+                        f"{os.path.relpath(pin[1], root)} pins {_DISTS.get(stack, stack)}=={pin[0]}, not the "
+                        f"checkout's own {module}/" + (f" ({copy[0]})" if copy is not None else "")
+                    )
+    return out
