@@ -138,7 +138,9 @@ _GRPO_CONFIG = (
     "from dataclasses import dataclass\nfrom transformers import TrainingArguments\n\n\n@dataclass\n"
     "class GRPOConfig(TrainingArguments):\n    max_completion_length: int = 256\n"
 )
-_MODEL_CONFIG = "from dataclasses import dataclass\n\n\n@dataclass\nclass ModelConfig:\n    model_name_or_path: str = ''\n"
+_MODEL_CONFIG = (
+    "from dataclasses import dataclass\n\n\n@dataclass\nclass ModelConfig:\n    model_name_or_path: str = ''\n"
+)
 
 
 def test_a_sub_project_pinning_the_released_stack_does_not_run_the_forks_copy(tmp_path: Path, capsys) -> None:
@@ -151,14 +153,14 @@ def test_a_sub_project_pinning_the_released_stack_does_not_run_the_forks_copy(tm
         ".git/HEAD": "ref: refs/heads/main\n",
         "pyproject.toml": '[project]\nname = "trl"\ndynamic = ["version"]\n',
         "VERSION": "1.2.0.dev0\n",
-        "trl/__init__.py": "from .trainer.grpo_config import GRPOConfig\nfrom .trainer.model_config import ModelConfig\n"
-        "from transformers import HfArgumentParser as TrlParser\n",
+        "trl/__init__.py": "from .trainer.grpo_config import GRPOConfig\n"
+        "from .trainer.model_config import ModelConfig\nfrom transformers import HfArgumentParser as TrlParser\n",
         "trl/trainer/__init__.py": "",
         "trl/trainer/grpo_config.py": _GRPO_CONFIG,
         "trl/trainer/model_config.py": _MODEL_CONFIG,
         "projects/opsd/grpo_train.py": "from trl import GRPOConfig, ModelConfig, TrlParser\n\n"
         "if __name__ == '__main__':\n    TrlParser((GRPOConfig, ModelConfig)).parse_args_into_dataclasses()\n",
-        "projects/opsd/scripts/run_grpo.sh": "cd \"$(dirname \"$0\")/..\"\naccelerate launch --num_processes 8 "
+        "projects/opsd/scripts/run_grpo.sh": 'cd "$(dirname "$0")/.."\naccelerate launch --num_processes 8 '
         "grpo_train.py --model_name_or_path Qwen/Qwen3-4B --output_dir out --max_prompt_length 2048\n",
     }
     pinned = dict(tree, **{"projects/opsd/environment.yml": "dependencies:\n  - pip:\n    - trl==0.26.0\n"})
@@ -166,3 +168,33 @@ def test_a_sub_project_pinning_the_released_stack_does_not_run_the_forks_copy(tm
     assert [f for f in findings if f["code"] == "PK201" and f["severity"] != "info"] == []
     findings = check_findings(capsys, write_tree(tmp_path / "fork", tree))
     assert [(f["code"], f["line"]) for f in findings if f["severity"] != "info"] == [("PK201", 2)]
+
+
+def test_a_flag_before_a_variable_the_script_empties_gets_no_value(tmp_path: Path, capsys) -> None:
+    """h-hold17c-mm's empty placeholder, seen again in the eighteenth holdout: `SOURCE=""` then `python prog.py
+    --source $SOURCE --n 3`: bash drops the empty word, argparse exits 'expected one argument'. packlint was silent
+    (any expansion after a flag was "a value the caller may set"). Quoted, the empty word is the value; a variable
+    the script never sets stays the machine's (an info)."""
+    import subprocess
+
+    prog = (
+        "import argparse\np = argparse.ArgumentParser()\np.add_argument('--source', type=str)\n"
+        "p.add_argument('--n', type=int)\np.parse_args()\n"
+    )
+    scripts = {
+        "empty.sh": 'SOURCE=""\npython prog.py --source $SOURCE --n 3\n',
+        "quoted.sh": 'SOURCE=""\npython prog.py --source "$SOURCE" --n 3\n',
+        "unset.sh": "python prog.py --source $SOURCE --n 3\n",
+    }
+    root = write_tree(tmp_path, {".git/HEAD": "ref: refs/heads/main\n", "prog.py": prog, **scripts})
+    import sys
+
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    (bindir / "python").symlink_to(sys.executable)
+    for name, want in (("empty.sh", 2), ("quoted.sh", 0)):  # (bash and argparse, the oracles)
+        env = {"PATH": f"{bindir}:/usr/bin:/bin"}
+        ran = subprocess.run(["bash", name], cwd=root, capture_output=True, text=True, env=env)
+        assert ran.returncode == want, ran.stderr
+    got = sorted((Path(f["path"]).name, f["severity"]) for f in check_findings(capsys, root) if f["code"] == "PK202")
+    assert got == [("empty.sh", "error"), ("unset.sh", "info")]

@@ -38,6 +38,7 @@ from packlint.conditions.functions.core import (
 from packlint.conditions.functions.flag_values import (
     _flag_problem,
     _value_words,
+    emptied_names,
     unset_value_after,
 )
 from packlint.conditions.functions.stack_keys import field_premise, outside_pin
@@ -291,6 +292,15 @@ def _f_flag_problem(ctx: EvalContext, node: Builtin, a: list[Any]) -> Any:
                 ctx.memo.setdefault("flag_problem_at", {})[a[0]] = k
                 return "needs a value but none follows it: argparse exits with " + (
                     "'expected one argument'" if spec.nargs is None else "'expected at least one argument'"
+                )
+            empty = unset_value_after(occ, a[0], _launch_files(ctx), emptied_names(ctx.variant))
+            if empty is not None:  # (`SOURCE=""` then `--source $SOURCE`: no word, from the checkout alone)
+                _record_flag(ctx, a[0])
+                ctx.memo.setdefault("flag_problem_at", {})[a[0]] = k
+                return f"needs a value but none follows it: the script sets ${empty} to the empty string, so bash " + (
+                    "drops the word and argparse exits with 'expected one argument'"
+                    if spec.nargs is None
+                    else "drops the word and argparse exits with 'expected at least one argument'"
                 )
         if isinstance(p, Unk):
             unk = p

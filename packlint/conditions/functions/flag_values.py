@@ -238,6 +238,17 @@ def _followed_by_placeholder(occ: FlagEntryJSON, flag: str, files: tuple[str, ..
 _PLACEHOLDER_AFTER = re.compile(r"(?:[ \t]|\\\n)+<[A-Za-z_][^\s<>|&;]*>")
 
 
+def emptied_names(variant: Any) -> list[str]:
+    """The variables the script itself sets to the empty string (`SOURCE=""`), as the launch sees them: an unquoted
+    `$SOURCE` after a flag gives bash no word there, from the checkout alone (h-hold17c-mm's empty placeholder)."""
+    out = []
+    for table in ("env", "unexported"):
+        for name, entry in (variant.get(table) or {}).items():
+            if isinstance(entry, dict) and entry.get("value") == "" and entry.get("source") == "script":
+                out.append(name)
+    return out
+
+
 def unset_value_after(occ: FlagEntryJSON, flag: str, files: tuple[str, ...], vanished: list[str]) -> str | None:
     """The variable of `--flag $NAME` (`${NAME}`) in the script or a file that sets the launch's variables, when NAME is
     one the script never sets and whose word bash dropped (the variant's `vanished`): the flag got no value on this
