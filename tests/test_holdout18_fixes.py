@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.check_helpers import check_findings, write_tree
+from tests.check_helpers import GIT, check_findings, git, write_tree
 
 _HYDRA = (
     "import hydra\n\n\n@hydra.main(config_path='config', config_name='base', version_base=None)\n"
@@ -198,3 +198,37 @@ def test_a_flag_before_a_variable_the_script_empties_gets_no_value(tmp_path: Pat
         assert ran.returncode == want, ran.stderr
     got = sorted((Path(f["path"]).name, f["severity"]) for f in check_findings(capsys, root) if f["code"] == "PK202")
     assert got == [("empty.sh", "error"), ("unset.sh", "info")]
+
+
+def test_a_name_still_quoted_in_the_tree_was_never_removed(tmp_path: Path, capsys) -> None:
+    """ssmisya/AdaReasoner: `export C_INCLUDE_PATH=...` (for gcc) before a verl launch whose import closure reaches
+    tool_server/, where a launcher config quotes "C_INCLUDE_PATH" in a dict for a subprocess. PK203's history
+    search (`git log -G` over the closure's top folders) found the commit that added that file and said "the code
+    base's history last mentions it": 17 false warnings. A name the tree still quotes there was not removed; when
+    a later commit removes it, the history is evidence again."""
+    import pytest
+
+    if GIT is None:
+        pytest.skip("no git")
+    root = write_tree(
+        tmp_path,
+        {
+            "tools/__init__.py": "",
+            "tools/manager.py": "class Manager:\n    pass\n",
+            "tools/scripts/__init__.py": "",
+            "tools/scripts/start_server_config.py": 'env = {"C_INCLUDE_PATH": "/opt/libaio/usr/include"}\n',
+            "proj/trainer/__init__.py": "",
+            "proj/trainer/main.py": "import os\nfrom tools.manager import Manager\n"
+            "print(os.environ.get('MY_SEED', '0'), Manager)\n",
+            "proj/examples/run.sh": "export C_INCLUDE_PATH=/opt/libaio/usr/include\npython3 -m trainer.main\n",
+        },
+    )
+    git(root, "init", "-q")
+    git(root, "add", "-A")
+    git(root, "commit", "-qm", "one")
+    found = check_findings(capsys, root)
+    assert [f["code"] for f in found if f["code"] in ("PK203", "PK205")] == ["PK205"]  # (read by nothing: an info)
+    (root / "tools/scripts/start_server_config.py").write_text("env = {}\n")
+    git(root, "commit", "-qam", "two: the config no longer sets it")
+    found = [f for f in check_findings(capsys, root) if f["code"] == "PK203"]
+    assert len(found) == 1 and "history last mentions it" in found[0]["message"]

@@ -312,8 +312,9 @@ def _close_read(ctx: EvalContext, name: str) -> str | None:
 # PK203 (b): the code base used to read a variable (git history at hand). `git log -G` over the code
 # files, with everything that could run repository-configured programs turned off (no pager, no
 # textconv, no external diff, no fsmonitor, no hooks; git log runs no hooks anyway), bounded in time
-# per call and per process. A failure or a timeout is "unknown": no finding.
-_HISTORY_MEMO: dict[tuple[str, ...], str | None] = memo()
+# per call and per process. A failure or a timeout is "unknown": no finding. Kept for one run: a commit between two
+# runs of a long-lived process (the editor server) changes the answer.
+_HISTORY_MEMO: dict[tuple[str, ...], str | None] = run_memo()
 _HISTORY_CALL_S = 3.0
 
 
@@ -380,8 +381,33 @@ def _read_before(ctx: EvalContext, name: str) -> str | None:
         out = proc.stdout.decode("utf-8", "replace").strip() if proc.returncode == 0 else ""
     except (OSError, subprocess.SubprocessError):
         out = ""
-    _HISTORY_MEMO[key] = out.splitlines()[0] if out else None
-    return _HISTORY_MEMO[key]
+    hit = out.splitlines()[0] if out else None
+    if hit is not None and _still_mentioned(git, top, name, specs, env):
+        # the newest change added the mention, or another file still has it (ssmisya/AdaReasoner: a launcher
+        # config of tool_server/ quotes C_INCLUDE_PATH; the closure does not read it): nothing was removed
+        hit = None
+    _HISTORY_MEMO[key] = hit
+    return hit
+
+
+def _still_mentioned(git: str, top: str, name: str, specs: list[str], env: dict[str, str]) -> bool:
+    """A file under the history's pathspecs quotes the name in the checkout as it is (`git grep`); True also when
+    git cannot say within the run's search budget (no removal is then claimed)."""
+    import subprocess
+
+    from packlint.codebase.search_budget import SEARCHES
+    from packlint.tools import git_argv
+
+    timeout = SEARCHES.timeout(_HISTORY_CALL_S)
+    if timeout is None:
+        return True
+    cmd = git_argv(git, top, ["grep", "-q", "-I", "-E", f"[\"']{name}[\"']", "--", *specs])
+    try:
+        with SEARCHES.spend():
+            proc = subprocess.run(cmd, capture_output=True, timeout=timeout, env=env, stdin=subprocess.DEVNULL)
+    except (OSError, subprocess.SubprocessError):
+        return True
+    return proc.returncode != 1  # (0: found; 1: none; anything else: git could not say)
 
 
 def _history_pathspecs(facts: Any, top: str) -> list[str]:
