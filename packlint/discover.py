@@ -117,6 +117,19 @@ def is_script(path: str) -> bool:
     return has_shell_shebang(path)
 
 
+# job files of the batch systems, read as launch scripts by the scans that look for the checkout's launches
+# (a config named by one, a script calling another) with or without a shebang
+JOB_SUFFIXES = (".slurm", ".sbatch", ".slrm", ".job", ".pbs", ".lsf", ".qsub")
+
+
+def is_launch_file(path: str) -> bool:
+    """A file the checkout may launch from: what `check DIR` reads as a script (`*.sh`, `*.bash`, a shell
+    shebang: SaeedNajafi/alignment-handbook's `recipes/*.slrm` start `#!/bin/bash`), or a batch system's job file.
+    The scans that connect a config file, or a callee, to the launches that name it use this, so that a launch
+    `check` analyses is never missing from them."""
+    return os.path.basename(path).lower().endswith(JOB_SUFFIXES) or is_script(path)
+
+
 def _is_virtualenv(path: str) -> bool:
     return os.path.isfile(os.path.join(path, "pyvenv.cfg"))
 

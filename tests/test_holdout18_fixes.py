@@ -232,3 +232,86 @@ def test_a_name_still_quoted_in_the_tree_was_never_removed(tmp_path: Path, capsy
     git(root, "commit", "-qam", "two: the config no longer sets it")
     found = [f for f in check_findings(capsys, root) if f["code"] == "PK203"]
     assert len(found) == 1 and "history last mentions it" in found[0]["message"]
+
+
+# the recipe of alignment-handbook's DPO jobs (comments dropped, the dataset paths shortened)
+_H4_RECIPE = """\
+model_name_or_path: dummy
+torch_dtype: bfloat16
+model_revision: main
+attn_implementation: flash_attention_2
+use_peft: true
+load_in_4bit: false
+lora_r: 64
+lora_alpha: 64
+lora_dropout: 0.01
+lora_target_modules:
+- q_proj
+- k_proj
+- v_proj
+- o_proj
+dataset_mixer:
+  data/orca_dpo_pairs/data: 1.0
+  data/ultrafeedback_binarized/data: 1.0
+dataset_splits:
+- train
+- test
+preprocessing_num_workers: 1
+bf16: true
+beta: dummy
+do_eval: true
+eval_strategy: steps
+eval_steps: 64
+gradient_accumulation_steps: 32
+gradient_checkpointing: false
+gradient_checkpointing_kwargs:
+  use_reentrant: false
+log_level: info
+logging_steps: 5
+logging_strategy: steps
+lr_scheduler_type: cosine
+max_length: 2312
+max_prompt_length: 1800
+num_train_epochs: 5
+dataset_num_proc: 8
+objective_type: dpo
+average_logps: dummy
+learning_rate: dummy
+output_dir: dummy
+run_name: dummy
+optim: adamw_8bit
+per_device_train_batch_size: 2
+per_device_eval_batch_size: 2
+push_to_hub: false
+remove_unused_columns: true
+report_to:
+- wandb
+save_strategy: "epoch"
+save_total_limit: 10
+seed: 42
+warmup_ratio: 0.1
+"""
+
+
+def test_a_recipe_named_by_a_job_file_is_read_with_its_launch(tmp_path: Path, capsys) -> None:
+    """SaeedNajafi/alignment-handbook: `recipes/*/config.yaml` say `learning_rate: dummy`, and every job that uses
+    them, `run.slrm` (`#!/bin/bash`, which `check` reads as a script by its shebang), passes
+    `--learning_rate=${lr}`. The scan that connects a recipe to the launches naming it knew `.sh`, `.slurm` and
+    `.sbatch` only, so the recipe was judged alone: 10 false PK208 errors. Every scan now takes a launch file as
+    `check` does (the shebang, the batch systems' suffixes)."""
+    recipe = _H4_RECIPE
+    job = (
+        "#!/bin/bash\n#SBATCH --gres=gpu:4\nlr=5e-7\n"
+        "accelerate launch --config_file=recipes/accelerate_configs/deepspeed_zero2.yaml \\\n"
+        "    scripts/run_dpo.py recipes/config.yaml --learning_rate=${lr} --output_dir=out\n"
+    )
+    tree = {
+        ".git/HEAD": "ref: refs/heads/main\n",
+        "recipes/config.yaml": recipe,
+        "environment.yaml": "dependencies:\n  - pip:\n      - transformers==4.46.3\n      - trl==0.12.2\n",
+        "recipes/accelerate_configs/deepspeed_zero2.yaml": "compute_environment: LOCAL_MACHINE\n"
+        "distributed_type: DEEPSPEED\nnum_processes: 4\n",
+    }
+    for name in ("run.slrm", "job.pbs", "run.sh"):
+        root = write_tree(tmp_path / name.replace(".", "_"), dict(tree, **{name: job}))
+        assert [f for f in check_findings(capsys, root) if f["code"] == "PK208"] == [], name

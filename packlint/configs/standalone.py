@@ -240,7 +240,12 @@ def is_stack_config(path: str) -> bool:
     return stack is not None
 
 
-_SCRIPT_NAMES = (".sh", ".bash", ".slurm", ".sbatch")
+def _launch_file(base: str, rel: str) -> bool:
+    from packlint.discover import is_launch_file
+
+    return not rel.endswith(".py") and is_launch_file(os.path.join(base, rel))
+
+
 _YAML_WORD = re.compile(rb"[\w./@+-]*[\w@+-]\.ya?ml\b")
 _MAX_FILES, _MAX_LISTED, _MAX_SCRIPT_BYTES, _PY_HEAD = 4000, 50_000, 256 << 10, 32 << 10
 
@@ -342,7 +347,7 @@ def _naming_lines(root: str) -> list[tuple[str, str]]:
     from packlint.safe_io import read_regular
 
     out: list[tuple[str, str]] = []
-    for rel in [r for r in listed(root) if r.endswith(_SCRIPT_NAMES)][:_MAX_FILES]:
+    for rel in [r for r in listed(root) if _launch_file(root, r)][:_MAX_FILES]:
         data = read_regular(os.path.join(root, rel), _MAX_SCRIPT_BYTES)
         if not data:
             continue
@@ -377,7 +382,7 @@ def _checkout_facts(root: str) -> tuple[frozenset[str], bool]:
             return frozenset(found), own_parser
         for name in sorted(files):
             is_py = name.endswith(".py")
-            if not (is_py and not own_parser) and not name.endswith(_SCRIPT_NAMES):
+            if not (is_py and not own_parser) and (is_py or not _launch_file(d, name)):
                 continue
             seen += 1
             if seen > _MAX_FILES:

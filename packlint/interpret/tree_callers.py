@@ -25,14 +25,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from packlint import caches
-from packlint.discover import SKIP_DIRS
+from packlint.discover import SKIP_DIRS, is_launch_file
 from packlint.errors import PacklintError
 from packlint.regex import LazyRegex
 
 MAX_WALKED = 20_000  # directory entries looked at per checkout
 MAX_SHELL_FILES = 4_000  # shell files read per checkout
 MAX_FILE_BYTES = 512 * 1024
-_SHELL_SUFFIXES = (".sh", ".bash", ".slurm", ".sbatch", ".pbs", ".job")
 
 _NAME = r"[A-Za-z_][A-Za-z0-9_]*"
 _VALUE = r"""(?:[^\s;&|()'"]|"[^"\n]*"|'[^'\n]*')*"""  # one character or one quoted run: linear
@@ -166,7 +165,7 @@ def _shell_files(root: str) -> list[str]:
     for dirpath, dirs, names in os.walk(root):
         dirs[:] = sorted(d for d in dirs if d not in SKIP_DIRS)
         walked += len(dirs) + len(names)
-        files.extend(os.path.join(dirpath, n) for n in sorted(names) if n.endswith(_SHELL_SUFFIXES))
+        files.extend(p for p in (os.path.join(dirpath, n) for n in sorted(names)) if is_launch_file(p))
         if walked > MAX_WALKED or len(files) >= MAX_SHELL_FILES:
             break
     return files[:MAX_SHELL_FILES]

@@ -226,7 +226,6 @@ def _occ_value(occ: Any) -> Any:
 
 
 _CONFIG_SUFFIXES = (".yaml", ".yml", ".json", ".toml")
-_SCRIPT_SUFFIXES = (".sh", ".bash", ".slurm", ".sbatch", ".job")
 _MAX_SCRIPTS = 2000
 _PINNED_MEMO: dict[str, bool] = memo()
 
@@ -293,7 +292,9 @@ def _config_words(root: str) -> dict[str, list[tuple[str, str]]]:
     words = re.compile(r"[\w./${}-]*\.(?:ya?ml|json|toml)\b")
     out: dict[str, list[tuple[str, str]]] = {}
     budget = _MAX_SCRIPT_BYTES_TOTAL
-    for rel in [f for f in _list(root) if f.lower().endswith(_SCRIPT_SUFFIXES)][:_MAX_SCRIPTS]:
+    from packlint.discover import is_launch_file
+
+    for rel in [f for f in _list(root) if is_launch_file(os.path.join(root, f))][:_MAX_SCRIPTS]:
         script = os.path.join(root, rel)
         data = read_regular(script, 1 << 20)
         if data is None:
