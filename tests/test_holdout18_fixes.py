@@ -315,3 +315,26 @@ def test_a_recipe_named_by_a_job_file_is_read_with_its_launch(tmp_path: Path, ca
     for name in ("run.slrm", "job.pbs", "run.sh"):
         root = write_tree(tmp_path / name.replace(".", "_"), dict(tree, **{name: job}))
         assert [f for f in check_findings(capsys, root) if f["code"] == "PK208"] == [], name
+
+
+def test_a_source_path_climbing_above_the_checkout_is_the_machines(tmp_path: Path, capsys) -> None:
+    """mr-d-self-driving/DrivePI: root-level sbatch scripts run `source ../../conda_env_cuda12.4.sh drivepi_hwei`, a
+    file kept two folders above the clone on the author's cluster. From the script's folder and the working
+    directory (both the checkout's root) the path leaves the checkout: whether it exists is the machine's, not a
+    missing file of the checkout (6 false PK106 warnings). A `..` path that stays inside is still the checkout's."""
+    train = "import argparse\np = argparse.ArgumentParser()\np.add_argument('--lr')\np.parse_args()\n"
+    root = write_tree(
+        tmp_path,
+        {
+            ".git/HEAD": "ref: refs/heads/main\n",
+            "train.py": train,
+            "run.sh": "#!/bin/bash\nsource ../../conda_env_cuda12.4.sh drivepi\ntorchrun train.py --lr 1e-4\n",
+            "jobs/a/run.sh": "#!/bin/bash\nsource ../../env/cluster.sh\ntorchrun ../../train.py --lr 1e-4\n",
+        },
+    )
+    got = [
+        (f["path"].endswith("jobs/a/run.sh"), f["severity"])
+        for f in check_findings(capsys, root)
+        if f["code"] == "PK106"
+    ]
+    assert got == [(True, "warning")]

@@ -107,7 +107,28 @@ def missing_in_checkout(interp: Interpreter, text: str, world: World) -> bool:
     if os.path.isabs(text):
         norm = os.path.normpath(text)
         return norm.startswith(root.rstrip("/") + "/") and not os.path.exists(norm)
+    if not any(_inside(os.path.join(d, text), root) for d in dirs):
+        return False  # (`../../env.sh` from the checkout's root: a file above the clone, the machine's)
     return not any(os.path.exists(os.path.join(d, text)) for d in dirs)
+
+
+def _inside(path: str, root: str) -> bool:
+    return os.path.normpath(path).startswith(root.rstrip("/") + "/")
+
+
+def _above_checkout(interp: Interpreter, text: str) -> tuple[str, str] | None:
+    """`source ../../conda_env_cuda12.4.sh` in a script at the checkout's root (mr-d-self-driving/DrivePI's sbatch
+    scripts): from every folder bash may resolve it in, the path climbs above the checkout's root, to a file kept
+    beside the clone on the author's machine: whether it exists is the machine's, never the checkout's."""
+    from packlint.codebase.resolve import script_checkout_dirs
+
+    script = interp.source_stack[0] if interp.source_stack else None
+    if not text or os.path.isabs(text) or "$" in text or script is None:
+        return None
+    dirs = script_checkout_dirs(script)
+    if not dirs or any(_inside(os.path.join(d, text), dirs[-1]) for d in dirs):
+        return None
+    return (evidence.MACHINE, f"{text} climbs above the checkout's root: a file beside the clone, on the machine")
 
 
 # files a set-up step makes that a checkout does not hold: a husky hook's helper (`husky install`
@@ -452,6 +473,7 @@ def _not_found(
         or _submodule_dependence(interp, bare)
         or _cd_elsewhere(interp, bare, world, ps, span)
         or _copied_at_setup(interp, bare)
+        or _above_checkout(interp, bare)
     )
     if bare != text:
         if not guessed and not _caller_dependent(ps, span, world) and not _under_file_test(world):
