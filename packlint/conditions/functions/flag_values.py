@@ -240,11 +240,17 @@ _PLACEHOLDER_AFTER = re.compile(r"(?:[ \t]|\\\n)+<[A-Za-z_][^\s<>|&;]*>")
 
 def emptied_names(variant: Any) -> list[str]:
     """The variables the script itself sets to the empty string (`SOURCE=""`), as the launch sees them: an unquoted
-    `$SOURCE` after a flag gives bash no word there, from the checkout alone (h-hold17c-mm's empty placeholder)."""
+    `$SOURCE` after a flag gives bash no word there, from the checkout alone (h-hold17c-mm's empty placeholder). Not
+    one whose empty value rests on an assumption (`idx=$SLURM_ARRAY_TASK_ID`, a cluster's variable; `X=${X}`)."""
     out = []
     for table in ("env", "unexported"):
         for name, entry in (variant.get(table) or {}).items():
-            if isinstance(entry, dict) and entry.get("value") == "" and entry.get("source") == "script":
+            if (
+                isinstance(entry, dict)
+                and entry.get("value") == ""
+                and entry.get("source") == "script"
+                and "evidence" not in entry  # (`idx=$SLURM_ARRAY_TASK_ID`, `X=${X}`: the machine's, not the script's)
+            ):
                 out.append(name)
     return out
 
