@@ -338,3 +338,29 @@ def test_a_source_path_climbing_above_the_checkout_is_the_machines(tmp_path: Pat
         if f["code"] == "PK106"
     ]
     assert got == [(True, "warning")]
+
+
+def test_a_declaration_expands_every_word_before_it_assigns(tmp_path: Path) -> None:
+    """The bash differential on the eighteenth holdout's checkouts (llada60/ChatGarment's eval_job_script.sh):
+    `export CUDA_HOME=/usr/local/cuda-12.1 \\` + `LD_LIBRARY_PATH=$CUDA_HOME/lib64:$LD_LIBRARY_PATH` is one `export`
+    command, whose words bash expands before it assigns any: LD_LIBRARY_PATH gets the CUDA_HOME from before the
+    command. packlint assigned left to right (`/usr/local/cuda-12.1/lib64:`); plain assignments do run left to
+    right (`A=1 B=$A`), and so they stay."""
+    import os
+    import subprocess
+
+    from packlint.api import inspect_script
+
+    script = (
+        "export CUDA_HOME=/usr/local/cuda-12.1 \\\nLD_LIBRARY_PATH=$CUDA_HOME/lib64:$LD_LIBRARY_PATH\n"
+        "A=1 B=$A\nexport B\nf() { local X=2 Y=$X; export Y; }\nf\npython train.py\n"
+    )
+    path = tmp_path / "job.sh"
+    path.write_text(script.replace("python train.py", 'echo "$LD_LIBRARY_PATH|$B|$Y"'))
+    shown = subprocess.run(["bash", str(path)], capture_output=True, text=True, env={"PATH": os.defpath}).stdout
+    assert shown.strip() == "/lib64:|1|"
+    path.write_text(script)
+    env = inspect_script(str(path))["launches"][0]["variants"][0]["env"]
+    # (CUDA_HOME is not set yet when the words are expanded: the environment's, unknown, never `/usr/local/...`)
+    assert "value" not in env["LD_LIBRARY_PATH"] and "CUDA_HOME" in env["LD_LIBRARY_PATH"]["unknown"]
+    assert env["B"]["value"] == "1" and "Y" not in env

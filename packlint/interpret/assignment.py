@@ -97,13 +97,15 @@ def assign(
     local: bool = False,
     force_array: bool = False,
     glue_tail: list[Node] | None = None,
+    value: tuple[str | None, Variable] | None = None,
 ) -> str | None:
-    """Run one assignment: through namerefs, not over readonly variables, keeping the export mark."""
+    """Run one assignment: through namerefs, not over readonly variables, keeping the export mark. `value`: the
+    (name, variable) already expanded (a declaration command expands all its words first: declarations)."""
     name_node = node.child_by_field_name("name")
     if name_node is not None and name_node.type == "subscript":
         assign_subscript(interp, node, name_node, world, ps)
         return None
-    name, var = assignment_value(interp, node, world, ps, glue_tail=glue_tail)
+    name, var = value if value is not None else assignment_value(interp, node, world, ps, glue_tail=glue_tail)
     if name is None:
         return None
     old = world.vars.get(name)

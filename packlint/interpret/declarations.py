@@ -87,13 +87,24 @@ def exec_declaration(interp: Interpreter, node: Node, world: World, ps: ParsedSc
         mark_integer(node, world, ps)
     children = list(node.named_children)
     glued: set[int] = set()
+    tails: dict[int, list[Node]] = {}
+    for i, c in enumerate(children):
+        if i not in glued and c.type == "variable_assignment":
+            tails[i] = _glue_tail(c, children[i + 1 :])
+            glued.update(range(i + 1, i + 1 + len(tails[i])))
+    # bash expands every word of the command before the builtin assigns any: `export A=1 B=$A` gives B the A
+    # from before the command (llada60/ChatGarment: `export CUDA_HOME=... \ LD_LIBRARY_PATH=$CUDA_HOME/lib64`)
+    values = {
+        i: assignment.assignment_value(interp, children[i], world, ps, glue_tail=tail or None)
+        for i, tail in tails.items()
+        if len(tails) > 1 and not _subscripted(children[i])
+    }
     for i, c in enumerate(children):
         if i in glued:
             continue
         if c.type == "variable_assignment":
             export = flags.export and not flags.unexport
-            tail = _glue_tail(c, children[i + 1 :])
-            glued.update(range(i + 1, i + 1 + len(tail)))
+            tail = tails[i]
             name = assignment.assign(
                 interp,
                 c,
@@ -103,6 +114,7 @@ def exec_declaration(interp: Interpreter, node: Node, world: World, ps: ParsedSc
                 local=flags.local,
                 force_array=flags.force_array,
                 glue_tail=tail or None,
+                value=values.get(i),
             )
             if name is not None:
                 var = world.vars[name]
@@ -113,6 +125,11 @@ def exec_declaration(interp: Interpreter, node: Node, world: World, ps: ParsedSc
         elif c.type in ("variable_name", "word") and not is_option(c):
             declare_name(interp, c, flags, world, ps)
     return [world]
+
+
+def _subscripted(assignment_node: Node) -> bool:
+    name = assignment_node.child_by_field_name("name")
+    return name is not None and name.type == "subscript"
 
 
 def _glue_tail(assignment_node: Node, following: list[Node]) -> list[Node]:
