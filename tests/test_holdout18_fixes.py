@@ -364,3 +364,26 @@ def test_a_declaration_expands_every_word_before_it_assigns(tmp_path: Path) -> N
     # (CUDA_HOME is not set yet when the words are expanded: the environment's, unknown, never `/usr/local/...`)
     assert "value" not in env["LD_LIBRARY_PATH"] and "CUDA_HOME" in env["LD_LIBRARY_PATH"]["unknown"]
     assert env["B"]["value"] == "1" and "Y" not in env
+
+
+def test_single_quotes_in_a_double_quoted_default_are_kept(tmp_path: Path) -> None:
+    """The bash differential on yangzhangok/crystal: `VISUAL_MODEL_ID="${VISUAL_MODEL_ID:-['sam', 'depth', 'dino']}"`:
+    inside double quotes bash takes the default word's single quotes as ordinary characters (the program gets
+    `['sam', 'depth', 'dino']`, a Python list literal); unquoted they are quotes. packlint removed them in both."""
+    import os
+    import subprocess
+
+    from packlint.api import inspect_script
+
+    script = (
+        "V=\"${V:-['sam', 'depth']}\"\nW=${W:-'a b'}\nX=\"${U:-'x y'}\"\nY=\"${U:+'p q'}\"\n"
+        'python t.py --v "$V" --w "$W" --x "$X" --y "$Y"\n'
+    )
+    path = tmp_path / "run.sh"
+    path.write_text(script)
+    stub = 'python() { printf "%s\\n" "$@"; }\n'
+    shown = subprocess.run(
+        ["bash", "-c", stub + f"source {path}"], capture_output=True, text=True, env={"PATH": os.defpath}
+    ).stdout.splitlines()
+    argv = inspect_script(str(path))["launches"][0]["argv"]
+    assert argv == shown[1:] == ["--v", "['sam', 'depth']", "--w", "a b", "--x", "'x y'", "--y", ""]

@@ -319,7 +319,8 @@ def raw_expansion(
     arg = rest[len(op) :]
     if op in (":-", ":=", ":+", ":?", "-", "=", "+", "?"):
         is_set, current = param_state(interp, var, None, world, quoted, span, ps)
-        operand = raw_operand(interp, arg, world, span)
+        # (inside double quotes bash takes the word's single quotes literally: `"${V:-['sam', 'depth']}"`)
+        operand = raw_operand(interp, arg, world, span, literal_single=quoted)
         if is_set is None or operand is None:
             return unknown
         use_default = (not is_set) or (op.startswith(":") and pieces_empty(current))
@@ -374,6 +375,10 @@ def operand_pieces(
     """The word of `${X:-word}` / `${X:+word}`: unquoted, its result is split like any expansion
     (`${V:+--precision $V}` gives two words), literal text included."""
     out = []
+    if quoted:  # (bash keeps a single-quoted part literally, quotes and all, inside "${X:-'a b'}")
+        for o in operands:
+            out.extend(_quoted_operand(interp, o, world, ps))
+        return out
     for o in operands:
         parts = o.children if (not quoted and o.type == "concatenation") else [o]
         for part in parts:
@@ -384,6 +389,16 @@ def operand_pieces(
                         p.split = True
             out.extend(pieces)
     return out
+
+
+def _quoted_operand(interp: Interpreter, node: Node, world: World, ps: ParsedScript) -> list[Piece]:
+    """A word of `${X:-word}` inside double quotes: bash treats its single quotes as ordinary characters
+    (`"${V:-['sam', 'depth']}"` is `['sam', 'depth']`: yangzhangok/crystal's VISUAL_MODEL_ID)."""
+    if node.type == "raw_string":
+        return [Piece(text_of(node), span=ps.source.span(node))]
+    if node.type == "concatenation":
+        return [p for c in node.children for p in _quoted_operand(interp, c, world, ps)]
+    return expansion.word_pieces(interp, node, world, ps, quoted=True)
 
 
 def param_state(
@@ -552,9 +567,12 @@ def param(
     return value_pieces(v, quoted, span)
 
 
-def raw_operand(interp: Interpreter, raw: str, world: World, span: Span) -> tuple[str, str] | None:
+def raw_operand(
+    interp: Interpreter, raw: str, world: World, span: Span, literal_single: bool = False
+) -> tuple[str, str] | None:
     """An operand of a raw `${...}`: (its value with quotes removed, the same as a glob pattern in which
-    quoted and escaped characters match literally). None when it needs more than plain variables."""
+    quoted and escaped characters match literally). None when it needs more than plain variables.
+    `literal_single`: a `'` is an ordinary character (the word of a `${X:-word}` inside double quotes)."""
     value, pattern = [], []
     i = 0
     while i < len(raw):
@@ -563,7 +581,7 @@ def raw_operand(interp: Interpreter, raw: str, world: World, span: Span) -> tupl
             value.append(raw[i + 1])
             pattern.append(glob_escape(raw[i + 1]))
             i += 2
-        elif c in "'\"":
+        elif c in "'\"" and not (literal_single and c == "'"):
             j = raw.find(c, i + 1)
             if j == -1:
                 return None
