@@ -166,9 +166,22 @@ def pinned_away(program_file: str, roots: list[str]) -> dict[str, str]:
     trl/ is 1.2.0.dev0): the program runs the pinned release, installed, not the root's copy, which reaches its
     import path only through an install the project replaces. {module: why}; the pin must be nearer the program
     than the root (its own sub-project's)."""
+    start = os.path.dirname(os.path.abspath(program_file))
+    key = (start, *roots)
+    found = _PINNED_AWAY.get(key) if IN_RUN[0] else None  # (every launch of a program asks: once per run)
+    if found is None:
+        found = _pinned_away(start, roots)
+        if IN_RUN[0]:
+            _PINNED_AWAY[key] = found
+    return dict(found)
+
+
+_PINNED_AWAY: dict[tuple[str, ...], dict[str, str]] = run_memo()
+
+
+def _pinned_away(start: str, roots: list[str]) -> dict[str, str]:
     from packlint.configs.versions import PACKAGE_DIRS, _version_under, pinned_in_tree
 
-    start = os.path.dirname(os.path.abspath(program_file))
     out: dict[str, str] = {}
     for root in dict.fromkeys(os.path.abspath(r) for r in roots if r):
         if not start.startswith(root + os.sep):

@@ -75,7 +75,7 @@ def status_at(
                 continue
             run_right = {"&&": st, "||": None if st is None else not st}[op]
             if run_right is not False:
-                interp.note_branch([right], ps, f"the command after `{snippet(left, 40)} {op}`")
+                interp.note_branch([right], ps, lambda: f"the command after `{snippet(left, 40)} {op}`")
             if run_right is True:
                 with fallbacks.premise(interp, origin):
                     out.extend(status(interp, right, w, ps, in_condition))

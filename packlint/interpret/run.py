@@ -58,6 +58,7 @@ class Interpreter:
         # the bodies of the branches run (case arms, if/elif/else bodies, the right side of `&&`/`||`), each with
         # what chose it: a flag written inside one over a value given outside it is that branch's own (PK103)
         self.branch_regions: dict[Span, str] = {}
+        self._branches_seen: set[tuple[str, int, int, int, int]] = set()
         self.seq = 0
         self.context: list[str] = []
         self.source_stack: list[str] = []
@@ -85,13 +86,21 @@ class Interpreter:
         # the checkout's scripts that run others with variables set (tree_callers.py)
         self.tree_memo: dict[tuple[str, str], Any] = {}
 
-    def note_branch(self, nodes: list[Node], ps: ParsedScript, label: str) -> None:
-        """Remember the region of a branch's body being run (`branch_regions`)."""
+    def note_branch(self, nodes: list[Node], ps: ParsedScript, label: str | Callable[[], str]) -> None:
+        """Remember the region of a branch's body being run (`branch_regions`); a callable `label` is called
+        once per region (a branch in a loop or a function runs many times)."""
         if not nodes:
             return
+        src = ps.source  # (an eval'd or `bash -c` text has its own base line and length)
+        seen = (src.path, src.line_base, len(src.data), nodes[0].start_byte, nodes[-1].end_byte)
+        if seen in self._branches_seen:
+            return
+        self._branches_seen.add(seen)
         first, last = ps.source.span(nodes[0]), ps.source.span(nodes[-1])
         region = Span(first.file, first.line, first.column, last.end_line, last.end_column)
-        self.branch_regions.setdefault(region, f"{label} ({first.file}:{first.line})")
+        self.branch_regions.setdefault(
+            region, f"{label if isinstance(label, str) else label()} ({first.file}:{first.line})"
+        )
 
     def run(self, ps: ParsedScript, real_path: str | None) -> list[World]:
         regex_guard.reset_budget()  # a new file: its regexes (`=~`, rules' matches()) get their time again

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from packlint.interpret import arithmetic, assignment, exit_status, expansion, fallbacks, loops
@@ -161,13 +162,13 @@ def run_clauses_at(interp: Interpreter, clauses: list[Clause], world: World, ps:
     """Take the branch a known status decides; fork the world on an unknown one."""
     (cond, body), rest = clauses[0], clauses[1:]
     if cond is None:
-        interp.note_branch(body, ps, "the `else` body")
+        interp.note_branch(body, ps, lambda: "the `else` body")
         return interp.exec_block(body, [world], ps)
     results: list[World] = []
     origin = fallbacks.test_origin(cond, world, ps)  # `if [ -z "$X" ]` on a variable the script never sets
     for w, status in exit_status.status_seq(interp, cond, world, ps, in_condition=True):
         if status is True:
-            interp.note_branch(body, ps, f"the `if {snippet(cond[-1], 40)}` body")
+            interp.note_branch(body, ps, lambda: f"the `if {snippet(cond[-1], 40)}` body")
             with fallbacks.premise(interp, origin):
                 results.extend(interp.exec_block(body, [w], ps))
         elif status is False:
@@ -178,7 +179,7 @@ def run_clauses_at(interp: Interpreter, clauses: list[Clause], world: World, ps:
             yes, no = w, w.fork()
             yes.when = yes.when + (Condition(text, "is true", span),)
             no.when = no.when + (Condition(text, "is false", span),)
-            interp.note_branch(body, ps, f"the `if {snippet(cond[-1], 40)}` body")
+            interp.note_branch(body, ps, lambda: f"the `if {snippet(cond[-1], 40)}` body")
             results.extend(interp.exec_block(body, [yes], ps))
             results.extend(run_clauses(interp, rest, no, ps))
     return interp.merge(results)
@@ -228,6 +229,10 @@ def exec_case(interp: Interpreter, node: Node, world: World, ps: ParsedScript) -
     return interp.merge(results)
 
 
+def _arm_label(patterns: list[Node]) -> Callable[[], str]:
+    return lambda: f"the `case` arm `{' | '.join(snippet(p) for p in patterns)})`"
+
+
 def case_known(
     interp: Interpreter, subject: str, arms: list[CaseArm], world: World, ps: ParsedScript
 ) -> list[World] | None:
@@ -252,7 +257,7 @@ def case_known(
             if not matched:
                 i += 1
                 continue
-        interp.note_branch(body, ps, f"the `case` arm `{' | '.join(snippet(p) for p in patterns)})`")
+        interp.note_branch(body, ps, _arm_label(patterns))
         worlds = interp.exec_block(body, worlds, ps)
         terminator = next((c.type for c in item.children if c.type in (";;", ";&", ";;&")), ";;")
         if terminator == ";;":

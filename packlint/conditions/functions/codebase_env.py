@@ -353,61 +353,48 @@ def _read_before(ctx: EvalContext, name: str) -> str | None:
     if key in _HISTORY_MEMO:
         return _HISTORY_MEMO[key]
     from packlint.codebase.search_budget import SEARCHES
+    from packlint.tools import find_program
 
-    timeout = SEARCHES.timeout(_HISTORY_CALL_S)
-    if timeout is None:  # the run's search budget is spent: unknown
+    if SEARCHES.timeout(_HISTORY_CALL_S) is None:  # the run's search budget is spent: unknown
         return None
-    import subprocess
-
-    from packlint.tools import find_program, git_argv, git_env
-
     git = find_program("git")
     if git is None:
         _HISTORY_MEMO[key] = None
         return None
     args = ["log", "--no-show-signature", "--no-textconv", "--no-ext-diff", "--no-color", "--no-mailmap"]
     args += ["--format=%h (%cs)", "-n", "1", "-G", f"[\"']{name}[\"']", "--", *specs]
-    cmd = git_argv(git, top, args)
-    env = git_env()
-    try:
-        with SEARCHES.spend():
-            proc = subprocess.run(
-                cmd,
-                capture_output=True,
-                timeout=timeout,
-                env=env,
-                stdin=subprocess.DEVNULL,
-            )
-        out = proc.stdout.decode("utf-8", "replace").strip() if proc.returncode == 0 else ""
-    except (OSError, subprocess.SubprocessError):
-        out = ""
+    proc = _git_search(git, top, args)
+    out = proc.stdout.decode("utf-8", "replace").strip() if proc is not None and proc.returncode == 0 else ""
     hit = out.splitlines()[0] if out else None
-    if hit is not None and _still_mentioned(git, top, name, specs, env):
+    if hit is not None:
         # the newest change added the mention, or another file still has it (ssmisya/AdaReasoner: a launcher
-        # config of tool_server/ quotes C_INCLUDE_PATH; the closure does not read it): nothing was removed
-        hit = None
+        # config of tool_server/ quotes C_INCLUDE_PATH; the closure does not read it): nothing was removed.
+        # `git grep` exits 1 when no file quotes it; anything else (found, an error, no budget) claims no removal
+        grep = _git_search(git, top, ["grep", "-q", "-I", "-E", f"[\"']{name}[\"']", "--", *specs])
+        if grep is None or grep.returncode != 1:
+            hit = None
     _HISTORY_MEMO[key] = hit
     return hit
 
 
-def _still_mentioned(git: str, top: str, name: str, specs: list[str], env: dict[str, str]) -> bool:
-    """A file under the history's pathspecs quotes the name in the checkout as it is (`git grep`); True also when
-    git cannot say within the run's search budget (no removal is then claimed)."""
+def _git_search(git: str, top: str, args: list[str]) -> Any:
+    """One bounded git call over the checkout (the run's search budget, repository-configured programs off):
+    the finished process, or None when the budget is spent, git fails to start or runs out of time."""
     import subprocess
 
     from packlint.codebase.search_budget import SEARCHES
-    from packlint.tools import git_argv
+    from packlint.tools import git_argv, git_env
 
     timeout = SEARCHES.timeout(_HISTORY_CALL_S)
     if timeout is None:
-        return True
-    cmd = git_argv(git, top, ["grep", "-q", "-I", "-E", f"[\"']{name}[\"']", "--", *specs])
+        return None
     try:
         with SEARCHES.spend():
-            proc = subprocess.run(cmd, capture_output=True, timeout=timeout, env=env, stdin=subprocess.DEVNULL)
+            return subprocess.run(
+                git_argv(git, top, args), capture_output=True, timeout=timeout, env=git_env(), stdin=subprocess.DEVNULL
+            )
     except (OSError, subprocess.SubprocessError):
-        return True
-    return proc.returncode != 1  # (0: found; 1: none; anything else: git could not say)
+        return None
 
 
 def _history_pathspecs(facts: Any, top: str) -> list[str]:
