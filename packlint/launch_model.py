@@ -760,10 +760,25 @@ def build_script_model(
 
 def mark_branches(launches: list[Launch], regions: dict[Span, str]) -> None:
     """Each repeated flag's occurrences get the innermost branch body they were written in (`FlagOccurrence.branch`):
-    a value set in a `case` arm or an `if` body over one given outside it is that branch's own (PK103)."""
+    a value set in a `case` arm or an `if` body over one given outside it is that branch's own (PK103). An
+    occurrence outside every region is told by bisection over the regions' union (a long script repeats thousands
+    of flags outside its hundreds of branches)."""
+    import bisect
+
     by_file: dict[str, list[tuple[tuple[int, int], tuple[int, int], str]]] = {}
     for r, label in regions.items():
         by_file.setdefault(r.file, []).append(((r.line, r.column), (r.end_line, r.end_column), label))
+    cover: dict[str, tuple[list[tuple[int, int]], list[tuple[int, int]]]] = {}
+    for file, rs in by_file.items():
+        starts: list[tuple[int, int]] = []
+        ends: list[tuple[int, int]] = []
+        for r_start, r_end, _label in sorted(rs):
+            if ends and r_start <= ends[-1]:
+                ends[-1] = max(ends[-1], r_end)
+            else:
+                starts.append(r_start)
+                ends.append(r_end)
+        cover[file] = (starts, ends)
     for launch in launches:
         for variant in launch.variants:
             for occs in variant.flags.values():
@@ -771,9 +786,14 @@ def mark_branches(launches: list[Launch], regions: dict[Span, str]) -> None:
                     continue
                 for occ in occs:
                     s = occ.span
-                    if s is None:
+                    if s is None or s.file not in cover:
                         continue
-                    start, end, best = (s.line, s.column), (s.end_line, s.end_column), None
-                    for r_start, r_end, label in by_file.get(s.file, ()):
+                    start, end = (s.line, s.column), (s.end_line, s.end_column)
+                    starts, ends = cover[s.file]
+                    k = bisect.bisect_right(starts, start) - 1
+                    if k < 0 or ends[k] < end:
+                        continue  # (inside no branch body)
+                    best = None
+                    for r_start, r_end, label in by_file[s.file]:
                         if r_start <= start and end <= r_end and (best is None or best <= r_start):
                             best, occ.branch = r_start, label
