@@ -6,6 +6,7 @@ files are still checked; the command then exits 2."""
 
 from __future__ import annotations
 
+import gc
 import os
 import sys
 from collections.abc import Callable
@@ -288,8 +289,6 @@ def check_paths(paths: list[str], options: CheckOptions) -> CheckResult:
     The cyclic garbage collector is off for the whole run, as in `_run_jobs`: loading the rule table
     and importing the analysis make tens of thousands of objects and no garbage cycles, and the
     collector's passes over them cost ~3-5 ms of a ~90 ms cold start."""
-    import gc
-
     from packlint.caches import IN_RUN
 
     enabled = gc.isenabled()
@@ -681,8 +680,6 @@ def _run_jobs(jobs: list[_Job], keep_models: bool) -> list:
     same with the collector off), and its passes (which also walk the rule tables, kept for the whole run) cost 4-8% of
     a check. Forked workers inherit the setting; a young-generation pass once COLLECT_YOUNG objects are alive bounds
     what a cycle-making script could leave."""
-    import gc
-
     enabled = gc.isenabled()
     gc.disable()
     try:
@@ -700,8 +697,6 @@ COLLECT_YOUNG = 2_000_000
 
 
 def _analyse_collecting(job: _Job, keep_model: bool, count: int):
-    import gc
-
     if gc.get_count()[0] > COLLECT_YOUNG:
         gc.collect(0)
     return _analyse(job, keep_model)
@@ -717,6 +712,7 @@ def _run_jobs_now(jobs: list[_Job], keep_models: bool) -> list:
         ctx = multiprocessing.get_context("fork")
     except ValueError:  # no fork (Windows, some macOS set-ups): one process
         return _run_here(jobs)
+    from packlint.codebase import cache as code_cache
     from packlint.result_cache import aside, recording
     from packlint.result_exchange import mark_sent, merge
 
@@ -728,6 +724,7 @@ def _run_jobs_now(jobs: list[_Job], keep_models: bool) -> list:
     if recording():
         mark_sent()
     results: list = [None] * len(jobs)
+    code_cache.share_builds(ctx.Lock)  # (one worker reads a program while the others wait for its entry)
     try:
         with ctx.Pool(n) as pool:
             chunk = max(1, len(jobs) // (n * 32))  # few hand-outs for many files, fine-grained for few
@@ -739,6 +736,7 @@ def _run_jobs_now(jobs: list[_Job], keep_models: bool) -> list:
         return results
     finally:
         _WORKER_JOBS.clear()
+        code_cache.unshare_builds()
 
 
 def _run_here(jobs: list[_Job]) -> list:

@@ -28,3 +28,59 @@ def test_parallel_report_equals_sequential(tmp_path, monkeypatch, capsys):
     parallel = _check(monkeypatch, capsys, "2", Path("."))
     assert parallel == sequential
     assert sequential[0] == 1 and '"files": 30' in sequential[1]
+
+
+def _counting(monkeypatch, log: Path, module, name: str, label: str) -> None:
+    """Wrap module.name so each call (in any forked worker) appends `label` and its first argument to `log`, slowly
+    enough that two workers starting on the same program would both be inside it."""
+    import os
+    import time
+
+    real = getattr(module, name)
+
+    def wrapped(*args, **kwargs):
+        arg = getattr(args[0], "path", args[0])
+        fd = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+        os.write(fd, f"{label} {arg}\n".encode())
+        os.close(fd)
+        time.sleep(0.3 if label == "program" else 0.02)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(module, name, wrapped)
+
+
+@pytest.mark.skipif(not hasattr(__import__("os"), "fork"), reason="needs fork")
+def test_workers_read_a_program_once(tmp_path, monkeypatch, capsys):
+    """Two workers that start on scripts launching the same program: one reads it (and each file of its closure), the
+    other waits and takes the entry it stored; the report is the one-process report."""
+    from packlint.codebase import filefacts, reader
+
+    repo = tmp_path / "repo"
+    (repo / "pkg").mkdir(parents=True)
+    (repo / "pkg" / "__init__.py").write_text("")
+    (repo / "pkg" / "opts.py").write_text(
+        "import os\nLEVEL = os.environ.get('PKG_LEVEL', '1')\n\ndef add(p):\n    p.add_argument('--lr', type=float)\n"
+    )
+    (repo / "train.py").write_text(
+        "import argparse\nfrom pkg import opts\n\np = argparse.ArgumentParser()\nopts.add(p)\n"
+        "p.add_argument('--steps', type=int)\nargs = p.parse_args()\n"
+    )
+    for i in range(20):
+        (repo / f"run{i:02d}.sh").write_text(
+            f"#!/bin/bash\nexport PKG_LEVEL={i}\ntorchrun --nproc_per_node 8 train.py --lr 1e-4 --stpes {i}\n"
+        )
+    monkeypatch.chdir(repo)
+    monkeypatch.setenv("PACKLINT_CACHE_DIR", str(tmp_path / "cache-1"))
+    sequential = _check(monkeypatch, capsys, "1", Path("."))
+    log = tmp_path / "reads.log"
+    _counting(monkeypatch, log, reader, "build_facts", "program")
+    _counting(monkeypatch, log, reader, "extract_file_facts", "file")
+    monkeypatch.setenv("PACKLINT_CACHE_DIR", str(tmp_path / "cache-2"))
+    parallel = _check(monkeypatch, capsys, "2", Path("."))
+    assert parallel == sequential
+    assert "PK201" in parallel[1]  # (--stpes: the code was read)
+    reads = log.read_text().splitlines()
+    assert sorted(r.split()[0] for r in reads if r.startswith("program")) == ["program"]
+    files = [r for r in reads if r.startswith("file")]
+    assert len(files) == len(set(files)) == 3
+    assert filefacts  # (the module the facts come from)

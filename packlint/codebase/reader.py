@@ -210,16 +210,20 @@ class Closure:
             return memo
         if len(FILE_MEMO) >= MAX_FILE_MEMO:
             FILE_MEMO.clear()
-        if self.cache_base:
-            hit = cache.load(self.cache_base, "files", key)
-            if hit is not None and cache.valid_file_facts(hit):  # (another shape: a miss, written again)
-                FILE_MEMO[key] = hit
-                return hit
-        facts = extract_file_facts(src)
-        if self.cache_base:
-            cache.store(self.cache_base, "files", key, facts)
-        FILE_MEMO[key] = facts
-        return facts
+        hit = self._stored(key) if self.cache_base else None
+        if hit is None:
+            with cache.building("files", key) as waited:  # (forked workers: one parses, the others wait for its entry)
+                hit = self._stored(key) if self.cache_base and waited else None
+                if hit is None:
+                    hit = extract_file_facts(src)
+                    if self.cache_base:
+                        cache.store(self.cache_base, "files", key, hit)
+        FILE_MEMO[key] = hit
+        return hit
+
+    def _stored(self, key: str) -> dict | None:
+        hit = cache.load(self.cache_base, "files", key)  # type: ignore[arg-type]
+        return hit if hit is not None and cache.valid_file_facts(hit) else None  # (another shape: a miss)
 
     def walk(self, start: str) -> None:
         queue = [os.path.abspath(start)]
@@ -345,6 +349,14 @@ def _manifest_ok(manifest: dict) -> bool:
     return True
 
 
+def _stored_program(base: str, key: str) -> CodeFacts | None:
+    """The program's facts from the cache directory's entry, or None (no entry, another version, its files changed)."""
+    hit = cache.load(base, "programs", key)
+    if hit is None or hit.get("version") != reader_digest():
+        return None
+    return _cached_program(hit)
+
+
 def _cached_program(hit: dict) -> CodeFacts | None:
     """The CodeFacts of a `programs` entry, or None when its files changed or it has another shape
     than this code writes (it must come back unchanged through from_json -> to_json)."""
@@ -396,17 +408,19 @@ def read_program(
     if memo is not None and memo[0] == stamp:  # (read once per run, --no-cache or not: issue 31)
         return _with_resolution(memo[1], resolution)
     base = cache.cache_dir(options.cache_dir) if options.use_cache else None
-    if base:
-        hit = cache.load(base, "programs", key)
-        if hit is not None and hit.get("version") == reader_digest():
-            cached = _cached_program(hit)
-            if cached is not None:
-                if IN_RUN[0]:
-                    PROGRAM_MEMO[key] = (stamp, cached)
-                return _with_resolution(cached, resolution)
-    facts, manifest = build_facts(program_file, roots, pythonpath, options, resolution, subprojects, blocked)
-    if base:
-        cache.store(base, "programs", key, {"version": reader_digest(), "manifest": manifest, "facts": facts.to_json()})
+    cached = _stored_program(base, key) if base else None
+    if cached is None:
+        with cache.building("programs", key) as waited:  # (forked workers: one builds, the others wait for its entry)
+            cached = _stored_program(base, key) if base and waited else None
+            if cached is None:
+                facts, manifest = build_facts(
+                    program_file, roots, pythonpath, options, resolution, subprojects, blocked
+                )
+                if base:
+                    entry = {"version": reader_digest(), "manifest": manifest, "facts": facts.to_json()}
+                    cache.store(base, "programs", key, entry)
+    if cached is not None:
+        facts = cached
     if IN_RUN[0]:
         PROGRAM_MEMO[key] = (stamp, facts)
     return _with_resolution(facts, resolution)

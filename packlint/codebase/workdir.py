@@ -134,8 +134,12 @@ def _workdir_before(
 ) -> tuple[str | None, str | None] | None:
     """The folder the nearest `cd` among lines[:end] (the last of them cut at the launch) enters: (folder,
     premise); (None, None) where it cannot be told; None where no `cd` comes before."""
+    dir_cd = "cd" in script_dir or "pushd" in script_dir  # (its folder put in for `$(dirname $0)` could read as one)
     for i in range(end - 1, max(end - 1 - MAX_LINES_BACK, -1), -1):
-        text = _SCRIPT_DIR.sub(lambda _: script_dir.replace("\\", "/"), lines[i].split("#", 1)[0])
+        text = lines[i].split("#", 1)[0]
+        if "cd" not in text and "pushd" not in text and not (dir_cd and "$(" in text):
+            continue  # (no `cd` can match: the regular expressions below are most of a launch's look-up)
+        text = _SCRIPT_DIR.sub(lambda _: script_dir.replace("\\", "/"), text)
         matches = list(_CD.finditer(text))
         if not matches:
             continue
