@@ -342,10 +342,10 @@ class _Recorder:
         return frozenset(_CUR[0])
 
     def used(self, deps: frozenset[int] | None) -> None:
-        if deps:
-            _CUR[0].merge(deps)
-            for c in _OPEN:
-                c.merge(deps)
+        if deps:  # (the check of _Reads.merge first: a memo hit is the commonest call of a recording run)
+            for c in (_CUR[0], *_OPEN):
+                if id(deps) not in c.merged:
+                    c.merge(deps)
 
 
 def start(cache_dir: str) -> None:

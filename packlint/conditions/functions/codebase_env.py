@@ -333,7 +333,23 @@ _HISTORY_MEMO: dict[tuple[str, ...], str | None] = run_memo()
 _HISTORY_CALL_S = 3.0
 
 
+_TOP_MEMO: dict[str, str | None] = run_memo()
+
+
 def _git_top(path: str) -> str | None:
+    """The nearest folder at or above `path` (12 levels at most) holding `.git`; once per folder and run (asked per
+    launch and variable: 4,000 of a cold MindSpeed-LLM check's file-system calls)."""
+    from packlint import caches
+
+    if caches.IN_RUN[0] and path in _TOP_MEMO:
+        return _TOP_MEMO[path]
+    top = _find_git_top(path)
+    if caches.IN_RUN[0]:
+        _TOP_MEMO[path] = top
+    return top
+
+
+def _find_git_top(path: str) -> str | None:
     import os
 
     d = os.path.abspath(path)
@@ -437,6 +453,17 @@ _COMMENT_LINE = re.compile(r"(?m)^[ \t]*#.*$")
 _INSTALL = re.compile(r"\bpip3?\s+install\b|\buv\s+pip\s+install\b|\bconda\s+install\b")
 
 
+_UNCOMMENTED_MEMO: dict[str, str] = memo()
+
+
+def _uncommented(path: str) -> str:
+    """The script's text without its comment lines, once per file."""
+    text = _UNCOMMENTED_MEMO.get(path)
+    if text is None:
+        text = _UNCOMMENTED_MEMO[path] = _COMMENT_LINE.sub("", _script_text(path))
+    return text
+
+
 def _unread_package(ctx: EvalContext, facts: Any) -> str | None:
     """An import of the launched code that packlint did not read and that may read any variable, with
     why: a package the launch's scripts install themselves (`pip3 install ${PKG:-mlperf_compliance}`),
@@ -451,7 +478,7 @@ def _unread_package(ctx: EvalContext, facts: Any) -> str | None:
     names = [m for m in facts.unresolved_imports if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", m)]
     found = ""
     # (comment lines left out: RoboVLMs' `# pip3 install lightning==2.2.5` installs nothing)
-    texts = [_COMMENT_LINE.sub("", _script_text(f)) for f in _chain_files(ctx)] if names else []
+    texts = [_uncommented(f) for f in _chain_files(ctx)] if names else []
     if names and any(_INSTALL.search(t) for t in texts):
         for m in names:
             spelt = re.compile(r"(?<![\w.-])" + re.escape(m).replace("_", "[-_]") + r"(?![\w-])", re.IGNORECASE)
