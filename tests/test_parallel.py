@@ -84,3 +84,26 @@ def test_workers_read_a_program_once(tmp_path, monkeypatch, capsys):
     files = [r for r in reads if r.startswith("file")]
     assert len(files) == len(set(files)) == 3
     assert filefacts  # (the module the facts come from)
+
+
+def test_a_lock_never_released_costs_one_bounded_wait(monkeypatch):
+    """A lock held for good (a worker killed while it read a program): the wait ends after BUILD_WAIT_S, the process
+    reads the entry itself and takes no lock again."""
+    import multiprocessing
+    import time
+
+    from packlint.codebase import cache
+
+    monkeypatch.setattr(cache, "BUILD_WAIT_S", 0.2)
+    cache.share_builds(multiprocessing.get_context("fork").Lock, n=1)
+    try:
+        cache.BUILD_LOCKS["programs"][0].acquire()  # (held by nobody who will release it)
+        start = time.monotonic()
+        with cache.building("programs", "k1") as waited:
+            assert waited
+        with cache.building("programs", "k2") as waited:
+            assert not waited
+        assert time.monotonic() - start < 2
+        assert cache.BUILD_LOCKS == {"programs": [], "files": []}
+    finally:
+        cache.unshare_builds()

@@ -179,6 +179,8 @@ def building(kind: str, key: str) -> Iterator[bool]:
     lock = locks[zlib.crc32(key.encode("utf-8", "surrogateescape")) % len(locks)]
     waited = not lock.acquire(False)
     held = not waited or lock.acquire(True, BUILD_WAIT_S)
+    if not held:  # (a worker that died holding it, or a very long read: this process waits for no lock again)
+        unshare_builds()
     _HOLDING[kind] = True
     try:
         yield waited
