@@ -19,6 +19,7 @@ from packlint.findings import SEVERITY_RANK, Finding, Summary
 from packlint.model_view import as_model, launches
 
 if TYPE_CHECKING:
+    from packlint.result_reads import Reads
     from packlint.rule_table import Rule
 
 REPORT_URL = "https://github.com/packlint/packlint/issues"
@@ -402,7 +403,7 @@ def _run_cached(jobs: list[_Job], store, cli: CliSettings) -> list:
     for n, (i, outcome) in enumerate(zip(todo, fresh, strict=True)):
         outcomes[i] = outcome
         if isinstance(outcome, tuple) and not _JOB_TAINT.get(n, True):
-            keep.append((keys[i], outcome, _JOB_READS[n].__ior__(_PLAN_READS.get(jobs[i].path, set()))))  # (in place)
+            keep.append((keys[i], outcome, _JOB_READS[n].absorb(_PLAN_READS.get(jobs[i].path, set()))))  # (in place)
     _JOB_READS.clear()
     _PLAN_READS.clear()
     store.report(len(jobs) - len(todo), len(todo), store.save(keep))
@@ -656,7 +657,7 @@ def _no_code(launch: Any, variant: Any = None) -> None:
 
 _WORKER_JOBS: list[_Job] = []
 _JOB_TAINT: dict[int, bool] = {}  # job index -> something unrecordable decided it (result cache runs)
-_JOB_READS: dict[int, set[int]] = {}  # job index -> its input set (result cache runs: result_cache.end_job)
+_JOB_READS: dict[int, Reads] = {}  # job index -> its input set (result cache runs: result_cache.end_job)
 _PLAN_READS: dict[str, set[int]] = {}  # path -> what resolving its settings read (result cache runs)
 
 

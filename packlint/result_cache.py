@@ -42,6 +42,9 @@ import io
 import os
 from typing import Any
 
+from packlint.result_reads import Reads as _Reads
+from packlint.result_reads import runs_of, touches
+
 FORMAT = 2
 RACY_NS = 2_000_000_000
 _WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND
@@ -57,34 +60,18 @@ _IDX: dict[tuple[str, str], int | None] = {}
 _ROWS: list[tuple[str, str, list[int]]] = []  # (kind, path, signature as first seen), in the order first seen
 
 
-class _Reads(set):
-    """A set of rows read, with the memo entries' read sets already added to it (by identity, each kept alive here):
-    a memo entry is hit thousands of times per script (caches.Memo), and adding its thousands of rows again each time
-    cost more than a second of a cold check of a 600-script repository."""
-
-    __slots__ = ("merged",)
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.merged: dict[int, frozenset[int]] = {}
-
-    def merge(self, deps: frozenset[int]) -> None:
-        if id(deps) not in self.merged:
-            self.merged[id(deps)] = deps
-            self.update(deps)
-
-
 _COMMON = _Reads()  # the rows read outside any script (settings, the rule table): every script's input
 _CUR: list[_Reads] = [_COMMON]  # the rows the current script read, itself or through a memo (caches.Memo)
 _OPEN: list[_Reads] = []  # the rows read since each memo lookup that missed, still open (_Recorder)
 _SENT = [0]  # how many of _ROWS a forked worker already sent back
 _FORK = [0]  # how many of _ROWS the workers' parent had when it forked them (the rows they share)
 _WORKER_ROWS: dict[int, list[int]] = {}  # a worker's own rows (from _FORK on) -> the main process's rows
-# the input set a forked worker last sent (its numbering), and, in the main process, each worker's last one (the main's
-# numbering): a script's set is sent as what it adds to and drops from the one before (scripts of a checkout launch the
-# same programs, and each set holds the thousands of rows of its program's code)
-_LAST_SENT: list[set[int]] = [set()]
-_WORKER_LAST: dict[int, set[int]] = {}
+# the memo entries' read sets a forked worker has sent (their ids -> its number for them, each kept alive), and, in the
+# main process, each worker's groups in the main's numbering: a group (thousands of rows of a program's code) is sent
+# once, a script's set as its own rows and the numbers of its groups (packlint.result_exchange)
+_SENT_GROUPS: dict[int, int] = {}
+_KEPT_GROUPS: list[frozenset[int]] = []
+_WORKER_GROUPS: dict[tuple[int, int], frozenset[int]] = {}
 _ORIG: dict[str, Any] = {}
 _TREES: dict[tuple[str, ...], frozenset[int]] = {}
 
@@ -337,9 +324,9 @@ class _Recorder:
         for n, o in enumerate(_OPEN):
             if o is c:
                 del _OPEN[n]
-                return frozenset(o)
+                return o.flat()
         # stored without a lookup of this script before it: everything the script read so far (sound)
-        return frozenset(_CUR[0])
+        return _CUR[0].flat()
 
     def used(self, deps: frozenset[int] | None) -> None:
         if deps:  # (the check of _Reads.merge first: a memo hit is the commonest call of a recording run)
@@ -372,8 +359,9 @@ def start(cache_dir: str) -> None:
     _OPEN.clear()
     _SENT[0] = _FORK[0] = 0
     _WORKER_ROWS.clear()
-    _WORKER_LAST.clear()
-    _LAST_SENT[0] = set()
+    _SENT_GROUPS.clear()
+    _KEPT_GROUPS.clear()
+    _WORKER_GROUPS.clear()
     _TREES.clear()
     _RUN_PARTS.clear()
     _CWD[0] = os.getcwd()
@@ -420,12 +408,11 @@ def begin_job() -> None:
     _OPEN.clear()
 
 
-def end_job() -> set[int]:
+def end_job() -> _Reads:
     """The script's input set (its reads, the reads of the memo entries it used, the run's common reads)."""
     from packlint.caches import _MEMOS
 
-    done = _CUR[0]
-    done |= _COMMON
+    done = _CUR[0].absorb(_COMMON)
     _CUR[0] = _COMMON
     _OPEN.clear()
     for m in _MEMOS:
@@ -757,11 +744,13 @@ class Store:
 
         racy = _START_NS[0] - RACY_NS
         bad = {i for i, (_k, _p, s) in enumerate(_ROWS) if len(s) == 5 and s[2] >= racy}
-        done = [d for d in done if not (bad and d[2] & bad)]
+        touched: dict[int, bool] = {}
+        done = [d for d in done if not (bad and touches(d[2], bad, touched))]
         if not done:
             return 0
         rows = [list(r) for r in _ROWS]  # (numbered as read: a memo's reads are runs of consecutive rows)
-        entries = {k: {"o": encode_outcome(outcome), "r": _runs(sorted(used))} for k, outcome, used in done}
+        known: dict[int, list[int]] = {}  # (a group's runs, once: the groups stay alive in `done` meanwhile)
+        entries = {k: {"o": encode_outcome(outcome), "r": runs_of(used, known)} for k, outcome, used in done}
         name = _digest(json.dumps([rows, sorted(entries)], separators=(",", ":")).encode("utf-8", "surrogateescape"))
         if not _store(self.base, name, {"inputs": rows, "entries": entries}, "results"):
             return 0
@@ -776,24 +765,6 @@ class Store:
                 del index[next(iter(index))]
             stored += len(mine) if _store(self.base, shard, {"jobs": index}, "index") else 0
         return stored
-
-
-def _runs(rows: list[int]) -> list[int]:
-    """Sorted row numbers as [first, count, first, count, ...]: the rows of a program's code, read in one go, are
-    numbered in a row (a cold MindSpeed-LLM run: about nine times shorter than the list, well under the size limit).
-    One pass (a bisection per run cost twice as much on the ~500 runs of a script's set)."""
-    out: list[int] = []
-    if not rows:
-        return out
-    it = iter(rows)
-    start = prev = next(it)
-    for r in it:
-        if r != prev + 1:
-            out += (start, prev - start + 1)
-            start = r
-        prev = r
-    out += (start, prev - start + 1)
-    return out
 
 
 def _row_shape(r: Any) -> bool:

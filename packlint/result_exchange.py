@@ -1,33 +1,45 @@
 """The result cache's exchange with forked workers (packlint.result_cache; checking.py runs the workers): each worker
-sends back the rows it recorded that the main process has not seen, and each script's input set in its own numbering,
-which the main process renumbers into its own. The rows and tables are result_cache's (shared by reference)."""
+sends back the rows it recorded that the main process has not seen, each memo entry's read set the first time a script
+uses it (a group: thousands of rows of a program's code, shared by the scripts that launch the program), and each
+script's input set as its own rows and the numbers of its groups, in its own numbering, which the main process
+renumbers into its own. The rows and tables are result_cache's (shared by reference)."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from packlint.result_cache import _FORK, _IDX, _LAST_SENT, _ROWS, _SENT, _WORKER_LAST, _WORKER_ROWS
+from packlint.result_cache import _FORK, _IDX, _KEPT_GROUPS, _ROWS, _SENT, _SENT_GROUPS, _WORKER_GROUPS, _WORKER_ROWS
+from packlint.result_reads import Reads
 
 
-def sent_delta(used: set[int]) -> tuple[list[list[Any]], tuple[list[int], list[int]]]:
-    """What a forked worker recorded since it last reported (rows the main process has not seen), and one
-    script's input set as this worker numbers its rows: what it adds to and drops from the set this worker sent
-    before (`merge` renumbers them and applies them to that set)."""
+def sent_delta(used: set[int]) -> tuple[list[list[Any]], tuple[list[int], list[tuple[int, list[int]]], list[int]]]:
+    """What a forked worker recorded since it last reported (rows the main process has not seen), and one script's
+    input set as this worker numbers its rows: its own rows, the groups it uses that this worker has not sent before
+    (number, rows), and the numbers of all its groups."""
     new = _ROWS[_SENT[0] :]
     _SENT[0] = len(_ROWS)
-    last = _LAST_SENT[0]
-    _LAST_SENT[0] = set(used)
-    return [list(r) for r in new], (list(used - last), list(last - used))
+    fresh: list[tuple[int, list[int]]] = []
+    ids: list[int] = []
+    for k, g in (used.merged if isinstance(used, Reads) else {}).items():
+        n = _SENT_GROUPS.get(k)
+        if n is None:
+            n = _SENT_GROUPS[k] = len(_KEPT_GROUPS)
+            _KEPT_GROUPS.append(g)  # (kept alive: its id is not reused while it is numbered)
+            fresh.append((n, list(g)))
+        ids.append(n)
+    return [list(r) for r in new], (list(used), fresh, ids)
 
 
 def mark_sent() -> None:
     """Before forking workers: the rows the main process holds need not come back from them."""
     _SENT[0] = _FORK[0] = len(_ROWS)
+    _SENT_GROUPS.clear()
+    _KEPT_GROUPS.clear()
 
 
-def merge(worker: int, rows: list[list[Any]], used: tuple[list[int], list[int]]) -> set[int]:
-    """A worker's new rows joined to the main process's; its script's input set in the main's numbering, from what
-    it adds to and drops from the worker's set before (`sent_delta`: the worker's results arrive in its order)."""
+def merge(worker: int, rows: list[list[Any]], used: tuple[list[int], list[tuple[int, list[int]]], list[int]]) -> Reads:
+    """A worker's new rows joined to the main process's; its script's input set in the main's numbering (the worker's
+    results arrive in its order: a group is known before a script uses it by number)."""
     table = _WORKER_ROWS.setdefault(worker, [])
     for kind, path, sig in rows:
         key = (kind, path)
@@ -37,9 +49,11 @@ def merge(worker: int, rows: list[list[Any]], used: tuple[list[int], list[int]])
             _ROWS.append((kind, path, sig))
         table.append(i)
     fork = _FORK[0]
-    added, dropped = used
-    out = set(_WORKER_LAST.get(worker, ()))
-    out.difference_update([u if u < fork else table[u - fork] for u in dropped])
-    out.update([u if u < fork else table[u - fork] for u in added])
-    _WORKER_LAST[worker] = out
+    own, fresh, ids = used
+    for n, g in fresh:
+        _WORKER_GROUPS[worker, n] = frozenset([u if u < fork else table[u - fork] for u in g])
+    out = Reads()
+    out.update([u if u < fork else table[u - fork] for u in own])
+    for n in ids:
+        out.merge(_WORKER_GROUPS[worker, n])
     return out

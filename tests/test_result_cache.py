@@ -17,6 +17,8 @@ import time
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -403,7 +405,7 @@ def test_only_the_scripts_that_read_an_edited_file_are_analysed_again(tmp_path, 
 
 
 def test_an_entrys_rows_are_stored_as_maximal_runs():
-    from packlint.result_cache import _runs
+    from packlint.result_reads import runs as _runs
 
     assert _runs([]) == []
     assert _runs([3]) == [3, 1]
@@ -412,6 +414,35 @@ def test_an_entrys_rows_are_stored_as_maximal_runs():
     runs = _runs(rows)
     assert [i for k in range(0, len(runs), 2) for i in range(runs[k], runs[k] + runs[k + 1])] == rows
     assert all(runs[k] + runs[k + 1] < runs[k + 2] for k in range(0, len(runs) - 2, 2))  # (maximal)
+
+
+@given(
+    own=st.sets(st.integers(0, 300), max_size=60),
+    groups=st.lists(st.sets(st.integers(0, 300), max_size=80), max_size=8),
+    shared=st.booleans(),
+)
+@settings(max_examples=300, deadline=None)
+def test_a_sets_runs_made_from_its_groups_are_the_runs_of_its_union(own, groups, shared):
+    """A script's input set keeps the memo entries' read sets as groups (result_reads.Reads): the runs stored are the
+    maximal runs of the union whatever the overlaps, and whether a set touches some rows is the union's answer."""
+    from packlint.result_reads import Reads, runs, runs_of, touches
+
+    reads = Reads()
+    reads.update(own)
+    frozen = [frozenset(g) for g in groups]
+    for g in frozen + frozen[:1]:  # (a group merged twice is held once)
+        reads.merge(g)
+    other = Reads()
+    if shared and frozen:
+        other.merge(frozen[-1])
+    other.add(301)
+    reads.absorb(other)
+    union = set(own).union(*frozen, {301})
+    known: dict = {}
+    assert runs_of(reads, known) == runs(sorted(union)) == runs(sorted(reads.flat()))
+    assert runs_of(reads, known) == runs(sorted(union))  # (again, from the groups' kept runs)
+    for probe in ({0}, {150, 299}, {301}, set(range(0, 301, 7)), {302}):
+        assert touches(reads, probe, {}) == bool(union & probe)
 
 
 def test_a_file_two_programs_import_is_an_input_of_both(tmp_path, monkeypatch):
@@ -447,7 +478,7 @@ def test_a_file_two_programs_import_is_an_input_of_both(tmp_path, monkeypatch):
 
 def test_a_memo_entrys_reads_reach_every_script_and_open_lookup_that_uses_it():
     """A memo entry's read set is added once per script (and once per open lookup), however often the script
-    hits it (result_cache._Reads): the next script, and a lookup opened after the first hit, still get it whole."""
+    hits it (result_reads.Reads): the next script, and a lookup opened after the first hit, still get it whole."""
     from packlint import result_cache as rc
 
     rec = rc._Recorder()
@@ -460,11 +491,12 @@ def test_a_memo_entrys_reads_reach_every_script_and_open_lookup_that_uses_it():
         rec.used(deps)
         rec.used(frozenset({7}))
         assert rec.close(outer) == frozenset({3, 4, 5, 7})
-        first = set(rc._CUR[0])
+        first = rc._CUR[0].flat()
         rc.begin_job()
         rec.used(deps)
         rec.used(deps)
-        assert first == {3, 4, 5, 7} and set(rc._CUR[0]) == {3, 4, 5}
+        assert first == {3, 4, 5, 7} and rc._CUR[0].flat() == {3, 4, 5}
+        assert list(rc._CUR[0].merged.values()) == [deps]  # (held once, by reference)
     finally:
         rc._CUR[0] = was_cur
         rc._OPEN[:] = was_open

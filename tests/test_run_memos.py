@@ -203,8 +203,8 @@ def test_a_memo_entry_carries_the_reads_it_was_computed_from(tmp_path):
     finally:
         result_cache.stop()
 
-    def paths(rows: set[int]) -> set[str]:
-        return {result_cache._ROWS[i][1] for i in rows}
+    def paths(rows) -> set[str]:  # (an input set: its own rows and its memo entries' groups, result_reads.Reads)
+        return {result_cache._ROWS[i][1] for i in rows.flat()}
 
     assert {str(mine), str(shared), str(before)} <= paths(first)
     assert str(shared) in paths(second) and not {str(mine), str(before)} & paths(second)
