@@ -328,3 +328,21 @@ def test_launch_values_follow_argparse():
     assert _given_value([occ(1, "--x", "2", append), occ(5, "--x", "3", append)]) == (1, 2, 3)
     switch = FlagSpec(("--sp",), "sp", "store_true", None, "bool", default="False")
     assert _given_value([occ(1, "--sp", True, switch)]) is True
+
+
+def test_the_startup_checks_walk_visits_nodes_in_ast_walks_order():
+    """startup_checks._walk (a list, not ast.walk's generator): the same nodes in the same order, on every module of
+    packlint itself and on a tree with nested comprehensions, decorators and match statements."""
+    import ast
+    from pathlib import Path
+
+    from packlint.codebase.startup_checks import _walk
+
+    texts = [p.read_text() for p in sorted(Path(__file__).resolve().parents[1].joinpath("packlint").rglob("*.py"))]
+    texts.append(
+        "@dec(a, *b)\ndef f(x=[y for y in z if y], *, k={1: (2, 3)}):\n    match x:\n"
+        "        case [1, *rest] if rest: return {**k}\n        case _: pass\n"
+    )
+    for text in texts:
+        tree = ast.parse(text)
+        assert [id(n) for n in _walk(tree)] == [id(n) for n in ast.walk(tree)]

@@ -431,6 +431,20 @@ def find_patches(reader: _Reader, files: list[str], validate_file: str | None) -
     return out
 
 
+def _walk(tree: ast.AST) -> list[ast.AST]:
+    """Every node of `tree` in ast.walk's order (breadth first), as a list: ast.walk's generator over
+    iter_child_nodes was most of the startup checks' time on a program's closure."""
+    todo = [tree]
+    for node in todo:  # (the list grows while it is read: each node's children after those already queued)
+        for field in node._fields:
+            child = getattr(node, field, None)
+            if isinstance(child, ast.AST):
+                todo.append(child)
+            elif isinstance(child, list):
+                todo.extend([c for c in child if isinstance(c, ast.AST)])
+    return todo
+
+
 # (file, content digest) -> its patches, for one check run (caches.run_memo): the programs of one tree share
 # most of their import closure (MindSpeed-LLM's 23 programs: ~200 files each), each file is looked at once
 _RUN_PATCHES = run_memo()
@@ -440,7 +454,7 @@ def _file_patches(reader: _Reader, path: str, src: Any) -> list[dict]:
     out: list[dict] = []
     mod = reader.module(path)
     if mod is not None:
-        for node in ast.walk(mod.tree):
+        for node in _walk(mod.tree):
             what = None
             if isinstance(node, (ast.Assign, ast.AugAssign)):
                 targets = node.targets if isinstance(node, ast.Assign) else [node.target]
@@ -690,7 +704,7 @@ def _param_passed(reader: _Reader, files: list[str], fn: ast.FunctionDef) -> dic
         mod = reader.module(path)
         if mod is None:
             continue
-        for node in ast.walk(mod.tree):
+        for node in _walk(mod.tree):
             if not isinstance(node, ast.Call):
                 continue
             name = _dotted(node.func)
@@ -719,7 +733,7 @@ def _program_kwargs(reader: _Reader, program_file: str) -> dict:
     out: dict = {}
     if mod is None:
         return out
-    for node in ast.walk(mod.tree):
+    for node in _walk(mod.tree):
         if isinstance(node, ast.Call):
             for kw in node.keywords:
                 if kw.arg is None:
@@ -746,7 +760,7 @@ def _program_defaults(reader: _Reader, program_file: str) -> Any:
     mod = reader.module(os.path.abspath(program_file))
     if mod is None:
         return None
-    for node in ast.walk(mod.tree):
+    for node in _walk(mod.tree):
         if isinstance(node, ast.Call):
             for kw in node.keywords:
                 if kw.arg == "args_defaults":

@@ -221,6 +221,8 @@ def _edits_argv(program_file: str) -> str | None:
     data = read_regular(program_file, 4 << 20)
     if data is None:
         return None
+    if b"sys.argv" not in data:  # (every form below names it: the search is slow on a long program)
+        return None
     text = data.decode("utf-8", "replace")
     m = _ARGV_EDIT.search(text)
     if m is None:
