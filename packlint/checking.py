@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from packlint.config import CliSettings, Resolver, Settings, validate_codes
-from packlint.errors import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, PacklintError
+from packlint.errors import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, FileError, PacklintError
 from packlint.findings import SEVERITY_RANK, Finding, Summary
 from packlint.model_view import as_model, launches
 
@@ -23,25 +23,6 @@ if TYPE_CHECKING:
     from packlint.rule_table import Rule
 
 REPORT_URL = "https://github.com/packlint/packlint/issues"
-
-
-class FileError:
-    """A file packlint could not check. kind: read | config | error | internal."""
-
-    __slots__ = ("path", "message", "kind")
-
-    def __init__(self, path: str | None, message: str, kind: str = "error") -> None:
-        self.path, self.message, self.kind = path, message, kind
-
-    def line(self) -> str:
-        """The one-line form: `PATH: message` (or just the message)."""
-        return f"{self.path}: {self.message}" if self.path else self.message
-
-    def to_json(self) -> dict:
-        return {"path": self.path, "kind": self.kind, "message": self.message}
-
-    def __repr__(self) -> str:
-        return f"FileError({self.path!r}, {self.message!r}, {self.kind!r})"
 
 
 class Sources:
@@ -676,11 +657,9 @@ def _workers(n_jobs: int) -> int:
 
 
 def _run_jobs(jobs: list[_Job], keep_models: bool) -> list:
-    """Every job's outcome, in order, with the cyclic garbage collector off while files are analysed: the analysis
-    allocates millions of short-lived objects and almost no reference cycles (on the public corpus peak memory is the
-    same with the collector off), and its passes (which also walk the rule tables, kept for the whole run) cost 4-8% of
-    a check. Forked workers inherit the setting; a young-generation pass once COLLECT_YOUNG objects are alive bounds
-    what a cycle-making script could leave."""
+    """Every job's outcome, in order, with the cyclic garbage collector off (forked workers inherit it): the analysis
+    makes millions of short-lived objects and almost no cycles (peak memory on the public corpus is the same), and its
+    passes cost 4-8% of a check. A young-generation pass past COLLECT_YOUNG live objects bounds what cycles leave."""
     enabled = gc.isenabled()
     gc.disable()
     try:
@@ -690,10 +669,9 @@ def _run_jobs(jobs: list[_Job], keep_models: bool) -> list:
             gc.enable()
 
 
-# young container objects alive since the last collection before a young-generation pass (see _run_jobs): a pass walks
-# every one of them, and most are the run's memos (the launched code's syntax trees and facts): a pass every 256 files
-# cost 0.6 s of a 10 s cold MindSpeed-LLM check to free ~6,000 objects of cycles. Counted in objects, it bounds what a
-# cycle-making script could leave (a few hundred MB at most).
+# young container objects alive since the last collection before a young-generation pass (_run_jobs): a pass walks each
+# (most are the run's memos: a pass every 256 files cost 0.6 s of a 10 s cold MindSpeed-LLM check to free ~6,000 objects
+# of cycles); counted in objects, it bounds what a cycle-making script could leave (a few hundred MB at most).
 COLLECT_YOUNG = 2_000_000
 
 
@@ -714,7 +692,7 @@ def _run_jobs_now(jobs: list[_Job], keep_models: bool) -> list:
     except ValueError:  # no fork (Windows, some macOS set-ups): one process
         return _run_here(jobs)
     from packlint.codebase import cache as code_cache
-    from packlint.result_cache import aside, recording
+    from packlint.result_cache import aside
     from packlint.result_exchange import mark_sent, merge
 
     _WORKER_JOBS[:] = jobs
@@ -722,9 +700,14 @@ def _run_jobs_now(jobs: list[_Job], keep_models: bool) -> list:
     # handed out last would leave the other workers idle while it runs (their sizes: no script's input)
     with aside():
         order = sorted(range(len(jobs)), key=lambda i: -_size(jobs[i].path))
-    if recording():
-        mark_sent()
     results: list = [None] * len(jobs)
+    # the largest script here, before the workers fork: they inherit what it read and learnt (its program's facts,
+    # the module look-ups, the memos of the stacks and the rules) instead of each making them again
+    first = order.pop(0)
+    results[first], reads = _analyse_indexed(first, here=True)[1:]
+    if reads is not None:  # (a result cache run)
+        _JOB_READS[first], _JOB_TAINT[first] = reads
+        mark_sent()
     code_cache.share_builds(ctx.Lock)  # (one worker reads a program while the others wait for its entry)
     try:
         with ctx.Pool(n) as pool:
@@ -732,8 +715,7 @@ def _run_jobs_now(jobs: list[_Job], keep_models: bool) -> list:
             for i, outcome, reads in pool.imap_unordered(_analyse_indexed, order, chunksize=chunk):
                 results[i] = outcome
                 if reads is not None:
-                    _JOB_READS[i] = merge(reads[0], reads[1], reads[2])
-                    _JOB_TAINT[i] = reads[3]
+                    _JOB_READS[i], _JOB_TAINT[i] = merge(reads[0], reads[1], reads[2]), reads[3]
         return results
     finally:
         _WORKER_JOBS.clear()
@@ -762,7 +744,7 @@ def _size(path: str) -> int:
         return 0
 
 
-def _analyse_indexed(index: int) -> tuple[int, Any, Any]:
+def _analyse_indexed(index: int, here: bool = False) -> tuple[int, Any, Any]:
     from packlint.caches import TAINTED
     from packlint.result_cache import begin_job, end_job, recording
     from packlint.result_exchange import sent_delta
@@ -774,8 +756,10 @@ def _analyse_indexed(index: int) -> tuple[int, Any, Any]:
         # the script's bytes stay here: the main process reads a file again only if a report shows
         # its lines (Sources.text), instead of receiving and decoding every script of the run
         outcome = (None, *outcome[1:])
-    # a result cache run: what this worker read for it (the run's input set), and whether it may be stored
-    return index, outcome, ((os.getpid(), *sent_delta(end_job()), TAINTED[0]) if recording() else None)
+    # a result cache run: what it read (its input set; a worker's as it sends it), and whether it may be stored
+    if not recording():
+        return index, outcome, None
+    return index, outcome, ((end_job(),) if here else (os.getpid(), *sent_delta(end_job()))) + (TAINTED[0],)
 
 
 def _finish(result: CheckResult, recorded: dict[str, int] | None, options: CheckOptions) -> None:

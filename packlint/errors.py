@@ -24,3 +24,22 @@ class PacklintError(Exception):
         if self.path is not None:
             where = self.path + (f":{self.line}" if self.line is not None else "") + ": "
         return f"{where}{self.message}"
+
+
+class FileError:
+    """A file packlint could not check. kind: read | config | error | internal."""
+
+    __slots__ = ("path", "message", "kind")
+
+    def __init__(self, path: str | None, message: str, kind: str = "error") -> None:
+        self.path, self.message, self.kind = path, message, kind
+
+    def line(self) -> str:
+        """The one-line form: `PATH: message` (or just the message)."""
+        return f"{self.path}: {self.message}" if self.path else self.message
+
+    def to_json(self) -> dict:
+        return {"path": self.path, "kind": self.kind, "message": self.message}
+
+    def __repr__(self) -> str:
+        return f"FileError({self.path!r}, {self.message!r}, {self.kind!r})"
