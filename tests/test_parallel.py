@@ -88,7 +88,7 @@ def test_workers_read_a_program_once(tmp_path, monkeypatch, capsys):
 
 def test_a_lock_never_released_costs_one_bounded_wait(monkeypatch):
     """A lock held for good (a worker killed while it read a program): the wait ends after BUILD_WAIT_S, the process
-    reads the entry itself and takes no lock again."""
+    reads the entry itself and takes no lock again. Without a cache directory nothing is shared: no lock is taken."""
     import multiprocessing
     import time
 
@@ -99,9 +99,12 @@ def test_a_lock_never_released_costs_one_bounded_wait(monkeypatch):
     try:
         cache.BUILD_LOCKS["programs"][0].acquire()  # (held by nobody who will release it)
         start = time.monotonic()
-        with cache.building("programs", "k1") as waited:
+        with cache.building("programs", "k1", None) as waited:  # (--no-cache: nothing is shared, nobody waits)
+            assert not waited
+        assert time.monotonic() - start < 0.1
+        with cache.building("programs", "k1", "/cache") as waited:
             assert waited
-        with cache.building("programs", "k2") as waited:
+        with cache.building("programs", "k2", "/cache") as waited:
             assert not waited
         assert time.monotonic() - start < 2
         assert cache.BUILD_LOCKS == {"programs": [], "files": []}

@@ -168,12 +168,12 @@ def unshare_builds() -> None:
 
 
 @contextmanager
-def building(kind: str, key: str) -> Iterator[bool]:
+def building(kind: str, key: str, base: str | None) -> Iterator[bool]:
     """Hold the workers' lock for the entry `key` of `kind` while it is made; yields whether another worker held it
-    (its entry may be stored now). Without the locks (one process, no cache), or while this process already holds one
-    of the kind, a no-op."""
+    (its entry may be stored now). Without the locks (one process), without a cache directory (`base`: nothing made
+    is shared) or while this process already holds one of the kind, a no-op."""
     locks = BUILD_LOCKS[kind]
-    if not locks or _HOLDING[kind]:
+    if not locks or not base or _HOLDING[kind]:
         yield False
         return
     lock = locks[zlib.crc32(key.encode("utf-8", "surrogateescape")) % len(locks)]

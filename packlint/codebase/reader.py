@@ -212,8 +212,8 @@ class Closure:
             FILE_MEMO.clear()
         hit = self._stored(key) if self.cache_base else None
         if hit is None:
-            with cache.building("files", key) as waited:  # (forked workers: one parses, the others wait for its entry)
-                hit = self._stored(key) if self.cache_base and waited else None
+            with cache.building("files", key, self.cache_base) as waited:  # (workers: one parses, others wait)
+                hit = self._stored(key) if waited else None
                 if hit is None:
                     hit = extract_file_facts(src)
                     if self.cache_base:
@@ -410,7 +410,7 @@ def read_program(
     base = cache.cache_dir(options.cache_dir) if options.use_cache else None
     cached = _stored_program(base, key) if base else None
     if cached is None:
-        with cache.building("programs", key) as waited:  # (forked workers: one builds, the others wait for its entry)
+        with cache.building("programs", key, base) as waited:  # (forked workers: one builds, the others wait)
             cached = _stored_program(base, key) if base and waited else None
             if cached is None:
                 facts, manifest = build_facts(
