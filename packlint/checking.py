@@ -683,7 +683,7 @@ def _analyse_collecting(job: _Job, keep_model: bool, count: int):
 
 def _run_jobs_now(jobs: list[_Job], keep_models: bool) -> list:
     n = _workers(len(jobs))
-    if n <= 1 or keep_models or any(j.stdin_text is not None for j in jobs):
+    if n <= 1 or len(jobs) <= 1 or keep_models or any(j.stdin_text is not None for j in jobs):
         return _run_here(jobs)
     import multiprocessing
 

@@ -110,3 +110,22 @@ def test_a_lock_never_released_costs_one_bounded_wait(monkeypatch):
         assert cache.BUILD_LOCKS == {"programs": [], "files": []}
     finally:
         cache.unshare_builds()
+
+
+@pytest.mark.skipif(not hasattr(__import__("os"), "fork"), reason="needs fork")
+@pytest.mark.parametrize("count", [0, 1, 2, 3])
+def test_workers_asked_for_with_almost_nothing_to_do(count, tmp_path, monkeypatch, capsys):
+    """PACKLINT_JOBS=2 with no job left (every script replayed), one, two or three: the main process analyses the
+    largest itself before it forks (checking._run_jobs_now), an empty list is no error, and the report is the
+    one-process report."""
+    from packlint import checking
+
+    monkeypatch.setenv("PACKLINT_JOBS", "2")
+    assert checking._run_jobs([], keep_models=False) == []
+    for i in range(count):
+        (tmp_path / f"run{i}.sh").write_text(f"#!/bin/bash\nexport OFFLINE_PACKING_BMR={i}\ntorchrun train.py\n")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("PACKLINT_CACHE_DIR", str(tmp_path / "cache"))
+    parallel = _check(monkeypatch, capsys, "2", Path("."))
+    assert parallel == _check(monkeypatch, capsys, "1", Path("."))
+    assert f'"files": {count}' in parallel[1]
