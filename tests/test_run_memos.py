@@ -268,3 +268,28 @@ def test_a_file_two_programs_import_is_read_and_looked_up_once_per_run(tmp_path,
     read.clear()
     assert _findings(["run_a.sh", "run_b.sh"]) == together
     assert sum(1 for f in read if f.endswith("common.py")) == 1
+
+
+def test_the_install_scan_is_kept_for_one_run(tmp_path):
+    """Which unread import a launch's scripts `pip install` (PK203/PK205's "may read it") is found once per run for the
+    same scripts and names, and found again in the next run (an edited script: the editor server's second check)."""
+    from packlint.conditions.functions import codebase_env as ce
+
+    script = tmp_path / "run.sh"
+    script.write_text("pip install flash-attn\n# pip install apex\ntorchrun train.py\n")
+    key = (str(script),)
+    was = caches.IN_RUN[0]
+    caches.IN_RUN[0] = True
+    try:
+        caches.clear_run_memos()
+        caches.clear_memos()
+        assert ce._installed_import(key, ("apex", "flash_attn")) == "flash_attn"  # (a comment installs nothing)
+        script.write_text("pip install apex\ntorchrun train.py\n")
+        assert ce._installed_import(key, ("apex", "flash_attn")) == "flash_attn"  # (the same run: its answer)
+        caches.clear_run_memos()
+        caches.clear_memos()  # (the scripts' texts are memos of the process: a new recording run empties them)
+        assert ce._installed_import(key, ("apex", "flash_attn")) == "apex"
+        assert ce._installed_import(key, ("torch",)) is None
+    finally:
+        caches.IN_RUN[0] = was
+        caches.clear_run_memos()

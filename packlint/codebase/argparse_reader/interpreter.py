@@ -638,6 +638,9 @@ def _merge_envs(env: dict[str, V], a: dict[str, V], b: dict[str, V]) -> None:
     callable or parser over an unknown: `if args.x: pretrain = wrap(pretrain)` keeps `pretrain`)."""
     for k in set(a) | set(b):
         va, vb = a.get(k), b.get(k)
+        if va is vb:  # (neither branch changed it: most names of a module's globals)
+            env[k] = va  # type: ignore[assignment]
+            continue
         choice = next((v for v in (va, vb) if v is not None and v.kind in _USEFUL), None)
         if choice is not None and va is not None and vb is not None and va.kind == vb.kind == "parser":
             other = vb if choice is va else va

@@ -477,14 +477,9 @@ def _unread_package(ctx: EvalContext, facts: Any) -> str | None:
 
     names = [m for m in facts.unresolved_imports if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", m)]
     found = ""
-    # (comment lines left out: RoboVLMs' `# pip3 install lightning==2.2.5` installs nothing)
-    texts = [_uncommented(f) for f in _chain_files(ctx)] if names else []
-    if names and any(_INSTALL.search(t) for t in texts):
-        for m in names:
-            spelt = re.compile(r"(?<![\w.-])" + re.escape(m).replace("_", "[-_]") + r"(?![\w-])", re.IGNORECASE)
-            if any(spelt.search(t) for t in texts):
-                found = f"the code imports {m}, which the launch's scripts install and packlint did not read"
-                break
+    installed = _installed_import(tuple(_chain_files(ctx)), tuple(names)) if names else None
+    if installed is not None:
+        found = f"the code imports {installed}, which the launch's scripts install and packlint did not read"
     root = facts.resolution.root or (os.path.dirname(facts.resolution.file) if facts.resolution.file else None)
     top = _git_top(root) if root and not found else None
     if top is not None:
@@ -496,6 +491,32 @@ def _unread_package(ctx: EvalContext, facts: Any) -> str | None:
                 break
     ctx.memo[("unread_package",)] = found
     return found or None
+
+
+_INSTALLED_MEMO: dict[tuple[tuple[str, ...], tuple[str, ...]], str | None] = run_memo()
+
+
+def _installed_import(files: tuple[str, ...], names: tuple[str, ...]) -> str | None:
+    """The first of `names` (imports packlint did not read) that the scripts `files` install (a `pip install` there, and
+    the name spelt as a word); once per run for the same scripts and names (the launches of a script share both, and
+    each name is a search of every script: 4% of a cold Megatron-LM check)."""
+    from packlint import caches
+
+    key = (files, names)
+    if caches.IN_RUN[0] and key in _INSTALLED_MEMO:
+        return _INSTALLED_MEMO[key]
+    found = None
+    # (comment lines left out: RoboVLMs' `# pip3 install lightning==2.2.5` installs nothing)
+    texts = [_uncommented(f) for f in files]
+    if any(_INSTALL.search(t) for t in texts):
+        for m in names:
+            spelt = re.compile(r"(?<![\w.-])" + re.escape(m).replace("_", "[-_]") + r"(?![\w-])", re.IGNORECASE)
+            if any(spelt.search(t) for t in texts):
+                found = m
+                break
+    if caches.IN_RUN[0]:
+        _INSTALLED_MEMO[key] = found
+    return found
 
 
 _PACKAGE_MEMO: dict[tuple[str, str], str | None] = run_memo()
