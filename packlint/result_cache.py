@@ -28,7 +28,7 @@ line and `--allow-outside`, PATH, HOME, TMPDIR and the PACKLINT_* variables. Not
 (the findings would depend on, and could quote, the caller's environment), stdin, `run` and `--fix` passes (they need
 the launch model).
 
-Safety: entries are JSON data under `<cache>/results/v2/` (caches.py: 0700 directories, 0600 files, written atomically,
+Safety: entries are JSON data under `<cache>/results/v3/` (caches.py: 0700 directories, 0600 files, written atomically,
 the directory's size bound, `packlint clean`); one is read only as a regular file owned by the user under the kind's
 size limit, and used only when every field has the type this module writes (anything else is a miss, never an error). A
 file modified within RACY_NS of the run's start could change again unseen on a coarse-clock file system: such a run
@@ -43,9 +43,9 @@ import os
 from typing import Any
 
 from packlint.result_reads import Reads as _Reads
-from packlint.result_reads import runs_of, touches
+from packlint.result_reads import grouped, touches
 
-FORMAT = 2
+FORMAT = 3
 RACY_NS = 2_000_000_000
 _WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
@@ -549,11 +549,14 @@ def _digest(data: bytes) -> str:
 
 # ------------------------------------------------------------------------------------------ entries
 #
-# `results/v2/index-<0-f>.json`: {job key: bundle}, sharded by the key's first digit (a one-script check
-# reads one small file, however many scripts the cache knows); `results/v2/<bundle>.json`: one run's rows
-# and the outcomes of the scripts it analysed, each with its input set as runs of rows ({"inputs": rows,
-# "entries": {job key: {"o": outcome, "r": [first, count, ...]}}}). One write per run (hundreds of entry
-# files cost ~1.4 ms each); an entry of an older bundle stays in use until its script is analysed again.
+# `results/v3/index-<0-f>.json`: {job key: bundle}, sharded by the key's first digit (a one-script check
+# reads one small file, however many scripts the cache knows); `results/v3/<bundle>.json`: one run's rows,
+# the read sets of the memo entries its scripts used (each once, as runs of rows: a program's code is
+# thousands of rows shared by every script that launches it), and the outcomes of the scripts it analysed,
+# each with its own rows as runs and the numbers of the groups it used ({"inputs": rows, "groups": [[first,
+# count, ...], ...], "entries": {job key: {"o": outcome, "r": [first, count, ...], "g": [group, ...]}}}).
+# One write per run (hundreds of entry files cost ~1.4 ms each); an entry of an older bundle stays in use
+# until its script is analysed again.
 
 MAX_INDEX = 50_000  # job keys remembered (the oldest forgotten first), in 16 shards by the key's first digit
 
@@ -647,11 +650,11 @@ class Store:
             return None
         try:
             entry = bundle["entries"][key]
-            runs = entry["r"]
-            if type(runs) is not list or len(runs) % 2:
+            own, refs = entry["r"], entry["g"]
+            if type(refs) is not list or not bundle["ok_runs"](own):
                 return None
-            ok = bundle["ok"]
-            if not all(ok(runs[n], runs[n + 1]) for n in range(0, len(runs), 2)):
+            group_ok = bundle["group_ok"]
+            if not all(group_ok(n) for n in refs):
                 return None
             from packlint.result_codec import decode_outcome
 
@@ -706,7 +709,10 @@ class Store:
         bundle = _load(self.base, name, "results")
         entries = bundle.get("entries") if bundle else None
         rows = bundle.get("inputs") if bundle else None
+        groups = bundle.get("groups") if bundle else None
         if type(entries) is not dict or type(rows) is not list or not all(_row_shape(r) for r in rows):
+            return None
+        if type(groups) is not list:
             return None
         known: dict[tuple[int, int], bool] = {}  # a run of rows -> all unchanged (scripts share most runs)
         same: list[bool | None] = [None] * len(rows)  # a row -> unchanged (runs of scripts overlap: once a row)
@@ -732,7 +738,22 @@ class Store:
                     _ON[0] = was
             return hit
 
-        return {"entries": entries, "ok": ok}
+        def ok_runs(spans: Any) -> bool:
+            if type(spans) is not list or len(spans) % 2:
+                raise ValueError("not a list of runs")
+            return all(ok(spans[n], spans[n + 1]) for n in range(0, len(spans), 2))
+
+        groups_ok: dict[int, bool] = {}  # a group -> all its rows unchanged (checked once, for every entry using it)
+
+        def group_ok(n: Any) -> bool:
+            hit = groups_ok.get(n)
+            if hit is None:
+                if type(n) is not int or not 0 <= n < len(groups):
+                    raise ValueError("not a group")
+                hit = groups_ok[n] = ok_runs(groups[n])
+            return hit
+
+        return {"entries": entries, "ok_runs": ok_runs, "group_ok": group_ok}
 
     def save(self, done: list[tuple[str, tuple, set[int]]]) -> int:
         """Write the outcomes `done` (job key, outcome, its input set) in one bundle with the rows they read,
@@ -749,10 +770,14 @@ class Store:
         if not done:
             return 0
         rows = [list(r) for r in _ROWS]  # (numbered as read: a memo's reads are runs of consecutive rows)
-        known: dict[int, list[int]] = {}  # (a group's runs, once: the groups stay alive in `done` meanwhile)
-        entries = {k: {"o": encode_outcome(outcome), "r": runs_of(used, known)} for k, outcome, used in done}
+        groups: list[list[int]] = []  # (each distinct read set once, as runs: scripts share a program's)
+        numbered: dict[frozenset[int], int] = {}
+        entries = {}
+        for k, outcome, used in done:
+            own, refs = grouped(used, numbered, groups)
+            entries[k] = {"o": encode_outcome(outcome), "r": own, "g": refs}
         name = _digest(json.dumps([rows, sorted(entries)], separators=(",", ":")).encode("utf-8", "surrogateescape"))
-        if not _store(self.base, name, {"inputs": rows, "entries": entries}, "results"):
+        if not _store(self.base, name, {"inputs": rows, "groups": groups, "entries": entries}, "results"):
             return 0
         stored = 0
         for shard in sorted({_shard(key) for key in entries}):

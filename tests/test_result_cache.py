@@ -20,6 +20,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from packlint.result_cache import FORMAT
+
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = Path(__file__).parent / "fixtures"
 UPSTREAM = FIXTURES / "startup" / "upstream"
@@ -195,14 +197,20 @@ def _results(cache: Path) -> list[Path]:
 
 
 def _indexes(cache: Path) -> list[Path]:
-    return sorted((cache / "results" / "v2").glob("index-*.json"))
+    return sorted((cache / "results" / f"v{FORMAT}").glob("index-*.json"))
 
 
 def _bundle(cache: Path) -> Path:
     """The file holding the last stored run's findings (the index, in shards, names it)."""
     names = {n for p in _indexes(cache) for n in json.loads(p.read_text())["jobs"].values()}
     (name,) = names
-    return cache / "results" / "v2" / f"{name}.json"
+    return cache / "results" / f"v{FORMAT}" / f"{name}.json"
+
+
+def _edit_bundle(bundle: Path, edit) -> None:
+    data = json.loads(bundle.read_text())
+    edit(data)
+    bundle.write_text(json.dumps(data))
 
 
 def test_a_corrupt_or_foreign_entry_is_a_miss(tree):
@@ -214,6 +222,11 @@ def test_a_corrupt_or_foreign_entry_is_a_miss(tree):
         lambda b: b.write_text(json.dumps({"key": b.stem, "inputs": [], "entries": {"x": 1}})),
         lambda b: b.write_bytes(b"\xff" * 100),
         lambda b: b.write_text(json.dumps({"key": b.stem, "inputs": [["s", "/", "x"]], "entries": {}})),
+        # the memo entries' read sets (stored once, numbered by the entries): missing, not runs, or a number past them
+        lambda b: _edit_bundle(b, lambda d: d.pop("groups")),
+        lambda b: _edit_bundle(b, lambda d: [d.update(groups=[[0]])] + [e.update(g=[0]) for e in d["entries"].values()]),
+        lambda b: _edit_bundle(b, lambda d: [e.update(g=[len(d["groups"])]) for e in d["entries"].values()]),
+        lambda b: _edit_bundle(b, lambda d: [e.update(g="0") for e in d["entries"].values()]),
     ):
         damage(_bundle(cache))
         out, counts = _check(root, cache)
@@ -422,10 +435,11 @@ def test_an_entrys_rows_are_stored_as_maximal_runs():
     shared=st.booleans(),
 )
 @settings(max_examples=300, deadline=None)
-def test_a_sets_runs_made_from_its_groups_are_the_runs_of_its_union(own, groups, shared):
-    """A script's input set keeps the memo entries' read sets as groups (result_reads.Reads): the runs stored are the
-    maximal runs of the union whatever the overlaps, and whether a set touches some rows is the union's answer."""
-    from packlint.result_reads import Reads, runs, runs_of, touches
+def test_a_set_stored_as_its_own_runs_and_its_groups_holds_exactly_its_union(own, groups, shared):
+    """A script's input set keeps the memo entries' read sets as groups (result_reads.Reads) and is stored as its own
+    rows' runs and the numbers of its groups, each group's runs once for every set stored with it: the rows these
+    describe are exactly the union whatever the overlaps, and whether a set touches some rows is the union's answer."""
+    from packlint.result_reads import Reads, grouped, runs, touches
 
     reads = Reads()
     reads.update(own)
@@ -438,9 +452,21 @@ def test_a_sets_runs_made_from_its_groups_are_the_runs_of_its_union(own, groups,
     other.add(301)
     reads.absorb(other)
     union = set(own).union(*frozen, {301})
-    known: dict = {}
-    assert runs_of(reads, known) == runs(sorted(union)) == runs(sorted(reads.flat()))
-    assert runs_of(reads, known) == runs(sorted(union))  # (again, from the groups' kept runs)
+    numbered: dict = {}
+    stored: list = []
+    if shared:  # (another set stored first numbers some of the same groups)
+        earlier = Reads()
+        for g in frozen[::2]:
+            earlier.merge(frozenset(g))  # (an equal group, another object: one number)
+        grouped(earlier, numbered, stored)
+
+    def rows(spans):
+        return {i for k in range(0, len(spans), 2) for i in range(spans[k], spans[k] + spans[k + 1])}
+
+    mine, refs = grouped(reads, numbered, stored)
+    assert mine == runs(sorted(reads)) and refs == sorted(set(refs))
+    assert rows(mine).union(*(rows(stored[n]) for n in refs)) == union
+    assert len(stored) == len(set(frozen) | set(frozen[::2] if shared else []))
     for probe in ({0}, {150, 299}, {301}, set(range(0, 301, 7)), {302}):
         assert touches(reads, probe, {}) == bool(union & probe)
 
