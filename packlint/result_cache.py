@@ -73,6 +73,8 @@ _SENT_GROUPS: dict[int, int] = {}
 _KEPT_GROUPS: list[frozenset[int]] = []
 _WORKER_GROUPS: dict[tuple[int, int], frozenset[int]] = {}
 _ORIG: dict[str, Any] = {}
+# a recorded path's stat result (or its error's errno and message) as first seen in this run (_stat_again)
+_STATS: dict[tuple[str, str], os.stat_result | tuple[int, str]] = {}
 _TREES: dict[tuple[str, ...], frozenset[int]] = {}
 
 
@@ -184,16 +186,29 @@ def _stat(path, *, dir_fd=None, follow_symlinks=True):
         return orig(path, follow_symlinks=follow_symlinks)
     if i >= 0:
         _use(i)
-        return orig(path, follow_symlinks=follow_symlinks)
+        return _stat_again(key, path, follow_symlinks)  # type: ignore[arg-type]
     if not _new(key):  # type: ignore[arg-type]
         return orig(path, follow_symlinks=follow_symlinks)
     try:
         st = orig(path, follow_symlinks=follow_symlinks)
     except OSError as exc:
         _add(key, _err(exc))  # type: ignore[arg-type]
+        _STATS[key] = (exc.errno or 0, exc.strerror or "")  # type: ignore[index]
         raise
     _add(key, _sig(st))  # type: ignore[arg-type]
+    _STATS[key] = st  # type: ignore[index]
     return st
+
+
+def _stat_again(key: tuple[str, str], path: Any, follow_symlinks: bool) -> os.stat_result:
+    """A recorded path's stat again: the answer it had, without asking the system (a run reads its tree as first seen;
+    a check reads the same paths tens of thousands of times: the import path's candidates, the climbs to a root)."""
+    st = _STATS.get(key)
+    if st is None:
+        st = _STATS[key] = _ORIG["stat"](path, follow_symlinks=follow_symlinks)
+    elif type(st) is tuple:  # (an error; a stat_result is a tuple's subclass)
+        raise OSError(st[0], st[1], path)
+    return st  # type: ignore[return-value]
 
 
 def _lstat(path, *, dir_fd=None):
@@ -353,6 +368,7 @@ def start(cache_dir: str) -> None:
         builtins.open = io.open = _open
     _IDX.clear()
     _ROWS.clear()
+    _STATS.clear()
     _COMMON.clear()
     _COMMON.merged.clear()
     _CUR[0] = _COMMON
@@ -378,6 +394,7 @@ def stop() -> None:
 
     _ON[0] = False
     caches.RECORDER[0] = None
+    _STATS.clear()
     if _ORIG:
         for name, (mod, attr, _repl) in _PATCHES.items():
             setattr(mod, attr, _ORIG[name])

@@ -526,3 +526,44 @@ def test_a_memo_entrys_reads_reach_every_script_and_open_lookup_that_uses_it():
     finally:
         rc._CUR[0] = was_cur
         rc._OPEN[:] = was_open
+
+
+def test_a_recorded_path_asked_again_gets_its_first_answer_and_stays_each_scripts_input(tmp_path):
+    """While a run records, a path's stat is asked of the system once (`_stat_again`): a file, a folder, a missing
+    path (the same error again: type, errno, name) and a symbolic link through lstat answer as the first time, and the
+    path is an input of every script that asks it, not only the first."""
+    from packlint import result_cache as rc
+
+    there = tmp_path / "there.py"
+    there.write_text("x = 1\n")
+    (tmp_path / "link").symlink_to(there)
+    missing = str(tmp_path / "missing.py")
+    rc.start(str(tmp_path / "cache"))
+    asked_system: list[str] = []
+    system_stat = rc._ORIG["stat"]
+    rc._ORIG["stat"] = lambda p, **kw: asked_system.append(str(p)) or system_stat(p, **kw)
+    try:
+        rc.begin_job()
+        first = os.stat(there)
+        assert os.path.isdir(tmp_path) and not os.path.exists(missing)
+        with pytest.raises(FileNotFoundError):
+            os.stat(missing)
+        link = os.lstat(tmp_path / "link")
+        mine = rc.end_job().flat()
+        rc.begin_job()
+        again = os.stat(there)
+        with pytest.raises(FileNotFoundError) as err:
+            os.stat(missing)
+        assert (err.value.errno, err.value.filename) == (2, missing)
+        assert os.path.isdir(tmp_path) and os.path.isfile(there) and not os.path.isfile(missing)
+        assert os.path.islink(tmp_path / "link") and os.lstat(tmp_path / "link") == link
+        theirs = rc.end_job().flat()
+        assert again == first and (again.st_size, again.st_mtime_ns) == (6, first.st_mtime_ns)
+        rows = {(k, p): i for i, (k, p, _s) in enumerate(rc._ROWS)}
+        asked = {rows["s", str(there)], rows["s", missing], rows["s", str(tmp_path)], rows["l", str(tmp_path / "link")]}
+        assert asked <= mine and asked <= theirs
+        assert asked_system.count(str(there)) == 1 and asked_system.count(missing) == 1
+    finally:
+        rc._ORIG["stat"] = system_stat
+        rc.stop()
+    assert not rc._STATS  # (a later run asks the system again)
