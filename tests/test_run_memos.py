@@ -6,6 +6,7 @@ the next run must see a tree that changed."""
 from __future__ import annotations
 
 import gc
+import os
 import shutil
 import sys
 from pathlib import Path
@@ -323,3 +324,72 @@ def test_the_install_scan_is_kept_for_one_run(tmp_path):
     finally:
         caches.IN_RUN[0] = was
         caches.clear_run_memos()
+
+
+def test_a_programs_sub_projects_and_a_folders_pins_are_read_once_per_run(tmp_path, monkeypatch):
+    """Every launch of a program asks which sub-projects its checkout installs, and every script of a folder which
+    release its parents pin: once per run for the same folder (a run does not change the tree); the next run reads
+    the tree again."""
+    from packlint.codebase.subprojects import subproject_paths
+    from packlint.configs.versions import pinned_in_tree
+
+    root = tmp_path / "repo"
+    (root / "sub" / "subpkg").mkdir(parents=True)
+    (root / "sub" / "setup.py").write_text("from setuptools import setup\nsetup(name='sub')\n")
+    (root / "requirements.txt").write_text("-e ./sub\ntrl==0.9.6\n")
+    (root / "jobs").mkdir()
+    program = root / "jobs" / "train.py"
+    program.write_text("import subpkg\n")
+    reads: list[str] = []
+    real_open, real_os_open = open, os.open
+
+    def counting_open(file, *args, **kwargs):
+        if str(file).endswith("requirements.txt"):
+            reads.append(str(file))
+        return real_open(file, *args, **kwargs)
+
+    def counting_os_open(path, *args, **kwargs):
+        if str(path).endswith("requirements.txt"):
+            reads.append(str(path))
+        return real_os_open(path, *args, **kwargs)
+
+    monkeypatch.setattr("builtins.open", counting_open)
+    monkeypatch.setattr(os, "open", counting_os_open)
+    caches.IN_RUN[0] = True
+    try:
+        clear_run_memos()
+        first = (subproject_paths(str(program), [str(root)]), pinned_in_tree("trl", str(root / "jobs")))
+        n = len(reads)
+        assert n >= 2  # (the sub-projects' look-up and the pins' each read it)
+        (root / "requirements.txt").write_text("trl==0.12.0\n")
+        again = (subproject_paths(str(program), [str(root)]), pinned_in_tree("trl", str(root / "jobs")))
+        assert again == first == ([str(root / "sub")], ("0.9.6", str(root / "requirements.txt")))
+        assert len(reads) == n  # (no file read again in the run)
+        clear_run_memos()
+        assert subproject_paths(str(program), [str(root)]) == []
+        assert pinned_in_tree("trl", str(root / "jobs")) == ("0.12.0", str(root / "requirements.txt"))
+    finally:
+        caches.IN_RUN[0] = False
+        clear_run_memos()
+
+
+def test_the_walk_for_a_vendored_parser_is_made_once_per_run(tmp_path):
+    """Each program of a tree that imports an unresolved `megatron` looks for the copy the tree vendors (a walk of up
+    to 3,000 folders): once per run and tree."""
+    from packlint.codebase.reader import _find_vendored
+
+    marker = tmp_path / "third_party" / "Megatron-LM" / "megatron" / "training" / "arguments.py"
+    marker.parent.mkdir(parents=True)
+    marker.write_text("def parse_args():\n    pass\n")
+    caches.IN_RUN[0] = True
+    try:
+        clear_run_memos()
+        first = _find_vendored("megatron", [str(tmp_path)])
+        assert first == str(tmp_path / "third_party" / "Megatron-LM")
+        marker.unlink()
+        assert _find_vendored("megatron", [str(tmp_path)]) == first
+        clear_run_memos()
+        assert _find_vendored("megatron", [str(tmp_path)]) is None
+    finally:
+        caches.IN_RUN[0] = False
+        clear_run_memos()

@@ -461,7 +461,21 @@ _VENDORED_MAX_DEPTH = 5
 
 
 def _find_vendored(package: str, bases: list[str]) -> str | None:
-    """The directory that holds `package` (with its parser file) under one of `bases`, or None."""
+    """The directory that holds `package` (with its parser file) under one of `bases`, or None; once per run (each
+    program of a tree that imports an unresolved `megatron` walks the same tree)."""
+    key = (package, *bases)
+    if IN_RUN[0] and key in _VENDORED:
+        return _VENDORED[key]
+    found = _walk_for_vendored(package, bases)
+    if IN_RUN[0]:
+        _VENDORED[key] = found
+    return found
+
+
+_VENDORED: dict[tuple[str, ...], str | None] = run_memo()
+
+
+def _walk_for_vendored(package: str, bases: list[str]) -> str | None:
     markers = _VENDORED_MARKERS.get(package, ())
     seen = 0
     for base in bases:

@@ -94,6 +94,19 @@ def subproject_paths(program_file: str, roots: list[str]) -> list[str]:
     """Import-path entries for the packages the checkout installs from its own (sub-)projects, nearest to
     the program first (see the module's doc). `roots`: the code-base roots and the checkout's root."""
     start = os.path.dirname(os.path.abspath(program_file))
+    key = (start, *roots)
+    found = _SUBPROJECTS.get(key) if IN_RUN[0] else None  # (every launch of a program asks: once per run)
+    if found is None:
+        found = _subproject_paths(start, roots)
+        if IN_RUN[0]:
+            _SUBPROJECTS[key] = found
+    return list(found)
+
+
+_SUBPROJECTS: dict[tuple[str, ...], list[str]] = run_memo()
+
+
+def _subproject_paths(start: str, roots: list[str]) -> list[str]:
     absroots = [os.path.abspath(r) for r in roots if r]
     top = next((r for r in absroots if start == r or start.startswith(r + os.sep)), None)
     out: list[str] = []

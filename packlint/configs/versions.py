@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 import re
 
-from packlint.caches import memo
+from packlint.caches import IN_RUN, memo, run_memo
 from packlint.regex import LazyRegex
 
 # stack -> the package directories (relative to a checkout root) whose version files say the version
@@ -277,20 +277,36 @@ def pinned_in_tree(dist: str | None, script_dir: str | None, workdir: str | None
     (`>=` is no release)."""
     if not dist:
         return None
-    import glob
-
     want = re.sub(r"[-_.]+", "-", dist).lower()
     for root in _roots(script_dir, workdir):
-        for pattern in _REQ_GLOBS:
-            pins = []
-            for path in sorted(glob.glob(os.path.join(glob.escape(root), pattern)))[:20]:
-                found = _file_pin(path, pattern, want)
-                if found is not None:
-                    pins.append((found, path))
-                    if "/" not in pattern:
-                        return pins[0]
-            if pins and len({v for v, _ in pins}) == 1:
-                return pins[0]  # (requirements/*.txt: the files that pin it agree)
+        key = (want, root)
+        if IN_RUN[0] and key in _ROOT_PINS:  # (the scripts of a folder share its parents: once per run)
+            pin = _ROOT_PINS[key]
+        else:
+            pin = _root_pin(want, root)
+            if IN_RUN[0]:
+                _ROOT_PINS[key] = pin
+        if pin is not None:
+            return pin
+    return None
+
+
+_ROOT_PINS: dict[tuple[str, str], tuple[str, str] | None] = run_memo()
+
+
+def _root_pin(want: str, root: str) -> tuple[str, str] | None:
+    import glob
+
+    for pattern in _REQ_GLOBS:
+        pins = []
+        for path in sorted(glob.glob(os.path.join(glob.escape(root), pattern)))[:20]:
+            found = _file_pin(path, pattern, want)
+            if found is not None:
+                pins.append((found, path))
+                if "/" not in pattern:
+                    return pins[0]
+        if pins and len({v for v, _ in pins}) == 1:
+            return pins[0]  # (requirements/*.txt: the files that pin it agree)
     return None
 
 
