@@ -330,7 +330,7 @@ def test_a_programs_sub_projects_and_a_folders_pins_are_read_once_per_run(tmp_pa
     """Every launch of a program asks which sub-projects its checkout installs, and every script of a folder which
     release its parents pin: once per run for the same folder (a run does not change the tree); the next run reads
     the tree again."""
-    from packlint.codebase.subprojects import subproject_paths
+    from packlint.codebase.subprojects import package_dirs, subproject_paths
     from packlint.configs.versions import pinned_in_tree
 
     root = tmp_path / "repo"
@@ -359,6 +359,10 @@ def test_a_programs_sub_projects_and_a_folders_pins_are_read_once_per_run(tmp_pa
     try:
         clear_run_memos()
         first = (subproject_paths(str(program), [str(root)]), pinned_in_tree("trl", str(root / "jobs")))
+        assert package_dirs(str(root / "sub")) == [str(root / "sub")]
+        (root / "sub" / "src").mkdir()
+        (root / "sub" / "setup.py").write_text("from setuptools import setup\nsetup(package_dir={'': 'src'})\n")
+        assert package_dirs(str(root / "sub")) == [str(root / "sub")]
         n = len(reads)
         assert n >= 2  # (the sub-projects' look-up and the pins' each read it)
         (root / "requirements.txt").write_text("trl==0.12.0\n")
@@ -366,6 +370,7 @@ def test_a_programs_sub_projects_and_a_folders_pins_are_read_once_per_run(tmp_pa
         assert again == first == ([str(root / "sub")], ("0.9.6", str(root / "requirements.txt")))
         assert len(reads) == n  # (no file read again in the run)
         clear_run_memos()
+        assert package_dirs(str(root / "sub")) == [str(root / "sub" / "src")]
         assert subproject_paths(str(program), [str(root)]) == []
         assert pinned_in_tree("trl", str(root / "jobs")) == ("0.12.0", str(root / "requirements.txt"))
     finally:

@@ -48,7 +48,20 @@ def _read(path: str) -> str | None:
 
 
 def package_dirs(d: str) -> list[str]:
-    """The directories the packaging files of `d` install packages from (empty when `d` has none)."""
+    """The directories the packaging files of `d` install packages from (empty when `d` has none); once per run
+    (every launch's stack look-up asks it of the checkout and its sub-projects)."""
+    found = _PACKAGE_DIRS.get(d) if IN_RUN[0] else None
+    if found is None:
+        found = _package_dirs(d)
+        if IN_RUN[0]:
+            _PACKAGE_DIRS[d] = found
+    return list(found)
+
+
+_PACKAGE_DIRS: dict[str, list[str]] = run_memo()
+
+
+def _package_dirs(d: str) -> list[str]:
     texts = [t for t in (_read(os.path.join(d, f)) for f in PACKAGING if os.path.isfile(os.path.join(d, f))) if t]
     if not texts:
         return []
