@@ -13,13 +13,13 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from packlint.check_workers import _JOB_READS, _JOB_TAINT, _run_jobs
 from packlint.config import CliSettings, Resolver, Settings, validate_codes
 from packlint.errors import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, FileError, PacklintError
 from packlint.findings import SEVERITY_RANK, Finding, Summary
 from packlint.model_view import as_model, launches
 
 if TYPE_CHECKING:
-    from packlint.result_reads import Reads
     from packlint.rule_table import Rule
 
 REPORT_URL = "https://github.com/packlint/packlint/issues"
@@ -532,7 +532,6 @@ class _Job:
 
 
 _RULE_SETS: dict[tuple, tuple] = {}  # rules_key -> (enabled rules, every rule of the table)
-PARALLEL_MIN_FILES = 16  # below this, starting workers costs more than it saves
 
 
 def _config_launch(job: _Job, config_name: str, text: bytes, is_stdin: bool) -> tuple[bytes | None, bool] | FileError:
@@ -636,130 +635,7 @@ def _no_code(launch: Any, variant: Any = None) -> None:
     return None
 
 
-_WORKER_JOBS: list[_Job] = []
-_JOB_TAINT: dict[int, bool] = {}  # job index -> something unrecordable decided it (result cache runs)
-_JOB_READS: dict[int, Reads] = {}  # job index -> its input set (result cache runs: result_cache.end_job)
 _PLAN_READS: dict[str, set[int]] = {}  # path -> what resolving its settings read (result cache runs)
-
-
-def _workers(n_jobs: int) -> int:
-    """How many processes: every core for a large directory (PACKLINT_JOBS overrides; 1 disables)."""
-    wanted = os.environ.get("PACKLINT_JOBS")
-    if wanted and wanted.isdigit():
-        return max(1, int(wanted))
-    if n_jobs < PARALLEL_MIN_FILES:
-        return 1
-    try:
-        cores = len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):
-        cores = os.cpu_count() or 1
-    return max(1, min(cores, n_jobs // 8))
-
-
-def _run_jobs(jobs: list[_Job], keep_models: bool) -> list:
-    """Every job's outcome, in order, with the cyclic garbage collector off (forked workers inherit it): the analysis
-    makes millions of short-lived objects and almost no cycles (peak memory on the public corpus is the same), and its
-    passes cost 4-8% of a check. A young-generation pass past COLLECT_YOUNG live objects bounds what cycles leave."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        return _run_jobs_now(jobs, keep_models)
-    finally:
-        if enabled:
-            gc.enable()
-
-
-# young container objects alive since the last collection before a young-generation pass (_run_jobs): a pass walks each
-# (most are the run's memos: a pass every 256 files cost 0.6 s of a 10 s cold MindSpeed-LLM check to free ~6,000 objects
-# of cycles); counted in objects, it bounds what a cycle-making script could leave (a few hundred MB at most).
-COLLECT_YOUNG = 2_000_000
-
-
-def _analyse_collecting(job: _Job, keep_model: bool, count: int):
-    if gc.get_count()[0] > COLLECT_YOUNG:
-        gc.collect(0)
-    return _analyse(job, keep_model)
-
-
-def _run_jobs_now(jobs: list[_Job], keep_models: bool) -> list:
-    n = _workers(len(jobs))
-    if n <= 1 or len(jobs) <= 1 or keep_models or any(j.stdin_text is not None for j in jobs):
-        return _run_here(jobs)
-    import multiprocessing
-
-    try:
-        ctx = multiprocessing.get_context("fork")
-    except ValueError:  # no fork (Windows, some macOS set-ups): one process
-        return _run_here(jobs)
-    from packlint.codebase import cache as code_cache
-    from packlint.result_cache import aside
-    from packlint.result_exchange import mark_sent, merge
-
-    _WORKER_JOBS[:] = jobs
-    # largest scripts first, one at a time as workers free up: sizes vary a lot, and a big file
-    # handed out last would leave the other workers idle while it runs (their sizes: no script's input)
-    with aside():
-        order = sorted(range(len(jobs)), key=lambda i: -_size(jobs[i].path))
-    results: list = [None] * len(jobs)
-    # the largest script here, before the workers fork: they inherit what it read and learnt (its program's facts,
-    # the module look-ups, the memos of the stacks and the rules) instead of each making them again
-    first = order.pop(0)
-    results[first], reads = _analyse_indexed(first, here=True)[1:]
-    if reads is not None:  # (a result cache run)
-        _JOB_READS[first], _JOB_TAINT[first] = reads
-        mark_sent()
-    code_cache.share_builds(ctx.Lock)  # (one worker reads a program while the others wait for its entry)
-    try:
-        with ctx.Pool(n) as pool:
-            chunk = max(1, len(jobs) // (n * 32))  # few hand-outs for many files, fine-grained for few
-            for i, outcome, reads in pool.imap_unordered(_analyse_indexed, order, chunksize=chunk):
-                results[i] = outcome
-                if reads is not None:
-                    _JOB_READS[i], _JOB_TAINT[i] = merge(reads[0], reads[1], reads[2]), reads[3]
-        return results
-    finally:
-        _WORKER_JOBS.clear()
-        code_cache.unshare_builds()
-
-
-def _run_here(jobs: list[_Job]) -> list:
-    from packlint.caches import TAINTED
-    from packlint.result_cache import begin_job, end_job, recording
-
-    out = []
-    for k, job in enumerate(jobs):
-        if recording():
-            begin_job()
-        out.append(_analyse_collecting(job, True, k))
-        if recording():
-            _JOB_READS[k] = end_job()
-        _JOB_TAINT[k] = TAINTED[0]
-    return out
-
-
-def _size(path: str) -> int:
-    try:
-        return os.path.getsize(path)
-    except OSError:
-        return 0
-
-
-def _analyse_indexed(index: int, here: bool = False) -> tuple[int, Any, Any]:
-    from packlint.caches import TAINTED
-    from packlint.result_cache import begin_job, end_job, recording
-    from packlint.result_exchange import sent_delta
-
-    if recording():
-        begin_job()
-    outcome = _analyse_collecting(_WORKER_JOBS[index], False, index)
-    if isinstance(outcome, tuple):
-        # the script's bytes stay here: the main process reads a file again only if a report shows
-        # its lines (Sources.text), instead of receiving and decoding every script of the run
-        outcome = (None, *outcome[1:])
-    # a result cache run: what it read (its input set; a worker's as it sends it), and whether it may be stored
-    if not recording():
-        return index, outcome, None
-    return index, outcome, ((end_job(),) if here else (os.getpid(), *sent_delta(end_job()))) + (TAINTED[0],)
 
 
 def _finish(result: CheckResult, recorded: dict[str, int] | None, options: CheckOptions) -> None:

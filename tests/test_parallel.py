@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import shutil
+import time
 from pathlib import Path
 
 import pytest
@@ -116,12 +118,12 @@ def test_a_lock_never_released_costs_one_bounded_wait(monkeypatch):
 @pytest.mark.parametrize("count", [0, 1, 2, 3])
 def test_workers_asked_for_with_almost_nothing_to_do(count, tmp_path, monkeypatch, capsys):
     """PACKLINT_JOBS=2 with no job left (every script replayed), one, two or three: the main process analyses the
-    largest itself before it forks (checking._run_jobs_now), an empty list is no error, and the report is the
+    largest itself before it forks (check_workers._run_jobs_now), an empty list is no error, and the report is the
     one-process report."""
-    from packlint import checking
+    from packlint import check_workers
 
     monkeypatch.setenv("PACKLINT_JOBS", "2")
-    assert checking._run_jobs([], keep_models=False) == []
+    assert check_workers._run_jobs([], keep_models=False) == []
     for i in range(count):
         (tmp_path / f"run{i}.sh").write_text(f"#!/bin/bash\nexport OFFLINE_PACKING_BMR={i}\ntorchrun train.py\n")
     monkeypatch.chdir(tmp_path)
@@ -129,3 +131,80 @@ def test_workers_asked_for_with_almost_nothing_to_do(count, tmp_path, monkeypatc
     parallel = _check(monkeypatch, capsys, "2", Path("."))
     assert parallel == _check(monkeypatch, capsys, "1", Path("."))
     assert f'"files": {count}' in parallel[1]
+
+
+def test_a_worker_puts_a_script_aside_while_another_reads_its_program(monkeypatch):
+    """In the workers' first pass (DEFER), a program another worker is reading raises Busy (with the program's file name)
+    instead of waiting, a few times per program; then the worker waits as before. `busy` tells whether it is read now;
+    outside the first pass, and for a file's facts, nobody is put aside."""
+    import multiprocessing
+
+    from packlint.codebase import cache
+
+    monkeypatch.setattr(cache, "BUILD_WAIT_S", 0.05)
+    cache.share_builds(multiprocessing.get_context("fork").Lock, n=1)
+    try:
+        lock = cache.BUILD_LOCKS["programs"][0]
+        assert not cache.busy("k")
+        lock.acquire()
+        assert cache.busy("k")
+        with cache.building("programs", "k", "/cache", "train.py") as waited:  # (not deferring: waits, then reads)
+            assert waited
+        cache.share_builds(multiprocessing.get_context("fork").Lock, n=1)
+        lock = cache.BUILD_LOCKS["programs"][0]
+        lock.acquire()
+        cache.DEFER[0] = True
+        for _ in range(cache.MAX_DEFERRALS_PER_KEY):
+            with pytest.raises(cache.Busy) as busy:
+                with cache.building("programs", "k", "/cache", "train.py"):
+                    pass
+            assert (busy.value.key, busy.value.hint) == ("k", "train.py")
+        with cache.building("programs", "k", "/cache", "train.py") as waited:  # (put aside enough: it waits)
+            assert waited
+    finally:
+        cache.DEFER[0] = False
+        cache.unshare_builds()
+    assert cache._DEFERRED == {}
+
+
+@pytest.mark.skipif(not hasattr(__import__("os"), "fork"), reason="needs fork")
+def test_scripts_put_aside_are_analysed_in_the_second_pass(tmp_path, monkeypatch, capsys):
+    """Two workers whose scripts launch a program the other one is reading: each script put aside (before its analysis,
+    by the program's name, or when its analysis asks for the program) is analysed once the programs are read, and the
+    report, cold and then replayed, is the one-process report."""
+    from packlint.codebase import cache
+
+    repo = tmp_path / "repo"
+    (repo / ".git").mkdir(parents=True)
+    for prog in ("train_a.py", "train_b.py"):
+        (repo / prog).write_text(
+            "import argparse\nimport time\n\np = argparse.ArgumentParser()\np.add_argument('--steps', type=int)\n"
+            "args = p.parse_args()\n"
+        )
+    for i in range(24):
+        prog = "train_a.py" if i % 3 else "train_b.py"
+        (repo / f"run{i:02d}.sh").write_text(f"#!/bin/bash\ntorchrun --nproc_per_node 8 {prog} --stpes {i}\n")
+    monkeypatch.chdir(repo)
+    monkeypatch.setenv("PACKLINT_CACHE_DIR", str(tmp_path / "cache-1"))
+    sequential = _check(monkeypatch, capsys, "1", Path("."))
+    real_building = cache.building
+    log = tmp_path / "aside.log"
+
+    @contextlib.contextmanager
+    def slow_building(kind, key, base, hint=None):  # (a program read takes long: the other worker meets it busy)
+        try:
+            with real_building(kind, key, base, hint) as waited:
+                if kind == "programs" and not waited:
+                    time.sleep(0.3)
+                yield waited
+        except cache.Busy:
+            with open(log, "a") as fh:
+                fh.write(f"{hint}\n")
+            raise
+
+    monkeypatch.setattr(cache, "building", slow_building)
+    monkeypatch.setenv("PACKLINT_CACHE_DIR", str(tmp_path / "cache-2"))
+    parallel = _check(monkeypatch, capsys, "2", Path("."))
+    assert parallel == sequential and "PK201" in parallel[1]
+    assert log.exists() and log.read_text().strip()  # (some scripts were put aside, and reported all the same)
+    assert _check(monkeypatch, capsys, "2", Path(".")) == sequential  # (replayed: the second pass stored them)

@@ -141,7 +141,7 @@ def valid_file_facts(facts: Any) -> bool:
     )
 
 
-# Locks the forked workers of one run share (checking._run_jobs_now sets them before it forks): a program, or one
+# Locks the forked workers of one run share (check_workers._run_jobs_now sets them before it forks): a program, or one
 # file's facts, is made by one worker while another that needs it waits, then reads the entry the first stored,
 # instead of both reading the same closure at once (the largest scripts are handed out first, and they launch the same
 # programs: 0.85 s of a 7 s cold check of MindSpeed-LLM with two workers). A key picks one of a few locks of its kind;
@@ -150,6 +150,37 @@ def valid_file_facts(facts: Any) -> bool:
 BUILD_LOCKS: dict[str, list[Any]] = {"programs": [], "files": []}
 BUILD_WAIT_S = 60.0
 _HOLDING = {"programs": False, "files": False}
+# Deferring instead of waiting (check_workers._run_jobs_now's first pass): a worker whose script needs a program another
+# worker is reading puts the script aside (`Busy`) and goes on with the next, which may launch another program; the
+# scripts put aside are analysed after the others, when the programs are read. A few times per program and worker
+# (the next scripts often launch the same program: each put aside costs the part of its analysis already made).
+DEFER = [False]
+MAX_DEFERRALS_PER_KEY = 4
+_DEFERRED: dict[str, int] = {}
+
+
+class Busy(BaseException):
+    """Another worker is making the program this script needs (`DEFER`): the script is put aside. A BaseException, so
+    that no `except Exception` on the way (a reader bug must not take a check down) takes it for a failed read.
+    `hint`: the program's file name, which the next scripts that name it are put aside by before their analysis."""
+
+    def __init__(self, key: str, hint: str | None) -> None:
+        super().__init__(key)
+        self.key, self.hint = key, hint
+
+
+def _lock_of(kind: str, key: str) -> Any:
+    locks = BUILD_LOCKS[kind]
+    return locks[zlib.crc32(key.encode("utf-8", "surrogateescape")) % len(locks)] if locks else None
+
+
+def busy(key: str) -> bool:
+    """Whether another worker is making the program `key` now."""
+    lock = _lock_of("programs", key)
+    if lock is None or not lock.acquire(False):
+        return lock is not None
+    lock.release()
+    return False
 
 
 def share_builds(make_lock: Any, n: int = 16) -> None:
@@ -165,10 +196,11 @@ def share_builds(make_lock: Any, n: int = 16) -> None:
 def unshare_builds() -> None:
     for kind in BUILD_LOCKS:
         BUILD_LOCKS[kind] = []
+    _DEFERRED.clear()
 
 
 @contextmanager
-def building(kind: str, key: str, base: str | None) -> Iterator[bool]:
+def building(kind: str, key: str, base: str | None, hint: str | None = None) -> Iterator[bool]:
     """Hold the workers' lock for the entry `key` of `kind` while it is made; yields whether another worker held it
     (its entry may be stored now). Without the locks (one process), without a cache directory (`base`: nothing made
     is shared) or while this process already holds one of the kind, a no-op."""
@@ -176,8 +208,13 @@ def building(kind: str, key: str, base: str | None) -> Iterator[bool]:
     if not locks or not base or _HOLDING[kind]:
         yield False
         return
-    lock = locks[zlib.crc32(key.encode("utf-8", "surrogateescape")) % len(locks)]
+    lock = _lock_of(kind, key)
     waited = not lock.acquire(False)
+    if waited and DEFER[0] and kind == "programs" and not _HOLDING["files"]:
+        n = _DEFERRED.get(key, 0)
+        if n < MAX_DEFERRALS_PER_KEY:
+            _DEFERRED[key] = n + 1
+            raise Busy(key, hint)
     held = not waited or lock.acquire(True, BUILD_WAIT_S)
     if not held:  # (a worker that died holding it, or a very long read: this process waits for no lock again)
         unshare_builds()

@@ -410,7 +410,8 @@ def read_program(
     base = cache.cache_dir(options.cache_dir) if options.use_cache else None
     cached = _stored_program(base, key) if base else None
     if cached is None:
-        with cache.building("programs", key, base) as waited:  # (forked workers: one builds, the others wait)
+        # (forked workers: one builds, the others wait or put their script aside: checking._analyse_deferring)
+        with cache.building("programs", key, base, os.path.basename(program_file)) as waited:
             cached = _stored_program(base, key) if base and waited else None
             if cached is None:
                 facts, manifest = build_facts(
