@@ -308,6 +308,12 @@ def load_table(extra_files: Sequence[str | Path] = (), *, builtin: bool = True, 
         table = _read_cache(cache_file, blobs)
         if table is not None:
             return table
+    if use_cache and builtin and not extra_files:  # (the table the release compiled: packlint.rule_shipped)
+        from packlint.rule_shipped import shipped_table
+
+        table = shipped_table(blobs, _Recompiled(blobs))
+        if table is not None:
+            return table
     table = compile_table(blobs)
     if cache_file is not None:
         _write_cache(cache_file, table)

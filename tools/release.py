@@ -31,11 +31,13 @@ sys.path.insert(0, str(ROOT))
 
 from packlint import __version__  # noqa: E402
 from packlint.rule_docs import table_markdown  # noqa: E402
+from packlint.rule_shipped import shipped_file, stale_files  # noqa: E402
 from packlint.rule_table import SINCE_PATTERN, is_released, load_table, version_tuple  # noqa: E402
 
 CHANGELOG = ROOT / "CHANGELOG.md"
 REFERENCE = ROOT / "docs" / "rules-reference.md"
 VERSION_FILE = ROOT / "packlint" / "__init__.py"
+RULES = ROOT / "rules"
 RULES_HEADING = "Rule codes added or changed:"
 
 
@@ -113,7 +115,28 @@ def main(argv: list[str] | None = None) -> int:
             path.write_text(changes[path])
     if not changes:
         print(f"release {args.version}: CHANGELOG.md, docs/rules-reference.md and the version are in sync")
+    shipped_table(args.version, args.check)
     return 1 if args.check and changes else 0
+
+
+def shipped_table(version: str, check: bool) -> None:
+    """The compiled built-in table the release ships (packlint/rule_shipped.py): written by a release; between
+    releases, an edited rule or condition module leaves it out of date, which only means that a check with an empty
+    cache compiles the rules (not an error of --check)."""
+    path, text = shipped_file(RULES, version)
+    stale = stale_files(RULES, path)
+    fresh = path.exists() and path.read_text() == text
+    if check:
+        if not fresh:
+            print(f"{path.relative_to(ROOT)}: not written (the next release writes it; until then a check with an "
+                  "empty cache compiles the rules)")
+        return
+    for old in stale:
+        old.unlink()
+        print(f"{old.relative_to(ROOT)}: removed")
+    if not fresh:
+        path.write_text(text)
+        print(f"{path.relative_to(ROOT)}: written")
 
 
 if __name__ == "__main__":
