@@ -187,10 +187,8 @@ def _names_busy_program(path: str) -> bool:
             del _BUSY[name]
     if not _BUSY:
         return False
+    from packlint.safe_io import read_regular
+
     with aside():  # (a look at the script to schedule it: not an input of any script's outcome)
-        try:
-            with open(path, "rb") as fh:
-                data = fh.read(1 << 20)
-        except OSError:
-            return False
-    return any(name in data for name in _BUSY)
+        data = read_regular(path, 1 << 20)
+    return data is not None and any(name in data for name in _BUSY)

@@ -34,11 +34,10 @@ def key(blobs: list[tuple[str, bytes, bool]], version: str) -> str:
         h.update(data)
     here = Path(__file__).resolve().parent
     modules = [here / "rule_table.py", here / "rule_schema.py", here / "regex.py", here / "rule_cache.py"]
+    from packlint.safe_io import read_regular
+
     for path in [*map(str, modules), *_module_files(here / "conditions")]:
-        try:
-            data = Path(path).read_bytes()
-        except OSError:
-            data = b""
+        data = read_regular(path, 1 << 22) or b""
         h.update(f"\0{os.path.relpath(path, here)}\0{len(data)}\0".encode())
         h.update(data)
     return h.hexdigest()[:32]
@@ -75,8 +74,9 @@ def shipped_file(rules_dir: Path, version: str) -> tuple[Path, str]:
     """The file the release at `version` ships for the rule files of `rules_dir`, and its content."""
     from packlint.rule_cache import dumps
     from packlint.rule_table import compile_table
+    from packlint.safe_io import CONFIG_LIMIT, read_bounded
 
-    blobs = [(str(p), p.read_bytes(), True) for p in sorted(rules_dir.glob("*.toml")) if p.is_file()]
+    blobs = [(str(p), read_bounded(p, CONFIG_LIMIT, "rule file"), True) for p in sorted(rules_dir.glob("*.toml"))]
     return rules_dir / f"{PREFIX}{key(blobs, version)}.json", dumps(compile_table(blobs))
 
 
