@@ -99,7 +99,8 @@ def _run_jobs_now(jobs: list[_Job], keep_models: bool) -> list:
                 results[i] = outcome
                 if reads is not None:
                     _JOB_READS[i], _JOB_TAINT[i] = merge(reads[0], reads[1], reads[2]), reads[3]
-            for i, outcome, reads in pool.imap_unordered(_analyse_indexed, sorted(put_aside), chunksize=1):
+            again = set(put_aside)  # (largest first, as above)
+            for i, outcome, reads in pool.imap_unordered(_analyse_indexed, [i for i in order if i in again]):
                 results[i] = outcome
                 if reads is not None:
                     _JOB_READS[i], _JOB_TAINT[i] = merge(reads[0], reads[1], reads[2]), reads[3]
