@@ -154,6 +154,16 @@ def run_memo() -> Memo:
     return m
 
 
+def once_per_run(memo: dict, key: Any, make: Any) -> Any:
+    """`memo[key]`, made by `make()` the first time in this check run (`run_memo`); outside a run, made each time."""
+    if IN_RUN[0] and key in memo:
+        return dict.__getitem__(memo, key)
+    value = make()
+    if IN_RUN[0]:
+        memo[key] = value
+    return value
+
+
 def clear_run_memos() -> None:
     for m in _RUN_MEMOS:
         m.clear()

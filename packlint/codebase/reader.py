@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import os
 
-from packlint.caches import IN_RUN, memo, run_memo
+from packlint.caches import IN_RUN, memo, once_per_run, run_memo
 from packlint.codebase import cache
 from packlint.codebase.filefacts import (
     SourceFile,
@@ -464,12 +464,7 @@ _VENDORED_MAX_DEPTH = 5
 def _find_vendored(package: str, bases: list[str]) -> str | None:
     """The directory that holds `package` (with its parser file) under one of `bases`, or None; once per run (each
     program of a tree that imports an unresolved `megatron` walks the same tree)."""
-    key = (package, *bases)
-    if IN_RUN[0] and key in _VENDORED:
-        return _VENDORED[key]
-    found = _walk_for_vendored(package, bases)
-    if IN_RUN[0]:
-        _VENDORED[key] = found
+    found: str | None = once_per_run(_VENDORED, (package, *bases), lambda: _walk_for_vendored(package, bases))
     return found
 
 

@@ -22,7 +22,7 @@ import itertools
 import os
 import re
 
-from packlint.caches import IN_RUN, run_memo
+from packlint.caches import IN_RUN, once_per_run, run_memo
 
 PACKAGING = ("setup.py", "pyproject.toml", "setup.cfg")
 MAX_CLIMB = 16
@@ -50,12 +50,7 @@ def _read(path: str) -> str | None:
 def package_dirs(d: str) -> list[str]:
     """The directories the packaging files of `d` install packages from (empty when `d` has none); once per run
     (every launch's stack look-up asks it of the checkout and its sub-projects)."""
-    found = _PACKAGE_DIRS.get(d) if IN_RUN[0] else None
-    if found is None:
-        found = _package_dirs(d)
-        if IN_RUN[0]:
-            _PACKAGE_DIRS[d] = found
-    return list(found)
+    return list(once_per_run(_PACKAGE_DIRS, d, lambda: _package_dirs(d)))
 
 
 _PACKAGE_DIRS: dict[str, list[str]] = run_memo()
@@ -106,14 +101,8 @@ def requirement_dirs(root: str) -> list[str]:
 def subproject_paths(program_file: str, roots: list[str]) -> list[str]:
     """Import-path entries for the packages the checkout installs from its own (sub-)projects, nearest to
     the program first (see the module's doc). `roots`: the code-base roots and the checkout's root."""
-    start = os.path.dirname(os.path.abspath(program_file))
-    key = (start, *roots)
-    found = _SUBPROJECTS.get(key) if IN_RUN[0] else None  # (every launch of a program asks: once per run)
-    if found is None:
-        found = _subproject_paths(start, roots)
-        if IN_RUN[0]:
-            _SUBPROJECTS[key] = found
-    return list(found)
+    start = os.path.dirname(os.path.abspath(program_file))  # (every launch of a program asks: once per run)
+    return list(once_per_run(_SUBPROJECTS, (start, *roots), lambda: _subproject_paths(start, roots)))
 
 
 _SUBPROJECTS: dict[tuple[str, ...], list[str]] = run_memo()
@@ -192,14 +181,8 @@ def pinned_away(program_file: str, roots: list[str]) -> dict[str, str]:
     trl/ is 1.2.0.dev0): the program runs the pinned release, installed, not the root's copy, which reaches its
     import path only through an install the project replaces. {module: why}; the pin must be nearer the program
     than the root (its own sub-project's)."""
-    start = os.path.dirname(os.path.abspath(program_file))
-    key = (start, *roots)
-    found = _PINNED_AWAY.get(key) if IN_RUN[0] else None  # (every launch of a program asks: once per run)
-    if found is None:
-        found = _pinned_away(start, roots)
-        if IN_RUN[0]:
-            _PINNED_AWAY[key] = found
-    return dict(found)
+    start = os.path.dirname(os.path.abspath(program_file))  # (every launch of a program asks: once per run)
+    return dict(once_per_run(_PINNED_AWAY, (start, *roots), lambda: _pinned_away(start, roots)))
 
 
 _PINNED_AWAY: dict[tuple[str, ...], dict[str, str]] = run_memo()

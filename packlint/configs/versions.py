@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 import re
 
-from packlint.caches import IN_RUN, memo, run_memo
+from packlint.caches import memo, once_per_run, run_memo
 from packlint.regex import LazyRegex
 
 # stack -> the package directories (relative to a checkout root) whose version files say the version
@@ -279,13 +279,8 @@ def pinned_in_tree(dist: str | None, script_dir: str | None, workdir: str | None
         return None
     want = re.sub(r"[-_.]+", "-", dist).lower()
     for root in _roots(script_dir, workdir):
-        key = (want, root)
-        if IN_RUN[0] and key in _ROOT_PINS:  # (the scripts of a folder share its parents: once per run)
-            pin = _ROOT_PINS[key]
-        else:
-            pin = _root_pin(want, root)
-            if IN_RUN[0]:
-                _ROOT_PINS[key] = pin
+        # (the scripts of a folder share its parents: once per run)
+        pin = once_per_run(_ROOT_PINS, (want, root), lambda root=root: _root_pin(want, root))
         if pin is not None:
             return pin
     return None
