@@ -372,9 +372,9 @@ def _check_recorded(paths: list[str], options: CheckOptions, store) -> CheckResu
 def _run_cached(jobs: list[_Job], store, cli: CliSettings) -> list:
     """Every job's outcome: replayed from the result cache where nothing its run read has changed, else
     analysed; then the analysed ones stored (unless something unrecordable decided them: caches.taint)."""
-    from packlint import result_cache
+    from packlint.result_key import job_key
 
-    keys = [result_cache.job_key(j, cli) for j in jobs]
+    keys = [job_key(j, cli) for j in jobs]
     outcomes = [store.lookup(k) for k in keys]
     todo = [i for i, o in enumerate(outcomes) if o is None]
     _JOB_TAINT.clear()

@@ -22,11 +22,11 @@ as the repository's HEAD and refs (`depends_on_git`), `bash -n` reads the script
 key). What cannot be recorded marks the rest of the process's work as not cacheable (`caches.taint`): a search or a
 regular expression that ran out of its time budget.
 
-The key (`job_key`): packlint's version and Python, the working directory, the script's path and how it is shown, its
-settings (`Settings.to_json`), the enabled rules, the assumed environment and arguments, the paths named on the command
-line and `--allow-outside`, PATH, HOME, TMPDIR and the PACKLINT_* variables. Not cached: `--no-cache`, `--inherit-env`
-(the findings would depend on, and could quote, the caller's environment), stdin, `run` and `--fix` passes (they need
-the launch model).
+The key (`result_key.job_key`): packlint's version and Python, the working directory, the script's path and how it is
+shown, its settings (`Settings.to_json`), the enabled rules, the assumed environment and arguments, the paths named on
+the command line and `--allow-outside`, PATH, HOME, TMPDIR and the PACKLINT_* variables. Not cached: `--no-cache`,
+`--inherit-env` (the findings would depend on, and could quote, the caller's environment), stdin, `run` and `--fix`
+passes (they need the launch model).
 
 Safety: entries are JSON data under `<cache>/results/v3/` (caches.py: 0700 directories, 0600 files, written atomically,
 the directory's size bound, `packlint clean`); one is read only as a regular file owned by the user under the kind's
@@ -379,6 +379,8 @@ def start(cache_dir: str) -> None:
     _KEPT_GROUPS.clear()
     _WORKER_GROUPS.clear()
     _TREES.clear()
+    from packlint.result_key import _RUN_PARTS
+
     _RUN_PARTS.clear()
     _CWD[0] = os.getcwd()
     _SKIP_PREFIXES[3:] = [os.path.join(os.path.abspath(cache_dir), "")]
@@ -475,93 +477,6 @@ def depends_on_git(top: str) -> None:
         return
     if head.startswith("ref: refs/") and ".." not in head:
         _note("s", os.path.join(git, head[5:]))
-
-
-# ------------------------------------------------------------------------------------------ the key
-
-_ENV_IN_KEY = ("PATH", "HOME", "TMPDIR", "TEMP", "TMP")
-_NOT_IN_KEY = ("PACKLINT_JOBS", "PACKLINT_CACHE_REPORT", "PACKLINT_CACHE_MAX_MB")
-_RUN_PARTS: list[Any] = []  # what every key of this run shares (job_key)
-
-
-def _run_parts(cli: Any) -> list[Any]:
-    import sys
-
-    from packlint import __version__
-    from packlint.scope import _ROOTS, outside_allowed
-
-    env = {
-        k: v for k, v in os.environ.items() if k in _ENV_IN_KEY or (k.startswith("PACKLINT_") and k not in _NOT_IN_KEY)
-    }
-    from packlint.scope import _CODE_BASES
-
-    where = [_CWD[0] or os.getcwd(), list(_ROOTS), list(_CODE_BASES), outside_allowed()]
-    return [FORMAT, __version__, sys.version, sys.prefix, where, env, vars(cli), _own_code(), _import_path()]
-
-
-def _own_code() -> list[Any]:
-    """packlint's own modules and data: an edited checkout or a reinstall at another commit of the same version
-    changes what a check finds, and the import system's reads are not recorded (posix, not os)."""
-    import packlint
-
-    base = os.path.dirname(os.path.abspath(packlint.__file__))
-    scandir = _ORIG.get("scandir", os.scandir)  # (not recorded: the key holds them)
-    out: list[Any] = []
-    todo = [base]
-    while todo and len(out) < 2000:
-        d = todo.pop()
-        try:
-            with scandir(d) as it:
-                entries = sorted(it, key=lambda e: e.name)
-        except OSError:
-            continue
-        for e in entries:  # (its data too: the rule files, the snapshots, the stacks table, read once a process)
-            if e.name == "__pycache__" or e.name.startswith("."):
-                continue
-            if e.is_dir(follow_symlinks=e.name == "_rules"):
-                todo.append(e.path)
-            elif e.name.endswith((".py", ".toml", ".json")):
-                out.append([os.path.relpath(e.path, base), probe("s", e.path)])
-    return out
-
-
-def _import_path() -> list[Any]:
-    """`sys.path`, and the signature of its site-packages directories: installed stacks are located with
-    importlib's finders (hydra.stack_roots, versions), whose reads are not recorded; a PYTHONPATH changes the
-    list, a `pip install` or uninstall the directory (other entries, a checkout on PYTHONPATH, change with any
-    file written in them: not a signature worth a miss)."""
-    import sys
-
-    return [[p, probe("d", p) if os.path.basename(p) in ("site-packages", "dist-packages") else None] for p in sys.path]
-
-
-def job_key(job: Any, cli: Any) -> str:
-    """The hex key of one job's entry: everything besides the files read that decides its result. The
-    rules it ran follow from the settings (selectors, rule files) and the rule files' contents (inputs)."""
-    import json
-
-    if not _RUN_PARTS:  # (serialised once: packlint's own files and the import path are most of it)
-        _RUN_PARTS.append(json.dumps(_run_parts(cli), default=repr, sort_keys=True))
-    parts = [
-        _RUN_PARTS[0],
-        job.path,
-        job.display,
-        job.settings.to_json(),
-        sorted(job.env.items()),
-        job.args,
-        list(job.known_env),
-    ]
-    blob = json.dumps(parts, default=repr, sort_keys=True).encode("utf-8", "surrogateescape")
-    return _digest(blob)
-
-
-def _digest(data: bytes) -> str:
-    """40 hex digits. CPython's own BLAKE2 (`hashlib` loads OpenSSL first: ~3 ms of a cold start)."""
-    try:
-        from _blake2 import blake2b
-    except ImportError:  # pragma: no cover - other Pythons
-        from hashlib import blake2b
-    return blake2b(data, digest_size=20).hexdigest()
 
 
 # ------------------------------------------------------------------------------------------ entries
@@ -685,6 +600,7 @@ class Store:
         or when a file's settings need the table (severity overrides) or do not load."""
         from packlint.checking import _Job
         from packlint.errors import PacklintError
+        from packlint.result_key import job_key
 
         out: list[tuple] = []
         tables: dict[tuple, None] = {tuple(str(p) for p in options.cli.rule_files): None}
@@ -779,6 +695,7 @@ class Store:
         import json
 
         from packlint.result_codec import encode_outcome
+        from packlint.result_key import _digest
 
         racy = _START_NS[0] - RACY_NS
         bad = {i for i, (_k, _p, s) in enumerate(_ROWS) if len(s) == 5 and s[2] >= racy}
