@@ -398,3 +398,20 @@ def test_the_walk_for_a_vendored_parser_is_made_once_per_run(tmp_path):
     finally:
         caches.IN_RUN[0] = False
         clear_run_memos()
+
+
+def test_a_nodes_source_text_is_made_once(monkeypatch):
+    """The schema reader names the condition of every `if` it runs, each time the function holding it runs:
+    filefacts.unparse makes a node's text once (ast.unparse is pure Python) and cuts it to each caller's limit."""
+    import ast
+
+    from packlint.codebase.filefacts import unparse
+
+    test = ast.parse("if args.sequence_parallel and args.tensor_model_parallel_size > 1:\n    pass\n").body[0].test
+    made = []
+    real = ast.unparse
+    monkeypatch.setattr(ast, "unparse", lambda node: made.append(node) or real(node))
+    full = "args.sequence_parallel and args.tensor_model_parallel_size > 1"
+    assert unparse(test) == full and unparse(test, 60) == full[:57] + "..." and unparse(test, 200) == full
+    assert made == [test] and unparse(None) is None
+    assert ast.dump(test) == ast.dump(ast.parse("if " + full + ":\n    pass\n").body[0].test)  # (not a field)

@@ -104,12 +104,17 @@ def unparse(node: ast.AST, limit: int = 120) -> str: ...
 @overload
 def unparse(node: None, limit: int = 120) -> None: ...
 def unparse(node: ast.AST | None, limit: int = 120) -> str | None:
+    """The source text of `node` (at most `limit` characters), made once per node: the schema reader names the
+    condition of every `if` it runs, each time a function holding it runs (ast.unparse is pure Python)."""
     if node is None:
         return None
-    try:
-        text = ast.unparse(node)
-    except Exception:  # noqa: BLE001 - unparse of odd nodes: a note only
-        return "?"
+    text = node.__dict__.get("_packlint_text")
+    if text is None:
+        try:
+            text = ast.unparse(node)
+        except Exception:  # noqa: BLE001 - unparse of odd nodes: a note only
+            text = "?"
+        node.__dict__["_packlint_text"] = text
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
