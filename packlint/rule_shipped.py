@@ -26,17 +26,16 @@ def key(blobs: list[tuple[str, bytes, bool]], version: str) -> str:
         from hashlib import blake2b
 
     from packlint.rule_cache import DATA_VERSION, FORMAT
-    from packlint.rule_table import CACHE_FORMAT, _module_files
+    from packlint.rule_table import CACHE_FORMAT, compiler_modules
 
     h = blake2b(f"{CACHE_FORMAT}:{FORMAT}:{DATA_VERSION}:{version}".encode())
     for name, data, _builtin in blobs:
         h.update(f"\0{os.path.basename(name)}\0{len(data)}\0".encode())
         h.update(data)
     here = Path(__file__).resolve().parent
-    modules = [here / "rule_table.py", here / "rule_schema.py", here / "regex.py", here / "rule_cache.py"]
     from packlint.safe_io import read_regular
 
-    for path in [*map(str, modules), *_module_files(here / "conditions")]:
+    for path in compiler_modules():
         data = read_regular(path, 1 << 22) or b""
         h.update(f"\0{os.path.relpath(path, here)}\0{len(data)}\0".encode())
         h.update(data)

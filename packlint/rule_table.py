@@ -345,20 +345,22 @@ def _cache_key(blobs) -> str:
         h.update(data)
     # the compiled objects' classes live in these modules, and the schema's defaults flow into them:
     # a changed module invalidates the cache
-    here = Path(__file__)
-    for mod in (
-        __file__,
-        str(here.with_name("rule_schema.py")),
-        str(here.with_name("regex.py")),  # (matches() patterns are cached as LazyRegex)
-        str(here.with_name("rule_cache.py")),
-        *_module_files(here.with_name("conditions")),
-    ):
+    for mod in compiler_modules():
         try:
             st = os.stat(mod)
             h.update(f"\0{st.st_mtime_ns}:{st.st_size}".encode())
         except OSError:
             pass
     return h.hexdigest()[:32]
+
+
+def compiler_modules() -> list[str]:
+    """The modules that compile the rule files and hold the compiled table's classes (the schema's defaults flow into
+    them; matches() patterns are cached as LazyRegex): a table compiled by other ones is not this code's."""
+    here = Path(__file__).resolve().parent
+    return [
+        str(here / name) for name in ("rule_table.py", "rule_schema.py", "regex.py", "rule_cache.py")
+    ] + _module_files(here / "conditions")
 
 
 def _module_files(package: str | Path) -> list[str]:

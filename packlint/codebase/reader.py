@@ -410,7 +410,7 @@ def read_program(
     base = cache.cache_dir(options.cache_dir) if options.use_cache else None
     cached = _stored_program(base, key) if base else None
     if cached is None:
-        # (forked workers: one builds, the others wait or put their script aside: checking._analyse_deferring)
+        # (forked workers: one builds, the others wait or put their script aside: check_workers._analyse_deferring)
         with cache.building("programs", key, base, os.path.basename(program_file)) as waited:
             cached = _stored_program(base, key) if base and waited else None
             if cached is None:

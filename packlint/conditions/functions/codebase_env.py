@@ -8,7 +8,7 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
-from packlint.caches import memo, run_memo
+from packlint.caches import memo, once_per_run, run_memo
 from packlint.conditions.functions.codebase_common import _code, _script_text, _show_path
 from packlint.conditions.functions.core import _is_unk
 from packlint.conditions.tree import Builtin, EvalContext, Unk
@@ -339,13 +339,7 @@ _TOP_MEMO: dict[str, str | None] = run_memo()
 def _git_top(path: str) -> str | None:
     """The nearest folder at or above `path` (12 levels at most) holding `.git`; once per folder and run (asked per
     launch and variable: 4,000 of a cold MindSpeed-LLM check's file-system calls)."""
-    from packlint import caches
-
-    if caches.IN_RUN[0] and path in _TOP_MEMO:
-        return _TOP_MEMO[path]
-    top = _find_git_top(path)
-    if caches.IN_RUN[0]:
-        _TOP_MEMO[path] = top
+    top: str | None = once_per_run(_TOP_MEMO, path, lambda: _find_git_top(path))
     return top
 
 
@@ -500,23 +494,19 @@ def _installed_import(files: tuple[str, ...], names: tuple[str, ...]) -> str | N
     """The first of `names` (imports packlint did not read) that the scripts `files` install (a `pip install` there, and
     the name spelt as a word); once per run for the same scripts and names (the launches of a script share both, and
     each name is a search of every script: 4% of a cold Megatron-LM check)."""
-    from packlint import caches
+    found: str | None = once_per_run(_INSTALLED_MEMO, (files, names), lambda: _first_installed(files, names))
+    return found
 
-    key = (files, names)
-    if caches.IN_RUN[0] and key in _INSTALLED_MEMO:
-        return _INSTALLED_MEMO[key]
-    found = None
+
+def _first_installed(files: tuple[str, ...], names: tuple[str, ...]) -> str | None:
     # (comment lines left out: RoboVLMs' `# pip3 install lightning==2.2.5` installs nothing)
     texts = [_uncommented(f) for f in files]
     if any(_INSTALL.search(t) for t in texts):
         for m in names:
             spelt = re.compile(r"(?<![\w.-])" + re.escape(m).replace("_", "[-_]") + r"(?![\w-])", re.IGNORECASE)
             if any(spelt.search(t) for t in texts):
-                found = m
-                break
-    if caches.IN_RUN[0]:
-        _INSTALLED_MEMO[key] = found
-    return found
+                return m
+    return None
 
 
 _PACKAGE_MEMO: dict[tuple[str, str], str | None] = run_memo()
