@@ -208,3 +208,47 @@ def test_scripts_put_aside_are_analysed_in_the_second_pass(tmp_path, monkeypatch
     assert parallel == sequential and "PK201" in parallel[1]
     assert log.exists() and log.read_text().strip()  # (some scripts were put aside, and reported all the same)
     assert _check(monkeypatch, capsys, "2", Path(".")) == sequential  # (replayed: the second pass stored them)
+
+
+def test_a_walk_makes_the_next_files_while_another_worker_makes_its_own(tmp_path, monkeypatch):
+    """While another worker makes the facts of the file a program's import walk reads next, the walk makes those of the
+    files after it (instead of waiting idle), then takes that one: the closure, its order and its facts are the ones a
+    walk finds alone."""
+    from packlint.codebase import cache, filefacts, reader
+    from packlint.codebase.options import CodeOptions
+
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    (tmp_path / "train.py").write_text("import pkg.a\nimport pkg.b\nimport pkg.c\nimport os\nos.environ.get('TRAIN')\n")
+    (pkg / "__init__.py").write_text("")
+    for name, body in (("a", "import pkg.d\n"), ("b", "import os\nX = os.getenv('B_VAR')\n"), ("c", ""), ("d", "")):
+        (pkg / f"{name}.py").write_text(body + f"# {name}\n")
+
+    def walk(busy_file: str | None) -> tuple[list[str], list[str], dict]:
+        reader.FILE_MEMO.clear()
+        made: list[str] = []
+        real = filefacts.extract_file_facts
+        monkeypatch.setattr(reader, "extract_file_facts", lambda src: made.append(Path(src.path).name) or real(src))
+        busy_keys: set[str] = set()
+        if busy_file is not None:
+            src = filefacts.SourceFile(str(busy_file), Path(busy_file).read_bytes())
+            busy_keys.add(filefacts.cache_key_digest([reader.reader_digest(), src.digest]))
+        asked: list[str] = []
+
+        def busy(key: str, kind: str = "programs") -> bool:
+            asked.append(kind)
+            hit = key in busy_keys
+            busy_keys.discard(key)  # (the other worker is done after one look)
+            return hit
+
+        monkeypatch.setattr(cache, "busy", busy)
+        options = CodeOptions(cache_dir=str(tmp_path / f"cache-{busy_file is not None}"))  # (each walk: a cold cache)
+        closure = reader.Closure(reader.ModuleIndex([str(tmp_path)]), options)
+        closure.walk(str(tmp_path / "train.py"))
+        return [Path(p).name for p in closure.order], made, {Path(p).name: f for p, f in closure.facts.items()}
+
+    alone = walk(None)
+    assert alone[0] == alone[1] == ["train.py", "__init__.py", "a.py", "b.py", "c.py", "d.py"]
+    order, made, facts = walk(str(pkg / "a.py"))
+    assert (order, facts) == (alone[0], alone[2])
+    assert made == ["train.py", "__init__.py", "b.py", "c.py", "a.py", "d.py"]  # (b and c made while a was busy)

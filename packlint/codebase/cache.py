@@ -174,9 +174,9 @@ def _lock_of(kind: str, key: str) -> Any:
     return locks[zlib.crc32(key.encode("utf-8", "surrogateescape")) % len(locks)] if locks else None
 
 
-def busy(key: str) -> bool:
-    """Whether another worker is making the program `key` now."""
-    lock = _lock_of("programs", key)
+def busy(key: str, kind: str = "programs") -> bool:
+    """Whether another worker is making the entry `key` of `kind` (a program, a file's facts) now."""
+    lock = _lock_of(kind, key)
     if lock is None or not lock.acquire(False):
         return lock is not None
     lock.release()

@@ -186,6 +186,9 @@ def _file_of_path(base: str) -> str | None:
     return None
 
 
+LOOK_AHEAD = 8  # files of the walk's queue made while another worker makes the next one (Closure._meanwhile)
+
+
 class Closure:
     """The import closure of a program, with per-file facts (content-hash cached)."""
 
@@ -198,13 +201,17 @@ class Closure:
         self.skipped: list[SkippedFile] = []
         self.cache_base = cache.cache_dir(options.cache_dir) if options.use_cache else None
 
-    def file_facts(self, path: str) -> dict | None:
+    def file_facts(self, path: str, queue: list[str] | None = None) -> dict | None:
+        """The file's facts (`queue`: the files the walk reads next; while another worker makes this file's facts,
+        this one makes theirs instead of waiting idle)."""
         src = self.index.source(path)
         if src is None:
             return None
         if src.unread is not None:  # (exists, not read: never cached, its facts are unknown)
             return {"error": src.unread}
         key = cache_key_digest([reader_digest(), src.digest])
+        if queue and self.cache_base and not dict.__contains__(FILE_MEMO, key) and cache.busy(key, "files"):
+            self._meanwhile(queue)  # (before this file's look-up: what they read is not this entry's input)
         memo = FILE_MEMO.get(key)  # (keyed by content: never stale)
         if memo is not None:
             return memo
@@ -220,6 +227,18 @@ class Closure:
                         cache.store(self.cache_base, "files", key, hit)
         FILE_MEMO[key] = hit
         return hit
+
+    def _meanwhile(self, queue: list[str]) -> None:
+        """Make the facts of the next files of the walk that no worker is making (at most LOOK_AHEAD): they are
+        kept by content (FILE_MEMO, the cache directory), so the walk's order and what it finds do not change."""
+        for path in queue[:LOOK_AHEAD]:
+            src = self.index.source(path)
+            if src is None or src.unread is not None:
+                continue
+            key = cache_key_digest([reader_digest(), src.digest])
+            if dict.__contains__(FILE_MEMO, key) or cache.busy(key, "files"):
+                continue
+            self.file_facts(path)
 
     def _stored(self, key: str) -> dict | None:
         hit = cache.load(self.cache_base, "files", key)  # type: ignore[arg-type]
@@ -240,7 +259,7 @@ class Closure:
                 )
                 break
             path = queue.pop(0)
-            facts = self.file_facts(path)
+            facts = self.file_facts(path, queue)
             if facts is None:
                 continue
             self.facts[path] = facts
