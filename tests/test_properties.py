@@ -209,3 +209,32 @@ def test_check_sarif_is_always_valid(seed, tmp_path_factory, monkeypatch, capsys
         names.append(f"s{i}.sh")
     rc, doc, err = _check_doc(names, "sarif", tmp, monkeypatch, capsys)
     jsonschema.validate(doc, schema)
+
+
+_CALL_PIECES = ["get_env", "os.getenv", "(", ")", "'", '"', "NAME_1", "X", "r", "u", " ", "\n", "_", "9", "é", "İ", "a(",
+                "1x"]
+
+
+_CALLS = st.builds(
+    lambda name, space, prefix, quote, arg, close: f"{name}({space}{prefix}{quote}{arg}{close}",
+    st.sampled_from(["get_env", "f", "_x", "x9", "9", "1x", "é", "İ", "aé", "", "a.b", " "]),
+    st.sampled_from(["", " ", "\n", "\t "]),
+    st.sampled_from(["", "r", "u", "R", "b", "f"]),
+    st.sampled_from(["'", '"']),
+    st.sampled_from(["NAME_1", "X", "x", "A", "A-B", ""]),
+    st.sampled_from(["'", '"', "", ")"]),
+)
+
+
+@settings(max_examples=300, **SETTINGS)
+@given(pieces=st.lists(st.one_of(st.sampled_from(_CALL_PIECES), _CALLS), max_size=30))
+def test_candidate_calls_find_what_the_named_pattern_found(pieces):
+    """The wrapper calls a file's facts list (`get_env("NAME"`) are found from their parenthesis; they are exactly what
+    the pattern with the function's name in front finds (the old, slower search)."""
+    import re
+
+    from packlint.codebase.filefacts import candidate_calls
+
+    text = "".join(pieces)
+    named = re.compile(r"\b([A-Za-z_]\w*)\(\s*[rRuU]?['\"]([A-Z][A-Z0-9_]+)['\"]")
+    assert candidate_calls(text) == [(m[1], m[2], text.count("\n", 0, m.start()) + 1) for m in named.finditer(text)]
