@@ -501,7 +501,7 @@ def _installed_import(files: tuple[str, ...], names: tuple[str, ...]) -> str | N
 def _first_installed(files: tuple[str, ...], names: tuple[str, ...]) -> str | None:
     # (comment lines left out: RoboVLMs' `# pip3 install lightning==2.2.5` installs nothing)
     texts = [_uncommented(f) for f in files]
-    if any(_INSTALL.search(t) for t in texts):
+    if any("install" in t and _INSTALL.search(t) for t in texts):  # (the word first: the pattern is tried everywhere)
         for m in names:
             spelt = re.compile(r"(?<![\w.-])" + re.escape(m).replace("_", "[-_]") + r"(?![\w-])", re.IGNORECASE)
             if any(spelt.search(t) for t in texts):
@@ -639,6 +639,9 @@ def _f_script_expands(ctx: EvalContext, node: Builtin, a: list[Any]) -> Any:
     return _script_expands(ctx, a[0])
 
 
+_LEAVES = frozenset((str, int, float, bool, type(None)))
+
+
 def _chain_files(ctx: EvalContext) -> list[str]:
     """The scripts of the launch's chain: the script checked, and every other shell file a span of the
     launch points into (a file it sources, the child `bash run.sh` or `./test.sh` that makes the launch,
@@ -650,7 +653,7 @@ def _chain_files(ctx: EvalContext) -> list[str]:
     out: list[str] = [path] if isinstance(path, str) else []
     out += [f for f in ctx.model.get("files", []) if isinstance(f, str)]
     stack: list[Any] = [ctx.launch]
-    push, nodes = stack.append, (dict, list)
+    push, nodes, leaves = stack.append, (dict, list), _LEAVES
     children: Any
     while stack and len(out) < 64:
         node = stack.pop()
@@ -664,7 +667,7 @@ def _chain_files(ctx: EvalContext) -> list[str]:
         else:
             continue
         for v in children:  # (a loop, not a generator: this walk of every launch was 5% of a cold check)
-            if isinstance(v, nodes):
+            if type(v) not in leaves and isinstance(v, nodes):  # (most are words and numbers: one look)
                 push(v)
     ctx.memo[("chain_files",)] = out
     return out

@@ -265,6 +265,16 @@ def _bridge_file_value(ctx: EvalContext, setting: Setting) -> Any:
     return None
 
 
+def _hydra_overrides(ctx: EvalContext) -> bool:
+    """Whether the variant passes `a.b=v` words (Hydra overrides), once per variant (every setting not given asks)."""
+    found = ctx.memo.get(("hydra_overrides",))
+    if found is None:
+        found = ctx.memo[("hydra_overrides",)] = any(
+            not f.startswith("-") and "." in f for f in ctx.variant.get("flags", {})
+        )
+    return found
+
+
 def _f_setting(ctx: EvalContext, node: Builtin, a: list[Any]) -> Any:
     setting = node.static
     if isinstance(setting, ConfigKey):
@@ -279,7 +289,7 @@ def _f_setting(ctx: EvalContext, node: Builtin, a: list[Any]) -> Any:
     from_file = _bridge_file_value(ctx, setting)
     if from_file is not None:
         return from_file
-    if any(not f.startswith("-") and "." in f for f in ctx.variant.get("flags", {})):
+    if _hydra_overrides(ctx):
         # Hydra overrides (Megatron-Bridge): what is not overridden comes from the recipe, not argparse
         return Unk(f"{setting.flags[0]} is not overridden: the recipe's config decides it", "unknown")
     from_checkpoint = _from_checkpoint(ctx, setting)

@@ -656,6 +656,7 @@ _NODE_IDENTITY = LazyRegex(
     r"\b(NODE_RANK|NODE_ID|NODEID|SLURM_NODEID|SLURM_PROCID|PMI_RANK|OMPI_COMM_WORLD_RANK|RANK|HOSTNAME|"
     r"hostname|node_rank|MASTER_ADDR|POD_NAME|INDEX)\b"
 )
+_HETERO_WORDS = ("hetjob", "packjob", "het-group", "pack-group")
 _HETERO_MEMO: dict[str, bool] = {}
 
 
@@ -674,7 +675,9 @@ def _f_heterogeneous_job(ctx: EvalContext, node: Builtin, a: list[Any]) -> Any:
 
             data = read_regular(f, MAX_SCRIPT_BYTES)
             text = data.decode("utf-8", "replace") if data is not None else ""
-            _HETERO_MEMO[f] = _HETERO_SCRIPT.search(text) is not None
+            # (each branch of the pattern holds one of these words: the search, tried at every character, runs
+            # only on the rare script that has one)
+            _HETERO_MEMO[f] = any(w in text for w in _HETERO_WORDS) and _HETERO_SCRIPT.search(text) is not None
         if _HETERO_MEMO[f]:
             return Unk("a Slurm heterogeneous job: the world is the sum of its components", "unknown")
     variants = ctx.launch.get("variants") or []
