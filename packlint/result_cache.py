@@ -344,10 +344,14 @@ class _Recorder:
         return _CUR[0].flat()
 
     def used(self, deps: frozenset[int] | None) -> None:
-        if deps:  # (the check of _Reads.merge first: a memo hit is the commonest call of a recording run)
-            for c in (_CUR[0], *_OPEN):
-                if id(deps) not in c.merged:
-                    c.merge(deps)
+        if deps:  # (the check of _Reads.merge first, inline: a memo hit is the commonest call of a recording run)
+            key = id(deps)
+            merged = _CUR[0].merged
+            if key not in merged:
+                merged[key] = deps
+            for c in _OPEN:
+                if key not in c.merged:
+                    c.merged[key] = deps
 
 
 def start(cache_dir: str) -> None:
