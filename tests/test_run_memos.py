@@ -415,3 +415,51 @@ def test_a_nodes_source_text_is_made_once(monkeypatch):
     assert unparse(test) == full and unparse(test, 60) == full[:57] + "..." and unparse(test, 200) == full
     assert made == [test] and unparse(None) is None
     assert ast.dump(test) == ast.dump(ast.parse("if " + full + ":\n    pass\n").body[0].test)  # (not a field)
+
+
+def test_config_interpolations_read_here_agree_with_grep(tmp_path, monkeypatch):
+    """Whether a config file under a launch's named folders interpolates a variable (`${NAME}`, `${NAME:default}`,
+    `${oc.env:NAME}`, `env:NAME,`) is read once per run from the files grep would search, and agrees with grep: a
+    symbolic link met while recursing, another suffix, a name that only starts the same are not counted; an unreadable
+    file leaves the answer to grep."""
+    import os
+    import shutil
+
+    import pytest
+
+    from packlint import caches
+    from packlint.conditions.functions import codebase_env
+
+    if shutil.which("grep") is None:
+        pytest.skip("needs grep")
+    root = tmp_path / "configs"
+    (root / "sub").mkdir(parents=True)
+    (root / "a.yaml").write_text("lr: ${LR}\nwarmup: ${WARMUP:10}\n")
+    (root / "sub" / "b.json").write_text('{"x": "${oc.env:DATA_DIR}", "y": "${env:TOKENS,1}"}')
+    (root / "notes.txt").write_text("${IN_TXT}\n")
+    (root / "c.yml").write_bytes(b"\xff\xfe binary ${BIN_VAR}\n")
+    (tmp_path / "elsewhere.yaml").write_text("${LINKED}\n")
+    os.symlink(tmp_path / "elsewhere.yaml", root / "linked.yaml")
+    names = ["LR", "WARMUP", "DATA_DIR", "TOKENS", "IN_TXT", "BIN_VAR", "LINKED", "L", "WARM", "DATA"]
+
+    def answers() -> list[bool]:
+        codebase_env._INTERP_MEMO.clear()
+        return [codebase_env._interpolated_anywhere([str(root)], n) for n in names]
+
+    caches.IN_RUN[0] = True
+    try:
+        caches.clear_run_memos()
+        here = answers()
+        assert codebase_env._CONFIG_TEXTS[(str(root),)] is not None  # (read here, not by grep)
+        monkeypatch.setattr(codebase_env, "_config_texts", lambda roots: None)
+        assert here == answers() == [True, True, True, True, False, True, False, False, False, False]
+        monkeypatch.undo()
+        (root / "sub" / "b.json").chmod(0)
+        caches.clear_run_memos()
+        if os.access(root / "sub" / "b.json", os.R_OK):  # (root reads it anyway)
+            return
+        assert codebase_env._config_texts((str(root),)) is None  # (grep's to answer)
+    finally:
+        (root / "sub" / "b.json").chmod(0o600)
+        caches.IN_RUN[0] = False
+        caches.clear_run_memos()

@@ -4,6 +4,7 @@ nothing reads (PK203, PK205)."""
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Iterator
 from typing import Any
@@ -212,7 +213,8 @@ _CONFIG_GLOBS = ("--include=*.yaml", "--include=*.yml", "--include=*.json", "--i
 def _interpolated_anywhere(roots: list[str], name: str) -> bool:
     """A config file under `roots` interpolates the variable: `${NAME}`, `${NAME:default}` (ChatLearn's YAML:
     Pai-Megatron-Patch's grpo base.yaml `${patch_tokenizer_type:NullTokenizer}`), `${oc.env:NAME}` / `${env:NAME}`
-    (OmegaConf): a program that loads the file reads it. grep only (without grep: not searched)."""
+    (OmegaConf): a program that loads the file reads it. The files grep would search, read here (_config_texts), or
+    grep itself; without grep, not searched."""
     key = (tuple(roots), name)
     if key in _INTERP_MEMO:
         return _INTERP_MEMO[key]
@@ -229,9 +231,15 @@ def _interpolated_anywhere(roots: list[str], name: str) -> bool:
     grep, timeout = find_program("grep"), SEARCHES.timeout(60)
     if timeout is None:  # the run's search budget is spent: taken as read (nothing is said)
         return True
+    texts = (f"${{{name}}}", f"${{{name}:", f"env:{name}}}", f"env:{name},")
+    held = _config_texts(tuple(roots)) if grep is not None else None
+    if held is not None:  # (what grep would search, read once per run: no grep per variable)
+        needles = [os.fsencode(t) for t in texts]
+        found = any(n in data for data in held for n in needles)
+        _INTERP_MEMO[key] = found
+        return found
     found = False
     if grep is not None:
-        texts = ("${" + name + "}", "${" + name + ":", "env:" + name + "}", "env:" + name + ",")
         patterns = [w for t in texts for w in ("-e", t)]
         try:
             with SEARCHES.spend():
@@ -247,6 +255,39 @@ def _interpolated_anywhere(roots: list[str], name: str) -> bool:
             found = False
     _INTERP_MEMO[key] = found
     return found
+
+
+_CONFIG_TEXTS: dict[tuple[str, ...], tuple[bytes, ...] | None] = run_memo()
+MAX_CONFIG_SCAN_BYTES = 16 * 1024 * 1024  # (all the config files under a launch's named folders, held for the run)
+
+
+def _config_texts(roots: tuple[str, ...]) -> tuple[bytes, ...] | None:
+    """The bytes of every file `grep -rlF --include=*.yaml ... -- ROOTS` searches (a name ending in .yaml, .yml, .json
+    or .toml; symbolic links met while recursing skipped, as grep -r does), once per run; None where the answer is
+    grep's to give (a folder or file that cannot be read, a file that is not a regular one, more than
+    MAX_CONFIG_SCAN_BYTES in all): the launches of a repository name the same few folders, and a grep per variable
+    was most of the child processes of a cold check (40 of MindSpeed-LLM's 90)."""
+    return once_per_run(_CONFIG_TEXTS, roots, lambda: _read_config_texts(roots))
+
+
+def _read_config_texts(roots: tuple[str, ...]) -> tuple[bytes, ...] | None:
+    from packlint.safe_io import read_regular
+
+    out: list[bytes] = []
+    failed: list[OSError] = []
+    left = MAX_CONFIG_SCAN_BYTES
+    for root in roots:
+        for folder, _dirs, files in os.walk(root, onerror=failed.append):
+            for name in files:
+                path = os.path.join(folder, name)
+                if not name.endswith((".yaml", ".yml", ".json", ".toml")) or os.path.islink(path):
+                    continue
+                data = read_regular(path, left)
+                if data is None:
+                    return None
+                left -= len(data)
+                out.append(data)
+    return None if failed else tuple(out)
 
 
 _QUOTED_MEMO: dict[str, frozenset[str]] = memo()
