@@ -463,3 +463,37 @@ def test_config_interpolations_read_here_agree_with_grep(tmp_path, monkeypatch):
         (root / "sub" / "b.json").chmod(0o600)
         caches.IN_RUN[0] = False
         caches.clear_run_memos()
+
+
+def test_an_import_resolved_once_per_run_keeps_each_closure_whole(tmp_path, monkeypatch):
+    """The files an import statement runs are found once per run (the programs of a tree import the same modules):
+    a second program's closure still holds every file and every unresolved package its imports name."""
+    from packlint.codebase import reader
+    from packlint.codebase.options import CodeOptions
+
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("from . import util\nimport missing_lib\n")
+    (tmp_path / "pkg" / "util.py").write_text("import os\n")
+    # (train.py leaves missing_lib unresolved before pkg does; infer.py meets it only through pkg)
+    (tmp_path / "train.py").write_text("import missing_lib.sub\nimport pkg\nfrom pkg import util\n")
+    (tmp_path / "infer.py").write_text("import pkg\n")
+
+    def closure(prog: str) -> tuple[list[str], set[str]]:
+        c = reader.Closure(reader.ModuleIndex([str(tmp_path)]), CodeOptions(use_cache=False))
+        c.walk(str(tmp_path / prog))
+        return [os.path.basename(p) for p in c.order], c.unresolved
+
+    alone = [closure(p) for p in ("train.py", "infer.py")]  # (outside a run: nothing kept)
+    caches.IN_RUN[0] = True
+    try:
+        caches.clear_run_memos()
+        calls: list[tuple] = []
+        real = reader.Closure._find_targets
+        monkeypatch.setattr(reader.Closure, "_find_targets", lambda self, *a: calls.append(a) or real(self, *a))
+        in_run = [closure(p) for p in ("train.py", "infer.py")]
+    finally:
+        caches.IN_RUN[0] = False
+        caches.clear_run_memos()
+    assert in_run == alone
+    assert alone[1] == (["infer.py", "__init__.py", "util.py"], {"missing_lib", "os"})
+    assert len(calls) == 6  # (train.py's three imports, pkg's two, util's one; infer.py's one is train.py's second)

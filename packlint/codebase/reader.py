@@ -67,6 +67,7 @@ MAX_FILES = 20000  # files of one program's import walk; past it the facts say s
 # and digest (a copy without its syntax tree is handed out: the trees stay bounded by filefacts' run memo),
 # bounded by the bytes held.
 _RUN_FOUND = run_memo()
+_RUN_TARGETS = run_memo()  # an import statement's files and what it left unresolved (Closure._targets)
 _RUN_SOURCES = run_memo()
 _RUN_SOURCE_BYTES = [0]
 MAX_RUN_SOURCE_BYTES = 64 * 1024 * 1024
@@ -278,6 +279,26 @@ class Closure:
                         queue.append(target)
 
     def _targets(self, file: str, level: int, module: str, names: list[str]) -> list[str]:
+        """The files an import statement runs, once per run for the same import (an absolute one under the same
+        search path, a relative one in the same file): the programs of a tree import the same modules."""
+        if not IN_RUN[0]:
+            found, unresolved = self._find_targets(file, level, module, names)
+            if unresolved is not None:
+                self.unresolved.add(unresolved)
+            return found
+        index = self.index
+        key = (
+            ("r", file, level, module, *names) if level else ("a", index._search_id, *index.blocked, "", module, *names)
+        )
+        hit = _RUN_TARGETS.get(key)
+        if hit is None:
+            hit = _RUN_TARGETS[key] = self._find_targets(file, level, module, names)
+        if hit[1] is not None:
+            self.unresolved.add(hit[1])
+        return list(hit[0])
+
+    def _find_targets(self, file: str, level: int, module: str, names: list[str]) -> tuple[list[str], str | None]:
+        """(the files, the top-level package left unresolved or None)."""
         out = []
         if level:
             base = self.index.resolve_relative(file, level, module)
@@ -288,7 +309,7 @@ class Closure:
                 sub = _file_of_path(os.path.join(base, n))
                 if sub:
                     out.append(sub)
-            return out
+            return out, None
         parts = module.split(".")
         found_any = False
         for i in range(1, len(parts) + 1):  # importing a.b.c runs a/__init__ and a/b/__init__ too
@@ -302,9 +323,7 @@ class Closure:
             f = self.index.find(module + "." + n)
             if f:
                 out.append(f)
-        if not found_any and not (names and out):
-            self.unresolved.add(parts[0])
-        return out
+        return out, (parts[0] if not found_any and not (names and out) else None)
 
     def env_reads(self):
         wrappers: dict[str, int] = {}
