@@ -8,6 +8,7 @@ executes): a script bash rejects is a syntax error; an ERROR node bash accepts i
 
 from __future__ import annotations
 
+import os
 import re
 from functools import lru_cache
 from typing import TYPE_CHECKING
@@ -146,6 +147,28 @@ _EXTGLOB_ON = re.compile(
 )
 
 
+def _seekable(data: bytes) -> int | None:
+    """A file descriptor of an anonymous in-memory file holding `data`, at its start (Linux's memfd), or None. bash
+    reads a script from a pipe one byte at a time (it cannot seek back), twice the CPU of `bash -n` on a 5 KB
+    script; from a file, in blocks."""
+    create = getattr(os, "memfd_create", None)
+    if create is None:
+        return None
+    try:
+        fd = create("packlint-script", getattr(os, "MFD_CLOEXEC", 1))
+    except OSError:
+        return None
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view) :]
+        os.lseek(fd, 0, os.SEEK_SET)
+    except OSError:
+        os.close(fd)
+        return None
+    return fd
+
+
 def _run_bash_n(data: bytes) -> tuple[bool, int | None, str] | None:
     import subprocess  # only scripts with parse errors or CRLF pay for these imports
 
@@ -160,7 +183,15 @@ def _run_bash_n(data: bytes) -> tuple[bool, int | None, str] | None:
             # `bash -n` runs no `shopt`: a script that turns extglob on (the MindFormers run_distribute.sh shape,
             # `shopt -s extglob` then `rm -rf ./d/!(rank_*)`) is parsed by bash with it on when it runs
             argv[3:3] = ["-O", "extglob"]
-        proc = subprocess.run(argv, input=data, capture_output=True, timeout=20, env=tool_env())
+        script = _seekable(data)
+        try:
+            if script is None:
+                proc = subprocess.run(argv, input=data, capture_output=True, timeout=20, env=tool_env())
+            else:
+                proc = subprocess.run(argv, stdin=script, capture_output=True, timeout=20, env=tool_env())
+        finally:
+            if script is not None:
+                os.close(script)
     except (OSError, subprocess.SubprocessError):
         from packlint.caches import taint  # (out of time: not an answer about the text, result_cache)
 

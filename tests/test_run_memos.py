@@ -497,3 +497,31 @@ def test_an_import_resolved_once_per_run_keeps_each_closure_whole(tmp_path, monk
     assert in_run == alone
     assert alone[1] == (["infer.py", "__init__.py", "util.py"], {"missing_lib", "os"})
     assert len(calls) == 6  # (train.py's three imports, pkg's two, util's one; infer.py's one is train.py's second)
+
+
+@pytest.mark.parametrize(
+    "script",
+    [
+        b"#!/bin/bash\nif true; then\n  echo ok\nfi\n",
+        b"#!/bin/bash\nif true; then\n  echo broken\n",
+        b"#!/bin/bash\nx=1\nfi\n",
+        b"if true; then\r\n  echo crlf\r\nfi\r\n",
+        b"shopt -s extglob\nrm -rf ./d/!(rank_*)\n",
+        b"echo \xff\xfe not utf-8 $(\n",
+        b"",
+    ],
+)
+def test_bash_reads_the_script_from_memory_as_from_a_pipe(script, monkeypatch):
+    """`bash -n` reads the script from an in-memory file (in blocks, where a pipe makes it read byte by byte): its
+    verdict, line and message are the ones it gives reading the same bytes from a pipe."""
+    from packlint import parse
+
+    if shutil.which("bash") is None:
+        pytest.skip("needs bash")
+    fd = parse._seekable(script)
+    if fd is None:
+        pytest.skip("no memfd here")
+    os.close(fd)
+    from_memory = parse._run_bash_n(script)
+    monkeypatch.setattr(parse, "_seekable", lambda data: None)
+    assert from_memory == parse._run_bash_n(script)
