@@ -525,3 +525,19 @@ def test_bash_reads_the_script_from_memory_as_from_a_pipe(script, monkeypatch):
     from_memory = parse._run_bash_n(script)
     monkeypatch.setattr(parse, "_seekable", lambda data: None)
     assert from_memory == parse._run_bash_n(script)
+
+
+def test_a_cache_folder_removed_meanwhile_is_made_again(tmp_path):
+    """The code-base cache makes each entry folder once per process; where it was removed meanwhile (`packlint clean`
+    from another shell), one entry is not written and the next ones are, in a folder made again."""
+    from packlint.codebase import cache
+
+    base = str(tmp_path / "codebase")
+    facts = {"imports": [], "env": [], "calls": [], "wrappers": [], "syspath": []}
+    cache.store(base, "files", "a" * 40, facts)
+    assert cache.load(base, "files", "a" * 40) == facts
+    shutil.rmtree(base)
+    cache.store(base, "files", "b" * 40, facts)  # (its folder is gone: not written)
+    cache.store(base, "files", "c" * 40, facts)
+    assert cache.load(base, "files", "c" * 40) == facts
+    assert sorted(os.listdir(os.path.dirname(cache._path(base, "files", "c" * 40)))) == ["c" * 40 + ".json"]

@@ -31,8 +31,8 @@ from typing import Any
 # 17: a plain subclass of a dataclass re-annotating a field types it (HfArgumentParser's get_type_hints); 18: a parse
 # call on a parser packlint cannot resolve opens the schema; 19: a parse in an `except` handler is conditional, and a
 # parse of a file decides nothing about the command line; 20: a parse in a handler that catches SystemExit adds its
-# parser's flags
-CACHE_VERSION = 21
+# parser's flags; 22: one folder per kind (the two-character sub-folders were ~230 directory creations of a cold check)
+CACHE_VERSION = 22
 
 
 def cache_dir(explicit: str | None = None) -> str | None:
@@ -44,7 +44,7 @@ def cache_dir(explicit: str | None = None) -> str | None:
 
 
 def _path(base: str, kind: str, key: str) -> str:
-    return os.path.join(base, f"v{CACHE_VERSION}", kind, key[:2], key + ".json")
+    return os.path.join(base, f"v{CACHE_VERSION}", kind, key + ".json")
 
 
 def load(base: str, kind: str, key: str) -> dict | None:
@@ -72,13 +72,19 @@ def store(base: str, kind: str, key: str, value: dict) -> None:
         data = json.dumps(value, separators=(",", ":")).encode("utf-8")
         if len(data) > LIMITS.get(kind, LIMITS["files"]):
             return  # (it would never be read back)
-        make_dirs(os.path.dirname(path))
+        folder = os.path.dirname(path)
+        if folder not in _MADE:  # (one look per folder and process, not one per entry)
+            make_dirs(folder)
+            _MADE.add(folder)
         # not fsync'ed (~5 ms each, hundreds in a cold check of a Megatron tree): an entry a power loss
         # leaves empty or short fails its JSON and shape checks on read, and is read as a miss
         atomic_write(path, data, what="cache entry", replace_any=True, fsync=False)
         wrote_entry()
     except (OSError, PacklintError, ValueError, TypeError, RecursionError):
-        pass
+        _MADE.discard(os.path.dirname(path))  # (the folder may be gone: `packlint clean` meanwhile)
+
+
+_MADE: set[str] = set()  # the entry folders this process made or found (store)
 
 
 # ------------------------------------------------------------------------------------ entry shapes
