@@ -541,3 +541,26 @@ def test_a_cache_folder_removed_meanwhile_is_made_again(tmp_path):
     cache.store(base, "files", "c" * 40, facts)
     assert cache.load(base, "files", "c" * 40) == facts
     assert sorted(os.listdir(os.path.dirname(cache._path(base, "files", "c" * 40)))) == ["c" * 40 + ".json"]
+
+
+def test_the_calls_of_a_function_in_a_file_are_found_once_per_run(monkeypatch):
+    """The startup checks look in each file of a program's closure for the calls of its initialising function
+    (`initialize_megatron(...)`, what they pass): once per file, function and run, in the tree's walk order."""
+    import ast
+
+    tree = ast.parse("def f():\n    m.initialize_megatron(a=1)\n    other(2)\n\ninitialize_megatron(b=2)\nx.y.z(3)\n")
+    walks: list[int] = []
+    real = startup_checks._walk
+    monkeypatch.setattr(startup_checks, "_walk", lambda t: walks.append(1) or real(t))
+    outside = startup_checks._calls_of("/m.py", "d1", tree, "initialize_megatron")
+    assert [ast.unparse(c) for c in outside] == ["m.initialize_megatron(a=1)", "initialize_megatron(b=2)"]
+    caches.IN_RUN[0] = True
+    try:
+        caches.clear_run_memos()
+        first = startup_checks._calls_of("/m.py", "d1", tree, "initialize_megatron")
+        assert startup_checks._calls_of("/m.py", "d1", tree, "initialize_megatron") is first
+        assert startup_checks._calls_of("/m.py", "d1", tree, "z") != first
+    finally:
+        caches.IN_RUN[0] = False
+        caches.clear_run_memos()
+    assert first == outside and len(walks) == 3  # (outside a run, the first in it, and the other name)

@@ -704,12 +704,7 @@ def _param_passed(reader: _Reader, files: list[str], fn: ast.FunctionDef) -> dic
         mod = reader.module(path)
         if mod is None:
             continue
-        for node in _walk(mod.tree):
-            if not isinstance(node, ast.Call):
-                continue
-            name = _dotted(node.func)
-            if name is None or name.split(".")[-1] != fn.name:
-                continue
+        for node in _calls_of(path, src.digest, mod.tree, fn.name):
             for i, a in enumerate(node.args):
                 if isinstance(a, ast.Starred):
                     for p in params[i:]:
@@ -724,6 +719,27 @@ def _param_passed(reader: _Reader, files: list[str], fn: ast.FunctionDef) -> dic
                 elif kw.arg in params or kw.arg in [a.arg for a in fn.args.kwonlyargs]:
                     note(kw.arg, kw.value)
     return out
+
+
+_RUN_CALLS = run_memo()  # (file, digest, name) -> its calls of that name: the programs of a tree look in the same files
+
+
+def _calls_of(path: str, digest: str, tree: ast.AST, name: str) -> list[ast.Call]:
+    """The calls in `tree` whose callee's last dotted part is `name`, in the tree's walk order."""
+    from packlint.caches import IN_RUN
+
+    key = (path, digest, name)
+    found = _RUN_CALLS.get(key) if IN_RUN[0] else None
+    if found is None:
+        found = []
+        for node in _walk(tree):
+            if isinstance(node, ast.Call):
+                dotted = _dotted(node.func)
+                if dotted is not None and dotted.split(".")[-1] == name:
+                    found.append(node)
+        if IN_RUN[0]:
+            _RUN_CALLS[key] = found
+    return found
 
 
 def _program_kwargs(reader: _Reader, program_file: str) -> dict:
