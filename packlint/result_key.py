@@ -11,7 +11,7 @@ from packlint.result_cache import _CWD, _ORIG, FORMAT, probe
 
 _ENV_IN_KEY = ("PATH", "HOME", "TMPDIR", "TEMP", "TMP")
 _NOT_IN_KEY = ("PACKLINT_JOBS", "PACKLINT_CACHE_REPORT", "PACKLINT_CACHE_MAX_MB")
-_RUN_PARTS: list[Any] = []  # what every key of this run shares (job_key)
+_RUN_PARTS: list[Any] = []  # what every key of this run shares, hashed (job_key)
 
 
 def _run_parts(cli: Any) -> list[Any]:
@@ -70,25 +70,23 @@ def job_key(job: Any, cli: Any) -> str:
     rules it ran follow from the settings (selectors, rule files) and the rule files' contents (inputs)."""
     import json
 
-    if not _RUN_PARTS:  # (serialised once: packlint's own files and the import path are most of it)
-        _RUN_PARTS.append(json.dumps(_run_parts(cli), default=repr, sort_keys=True))
-    parts = [
-        _RUN_PARTS[0],
-        job.path,
-        job.display,
-        job.settings.to_json(),
-        sorted(job.env.items()),
-        job.args,
-        list(job.known_env),
-    ]
-    blob = json.dumps(parts, default=repr, sort_keys=True).encode("utf-8", "surrogateescape")
-    return _digest(blob)
+    if not _RUN_PARTS:  # (hashed once: packlint's own files and the import path are most of it, tens of KB)
+        shared = json.dumps(_run_parts(cli), default=repr, sort_keys=True).encode("utf-8", "surrogateescape")
+        _RUN_PARTS.append(_hasher(shared + b"\n"))
+    parts = [job.path, job.display, job.settings.to_json(), sorted(job.env.items()), job.args, list(job.known_env)]
+    h = _RUN_PARTS[0].copy()
+    h.update(json.dumps(parts, default=repr, sort_keys=True).encode("utf-8", "surrogateescape"))
+    return str(h.hexdigest())
 
 
-def _digest(data: bytes) -> str:
-    """40 hex digits. CPython's own BLAKE2 (`hashlib` loads OpenSSL first: ~3 ms of a cold start)."""
+def _hasher(data: bytes) -> Any:
     try:
         from _blake2 import blake2b
     except ImportError:  # pragma: no cover - other Pythons
         from hashlib import blake2b
-    return blake2b(data, digest_size=20).hexdigest()
+    return blake2b(data, digest_size=20)
+
+
+def _digest(data: bytes) -> str:
+    """40 hex digits. CPython's own BLAKE2 (`hashlib` loads OpenSSL first: ~3 ms of a cold start)."""
+    return str(_hasher(data).hexdigest())
