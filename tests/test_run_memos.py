@@ -564,3 +564,29 @@ def test_the_calls_of_a_function_in_a_file_are_found_once_per_run(monkeypatch):
         caches.IN_RUN[0] = False
         caches.clear_run_memos()
     assert first == outside and len(walks) == 3  # (outside a run, the first in it, and the other name)
+
+
+def test_config_folders_held_for_a_run_are_bounded(tmp_path, monkeypatch):
+    """The config files read for their interpolations are bounded per folder set (files, bytes) and for the whole run
+    (bytes held): past a bound grep answers, as before."""
+    from packlint.conditions.functions import codebase_env
+
+    for name in ("a", "b"):
+        (tmp_path / name).mkdir()
+        for i in range(3):
+            (tmp_path / name / f"{i}.yaml").write_text("x: ${V}\n" * 10)
+    caches.IN_RUN[0] = True
+    try:
+        caches.clear_run_memos()
+        monkeypatch.setattr(codebase_env, "MAX_CONFIG_SCAN_FILES", 2)
+        assert codebase_env._config_texts((str(tmp_path / "a"),)) is None  # (3 files)
+        monkeypatch.setattr(codebase_env, "MAX_CONFIG_SCAN_FILES", 5000)
+        monkeypatch.setattr(codebase_env, "MAX_CONFIG_HELD_BYTES", 300)
+        caches.clear_run_memos()
+        assert len(codebase_env._config_texts((str(tmp_path / "a"),)) or ()) == 3  # (240 bytes held)
+        assert codebase_env._config_texts((str(tmp_path / "b"),)) is None  # (240 more: past 300 for the run)
+        caches.clear_run_memos()
+        assert codebase_env._config_texts((str(tmp_path / "b"),)) is not None  # (a new run holds nothing yet)
+    finally:
+        caches.IN_RUN[0] = False
+        caches.clear_run_memos()

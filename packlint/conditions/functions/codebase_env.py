@@ -258,15 +258,21 @@ def _interpolated_anywhere(roots: list[str], name: str) -> bool:
 
 
 _CONFIG_TEXTS: dict[tuple[str, ...], tuple[bytes, ...] | None] = run_memo()
-MAX_CONFIG_SCAN_BYTES = 16 * 1024 * 1024  # (all the config files under a launch's named folders, held for the run)
+MAX_CONFIG_SCAN_BYTES = 16 * 1024 * 1024  # (all the config files under a launch's named folders)
+MAX_CONFIG_HELD_BYTES = 64 * 1024 * 1024  # (all those held for the run, every launch's folders together)
+MAX_CONFIG_SCAN_FILES = 5000  # (more: grep reads them)
+_CONFIG_HELD = [0]
 
 
 def _config_texts(roots: tuple[str, ...]) -> tuple[bytes, ...] | None:
     """The bytes of every file `grep -rlF --include=*.yaml ... -- ROOTS` searches (a name ending in .yaml, .yml, .json
     or .toml; symbolic links met while recursing skipped, as grep -r does), once per run; None where the answer is
     grep's to give (a folder or file that cannot be read, a file that is not a regular one, more than
-    MAX_CONFIG_SCAN_BYTES in all): the launches of a repository name the same few folders, and a grep per variable
-    was most of the child processes of a cold check (40 of MindSpeed-LLM's 90)."""
+    MAX_CONFIG_SCAN_BYTES or MAX_CONFIG_SCAN_FILES in all, past MAX_CONFIG_HELD_BYTES for the run): the launches of a
+    repository name the same few folders, and a grep per variable was most of the child processes of a cold check
+    (40 of MindSpeed-LLM's 90)."""
+    if not _CONFIG_TEXTS:
+        _CONFIG_HELD[0] = 0  # (a new run: caches.clear_run_memos emptied the memo)
     return once_per_run(_CONFIG_TEXTS, roots, lambda: _read_config_texts(roots))
 
 
@@ -275,7 +281,7 @@ def _read_config_texts(roots: tuple[str, ...]) -> tuple[bytes, ...] | None:
 
     out: list[bytes] = []
     failed: list[OSError] = []
-    left = MAX_CONFIG_SCAN_BYTES
+    left = min(MAX_CONFIG_SCAN_BYTES, MAX_CONFIG_HELD_BYTES - _CONFIG_HELD[0])
     for root in roots:
         for folder, _dirs, files in os.walk(root, onerror=failed.append):
             for name in files:
@@ -283,11 +289,14 @@ def _read_config_texts(roots: tuple[str, ...]) -> tuple[bytes, ...] | None:
                 if not name.endswith((".yaml", ".yml", ".json", ".toml")) or os.path.islink(path):
                     continue
                 data = read_regular(path, left)
-                if data is None:
+                if data is None or len(out) >= MAX_CONFIG_SCAN_FILES:
                     return None
                 left -= len(data)
                 out.append(data)
-    return None if failed else tuple(out)
+    if failed:
+        return None
+    _CONFIG_HELD[0] += sum(map(len, out))
+    return tuple(out)
 
 
 _QUOTED_MEMO: dict[str, frozenset[str]] = memo()
