@@ -395,11 +395,15 @@ def _validate_names(mod: _Module) -> tuple[str, ...]:
 
 def _calls_named(node: ast.AST, names: tuple[str, ...]) -> ast.Call | None:
     for sub in ast.walk(node):
-        if isinstance(sub, ast.Call):
-            fn = _dotted(sub.func)
-            if fn is not None and fn.split(".")[-1] in names:
-                return sub
+        if isinstance(sub, ast.Call) and _callee(sub) in names:
+            return sub
     return None
+
+
+def _callee(call: ast.Call) -> str | None:
+    """The last dotted part of what a call calls (`initialize_megatron` of `m.initialize_megatron(...)`)."""
+    fn = _dotted(call.func)
+    return None if fn is None else fn.split(".")[-1]
 
 
 def _first_param(fn: ast.FunctionDef) -> str | None:
@@ -731,12 +735,7 @@ def _calls_of(path: str, digest: str, tree: ast.AST, name: str) -> list[ast.Call
     key = (path, digest, name)
     found = _RUN_CALLS.get(key) if IN_RUN[0] else None
     if found is None:
-        found = []
-        for node in _walk(tree):
-            if isinstance(node, ast.Call):
-                dotted = _dotted(node.func)
-                if dotted is not None and dotted.split(".")[-1] == name:
-                    found.append(node)
+        found = [node for node in _walk(tree) if isinstance(node, ast.Call) and _callee(node) == name]
         if IN_RUN[0]:
             _RUN_CALLS[key] = found
     return found

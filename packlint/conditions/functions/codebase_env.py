@@ -260,7 +260,7 @@ def _interpolated_anywhere(roots: list[str], name: str) -> bool:
 _CONFIG_TEXTS: dict[tuple[str, ...], tuple[bytes, ...] | None] = run_memo()
 MAX_CONFIG_SCAN_BYTES = 16 * 1024 * 1024  # (all the config files under a launch's named folders)
 MAX_CONFIG_HELD_BYTES = 64 * 1024 * 1024  # (all those held for the run, every launch's folders together)
-MAX_CONFIG_SCAN_FILES = 5000  # (more: grep reads them)
+MAX_CONFIG_SCAN_FILES = 5000  # (folders and config files met; more: grep reads them)
 _CONFIG_HELD = [0]
 
 
@@ -282,17 +282,22 @@ def _read_config_texts(roots: tuple[str, ...]) -> tuple[bytes, ...] | None:
     out: list[bytes] = []
     failed: list[OSError] = []
     left = min(MAX_CONFIG_SCAN_BYTES, MAX_CONFIG_HELD_BYTES - _CONFIG_HELD[0])
+    looked = 0  # (folders and files: a tree of empty folders is bounded too)
     for root in roots:
         for folder, _dirs, files in os.walk(root, onerror=failed.append):
+            looked += 1
             for name in files:
                 path = os.path.join(folder, name)
                 if not name.endswith((".yaml", ".yml", ".json", ".toml")) or os.path.islink(path):
                     continue
-                data = read_regular(path, left)
-                if data is None or len(out) >= MAX_CONFIG_SCAN_FILES:
+                looked += 1
+                data = read_regular(path, left) if looked <= MAX_CONFIG_SCAN_FILES else None
+                if data is None:
                     return None
                 left -= len(data)
                 out.append(data)
+            if looked > MAX_CONFIG_SCAN_FILES:
+                return None
     if failed:
         return None
     _CONFIG_HELD[0] += sum(map(len, out))
