@@ -159,7 +159,10 @@ def check_model_detailed(
             launch_loc = Location.from_json(launch) or _script_location(model)
             dead_heads: dict[str, bool] = {}  # a first term shared by rules -> not true in any variant
             for rule in launch_rules:
-                # most rules are false for most launches: settle that without building anything
+                # most rules are false for most launches: settle that without building anything, from the
+                # launch model alone first (packlint.conditions.settle), reading the code only where it decides
+                if rule.for_each is None and _costly(rule) and all(_settled_out(rule, c) for c in contexts):
+                    continue
                 if rule.for_each is None and (head := _head(rule)) is not None:
                     dead = dead_heads.get(head[0])
                     if dead is None:
@@ -246,6 +249,38 @@ def _cannot_fire(rule: Rule, ctx: EvalContext) -> bool:
         if _eval(t, ctx) is not True:
             return True
     return False
+
+
+def _costly(rule: Rule) -> bool:
+    """Whether the rule's condition reads more than the launch model (kept on the rule)."""
+    found = rule.__dict__.get("_costly")
+    if found is None:
+        from packlint.conditions.settle import costly
+
+        found = rule.__dict__["_costly"] = costly(rule.when)
+    return found
+
+
+def _settled_out(rule: Rule, ctx: EvalContext) -> bool:
+    """Whether the cheap parts of the rule's condition settle that it reports nothing in this context (what
+    `_cannot_fire` would say, without the costly parts): false, or for a rule that ignores undecided results a
+    term known and not true. What settling read is no premise of anything (a settled rule reports nothing)."""
+    from packlint.conditions.settle import OPAQUE, settle
+
+    saved, ctx.premises = ctx.premises, []
+    try:
+        terms = _conjuncts(rule)
+        if terms is None:
+            return settle(rule.when, ctx) is False
+        for t in terms:
+            v = settle(t, ctx)
+            if v is not OPAQUE and v is not True:
+                return True
+        return False
+    except RecursionError:  # pragma: no cover - a pathological table
+        return False
+    finally:
+        ctx.premises = saved
 
 
 def _item_guards(rule: Rule) -> tuple[Expr, ...]:
