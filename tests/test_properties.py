@@ -238,3 +238,30 @@ def test_candidate_calls_find_what_the_named_pattern_found(pieces):
     text = "".join(pieces)
     named = re.compile(r"\b([A-Za-z_]\w*)\(\s*[rRuU]?['\"]([A-Z][A-Z0-9_]+)['\"]")
     assert candidate_calls(text) == [(m[1], m[2], text.count("\n", 0, m.start()) + 1) for m in named.finditer(text)]
+
+
+_PIN_NAMES = ["trl", "TRL", "Trl", "megatron-core", "Megatron_Core", "megatron..core", "MEGATRON.core", "k", "x_y", "x-y"]
+_PIN_PIECES = ["==", ">=", "0.15.0", "*", " ", "[vllm]", ";", "python_version>'3.9'", "'", '"', "(", ")", "#", "- ", "é",
+               "İ", "K", "/", "@", ","]
+
+
+@st.composite
+def _pin_lines(draw):
+    """Requirement lines as files spell them (a pin, a range, quoted in setup.py, a YAML list item), with noise."""
+    head = draw(st.sampled_from(["", "- ", "  ", '"', "'", "install_requires=['", "#", "x"]))
+    name = draw(st.sampled_from(_PIN_NAMES))
+    extras = draw(st.sampled_from(["", "[vllm]", " "]))
+    spec = draw(st.sampled_from(["==0.15.0", ">=0.15", "==0.15.*", " (==0.15.0)", "===1", "", "==", "@ git+x"]))
+    tail = draw(st.sampled_from(["", "; python_version>'3.9'", " # pinned", "',", '",', "'", ","]))
+    noise = draw(st.lists(st.sampled_from(_PIN_PIECES), max_size=3))
+    return head + name + extras + spec + tail + "".join(noise)
+
+
+@settings(max_examples=500, deadline=None)
+@given(_pin_lines(), st.sampled_from(["trl", "megatron-core", "k", "x-y"]))
+def test_a_line_without_the_name_pins_nothing(line, want):
+    """versions._line_pin looks for the name before parsing (packaging's import and PEP 508 parser only where a line
+    names the distribution): the same pins as parsing every line."""
+    from packlint.configs.versions import _line_pin, _parsed_pin
+
+    assert _line_pin(line, want) == _parsed_pin(line, want)
