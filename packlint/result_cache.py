@@ -532,7 +532,8 @@ def _load(base: str, name: str, limit_kind: str) -> dict | None:
     return value if isinstance(value, dict) and value.get("key") == name else None
 
 
-def _store(base: str, name: str, value: dict, limit_kind: str) -> bool:
+def _store(base: str, name: str, value: dict | None, limit_kind: str, text: str | None = None) -> bool:
+    """Write the entry `name`: `value` with its key, or `text`, that JSON already made (Store.save's bundle)."""
     import json
 
     from packlint.caches import LIMITS, make_dirs, wrote_entry
@@ -543,8 +544,11 @@ def _store(base: str, name: str, value: dict, limit_kind: str) -> bool:
     was = _ON[0]
     _ON[0] = False  # (writing is not reading)
     try:
-        value["key"] = name
-        data = json.dumps(value, separators=(",", ":")).encode("utf-8", "surrogateescape")
+        if text is None:
+            assert value is not None
+            value["key"] = name
+            text = json.dumps(value, separators=(",", ":"))
+        data = text.encode("utf-8", "surrogateescape")
         if len(data) > LIMITS[limit_kind]:
             return False
         make_dirs(os.path.dirname(path))
@@ -714,8 +718,13 @@ class Store:
         for k, outcome, used in done:
             own, refs = grouped(used, numbered, groups)
             entries[k] = {"o": encode_outcome(outcome), "r": own, "g": refs}
-        name = _digest(json.dumps([rows, sorted(entries)], separators=(",", ":")).encode("utf-8", "surrogateescape"))
-        if not _store(self.base, name, {"inputs": rows, "groups": groups, "entries": entries}, "results"):
+        # (the rows once as JSON, for the bundle's name and its text: the largest part, 20,000 rows and more)
+        inputs = json.dumps(rows, separators=(",", ":"))
+        keys = json.dumps(sorted(entries), separators=(",", ":"))
+        name = _digest(f"[{inputs},{keys}]".encode("utf-8", "surrogateescape"))
+        groups_, entries_, key_ = (json.dumps(v, separators=(",", ":")) for v in (groups, entries, name))
+        text = f'{{"inputs":{inputs},"groups":{groups_},"entries":{entries_},"key":{key_}}}'  # (json.dumps of the dict)
+        if not _store(self.base, name, None, "results", text):
             return 0
         stored = 0
         for shard in sorted({_shard(key) for key in entries}):

@@ -567,3 +567,19 @@ def test_a_recorded_path_asked_again_gets_its_first_answer_and_stays_each_script
         rc._ORIG["stat"] = system_stat
         rc.stop()
     assert not rc._STATS  # (a later run asks the system again)
+
+
+def test_a_bundle_is_the_json_of_its_parts_named_by_its_inputs_and_keys(tree):
+    """Store.save writes the rows' JSON once, for the bundle's name and inside its text: the text is what
+    json.dumps makes of the bundle, and the name the digest of [rows, the sorted job keys]."""
+    from packlint.result_key import _digest
+
+    root, cache = tree
+    _check(root, cache)
+    bundle = _bundle(cache)
+    data = bundle.read_bytes()
+    value = json.loads(data)
+    assert data == json.dumps(value, separators=(",", ":")).encode()
+    assert list(value) == ["inputs", "groups", "entries", "key"] and value["key"] == bundle.stem
+    named = json.dumps([value["inputs"], sorted(value["entries"])], separators=(",", ":")).encode()
+    assert _digest(named) == bundle.stem
