@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from packlint import evidence
 from packlint.conditions import EvalContext, Expr, Unk
+from packlint.conditions.settle import OPAQUE, costly, settle
 from packlint.conditions.tree import And, PredicateCall, Var
 from packlint.engine_report import _eval, _Hit, _hit, _resolve
 from packlint.engine_script import (
@@ -159,11 +160,9 @@ def check_model_detailed(
             launch_loc = Location.from_json(launch) or _script_location(model)
             dead_heads: dict[str, bool] = {}  # a first term shared by rules -> not true in any variant
             for rule in launch_rules:
-                # most rules are false for most launches: settle that without building anything, from the
-                # launch model alone first (packlint.conditions.settle), reading the code only where it decides
-                if rule.for_each is None and _costly(rule) and all(_settled_out(rule, c) for c in contexts):
-                    continue
-                if rule.for_each is None and (head := _head(rule)) is not None:
+                # most rules are false for most launches: settle that without building anything (a first term
+                # of the launch model shared by rules, then _cannot_fire: the launch model before the code)
+                if rule.for_each is None and (head := _head(rule)) is not None and not _costly_head(rule):
                     dead = dead_heads.get(head[0])
                     if dead is None:
                         dead = dead_heads[head[0]] = all(_eval(head[1], c) is not True for c in contexts)
@@ -241,46 +240,66 @@ def _head(rule: Rule) -> tuple[str, Expr] | None:
 def _cannot_fire(rule: Rule, ctx: EvalContext) -> bool:
     """Whether the rule's condition (no `for_each`) settles to "nothing to report" in this context:
     false, or (for a rule that ignores undecided results) any term not true. Conditions have no
-    effects besides memos, so stopping early changes nothing but the time."""
-    terms = _conjuncts(rule)
-    if terms is None:
+    effects besides memos, so stopping early, and asking the terms in any order, change nothing but the
+    time: the terms that read only the launch model first, then what their cheap parts settle of the others
+    (packlint.conditions.settle: a settled value is the value), and only then the costly parts themselves
+    (the launched code, config files). What this reads is no premise of a finding: the engine evaluates a
+    rule that may fire again, its premises cleared."""
+    plan = _plan(rule)
+    if plan is None:
+        if _costly(rule):
+            v = settle(rule.when, ctx)
+            if v is not OPAQUE:
+                return v is False
         return _eval(rule.when, ctx) is False
-    for t in terms:  # noqa: SIM110 (a loop: no generator frame per rule and launch)
+    cheap, costly_terms = plan
+    for t in cheap:  # noqa: SIM110 (a loop: no generator frame per rule and launch)
+        if _eval(t, ctx) is not True:
+            return True
+    if not costly_terms:
+        return False
+    unsettled = []
+    for t in costly_terms:
+        v = settle(t, ctx)
+        if v is OPAQUE:
+            unsettled.append(t)
+        elif v is not True:
+            return True
+    for t in unsettled:  # noqa: SIM110
         if _eval(t, ctx) is not True:
             return True
     return False
+
+
+def _plan(rule: Rule) -> tuple[tuple[Expr, ...], tuple[Expr, ...]] | None:
+    """The rule's `_conjuncts` as (those that read only the launch model, the others), each in the rule's
+    order, kept on the rule; None for a rule that also reports undecided results."""
+    plan = rule.__dict__.get("_plan", _UNSET)
+    if plan is _UNSET:
+        terms = _conjuncts(rule)
+        plan = (
+            None if terms is None else (tuple(t for t in terms if not costly(t)), tuple(t for t in terms if costly(t)))
+        )
+        rule.__dict__["_plan"] = plan
+    return plan
 
 
 def _costly(rule: Rule) -> bool:
     """Whether the rule's condition reads more than the launch model (kept on the rule)."""
     found = rule.__dict__.get("_costly")
     if found is None:
-        from packlint.conditions.settle import costly
-
         found = rule.__dict__["_costly"] = costly(rule.when)
     return found
 
 
-def _settled_out(rule: Rule, ctx: EvalContext) -> bool:
-    """Whether the cheap parts of the rule's condition settle that it reports nothing in this context (what
-    `_cannot_fire` would say, without the costly parts): false, or for a rule that ignores undecided results a
-    term known and not true. What settling read is no premise of anything (a settled rule reports nothing)."""
-    from packlint.conditions.settle import OPAQUE, settle
-
-    saved, ctx.premises = ctx.premises, []
-    try:
-        terms = _conjuncts(rule)
-        if terms is None:
-            return settle(rule.when, ctx) is False
-        for t in terms:
-            v = settle(t, ctx)
-            if v is not OPAQUE and v is not True:
-                return True
-        return False
-    except RecursionError:  # pragma: no cover - a pathological table
-        return False
-    finally:
-        ctx.premises = saved
+def _costly_head(rule: Rule) -> bool:
+    """Whether the rule's shared first term (`_head`) reads more than the launch model (kept on the rule): such
+    a head is settled by `_cannot_fire`, after the rule's cheap terms."""
+    found = rule.__dict__.get("_costly_head")
+    if found is None:
+        head = _head(rule)
+        found = rule.__dict__["_costly_head"] = head is not None and costly(head[1])
+    return found
 
 
 def _item_guards(rule: Rule) -> tuple[Expr, ...]:

@@ -133,11 +133,18 @@ def _checks(tmp_path: Path, script: str) -> tuple[list, int]:
     return [f.to_json() for f in findings], calls[0]
 
 
+def _as_before(monkeypatch) -> None:
+    """The engine without the launch model's first look: every term in the rule's order, every head shared."""
+    monkeypatch.setattr(engine, "_costly", lambda rule: False)
+    monkeypatch.setattr(engine, "_costly_head", lambda rule: False)
+    monkeypatch.setattr(engine, "_plan", lambda rule: None if (t := engine._conjuncts(rule)) is None else (t, ()))
+
+
 def test_a_launch_without_the_gates_does_not_search_the_code_for_them(tmp_path: Path, monkeypatch) -> None:
     plain = "#!/bin/bash\ntorchrun --nproc_per_node 8 pretrain_gpt.py --micro-batch-size 2\n"
     found, searched = _checks(tmp_path, plain)
     assert searched == 0  # (PK001/PK002: no gate is set, so whether the code reads one decides nothing)
-    monkeypatch.setattr(engine, "_costly", lambda rule: False)  # (the engine without its first look)
+    _as_before(monkeypatch)
     before, searched_before = _checks(tmp_path, plain)
     assert searched_before > 0 and found == before
 
@@ -148,6 +155,6 @@ def test_a_launch_with_a_gate_still_reads_the_code(tmp_path: Path, monkeypatch) 
     )
     found, searched = _checks(tmp_path, gated)
     assert searched > 0
-    monkeypatch.setattr(engine, "_costly", lambda rule: False)
+    _as_before(monkeypatch)
     before, _ = _checks(tmp_path, gated)
     assert found == before and any(f["code"] == "PK001" for f in found)

@@ -32,6 +32,7 @@ from packlint.conditions.tree import (
 )
 
 OPAQUE: Any = object()  # (a value not known without the costly part: distinct from the language's Unk)
+_UNSET: Any = object()
 
 # the built-in families that read only the launch model (packlint.conditions.functions): core, text, derived
 _CHEAP_FAMILIES = ("CORE_FUNCTIONS", "TEXT_FUNCTIONS", "DERIVED_FUNCTIONS")
@@ -98,10 +99,15 @@ def settle(expr: Expr, ctx: EvalContext) -> Any:
         return v if v is OPAQUE or isinstance(v, Unk) else not v
     if isinstance(expr, PredicateCall) and ctx.item is None:
         if not expr.params:
+            memo = ctx.memo
             key = ("predicate", expr.name)
-            if key in ctx.memo:  # (computed in full by an earlier rule: its value)
-                return ctx.memo[key]
-            return settle(expr.body.expr, ctx)
+            if key in memo:  # (computed in full by an earlier rule: its value)
+                return memo[key]
+            settled = ("settled", expr.name)  # (what its cheap parts settle: the same for every rule of the variant)
+            found = memo.get(settled, _UNSET)
+            if found is _UNSET:
+                found = memo[settled] = settle(expr.body.expr, ctx)
+            return found
         values = [settle(a, ctx) for a in expr.args]
         if any(v is OPAQUE for v in values):
             return OPAQUE  # (the body would read it where it is not settled: a built-in's argument)
