@@ -13,7 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from packlint.check_workers import _JOB_READS, _JOB_TAINT, _run_jobs
+from packlint.check_workers import _JOB_READS, _JOB_TAINT, _SAVE, _STORED, _run_jobs
 from packlint.config import CliSettings, Resolver, Settings, validate_codes
 from packlint.errors import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, FileError, PacklintError
 from packlint.findings import SEVERITY_RANK, Finding, Summary
@@ -379,7 +379,13 @@ def _run_cached(jobs: list[_Job], store, cli: CliSettings) -> list:
     todo = [i for i, o in enumerate(outcomes) if o is None]
     _JOB_TAINT.clear()
     _JOB_READS.clear()
-    fresh = _run_jobs([jobs[i] for i in todo], keep_models=False)
+    # (forked workers store their own jobs' outcomes: check_workers._flush; this process, the jobs it ran)
+    _SAVE[:] = [store, [keys[i] for i in todo], [_PLAN_READS.get(jobs[i].path, set()) for i in todo]]
+    _STORED[0] = 0
+    try:
+        fresh = _run_jobs([jobs[i] for i in todo], keep_models=False)
+    finally:
+        _SAVE.clear()
     keep: list[tuple[str, tuple, set[int]]] = []
     for n, (i, outcome) in enumerate(zip(todo, fresh, strict=True)):
         outcomes[i] = outcome
@@ -387,7 +393,7 @@ def _run_cached(jobs: list[_Job], store, cli: CliSettings) -> list:
             keep.append((keys[i], outcome, _JOB_READS[n].absorb(_PLAN_READS.get(jobs[i].path, set()))))  # (in place)
     _JOB_READS.clear()
     _PLAN_READS.clear()
-    store.report(len(jobs) - len(todo), len(todo), store.save(keep))
+    store.report(len(jobs) - len(todo), len(todo), store.save(keep) + _STORED[0])
     return outcomes
 
 

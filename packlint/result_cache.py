@@ -63,15 +63,6 @@ _ROWS: list[tuple[str, str, list[int]]] = []  # (kind, path, signature as first 
 _COMMON = _Reads()  # the rows read outside any script (settings, the rule table): every script's input
 _CUR: list[_Reads] = [_COMMON]  # the rows the current script read, itself or through a memo (caches.Memo)
 _OPEN: list[_Reads] = []  # the rows read since each memo lookup that missed, still open (_Recorder)
-_SENT = [0]  # how many of _ROWS a forked worker already sent back
-_FORK = [0]  # how many of _ROWS the workers' parent had when it forked them (the rows they share)
-_WORKER_ROWS: dict[int, list[int]] = {}  # a worker's own rows (from _FORK on) -> the main process's rows
-# the memo entries' read sets a forked worker has sent (their ids -> its number for them, each kept alive), and, in the
-# main process, each worker's groups in the main's numbering: a group (thousands of rows of a program's code) is sent
-# once, a script's set as its own rows and the numbers of its groups (packlint.result_exchange)
-_SENT_GROUPS: dict[int, int] = {}
-_KEPT_GROUPS: list[frozenset[int]] = []
-_WORKER_GROUPS: dict[tuple[int, int], frozenset[int]] = {}
 _ORIG: dict[str, Any] = {}
 # a recorded path's stat result (or its error's errno and message) as first seen in this run (_stat_again)
 _STATS: dict[tuple[str, str], os.stat_result | tuple[int, str]] = {}
@@ -377,11 +368,6 @@ def start(cache_dir: str) -> None:
     _COMMON.merged.clear()
     _CUR[0] = _COMMON
     _OPEN.clear()
-    _SENT[0] = _FORK[0] = 0
-    _WORKER_ROWS.clear()
-    _SENT_GROUPS.clear()
-    _KEPT_GROUPS.clear()
-    _WORKER_GROUPS.clear()
     _TREES.clear()
     from packlint.result_key import _RUN_PARTS
 
@@ -696,10 +682,11 @@ class Store:
 
         return {"entries": entries, "ok_runs": ok_runs, "group_ok": group_ok}
 
-    def save(self, done: list[tuple[str, tuple, set[int]]]) -> int:
+    def save(self, done: list[tuple[str, tuple, set[int]]], lock: Any = None) -> int:
         """Write the outcomes `done` (job key, outcome, its input set) in one bundle with the rows they read,
         and index them; the number stored. An outcome is not stored when one of its inputs changed within
-        RACY_NS of the run's start (it could change again unseen)."""
+        RACY_NS of the run's start (it could change again unseen). `lock`: held while the index is read and
+        written (the forked workers of a run each save their own bundle: check_workers._flush)."""
         import json
 
         from packlint.result_codec import encode_outcome
@@ -726,6 +713,12 @@ class Store:
         text = f'{{"inputs":{inputs},"groups":{groups_},"entries":{entries_},"key":{key_}}}'  # (json.dumps of the dict)
         if not _store(self.base, name, None, "results", text):
             return 0
+        if lock is not None:
+            with lock:
+                return self._index_entries(entries, name)
+        return self._index_entries(entries, name)
+
+    def _index_entries(self, entries: dict, name: str) -> int:
         stored = 0
         for shard in sorted({_shard(key) for key in entries}):
             index = _index(self.base, shard)  # (again: another run may have written it since)

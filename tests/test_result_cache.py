@@ -583,3 +583,25 @@ def test_a_bundle_is_the_json_of_its_parts_named_by_its_inputs_and_keys(tree):
     assert list(value) == ["inputs", "groups", "entries", "key"] and value["key"] == bundle.stem
     named = json.dumps([value["inputs"], sorted(value["entries"])], separators=(",", ":")).encode()
     assert _digest(named) == bundle.stem
+
+
+def test_each_worker_stores_what_it_analysed(tmp_path, monkeypatch):
+    """With two workers each stores its own scripts' outcomes (a bundle of the rows it read, indexed under a lock
+    they share: check_workers._flush); the next run replays every script, and a change to the code, read in
+    the workers, is a change for every script that launches it."""
+    monkeypatch.delenv("PACKLINT_CACHE_DIR", raising=False)
+    root, cache = tmp_path / "repo", tmp_path / "cache"
+    shutil.copytree(UPSTREAM, root, ignore=shutil.ignore_patterns("*.expected", "*.sh"))
+    (root / ".git").mkdir()
+    bad = (UPSTREAM / "train.sh").read_text()
+    for k in range(6):
+        (root / f"s{k}.sh").write_text(bad.replace("--micro-batch-size 1", f"--micro-batch-size {k + 1}"))
+    _age(root)
+    first, counts = _check(root, cache, jobs="2")
+    assert counts == (0, 6, 6) and first == _check(root, None)[0]
+    assert len([p for p in _results(cache) if not p.name.startswith("index-")]) >= 2  # (this process's, a worker's)
+    assert _check(root, cache, jobs="2") == (first, (6, 0, 0))
+    _aged(_edit_code(root))
+    edited, counts = _check(root, cache, jobs="2")
+    assert counts == (0, 6, 6) and edited != first and edited == _check(root, None)[0]
+    assert _check(root, cache, jobs="2")[1] == (6, 0, 0)
