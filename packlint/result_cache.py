@@ -555,6 +555,7 @@ class Store:
         self.index: dict[str, dict] = {}  # shard -> {job key: bundle}
         self.bundles: dict[str, dict | None] = {}  # bundle -> its entries, None: missing or changed inputs
         self.found: dict[str, tuple | None] = {}
+        self.probed: dict[tuple[str, str], list[int]] = {}  # (kind, path) -> its signature now, as first probed
 
     def lookup(self, key: str) -> tuple | None:
         """The outcome `checking._analyse` would give, or None (a miss)."""
@@ -642,6 +643,7 @@ class Store:
         if type(groups) is not list:
             return None
         known: dict[tuple[int, int], bool] = {}  # a run of rows -> all unchanged (scripts share most runs)
+        seen = self.probed  # (the bundles of a run's workers share rows: each path probed once per lookup run)
         same: list[bool | None] = [None] * len(rows)  # a row -> unchanged (runs of scripts overlap: once a row)
 
         def ok(first: int, count: int) -> bool:
@@ -656,7 +658,11 @@ class Store:
                     for i in range(first, first + count):
                         row_ok = same[i]
                         if row_ok is None:
-                            row_ok = same[i] = probe(rows[i][0], rows[i][1]) == rows[i][2]
+                            kind, path, sig = rows[i]
+                            now = seen.get((kind, path))
+                            if now is None:
+                                now = seen[kind, path] = probe(kind, path)
+                            row_ok = same[i] = now == sig
                         if not row_ok:
                             hit = False
                             break
