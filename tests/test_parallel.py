@@ -252,3 +252,32 @@ def test_a_walk_makes_the_next_files_while_another_worker_makes_its_own(tmp_path
     order, made, facts = walk(str(pkg / "a.py"))
     assert (order, facts) == (alone[0], alone[2])
     assert made == ["train.py", "__init__.py", "b.py", "c.py", "a.py", "d.py"]  # (b and c made while a was busy)
+
+
+def _square(x: int) -> int:
+    return x * x
+
+
+def test_the_pool_does_not_spin_on_results():
+    """check_workers' pool minds its workers when one exits or the pool changes state, not at every result
+    waiting in the pipe (CPython's Pool re-polls every worker until the result thread drains it)."""
+    import multiprocessing
+    from multiprocessing.pool import Pool
+
+    from packlint.check_workers import _pool_class
+
+    turns = [0]
+    real = Pool.__dict__["_maintain_pool"]  # (a staticmethod, called once a turn)
+
+    def counted(*a, **k):
+        turns[0] += 1
+        return real.__func__(*a, **k)
+
+    Pool._maintain_pool = staticmethod(counted)  # type: ignore[method-assign, assignment]
+    try:
+        with _pool_class()(2, context=multiprocessing.get_context("fork")) as pool:
+            assert list(pool.imap_unordered(_square, range(400), chunksize=1)) != []
+            assert sorted(pool.map(_square, range(50))) == [x * x for x in range(50)]
+    finally:
+        Pool._maintain_pool = real  # type: ignore[method-assign]
+    assert turns[0] < 40, turns[0]
