@@ -18,7 +18,9 @@ scripts packlint finds there, alternating the tools in one run (`benchmarks/run.
 Every packlint (this interpreter's, and any `--also NAME=EXECUTABLE`, e.g. a previous release installed in
 another venv) gets its own cache directories. Each number is a median over alternating runs; CPU is user +
 system of the whole process tree (os.wait4's rusage of the child includes the worker processes it reaped),
-the number a loaded machine changes least; wall time is reported beside it.
+the number a loaded machine changes least; wall time is reported beside it. The targets are judged on both: issue 31
+gives them as wall-time ratios (what a user waits), and the CPU verdict says what two workers cost against
+ShellCheck's one process.
 """
 
 from __future__ import annotations
@@ -151,7 +153,11 @@ def report(rows: list[dict], packlints: list[str]) -> None:
                     cells.append("–")
                     continue
                 cpu, wall = c[k]["cpu_s"] / sc["cpu_s"], c[k]["wall_s"] / sc["wall_s"]
-                verdict = "" if target is None else (": PASS" if cpu <= target else ": MISS") + " (CPU)"
+                # issue 31's targets are wall-time ratios (its 0.25x for 0.2's warm check is 0.2's wall ratio);
+                # the CPU verdict, stricter for packlint's workers against ShellCheck's one process, beside it
+                verdict = "" if target is None else (
+                    f": {'PASS' if wall <= target else 'MISS'} (wall), {'PASS' if cpu <= target else 'MISS'} (CPU)"
+                )
                 cells.append(f"{cpu:.2f}x / {wall:.2f}x{verdict}")
         print("| " + " | ".join(cells) + " |")
         if row.get("edited"):
