@@ -169,3 +169,17 @@ def test_a_launch_with_a_gate_still_reads_the_code(tmp_path: Path, monkeypatch) 
     _as_before(monkeypatch)
     before, _ = _checks(tmp_path, gated)
     assert found == before and any(f["code"] == "PK001" for f in found)
+
+
+def test_the_classification_memo_is_bounded(monkeypatch) -> None:
+    """A long-lived process (the editor server) may load table after table: the nodes classified are kept up to a
+    bound, then forgotten and classified again, with the same answers."""
+    from packlint.conditions import settle as settle_mod
+
+    monkeypatch.setattr(settle_mod, "MAX_KEPT", 8)
+    monkeypatch.setattr(settle_mod, "_COSTLY", {})
+    monkeypatch.setattr(settle_mod, "_KEEP", [])
+    leaf = Builtin("t_costly_leaf", [Const(0, "int")], BOOL)
+    trees = [And(Const(True, BOOL), leaf if k % 2 else Const(False, BOOL)) for k in range(20)]
+    assert [costly(t) for t in trees] == [bool(k % 2) for k in range(20)]
+    assert len(settle_mod._KEEP) <= 8

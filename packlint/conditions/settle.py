@@ -39,6 +39,7 @@ _CHEAP_FAMILIES = ("CORE_FUNCTIONS", "TEXT_FUNCTIONS", "DERIVED_FUNCTIONS")
 _CHEAP: frozenset[str] | None = None
 _COSTLY: dict[int, bool] = {}  # id(expr) -> whether it has a costly part (the table's trees live for the process)
 _KEEP: list[Expr] = []  # (the trees classified: kept alive, so an id is never reused for another)
+MAX_KEPT = 200_000  # nodes classified before both are emptied (a long-lived process loading table after table)
 
 
 def _cheap_names() -> frozenset[str]:
@@ -55,6 +56,9 @@ def costly(expr: Expr) -> bool:
     key = id(expr)
     found = _COSTLY.get(key)
     if found is None:
+        if len(_KEEP) >= MAX_KEPT:
+            _COSTLY.clear()
+            _KEEP.clear()
         _COSTLY[key] = False  # (a recursive predicate: its own call adds nothing while it is classified)
         found = _COSTLY[key] = _classify(expr)
         _KEEP.append(expr)
