@@ -162,10 +162,12 @@ def check_model_detailed(
             for rule in launch_rules:
                 # most rules are false for most launches: settle that without building anything (a first term
                 # of the launch model shared by rules, then _cannot_fire: the launch model before the code)
-                if rule.for_each is None and (head := _head(rule)) is not None and not _costly_head(rule):
+                if rule.for_each is None and (head := _head(rule)) is not None:
                     dead = dead_heads.get(head[0])
-                    if dead is None:
+                    if dead is None and not _costly_head(rule):
                         dead = dead_heads[head[0]] = all(_eval(head[1], c) is not True for c in contexts)
+                    elif dead is None and all(_known_not_true(head[0], c) for c in contexts):
+                        dead = dead_heads[head[0]] = True  # (a costly head an earlier rule settled or evaluated)
                     if dead:
                         continue
                 if rule.for_each is None and (
@@ -290,6 +292,16 @@ def _costly(rule: Rule) -> bool:
     if found is None:
         found = rule.__dict__["_costly"] = costly(rule.when)
     return found
+
+
+def _known_not_true(name: str, ctx: EvalContext) -> bool:
+    """The predicate `name` (no parameters) is known in this context, evaluated or settled by an earlier rule's
+    `_cannot_fire` (its memo), and not true: every rule it heads is settled without asking anything again."""
+    memo = ctx.memo
+    value = memo.get(("predicate", name), _UNSET)
+    if value is _UNSET:
+        value = memo.get(("settled", name), OPAQUE)
+    return value is not OPAQUE and value is not True
 
 
 def _costly_head(rule: Rule) -> bool:

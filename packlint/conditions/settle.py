@@ -3,15 +3,18 @@
 Most rules are false for most launches, and a rule is often false for a reason the launch model alone shows
 (`gate_on('OFFLINE_PACKING_BMR')` unset) while another of its terms reads the launched code (`code_reads(...)`:
 the program's import closure, a grep of the code base). `settle` evaluates a condition with every costly part
-taken as *not known yet* (OPAQUE): a call of a built-in outside the launch-model families (CHEAP), and anything
-built on one, except through `and`, `or` and `not`. Three-valued logic is monotone there (a false side of an
-`and` makes it false whatever the other side is, a true side of an `or` true), so a value `settle` finds is the
-condition's value, and the engine skips a rule it settles as not firing without reading what the costly part
-would have read. Where the cheap parts decide nothing, it says OPAQUE and the rule is evaluated as before.
+taken as *not known yet* (OPAQUE): a call of a built-in of the families that read the launched code (COSTLY: the
+program's closure, its parser, its calls, its startup checks), and anything built on one, except through `and`, `or`
+and `not`. The launch model, the stack and its config files are cheap here: what they read is kept per variant and
+shared by the rules (a stack's rules share their first term, `lf`, `trl`: one evaluation settles them all).
+Three-valued logic is monotone through `and`, `or` and `not` (a false side of an `and` makes it false whatever the
+other side is, a true side of an `or` true), so a value `settle` finds is the condition's value, and the engine
+skips a rule it settles as not firing without reading what the costly part would have read. Where the cheap parts
+decide nothing, it says OPAQUE and the rule is evaluated as before.
 
 Cheap parts are evaluated as the engine evaluates them (their memos and the premises they keep are the same);
-premises read while settling are dropped (a settled rule reports nothing). A predicate with a costly body is
-not memoised here: its value with a part taken as unknown is not its value."""
+premises read while settling are dropped (a settled rule reports nothing). A predicate with a costly body keeps
+what it settles under a key of its own, never as its value (with a part taken as unknown it is not its value)."""
 
 from __future__ import annotations
 
@@ -34,25 +37,32 @@ from packlint.conditions.tree import (
 OPAQUE: Any = object()  # (a value not known without the costly part: distinct from the language's Unk)
 _UNSET: Any = object()
 
-# the built-in families that read only the launch model (packlint.conditions.functions): core, text, derived
-_CHEAP_FAMILIES = ("CORE_FUNCTIONS", "TEXT_FUNCTIONS", "DERIVED_FUNCTIONS")
-_CHEAP: frozenset[str] | None = None
+# the built-in families that read the launched code (packlint.conditions.functions); every other is cheap here
+_COSTLY_FAMILIES = (
+    "CODEBASE_FUNCTIONS",
+    "HF_CODE_FUNCTIONS",
+    "STACK_CODE_FUNCTIONS",
+    "STARTUP_FUNCTIONS",
+    "PATCH_FUNCTIONS",
+    "REQUIRED_FLAG_FUNCTIONS",
+)
+_CODE_READERS: frozenset[str] | None = None
 _COSTLY: dict[int, bool] = {}  # id(expr) -> whether it has a costly part (the table's trees live for the process)
 _KEEP: list[Expr] = []  # (the trees classified: kept alive, so an id is never reused for another)
 MAX_KEPT = 200_000  # nodes classified before both are emptied (a long-lived process loading table after table)
 
 
-def _cheap_names() -> frozenset[str]:
-    global _CHEAP
-    if _CHEAP is None:
+def _code_readers() -> frozenset[str]:
+    global _CODE_READERS
+    if _CODE_READERS is None:
         from packlint.conditions import functions
 
-        _CHEAP = frozenset(name for family in _CHEAP_FAMILIES for name in getattr(functions, family))
-    return _CHEAP
+        _CODE_READERS = frozenset(name for family in _COSTLY_FAMILIES for name in getattr(functions, family))
+    return _CODE_READERS
 
 
 def costly(expr: Expr) -> bool:
-    """Whether the expression calls a built-in outside the cheap families (through any predicate it calls)."""
+    """Whether the expression calls a built-in that reads the launched code (through any predicate it calls)."""
     key = id(expr)
     found = _COSTLY.get(key)
     if found is None:
@@ -67,7 +77,7 @@ def costly(expr: Expr) -> bool:
 
 def _classify(expr: Expr) -> bool:
     if isinstance(expr, Builtin):
-        return expr.func not in _cheap_names() or any(costly(a) for a in expr.args)
+        return expr.func in _code_readers() or any(costly(a) for a in expr.args)
     if isinstance(expr, PredicateCall):
         return any(costly(a) for a in expr.args) or costly(expr.body.expr)
     if isinstance(expr, _Logical | BinOp):
