@@ -380,7 +380,8 @@ def _run_cached(jobs: list[_Job], store, cli: CliSettings) -> list:
     _JOB_TAINT.clear()
     _JOB_READS.clear()
     # (forked workers store their own jobs' outcomes: check_workers._flush; this process, the jobs it ran)
-    _SAVE[:] = [store, [keys[i] for i in todo], [_PLAN_READS.get(jobs[i].path, set()) for i in todo]]
+    plans = [_PLAN_READS.get(jobs[i].path, set()) for i in todo]
+    _SAVE[:] = [store, [keys[i] for i in todo], plans]
     _STORED[0] = 0
     try:
         fresh = _run_jobs([jobs[i] for i in todo], keep_models=False)
@@ -390,7 +391,7 @@ def _run_cached(jobs: list[_Job], store, cli: CliSettings) -> list:
     for n, (i, outcome) in enumerate(zip(todo, fresh, strict=True)):
         outcomes[i] = outcome
         if isinstance(outcome, tuple) and not _JOB_TAINT.get(n, True):
-            keep.append((keys[i], outcome, _JOB_READS[n].absorb(_PLAN_READS.get(jobs[i].path, set()))))  # (in place)
+            keep.append((keys[i], outcome, _JOB_READS[n].absorb(plans[n])))  # (in place)
     _JOB_READS.clear()
     _PLAN_READS.clear()
     store.report(len(jobs) - len(todo), len(todo), store.save(keep) + _STORED[0])
