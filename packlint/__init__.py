@@ -2,4 +2,4 @@
 
 # The one place the version lives: pyproject.toml reads it (dynamic version), `packlint --version`
 # prints it, CHANGELOG.md has a section for it, and the release is tagged v<version>.
-__version__ = "0.3.15"
+__version__ = "0.3.16"
